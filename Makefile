@@ -1,0 +1,57 @@
+# sluice — build with `make`, test with `make test` (see README).
+PKGS     := yaml-0.1 jansson libcurl
+CC       ?= cc
+CSTD     := -std=c17 -D_GNU_SOURCE
+WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+            -Wformat=2 -Wno-format-nonliteral -Wvla -Wpointer-arith -Wundef
+OPT      ?= -O2 -g
+CFLAGS   += $(CSTD) $(WARN) $(OPT) $(shell pkg-config --cflags $(PKGS))
+LDLIBS   += $(shell pkg-config --libs $(PKGS)) -lpthread -lm
+BUILD    ?= build
+
+SRC      := $(sort $(wildcard src/core/*.c src/dsl/*.c src/engine/*.c src/nodes/*.c src/tmpl/*.c))
+CLI_SRC  := $(sort $(wildcard src/cli/*.c))
+OBJ      := $(SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
+LIB      := $(BUILD)/libsluice.a
+UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+
+.PHONY: all test asan fuzz bench clean
+all: $(BUILD)/sluice $(UNIT_BIN)
+
+$(BUILD)/%.o: %.c $(wildcard src/*/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(LIB): $(OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/sluice: $(CLI_OBJ) $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LDLIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(LIB) tests/unit/tap.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -Isrc -o $@ $< $(LIB) $(LDLIBS)
+
+test: all
+	@tests/run.sh $(BUILD)
+
+# The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer.
+asan:
+	$(MAKE) BUILD=build-asan CC=clang OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+	    LDFLAGS="-fsanitize=address,undefined" test
+
+FUZZ_TARGETS := $(patsubst fuzz/%.c,build-fuzz/%,$(wildcard fuzz/fuzz_*.c))
+fuzz: $(FUZZ_TARGETS)
+build-fuzz/fuzz_%: fuzz/fuzz_%.c $(SRC)
+	@mkdir -p build-fuzz
+	clang $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined $(shell pkg-config --cflags $(PKGS)) \
+	    -Isrc -o $@ $< $(SRC) $(LDLIBS)
+
+bench: all
+	@bench/run.sh $(BUILD)
+
+clean:
+	rm -rf build build-asan build-fuzz

@@ -1,0 +1,97 @@
+#include "buf.h"
+#include "err.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void sl_buf_init(sl_buf *b, size_t cap)
+{
+    b->data = NULL;
+    b->len = b->alloc = 0;
+    b->cap = cap ? cap : SL_BUF_DEFAULT_CAP;
+    b->toobig = false;
+}
+
+void sl_buf_release(sl_buf *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->len = b->alloc = 0;
+    b->toobig = false;
+}
+
+void sl_buf_reset(sl_buf *b)
+{
+    b->len = 0;
+    b->toobig = false;
+    if (b->data)
+        b->data[0] = '\0';
+}
+
+static int grow(sl_buf *b, size_t n)
+{
+    if (b->toobig || n > b->cap || b->len > b->cap - n) {
+        b->toobig = true;
+        return -1;
+    }
+    size_t need = b->len + n + 1;
+    if (need > b->alloc) {
+        size_t a = b->alloc ? b->alloc : 64;
+        while (a < need)
+            a *= 2;
+        b->data = sl_xrealloc(b->data, a);
+        b->alloc = a;
+    }
+    return 0;
+}
+
+int sl_buf_add(sl_buf *b, const void *p, size_t n)
+{
+    if (grow(b, n) < 0)
+        return -1;
+    if (n)
+        memcpy(b->data + b->len, p, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+    return 0;
+}
+
+int sl_buf_adds(sl_buf *b, const char *s)
+{
+    return sl_buf_add(b, s, strlen(s));
+}
+
+int sl_buf_addc(sl_buf *b, char c)
+{
+    return sl_buf_add(b, &c, 1);
+}
+
+int sl_buf_addf(sl_buf *b, const char *fmt, ...)
+{
+    char tmp[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return -1;
+    if ((size_t)n < sizeof tmp)
+        return sl_buf_add(b, tmp, (size_t)n);
+    if (grow(b, (size_t)n) < 0)
+        return -1;
+    va_start(ap, fmt);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+    return 0;
+}
+
+char *sl_buf_detach(sl_buf *b)
+{
+    char *s = b->data ? b->data : sl_xstrdup("");
+    b->data = NULL;
+    b->len = b->alloc = 0;
+    return s;
+}

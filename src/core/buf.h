@@ -1,0 +1,32 @@
+/*
+ * buf — a growable byte buffer with a hard cap (like curl's dynbuf).
+ *
+ * The buffer owns its bytes and always keeps them NUL-terminated.  Every
+ * append checks the cap; once an append would pass it, the buffer is marked
+ * `toobig`, the append fails with -1 and later appends fail too, so callers
+ * can append freely and check once.  cap 0 means SL_BUF_DEFAULT_CAP.
+ */
+#ifndef SL_BUF_H
+#define SL_BUF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define SL_BUF_DEFAULT_CAP ((size_t)64 << 20)
+
+typedef struct {
+    char *data;
+    size_t len, alloc, cap;
+    bool toobig;
+} sl_buf;
+
+void sl_buf_init(sl_buf *b, size_t cap);
+void sl_buf_release(sl_buf *b);            /* frees; buffer is reusable after init */
+void sl_buf_reset(sl_buf *b);              /* len = 0, keeps memory */
+int sl_buf_add(sl_buf *b, const void *p, size_t n);
+int sl_buf_adds(sl_buf *b, const char *s);
+int sl_buf_addc(sl_buf *b, char c);
+int sl_buf_addf(sl_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+char *sl_buf_detach(sl_buf *b);            /* hands the string to the caller */
+
+#endif

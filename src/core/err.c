@@ -1,0 +1,133 @@
+#include "err.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *vfmt(const char *fmt, va_list ap)
+{
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    if (n < 0)
+        n = 0;
+    char *s = sl_xmalloc((size_t)n + 1);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    return s;
+}
+
+int sl_err_set(sl_err *err, sl_errcode code, const char *fmt, ...)
+{
+    if (!err)
+        return -1;
+    va_list ap;
+    va_start(ap, fmt);
+    char *m = vfmt(fmt, ap);
+    va_end(ap);
+    free(err->msg);
+    err->msg = m;
+    err->code = code;
+    return -1;
+}
+
+int sl_err_prefix(sl_err *err, const char *fmt, ...)
+{
+    if (!err)
+        return -1;
+    va_list ap;
+    va_start(ap, fmt);
+    char *p = vfmt(fmt, ap);
+    va_end(ap);
+    char *m = sl_xasprintf("%s: %s", p, err->msg ? err->msg : "unknown error");
+    free(p);
+    free(err->msg);
+    err->msg = m;
+    return -1;
+}
+
+void sl_err_clear(sl_err *err)
+{
+    if (!err)
+        return;
+    free(err->msg);
+    err->msg = NULL;
+    err->code = SL_OK;
+}
+
+const char *sl_errcode_name(sl_errcode code)
+{
+    switch (code) {
+    case SL_OK: return "ok";
+    case SL_EINVAL: return "invalid";
+    case SL_ENOMEM: return "out-of-memory";
+    case SL_EPARSE: return "parse";
+    case SL_EVALIDATE: return "validation";
+    case SL_EUNSUPPORTED: return "unsupported";
+    case SL_ELIMIT: return "limit";
+    case SL_ETIMEOUT: return "timeout";
+    case SL_ECANCELED: return "canceled";
+    case SL_EIO: return "io";
+    case SL_ENODE: return "node";
+    }
+    return "unknown";
+}
+
+void sl_bug(const char *file, int line, const char *what)
+{
+    fprintf(stderr, "sluice: BUG at %s:%d: %s\n", file, line, what);
+    abort();
+}
+
+static void oom(size_t n)
+{
+    fprintf(stderr, "sluice: out of memory allocating %zu bytes\n", n);
+    abort();
+}
+
+void *sl_xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        oom(n);
+    return p;
+}
+
+void *sl_xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p)
+        oom(n * size);
+    return p;
+}
+
+void *sl_xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q)
+        oom(n);
+    return q;
+}
+
+char *sl_xstrdup(const char *s)
+{
+    return sl_xstrndup(s, strlen(s));
+}
+
+char *sl_xstrndup(const char *s, size_t n)
+{
+    char *d = sl_xmalloc(n + 1);
+    memcpy(d, s, n);
+    d[n] = '\0';
+    return d;
+}
+
+char *sl_xasprintf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = vfmt(fmt, ap);
+    va_end(ap);
+    return s;
+}

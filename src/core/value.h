@@ -1,0 +1,86 @@
+/*
+ * value — the one value type for workflow data.
+ *
+ * sl_value is jansson's json_t: a refcounted tree of null, bool, int64,
+ * double, string, array and object.  Using the JSON library's node as the
+ * workflow value means no conversion at the edges (DSL, events, HTTP bodies,
+ * LLM wire formats all speak it) and one ownership rule everywhere.
+ *
+ * Files are objects tagged the way Dify serialises them:
+ *   {"dify_model_identity": "__dify__file__", "type": "document", ...}
+ * so a file survives JSON round trips and Dify clients recognise it.
+ *
+ * OWNERSHIP (the rule, stated once):
+ *   - Functions named *_new, *_copy, *_parse, or documented "new reference"
+ *     return a reference the caller must sl_decref().
+ *   - Getters (sl_obj_get, sl_arr_get, sl_pool_peek...) return a borrowed
+ *     reference valid while the container holds it.
+ *   - Setters ending in _new (sl_obj_set_new, sl_arr_append_new) steal the
+ *     reference passed in; the others add their own reference.
+ *   - Values shared between threads are never mutated after they are
+ *     published (to the variable pool or an event); mutate a deep copy.
+ */
+#ifndef SL_VALUE_H
+#define SL_VALUE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "buf.h"
+
+typedef json_t sl_value;
+
+#define sl_incref json_incref
+#define sl_decref json_decref
+#define sl_obj_get json_object_get
+#define sl_obj_set json_object_set
+#define sl_obj_set_new json_object_set_new
+#define sl_arr_get json_array_get
+#define sl_arr_len json_array_size
+#define sl_arr_append json_array_append
+#define sl_arr_append_new json_array_append_new
+
+/* Dify's names for value types: string, number, integer, boolean, object,
+ * file, array[string], array[number], array[object], array[boolean],
+ * array[file], array[any], none. */
+const char *sl_value_type_name(const sl_value *v);
+
+bool sl_value_is_file(const sl_value *v);
+bool sl_value_is_number(const sl_value *v);     /* int or double */
+double sl_value_number(const sl_value *v);      /* int or double as double */
+
+/* Python truthiness: None, False, 0, 0.0, "", [], {} are false. */
+bool sl_value_truthy(const sl_value *v);
+
+/* Python ==: 1 == 1.0, deep on arrays and objects. */
+bool sl_value_equal(const sl_value *a, const sl_value *b);
+
+/* The text a value shows inside a template ({{#node.var#}}), as Dify's
+ * Segment.text: strings as they are, None as "", numbers as Python prints
+ * them, true/false for booleans, arrays and objects as JSON
+ * (ensure_ascii=False, Python's separators), an empty array as "". */
+int sl_value_text(const sl_value *v, sl_buf *out);
+
+/* JSON with Python json.dumps separators (", " and ": ") and no ASCII
+ * escaping, as Dify shows values; `pretty` indents by 2. */
+int sl_value_pyjson(const sl_value *v, sl_buf *out, bool pretty);
+
+/* Compact JSON (events, --json output). */
+int sl_value_json(const sl_value *v, sl_buf *out);
+
+/* Python repr of a float: 1.0, 0.1, 1e+16, inf, nan. */
+void sl_fmt_double(double d, char out[32]);
+
+/* Approximate size in bytes of the value as JSON text, for size limits;
+ * stops counting past `limit` and returns a value > limit. */
+size_t sl_value_size(const sl_value *v, size_t limit);
+
+/* Deep copy (new reference). */
+sl_value *sl_value_deep_copy(const sl_value *v);
+
+/* Parse a number written as text the way Python's int()/float() would
+ * accept it; returns a new int or real, or NULL. */
+sl_value *sl_value_number_from_text(const char *s);
+
+#endif

@@ -1,0 +1,78 @@
+/*
+ * graph — a loaded, validated workflow: nodes, edges, containers.
+ *
+ * sl_graph_load() reads a Dify DSL file (YAML), checks the version and mode,
+ * builds the node and edge tables and validates everything it can before a
+ * run: unknown or unsupported node types, duplicate ids, dangling edges, a
+ * missing start node, cycles, bad selectors and field types.  Every problem
+ * goes into the caller's sl_diag (all of them, not just the first).
+ *
+ * The graph owns the parsed document; node and edge strings point into it.
+ * A graph is immutable after loading and may be shared by concurrent runs.
+ */
+#ifndef SL_GRAPH_H
+#define SL_GRAPH_H
+
+#include "../core/diag.h"
+#include "../core/err.h"
+#include "../core/map.h"
+#include "../dsl/yaml.h"
+#include "../nodes/node.h"
+
+typedef struct sl_gnode {
+    int idx;
+    const char *id;
+    const char *type;     /* data.type */
+    const char *title;    /* data.title or the id */
+    const sl_value *data; /* borrowed from the document */
+    const sl_node_kind *kind;
+    int parent;           /* index of the enclosing iteration/loop, or -1 */
+    int inner_start;      /* for containers: index of the child start node */
+    int *in, nin;         /* incoming edge indices */
+    int *out, nout;       /* outgoing edge indices */
+    sl_mark mark;
+} sl_gnode;
+
+typedef struct {
+    int src, dst;
+    const char *handle;   /* sourceHandle, "source" when absent */
+    const char *id;
+} sl_gedge;
+
+typedef struct sl_graph {
+    sl_yaml_doc doc;
+    const char *version;  /* "0.1.0" when the file has none */
+    const char *mode;     /* "workflow" or "advanced-chat" */
+    const char *name;
+    sl_gnode *nodes;
+    int nnodes;
+    sl_gedge *edges;
+    int nedges;
+    sl_map index;         /* node id -> (idx + 1) */
+    int start;            /* index of the root start node */
+    const sl_value *env_vars;   /* workflow.environment_variables (array) */
+    const sl_value *conv_vars;  /* workflow.conversation_variables (array) */
+    const sl_value *inputs;     /* start node's data.variables (array) */
+} sl_graph;
+
+/* Loads and validates.  Returns 0 when the graph can run; -1 when not, with
+ * every reason in diag (and a summary in err).  Warnings (older minor
+ * versions, ignored keys) go to diag too. */
+int sl_graph_load_file(sl_graph *g, const char *path, sl_diag *diag, sl_err *err);
+int sl_graph_load_text(sl_graph *g, const char *text, size_t len, const char *path,
+                       sl_diag *diag, sl_err *err);
+void sl_graph_release(sl_graph *g);
+
+int sl_graph_find(const sl_graph *g, const char *id); /* -1 when absent */
+
+/* Export back to YAML: the document as loaded, canvas notes dropped, secret
+ * environment variables masked unless include_secrets. */
+int sl_graph_export(const sl_graph *g, bool include_secrets, sl_buf *out, sl_err *err);
+
+/* "file:line:col" for a mark, into out (64+ bytes). */
+void sl_graph_where(const sl_graph *g, sl_mark m, char *out, size_t n);
+
+/* Largest DSL file accepted (Dify refuses files over 10 MB). */
+#define SL_DSL_MAX_BYTES ((size_t)10 << 20)
+
+#endif

@@ -1,0 +1,72 @@
+/*
+ * run — one execution of a workflow graph.
+ *
+ * The scheduler follows graphon's semantics (docs/engine.md): each edge is
+ * unknown, taken or skipped; a node runs once no incoming edge is unknown
+ * and at least one is taken; a node whose incoming edges are all skipped is
+ * skipped and the skip spreads.  Branching nodes choose a source handle.
+ * Ready nodes run on a pool of worker threads; a worker that finishes a
+ * node keeps one of the nodes it made ready, so chains never hop threads.
+ *
+ * Events go to the caller's callback as (name, data) pairs with Dify's
+ * event names and fields; the callback may be called from several threads
+ * but never concurrently (the run serialises them).  Data is borrowed for
+ * the duration of the call.  Secrets (env vars of type secret) are masked
+ * in every event.
+ */
+#ifndef SL_RUN_H
+#define SL_RUN_H
+
+#include "graph.h"
+#include "limits.h"
+#include "pool.h"
+
+typedef void (*sl_event_fn)(const char *event, const sl_value *data, void *ud);
+
+typedef struct {
+    struct sl_limits limits;
+    sl_value *inputs;        /* start inputs (borrowed), object */
+    const char *query;       /* sys.query for advanced-chat */
+    const char *user_id;     /* sys.user_id */
+    const char *conversation_id;
+    sl_value *conversation;  /* conversation variable values (borrowed, may be NULL) */
+    sl_value *env_override;  /* env var values overriding the DSL's (borrowed) */
+    sl_event_fn on_event;    /* may be NULL */
+    void *event_ud;
+} sl_run_opts;
+
+typedef enum {
+    SL_RUN_RUNNING,
+    SL_RUN_SUCCEEDED,
+    SL_RUN_FAILED,
+    SL_RUN_STOPPED,
+    SL_RUN_PARTIAL,          /* partial-succeeded: some node ended in exception */
+} sl_run_status;
+
+typedef struct sl_run sl_run;
+
+void sl_run_opts_init(sl_run_opts *o);
+
+/* Checks inputs against the start node's variables (required, type,
+ * max_length, options) before anything runs; all problems go to diag. */
+int sl_run_check_inputs(const sl_graph *g, const sl_value *inputs, sl_diag *diag);
+
+sl_run *sl_run_new(const sl_graph *g, const sl_run_opts *opts);
+/* Runs to completion on the calling thread plus workers.  Returns 0 when the
+ * run ended (whatever its status), -1 when it could not start. */
+int sl_run_exec(sl_run *r, sl_err *err);
+/* Thread-safe; the run ends with status stopped. */
+void sl_run_cancel(sl_run *r);
+void sl_run_free(sl_run *r);
+
+sl_run_status sl_run_status_of(const sl_run *r);
+const char *sl_run_status_name(sl_run_status s);
+const sl_value *sl_run_outputs(const sl_run *r);   /* borrowed object */
+const char *sl_run_error(const sl_run *r);         /* NULL when none */
+int sl_run_steps(const sl_run *r);
+double sl_run_elapsed(const sl_run *r);
+const char *sl_run_id(const sl_run *r);
+/* Conversation variables after the run (borrowed object). */
+const sl_value *sl_run_conversation(const sl_run *r);
+
+#endif

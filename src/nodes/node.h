@@ -1,0 +1,130 @@
+/*
+ * node — the contract between the engine and one node type.
+ *
+ * A node type is an `sl_node_kind` in the registry table (nodes/registry.c).
+ * At load time the engine calls `check` to validate the node's fields and
+ * report every problem through sl_check_error() (file:line:col, node id and
+ * title, field, what to do).  At run time the engine calls `run` on a worker
+ * thread with an `sl_node_exec` that gives access to the variable pool,
+ * limits and cancellation, and collects what the node produces.
+ *
+ * run() returns 0 on success or the value of sl_exec_fail() (-1).  Outputs
+ * passed to sl_exec_output() are stolen.  Values read from the pool
+ * (sl_exec_get) are new references the node must release.  A node never
+ * writes to the pool directly except through sl_exec_assign (the assigner
+ * and loop bodies): the engine publishes outputs after run() returns, so
+ * retries and error strategies see a clean slate.
+ */
+#ifndef SL_NODE_H
+#define SL_NODE_H
+
+#include <stdbool.h>
+
+#include "../core/buf.h"
+#include "../core/diag.h"
+#include "../core/value.h"
+
+struct sl_gnode;
+struct sl_graph;
+typedef struct sl_node_exec sl_node_exec;
+typedef struct sl_check sl_check;
+typedef struct sl_limits sl_limits;
+
+enum {
+    SL_KIND_BRANCH = 1 << 0,     /* run() picks a source handle */
+    SL_KIND_CONTAINER = 1 << 1,  /* has child nodes (iteration, loop) */
+    SL_KIND_INNER_START = 1 << 2,/* iteration-start / loop-start */
+    SL_KIND_ROOT_START = 1 << 3, /* the workflow's start node */
+};
+
+typedef struct sl_node_kind {
+    const char *type;       /* data.type in the DSL */
+    unsigned flags;
+    int (*check)(sl_check *c, const struct sl_gnode *n);  /* may be NULL */
+    int (*run)(sl_node_exec *x);
+} sl_node_kind;
+
+/* Registry: NULL when sluice does not run this type. */
+const sl_node_kind *sl_node_kind_find(const char *type);
+/* Types Dify has that sluice knows of but does not run yet (for messages). */
+bool sl_node_type_known(const char *type);
+
+/* ---- load-time checking ---- */
+
+/* Reports an error on `field` of node n (field may be NULL, or a dotted
+ * path for messages such as "cases[0].conditions[1].comparison_operator";
+ * the mark is taken from `at`/`key` when given, else from the node). */
+void sl_check_error(sl_check *c, const struct sl_gnode *n, const sl_value *at, const char *key,
+                    const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+void sl_check_warn(sl_check *c, const struct sl_gnode *n, const sl_value *at, const char *key,
+                   const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+/* Validates a value selector ([node_id, var, ...] of strings, reserved
+ * first parts sys/env/conversation, node ids that exist).  Reports and
+ * returns -1 when bad.  `required` false lets an empty/missing one pass. */
+int sl_check_selector(sl_check *c, const struct sl_gnode *n, const sl_value *at, const char *key,
+                      const char *field, bool required);
+/* Validates the {{#…#}} references inside a text field. */
+int sl_check_text_refs(sl_check *c, const struct sl_gnode *n, const sl_value *at,
+                       const char *key, const char *field);
+const struct sl_graph *sl_check_graph(sl_check *c);
+
+/* ---- run time ---- */
+
+const sl_value *sl_exec_data(sl_node_exec *x);          /* the node's data (borrowed) */
+const struct sl_gnode *sl_exec_node(sl_node_exec *x);
+const sl_limits *sl_exec_limits(sl_node_exec *x);
+
+/* Value at a selector (array of strings): new reference, NULL if absent. */
+sl_value *sl_exec_get(sl_node_exec *x, const sl_value *selector);
+/* Renders text with {{#node.var#}} references into out (appends). */
+int sl_exec_render(sl_node_exec *x, const char *text, sl_buf *out);
+
+/* Records an input shown in node_started/node_finished events (steals). */
+void sl_exec_input(sl_node_exec *x, const char *name, sl_value *v);
+/* Sets an output (steals). */
+void sl_exec_output(sl_node_exec *x, const char *name, sl_value *v);
+/* Extra detail for node_finished.process_data (steals). */
+void sl_exec_process(sl_node_exec *x, const char *name, sl_value *v);
+/* Chooses the outgoing source handle (branching nodes). Copies the string. */
+void sl_exec_handle(sl_node_exec *x, const char *handle);
+/* Fails the node: error_type names the class (e.g. "HTTPRequestError"),
+ * message says what and what to do.  Returns -1. */
+int sl_exec_fail(sl_node_exec *x, const char *error_type, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Writes a value to a variable that may be assigned: conversation.*
+ * and the variables of an enclosing loop.  Steals v. */
+int sl_exec_assign(sl_node_exec *x, const sl_value *selector, sl_value *v);
+
+/* Streams text to the user (answer nodes): a text_chunk event. */
+void sl_exec_text_chunk(sl_node_exec *x, const char *text, size_t len);
+
+bool sl_exec_cancelled(sl_node_exec *x);
+/* Seconds left in the run's time budget (never negative). */
+double sl_exec_time_left(sl_node_exec *x);
+
+/* ---- containers (iteration, loop) ---- */
+
+/* Runs the container's child graph once, in a fresh pool layer whose
+ * `scope_vars` object (steals; may be NULL) is published under the
+ * container's own node id (e.g. {"item":…, "index":…}).  After the round,
+ * `collect` (a selector, may be NULL) is read from the layer into *result
+ * (new reference or NULL).  For loops, *broke is set when a loop-end node
+ * ran.  Returns 0, or -1 with *err_msg (heap) when a child node failed. */
+typedef struct {
+    sl_value *scope_vars;
+    const sl_value *collect;
+    sl_value *result;
+    sl_value *scope_after;  /* the layer's scope vars after the round (new ref) */
+    bool broke;
+    char *err_msg;
+    char *err_type;
+} sl_round;
+int sl_exec_round(sl_node_exec *x, sl_round *r);
+
+/* Emits a container event (iteration_next, loop_next, ...) with data (steals). */
+void sl_exec_event(sl_node_exec *x, const char *event, sl_value *data);
+
+#endif
