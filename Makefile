@@ -9,7 +9,7 @@ CFLAGS   += $(CSTD) $(WARN) $(OPT) $(shell pkg-config --cflags $(PKGS))
 LDLIBS   += $(shell pkg-config --libs $(PKGS)) -lpthread -lm
 BUILD    ?= build
 
-SRC      := $(sort $(wildcard src/core/*.c src/dsl/*.c src/engine/*.c src/nodes/*.c src/tmpl/*.c))
+SRC      := $(filter-out $(EXCLUDE),$(sort $(wildcard src/core/*.c src/dsl/*.c src/engine/*.c src/nodes/*.c src/tmpl/*.c)))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
 OBJ      := $(SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
@@ -28,12 +28,12 @@ $(LIB): $(OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/sluice: $(CLI_OBJ) $(LIB)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LDLIBS)
+$(BUILD)/sluice: $(CLI_OBJ) $(OBJ)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(OBJ) $(LDLIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(LIB) tests/unit/tap.h
+$(BUILD)/tests/%: tests/unit/%.c $(OBJ) tests/unit/tap.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -Isrc -o $@ $< $(LIB) $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -Isrc -o $@ $< $(OBJ) $(LDLIBS)
 
 test: all
 	@tests/run.sh $(BUILD)

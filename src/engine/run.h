@@ -48,8 +48,11 @@ typedef struct sl_run sl_run;
 void sl_run_opts_init(sl_run_opts *o);
 
 /* Checks inputs against the start node's variables (required, type,
- * max_length, options) before anything runs; all problems go to diag. */
-int sl_run_check_inputs(const sl_graph *g, const sl_value *inputs, sl_diag *diag);
+ * max_length, options) before anything runs and converts them to their
+ * declared types (text "5" for a number input becomes 5).  *out is a new
+ * object on success; every problem goes to diag and -1 is returned. */
+int sl_run_prepare_inputs(const sl_graph *g, const sl_value *given, sl_value **out,
+                          sl_diag *diag);
 
 sl_run *sl_run_new(const sl_graph *g, const sl_run_opts *opts);
 /* Runs to completion on the calling thread plus workers.  Returns 0 when the

@@ -75,6 +75,10 @@ const struct sl_graph *sl_check_graph(sl_check *c);
 const sl_value *sl_exec_data(sl_node_exec *x);          /* the node's data (borrowed) */
 const struct sl_gnode *sl_exec_node(sl_node_exec *x);
 const sl_limits *sl_exec_limits(sl_node_exec *x);
+/* The run's start inputs after checking and type conversion (borrowed). */
+const sl_value *sl_exec_run_inputs(sl_node_exec *x);
+/* "workflow" or "advanced-chat". */
+const char *sl_exec_mode(sl_node_exec *x);
 
 /* Value at a selector (array of strings): new reference, NULL if absent. */
 sl_value *sl_exec_get(sl_node_exec *x, const sl_value *selector);

@@ -1,0 +1,602 @@
+/*
+ * sluice — the command line: run, validate and export Dify workflows.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../engine/run.h"
+
+#define SLUICE_VERSION "0.1.0"
+
+enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_PARTIAL = 3, EXIT_STOPPED = 130 };
+
+static const char usage_main[] =
+    "usage: sluice <command> [options]\n"
+    "\n"
+    "Runs Dify workflow files (DSL 0.1.0 to 0.6.0, modes workflow and advanced-chat).\n"
+    "\n"
+    "commands:\n"
+    "  run FILE        run a workflow and print its outputs\n"
+    "  validate FILE…  check workflow files without running them\n"
+    "  export FILE     print the workflow back as YAML (secrets masked)\n"
+    "  limits          list every limit with its default\n"
+    "\n"
+    "  sluice <command> --help   shows a command's options\n"
+    "  sluice --version          prints the version\n";
+
+static const char usage_run[] =
+    "usage: sluice run FILE [options]\n"
+    "\n"
+    "Runs the workflow in FILE ('-' reads standard input).  Progress goes to stderr,\n"
+    "outputs to stdout.\n"
+    "\n"
+    "options:\n"
+    "  --input NAME=VALUE    a start input (repeatable); VALUE is text and is converted\n"
+    "                        to the input's declared type; NAME=@PATH passes a file\n"
+    "  --inputs JSON|@FILE   all inputs as a JSON object (inline or from a file)\n"
+    "  --query TEXT          the user's message (sys.query) for advanced-chat apps\n"
+    "  --conversation JSON   conversation variable values as a JSON object\n"
+    "  --env NAME=VALUE      override an environment variable of the workflow\n"
+    "  --limit NAME=VALUE    override a limit (see `sluice limits`), e.g. max_steps=1000;\n"
+    "                        SLUICE_<NAME> environment variables work too\n"
+    "  --json                print the result as one JSON object\n"
+    "  --events              print every run event as a JSON line on stdout\n"
+    "  -q, --quiet           no progress on stderr\n"
+    "\n"
+    "exit status: 0 succeeded, 1 failed, 2 bad usage / invalid workflow / bad inputs,\n"
+    "3 partial-succeeded (some node ended in exception), 130 stopped (Ctrl-C).\n";
+
+static const char usage_validate[] =
+    "usage: sluice validate FILE…\n"
+    "\n"
+    "Loads and checks each file: YAML syntax, DSL version and mode, node types (a type\n"
+    "sluice does not run yet is an error naming it), edges, start node, cycles,\n"
+    "selectors and node fields.  Prints 'FILE: OK' or every problem with\n"
+    "file:line:col, node id and title, and field.  Exit status 0 when all are valid,\n"
+    "1 when any is not, 2 on bad usage.\n"
+    "\n"
+    "options:\n"
+    "  -q, --quiet    print only problems (no warnings, no OK lines)\n";
+
+static const char usage_export[] =
+    "usage: sluice export FILE [-o OUT] [--include-secrets]\n"
+    "\n"
+    "Loads FILE and writes it back as YAML (to stdout, or OUT).  Canvas notes are\n"
+    "dropped and secret environment variables emptied unless --include-secrets.\n"
+    "Importing the export gives the same graph.\n";
+
+static const char usage_limits[] =
+    "usage: sluice limits\n"
+    "\n"
+    "Lists every limit, its default (or the value set through SLUICE_<NAME>\n"
+    "environment variables) and what it bounds.  Override one for a run with\n"
+    "`sluice run FILE --limit NAME=VALUE`.\n";
+
+static bool want_help(int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+            return true;
+    return false;
+}
+
+static void print_diag(const sl_diag *d, bool quiet)
+{
+    for (size_t i = 0; i < d->n; i++) {
+        if (d->v[i].warning && quiet)
+            continue;
+        fprintf(stderr, "%s%s\n", d->v[i].warning ? "warning: " : "error: ", d->v[i].msg);
+    }
+}
+
+/* ---- run ---- */
+
+static sl_run *volatile current_run;
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    if (current_run)
+        sl_run_cancel(current_run);
+}
+
+typedef struct {
+    bool quiet, events, tty;
+} progress;
+
+static void on_event(const char *event, const sl_value *data, void *ud)
+{
+    progress *p = ud;
+    if (p->events) {
+        sl_value *line = json_pack("{s:s,s:O}", "event", event, "data", (sl_value *)data);
+        char *s = json_dumps(line, JSON_COMPACT | JSON_ENSURE_ASCII);
+        if (s) {
+            fputs(s, stdout);
+            fputc('\n', stdout);
+            fflush(stdout);
+        }
+        free(s);
+        json_decref(line);
+    }
+    if (p->quiet)
+        return;
+    const char *title = json_string_value(json_object_get(data, "title"));
+    const char *type = json_string_value(json_object_get(data, "node_type"));
+    if (!strcmp(event, "node_started")) {
+        fprintf(stderr, "  > %s (%s)\n", title, type);
+    } else if (!strcmp(event, "node_finished")) {
+        const char *st = json_string_value(json_object_get(data, "status"));
+        double ms = json_real_value(json_object_get(data, "elapsed_time")) * 1000;
+        const char *err = json_string_value(json_object_get(data, "error"));
+        fprintf(stderr, "  %s %s (%s) %s %.1f ms%s%s\n",
+                !strcmp(st, "succeeded") ? "ok" : !strcmp(st, "exception") ? "!!" : "xx", title,
+                type, st, ms, err ? ": " : "", err ? err : "");
+    } else if (!strcmp(event, "node_retry")) {
+        fprintf(stderr, "  .. %s (%s) retry %lld: %s\n", title, type,
+                (long long)json_integer_value(json_object_get(data, "retry_index")),
+                json_string_value(json_object_get(data, "error")));
+    } else if (!strcmp(event, "iteration_next") || !strcmp(event, "loop_next")) {
+        fprintf(stderr, "  .. %s %s %lld\n", title,
+                event[0] == 'i' ? "item" : "round",
+                (long long)json_integer_value(json_object_get(data, "index")));
+    }
+}
+
+static const char *mime_for(const char *ext, const char **kind)
+{
+    static const struct { const char *ext, *mime, *kind; } t[] = {
+        {".txt", "text/plain", "document"}, {".md", "text/markdown", "document"},
+        {".pdf", "application/pdf", "document"}, {".html", "text/html", "document"},
+        {".csv", "text/csv", "document"}, {".json", "application/json", "document"},
+        {".docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document", "document"},
+        {".xlsx", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", "document"},
+        {".png", "image/png", "image"}, {".jpg", "image/jpeg", "image"},
+        {".jpeg", "image/jpeg", "image"}, {".gif", "image/gif", "image"},
+        {".webp", "image/webp", "image"}, {".svg", "image/svg+xml", "image"},
+        {".mp3", "audio/mpeg", "audio"}, {".wav", "audio/wav", "audio"},
+        {".mp4", "video/mp4", "video"}, {".mov", "video/quicktime", "video"},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (!strcasecmp(ext, t[i].ext)) {
+            *kind = t[i].kind;
+            return t[i].mime;
+        }
+    *kind = "custom";
+    return "application/octet-stream";
+}
+
+/* A local file as a Dify file value (transfer_method local_file). */
+static sl_value *file_value(const char *path)
+{
+    struct stat stt;
+    if (stat(path, &stt) < 0 || !S_ISREG(stt.st_mode))
+        return NULL;
+    char *abs = realpath(path, NULL);
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    const char *dot = strrchr(base, '.');
+    const char *kind;
+    const char *mime = mime_for(dot ? dot : "", &kind);
+    char url[4200];
+    snprintf(url, sizeof url, "file://%s", abs ? abs : path);
+    free(abs);
+    return json_pack("{s:s,s:n,s:s,s:s,s:n,s:n,s:s,s:s,s:s,s:I,s:s}", "dify_model_identity",
+                     "__dify__file__", "id", "type", kind, "transfer_method", "local_file",
+                     "remote_url", "related_id", "filename", base, "extension", dot ? dot : "",
+                     "mime_type", mime, "size", (json_int_t)stt.st_size, "url", url);
+}
+
+static sl_value *load_json_arg(const char *arg, const char *what, bool *ok)
+{
+    json_error_t je;
+    sl_value *v;
+    if (arg[0] == '@')
+        v = json_load_file(arg + 1, JSON_DECODE_ANY, &je);
+    else
+        v = json_loads(arg, JSON_DECODE_ANY, &je);
+    if (!json_is_object(v)) {
+        fprintf(stderr, "sluice: %s: %s%s (line %d, column %d); pass a JSON object\n", what,
+                arg[0] == '@' ? arg + 1 : "", v ? "not a JSON object" : je.text, je.line,
+                je.column);
+        json_decref(v);
+        *ok = false;
+        return NULL;
+    }
+    *ok = true;
+    return v;
+}
+
+static int add_input(sl_value *inputs, const sl_graph *g, const char *arg)
+{
+    const char *eq = strchr(arg, '=');
+    if (!eq || eq == arg) {
+        fprintf(stderr, "sluice: --input '%s': expected NAME=VALUE\n", arg);
+        return -1;
+    }
+    char *name = sl_xstrndup(arg, (size_t)(eq - arg));
+    const char *val = eq + 1;
+    const char *type = NULL;
+    for (size_t i = 0; i < json_array_size(g->inputs); i++) {
+        const sl_value *d = json_array_get(g->inputs, i);
+        const char *vn = json_string_value(json_object_get(d, "variable"));
+        if (vn && !strcmp(vn, name))
+            type = json_string_value(json_object_get(d, "type"));
+    }
+    if (type && (!strcmp(type, "file") || !strcmp(type, "file-list")) && val[0] == '@') {
+        sl_value *f = file_value(val + 1);
+        if (!f) {
+            fprintf(stderr, "sluice: --input %s: cannot read file '%s': %s\n", name, val + 1,
+                    strerror(errno ? errno : ENOENT));
+            free(name);
+            return -1;
+        }
+        if (!strcmp(type, "file-list")) {
+            sl_value *arr = json_object_get(inputs, name);
+            if (!json_is_array(arr)) {
+                arr = json_array();
+                json_object_set_new(inputs, name, arr);
+            }
+            json_array_append_new(arr, f);
+        } else {
+            json_object_set_new(inputs, name, f);
+        }
+    } else {
+        sl_value *s = json_string(val);
+        if (!s) {
+            fprintf(stderr, "sluice: --input %s: value is not valid UTF-8\n", name);
+            free(name);
+            return -1;
+        }
+        json_object_set_new(inputs, name, s);
+    }
+    free(name);
+    return 0;
+}
+
+static void print_outputs(const sl_graph *g, sl_run *r)
+{
+    const sl_value *outs = sl_run_outputs(r);
+    if (!strcmp(g->mode, "advanced-chat")) {
+        const char *a = json_string_value(json_object_get(outs, "answer"));
+        if (a && *a) {
+            fputs(a, stdout);
+            if (a[strlen(a) - 1] != '\n')
+                fputc('\n', stdout);
+        }
+        return;
+    }
+    const char *k;
+    sl_value *v;
+    json_object_foreach((sl_value *)outs, k, v) {
+        sl_buf b;
+        sl_buf_init(&b, 0);
+        if (json_is_string(v))
+            sl_buf_add(&b, json_string_value(v), json_string_length(v));
+        else
+            sl_value_pyjson(v, &b, json_is_object(v) || json_is_array(v));
+        bool multi = b.data && strchr(b.data, '\n');
+        printf("%s:%s%s\n", k, multi ? "\n" : " ", b.data ? b.data : "");
+        sl_buf_release(&b);
+    }
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    if (want_help(argc, argv)) {
+        fputs(usage_run, stdout);
+        return EXIT_OK;
+    }
+    const char *file = NULL;
+    bool json_out = false, quiet = false, events = false;
+    sl_run_opts opts;
+    sl_run_opts_init(&opts);
+    sl_err err = {0};
+    if (sl_limits_from_env(&opts.limits, &err) < 0) {
+        fprintf(stderr, "sluice: %s\n", err.msg);
+        sl_err_clear(&err);
+        return EXIT_USAGE;
+    }
+    /* First pass: options that do not need the graph. */
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        bool takes = !strcmp(a, "--input") || !strcmp(a, "--inputs") || !strcmp(a, "--query") ||
+                     !strcmp(a, "--conversation") || !strcmp(a, "--env") || !strcmp(a, "--limit");
+        if (takes && i + 1 >= argc) {
+            fprintf(stderr, "sluice run: %s needs a value (see sluice run --help)\n", a);
+            return EXIT_USAGE;
+        }
+        if (takes) {
+            if (!strcmp(a, "--limit") && sl_limits_set(&opts.limits, argv[i + 1], &err) < 0) {
+                fprintf(stderr, "sluice run: --limit: %s\n", err.msg);
+                sl_err_clear(&err);
+                return EXIT_USAGE;
+            }
+            i++;
+        } else if (!strcmp(a, "--json")) {
+            json_out = true;
+        } else if (!strcmp(a, "--events")) {
+            events = true;
+        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            quiet = true;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "sluice run: unknown option '%s' (see sluice run --help)\n", a);
+            return EXIT_USAGE;
+        } else if (file) {
+            fprintf(stderr, "sluice run: one workflow file at a time ('%s' and '%s')\n", file, a);
+            return EXIT_USAGE;
+        } else {
+            file = a;
+        }
+    }
+    if (!file) {
+        fputs(usage_run, stderr);
+        return EXIT_USAGE;
+    }
+    sl_graph g;
+    sl_diag diag;
+    sl_diag_init(&diag);
+    if (sl_graph_load_file(&g, file, &diag, &err) < 0) {
+        print_diag(&diag, true);
+        fprintf(stderr, "sluice: %s\n", err.msg);
+        sl_diag_release(&diag);
+        sl_err_clear(&err);
+        sl_graph_release(&g);
+        return EXIT_USAGE;
+    }
+    sl_value *given = json_object();
+    sl_value *conv = NULL, *env = json_object();
+    int rc = EXIT_USAGE;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        bool ok = true;
+        if (!strcmp(a, "--input")) {
+            ok = add_input(given, &g, argv[++i]) == 0;
+        } else if (!strcmp(a, "--inputs")) {
+            sl_value *all = load_json_arg(argv[++i], "--inputs", &ok);
+            if (ok)
+                json_object_update(given, all);
+            json_decref(all);
+        } else if (!strcmp(a, "--conversation")) {
+            json_decref(conv);
+            conv = load_json_arg(argv[++i], "--conversation", &ok);
+        } else if (!strcmp(a, "--env")) {
+            const char *kv = argv[++i];
+            const char *eq = strchr(kv, '=');
+            if (!eq) {
+                fprintf(stderr, "sluice run: --env '%s': expected NAME=VALUE\n", kv);
+                ok = false;
+            } else {
+                char *k = sl_xstrndup(kv, (size_t)(eq - kv));
+                json_object_set_new(env, k, json_string(eq + 1));
+                free(k);
+            }
+        } else if (!strcmp(a, "--query")) {
+            opts.query = argv[++i];
+        } else if (!strcmp(a, "--limit")) {
+            i++;
+        }
+        if (!ok)
+            goto out;
+    }
+    sl_value *inputs = NULL;
+    if (sl_run_prepare_inputs(&g, given, &inputs, &diag) < 0) {
+        print_diag(&diag, true);
+        fprintf(stderr, "sluice: %s: the inputs are not valid; nothing was run\n", file);
+        goto out;
+    }
+    if (!quiet)
+        print_diag(&diag, false);
+    progress prog = {.quiet = quiet, .events = events};
+    opts.inputs = inputs;
+    opts.conversation = conv;
+    opts.env_override = env;
+    opts.on_event = (!quiet || events) ? on_event : NULL;
+    opts.event_ud = &prog;
+    sl_run *r = sl_run_new(&g, &opts);
+    current_run = r;
+    struct sigaction sa = {0};
+    sa.sa_handler = on_sigint;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sl_run_exec(r, &err);
+    current_run = NULL;
+    sl_run_status st = sl_run_status_of(r);
+    if (!quiet)
+        fprintf(stderr, "workflow %s in %.1f ms, %d steps%s%s\n", sl_run_status_name(st),
+                sl_run_elapsed(r) * 1000, sl_run_steps(r), sl_run_error(r) ? ": " : "",
+                sl_run_error(r) ? sl_run_error(r) : "");
+    else if (st == SL_RUN_FAILED)
+        fprintf(stderr, "sluice: %s\n", sl_run_error(r));
+    if (json_out) {
+        sl_value *res = json_pack("{s:s,s:s,s:O,s:o,s:f,s:i}", "workflow_run_id", sl_run_id(r),
+                                  "status", sl_run_status_name(st), "outputs",
+                                  (sl_value *)sl_run_outputs(r), "error",
+                                  sl_run_error(r) ? json_string(sl_run_error(r)) : json_null(),
+                                  "elapsed_time", sl_run_elapsed(r), "total_steps",
+                                  sl_run_steps(r));
+        if (sl_run_conversation(r) && json_object_size(sl_run_conversation(r)))
+            json_object_set(res, "conversation", (sl_value *)sl_run_conversation(r));
+        char *s = json_dumps(res, JSON_INDENT(2));
+        puts(s);
+        free(s);
+        json_decref(res);
+    } else if (!events) {
+        print_outputs(&g, r);
+    }
+    rc = st == SL_RUN_SUCCEEDED ? EXIT_OK : st == SL_RUN_PARTIAL ? EXIT_PARTIAL
+         : st == SL_RUN_STOPPED ? EXIT_STOPPED : EXIT_FAILED;
+    sl_run_free(r);
+    json_decref(inputs);
+out:
+    json_decref(given);
+    json_decref(conv);
+    json_decref(env);
+    sl_diag_release(&diag);
+    sl_err_clear(&err);
+    sl_graph_release(&g);
+    return rc;
+}
+
+static int cmd_validate(int argc, char **argv)
+{
+    if (want_help(argc, argv)) {
+        fputs(usage_validate, stdout);
+        return EXIT_OK;
+    }
+    bool quiet = false;
+    int files = 0, bad = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) {
+            quiet = true;
+            continue;
+        }
+        if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "sluice validate: unknown option '%s'\n", argv[i]);
+            return EXIT_USAGE;
+        }
+    }
+    for (int i = 1; i < argc; i++) {
+        if (argv[i][0] == '-' && argv[i][1])
+            continue;
+        files++;
+        sl_graph g;
+        sl_diag d;
+        sl_err err = {0};
+        sl_diag_init(&d);
+        int rc = sl_graph_load_file(&g, argv[i], &d, &err);
+        print_diag(&d, quiet);
+        if (rc < 0) {
+            bad++;
+            fprintf(stderr, "%s\n", err.msg);
+        } else if (!quiet) {
+            printf("%s: OK (%s, DSL %s, %d nodes)\n", argv[i], g.mode, g.version, g.nnodes);
+        }
+        sl_diag_release(&d);
+        sl_err_clear(&err);
+        sl_graph_release(&g);
+    }
+    if (!files) {
+        fputs(usage_validate, stderr);
+        return EXIT_USAGE;
+    }
+    return bad ? EXIT_FAILED : EXIT_OK;
+}
+
+static int cmd_export(int argc, char **argv)
+{
+    if (want_help(argc, argv)) {
+        fputs(usage_export, stdout);
+        return EXIT_OK;
+    }
+    const char *file = NULL, *out = NULL;
+    bool secrets = false;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-o")) {
+            if (++i >= argc) {
+                fprintf(stderr, "sluice export: -o needs a file name\n");
+                return EXIT_USAGE;
+            }
+            out = argv[i];
+        } else if (!strcmp(argv[i], "--include-secrets")) {
+            secrets = true;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "sluice export: unknown option '%s'\n", argv[i]);
+            return EXIT_USAGE;
+        } else {
+            file = argv[i];
+        }
+    }
+    if (!file) {
+        fputs(usage_export, stderr);
+        return EXIT_USAGE;
+    }
+    sl_graph g;
+    sl_diag d;
+    sl_err err = {0};
+    sl_diag_init(&d);
+    int rc = EXIT_OK;
+    if (sl_graph_load_file(&g, file, &d, &err) < 0) {
+        print_diag(&d, true);
+        fprintf(stderr, "sluice: %s\n", err.msg);
+        rc = EXIT_USAGE;
+        goto done;
+    }
+    sl_buf b;
+    sl_buf_init(&b, 0);
+    if (sl_graph_export(&g, secrets, &b, &err) < 0) {
+        fprintf(stderr, "sluice export: %s\n", err.msg);
+        rc = EXIT_FAILED;
+    } else {
+        FILE *f = out ? fopen(out, "w") : stdout;
+        if (!f || fwrite(b.data, 1, b.len, f) != b.len) {
+            fprintf(stderr, "sluice export: cannot write %s: %s\n", out ? out : "stdout",
+                    strerror(errno));
+            rc = EXIT_FAILED;
+        }
+        if (f && f != stdout)
+            fclose(f);
+    }
+    sl_buf_release(&b);
+done:
+    sl_diag_release(&d);
+    sl_err_clear(&err);
+    sl_graph_release(&g);
+    return rc;
+}
+
+static void print_line(const char *line, void *ud)
+{
+    (void)ud;
+    printf("  %s\n", line);
+}
+
+static int cmd_limits(int argc, char **argv)
+{
+    if (want_help(argc, argv)) {
+        fputs(usage_limits, stdout);
+        return EXIT_OK;
+    }
+    struct sl_limits l;
+    sl_err err = {0};
+    sl_limits_default(&l);
+    if (sl_limits_from_env(&l, &err) < 0) {
+        fprintf(stderr, "sluice: %s\n", err.msg);
+        sl_err_clear(&err);
+        return EXIT_USAGE;
+    }
+    printf("limits (override with --limit NAME=VALUE or SLUICE_<NAME>):\n");
+    sl_limits_describe(&l, print_line, NULL);
+    return EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(usage_main, stderr);
+        return EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        fputs(usage_main, stdout);
+        return EXIT_OK;
+    }
+    if (!strcmp(cmd, "--version")) {
+        printf("sluice %s\n", SLUICE_VERSION);
+        return EXIT_OK;
+    }
+    if (!strcmp(cmd, "run"))
+        return cmd_run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "validate"))
+        return cmd_validate(argc - 1, argv + 1);
+    if (!strcmp(cmd, "export"))
+        return cmd_export(argc - 1, argv + 1);
+    if (!strcmp(cmd, "limits"))
+        return cmd_limits(argc - 1, argv + 1);
+    fprintf(stderr, "sluice: unknown command '%s'\n\n%s", cmd, usage_main);
+    return EXIT_USAGE;
+}

@@ -1,0 +1,167 @@
+#include "limits.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum { T_INT, T_DOUBLE, T_SIZE, T_BOOL } ftype;
+
+typedef struct {
+    const char *name;
+    ftype type;
+    size_t off;
+    const char *help;
+} field;
+
+#define F(n, t, h) {#n, t, offsetof(struct sl_limits, n), h}
+static const field fields[] = {
+    F(max_steps, T_INT, "node runs per graph engine (Dify: 500)"),
+    F(max_time_s, T_DOUBLE, "wall-clock seconds per run (Dify: 1200)"),
+    F(max_depth, T_INT, "nesting depth of containers (Dify: 5)"),
+    F(max_variable_bytes, T_SIZE, "size of one output variable (Dify: 200 KB)"),
+    F(workers, T_INT, "worker threads for parallel branches (Dify: 10)"),
+    F(max_iterations, T_INT, "items one iteration node may process"),
+    F(max_loop_count, T_INT, "largest loop_count a loop node may use (Dify: 100)"),
+    F(parallel_iterations, T_INT, "cap on an iteration's parallel_nums"),
+    F(max_string_bytes, T_SIZE, "strings produced by nodes (Dify: 400,000)"),
+    F(http_connect_timeout_s, T_DOUBLE, "http-request connect timeout cap (Dify: 10)"),
+    F(http_read_timeout_s, T_DOUBLE, "http-request read timeout cap (Dify: 600)"),
+    F(http_write_timeout_s, T_DOUBLE, "http-request write timeout cap (Dify: 600)"),
+    F(http_max_text_bytes, T_SIZE, "http-request text response cap (Dify: 1 MB)"),
+    F(http_max_binary_bytes, T_SIZE, "http-request file response cap (Dify: 10 MB)"),
+    F(http_allow_private, T_BOOL, "let http-request reach loopback/private addresses"),
+    F(http_ssl_verify, T_BOOL, "verify TLS certificates by default"),
+    F(http_max_redirects, T_INT, "redirects http-request follows"),
+};
+
+void sl_limits_default(struct sl_limits *l)
+{
+    memset(l, 0, sizeof *l);
+    l->max_steps = 500;
+    l->max_time_s = 1200;
+    l->max_depth = 5;
+    l->max_variable_bytes = 200 * 1024;
+    l->workers = 10;
+    l->max_iterations = 10000;
+    l->max_loop_count = 100;
+    l->parallel_iterations = 10;
+    l->max_string_bytes = 400000;
+    l->http_connect_timeout_s = 10;
+    l->http_read_timeout_s = 600;
+    l->http_write_timeout_s = 600;
+    l->http_max_text_bytes = 1024 * 1024;
+    l->http_max_binary_bytes = 10 * 1024 * 1024;
+    l->http_allow_private = false;
+    l->http_ssl_verify = true;
+    l->http_max_redirects = 3;
+}
+
+static int parse_size(const char *v, size_t *out)
+{
+    char *end;
+    errno = 0;
+    double d = strtod(v, &end);
+    if (end == v || errno || d < 0)
+        return -1;
+    double mult = 1;
+    if (*end) {
+        if (!strcasecmp(end, "k") || !strcasecmp(end, "kb") || !strcasecmp(end, "kib"))
+            mult = 1024;
+        else if (!strcasecmp(end, "m") || !strcasecmp(end, "mb") || !strcasecmp(end, "mib"))
+            mult = 1024.0 * 1024;
+        else if (!strcasecmp(end, "g") || !strcasecmp(end, "gb") || !strcasecmp(end, "gib"))
+            mult = 1024.0 * 1024 * 1024;
+        else
+            return -1;
+    }
+    *out = (size_t)(d * mult);
+    return 0;
+}
+
+static int set_field(struct sl_limits *l, const field *f, const char *v, sl_err *err)
+{
+    char *p = (char *)l + f->off;
+    char *end;
+    errno = 0;
+    switch (f->type) {
+    case T_INT: {
+        long n = strtol(v, &end, 10);
+        if (end == v || *end || errno || n < 0 || n > 1000000000)
+            return sl_err_set(err, SL_EINVAL,
+                              "limit '%s': '%s' is not a whole number from 0 to 1000000000",
+                              f->name, v);
+        *(int *)p = (int)n;
+        return 0;
+    }
+    case T_DOUBLE: {
+        double d = strtod(v, &end);
+        if (end == v || *end || errno || d < 0)
+            return sl_err_set(err, SL_EINVAL, "limit '%s': '%s' is not a number of seconds >= 0",
+                              f->name, v);
+        *(double *)p = d;
+        return 0;
+    }
+    case T_SIZE:
+        if (parse_size(v, (size_t *)p) < 0)
+            return sl_err_set(err, SL_EINVAL,
+                              "limit '%s': '%s' is not a size (bytes, or with k/m/g)", f->name, v);
+        return 0;
+    case T_BOOL:
+        if (!strcasecmp(v, "true") || !strcmp(v, "1") || !strcasecmp(v, "yes") ||
+            !strcasecmp(v, "on"))
+            *(bool *)p = true;
+        else if (!strcasecmp(v, "false") || !strcmp(v, "0") || !strcasecmp(v, "no") ||
+                 !strcasecmp(v, "off"))
+            *(bool *)p = false;
+        else
+            return sl_err_set(err, SL_EINVAL, "limit '%s': '%s' is not true or false", f->name, v);
+        return 0;
+    }
+    return -1;
+}
+
+int sl_limits_set(struct sl_limits *l, const char *assignment, sl_err *err)
+{
+    const char *eq = strchr(assignment, '=');
+    if (!eq)
+        return sl_err_set(err, SL_EINVAL, "limit '%s' needs the form name=value", assignment);
+    size_t n = (size_t)(eq - assignment);
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        if (strlen(fields[i].name) == n && strncmp(fields[i].name, assignment, n) == 0)
+            return set_field(l, &fields[i], eq + 1, err);
+    return sl_err_set(err, SL_EINVAL, "unknown limit '%.*s'; `sluice limits` lists them",
+                      (int)n, assignment);
+}
+
+int sl_limits_from_env(struct sl_limits *l, sl_err *err)
+{
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        char name[64] = "SLUICE_";
+        size_t k = strlen(name);
+        for (const char *s = fields[i].name; *s && k < sizeof name - 1; s++)
+            name[k++] = (char)toupper((unsigned char)*s);
+        name[k] = '\0';
+        const char *v = getenv(name);
+        if (v && set_field(l, &fields[i], v, err) < 0)
+            return sl_err_prefix(err, "environment variable %s", name);
+    }
+    return 0;
+}
+
+void sl_limits_describe(const struct sl_limits *l, void (*line)(const char *, void *), void *ud)
+{
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        const field *f = &fields[i];
+        const char *p = (const char *)l + f->off;
+        char buf[256];
+        switch (f->type) {
+        case T_INT: snprintf(buf, sizeof buf, "%-24s %-10d %s", f->name, *(const int *)p, f->help); break;
+        case T_DOUBLE: snprintf(buf, sizeof buf, "%-24s %-10g %s", f->name, *(const double *)p, f->help); break;
+        case T_SIZE: snprintf(buf, sizeof buf, "%-24s %-10zu %s", f->name, *(const size_t *)p, f->help); break;
+        case T_BOOL: snprintf(buf, sizeof buf, "%-24s %-10s %s", f->name, *(const bool *)p ? "true" : "false", f->help); break;
+        }
+        line(buf, ud);
+    }
+}

@@ -1,0 +1,984 @@
+#include "run.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../tmpl/ref.h"
+
+typedef enum { E_UNKNOWN = 0, E_TAKEN, E_SKIPPED } estate;
+typedef enum { NS_PENDING = 0, NS_RUNNING, NS_SUCCEEDED, NS_FAILED, NS_EXCEPTION, NS_SKIPPED } nstatus;
+
+static const char *const nstatus_name[] = {"pending", "running", "succeeded", "failed",
+                                           "exception", "skipped"};
+
+struct sl_run {
+    const sl_graph *g;
+    sl_run_opts opts;
+    struct sl_limits L;
+    sl_pool *pool;
+    char id[40];
+    atomic_int cancel;        /* 1 when stopped by the caller */
+    atomic_int exceptions;    /* nodes that ended in exception */
+    atomic_int event_index;
+    double t0, t1;
+    pthread_mutex_t ev_lock;  /* serialises events, answer text, outputs */
+    sl_run_status status;
+    char *error;
+    sl_value *outputs;
+    sl_value *conversation;
+    int steps;
+    char **secrets;
+    int nsecrets;
+    sl_buf answer;
+    unsigned long long rng;
+};
+
+typedef struct sched sched;
+struct sched {
+    sl_run *run;
+    int scope;                /* container node index, or -1 for the root graph */
+    int depth;
+    sl_pool *pool;
+    unsigned char *edge;      /* estate per graph edge */
+    int *unknown_in;          /* per node: incoming edges still unknown */
+    unsigned char *taken_in;  /* per node: some incoming edge taken */
+    unsigned char *status;    /* nstatus per node */
+    int *queue;
+    int qh, qt, qcap;
+    int running, idle, threads, max_threads;
+    pthread_t *tids;
+    int steps;
+    bool abort, done, broke;
+    char *fail_msg, *fail_type;
+    bool stopped;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+};
+
+struct sl_node_exec {
+    sched *s;
+    const sl_gnode *n;
+    sl_value *inputs, *outputs, *process;
+    char *handle;
+    char *err_msg, *err_type;
+    char exec_id[40];
+};
+
+void *sl__worker_main(void *arg);
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static long long wall_s(void)
+{
+    return (long long)time(NULL);
+}
+
+static unsigned long long rng_next(unsigned long long *s)
+{
+    /* splitmix64: ids only need to be unique, not secret */
+    unsigned long long z = (*s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static void make_uuid(sl_run *r, char out[40])
+{
+    pthread_mutex_lock(&r->ev_lock);
+    unsigned long long a = rng_next(&r->rng), b = rng_next(&r->rng);
+    pthread_mutex_unlock(&r->ev_lock);
+    snprintf(out, 40, "%08llx-%04llx-4%03llx-%04llx-%012llx", a >> 32, (a >> 16) & 0xffff,
+             a & 0xfff, ((b >> 48) & 0x3fff) | 0x8000, b & 0xffffffffffffULL);
+}
+
+/* ---- events ---- */
+
+static sl_value *mask_value(sl_run *r, sl_value *v);
+
+static char *mask_text(sl_run *r, const char *s)
+{
+    sl_buf b;
+    bool changed = false;
+    sl_buf_init(&b, 0);
+    sl_buf_adds(&b, s);
+    for (int i = 0; i < r->nsecrets; i++) {
+        const char *sec = r->secrets[i];
+        size_t sl = strlen(sec);
+        char *hit;
+        while ((hit = strstr(b.data, sec)) != NULL) {
+            sl_buf nb;
+            sl_buf_init(&nb, 0);
+            sl_buf_add(&nb, b.data, (size_t)(hit - b.data));
+            /* Dify shows secrets as the first 6 and last 2 characters. */
+            if (sl > 8) {
+                sl_buf_add(&nb, sec, 6);
+                sl_buf_adds(&nb, "************");
+                sl_buf_add(&nb, sec + sl - 2, 2);
+            } else {
+                sl_buf_adds(&nb, "******");
+            }
+            sl_buf_adds(&nb, hit + sl);
+            sl_buf_release(&b);
+            b = nb;
+            changed = true;
+        }
+    }
+    if (!changed) {
+        sl_buf_release(&b);
+        return NULL;
+    }
+    return sl_buf_detach(&b);
+}
+
+static sl_value *mask_value(sl_run *r, sl_value *v)
+{
+    if (json_is_string(v)) {
+        char *m = mask_text(r, json_string_value(v));
+        if (!m)
+            return json_incref(v);
+        sl_value *nv = json_string(m);
+        free(m);
+        return nv ? nv : json_string("******");
+    }
+    if (json_is_array(v)) {
+        sl_value *a = json_array();
+        for (size_t i = 0; i < json_array_size(v); i++)
+            json_array_append_new(a, mask_value(r, json_array_get(v, i)));
+        return a;
+    }
+    if (json_is_object(v)) {
+        sl_value *o = json_object();
+        const char *k;
+        sl_value *e;
+        json_object_foreach(v, k, e) json_object_set_new(o, k, mask_value(r, e));
+        return o;
+    }
+    return json_incref(v);
+}
+
+/* Steals data. */
+static void emit(sl_run *r, const char *event, sl_value *data)
+{
+    if (!r->opts.on_event) {
+        json_decref(data);
+        return;
+    }
+    if (r->nsecrets) {
+        sl_value *m = mask_value(r, data);
+        json_decref(data);
+        data = m;
+    }
+    pthread_mutex_lock(&r->ev_lock);
+    r->opts.on_event(event, data, r->opts.event_ud);
+    pthread_mutex_unlock(&r->ev_lock);
+    json_decref(data);
+}
+
+/* ---- the node execution API ---- */
+
+const sl_value *sl_exec_data(sl_node_exec *x) { return x->n->data; }
+const sl_gnode *sl_exec_node(sl_node_exec *x) { return x->n; }
+const sl_limits *sl_exec_limits(sl_node_exec *x) { return &x->s->run->L; }
+const sl_value *sl_exec_run_inputs(sl_node_exec *x) { return x->s->run->opts.inputs; }
+const char *sl_exec_mode(sl_node_exec *x) { return x->s->run->g->mode; }
+
+sl_value *sl_exec_get(sl_node_exec *x, const sl_value *selector)
+{
+    return sl_pool_get_sel(x->s->pool, selector);
+}
+
+static sl_value *resolve_ref(void *ud, const char *const *parts, int n)
+{
+    sl_node_exec *x = ud;
+    return sl_pool_get(x->s->pool, parts, n);
+}
+
+int sl_exec_render(sl_node_exec *x, const char *text, sl_buf *out)
+{
+    return sl_ref_render(text, resolve_ref, x, out);
+}
+
+static void obj_set(sl_value **obj, const char *name, sl_value *v)
+{
+    if (!*obj)
+        *obj = json_object();
+    json_object_set_new(*obj, name, v ? v : json_null());
+}
+
+void sl_exec_input(sl_node_exec *x, const char *name, sl_value *v) { obj_set(&x->inputs, name, v); }
+void sl_exec_output(sl_node_exec *x, const char *name, sl_value *v) { obj_set(&x->outputs, name, v); }
+void sl_exec_process(sl_node_exec *x, const char *name, sl_value *v) { obj_set(&x->process, name, v); }
+
+void sl_exec_handle(sl_node_exec *x, const char *handle)
+{
+    free(x->handle);
+    x->handle = sl_xstrdup(handle);
+}
+
+int sl_exec_fail(sl_node_exec *x, const char *error_type, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    free(x->err_msg);
+    x->err_msg = sl_xmalloc((size_t)(n < 0 ? 0 : n) + 1);
+    va_start(ap, fmt);
+    vsnprintf(x->err_msg, (size_t)(n < 0 ? 0 : n) + 1, fmt, ap);
+    va_end(ap);
+    free(x->err_type);
+    x->err_type = sl_xstrdup(error_type ? error_type : "NodeError");
+    return -1;
+}
+
+int sl_exec_assign(sl_node_exec *x, const sl_value *selector, sl_value *v)
+{
+    const char *node = json_string_value(json_array_get(selector, 0));
+    const char *name = json_string_value(json_array_get(selector, 1));
+    if (!node || !name || json_array_size(selector) != 2) {
+        json_decref(v);
+        return sl_exec_fail(x, "VariableOperatorNodeError",
+                            "can only assign a whole variable [scope, name]");
+    }
+    const sl_graph *g = x->s->run->g;
+    bool ok = strcmp(node, "conversation") == 0;
+    if (!ok) {
+        int t = sl_graph_find(g, node);
+        ok = t >= 0 && strcmp(g->nodes[t].type, "loop") == 0;
+    }
+    if (!ok) {
+        json_decref(v);
+        return sl_exec_fail(x, "VariableOperatorNodeError",
+                            "cannot assign '%s.%s': only conversation variables and the "
+                            "variables of an enclosing loop can be assigned", node, name);
+    }
+    if (sl_pool_assign(x->s->pool, node, name, v) < 0)
+        return sl_exec_fail(x, "VariableOperatorNodeError",
+                            "variable '%s.%s' is not available here", node, name);
+    return 0;
+}
+
+void sl_exec_text_chunk(sl_node_exec *x, const char *text, size_t len)
+{
+    sl_run *r = x->s->run;
+    pthread_mutex_lock(&r->ev_lock);
+    sl_buf_add(&r->answer, text, len);
+    pthread_mutex_unlock(&r->ev_lock);
+    if (r->opts.on_event) {
+        sl_value *d = json_object();
+        json_object_set_new(d, "text", json_stringn(text, len));
+        sl_value *sel = json_array();
+        json_array_append_new(sel, json_string(x->n->id));
+        json_array_append_new(sel, json_string("answer"));
+        json_object_set_new(d, "from_variable_selector", sel);
+        emit(r, "text_chunk", d);
+    }
+}
+
+bool sl_exec_cancelled(sl_node_exec *x)
+{
+    return atomic_load(&x->s->run->cancel) != 0 || sl_exec_time_left(x) <= 0;
+}
+
+double sl_exec_time_left(sl_node_exec *x)
+{
+    sl_run *r = x->s->run;
+    double left = r->L.max_time_s - (now_s() - r->t0);
+    return left > 0 ? left : 0;
+}
+
+void sl_exec_event(sl_node_exec *x, const char *event, sl_value *data)
+{
+    sl_run *r = x->s->run;
+    if (!r->opts.on_event) {
+        json_decref(data);
+        return;
+    }
+    if (!json_is_object(data)) {
+        json_decref(data);
+        data = json_object();
+    }
+    json_object_set_new(data, "node_id", json_string(x->n->id));
+    json_object_set_new(data, "node_type", json_string(x->n->type));
+    json_object_set_new(data, "title", json_string(x->n->title));
+    json_object_set_new(data, "id", json_string(x->exec_id));
+    emit(r, event, data);
+}
+
+/* ---- scheduling ---- */
+
+static void sched_init(sched *s, sl_run *r, int scope, int depth, sl_pool *pool, int threads)
+{
+    const sl_graph *g = r->g;
+    memset(s, 0, sizeof *s);
+    s->run = r;
+    s->scope = scope;
+    s->depth = depth;
+    s->pool = pool;
+    s->edge = sl_xcalloc((size_t)g->nedges + 1, 1);
+    s->unknown_in = sl_xmalloc(((size_t)g->nnodes + 1) * sizeof *s->unknown_in);
+    s->taken_in = sl_xcalloc((size_t)g->nnodes + 1, 1);
+    s->status = sl_xcalloc((size_t)g->nnodes + 1, 1);
+    for (int i = 0; i < g->nnodes; i++)
+        s->unknown_in[i] = g->nodes[i].nin;
+    s->qcap = 64;
+    s->queue = sl_xmalloc((size_t)s->qcap * sizeof *s->queue);
+    s->max_threads = threads > 1 ? threads - 1 : 0;
+    s->tids = s->max_threads ? sl_xcalloc((size_t)s->max_threads, sizeof *s->tids) : NULL;
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+}
+
+static void sched_release(sched *s)
+{
+    free(s->edge);
+    free(s->unknown_in);
+    free(s->taken_in);
+    free(s->status);
+    free(s->queue);
+    free(s->tids);
+    free(s->fail_msg);
+    free(s->fail_type);
+    pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->cv);
+}
+
+static void push(sched *s, int node)
+{
+    int len = s->qt - s->qh;
+    if (s->qt == s->qcap) {
+        if (s->qh > 0) {
+            memmove(s->queue, s->queue + s->qh, (size_t)len * sizeof *s->queue);
+            s->qh = 0;
+            s->qt = len;
+        }
+        if (s->qt == s->qcap) {
+            s->qcap *= 2;
+            s->queue = sl_xrealloc(s->queue, (size_t)s->qcap * sizeof *s->queue);
+        }
+    }
+    s->queue[s->qt++] = node;
+}
+
+/* Marks a node skipped and spreads the skip to everything that now has
+ * only skipped inputs.  Iterative, so long skipped chains cannot overflow
+ * the stack.  Called with s->mu held. */
+static void skip_from(sched *s, int node, int *stack)
+{
+    const sl_graph *g = s->run->g;
+    int sp = 0;
+    stack[sp++] = node;
+    while (sp) {
+        int v = stack[--sp];
+        s->status[v] = NS_SKIPPED;
+        const sl_gnode *n = &g->nodes[v];
+        for (int k = 0; k < n->nout; k++) {
+            int e = n->out[k];
+            s->edge[e] = E_SKIPPED;
+            int d = g->edges[e].dst;
+            if (--s->unknown_in[d] == 0) {
+                if (s->taken_in[d])
+                    push(s, d);
+                else
+                    stack[sp++] = d;
+            }
+        }
+    }
+}
+
+static bool handle_matches(const char *edge_handle, const char *chosen, bool fail_branch_node)
+{
+    if (strcmp(edge_handle, chosen) == 0)
+        return true;
+    /* Nodes with a fail branch label their normal path "success-branch" in
+     * some exports and "source" in others. */
+    if (fail_branch_node && strcmp(chosen, "source") == 0 &&
+        strcmp(edge_handle, "success-branch") == 0)
+        return true;
+    return false;
+}
+
+/* Called with s->mu held after node v finished with `handle` chosen. */
+static int complete(sched *s, int v, const char *handle, bool fail_branch_node)
+{
+    const sl_graph *g = s->run->g;
+    const sl_gnode *n = &g->nodes[v];
+    int before = s->qt - s->qh;
+    int *stack = NULL;
+    for (int k = 0; k < n->nout; k++) {
+        int e = n->out[k];
+        bool take = handle_matches(g->edges[e].handle, handle, fail_branch_node);
+        s->edge[e] = take ? E_TAKEN : E_SKIPPED;
+        int d = g->edges[e].dst;
+        if (take)
+            s->taken_in[d] = 1;
+        if (--s->unknown_in[d] == 0) {
+            if (s->taken_in[d]) {
+                push(s, d);
+            } else {
+                if (!stack)
+                    stack = sl_xmalloc(((size_t)g->nnodes + 1) * sizeof *stack);
+                skip_from(s, d, stack);
+            }
+        }
+    }
+    free(stack);
+    return s->qt - s->qh - before;
+}
+
+static void fail_sched(sched *s, const char *type, const char *msg)
+{
+    if (!s->abort) {
+        s->abort = true;
+        free(s->fail_msg);
+        free(s->fail_type);
+        s->fail_msg = sl_xstrdup(msg);
+        s->fail_type = sl_xstrdup(type);
+    }
+}
+
+static sl_value *default_values(const sl_gnode *n)
+{
+    sl_value *o = json_object();
+    const sl_value *dv = json_object_get(n->data, "default_value");
+    for (size_t i = 0; i < json_array_size(dv); i++) {
+        const sl_value *e = json_array_get(dv, i);
+        const char *k = json_string_value(json_object_get(e, "key"));
+        const sl_value *val = json_object_get(e, "value");
+        const char *t = json_string_value(json_object_get(e, "type"));
+        if (!k)
+            continue;
+        /* Dify stores number/object defaults as typed values but some
+         * exports carry them as text; convert by the declared type. */
+        if (t && json_is_string(val) && strcmp(t, "number") == 0) {
+            sl_value *num = sl_value_number_from_text(json_string_value(val));
+            json_object_set_new(o, k, num ? num : json_incref((sl_value *)val));
+        } else if (t && json_is_string(val) && (strncmp(t, "object", 6) == 0 ||
+                                               strncmp(t, "array", 5) == 0)) {
+            json_error_t je;
+            sl_value *pv = json_loads(json_string_value(val), JSON_DECODE_ANY, &je);
+            json_object_set_new(o, k, pv ? pv : json_incref((sl_value *)val));
+        } else {
+            json_object_set(o, k, val ? (sl_value *)val : json_null());
+        }
+    }
+    return o;
+}
+
+static void sleep_interruptible(sl_run *r, double secs)
+{
+    double end = now_s() + secs;
+    while (!atomic_load(&r->cancel)) {
+        double left = end - now_s();
+        if (left <= 0)
+            break;
+        if (left > 0.05)
+            left = 0.05;
+        struct timespec ts = {0, (long)(left * 1e9)};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static void check_output_sizes(sl_node_exec *x)
+{
+    size_t cap = x->s->run->L.max_variable_bytes;
+    const char *k;
+    sl_value *v;
+    if (!cap || !x->outputs)
+        return;
+    json_object_foreach(x->outputs, k, v) {
+        size_t sz = sl_value_size(v, cap);
+        if (sz > cap) {
+            sl_exec_fail(x, "VariableSizeExceeded",
+                         "output '%s' is larger than max_variable_bytes (%zu bytes); raise it "
+                         "with --limit max_variable_bytes=N or make the output smaller",
+                         k, cap);
+            return;
+        }
+    }
+}
+
+static sl_value *node_event_base(sl_node_exec *x, int index, const char *pred)
+{
+    sl_value *d = json_object();
+    json_object_set_new(d, "id", json_string(x->exec_id));
+    json_object_set_new(d, "node_id", json_string(x->n->id));
+    json_object_set_new(d, "node_type", json_string(x->n->type));
+    json_object_set_new(d, "title", json_string(x->n->title));
+    json_object_set_new(d, "index", json_integer(index));
+    json_object_set_new(d, "predecessor_node_id", pred ? json_string(pred) : json_null());
+    if (x->n->parent >= 0) {
+        const sl_gnode *p = &x->s->run->g->nodes[x->n->parent];
+        json_object_set_new(d, strcmp(p->type, "loop") == 0 ? "loop_id" : "iteration_id",
+                            json_string(p->id));
+    }
+    return d;
+}
+
+static const char *predecessor(sched *s, const sl_gnode *n)
+{
+    const sl_graph *g = s->run->g;
+    for (int k = 0; k < n->nin; k++)
+        if (s->edge[n->in[k]] == E_TAKEN)
+            return g->nodes[g->edges[n->in[k]].src].id;
+    return NULL;
+}
+
+/* Runs one node with retries and its error strategy, then (under the lock)
+ * releases its successors. */
+static void exec_node(sched *s, int v)
+{
+    sl_run *r = s->run;
+    const sl_gnode *n = &r->g->nodes[v];
+    sl_node_exec x = {.s = s, .n = n};
+    bool ev = r->opts.on_event != NULL;
+    const char *strategy = json_string_value(json_object_get(n->data, "error_strategy"));
+    bool fail_branch = strategy && strcmp(strategy, "fail-branch") == 0;
+    bool default_value = strategy && strcmp(strategy, "default-value") == 0;
+    int index = atomic_fetch_add(&r->event_index, 1) + 1;
+    double t_start = now_s();
+    long long created = wall_s();
+    const char *pred = NULL;
+    if (ev) {
+        make_uuid(r, x.exec_id);
+        pthread_mutex_lock(&s->mu);
+        pred = predecessor(s, n);
+        pthread_mutex_unlock(&s->mu);
+        sl_value *d = node_event_base(&x, index, pred);
+        json_object_set_new(d, "inputs", json_null());
+        json_object_set_new(d, "created_at", json_integer(created));
+        emit(r, "node_started", d);
+    }
+
+    int max_retries = 0, interval_ms = 0;
+    const sl_value *rc = json_object_get(n->data, "retry_config");
+    if (json_is_true(json_object_get(rc, "retry_enabled"))) {
+        max_retries = (int)json_integer_value(json_object_get(rc, "max_retries"));
+        interval_ms = (int)json_integer_value(json_object_get(rc, "retry_interval"));
+    }
+    int ok = -1;
+    for (int attempt = 0;; attempt++) {
+        if (atomic_load(&r->cancel)) {
+            sl_exec_fail(&x, "Stopped", "the run was stopped");
+            break;
+        }
+        ok = n->kind->run(&x);
+        if (ok == 0) {
+            check_output_sizes(&x);
+            ok = x.err_msg ? -1 : 0;
+        }
+        if (ok == 0 || attempt >= max_retries || atomic_load(&r->cancel) ||
+            sl_exec_time_left(&x) <= 0)
+            break;
+        if (ev) {
+            sl_value *d = node_event_base(&x, index, pred);
+            json_object_set_new(d, "error", json_string(x.err_msg ? x.err_msg : ""));
+            json_object_set_new(d, "retry_index", json_integer(attempt + 1));
+            json_object_set_new(d, "inputs", x.inputs ? json_incref(x.inputs) : json_null());
+            json_object_set_new(d, "created_at", json_integer(created));
+            emit(r, "node_retry", d);
+        }
+        json_decref(x.outputs);
+        json_decref(x.inputs);
+        json_decref(x.process);
+        x.outputs = x.inputs = x.process = NULL;
+        free(x.handle);
+        x.handle = NULL;
+        sleep_interruptible(r, interval_ms / 1000.0);
+    }
+
+    nstatus st;
+    const char *handle = x.handle ? x.handle : "source";
+    bool stopped = atomic_load(&r->cancel) != 0;
+    if (ok == 0) {
+        st = NS_SUCCEEDED;
+    } else if (!stopped && (fail_branch || default_value)) {
+        st = NS_EXCEPTION;
+        atomic_fetch_add(&r->exceptions, 1);
+        sl_value *outs = default_value ? default_values(n) : json_object();
+        json_object_set_new(outs, "error_message", json_string(x.err_msg ? x.err_msg : ""));
+        json_object_set_new(outs, "error_type", json_string(x.err_type ? x.err_type : ""));
+        json_decref(x.outputs);
+        x.outputs = outs;
+        handle = fail_branch ? "fail-branch" : "source";
+    } else {
+        st = NS_FAILED;
+    }
+    if (st != NS_FAILED) {
+        if (!x.outputs)
+            x.outputs = json_object();
+        sl_pool_set_node(s->pool, n->id, json_incref(x.outputs));
+        if (strcmp(n->type, "end") == 0 && s->scope < 0) {
+            pthread_mutex_lock(&r->ev_lock);
+            json_object_update(r->outputs, x.outputs);
+            pthread_mutex_unlock(&r->ev_lock);
+        }
+    }
+    if (ev) {
+        sl_value *d = node_event_base(&x, index, pred);
+        json_object_set_new(d, "inputs", x.inputs ? json_incref(x.inputs) : json_null());
+        json_object_set_new(d, "process_data", x.process ? json_incref(x.process) : json_null());
+        json_object_set_new(d, "outputs", x.outputs ? json_incref(x.outputs) : json_null());
+        json_object_set_new(d, "status", json_string(st == NS_FAILED && stopped ? "stopped"
+                                                     : nstatus_name[st]));
+        json_object_set_new(d, "error", x.err_msg ? json_string(x.err_msg) : json_null());
+        json_object_set_new(d, "error_type", x.err_type ? json_string(x.err_type) : json_null());
+        json_object_set_new(d, "elapsed_time", json_real(now_s() - t_start));
+        sl_value *meta = json_object();
+        json_object_set_new(meta, "total_tokens", json_integer(0));
+        json_object_set_new(meta, "total_price", json_integer(0));
+        json_object_set_new(meta, "currency", json_string("USD"));
+        json_object_set_new(d, "execution_metadata", meta);
+        json_object_set_new(d, "created_at", json_integer(created));
+        json_object_set_new(d, "finished_at", json_integer(wall_s()));
+        emit(r, "node_finished", d);
+    }
+
+    pthread_mutex_lock(&s->mu);
+    s->status[v] = (unsigned char)st;
+    if (st == NS_FAILED) {
+        char msg[2048];
+        if (stopped)
+            s->stopped = true;
+        snprintf(msg, sizeof msg, "node '%s' (%s) failed: %s", n->id, n->title,
+                 x.err_msg ? x.err_msg : "unknown error");
+        fail_sched(s, x.err_type ? x.err_type : "NodeError", stopped ? "the run was stopped" : msg);
+    } else {
+        if (strcmp(n->type, "loop-end") == 0)
+            s->broke = true;
+        int added = complete(s, v, handle, fail_branch);
+        if (added > 1) {
+            /* More work than this worker can take: wake idle workers and
+             * start threads up to the pool size. */
+            int spare = added - 1;
+            if (s->idle > 0)
+                pthread_cond_broadcast(&s->cv);
+            spare -= s->idle;
+            while (spare-- > 0 && s->threads < s->max_threads) {
+                if (pthread_create(&s->tids[s->threads], NULL, sl__worker_main, s) == 0)
+                    s->threads++;
+                else
+                    break;
+            }
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+
+    json_decref(x.inputs);
+    json_decref(x.outputs);
+    json_decref(x.process);
+    free(x.handle);
+    free(x.err_msg);
+    free(x.err_type);
+}
+
+static void worker_loop(sched *s)
+{
+    sl_run *r = s->run;
+    pthread_mutex_lock(&s->mu);
+    while (!s->done) {
+        if (!s->abort && atomic_load(&r->cancel)) {
+            s->stopped = true;
+            fail_sched(s, "Stopped", "the run was stopped");
+        }
+        if (!s->abort && r->L.max_time_s > 0 && now_s() - r->t0 > r->L.max_time_s) {
+            char msg[256];
+            snprintf(msg, sizeof msg, "the run took longer than max_time_s (%g s); raise it "
+                     "with --limit max_time_s=N", r->L.max_time_s);
+            fail_sched(s, "WorkflowTimeout", msg);
+        }
+        if (s->qh != s->qt && !s->abort) {
+            int v = s->queue[s->qh++];
+            if (++s->steps > r->L.max_steps) {
+                char msg[256];
+                snprintf(msg, sizeof msg, "the workflow ran more than max_steps (%d) nodes; "
+                         "raise it with --limit max_steps=N", r->L.max_steps);
+                fail_sched(s, "MaxStepsExceeded", msg);
+                continue;
+            }
+            s->status[v] = NS_RUNNING;
+            s->running++;
+            pthread_mutex_unlock(&s->mu);
+            exec_node(s, v);
+            pthread_mutex_lock(&s->mu);
+            s->running--;
+            continue;
+        }
+        if (s->running == 0) {
+            s->done = true;
+            pthread_cond_broadcast(&s->cv);
+            break;
+        }
+        s->idle++;
+        pthread_cond_wait(&s->cv, &s->mu);
+        s->idle--;
+    }
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+void *sl__worker_main(void *arg)
+{
+    worker_loop(arg);
+    return NULL;
+}
+
+static void sched_run(sched *s, int start)
+{
+    pthread_mutex_lock(&s->mu);
+    push(s, start);
+    pthread_mutex_unlock(&s->mu);
+    worker_loop(s);
+    for (int i = 0; i < s->threads; i++)
+        pthread_join(s->tids[i], NULL);
+}
+
+/* ---- containers ---- */
+
+int sl_exec_round(sl_node_exec *x, sl_round *rd)
+{
+    sl_run *r = x->s->run;
+    const sl_gnode *n = x->n;
+    rd->result = NULL;
+    rd->scope_after = NULL;
+    rd->broke = false;
+    rd->err_msg = NULL;
+    rd->err_type = NULL;
+    if (x->s->depth + 1 > r->L.max_depth) {
+        json_decref(rd->scope_vars);
+        rd->scope_vars = NULL;
+        rd->err_msg = sl_xasprintf("containers nested deeper than max_depth (%d); raise it "
+                                   "with --limit max_depth=N", r->L.max_depth);
+        rd->err_type = sl_xstrdup("DepthLimitExceeded");
+        return -1;
+    }
+    sl_pool *layer = sl_pool_new(x->s->pool);
+    if (rd->scope_vars)
+        sl_pool_set_node(layer, n->id, rd->scope_vars);
+    rd->scope_vars = NULL;
+    sched sub;
+    sched_init(&sub, r, n->idx, x->s->depth + 1, layer, 1);
+    sched_run(&sub, n->inner_start);
+    int rc = 0;
+    if (sub.abort) {
+        rd->err_msg = sl_xstrdup(sub.fail_msg ? sub.fail_msg : "a node inside failed");
+        rd->err_type = sl_xstrdup(sub.fail_type ? sub.fail_type : "NodeError");
+        rc = -1;
+    }
+    if (rd->collect)
+        rd->result = sl_pool_get_sel(layer, rd->collect);
+    rd->scope_after = sl_pool_node(layer, n->id);
+    rd->broke = sub.broke;
+    /* Child steps count against the child engine's own max_steps, as in Dify. */
+    sched_release(&sub);
+    sl_pool_free(layer);
+    return rc;
+}
+
+/* ---- runs ---- */
+
+void sl_run_opts_init(sl_run_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    sl_limits_default(&o->limits);
+}
+
+const char *sl_run_status_name(sl_run_status s)
+{
+    switch (s) {
+    case SL_RUN_RUNNING: return "running";
+    case SL_RUN_SUCCEEDED: return "succeeded";
+    case SL_RUN_FAILED: return "failed";
+    case SL_RUN_STOPPED: return "stopped";
+    case SL_RUN_PARTIAL: return "partial-succeeded";
+    }
+    return "unknown";
+}
+
+/* Converts a declared variable's value (env/conversation) to its type. */
+static sl_value *typed_value(const sl_value *decl, const sl_value *given)
+{
+    const char *t = json_string_value(json_object_get(decl, "value_type"));
+    const sl_value *v = given ? given : json_object_get(decl, "value");
+    if (!v)
+        v = json_null();
+    if (t && strcmp(t, "number") == 0 && json_is_string(v)) {
+        sl_value *num = sl_value_number_from_text(json_string_value(v));
+        if (num)
+            return num;
+    }
+    if (t && (strcmp(t, "object") == 0 || strncmp(t, "array", 5) == 0) && json_is_string(v)) {
+        json_error_t je;
+        sl_value *pv = json_loads(json_string_value(v), JSON_DECODE_ANY, &je);
+        if (pv)
+            return pv;
+    }
+    if (t && strcmp(t, "string") == 0 && !json_is_string(v) && !json_is_null(v)) {
+        sl_buf b;
+        sl_buf_init(&b, 0);
+        sl_value_text(v, &b);
+        sl_value *s = json_stringn(b.data ? b.data : "", b.len);
+        sl_buf_release(&b);
+        return s ? s : json_string("");
+    }
+    return json_incref((sl_value *)v);
+}
+
+sl_run *sl_run_new(const sl_graph *g, const sl_run_opts *opts)
+{
+    sl_run *r = sl_xcalloc(1, sizeof *r);
+    r->g = g;
+    r->opts = *opts;
+    r->L = opts->limits;
+    if (r->L.workers < 1)
+        r->L.workers = 1;
+    r->pool = sl_pool_new(NULL);
+    r->outputs = json_object();
+    pthread_mutex_init(&r->ev_lock, NULL);
+    sl_buf_init(&r->answer, r->L.max_string_bytes ? r->L.max_string_bytes * 4 : 0);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    r->rng = (unsigned long long)ts.tv_nsec ^ ((unsigned long long)ts.tv_sec << 20) ^
+             ((unsigned long long)(uintptr_t)r << 7) ^ (unsigned long long)getpid();
+    make_uuid(r, r->id);
+
+    /* env.* and conversation.* */
+    sl_value *env = json_object();
+    for (size_t i = 0; i < json_array_size(g->env_vars); i++) {
+        const sl_value *d = json_array_get(g->env_vars, i);
+        const char *name = json_string_value(json_object_get(d, "name"));
+        if (!name)
+            continue;
+        const sl_value *given = json_object_get(opts->env_override, name);
+        sl_value *v = typed_value(d, given);
+        const char *t = json_string_value(json_object_get(d, "value_type"));
+        if (t && strcmp(t, "secret") == 0 && json_is_string(v) && json_string_length(v) >= 4) {
+            r->secrets = sl_xrealloc(r->secrets, (size_t)(r->nsecrets + 1) * sizeof *r->secrets);
+            r->secrets[r->nsecrets++] = sl_xstrdup(json_string_value(v));
+        }
+        json_object_set_new(env, name, v);
+    }
+    sl_pool_set_node(r->pool, "env", env);
+    sl_value *conv = json_object();
+    for (size_t i = 0; i < json_array_size(g->conv_vars); i++) {
+        const sl_value *d = json_array_get(g->conv_vars, i);
+        const char *name = json_string_value(json_object_get(d, "name"));
+        if (name)
+            json_object_set_new(conv, name,
+                                typed_value(d, json_object_get(opts->conversation, name)));
+    }
+    sl_pool_set_node(r->pool, "conversation", conv);
+    return r;
+}
+
+static void set_sys(sl_run *r)
+{
+    const sl_run_opts *o = &r->opts;
+    sl_value *sys = json_object();
+    json_object_set_new(sys, "query", json_string(o->query ? o->query : ""));
+    json_object_set_new(sys, "files", json_array());
+    json_object_set_new(sys, "user_id", json_string(o->user_id ? o->user_id : "sluice-cli"));
+    json_object_set_new(sys, "conversation_id",
+                        json_string(o->conversation_id ? o->conversation_id : ""));
+    json_object_set_new(sys, "dialogue_count", json_integer(1));
+    json_object_set_new(sys, "app_id", json_string(""));
+    json_object_set_new(sys, "workflow_id", json_string(""));
+    json_object_set_new(sys, "workflow_run_id", json_string(r->id));
+    json_object_set_new(sys, "timestamp", json_integer(wall_s()));
+    if (!strcmp(r->g->mode, "workflow"))
+        json_object_del(sys, "query");
+    sl_pool_set_node(r->pool, "sys", sys);
+}
+
+int sl_run_exec(sl_run *r, sl_err *err)
+{
+    (void)err;
+    r->t0 = now_s();
+    long long created = wall_s();
+    set_sys(r);
+    r->status = SL_RUN_RUNNING;
+    if (r->opts.on_event) {
+        sl_value *d = json_object();
+        json_object_set_new(d, "id", json_string(r->id));
+        json_object_set_new(d, "workflow_id", json_string(""));
+        json_object_set_new(d, "inputs", r->opts.inputs ? json_incref(r->opts.inputs)
+                                                        : json_object());
+        json_object_set_new(d, "created_at", json_integer(created));
+        emit(r, "workflow_started", d);
+    }
+    sched s;
+    sched_init(&s, r, -1, 0, r->pool, r->L.workers);
+    sched_run(&s, r->g->start);
+    r->steps = s.steps;
+    if (s.stopped || atomic_load(&r->cancel)) {
+        r->status = SL_RUN_STOPPED;
+        r->error = sl_xstrdup("the run was stopped");
+    } else if (s.abort) {
+        r->status = SL_RUN_FAILED;
+        r->error = sl_xstrdup(s.fail_msg ? s.fail_msg : "failed");
+    } else {
+        r->status = atomic_load(&r->exceptions) ? SL_RUN_PARTIAL : SL_RUN_SUCCEEDED;
+    }
+    sched_release(&s);
+    if (!strcmp(r->g->mode, "advanced-chat"))
+        json_object_set_new(r->outputs, "answer",
+                            json_stringn(r->answer.data ? r->answer.data : "", r->answer.len));
+    r->conversation = sl_pool_node(r->pool, "conversation");
+    r->t1 = now_s();
+    if (r->opts.on_event) {
+        sl_value *d = json_object();
+        json_object_set_new(d, "id", json_string(r->id));
+        json_object_set_new(d, "workflow_id", json_string(""));
+        json_object_set_new(d, "status", json_string(sl_run_status_name(r->status)));
+        json_object_set_new(d, "outputs", json_incref(r->outputs));
+        json_object_set_new(d, "error", r->error ? json_string(r->error) : json_null());
+        json_object_set_new(d, "elapsed_time", json_real(r->t1 - r->t0));
+        json_object_set_new(d, "total_tokens", json_integer(0));
+        json_object_set_new(d, "total_steps", json_integer(r->steps));
+        json_object_set_new(d, "exceptions_count", json_integer(atomic_load(&r->exceptions)));
+        json_object_set_new(d, "created_at", json_integer(created));
+        json_object_set_new(d, "finished_at", json_integer(wall_s()));
+        emit(r, "workflow_finished", d);
+    }
+    return 0;
+}
+
+void sl_run_cancel(sl_run *r)
+{
+    atomic_store(&r->cancel, 1);
+}
+
+void sl_run_free(sl_run *r)
+{
+    if (!r)
+        return;
+    sl_pool_free(r->pool);
+    json_decref(r->outputs);
+    json_decref(r->conversation);
+    free(r->error);
+    for (int i = 0; i < r->nsecrets; i++)
+        free(r->secrets[i]);
+    free(r->secrets);
+    sl_buf_release(&r->answer);
+    pthread_mutex_destroy(&r->ev_lock);
+    free(r);
+}
+
+sl_run_status sl_run_status_of(const sl_run *r) { return r->status; }
+const sl_value *sl_run_outputs(const sl_run *r) { return r->outputs; }
+const char *sl_run_error(const sl_run *r) { return r->error; }
+int sl_run_steps(const sl_run *r) { return r->steps; }
+double sl_run_elapsed(const sl_run *r) { return r->t1 - r->t0; }
+const char *sl_run_id(const sl_run *r) { return r->id; }
+const sl_value *sl_run_conversation(const sl_run *r) { return r->conversation; }

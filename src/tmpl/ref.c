@@ -1,0 +1,91 @@
+#include "ref.h"
+
+#include <ctype.h>
+#include <string.h>
+
+/* Tries to read one reference at p (which points at "{{#").  On success
+ * fills parts (pointing into `store`) and returns the length consumed. */
+static size_t parse_ref(const char *p, char *store, size_t storecap, const char **parts, int *n)
+{
+    const char *s = p + 3;
+    size_t k = 0;
+    int np = 0;
+    size_t len = 0;
+    /* node id */
+    while ((isalnum((unsigned char)s[len]) || s[len] == '_') && len <= 50)
+        len++;
+    if (len == 0 || len > 50 || s[len] != '.')
+        return 0;
+    if (k + len + 1 > storecap)
+        return 0;
+    memcpy(store + k, s, len);
+    store[k + len] = '\0';
+    parts[np++] = store + k;
+    k += len + 1;
+    s += len;
+    while (*s == '.') {
+        s++;
+        len = 0;
+        if (!(isalpha((unsigned char)s[0]) || s[0] == '_'))
+            return 0;
+        while ((isalnum((unsigned char)s[len]) || s[len] == '_') && len <= 30)
+            len++;
+        if (len > 30 || np >= SL_REF_MAX_PARTS || k + len + 1 > storecap)
+            return 0;
+        memcpy(store + k, s, len);
+        store[k + len] = '\0';
+        parts[np++] = store + k;
+        k += len + 1;
+        s += len;
+    }
+    if (np < 2 || strncmp(s, "#}}", 3) != 0)
+        return 0;
+    *n = np;
+    return (size_t)(s + 3 - p);
+}
+
+int sl_ref_render(const char *text, sl_ref_resolve_fn fn, void *ud, sl_buf *out)
+{
+    const char *lit = text;
+    const char *p = text;
+    char store[512];
+    const char *parts[SL_REF_MAX_PARTS];
+    while ((p = strstr(p, "{{#")) != NULL) {
+        int n;
+        size_t used = parse_ref(p, store, sizeof store, parts, &n);
+        if (!used) {
+            p++;
+            continue;
+        }
+        sl_buf_add(out, lit, (size_t)(p - lit));
+        sl_value *v = fn(ud, parts, n);
+        if (v) {
+            sl_value_text(v, out);
+            json_decref(v);
+        }
+        p += used;
+        lit = p;
+    }
+    sl_buf_adds(out, lit);
+    return out->toobig ? -1 : 0;
+}
+
+int sl_ref_scan(const char *text, sl_ref_visit_fn fn, void *ud)
+{
+    const char *p = text;
+    char store[512];
+    const char *parts[SL_REF_MAX_PARTS];
+    while ((p = strstr(p, "{{#")) != NULL) {
+        int n;
+        size_t used = parse_ref(p, store, sizeof store, parts, &n);
+        if (!used) {
+            p++;
+            continue;
+        }
+        int rc = fn(ud, parts, n);
+        if (rc)
+            return rc;
+        p += used;
+    }
+    return 0;
+}

@@ -1,0 +1,29 @@
+/*
+ * ref — Dify's inline variable references in text: {{#node_id.var.path#}}.
+ *
+ * A reference is `{{#` + node id ([A-Za-z0-9_]{1,50}) + 1 to 10 parts
+ * ([A-Za-z_][A-Za-z0-9_]{0,29}) joined by dots + `#}}`.  Anything else
+ * (including near-misses) is plain text and is copied unchanged.
+ *
+ * Rendering writes each referenced value as sl_value_text() shows it; a
+ * reference to a variable that does not exist renders as nothing.
+ */
+#ifndef SL_REF_H
+#define SL_REF_H
+
+#include "../core/buf.h"
+#include "../core/value.h"
+
+#define SL_REF_MAX_PARTS 11
+
+/* Returns a new reference, or NULL when the variable does not exist. */
+typedef sl_value *(*sl_ref_resolve_fn)(void *ud, const char *const *parts, int nparts);
+/* Called for each reference found; return non-zero to stop the scan. */
+typedef int (*sl_ref_visit_fn)(void *ud, const char *const *parts, int nparts);
+
+/* Appends the rendered text; -1 when `out` hit its cap. */
+int sl_ref_render(const char *text, sl_ref_resolve_fn fn, void *ud, sl_buf *out);
+/* Visits every reference; returns what the visitor returned, or 0. */
+int sl_ref_scan(const char *text, sl_ref_visit_fn fn, void *ud);
+
+#endif

@@ -1,0 +1,403 @@
+/*
+ * cases — runs the data-driven end-to-end cases (docs/testing.md).
+ *
+ * usage: cases [FILE|DIR]...   (default tests/cases)
+ * Prints one TAP line per case entry.  Starts tests/tools/httpd.py once,
+ * on a free loopback port, when any case mentions ${HTTPD_URL}, and stops
+ * it at exit.
+ */
+#include <dirent.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/run.h"
+#include "tap.h"
+
+static pid_t httpd_pid;
+static FILE *httpd_in;
+
+static void stop_httpd(void)
+{
+    if (httpd_pid > 0) {
+        kill(httpd_pid, SIGTERM);
+        waitpid(httpd_pid, NULL, 0);
+        httpd_pid = 0;
+    }
+}
+
+static int start_httpd(void)
+{
+    if (httpd_pid)
+        return 0;
+    int out[2], in[2];
+    if (pipe(out) < 0 || pipe(in) < 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        dup2(in[0], 0);
+        dup2(out[1], 1);
+        close(in[1]);
+        close(out[0]);
+        execlp("python3", "python3", "tests/tools/httpd.py", "0", (char *)NULL);
+        _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    httpd_in = fdopen(in[1], "w"); /* closing it tells the server to exit */
+    FILE *f = fdopen(out[0], "r");
+    char line[128];
+    if (!f || !fgets(line, sizeof line, f)) {
+        fprintf(stderr, "cases: tests/tools/httpd.py did not start\n");
+        return -1;
+    }
+    int port = atoi(line);
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", port);
+    setenv("HTTPD_URL", url, 1);
+    snprintf(url, sizeof url, "%d", port);
+    setenv("HTTPD_PORT", url, 1);
+    httpd_pid = pid;
+    atexit(stop_httpd);
+    return 0;
+}
+
+/* ${VAR} from the environment. */
+static char *expand(const char *s)
+{
+    sl_buf b;
+    sl_buf_init(&b, 0);
+    while (*s) {
+        const char *p = strstr(s, "${");
+        const char *q = p ? strchr(p, '}') : NULL;
+        if (!p || !q) {
+            sl_buf_adds(&b, s);
+            break;
+        }
+        sl_buf_add(&b, s, (size_t)(p - s));
+        char name[128];
+        snprintf(name, sizeof name, "%.*s", (int)(q - p - 2), p + 2);
+        if (!strcmp(name, "HTTPD_URL") || !strcmp(name, "HTTPD_PORT"))
+            start_httpd();
+        const char *v = getenv(name);
+        sl_buf_adds(&b, v ? v : "");
+        s = q + 1;
+    }
+    return sl_buf_detach(&b);
+}
+
+static sl_value *expand_value(const sl_value *v)
+{
+    if (json_is_string(v)) {
+        char *s = expand(json_string_value(v));
+        sl_value *r = json_string(s);
+        free(s);
+        return r;
+    }
+    if (json_is_object(v)) {
+        sl_value *o = json_object();
+        const char *k;
+        sl_value *e;
+        json_object_foreach((sl_value *)v, k, e) json_object_set_new(o, k, expand_value(e));
+        return o;
+    }
+    if (json_is_array(v)) {
+        sl_value *a = json_array();
+        for (size_t i = 0; i < json_array_size(v); i++)
+            json_array_append_new(a, expand_value(json_array_get(v, i)));
+        return a;
+    }
+    return json_incref((sl_value *)v);
+}
+
+typedef struct {
+    sl_value *status; /* node id -> last status */
+} collect;
+
+static void on_event(const char *event, const sl_value *data, void *ud)
+{
+    collect *c = ud;
+    if (!strcmp(event, "node_finished"))
+        json_object_set(c->status, json_string_value(json_object_get(data, "node_id")),
+                        json_object_get(data, "status"));
+}
+
+typedef struct {
+    sl_run *r;
+    int ms;
+} canceller;
+
+static void *cancel_main(void *arg)
+{
+    canceller *c = arg;
+    struct timespec ts = {c->ms / 1000, (long)(c->ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+    sl_run_cancel(c->r);
+    return NULL;
+}
+
+static char *show(const sl_value *v)
+{
+    char *s = v ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+    return s ? s : sl_xstrdup("(none)");
+}
+
+/* Appends a failure reason. */
+static void why(sl_buf *b, const char *fmt, const sl_value *want, const sl_value *got)
+{
+    char *w = show(want), *g = show(got);
+    sl_buf_addf(b, fmt, w, g);
+    sl_buf_adds(b, "; ");
+    free(w);
+    free(g);
+}
+
+static bool subset_equal(const sl_value *want, const sl_value *got)
+{
+    const char *k;
+    sl_value *v;
+    json_object_foreach((sl_value *)want, k, v) {
+        if (!sl_value_equal(v, json_object_get(got, k)))
+            return false;
+    }
+    return true;
+}
+
+static void run_entry(const char *file, const sl_graph *g, const sl_value *t)
+{
+    const char *name = json_string_value(json_object_get(t, "name"));
+    const sl_value *ex = json_object_get(t, "expect");
+    sl_buf fail;
+    sl_buf_init(&fail, 1 << 20);
+    sl_run_opts o;
+    sl_run_opts_init(&o);
+    o.limits.workers = 4;
+    sl_err err = {0};
+    const sl_value *lim = json_object_get(t, "limits");
+    const char *k;
+    sl_value *v;
+    json_object_foreach((sl_value *)lim, k, v) {
+        sl_buf a;
+        sl_buf_init(&a, 0);
+        sl_buf_addf(&a, "%s=", k);
+        sl_value_text(v, &a);
+        if (sl_limits_set(&o.limits, a.data, &err) < 0) {
+            sl_buf_addf(&fail, "bad limits: %s; ", err.msg);
+            sl_err_clear(&err);
+        }
+        sl_buf_release(&a);
+    }
+    sl_value *given = expand_value(json_object_get(t, "inputs"));
+    sl_value *env = expand_value(json_object_get(t, "env"));
+    sl_value *conv = expand_value(json_object_get(t, "conversation"));
+    const char *query = json_string_value(json_object_get(t, "query"));
+    sl_diag d;
+    sl_diag_init(&d);
+    sl_value *inputs = NULL;
+    collect col = {json_object()};
+    if (sl_run_prepare_inputs(g, given, &inputs, &d) < 0) {
+        const sl_value *ie = json_object_get(ex, "input_errors");
+        if (!ie)
+            sl_buf_addf(&fail, "inputs refused: %s; ", d.n ? d.v[0].msg : "?");
+        for (size_t i = 0; i < json_array_size(ie); i++) {
+            bool found = false;
+            for (size_t j = 0; j < d.n; j++)
+                found |= strstr(d.v[j].msg, json_string_value(json_array_get(ie, i))) != NULL;
+            if (!found)
+                sl_buf_addf(&fail, "no input error contains '%s'; ",
+                            json_string_value(json_array_get(ie, i)));
+        }
+        goto report;
+    }
+    if (json_object_get(ex, "input_errors"))
+        sl_buf_adds(&fail, "inputs were accepted but errors were expected; ");
+    o.inputs = inputs;
+    o.env_override = env;
+    o.conversation = conv;
+    o.query = query;
+    o.on_event = on_event;
+    o.event_ud = &col;
+    sl_run *r = sl_run_new(g, &o);
+    pthread_t ct;
+    canceller cc = {r, (int)json_integer_value(json_object_get(t, "cancel_after_ms"))};
+    bool cancel = cc.ms > 0 && pthread_create(&ct, NULL, cancel_main, &cc) == 0;
+    sl_run_exec(r, &err);
+    if (cancel)
+        pthread_join(ct, NULL);
+    const char *st = sl_run_status_name(sl_run_status_of(r));
+    const char *want_st = json_string_value(json_object_get(ex, "status"));
+    if (want_st && strcmp(want_st, st))
+        sl_buf_addf(&fail, "status: want %s, got %s (error: %s); ", want_st, st,
+                    sl_run_error(r) ? sl_run_error(r) : "none");
+    const sl_value *wo = json_object_get(ex, "outputs");
+    sl_value *wox = wo ? expand_value(wo) : NULL;
+    if (wox && !sl_value_equal(wox, sl_run_outputs(r)))
+        why(&fail, "outputs: want %s, got %s", wox, sl_run_outputs(r));
+    json_decref(wox);
+    const sl_value *ws = json_object_get(ex, "outputs_subset");
+    sl_value *wsx = ws ? expand_value(ws) : NULL;
+    if (wsx && !subset_equal(wsx, sl_run_outputs(r)))
+        why(&fail, "outputs_subset: want %s, got %s", wsx, sl_run_outputs(r));
+    json_decref(wsx);
+    const char *ec = json_string_value(json_object_get(ex, "error_contains"));
+    if (ec && (!sl_run_error(r) || !strstr(sl_run_error(r), ec)))
+        sl_buf_addf(&fail, "error: want text '%s', got '%s'; ", ec,
+                    sl_run_error(r) ? sl_run_error(r) : "(none)");
+    const sl_value *wn = json_object_get(ex, "nodes");
+    json_object_foreach((sl_value *)wn, k, v) {
+        const char *got = json_string_value(json_object_get(col.status, k));
+        if (!got)
+            got = "skipped";
+        if (strcmp(got, json_string_value(v) ? json_string_value(v) : ""))
+            sl_buf_addf(&fail, "node %s: want %s, got %s; ", k, json_string_value(v), got);
+    }
+    const char *wa = json_string_value(json_object_get(ex, "answer"));
+    if (wa) {
+        const char *ga = json_string_value(json_object_get(sl_run_outputs(r), "answer"));
+        if (!ga || strcmp(wa, ga))
+            sl_buf_addf(&fail, "answer: want '%s', got '%s'; ", wa, ga ? ga : "(none)");
+    }
+    const sl_value *wc = json_object_get(ex, "conversation");
+    if (wc && !subset_equal(wc, sl_run_conversation(r)))
+        why(&fail, "conversation: want %s, got %s", wc, sl_run_conversation(r));
+    sl_run_free(r);
+report:
+    CHECK(fail.len == 0, "%s: %s%s%s", file, name ? name : "(unnamed)", fail.len ? " # " : "",
+          fail.len ? fail.data : "");
+    sl_buf_release(&fail);
+    json_decref(col.status);
+    json_decref(inputs);
+    json_decref(given);
+    json_decref(env);
+    json_decref(conv);
+    sl_diag_release(&d);
+    sl_err_clear(&err);
+}
+
+static void run_file(const char *file)
+{
+    FILE *f = fopen(file, "rb");
+    if (!f) {
+        CHECK(0, "%s: cannot open", file);
+        return;
+    }
+    sl_buf b;
+    sl_buf_init(&b, 0);
+    char tmp[65536];
+    size_t n;
+    while ((n = fread(tmp, 1, sizeof tmp, f)) > 0)
+        sl_buf_add(&b, tmp, n);
+    fclose(f);
+    sl_yaml_doc doc;
+    sl_err err = {0};
+    if (sl_yaml_parse(b.data ? b.data : "", b.len, file, &doc, &err) < 0) {
+        CHECK(0, "%s: %s", file, err.msg);
+        sl_err_clear(&err);
+        sl_buf_release(&b);
+        return;
+    }
+    const sl_value *tests = json_object_get(doc.root, "sluice_test");
+    if (!json_is_array(tests) || json_array_size(tests) == 0) {
+        CHECK(0, "%s: no sluice_test entries", file);
+        goto out;
+    }
+    sl_graph g;
+    sl_diag d;
+    sl_diag_init(&d);
+    int rc = sl_graph_load_text(&g, b.data ? b.data : "", b.len, file, &d, &err);
+    for (size_t i = 0; i < json_array_size(tests); i++) {
+        const sl_value *t = json_array_get(tests, i);
+        const sl_value *le = json_object_get(json_object_get(t, "expect"), "load_errors");
+        const char *name = json_string_value(json_object_get(t, "name"));
+        if (le) {
+            sl_buf why_b;
+            sl_buf_init(&why_b, 0);
+            if (rc == 0)
+                sl_buf_adds(&why_b, "the workflow loaded but errors were expected");
+            for (size_t j = 0; j < json_array_size(le); j++) {
+                const char *want = json_string_value(json_array_get(le, j));
+                bool found = false;
+                for (size_t e = 0; want && e < d.n; e++)
+                    found |= !d.v[e].warning && strstr(d.v[e].msg, want) != NULL;
+                if (!found)
+                    sl_buf_addf(&why_b, "no load error contains '%s' (errors: %s) ",
+                                want ? want : "?", d.n ? d.v[0].msg : "none");
+            }
+            CHECK(why_b.len == 0, "%s: %s%s%s", file, name ? name : "(unnamed)",
+                  why_b.len ? " # " : "", why_b.len ? why_b.data : "");
+            sl_buf_release(&why_b);
+        } else if (rc < 0) {
+            CHECK(0, "%s: %s # load failed: %s", file, name ? name : "(unnamed)",
+                  d.n ? d.v[0].msg : err.msg);
+        } else {
+            run_entry(file, &g, t);
+        }
+    }
+    sl_diag_release(&d);
+    sl_graph_release(&g);
+out:
+    sl_err_clear(&err);
+    sl_yaml_doc_release(&doc);
+    sl_buf_release(&b);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void walk(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) < 0) {
+        CHECK(0, "%s: not found", path);
+        return;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        run_file(path);
+        return;
+    }
+    DIR *dir = opendir(path);
+    if (!dir)
+        return;
+    char **names = NULL;
+    size_t n = 0;
+    struct dirent *de;
+    while ((de = readdir(dir)) != NULL) {
+        if (de->d_name[0] == '.')
+            continue;
+        names = sl_xrealloc(names, (n + 1) * sizeof *names);
+        names[n++] = sl_xasprintf("%s/%s", path, de->d_name);
+    }
+    closedir(dir);
+    qsort(names, n, sizeof *names, cmp_str);
+    for (size_t i = 0; i < n; i++) {
+        struct stat s2;
+        size_t len = strlen(names[i]);
+        if (stat(names[i], &s2) == 0 &&
+            (S_ISDIR(s2.st_mode) || (len > 4 && !strcmp(names[i] + len - 4, ".yml"))))
+            walk(names[i]);
+        free(names[i]);
+    }
+    free(names);
+}
+
+int main(int argc, char **argv)
+{
+    signal(SIGPIPE, SIG_IGN);
+    if (argc < 2)
+        walk("tests/cases");
+    for (int i = 1; i < argc; i++)
+        walk(argv[i]);
+    if (httpd_in)
+        fclose(httpd_in);
+    stop_httpd();
+    return tap_done();
+}
