@@ -37,7 +37,8 @@ static const char usage_run[] =
     "\n"
     "options:\n"
     "  --input NAME=VALUE    a start input (repeatable); VALUE is text and is converted\n"
-    "                        to the input's declared type; NAME=@PATH passes a file\n"
+    "                        to the input's declared type; NAME=@PATH reads the text\n"
+    "                        from a file, or passes the file itself to file inputs\n"
     "  --inputs JSON|@FILE   all inputs as a JSON object (inline or from a file)\n"
     "  --query TEXT          the user's message (sys.query) for advanced-chat apps\n"
     "  --conversation JSON   conversation variable values as a JSON object\n"
@@ -245,6 +246,27 @@ static int add_input(sl_value *inputs, const sl_graph *g, const char *arg)
         } else {
             json_object_set_new(inputs, name, f);
         }
+    } else if (val[0] == '@') {
+        /* Like curl's -d @file: the input's text comes from a file. */
+        FILE *f = fopen(val + 1, "rb");
+        sl_buf b;
+        sl_buf_init(&b, (size_t)10 << 20);
+        char tmp[65536];
+        size_t n;
+        bool ok = f != NULL;
+        while (ok && (n = fread(tmp, 1, sizeof tmp, f)) > 0)
+            ok = sl_buf_add(&b, tmp, n) == 0;
+        if (f)
+            fclose(f);
+        sl_value *s = ok ? json_stringn(b.data ? b.data : "", b.len) : NULL;
+        sl_buf_release(&b);
+        if (!s) {
+            fprintf(stderr, "sluice: --input %s: cannot use file '%s': %s\n", name, val + 1,
+                    !f ? strerror(errno) : ok ? "not valid UTF-8 text" : "larger than 10 MB");
+            free(name);
+            return -1;
+        }
+        json_object_set_new(inputs, name, s);
     } else {
         sl_value *s = json_string(val);
         if (!s) {
@@ -258,9 +280,8 @@ static int add_input(sl_value *inputs, const sl_graph *g, const char *arg)
     return 0;
 }
 
-static void print_outputs(const sl_graph *g, sl_run *r)
+static void print_outputs(const sl_graph *g, const sl_value *outs)
 {
-    const sl_value *outs = sl_run_outputs(r);
     if (!strcmp(g->mode, "advanced-chat")) {
         const char *a = json_string_value(json_object_get(outs, "answer"));
         if (a && *a) {
@@ -412,10 +433,10 @@ static int cmd_run(int argc, char **argv)
                 sl_run_error(r) ? sl_run_error(r) : "");
     else if (st == SL_RUN_FAILED)
         fprintf(stderr, "sluice: %s\n", sl_run_error(r));
+    sl_value *shown = sl_run_mask(r, sl_run_outputs(r));
     if (json_out) {
         sl_value *res = json_pack("{s:s,s:s,s:O,s:o,s:f,s:i}", "workflow_run_id", sl_run_id(r),
-                                  "status", sl_run_status_name(st), "outputs",
-                                  (sl_value *)sl_run_outputs(r), "error",
+                                  "status", sl_run_status_name(st), "outputs", shown, "error",
                                   sl_run_error(r) ? json_string(sl_run_error(r)) : json_null(),
                                   "elapsed_time", sl_run_elapsed(r), "total_steps",
                                   sl_run_steps(r));
@@ -426,8 +447,9 @@ static int cmd_run(int argc, char **argv)
         free(s);
         json_decref(res);
     } else if (!events) {
-        print_outputs(&g, r);
+        print_outputs(&g, shown);
     }
+    json_decref(shown);
     rc = st == SL_RUN_SUCCEEDED ? EXIT_OK : st == SL_RUN_PARTIAL ? EXIT_PARTIAL
          : st == SL_RUN_STOPPED ? EXIT_STOPPED : EXIT_FAILED;
     sl_run_free(r);

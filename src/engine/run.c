@@ -975,6 +975,11 @@ void sl_run_free(sl_run *r)
     free(r);
 }
 
+sl_value *sl_run_mask(sl_run *r, const sl_value *v)
+{
+    return r->nsecrets ? mask_value(r, (sl_value *)v) : json_incref((sl_value *)v);
+}
+
 sl_run_status sl_run_status_of(const sl_run *r) { return r->status; }
 const sl_value *sl_run_outputs(const sl_run *r) { return r->outputs; }
 const char *sl_run_error(const sl_run *r) { return r->error; }

@@ -69,6 +69,9 @@ const char *sl_run_error(const sl_run *r);         /* NULL when none */
 int sl_run_steps(const sl_run *r);
 double sl_run_elapsed(const sl_run *r);
 const char *sl_run_id(const sl_run *r);
+/* A copy of v with every secret environment value masked, for anything
+ * shown to people (new reference). */
+sl_value *sl_run_mask(sl_run *r, const sl_value *v);
 /* Conversation variables after the run (borrowed object). */
 const sl_value *sl_run_conversation(const sl_run *r);
 
