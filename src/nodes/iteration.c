@@ -186,7 +186,10 @@ static int iteration_run(sl_node_exec *x)
         }
     }
     if (rc == 0 && sl_exec_cancelled(x))
-        rc = sl_exec_fail(x, "Stopped", "the run was stopped or ran out of time");
+        rc = sl_exec_time_left(x) <= 0
+                 ? sl_exec_fail(x, "WorkflowTimeout", "the run took longer than max_time_s; "
+                                "raise it with --limit max_time_s=N")
+                 : sl_exec_fail(x, "Stopped", "the run was stopped");
     /* flatten_output (default true): a list of lists becomes one list. */
     const sl_value *fo = json_object_get(d, "flatten_output");
     bool flatten = !fo || json_is_null(fo) || json_is_true(fo);

@@ -183,7 +183,10 @@ static int loop_run(sl_node_exec *x)
         rc = -1;
     for (json_int_t i = 0; rc == 0 && !stop && i < count; i++) {
         if (sl_exec_cancelled(x)) {
-            rc = sl_exec_fail(x, "Stopped", "the run was stopped or ran out of time");
+            rc = sl_exec_time_left(x) <= 0
+                     ? sl_exec_fail(x, "WorkflowTimeout", "the run took longer than max_time_s; "
+                                    "raise it with --limit max_time_s=N")
+                     : sl_exec_fail(x, "Stopped", "the run was stopped");
             break;
         }
         sl_value *ne = json_pack("{s:I}", "index", i);
