@@ -126,6 +126,11 @@ static void on_event(const char *event, const sl_value *data, void *ud)
     }
     if (p->quiet)
         return;
+    /* Nodes inside iterations and loops would flood the terminal; their
+     * containers report progress per item/round instead. */
+    if ((!strncmp(event, "node_", 5)) &&
+        (json_object_get(data, "iteration_id") || json_object_get(data, "loop_id")))
+        return;
     const char *title = json_string_value(json_object_get(data, "title"));
     const char *type = json_string_value(json_object_get(data, "node_type"));
     if (!strcmp(event, "node_started")) {
