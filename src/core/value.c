@@ -382,26 +382,63 @@ sl_value *sl_value_deep_copy(const sl_value *v)
     return json_deep_copy(v);
 }
 
+/* Python's int(): optional sign, digits with single underscores between
+ * them; float(): the same plus a fraction and exponent, or inf/nan words.
+ * C's strtod would also take hex floats, which Python refuses. */
 sl_value *sl_value_number_from_text(const char *s)
 {
-    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r' || *s == '\f' || *s == '\v')
         s++;
-    if (!*s)
+    size_t len = strlen(s);
+    while (len && (s[len - 1] == ' ' || s[len - 1] == '\t' || s[len - 1] == '\n' ||
+                   s[len - 1] == '\r' || s[len - 1] == '\f' || s[len - 1] == '\v'))
+        len--;
+    if (!len || len > 400)
         return NULL;
-    char *end;
+    char clean[512];
+    size_t n = 0;
+    bool is_float = false, digit_before = false;
+    const char *p = s, *end = s + len;
+    if (*p == '+' || *p == '-')
+        clean[n++] = *p++;
+    {
+        const char *w = p;
+        size_t wl = (size_t)(end - w);
+        /* Python reads inf and nan, but JSON values cannot hold them:
+         * such text stays text. */
+        if ((wl == 3 && !strncasecmp(w, "inf", 3)) || (wl == 8 && !strncasecmp(w, "infinity", 8)) ||
+            (wl == 3 && !strncasecmp(w, "nan", 3)))
+            return NULL;
+    }
+    for (; p < end; p++) {
+        char c = *p;
+        if (c >= '0' && c <= '9') {
+            clean[n++] = c;
+            digit_before = true;
+        } else if (c == '_') {
+            if (!digit_before || p + 1 >= end || !(p[1] >= '0' && p[1] <= '9'))
+                return NULL;
+        } else if (c == '.' || c == 'e' || c == 'E') {
+            is_float = true;
+            clean[n++] = c;
+            digit_before = false;
+            if ((c == 'e' || c == 'E') && p + 1 < end && (p[1] == '+' || p[1] == '-'))
+                clean[n++] = *++p;
+        } else {
+            return NULL;
+        }
+    }
+    clean[n] = '\0';
+    char *stop;
     errno = 0;
-    long long ll = strtoll(s, &end, 10);
-    const char *t = end;
-    while (*t == ' ' || *t == '\t' || *t == '\n' || *t == '\r')
-        t++;
-    if (end != s && !*t && errno == 0)
+    if (!is_float) {
+        long long ll = strtoll(clean, &stop, 10);
+        if (*stop || stop == clean || errno)
+            return NULL;
         return json_integer(ll);
-    errno = 0;
-    double d = strtod(s, &end);
-    t = end;
-    while (*t == ' ' || *t == '\t' || *t == '\n' || *t == '\r')
-        t++;
-    if (end != s && !*t)
-        return json_real(d);
-    return NULL;
+    }
+    double d = strtod(clean, &stop);
+    if (*stop || stop == clean || isinf(d) || isnan(d))
+        return NULL;
+    return json_real(d);
 }

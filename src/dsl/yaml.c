@@ -18,6 +18,7 @@ typedef struct {
     sl_map anchors;        /* anchor name -> anchor* */
     size_t nodes;          /* values built so far (for alias accounting) */
     size_t alias_nodes;    /* values reached through aliases */
+    const char *text;      /* the input, to place reader errors */
 } loader;
 
 typedef struct {
@@ -25,36 +26,78 @@ typedef struct {
     size_t count;          /* nodes in the anchored subtree */
 } anchor;
 
-static void *pack(yaml_mark_t m)
+/* The mark table: open addressing on a 64-bit hash of (container, key).
+ * Two different keys of one container colliding in 64 bits would only
+ * misplace an error message, so keys themselves are not stored; this keeps
+ * loading a 1,000-node file to a few milliseconds. */
+typedef struct {
+    uint64_t h; /* 0 = empty */
+    int line, col;
+} mark_slot;
+
+struct sl_marks {
+    mark_slot *slots;
+    size_t n, cap;
+};
+
+static uint64_t mark_hash(const void *c, const char *key)
 {
-    uintptr_t line = (uintptr_t)m.line + 1, col = (uintptr_t)m.column + 1;
-    return (void *)((line << 24) | (col & 0xffffff));
+    uint64_t h = 1469598103934665603ULL ^ (uint64_t)(uintptr_t)c;
+    h *= 1099511628211ULL;
+    if (key)
+        for (const unsigned char *p = (const unsigned char *)key; *p; p++)
+            h = (h ^ *p) * 1099511628211ULL;
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ULL;
+    h ^= h >> 32;
+    return h ? h : 1;
 }
 
-static sl_mark unpack(void *p)
+static void marks_put(struct sl_marks *t, uint64_t h, int line, int col)
 {
-    uintptr_t v = (uintptr_t)p;
-    sl_mark m = {(int)(v >> 24), (int)(v & 0xffffff)};
-    return m;
+    if ((t->n + 1) * 4 > t->cap * 3) {
+        size_t ncap = t->cap ? t->cap * 2 : 1024;
+        mark_slot *ns = sl_xcalloc(ncap, sizeof *ns);
+        for (size_t i = 0; i < t->cap; i++) {
+            if (!t->slots[i].h)
+                continue;
+            size_t j = t->slots[i].h & (ncap - 1);
+            while (ns[j].h)
+                j = (j + 1) & (ncap - 1);
+            ns[j] = t->slots[i];
+        }
+        free(t->slots);
+        t->slots = ns;
+        t->cap = ncap;
+    }
+    size_t j = h & (t->cap - 1);
+    while (t->slots[j].h && t->slots[j].h != h)
+        j = (j + 1) & (t->cap - 1);
+    if (!t->slots[j].h)
+        t->n++;
+    t->slots[j].h = h;
+    t->slots[j].line = line;
+    t->slots[j].col = col;
 }
 
-static void keyfor(char *out, size_t n, const void *c, const char *key)
+static const mark_slot *marks_get(const struct sl_marks *t, uint64_t h)
 {
-    snprintf(out, n, "%p|%s", c, key ? key : "");
+    if (!t || !t->cap)
+        return NULL;
+    size_t j = h & (t->cap - 1);
+    while (t->slots[j].h) {
+        if (t->slots[j].h == h)
+            return &t->slots[j];
+        j = (j + 1) & (t->cap - 1);
+    }
+    return NULL;
 }
 
 static void put_mark(loader *L, const void *c, const char *key, yaml_mark_t m)
 {
-    char k[160];
-    if (key && strlen(key) > 120) {
-        char tmp[128];
-        memcpy(tmp, key, 120);
-        tmp[120] = '\0';
-        keyfor(k, sizeof k, c, tmp);
-    } else {
-        keyfor(k, sizeof k, c, key);
-    }
-    sl_map_put(&L->doc->marks, k, pack(m));
+    if (!L->doc->marks)
+        return;
+    marks_put(L->doc->marks, mark_hash(c, key), (int)m.line + 1, (int)m.column + 1);
 }
 
 /* PyYAML's YAML 1.1 implicit resolvers, for plain scalars only. */
@@ -83,9 +126,40 @@ static sl_value *resolve_int(const char *s)
     } else if (p[0] == '0' && p[1] == 'x') {
         base = 16;
         p += 2;
-    } else if (p[0] == '0' && p[1] == 'o') {
-        base = 8;
-        p += 2;
+    } else if (strchr(p, ':')) {
+        /* YAML 1.1 sexagesimal: 190:20:30 is 190*3600 + 20*60 + 30. */
+        if (p[0] == '0')
+            return NULL;
+        unsigned long long acc = 0;
+        const char *q = p;
+        bool first = true;
+        while (*q) {
+            unsigned long long part = 0;
+            int digits = 0;
+            for (; *q && *q != ':'; q++) {
+                if (*q == '_' && first)
+                    continue;
+                if (!isdigit((unsigned char)*q))
+                    return NULL;
+                part = part * 10 + (unsigned long long)(*q - '0');
+                digits++;
+                if (part > (1ULL << 40))
+                    return NULL;
+            }
+            if (!digits || (!first && (digits > 2 || part > 59)))
+                return NULL;
+            if (acc > (1ULL << 40))
+                return NULL;
+            acc = acc * 60 + part;
+            first = false;
+            if (*q == ':')
+                q++;
+            else
+                break;
+        }
+        if (p[strlen(p) - 1] == ':' || !isdigit((unsigned char)p[0]))
+            return NULL;
+        return json_integer(neg ? -(json_int_t)acc : (json_int_t)acc);
     } else if (p[0] == '0' && p[1]) {
         base = 8;
         p += 1;
@@ -116,39 +190,79 @@ static sl_value *resolve_int(const char *s)
 
 static sl_value *resolve_float(const char *s)
 {
+    /* PyYAML's float resolver:
+     *   [-+]?[0-9][0-9_]*\.[0-9_]*([eE][-+][0-9]+)?
+     *   \.[0-9][0-9_]*([eE][-+][0-9]+)?          (no sign allowed)
+     *   [-+]?[0-9][0-9_]*(:[0-5]?[0-9])+\.[0-9_]*  (sexagesimal)
+     *   [-+]?\.(inf|Inf|INF) and \.(nan|NaN|NAN): JSON has no such numbers,
+     *   so they stay text here. */
     const char *p = s;
-    if (*p == '+' || *p == '-')
+    bool neg = false, sign = false;
+    if (*p == '+' || *p == '-') {
+        neg = *p == '-';
+        sign = true;
         p++;
-    if (strcmp(p, ".inf") == 0 || strcmp(p, ".Inf") == 0 || strcmp(p, ".INF") == 0)
-        return NULL; /* JSON has no infinities; keep such rare values as text */
-    if (strcmp(s, ".nan") == 0 || strcmp(s, ".NaN") == 0 || strcmp(s, ".NAN") == 0)
-        return NULL;
-    /* [-+]?([0-9][0-9_]*)?\.[0-9_]*([eE][-+][0-9]+)?  (PyYAML needs the dot) */
+    }
     char clean[128];
     size_t n = 0;
-    bool dot = false, digits = false;
-    if (s[0] == '+' || s[0] == '-')
-        clean[n++] = s[0];
+    if (neg)
+        clean[n++] = '-';
+    if (*p == '.') {
+        if (sign || !isdigit((unsigned char)p[1]))
+            return NULL;
+    } else if (!isdigit((unsigned char)*p)) {
+        return NULL;
+    }
+    /* integer part, possibly sexagesimal */
+    double sexa = 0;
+    bool is_sexa = false;
+    const char *ip = p;
+    for (; *p && *p != '.'; p++) {
+        if (*p == ':') {
+            is_sexa = true;
+            continue;
+        }
+        if (*p != '_' && !isdigit((unsigned char)*p))
+            return NULL;
+    }
+    if (*p != '.')
+        return NULL;
+    if (is_sexa) {
+        const char *q = ip;
+        bool first = true;
+        while (q < p) {
+            double part = 0;
+            int digits = 0;
+            for (; q < p && *q != ':'; q++) {
+                if (*q == '_')
+                    continue;
+                part = part * 10 + (*q - '0');
+                digits++;
+            }
+            if (!digits || (!first && (digits > 2 || part > 59)))
+                return NULL;
+            sexa = sexa * 60 + part;
+            first = false;
+            if (q < p)
+                q++;
+        }
+    } else {
+        for (const char *q = ip; q < p; q++)
+            if (*q != '_' && n + 1 < sizeof clean)
+                clean[n++] = *q;
+    }
+    /* fraction */
+    const char *fp = p;
+    clean[n++] = *p++;
     for (; *p && *p != 'e' && *p != 'E'; p++) {
         if (*p == '_')
             continue;
-        if (*p == '.') {
-            if (dot)
-                return NULL;
-            dot = true;
-        } else if (isdigit((unsigned char)*p)) {
-            digits = true;
-        } else {
-            return NULL;
-        }
-        if (n + 1 >= sizeof clean)
+        if (!isdigit((unsigned char)*p) || n + 1 >= sizeof clean)
             return NULL;
         clean[n++] = *p;
     }
-    if (!dot || !digits)
-        return NULL;
     if (*p) { /* exponent: PyYAML requires a sign */
-        if (n + 1 >= sizeof clean)
+        if (is_sexa || n + 3 >= sizeof clean)
             return NULL;
         clean[n++] = *p++;
         if (*p != '+' && *p != '-')
@@ -163,25 +277,43 @@ static sl_value *resolve_float(const char *s)
         }
     }
     clean[n] = '\0';
+    if (is_sexa) {
+        double frac = strtod(clean + (neg ? 1 : 0), NULL); /* ".xyz" */
+        (void)fp;
+        double v = sexa + frac;
+        return json_real(neg ? -v : v);
+    }
     return json_real(strtod(clean, NULL));
+}
+
+/* True when a plain scalar is text whatever the resolver says: quoted, or
+ * plain but unable to start a null, bool or number. */
+static bool text_only(const char *s, size_t len)
+{
+    return len && (len > 5 || !strchr("~nNtTfFyYoO", s[0])) && !strchr("0123456789+-.", s[0]);
 }
 
 static sl_value *resolve_plain(const char *s, size_t len)
 {
-    static const char *const nulls[] = {"", "~", "null", "Null", "NULL", NULL};
+    static const char *const nulls[] = {"~", "null", "Null", "NULL", NULL};
     static const char *const trues[] = {"yes", "Yes", "YES", "true", "True", "TRUE",
-                                        "on", "On", "ON", "y", "Y", NULL};
+                                        "on", "On", "ON", NULL};
     static const char *const falses[] = {"no", "No", "NO", "false", "False", "FALSE",
-                                         "off", "Off", "OFF", "n", "N", NULL};
+                                         "off", "Off", "OFF", NULL};
     if (strlen(s) != len) /* embedded NUL: keep as text */
-        return json_stringn(s, len);
-    if (match_any(s, nulls))
+        return json_stringn_nocheck(s, len);
+    if (len == 0)
         return json_null();
-    /* PyYAML's bool resolver does not include y/n; drop them. */
-    if (match_any(s, trues) && strcmp(s, "y") && strcmp(s, "Y"))
-        return json_true();
-    if (match_any(s, falses) && strcmp(s, "n") && strcmp(s, "N"))
-        return json_false();
+    if (text_only(s, len))
+        return json_stringn_nocheck(s, len);
+    if (len <= 5 && !isdigit((unsigned char)s[0])) {
+        if (match_any(s, nulls))
+            return json_null();
+        if (match_any(s, trues))
+            return json_true();
+        if (match_any(s, falses))
+            return json_false();
+    }
     if (len && (isdigit((unsigned char)s[0]) || s[0] == '-' || s[0] == '+' || s[0] == '.')) {
         sl_value *v = resolve_int(s);
         if (!v)
@@ -190,6 +322,18 @@ static sl_value *resolve_plain(const char *s, size_t len)
             return v;
     }
     return json_stringn(s, len);
+}
+
+/* True when a scalar event is text whatever the resolver says: quoted, or
+ * plain but unable to start a null, bool or number.  libyaml has already
+ * checked the input is valid UTF-8, so values skip jansson's check. */
+static bool plain_text(const yaml_event_t *ev)
+{
+    const char *s = (const char *)ev->data.scalar.value;
+    size_t len = ev->data.scalar.length;
+    if (strlen(s) != len || len == 0)
+        return false;
+    return ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE || text_only(s, len);
 }
 
 static int fail(loader *L, yaml_mark_t m, const char *what)
@@ -202,6 +346,18 @@ static int next(loader *L, yaml_event_t *ev)
 {
     if (!yaml_parser_parse(&L->parser, ev)) {
         yaml_mark_t m = L->parser.problem_mark;
+        if (L->parser.error == YAML_READER_ERROR) {
+            /* Encoding errors come with a byte offset, not a mark. */
+            memset(&m, 0, sizeof m);
+            for (size_t i = 0; i < L->parser.problem_offset && L->text[i]; i++) {
+                if (L->text[i] == '\n') {
+                    m.line++;
+                    m.column = 0;
+                } else {
+                    m.column++;
+                }
+            }
+        }
         char msg[512];
         snprintf(msg, sizeof msg, "YAML syntax error: %s%s%s; fix the YAML at this place",
                  L->parser.problem ? L->parser.problem : "unknown problem",
@@ -243,7 +399,7 @@ static int build_scalar(loader *L, yaml_event_t *ev, sl_value **out)
     } else if (ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !tag) {
         *out = resolve_plain(s, len);
     } else {
-        *out = json_stringn(s, len);
+        *out = json_stringn_nocheck(s, len);
     }
     if (!*out) /* invalid UTF-8 */
         return fail(L, ev->start_mark, "text is not valid UTF-8; save the file as UTF-8");
@@ -266,7 +422,10 @@ static int build(loader *L, yaml_event_t *ev, sl_value **out, int depth)
         anchor *a = sl_map_get(&L->anchors, (const char *)ev->data.alias.anchor);
         if (!a)
             return fail(L, ev->start_mark, "alias to an unknown anchor");
+        /* Count what the alias stands for as if it were written out, so an
+         * anchor built from aliases is as big as its expansion. */
         L->alias_nodes += a->count;
+        L->nodes += a->count;
         if (L->alias_nodes > ALIAS_BUDGET)
             return fail(L, ev->start_mark,
                         "aliases expand to more than 1,000,000 values; refusing (alias bomb?)");
@@ -286,9 +445,11 @@ static int build(loader *L, yaml_event_t *ev, sl_value **out, int depth)
                 yaml_event_delete(&e);
                 break;
             }
-            char idx[24];
-            snprintf(idx, sizeof idx, "#%zu", i);
-            put_mark(L, arr, idx, e.start_mark);
+            if (L->doc->marks) {
+                char idx[24];
+                snprintf(idx, sizeof idx, "#%zu", i);
+                put_mark(L, arr, idx, e.start_mark);
+            }
             sl_value *item = NULL;
             int rc = build(L, &e, &item, depth + 1);
             yaml_event_delete(&e);
@@ -307,6 +468,7 @@ static int build(loader *L, yaml_event_t *ev, sl_value **out, int depth)
     }
     case YAML_MAPPING_START_EVENT: {
         sl_value *obj = json_object();
+        sl_value *merges = NULL;
         yaml_char_t *anc = ev->data.mapping_start.anchor;
         char *ancname = anc ? sl_xstrdup((const char *)anc) : NULL;
         put_mark(L, obj, NULL, ev->start_mark);
@@ -318,33 +480,48 @@ static int build(loader *L, yaml_event_t *ev, sl_value **out, int depth)
                 yaml_event_delete(&ke);
                 break;
             }
-            sl_value *key = NULL;
-            int rc = build(L, &ke, &key, depth + 1);
-            yaml_mark_t km = ke.start_mark;
-            yaml_event_delete(&ke);
-            if (rc < 0)
-                goto map_fail;
             char *k;
-            if (json_is_string(key)) {
-                k = sl_xstrdup(json_string_value(key));
-            } else if (json_is_integer(key) || json_is_real(key) || json_is_boolean(key) ||
-                       json_is_null(key)) {
-                /* PyYAML keeps such keys typed; JSON objects need text keys. */
-                sl_buf b;
-                sl_buf_init(&b, 1024);
-                if (json_is_boolean(key))
-                    sl_buf_adds(&b, json_is_true(key) ? "True" : "False");
-                else if (json_is_null(key))
-                    sl_buf_adds(&b, "None");
-                else
-                    sl_value_text(key, &b);
-                k = sl_buf_detach(&b);
+            yaml_mark_t km = ke.start_mark;
+            int rc;
+            bool merge = ke.type == YAML_SCALAR_EVENT &&
+                         ke.data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+                         ke.data.scalar.length == 2 &&
+                         !strcmp((const char *)ke.data.scalar.value, "<<");
+            if (ke.type == YAML_SCALAR_EVENT && !ke.data.scalar.anchor && !ke.data.scalar.tag &&
+                plain_text(&ke)) {
+                /* The common case, a text key: take libyaml's buffer as is
+                 * instead of building a value and copying it twice. */
+                k = (char *)ke.data.scalar.value;
+                ke.data.scalar.value = NULL;
+                L->nodes++;
+                yaml_event_delete(&ke);
             } else {
+                sl_value *key = NULL;
+                rc = build(L, &ke, &key, depth + 1);
+                yaml_event_delete(&ke);
+                if (rc < 0)
+                    goto map_fail;
+                if (json_is_string(key)) {
+                    k = sl_xstrdup(json_string_value(key));
+                } else if (json_is_integer(key) || json_is_real(key) || json_is_boolean(key) ||
+                           json_is_null(key)) {
+                    /* PyYAML keeps such keys typed; JSON objects need text keys. */
+                    sl_buf b;
+                    sl_buf_init(&b, 1024);
+                    if (json_is_boolean(key))
+                        sl_buf_adds(&b, json_is_true(key) ? "True" : "False");
+                    else if (json_is_null(key))
+                        sl_buf_adds(&b, "None");
+                    else
+                        sl_value_text(key, &b);
+                    k = sl_buf_detach(&b);
+                } else {
+                    json_decref(key);
+                    fail(L, km, "a mapping key must be a plain value, not a list or mapping");
+                    goto map_fail;
+                }
                 json_decref(key);
-                fail(L, km, "a mapping key must be a plain value, not a list or mapping");
-                goto map_fail;
             }
-            json_decref(key);
             if (next(L, &ve) < 0) {
                 free(k);
                 goto map_fail;
@@ -357,14 +534,37 @@ static int build(loader *L, yaml_event_t *ev, sl_value **out, int depth)
                 free(k);
                 goto map_fail;
             }
-            json_object_set_new(obj, k, val);
+            if (merge && (json_is_object(val) || json_is_array(val))) {
+                if (!merges)
+                    merges = json_array();
+                json_array_append_new(merges, val);
+            } else {
+                json_object_set_new_nocheck(obj, k, val);
+            }
             free(k);
         }
+        /* YAML 1.1 merge keys (`<<: *base`), as safe_load applies them:
+         * keys written in the mapping win, then earlier merges win. */
+        for (size_t m = 0; m < json_array_size(merges); m++) {
+            sl_value *src = json_array_get(merges, m);
+            size_t parts = json_is_array(src) ? json_array_size(src) : 1;
+            for (size_t j = 0; j < parts; j++) {
+                sl_value *one = json_is_array(src) ? json_array_get(src, j) : src;
+                const char *mk;
+                sl_value *mv;
+                json_object_foreach(one, mk, mv) {
+                    if (!json_object_get(obj, mk))
+                        json_object_set(obj, mk, mv);
+                }
+            }
+        }
+        json_decref(merges);
         remember_anchor(L, (const yaml_char_t *)ancname, obj, before);
         free(ancname);
         *out = obj;
         return 0;
     map_fail:
+        json_decref(merges);
         free(ancname);
         json_decref(obj);
         return -1;
@@ -376,10 +576,16 @@ static int build(loader *L, yaml_event_t *ev, sl_value **out, int depth)
 
 int sl_yaml_parse(const char *text, size_t len, const char *path, sl_yaml_doc *doc, sl_err *err)
 {
+    return sl_yaml_parse_ex(text, len, path, doc, true, err);
+}
+
+int sl_yaml_parse_ex(const char *text, size_t len, const char *path, sl_yaml_doc *doc,
+                     bool marks, sl_err *err)
+{
     memset(doc, 0, sizeof *doc);
     doc->path = sl_xstrdup(path ? path : "<input>");
-    sl_map_init(&doc->marks);
-    loader L = {.doc = doc, .err = err};
+    doc->marks = marks ? sl_xcalloc(1, sizeof *doc->marks) : NULL;
+    loader L = {.doc = doc, .err = err, .text = text};
     sl_map_init(&L.anchors);
     if (!yaml_parser_initialize(&L.parser))
         return sl_err_set(err, SL_ENOMEM, "cannot initialise the YAML parser");
@@ -437,25 +643,17 @@ void sl_yaml_doc_release(sl_yaml_doc *doc)
     doc->root = NULL;
     free(doc->path);
     doc->path = NULL;
-    sl_map_release(&doc->marks);
+    if (doc->marks)
+        free(doc->marks->slots);
+    free(doc->marks);
+    doc->marks = NULL;
 }
 
 static sl_mark lookup(const sl_yaml_doc *doc, const void *c, const char *key)
 {
-    char k[160];
-    if (key && strlen(key) > 120) {
-        char tmp[128];
-        memcpy(tmp, key, 120);
-        tmp[120] = '\0';
-        keyfor(k, sizeof k, c, tmp);
-    } else {
-        keyfor(k, sizeof k, c, key);
-    }
-    void *p = sl_map_get(&doc->marks, k);
-    if (p)
-        return unpack(p);
-    sl_mark none = {0, 0};
-    return none;
+    const mark_slot *s = marks_get(doc->marks, mark_hash(c, key));
+    sl_mark m = {s ? s->line : 0, s ? s->col : 0};
+    return m;
 }
 
 sl_mark sl_yaml_mark(const sl_yaml_doc *doc, const sl_value *c)
@@ -483,6 +681,12 @@ static bool needs_quotes(const char *s, size_t len)
 {
     if (len == 0)
         return true;
+    /* PyYAML reads these as floats; sluice keeps them as text, so quote
+     * them to mean text for both. */
+    const char *p = s + (s[0] == '-' || s[0] == '+');
+    if (!strcmp(p, ".inf") || !strcmp(p, ".Inf") || !strcmp(p, ".INF") || !strcmp(s, ".nan") ||
+        !strcmp(s, ".NaN") || !strcmp(s, ".NAN"))
+        return true;
     sl_value *r = resolve_plain(s, len);
     bool plain_ok = json_is_string(r);
     json_decref(r);
@@ -507,9 +711,18 @@ static int emit_value(yaml_emitter_t *em, const sl_value *v)
     case JSON_INTEGER:
         snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
         return emit_scalar(em, num, strlen(num), YAML_PLAIN_SCALAR_STYLE);
-    case JSON_REAL:
+    case JSON_REAL: {
         sl_fmt_double(json_real_value(v), num);
+        /* YAML 1.1 floats need a dot: 1e+16 would read back as text, so
+         * write 1.0e+16 as PyYAML does. */
+        char *e = strchr(num, 'e');
+        if (e && !strchr(num, '.')) {
+            memmove(e + 2, e, strlen(e) + 1);
+            e[0] = '.';
+            e[1] = '0';
+        }
         return emit_scalar(em, num, strlen(num), YAML_PLAIN_SCALAR_STYLE);
+    }
     case JSON_STRING: {
         const char *s = json_string_value(v);
         size_t len = json_string_length(v);

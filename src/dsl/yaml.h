@@ -28,10 +28,15 @@ typedef struct {
 typedef struct {
     sl_value *root;   /* owned */
     char *path;       /* for messages */
-    sl_map marks;     /* "(ptr)key" -> packed mark */
+    struct sl_marks *marks; /* (container, key) -> mark */
 } sl_yaml_doc;
 
 int sl_yaml_parse(const char *text, size_t len, const char *path, sl_yaml_doc *doc, sl_err *err);
+/* Without marks (faster; lookups then find nothing).  The graph loader
+ * parses this way first and again with marks only when it has something
+ * to report, so valid files load at full speed. */
+int sl_yaml_parse_ex(const char *text, size_t len, const char *path, sl_yaml_doc *doc,
+                     bool marks, sl_err *err);
 void sl_yaml_doc_release(sl_yaml_doc *doc);
 
 /* Where the value under `key` of object `obj` starts (obj's own mark if the

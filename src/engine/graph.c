@@ -341,8 +341,8 @@ static void check_reachable(sl_graph *g, sl_check *c)
     free(stack);
 }
 
-int sl_graph_load_text(sl_graph *g, const char *text, size_t len, const char *path,
-                       sl_diag *diag, sl_err *err)
+static int load(sl_graph *g, const char *text, size_t len, const char *path, bool marks,
+                sl_diag *diag, sl_err *err)
 {
     memset(g, 0, sizeof *g);
     sl_map_init(&g->index);
@@ -350,7 +350,7 @@ int sl_graph_load_text(sl_graph *g, const char *text, size_t len, const char *pa
     if (len > SL_DSL_MAX_BYTES)
         return sl_err_set(err, SL_ELIMIT, "%s: larger than 10 MB; Dify refuses such DSL files "
                           "too", path);
-    if (sl_yaml_parse(text, len, path, &g->doc, err) < 0)
+    if (sl_yaml_parse_ex(text, len, path, &g->doc, marks, err) < 0)
         return -1;
     sl_check chk = {g, diag};
     sl_check *c = &chk;
@@ -678,6 +678,24 @@ done:
         return -1;
     }
     return 0;
+}
+
+int sl_graph_load_text(sl_graph *g, const char *text, size_t len, const char *path,
+                       sl_diag *diag, sl_err *err)
+{
+    /* Recording where every value sits costs a third of the load time and
+     * only matters for messages: load without positions first, and again
+     * with them when there is anything to report. */
+    sl_diag quick;
+    sl_diag_init(&quick);
+    int rc = load(g, text, len, path, false, &quick, err);
+    size_t said = quick.n;
+    sl_diag_release(&quick);
+    if (said == 0)
+        return rc;
+    sl_graph_release(g);
+    sl_err_clear(err);
+    return load(g, text, len, path, true, diag, err);
 }
 
 void sl_graph_release(sl_graph *g)
