@@ -334,7 +334,7 @@ static void check_reachable(sl_graph *g, sl_check *c)
         }
     }
     for (int i = 0; i < g->nnodes; i++)
-        if (!seen[i] && !(g->nodes[i].parent >= 0 && g->nodes[i].nin == 0))
+        if (!seen[i])
             sl_check_warn(c, &g->nodes[i], NULL, NULL, NULL,
                           "cannot be reached from the start node and will never run");
     free(seen);
