@@ -693,8 +693,12 @@ static int check_v1(sl_check *c, const sl_gnode *n)
     const sl_value *mv = json_object_get(data, "write_mode");
     const char *mode = json_string_value(mv);
     if (!mode || (strcmp(mode, "over-write") && strcmp(mode, "append") && strcmp(mode, "clear"))) {
-        sl_check_error(c, n, data, mv ? "write_mode" : NULL, "write_mode",
-                       "%s; use over-write, append or clear", mv ? "unknown write mode" : "missing");
+        if (mode)
+            sl_check_error(c, n, data, "write_mode", "write_mode", "unknown write mode '%s'; "
+                           "use over-write, append or clear", mode);
+        else
+            sl_check_error(c, n, data, mv ? "write_mode" : NULL, "write_mode", "missing or not "
+                           "text; use over-write, append or clear");
         return -1;
     }
     if (strcmp(mode, "clear") != 0)
@@ -739,16 +743,24 @@ static int check_v2(sl_check *c, const sl_gnode *n)
         aop op = op_of(json_string_value(ov));
         snprintf(f, sizeof f, "items[%zu].operation", i);
         if (op == OP_BAD) {
-            sl_check_error(c, n, it, ov ? "operation" : NULL, f, "%s; use one of " V2_OPS,
-                           ov ? "unknown operation" : "missing");
+            if (json_is_string(ov))
+                sl_check_error(c, n, it, "operation", f, "unknown operation '%s'; use one of "
+                               V2_OPS, json_string_value(ov));
+            else
+                sl_check_error(c, n, it, ov ? "operation" : NULL, f, "missing or not text; use "
+                               "one of " V2_OPS);
             bad = 1;
         }
         const sl_value *iv = json_object_get(it, "input_type");
         const char *itype = json_string_value(iv);
         snprintf(f, sizeof f, "items[%zu].input_type", i);
         if (!itype || (strcmp(itype, "variable") && strcmp(itype, "constant"))) {
-            sl_check_error(c, n, it, iv ? "input_type" : NULL, f, "%s; use variable or constant",
-                           iv ? "unknown input type" : "missing");
+            if (itype)
+                sl_check_error(c, n, it, "input_type", f, "unknown input type '%s'; use variable "
+                               "(value is a selector) or constant (value is the value)", itype);
+            else
+                sl_check_error(c, n, it, iv ? "input_type" : NULL, f, "missing or not text; use "
+                               "variable (value is a selector) or constant (value is the value)");
             bad = 1;
             continue;
         }

@@ -620,10 +620,12 @@ static int check(sl_check *c, const sl_gnode *n)
         const sl_value *op = json_object_get(cd, "comparison_operator");
         snprintf(f, sizeof f, "filter_by.conditions[%zu].comparison_operator", i);
         if (op && !json_is_null(op) && fop_of(json_string_value(op)) == F_BAD) {
-            char b[200];
-            brief(op, b, sizeof b);
-            sl_check_error(c, n, cd, "comparison_operator", f, "unknown filter operator %s; "
-                           "use one of " FILTER_OPS, b);
+            if (json_is_string(op))
+                sl_check_error(c, n, cd, "comparison_operator", f, "unknown filter operator "
+                               "'%s'; use one of " FILTER_OPS, json_string_value(op));
+            else
+                sl_check_error(c, n, cd, "comparison_operator", f, "must be text naming a "
+                               "filter operator: " FILTER_OPS);
             bad = 1;
         }
         const sl_value *val = json_object_get(cd, "value");
