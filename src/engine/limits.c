@@ -2,6 +2,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +64,7 @@ static int parse_size(const char *v, size_t *out)
     char *end;
     errno = 0;
     double d = strtod(v, &end);
-    if (end == v || errno || d < 0)
+    if (end == v || errno || !isfinite(d) || d < 0)
         return -1;
     double mult = 1;
     if (*end) {
@@ -76,6 +77,8 @@ static int parse_size(const char *v, size_t *out)
         else
             return -1;
     }
+    if (d * mult > 1e18)
+        return -1;
     *out = (size_t)(d * mult);
     return 0;
 }
@@ -97,7 +100,7 @@ static int set_field(struct sl_limits *l, const field *f, const char *v, sl_err 
     }
     case T_DOUBLE: {
         double d = strtod(v, &end);
-        if (end == v || *end || errno || d < 0)
+        if (end == v || *end || errno || !isfinite(d) || d < 0 || d > 1e9)
             return sl_err_set(err, SL_EINVAL, "limit '%s': '%s' is not a number of seconds >= 0",
                               f->name, v);
         *(double *)p = d;

@@ -99,7 +99,8 @@ int sl_exec_fail(sl_node_exec *x, const char *error_type, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* Writes a value to a variable that may be assigned: conversation.*
- * and the variables of an enclosing loop.  Steals v. */
+ * and the variables of an enclosing loop.  Steals v.  On failure it has
+ * already failed the node (sl_exec_fail) and returns -1. */
 int sl_exec_assign(sl_node_exec *x, const sl_value *selector, sl_value *v);
 
 /* Streams text to the user (answer nodes): a text_chunk event. */
