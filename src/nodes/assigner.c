@@ -30,11 +30,12 @@
  * they were.  Version 2 records process_data {name: new value} plus
  * "__updated_variables"; the node has no outputs.
  *
- * Sluice reads a variable's type from its current value (the run does
- * not hand declared types to nodes); an empty array takes items of any
- * one element type.  Load-time checks compare operations with the
- * declared types of conversation and loop variables and warn where Dify
- * would fail at run time.  Booleans are not numbers here (Python would
+ * A variable's type is the one declared in conversation_variables or the
+ * loop's loop_variables, as in Dify; only a variable with no known
+ * declaration falls back to the type of its current value (an empty array
+ * then takes items of any one element type).  Load-time checks compare
+ * operations with the declared types and warn where Dify would fail at
+ * run time.  Booleans are not numbers here (Python would
  * let True pass as 1).
  */
 #include <math.h>
@@ -121,6 +122,8 @@ static vtype type_from_name(const char *s)
             return m[i].t;
     return T_UNKNOWN;
 }
+
+static vtype declared_type(const sl_graph *g, const sl_value *sel);
 
 typedef enum {
     OP_OVER_WRITE, OP_CLEAR, OP_APPEND, OP_EXTEND, OP_SET, OP_ADD, OP_SUB, OP_MUL, OP_DIV,
@@ -461,7 +464,9 @@ static int run_v2(sl_node_exec *x, const sl_value *data)
             return item_fail(x, &w, i, "VariableNotFoundError", "Variable %s not found; assign "
                              "a declared conversation variable or a variable of the enclosing "
                              "loop", st);
-        vtype t = type_of(cur);
+        vtype t = declared_type(sl_exec_graph(x), sel);
+        if (t == T_UNKNOWN || (t == T_ARR_ANY && json_array_size(cur) == 0))
+            t = type_of(cur);
         if (!op_supported(t, op)) {
             json_decref(cur);
             return item_fail(x, &w, i, "OperationNotSupportedError", "Operation %s is not "

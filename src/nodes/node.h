@@ -74,6 +74,7 @@ const struct sl_graph *sl_check_graph(sl_check *c);
 
 const sl_value *sl_exec_data(sl_node_exec *x);          /* the node's data (borrowed) */
 const struct sl_gnode *sl_exec_node(sl_node_exec *x);
+const struct sl_graph *sl_exec_graph(sl_node_exec *x);   /* e.g. declared variable types */
 const sl_limits *sl_exec_limits(sl_node_exec *x);
 /* The run's start inputs after checking and type conversion (borrowed). */
 const sl_value *sl_exec_run_inputs(sl_node_exec *x);
