@@ -547,15 +547,49 @@ static int cmd_export(int argc, char **argv)
     sl_err err = {0};
     sl_diag_init(&d);
     int rc = EXIT_OK;
+    sl_yaml_doc doc = {0};
+    const sl_value *root = NULL;
     if (sl_graph_load_file(&g, file, &d, &err) < 0) {
-        print_diag(&d, true);
-        fprintf(stderr, "sluice: %s\n", err.msg);
-        rc = EXIT_USAGE;
-        goto done;
+        /* A file that parses but does not validate (say, node types sluice
+         * does not run yet) is still exported; the problems are shown. */
+        if (err.code != SL_EVALIDATE) {
+            print_diag(&d, true);
+            fprintf(stderr, "sluice: %s\n", err.msg);
+            rc = EXIT_USAGE;
+            goto done;
+        }
+        for (size_t i = 0; i < d.n; i++)
+            fprintf(stderr, "warning: %s\n", d.v[i].msg);
+        sl_err_clear(&err);
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = strcmp(file, "-") ? fopen(file, "rb") : NULL;
+        if (f) {
+            sl_buf fb;
+            sl_buf_init(&fb, SL_DSL_MAX_BYTES);
+            char tmp[65536];
+            size_t n;
+            while ((n = fread(tmp, 1, sizeof tmp, f)) > 0 && sl_buf_add(&fb, tmp, n) == 0)
+                ;
+            fclose(f);
+            len = fb.len;
+            text = sl_buf_detach(&fb);
+        }
+        if (!text || sl_yaml_parse(text, len, file, &doc, &err) < 0) {
+            fprintf(stderr, "sluice export: cannot read %s again%s%s\n", file,
+                    err.msg ? ": " : "", err.msg ? err.msg : "");
+            free(text);
+            rc = EXIT_USAGE;
+            goto done;
+        }
+        free(text);
+        root = doc.root;
+    } else {
+        root = g.doc.root;
     }
     sl_buf b;
     sl_buf_init(&b, 0);
-    if (sl_graph_export(&g, secrets, &b, &err) < 0) {
+    if (sl_dsl_export(root, secrets, &b, &err) < 0) {
         fprintf(stderr, "sluice export: %s\n", err.msg);
         rc = EXIT_FAILED;
     } else {
@@ -570,6 +604,8 @@ static int cmd_export(int argc, char **argv)
     }
     sl_buf_release(&b);
 done:
+    if (doc.root)
+        sl_yaml_doc_release(&doc);
     sl_diag_release(&d);
     sl_err_clear(&err);
     sl_graph_release(&g);

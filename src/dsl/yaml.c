@@ -630,10 +630,8 @@ out:
         }
     }
     sl_map_release(&L.anchors);
-    if (rc < 0) {
-        json_decref(doc->root);
-        doc->root = NULL;
-    }
+    if (rc < 0) /* a failed parse leaves nothing to release */
+        sl_yaml_doc_release(doc);
     return rc;
 }
 

@@ -3,8 +3,9 @@
  *
  * Parsing follows the YAML 1.1 resolution rules PyYAML's safe_load uses
  * (Dify loads DSL files with it): plain `yes`/`on`/`true` are booleans,
- * `~`/`null`/empty are null, ints (decimal, 0x, 0o, legacy 0-octal) and
- * floats with a dot or exponent; quoted scalars are always strings.
+ * `~`/`null`/empty are null, ints (decimal, 0x, 0b, legacy 0-octal,
+ * sexagesimal 1:30) and floats with a dot; `<<` merge keys are merged;
+ * quoted scalars are always strings.
  *
  * The document owns its root value and a side table of marks: for every
  * object key and array element the line and column (1-based) where its
@@ -31,6 +32,7 @@ typedef struct {
     struct sl_marks *marks; /* (container, key) -> mark */
 } sl_yaml_doc;
 
+/* On failure the document is already released (nothing to free). */
 int sl_yaml_parse(const char *text, size_t len, const char *path, sl_yaml_doc *doc, sl_err *err);
 /* Without marks (faster; lookups then find nothing).  The graph loader
  * parses this way first and again with marks only when it has something
@@ -46,8 +48,8 @@ sl_mark sl_yaml_index_mark(const sl_yaml_doc *doc, const sl_value *arr, size_t i
 sl_mark sl_yaml_mark(const sl_yaml_doc *doc, const sl_value *container);
 
 /* Block-style YAML that reads back to an equal value: strings that would
- * resolve to something else are quoted, multi-line strings use literal
- * blocks where that round-trips. */
+ * resolve to something else (as PyYAML would read them) are quoted, floats
+ * always carry a dot, and multi-line text is written double-quoted. */
 int sl_yaml_emit(const sl_value *v, sl_buf *out, sl_err *err);
 
 #endif

@@ -713,7 +713,12 @@ void sl_graph_release(sl_graph *g)
 
 int sl_graph_export(const sl_graph *g, bool include_secrets, sl_buf *out, sl_err *err)
 {
-    sl_value *root = json_deep_copy(g->doc.root);
+    return sl_dsl_export(g->doc.root, include_secrets, out, err);
+}
+
+int sl_dsl_export(const sl_value *doc, bool include_secrets, sl_buf *out, sl_err *err)
+{
+    sl_value *root = json_deep_copy(doc);
     json_object_del(root, "sluice_test");
     sl_value *wf = json_object_get(root, "workflow");
     sl_value *nodes = json_object_get(json_object_get(wf, "graph"), "nodes");

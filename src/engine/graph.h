@@ -68,6 +68,9 @@ int sl_graph_find(const sl_graph *g, const char *id); /* -1 when absent */
 /* Export back to YAML: the document as loaded, canvas notes dropped, secret
  * environment variables masked unless include_secrets. */
 int sl_graph_export(const sl_graph *g, bool include_secrets, sl_buf *out, sl_err *err);
+/* The same for a parsed document that may not validate (a workflow with
+ * node types sluice does not run can still be exported). */
+int sl_dsl_export(const sl_value *doc, bool include_secrets, sl_buf *out, sl_err *err);
 
 /* "file:line:col" for a mark, into out (64+ bytes). */
 void sl_graph_where(const sl_graph *g, sl_mark m, char *out, size_t n);

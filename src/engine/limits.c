@@ -21,7 +21,8 @@ static const field fields[] = {
     F(max_steps, T_INT, "node runs per graph engine (Dify: 500)"),
     F(max_time_s, T_DOUBLE, "wall-clock seconds per run (Dify: 1200)"),
     F(max_depth, T_INT, "nesting depth of containers (Dify: 5)"),
-    F(max_variable_bytes, T_SIZE, "size of one output variable (Dify: 200 KB)"),
+    F(max_variable_bytes, T_SIZE, "size of one env/conversation/loop variable (Dify: 200 KB)"),
+    F(max_output_bytes, T_SIZE, "size of one node output"),
     F(workers, T_INT, "worker threads for parallel branches (Dify: 10)"),
     F(max_iterations, T_INT, "items one iteration node may process"),
     F(max_loop_count, T_INT, "largest loop_count a loop node may use (Dify: 100)"),
@@ -34,7 +35,7 @@ static const field fields[] = {
     F(http_max_binary_bytes, T_SIZE, "http-request file response cap (Dify: 10 MB)"),
     F(http_allow_private, T_BOOL, "let http-request reach loopback/private addresses"),
     F(http_ssl_verify, T_BOOL, "verify TLS certificates by default"),
-    F(http_max_redirects, T_INT, "redirects http-request follows"),
+    F(http_max_redirects, T_INT, "redirects http-request follows (httpx, so Dify: 20)"),
 };
 
 void sl_limits_default(struct sl_limits *l)
@@ -44,6 +45,7 @@ void sl_limits_default(struct sl_limits *l)
     l->max_time_s = 1200;
     l->max_depth = 5;
     l->max_variable_bytes = 200 * 1024;
+    l->max_output_bytes = 16 * 1024 * 1024;
     l->workers = 10;
     l->max_iterations = 10000;
     l->max_loop_count = 100;
@@ -56,7 +58,7 @@ void sl_limits_default(struct sl_limits *l)
     l->http_max_binary_bytes = 10 * 1024 * 1024;
     l->http_allow_private = false;
     l->http_ssl_verify = true;
-    l->http_max_redirects = 3;
+    l->http_max_redirects = 20;
 }
 
 static int parse_size(const char *v, size_t *out)

@@ -17,7 +17,8 @@ struct sl_limits {
     int max_steps;              /* node runs per graph engine (Dify: 500) */
     double max_time_s;          /* wall time per run (Dify: 1200 s) */
     int max_depth;              /* nested workflow/containers depth (Dify: 5) */
-    size_t max_variable_bytes;  /* one output variable (Dify: 200 KB) */
+    size_t max_variable_bytes;  /* one env/conversation/loop variable (Dify: 200 KB) */
+    size_t max_output_bytes;    /* one node output (16 MB; Dify has no single cap) */
     int workers;                /* parallel branch workers (Dify: 10) */
     int max_iterations;         /* items of one iteration node */
     int max_loop_count;         /* loop_count cap (Dify: 100) */
@@ -31,7 +32,7 @@ struct sl_limits {
     size_t http_max_binary_bytes;    /* 10 MB */
     bool http_allow_private;         /* loopback/private targets (SSRF guard) */
     bool http_ssl_verify;            /* default for nodes without ssl_verify */
-    int http_max_redirects;          /* 3 */
+    int http_max_redirects;          /* 20 (httpx's default, which Dify uses) */
 };
 
 void sl_limits_default(struct sl_limits *l);

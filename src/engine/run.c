@@ -264,6 +264,14 @@ int sl_exec_assign(sl_node_exec *x, const sl_value *selector, sl_value *v)
                             "cannot assign '%s.%s': only conversation variables and the "
                             "variables of an enclosing loop can be assigned", node, name);
     }
+    size_t cap = x->s->run->L.max_variable_bytes;
+    if (cap && sl_value_size(v, cap) > cap) {
+        json_decref(v);
+        return sl_exec_fail(x, "VariableSizeExceeded",
+                            "the new value of '%s.%s' is larger than max_variable_bytes (%zu "
+                            "bytes, Dify's MAX_VARIABLE_SIZE); raise it with --limit "
+                            "max_variable_bytes=N", node, name, cap);
+    }
     if (sl_pool_assign(x->s->pool, node, name, v) < 0)
         return sl_exec_fail(x, "VariableOperatorNodeError",
                             "variable '%s.%s' is not available here", node, name);
@@ -493,7 +501,7 @@ static void sleep_interruptible(sl_run *r, double secs)
 
 static void check_output_sizes(sl_node_exec *x)
 {
-    size_t cap = x->s->run->L.max_variable_bytes;
+    size_t cap = x->s->run->L.max_output_bytes;
     const char *k;
     sl_value *v;
     if (!cap || !x->outputs)
@@ -501,9 +509,9 @@ static void check_output_sizes(sl_node_exec *x)
     json_object_foreach(x->outputs, k, v) {
         size_t sz = sl_value_size(v, cap);
         if (sz > cap) {
-            sl_exec_fail(x, "VariableSizeExceeded",
-                         "output '%s' is larger than max_variable_bytes (%zu bytes); raise it "
-                         "with --limit max_variable_bytes=N or make the output smaller",
+            sl_exec_fail(x, "OutputSizeExceeded",
+                         "output '%s' is larger than max_output_bytes (%zu bytes); raise it "
+                         "with --limit max_output_bytes=N or make the output smaller",
                          k, cap);
             return;
         }
@@ -595,7 +603,9 @@ static void exec_node(sched *s, int v)
         json_decref(x.process);
         x.outputs = x.inputs = x.process = NULL;
         free(x.handle);
-        x.handle = NULL;
+        free(x.err_msg);
+        free(x.err_type);
+        x.handle = x.err_msg = x.err_type = NULL;
         sleep_interruptible(r, interval_ms / 1000.0);
     }
 

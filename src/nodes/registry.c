@@ -9,14 +9,14 @@
 
 #include <string.h>
 
-extern const sl_node_kind __attribute__((weak)) sl_kind_start, sl_kind_end, sl_kind_answer;
-extern const sl_node_kind __attribute__((weak)) sl_kind_if_else;
-extern const sl_node_kind __attribute__((weak)) sl_kind_variable_aggregator, sl_kind_variable_assigner_legacy;
-extern const sl_node_kind __attribute__((weak)) sl_kind_assigner;
-extern const sl_node_kind __attribute__((weak)) sl_kind_list_operator;
-extern const sl_node_kind __attribute__((weak)) sl_kind_iteration, sl_kind_iteration_start;
-extern const sl_node_kind __attribute__((weak)) sl_kind_loop, sl_kind_loop_start, sl_kind_loop_end;
-extern const sl_node_kind __attribute__((weak)) sl_kind_http_request;
+extern const sl_node_kind sl_kind_start, sl_kind_end, sl_kind_answer;
+extern const sl_node_kind sl_kind_if_else;
+extern const sl_node_kind sl_kind_variable_aggregator, sl_kind_variable_assigner_legacy;
+extern const sl_node_kind sl_kind_assigner;
+extern const sl_node_kind sl_kind_list_operator;
+extern const sl_node_kind sl_kind_iteration, sl_kind_iteration_start;
+extern const sl_node_kind sl_kind_loop, sl_kind_loop_start, sl_kind_loop_end;
+extern const sl_node_kind sl_kind_http_request;
 
 static const sl_node_kind *const kinds[] = {
     &sl_kind_start, &sl_kind_end, &sl_kind_answer,
@@ -34,7 +34,7 @@ const sl_node_kind *sl_node_kind_find(const char *type)
     if (!type)
         return NULL;
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-        if (kinds[i] && strcmp(kinds[i]->type, type) == 0)
+        if (strcmp(kinds[i]->type, type) == 0)
             return kinds[i];
     return NULL;
 }

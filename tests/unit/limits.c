@@ -41,7 +41,7 @@ static void test_defaults(void)
           l.http_max_binary_bytes);
     CHECK(!l.http_allow_private, "http_allow_private defaults to false (SSRF guard)");
     CHECK(l.http_ssl_verify, "http_ssl_verify defaults to true");
-    CHECK(l.http_max_redirects == 3, "http_max_redirects defaults to 3 (got %d)",
+    CHECK(l.http_max_redirects == 20, "http_max_redirects defaults to 20, httpx's (got %d)",
           l.http_max_redirects);
 }
 

@@ -1,0 +1,564 @@
+/*
+ * graph — loading real Dify exports and writing them back.
+ *
+ * The acceptance criterion for the DSL loader: every file in
+ * shared/dsl-samples/ parses; each then validates, or is refused with
+ * errors that only name node types sluice does not run yet, one for every
+ * such node.  Export round trip: load -> export -> parse gives the same
+ * document minus canvas notes, with secrets masked, and loading the export
+ * gives the same graph (or the same refusal).  Error messages carry
+ * file:line:col that point at the right place.
+ *
+ * Run from the repository root; the samples are at ../shared/dsl-samples
+ * (override with SLUICE_DSL_SAMPLES).
+ */
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/graph.h"
+#include "tap.h"
+
+#define UNSUPPORTED "is not supported by sluice yet"
+
+static char *read_all(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    sl_buf b;
+    sl_buf_init(&b, 0);
+    char tmp[65536];
+    size_t n;
+    while ((n = fread(tmp, 1, sizeof tmp, f)) > 0)
+        sl_buf_add(&b, tmp, n);
+    fclose(f);
+    *len = b.len;
+    return sl_buf_detach(&b);
+}
+
+static char *show(const sl_value *v)
+{
+    char *s = v ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+    return s ? s : strdup("(none)");
+}
+
+/* First place where a and b differ, as a path, into out. */
+static bool first_diff(const sl_value *a, const sl_value *b, char *path, size_t n)
+{
+    if (sl_value_equal(a, b))
+        return false;
+    size_t len = strlen(path);
+    if (json_is_object(a) && json_is_object(b)) {
+        const char *k;
+        sl_value *v;
+        json_object_foreach((sl_value *)a, k, v) {
+            snprintf(path + len, n - len, ".%s", k);
+            if (first_diff(v, json_object_get(b, k), path, n))
+                return true;
+        }
+        json_object_foreach((sl_value *)b, k, v) {
+            if (!json_object_get(a, k)) {
+                snprintf(path + len, n - len, ".%s (only in export)", k);
+                return true;
+            }
+        }
+        path[len] = '\0';
+        return true;
+    }
+    if (json_is_array(a) && json_is_array(b) && json_array_size(a) == json_array_size(b)) {
+        for (size_t i = 0; i < json_array_size(a); i++) {
+            snprintf(path + len, n - len, "[%zu]", i);
+            if (first_diff(json_array_get(a, i), json_array_get(b, i), path, n))
+                return true;
+        }
+        path[len] = '\0';
+        return true;
+    }
+    char *sa = show(a), *sb = show(b);
+    snprintf(path + len, n - len, " (%.60s vs %.60s)", sa, sb);
+    free(sa);
+    free(sb);
+    return true;
+}
+
+/* "path:LINE:COL: " at the start of msg; returns LINE or 0. */
+static int msg_line(const char *msg, const char *path)
+{
+    size_t pl = strlen(path);
+    if (strncmp(msg, path, pl) != 0 || msg[pl] != ':')
+        return 0;
+    int line = 0, col = 0;
+    char sep = 0;
+    if (sscanf(msg + pl, ":%d:%d%c", &line, &col, &sep) != 3 || sep != ':' || line <= 0 || col <= 0)
+        return 0;
+    return line;
+}
+
+/* What loading should give: the document minus canvas notes and sluice_test,
+ * secrets emptied unless include_secrets. */
+static sl_value *expected_export(const sl_value *root, bool include_secrets)
+{
+    sl_value *r = json_deep_copy(root);
+    json_object_del(r, "sluice_test");
+    sl_value *wf = json_object_get(r, "workflow");
+    sl_value *nodes = json_object_get(json_object_get(wf, "graph"), "nodes");
+    for (size_t i = 0; i < json_array_size(nodes);) {
+        const char *t = json_string_value(json_object_get(json_array_get(nodes, i), "type"));
+        if (t && !strcmp(t, "custom-note"))
+            json_array_remove(nodes, i);
+        else
+            i++;
+    }
+    if (!include_secrets) {
+        sl_value *env = json_object_get(wf, "environment_variables");
+        for (size_t i = 0; i < json_array_size(env); i++) {
+            sl_value *e = json_array_get(env, i);
+            const char *t = json_string_value(json_object_get(e, "value_type"));
+            if (t && !strcmp(t, "secret"))
+                json_object_set_new(e, "value", json_string(""));
+        }
+    }
+    return r;
+}
+
+/* Messages without their "file:line:col: " prefix, sorted, joined. */
+static char *diag_bodies(const sl_diag *d)
+{
+    char **v = malloc((d->n + 1) * sizeof *v);
+    size_t n = 0;
+    for (size_t i = 0; i < d->n; i++) {
+        const char *m = d->v[i].msg;
+        const char *p = m;
+        for (int colons = 0; *p && colons < 3; p++)
+            if (*p == ':')
+                colons++;
+        while (*p == ' ')
+            p++;
+        v[n++] = sl_xasprintf("%s%s", d->v[i].warning ? "W " : "E ", *p ? p : m);
+    }
+    for (size_t i = 0; i + 1 < n; i++)
+        for (size_t j = i + 1; j < n; j++)
+            if (strcmp(v[i], v[j]) > 0) {
+                char *t = v[i];
+                v[i] = v[j];
+                v[j] = t;
+            }
+    sl_buf b;
+    sl_buf_init(&b, 0);
+    for (size_t i = 0; i < n; i++) {
+        sl_buf_adds(&b, v[i]);
+        sl_buf_adds(&b, "\n");
+        free(v[i]);
+    }
+    free(v);
+    return sl_buf_detach(&b);
+}
+
+static void check_sample(const char *path, const char *name)
+{
+    size_t len = 0;
+    char *text = read_all(path, &len);
+    if (!text) {
+        CHECK(0, "%s: cannot read", name);
+        return;
+    }
+    sl_yaml_doc doc;
+    sl_err err = {0};
+    int prc = sl_yaml_parse(text, len, path, &doc, &err);
+    CHECK(prc == 0, "%s: parses as YAML (%s)", name, err.msg ? err.msg : "ok");
+    sl_err_clear(&err);
+    if (prc < 0) {
+        free(text);
+        return;
+    }
+
+    sl_graph g;
+    sl_diag d;
+    sl_diag_init(&d);
+    int rc = sl_graph_load_file(&g, path, &d, &err);
+
+    /* Errors may only be about node types sluice does not run yet. */
+    int other = 0;
+    const char *first_other = NULL;
+    for (size_t i = 0; i < d.n; i++)
+        if (!d.v[i].warning && !strstr(d.v[i].msg, UNSUPPORTED)) {
+            other++;
+            if (!first_other)
+                first_other = d.v[i].msg;
+        }
+    CHECK(other == 0, "%s: every load error names an unsupported node type (%d others; first: %s)",
+          name, other, first_other ? first_other : "-");
+
+    /* Every node whose type sluice lacks is named, at its data.type. */
+    const sl_value *nodes =
+        json_object_get(json_object_get(json_object_get(doc.root, "workflow"), "graph"), "nodes");
+    int lacking = 0, unnamed = 0, misplaced = 0;
+    char missing[512] = "";
+    for (size_t i = 0; i < json_array_size(nodes); i++) {
+        const sl_value *jn = json_array_get(nodes, i);
+        const char *canvas = json_string_value(json_object_get(jn, "type"));
+        if (canvas && !strcmp(canvas, "custom-note"))
+            continue;
+        const char *id = json_string_value(json_object_get(jn, "id"));
+        const sl_value *data = json_object_get(jn, "data");
+        const char *type = json_string_value(json_object_get(data, "type"));
+        if (!id || !type || sl_node_kind_find(type))
+            continue;
+        lacking++;
+        char want_node[128], want_type[96];
+        snprintf(want_node, sizeof want_node, "node '%s' (", id);
+        snprintf(want_type, sizeof want_type, "'%s' " UNSUPPORTED, type);
+        sl_mark tm = sl_yaml_key_mark(&doc, data, "type");
+        const char *found = NULL;
+        for (size_t k = 0; k < d.n && !found; k++)
+            if (!d.v[k].warning && strstr(d.v[k].msg, want_node) && strstr(d.v[k].msg, want_type))
+                found = d.v[k].msg;
+        if (!found) {
+            unnamed++;
+            size_t ml = strlen(missing);
+            snprintf(missing + ml, sizeof missing - ml, "%s%s (%s)", ml ? ", " : "", id, type);
+        } else if (msg_line(found, path) != tm.line) {
+            misplaced++;
+        }
+    }
+    CHECK(unnamed == 0, "%s: each of the %d nodes of a type sluice lacks is named in an error "
+          "(missing: %s)", name, lacking, unnamed ? missing : "none");
+    CHECK(misplaced == 0, "%s: those errors point at the line of data.type (%d elsewhere)", name,
+          misplaced);
+    CHECK(lacking ? rc == -1 : rc == 0, "%s: %s (rc %d, %zu errors; %s)", name,
+          lacking ? "refused, since it uses node types sluice lacks" : "validates",
+          rc, d.errors, lacking ? "" : (d.n ? d.v[0].msg : "no messages"));
+    if (rc < 0)
+        CHECK(err.msg && strstr(err.msg, path), "%s: the summary error names the file (%s)", name,
+              err.msg ? err.msg : "none");
+
+    int unplaced = 0;
+    for (size_t i = 0; i < d.n; i++)
+        if (!msg_line(d.v[i].msg, path))
+            unplaced++;
+    CHECK(unplaced == 0, "%s: every message (errors and warnings) starts with file:line:col "
+          "(%d do not)", name, unplaced);
+
+    /* Export round trip. */
+    sl_buf out;
+    sl_buf_init(&out, 0);
+    sl_err eerr = {0};
+    int xrc = sl_graph_export(&g, false, &out, &eerr);
+    CHECK(xrc == 0 && out.len > 0, "%s: exports (%s)", name, eerr.msg ? eerr.msg : "ok");
+    sl_err_clear(&eerr);
+    sl_yaml_doc back;
+    int brc = xrc == 0 ? sl_yaml_parse(out.data, out.len, "export.yml", &back, &eerr) : -1;
+    CHECK(brc == 0, "%s: the export parses (%s)", name, eerr.msg ? eerr.msg : "ok");
+    sl_err_clear(&eerr);
+    if (brc == 0) {
+        sl_value *want = expected_export(doc.root, false);
+        char where[512] = "";
+        bool differs = first_diff(want, back.root, where, sizeof where);
+        CHECK(!differs, "%s: export reads back as the same document minus notes, secrets masked "
+              "(first difference at %s)", name, differs ? where : "-");
+        CHECK(!strstr(out.data, "custom-note"), "%s: no canvas notes in the export", name);
+
+        /* nodes: ids, types, titles, data; edges */
+        const sl_value *wn = json_object_get(
+            json_object_get(json_object_get(want, "workflow"), "graph"), "nodes");
+        const sl_value *bn = json_object_get(
+            json_object_get(json_object_get(back.root, "workflow"), "graph"), "nodes");
+        int node_bad = json_array_size(wn) == json_array_size(bn) ? 0 : 1;
+        for (size_t i = 0; i < json_array_size(wn) && i < json_array_size(bn); i++) {
+            const sl_value *a = json_array_get(wn, i), *b = json_array_get(bn, i);
+            const sl_value *ad = json_object_get(a, "data"), *bd = json_object_get(b, "data");
+            if (!sl_value_equal(json_object_get(a, "id"), json_object_get(b, "id")) ||
+                !sl_value_equal(json_object_get(ad, "type"), json_object_get(bd, "type")) ||
+                !sl_value_equal(json_object_get(ad, "title"), json_object_get(bd, "title")) ||
+                !sl_value_equal(ad, bd))
+                node_bad++;
+        }
+        CHECK(node_bad == 0, "%s: %zu nodes come back with the same ids, types, titles and data "
+              "(%d differ)", name, json_array_size(wn), node_bad);
+        const sl_value *we = json_object_get(
+            json_object_get(json_object_get(want, "workflow"), "graph"), "edges");
+        const sl_value *be = json_object_get(
+            json_object_get(json_object_get(back.root, "workflow"), "graph"), "edges");
+        CHECK(sl_value_equal(we, be), "%s: %zu edges come back the same", name,
+              json_array_size(we));
+        sl_decref(want);
+        sl_yaml_doc_release(&back);
+
+        /* Importing the export gives the same graph, or the same refusal. */
+        sl_graph g2;
+        sl_diag d2;
+        sl_diag_init(&d2);
+        int rc2 = sl_graph_load_text(&g2, out.data, out.len, "export.yml", &d2, &eerr);
+        char *m1 = diag_bodies(&d), *m2 = diag_bodies(&d2);
+        CHECK(rc2 == rc && !strcmp(m1, m2), "%s: loading the export gives the same result "
+              "(rc %d vs %d; same messages: %s)", name, rc, rc2, strcmp(m1, m2) ? "no" : "yes");
+        free(m1);
+        free(m2);
+        if (rc == 0 && rc2 == 0) {
+            bool same = g.nnodes == g2.nnodes && g.nedges == g2.nedges &&
+                        !strcmp(g.mode, g2.mode) && !strcmp(g.version, g2.version);
+            for (int i = 0; same && i < g.nnodes; i++)
+                same = !strcmp(g.nodes[i].id, g2.nodes[i].id) &&
+                       !strcmp(g.nodes[i].type, g2.nodes[i].type) &&
+                       !strcmp(g.nodes[i].title, g2.nodes[i].title) &&
+                       g.nodes[i].parent == g2.nodes[i].parent;
+            for (int i = 0; same && i < g.nedges; i++)
+                same = g.edges[i].src == g2.edges[i].src && g.edges[i].dst == g2.edges[i].dst &&
+                       !strcmp(g.edges[i].handle, g2.edges[i].handle);
+            CHECK(same, "%s: the re-imported graph has the same nodes, parents and edges", name);
+        }
+        sl_err_clear(&eerr);
+        sl_diag_release(&d2);
+        sl_graph_release(&g2);
+    }
+    sl_buf_release(&out);
+    sl_err_clear(&err);
+    sl_diag_release(&d);
+    sl_graph_release(&g);
+    sl_yaml_doc_release(&doc);
+    free(text);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void test_samples(void)
+{
+    const char *dir = getenv("SLUICE_DSL_SAMPLES");
+    if (!dir)
+        dir = "../shared/dsl-samples";
+    DIR *dh = opendir(dir);
+    if (!dh) {
+        CHECK(0, "the DSL samples are at %s (run from the repository root)", dir);
+        return;
+    }
+    char *names[64];
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(dh)) != NULL && n < 64) {
+        size_t l = strlen(de->d_name);
+        if (l > 4 && !strcmp(de->d_name + l - 4, ".yml"))
+            names[n++] = sl_xstrdup(de->d_name);
+    }
+    closedir(dh);
+    qsort(names, (size_t)n, sizeof *names, cmp_str);
+    CHECK(n == 12, "12 sample files in %s (found %d)", dir, n);
+    for (int i = 0; i < n; i++) {
+        char *p = sl_xasprintf("%s/%s", dir, names[i]);
+        check_sample(p, names[i]);
+        free(p);
+        free(names[i]);
+    }
+}
+
+/* ---- synthetic files ---- */
+
+static const char secret_doc[] =
+    "app: {mode: workflow, name: secrets}\n"
+    "kind: app\n"
+    "version: 0.1.5\n"
+    "workflow:\n"
+    "  environment_variables:\n"
+    "  - {name: api_key, value: s3cr3t-XYZ-123, value_type: secret, id: a}\n"
+    "  - {name: region, value: eu-west-1, value_type: string, id: b}\n"
+    "  - {name: retries, value: 3, value_type: number, id: c}\n"
+    "  graph:\n"
+    "    nodes:\n"
+    "    - id: s\n"
+    "      data: {type: start, title: Start, variables: []}\n"
+    "    - id: note1\n"
+    "      type: custom-note\n"
+    "      data: {type: '', text: 'canvas note'}\n"
+    "    - id: e\n"
+    "      data:\n"
+    "        type: end\n"
+    "        title: End\n"
+    "        outputs:\n"
+    "        - {variable: r, value_selector: [env, region]}\n"
+    "    edges:\n"
+    "    - {id: s-e, source: s, target: e, sourceHandle: source}\n"
+    "sluice_test:\n"
+    "- name: ignored\n";
+
+static bool str_is(const sl_value *v, const char *want)
+{
+    return json_is_string(v) && !strcmp(json_string_value(v), want);
+}
+
+static void test_secrets(void)
+{
+    sl_graph g;
+    sl_diag d;
+    sl_err err = {0};
+    sl_diag_init(&d);
+    int rc = sl_graph_load_text(&g, secret_doc, strlen(secret_doc), "secrets.yml", &d, &err);
+    CHECK(rc == 0, "secrets.yml loads (%s)", d.n ? d.v[0].msg : err.msg ? err.msg : "ok");
+    CHECK(g.nnodes == 2 && sl_graph_find(&g, "note1") < 0, "canvas notes are not nodes");
+    sl_buf out;
+    sl_buf_init(&out, 0);
+    CHECK(sl_graph_export(&g, false, &out, &err) == 0, "export without secrets");
+    CHECK(out.data && !strstr(out.data, "s3cr3t-XYZ-123"), "the secret value is not in the export");
+    CHECK(out.data && strstr(out.data, "eu-west-1"), "plain env values are kept");
+    CHECK(out.data && !strstr(out.data, "sluice_test"), "the test block is not exported");
+    CHECK(out.data && !strstr(out.data, "canvas note"), "the canvas note is dropped");
+    sl_yaml_doc back;
+    if (out.data && sl_yaml_parse(out.data, out.len, "x.yml", &back, &err) == 0) {
+        const sl_value *env =
+            json_object_get(json_object_get(back.root, "workflow"), "environment_variables");
+        const sl_value *e0 = json_array_get(env, 0), *e2 = json_array_get(env, 2);
+        CHECK(json_array_size(env) == 3 &&
+                  str_is(json_object_get(e0, "value"), "") &&
+                  str_is(json_object_get(e0, "value_type"), "secret") &&
+                  str_is(json_object_get(e0, "name"), "api_key"),
+              "the secret variable stays declared, with an empty value");
+        CHECK(json_is_integer(json_object_get(e2, "value")) &&
+                  json_integer_value(json_object_get(e2, "value")) == 3,
+              "a number env value stays a number");
+        sl_yaml_doc_release(&back);
+    } else {
+        CHECK(0, "the export parses (%s)", err.msg ? err.msg : "?");
+    }
+    sl_buf_reset(&out);
+    CHECK(sl_graph_export(&g, true, &out, &err) == 0 && out.data &&
+              strstr(out.data, "s3cr3t-XYZ-123"),
+          "--include-secrets keeps the secret");
+    sl_buf_release(&out);
+    /* export into a tiny buffer fails cleanly */
+    sl_buf_init(&out, 64);
+    sl_err_clear(&err);
+    CHECK(sl_graph_export(&g, false, &out, &err) < 0 && err.msg,
+          "export past the buffer cap fails with a message");
+    sl_buf_release(&out);
+    sl_err_clear(&err);
+    sl_diag_release(&d);
+    sl_graph_release(&g);
+}
+
+/* Every message that contains `needle` must start with "t.yml:LINE:COL:". */
+static void where_is(const sl_diag *d, const char *needle, int line, int col)
+{
+    const char *m = NULL;
+    for (size_t i = 0; i < d->n && !m; i++)
+        if (strstr(d->v[i].msg, needle))
+            m = d->v[i].msg;
+    int l = 0, c = 0;
+    if (m)
+        sscanf(m, "t.yml:%d:%d:", &l, &c);
+    CHECK(m && l == line && (col == 0 || c == col), "the error about %s is at t.yml:%d:%d (got %s)",
+          needle, line, col, m ? m : "no such message");
+}
+
+static void test_locations(void)
+{
+    const char *text = "app: {mode: workflow, name: t}\n"              /* 1 */
+                       "kind: app\n"                                   /* 2 */
+                       "version: 0.1.5\n"                              /* 3 */
+                       "workflow:\n"                                   /* 4 */
+                       "  graph:\n"                                    /* 5 */
+                       "    nodes:\n"                                  /* 6 */
+                       "    - id: s\n"                                 /* 7 */
+                       "      data: {type: start, title: Start}\n"     /* 8 */
+                       "    - id: n2\n"                                /* 9 */
+                       "      data:\n"                                 /* 10 */
+                       "        type: bogus\n"                         /* 11 */
+                       "        title: Weird\n"                        /* 12 */
+                       "    - id: e\n"                                 /* 13 */
+                       "      data:\n"                                 /* 14 */
+                       "        type: end\n"                           /* 15 */
+                       "        title: End\n"                          /* 16 */
+                       "        outputs:\n"                            /* 17 */
+                       "        - variable: x\n"                       /* 18 */
+                       "          value_selector: [nope, y]\n"         /* 19 */
+                       "    - id: k\n"                                 /* 20 */
+                       "      data: {type: code, title: Calc}\n"       /* 21 */
+                       "    edges:\n"                                  /* 22 */
+                       "    - {id: e1, source: s, target: n2}\n"       /* 23 */
+                       "    - {id: e2, source: n2, target: ghost}\n"   /* 24 */
+                       "    - {id: e3, source: s, target: e}\n";       /* 25 */
+    sl_graph g;
+    sl_diag d;
+    sl_err err = {0};
+    sl_diag_init(&d);
+    int rc = sl_graph_load_text(&g, text, strlen(text), "t.yml", &d, &err);
+    CHECK(rc == -1 && err.code == SL_EVALIDATE, "a broken workflow is refused (rc %d)", rc);
+    where_is(&d, "unknown node type 'bogus'", 11, 15);
+    where_is(&d, "node 'n2' (Weird)", 11, 15);
+    where_is(&d, "'code' " UNSUPPORTED, 21, 20);
+    where_is(&d, "'nope'", 19, 27);
+    where_is(&d, "ghost", 24, 7);
+    CHECK(d.errors >= 4, "all problems are reported at once (%zu errors)", d.errors);
+    sl_diag_release(&d);
+    sl_graph_release(&g);
+    sl_err_clear(&err);
+
+    /* YAML syntax errors: file:line:col from the loader */
+    const char *bad = "app: {mode: workflow, name: t}\nkind: app\nworkflow:\n  graph: [1, 2\n";
+    sl_diag_init(&d);
+    rc = sl_graph_load_text(&g, bad, strlen(bad), "t.yml", &d, &err);
+    int l = 0, c = 0;
+    CHECK(rc == -1 && err.msg && sscanf(err.msg, "t.yml:%d:%d:", &l, &c) == 2 && l >= 4,
+          "a YAML syntax error says t.yml:line:col (got %s)", err.msg ? err.msg : "none");
+    sl_diag_release(&d);
+    sl_graph_release(&g);
+    sl_err_clear(&err);
+
+    /* a version that is too new is refused at the version line */
+    const char *newer = "app: {mode: workflow, name: t}\n"
+                        "kind: app\n"
+                        "version: 9.0.0\n"
+                        "workflow:\n"
+                        "  graph:\n"
+                        "    nodes:\n"
+                        "    - {id: s, data: {type: start, title: S}}\n"
+                        "    edges: []\n";
+    sl_diag_init(&d);
+    rc = sl_graph_load_text(&g, newer, strlen(newer), "t.yml", &d, &err);
+    CHECK(rc == -1, "DSL version 9.0.0 is refused");
+    where_is(&d, "9.0.0", 3, 10);
+    sl_diag_release(&d);
+    sl_graph_release(&g);
+    sl_err_clear(&err);
+
+    /* a missing file */
+    sl_diag_init(&d);
+    rc = sl_graph_load_file(&g, "no/such/file.yml", &d, &err);
+    CHECK(rc == -1 && err.msg && strstr(err.msg, "no/such/file.yml") && err.code == SL_EIO,
+          "a missing file is refused naming it (%s)", err.msg ? err.msg : "none");
+    sl_diag_release(&d);
+    sl_graph_release(&g);
+    sl_err_clear(&err);
+
+    /* a valid file gives no errors and a usable graph */
+    const char *ok = "app: {mode: workflow, name: t}\n"
+                     "kind: app\n"
+                     "version: 0.1.5\n"
+                     "workflow:\n"
+                     "  graph:\n"
+                     "    nodes:\n"
+                     "    - {id: s, data: {type: start, title: S, variables: []}}\n"
+                     "    - {id: e, data: {type: end, title: E, outputs: []}}\n"
+                     "    edges:\n"
+                     "    - {id: x, source: s, target: e}\n";
+    sl_diag_init(&d);
+    rc = sl_graph_load_text(&g, ok, strlen(ok), "t.yml", &d, &err);
+    CHECK(rc == 0 && d.errors == 0 && g.nnodes == 2 && g.nedges == 1 &&
+              g.start == sl_graph_find(&g, "s") && !strcmp(g.edges[0].handle, "source") &&
+              !strcmp(g.mode, "workflow") && !strcmp(g.version, "0.1.5"),
+          "a minimal workflow loads: 2 nodes, 1 edge, default handle 'source' (%s)",
+          d.n ? d.v[0].msg : "ok");
+    sl_diag_release(&d);
+    sl_graph_release(&g);
+    sl_err_clear(&err);
+}
+
+int main(void)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0); /* keep TAP lines if a sanitizer ends the run */
+    test_samples();
+    test_secrets();
+    test_locations();
+    return tap_done();
+}
