@@ -62,6 +62,15 @@ int sl_ref_render(const char *text, sl_ref_resolve_fn fn, void *ud, sl_buf *out)
         if (v) {
             sl_value_text(v, out);
             json_decref(v);
+        } else {
+            /* Dify's convert_template keeps the reference's inner text when
+             * the variable does not exist; workflows that print
+             * "{{#x.y#}}" for a value that never came show "x.y". */
+            for (int i = 0; i < n; i++) {
+                if (i)
+                    sl_buf_addc(out, '.');
+                sl_buf_adds(out, parts[i]);
+            }
         }
         p += used;
         lit = p;

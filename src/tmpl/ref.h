@@ -6,7 +6,8 @@
  * (including near-misses) is plain text and is copied unchanged.
  *
  * Rendering writes each referenced value as sl_value_text() shows it; a
- * reference to a variable that does not exist renders as nothing.
+ * reference to a variable that does not exist renders as its dotted path
+ * ("node.var"), exactly as Dify's convert_template does.
  */
 #ifndef SL_REF_H
 #define SL_REF_H

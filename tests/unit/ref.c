@@ -155,8 +155,10 @@ static void test_render_values(void)
 
 static void test_forms(void)
 {
-    render_is("{{#missing.var#}}", "", "a missing variable renders as nothing");
-    render_is("a{{#missing.var#}}b", "ab", "a missing variable between text");
+    /* Dify's convert_template emits the inner text of a reference whose
+     * variable does not exist. */
+    render_is("{{#missing.var#}}", "missing.var", "a missing variable renders as its path, as in Dify");
+    render_is("a{{#missing.var.deep#}}b", "amissing.var.deepb", "a missing variable between text");
     render_is("{{#n1.text#}}{{#n1.int#}}", "hello42", "adjacent references");
     render_is("{{#n1.text#}}{{#n1.text#}}{{#n1.text#}}", "hellohellohello", "three in a row");
     render_is("{{#n1#}}", "{{#n1#}}", "a node id alone is text");
