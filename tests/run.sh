@@ -25,6 +25,11 @@ run_tap() { # name, command...
   if ! grep -q '^1\.\.' "$out/$name.tap"; then
     echo "not ok - $name crashed or ended early (exit $rc)"; tail -5 "$out/$name.err"
     fail=$((fail + 1))
+  elif [ "$rc" -ne 0 ] && ! grep -q '^not ok ' "$out/$name.tap"; then
+    # Every check passed but the program failed on the way out: a
+    # sanitizer report (leak, UB) or a crash at exit.
+    echo "not ok - $name exited with status $rc after its checks"; tail -15 "$out/$name.err"
+    fail=$((fail + 1))
   fi
 }
 
