@@ -3,22 +3,7 @@
 # stable (exporting it again gives the same bytes), runs the same, drops
 # canvas notes and the sluice_test block, and masks secrets unless
 # --include-secrets.  Prints TAP.
-set -u
-cd "$(dirname "$0")/../.." || exit 2
-SLUICE=${SLUICE:-build/sluice}
-case $SLUICE in /*) ;; *) SLUICE=$PWD/$SLUICE ;; esac
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-n=0
-
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-nok() {
-    n=$((n + 1)); echo "not ok $n - $*"
-    sed 's/^/#   stdout: /' "$T/out" 2>/dev/null | head -8
-    sed 's/^/#   stderr: /' "$T/err" 2>/dev/null | head -8
-}
-check() { local d=$1; shift; if "$@"; then ok "$d"; else nok "$d"; fi; }
-sl() { timeout -k 2 20 "$SLUICE" "$@" >"$T/out" 2>"$T/err"; rc=$?; }
+. "$(dirname "$0")/lib.bash"
 
 cat >"$T/wf.yml" <<'EOF'
 app: {mode: workflow, name: export me, description: "yes: a description"}

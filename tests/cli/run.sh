@@ -5,25 +5,7 @@
 # (exit 2, nothing run), exit codes 0/1/3, secrets masked in events, and
 # if-else/variable-aggregator once `sluice validate` accepts them.
 # Prints TAP; needs python3 for JSON checks.
-set -u
-cd "$(dirname "$0")/../.." || exit 2
-SLUICE=${SLUICE:-build/sluice}
-case $SLUICE in /*) ;; *) SLUICE=$PWD/$SLUICE ;; esac
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-n=0
-
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-skip() { n=$((n + 1)); echo "ok $n - $* # SKIP"; }
-nok() {
-    n=$((n + 1)); echo "not ok $n - $*"
-    sed 's/^/#   stdout: /' "$T/out" 2>/dev/null | head -8
-    sed 's/^/#   stderr: /' "$T/err" 2>/dev/null | head -8
-}
-check() { local d=$1; shift; if "$@"; then ok "$d"; else nok "$d"; fi; }
-sl() { timeout -k 2 20 "$SLUICE" "$@" >"$T/out" 2>"$T/err"; rc=$?; }
-out_has() { grep -qF -- "$1" "$T/out"; }
-err_has() { grep -qF -- "$1" "$T/err"; }
+. "$(dirname "$0")/lib.bash"
 # json EXPR: evaluates a Python expression over the JSON document on stdout (d)
 json() {
     python3 -c 'import json,sys

@@ -2,26 +2,9 @@
 # CLI: stopping a long run from outside.  SIGINT (Ctrl-C) and SIGTERM cancel
 # the run: exit 130, status stopped, the end node never runs, and the
 # process is gone promptly.  Prints TAP.
-set -u
-cd "$(dirname "$0")/../.." || exit 2
-SLUICE=${SLUICE:-build/sluice}
-case $SLUICE in /*) ;; *) SLUICE=$PWD/$SLUICE ;; esac
-T=$(mktemp -d)
+. "$(dirname "$0")/lib.bash"
+on_exit() { [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null; }
 pid=
-cleanup() {
-    [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
-    rm -rf "$T"
-}
-trap cleanup EXIT
-n=0
-
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-nok() {
-    n=$((n + 1)); echo "not ok $n - $*"
-    sed 's/^/#   stdout: /' "$T/out" 2>/dev/null | head -8
-    sed 's/^/#   stderr: /' "$T/err" 2>/dev/null | tail -8
-}
-check() { local d=$1; shift; if "$@"; then ok "$d"; else nok "$d"; fi; }
 
 # Ten million loop rounds (three nested loops): far longer than the test
 # waits, on any machine.

@@ -1,26 +1,7 @@
 #!/usr/bin/env bash
 # CLI: help texts, version, unknown commands and options, `sluice limits`.
 # Prints TAP.  Uses $SLUICE (set by tests/run.sh; default build/sluice).
-set -u
-cd "$(dirname "$0")/../.." || exit 2
-SLUICE=${SLUICE:-build/sluice}
-case $SLUICE in /*) ;; *) SLUICE=$PWD/$SLUICE ;; esac
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-n=0
-
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-nok() {
-    n=$((n + 1)); echo "not ok $n - $*"
-    sed 's/^/#   stdout: /' "$T/out" 2>/dev/null | head -5
-    sed 's/^/#   stderr: /' "$T/err" 2>/dev/null | head -5
-}
-# check DESCRIPTION TEST-COMMAND...: ok when the test command succeeds
-check() { local d=$1; shift; if "$@"; then ok "$d"; else nok "$d"; fi; }
-# sl ARGS...: runs sluice; stdout in $T/out, stderr in $T/err, status in $rc
-sl() { timeout -k 2 20 "$SLUICE" "$@" >"$T/out" 2>"$T/err"; rc=$?; }
-out_has() { grep -qF -- "$1" "$T/out"; }
-err_has() { grep -qF -- "$1" "$T/err"; }
+. "$(dirname "$0")/lib.bash"
 
 sl --help
 check "sluice --help exits 0" [ $rc -eq 0 ]

@@ -2,25 +2,8 @@
 # CLI: `sluice validate` on good and broken files: exit status, OK lines,
 # every problem with file:line:col, warnings, -q, standard input, and the
 # real Dify exports in ../shared/dsl-samples.  Prints TAP.
-set -u
-cd "$(dirname "$0")/../.." || exit 2
-SLUICE=${SLUICE:-build/sluice}
-case $SLUICE in /*) ;; *) SLUICE=$PWD/$SLUICE ;; esac
+. "$(dirname "$0")/lib.bash"
 SAMPLES=${SLUICE_DSL_SAMPLES:-../shared/dsl-samples}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-n=0
-
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-nok() {
-    n=$((n + 1)); echo "not ok $n - $*"
-    sed 's/^/#   stdout: /' "$T/out" 2>/dev/null | head -5
-    sed 's/^/#   stderr: /' "$T/err" 2>/dev/null | head -8
-}
-check() { local d=$1; shift; if "$@"; then ok "$d"; else nok "$d"; fi; }
-sl() { timeout -k 2 20 "$SLUICE" "$@" >"$T/out" 2>"$T/err"; rc=$?; }
-out_has() { grep -qF -- "$1" "$T/out"; }
-err_has() { grep -qF -- "$1" "$T/err"; }
 
 cd "$T" || exit 2
 

@@ -1,0 +1,28 @@
+# Shared by the CLI test scripts (sourced, not run): a temp dir $T, TAP
+# helpers and `sl` to run sluice with its output captured.
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+SLUICE=${SLUICE:-build/sluice}
+case $SLUICE in /*) ;; *) SLUICE=$PWD/$SLUICE ;; esac
+T=$(mktemp -d)
+n=0
+# A script may define on_exit (say, to kill a process it started).
+lib_cleanup() {
+    if declare -F on_exit >/dev/null; then on_exit; fi
+    rm -rf "$T"
+}
+trap lib_cleanup EXIT
+
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+skip() { n=$((n + 1)); echo "ok $n - $* # SKIP"; }
+nok() {
+    n=$((n + 1)); echo "not ok $n - $*"
+    sed 's/^/#   stdout: /' "$T/out" 2>/dev/null | head -8
+    sed 's/^/#   stderr: /' "$T/err" 2>/dev/null | tail -8
+}
+# check DESCRIPTION TEST-COMMAND...: ok when the test command succeeds
+check() { local d=$1; shift; if "$@"; then ok "$d"; else nok "$d"; fi; }
+# sl ARGS...: runs sluice; stdout in $T/out, stderr in $T/err, status in $rc
+sl() { timeout -k 2 20 "$SLUICE" "$@" >"$T/out" 2>"$T/err"; rc=$?; }
+out_has() { grep -qF -- "$1" "$T/out"; }
+err_has() { grep -qF -- "$1" "$T/err"; }
