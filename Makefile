@@ -43,14 +43,27 @@ asan:
 	$(MAKE) BUILD=build-asan CC=clang OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 	    LDFLAGS="-fsanitize=address,undefined" test
 
+# libFuzzer targets (fuzz/fuzz_*.c) under ASan + UBSan; fuzz/run.sh SECONDS runs them.
+# The library is compiled once with coverage (fuzzer-no-link) and shared by
+# every target; UBSan aborts so libFuzzer records its findings as crashes.
 FUZZ_TARGETS := $(patsubst fuzz/%.c,build-fuzz/%,$(wildcard fuzz/fuzz_*.c))
+FUZZ_CFLAGS  := $(CSTD) -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+                -fno-sanitize-recover=all $(shell pkg-config --cflags $(PKGS))
+FUZZ_OBJ     := $(SRC:%.c=build-fuzz/%.o)
+.SECONDARY: $(FUZZ_OBJ)
 fuzz: $(FUZZ_TARGETS)
-build-fuzz/fuzz_%: fuzz/fuzz_%.c $(SRC)
-	@mkdir -p build-fuzz
-	clang $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined $(shell pkg-config --cflags $(PKGS)) \
-	    -Isrc -o $@ $< $(SRC) $(LDLIBS)
+build-fuzz/src/%.o: src/%.c $(wildcard src/*/*.h)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+build-fuzz/fuzz_%: fuzz/fuzz_%.c $(FUZZ_OBJ)
+	clang $(FUZZ_CFLAGS) $(WARN) -fsanitize=fuzzer -Isrc -o $@ $< $(FUZZ_OBJ) $(LDLIBS)
 
-bench: all
+# Engine overhead and load time against the issue's targets and peers.
+$(BUILD)/bench/engine_bench: bench/engine_bench.c $(OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -Isrc -o $@ $< $(OBJ) $(LDLIBS)
+
+bench: $(BUILD)/bench/engine_bench
 	@bench/run.sh $(BUILD)
 
 clean:

@@ -203,15 +203,19 @@ static sl_value *resolve_float(const char *s)
         sign = true;
         p++;
     }
-    char clean[128];
+    /* The cleaned text is never longer than the scalar. */
+    char small[128];
+    size_t slen = strlen(s);
+    char *clean = slen + 2 <= sizeof small ? small : sl_xmalloc(slen + 2);
+    sl_value *res = NULL;
     size_t n = 0;
     if (neg)
         clean[n++] = '-';
     if (*p == '.') {
         if (sign || !isdigit((unsigned char)p[1]))
-            return NULL;
+            goto out;
     } else if (!isdigit((unsigned char)*p)) {
-        return NULL;
+        goto out;
     }
     /* integer part, possibly sexagesimal */
     double sexa = 0;
@@ -223,10 +227,10 @@ static sl_value *resolve_float(const char *s)
             continue;
         }
         if (*p != '_' && !isdigit((unsigned char)*p))
-            return NULL;
+            goto out;
     }
     if (*p != '.')
-        return NULL;
+        goto out;
     if (is_sexa) {
         const char *q = ip;
         bool first = true;
@@ -240,7 +244,7 @@ static sl_value *resolve_float(const char *s)
                 digits++;
             }
             if (!digits || (!first && (digits > 2 || part > 59)))
-                return NULL;
+                goto out;
             sexa = sexa * 60 + part;
             first = false;
             if (q < p)
@@ -248,42 +252,45 @@ static sl_value *resolve_float(const char *s)
         }
     } else {
         for (const char *q = ip; q < p; q++)
-            if (*q != '_' && n + 1 < sizeof clean)
+            if (*q != '_')
                 clean[n++] = *q;
     }
     /* fraction */
-    const char *fp = p;
     clean[n++] = *p++;
     for (; *p && *p != 'e' && *p != 'E'; p++) {
         if (*p == '_')
             continue;
-        if (!isdigit((unsigned char)*p) || n + 1 >= sizeof clean)
-            return NULL;
+        if (!isdigit((unsigned char)*p))
+            goto out;
         clean[n++] = *p;
     }
     if (*p) { /* exponent: PyYAML requires a sign */
-        if (is_sexa || n + 3 >= sizeof clean)
-            return NULL;
+        if (is_sexa)
+            goto out;
         clean[n++] = *p++;
         if (*p != '+' && *p != '-')
-            return NULL;
+            goto out;
         clean[n++] = *p++;
         if (!isdigit((unsigned char)*p))
-            return NULL;
+            goto out;
         for (; *p; p++) {
-            if (!isdigit((unsigned char)*p) || n + 1 >= sizeof clean)
-                return NULL;
+            if (!isdigit((unsigned char)*p))
+                goto out;
             clean[n++] = *p;
         }
     }
     clean[n] = '\0';
     if (is_sexa) {
         double frac = strtod(clean + (neg ? 1 : 0), NULL); /* ".xyz" */
-        (void)fp;
         double v = sexa + frac;
-        return json_real(neg ? -v : v);
+        res = json_real(neg ? -v : v);
+        goto out;
     }
-    return json_real(strtod(clean, NULL));
+    res = json_real(strtod(clean, NULL));
+out:
+    if (clean != small)
+        free(clean);
+    return res;
 }
 
 /* True when a plain scalar is text whatever the resolver says: quoted, or
