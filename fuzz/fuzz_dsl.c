@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dsl/blockyaml.h"
 #include "engine/graph.h"
 
 /* Exports bigger than this are skipped, not compared: fuzz inputs are small
@@ -101,8 +102,30 @@ static void round_trip(const sl_graph *g)
     sl_buf_release(&first);
 }
 
+/* The fast block-YAML reader must give exactly what libyaml gives whenever
+ * it accepts an input (it declines everything else). */
+static void fast_reader_agrees(const char *text, size_t size)
+{
+    sl_value *fast = NULL;
+    if (sl_blockyaml_parse(text, size, &fast) < 0)
+        return;
+    sl_yaml_doc doc;
+    sl_err err = {0};
+    if (sl_yaml_parse(text, size, "<fuzz>", &doc, &err) < 0) {
+        fprintf(stderr, "fast reader accepted what libyaml refuses: %s\n", err.msg);
+        abort();
+    }
+    if (!json_equal(fast, doc.root)) {
+        fprintf(stderr, "fast reader and libyaml disagree\n");
+        abort();
+    }
+    json_decref(fast);
+    sl_yaml_doc_release(&doc);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    fast_reader_agrees((const char *)data, size);
     sl_graph g;
     sl_diag diag;
     sl_err err = {0};

@@ -1,4 +1,5 @@
 #include "yaml.h"
+#include "blockyaml.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -331,6 +332,21 @@ static sl_value *resolve_plain(const char *s, size_t len)
     return json_stringn(s, len);
 }
 
+sl_value *sl_yaml_resolve_plain(const char *s, size_t len)
+{
+    /* The resolver wants a terminated string; callers pass slices. */
+    char small[256];
+    if (memchr(s, '\0', len))
+        return json_stringn_nocheck(s, len);
+    char *t = len < sizeof small ? small : sl_xmalloc(len + 1);
+    memcpy(t, s, len);
+    t[len] = '\0';
+    sl_value *v = resolve_plain(t, len);
+    if (t != small)
+        free(t);
+    return v;
+}
+
 /* True when a scalar event is text whatever the resolver says: quoted, or
  * plain but unable to start a null, bool or number.  libyaml has already
  * checked the input is valid UTF-8, so values skip jansson's check. */
@@ -592,6 +608,10 @@ int sl_yaml_parse_ex(const char *text, size_t len, const char *path, sl_yaml_doc
     memset(doc, 0, sizeof *doc);
     doc->path = sl_xstrdup(path ? path : "<input>");
     doc->marks = marks ? sl_xcalloc(1, sizeof *doc->marks) : NULL;
+    /* Without marks, Dify's own block style takes the fast reader; it
+     * declines anything unusual and libyaml below does the rest. */
+    if (!marks && sl_blockyaml_parse(text, len, &doc->root) == 0)
+        return 0;
     loader L = {.doc = doc, .err = err, .text = text};
     sl_map_init(&L.anchors);
     if (!yaml_parser_initialize(&L.parser))

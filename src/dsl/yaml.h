@@ -47,6 +47,10 @@ sl_mark sl_yaml_key_mark(const sl_yaml_doc *doc, const sl_value *obj, const char
 sl_mark sl_yaml_index_mark(const sl_yaml_doc *doc, const sl_value *arr, size_t i);
 sl_mark sl_yaml_mark(const sl_yaml_doc *doc, const sl_value *container);
 
+/* A plain (unquoted) scalar as YAML 1.1 / PyYAML resolves it: null, bool,
+ * int, float or text (new reference). */
+sl_value *sl_yaml_resolve_plain(const char *s, size_t len);
+
 /* Block-style YAML that reads back to an equal value: strings that would
  * resolve to something else (as PyYAML would read them) are quoted, floats
  * always carry a dot, and multi-line text is written double-quoted. */

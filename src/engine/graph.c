@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../tmpl/ref.h"
 
@@ -226,6 +227,15 @@ static int read_file(const char *path, char **out, size_t *len, sl_err *err)
         return sl_err_set(err, SL_EIO, "%s: cannot open: %s", path, strerror(errno));
     sl_buf b;
     sl_buf_init(&b, SL_DSL_MAX_BYTES);
+    /* Size the buffer once for regular files: growing it by doubling
+     * costs as much as parsing a large file. */
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+        (size_t)st.st_size <= SL_DSL_MAX_BYTES) {
+        b.data = sl_xmalloc((size_t)st.st_size + 1);
+        b.alloc = (size_t)st.st_size + 1;
+        b.data[0] = '\0';
+    }
     char tmp[65536];
     size_t n;
     while ((n = fread(tmp, 1, sizeof tmp, f)) > 0) {

@@ -1,0 +1,682 @@
+#include "blockyaml.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "yaml.h"
+
+#define MAX_DEPTH 200
+
+typedef struct {
+    const char *s, *end;
+    int depth;
+} rd;
+
+/* ---- lines ---- */
+
+static const char *eol(const rd *r, const char *p)
+{
+    const char *q = memchr(p, '\n', (size_t)(r->end - p));
+    return q ? q : r->end;
+}
+
+static const char *next_line(const rd *r, const char *p)
+{
+    const char *q = eol(r, p);
+    return q < r->end ? q + 1 : r->end;
+}
+
+static int indent_of(const rd *r, const char *line)
+{
+    int i = 0;
+    while (line + i < r->end && line[i] == ' ')
+        i++;
+    return i;
+}
+
+static bool at_eol(const rd *r, const char *p)
+{
+    return p >= r->end || *p == '\n';
+}
+
+/* The next line with content at or after `line` (blank lines and whole-line
+ * comments skipped), or NULL at the end of the text. */
+static const char *content_line(const rd *r, const char *line, int *indent)
+{
+    while (line < r->end) {
+        int i = indent_of(r, line);
+        const char *c = line + i;
+        if (c < r->end && *c != '\n' && *c != '#') {
+            *indent = i;
+            return line;
+        }
+        line = next_line(r, line);
+    }
+    return NULL;
+}
+
+static bool is_dash(const rd *r, const char *p)
+{
+    return *p == '-' && (p + 1 >= r->end || p[1] == ' ' || p[1] == '\n');
+}
+
+/* ---- the whole text is in the subset's alphabet ---- */
+
+/* Printable UTF-8 as libyaml accepts it, minus everything that makes YAML
+ * treat a character specially (tabs, CR, NEL, LS, PS, BOM) so that the
+ * fast path never has to think about them. */
+static bool alphabet_ok(const unsigned char *p, const unsigned char *end)
+{
+    while (p < end) {
+        /* Eight printable ASCII bytes (0x20..0x7e) at a time: no high bit,
+         * each byte + 0x60 carries into its high bit, none is 0x7f. */
+        if (end - p >= 8) {
+            uint64_t w;
+            memcpy(&w, p, 8);
+            const uint64_t hi = 0x8080808080808080ULL, ones = 0x0101010101010101ULL;
+            uint64_t x7f = w ^ (0x7fULL * ones);
+            if ((w & hi) == 0 && ((w + 0x60ULL * ones) & hi) == hi &&
+                !((x7f - ones) & ~x7f & hi)) {
+                p += 8;
+                continue;
+            }
+        }
+        unsigned c = *p;
+        if (c < 0x80) {
+            if ((c < 0x20 && c != '\n') || c == 0x7f)
+                return false;
+            p++;
+            continue;
+        }
+        uint32_t cp;
+        int n;
+        if (c >= 0xc2 && c <= 0xdf) {
+            cp = c & 0x1f;
+            n = 1;
+        } else if (c >= 0xe0 && c <= 0xef) {
+            cp = c & 0x0f;
+            n = 2;
+        } else if (c >= 0xf0 && c <= 0xf4) {
+            cp = c & 0x07;
+            n = 3;
+        } else {
+            return false;
+        }
+        if (end - p <= n)
+            return false;
+        for (int i = 1; i <= n; i++) {
+            if ((p[i] & 0xc0) != 0x80)
+                return false;
+            cp = (cp << 6) | (p[i] & 0x3f);
+        }
+        if ((n == 2 && cp < 0x800) || (n == 3 && (cp < 0x10000 || cp > 0x10ffff)) ||
+            (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x80 && cp <= 0x9f) || cp == 0x2028 ||
+            cp == 0x2029 || cp == 0xfeff || cp == 0xfffe || cp == 0xffff)
+            return false;
+        p += n + 1;
+    }
+    return true;
+}
+
+/* ---- scalars ---- */
+
+static void add_utf8(sl_buf *b, uint32_t cp)
+{
+    char u[4];
+    if (cp < 0x80) {
+        sl_buf_addc(b, (char)cp);
+    } else if (cp < 0x800) {
+        u[0] = (char)(0xc0 | (cp >> 6));
+        u[1] = (char)(0x80 | (cp & 0x3f));
+        sl_buf_add(b, u, 2);
+    } else if (cp < 0x10000) {
+        u[0] = (char)(0xe0 | (cp >> 12));
+        u[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+        u[2] = (char)(0x80 | (cp & 0x3f));
+        sl_buf_add(b, u, 3);
+    } else {
+        u[0] = (char)(0xf0 | (cp >> 18));
+        u[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+        u[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+        u[3] = (char)(0x80 | (cp & 0x3f));
+        sl_buf_add(b, u, 4);
+    }
+}
+
+/* After a line break inside a quoted scalar: skips the leading spaces of
+ * the following lines, counting the empty ones, and checks the next content
+ * line is indented past the parent.  Returns the first content character,
+ * or NULL to decline. */
+static const char *fold_lines(const rd *r, const char *q, int parent, int *empty)
+{
+    *empty = 0;
+    for (;;) {
+        const char *s = q;
+        while (q < r->end && *q == ' ')
+            q++;
+        if (q >= r->end)
+            return NULL; /* unterminated */
+        if (*q == '\n') {
+            (*empty)++;
+            q++;
+            continue;
+        }
+        if (q - s <= parent)
+            return NULL;
+        return q;
+    }
+}
+
+/* Rest of the line after a scalar must be empty. */
+static bool line_done(const rd *r, const char *q, const char **next)
+{
+    while (q < r->end && *q == ' ')
+        q++;
+    if (!at_eol(r, q))
+        return false;
+    *next = q < r->end ? q + 1 : r->end;
+    return true;
+}
+
+static sl_value *single_quoted(const rd *r, const char *p, int parent, const char **next)
+{
+    sl_buf b;
+    sl_buf_init(&b, (size_t)(r->end - r->s) + 16); /* never longer than the text */
+    const char *q = p + 1;
+    for (;;) {
+        if (q >= r->end)
+            goto decline;
+        const char *run = q;
+        while (q < r->end && *q != '\'' && *q != ' ' && *q != '\n')
+            q++;
+        sl_buf_add(&b, run, (size_t)(q - run));
+        if (q >= r->end)
+            goto decline;
+        if (*q == '\'') {
+            if (q + 1 < r->end && q[1] == '\'') {
+                sl_buf_addc(&b, '\'');
+                q += 2;
+                continue;
+            }
+            q++;
+            break;
+        }
+        if (*q == ' ') {
+            const char *s = q;
+            while (q < r->end && *q == ' ')
+                q++;
+            if (q < r->end && *q != '\n') /* spaces before a break are dropped */
+                sl_buf_add(&b, s, (size_t)(q - s));
+            continue;
+        }
+        /* a line break folds */
+        int empty;
+        q = fold_lines(r, q + 1, parent, &empty);
+        if (!q)
+            goto decline;
+        if (empty == 0)
+            sl_buf_addc(&b, ' ');
+        for (int i = 0; i < empty; i++)
+            sl_buf_addc(&b, '\n');
+    }
+    if (b.toobig || !line_done(r, q, next))
+        goto decline;
+    sl_value *v = json_stringn_nocheck(b.data ? b.data : "", b.len);
+    sl_buf_release(&b);
+    return v;
+decline:
+    sl_buf_release(&b);
+    return NULL;
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+static sl_value *double_quoted(const rd *r, const char *p, int parent, const char **next)
+{
+    sl_buf b;
+    sl_buf_init(&b, (size_t)(r->end - r->s) + 16); /* never longer than the text */
+    const char *q = p + 1;
+    for (;;) {
+        if (q >= r->end)
+            goto decline;
+        const char *run = q;
+        while (q < r->end && *q != '"' && *q != '\\' && *q != ' ' && *q != '\n')
+            q++;
+        sl_buf_add(&b, run, (size_t)(q - run));
+        if (q >= r->end)
+            goto decline;
+        if (*q == '"') {
+            q++;
+            break;
+        }
+        if (*q == ' ') {
+            const char *s = q;
+            while (q < r->end && *q == ' ')
+                q++;
+            if (q < r->end && *q != '\n')
+                sl_buf_add(&b, s, (size_t)(q - s));
+            continue;
+        }
+        if (*q == '\n') {
+            int empty;
+            q = fold_lines(r, q + 1, parent, &empty);
+            if (!q)
+                goto decline;
+            if (empty == 0)
+                sl_buf_addc(&b, ' ');
+            for (int i = 0; i < empty; i++)
+                sl_buf_addc(&b, '\n');
+            continue;
+        }
+        /* an escape */
+        if (q + 1 >= r->end)
+            goto decline;
+        char e = q[1];
+        q += 2;
+        int digits = 0;
+        switch (e) {
+        case '\n': {
+            /* An escaped line break joins the lines with nothing between;
+             * empty lines after it still count as line breaks. */
+            int empty;
+            q = fold_lines(r, q, parent, &empty);
+            if (!q)
+                goto decline;
+            for (int i = 0; i < empty; i++)
+                sl_buf_addc(&b, '\n');
+            continue;
+        }
+        case '0': sl_buf_addc(&b, '\0'); break;
+        case 'a': sl_buf_addc(&b, '\a'); break;
+        case 'b': sl_buf_addc(&b, '\b'); break;
+        case 't': sl_buf_addc(&b, '\t'); break;
+        case 'n': sl_buf_addc(&b, '\n'); break;
+        case 'v': sl_buf_addc(&b, '\v'); break;
+        case 'f': sl_buf_addc(&b, '\f'); break;
+        case 'r': sl_buf_addc(&b, '\r'); break;
+        case 'e': sl_buf_addc(&b, '\x1b'); break;
+        case ' ': sl_buf_addc(&b, ' '); break;
+        case '"': sl_buf_addc(&b, '"'); break;
+        case '/': sl_buf_addc(&b, '/'); break;
+        case '\\': sl_buf_addc(&b, '\\'); break;
+        case 'N': add_utf8(&b, 0x85); break;
+        case '_': add_utf8(&b, 0xa0); break;
+        case 'L': add_utf8(&b, 0x2028); break;
+        case 'P': add_utf8(&b, 0x2029); break;
+        case 'x': digits = 2; break;
+        case 'u': digits = 4; break;
+        case 'U': digits = 8; break;
+        default: goto decline;
+        }
+        if (digits) {
+            uint32_t cp = 0;
+            for (int i = 0; i < digits; i++) {
+                int h = q < r->end ? hexval(*q) : -1;
+                if (h < 0)
+                    goto decline;
+                cp = cp * 16 + (uint32_t)h;
+                q++;
+            }
+            if ((cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+                goto decline;
+            add_utf8(&b, cp);
+        }
+    }
+    if (b.toobig || !line_done(r, q, next))
+        goto decline;
+    sl_value *v = json_stringn_nocheck(b.data ? b.data : "", b.len);
+    sl_buf_release(&b);
+    return v;
+decline:
+    sl_buf_release(&b);
+    return NULL;
+}
+
+/* One line of a plain scalar, [c, le): no ": ", no ":" at the end, no
+ * " #"; returns the end with trailing spaces trimmed, or NULL. */
+static const char *plain_line(const char *c, const char *le)
+{
+    for (const char *q = c; q < le; q++) {
+        if (*q == ':' && (q + 1 == le || q[1] == ' '))
+            return NULL;
+        if (*q == '#' && q > c && q[-1] == ' ')
+            return NULL;
+    }
+    while (le > c && le[-1] == ' ')
+        le--;
+    return le;
+}
+
+static bool plain_start_ok(const rd *r, const char *p)
+{
+    switch (*p) {
+    case ',': case '[': case ']': case '{': case '}': case '#': case '&': case '*':
+    case '!': case '|': case '>': case '\'': case '"': case '%': case '@': case '`':
+        return false;
+    default:
+        break;
+    }
+    if ((*p == '-' || *p == '?' || *p == ':') && (p + 1 >= r->end || p[1] == ' ' || p[1] == '\n'))
+        return false;
+    return true;
+}
+
+static sl_value *plain(const rd *r, const char *p, int parent, const char **next)
+{
+    if (!plain_start_ok(r, p))
+        return NULL;
+    const char *le = eol(r, p);
+    const char *te = plain_line(p, le);
+    if (!te)
+        return NULL;
+    const char *ln = next_line(r, le);
+    /* Does a more indented line follow (after any blank ones)?  If not,
+     * the common one-line case needs no buffer. */
+    bool continues = false;
+    for (const char *l = ln; l < r->end;) {
+        int i = indent_of(r, l);
+        if (l + i >= r->end || l[i] == '\n') {
+            l = next_line(r, l);
+            continue;
+        }
+        continues = i > parent;
+        break;
+    }
+    if (!continues) {
+        *next = ln;
+        return sl_yaml_resolve_plain(p, (size_t)(te - p));
+    }
+    sl_buf b;
+    sl_buf_init(&b, (size_t)(r->end - r->s) + 16); /* never longer than the text */
+    sl_buf_add(&b, p, (size_t)(te - p));
+    int empty = 0;
+    const char *after = ln;
+    while (ln < r->end) {
+        int i = indent_of(r, ln);
+        const char *c = ln + i;
+        if (c >= r->end || *c == '\n') {
+            empty++;
+            ln = next_line(r, ln);
+            continue;
+        }
+        if (i <= parent)
+            break;
+        if (*c == '#')
+            goto decline; /* a comment inside the scalar */
+        const char *cle = eol(r, c);
+        const char *cte = plain_line(c, cle);
+        if (!cte)
+            goto decline;
+        if (empty == 0)
+            sl_buf_addc(&b, ' ');
+        for (int k = 0; k < empty; k++)
+            sl_buf_addc(&b, '\n');
+        sl_buf_add(&b, c, (size_t)(cte - c));
+        empty = 0;
+        ln = next_line(r, cle);
+        after = ln;
+    }
+    if (b.toobig)
+        goto decline;
+    *next = after;
+    /* A plain scalar over several lines is text unless it resolves as
+     * something else, exactly like a one-line one. */
+    sl_value *v = sl_yaml_resolve_plain(b.data, b.len);
+    sl_buf_release(&b);
+    return v;
+decline:
+    sl_buf_release(&b);
+    return NULL;
+}
+
+static sl_value *scalar(const rd *r, const char *p, int parent, const char **next)
+{
+    if (*p == '\'')
+        return single_quoted(r, p, parent, next);
+    if (*p == '"')
+        return double_quoted(r, p, parent, next);
+    if ((*p == '[' && p + 1 < r->end && p[1] == ']') || (*p == '{' && p + 1 < r->end && p[1] == '}')) {
+        if (!line_done(r, p + 2, next))
+            return NULL;
+        return *p == '[' ? json_array() : json_object();
+    }
+    return plain(r, p, parent, next);
+}
+
+/* ---- collections ---- */
+
+static sl_value *node(rd *r, const char *p, int col, int parent, const char **next);
+
+/* A mapping key at p.  Returns the position after its ':' or NULL when p
+ * does not start a simple key.  With `k` NULL it only looks; otherwise the
+ * key text is k->s / k->len, pointing into the input for plain keys or to
+ * k->own (heap, caller frees) for quoted ones. */
+typedef struct {
+    const char *s;
+    size_t len;
+    char *own;
+} keytext;
+
+/* Cheap test that a plain key is text; only keys that could be a null,
+ * bool or number go through the resolver. */
+static bool plain_key_is_text(const char *p, size_t kl)
+{
+    if ((kl > 5 || !strchr("~nNtTfFyYoO", p[0])) && !strchr("0123456789+-.", p[0]))
+        return true;
+    sl_value *kv = sl_yaml_resolve_plain(p, kl);
+    bool text = json_is_string(kv);
+    json_decref(kv);
+    return text;
+}
+
+static const char *key_at(const rd *r, const char *p, keytext *k)
+{
+    const char *le = eol(r, p);
+    if (*p == '\'' || *p == '"') {
+        const char *after;
+        /* A quoted key must close on its line: parse it as a one-line
+         * scalar over the key only. */
+        const char *q = p + 1;
+        if (*p == '\'') {
+            while (q < le && !(*q == '\'' && (q + 1 >= le || q[1] != '\'')))
+                q += *q == '\'' ? 2 : 1;
+        } else {
+            while (q < le && *q != '"')
+                q += *q == '\\' ? 2 : 1;
+        }
+        if (q >= le || q + 1 >= le || q[1] != ':' ||
+            !(q + 2 >= r->end || q[2] == ' ' || q[2] == '\n'))
+            return NULL;
+        if (!k)
+            return q + 2;
+        rd sub = {p, q + 1, 0};
+        sl_value *kv = *p == '\'' ? single_quoted(&sub, p, -1, &after)
+                                  : double_quoted(&sub, p, -1, &after);
+        if (!kv)
+            return NULL;
+        if (strlen(json_string_value(kv)) != json_string_length(kv)) {
+            json_decref(kv);
+            return NULL;
+        }
+        k->own = sl_xstrdup(json_string_value(kv));
+        k->s = k->own;
+        k->len = json_string_length(kv);
+        json_decref(kv);
+        return q + 2;
+    }
+    if (!plain_start_ok(r, p))
+        return NULL;
+    for (const char *q = p; q < le; q++) {
+        if (*q == '#' && q > p && q[-1] == ' ')
+            return NULL;
+        if (*q == ':' && (q + 1 == le || q[1] == ' ')) {
+            const char *ke = q;
+            while (ke > p && ke[-1] == ' ')
+                ke--;
+            if (ke == p)
+                return NULL;
+            size_t kl = (size_t)(ke - p);
+            if (kl == 2 && p[0] == '<' && p[1] == '<')
+                return NULL; /* merge key: the full parser handles it */
+            if (!plain_key_is_text(p, kl))
+                return NULL; /* 1:, true:, null: keys are typed in YAML */
+            if (k) {
+                k->s = p;
+                k->len = kl;
+                k->own = NULL;
+            }
+            return q + 1;
+        }
+    }
+    return NULL;
+}
+
+static sl_value *mapping(rd *r, const char *p, int col, const char **next)
+{
+    sl_value *obj = json_object();
+    for (;;) {
+        keytext key;
+        const char *ac = key_at(r, p, &key);
+        if (!ac)
+            goto decline;
+        const char *v = ac;
+        while (v < r->end && *v == ' ')
+            v++;
+        sl_value *val;
+        const char *after;
+        if (at_eol(r, v) || *v == '#') {
+            int i = 0;
+            const char *l = content_line(r, next_line(r, v), &i);
+            if (l && (i > col || (i == col && is_dash(r, l + i)))) {
+                val = node(r, l + i, i, col, &after);
+            } else {
+                val = json_null();
+                after = l ? l : r->end;
+            }
+        } else {
+            /* On the key's own line only a scalar may follow. */
+            val = scalar(r, v, col, &after);
+        }
+        if (!val) {
+            free(key.own);
+            goto decline;
+        }
+        json_object_setn_new_nocheck(obj, key.s, key.len, val);
+        free(key.own);
+        int i = 0;
+        const char *l = content_line(r, after, &i);
+        if (!l) {
+            *next = r->end;
+            return obj;
+        }
+        if (i == col && !is_dash(r, l + i)) {
+            p = l + i;
+            continue;
+        }
+        if (i >= col)
+            goto decline;
+        *next = l;
+        return obj;
+    }
+decline:
+    json_decref(obj);
+    return NULL;
+}
+
+static sl_value *sequence(rd *r, const char *p, int col, const char **next)
+{
+    sl_value *arr = json_array();
+    for (;;) {
+        const char *q = p + 1;
+        while (q < r->end && *q == ' ')
+            q++;
+        sl_value *item;
+        const char *after;
+        if (q < r->end && *q == '#')
+            goto decline;
+        if (at_eol(r, q)) {
+            int i = 0;
+            const char *l = content_line(r, next_line(r, q), &i);
+            if (l && i > col) {
+                item = node(r, l + i, i, col, &after);
+            } else {
+                item = json_null();
+                after = l ? l : r->end;
+            }
+        } else {
+            item = node(r, q, col + (int)(q - p), col, &after);
+        }
+        if (!item)
+            goto decline;
+        json_array_append_new(arr, item);
+        int i = 0;
+        const char *l = content_line(r, after, &i);
+        if (!l) {
+            *next = r->end;
+            return arr;
+        }
+        if (i == col && is_dash(r, l + i)) {
+            p = l + i;
+            continue;
+        }
+        if (i > col)
+            goto decline;
+        *next = l;
+        return arr;
+    }
+decline:
+    json_decref(arr);
+    return NULL;
+}
+
+static sl_value *node(rd *r, const char *p, int col, int parent, const char **next)
+{
+    if (++r->depth > MAX_DEPTH)
+        return NULL;
+    sl_value *v;
+    if (is_dash(r, p)) {
+        v = sequence(r, p, col, next);
+    } else if (key_at(r, p, NULL)) {
+        v = mapping(r, p, col, next);
+    } else {
+        v = scalar(r, p, parent, next);
+    }
+    r->depth--;
+    return v;
+}
+
+int sl_blockyaml_parse(const char *text, size_t len, sl_value **out)
+{
+    rd r = {text, text + len, 0};
+    *out = NULL;
+    if (!alphabet_ok((const unsigned char *)text, (const unsigned char *)text + len))
+        return -1;
+    /* Directives and document markers belong to the full parser. */
+    for (const char *l = text; l < r.end; l = next_line(&r, l))
+        if ((r.end - l >= 3 && (!strncmp(l, "---", 3) || !strncmp(l, "...", 3))) || *l == '%')
+            return -1;
+    int i = 0;
+    const char *l = content_line(&r, text, &i);
+    if (!l || i != 0 || is_dash(&r, l))
+        return -1;
+    const char *next;
+    sl_value *root = mapping(&r, l, 0, &next);
+    if (!root)
+        return -1;
+    if (content_line(&r, next, &i)) {
+        json_decref(root);
+        return -1;
+    }
+    *out = root;
+    return 0;
+}
