@@ -2,16 +2,43 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "yaml.h"
 
 #define MAX_DEPTH 200
 
+/* Short texts repeat all over a Dify export ("custom", "source", "right",
+ * "false"...); values are immutable once built, so one json_t per distinct
+ * short text is shared instead of allocating each again. */
+#define INTERN_SLOTS 4096
+#define INTERN_MAX_LEN 32
+
 typedef struct {
     const char *s, *end;
     int depth;
+    sl_value **intern; /* INTERN_SLOTS entries, or NULL (sub-readers) */
 } rd;
+
+static sl_value *text_value(const rd *r, const char *s, size_t n)
+{
+    if (!r->intern || n > INTERN_MAX_LEN)
+        return json_stringn_nocheck(s, n);
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 16777619u;
+    for (int probe = 0; probe < 8; probe++) {
+        sl_value **slot = &r->intern[(h + (uint32_t)probe) & (INTERN_SLOTS - 1)];
+        if (!*slot) {
+            *slot = json_stringn_nocheck(s, n);
+            return json_incref(*slot);
+        }
+        if (json_string_length(*slot) == n && memcmp(json_string_value(*slot), s, n) == 0)
+            return json_incref(*slot);
+    }
+    return json_stringn_nocheck(s, n);
+}
 
 /* ---- lines ---- */
 
@@ -222,7 +249,7 @@ static sl_value *single_quoted(const rd *r, const char *p, int parent, const cha
     }
     if (b.toobig || !line_done(r, q, next))
         goto decline;
-    sl_value *v = json_stringn_nocheck(b.data ? b.data : "", b.len);
+    sl_value *v = text_value(r, b.data ? b.data : "", b.len);
     sl_buf_release(&b);
     return v;
 decline:
@@ -334,7 +361,7 @@ static sl_value *double_quoted(const rd *r, const char *p, int parent, const cha
     }
     if (b.toobig || !line_done(r, q, next))
         goto decline;
-    sl_value *v = json_stringn_nocheck(b.data ? b.data : "", b.len);
+    sl_value *v = text_value(r, b.data ? b.data : "", b.len);
     sl_buf_release(&b);
     return v;
 decline:
@@ -371,6 +398,47 @@ static bool plain_start_ok(const rd *r, const char *p)
     return true;
 }
 
+/* Whether a plain scalar might resolve to something other than text: it
+ * starts like a number, or is one of YAML 1.1's null / bool words.  Most
+ * scalars are not, and skip the resolver. */
+static bool maybe_typed(const char *p, size_t kl)
+{
+#define W(s) {s, sizeof s - 1}
+    static const struct {
+        const char *w;
+        size_t n;
+    } words[] = {W("~"), W("null"), W("Null"), W("NULL"), W("yes"), W("Yes"), W("YES"),
+                 W("true"), W("True"), W("TRUE"), W("on"), W("On"), W("ON"), W("no"), W("No"),
+                 W("NO"), W("false"), W("False"), W("FALSE"), W("off"), W("Off"), W("OFF")};
+#undef W
+    char c = p[0];
+    if ((c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.')
+        return true;
+    if (kl > 5)
+        return false;
+    switch (c) {
+    case '~': case 'n': case 'N': case 't': case 'T': case 'f': case 'F':
+    case 'y': case 'Y': case 'o': case 'O':
+        break;
+    default:
+        return false;
+    }
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (words[i].n == kl && memcmp(words[i].w, p, kl) == 0)
+            return true;
+    return false;
+}
+
+static bool plain_is_text(const char *p, size_t kl)
+{
+    if (!maybe_typed(p, kl))
+        return true;
+    sl_value *kv = sl_yaml_resolve_plain(p, kl);
+    bool text = json_is_string(kv);
+    json_decref(kv);
+    return text;
+}
+
 static sl_value *plain(const rd *r, const char *p, int parent, const char **next)
 {
     if (!plain_start_ok(r, p))
@@ -394,6 +462,8 @@ static sl_value *plain(const rd *r, const char *p, int parent, const char **next
     }
     if (!continues) {
         *next = ln;
+        if (!maybe_typed(p, (size_t)(te - p)))
+            return text_value(r, p, (size_t)(te - p));
         return sl_yaml_resolve_plain(p, (size_t)(te - p));
     }
     sl_buf b;
@@ -467,18 +537,6 @@ typedef struct {
     char *own;
 } keytext;
 
-/* Cheap test that a plain key is text; only keys that could be a null,
- * bool or number go through the resolver. */
-static bool plain_key_is_text(const char *p, size_t kl)
-{
-    if ((kl > 5 || !strchr("~nNtTfFyYoO", p[0])) && !strchr("0123456789+-.", p[0]))
-        return true;
-    sl_value *kv = sl_yaml_resolve_plain(p, kl);
-    bool text = json_is_string(kv);
-    json_decref(kv);
-    return text;
-}
-
 static const char *key_at(const rd *r, const char *p, keytext *k)
 {
     const char *le = eol(r, p);
@@ -499,7 +557,7 @@ static const char *key_at(const rd *r, const char *p, keytext *k)
             return NULL;
         if (!k)
             return q + 2;
-        rd sub = {p, q + 1, 0};
+        rd sub = {p, q + 1, 0, NULL};
         sl_value *kv = *p == '\'' ? single_quoted(&sub, p, -1, &after)
                                   : double_quoted(&sub, p, -1, &after);
         if (!kv)
@@ -528,7 +586,7 @@ static const char *key_at(const rd *r, const char *p, keytext *k)
             size_t kl = (size_t)(ke - p);
             if (kl == 2 && p[0] == '<' && p[1] == '<')
                 return NULL; /* merge key: the full parser handles it */
-            if (!plain_key_is_text(p, kl))
+            if (!plain_is_text(p, kl))
                 return NULL; /* 1:, true:, null: keys are typed in YAML */
             if (k) {
                 k->s = p;
@@ -657,7 +715,7 @@ static sl_value *node(rd *r, const char *p, int col, int parent, const char **ne
 
 int sl_blockyaml_parse(const char *text, size_t len, sl_value **out)
 {
-    rd r = {text, text + len, 0};
+    rd r = {text, text + len, 0, NULL};
     *out = NULL;
     if (!alphabet_ok((const unsigned char *)text, (const unsigned char *)text + len))
         return -1;
@@ -670,7 +728,11 @@ int sl_blockyaml_parse(const char *text, size_t len, sl_value **out)
     if (!l || i != 0 || is_dash(&r, l))
         return -1;
     const char *next;
+    r.intern = sl_xcalloc(INTERN_SLOTS, sizeof *r.intern);
     sl_value *root = mapping(&r, l, 0, &next);
+    for (int k = 0; k < INTERN_SLOTS; k++)
+        json_decref(r.intern[k]);
+    free(r.intern);
     if (!root)
         return -1;
     if (content_line(&r, next, &i)) {
