@@ -661,6 +661,10 @@ static int load(sl_graph *g, const char *text, size_t len, const char *path, boo
             if (!s || (strcmp(s, "fail-branch") && strcmp(s, "default-value") && strcmp(s, "none")))
                 sl_check_error(c, n, n->data, "error_strategy", "error_strategy",
                                "must be fail-branch or default-value");
+            else if (!strcmp(s, "fail-branch"))
+                n->on_error = SL_ON_ERROR_BRANCH;
+            else if (!strcmp(s, "default-value"))
+                n->on_error = SL_ON_ERROR_DEFAULT;
         }
         const sl_value *rc = json_object_get(n->data, "retry_config");
         if (rc && !json_is_null(rc)) {
@@ -678,6 +682,10 @@ static int load(sl_graph *g, const char *text, size_t len, const char *path, boo
                            json_integer_value(ri) > 5000))
                     sl_check_error(c, n, rc, "retry_interval", "retry_config.retry_interval",
                                    "must be milliseconds from 0 to 5000");
+                if (json_is_true(json_object_get(rc, "retry_enabled"))) {
+                    n->max_retries = (int)json_integer_value(mr);
+                    n->retry_interval_ms = (int)json_integer_value(ri);
+                }
             }
         }
     }

@@ -31,6 +31,10 @@ typedef struct sl_gnode {
     int *in, nin;         /* incoming edge indices */
     int *out, nout;       /* outgoing edge indices */
     sl_mark mark;
+    /* From error_strategy and retry_config, read once at load. */
+    enum { SL_ON_ERROR_FAIL, SL_ON_ERROR_BRANCH, SL_ON_ERROR_DEFAULT } on_error;
+    int max_retries;
+    int retry_interval_ms;
 } sl_gnode;
 
 typedef struct {

@@ -552,9 +552,8 @@ static void exec_node(sched *s, int v)
     const sl_gnode *n = &r->g->nodes[v];
     sl_node_exec x = {.s = s, .n = n};
     bool ev = r->opts.on_event != NULL;
-    const char *strategy = json_string_value(json_object_get(n->data, "error_strategy"));
-    bool fail_branch = strategy && strcmp(strategy, "fail-branch") == 0;
-    bool default_value = strategy && strcmp(strategy, "default-value") == 0;
+    bool fail_branch = n->on_error == SL_ON_ERROR_BRANCH;
+    bool default_value = n->on_error == SL_ON_ERROR_DEFAULT;
     int index = atomic_fetch_add(&r->event_index, 1) + 1;
     double t_start = now_s();
     long long created = wall_s();
@@ -570,12 +569,7 @@ static void exec_node(sched *s, int v)
         emit(r, "node_started", d);
     }
 
-    int max_retries = 0, interval_ms = 0;
-    const sl_value *rc = json_object_get(n->data, "retry_config");
-    if (json_is_true(json_object_get(rc, "retry_enabled"))) {
-        max_retries = (int)json_integer_value(json_object_get(rc, "max_retries"));
-        interval_ms = (int)json_integer_value(json_object_get(rc, "retry_interval"));
-    }
+    int max_retries = n->max_retries, interval_ms = n->retry_interval_ms;
     int ok = -1;
     for (int attempt = 0;; attempt++) {
         if (atomic_load(&r->cancel)) {
