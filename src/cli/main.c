@@ -27,7 +27,12 @@ static const char usage_main[] =
     "  limits          list every limit with its default\n"
     "\n"
     "  sluice <command> --help   shows a command's options\n"
-    "  sluice --version          prints the version\n";
+    "  sluice --version          prints the version\n"
+    "\n"
+    "node types it runs: start, end, answer, if-else, variable-aggregator (and the\n"
+    "legacy variable-assigner), assigner, list-operator, iteration, loop,\n"
+    "http-request.  Files using other types (llm, code, template-transform, tool,\n"
+    "agent, ...) are refused when loaded, naming each such node.\n";
 
 static const char usage_run[] =
     "usage: sluice run FILE [options]\n"
