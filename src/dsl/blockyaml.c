@@ -206,55 +206,63 @@ static bool line_done(const rd *r, const char *q, const char **next)
     return true;
 }
 
+/* Spaces and line breaks inside a quoted scalar, q at ' ' or '\n': spaces
+ * stay unless a break follows them; a break folds to one space, or to one
+ * newline per empty line after it.  Returns where to go on, or NULL. */
+static const char *quoted_blanks(const rd *r, const char *q, int parent, sl_buf *b)
+{
+    const char *s = q;
+    while (q < r->end && *q == ' ')
+        q++;
+    if (q >= r->end)
+        return NULL;
+    if (*q != '\n') {
+        sl_buf_add(b, s, (size_t)(q - s));
+        return q;
+    }
+    int empty;
+    q = fold_lines(r, q + 1, parent, &empty);
+    if (!q)
+        return NULL;
+    if (empty == 0)
+        sl_buf_addc(b, ' ');
+    for (int i = 0; i < empty; i++)
+        sl_buf_addc(b, '\n');
+    return q;
+}
+
+/* The end of a quoted scalar at q (after the closing quote). */
+static sl_value *quoted_done(const rd *r, sl_buf *b, const char *q, const char **next)
+{
+    sl_value *v = NULL;
+    if (q && !b->toobig && line_done(r, q, next))
+        v = text_value(r, b->data ? b->data : "", b->len);
+    sl_buf_release(b);
+    return v;
+}
+
 static sl_value *single_quoted(const rd *r, const char *p, int parent, const char **next)
 {
     sl_buf b;
     sl_buf_init(&b, (size_t)(r->end - r->s) + 16); /* never longer than the text */
     const char *q = p + 1;
-    for (;;) {
-        if (q >= r->end)
-            goto decline;
+    while (q) {
         const char *run = q;
         while (q < r->end && *q != '\'' && *q != ' ' && *q != '\n')
             q++;
         sl_buf_add(&b, run, (size_t)(q - run));
-        if (q >= r->end)
-            goto decline;
-        if (*q == '\'') {
-            if (q + 1 < r->end && q[1] == '\'') {
-                sl_buf_addc(&b, '\'');
-                q += 2;
-                continue;
-            }
-            q++;
-            break;
+        if (q >= r->end) {
+            q = NULL;
+        } else if (*q != '\'') {
+            q = quoted_blanks(r, q, parent, &b);
+        } else if (q + 1 < r->end && q[1] == '\'') {
+            sl_buf_addc(&b, '\'');
+            q += 2;
+        } else {
+            return quoted_done(r, &b, q + 1, next);
         }
-        if (*q == ' ') {
-            const char *s = q;
-            while (q < r->end && *q == ' ')
-                q++;
-            if (q < r->end && *q != '\n') /* spaces before a break are dropped */
-                sl_buf_add(&b, s, (size_t)(q - s));
-            continue;
-        }
-        /* a line break folds */
-        int empty;
-        q = fold_lines(r, q + 1, parent, &empty);
-        if (!q)
-            goto decline;
-        if (empty == 0)
-            sl_buf_addc(&b, ' ');
-        for (int i = 0; i < empty; i++)
-            sl_buf_addc(&b, '\n');
     }
-    if (b.toobig || !line_done(r, q, next))
-        goto decline;
-    sl_value *v = text_value(r, b.data ? b.data : "", b.len);
-    sl_buf_release(&b);
-    return v;
-decline:
-    sl_buf_release(&b);
-    return NULL;
+    return quoted_done(r, &b, NULL, next);
 }
 
 static int hexval(char c)
@@ -273,41 +281,21 @@ static sl_value *double_quoted(const rd *r, const char *p, int parent, const cha
     sl_buf b;
     sl_buf_init(&b, (size_t)(r->end - r->s) + 16); /* never longer than the text */
     const char *q = p + 1;
-    for (;;) {
-        if (q >= r->end)
-            goto decline;
+    while (q) {
         const char *run = q;
         while (q < r->end && *q != '"' && *q != '\\' && *q != ' ' && *q != '\n')
             q++;
         sl_buf_add(&b, run, (size_t)(q - run));
         if (q >= r->end)
-            goto decline;
-        if (*q == '"') {
-            q++;
             break;
-        }
-        if (*q == ' ') {
-            const char *s = q;
-            while (q < r->end && *q == ' ')
-                q++;
-            if (q < r->end && *q != '\n')
-                sl_buf_add(&b, s, (size_t)(q - s));
+        if (*q == '"')
+            return quoted_done(r, &b, q + 1, next);
+        if (*q != '\\') {
+            q = quoted_blanks(r, q, parent, &b);
             continue;
         }
-        if (*q == '\n') {
-            int empty;
-            q = fold_lines(r, q + 1, parent, &empty);
-            if (!q)
-                goto decline;
-            if (empty == 0)
-                sl_buf_addc(&b, ' ');
-            for (int i = 0; i < empty; i++)
-                sl_buf_addc(&b, '\n');
-            continue;
-        }
-        /* an escape */
         if (q + 1 >= r->end)
-            goto decline;
+            break;
         char e = q[1];
         q += 2;
         int digits = 0;
@@ -317,9 +305,7 @@ static sl_value *double_quoted(const rd *r, const char *p, int parent, const cha
              * empty lines after it still count as line breaks. */
             int empty;
             q = fold_lines(r, q, parent, &empty);
-            if (!q)
-                goto decline;
-            for (int i = 0; i < empty; i++)
+            for (int i = 0; q && i < empty; i++)
                 sl_buf_addc(&b, '\n');
             continue;
         }
@@ -343,30 +329,24 @@ static sl_value *double_quoted(const rd *r, const char *p, int parent, const cha
         case 'x': digits = 2; break;
         case 'u': digits = 4; break;
         case 'U': digits = 8; break;
-        default: goto decline;
+        default: q = NULL; continue;
         }
-        if (digits) {
-            uint32_t cp = 0;
-            for (int i = 0; i < digits; i++) {
-                int h = q < r->end ? hexval(*q) : -1;
-                if (h < 0)
-                    goto decline;
-                cp = cp * 16 + (uint32_t)h;
-                q++;
-            }
+        uint32_t cp = 0;
+        for (int i = 0; q && i < digits; i++) {
+            int h = q < r->end ? hexval(*q) : -1;
+            if (h < 0)
+                q = NULL;
+            else
+                cp = cp * 16 + (uint32_t)h, q++;
+        }
+        if (q && digits) {
             if ((cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-                goto decline;
-            add_utf8(&b, cp);
+                q = NULL;
+            else
+                add_utf8(&b, cp);
         }
     }
-    if (b.toobig || !line_done(r, q, next))
-        goto decline;
-    sl_value *v = text_value(r, b.data ? b.data : "", b.len);
-    sl_buf_release(&b);
-    return v;
-decline:
-    sl_buf_release(&b);
-    return NULL;
+    return quoted_done(r, &b, NULL, next);
 }
 
 /* One line of a plain scalar, [c, le): no ": ", no ":" at the end, no
