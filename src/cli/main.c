@@ -112,14 +112,17 @@ static void on_sigint(int sig)
 }
 
 typedef struct {
-    bool quiet, events, tty;
+    bool quiet, events;
+    const char *run_id;
 } progress;
 
 static void on_event(const char *event, const sl_value *data, void *ud)
 {
     progress *p = ud;
     if (p->events) {
-        sl_value *line = json_pack("{s:s,s:O}", "event", event, "data", (sl_value *)data);
+        /* The shape of Dify's stream chunks: event, workflow_run_id, data. */
+        sl_value *line = json_pack("{s:s,s:s,s:O}", "event", event, "workflow_run_id",
+                                   p->run_id ? p->run_id : "", "data", (sl_value *)data);
         char *s = json_dumps(line, JSON_COMPACT | JSON_ENSURE_ASCII);
         if (s) {
             fputs(s, stdout);
@@ -429,6 +432,7 @@ static int cmd_run(int argc, char **argv)
     opts.on_event = (!quiet || events) ? on_event : NULL;
     opts.event_ud = &prog;
     sl_run *r = sl_run_new(&g, &opts);
+    prog.run_id = sl_run_id(r);
     current_run = r;
     struct sigaction sa = {0};
     sa.sa_handler = on_sigint;

@@ -64,6 +64,7 @@ struct sched {
 struct sl_node_exec {
     sched *s;
     const sl_gnode *n;
+    double t_start;
     sl_value *inputs, *outputs, *process;
     char *handle;
     char *err_msg, *err_type;
@@ -300,6 +301,11 @@ bool sl_exec_cancelled(sl_node_exec *x)
     return atomic_load(&x->s->run->cancel) != 0 || sl_exec_time_left(x) <= 0;
 }
 
+double sl_exec_elapsed(sl_node_exec *x)
+{
+    return now_s() - x->t_start;
+}
+
 double sl_exec_time_left(sl_node_exec *x)
 {
     sl_run *r = x->s->run;
@@ -322,6 +328,8 @@ void sl_exec_event(sl_node_exec *x, const char *event, sl_value *data)
     json_object_set_new(data, "node_type", json_string(x->n->type));
     json_object_set_new(data, "title", json_string(x->n->title));
     json_object_set_new(data, "id", json_string(x->exec_id));
+    if (!json_object_get(data, "created_at"))
+        json_object_set_new(data, "created_at", json_integer(wall_s()));
     emit(r, event, data);
 }
 
@@ -556,6 +564,7 @@ static void exec_node(sched *s, int v)
     bool default_value = n->on_error == SL_ON_ERROR_DEFAULT;
     int index = atomic_fetch_add(&r->event_index, 1) + 1;
     double t_start = now_s();
+    x.t_start = t_start;
     long long created = wall_s();
     const char *pred = NULL;
     if (ev) {

@@ -206,9 +206,12 @@ static int iteration_run(sl_node_exec *x)
     if (rc == 0)
         sl_exec_output(x, "output", json_incref(out));
     sl_value *done = json_object();
+    json_object_set_new(done, "inputs", json_pack("{s:O}", "iterator_selector", items));
     json_object_set_new(done, "outputs", json_pack("{s:O}", "output", out));
-    if (rc != 0)
-        json_object_set_new(done, "error", json_string("iteration failed"));
+    json_object_set_new(done, "status", json_string(rc == 0 ? "succeeded" : "failed"));
+    json_object_set_new(done, "error", rc == 0 ? json_null() : json_string("an item failed"));
+    json_object_set_new(done, "steps", json_integer((json_int_t)n));
+    json_object_set_new(done, "elapsed_time", json_real(sl_exec_elapsed(x)));
     sl_exec_event(x, "iteration_completed", done);
     json_decref(out);
     for (size_t i = 0; i < n; i++) {

@@ -223,6 +223,9 @@ static int loop_run(sl_node_exec *x)
     sl_value *done = json_object();
     json_object_set_new(done, "outputs", json_incref(e.vars));
     json_object_set_new(done, "metadata", json_pack("{s:I}", "loop_round", rounds));
+    json_object_set_new(done, "status", json_string(rc == 0 ? "succeeded" : "failed"));
+    json_object_set_new(done, "steps", json_integer(rounds));
+    json_object_set_new(done, "elapsed_time", json_real(sl_exec_elapsed(x)));
     sl_exec_event(x, "loop_completed", done);
     json_decref(e.vars);
     return rc;

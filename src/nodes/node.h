@@ -108,6 +108,8 @@ int sl_exec_assign(sl_node_exec *x, const sl_value *selector, sl_value *v);
 void sl_exec_text_chunk(sl_node_exec *x, const char *text, size_t len);
 
 bool sl_exec_cancelled(sl_node_exec *x);
+/* Seconds since this node started. */
+double sl_exec_elapsed(sl_node_exec *x);
 /* Seconds left in the run's time budget (never negative). */
 double sl_exec_time_left(sl_node_exec *x);
 
