@@ -96,15 +96,19 @@ static bool is_dash(const rd *r, const char *p)
 static bool alphabet_ok(const unsigned char *p, const unsigned char *end)
 {
     while (p < end) {
-        /* Eight printable ASCII bytes (0x20..0x7e) at a time: no high bit,
-         * each byte + 0x60 carries into its high bit, none is 0x7f. */
+        /* Eight bytes at a time while they are printable ASCII or '\n':
+         * no high bit, no byte below 0x20 but '\n', no 0x7f.  The zero-byte
+         * test is the exact one (no borrow between bytes). */
         if (end - p >= 8) {
             uint64_t w;
             memcpy(&w, p, 8);
-            const uint64_t hi = 0x8080808080808080ULL, ones = 0x0101010101010101ULL;
-            uint64_t x7f = w ^ (0x7fULL * ones);
-            if ((w & hi) == 0 && ((w + 0x60ULL * ones) & hi) == hi &&
-                !((x7f - ones) & ~x7f & hi)) {
+            const uint64_t hi = 0x8080808080808080ULL, low7 = 0x7f7f7f7f7f7f7f7fULL,
+                           ones = 0x0101010101010101ULL;
+            uint64_t nl = w ^ (0x0aULL * ones), del = w ^ (0x7fULL * ones);
+            uint64_t is_nl = ~(((nl & low7) + low7) | nl) & hi;
+            uint64_t is_del = ~(((del & low7) + low7) | del) & hi;
+            uint64_t is_ctl = ~(w + 0x60ULL * ones) & hi;
+            if ((w & hi) == 0 && (is_ctl & ~is_nl) == 0 && is_del == 0) {
                 p += 8;
                 continue;
             }
@@ -351,14 +355,30 @@ static sl_value *double_quoted(const rd *r, const char *p, int parent, const cha
 
 /* One line of a plain scalar, [c, le): no ": ", no ":" at the end, no
  * " #"; returns the end with trailing spaces trimmed, or NULL. */
+/* The first ':' that ends a key (followed by a space or the line end) and
+ * the first '#' that starts a comment (after a space) in [p, le). */
+static const char *key_colon(const char *p, const char *le)
+{
+    for (const char *q = p; (q = memchr(q, ':', (size_t)(le - q))) != NULL; q++)
+        if (q + 1 == le || q[1] == ' ')
+            return q;
+    return NULL;
+}
+
+static const char *comment_at(const char *p, const char *le)
+{
+    for (const char *q = p; (q = memchr(q, '#', (size_t)(le - q))) != NULL; q++)
+        if (q > p && q[-1] == ' ')
+            return q;
+    return NULL;
+}
+
+/* One line of a plain scalar, [c, le): no ": ", no ":" at the end, no
+ * " #"; returns the end with trailing spaces trimmed, or NULL. */
 static const char *plain_line(const char *c, const char *le)
 {
-    for (const char *q = c; q < le; q++) {
-        if (*q == ':' && (q + 1 == le || q[1] == ' '))
-            return NULL;
-        if (*q == '#' && q > c && q[-1] == ' ')
-            return NULL;
-    }
+    if (key_colon(c, le) || comment_at(c, le))
+        return NULL;
     while (le > c && le[-1] == ' ')
         le--;
     return le;
@@ -489,12 +509,31 @@ decline:
     return NULL;
 }
 
+/* A quoted scalar that closes on its own line with nothing to unescape
+ * (most ids and titles) needs no buffer: its text is the bytes between the
+ * quotes. */
+static sl_value *quoted_simple(const rd *r, const char *p, const char **next)
+{
+    const char *le = eol(r, p);
+    const char *q = memchr(p + 1, *p, (size_t)(le - p - 1));
+    if (!q || (*p == '\'' && q + 1 < le && q[1] == '\'') ||
+        (*p == '"' && memchr(p + 1, '\\', (size_t)(q - p - 1))))
+        return NULL;
+    const char *after;
+    if (!line_done(r, q + 1, &after))
+        return NULL;
+    *next = after;
+    return text_value(r, p + 1, (size_t)(q - p - 1));
+}
+
 static sl_value *scalar(const rd *r, const char *p, int parent, const char **next)
 {
-    if (*p == '\'')
-        return single_quoted(r, p, parent, next);
-    if (*p == '"')
-        return double_quoted(r, p, parent, next);
+    if (*p == '\'' || *p == '"') {
+        sl_value *v = quoted_simple(r, p, next);
+        if (v)
+            return v;
+        return *p == '\'' ? single_quoted(r, p, parent, next) : double_quoted(r, p, parent, next);
+    }
     if ((*p == '[' && p + 1 < r->end && p[1] == ']') || (*p == '{' && p + 1 < r->end && p[1] == '}')) {
         if (!line_done(r, p + 2, next))
             return NULL;
@@ -554,29 +593,25 @@ static const char *key_at(const rd *r, const char *p, keytext *k)
     }
     if (!plain_start_ok(r, p))
         return NULL;
-    for (const char *q = p; q < le; q++) {
-        if (*q == '#' && q > p && q[-1] == ' ')
-            return NULL;
-        if (*q == ':' && (q + 1 == le || q[1] == ' ')) {
-            const char *ke = q;
-            while (ke > p && ke[-1] == ' ')
-                ke--;
-            if (ke == p)
-                return NULL;
-            size_t kl = (size_t)(ke - p);
-            if (kl == 2 && p[0] == '<' && p[1] == '<')
-                return NULL; /* merge key: the full parser handles it */
-            if (!plain_is_text(p, kl))
-                return NULL; /* 1:, true:, null: keys are typed in YAML */
-            if (k) {
-                k->s = p;
-                k->len = kl;
-                k->own = NULL;
-            }
-            return q + 1;
-        }
+    const char *q = key_colon(p, le);
+    if (!q || comment_at(p, q))
+        return NULL;
+    const char *ke = q;
+    while (ke > p && ke[-1] == ' ')
+        ke--;
+    if (ke == p)
+        return NULL;
+    size_t kl = (size_t)(ke - p);
+    if (kl == 2 && p[0] == '<' && p[1] == '<')
+        return NULL; /* merge key: the full parser handles it */
+    if (!plain_is_text(p, kl))
+        return NULL; /* 1:, true:, null: keys are typed in YAML */
+    if (k) {
+        k->s = p;
+        k->len = kl;
+        k->own = NULL;
     }
-    return NULL;
+    return q + 1;
 }
 
 static sl_value *mapping(rd *r, const char *p, int col, const char **next)
