@@ -271,6 +271,14 @@ int sl_graph_load_file(sl_graph *g, const char *path, sl_diag *diag, sl_err *err
     return rc;
 }
 
+/* "file:line:col" of item i of a list, for messages. */
+static const char *item_where(const sl_graph *g, const sl_value *arr, size_t i, char *buf,
+                              size_t n)
+{
+    sl_graph_where(g, sl_yaml_index_mark(&g->doc, arr, i), buf, n);
+    return buf;
+}
+
 static int parse_version(const char *v, int *maj, int *min, int *patch)
 {
     *maj = *min = *patch = 0;
@@ -444,11 +452,11 @@ static int load(sl_graph *g, const char *text, size_t len, const char *path, boo
     g->nodes = sl_xcalloc(nn ? nn : 1, sizeof *g->nodes);
     for (size_t i = 0; i < nn; i++) {
         const sl_value *jn = json_array_get(nodes, i);
-        sl_mark m = sl_yaml_index_mark(&g->doc, nodes, i);
+        /* Positions are looked up only for messages. */
         char where[512];
-        sl_graph_where(g, m, where, sizeof where);
         if (!json_is_object(jn)) {
-            sl_diag_add(diag, false, "%s: workflow.graph.nodes[%zu]: must be a mapping", where, i);
+            sl_diag_add(diag, false, "%s: workflow.graph.nodes[%zu]: must be a mapping",
+                item_where(g, nodes, i, where, sizeof where), i);
             continue;
         }
         const char *ntype = json_string_value(json_object_get(jn, "type"));
@@ -458,13 +466,15 @@ static int load(sl_graph *g, const char *text, size_t len, const char *path, boo
         const sl_value *data = json_object_get(jn, "data");
         if (!json_is_string(jid) || json_string_length(jid) == 0) {
             sl_diag_add(diag, false, "%s: workflow.graph.nodes[%zu]: field id: missing or not "
-                        "text; every node needs a unique text id (quote numeric ids)", where, i);
+                        "text; every node needs a unique text id (quote numeric ids)",
+                            item_where(g, nodes, i, where, sizeof where), i);
             continue;
         }
         const char *id = json_string_value(jid);
         if (!json_is_object(data)) {
             sl_diag_add(diag, false, "%s: node '%s': field data: missing or not a mapping; a node "
-                        "needs data: {type, title, ...}", where, id);
+                        "needs data: {type, title, ...}",
+                            item_where(g, nodes, i, where, sizeof where), id);
             continue;
         }
         sl_gnode *n = &g->nodes[g->nnodes];
@@ -555,11 +565,10 @@ static int load(sl_graph *g, const char *text, size_t len, const char *path, boo
     g->edges = sl_xcalloc(ne ? ne : 1, sizeof *g->edges);
     for (size_t i = 0; i < ne; i++) {
         const sl_value *je = json_array_get(edges, i);
-        sl_mark m = sl_yaml_index_mark(&g->doc, edges, i);
-        char where[512];
-        sl_graph_where(g, m, where, sizeof where);
+        char where[512]; /* filled only for messages */
         if (!json_is_object(je)) {
-            sl_diag_add(diag, false, "%s: workflow.graph.edges[%zu]: must be a mapping", where, i);
+            sl_diag_add(diag, false, "%s: workflow.graph.edges[%zu]: must be a mapping",
+                item_where(g, edges, i, where, sizeof where), i);
             continue;
         }
         const char *eid = json_string_value(json_object_get(je, "id"));
@@ -568,7 +577,7 @@ static int load(sl_graph *g, const char *text, size_t len, const char *path, boo
         const char *handle = json_string_value(json_object_get(je, "sourceHandle"));
         if (!src || !dst) {
             sl_diag_add(diag, false, "%s: edge '%s': source and target must be node ids (text)",
-                        where, eid ? eid : "?");
+                        item_where(g, edges, i, where, sizeof where), eid ? eid : "?");
             continue;
         }
         int s = sl_graph_find(g, src), d = sl_graph_find(g, dst);
@@ -576,18 +585,21 @@ static int load(sl_graph *g, const char *text, size_t len, const char *path, boo
             /* Edges to canvas notes or removed nodes: Dify drops notes, and
              * a dangling edge is a broken export. */
             sl_diag_add(diag, false, "%s: edge '%s': %s '%s' is not a node in the graph; remove "
-                        "the edge or restore the node", where, eid ? eid : "?",
+                        "the edge or restore the node",
+                            item_where(g, edges, i, where, sizeof where), eid ? eid : "?",
                         s < 0 ? "source" : "target", s < 0 ? src : dst);
             continue;
         }
         if (g->nodes[s].parent != g->nodes[d].parent) {
             sl_diag_add(diag, false, "%s: edge '%s': connects '%s' and '%s', which are in "
                         "different containers; edges may not cross an iteration or loop "
-                        "boundary", where, eid ? eid : "?", src, dst);
+                        "boundary", item_where(g, edges, i, where, sizeof where),
+                        eid ? eid : "?", src, dst);
             continue;
         }
         if (s == d) {
-            sl_diag_add(diag, false, "%s: edge '%s': connects node '%s' to itself", where,
+            sl_diag_add(diag, false, "%s: edge '%s': connects node '%s' to itself",
+                item_where(g, edges, i, where, sizeof where),
                         eid ? eid : "?", src);
             continue;
         }
