@@ -19,7 +19,10 @@ typedef struct {
     const char *s, *end;
     int depth;
     sl_value **intern; /* INTERN_SLOTS entries, or NULL (sub-readers) */
+    sl_value **ints;   /* SMALL_INTS entries, or NULL */
 } rd;
+
+#define SMALL_INTS 10000
 
 static sl_value *text_value(const rd *r, const char *s, size_t n)
 {
@@ -398,6 +401,23 @@ static bool plain_start_ok(const rd *r, const char *p)
     return true;
 }
 
+/* Widths, heights, counts and coordinates repeat too: plain decimal
+ * integers below SMALL_INTS are shared like short texts. */
+static sl_value *small_int(const rd *r, const char *p, size_t n)
+{
+    if (!r->ints || n == 0 || n > 4 || (p[0] == '0' && n > 1))
+        return NULL;
+    int v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] < '0' || p[i] > '9')
+            return NULL;
+        v = v * 10 + (p[i] - '0');
+    }
+    if (!r->ints[v])
+        r->ints[v] = json_integer(v);
+    return json_incref(r->ints[v]);
+}
+
 /* Whether a plain scalar might resolve to something other than text: it
  * starts like a number, or is one of YAML 1.1's null / bool words.  Most
  * scalars are not, and skip the resolver. */
@@ -462,9 +482,11 @@ static sl_value *plain(const rd *r, const char *p, int parent, const char **next
     }
     if (!continues) {
         *next = ln;
-        if (!maybe_typed(p, (size_t)(te - p)))
-            return text_value(r, p, (size_t)(te - p));
-        return sl_yaml_resolve_plain(p, (size_t)(te - p));
+        size_t n = (size_t)(te - p);
+        if (!maybe_typed(p, n))
+            return text_value(r, p, n);
+        sl_value *v = small_int(r, p, n);
+        return v ? v : sl_yaml_resolve_plain(p, n);
     }
     sl_buf b;
     sl_buf_init(&b, (size_t)(r->end - r->s) + 16); /* never longer than the text */
@@ -576,7 +598,7 @@ static const char *key_at(const rd *r, const char *p, keytext *k)
             return NULL;
         if (!k)
             return q + 2;
-        rd sub = {p, q + 1, 0, NULL};
+        rd sub = {p, q + 1, 0, NULL, NULL};
         sl_value *kv = *p == '\'' ? single_quoted(&sub, p, -1, &after)
                                   : double_quoted(&sub, p, -1, &after);
         if (!kv)
@@ -730,7 +752,7 @@ static sl_value *node(rd *r, const char *p, int col, int parent, const char **ne
 
 int sl_blockyaml_parse(const char *text, size_t len, sl_value **out)
 {
-    rd r = {text, text + len, 0, NULL};
+    rd r = {text, text + len, 0, NULL, NULL};
     *out = NULL;
     if (!alphabet_ok((const unsigned char *)text, (const unsigned char *)text + len))
         return -1;
@@ -744,10 +766,14 @@ int sl_blockyaml_parse(const char *text, size_t len, sl_value **out)
         return -1;
     const char *next;
     r.intern = sl_xcalloc(INTERN_SLOTS, sizeof *r.intern);
+    r.ints = sl_xcalloc(SMALL_INTS, sizeof *r.ints);
     sl_value *root = mapping(&r, l, 0, &next);
     for (int k = 0; k < INTERN_SLOTS; k++)
         json_decref(r.intern[k]);
+    for (int k = 0; k < SMALL_INTS; k++)
+        json_decref(r.ints[k]);
     free(r.intern);
+    free(r.ints);
     if (!root)
         return -1;
     if (content_line(&r, next, &i)) {
