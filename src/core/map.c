@@ -52,6 +52,12 @@ static void grow(sl_map *m)
     free(old);
 }
 
+void sl_map_reserve(sl_map *m, size_t n)
+{
+    while ((n + 1) * 4 > m->cap * 3)
+        grow(m);
+}
+
 void *sl_map_put(sl_map *m, const char *key, void *val)
 {
     if ((m->n + 1) * 4 > m->cap * 3)

@@ -21,6 +21,8 @@ typedef struct {
 } sl_map;
 
 void sl_map_init(sl_map *m);
+/* Makes room for n keys up front (no rehashing while they go in). */
+void sl_map_reserve(sl_map *m, size_t n);
 void sl_map_release(sl_map *m);
 /* Returns the previous value (or NULL) and stores the new one. */
 void *sl_map_put(sl_map *m, const char *key, void *val);

@@ -19,6 +19,13 @@ sl_pool *sl_pool_new(sl_pool *parent)
     return p;
 }
 
+void sl_pool_reserve(sl_pool *p, size_t n)
+{
+    pthread_rwlock_wrlock(&p->lock);
+    sl_map_reserve(&p->nodes, n);
+    pthread_rwlock_unlock(&p->lock);
+}
+
 void sl_pool_free(sl_pool *p)
 {
     if (!p)

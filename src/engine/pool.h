@@ -21,6 +21,8 @@
 typedef struct sl_pool sl_pool;
 
 sl_pool *sl_pool_new(sl_pool *parent);
+/* Room for n node entries up front (a run knows its graph's size). */
+void sl_pool_reserve(sl_pool *p, size_t n);
 void sl_pool_free(sl_pool *p);
 
 /* Publishes all outputs of a node (an object; steals). */

@@ -858,6 +858,7 @@ sl_run *sl_run_new(const sl_graph *g, const sl_run_opts *opts)
     if (r->L.workers < 1)
         r->L.workers = 1;
     r->pool = sl_pool_new(NULL);
+    sl_pool_reserve(r->pool, (size_t)g->nnodes + 3);
     r->outputs = json_object();
     pthread_mutex_init(&r->ev_lock, NULL);
     sl_buf_init(&r->answer, r->L.max_string_bytes ? r->L.max_string_bytes * 4 : 0);
