@@ -157,7 +157,7 @@ void sl_fmt_double(double d, char out[32])
             break;
     }
     /* e = [-]D.DDDDe[+-]XX */
-    char digits[24];
+    char digits[24] = {0};
     int nd = 0;
     const char *p = e;
     bool neg = false;
