@@ -113,6 +113,8 @@ static void on_sigint(int sig)
 
 typedef struct {
     bool quiet, events;
+    bool stream_answer; /* chatflow without --json/--events: answer text as it comes */
+    bool answered;      /* something was streamed */
     const char *run_id;
 } progress;
 
@@ -131,6 +133,14 @@ static void on_event(const char *event, const sl_value *data, void *ud)
         }
         free(s);
         json_decref(line);
+    }
+    if (p->stream_answer && !strcmp(event, "text_chunk")) {
+        const char *t = json_string_value(json_object_get(data, "text"));
+        if (t && *t) {
+            fputs(t, stdout);
+            fflush(stdout);
+            p->answered = true;
+        }
     }
     if (p->quiet)
         return;
@@ -425,11 +435,12 @@ static int cmd_run(int argc, char **argv)
     }
     if (!quiet)
         print_diag(&diag, false);
-    progress prog = {.quiet = quiet, .events = events};
+    progress prog = {.quiet = quiet, .events = events,
+                     .stream_answer = !json_out && !events && !strcmp(g.mode, "advanced-chat")};
     opts.inputs = inputs;
     opts.conversation = conv;
     opts.env_override = env;
-    opts.on_event = (!quiet || events) ? on_event : NULL;
+    opts.on_event = (!quiet || events || prog.stream_answer) ? on_event : NULL;
     opts.event_ud = &prog;
     sl_run *r = sl_run_new(&g, &opts);
     prog.run_id = sl_run_id(r);
@@ -460,6 +471,9 @@ static int cmd_run(int argc, char **argv)
         puts(s);
         free(s);
         json_decref(res);
+    } else if (prog.stream_answer) {
+        if (prog.answered)
+            fputc('\n', stdout);
     } else if (!events) {
         print_outputs(&g, shown);
     }

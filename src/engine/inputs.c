@@ -26,6 +26,21 @@ int sl_run_prepare_inputs(const sl_graph *g, const sl_value *given, sl_value **o
     sl_value *res = json_is_object(given) ? json_deep_copy(given) : json_object();
     if (given && !json_is_object(given) && !json_is_null(given))
         sl_diag_add(diag, false, "inputs must be a JSON object of {variable: value}");
+    /* Dify passes undeclared inputs through; say so, since it is usually a
+     * misspelt name. */
+    const char *given_name;
+    sl_value *given_value;
+    json_object_foreach(res, given_name, given_value) {
+        bool declared = false;
+        for (size_t i = 0; !declared && i < json_array_size(g->inputs); i++) {
+            const char *v = json_string_value(json_object_get(json_array_get(g->inputs, i),
+                                                              "variable"));
+            declared = v && !strcmp(v, given_name);
+        }
+        if (!declared)
+            sl_diag_add(diag, true, "input '%s' is not declared by the start node; it is passed "
+                        "through unused (check the name)", given_name);
+    }
     for (size_t i = 0; i < json_array_size(g->inputs); i++) {
         const sl_value *d = json_array_get(g->inputs, i);
         const char *name = json_string_value(json_object_get(d, "variable"));

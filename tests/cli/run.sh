@@ -308,4 +308,10 @@ else
     skip "if-else ≥ is inclusive"
 fi
 
+# An input the start node does not declare is passed through with a warning.
+sl run tests/cases/engine/chat.yml --query hi --input bogus=1
+check "an undeclared input warns and names it" \
+    bash -c "[ $rc -eq 0 ] && grep -q \"input 'bogus' is not declared by the start node\" '$T/err'"
+check "a chatflow answer streams to stdout" bash -c "grep -q 'you said: hi' '$T/out'"
+
 echo "1..$n"
