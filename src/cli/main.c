@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../engine/run.h"
@@ -116,7 +117,15 @@ typedef struct {
     bool stream_answer; /* chatflow without --json/--events: answer text as it comes */
     bool answered;      /* something was streamed */
     const char *run_id;
+    sl_value *containers; /* container execution id -> [rounds, last line time] */
 } progress;
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 static void on_event(const char *event, const sl_value *data, void *ud)
 {
@@ -164,10 +173,25 @@ static void on_event(const char *event, const sl_value *data, void *ud)
         fprintf(stderr, "  .. %s (%s) retry %lld: %s\n", title, type,
                 (long long)json_integer_value(json_object_get(data, "retry_index")),
                 json_string_value(json_object_get(data, "error")));
+    } else if (!strcmp(event, "iteration_started") || !strcmp(event, "loop_started")) {
+        /* Per container: how many rounds, and when its last line went out. */
+        const sl_value *meta = json_object_get(data, "metadata");
+        json_int_t rounds = json_integer_value(
+            json_object_get(meta, event[0] == 'i' ? "iterator_length" : "loop_length"));
+        json_object_set_new(p->containers, json_string_value(json_object_get(data, "id")),
+                            json_pack("[I,f]", rounds, 0.0));
     } else if (!strcmp(event, "iteration_next") || !strcmp(event, "loop_next")) {
-        fprintf(stderr, "  .. %s %s %lld\n", title,
-                event[0] == 'i' ? "item" : "round",
-                (long long)json_integer_value(json_object_get(data, "index")));
+        /* A container with thousands of rounds would flood the terminal:
+         * show the first few, then one line a second. */
+        long long i = (long long)json_integer_value(json_object_get(data, "index"));
+        sl_value *st = json_object_get(p->containers, json_string_value(json_object_get(data, "id")));
+        double t = mono_s(), last = json_real_value(json_array_get(st, 1));
+        if (i < 3 || t - last >= 1.0) {
+            fprintf(stderr, "  .. %s %s %lld of %lld\n", title, event[0] == 'i' ? "item" : "round",
+                    i + 1, (long long)json_integer_value(json_array_get(st, 0)));
+            if (st)
+                json_array_set_new(st, 1, json_real(t));
+        }
     }
 }
 
@@ -436,7 +460,8 @@ static int cmd_run(int argc, char **argv)
     if (!quiet)
         print_diag(&diag, false);
     progress prog = {.quiet = quiet, .events = events,
-                     .stream_answer = !json_out && !events && !strcmp(g.mode, "advanced-chat")};
+                     .stream_answer = !json_out && !events && !strcmp(g.mode, "advanced-chat"),
+                     .containers = json_object()};
     opts.inputs = inputs;
     opts.conversation = conv;
     opts.env_override = env;
@@ -478,6 +503,7 @@ static int cmd_run(int argc, char **argv)
         print_outputs(&g, shown);
     }
     json_decref(shown);
+    json_decref(prog.containers);
     rc = st == SL_RUN_SUCCEEDED ? EXIT_OK : st == SL_RUN_PARTIAL ? EXIT_PARTIAL
          : st == SL_RUN_STOPPED ? EXIT_STOPPED : EXIT_FAILED;
     sl_run_free(r);
