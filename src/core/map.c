@@ -83,27 +83,3 @@ void *sl_map_get(const sl_map *m, const char *key)
     sl_map_slot *s = find(m, key, hash_str(key));
     return s->key ? s->val : NULL;
 }
-
-static void ptrkey(const void *p, char out[20])
-{
-    uintptr_t v = (uintptr_t)p;
-    for (int i = 0; i < 16; i++) {
-        out[i] = (char)('a' + (v & 15));
-        v >>= 4;
-    }
-    out[16] = '\0';
-}
-
-void sl_map_putp(sl_map *m, const void *key, void *val)
-{
-    char k[20];
-    ptrkey(key, k);
-    sl_map_put(m, k, val);
-}
-
-void *sl_map_getp(const sl_map *m, const void *key)
-{
-    char k[20];
-    ptrkey(key, k);
-    return sl_map_get(m, k);
-}

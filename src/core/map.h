@@ -27,8 +27,5 @@ void sl_map_release(sl_map *m);
 /* Returns the previous value (or NULL) and stores the new one. */
 void *sl_map_put(sl_map *m, const char *key, void *val);
 void *sl_map_get(const sl_map *m, const char *key);
-/* Pointer-keyed variant for side tables (e.g. YAML marks of values). */
-void sl_map_putp(sl_map *m, const void *key, void *val);
-void *sl_map_getp(const sl_map *m, const void *key);
 
 #endif
