@@ -31,7 +31,7 @@ $(LIB): $(OBJ)
 $(BUILD)/sluice: $(CLI_OBJ) $(OBJ)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(OBJ) $(LDLIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(OBJ) tests/unit/tap.h
+$(BUILD)/tests/%: tests/unit/%.c $(OBJ) tests/unit/tap.h tests/unit/util.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -Isrc -o $@ $< $(OBJ) $(LDLIBS)
 

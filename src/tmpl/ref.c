@@ -44,42 +44,11 @@ static size_t parse_ref(const char *p, char *store, size_t storecap, const char 
     return (size_t)(s + 3 - p);
 }
 
-int sl_ref_render(const char *text, sl_ref_resolve_fn fn, void *ud, sl_buf *out)
-{
-    const char *lit = text;
-    const char *p = text;
-    char store[512];
-    const char *parts[SL_REF_MAX_PARTS];
-    while ((p = strstr(p, "{{#")) != NULL) {
-        int n;
-        size_t used = parse_ref(p, store, sizeof store, parts, &n);
-        if (!used) {
-            p++;
-            continue;
-        }
-        sl_buf_add(out, lit, (size_t)(p - lit));
-        sl_value *v = fn(ud, parts, n);
-        if (v) {
-            sl_value_text(v, out);
-            json_decref(v);
-        } else {
-            /* Dify's convert_template keeps the reference's inner text when
-             * the variable does not exist; workflows that print
-             * "{{#x.y#}}" for a value that never came show "x.y". */
-            for (int i = 0; i < n; i++) {
-                if (i)
-                    sl_buf_addc(out, '.');
-                sl_buf_adds(out, parts[i]);
-            }
-        }
-        p += used;
-        lit = p;
-    }
-    sl_buf_adds(out, lit);
-    return out->toobig ? -1 : 0;
-}
+/* Calls fn for each reference in text with where it starts and how long it
+ * is; stops when fn returns non-zero and returns that. */
+typedef int (*each_fn)(void *ud, const char *at, size_t used, const char *const *parts, int n);
 
-int sl_ref_scan(const char *text, sl_ref_visit_fn fn, void *ud)
+static int each_ref(const char *text, each_fn fn, void *ud)
 {
     const char *p = text;
     char store[512];
@@ -91,10 +60,66 @@ int sl_ref_scan(const char *text, sl_ref_visit_fn fn, void *ud)
             p++;
             continue;
         }
-        int rc = fn(ud, parts, n);
+        int rc = fn(ud, p, used, parts, n);
         if (rc)
             return rc;
         p += used;
     }
     return 0;
+}
+
+typedef struct {
+    sl_ref_resolve_fn fn;
+    void *ud;
+    sl_buf *out;
+    const char *lit; /* start of the text not yet copied */
+} render_state;
+
+static int render_one(void *ud, const char *at, size_t used, const char *const *parts, int n)
+{
+    render_state *st = ud;
+    sl_buf_add(st->out, st->lit, (size_t)(at - st->lit));
+    st->lit = at + used;
+    sl_value *v = st->fn(st->ud, parts, n);
+    if (v) {
+        sl_value_text(v, st->out);
+        json_decref(v);
+        return 0;
+    }
+    /* Dify's convert_template keeps the reference's inner text when the
+     * variable does not exist; workflows that print "{{#x.y#}}" for a value
+     * that never came show "x.y". */
+    for (int i = 0; i < n; i++) {
+        if (i)
+            sl_buf_addc(st->out, '.');
+        sl_buf_adds(st->out, parts[i]);
+    }
+    return 0;
+}
+
+int sl_ref_render(const char *text, sl_ref_resolve_fn fn, void *ud, sl_buf *out)
+{
+    render_state st = {fn, ud, out, text};
+    each_ref(text, render_one, &st);
+    sl_buf_adds(out, st.lit);
+    return out->toobig ? -1 : 0;
+}
+
+typedef struct {
+    sl_ref_visit_fn fn;
+    void *ud;
+} scan_state;
+
+static int scan_one(void *ud, const char *at, size_t used, const char *const *parts, int n)
+{
+    scan_state *st = ud;
+    (void)at;
+    (void)used;
+    return st->fn(st->ud, parts, n);
+}
+
+int sl_ref_scan(const char *text, sl_ref_visit_fn fn, void *ud)
+{
+    scan_state st = {fn, ud};
+    return each_ref(text, scan_one, &st);
 }

@@ -10,22 +10,7 @@
 #include "dsl/blockyaml.h"
 #include "dsl/yaml.h"
 #include "tap.h"
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    sl_buf b;
-    sl_buf_init(&b, 0);
-    char tmp[65536];
-    size_t n;
-    while ((n = fread(tmp, 1, sizeof tmp, f)) > 0)
-        sl_buf_add(&b, tmp, n);
-    fclose(f);
-    *len = b.len;
-    return sl_buf_detach(&b);
-}
+#include "util.h"
 
 /* 1 accepted and equal, 0 declined, -1 accepted but different. */
 static int compare(const char *text, size_t len, char **why)

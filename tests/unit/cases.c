@@ -18,6 +18,7 @@
 
 #include "engine/run.h"
 #include "tap.h"
+#include "util.h"
 
 static pid_t httpd_pid;
 static FILE *httpd_in;
@@ -141,12 +142,6 @@ static void *cancel_main(void *arg)
     nanosleep(&ts, NULL);
     sl_run_cancel(c->r);
     return NULL;
-}
-
-static char *show(const sl_value *v)
-{
-    char *s = v ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
-    return s ? s : sl_xstrdup("(none)");
 }
 
 /* Appends a failure reason. */

@@ -18,30 +18,9 @@
 
 #include "engine/graph.h"
 #include "tap.h"
+#include "util.h"
 
 #define UNSUPPORTED "is not supported by sluice yet"
-
-static char *read_all(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    sl_buf b;
-    sl_buf_init(&b, 0);
-    char tmp[65536];
-    size_t n;
-    while ((n = fread(tmp, 1, sizeof tmp, f)) > 0)
-        sl_buf_add(&b, tmp, n);
-    fclose(f);
-    *len = b.len;
-    return sl_buf_detach(&b);
-}
-
-static char *show(const sl_value *v)
-{
-    char *s = v ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
-    return s ? s : strdup("(none)");
-}
 
 /* First place where a and b differ, as a path, into out. */
 static bool first_diff(const sl_value *a, const sl_value *b, char *path, size_t n)
@@ -158,7 +137,7 @@ static char *diag_bodies(const sl_diag *d)
 static void check_sample(const char *path, const char *name)
 {
     size_t len = 0;
-    char *text = read_all(path, &len);
+    char *text = slurp(path, &len);
     if (!text) {
         CHECK(0, "%s: cannot read", name);
         return;

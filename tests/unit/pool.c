@@ -9,23 +9,7 @@
 
 #include "engine/pool.h"
 #include "tap.h"
-
-static sl_value *J(const char *text)
-{
-    json_error_t je;
-    sl_value *v = json_loads(text, JSON_DECODE_ANY, &je);
-    if (!v) {
-        fprintf(stderr, "bad test JSON %s: %s\n", text, je.text);
-        abort();
-    }
-    return v;
-}
-
-static char *show(const sl_value *v)
-{
-    char *s = v ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
-    return s ? s : strdup("(none)");
-}
+#include "util.h"
 
 /* Splits "a.b.c" into parts (in place) and gets it. */
 static sl_value *get_path(sl_pool *p, const char *path)

@@ -9,24 +9,7 @@
 
 #include "tmpl/ref.h"
 #include "tap.h"
-
-static const char *esc(const char *s)
-{
-    static char bufs[4][700];
-    static int k;
-    char *o = bufs[k++ & 3];
-    size_t n = 0;
-    for (; s && *s && n < 680; s++) {
-        if (*s == '\n') {
-            o[n++] = '\\';
-            o[n++] = 'n';
-        } else {
-            o[n++] = *s;
-        }
-    }
-    o[n] = '\0';
-    return o;
-}
+#include "util.h"
 
 /* Variables the resolver knows, as "node.var" -> JSON. */
 static sl_value *vars;

@@ -16,37 +16,7 @@
 #include "core/map.h"
 #include "core/value.h"
 #include "tap.h"
-
-/* A one-line, escaped form of s for TAP descriptions (rotating buffers). */
-static const char *esc(const char *s)
-{
-    static char bufs[4][512];
-    static int k;
-    char *o = bufs[k++ & 3];
-    size_t n = 0;
-    for (; s && *s && n < 500; s++) {
-        if (*s == '\n' || *s == '\t' || *s == '\r') {
-            o[n++] = '\\';
-            o[n++] = *s == '\n' ? 'n' : *s == '\t' ? 't' : 'r';
-        } else {
-            o[n++] = *s;
-        }
-    }
-    o[n] = '\0';
-    return o;
-}
-
-/* Parses JSON test data; aborts on a typo in the test itself. */
-static sl_value *J(const char *text)
-{
-    json_error_t je;
-    sl_value *v = json_loads(text, JSON_DECODE_ANY, &je);
-    if (!v) {
-        fprintf(stderr, "bad test JSON %s: %s\n", text, je.text);
-        abort();
-    }
-    return v;
-}
+#include "util.h"
 
 /* sl_value_text of v (stolen) compared with want. */
 static void text_is(sl_value *v, const char *want, const char *what)

@@ -11,44 +11,7 @@
 
 #include "dsl/yaml.h"
 #include "tap.h"
-
-static const char *esc(const char *s)
-{
-    static char bufs[4][600];
-    static int k;
-    char *o = bufs[k++ & 3];
-    size_t n = 0;
-    for (; s && *s && n < 580; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '\n' || c == '\t' || c == '\r') {
-            o[n++] = '\\';
-            o[n++] = c == '\n' ? 'n' : c == '\t' ? 't' : 'r';
-        } else if (c < 0x20) {
-            n += (size_t)snprintf(o + n, 8, "\\x%02x", c);
-        } else {
-            o[n++] = (char)c;
-        }
-    }
-    o[n] = '\0';
-    return o;
-}
-
-static sl_value *J(const char *text)
-{
-    json_error_t je;
-    sl_value *v = json_loads(text, JSON_DECODE_ANY, &je);
-    if (!v) {
-        fprintf(stderr, "bad test JSON %s: %s\n", text, je.text);
-        abort();
-    }
-    return v;
-}
-
-static char *show(const sl_value *v)
-{
-    char *s = v ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
-    return s ? s : strdup("(none)");
-}
+#include "util.h"
 
 /* Same JSON type (int vs real matters here) and equal, recursively. */
 static bool same(const sl_value *a, const sl_value *b)

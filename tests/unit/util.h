@@ -1,0 +1,76 @@
+/*
+ * util — small helpers the unit tests share: JSON test data, showing values
+ * and text in TAP lines, reading a file.  Header-only (static inline) so a
+ * test includes just what it uses without unused-function warnings.
+ */
+#ifndef SL_TEST_UTIL_H
+#define SL_TEST_UTIL_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/buf.h"
+#include "core/err.h"
+#include "core/value.h"
+
+/* Parses JSON test data; aborts on a typo in the test itself. */
+static inline sl_value *J(const char *text)
+{
+    json_error_t je;
+    sl_value *v = json_loads(text, JSON_DECODE_ANY, &je);
+    if (!v) {
+        fprintf(stderr, "bad test JSON %s: %s\n", text, je.text);
+        abort();
+    }
+    return v;
+}
+
+/* A value as compact JSON for a message (heap; "(none)" for NULL). */
+static inline char *show(const sl_value *v)
+{
+    char *s = v ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+    return s ? s : sl_xstrdup("(none)");
+}
+
+/* Text with line breaks and control characters escaped, so it fits on one
+ * TAP line (one of four rotating static buffers). */
+static inline const char *esc(const char *s)
+{
+    static char bufs[4][700];
+    static int k;
+    char *o = bufs[k++ & 3];
+    size_t n = 0;
+    for (; s && *s && n < 680; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '\n' || c == '\t' || c == '\r') {
+            o[n++] = '\\';
+            o[n++] = c == '\n' ? 'n' : c == '\t' ? 't' : 'r';
+        } else if (c < 0x20) {
+            n += (size_t)snprintf(o + n, 8, "\\x%02x", c);
+        } else {
+            o[n++] = (char)c;
+        }
+    }
+    o[n] = '\0';
+    return o;
+}
+
+/* A whole file (heap), or NULL when it cannot be opened. */
+static inline char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    sl_buf b;
+    sl_buf_init(&b, 0);
+    char tmp[65536];
+    size_t n;
+    while ((n = fread(tmp, 1, sizeof tmp, f)) > 0)
+        sl_buf_add(&b, tmp, n);
+    fclose(f);
+    *len = b.len;
+    return sl_buf_detach(&b);
+}
+
+#endif
