@@ -278,24 +278,18 @@ report:
 
 static void run_file(const char *file)
 {
-    FILE *f = fopen(file, "rb");
-    if (!f) {
+    size_t len = 0;
+    char *text = slurp(file, &len);
+    if (!text) {
         CHECK(0, "%s: cannot open", file);
         return;
     }
-    sl_buf b;
-    sl_buf_init(&b, 0);
-    char tmp[65536];
-    size_t n;
-    while ((n = fread(tmp, 1, sizeof tmp, f)) > 0)
-        sl_buf_add(&b, tmp, n);
-    fclose(f);
     sl_yaml_doc doc;
     sl_err err = {0};
-    if (sl_yaml_parse(b.data ? b.data : "", b.len, file, &doc, &err) < 0) {
+    if (sl_yaml_parse(text, len, file, &doc, &err) < 0) {
         CHECK(0, "%s: %s", file, err.msg);
         sl_err_clear(&err);
-        sl_buf_release(&b);
+        free(text);
         return;
     }
     const sl_value *tests = json_object_get(doc.root, "sluice_test");
@@ -306,7 +300,7 @@ static void run_file(const char *file)
     sl_graph g;
     sl_diag d;
     sl_diag_init(&d);
-    int rc = sl_graph_load_text(&g, b.data ? b.data : "", b.len, file, &d, &err);
+    int rc = sl_graph_load_text(&g, text, len, file, &d, &err);
     for (size_t i = 0; i < json_array_size(tests); i++) {
         const sl_value *t = json_array_get(tests, i);
         const sl_value *le = json_object_get(json_object_get(t, "expect"), "load_errors");
@@ -340,7 +334,7 @@ static void run_file(const char *file)
 out:
     sl_err_clear(&err);
     sl_yaml_doc_release(&doc);
-    sl_buf_release(&b);
+    free(text);
 }
 
 static int cmp_str(const void *a, const void *b)
