@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../engine/run.h"
+#include "cli.h"
 
 #define SLUICE_VERSION "0.1.0"
 
@@ -26,6 +27,7 @@ static const char usage_main[] =
     "  validate FILE…  check workflow files without running them\n"
     "  export FILE     print the workflow back as YAML (secrets masked)\n"
     "  limits          list every limit with its default\n"
+    "  sandbox         run a command in a local sandbox (run, shell, check)\n"
     "\n"
     "  sluice <command> --help   shows a command's options\n"
     "  sluice --version          prints the version\n"
@@ -709,6 +711,8 @@ int main(int argc, char **argv)
         return cmd_export(argc - 1, argv + 1);
     if (!strcmp(cmd, "limits"))
         return cmd_limits(argc - 1, argv + 1);
+    if (!strcmp(cmd, "sandbox"))
+        return sl_cli_sandbox(argc - 1, argv + 1);
     fprintf(stderr, "sluice: unknown command '%s'\n\n%s", cmd, usage_main);
     return EXIT_USAGE;
 }

@@ -36,6 +36,22 @@ static const field fields[] = {
     F(http_allow_private, T_BOOL, "let http-request reach loopback/private addresses"),
     F(http_ssl_verify, T_BOOL, "verify TLS certificates by default"),
     F(http_max_redirects, T_INT, "redirects http-request follows (httpx, so Dify: 20)"),
+    F(sandbox_memory_bytes, T_SIZE, "RAM of everything in a run's sandbox, files in tmpfs too"),
+    F(sandbox_max_procs, T_INT, "processes and threads in a sandbox"),
+    F(sandbox_cpu_cores, T_DOUBLE, "CPU bandwidth of a sandbox in cores (0: no cap)"),
+    F(sandbox_disk_bytes, T_SIZE, "workspace + /tmp + home of a sandbox, together"),
+    F(sandbox_cpu_seconds, T_INT, "CPU seconds one sandboxed process may use"),
+    F(sandbox_open_files, T_INT, "open files per sandboxed process"),
+    F(sandbox_file_bytes, T_SIZE, "largest file a sandboxed process may write"),
+    F(sandbox_output_bytes, T_SIZE, "stdout (and stderr) kept per sandboxed command"),
+    F(command_timeout_s, T_DOUBLE, "wall seconds of a command node (Dify: 60)"),
+    F(code_timeout_s, T_DOUBLE, "wall seconds of a code node (Dify: 60)"),
+    F(code_max_string_length, T_SIZE, "characters in a code node string output (Dify: 400,000)"),
+    F(code_max_depth, T_INT, "nesting depth of code node outputs (Dify: 5)"),
+    F(code_max_precision, T_INT, "decimal places of code node numbers (Dify: 20)"),
+    F(code_max_string_array_length, T_INT, "items of an array[string] output (Dify: 30)"),
+    F(code_max_object_array_length, T_INT, "items of an array[object] output (Dify: 30)"),
+    F(code_max_number_array_length, T_INT, "items of an array[number] output (Dify: 1000)"),
 };
 
 void sl_limits_default(struct sl_limits *l)
@@ -59,6 +75,22 @@ void sl_limits_default(struct sl_limits *l)
     l->http_allow_private = false;
     l->http_ssl_verify = true;
     l->http_max_redirects = 20;
+    l->sandbox_memory_bytes = (size_t)1 << 30;
+    l->sandbox_max_procs = 512;
+    l->sandbox_cpu_cores = 0;
+    l->sandbox_disk_bytes = (size_t)1 << 30;
+    l->sandbox_cpu_seconds = 600;
+    l->sandbox_open_files = 1024;
+    l->sandbox_file_bytes = (size_t)1 << 30;
+    l->sandbox_output_bytes = (size_t)1 << 20;
+    l->command_timeout_s = 60;
+    l->code_timeout_s = 60;
+    l->code_max_string_length = 400000;
+    l->code_max_depth = 5;
+    l->code_max_precision = 20;
+    l->code_max_string_array_length = 30;
+    l->code_max_object_array_length = 30;
+    l->code_max_number_array_length = 1000;
 }
 
 static int parse_size(const char *v, size_t *out)

@@ -33,6 +33,24 @@ struct sl_limits {
     bool http_allow_private;         /* loopback/private targets (SSRF guard) */
     bool http_ssl_verify;            /* default for nodes without ssl_verify */
     int http_max_redirects;          /* 20 (httpx's default, which Dify uses) */
+    /* the sandbox of a run (code and command nodes) */
+    size_t sandbox_memory_bytes;     /* 1 GiB, RAM of everything inside, tmpfs included */
+    int sandbox_max_procs;           /* 512 processes + threads */
+    double sandbox_cpu_cores;        /* 0 = no CPU bandwidth cap */
+    size_t sandbox_disk_bytes;       /* 1 GiB: workspace + /tmp + home */
+    int sandbox_cpu_seconds;         /* 600 s of CPU per process */
+    int sandbox_open_files;          /* 1024 */
+    size_t sandbox_file_bytes;       /* 1 GiB, largest file one process writes */
+    size_t sandbox_output_bytes;     /* 1 MiB of stdout (and of stderr) per command */
+    double command_timeout_s;        /* command node (Dify: 60 s) */
+    /* code node (Dify's CODE_* settings) */
+    double code_timeout_s;           /* CODE_EXECUTION_READ_TIMEOUT: 60 s */
+    size_t code_max_string_length;   /* CODE_MAX_STRING_LENGTH: 400,000 */
+    int code_max_depth;              /* CODE_MAX_DEPTH: 5 */
+    int code_max_precision;          /* CODE_MAX_PRECISION: 20 */
+    int code_max_string_array_length;/* CODE_MAX_STRING_ARRAY_LENGTH: 30 */
+    int code_max_object_array_length;/* CODE_MAX_OBJECT_ARRAY_LENGTH: 30 */
+    int code_max_number_array_length;/* CODE_MAX_NUMBER_ARRAY_LENGTH: 1000 */
 };
 
 void sl_limits_default(struct sl_limits *l);

@@ -33,7 +33,8 @@
  * checked on its resolved address at connect time (so DNS tricks do not
  * help) and refused when it is loopback, private, link-local, CGNAT,
  * multicast or reserved, IPv4-mapped forms included, unless
- * http_allow_private is set.  Redirects are followed here rather than by
+ * http_allow_private is set (core/netaddr classifies the addresses, shared
+ * with the sandbox proxy).  Redirects are followed here rather than by
  * libcurl so that httpx's rules apply (303, and POST after 301/302, become
  * GET without a body; Authorization is dropped when the origin changes) and
  * the count obeys http_max_redirects.
@@ -66,6 +67,7 @@
 #include <time.h>
 
 #include "../core/err.h"
+#include "../core/netaddr.h"
 #include "../engine/graph.h"
 #include "../engine/limits.h"
 
@@ -894,101 +896,6 @@ static void readable_size(size_t n, char *out, size_t len)
         snprintf(out, len, "%.2f MB", (double)n / (1024 * 1024));
 }
 
-/* ---- the SSRF guard ---- */
-
-static const char *v4_kind(uint32_t a)
-{
-    if ((a >> 24) == 0)
-        return "a 'this network' address (0.0.0.0/8)";
-    if ((a >> 24) == 10)
-        return "a private address (10.0.0.0/8)";
-    if ((a & 0xffc00000u) == 0x64400000u)
-        return "a carrier-grade NAT address (100.64.0.0/10)";
-    if ((a >> 24) == 127)
-        return "a loopback address (127.0.0.0/8)";
-    if ((a & 0xffff0000u) == 0xa9fe0000u)
-        return "a link-local address (169.254.0.0/16)";
-    if ((a & 0xfff00000u) == 0xac100000u)
-        return "a private address (172.16.0.0/12)";
-    if ((a & 0xffffff00u) == 0xc0000000u)
-        return "an IETF protocol address (192.0.0.0/24)";
-    if ((a & 0xffff0000u) == 0xc0a80000u)
-        return "a private address (192.168.0.0/16)";
-    if ((a & 0xfffe0000u) == 0xc6120000u)
-        return "a benchmarking address (198.18.0.0/15)";
-    if ((a & 0xf0000000u) == 0xe0000000u)
-        return "a multicast address (224.0.0.0/4)";
-    if ((a & 0xf0000000u) == 0xf0000000u)
-        return "a reserved address (240.0.0.0/4)";
-    return NULL;
-}
-
-static uint32_t be32(const unsigned char *b)
-{
-    return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
-}
-
-static const char *v6_kind(const unsigned char *b)
-{
-    static const unsigned char zero[16];
-    static const unsigned char nat64[12] = {0x00, 0x64, 0xff, 0x9b};
-    static const unsigned char nat64_local[6] = {0x00, 0x64, 0xff, 0x9b, 0x00, 0x01};
-    static const unsigned char discard[8] = {0x01, 0x00};
-    if (!memcmp(b, zero, 16))
-        return "the unspecified address (::)";
-    if (!memcmp(b, zero, 15) && b[15] == 1)
-        return "the loopback address (::1)";
-    /* IPv4 carried in IPv6: mapped ::ffff:a.b.c.d, compatible ::a.b.c.d,
-     * NAT64 64:ff9b::a.b.c.d and 6to4 2002:aabb:ccdd:: reach the IPv4
-     * address inside, so that address decides. */
-    if ((!memcmp(b, zero, 10) && b[10] == 0xff && b[11] == 0xff) || !memcmp(b, zero, 12) ||
-        !memcmp(b, nat64, 12))
-        return v4_kind(be32(b + 12));
-    if (b[0] == 0x20 && b[1] == 0x02)
-        return v4_kind(be32(b + 2));
-    if (!memcmp(b, nat64_local, 6))
-        return "a local-use NAT64 address (64:ff9b:1::/48)";
-    if (!memcmp(b, discard, 8))
-        return "a discard-only address (100::/64)";
-    if ((b[0] & 0xfe) == 0xfc)
-        return "a unique local (private) address (fc00::/7)";
-    if (b[0] == 0xfe && (b[1] & 0xc0) == 0x80)
-        return "a link-local address (fe80::/10)";
-    if (b[0] == 0xfe && (b[1] & 0xc0) == 0xc0)
-        return "a site-local address (fec0::/10)";
-    if (b[0] == 0xff)
-        return "a multicast address (ff00::/8)";
-    return NULL;
-}
-
-/* What kind of non-public address sa is (NULL when public); the address as
- * text goes to `text`. */
-static const char *addr_kind(const struct sockaddr *sa, char *text, size_t n)
-{
-    if (sa->sa_family == AF_INET) {
-        const struct sockaddr_in *in = (const struct sockaddr_in *)(const void *)sa;
-        inet_ntop(AF_INET, &in->sin_addr, text, (socklen_t)n);
-        return v4_kind(ntohl(in->sin_addr.s_addr));
-    }
-    if (sa->sa_family == AF_INET6) {
-        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)(const void *)sa;
-        inet_ntop(AF_INET6, &in6->sin6_addr, text, (socklen_t)n);
-        return v6_kind(in6->sin6_addr.s6_addr);
-    }
-    snprintf(text, n, "(address family %d)", sa->sa_family);
-    return "not an internet address";
-}
-
-static const char *ip_text_kind(const char *ip)
-{
-    unsigned char b[16];
-    if (inet_pton(AF_INET, ip, b) == 1)
-        return v4_kind(be32(b));
-    if (inet_pton(AF_INET6, ip, b) == 1)
-        return v6_kind(b);
-    return NULL;
-}
-
 /* ---- the request ---- */
 
 typedef struct {
@@ -1097,7 +1004,7 @@ static curl_socket_t on_open_socket(void *ud, curlsocktype purpose, struct curl_
 {
     xfer *t = ud;
     if (purpose == CURLSOCKTYPE_IPCXN && !t->allow_private) {
-        const char *kind = addr_kind(&a->addr, t->refused_addr, sizeof t->refused_addr);
+        const char *kind = sl_addr_kind(&a->addr, t->refused_addr, sizeof t->refused_addr);
         if (kind) {
             t->refused_kind = kind;
             return CURL_SOCKET_BAD;
@@ -1116,7 +1023,7 @@ static int on_prereq(void *ud, char *ip, char *local_ip, int port, int local_por
     (void)port;
     (void)local_port;
     if (!t->allow_private) {
-        const char *kind = ip_text_kind(ip);
+        const char *kind = sl_ip_text_kind(ip);
         if (kind) {
             snprintf(t->refused_addr, sizeof t->refused_addr, "%s", ip);
             t->refused_kind = kind;

@@ -1,0 +1,10 @@
+/*
+ * cli — subcommands of the sluice command line, one entry point each.
+ * Each returns the process exit status.
+ */
+#ifndef SL_CLI_H
+#define SL_CLI_H
+
+int sl_cli_sandbox(int argc, char **argv);
+
+#endif

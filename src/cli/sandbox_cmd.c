@@ -1,0 +1,292 @@
+/*
+ * sandbox_cmd — `sluice sandbox run|shell|check`: the local sandbox for
+ * people to try, with the same limits the code and command nodes get.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../engine/limits.h"
+#include "../sandbox/local/local.h"
+#include "../sandbox/sandbox.h"
+#include "cli.h"
+
+static const char usage[] =
+    "usage: sluice sandbox run [options] -- COMMAND [ARG...]\n"
+    "       sluice sandbox shell [options]\n"
+    "       sluice sandbox check\n"
+    "\n"
+    "Runs a command in a fresh local sandbox: its own user, mount, pid, network,\n"
+    "ipc, uts and cgroup namespaces, a read-only view of /usr, /bin and /lib, an\n"
+    "empty workspace (/workspace, the working directory), seccomp, and limits.\n"
+    "\n"
+    "options:\n"
+    "  --net none|open|allow=HOST,...  network: none (default); only HTTP(S) to the\n"
+    "                        listed hosts, through sluice's proxy (*.example.org\n"
+    "                        wildcards; private addresses only when listed as\n"
+    "                        literals); or the host's network, unfiltered\n"
+    "  --mem SIZE            memory of everything inside (default 1G)\n"
+    "  --timeout SECONDS     wall time (default: none for run and shell)\n"
+    "  --procs N             processes and threads (default 512)\n"
+    "  --disk SIZE           workspace + /tmp + home together (default 1G)\n"
+    "  --cpu-seconds N       CPU time per process (default 600)\n"
+    "  --cpus N              CPU bandwidth in cores (default: no cap)\n"
+    "  --files N             open files per process (default 1024)\n"
+    "  --file-size SIZE      largest file a process may write (default 1G)\n"
+    "  --output SIZE         stdout and stderr bytes each (default: unlimited)\n"
+    "  --bind HOST:TARGET    make a host folder visible read-only at TARGET\n"
+    "  --cwd DIR             working directory inside (default /workspace)\n"
+    "  -e, --env NAME=VALUE  set an environment variable inside\n"
+    "  -q, --quiet           no message on stderr when a limit ends the command\n"
+    "\n"
+    "exit status: the command's own; 128+N when it died of signal N; 124 when it\n"
+    "timed out; 137 when it was killed for a limit (stderr says which); 125 when\n"
+    "the sandbox could not be made.\n";
+
+static void to_fd1(const char *d, size_t n, void *ud)
+{
+    (void)ud;
+    while (n) {
+        ssize_t w = write(1, d, n);
+        if (w <= 0)
+            return;
+        d += w;
+        n -= (size_t)w;
+    }
+}
+
+static void to_fd2(const char *d, size_t n, void *ud)
+{
+    (void)ud;
+    while (n) {
+        ssize_t w = write(2, d, n);
+        if (w <= 0)
+            return;
+        d += w;
+        n -= (size_t)w;
+    }
+}
+
+static volatile sig_atomic_t interrupted;
+static void on_signal(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+static bool was_interrupted(void *ud)
+{
+    (void)ud;
+    return interrupted != 0;
+}
+
+static int bad(const char *fmt, const char *arg)
+{
+    fputs("sluice sandbox: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputs("\n(see sluice sandbox --help)\n", stderr);
+    return 2;
+}
+
+static int check(void)
+{
+    sl_buf b;
+    sl_buf_init(&b, 0);
+    sl_local_describe(&b);
+    fputs(b.data ? b.data : "", stdout);
+    sl_buf_release(&b);
+    sl_sandbox_opts o;
+    sl_sandbox_opts_init(&o);
+    sl_sandbox *sb;
+    sl_err err = {0};
+    if (sl_sandbox_create(&o, &sb, &err)) {
+        printf("sandbox: NOT available: %s\n", err.msg);
+        sl_err_clear(&err);
+        return 1;
+    }
+    const char *argv[] = {"true", NULL};
+    sl_sandbox_cmd c = {.argv = argv, .timeout_s = 10};
+    sl_sandbox_result r;
+    sl_sandbox_result_init(&r);
+    int rc = sl_sandbox_exec(sb, &c, &r, &err);
+    printf("sandbox: %s (%s)\n", !rc && sl_sandbox_result_code(&r) == 0 ? "works" : "broken",
+           sl_local_notes(sb));
+    sl_sandbox_result_release(&r);
+    sl_sandbox_destroy(sb);
+    sl_err_clear(&err);
+    return rc ? 1 : 0;
+}
+
+int sl_cli_sandbox(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        fputs(usage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    const char *sub = argv[1];
+    if (!strcmp(sub, "check"))
+        return check();
+    bool shell = !strcmp(sub, "shell");
+    if (!shell && strcmp(sub, "run"))
+        return bad("unknown subcommand '%s' (run, shell, check)", sub);
+
+    struct sl_limits L;
+    sl_limits_default(&L);
+    sl_sandbox_opts o;
+    sl_sandbox_opts_init(&o);
+    o.memory_bytes = L.sandbox_memory_bytes;
+    o.max_procs = L.sandbox_max_procs;
+    o.disk_bytes = L.sandbox_disk_bytes;
+    o.cpu_seconds = L.sandbox_cpu_seconds;
+    o.max_open_files = L.sandbox_open_files;
+    o.max_file_bytes = L.sandbox_file_bytes;
+    sl_sandbox_cmd c = {0};
+    const char *envs[256];
+    size_t nenv = 0;
+    sl_sandbox_bind binds[32];
+    char *bind_text[32];
+    size_t nbind = 0;
+    bool quiet = false;
+    int i = 2;
+    sl_err err = {0};
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        uint64_t size;
+        if (!strcmp(a, "--")) {
+            i++;
+            break;
+        }
+        if (a[0] != '-')
+            break;
+        if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            quiet = true;
+            continue;
+        }
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(usage, stdout);
+            return 0;
+        }
+        if (!v)
+            return bad("option %s needs a value", a);
+        i++;
+        if (!strcmp(a, "--net")) {
+            if (sl_net_parse(v, &o.net, &o.net_allow, &err)) {
+                fprintf(stderr, "sluice sandbox: %s\n", err.msg);
+                sl_err_clear(&err);
+                return 2;
+            }
+        } else if (!strcmp(a, "--mem") || !strcmp(a, "--disk") || !strcmp(a, "--file-size") ||
+                   !strcmp(a, "--output")) {
+            if (sl_size_parse(v, &size) || size == 0)
+                return bad("'%s' is not a size (like 512M or 2G)", v);
+            if (!strcmp(a, "--mem"))
+                o.memory_bytes = size;
+            else if (!strcmp(a, "--disk"))
+                o.disk_bytes = size;
+            else if (!strcmp(a, "--file-size"))
+                o.max_file_bytes = size;
+            else
+                c.max_output_bytes = size;
+        } else if (!strcmp(a, "--timeout") || !strcmp(a, "--cpus")) {
+            char *end;
+            double d = strtod(v, &end);
+            if (end == v || *end || d <= 0 || d > 1e7)
+                return bad("'%s' is not a positive number", v);
+            if (!strcmp(a, "--timeout"))
+                c.timeout_s = d;
+            else
+                o.cpu_cores = d;
+        } else if (!strcmp(a, "--procs") || !strcmp(a, "--cpu-seconds") || !strcmp(a, "--files")) {
+            char *end;
+            long n = strtol(v, &end, 10);
+            if (end == v || *end || n <= 0 || n > 10000000)
+                return bad("'%s' is not a positive whole number", v);
+            if (!strcmp(a, "--procs"))
+                o.max_procs = (int)n;
+            else if (!strcmp(a, "--cpu-seconds"))
+                o.cpu_seconds = (int)n;
+            else
+                o.max_open_files = (int)n;
+        } else if (!strcmp(a, "--bind")) {
+            const char *colon = strchr(v, ':');
+            if (!colon || colon == v || colon[1] != '/' || nbind == 32)
+                return bad("--bind wants HOST:TARGET with an absolute TARGET (got '%s')", v);
+            bind_text[nbind] = strdup(v);
+            bind_text[nbind][colon - v] = 0;
+            binds[nbind].host = bind_text[nbind];
+            binds[nbind].target = bind_text[nbind] + (colon - v) + 1;
+            nbind++;
+        } else if (!strcmp(a, "--cwd")) {
+            c.cwd = v;
+        } else if (!strcmp(a, "-e") || !strcmp(a, "--env")) {
+            if (!strchr(v, '=') || nenv == 255)
+                return bad("--env wants NAME=VALUE (got '%s')", v);
+            envs[nenv++] = v;
+        } else {
+            return bad("unknown option '%s'", a);
+        }
+    }
+    envs[nenv] = NULL;
+    static const char *const shell_argv[] = {"/bin/bash", "-i", NULL};
+    if (shell) {
+        if (i < argc)
+            return bad("shell takes no command (got '%s'); use sandbox run", argv[i]);
+        c.argv = shell_argv;
+        fprintf(stderr, "sluice sandbox: a shell in a fresh sandbox (no terminal inside); "
+                        "exit or Ctrl-D ends it and deletes everything\n");
+    } else {
+        if (i >= argc)
+            return bad("%s", "run needs a command after --");
+        c.argv = (const char *const *)(argv + i);
+    }
+    o.binds = binds;
+    o.n_binds = nbind;
+    c.env = envs;
+    c.inherit_stdin = true;
+    c.on_stdout = to_fd1;
+    c.on_stderr = to_fd2;
+    c.cancelled = was_interrupted;
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    sl_sandbox *sb;
+    int code;
+    if (sl_sandbox_create(&o, &sb, &err)) {
+        fprintf(stderr, "sluice sandbox: %s\n", err.msg);
+        code = 125;
+        goto out;
+    }
+    sl_sandbox_result r;
+    sl_sandbox_result_init(&r);
+    if (sl_sandbox_exec(sb, &c, &r, &err)) {
+        fprintf(stderr, "sluice sandbox: %s\n", err.msg);
+        code = 125;
+    } else {
+        code = sl_sandbox_result_code(&r);
+        if (!quiet && r.kind != SL_EXIT_EXITED && r.kind != SL_EXIT_SIGNALED) {
+            char what[256];
+            sl_sandbox_result_describe(&r, what, sizeof what);
+            const char *hint = r.kind == SL_EXIT_TIMEOUT                ? " (--timeout)"
+                               : strstr(r.limit, "memory") == r.limit   ? " (--mem)"
+                               : strstr(r.limit, "output")              ? " (--output)"
+                               : strstr(r.limit, "CPU") == r.limit      ? " (--cpu-seconds)"
+                               : strstr(r.limit, "file size") == r.limit ? " (--file-size)"
+                                                                        : "";
+            fprintf(stderr, "sluice sandbox: the command %s%s\n", what, hint);
+        }
+        if (!quiet && r.note[0])
+            fprintf(stderr, "sluice sandbox: note: %s (--procs)\n", r.note);
+    }
+    sl_sandbox_result_release(&r);
+    sl_sandbox_destroy(sb);
+out:
+    sl_err_clear(&err);
+    for (size_t k = 0; k < nbind; k++)
+        free(bind_text[k]);
+    return code;
+}

@@ -1,0 +1,366 @@
+/*
+ * cgroup — see cgroup.h.
+ */
+#include "cgroup.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/magic.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { V1_MEMORY, V1_PIDS, V1_CPU, V1_N };
+static const char *const v1_names[V1_N] = {"memory", "pids", "cpu"};
+
+struct sl_cgroup {
+    int version;           /* 1 or 2 */
+    char *dirs[V1_N];      /* v1: one per controller (NULL when absent); v2: dirs[0] */
+};
+
+static atomic_uint group_seq;
+
+static int write_file(const char *dir, const char *file, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    size_t n = strlen(text);
+    ssize_t w = write(fd, text, n);
+    int e = errno;
+    close(fd);
+    errno = e;
+    return w == (ssize_t)n ? 0 : -1;
+}
+
+static int read_file(const char *dir, const char *file, char *out, size_t n)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t r = read(fd, out, n - 1);
+    close(fd);
+    if (r < 0)
+        return -1;
+    out[r] = 0;
+    return 0;
+}
+
+/* The number after "key " in a flat keyed file such as memory.events. */
+static unsigned long keyed(const char *dir, const char *file, const char *key)
+{
+    char text[1024];
+    if (!dir || read_file(dir, file, text, sizeof text))
+        return 0;
+    size_t kl = strlen(key);
+    for (char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+        if (!strncmp(line, key, kl) && line[kl] == ' ')
+            return strtoul(line + kl + 1, NULL, 10);
+    return 0;
+}
+
+/* Removes groups whose sluice process is gone (crashed or killed). */
+static void sweep_stale(const char *parent)
+{
+    DIR *d = opendir(parent);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (pid <= 0 || *end != '-' || pid == getpid())
+            continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", parent, e->d_name);
+        rmdir(path);
+    }
+    closedir(d);
+}
+
+static int rmdir_retry(const char *path)
+{
+    /* A group's last processes may still be leaving when we get here. */
+    for (int i = 0; i < 200; i++) {
+        if (!rmdir(path) || errno == ENOENT)
+            return 0;
+        if (errno != EBUSY)
+            return -1;
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    return -1;
+}
+
+/* ---- cgroup v2 ---- */
+
+static bool is_cgroup2(const char *path)
+{
+    struct statfs s;
+    return !statfs(path, &s) && s.f_type == CGROUP2_SUPER_MAGIC;
+}
+
+static bool has_word(const char *text, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = text; (p = strstr(p, word)); p += n)
+        if ((p == text || p[-1] == ' ') && (p[n] == 0 || p[n] == ' ' || p[n] == '\n'))
+            return true;
+    return false;
+}
+
+/* The directory under which this process may make v2 groups with the
+ * memory and pids controllers, or NULL with *why. */
+static char *v2_parent(const char **why)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static char *cached;
+    static const char *cached_why;
+    static bool done;
+    pthread_mutex_lock(&lock);
+    if (done)
+        goto out;
+    done = true;
+    const char *root = is_cgroup2("/sys/fs/cgroup")           ? "/sys/fs/cgroup"
+                       : is_cgroup2("/sys/fs/cgroup/unified") ? "/sys/fs/cgroup/unified"
+                                                              : NULL;
+    if (!root) {
+        cached_why = "no cgroup2 file system is mounted";
+        goto out;
+    }
+    char text[4096], own[1024] = "";
+    if (read_file("/proc/self", "cgroup", text, sizeof text)) {
+        cached_why = "/proc/self/cgroup cannot be read";
+        goto out;
+    }
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
+        if (!strncmp(line, "0::", 3))
+            snprintf(own, sizeof own, "%s", line + 3);
+    char base[1536];
+    snprintf(base, sizeof base, "%s%s", root, strcmp(own, "/") ? own : "");
+    char ctl[256];
+    if (read_file(base, "cgroup.controllers", ctl, sizeof ctl) || !has_word(ctl, "memory") ||
+        !has_word(ctl, "pids")) {
+        cached_why = "the cgroup2 hierarchy does not offer the memory and pids controllers";
+        goto out;
+    }
+    if (access(base, W_OK)) {
+        cached_why = "this user's cgroup is not delegated (not writable)";
+        goto out;
+    }
+    char parent[1600];
+    if (!strcmp(own, "/") || !own[0]) {
+        snprintf(parent, sizeof parent, "%s/sluice", root);
+        if (mkdir(parent, 0755) && errno != EEXIST) {
+            cached_why = "cannot create /sys/fs/cgroup/sluice";
+            goto out;
+        }
+        write_file(root, "cgroup.subtree_control", "+memory +pids +cpu");
+    } else {
+        /* A delegated cgroup may hand controllers to children only when no
+         * process lives in it, so sluice moves itself into a leaf first. */
+        char leaf[1600];
+        snprintf(leaf, sizeof leaf, "%s/supervisor", base);
+        if ((mkdir(leaf, 0755) && errno != EEXIST) || write_file(leaf, "cgroup.procs", "0")) {
+            cached_why = "cannot move sluice into a leaf of its delegated cgroup";
+            goto out;
+        }
+        snprintf(parent, sizeof parent, "%s", base);
+    }
+    write_file(parent, "cgroup.subtree_control", "+memory +pids +cpu");
+    char sub[256];
+    if (read_file(parent, "cgroup.subtree_control", sub, sizeof sub) || !has_word(sub, "memory") ||
+        !has_word(sub, "pids")) {
+        cached_why = "the memory and pids controllers cannot be enabled for sluice's groups";
+        goto out;
+    }
+    cached = sl_xstrdup(parent);
+    sweep_stale(cached);
+out:
+    *why = cached_why;
+    pthread_mutex_unlock(&lock);
+    return cached;
+}
+
+static int v2_create(const sl_cgroup_limits *l, sl_cgroup **out, const char **why)
+{
+    char *parent = v2_parent(why);
+    if (!parent)
+        return -1;
+    sl_cgroup *cg = sl_xcalloc(1, sizeof *cg);
+    cg->version = 2;
+    cg->dirs[0] = sl_xasprintf("%s/%ld-%u", parent, (long)getpid(), atomic_fetch_add(&group_seq, 1));
+    if (mkdir(cg->dirs[0], 0755)) {
+        *why = "cannot create a cgroup2 group";
+        free(cg->dirs[0]);
+        free(cg);
+        return -1;
+    }
+    char v[64];
+    if (l->memory_bytes) {
+        snprintf(v, sizeof v, "%" PRIu64, l->memory_bytes);
+        write_file(cg->dirs[0], "memory.max", v);
+        write_file(cg->dirs[0], "memory.swap.max", "0");
+    }
+    if (l->max_procs) {
+        snprintf(v, sizeof v, "%d", l->max_procs);
+        write_file(cg->dirs[0], "pids.max", v);
+    }
+    if (l->cpu_cores > 0) {
+        snprintf(v, sizeof v, "%ld 100000", (long)(l->cpu_cores * 100000));
+        write_file(cg->dirs[0], "cpu.max", v);
+    }
+    *out = cg;
+    return 0;
+}
+
+/* ---- cgroup v1 ---- */
+
+static const char *v1_probe(void)
+{
+    /* the root group of the pids hierarchy has no pids.max of its own */
+    static const char *const probe[V1_N] = {"memory.limit_in_bytes", "cgroup.procs",
+                                            "cpu.cfs_quota_us"};
+    for (int i = 0; i < 2; i++) {  /* memory and pids are required; cpu is optional */
+        char path[256];
+        snprintf(path, sizeof path, "/sys/fs/cgroup/%s/%s", v1_names[i], probe[i]);
+        if (access(path, F_OK))
+            return i == V1_MEMORY ? "the cgroup v1 memory controller is not mounted"
+                                  : "the cgroup v1 pids controller is not mounted";
+        snprintf(path, sizeof path, "/sys/fs/cgroup/%s", v1_names[i]);
+        if (access(path, W_OK))
+            return "the cgroup v1 hierarchies are not writable by this user (they need root)";
+    }
+    return NULL;
+}
+
+static int v1_create(const sl_cgroup_limits *l, sl_cgroup **out, const char **why)
+{
+    if ((*why = v1_probe()))
+        return -1;
+    sl_cgroup *cg = sl_xcalloc(1, sizeof *cg);
+    cg->version = 1;
+    unsigned seq = atomic_fetch_add(&group_seq, 1);
+    for (int i = 0; i < V1_N; i++) {
+        char parent[256];
+        snprintf(parent, sizeof parent, "/sys/fs/cgroup/%s/sluice", v1_names[i]);
+        if (i == V1_CPU && access("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", F_OK))
+            continue;
+        if (mkdir(parent, 0755) && errno != EEXIST)
+            goto fail;
+        cg->dirs[i] = sl_xasprintf("%s/%ld-%u", parent, (long)getpid(), seq);
+        if (mkdir(cg->dirs[i], 0755)) {
+            free(cg->dirs[i]);
+            cg->dirs[i] = NULL;
+            goto fail;
+        }
+    }
+    char v[64];
+    if (l->memory_bytes) {
+        snprintf(v, sizeof v, "%" PRIu64, l->memory_bytes);
+        if (write_file(cg->dirs[V1_MEMORY], "memory.limit_in_bytes", v))
+            goto fail;
+        write_file(cg->dirs[V1_MEMORY], "memory.memsw.limit_in_bytes", v); /* when swap is accounted */
+        write_file(cg->dirs[V1_MEMORY], "memory.swappiness", "0");
+    }
+    if (l->max_procs) {
+        snprintf(v, sizeof v, "%d", l->max_procs);
+        if (write_file(cg->dirs[V1_PIDS], "pids.max", v))
+            goto fail;
+    }
+    if (l->cpu_cores > 0 && cg->dirs[V1_CPU]) {
+        write_file(cg->dirs[V1_CPU], "cpu.cfs_period_us", "100000");
+        snprintf(v, sizeof v, "%ld", (long)(l->cpu_cores * 100000));
+        write_file(cg->dirs[V1_CPU], "cpu.cfs_quota_us", v);
+    }
+    *out = cg;
+    return 0;
+fail:
+    *why = "cannot create or configure a cgroup v1 group";
+    sl_cgroup_destroy(cg);
+    return -1;
+}
+
+static void sweep_v1(void)
+{
+    for (int i = 0; i < V1_N; i++) {
+        char parent[256];
+        snprintf(parent, sizeof parent, "/sys/fs/cgroup/%s/sluice", v1_names[i]);
+        sweep_stale(parent);
+    }
+}
+
+int sl_cgroup_create(const sl_cgroup_limits *l, sl_cgroup **out, sl_err *err)
+{
+    static pthread_once_t swept = PTHREAD_ONCE_INIT;
+    const char *why2 = NULL, *why1 = NULL;
+    *out = NULL;
+    if (!v2_create(l, out, &why2))
+        return 0;
+    pthread_once(&swept, sweep_v1);
+    if (!v1_create(l, out, &why1))
+        return 0;
+    return sl_err_set(err, SL_EUNSUPPORTED, "no cgroups: %s; %s", why2 ? why2 : "v2 unusable",
+                      why1 ? why1 : "v1 unusable");
+}
+
+int sl_cgroup_attach(sl_cgroup *cg, pid_t pid, sl_err *err)
+{
+    char v[32];
+    snprintf(v, sizeof v, "%ld", (long)pid);
+    for (int i = 0; i < V1_N; i++) {
+        if (!cg->dirs[i])
+            continue;
+        if (write_file(cg->dirs[i], "cgroup.procs", v))
+            return sl_err_set(err, SL_EIO, "cannot move the sandbox into %s: %s", cg->dirs[i],
+                              strerror(errno));
+    }
+    return 0;
+}
+
+void sl_cgroup_events_read(sl_cgroup *cg, sl_cgroup_events *ev)
+{
+    memset(ev, 0, sizeof *ev);
+    if (!cg)
+        return;
+    if (cg->version == 2) {
+        ev->oom_kills = keyed(cg->dirs[0], "memory.events", "oom_kill");
+        ev->pids_max = keyed(cg->dirs[0], "pids.events", "max");
+    } else {
+        ev->oom_kills = keyed(cg->dirs[V1_MEMORY], "memory.oom_control", "oom_kill");
+        ev->pids_max = keyed(cg->dirs[V1_PIDS], "pids.events", "max");
+    }
+}
+
+const char *sl_cgroup_kind(const sl_cgroup *cg)
+{
+    return cg->version == 2 ? "cgroup v2" : "cgroup v1";
+}
+
+void sl_cgroup_destroy(sl_cgroup *cg)
+{
+    if (!cg)
+        return;
+    for (int i = 0; i < V1_N; i++) {
+        if (!cg->dirs[i])
+            continue;
+        rmdir_retry(cg->dirs[i]);
+        free(cg->dirs[i]);
+    }
+    free(cg);
+}

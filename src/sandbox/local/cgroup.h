@@ -1,0 +1,44 @@
+/*
+ * cgroup — resource limits for one local sandbox as a control group.
+ *
+ * cgroup v2 is used where this process may manage a subtree with the
+ * memory and pids controllers (a delegated cgroup); cgroup v1 where the
+ * machine mounts the v1 memory/pids/cpu hierarchies and we may write
+ * them (root).  Where neither works, sl_cgroup_create() fails with a
+ * message saying why, and the caller falls back to rlimits.
+ *
+ * A group is named sluice/<pid>-<n>; groups left behind by a dead sluice
+ * are removed when the next one is made.
+ */
+#ifndef SL_SANDBOX_CGROUP_H
+#define SL_SANDBOX_CGROUP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../../core/err.h"
+
+typedef struct sl_cgroup sl_cgroup;
+
+typedef struct {
+    uint64_t memory_bytes;  /* 0: no limit */
+    int max_procs;          /* 0: no limit */
+    double cpu_cores;       /* 0: no limit */
+} sl_cgroup_limits;
+
+typedef struct {
+    unsigned long oom_kills;   /* processes the OOM killer took */
+    unsigned long pids_max;    /* forks refused at the process limit */
+} sl_cgroup_events;
+
+int sl_cgroup_create(const sl_cgroup_limits *l, sl_cgroup **out, sl_err *err);
+/* Moves process pid into the group. */
+int sl_cgroup_attach(sl_cgroup *cg, pid_t pid, sl_err *err);
+void sl_cgroup_events_read(sl_cgroup *cg, sl_cgroup_events *ev);
+/* "cgroup v1" / "cgroup v2" */
+const char *sl_cgroup_kind(const sl_cgroup *cg);
+/* Removes the group (its processes must be gone) and frees; NULL is fine. */
+void sl_cgroup_destroy(sl_cgroup *cg);
+
+#endif

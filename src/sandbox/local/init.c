@@ -1,0 +1,718 @@
+/*
+ * init — the first process of a local sandbox, pid 1 of its namespaces.
+ *
+ * It builds the sandbox's file system from the plan the host made before
+ * clone(), drops every privilege (capabilities, bounding set, new-privs,
+ * dumpability) and loads the seccomp filter on itself, so every command it
+ * starts inherits all of that for free: a warm exec is one vfork + execve.
+ * Then it serves the control socket (proto.h).
+ *
+ * Runs in a clone of a possibly multi-threaded process, so it never calls
+ * malloc or stdio; everything it needs was prepared by the host.
+ *
+ * Process trees: each command is its own session and process group; when a
+ * command ends its group is killed, and whenever no command is running
+ * init kills everything else in the namespace (kill(-1) from pid 1), so a
+ * daemon a command left behind dies with it at the latest when the sandbox
+ * is idle.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/select.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "proto.h"
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+#ifndef OPEN_TREE_CLONE
+#define OPEN_TREE_CLONE 1
+#endif
+#ifndef AT_RECURSIVE
+#define AT_RECURSIVE 0x8000
+#endif
+#ifndef MOVE_MOUNT_F_EMPTY_PATH
+#define MOVE_MOUNT_F_EMPTY_PATH 0x00000004
+#endif
+#define SL_MOUNT_ATTR_RDONLY 0x1
+#define SL_MOUNT_ATTR_NOSUID 0x2
+#define SL_MOUNT_ATTR_NODEV 0x4
+#define SL_MOUNT_ATTR_NOEXEC 0x8
+
+struct sl_mount_attr {
+    unsigned long long attr_set, attr_clr, propagation, userns_fd;
+};
+
+static int ctl = -1;
+static char msgbuf[SL_SB_MSG_MAX + sizeof(sl_sb_hdr) + 64];
+
+/* ---- messages ---- */
+
+static int send_msg(uint32_t op, uint32_t id, int32_t arg, const void *payload, size_t len,
+                    int fd)
+{
+    sl_sb_hdr h = {op, id, arg, (uint32_t)len};
+    struct iovec iov[2] = {{&h, sizeof h}, {(void *)payload, len}};
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } u;
+    struct msghdr m = {.msg_iov = iov, .msg_iovlen = len ? 2 : 1};
+    if (fd >= 0) {
+        m.msg_control = u.buf;
+        m.msg_controllen = sizeof u.buf;
+        struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &fd, sizeof fd);
+    }
+    return sendmsg(ctl, &m, MSG_NOSIGNAL) < 0 ? -1 : 0;
+}
+
+/* Appends s to out at *at (bounded), the only formatting init does. */
+static void put(char *out, size_t n, size_t *at, const char *s)
+{
+    while (*s && *at + 1 < n)
+        out[(*at)++] = *s++;
+    out[*at] = 0;
+}
+
+_Noreturn static void die(const char *step, const char *what)
+{
+    char text[512];
+    size_t at = 0;
+    int e = errno;
+    put(text, sizeof text, &at, step);
+    if (what) {
+        put(text, sizeof text, &at, " ");
+        put(text, sizeof text, &at, what);
+    }
+    put(text, sizeof text, &at, ": ");
+    put(text, sizeof text, &at, strerror(e));
+    send_msg(SL_OP_ERROR, 0, e, text, at + 1, -1);
+    _exit(1);
+}
+
+/* ---- file system ---- */
+
+static void mkdir_p(char *path, mode_t mode)
+{
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = 0;
+        mkdir(path, mode);
+        *p = '/';
+    }
+    mkdir(path, mode);
+}
+
+static void make_file(const char *path, const char *content)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        die("create", path);
+    size_t n = strlen(content);
+    if (n && write(fd, content, n) != (ssize_t)n)
+        die("write", path);
+    close(fd);
+}
+
+static void bind_dir(const char *from, const char *to)
+{
+    if (mount(from, to, NULL, MS_BIND | MS_REC, NULL))
+        die("bind", to);
+}
+
+static void clone_sources(sl_sb_plan *p)
+{
+    for (int i = 0; i < p->n_mounts; i++) {
+        sl_sb_mount *m = &p->mounts[i];
+        m->fd = -1;
+        if (m->is_link)
+            continue;
+        m->fd = (int)syscall(SYS_open_tree, AT_FDCWD, m->source,
+                             OPEN_TREE_CLONE | O_CLOEXEC | AT_RECURSIVE);
+        if (m->fd < 0) {
+            if (!m->required && (errno == ENOENT || errno == EACCES))
+                continue;
+            die("open_tree", m->source);
+        }
+        struct sl_mount_attr a = {.attr_set = SL_MOUNT_ATTR_NOSUID};
+        a.attr_set |= m->device ? SL_MOUNT_ATTR_NOEXEC : SL_MOUNT_ATTR_RDONLY | SL_MOUNT_ATTR_NODEV;
+        if (syscall(SYS_mount_setattr, m->fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof a))
+            die("mount_setattr", m->source);
+    }
+}
+
+static void place_mounts(sl_sb_plan *p)
+{
+    char path[260];
+    for (int i = 0; i < p->n_mounts; i++) {
+        sl_sb_mount *m = &p->mounts[i];
+        if (!m->is_link && m->fd < 0)
+            continue;
+        /* the parent directory, then the mount point itself */
+        memcpy(path, m->target, sizeof m->target);
+        char *slash = strrchr(path, '/');
+        if (slash && slash != path) {
+            *slash = 0;
+            mkdir_p(path, 0755);
+        }
+        if (m->is_link) {
+            if (symlink(m->link, m->target) && errno != EEXIST)
+                die("symlink", m->target);
+            continue;
+        }
+        if (m->is_file) {
+            int fd = open(m->target, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+            if (fd < 0)
+                die("create mount point", m->target);
+            close(fd);
+        } else {
+            memcpy(path, m->target, sizeof m->target);
+            mkdir_p(path, 0755);
+        }
+        if (syscall(SYS_move_mount, m->fd, "", AT_FDCWD, m->target, MOVE_MOUNT_F_EMPTY_PATH))
+            die("mount", m->target);
+        close(m->fd);
+        m->fd = -1;
+    }
+}
+
+static void write_etc(const char *files)
+{
+    char path[300];
+    mkdir("/etc", 0755);
+    for (const char *f = files; *f;) {
+        const char *content = f + strlen(f) + 1;
+        size_t at = 0;
+        put(path, sizeof path, &at, "/etc/");
+        put(path, sizeof path, &at, f);
+        make_file(path, content);
+        f = content + strlen(content) + 1;
+    }
+}
+
+static void loopback_up(void)
+{
+    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    struct ifreq r;
+    memset(&r, 0, sizeof r);
+    memcpy(r.ifr_name, "lo", 3);
+    if (s < 0 || ioctl(s, SIOCGIFFLAGS, &r))
+        die("network", "lo");
+    r.ifr_flags |= IFF_UP | IFF_RUNNING;
+    if (ioctl(s, SIOCSIFFLAGS, &r))
+        die("network", "lo up");
+    close(s);
+}
+
+static int proxy_socket(void)
+{
+    int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int one = 1;
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(SL_SB_PROXY_PORT),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    if (s < 0 || setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) ||
+        bind(s, (struct sockaddr *)&a, sizeof a) || listen(s, 128))
+        die("proxy", "listen on 127.0.0.1:3128");
+    return s;
+}
+
+static void build_root(sl_sb_plan *p)
+{
+    if (unshare(CLONE_NEWCGROUP))
+        die("unshare", "cgroup namespace");
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+        die("mount", "make / private");
+    /* Bind sources are taken while init still has the host's view and its
+     * original uid (a user's 0700 folders stay reachable), as detached
+     * mounts placed later into the new root. */
+    clone_sources(p);
+    if (setresgid(SL_SB_GID, SL_SB_GID, SL_SB_GID) || setresuid(SL_SB_UID, SL_SB_UID, SL_SB_UID))
+        die("setresuid", "1000");
+    if (mount("sluice", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=0755"))
+        die("mount", "root tmpfs");
+    if (chdir("/tmp") || mkdir("oldroot", 0700))
+        die("prepare", "new root");
+    if (syscall(SYS_pivot_root, ".", "oldroot") || chdir("/"))
+        die("pivot_root", NULL);
+    /* A fresh proc needs a fully visible proc somewhere in the namespace,
+     * so it is mounted before the old root goes. */
+    mkdir("/proc", 0555);
+    if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
+        die("mount", "/proc");
+    if (umount2("/oldroot", MNT_DETACH) || rmdir("/oldroot"))
+        die("detach", "old root");
+
+    mkdir("/dev", 0755);
+    if (mount("sluice-dev", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "size=64k,mode=0755"))
+        die("mount", "/dev");
+    symlink("/proc/self/fd", "/dev/fd");
+    symlink("/proc/self/fd/0", "/dev/stdin");
+    symlink("/proc/self/fd/1", "/dev/stdout");
+    symlink("/proc/self/fd/2", "/dev/stderr");
+    mkdir("/dev/shm", 01777);
+
+    /* One tmpfs holds the workspace, /tmp, home and /dev/shm, so one size
+     * limit covers everything a command can write. */
+    mkdir("/.data", 0700);
+    if (mount("sluice-data", "/.data", "tmpfs", MS_NOSUID | MS_NODEV, p->data_opts))
+        die("mount", "workspace tmpfs");
+    mkdir("/.data/workspace", 0755);
+    mkdir("/.data/tmp", 01777);
+    mkdir("/.data/home", 0755);
+    mkdir("/.data/shm", 01777);
+    chmod("/.data/tmp", 01777);
+    chmod("/.data/shm", 01777);
+    mkdir("/workspace", 0755);
+    mkdir("/tmp", 01777);
+    mkdir("/home", 0755);
+    mkdir("/home/sandbox", 0755);
+    bind_dir("/.data/workspace", "/workspace");
+    bind_dir("/.data/tmp", "/tmp");
+    bind_dir("/.data/home", "/home/sandbox");
+    bind_dir("/.data/shm", "/dev/shm");
+    if (umount2("/.data", MNT_DETACH) || rmdir("/.data"))
+        die("detach", "/.data");
+
+    write_etc(p->etc_files);
+    place_mounts(p);
+    mkdir("/run", 0755);
+    mkdir("/var", 0755);
+    symlink("/tmp", "/var/tmp");
+
+    if (mount(NULL, "/dev", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC, NULL))
+        die("remount", "/dev read-only");
+    if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL))
+        die("remount", "/ read-only");
+    if (chdir("/workspace"))
+        die("chdir", "/workspace");
+    if (sethostname("sandbox", 7))
+        die("sethostname", NULL);
+}
+
+static void drop_privileges(sl_sb_plan *p)
+{
+    for (int cap = 0; cap < 64; cap++)
+        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) && errno != EINVAL)
+            die("drop capability", NULL);
+    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+    struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct d[2];
+    memset(d, 0, sizeof d);
+    if (syscall(SYS_capset, &h, d))
+        die("capset", NULL);
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+        die("no_new_privs", NULL);
+    /* Not dumpable: commands (same uid) cannot open /proc/1/mem or
+     * /proc/1/exe, or ptrace init. */
+    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0))
+        die("dumpable", NULL);
+    if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, p->seccomp))
+        die("seccomp", NULL);
+}
+
+/* ---- commands ---- */
+
+#define MAX_CMDS 256
+
+static struct {
+    uint32_t id;
+    pid_t pid;
+    int status_fd;
+    int error;
+} cmds[MAX_CMDS];
+static int n_running;
+
+static void finish(int slot, int status, int error)
+{
+    sl_exec_status s = {status, error};
+    if (write(cmds[slot].status_fd, &s, sizeof s) < 0) {
+        /* the host gave up on this command; nothing to tell */
+    }
+    close(cmds[slot].status_fd);
+    if (cmds[slot].pid > 0)
+        kill(-cmds[slot].pid, SIGKILL);  /* whatever the command left in its group */
+    cmds[slot].pid = 0;
+    cmds[slot].status_fd = -1;
+    n_running--;
+}
+
+static const char *env_get(char **env, const char *name)
+{
+    size_t n = strlen(name);
+    for (; *env; env++)
+        if (!strncmp(*env, name, n) && (*env)[n] == '=')
+            return *env + n + 1;
+    return NULL;
+}
+
+/* PATH search done by init, since the vforked child may not allocate. */
+static const char *resolve(const char *file, char **env, char *out, size_t n)
+{
+    if (strchr(file, '/'))
+        return file;
+    const char *path = env_get(env, "PATH");
+    if (!path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    const char *found = NULL;
+    while (*path) {
+        const char *end = strchr(path, ':');
+        size_t dl = end ? (size_t)(end - path) : strlen(path);
+        size_t at = 0;
+        if (dl + strlen(file) + 2 < n) {
+            memcpy(out, path, dl);
+            at = dl;
+            out[at++] = '/';
+            strcpy(out + at, file);
+            if (!access(out, X_OK))
+                return out;
+            if (!found && !access(out, F_OK))
+                found = "";
+        }
+        path += dl + (end ? 1 : 0);
+    }
+    return NULL;
+}
+
+static void child_fail(const char *what, const char *arg, int code)
+{
+    char text[600];
+    size_t at = 0;
+    int e = errno;
+    put(text, sizeof text, &at, "sandbox: ");
+    put(text, sizeof text, &at, what);
+    put(text, sizeof text, &at, " '");
+    put(text, sizeof text, &at, arg);
+    put(text, sizeof text, &at, "': ");
+    put(text, sizeof text, &at, strerror(e));
+    put(text, sizeof text, &at, "\n");
+    if (write(2, text, at) < 0) {
+    }
+    _exit(code);
+}
+
+static void set_limit(int res, int64_t v, int64_t hard_extra)
+{
+    if (v < 0)
+        return;
+    struct rlimit r = {(rlim_t)v, (rlim_t)(v + hard_extra)};
+    setrlimit(res, &r);
+}
+
+/* The child of a command: runs on its own stack in init's memory until
+ * execve (clone with CLONE_VM | CLONE_VFORK, as posix_spawn does), so it
+ * only makes system calls. */
+struct spawn_args {
+    const sl_sb_exec *e;
+    const char *path, *cwd;
+    char **argv, **envp;
+    int fd[3];
+};
+
+static char child_stack[64 * 1024] __attribute__((aligned(16)));
+
+static int spawn_child(void *arg)
+{
+    const struct spawn_args *a = arg;
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    setsid();
+    for (int i = 0; i < 3; i++)
+        if (dup2(a->fd[i], i) < 0)
+            _exit(126);
+    set_limit(RLIMIT_CPU, a->e->rlim_cpu, 1);
+    set_limit(RLIMIT_NOFILE, a->e->rlim_nofile, 0);
+    set_limit(RLIMIT_FSIZE, a->e->rlim_fsize, 0);
+    set_limit(RLIMIT_NPROC, a->e->rlim_nproc, 0);
+    set_limit(RLIMIT_DATA, a->e->rlim_data, 0);
+    set_limit(RLIMIT_CORE, 0, 0);
+    if (*a->cwd && chdir(a->cwd))
+        child_fail("cannot change to directory", a->cwd, 126);
+    if (!a->path) {
+        errno = ENOENT;
+        child_fail("command not found:", a->argv[0], 127);
+    }
+    execve(a->path, a->argv, a->envp);
+    child_fail("cannot run", a->argv[0], errno == ENOENT ? 127 : 126);
+    return 127;
+}
+
+static void do_exec(const sl_sb_hdr *h, char *payload, int *fds, int nfds)
+{
+    sl_sb_exec e;
+    int slot = -1;
+    if (h->len < sizeof e || nfds < 3)
+        goto bad;
+    memcpy(&e, payload, sizeof e);
+    for (int i = 0; i < MAX_CMDS; i++)
+        if (cmds[i].pid == 0 && cmds[i].status_fd < 0) {
+            slot = i;
+            break;
+        }
+    int stdin_fd = e.has_stdin && nfds > 3 ? fds[3] : open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (slot < 0) {
+        sl_exec_status s = {0, EAGAIN};
+        if (write(fds[2], &s, sizeof s) < 0) {
+        }
+        goto close_all;
+    }
+    /* strings: cwd, argv[argc], env[envc]; pointers go into a static array */
+    static char *ptrs[4096];
+    char *s = payload + sizeof e, *end = payload + h->len;
+    if (e.argc < 1 || e.argc + e.envc + 3 > sizeof ptrs / sizeof *ptrs)
+        goto bad;
+    /* cwd, then argc argv strings, then envc env strings, each bounded */
+    char *cwd = NULL, **argv = ptrs, **envp = ptrs + e.argc + 1;
+    for (uint32_t i = 0; i < 1 + e.argc + e.envc; i++) {
+        if (s > end)  /* payload[len] is NUL, so strings never run past end */
+            goto bad;
+        if (i == 0)
+            cwd = s;
+        else if (i <= e.argc)
+            argv[i - 1] = s;
+        else
+            envp[i - 1 - e.argc] = s;
+        s += strlen(s) + 1;
+    }
+    argv[e.argc] = NULL;
+    envp[e.envc] = NULL;
+    char pathbuf[4096];
+    const char *path = resolve(argv[0], envp, pathbuf, sizeof pathbuf);
+
+    cmds[slot].id = h->id;
+    cmds[slot].status_fd = fds[2];
+    cmds[slot].error = 0;
+    struct spawn_args sa = {&e, path, cwd, argv, envp, {stdin_fd, fds[0], fds[1]}};
+    pid_t pid = clone(spawn_child, child_stack + sizeof child_stack, CLONE_VM | CLONE_VFORK | SIGCHLD,
+                      &sa);
+    if (pid < 0) {
+        cmds[slot].pid = 0;
+        sl_exec_status st = {0, errno};
+        if (write(fds[2], &st, sizeof st) < 0) {
+        }
+        cmds[slot].status_fd = -1;
+        goto close_all;
+    }
+    cmds[slot].pid = pid;
+    n_running++;
+    close(fds[0]);
+    close(fds[1]);
+    close(stdin_fd);
+    if (nfds > 3 && stdin_fd != fds[3])
+        close(fds[3]);
+    return;
+bad:
+    slot = -1;
+    if (nfds >= 3) {
+        sl_exec_status st = {0, EINVAL};
+        if (write(fds[2], &st, sizeof st) < 0) {
+        }
+    }
+    for (int i = 0; i < nfds; i++)
+        close(fds[i]);
+    return;
+close_all:
+    for (int i = 0; i < nfds; i++)
+        if (i != 2 || slot < 0)
+            close(fds[i]);
+    if (stdin_fd >= 0 && (nfds <= 3 || stdin_fd != fds[3]))
+        close(stdin_fd);
+}
+
+static void reap(void)
+{
+    int status;
+    pid_t pid;
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        for (int i = 0; i < MAX_CMDS; i++)
+            if (cmds[i].pid == pid) {
+                finish(i, status, 0);
+                break;
+            }
+    }
+    if (n_running == 0)
+        kill(-1, SIGKILL);  /* leftovers of finished commands; init itself is spared */
+}
+
+static void do_kill(uint32_t id)
+{
+    for (int i = 0; i < MAX_CMDS; i++)
+        if (cmds[i].pid > 0 && cmds[i].id == id) {
+            kill(-cmds[i].pid, SIGKILL);
+            kill(cmds[i].pid, SIGKILL);
+        }
+}
+
+static void do_open(const sl_sb_hdr *h, const char *path)
+{
+    int fd = -1;
+    struct stat st;
+    char dir[4096];
+    switch (h->arg) {
+    case SL_OPEN_READ:
+        fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode))) {
+            close(fd);
+            fd = -1;
+            errno = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+        }
+        if (fd >= 0)
+            fcntl(fd, F_SETFL, 0);
+        break;
+    case SL_OPEN_WRITE: {
+        size_t n = strlen(path);
+        if (n < sizeof dir) {
+            memcpy(dir, path, n + 1);
+            char *slash = strrchr(dir, '/');
+            if (slash && slash != dir) {
+                *slash = 0;
+                mkdir_p(dir, 0755);
+            }
+        }
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0644);
+        break;
+    }
+    case SL_OPEN_DIR:
+        fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        break;
+    default:
+        errno = EINVAL;
+    }
+    send_msg(SL_OP_FD, h->id, fd < 0 ? errno : 0, NULL, 0, fd);
+    if (fd >= 0)
+        close(fd);
+}
+
+static void serve(int sfd)
+{
+    for (;;) {
+        struct iovec iov = {msgbuf, sizeof msgbuf - 1};
+        union {
+            char buf[CMSG_SPACE(sizeof(int) * 8)];
+            struct cmsghdr align;
+        } u;
+        fd_set rd;
+        FD_ZERO(&rd);
+        FD_SET(ctl, &rd);
+        FD_SET(sfd, &rd);
+        int maxfd = ctl > sfd ? ctl : sfd;
+        if (select(maxfd + 1, &rd, NULL, NULL, NULL) < 0) {
+            if (errno == EINTR)
+                continue;
+            _exit(1);
+        }
+        if (FD_ISSET(sfd, &rd)) {
+            struct signalfd_siginfo si[8];
+            if (read(sfd, si, sizeof si) < 0 && errno != EAGAIN) {
+            }
+            reap();
+        }
+        if (!FD_ISSET(ctl, &rd))
+            continue;
+        struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                           .msg_controllen = sizeof u.buf};
+        ssize_t r = recvmsg(ctl, &m, MSG_CMSG_CLOEXEC);
+        if (r <= 0) {
+            if (r < 0 && errno == EINTR)
+                continue;
+            _exit(0);  /* the host closed the socket: the sandbox ends */
+        }
+        int fds[8], nfds = 0;
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
+            if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+                int n = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+                for (int i = 0; i < n && nfds < 8; i++)
+                    memcpy(&fds[nfds++], CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+            }
+        sl_sb_hdr h;
+        if ((size_t)r < sizeof h) {
+            for (int i = 0; i < nfds; i++)
+                close(fds[i]);
+            continue;
+        }
+        memcpy(&h, msgbuf, sizeof h);
+        char *payload = msgbuf + sizeof h;
+        if (h.len > (size_t)r - sizeof h)
+            h.len = (uint32_t)((size_t)r - sizeof h);
+        payload[h.len] = 0;
+        switch (h.op) {
+        case SL_OP_EXEC:
+            do_exec(&h, payload, fds, nfds);
+            nfds = 0;
+            break;
+        case SL_OP_KILL:
+            do_kill(h.id);
+            break;
+        case SL_OP_KILLALL:
+            kill(-1, SIGKILL);
+            break;
+        case SL_OP_OPEN:
+            do_open(&h, payload);
+            break;
+        default:
+            break;
+        }
+        for (int i = 0; i < nfds; i++)
+            close(fds[i]);
+    }
+}
+
+_Noreturn void sl_sb_init_main(sl_sb_plan *p)
+{
+    ctl = p->ctl;
+    for (int i = 0; i < MAX_CMDS; i++)
+        cmds[i].status_fd = -1;
+    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    /* Nothing the host process had open may reach a command. */
+    syscall(SYS_close_range, 0, ~0U, CLOSE_RANGE_CLOEXEC);
+    prctl(PR_SET_NAME, "sluice-init", 0, 0, 0);
+    /* wait for the host to write our uid/gid maps and cgroup */
+    sl_sb_hdr h;
+    if (recv(ctl, &h, sizeof h, 0) != (ssize_t)sizeof h || h.op != SL_OP_GO)
+        _exit(1);
+    build_root(p);
+    if (p->new_net)
+        loopback_up();
+    int proxy = p->proxy ? proxy_socket() : -1;
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    sigaddset(&set, SIGPIPE);
+    sigprocmask(SIG_BLOCK, &set, NULL);
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (sfd < 0)
+        die("signalfd", NULL);
+    drop_privileges(p);
+    send_msg(SL_OP_READY, 0, 0, NULL, 0, proxy);
+    if (proxy >= 0)
+        close(proxy);
+    serve(sfd);
+    _exit(0);
+}

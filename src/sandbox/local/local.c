@@ -1,0 +1,853 @@
+/*
+ * local — host side of the local sandbox (see local.h, proto.h, init.c).
+ */
+#include "local.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../proxy.h"
+#include "cgroup.h"
+#include "proto.h"
+#include "seccomp.h"
+
+typedef struct {
+    sl_sandbox base;
+    pid_t init;
+    int ctl;
+    pthread_mutex_t lock;     /* sends on ctl; OPEN request/answer pairs */
+    atomic_uint next_id;
+    sl_cgroup *cg;
+    sl_proxy *proxy;
+    sl_sandbox_opts o;
+    bool rlimit_memory, rlimit_procs;  /* cgroups missing: per-process rlimits */
+    char notes[512];
+} local_sb;
+
+static const sl_sandbox_ops local_ops;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void human_size(uint64_t n, char *out, size_t len)
+{
+    if (n >= (1ull << 30) && n % (1ull << 30) == 0)
+        snprintf(out, len, "%" PRIu64 " GiB", n >> 30);
+    else if (n >= (1ull << 20))
+        snprintf(out, len, "%" PRIu64 " MiB", n >> 20);
+    else if (n >= 1024)
+        snprintf(out, len, "%" PRIu64 " KiB", n >> 10);
+    else
+        snprintf(out, len, "%" PRIu64 " bytes", n);
+}
+
+/* ---- control socket ---- */
+
+static int send_msg(local_sb *s, uint32_t op, uint32_t id, int32_t arg, const void *p, size_t len,
+                    const int *fds, int nfds)
+{
+    sl_sb_hdr h = {op, id, arg, (uint32_t)len};
+    struct iovec iov[2] = {{&h, sizeof h}, {(void *)p, len}};
+    union {
+        char buf[CMSG_SPACE(sizeof(int) * 4)];
+        struct cmsghdr align;
+    } u;
+    struct msghdr m = {.msg_iov = iov, .msg_iovlen = len ? 2 : 1};
+    if (nfds) {
+        m.msg_control = u.buf;
+        m.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
+        struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
+        memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)nfds);
+    }
+    ssize_t r;
+    do
+        r = sendmsg(s->ctl, &m, MSG_NOSIGNAL);
+    while (r < 0 && errno == EINTR);
+    return r < 0 ? -1 : 0;
+}
+
+/* Receives one message; *fd gets a passed descriptor or -1. */
+static ssize_t recv_msg(int ctl, sl_sb_hdr *h, char *payload, size_t cap, int *fd)
+{
+    char buf[sizeof *h + 1024];
+    struct iovec iov = {buf, sizeof buf};
+    union {
+        char b[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } u;
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b,
+                       .msg_controllen = sizeof u.b};
+    ssize_t r;
+    do
+        r = recvmsg(ctl, &m, MSG_CMSG_CLOEXEC);
+    while (r < 0 && errno == EINTR);
+    *fd = -1;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+            memcpy(fd, CMSG_DATA(c), sizeof(int));
+    if (r < (ssize_t)sizeof *h) {
+        if (*fd >= 0)
+            close(*fd);
+        *fd = -1;
+        return -1;
+    }
+    memcpy(h, buf, sizeof *h);
+    size_t n = (size_t)r - sizeof *h;
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(payload, buf + sizeof *h, n);
+    payload[n] = 0;
+    return (ssize_t)n;
+}
+
+/* ---- the plan ---- */
+
+static void add_mount(sl_sb_mount **ms, int *n, const char *source, const char *target,
+                      bool required, bool device)
+{
+    struct stat st;
+    if (lstat(source, &st) && !required)
+        return;
+    *ms = sl_xrealloc(*ms, sizeof **ms * (size_t)(*n + 1));
+    sl_sb_mount *m = &(*ms)[(*n)++];
+    memset(m, 0, sizeof *m);
+    snprintf(m->source, sizeof m->source, "%s", source);
+    snprintf(m->target, sizeof m->target, "%s", target);
+    m->required = required;
+    m->device = device;
+    m->fd = -1;
+    if (S_ISLNK(st.st_mode) && !required) {
+        ssize_t l = readlink(source, m->link, sizeof m->link - 1);
+        if (l > 0) {
+            m->link[l] = 0;
+            m->is_link = true;
+        }
+    }
+    if (required) {
+        if (stat(source, &st) == 0)
+            m->is_file = !S_ISDIR(st.st_mode);
+    } else {
+        m->is_file = !S_ISDIR(st.st_mode) && !S_ISLNK(st.st_mode);
+    }
+}
+
+static const char *const root_dirs[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
+                                        "/libx32"};
+/* Host files programs need in /etc; nothing secret (no passwd, shadow,
+ * keys or the host's name). */
+static const char *const etc_items[] = {
+    "ssl", "ca-certificates", "ca-certificates.conf", "alternatives", "ld.so.cache",
+    "ld.so.conf", "ld.so.conf.d", "localtime", "timezone", "mime.types", "protocols",
+    "services", "gai.conf", "pip.conf", "npmrc", "gitconfig", "java-17-openjdk", "perl",
+    "profile", "bash.bashrc", "inputrc", "magic", "magic.mime", "environment", "xdg",
+    "fonts", "mailcap", "subversion", "wgetrc", "curlrc", "nodejs"};
+static const char *const dev_nodes[] = {"null", "zero", "full", "random", "urandom"};
+
+static char *etc_files(sl_net_mode net)
+{
+    sl_buf b;
+    sl_buf_init(&b, 0);
+#define FILE_(name, text) (sl_buf_add(&b, name, strlen(name) + 1), sl_buf_add(&b, text, strlen(text) + 1))
+    FILE_("passwd", "root:x:0:0:root:/root:/bin/sh\n"
+                    "sandbox:x:1000:1000:sandbox:/home/sandbox:/bin/sh\n"
+                    "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n");
+    FILE_("group", "root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n");
+    FILE_("hostname", "sandbox\n");
+    FILE_("hosts", "127.0.0.1\tlocalhost sandbox\n::1\tlocalhost ip6-localhost\n");
+    FILE_("nsswitch.conf", "passwd: files\ngroup: files\nhosts: files dns\nnetworks: files\n"
+                           "protocols: files\nservices: files\n");
+    if (net != SL_NET_OPEN)
+        FILE_("resolv.conf", "# no DNS in this sandbox: use the proxy (HTTPS_PROXY)\n");
+#undef FILE_
+    sl_buf_addc(&b, 0);
+    return sl_buf_detach(&b);
+}
+
+/* ---- create ---- */
+
+static const char *userns_hint(void)
+{
+    return "sluice runs commands only inside namespaces and will not run them unisolated. "
+           "Check that user namespaces are enabled (sysctl user.max_user_namespaces > 0, "
+           "kernel.unprivileged_userns_clone=1 where it exists, "
+           "kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu) or run as root";
+}
+
+static int write_proc(pid_t pid, const char *file, const char *text, sl_err *err)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/%s", (long)pid, file);
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return sl_err_set(err, SL_EUNSUPPORTED, "cannot open %s: %s", path, strerror(errno));
+    ssize_t n = write(fd, text, strlen(text));
+    int e = errno;
+    close(fd);
+    if (n != (ssize_t)strlen(text))
+        return sl_err_set(err, SL_EUNSUPPORTED, "cannot write %s: %s. %s", path, strerror(e),
+                          userns_hint());
+    return 0;
+}
+
+int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
+{
+    *out = NULL;
+    const struct sock_fprog *prog = sl_seccomp_program(err);
+    if (!prog)
+        return -1;
+    for (size_t i = 0; i < o->n_binds; i++) {
+        const sl_sandbox_bind *b = &o->binds[i];
+        if (!b->host || !b->target || b->target[0] != '/' || strstr(b->target, ".."))
+            return sl_err_set(err, SL_EINVAL,
+                              "sandbox bind %zu: the target must be an absolute path without '..' "
+                              "(got '%s')",
+                              i + 1, b->target ? b->target : "");
+        if (access(b->host, R_OK))
+            return sl_err_set(err, SL_EINVAL, "sandbox bind: cannot read %s: %s", b->host,
+                              strerror(errno));
+        if (strlen(b->host) >= 255 || strlen(b->target) >= 255)
+            return sl_err_set(err, SL_EINVAL, "sandbox bind: path too long: %s", b->host);
+    }
+    local_sb *s = sl_xcalloc(1, sizeof *s);
+    s->base.ops = &local_ops;
+    s->o = *o;
+    s->o.binds = NULL;
+    s->o.n_binds = 0;
+    s->ctl = -1;
+    pthread_mutex_init(&s->lock, NULL);
+
+    /* Limits: a cgroup when we may make one, else rlimits per process. */
+    sl_cgroup_limits cl = {o->memory_bytes, o->max_procs, o->cpu_cores};
+    sl_err cgerr = {0};
+    if (sl_cgroup_create(&cl, &s->cg, &cgerr)) {
+        s->rlimit_memory = o->memory_bytes > 0;
+        s->rlimit_procs = o->max_procs > 0;
+        snprintf(s->notes, sizeof s->notes,
+                 "limits: rlimits only (%s): memory is capped per process (RLIMIT_DATA) and "
+                 "processes per user (RLIMIT_NPROC); CPU bandwidth is not capped",
+                 cgerr.msg);
+        sl_err_clear(&cgerr);
+    } else {
+        snprintf(s->notes, sizeof s->notes, "limits: %s", sl_cgroup_kind(s->cg));
+    }
+
+    /* The plan init follows (it reads its copy of this memory). */
+    sl_sb_plan plan = {0};
+    sl_sb_mount *ms = NULL;
+    int nm = 0;
+    for (size_t i = 0; i < sizeof root_dirs / sizeof *root_dirs; i++)
+        add_mount(&ms, &nm, root_dirs[i], root_dirs[i], false, false);
+    for (size_t i = 0; i < sizeof etc_items / sizeof *etc_items; i++) {
+        char src[128];
+        snprintf(src, sizeof src, "/etc/%s", etc_items[i]);
+        add_mount(&ms, &nm, src, src, false, false);
+    }
+    glob_t g;
+    if (!glob("/etc/python3*", 0, NULL, &g)) {
+        for (size_t i = 0; i < g.gl_pathc; i++)
+            add_mount(&ms, &nm, g.gl_pathv[i], g.gl_pathv[i], false, false);
+        globfree(&g);
+    }
+    if (o->net == SL_NET_OPEN)
+        add_mount(&ms, &nm, "/etc/resolv.conf", "/etc/resolv.conf", false, false);
+    for (size_t i = 0; i < sizeof dev_nodes / sizeof *dev_nodes; i++) {
+        char src[64];
+        snprintf(src, sizeof src, "/dev/%s", dev_nodes[i]);
+        add_mount(&ms, &nm, src, src, true, true);
+    }
+    for (size_t i = 0; i < o->n_binds; i++)
+        add_mount(&ms, &nm, o->binds[i].host, o->binds[i].target, true, false);
+    char *etc = etc_files(o->net);
+    plan.new_net = o->net != SL_NET_OPEN;
+    plan.proxy = o->net == SL_NET_ALLOW;
+    plan.seccomp = prog;
+    plan.mounts = ms;
+    plan.n_mounts = nm;
+    plan.etc_files = etc;
+    snprintf(plan.data_opts, sizeof plan.data_opts, "size=%" PRIu64 ",mode=0755",
+             o->disk_bytes ? o->disk_bytes : (uint64_t)1 << 30);
+
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
+        sl_err_set(err, SL_EIO, "sandbox: socketpair: %s", strerror(errno));
+        goto fail;
+    }
+    s->ctl = sv[0];
+    plan.ctl = sv[1];
+    unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC |
+                          CLONE_NEWUTS | SIGCHLD;
+    if (plan.new_net)
+        flags |= CLONE_NEWNET;
+    /* A fork-like clone: the child runs on a copy of this stack. */
+    pid_t pid = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, NULL);
+    if (pid == 0) {
+        close(sv[0]);
+        sl_sb_init_main(&plan);
+    }
+    close(sv[1]);
+    if (pid < 0) {
+        sl_err_set(err, SL_EUNSUPPORTED,
+                   "the kernel refused to create the sandbox's namespaces (%s). %s",
+                   strerror(errno), userns_hint());
+        goto fail;
+    }
+    s->init = pid;
+    char map[64];
+    uid_t uid = geteuid() == 0 ? 65534 : geteuid();
+    gid_t gid = getegid() == 0 ? 65534 : getegid();
+    snprintf(map, sizeof map, "%d %ld 1\n", SL_SB_UID, (long)uid);
+    if (write_proc(pid, "setgroups", "deny", err) || write_proc(pid, "uid_map", map, err))
+        goto fail;
+    snprintf(map, sizeof map, "%d %ld 1\n", SL_SB_GID, (long)gid);
+    if (write_proc(pid, "gid_map", map, err))
+        goto fail;
+    if (s->cg && sl_cgroup_attach(s->cg, pid, err))
+        goto fail;
+    if (send_msg(s, SL_OP_GO, 0, 0, NULL, 0, NULL, 0)) {
+        sl_err_set(err, SL_EIO, "sandbox: cannot start init: %s", strerror(errno));
+        goto fail;
+    }
+    struct pollfd pf = {s->ctl, POLLIN, 0};
+    if (poll(&pf, 1, 10000) != 1) {
+        sl_err_set(err, SL_ETIMEOUT, "sandbox: init did not report within 10 s");
+        goto fail;
+    }
+    sl_sb_hdr h;
+    char text[1100];
+    int fd;
+    if (recv_msg(s->ctl, &h, text, sizeof text, &fd) < 0) {
+        sl_err_set(err, SL_EIO, "sandbox: init ended during set-up");
+        goto fail;
+    }
+    if (h.op == SL_OP_ERROR) {
+        sl_err_set(err, SL_EUNSUPPORTED, "sandbox set-up failed: %s. %s", text,
+                   h.arg == EPERM ? userns_hint() : "");
+        goto fail;
+    }
+    if (h.op != SL_OP_READY) {
+        sl_err_set(err, SL_EIO, "sandbox: unexpected message %u from init", h.op);
+        goto fail;
+    }
+    if (plan.proxy) {
+        if (fd < 0) {
+            sl_err_set(err, SL_EIO, "sandbox: init did not hand over the proxy socket");
+            goto fail;
+        }
+        if (sl_proxy_start(fd, o->net_allow ? o->net_allow : "", &s->proxy, err))
+            goto fail;
+    } else if (fd >= 0) {
+        close(fd);
+    }
+    free(ms);
+    free(etc);
+    *out = &s->base;
+    return 0;
+fail:
+    free(ms);
+    free(etc);
+    sl_sandbox_destroy(&s->base);
+    return -1;
+}
+
+/* ---- exec ---- */
+
+static void add_str(sl_buf *b, const char *s)
+{
+    sl_buf_add(b, s, strlen(s) + 1);
+}
+
+static bool env_has(const char *const *env, const char *kv)
+{
+    size_t n = strcspn(kv, "=");
+    for (; env && *env; env++)
+        if (!strncmp(*env, kv, n) && (*env)[n] == '=')
+            return true;
+    return false;
+}
+
+static const char *const base_env[] = {
+    "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+    "HOME=/home/sandbox", "USER=sandbox", "LOGNAME=sandbox", "SHELL=/bin/sh",
+    "LANG=C.UTF-8", "TMPDIR=/tmp", "PYTHONDONTWRITEBYTECODE=1", NULL};
+static const char *const proxy_env[] = {
+    "http_proxy=http://127.0.0.1:3128", "https_proxy=http://127.0.0.1:3128",
+    "HTTP_PROXY=http://127.0.0.1:3128", "HTTPS_PROXY=http://127.0.0.1:3128",
+    "npm_config_proxy=http://127.0.0.1:3128", "npm_config_https_proxy=http://127.0.0.1:3128",
+    "no_proxy=localhost,127.0.0.1,::1", "NO_PROXY=localhost,127.0.0.1,::1", NULL};
+
+typedef struct {
+    int fd;
+    bool eof;
+    sl_buf *into;
+    sl_sandbox_out_fn fn;
+    size_t bytes;
+    bool *truncated;
+} stream;
+
+static void set_nonblock(int fd)
+{
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
+
+static int local_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_result *res,
+                      sl_err *err)
+{
+    local_sb *s = (local_sb *)sb;
+    if (!cmd->argv || !cmd->argv[0])
+        return sl_err_set(err, SL_EINVAL, "sandbox exec: no command given");
+    sl_buf msg;
+    sl_buf_init(&msg, SL_SB_MSG_MAX);
+    sl_sb_exec e = {0};
+    uint64_t mem = s->rlimit_memory ? s->o.memory_bytes : 0;
+    e.rlim_cpu = s->o.cpu_seconds > 0 ? s->o.cpu_seconds : -1;
+    e.rlim_nofile = s->o.max_open_files > 0 ? s->o.max_open_files : -1;
+    e.rlim_fsize = s->o.max_file_bytes ? (int64_t)s->o.max_file_bytes : -1;
+    e.rlim_nproc = s->rlimit_procs ? s->o.max_procs : -1;
+    e.rlim_data = mem ? (int64_t)mem : -1;
+    e.has_stdin = cmd->stdin_data != NULL || cmd->inherit_stdin;
+    const char *const *base[2] = {base_env, s->o.net == SL_NET_ALLOW ? proxy_env : NULL};
+    for (const char *const *a = cmd->argv; *a; a++)
+        e.argc++;
+    for (const char *const *v = cmd->env; v && *v; v++)
+        e.envc++;
+    for (int k = 0; k < 2; k++)
+        for (const char *const *v = base[k]; v && *v; v++)
+            if (!env_has(cmd->env, *v))
+                e.envc++;
+    sl_buf_add(&msg, &e, sizeof e);
+    add_str(&msg, cmd->cwd ? cmd->cwd : "");
+    for (const char *const *a = cmd->argv; *a; a++)
+        add_str(&msg, *a);
+    for (const char *const *v = cmd->env; v && *v; v++)
+        add_str(&msg, *v);
+    for (int k = 0; k < 2; k++)
+        for (const char *const *v = base[k]; v && *v; v++)
+            if (!env_has(cmd->env, *v))
+                add_str(&msg, *v);
+    if (msg.toobig) {
+        sl_buf_release(&msg);
+        return sl_err_set(err, SL_ELIMIT,
+                          "sandbox exec: the command line and environment exceed %d KiB; pass "
+                          "large data on stdin or in a file",
+                          SL_SB_MSG_MAX / 1024);
+    }
+    int out[2] = {-1, -1}, errp[2] = {-1, -1}, st[2] = {-1, -1}, in[2] = {-1, -1};
+    if (pipe2(out, O_CLOEXEC) || pipe2(errp, O_CLOEXEC) || pipe2(st, O_CLOEXEC) ||
+        (cmd->stdin_data && !cmd->inherit_stdin && pipe2(in, O_CLOEXEC))) {
+        sl_err_set(err, SL_EIO, "sandbox exec: pipe: %s", strerror(errno));
+        goto fail_pipes;
+    }
+    uint32_t id = atomic_fetch_add(&s->next_id, 1) + 1;
+    int fds[4] = {out[1], errp[1], st[1], cmd->inherit_stdin ? 0 : in[0]};
+    double t0 = now_s();
+    pthread_mutex_lock(&s->lock);
+    int sent = send_msg(s, SL_OP_EXEC, id, 0, msg.data, msg.len, fds, e.has_stdin ? 4 : 3);
+    pthread_mutex_unlock(&s->lock);
+    sl_buf_release(&msg);
+    close(out[1]);
+    close(errp[1]);
+    close(st[1]);
+    if (in[0] >= 0)
+        close(in[0]);
+    out[1] = errp[1] = st[1] = in[0] = -1;
+    if (sent) {
+        sl_err_set(err, SL_EIO, "sandbox exec: the sandbox is gone (%s)", strerror(errno));
+        goto fail_pipes;
+    }
+    sl_cgroup_events ev0;
+    sl_cgroup_events_read(s->cg, &ev0);
+
+    stream ss[2] = {{out[0], false, &res->out, cmd->on_stdout, 0, &res->out_truncated},
+                    {errp[0], false, &res->err, cmd->on_stderr, 0, &res->err_truncated}};
+    size_t in_off = 0;
+    if (in[1] >= 0) {
+        set_nonblock(in[1]);
+        if (!cmd->stdin_len) {
+            close(in[1]);
+            in[1] = -1;
+        }
+    }
+    enum { K_NONE, K_TIMEOUT, K_OUTPUT, K_CANCEL } killed = K_NONE;
+    bool have_status = false;
+    sl_exec_status status = {0, 0};
+    double drain_until = 0;
+    char chunk[65536];
+    for (;;) {
+        struct pollfd p[4];
+        int np = 0, ix[4];
+        for (int k = 0; k < 2; k++)
+            if (!ss[k].eof) {
+                p[np] = (struct pollfd){ss[k].fd, POLLIN, 0};
+                ix[np++] = k;
+            }
+        if (!have_status) {
+            p[np] = (struct pollfd){st[0], POLLIN, 0};
+            ix[np++] = 2;
+        }
+        if (in[1] >= 0) {
+            p[np] = (struct pollfd){in[1], POLLOUT, 0};
+            ix[np++] = 3;
+        }
+        if (have_status && (np == 0 || now_s() >= drain_until))
+            break;
+        int wait_ms = 50;
+        if (cmd->timeout_s > 0 && !killed) {
+            double left = t0 + cmd->timeout_s - now_s();
+            if (left * 1000 < wait_ms)
+                wait_ms = left > 0 ? (int)(left * 1000) + 1 : 0;
+        }
+        int r = poll(p, (nfds_t)np, wait_ms);
+        if (r < 0 && errno != EINTR)
+            break;
+        for (int i = 0; r > 0 && i < np; i++) {
+            if (!p[i].revents)
+                continue;
+            if (ix[i] < 2) {
+                stream *x = &ss[ix[i]];
+                ssize_t n = read(x->fd, chunk, sizeof chunk);
+                if (n <= 0) {
+                    if (n == 0 || (errno != EINTR && errno != EAGAIN))
+                        x->eof = true;
+                    continue;
+                }
+                size_t keep = (size_t)n;
+                if (cmd->max_output_bytes && x->bytes + keep > cmd->max_output_bytes) {
+                    keep = cmd->max_output_bytes - x->bytes;
+                    *x->truncated = true;
+                    if (!killed) {
+                        killed = K_OUTPUT;
+                        pthread_mutex_lock(&s->lock);
+                        send_msg(s, SL_OP_KILL, id, 0, NULL, 0, NULL, 0);
+                        pthread_mutex_unlock(&s->lock);
+                        snprintf(res->limit, sizeof res->limit, "%s output (%zu bytes)",
+                                 ix[i] == 0 ? "stdout" : "stderr", cmd->max_output_bytes);
+                    }
+                }
+                x->bytes += keep;
+                if (keep) {
+                    if (x->fn)
+                        x->fn(chunk, keep, cmd->ud);
+                    else
+                        sl_buf_add(x->into, chunk, keep);
+                }
+            } else if (ix[i] == 2) {
+                ssize_t n = read(st[0], &status, sizeof status);
+                if (n == (ssize_t)sizeof status || n == 0) {
+                    if (n == 0)
+                        status.status = SIGKILL, status.error = EPIPE;
+                    have_status = true;
+                    res->seconds = now_s() - t0;
+                    /* background writers were killed with the command's
+                     * group; give the pipes a moment to report EOF */
+                    drain_until = now_s() + 0.25;
+                }
+            } else {
+                ssize_t n = write(in[1], cmd->stdin_data + in_off, cmd->stdin_len - in_off);
+                if (n > 0)
+                    in_off += (size_t)n;
+                if ((n < 0 && errno != EAGAIN && errno != EINTR) || in_off >= cmd->stdin_len) {
+                    close(in[1]);
+                    in[1] = -1;
+                }
+            }
+        }
+        if (!killed && !have_status) {
+            bool timeout = cmd->timeout_s > 0 && now_s() - t0 >= cmd->timeout_s;
+            bool cancel = cmd->cancelled && cmd->cancelled(cmd->ud);
+            if (timeout || cancel) {
+                killed = timeout ? K_TIMEOUT : K_CANCEL;
+                pthread_mutex_lock(&s->lock);
+                send_msg(s, SL_OP_KILL, id, 0, NULL, 0, NULL, 0);
+                pthread_mutex_unlock(&s->lock);
+            }
+        }
+    }
+    close(out[0]);
+    close(errp[0]);
+    close(st[0]);
+    if (in[1] >= 0)
+        close(in[1]);
+    if (!have_status)
+        return sl_err_set(err, SL_EIO, "sandbox exec: lost contact with the sandbox");
+    if (status.error && !WIFEXITED(status.status) && !WIFSIGNALED(status.status))
+        return sl_err_set(err, SL_EIO, "sandbox exec: could not start the command: %s",
+                          strerror(status.error));
+    if (status.error == EAGAIN && status.status == 0)
+        return sl_err_set(err, SL_ELIMIT, "sandbox exec: too many commands running at once");
+    sl_cgroup_events ev1;
+    sl_cgroup_events_read(s->cg, &ev1);
+    int w = status.status;
+    if (killed == K_TIMEOUT) {
+        res->kind = SL_EXIT_TIMEOUT;
+    } else if (killed == K_CANCEL) {
+        res->kind = SL_EXIT_CANCELED;
+    } else if (killed == K_OUTPUT) {
+        res->kind = SL_EXIT_LIMIT;
+        res->sig = SIGKILL;
+    } else if (WIFSIGNALED(w)) {
+        res->sig = WTERMSIG(w);
+        char size[32];
+        if (res->sig == SIGKILL && ev1.oom_kills > ev0.oom_kills) {
+            human_size(s->o.memory_bytes, size, sizeof size);
+            res->kind = SL_EXIT_LIMIT;
+            snprintf(res->limit, sizeof res->limit, "memory (%s)", size);
+        } else if (res->sig == SIGXCPU) {
+            res->kind = SL_EXIT_LIMIT;
+            snprintf(res->limit, sizeof res->limit, "CPU time (%d s)", s->o.cpu_seconds);
+        } else if (res->sig == SIGXFSZ) {
+            human_size(s->o.max_file_bytes, size, sizeof size);
+            res->kind = SL_EXIT_LIMIT;
+            snprintf(res->limit, sizeof res->limit, "file size (%s)", size);
+        } else {
+            res->kind = SL_EXIT_SIGNALED;
+        }
+    } else {
+        res->kind = SL_EXIT_EXITED;
+        res->code = WEXITSTATUS(w);
+    }
+    if (ev1.pids_max > ev0.pids_max)
+        snprintf(res->note, sizeof res->note, "the process limit (%d) was reached",
+                 s->o.max_procs);
+    return 0;
+fail_pipes:
+    sl_buf_release(&msg);
+    int all[] = {out[0], out[1], errp[0], errp[1], st[0], st[1], in[0], in[1]};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        if (all[i] >= 0)
+            close(all[i]);
+    return -1;
+}
+
+static void local_kill(sl_sandbox *sb)
+{
+    local_sb *s = (local_sb *)sb;
+    pthread_mutex_lock(&s->lock);
+    send_msg(s, SL_OP_KILLALL, 0, 0, NULL, 0, NULL, 0);
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* ---- files ---- */
+
+/* Asks init to open a sandbox path; init is confined to the sandbox's
+ * view, so symlinks a command planted cannot reach host files. */
+static int open_remote(local_sb *s, const char *path, int mode, sl_err *err)
+{
+    size_t n = strlen(path);
+    if (!n || n >= 4096)
+        return sl_err_set(err, SL_EINVAL, "sandbox: bad path '%s'", path);
+    pthread_mutex_lock(&s->lock);
+    uint32_t id = atomic_fetch_add(&s->next_id, 1) + 1;
+    int fd = -1;
+    sl_sb_hdr h = {0};
+    char text[64];
+    int rc = send_msg(s, SL_OP_OPEN, id, mode, path, n + 1, NULL, 0);
+    if (!rc)
+        rc = recv_msg(s->ctl, &h, text, sizeof text, &fd) < 0 ? -1 : 0;
+    pthread_mutex_unlock(&s->lock);
+    if (rc)
+        return sl_err_set(err, SL_EIO, "sandbox: the sandbox is gone");
+    if (h.arg || fd < 0) {
+        if (fd >= 0)
+            close(fd);
+        return sl_err_set(err, SL_EIO, "sandbox: %s: %s", path, strerror(h.arg ? h.arg : EIO));
+    }
+    return fd;
+}
+
+static int local_upload(sl_sandbox *sb, const char *path, const void *data, size_t len,
+                        sl_err *err)
+{
+    local_sb *s = (local_sb *)sb;
+    int fd = open_remote(s, path, SL_OPEN_WRITE, err);
+    if (fd < 0)
+        return -1;
+    const char *p = data;
+    while (len) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            int e = errno;
+            close(fd);
+            if (e == ENOSPC) {
+                char size[32];
+                human_size(s->o.disk_bytes, size, sizeof size);
+                return sl_err_set(err, SL_ELIMIT,
+                                  "sandbox: writing %s: the sandbox's disk is full (limit %s)",
+                                  path, size);
+            }
+            return sl_err_set(err, SL_EIO, "sandbox: writing %s: %s", path, strerror(e));
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    close(fd);
+    return 0;
+}
+
+static int local_download(sl_sandbox *sb, const char *path, size_t max, sl_buf *out, sl_err *err)
+{
+    local_sb *s = (local_sb *)sb;
+    int fd = open_remote(s, path, SL_OPEN_READ, err);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    if (fstat(fd, &st) || (max && (uint64_t)st.st_size > max)) {
+        close(fd);
+        return sl_err_set(err, SL_ELIMIT, "sandbox: %s is %lld bytes, over the limit of %zu",
+                          path, (long long)st.st_size, max);
+    }
+    char buf[65536];
+    size_t total = 0;
+    for (;;) {
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            int e = errno;
+            close(fd);
+            return sl_err_set(err, SL_EIO, "sandbox: reading %s: %s", path, strerror(e));
+        }
+        if (n == 0)
+            break;
+        total += (size_t)n;
+        if (max && total > max) {
+            close(fd);
+            return sl_err_set(err, SL_ELIMIT, "sandbox: %s grew past the limit of %zu bytes",
+                              path, max);
+        }
+        sl_buf_add(out, buf, (size_t)n);
+    }
+    close(fd);
+    return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(json_string_value(json_object_get(*(sl_value *const *)a, "name")),
+                  json_string_value(json_object_get(*(sl_value *const *)b, "name")));
+}
+
+static int local_list(sl_sandbox *sb, const char *dir, size_t limit, sl_value **out, sl_err *err)
+{
+    local_sb *s = (local_sb *)sb;
+    int fd = open_remote(s, dir, SL_OPEN_DIR, err);
+    if (fd < 0)
+        return -1;
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        close(fd);
+        return sl_err_set(err, SL_EIO, "sandbox: listing %s: %s", dir, strerror(errno));
+    }
+    size_t n = 0, cap = 16;
+    sl_value **items = sl_xmalloc(sizeof *items * cap);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        struct stat st;
+        /* never follow: a link is reported as a link */
+        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW))
+            continue;
+        const char *type = S_ISREG(st.st_mode)   ? "file"
+                           : S_ISDIR(st.st_mode) ? "dir"
+                           : S_ISLNK(st.st_mode) ? "link"
+                                                 : "other";
+        if (n == cap)
+            items = sl_xrealloc(items, sizeof *items * (cap *= 2));
+        items[n++] = json_pack("{s:s, s:s, s:I}", "name", e->d_name, "type", type, "size",
+                               (json_int_t)st.st_size);
+    }
+    closedir(d);
+    qsort(items, n, sizeof *items, by_name);
+    sl_value *arr = json_array();
+    for (size_t i = 0; i < n; i++) {
+        if (!limit || i < limit)
+            json_array_append_new(arr, items[i]);
+        else
+            json_decref(items[i]);
+    }
+    free(items);
+    *out = arr;
+    return 0;
+}
+
+static void local_destroy(sl_sandbox *sb)
+{
+    local_sb *s = (local_sb *)sb;
+    if (s->ctl >= 0)
+        close(s->ctl);  /* init exits; the kernel kills its whole pid namespace */
+    if (s->init > 0) {
+        kill(s->init, SIGKILL);
+        while (waitpid(s->init, NULL, __WALL) < 0 && errno == EINTR) {
+        }
+    }
+    if (s->proxy)
+        sl_proxy_stop(s->proxy);
+    sl_cgroup_destroy(s->cg);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+}
+
+const char *sl_local_notes(const sl_sandbox *sb)
+{
+    return ((const local_sb *)sb)->notes;
+}
+
+void sl_local_describe(sl_buf *out)
+{
+    sl_err err = {0};
+    sl_buf_addf(out, "user: %s (uid %ld)\n", geteuid() == 0 ? "root" : "unprivileged",
+                (long)geteuid());
+    if (!sl_seccomp_program(&err)) {
+        sl_buf_addf(out, "seccomp: unavailable: %s\n", err.msg);
+        sl_err_clear(&err);
+    } else {
+        sl_buf_adds(out, "seccomp: filter compiled\n");
+    }
+    sl_cgroup *cg = NULL;
+    sl_cgroup_limits l = {64 << 20, 64, 0};
+    if (sl_cgroup_create(&l, &cg, &err)) {
+        sl_buf_addf(out, "cgroups: unavailable (%s); limits fall back to rlimits: memory per "
+                         "process (RLIMIT_DATA), processes per user (RLIMIT_NPROC), no CPU "
+                         "bandwidth cap\n", err.msg);
+        sl_err_clear(&err);
+    } else {
+        sl_buf_addf(out, "cgroups: %s (memory, pids, cpu)\n", sl_cgroup_kind(cg));
+        sl_cgroup_destroy(cg);
+    }
+}
+
+static const sl_sandbox_ops local_ops = {
+    .name = "local",
+    .exec = local_exec,
+    .kill = local_kill,
+    .upload = local_upload,
+    .download = local_download,
+    .list = local_list,
+    .destroy = local_destroy,
+};

@@ -1,0 +1,75 @@
+/*
+ * proto — what the local sandbox's host side and its init process share:
+ * the set-up plan (built by the host before clone, read by init from its
+ * copy of memory) and the messages on the control socket.
+ *
+ * The control socket is SOCK_SEQPACKET, one message per request.  The host
+ * sends EXEC (with the command's stdin/stdout/stderr and a status pipe as
+ * SCM_RIGHTS), KILL, and OPEN; only OPEN is answered on the socket (with a
+ * file descriptor or an error), so replies never interleave.  A command's
+ * end comes back on its own status pipe as an sl_exec_status.  When the
+ * socket closes, init exits and the kernel kills everything in its pid
+ * namespace: a sandbox cannot outlive its owner.
+ */
+#ifndef SL_SANDBOX_PROTO_H
+#define SL_SANDBOX_PROTO_H
+
+#include <linux/filter.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+enum { SL_OP_GO = 1, SL_OP_READY, SL_OP_ERROR, SL_OP_EXEC, SL_OP_KILL, SL_OP_KILLALL,
+       SL_OP_OPEN, SL_OP_FD };
+
+enum { SL_OPEN_READ = 1, SL_OPEN_WRITE, SL_OPEN_DIR };
+
+#define SL_SB_UID 1000
+#define SL_SB_GID 1000
+#define SL_SB_MSG_MAX (128 * 1024)
+#define SL_SB_PROXY_PORT 3128
+
+typedef struct {
+    uint32_t op;
+    uint32_t id;
+    int32_t arg;        /* OPEN: mode; ERROR/FD: errno */
+    uint32_t len;       /* bytes of payload after the header */
+} sl_sb_hdr;
+
+/* EXEC payload: this, then cwd, argv..., env... as NUL-terminated strings. */
+typedef struct {
+    uint32_t argc, envc;
+    int32_t has_stdin;
+    int64_t rlim_cpu, rlim_nofile, rlim_fsize, rlim_nproc, rlim_data;  /* -1: leave */
+} sl_sb_exec;
+
+typedef struct {
+    int32_t status;     /* wait status */
+    int32_t error;      /* errno when the command could not be started */
+} sl_exec_status;
+
+typedef struct {
+    bool is_link;       /* host path is a symlink: recreate it */
+    bool required;      /* a user's bind: missing source is an error */
+    bool device;        /* a /dev node: no noexec/nodev on it */
+    bool is_file;
+    char source[256];
+    char target[256];
+    char link[256];
+    int fd;             /* open_tree() result inside init */
+} sl_sb_mount;
+
+typedef struct {
+    int ctl;                       /* init's end of the control socket */
+    bool new_net;
+    bool proxy;                    /* listen on 127.0.0.1:3128 for the host's proxy */
+    char data_opts[96];            /* tmpfs options for workspace+tmp+home */
+    const struct sock_fprog *seccomp;
+    sl_sb_mount *mounts;
+    int n_mounts;
+    const char *etc_files;         /* "name\0content\0" pairs, ends with "\0" */
+} sl_sb_plan;
+
+/* Runs inside the clone; never returns. */
+_Noreturn void sl_sb_init_main(sl_sb_plan *plan);
+
+#endif

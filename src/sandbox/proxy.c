@@ -1,0 +1,1134 @@
+#include "proxy.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../core/buf.h"
+#include "../core/netaddr.h"
+
+#define HEAD_CAP (16 * 1024)          /* request line + headers */
+#define HEAD_TIMEOUT_MS (30 * 1000)   /* to send them */
+#define CONNECT_TIMEOUT_MS (10 * 1000) /* per resolved address */
+#define IDLE_TIMEOUT_MS (300 * 1000)  /* a relay with no bytes moving */
+#define REPLY_TIMEOUT_MS (5 * 1000)   /* to hand an error reply over */
+#define LINGER_MS 2000                /* reading what follows a refused request */
+#define LINGER_BYTES (1 << 20)
+#define RELAY_BUF (64 * 1024)         /* per direction */
+#define MAX_CONNS 256                 /* open connections; more get 503 */
+#define MAX_ADDRS 16                  /* resolved addresses tried */
+#define HOST_MAX 253                  /* longest DNS name */
+
+/* ---- the allow list ---- */
+
+enum { R_NAME, R_WILD, R_IP, R_ANY };
+
+typedef struct {
+    int kind;
+    char name[HOST_MAX + 2];   /* R_NAME: the host; R_WILD: ".suffix" */
+    unsigned char ip[16];      /* R_IP: IPv6, IPv4 as ::ffff:a.b.c.d */
+    int port;                  /* 0: any */
+} rule;
+
+typedef struct conn {
+    struct conn *next;
+    sl_proxy *p;
+    pthread_t tid;
+    int cfd;
+    bool done;                 /* the thread is finishing; join it */
+} conn;
+
+struct sl_proxy {
+    int listen_fd;
+    /* Written once by stop and never drained, so every poll in every
+     * thread sees it from then on. */
+    int wake[2];
+    /* A connection thread that finishes pokes the acceptor to join it. */
+    int reap[2];
+    pthread_t acceptor;
+    pthread_mutex_t mu;        /* guards conns, nconns, stats */
+    conn *conns;
+    size_t nconns;
+    sl_proxy_stats stats;
+    rule *rules;
+    size_t nrules;
+    char *allowed;             /* "allowed: a, b", for refusals */
+};
+
+static bool is_digit(int c)
+{
+    return c >= '0' && c <= '9';
+}
+
+static int lower(int c)
+{
+    return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c;
+}
+
+/* Copies host into out[n] lower-cased, without brackets around an IPv6
+ * literal and without one trailing dot.  False when what is left is empty,
+ * longer than a DNS name, or holds characters that neither a name nor an IP
+ * literal has; keeping the alphabet small keeps odd bytes away from the
+ * resolver and out of refusal messages. */
+static bool norm_host(const char *host, size_t len, char *out, size_t n)
+{
+    bool bracket = false;
+    if (len >= 2 && host[0] == '[' && host[len - 1] == ']') {
+        host++;
+        len -= 2;
+        bracket = true;
+    }
+    if (!bracket && len && host[len - 1] == '.')
+        len--;
+    if (!len || len > HOST_MAX || len >= n)
+        return false;
+    bool colon = false;
+    for (size_t i = 0; i < len; i++) {
+        int c = lower((unsigned char)host[i]);
+        if (c == ':')
+            colon = true;
+        else if (!(is_digit(c) || (c >= 'a' && c <= 'z') || c == '-' || c == '.' || c == '_'))
+            return false;
+        out[i] = (char)c;
+    }
+    out[len] = '\0';
+    if (out[0] == '.' || out[len - 1] == '.' || strstr(out, ".."))
+        return false;
+    unsigned char b[16];
+    if ((colon || bracket) && inet_pton(AF_INET6, out, b) != 1)
+        return false;
+    return true;
+}
+
+/* Whether a normalised host is an IP literal; its address goes to ip as
+ * IPv6 (IPv4 mapped).  IPv4 is read the way the resolver reads it
+ * (inet_aton: "127.1" and "0x7f000001" are 127.0.0.1), so no spelling of an
+ * address passes for a name. */
+static bool parse_ip(const char *h, unsigned char ip[16])
+{
+    if (strchr(h, ':'))
+        return inet_pton(AF_INET6, h, ip) == 1;
+    struct in_addr a;
+    if (!inet_aton(h, &a))
+        return false;
+    memset(ip, 0, 10);
+    ip[10] = ip[11] = 0xff;
+    memcpy(ip + 12, &a.s_addr, 4);
+    return true;
+}
+
+static bool is_mapped(const unsigned char ip[16])
+{
+    static const unsigned char prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    return !memcmp(ip, prefix, 12);
+}
+
+/* A socket address for ip (as parse_ip writes it) and port. */
+static socklen_t make_sockaddr(const unsigned char ip[16], int port, struct sockaddr_storage *ss)
+{
+    memset(ss, 0, sizeof *ss);
+    if (is_mapped(ip)) {
+        struct sockaddr_in *in = (struct sockaddr_in *)ss;
+        in->sin_family = AF_INET;
+        in->sin_port = htons((uint16_t)port);
+        memcpy(&in->sin_addr, ip + 12, 4);
+        return sizeof *in;
+    }
+    struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+    in6->sin6_family = AF_INET6;
+    in6->sin6_port = htons((uint16_t)port);
+    memcpy(&in6->sin6_addr, ip, 16);
+    return sizeof *in6;
+}
+
+/* Reads "1".."65535" from s[len]; -1 otherwise. */
+static int parse_port(const char *s, size_t len)
+{
+    if (len == 0 || len > 5)
+        return -1;
+    int v = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (!is_digit((unsigned char)s[i]))
+            return -1;
+        v = v * 10 + (s[i] - '0');
+    }
+    return v >= 1 && v <= 65535 ? v : -1;
+}
+
+/* Splits "host", "host:port", "[v6]", "[v6]:port" or a bare IPv6 literal
+ * (two or more colons, no port) into host (brackets kept) and port (0 when
+ * absent, -1 when malformed). */
+static void split_port(const char *s, size_t len, size_t *hlen, int *port)
+{
+    *hlen = len;
+    *port = 0;
+    const char *colon = NULL;
+    if (len && s[0] == '[') {
+        const char *close = memchr(s, ']', len);
+        if (!close) {
+            *port = -1;
+            return;
+        }
+        *hlen = (size_t)(close - s) + 1;
+        if (*hlen == len)
+            return;
+        if (s[*hlen] != ':') {
+            *port = -1;
+            return;
+        }
+        colon = s + *hlen;
+    } else {
+        colon = memchr(s, ':', len);
+        if (!colon || memchr(colon + 1, ':', len - (size_t)(colon - s) - 1))
+            return;
+        *hlen = (size_t)(colon - s);
+    }
+    *port = parse_port(colon + 1, len - (size_t)(colon - s) - 1);
+}
+
+static int add_rule(sl_proxy *p, const char *s, size_t len, sl_buf *shown, sl_err *err)
+{
+    size_t hlen;
+    int port;
+    split_port(s, len, &hlen, &port);
+    rule r;
+    memset(&r, 0, sizeof r);
+    r.port = port;
+    bool ok = port >= 0;
+    if (ok && hlen == 1 && s[0] == '*') {
+        r.kind = R_ANY;
+    } else if (ok && hlen > 2 && s[0] == '*' && s[1] == '.') {
+        r.kind = R_WILD;
+        r.name[0] = '.';
+        ok = norm_host(s + 2, hlen - 2, r.name + 1, sizeof r.name - 1) &&
+             !strchr(r.name, ':') && !memchr(s + 2, '*', hlen - 2);
+    } else if (ok) {
+        ok = !memchr(s, '*', hlen) && norm_host(s, hlen, r.name, sizeof r.name);
+        if (ok && parse_ip(r.name, r.ip))
+            r.kind = R_IP;
+        else
+            r.kind = R_NAME;
+    }
+    if (!ok)
+        return sl_err_set(err, SL_EINVAL,
+                          "sandbox proxy allow list: entry \"%.*s\" is not a host name, "
+                          "\"*.domain\", an IP address or \"*\", each with an optional "
+                          ":port (1-65535)",
+                          (int)len, s);
+    p->rules = sl_xrealloc(p->rules, (p->nrules + 1) * sizeof *p->rules);
+    p->rules[p->nrules++] = r;
+    if (shown->len)
+        sl_buf_adds(shown, ", ");
+    if (r.kind == R_ANY)
+        sl_buf_adds(shown, "*");
+    else if (r.kind == R_WILD)
+        sl_buf_addf(shown, "*%s", r.name);
+    else if (r.port && strchr(r.name, ':'))
+        sl_buf_addf(shown, "[%s]", r.name);
+    else
+        sl_buf_adds(shown, r.name);
+    if (r.port)
+        sl_buf_addf(shown, ":%d", r.port);
+    return 0;
+}
+
+static int parse_allow(sl_proxy *p, const char *allow, sl_err *err)
+{
+    sl_buf shown;
+    sl_buf_init(&shown, 0);
+    for (const char *s = allow ? allow : ""; *s;) {
+        const char *e = strchr(s, ',');
+        if (!e)
+            e = s + strlen(s);
+        const char *a = s, *b = e;
+        while (a < b && (*a == ' ' || *a == '\t'))
+            a++;
+        while (b > a && (b[-1] == ' ' || b[-1] == '\t'))
+            b--;
+        if (a < b && add_rule(p, a, (size_t)(b - a), &shown, err) < 0) {
+            sl_buf_release(&shown);
+            return -1;
+        }
+        s = *e ? e + 1 : e;
+    }
+    p->allowed = shown.len ? sl_xasprintf("allowed: %s", shown.data)
+                           : sl_xstrdup("the allow list is empty");
+    sl_buf_release(&shown);
+    return 0;
+}
+
+static bool port_ok(const rule *r, int port)
+{
+    return r->port == 0 || r->port == port;
+}
+
+/* Whether the allow list names ip (IPv6 form) literally for this port. */
+static bool listed_ip(const sl_proxy *p, const unsigned char ip[16], int port)
+{
+    for (size_t i = 0; i < p->nrules; i++)
+        if (p->rules[i].kind == R_IP && !memcmp(p->rules[i].ip, ip, 16) &&
+            port_ok(&p->rules[i], port))
+            return true;
+    return false;
+}
+
+static bool host_matches(const rule *r, const char *h, size_t hl, bool literal,
+                         const unsigned char ip[16])
+{
+    if (literal)
+        return r->kind == R_IP && !memcmp(r->ip, ip, 16);
+    switch (r->kind) {
+    case R_ANY:
+        return true;
+    case R_NAME:
+        return !strcmp(r->name, h);
+    case R_WILD: {
+        size_t sl = strlen(r->name);
+        return hl > sl && !memcmp(h + hl - sl, r->name, sl);
+    }
+    default:
+        return false;
+    }
+}
+
+const char *sl_proxy_check_host(const sl_proxy *p, const char *host, int port, char *why,
+                                size_t n)
+{
+    char h[HOST_MAX + 1];
+    if (!norm_host(host, strlen(host), h, sizeof h)) {
+        snprintf(why, n, "host %.300s is not a valid host name or IP address", host);
+        return why;
+    }
+    if (port < 1 || port > 65535) {
+        snprintf(why, n, "port %d of host %s is not a valid port", port, h);
+        return why;
+    }
+    unsigned char ip[16];
+    bool literal = parse_ip(h, ip);
+    size_t hl = strlen(h);
+    bool host_ok = false;
+    for (size_t i = 0; i < p->nrules; i++) {
+        if (!host_matches(&p->rules[i], h, hl, literal, ip))
+            continue;
+        if (port_ok(&p->rules[i], port))
+            return NULL;
+        host_ok = true;
+    }
+    if (host_ok) {
+        snprintf(why, n, "port %d of host %s is not in the allow list (%s)", port, h, p->allowed);
+    } else if (literal) {
+        struct sockaddr_storage ss;
+        char text[INET6_ADDRSTRLEN];
+        make_sockaddr(ip, port, &ss);
+        const char *kind = sl_addr_kind((const struct sockaddr *)&ss, text, sizeof text);
+        snprintf(why, n,
+                 "host %s is an IP address%s%s that is not in the allow list, and IP addresses "
+                 "must be listed literally (%s)",
+                 h, kind ? ", " : "", kind ? kind : "", p->allowed);
+    } else {
+        snprintf(why, n, "host %s is not in the allow list (%s)", h, p->allowed);
+    }
+    return why;
+}
+
+/* ---- waiting on sockets ---- */
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int ms_left(long long deadline)
+{
+    long long left = deadline - now_ms();
+    return left <= 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left;
+}
+
+/* Waits for events on fd until deadline.  1: ready; 0: timed out; -1: the
+ * proxy is stopping. */
+static int wait_fd(const sl_proxy *p, int fd, short events, long long deadline)
+{
+    for (;;) {
+        int left = ms_left(deadline);
+        if (!left)
+            return 0;
+        struct pollfd f[2] = {{fd, events, 0}, {p->wake[0], POLLIN, 0}};
+        int r = poll(f, 2, left);
+        if (r < 0 && errno != EINTR)
+            return -1;
+        if (r > 0 && f[1].revents)
+            return -1;
+        if (r > 0 && f[0].revents)
+            return 1;
+    }
+}
+
+static int send_all(const sl_proxy *p, int fd, const char *b, size_t n, long long deadline)
+{
+    while (n) {
+        ssize_t k = send(fd, b, n, MSG_NOSIGNAL);
+        if (k > 0) {
+            b += k;
+            n -= (size_t)k;
+        } else if (k < 0 && errno == EINTR) {
+            continue;
+        } else if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            if (wait_fd(p, fd, POLLOUT, deadline) != 1)
+                return -1;
+        } else {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Sends an error reply and reads (and drops) what the client still sends
+ * for a moment, so that closing with unread bytes does not reset the
+ * connection before the client has read the reply. */
+static void reply(conn *c, int code, const char *status, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void reply(conn *c, int code, const char *status, const char *fmt, ...)
+{
+    char body[1024];
+    int k = snprintf(body, sizeof body, "sluice sandbox proxy: ");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(body + k, sizeof body - (size_t)k - 1, fmt, ap);
+    va_end(ap);
+    strcat(body, "\n");
+    char *msg = sl_xasprintf("HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
+                             "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
+                             code, status, strlen(body), body);
+    int rc = send_all(c->p, c->cfd, msg, strlen(msg), now_ms() + REPLY_TIMEOUT_MS);
+    free(msg);
+    if (rc < 0)
+        return;
+    shutdown(c->cfd, SHUT_WR);
+    long long deadline = now_ms() + LINGER_MS;
+    char sink[4096];
+    for (size_t total = 0; total < LINGER_BYTES;) {
+        ssize_t r = recv(c->cfd, sink, sizeof sink, 0);
+        if (r > 0)
+            total += (size_t)r;
+        else if (r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+            return;
+        else if (wait_fd(c->p, c->cfd, POLLIN, deadline) != 1)
+            return;
+    }
+}
+
+static void refuse(conn *c, const char *why)
+{
+    pthread_mutex_lock(&c->p->mu);
+    c->p->stats.refused++;
+    pthread_mutex_unlock(&c->p->mu);
+    reply(c, 403, "Forbidden", "%s", why);
+}
+
+/* ---- reading the request ---- */
+
+enum { HEAD_OK, HEAD_CLOSED, HEAD_TOOBIG, HEAD_BAD, HEAD_TIMEOUT };
+
+/* Where the head in b[from..n) ends (after its blank line), or 0. */
+static size_t head_end(const char *b, size_t from, size_t n)
+{
+    for (size_t i = from; i < n; i++) {
+        if (b[i] != '\n')
+            continue;
+        if (i + 1 < n && b[i + 1] == '\n')
+            return i + 2;
+        if (i + 2 < n && b[i + 1] == '\r' && b[i + 2] == '\n')
+            return i + 3;
+    }
+    return 0;
+}
+
+/* Reads until the blank line that ends the head.  A control byte inside
+ * the head is garbage (binary, TLS sent without CONNECT) and is answered at
+ * once rather than after 16 KiB or 30 seconds.  Bytes after the head (a
+ * body, a TLS hello sent early) stay in buf[*end..*len). */
+static int read_head(conn *c, char *buf, size_t *len, size_t *end)
+{
+    long long deadline = now_ms() + HEAD_TIMEOUT_MS;
+    size_t n = 0;
+    for (;;) {
+        ssize_t k = recv(c->cfd, buf + n, HEAD_CAP - n, 0);
+        if (k == 0)
+            return HEAD_CLOSED;
+        if (k < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno != EAGAIN && errno != EWOULDBLOCK)
+                return HEAD_CLOSED;
+            int w = wait_fd(c->p, c->cfd, POLLIN, deadline);
+            if (w == 0)
+                return HEAD_TIMEOUT;
+            if (w < 0)
+                return HEAD_CLOSED;
+            continue;
+        }
+        size_t old = n;
+        n += (size_t)k;
+        size_t e = head_end(buf, old >= 3 ? old - 3 : 0, n);
+        for (size_t i = old; i < (e ? e : n); i++) {
+            unsigned char ch = (unsigned char)buf[i];
+            if ((ch < 0x20 && ch != '\r' && ch != '\n' && ch != '\t') || ch == 0x7f)
+                return HEAD_BAD;
+        }
+        if (e) {
+            *len = n;
+            *end = e;
+            return HEAD_OK;
+        }
+        if (n == HEAD_CAP)
+            return HEAD_TOOBIG;
+    }
+}
+
+static bool is_tchar(int c)
+{
+    return c > 0x20 && c < 0x7f && !strchr("\"(),/:;<=>?@[\\]{}", c);
+}
+
+/* The next line of a NUL-terminated head: returns its start and length
+ * without "\r\n", and moves *s past it. */
+static const char *next_line(const char **s, size_t *len)
+{
+    const char *a = *s, *nl = strchr(a, '\n');
+    const char *b = nl ? nl : a + strlen(a);
+    *s = nl ? nl + 1 : b;
+    if (b > a && b[-1] == '\r')
+        b--;
+    *len = (size_t)(b - a);
+    return a;
+}
+
+typedef struct {
+    char *head;                /* NUL-terminated copy */
+    char method[32];
+    char *target, *version;    /* in head */
+    const char *fields;        /* the header lines, in head */
+    char norm[HOST_MAX + 1];   /* the target host, normalised */
+    int port;
+    const char *authority;     /* for Host: (absolute form) */
+    size_t alen;
+    const char *path;          /* origin-form target (absolute form) */
+    size_t plen;
+} request;
+
+/* Checks the request line and the header lines' shape; NULL when fine,
+ * else what is wrong (for a 400). */
+static const char *parse_head(request *r)
+{
+    const char *s = r->head;
+    size_t len;
+    const char *line = next_line(&s, &len);
+    char *l = (char *)line;
+    l[len] = '\0';
+    char *sp1 = strchr(l, ' '), *sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
+    if (!sp1 || !sp2 || strchr(sp2 + 1, ' ') || sp1 == l || sp2 == sp1 + 1 ||
+        (size_t)(sp1 - l) >= sizeof r->method)
+        return "the request line is not \"METHOD target HTTP/1.1\"";
+    for (const char *m = l; m < sp1; m++)
+        if (!is_tchar((unsigned char)*m))
+            return "the request method is not a token";
+    memcpy(r->method, l, (size_t)(sp1 - l));
+    r->method[sp1 - l] = '\0';
+    *sp1 = *sp2 = '\0';
+    r->target = sp1 + 1;
+    r->version = sp2 + 1;
+    if (strcmp(r->version, "HTTP/1.1") && strcmp(r->version, "HTTP/1.0"))
+        return "only HTTP/1.0 and HTTP/1.1 requests can be proxied";
+    r->fields = s;
+    while (*s) {
+        const char *f = next_line(&s, &len);
+        if (!len)
+            break;
+        if (f[0] == ' ' || f[0] == '\t')
+            return "folded header lines are not accepted";
+        const char *colon = memchr(f, ':', len);
+        if (!colon || colon == f)
+            return "a header line has no name";
+        for (const char *c = f; c < colon; c++)
+            if (!is_tchar((unsigned char)*c))
+                return "a header name has characters a header name cannot have";
+    }
+    return NULL;
+}
+
+/* Reads "host:port" or "[v6]:port" into r->norm and r->port; the port may
+ * be left out (or empty, "host:") only when there is a default. */
+static bool parse_authority(request *r, const char *a, size_t len, int default_port)
+{
+    if (default_port && len && a[len - 1] == ':')
+        len--;
+    size_t hlen;
+    int port;
+    split_port(a, len, &hlen, &port);
+    if (port < 0 || (!port && !default_port) || hlen == 0)
+        return false;
+    const char *h = a;
+    bool bracket = h[0] == '[';
+    if (bracket) {
+        h++;
+        hlen -= 2;
+    }
+    /* IPv6 in brackets and only there. */
+    if (bracket != (memchr(h, ':', hlen) != NULL))
+        return false;
+    r->port = port ? port : default_port;
+    return norm_host(h, hlen, r->norm, sizeof r->norm);
+}
+
+/* ---- resolving and connecting ---- */
+
+typedef struct {
+    struct sockaddr_storage sa;
+    socklen_t len;
+} addr;
+
+/* Resolves the target once and checks every address; the caller connects
+ * to these and nothing else.  0: fine; otherwise the reply already went. */
+static int resolve(conn *c, request *r, addr *out, size_t *nout)
+{
+    unsigned char ip[16];
+    *nout = 0;
+    if (parse_ip(r->norm, ip)) {
+        /* sl_proxy_check_host() let it through, so it is listed. */
+        out[0].len = make_sockaddr(ip, r->port, &out[0].sa);
+        *nout = 1;
+        return 0;
+    }
+    struct addrinfo hints, *res = NULL;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_protocol = IPPROTO_TCP;
+    int rc = getaddrinfo(r->norm, NULL, &hints, &res);
+    if (rc) {
+        reply(c, 502, "Bad Gateway", "cannot resolve host %s: %s", r->norm,
+              rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
+        return -1;
+    }
+    for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+        if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6)
+            continue;
+        char text[INET6_ADDRSTRLEN + 32];
+        const char *kind = sl_addr_kind(ai->ai_addr, text, sizeof text);
+        if (kind) {
+            unsigned char a6[16];
+            if (ai->ai_family == AF_INET)
+                parse_ip(text, a6);
+            else
+                memcpy(a6, &((struct sockaddr_in6 *)(void *)ai->ai_addr)->sin6_addr, 16);
+            if (!listed_ip(c->p, a6, r->port)) {
+                char why[512];
+                snprintf(why, sizeof why, "host %s resolves to %s, %s", r->norm, text, kind);
+                freeaddrinfo(res);
+                refuse(c, why);
+                return -1;
+            }
+        }
+        if (*nout < MAX_ADDRS && ai->ai_addrlen <= sizeof out->sa) {
+            memcpy(&out[*nout].sa, ai->ai_addr, ai->ai_addrlen);
+            out[*nout].len = ai->ai_addrlen;
+            if (ai->ai_family == AF_INET)
+                ((struct sockaddr_in *)&out[*nout].sa)->sin_port = htons((uint16_t)r->port);
+            else
+                ((struct sockaddr_in6 *)&out[*nout].sa)->sin6_port = htons((uint16_t)r->port);
+            (*nout)++;
+        }
+    }
+    freeaddrinfo(res);
+    if (!*nout) {
+        reply(c, 502, "Bad Gateway", "host %s has no IPv4 or IPv6 address", r->norm);
+        return -1;
+    }
+    return 0;
+}
+
+/* Connects to the first address that answers; -1 after replying (or when
+ * the proxy is stopping). */
+static int connect_any(conn *c, request *r, const addr *as, size_t n)
+{
+    int err = 0;
+    char text[INET6_ADDRSTRLEN + 32] = "";
+    for (size_t i = 0; i < n; i++) {
+        int fd = socket(as[i].sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0) {
+            err = errno;
+            continue;
+        }
+        if (connect(fd, (const struct sockaddr *)&as[i].sa, as[i].len) == 0)
+            return fd;
+        err = errno;
+        if (err == EINPROGRESS) {
+            int w = wait_fd(c->p, fd, POLLOUT, now_ms() + CONNECT_TIMEOUT_MS);
+            if (w < 0) {
+                close(fd);
+                return -1;
+            }
+            socklen_t l = sizeof err;
+            if (w == 0)
+                err = ETIMEDOUT;
+            else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &l) < 0)
+                err = errno;
+            if (!err) {
+                int one = 1;
+                setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+                return fd;
+            }
+        }
+        sl_addr_kind((const struct sockaddr *)&as[i].sa, text, sizeof text);
+        close(fd);
+    }
+    reply(c, 502, "Bad Gateway", "cannot connect to host %s (%s port %d): %s", r->norm,
+          *text ? text : "no address", r->port, strerror(err ? err : ECONNREFUSED));
+    return -1;
+}
+
+/* ---- relaying ---- */
+
+typedef struct {
+    int from, to;
+    char *buf;
+    size_t off, len;
+    bool eof;                  /* `from` sent its last byte */
+    bool shut;                 /* and `to` has been told (SHUT_WR) */
+} flow;
+
+/* Moves bytes both ways until both sides have closed (or, for plain http,
+ * until the origin has closed: the response is complete and nothing the
+ * client still sends matters), an error, IDLE_TIMEOUT_MS without a byte, or
+ * stop.  A side that closes its sending half is passed on as a half-close
+ * once its bytes are delivered.  pre[npre] goes to the origin first. */
+static void relay(conn *c, int ufd, const char *pre, size_t npre, bool http)
+{
+    char *mem = sl_xmalloc(2 * RELAY_BUF);
+    flow f[2] = {{c->cfd, ufd, mem, 0, npre, false, false},
+                 {ufd, c->cfd, mem + RELAY_BUF, 0, 0, false, false}};
+    memcpy(f[0].buf, pre, npre);
+    int fds[2] = {c->cfd, ufd};
+    bool quiet[2] = {false, false};    /* hung up; poll only when we want it */
+    long long idle = now_ms() + IDLE_TIMEOUT_MS;
+    for (;;) {
+        for (int k = 0; k < 2; k++)
+            if (f[k].eof && f[k].off == f[k].len && !f[k].shut) {
+                shutdown(f[k].to, SHUT_WR);
+                f[k].shut = true;
+            }
+        if ((f[0].shut && f[1].shut) || (http && f[1].shut))
+            break;
+        /* fds[0] is read by flow 0 and written by flow 1; fds[1] the
+         * other way round.  A buffer is refilled only once drained. */
+        short ev[2] = {0, 0};
+        for (int k = 0; k < 2; k++) {
+            if (!f[k].eof && f[k].off == f[k].len)
+                ev[k] |= POLLIN;
+            if (f[k].off < f[k].len)
+                ev[1 - k] |= POLLOUT;
+        }
+        struct pollfd pf[3];
+        for (int i = 0; i < 2; i++) {
+            pf[i].fd = ev[i] || !quiet[i] ? fds[i] : -1;
+            pf[i].events = ev[i];
+            pf[i].revents = 0;
+        }
+        pf[2] = (struct pollfd){c->p->wake[0], POLLIN, 0};
+        int left = ms_left(idle);
+        if (!left)
+            break;
+        int r = poll(pf, 3, left);
+        if (r < 0 && errno != EINTR)
+            break;
+        if (r <= 0)
+            continue;
+        if (pf[2].revents)
+            break;
+        bool moved = false;
+        for (int i = 0; i < 2; i++) {
+            if (pf[i].revents && !pf[i].events) {
+                if (pf[i].revents & POLLERR)
+                    goto out;
+                quiet[i] = true;
+            }
+        }
+        for (int k = 0; k < 2; k++) {
+            flow *fl = &f[k];
+            if ((pf[k].events & POLLIN) && pf[k].revents) {
+                ssize_t got = recv(fl->from, fl->buf, RELAY_BUF, 0);
+                if (got > 0) {
+                    fl->off = 0;
+                    fl->len = (size_t)got;
+                    moved = true;
+                } else if (got == 0) {
+                    fl->eof = true;
+                } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+                    goto out;
+                }
+            }
+            if ((pf[1 - k].events & POLLOUT) && pf[1 - k].revents) {
+                ssize_t put = send(fl->to, fl->buf + fl->off, fl->len - fl->off, MSG_NOSIGNAL);
+                if (put > 0) {
+                    fl->off += (size_t)put;
+                    if (fl->off == fl->len)
+                        fl->off = fl->len = 0;
+                    moved = true;
+                } else if (put < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
+                           errno != EINTR) {
+                    goto out;
+                }
+            }
+        }
+        if (moved)
+            idle = now_ms() + IDLE_TIMEOUT_MS;
+    }
+out:
+    free(mem);
+}
+
+/* ---- one connection ---- */
+
+static bool header_is(const char *line, size_t len, const char *name)
+{
+    size_t n = strlen(name);
+    return len > n && line[n] == ':' && !strncasecmp(line, name, n);
+}
+
+/* Whether a Connection header names this header as hop-by-hop. */
+static bool nominated(const char *fields, const char *name, size_t nlen)
+{
+    const char *s = fields;
+    size_t len;
+    while (*s) {
+        const char *f = next_line(&s, &len);
+        if (!len)
+            break;
+        if (!header_is(f, len, "connection"))
+            continue;
+        const char *v = f + 11, *end = f + len;
+        while (v < end) {
+            while (v < end && (*v == ' ' || *v == '\t' || *v == ','))
+                v++;
+            const char *t = v;
+            while (v < end && *v != ',' && *v != ' ' && *v != '\t')
+                v++;
+            if ((size_t)(v - t) == nlen && !strncasecmp(t, name, nlen))
+                return true;
+        }
+    }
+    return false;
+}
+
+/* The request for the origin: origin-form target, Host from the URL (RFC
+ * 9112 section 3.2.2: a proxy replaces Host with the target's authority),
+ * hop-by-hop headers dropped, one request per connection. */
+static void rewrite(const request *r, sl_buf *out)
+{
+    /* "http://h" and "http://h?q" have the path "/". */
+    const char *slash = r->plen && r->path[0] == '/' ? "" : "/";
+    sl_buf_addf(out, "%s %s%.*s %s\r\nHost: %.*s\r\n", r->method, slash,
+                (int)r->plen, r->path, r->version, (int)r->alen, r->authority);
+    const char *s = r->fields;
+    size_t len;
+    while (*s) {
+        const char *f = next_line(&s, &len);
+        if (!len)
+            break;
+        const char *colon = memchr(f, ':', len);
+        if (header_is(f, len, "host") || header_is(f, len, "connection") ||
+            header_is(f, len, "proxy-connection") || header_is(f, len, "proxy-authorization") ||
+            header_is(f, len, "keep-alive") || nominated(r->fields, f, (size_t)(colon - f)))
+            continue;
+        sl_buf_add(out, f, len);
+        sl_buf_adds(out, "\r\n");
+    }
+    sl_buf_adds(out, "Connection: close\r\n\r\n");
+}
+
+static void serve(conn *c)
+{
+    char *buf = sl_xmalloc(HEAD_CAP + 1);
+    size_t n = 0, end = 0;
+    request r;
+    memset(&r, 0, sizeof r);
+    switch (read_head(c, buf, &n, &end)) {
+    case HEAD_CLOSED:
+        goto done;
+    case HEAD_TIMEOUT:
+        reply(c, 408, "Request Timeout", "no complete request head within %d seconds",
+              HEAD_TIMEOUT_MS / 1000);
+        goto done;
+    case HEAD_TOOBIG:
+        reply(c, 431, "Request Header Fields Too Large",
+              "the request head is longer than %d bytes", HEAD_CAP);
+        goto done;
+    case HEAD_BAD:
+        reply(c, 400, "Bad Request", "the request is not HTTP (control bytes in its head)");
+        goto done;
+    default:
+        break;
+    }
+    r.head = sl_xstrndup(buf, end);
+    const char *bad = parse_head(&r);
+    if (bad) {
+        reply(c, 400, "Bad Request", "%s", bad);
+        goto done;
+    }
+    bool tunnel = !strcmp(r.method, "CONNECT");
+    if (tunnel) {
+        if (!parse_authority(&r, r.target, strlen(r.target), 0)) {
+            reply(c, 400, "Bad Request", "CONNECT needs host:port, not %.200s", r.target);
+            goto done;
+        }
+    } else if (!strncasecmp(r.target, "http://", 7)) {
+        const char *a = r.target + 7;
+        size_t alen = strcspn(a, "/?#");
+        if (memchr(a, '@', alen)) {
+            reply(c, 400, "Bad Request", "user names and passwords in URLs are not proxied");
+            goto done;
+        }
+        if (!parse_authority(&r, a, alen, 80)) {
+            reply(c, 400, "Bad Request", "the URL %.200s has no valid host", r.target);
+            goto done;
+        }
+        r.authority = a;
+        r.alen = alen;
+        r.path = a + alen;
+        r.plen = strcspn(r.path, "#");
+    } else if (strstr(r.target, "://")) {
+        reply(c, 400, "Bad Request",
+              "only http:// URLs can be proxied; use CONNECT for https and other schemes");
+        goto done;
+    } else {
+        reply(c, 400, "Bad Request",
+              "this is a proxy: send CONNECT host:port or an absolute http:// URL");
+        goto done;
+    }
+    char why[1024];
+    const char *refused = sl_proxy_check_host(c->p, r.norm, r.port, why, sizeof why);
+    if (refused) {
+        refuse(c, refused);
+        goto done;
+    }
+    addr as[MAX_ADDRS];
+    size_t nas;
+    if (resolve(c, &r, as, &nas) < 0)
+        goto done;
+    pthread_mutex_lock(&c->p->mu);
+    c->p->stats.allowed++;
+    pthread_mutex_unlock(&c->p->mu);
+    int ufd = connect_any(c, &r, as, nas);
+    if (ufd < 0)
+        goto done;
+    if (tunnel) {
+        static const char ok[] = "HTTP/1.1 200 Connection Established\r\n\r\n";
+        if (send_all(c->p, c->cfd, ok, sizeof ok - 1, now_ms() + REPLY_TIMEOUT_MS) == 0)
+            relay(c, ufd, buf + end, n - end, false);
+    } else {
+        sl_buf out;
+        sl_buf_init(&out, 2 * HEAD_CAP);
+        rewrite(&r, &out);
+        if (!out.toobig && out.len + (n - end) <= RELAY_BUF) {
+            sl_buf_add(&out, buf + end, n - end);
+            relay(c, ufd, out.data, out.len, true);
+        }
+        sl_buf_release(&out);
+    }
+    close(ufd);
+done:
+    free(r.head);
+    free(buf);
+}
+
+static void *conn_main(void *arg)
+{
+    conn *c = arg;
+    sl_proxy *p = c->p;
+    serve(c);
+    close(c->cfd);
+    pthread_mutex_lock(&p->mu);
+    c->done = true;
+    pthread_mutex_unlock(&p->mu);
+    /* If the pipe is full the acceptor has a poke pending anyway. */
+    if (write(p->reap[1], "x", 1) < 0) {
+    }
+    return NULL;
+}
+
+/* ---- accepting ---- */
+
+/* Joins finished connection threads, or all of them. */
+static void reap(sl_proxy *p, bool all)
+{
+    for (;;) {
+        conn *c = NULL;
+        pthread_mutex_lock(&p->mu);
+        for (conn **pp = &p->conns; *pp; pp = &(*pp)->next)
+            if (all || (*pp)->done) {
+                c = *pp;
+                *pp = c->next;
+                p->nconns--;
+                break;
+            }
+        pthread_mutex_unlock(&p->mu);
+        if (!c)
+            return;
+        pthread_join(c->tid, NULL);
+        free(c);
+    }
+}
+
+static void accept_one(sl_proxy *p)
+{
+    int fd = accept4(p->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+        /* Out of descriptors or memory: back off instead of spinning. */
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+            struct pollfd w = {p->wake[0], POLLIN, 0};
+            poll(&w, 1, 100);
+        }
+        return;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    pthread_mutex_lock(&p->mu);
+    if (p->nconns >= MAX_CONNS) {
+        pthread_mutex_unlock(&p->mu);
+        static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
+                                   "Connection: close\r\n\r\n";
+        if (send(fd, busy, sizeof busy - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+        }
+        close(fd);
+        return;
+    }
+    conn *c = sl_xcalloc(1, sizeof *c);
+    c->p = p;
+    c->cfd = fd;
+    /* Under the lock, so the thread cannot finish before it is listed. */
+    if (pthread_create(&c->tid, NULL, conn_main, c) != 0) {
+        pthread_mutex_unlock(&p->mu);
+        close(fd);
+        free(c);
+        return;
+    }
+    c->next = p->conns;
+    p->conns = c;
+    p->nconns++;
+    pthread_mutex_unlock(&p->mu);
+}
+
+static void *accept_main(void *arg)
+{
+    sl_proxy *p = arg;
+    for (;;) {
+        struct pollfd f[3] = {{p->listen_fd, POLLIN, 0},
+                              {p->wake[0], POLLIN, 0},
+                              {p->reap[0], POLLIN, 0}};
+        if (poll(f, 3, -1) < 0)
+            continue;
+        if (f[1].revents)
+            break;
+        if (f[2].revents) {
+            char tmp[64];
+            while (read(p->reap[0], tmp, sizeof tmp) > 0) {
+            }
+            reap(p, false);
+        }
+        if (f[0].revents & POLLIN) {
+            accept_one(p);
+        } else if (f[0].revents) {
+            /* The listening socket broke; wait for stop without spinning. */
+            poll(&f[1], 1, 100);
+        }
+    }
+    return NULL;
+}
+
+static void proxy_free(sl_proxy *p)
+{
+    if (p->listen_fd >= 0)
+        close(p->listen_fd);
+    for (int i = 0; i < 2; i++) {
+        if (p->wake[i] >= 0)
+            close(p->wake[i]);
+        if (p->reap[i] >= 0)
+            close(p->reap[i]);
+    }
+    pthread_mutex_destroy(&p->mu);
+    free(p->rules);
+    free(p->allowed);
+    free(p);
+}
+
+int sl_proxy_start(int listen_fd, const char *allow, sl_proxy **out, sl_err *err)
+{
+    *out = NULL;
+    sl_proxy *p = sl_xcalloc(1, sizeof *p);
+    p->listen_fd = listen_fd;
+    p->wake[0] = p->wake[1] = p->reap[0] = p->reap[1] = -1;
+    pthread_mutex_init(&p->mu, NULL);
+    if (parse_allow(p, allow, err) < 0)
+        goto fail;
+    int listening = 0;
+    socklen_t l = sizeof listening;
+    if (listen_fd < 0 ||
+        getsockopt(listen_fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &l) < 0 || !listening) {
+        sl_err_set(err, SL_EINVAL, "sandbox proxy: descriptor %d is not a listening socket",
+                   listen_fd);
+        goto fail;
+    }
+    int fl = fcntl(listen_fd, F_GETFL);
+    if (fl < 0 || fcntl(listen_fd, F_SETFL, fl | O_NONBLOCK) < 0 ||
+        fcntl(listen_fd, F_SETFD, FD_CLOEXEC) < 0 || pipe2(p->wake, O_CLOEXEC | O_NONBLOCK) < 0 ||
+        pipe2(p->reap, O_CLOEXEC | O_NONBLOCK) < 0) {
+        sl_err_set(err, SL_EIO, "sandbox proxy: cannot set up its sockets: %s", strerror(errno));
+        goto fail;
+    }
+    int rc = pthread_create(&p->acceptor, NULL, accept_main, p);
+    if (rc) {
+        sl_err_set(err, SL_EIO, "sandbox proxy: cannot start its thread: %s", strerror(rc));
+        goto fail;
+    }
+    *out = p;
+    return 0;
+fail:
+    proxy_free(p);
+    return -1;
+}
+
+void sl_proxy_stop(sl_proxy *p)
+{
+    if (!p)
+        return;
+    if (write(p->wake[1], "x", 1) < 0) {
+    }
+    pthread_join(p->acceptor, NULL);
+    reap(p, true);
+    proxy_free(p);
+}
+
+void sl_proxy_get_stats(sl_proxy *p, sl_proxy_stats *s)
+{
+    pthread_mutex_lock(&p->mu);
+    *s = p->stats;
+    pthread_mutex_unlock(&p->mu);
+}

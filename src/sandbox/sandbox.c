@@ -1,0 +1,170 @@
+/*
+ * sandbox — provider dispatch and the small shared helpers (sandbox.h).
+ */
+#include "sandbox.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "local/local.h"
+
+void sl_sandbox_opts_init(sl_sandbox_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->provider = "local";
+    o->net = SL_NET_NONE;
+    o->memory_bytes = (uint64_t)1 << 30;
+    o->max_procs = 512;
+    o->disk_bytes = (uint64_t)1 << 30;
+    o->cpu_seconds = 600;
+    o->max_open_files = 1024;
+    o->max_file_bytes = (uint64_t)1 << 30;
+}
+
+void sl_sandbox_result_init(sl_sandbox_result *r)
+{
+    memset(r, 0, sizeof *r);
+    sl_buf_init(&r->out, 0);
+    sl_buf_init(&r->err, 0);
+}
+
+void sl_sandbox_result_release(sl_sandbox_result *r)
+{
+    sl_buf_release(&r->out);
+    sl_buf_release(&r->err);
+}
+
+int sl_sandbox_result_code(const sl_sandbox_result *r)
+{
+    switch (r->kind) {
+    case SL_EXIT_EXITED:
+        return r->code;
+    case SL_EXIT_SIGNALED:
+        return 128 + r->sig;
+    case SL_EXIT_TIMEOUT:
+        return 124;
+    case SL_EXIT_LIMIT:
+        return 137;
+    case SL_EXIT_CANCELED:
+        return 130;
+    }
+    return 1;
+}
+
+void sl_sandbox_result_describe(const sl_sandbox_result *r, char *out, size_t n)
+{
+    switch (r->kind) {
+    case SL_EXIT_EXITED:
+        snprintf(out, n, "exited with %d", r->code);
+        break;
+    case SL_EXIT_SIGNALED:
+        snprintf(out, n, "killed by signal %d (%s)", r->sig, strsignal(r->sig));
+        break;
+    case SL_EXIT_TIMEOUT:
+        snprintf(out, n, "timed out after %.1f s and was killed", r->seconds);
+        break;
+    case SL_EXIT_LIMIT:
+        snprintf(out, n, "killed: it went over the %s limit", r->limit);
+        break;
+    case SL_EXIT_CANCELED:
+        snprintf(out, n, "cancelled");
+        break;
+    }
+}
+
+int sl_sandbox_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
+{
+    const char *p = o->provider ? o->provider : "local";
+    if (!strcmp(p, "local"))
+        return sl_local_create(o, out, err);
+    if (!strcmp(p, "ssh") || !strcmp(p, "e2b"))
+        return sl_err_set(err, SL_EUNSUPPORTED,
+                          "sandbox provider '%s' is not available in this build yet; use 'local'",
+                          p);
+    return sl_err_set(err, SL_EINVAL, "unknown sandbox provider '%s' (known: local)", p);
+}
+
+int sl_sandbox_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_result *res,
+                    sl_err *err)
+{
+    return sb->ops->exec(sb, cmd, res, err);
+}
+
+void sl_sandbox_kill(sl_sandbox *sb)
+{
+    sb->ops->kill(sb);
+}
+
+int sl_sandbox_upload(sl_sandbox *sb, const char *path, const void *data, size_t len,
+                      sl_err *err)
+{
+    return sb->ops->upload(sb, path, data, len, err);
+}
+
+int sl_sandbox_download(sl_sandbox *sb, const char *path, size_t max_bytes, sl_buf *out,
+                        sl_err *err)
+{
+    return sb->ops->download(sb, path, max_bytes, out, err);
+}
+
+int sl_sandbox_list(sl_sandbox *sb, const char *dir, size_t limit, sl_value **out, sl_err *err)
+{
+    return sb->ops->list(sb, dir, limit, out, err);
+}
+
+void sl_sandbox_destroy(sl_sandbox *sb)
+{
+    if (sb)
+        sb->ops->destroy(sb);
+}
+
+int sl_net_parse(const char *text, sl_net_mode *mode, const char **allow, sl_err *err)
+{
+    *allow = NULL;
+    if (!strcmp(text, "none")) {
+        *mode = SL_NET_NONE;
+        return 0;
+    }
+    if (!strcmp(text, "open")) {
+        *mode = SL_NET_OPEN;
+        return 0;
+    }
+    if (!strncmp(text, "allow=", 6) && text[6]) {
+        *mode = SL_NET_ALLOW;
+        *allow = text + 6;
+        return 0;
+    }
+    return sl_err_set(err, SL_EINVAL,
+                      "bad network policy '%s': use none, open, or allow=HOST[,HOST...] "
+                      "(e.g. allow=pypi.org,*.pythonhosted.org)",
+                      text);
+}
+
+int sl_size_parse(const char *text, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (end == text || errno || v < 0)
+        return -1;
+    uint64_t mul = 1;
+    switch (*end) {
+    case 'k': case 'K': mul = 1ull << 10; end++; break;
+    case 'm': case 'M': mul = 1ull << 20; end++; break;
+    case 'g': case 'G': mul = 1ull << 30; end++; break;
+    case 't': case 'T': mul = 1ull << 40; end++; break;
+    default: break;
+    }
+    if (*end == 'i' && mul > 1)
+        end++;
+    if ((*end == 'B' || *end == 'b') && end[1] == 0)
+        end++;
+    if (*end || v * (double)mul > 1.8e19)
+        return -1;
+    *out = (uint64_t)(v * (double)mul);
+    return 0;
+}

@@ -1,0 +1,143 @@
+/*
+ * sandbox — the provider interface behind which sluice runs untrusted
+ * commands: the local provider (Linux namespaces + seccomp + cgroups, the
+ * embedded default) and, later, SSH VMs and E2B.
+ *
+ * A sandbox is made once per workflow run and destroyed at its end (also
+ * when the run fails or is cancelled); files written by one command are
+ * there for the next.  Commands run through sl_sandbox_exec(), which
+ * streams stdout/stderr to callbacks (or collects them), enforces the wall
+ * time, output caps and the sandbox's resource limits, and reports how the
+ * command ended.  Files move in and out with upload/download/list; paths
+ * are sandbox paths, relative ones are relative to the workspace.
+ *
+ * Several threads may exec in one sandbox at once.  Errors come back the
+ * sluice way: -1 and a filled sl_err that says what failed and what to do.
+ */
+#ifndef SL_SANDBOX_H
+#define SL_SANDBOX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../core/buf.h"
+#include "../core/err.h"
+#include "../core/value.h"
+
+typedef struct sl_sandbox sl_sandbox;
+
+typedef enum {
+    SL_NET_NONE,    /* no network at all: an empty network namespace */
+    SL_NET_ALLOW,   /* HTTP(S) through sluice's proxy, to listed hosts only */
+    SL_NET_OPEN,    /* the host's network, unfiltered (explicit opt-in) */
+} sl_net_mode;
+
+typedef struct {
+    const char *host;     /* path on the host */
+    const char *target;   /* absolute path inside the sandbox */
+} sl_sandbox_bind;
+
+typedef struct {
+    const char *provider;     /* "local" (NULL means local) */
+    sl_net_mode net;
+    const char *net_allow;    /* SL_NET_ALLOW: "pypi.org,*.example.org,10.0.0.5" */
+    /* Limits for the whole sandbox (0 = none for the byte/count ones). */
+    uint64_t memory_bytes;    /* RAM of all processes, tmpfs included */
+    int max_procs;            /* processes + threads */
+    double cpu_cores;         /* CPU bandwidth (1.5 = one and a half cores) */
+    uint64_t disk_bytes;      /* workspace + /tmp + home, together */
+    /* Limits for each process of each command. */
+    int cpu_seconds;          /* CPU time */
+    int max_open_files;
+    uint64_t max_file_bytes;  /* largest file a process may write */
+    const sl_sandbox_bind *binds;  /* extra read-only binds */
+    size_t n_binds;
+} sl_sandbox_opts;
+
+/* Dify-like defaults; see sl_limits for the values a run uses. */
+void sl_sandbox_opts_init(sl_sandbox_opts *o);
+
+typedef void (*sl_sandbox_out_fn)(const char *data, size_t len, void *ud);
+
+typedef struct {
+    const char *const *argv;     /* argv[0] is looked up on PATH inside */
+    const char *const *env;      /* "K=V" added to the sandbox's base env; may be NULL */
+    const char *cwd;             /* NULL: the workspace */
+    const char *stdin_data;      /* NULL: /dev/null */
+    size_t stdin_len;
+    bool inherit_stdin;          /* the caller's own fd 0 becomes the command's stdin */
+    double timeout_s;            /* wall time; 0 = none */
+    size_t max_output_bytes;     /* per stream; 0 = unlimited */
+    /* Streaming; when NULL the stream is collected into the result. */
+    sl_sandbox_out_fn on_stdout, on_stderr;
+    void *ud;
+    /* Polled about every 50 ms; true stops the command (status CANCELED). */
+    bool (*cancelled)(void *ud);
+} sl_sandbox_cmd;
+
+typedef enum {
+    SL_EXIT_EXITED,     /* exit code in `code` */
+    SL_EXIT_SIGNALED,   /* killed by signal `sig` (not by sluice) */
+    SL_EXIT_TIMEOUT,    /* wall time ran out; sluice killed it */
+    SL_EXIT_LIMIT,      /* killed for a limit, named in `limit` */
+    SL_EXIT_CANCELED,   /* the caller cancelled it */
+} sl_exit_kind;
+
+typedef struct {
+    sl_exit_kind kind;
+    int code;            /* EXITED: exit code */
+    int sig;             /* SIGNALED/LIMIT: the signal */
+    char limit[128];     /* LIMIT: which one, for people ("memory (256 MiB)") */
+    char note[128];      /* a limit touched without a kill ("process limit reached") */
+    double seconds;      /* wall time */
+    sl_buf out, err;     /* collected streams (when no callback) */
+    bool out_truncated, err_truncated;
+} sl_sandbox_result;
+
+void sl_sandbox_result_init(sl_sandbox_result *r);
+void sl_sandbox_result_release(sl_sandbox_result *r);
+/* The shell-style exit code: own code, 128+sig, 124 timeout, 137 limit. */
+int sl_sandbox_result_code(const sl_sandbox_result *r);
+/* One line for people: "exited with 3", "killed: memory limit (256 MiB)". */
+void sl_sandbox_result_describe(const sl_sandbox_result *r, char *out, size_t n);
+
+int sl_sandbox_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err);
+/* Runs one command to its end.  Returns 0 when the command ran (whatever
+ * its exit), -1 when it could not be started or the sandbox is broken. */
+int sl_sandbox_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_result *res,
+                    sl_err *err);
+/* Kills every running command (the sandbox stays usable). */
+void sl_sandbox_kill(sl_sandbox *sb);
+int sl_sandbox_upload(sl_sandbox *sb, const char *path, const void *data, size_t len,
+                      sl_err *err);
+/* Appends the file to out; fails when it is larger than max_bytes. */
+int sl_sandbox_download(sl_sandbox *sb, const char *path, size_t max_bytes, sl_buf *out,
+                        sl_err *err);
+/* *out: array of {name, type ("file"/"dir"/"link"/"other"), size}, at most
+ * `limit` entries, sorted by name. */
+int sl_sandbox_list(sl_sandbox *sb, const char *dir, size_t limit, sl_value **out, sl_err *err);
+/* Kills everything, frees everything; NULL is fine. */
+void sl_sandbox_destroy(sl_sandbox *sb);
+
+/* Provider internals: a provider fills in the vtable. */
+typedef struct sl_sandbox_ops {
+    const char *name;
+    int (*exec)(sl_sandbox *, const sl_sandbox_cmd *, sl_sandbox_result *, sl_err *);
+    void (*kill)(sl_sandbox *);
+    int (*upload)(sl_sandbox *, const char *, const void *, size_t, sl_err *);
+    int (*download)(sl_sandbox *, const char *, size_t, sl_buf *, sl_err *);
+    int (*list)(sl_sandbox *, const char *, size_t, sl_value **, sl_err *);
+    void (*destroy)(sl_sandbox *);
+} sl_sandbox_ops;
+
+struct sl_sandbox {
+    const sl_sandbox_ops *ops;
+};
+
+/* Parses "none", "open", "allow=a,b" (the CLI's --net). */
+int sl_net_parse(const char *text, sl_net_mode *mode, const char **allow, sl_err *err);
+/* Parses sizes like "512M", "2G", "1048576" into bytes. */
+int sl_size_parse(const char *text, uint64_t *out);
+
+#endif
