@@ -37,6 +37,11 @@ struct sl_run {
     int nsecrets;
     sl_buf answer;
     unsigned long long rng;
+    /* The run's sandbox, made by the first node that needs one (code,
+     * command) and destroyed when the run ends, however it ends. */
+    pthread_mutex_t sb_lock;
+    sl_sandbox *sandbox;
+    char *sandbox_error;
 };
 
 typedef struct sched sched;
@@ -294,6 +299,38 @@ void sl_exec_text_chunk(sl_node_exec *x, const char *text, size_t len)
         json_object_set_new(d, "from_variable_selector", sel);
         emit(r, "text_chunk", d);
     }
+}
+
+sl_sandbox *sl_exec_sandbox(sl_node_exec *x, sl_err *err)
+{
+    sl_run *r = x->s->run;
+    pthread_mutex_lock(&r->sb_lock);
+    if (!r->sandbox && !r->sandbox_error) {
+        const struct sl_limits *L = &r->L;
+        sl_sandbox_opts o;
+        sl_sandbox_opts_init(&o);
+        o.provider = r->opts.sandbox_provider;
+        o.net = r->opts.net;
+        o.net_allow = r->opts.net_allow;
+        o.memory_bytes = L->sandbox_memory_bytes;
+        o.max_procs = L->sandbox_max_procs;
+        o.cpu_cores = L->sandbox_cpu_cores;
+        o.disk_bytes = L->sandbox_disk_bytes;
+        o.cpu_seconds = L->sandbox_cpu_seconds;
+        o.max_open_files = L->sandbox_open_files;
+        o.max_file_bytes = L->sandbox_file_bytes;
+        sl_err e = {0};
+        if (sl_sandbox_create(&o, &r->sandbox, &e)) {
+            /* remembered, so parallel nodes do not each retry a broken set-up */
+            r->sandbox_error = sl_xstrdup(e.msg ? e.msg : "the sandbox could not be made");
+            sl_err_clear(&e);
+        }
+    }
+    sl_sandbox *sb = r->sandbox;
+    if (!sb)
+        sl_err_set(err, SL_EUNSUPPORTED, "%s", r->sandbox_error);
+    pthread_mutex_unlock(&r->sb_lock);
+    return sb;
 }
 
 bool sl_exec_cancelled(sl_node_exec *x)
@@ -861,6 +898,7 @@ sl_run *sl_run_new(const sl_graph *g, const sl_run_opts *opts)
     sl_pool_reserve(r->pool, (size_t)g->nnodes + 3);
     r->outputs = json_object();
     pthread_mutex_init(&r->ev_lock, NULL);
+    pthread_mutex_init(&r->sb_lock, NULL);
     sl_buf_init(&r->answer, r->L.max_string_bytes ? r->L.max_string_bytes * 4 : 0);
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -946,6 +984,10 @@ int sl_run_exec(sl_run *r, sl_err *err)
         r->status = atomic_load(&r->exceptions) ? SL_RUN_PARTIAL : SL_RUN_SUCCEEDED;
     }
     sched_release(&s);
+    pthread_mutex_lock(&r->sb_lock);
+    sl_sandbox_destroy(r->sandbox);
+    r->sandbox = NULL;
+    pthread_mutex_unlock(&r->sb_lock);
     if (!strcmp(r->g->mode, "advanced-chat"))
         json_object_set_new(r->outputs, "answer",
                             json_stringn(r->answer.data ? r->answer.data : "", r->answer.len));
@@ -987,6 +1029,9 @@ void sl_run_free(sl_run *r)
     free(r->secrets);
     sl_buf_release(&r->answer);
     pthread_mutex_destroy(&r->ev_lock);
+    sl_sandbox_destroy(r->sandbox);
+    free(r->sandbox_error);
+    pthread_mutex_destroy(&r->sb_lock);
     free(r);
 }
 

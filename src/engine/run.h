@@ -20,6 +20,7 @@
 #include "graph.h"
 #include "limits.h"
 #include "pool.h"
+#include "../sandbox/sandbox.h"
 
 typedef void (*sl_event_fn)(const char *event, const sl_value *data, void *ud);
 
@@ -31,6 +32,10 @@ typedef struct {
     const char *conversation_id;
     sl_value *conversation;  /* conversation variable values (borrowed, may be NULL) */
     sl_value *env_override;  /* env var values overriding the DSL's (borrowed) */
+    /* the sandbox for code and command nodes */
+    const char *sandbox_provider;  /* NULL: local */
+    sl_net_mode net;               /* SL_NET_NONE unless the app's policy says */
+    const char *net_allow;         /* SL_NET_ALLOW: host list */
     sl_event_fn on_event;    /* may be NULL */
     void *event_ud;
 } sl_run_opts;

@@ -22,6 +22,7 @@
 
 #include "../core/buf.h"
 #include "../core/diag.h"
+#include "../core/err.h"
 #include "../core/value.h"
 
 struct sl_gnode;
@@ -108,6 +109,10 @@ int sl_exec_assign(sl_node_exec *x, const sl_value *selector, sl_value *v);
 void sl_exec_text_chunk(sl_node_exec *x, const char *text, size_t len);
 
 bool sl_exec_cancelled(sl_node_exec *x);
+/* The run's sandbox, made on first use with the run's limits and network
+ * policy; NULL with err when it cannot be made.  Borrowed: the run
+ * destroys it when it ends. */
+struct sl_sandbox *sl_exec_sandbox(sl_node_exec *x, sl_err *err);
 /* Seconds since this node started. */
 double sl_exec_elapsed(sl_node_exec *x);
 /* Seconds left in the run's time budget (never negative). */

@@ -338,9 +338,9 @@ const char *sl_proxy_check_host(const sl_proxy *p, const char *host, int port, c
         make_sockaddr(ip, port, &ss);
         const char *kind = sl_addr_kind((const struct sockaddr *)&ss, text, sizeof text);
         snprintf(why, n,
-                 "host %s is an IP address%s%s that is not in the allow list, and IP addresses "
-                 "must be listed literally (%s)",
-                 h, kind ? ", " : "", kind ? kind : "", p->allowed);
+                 "host %s is not in the allow list: IP addresses must be listed literally%s%s "
+                 "(%s)",
+                 h, kind ? ", and this one is " : "", kind ? kind : "", p->allowed);
     } else {
         snprintf(why, n, "host %s is not in the allow list (%s)", h, p->allowed);
     }

@@ -128,12 +128,11 @@ static void mkdir_p(char *path, mode_t mode)
     mkdir(path, mode);
 }
 
-static void make_file(const char *path, const char *content)
+static void make_file(const char *path, const char *content, size_t n)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         die("create", path);
-    size_t n = strlen(content);
     if (n && write(fd, content, n) != (ssize_t)n)
         die("write", path);
     close(fd);
@@ -159,19 +158,28 @@ static void clone_sources(sl_sb_plan *p)
                 continue;
             die("open_tree", m->source);
         }
-        struct sl_mount_attr a = {.attr_set = SL_MOUNT_ATTR_NOSUID};
-        a.attr_set |= m->device ? SL_MOUNT_ATTR_NOEXEC : SL_MOUNT_ATTR_RDONLY | SL_MOUNT_ATTR_NODEV;
+        /* System binds become read-only with the whole root in one call
+         * (build_root); a user's binds may sit in the writable workspace, so
+         * they are made read-only here.  Device nodes keep the host's flags. */
+        if (!m->required || m->device)
+            continue;
+        struct sl_mount_attr a = {.attr_set = SL_MOUNT_ATTR_NOSUID | SL_MOUNT_ATTR_RDONLY |
+                                              SL_MOUNT_ATTR_NODEV};
         if (syscall(SYS_mount_setattr, m->fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof a))
             die("mount_setattr", m->source);
     }
 }
 
-static void place_mounts(sl_sb_plan *p)
+/* Places the system mounts (user == false) or the user's and the device
+ * nodes (user == true). */
+static void place_mounts(sl_sb_plan *p, bool user)
 {
     char path[260];
     for (int i = 0; i < p->n_mounts; i++) {
         sl_sb_mount *m = &p->mounts[i];
         if (!m->is_link && m->fd < 0)
+            continue;
+        if ((m->required || m->device) != user)
             continue;
         /* the parent directory, then the mount point itself */
         memcpy(path, m->target, sizeof m->target);
@@ -206,12 +214,13 @@ static void write_etc(const char *files)
     char path[300];
     mkdir("/etc", 0755);
     for (const char *f = files; *f;) {
-        const char *content = f + strlen(f) + 1;
-        size_t at = 0;
+        const char *size = f + strlen(f) + 1;
+        const char *content = size + strlen(size) + 1;
+        size_t n = (size_t)strtoul(size, NULL, 10), at = 0;
         put(path, sizeof path, &at, "/etc/");
         put(path, sizeof path, &at, f);
-        make_file(path, content);
-        f = content + strlen(content) + 1;
+        make_file(path, content, n);
+        f = content + n;
     }
 }
 
@@ -253,21 +262,32 @@ static void build_root(sl_sb_plan *p)
     clone_sources(p);
     if (setresgid(SL_SB_GID, SL_SB_GID, SL_SB_GID) || setresuid(SL_SB_UID, SL_SB_UID, SL_SB_UID))
         die("setresuid", "1000");
-    if (mount("sluice", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=0755"))
+    if (mount("sluice", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=8m,mode=0755"))
         die("mount", "root tmpfs");
     if (chdir("/tmp") || mkdir("oldroot", 0700))
         die("prepare", "new root");
     if (syscall(SYS_pivot_root, ".", "oldroot") || chdir("/"))
         die("pivot_root", NULL);
+    /* Every mount point first: the root turns read-only below. */
+    static const char *const dirs[] = {"/proc", "/dev", "/workspace", "/tmp", "/home",
+                                       "/home/sandbox", "/run", "/var", "/.data"};
+    for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++)
+        mkdir(dirs[i], 0755);
+    symlink("/tmp", "/var/tmp");
+    write_etc(p->etc_files);
     /* A fresh proc needs a fully visible proc somewhere in the namespace,
      * so it is mounted before the old root goes. */
-    mkdir("/proc", 0555);
     if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
         die("mount", "/proc");
     if (umount2("/oldroot", MNT_DETACH) || rmdir("/oldroot"))
         die("detach", "old root");
+    place_mounts(p, false);
+    /* One call makes the root, every system bind and proc read-only. */
+    struct sl_mount_attr ro = {.attr_set = SL_MOUNT_ATTR_RDONLY | SL_MOUNT_ATTR_NOSUID |
+                                           SL_MOUNT_ATTR_NODEV};
+    if (syscall(SYS_mount_setattr, AT_FDCWD, "/", AT_RECURSIVE, &ro, sizeof ro))
+        die("mount_setattr", "/ read-only");
 
-    mkdir("/dev", 0755);
     if (mount("sluice-dev", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "size=64k,mode=0755"))
         die("mount", "/dev");
     symlink("/proc/self/fd", "/dev/fd");
@@ -278,7 +298,6 @@ static void build_root(sl_sb_plan *p)
 
     /* One tmpfs holds the workspace, /tmp, home and /dev/shm, so one size
      * limit covers everything a command can write. */
-    mkdir("/.data", 0700);
     if (mount("sluice-data", "/.data", "tmpfs", MS_NOSUID | MS_NODEV, p->data_opts))
         die("mount", "workspace tmpfs");
     mkdir("/.data/workspace", 0755);
@@ -287,27 +306,15 @@ static void build_root(sl_sb_plan *p)
     mkdir("/.data/shm", 01777);
     chmod("/.data/tmp", 01777);
     chmod("/.data/shm", 01777);
-    mkdir("/workspace", 0755);
-    mkdir("/tmp", 01777);
-    mkdir("/home", 0755);
-    mkdir("/home/sandbox", 0755);
     bind_dir("/.data/workspace", "/workspace");
     bind_dir("/.data/tmp", "/tmp");
     bind_dir("/.data/home", "/home/sandbox");
     bind_dir("/.data/shm", "/dev/shm");
-    if (umount2("/.data", MNT_DETACH) || rmdir("/.data"))
+    if (umount2("/.data", MNT_DETACH))
         die("detach", "/.data");
-
-    write_etc(p->etc_files);
-    place_mounts(p);
-    mkdir("/run", 0755);
-    mkdir("/var", 0755);
-    symlink("/tmp", "/var/tmp");
-
+    place_mounts(p, true);
     if (mount(NULL, "/dev", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC, NULL))
         die("remount", "/dev read-only");
-    if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL))
-        die("remount", "/ read-only");
     if (chdir("/workspace"))
         die("chdir", "/workspace");
     if (sethostname("sandbox", 7))
@@ -316,7 +323,7 @@ static void build_root(sl_sb_plan *p)
 
 static void drop_privileges(sl_sb_plan *p)
 {
-    for (int cap = 0; cap < 64; cap++)
+    for (int cap = 0; cap <= p->cap_last; cap++)
         if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) && errno != EINVAL)
             die("drop capability", NULL);
     prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);

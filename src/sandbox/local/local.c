@@ -6,7 +6,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <glob.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
@@ -157,34 +156,90 @@ static void add_mount(sl_sb_mount **ms, int *n, const char *source, const char *
 
 static const char *const root_dirs[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
                                         "/libx32"};
-/* Host files programs need in /etc; nothing secret (no passwd, shadow,
- * keys or the host's name). */
-static const char *const etc_items[] = {
-    "ssl", "ca-certificates", "ca-certificates.conf", "alternatives", "ld.so.cache",
-    "ld.so.conf", "ld.so.conf.d", "localtime", "timezone", "mime.types", "protocols",
-    "services", "gai.conf", "pip.conf", "npmrc", "gitconfig", "java-17-openjdk", "perl",
-    "profile", "bash.bashrc", "inputrc", "magic", "magic.mime", "environment", "xdg",
-    "fonts", "mailcap", "subversion", "wgetrc", "curlrc", "nodejs"};
+/* What programs need from the host's /etc, and nothing secret (no passwd,
+ * shadow, keys or the host's name).  Folders are bound read-only; small
+ * files are copied into the sandbox's own /etc, which costs less than a
+ * mount each.  Read once per process. */
+static const char *const etc_dirs[] = {"ssl", "ca-certificates", "alternatives", "python3",
+                                       "python3.11", "python3.12", "python3.13"};
+static const char *const etc_copies[] = {
+    "ld.so.cache", "ld.so.conf", "localtime", "timezone", "mime.types", "protocols", "services",
+    "gai.conf", "pip.conf", "npmrc", "gitconfig", "profile", "bash.bashrc", "inputrc",
+    "wgetrc", "environment", "ca-certificates.conf", "magic", "magic.mime"};
 static const char *const dev_nodes[] = {"null", "zero", "full", "random", "urandom"};
 
-static char *etc_files(sl_net_mode net)
+static void etc_record(sl_buf *b, const char *name, const char *data, size_t n)
 {
-    sl_buf b;
-    sl_buf_init(&b, 0);
-#define FILE_(name, text) (sl_buf_add(&b, name, strlen(name) + 1), sl_buf_add(&b, text, strlen(text) + 1))
-    FILE_("passwd", "root:x:0:0:root:/root:/bin/sh\n"
-                    "sandbox:x:1000:1000:sandbox:/home/sandbox:/bin/sh\n"
-                    "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n");
-    FILE_("group", "root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n");
-    FILE_("hostname", "sandbox\n");
-    FILE_("hosts", "127.0.0.1\tlocalhost sandbox\n::1\tlocalhost ip6-localhost\n");
-    FILE_("nsswitch.conf", "passwd: files\ngroup: files\nhosts: files dns\nnetworks: files\n"
-                           "protocols: files\nservices: files\n");
-    if (net != SL_NET_OPEN)
-        FILE_("resolv.conf", "# no DNS in this sandbox: use the proxy (HTTPS_PROXY)\n");
-#undef FILE_
-    sl_buf_addc(&b, 0);
-    return sl_buf_detach(&b);
+    sl_buf_add(b, name, strlen(name) + 1);
+    sl_buf_addf(b, "%zu", n);
+    sl_buf_addc(b, 0);
+    sl_buf_add(b, data, n);
+}
+
+static void etc_text(sl_buf *b, const char *name, const char *text)
+{
+    etc_record(b, name, text, strlen(text));
+}
+
+/* The part of the plan that is the same for every sandbox of this process. */
+static struct {
+    pthread_once_t once;
+    sl_buf etc;            /* generated files and host copies */
+    sl_sb_mount *mounts;   /* root dirs, /etc folders, devices */
+    int n_mounts;
+    int cap_last;
+} base_plan = {.once = PTHREAD_ONCE_INIT};
+
+static void build_base_plan(void)
+{
+    sl_buf *b = &base_plan.etc;
+    sl_buf_init(b, 64u << 20);
+    etc_text(b, "passwd", "root:x:0:0:root:/root:/bin/sh\n"
+                          "sandbox:x:1000:1000:sandbox:/home/sandbox:/bin/sh\n"
+                          "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n");
+    etc_text(b, "group", "root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n");
+    etc_text(b, "hostname", "sandbox\n");
+    etc_text(b, "hosts", "127.0.0.1\tlocalhost sandbox\n::1\tlocalhost ip6-localhost\n");
+    etc_text(b, "nsswitch.conf", "passwd: files\ngroup: files\nhosts: files dns\n"
+                                 "networks: files\nprotocols: files\nservices: files\n");
+    for (size_t i = 0; i < sizeof etc_copies / sizeof *etc_copies; i++) {
+        char path[128];
+        snprintf(path, sizeof path, "/etc/%s", etc_copies[i]);
+        FILE *f = fopen(path, "rb");
+        if (!f)
+            continue;
+        sl_buf data;
+        sl_buf_init(&data, 1u << 20);
+        char chunk[8192];
+        size_t n;
+        while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+            sl_buf_add(&data, chunk, n);
+        fclose(f);
+        if (!data.toobig)
+            etc_record(b, etc_copies[i], data.data ? data.data : "", data.len);
+        sl_buf_release(&data);
+    }
+    for (size_t i = 0; i < sizeof root_dirs / sizeof *root_dirs; i++)
+        add_mount(&base_plan.mounts, &base_plan.n_mounts, root_dirs[i], root_dirs[i], false,
+                  false);
+    for (size_t i = 0; i < sizeof etc_dirs / sizeof *etc_dirs; i++) {
+        char src[128];
+        snprintf(src, sizeof src, "/etc/%s", etc_dirs[i]);
+        add_mount(&base_plan.mounts, &base_plan.n_mounts, src, src, false, false);
+    }
+    for (size_t i = 0; i < sizeof dev_nodes / sizeof *dev_nodes; i++) {
+        char src[64];
+        snprintf(src, sizeof src, "/dev/%s", dev_nodes[i]);
+        add_mount(&base_plan.mounts, &base_plan.n_mounts, src, src, true, true);
+    }
+    base_plan.cap_last = 63;
+    FILE *f = fopen("/proc/sys/kernel/cap_last_cap", "r");
+    if (f) {
+        if (fscanf(f, "%d", &base_plan.cap_last) != 1 || base_plan.cap_last < 0 ||
+            base_plan.cap_last > 63)
+            base_plan.cap_last = 63;
+        fclose(f);
+    }
 }
 
 /* ---- create ---- */
@@ -257,31 +312,22 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
 
     /* The plan init follows (it reads its copy of this memory). */
     sl_sb_plan plan = {0};
-    sl_sb_mount *ms = NULL;
-    int nm = 0;
-    for (size_t i = 0; i < sizeof root_dirs / sizeof *root_dirs; i++)
-        add_mount(&ms, &nm, root_dirs[i], root_dirs[i], false, false);
-    for (size_t i = 0; i < sizeof etc_items / sizeof *etc_items; i++) {
-        char src[128];
-        snprintf(src, sizeof src, "/etc/%s", etc_items[i]);
-        add_mount(&ms, &nm, src, src, false, false);
-    }
-    glob_t g;
-    if (!glob("/etc/python3*", 0, NULL, &g)) {
-        for (size_t i = 0; i < g.gl_pathc; i++)
-            add_mount(&ms, &nm, g.gl_pathv[i], g.gl_pathv[i], false, false);
-        globfree(&g);
-    }
+    pthread_once(&base_plan.once, build_base_plan);
+    int nm = base_plan.n_mounts;
+    sl_sb_mount *ms = sl_xmalloc(sizeof *ms * (size_t)(nm + 1));
+    memcpy(ms, base_plan.mounts, sizeof *ms * (size_t)nm);
     if (o->net == SL_NET_OPEN)
         add_mount(&ms, &nm, "/etc/resolv.conf", "/etc/resolv.conf", false, false);
-    for (size_t i = 0; i < sizeof dev_nodes / sizeof *dev_nodes; i++) {
-        char src[64];
-        snprintf(src, sizeof src, "/dev/%s", dev_nodes[i]);
-        add_mount(&ms, &nm, src, src, true, true);
-    }
     for (size_t i = 0; i < o->n_binds; i++)
         add_mount(&ms, &nm, o->binds[i].host, o->binds[i].target, true, false);
-    char *etc = etc_files(o->net);
+    sl_buf etcb;
+    sl_buf_init(&etcb, 0);
+    sl_buf_add(&etcb, base_plan.etc.data, base_plan.etc.len);
+    if (o->net != SL_NET_OPEN)
+        etc_text(&etcb, "resolv.conf", "# no DNS in this sandbox: use the proxy (HTTPS_PROXY)\n");
+    sl_buf_addc(&etcb, 0);
+    char *etc = sl_buf_detach(&etcb);
+    plan.cap_last = base_plan.cap_last;
     plan.new_net = o->net != SL_NET_OPEN;
     plan.proxy = o->net == SL_NET_ALLOW;
     plan.seccomp = prog;

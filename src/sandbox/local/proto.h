@@ -66,7 +66,8 @@ typedef struct {
     const struct sock_fprog *seccomp;
     sl_sb_mount *mounts;
     int n_mounts;
-    const char *etc_files;         /* "name\0content\0" pairs, ends with "\0" */
+    const char *etc_files;         /* "name\0size\0content" records, ends with "\0" */
+    int cap_last;                  /* highest capability number of this kernel */
 } sl_sb_plan;
 
 /* Runs inside the clone; never returns. */
