@@ -19,6 +19,9 @@
  */
 #include "seccomp.h"
 
+/* libseccomp's SCMP_A* macros leave struct fields to default */
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>

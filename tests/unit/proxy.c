@@ -1,0 +1,678 @@
+/*
+ * proxy — the sandbox egress proxy: allow-list rules through
+ * sl_proxy_check_host() (exact names, wildcards, ports, case, trailing dots,
+ * IP literals, "*"), malformed lists, and end to end against a small origin
+ * server on 127.0.0.1: CONNECT tunnels (TCP and unix listeners, half-close),
+ * absolute-form GET and POST with the head rewritten, and the refusals: 403
+ * for hosts not listed and for names resolving to loopback, 400 for
+ * garbage, 431 for an oversized head, 502 for names that do not resolve and
+ * ports that refuse.  Ends with stop closing an open tunnel.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "core/buf.h"
+#include "sandbox/proxy.h"
+#include "tap.h"
+#include "util.h"
+
+/* ---- sockets ---- */
+
+/* A listening TCP socket on 127.0.0.1 with a free port. */
+static int listen_tcp(int *port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t l = sizeof a;
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, 16) < 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &l) < 0) {
+        perror("listen_tcp");
+        abort();
+    }
+    *port = ntohs(a.sin_port);
+    return fd;
+}
+
+static void set_timeout(int fd)
+{
+    struct timeval tv = {10, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
+
+static int dial_tcp(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
+        perror("dial_tcp");
+        abort();
+    }
+    set_timeout(fd);
+    return fd;
+}
+
+static void send_str(int fd, const char *s, size_t n)
+{
+    while (n) {
+        ssize_t k = send(fd, s, n, MSG_NOSIGNAL);
+        if (k <= 0)
+            return;
+        s += k;
+        n -= (size_t)k;
+    }
+}
+
+/* Reads until the peer closes (or 10 s pass); heap string. */
+static char *read_all(int fd, size_t *len)
+{
+    sl_buf b;
+    sl_buf_init(&b, 0);
+    char tmp[16384];
+    ssize_t k;
+    while ((k = recv(fd, tmp, sizeof tmp, 0)) > 0)
+        sl_buf_add(&b, tmp, (size_t)k);
+    if (len)
+        *len = b.len;
+    if (!b.data)
+        return sl_xstrdup("");
+    return sl_buf_detach(&b);
+}
+
+/* Reads up to and including the first blank line; heap string. */
+static char *read_head(int fd)
+{
+    sl_buf b;
+    sl_buf_init(&b, 0);
+    char c;
+    while (recv(fd, &c, 1, 0) == 1) {
+        sl_buf_addc(&b, c);
+        if (b.len >= 4 && !memcmp(b.data + b.len - 4, "\r\n\r\n", 4))
+            break;
+    }
+    if (!b.data)
+        return sl_xstrdup("");
+    return sl_buf_detach(&b);
+}
+
+/* One request to the proxy on port, the whole answer back. */
+static char *ask(int port, const char *req)
+{
+    int fd = dial_tcp(port);
+    send_str(fd, req, strlen(req));
+    char *r = read_all(fd, NULL);
+    close(fd);
+    return r;
+}
+
+/* ---- the origin server ---- */
+
+/* Answers each connection once, then closes:
+ *   - "/untileof": reads to EOF, answers "got N" (bytes after the head);
+ *   - with Content-Length: echoes the body;
+ *   - otherwise "hello from origin".
+ * Keeps the last request head for the checks. */
+static struct {
+    int fd, port;
+    int stop[2];
+    pthread_t tid;
+    pthread_mutex_t mu;
+    char *last_head;
+    int served;
+} origin;
+
+static void origin_answer(int fd)
+{
+    char *head = read_head(fd);
+    pthread_mutex_lock(&origin.mu);
+    free(origin.last_head);
+    origin.last_head = sl_xstrdup(head);
+    origin.served++;
+    pthread_mutex_unlock(&origin.mu);
+    char *body = NULL;
+    size_t blen = 0;
+    const char *cl = strcasestr(head, "\r\ncontent-length:");
+    if (strstr(head, " /untileof ")) {
+        size_t n = 0;
+        free(read_all(fd, &n));
+        body = sl_xasprintf("got %zu", n);
+        blen = strlen(body);
+    } else if (cl) {
+        blen = strtoul(cl + 17, NULL, 10);
+        body = sl_xmalloc(blen + 1);
+        size_t got = 0;
+        while (got < blen) {
+            ssize_t k = recv(fd, body + got, blen - got, 0);
+            if (k <= 0)
+                break;
+            got += (size_t)k;
+        }
+        blen = got;
+    } else if (*head) {
+        body = sl_xstrdup("hello from origin");
+        blen = strlen(body);
+    }
+    if (body) {
+        char *h = sl_xasprintf("HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n"
+                               "Connection: close\r\n\r\n",
+                               blen);
+        send_str(fd, h, strlen(h));
+        send_str(fd, body, blen);
+        free(h);
+    }
+    free(body);
+    free(head);
+}
+
+static void *origin_main(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        struct pollfd f[2] = {{origin.fd, POLLIN, 0}, {origin.stop[0], POLLIN, 0}};
+        if (poll(f, 2, -1) < 0 || f[1].revents)
+            break;
+        int c = accept4(origin.fd, NULL, NULL, SOCK_CLOEXEC);
+        if (c < 0)
+            continue;
+        set_timeout(c);
+        origin_answer(c);
+        close(c);
+    }
+    return NULL;
+}
+
+static void origin_start(void)
+{
+    origin.fd = listen_tcp(&origin.port);
+    if (pipe(origin.stop) < 0)
+        abort();
+    pthread_mutex_init(&origin.mu, NULL);
+    pthread_create(&origin.tid, NULL, origin_main, NULL);
+}
+
+static void origin_stop(void)
+{
+    if (write(origin.stop[1], "x", 1) < 0)
+        abort();
+    pthread_join(origin.tid, NULL);
+    close(origin.fd);
+    close(origin.stop[0]);
+    close(origin.stop[1]);
+    free(origin.last_head);
+    pthread_mutex_destroy(&origin.mu);
+}
+
+static char *origin_last_head(void)
+{
+    pthread_mutex_lock(&origin.mu);
+    char *h = sl_xstrdup(origin.last_head ? origin.last_head : "");
+    pthread_mutex_unlock(&origin.mu);
+    return h;
+}
+
+/* ---- the proxy ---- */
+
+static sl_proxy *proxy_on_tcp(const char *allow, int *port)
+{
+    sl_proxy *p = NULL;
+    sl_err err = {0};
+    if (sl_proxy_start(listen_tcp(port), allow, &p, &err) < 0) {
+        fprintf(stderr, "proxy start: %s\n", err.msg);
+        abort();
+    }
+    return p;
+}
+
+/* ---- the allow list ---- */
+
+static void expect(const sl_proxy *p, const char *host, int port, const char *want)
+{
+    char why[1024];
+    const char *r = sl_proxy_check_host(p, host, port, why, sizeof why);
+    if (!want)
+        CHECK(r == NULL, "%s port %d is allowed (got: %s)", host, port, r ? r : "allowed");
+    else
+        CHECK(r && strstr(r, want), "%s port %d is refused with \"%s\" (got: %s)", host, port, want,
+              r ? r : "allowed");
+}
+
+static void test_rules(void)
+{
+    int port;
+    sl_proxy *p = proxy_on_tcp(" pypi.org, *.pythonhosted.org,api.example.com:443 , 10.0.0.5, "
+                               "::1, [fe80::1]:8080, Example.NET., 127.0.0.1",
+                               &port);
+    expect(p, "pypi.org", 443, NULL);
+    expect(p, "pypi.org", 80, NULL);
+    expect(p, "PyPI.ORG", 443, NULL);
+    expect(p, "pypi.org.", 443, NULL);
+    expect(p, "www.pypi.org", 443, "host www.pypi.org is not in the allow list");
+    expect(p, "pypi.org.evil.com", 443, "not in the allow list");
+    expect(p, "files.pythonhosted.org", 443, NULL);
+    expect(p, "a.b.c.Pythonhosted.org.", 443, NULL);
+    expect(p, "pythonhosted.org", 443, "host pythonhosted.org is not in the allow list");
+    expect(p, "evilpythonhosted.org", 443, "not in the allow list");
+    expect(p, "api.example.com", 443, NULL);
+    expect(p, "api.example.com", 80, "port 80 of host api.example.com is not in the allow list");
+    expect(p, "example.net", 80, NULL);
+    expect(p, "EXAMPLE.net.", 80, NULL);
+    expect(p, "10.0.0.5", 5432, NULL);
+    expect(p, "10.0.0.6", 5432,
+           "host 10.0.0.6 is not in the allow list: IP addresses must be listed literally, "
+           "and this one is a private address (10.0.0.0/8)");
+    expect(p, "::1", 80, NULL);
+    expect(p, "[::1]", 80, NULL);
+    expect(p, "0:0:0:0:0:0:0:1", 80, NULL);
+    expect(p, "::2", 80, "IP addresses must be listed literally");
+    expect(p, "fe80::1", 8080, NULL);
+    expect(p, "[FE80::1]", 8080, NULL);
+    expect(p, "fe80::1", 80, "port 80 of host fe80::1 is not in the allow list");
+    expect(p, "127.0.0.1", 80, NULL);
+    /* Other spellings of a listed address are the address. */
+    expect(p, "127.1", 80, NULL);
+    expect(p, "10.0.5", 80, NULL);
+    expect(p, "127.0.0.2", 80, "a loopback address");
+    expect(p, "2130706434", 80, "host 2130706434 is not in the allow list: IP addresses");
+    expect(p, "a b", 80, "not a valid host name");
+    expect(p, "", 80, "not a valid host name");
+    expect(p, "pypi.org", 0, "not a valid port");
+    expect(p, "evil.com", 443,
+           "host evil.com is not in the allow list (allowed: pypi.org, *.pythonhosted.org, "
+           "api.example.com:443, 10.0.0.5, ::1, [fe80::1]:8080, example.net, 127.0.0.1)");
+    sl_proxy_stop(p);
+
+    p = proxy_on_tcp("*", &port);
+    expect(p, "anything.example", 443, NULL);
+    expect(p, "localhost", 80, NULL);   /* its address is checked when connecting */
+    expect(p, "8.8.8.8", 443, "IP addresses must be listed literally");
+    expect(p, "[2001:4860:4860::8888]", 443, "IP addresses must be listed literally");
+    expect(p, "169.254.169.254", 80, "a link-local address");
+    sl_proxy_stop(p);
+
+    p = proxy_on_tcp("*:443, 8.8.8.8:53", &port);
+    expect(p, "anything.example", 443, NULL);
+    expect(p, "anything.example", 80, "port 80 of host anything.example");
+    expect(p, "8.8.8.8", 53, NULL);
+    expect(p, "8.8.8.8", 443, "port 443 of host 8.8.8.8");
+    sl_proxy_stop(p);
+
+    p = proxy_on_tcp("", &port);
+    expect(p, "pypi.org", 443, "host pypi.org is not in the allow list (the allow list is empty)");
+    sl_proxy_stop(p);
+    p = proxy_on_tcp(NULL, &port);
+    expect(p, "pypi.org", 443, "the allow list is empty");
+    sl_proxy_stop(p);
+}
+
+static void test_bad_lists(void)
+{
+    static const char *const bad[] = {"foo*.org", "pypi.org:0", "pypi.org:70000", "*.",
+                                      "a..b",     "[::1",       "pypi.org:x",     "*.*.org",
+                                      "pypi org", "ok.org, bad/one"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int port;
+        int fd = listen_tcp(&port);
+        sl_proxy *p = (sl_proxy *)&port;
+        sl_err err = {0};
+        int rc = sl_proxy_start(fd, bad[i], &p, &err);
+        CHECK(rc == -1 && err.code == SL_EINVAL && p == NULL && err.msg &&
+                  strstr(err.msg, "allow list: entry"),
+              "allow \"%s\" is refused (got %d: %s)", bad[i], rc, err.msg ? err.msg : "");
+        CHECK(fcntl(fd, F_GETFD) == -1 && errno == EBADF,
+              "allow \"%s\": the listening socket is closed on failure", bad[i]);
+        sl_err_clear(&err);
+        if (rc == 0)
+            sl_proxy_stop(p);
+    }
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sl_proxy *p = NULL;
+    sl_err err = {0};
+    int rc = sl_proxy_start(fd, "pypi.org", &p, &err);
+    CHECK(rc == -1 && err.msg && strstr(err.msg, "not a listening socket"),
+          "a socket that does not listen is refused (got %s)", err.msg ? err.msg : "");
+    sl_err_clear(&err);
+}
+
+/* ---- end to end ---- */
+
+static const char *body_of(const char *resp)
+{
+    const char *b = strstr(resp, "\r\n\r\n");
+    return b ? b + 4 : "";
+}
+
+/* CONNECT through fd, then one request inside the tunnel; the answer. */
+static char *tunnel(int fd, const char *target, const char *inner, bool half_close, char **head)
+{
+    char *req = sl_xasprintf("CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target);
+    send_str(fd, req, strlen(req));
+    free(req);
+    *head = read_head(fd);
+    if (strncmp(*head, "HTTP/1.1 200 ", 13))
+        return read_all(fd, NULL);
+    send_str(fd, inner, strlen(inner));
+    if (half_close)
+        shutdown(fd, SHUT_WR);
+    return read_all(fd, NULL);
+}
+
+static void test_connect(void)
+{
+    int port;
+    sl_proxy *p = proxy_on_tcp("127.0.0.1", &port);
+    char *target = sl_xasprintf("127.0.0.1:%d", origin.port), *head;
+
+    int fd = dial_tcp(port);
+    char *r = tunnel(fd, target, "GET /in-tunnel HTTP/1.1\r\nHost: x\r\n\r\n", false, &head);
+    close(fd);
+    CHECK(!strcmp(head, "HTTP/1.1 200 Connection Established\r\n\r\n"),
+          "CONNECT is answered 200 Connection Established (got %s)", esc(head));
+    CHECK(!strcmp(body_of(r), "hello from origin"), "bytes arrive through the tunnel (got %s)",
+          esc(r));
+    char *oh = origin_last_head();
+    CHECK(!strncmp(oh, "GET /in-tunnel HTTP/1.1\r\n", 25),
+          "the origin gets the tunnelled request unchanged (got %s)", esc(oh));
+    free(oh);
+    free(head);
+    free(r);
+
+    /* The client half-closes; the origin sees EOF, answers, and the answer
+     * still comes back. */
+    fd = dial_tcp(port);
+    r = tunnel(fd, target, "GET /untileof HTTP/1.1\r\n\r\n12345", true, &head);
+    close(fd);
+    CHECK(!strcmp(body_of(r), "got 5"), "a half-close passes through the tunnel (got %s)", esc(r));
+    free(head);
+    free(r);
+
+    /* Bytes sent right behind the CONNECT head are not lost. */
+    fd = dial_tcp(port);
+    char *req = sl_xasprintf("CONNECT %s HTTP/1.1\r\n\r\nGET /early HTTP/1.1\r\n\r\n", target);
+    send_str(fd, req, strlen(req));
+    r = read_all(fd, NULL);
+    close(fd);
+    CHECK(strstr(r, "200 Connection Established") && strstr(r, "hello from origin"),
+          "bytes sent before the 200 reach the origin (got %s)", esc(r));
+    free(req);
+    free(r);
+
+    /* A large body in both directions (more than the relay buffers). */
+    size_t big = 300 * 1000;
+    char *payload = sl_xmalloc(big);
+    for (size_t i = 0; i < big; i++)
+        payload[i] = (char)('a' + i % 26);
+    char *inner = sl_xasprintf("POST /echo HTTP/1.1\r\nContent-Length: %zu\r\n\r\n", big);
+    fd = dial_tcp(port);
+    req = sl_xasprintf("CONNECT %s HTTP/1.1\r\n\r\n", target);
+    send_str(fd, req, strlen(req));
+    head = read_head(fd);
+    send_str(fd, inner, strlen(inner));
+    send_str(fd, payload, big);
+    size_t n;
+    r = read_all(fd, &n);
+    close(fd);
+    const char *b = body_of(r);
+    CHECK(n - (size_t)(b - r) == big && !memcmp(b, payload, big),
+          "300 kB go through the tunnel and back (got %zu bytes)", n);
+    free(req);
+    free(inner);
+    free(head);
+    free(r);
+    free(payload);
+
+    sl_proxy_stats st;
+    sl_proxy_get_stats(p, &st);
+    CHECK(st.allowed == 4 && st.refused == 0, "stats count 4 allowed, 0 refused (got %lu, %lu)",
+          st.allowed, st.refused);
+    free(target);
+    sl_proxy_stop(p);
+}
+
+static void test_unix_listener(void)
+{
+    int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    /* An abstract name: nothing to clean up on disk. */
+    int k = snprintf(a.sun_path + 1, sizeof a.sun_path - 1, "sluice-proxy-test-%d", (int)getpid());
+    socklen_t len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)k);
+    if (bind(lfd, (struct sockaddr *)&a, len) < 0 || listen(lfd, 4) < 0)
+        abort();
+    sl_proxy *p = NULL;
+    sl_err err = {0};
+    int rc = sl_proxy_start(lfd, "127.0.0.1", &p, &err);
+    CHECK(rc == 0, "the proxy starts on a unix socket (%s)", err.msg ? err.msg : "ok");
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (rc < 0 || connect(fd, (struct sockaddr *)&a, len) < 0)
+        abort();
+    set_timeout(fd);
+    char *target = sl_xasprintf("127.0.0.1:%d", origin.port), *head;
+    char *r = tunnel(fd, target, "GET /unix HTTP/1.1\r\n\r\n", false, &head);
+    close(fd);
+    CHECK(strstr(head, " 200 ") && !strcmp(body_of(r), "hello from origin"),
+          "CONNECT through a unix socket listener works (got %s%s)", esc(head), esc(r));
+    free(target);
+    free(head);
+    free(r);
+    sl_proxy_stop(p);
+}
+
+static void test_plain_http(void)
+{
+    int port;
+    sl_proxy *p = proxy_on_tcp("127.0.0.1", &port);
+    char *req = sl_xasprintf("GET http://127.0.0.1:%d/path/x?q=1 HTTP/1.1\r\n"
+                             "Host: somewhere.else\r\n"
+                             "User-Agent: test\r\n"
+                             "Proxy-Connection: keep-alive\r\n"
+                             "Proxy-Authorization: Basic c2VjcmV0\r\n"
+                             "Connection: keep-alive, X-Hop\r\n"
+                             "X-Hop: 1\r\n"
+                             "Accept: */*\r\n\r\n",
+                             origin.port);
+    char *r = ask(port, req);
+    CHECK(!strncmp(r, "HTTP/1.1 200 OK\r\n", 17) && !strcmp(body_of(r), "hello from origin"),
+          "an absolute-form GET is answered by the origin (got %s)", esc(r));
+    char *oh = origin_last_head();
+    char *want = sl_xasprintf("GET /path/x?q=1 HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+                              "User-Agent: test\r\nAccept: */*\r\nConnection: close\r\n\r\n",
+                              origin.port);
+    CHECK(!strcmp(oh, want),
+          "the origin gets origin-form, its own Host, no proxy or hop-by-hop headers, "
+          "Connection: close (got %s)",
+          esc(oh));
+    free(want);
+    free(oh);
+    free(req);
+    free(r);
+
+    req = sl_xasprintf("GET http://127.0.0.1:%d HTTP/1.0\r\n\r\n", origin.port);
+    r = ask(port, req);
+    oh = origin_last_head();
+    CHECK(!strncmp(oh, "GET / HTTP/1.0\r\n", 16), "an empty path becomes / (got %s)", esc(oh));
+    free(oh);
+    free(req);
+    free(r);
+
+    req = sl_xasprintf("POST http://127.0.0.1:%d/echo HTTP/1.1\r\nContent-Length: 11\r\n\r\n"
+                       "hello world",
+                       origin.port);
+    r = ask(port, req);
+    CHECK(!strcmp(body_of(r), "hello world"), "a POST body goes to the origin and back (got %s)",
+          esc(r));
+    free(req);
+    free(r);
+
+    r = ask(port, "GET https://127.0.0.1/ HTTP/1.1\r\n\r\n");
+    CHECK(!strncmp(r, "HTTP/1.1 400 ", 13) && strstr(r, "only http:// URLs"),
+          "an https:// URL in a GET is 400 (got %s)", esc(r));
+    free(r);
+    r = ask(port, "GET ftp://127.0.0.1/x HTTP/1.1\r\n\r\n");
+    CHECK(!strncmp(r, "HTTP/1.1 400 ", 13), "an ftp:// URL is 400 (got %s)", esc(r));
+    free(r);
+    r = ask(port, "GET /local HTTP/1.1\r\nHost: x\r\n\r\n");
+    CHECK(!strncmp(r, "HTTP/1.1 400 ", 13) && strstr(r, "this is a proxy"),
+          "an origin-form request is 400 (got %s)", esc(r));
+    free(r);
+    r = ask(port, "GET http://user:pw@127.0.0.1/ HTTP/1.1\r\n\r\n");
+    CHECK(!strncmp(r, "HTTP/1.1 400 ", 13), "credentials in the URL are 400 (got %s)", esc(r));
+    free(r);
+    r = ask(port, "GET http://evil.example/ HTTP/1.1\r\n\r\n");
+    CHECK(!strncmp(r, "HTTP/1.1 403 Forbidden\r\n", 24) &&
+              strstr(r, "sluice sandbox proxy: host evil.example is not in the allow list "
+                        "(allowed: 127.0.0.1)"),
+          "a GET to a host not listed is 403 with the reason (got %s)", esc(r));
+    free(r);
+    sl_proxy_stop(p);
+}
+
+static void test_refusals(void)
+{
+    int port;
+    sl_proxy *p = proxy_on_tcp("localhost, *.invalid", &port);
+    char *req = sl_xasprintf("CONNECT localhost:%d HTTP/1.1\r\n\r\n", origin.port);
+    char *r = ask(port, req);
+    CHECK(!strncmp(r, "HTTP/1.1 403 Forbidden\r\n", 24) &&
+              strstr(r, "host localhost resolves to ") && strstr(r, "loopback address"),
+          "a listed name that resolves to loopback is 403 (got %s)", esc(r));
+    free(r);
+    free(req);
+
+    r = ask(port, "CONNECT evil.example:443 HTTP/1.1\r\n\r\n");
+    CHECK(!strncmp(r, "HTTP/1.1 403 Forbidden\r\n", 24) &&
+              strstr(r, "Content-Type: text/plain") &&
+              !strcmp(body_of(r), "sluice sandbox proxy: host evil.example is not in the allow "
+                                  "list (allowed: localhost, *.invalid)\n"),
+          "CONNECT to a host not listed is 403 with the reason (got %s)", esc(r));
+    free(r);
+
+    r = ask(port, "CONNECT 127.0.0.1:80 HTTP/1.1\r\n\r\n");
+    CHECK(!strncmp(r, "HTTP/1.1 403 ", 13) &&
+              strstr(r, "host 127.0.0.1 is not in the allow list: IP addresses must be listed "
+                        "literally, and this one is a loopback address"),
+          "an IP literal not listed is 403 (got %s)", esc(r));
+    free(r);
+
+    /* A name the resolver rejects without asking DNS (a 64-byte label). */
+    r = ask(port, "CONNECT aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+                  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.invalid:443 HTTP/1.1\r\n\r\n");
+    CHECK(!strncmp(r, "HTTP/1.1 502 ", 13) && strstr(r, "cannot resolve host"),
+          "a name that does not resolve is 502 (got %s)", esc(r));
+    free(r);
+
+    r = ask(port, "garbage\r\n\r\n");
+    CHECK(!strncmp(r, "HTTP/1.1 400 Bad Request\r\n", 26), "garbage is 400 (got %s)", esc(r));
+    free(r);
+    r = ask(port, "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03");
+    CHECK(!strncmp(r, "HTTP/1.1 400 ", 13), "binary garbage (TLS without CONNECT) is 400 at once "
+                                            "(got %s)",
+          esc(r));
+    free(r);
+    r = ask(port, "CONNECT evil.example HTTP/1.1\r\n\r\n");
+    CHECK(!strncmp(r, "HTTP/1.1 400 ", 13), "CONNECT without a port is 400 (got %s)", esc(r));
+    free(r);
+    r = ask(port, "CONNECT ::1:443 HTTP/1.1\r\n\r\n");
+    CHECK(!strncmp(r, "HTTP/1.1 400 ", 13), "CONNECT to IPv6 without brackets is 400 (got %s)",
+          esc(r));
+    free(r);
+    r = ask(port, "GET http://x/ HTTP/2.0\r\n\r\n");
+    CHECK(!strncmp(r, "HTTP/1.1 400 ", 13), "HTTP/2.0 in the request line is 400 (got %s)", esc(r));
+    free(r);
+    r = ask(port, "GET http://x/ HTTP/1.1\r\n folded: header\r\n\r\n");
+    CHECK(!strncmp(r, "HTTP/1.1 400 ", 13), "a folded header line is 400 (got %s)", esc(r));
+    free(r);
+
+    sl_buf huge;
+    sl_buf_init(&huge, 0);
+    sl_buf_adds(&huge, "GET http://x.invalid/ HTTP/1.1\r\n");
+    while (huge.len < 17000)
+        sl_buf_adds(&huge, "X-Filler: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n");
+    sl_buf_adds(&huge, "\r\n");
+    r = ask(port, huge.data);
+    CHECK(!strncmp(r, "HTTP/1.1 431 ", 13), "a head over 16 KiB is 431 (got %s)", esc(r));
+    free(r);
+    sl_buf_release(&huge);
+
+    sl_proxy_stats st;
+    sl_proxy_get_stats(p, &st);
+    CHECK(st.allowed == 0 && st.refused == 3, "stats count 0 allowed, 3 refused (got %lu, %lu)",
+          st.allowed, st.refused);
+    sl_proxy_stop(p);
+
+    /* Listing the loopback literals lets the name through. */
+    p = proxy_on_tcp("localhost, 127.0.0.1, ::1", &port);
+    int fd = dial_tcp(port);
+    char *target = sl_xasprintf("localhost:%d", origin.port), *head;
+    r = tunnel(fd, target, "GET /via-name HTTP/1.1\r\n\r\n", false, &head);
+    close(fd);
+    CHECK(strstr(head, " 200 ") && !strcmp(body_of(r), "hello from origin"),
+          "a name resolving to a listed literal goes through (got %s%s)", esc(head), esc(r));
+    free(head);
+    free(r);
+    free(target);
+
+    /* A port nobody listens on. */
+    int closed_port;
+    close(listen_tcp(&closed_port));
+    req = sl_xasprintf("CONNECT 127.0.0.1:%d HTTP/1.1\r\n\r\n", closed_port);
+    r = ask(port, req);
+    CHECK(!strncmp(r, "HTTP/1.1 502 ", 13) && strstr(r, "cannot connect to host 127.0.0.1"),
+          "a refused connection is 502 (got %s)", esc(r));
+    free(r);
+    free(req);
+    sl_proxy_stop(p);
+}
+
+/* stop closes tunnels that are still open and returns. */
+static void test_stop(void)
+{
+    int port;
+    sl_proxy *p = proxy_on_tcp("127.0.0.1", &port);
+    int fds[3];
+    for (int i = 0; i < 3; i++) {
+        fds[i] = dial_tcp(port);
+        char *req = sl_xasprintf("CONNECT 127.0.0.1:%d HTTP/1.1\r\n\r\n", origin.port);
+        send_str(fds[i], req, strlen(req));
+        free(req);
+        char *head = read_head(fds[i]);
+        CHECK(strstr(head, " 200 "), "tunnel %d is open (got %s)", i, esc(head));
+        free(head);
+    }
+    /* One more connection that never finishes its head. */
+    int idle = dial_tcp(port);
+    send_str(idle, "CONNECT 127.0", 13);
+    sl_proxy_stop(p);
+    for (int i = 0; i < 3; i++) {
+        char c;
+        ssize_t k = recv(fds[i], &c, 1, 0);
+        CHECK(k == 0 || (k < 0 && errno == ECONNRESET), "stop closed tunnel %d (recv %zd)", i, k);
+        close(fds[i]);
+    }
+    char c;
+    ssize_t k = recv(idle, &c, 1, 0);
+    CHECK(k <= 0 && !(k < 0 && errno == EAGAIN), "stop closed a connection still sending its head");
+    close(idle);
+}
+
+int main(void)
+{
+    test_rules();
+    test_bad_lists();
+    origin_start();
+    test_connect();
+    test_unix_listener();
+    test_plain_http();
+    test_refusals();
+    test_stop();
+    origin_stop();
+    return tap_done();
+}
