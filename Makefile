@@ -17,7 +17,7 @@ LIB      := $(BUILD)/libsluice.a
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all test asan fuzz bench clean
+.PHONY: all test asan fuzz bench bench-sandbox clean
 all: $(BUILD)/sluice $(UNIT_BIN)
 
 $(BUILD)/%.o: %.c $(wildcard src/*/*.h)
@@ -63,8 +63,16 @@ $(BUILD)/bench/engine_bench: bench/engine_bench.c $(OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -Isrc -o $@ $< $(OBJ) $(LDLIBS)
 
-bench: $(BUILD)/bench/engine_bench
+# The local sandbox against bubblewrap, fork+exec and python3 (issue 3).
+$(BUILD)/bench/sandbox_bench: bench/sandbox_bench.c $(OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -Isrc -o $@ $< $(OBJ) $(LDLIBS)
+
+bench: $(BUILD)/bench/engine_bench $(BUILD)/bench/sandbox_bench
 	@bench/run.sh $(BUILD)
+
+bench-sandbox: $(BUILD)/bench/sandbox_bench
+	@$(BUILD)/bench/sandbox_bench
 
 clean:
 	rm -rf build build-asan build-fuzz

@@ -30,17 +30,26 @@
 #include "../engine/graph.h"
 #include "../engine/limits.h"
 #include "../sandbox/sandbox.h"
+#include "code.h"
 #include "node.h"
 
+/* The python3 runner.  It uses the _json accelerator directly: importing
+ * the json package pulls in re and enum, which costs more than starting
+ * the interpreter. */
 static const char py_runner[] =
-    "import json, os, sys\n"
+    "import _json, os, sys\n"
     "def _sluice_run():\n"
-    "    data = json.loads(sys.stdin.buffer.read())\n"
-    "    out = os.fdopen(os.dup(1), 'w', encoding='utf-8')\n"
+    "    class Ctx: pass\n"
+    "    c = Ctx(); c.strict = True; c.object_hook = None; c.object_pairs_hook = None\n"
+    "    c.parse_float = float; c.parse_int = int; c.parse_constant = float; c.memo = {}\n"
+    "    data = _json.make_scanner(c)(sys.stdin.buffer.read().decode('utf-8'), 0)[0]\n"
+    "    out = os.dup(1)\n"
     "    os.dup2(2, 1)\n"
     "    code = data['code']\n"
-    "    import linecache\n"
-    "    linecache.cache['<code>'] = (len(code), None, code.splitlines(True), '<code>')\n"
+    "    def done(status, text=None):\n"
+    "        if text: sys.stderr.write(text)\n"
+    "        sys.stdout.flush(); sys.stderr.flush()\n"
+    "        os._exit(status)\n"
     "    g = {'__name__': '__main__', '__builtins__': __builtins__}\n"
     "    try:\n"
     "        exec(compile(code, '<code>', 'exec'), g)\n"
@@ -49,33 +58,31 @@ static const char py_runner[] =
     "            raise NameError('the code defines no function main(...)')\n"
     "        result = main(**data['inputs'])\n"
     "    except BaseException as e:\n"
-    "        import traceback\n"
+    "        import linecache, traceback\n"
+    "        linecache.cache['<code>'] = (len(code), None, code.splitlines(True), '<code>')\n"
     "        tb = e.__traceback__\n"
     "        while tb is not None and tb.tb_frame.f_code.co_filename != '<code>':\n"
     "            tb = tb.tb_next\n"
-    "        sys.stderr.write(''.join(traceback.format_exception(type(e), e, tb)))\n"
-    "        sys.stderr.flush()\n"
-    "        os._exit(1)\n"
+    "        done(1, ''.join(traceback.format_exception(type(e), e, tb)))\n"
     "    if not isinstance(result, dict):\n"
-    "        sys.stderr.write('Result must be a dict, got %s\\n' % type(result).__name__)\n"
-    "        sys.stderr.flush()\n"
-    "        os._exit(3)\n"
+    "        done(3, 'Result must be a dict, got %s\\n' % type(result).__name__)\n"
     "    def fix(v):\n"
     "        if isinstance(v, bool) or v is None: return v\n"
     "        if isinstance(v, int): return v if -2**63 <= v < 2**63 else float(v)\n"
     "        if isinstance(v, dict): return {str(k): fix(x) for k, x in v.items()}\n"
     "        if isinstance(v, (list, tuple)): return [fix(x) for x in v]\n"
     "        return v\n"
+    "    def default(o):\n"
+    "        raise TypeError('Object of type %s is not JSON serializable' % type(o).__name__)\n"
+    "    enc = _json.make_encoder({}, default, _json.encode_basestring_ascii, None, ': ', ', ',\n"
+    "                             False, False, False)\n"
     "    try:\n"
-    "        text = json.dumps(fix(result), ensure_ascii=False, allow_nan=False)\n"
-    "    except (TypeError, ValueError) as e:\n"
-    "        sys.stderr.write('the result cannot be sent as JSON: %s\\n' % e)\n"
-    "        sys.stderr.flush()\n"
-    "        os._exit(3)\n"
-    "    out.write(text)\n"
-    "    out.flush()\n"
-    "    sys.stderr.flush()\n"
-    "    os._exit(0)\n"
+    "        view = memoryview(''.join(enc(fix(result), 0)).encode('ascii'))\n"
+    "    except (TypeError, ValueError, RecursionError) as e:\n"
+    "        done(3, 'the result cannot be sent as JSON: %s\\n' % e)\n"
+    "    while view:\n"
+    "        view = view[os.write(out, view):]\n"
+    "    done(0)\n"
     "_sluice_run()\n";
 
 static const char js_runner[] =
@@ -557,6 +564,29 @@ static const char *tail(const sl_buf *b, size_t keep)
     return nl && nl[1] ? nl + 1 : p;
 }
 
+int sl_code_exec(sl_sandbox *sb, bool python, const char *code, const sl_value *inputs,
+                 double timeout_s, size_t max_output, bool (*cancelled)(void *), void *ud,
+                 sl_sandbox_result *res, sl_err *err)
+{
+    sl_value *payload = json_pack("{s:s, s:O}", "code", code, "inputs", (sl_value *)inputs);
+    sl_buf in;
+    sl_buf_init(&in, 0);
+    sl_value_json(payload, &in);
+    json_decref(payload);
+    const char *argv_py[] = {"python3", "-c", py_runner, NULL};
+    const char *argv_js[] = {"node", "-e", js_runner, NULL};
+    sl_sandbox_cmd cmd = {.argv = python ? argv_py : argv_js,
+                          .stdin_data = in.data ? in.data : "",
+                          .stdin_len = in.len,
+                          .timeout_s = timeout_s,
+                          .max_output_bytes = max_output,
+                          .cancelled = cancelled,
+                          .ud = ud};
+    int rc = sl_sandbox_exec(sb, &cmd, res, err);
+    sl_buf_release(&in);
+    return rc;
+}
+
 static int run(sl_node_exec *x)
 {
     const sl_value *d = sl_exec_data(x);
@@ -574,35 +604,21 @@ static int run(sl_node_exec *x)
         json_object_set_new(inputs, name, val ? val : json_null());
         sl_exec_input(x, name, json_incref(json_object_get(inputs, name)));
     }
-    sl_value *payload = json_pack("{s:s, s:o}", "code", code, "inputs", inputs);
-    sl_buf in;
-    sl_buf_init(&in, 0);
-    sl_value_json(payload, &in);
-    json_decref(payload);
-
     sl_err err = {0};
+    sl_sandbox_result res;
+    sl_sandbox_result_init(&res);
     sl_sandbox *sb = sl_exec_sandbox(x, &err);
     if (!sb) {
-        sl_buf_release(&in);
+        json_decref(inputs);
         int rc = sl_exec_fail(x, "CodeExecutionError", "the code could not run: %s", err.msg);
         sl_err_clear(&err);
         return rc;
     }
-    const char *argv_py[] = {"python3", "-c", py_runner, NULL};
-    const char *argv_js[] = {"node", "-e", js_runner, NULL};
     double left = sl_exec_time_left(x);
     double timeout = L->code_timeout_s > 0 && L->code_timeout_s < left ? L->code_timeout_s : left;
-    sl_sandbox_cmd cmd = {.argv = py ? argv_py : argv_js,
-                          .stdin_data = in.data ? in.data : "",
-                          .stdin_len = in.len,
-                          .timeout_s = timeout,
-                          .max_output_bytes = L->max_output_bytes,
-                          .cancelled = exec_cancelled,
-                          .ud = x};
-    sl_sandbox_result res;
-    sl_sandbox_result_init(&res);
-    int rc = sl_sandbox_exec(sb, &cmd, &res, &err);
-    sl_buf_release(&in);
+    int rc = sl_code_exec(sb, py, code, inputs, timeout, L->max_output_bytes, exec_cancelled, x,
+                          &res, &err);
+    json_decref(inputs);
     if (rc) {
         rc = sl_exec_fail(x, "CodeExecutionError", "the code could not run: %s", err.msg);
         goto out;
