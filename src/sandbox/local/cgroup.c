@@ -259,7 +259,8 @@ static int v1_create(const sl_cgroup_limits *l, sl_cgroup **out, const char **wh
     for (int i = 0; i < V1_N; i++) {
         char parent[256];
         snprintf(parent, sizeof parent, "/sys/fs/cgroup/%s/sluice", v1_names[i]);
-        if (i == V1_CPU && access("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", F_OK))
+        /* no CPU cap asked for: no cpu group to make, join and remove */
+        if (i == V1_CPU && (l->cpu_cores <= 0 || access("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", F_OK)))
             continue;
         if (mkdir(parent, 0755) && errno != EEXIST)
             goto fail;

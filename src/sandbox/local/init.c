@@ -260,7 +260,11 @@ static void build_root(sl_sb_plan *p)
      * original uid (a user's 0700 folders stay reachable), as detached
      * mounts placed later into the new root. */
     clone_sources(p);
-    if (setresgid(SL_SB_GID, SL_SB_GID, SL_SB_GID) || setresuid(SL_SB_UID, SL_SB_UID, SL_SB_UID))
+    /* Raw system calls: glibc's setresuid() would try to change every
+     * thread of the process this init was cloned from and wait forever
+     * for threads that do not exist here. */
+    if (syscall(SYS_setresgid, SL_SB_GID, SL_SB_GID, SL_SB_GID) ||
+        syscall(SYS_setresuid, SL_SB_UID, SL_SB_UID, SL_SB_UID))
         die("setresuid", "1000");
     if (mount("sluice", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=8m,mode=0755"))
         die("mount", "root tmpfs");

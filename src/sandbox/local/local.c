@@ -842,21 +842,103 @@ static int local_list(sl_sandbox *sb, const char *dir, size_t limit, sl_value **
     return 0;
 }
 
+/* ---- teardown ----
+ *
+ * Killing a sandbox is immediate: closing the control socket ends init,
+ * SIGKILL makes sure, and the kernel then kills everything in its pid
+ * namespace.  Waiting for the pid namespace to empty and removing the
+ * cgroup take about a millisecond more, which no caller needs to wait
+ * for, so a reaper thread does it.  sl_local_reap_all() (registered with
+ * atexit) waits for it, so a process never exits with groups left over.
+ */
+typedef struct reap {
+    struct reap *next;
+    pid_t init;
+    sl_cgroup *cg;
+    sl_proxy *proxy;
+} reap;
+
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv, idle;
+    reap *head;
+    bool started, busy;
+} reaper = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
+            NULL, false, false};
+
+static void reap_one(reap *r)
+{
+    if (r->init > 0)
+        while (waitpid(r->init, NULL, __WALL) < 0 && errno == EINTR) {
+        }
+    if (r->proxy)
+        sl_proxy_stop(r->proxy);
+    sl_cgroup_destroy(r->cg);
+    free(r);
+}
+
+static void *reaper_main(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&reaper.mu);
+    for (;;) {
+        while (!reaper.head)
+            pthread_cond_wait(&reaper.cv, &reaper.mu);
+        reap *r = reaper.head;
+        reaper.head = r->next;
+        reaper.busy = true;
+        pthread_mutex_unlock(&reaper.mu);
+        reap_one(r);
+        pthread_mutex_lock(&reaper.mu);
+        reaper.busy = false;
+        if (!reaper.head)
+            pthread_cond_broadcast(&reaper.idle);
+    }
+    return NULL;
+}
+
+void sl_local_reap_all(void)
+{
+    pthread_mutex_lock(&reaper.mu);
+    while (reaper.head || reaper.busy)
+        pthread_cond_wait(&reaper.idle, &reaper.mu);
+    pthread_mutex_unlock(&reaper.mu);
+}
+
 static void local_destroy(sl_sandbox *sb)
 {
     local_sb *s = (local_sb *)sb;
     if (s->ctl >= 0)
         close(s->ctl);  /* init exits; the kernel kills its whole pid namespace */
-    if (s->init > 0) {
+    if (s->init > 0)
         kill(s->init, SIGKILL);
-        while (waitpid(s->init, NULL, __WALL) < 0 && errno == EINTR) {
-        }
-    }
-    if (s->proxy)
-        sl_proxy_stop(s->proxy);
-    sl_cgroup_destroy(s->cg);
+    reap *r = sl_xcalloc(1, sizeof *r);
+    r->init = s->init;
+    r->cg = s->cg;
+    r->proxy = s->proxy;
     pthread_mutex_destroy(&s->lock);
     free(s);
+    pthread_mutex_lock(&reaper.mu);
+    if (!reaper.started) {
+        pthread_t t;
+        pthread_attr_t a;
+        pthread_attr_init(&a);
+        pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+        if (pthread_create(&t, &a, reaper_main, NULL) == 0) {
+            reaper.started = true;
+            atexit(sl_local_reap_all);
+        }
+        pthread_attr_destroy(&a);
+    }
+    if (!reaper.started) {  /* no thread: do it here */
+        pthread_mutex_unlock(&reaper.mu);
+        reap_one(r);
+        return;
+    }
+    r->next = reaper.head;
+    reaper.head = r;
+    pthread_cond_signal(&reaper.cv);
+    pthread_mutex_unlock(&reaper.mu);
 }
 
 const char *sl_local_notes(const sl_sandbox *sb)

@@ -15,5 +15,8 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err);
 void sl_local_describe(sl_buf *out);
 /* Notes about a live sandbox ("limits: cgroup v1" / "rlimits only: …"). */
 const char *sl_local_notes(const sl_sandbox *sb);
+/* Waits until every destroyed sandbox is fully reaped (its processes gone,
+ * its cgroup removed).  Runs at exit by itself. */
+void sl_local_reap_all(void);
 
 #endif
