@@ -34,8 +34,9 @@ static const char usage_main[] =
     "\n"
     "node types it runs: start, end, answer, if-else, variable-aggregator (and the\n"
     "legacy variable-assigner), assigner, list-operator, iteration, loop,\n"
-    "http-request.  Files using other types (llm, code, template-transform, tool,\n"
-    "agent, ...) are refused when loaded, naming each such node.\n";
+    "http-request, code (python3, javascript) and command, the last two in a local\n"
+    "sandbox.  Files using other types (llm, template-transform, tool, agent, ...)\n"
+    "are refused when loaded, naming each such node.\n";
 
 static const char usage_run[] =
     "usage: sluice run FILE [options]\n"
@@ -53,6 +54,9 @@ static const char usage_run[] =
     "  --env NAME=VALUE      override an environment variable of the workflow\n"
     "  --limit NAME=VALUE    override a limit (see `sluice limits`), e.g. max_steps=1000;\n"
     "                        SLUICE_<NAME> environment variables work too\n"
+    "  --net POLICY          network of the sandbox code and command nodes run in:\n"
+    "                        none (default), allow=HOST,... (HTTP(S) through sluice's\n"
+    "                        proxy to listed hosts; *.example.org wildcards), or open\n"
     "  --json                print the result as one JSON object\n"
     "  --events              print every run event as a JSON line on stdout\n"
     "  -q, --quiet           no progress on stderr\n"
@@ -375,7 +379,8 @@ static int cmd_run(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         bool takes = !strcmp(a, "--input") || !strcmp(a, "--inputs") || !strcmp(a, "--query") ||
-                     !strcmp(a, "--conversation") || !strcmp(a, "--env") || !strcmp(a, "--limit");
+                     !strcmp(a, "--conversation") || !strcmp(a, "--env") || !strcmp(a, "--limit") ||
+                     !strcmp(a, "--net");
         if (takes && i + 1 >= argc) {
             fprintf(stderr, "sluice run: %s needs a value (see sluice run --help)\n", a);
             return EXIT_USAGE;
@@ -383,6 +388,11 @@ static int cmd_run(int argc, char **argv)
         if (takes) {
             if (!strcmp(a, "--limit") && sl_limits_set(&opts.limits, argv[i + 1], &err) < 0) {
                 fprintf(stderr, "sluice run: --limit: %s\n", err.msg);
+                sl_err_clear(&err);
+                return EXIT_USAGE;
+            }
+            if (!strcmp(a, "--net") && sl_net_parse(argv[i + 1], &opts.net, &opts.net_allow, &err)) {
+                fprintf(stderr, "sluice run: --net: %s\n", err.msg);
                 sl_err_clear(&err);
                 return EXIT_USAGE;
             }
@@ -447,7 +457,7 @@ static int cmd_run(int argc, char **argv)
             }
         } else if (!strcmp(a, "--query")) {
             opts.query = argv[++i];
-        } else if (!strcmp(a, "--limit")) {
+        } else if (!strcmp(a, "--limit") || !strcmp(a, "--net")) {
             i++;
         }
         if (!ok)
