@@ -68,6 +68,7 @@ static const char py_runner[] =
     "        done(3, 'Result must be a dict, got %s\\n' % type(result).__name__)\n"
     "    def fix(v):\n"
     "        if isinstance(v, bool) or v is None: return v\n"
+    "        if isinstance(v, float) and v in (float('inf'), float('-inf')): return 1.7e308 if v > 0 else -1.7e308\n"
     "        if isinstance(v, int): return v if -2**63 <= v < 2**63 else float(v)\n"
     "        if isinstance(v, dict): return {str(k): fix(x) for k, x in v.items()}\n"
     "        if isinstance(v, (list, tuple)): return [fix(x) for x in v]\n"
@@ -258,8 +259,6 @@ static const char *pyclass(const sl_value *x, char *buf, size_t n)
     return buf;
 }
 
-#define CODE_MAX_NUMBER 9223372036854775807.0
-#define CODE_MIN_NUMBER -9223372036854775807.0
 
 /* Decimal places of a float as Python's Decimal(str(v)).normalize() sees them. */
 static int precision_of(double d)
@@ -288,8 +287,11 @@ static sl_value *check_number(vctx *v, const sl_value *x, const char *path)
     if (json_is_boolean(x))
         return json_integer(json_is_true(x));
     double d = sl_value_number(x);
-    if (!isfinite(d) || d > CODE_MAX_NUMBER || d < CODE_MIN_NUMBER ||
-        (json_is_integer(x) && json_integer_value(x) < -9223372036854775807LL))
+    /* compared exactly, as Python compares a float with an int: 2**63 as a
+     * float is out of range although it equals (double)INT64_MAX */
+    bool out = json_is_integer(x) ? json_integer_value(x) < -9223372036854775807LL
+                                  : !isfinite(d) || d >= 0x1p63 || d <= -0x1p63;
+    if (out)
         return vfail(v, "OutputValidationError",
                      "Output variable `%s` is out of range, it must be between "
                      "-9223372036854775807 and 9223372036854775807.",
@@ -360,30 +362,33 @@ static int check_untyped(vctx *v, const sl_value *obj, const char *prefix, int d
         else if (json_is_string(x))
             r = check_string(v, x, path);
         else if (json_is_array(x)) {
-            json_type t = JSON_NULL;
-            for (size_t i = 0; i < json_array_size(x); i++) {
+            /* Dify looks at the first element: None there means no check;
+             * otherwise every element is None or of its kind (bool, int
+             * and float are all numbers to Python). */
+            json_type t = json_array_size(x) ? json_typeof(json_array_get(x, 0)) : JSON_NULL;
+            if (t == JSON_TRUE || t == JSON_FALSE || t == JSON_REAL)
+                t = JSON_INTEGER;
+            for (size_t i = 0; t != JSON_NULL && i < json_array_size(x); i++) {
                 const sl_value *e = json_array_get(x, i);
                 json_type et = json_typeof(e);
                 if (et == JSON_NULL)
                     continue;
-                if (et == JSON_FALSE)
-                    et = JSON_TRUE;
-                if (et == JSON_REAL)
+                if (et == JSON_TRUE || et == JSON_FALSE || et == JSON_REAL)
                     et = JSON_INTEGER;
-                if (t == JSON_NULL)
-                    t = et;
-                else if (et != t) {
+                if (et != t) {
                     vfail(v, "OutputValidationError",
                           "Output %s is not a valid array. make sure all elements are of the same "
                           "type.",
                           path);
                     return -1;
                 }
-                if (et == JSON_OBJECT && check_untyped(v, e, path, depth + 1))
+                char epath[600];
+                snprintf(epath, sizeof epath, "%.560s[%zu]", path, i);
+                if (et == JSON_OBJECT && check_untyped(v, e, epath, depth + 1))
                     return -1;
-                if (et == JSON_INTEGER && !(r = check_number(v, e, path)))
+                if (et == JSON_INTEGER && !json_is_boolean(e) && !(r = check_number(v, e, epath)))
                     return -1;
-                if (et == JSON_STRING && !(r = check_string(v, e, path)))
+                if (et == JSON_STRING && !(r = check_string(v, e, epath)))
                     return -1;
                 json_decref(r);
                 r = NULL;
@@ -428,14 +433,14 @@ static sl_value *check_array(vctx *v, const char *t, const sl_value *x, const sl
                              "The element at index %zu of output variable `%s` must be a number.",
                              i, path);
             }
-            r = check_number(v, e, path);
+            r = check_number(v, e, ipath);
         } else if (!strcmp(t, "array[string]")) {
             if (!json_is_string(e) && !json_is_null(e)) {
                 json_decref(out);
                 return vfail(v, "OutputValidationError",
                              "Output %s must be a string, got %s instead.", ipath, pyname(e));
             }
-            r = check_string(v, e, path);
+            r = check_string(v, e, ipath);
         } else if (!strcmp(t, "array[object]")) {
             if (json_is_null(e)) {
                 r = json_null();
@@ -664,7 +669,12 @@ static int run(sl_node_exec *x)
         goto out;
     }
     json_error_t je;
-    sl_value *result = json_loadb(res.out.data ? res.out.data : "", res.out.len, 0, &je);
+    sl_value *result = json_loadb(res.out.data ? res.out.data : "", res.out.len, JSON_ALLOW_NUL, &je);
+    if (!result && strstr(je.text, "too big integer"))
+        /* JavaScript writes 2**63 as 9223372036854776000; read numbers as
+         * floats so the range check can name the output */
+        result = json_loadb(res.out.data, res.out.len, JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL,
+                            &je);
     if (!json_is_object(result)) {
         json_decref(result);
         rc = sl_exec_fail(x, "CodeExecutionError", "the code's result could not be read (%s)",

@@ -452,7 +452,7 @@ static void test_locations(void)
                        "        - variable: x\n"                       /* 18 */
                        "          value_selector: [nope, y]\n"         /* 19 */
                        "    - id: k\n"                                 /* 20 */
-                       "      data: {type: code, title: Calc}\n"       /* 21 */
+                       "      data: {type: llm, title: Calc}\n"        /* 21 */
                        "    edges:\n"                                  /* 22 */
                        "    - {id: e1, source: s, target: n2}\n"       /* 23 */
                        "    - {id: e2, source: n2, target: ghost}\n"   /* 24 */
@@ -465,7 +465,7 @@ static void test_locations(void)
     CHECK(rc == -1 && err.code == SL_EVALIDATE, "a broken workflow is refused (rc %d)", rc);
     where_is(&d, "unknown node type 'bogus'", 11, 15);
     where_is(&d, "node 'n2' (Weird)", 11, 15);
-    where_is(&d, "'code' " UNSUPPORTED, 21, 20);
+    where_is(&d, "'llm' " UNSUPPORTED, 21, 20);
     where_is(&d, "'nope'", 19, 27);
     where_is(&d, "ghost", 24, 7);
     CHECK(d.errors >= 4, "all problems are reported at once (%zu errors)", d.errors);
