@@ -366,7 +366,8 @@ static void walk(const char *path)
         names[n++] = sl_xasprintf("%s/%s", path, de->d_name);
     }
     closedir(dir);
-    qsort(names, n, sizeof *names, cmp_str);
+    if (n)
+        qsort(names, n, sizeof *names, cmp_str);
     for (size_t i = 0; i < n; i++) {
         struct stat s2;
         size_t len = strlen(names[i]);
