@@ -25,7 +25,17 @@ static const char *const v1_names[V1_N] = {"memory", "pids", "cpu"};
 struct sl_cgroup {
     int version;           /* 1 or 2 */
     char *dirs[V1_N];      /* v1: one per controller (NULL when absent); v2: dirs[0] */
+    sl_cgroup_limits limits;
+    sl_cgroup *next;       /* in the pool of empty groups */
 };
+
+/* Empty groups of destroyed sandboxes, kept for the next sandbox with the
+ * same limits: making a group and writing its limits costs more than
+ * joining one. */
+static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
+static sl_cgroup *pool;
+static int pool_n;
+#define POOL_MAX 8
 
 static atomic_uint group_seq;
 
@@ -306,16 +316,37 @@ static void sweep_v1(void)
     }
 }
 
+static bool same_limits(const sl_cgroup_limits *a, const sl_cgroup_limits *b)
+{
+    return a->memory_bytes == b->memory_bytes && a->max_procs == b->max_procs &&
+           a->cpu_cores == b->cpu_cores;
+}
+
 int sl_cgroup_create(const sl_cgroup_limits *l, sl_cgroup **out, sl_err *err)
 {
     static pthread_once_t swept = PTHREAD_ONCE_INIT;
     const char *why2 = NULL, *why1 = NULL;
     *out = NULL;
-    if (!v2_create(l, out, &why2))
+    pthread_mutex_lock(&pool_mu);
+    for (sl_cgroup **p = &pool; *p; p = &(*p)->next)
+        if (same_limits(&(*p)->limits, l)) {
+            *out = *p;
+            *p = (*p)->next;
+            pool_n--;
+            break;
+        }
+    pthread_mutex_unlock(&pool_mu);
+    if (*out)
         return 0;
+    if (!v2_create(l, out, &why2)) {
+        (*out)->limits = *l;
+        return 0;
+    }
     pthread_once(&swept, sweep_v1);
-    if (!v1_create(l, out, &why1))
+    if (!v1_create(l, out, &why1)) {
+        (*out)->limits = *l;
         return 0;
+    }
     return sl_err_set(err, SL_EUNSUPPORTED, "no cgroups: %s; %s", why2 ? why2 : "v2 unusable",
                       why1 ? why1 : "v1 unusable");
 }
@@ -351,6 +382,46 @@ void sl_cgroup_events_read(sl_cgroup *cg, sl_cgroup_events *ev)
 const char *sl_cgroup_kind(const sl_cgroup *cg)
 {
     return cg->version == 2 ? "cgroup v2" : "cgroup v1";
+}
+
+/* True when no process is left in the group. */
+static bool group_empty(const sl_cgroup *cg)
+{
+    for (int i = 0; i < V1_N; i++) {
+        char text[64];
+        if (cg->dirs[i] && (read_file(cg->dirs[i], "cgroup.procs", text, sizeof text) || text[0]))
+            return false;
+    }
+    return true;
+}
+
+void sl_cgroup_release(sl_cgroup *cg)
+{
+    if (!cg)
+        return;
+    pthread_mutex_lock(&pool_mu);
+    if (pool_n < POOL_MAX && group_empty(cg)) {
+        cg->next = pool;
+        pool = cg;
+        pool_n++;
+        cg = NULL;
+    }
+    pthread_mutex_unlock(&pool_mu);
+    sl_cgroup_destroy(cg);
+}
+
+void sl_cgroup_pool_drain(void)
+{
+    pthread_mutex_lock(&pool_mu);
+    sl_cgroup *p = pool;
+    pool = NULL;
+    pool_n = 0;
+    pthread_mutex_unlock(&pool_mu);
+    while (p) {
+        sl_cgroup *next = p->next;
+        sl_cgroup_destroy(p);
+        p = next;
+    }
 }
 
 void sl_cgroup_destroy(sl_cgroup *cg)

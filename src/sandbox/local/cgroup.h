@@ -40,5 +40,10 @@ void sl_cgroup_events_read(sl_cgroup *cg, sl_cgroup_events *ev);
 const char *sl_cgroup_kind(const sl_cgroup *cg);
 /* Removes the group (its processes must be gone) and frees; NULL is fine. */
 void sl_cgroup_destroy(sl_cgroup *cg);
+/* Like destroy, but keeps an empty group for the next sandbox with the
+ * same limits (a few at most). */
+void sl_cgroup_release(sl_cgroup *cg);
+/* Removes every kept group (at exit). */
+void sl_cgroup_pool_drain(void);
 
 #endif

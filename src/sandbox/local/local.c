@@ -163,9 +163,8 @@ static const char *const root_dirs[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32
 static const char *const etc_dirs[] = {"ssl", "ca-certificates", "alternatives", "python3",
                                        "python3.11", "python3.12", "python3.13"};
 static const char *const etc_copies[] = {
-    "ld.so.cache", "ld.so.conf", "localtime", "timezone", "mime.types", "protocols", "services",
-    "gai.conf", "pip.conf", "npmrc", "gitconfig", "profile", "bash.bashrc", "inputrc",
-    "wgetrc", "environment", "ca-certificates.conf", "magic", "magic.mime"};
+    "ld.so.cache", "localtime", "timezone", "protocols", "services", "pip.conf", "npmrc",
+    "gitconfig", "profile", "bash.bashrc", "inputrc", "wgetrc", "environment"};
 static const char *const dev_nodes[] = {"null", "zero", "full", "random", "urandom"};
 
 static void etc_record(sl_buf *b, const char *name, const char *data, size_t n)
@@ -873,7 +872,7 @@ static void reap_one(reap *r)
         }
     if (r->proxy)
         sl_proxy_stop(r->proxy);
-    sl_cgroup_destroy(r->cg);
+    sl_cgroup_release(r->cg);
     free(r);
 }
 
@@ -903,6 +902,7 @@ void sl_local_reap_all(void)
     while (reaper.head || reaper.busy)
         pthread_cond_wait(&reaper.idle, &reaper.mu);
     pthread_mutex_unlock(&reaper.mu);
+    sl_cgroup_pool_drain();
 }
 
 static void local_destroy(sl_sandbox *sb)
