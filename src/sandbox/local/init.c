@@ -193,7 +193,10 @@ static void place_mounts(sl_sb_plan *p, bool user)
                 die("symlink", m->target);
             continue;
         }
-        if (m->is_file) {
+        struct stat st;
+        if (!stat(m->target, &st)) {
+            /* the mount point is there already (a file in the /etc folder) */
+        } else if (m->is_file) {
             int fd = open(m->target, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
             if (fd < 0)
                 die("create mount point", m->target);

@@ -31,6 +31,7 @@ typedef struct {
     sl_sandbox base;
     pid_t init;
     int ctl;
+    int netns;                /* the sandbox's network namespace, kept for reuse; -1 */
     pthread_mutex_t lock;     /* sends on ctl; OPEN request/answer pairs */
     atomic_uint next_id;
     sl_cgroup *cg;
@@ -184,10 +185,84 @@ static void etc_text(sl_buf *b, const char *name, const char *text)
 static struct {
     pthread_once_t once;
     sl_buf etc;            /* generated files and host copies */
-    sl_sb_mount *mounts;   /* root dirs, /etc folders, devices */
+    sl_sb_mount *mounts;   /* root dirs, /etc (when etc_dir), /etc folders, devices */
     int n_mounts;
     int cap_last;
+    char etc_dir[128];     /* the /etc files, written once to a host folder */
 } base_plan = {.once = PTHREAD_ONCE_INIT};
+
+/* Removes a folder this process made (one level: files and empty
+ * mount-point folders). */
+static void remove_flat(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            unlinkat(dirfd(d), e->d_name, e->d_type == DT_DIR ? AT_REMOVEDIR : 0);
+    closedir(d);
+    rmdir(dir);
+}
+
+static void remove_etc_dir(void)
+{
+    if (base_plan.etc_dir[0])
+        remove_flat(base_plan.etc_dir);
+}
+
+/* Writing a dozen files into every sandbox's /etc costs more than binding
+ * one folder, so the records are written once per process into
+ * $TMPDIR/sluice-etc-PID (removed at exit; those of dead processes are
+ * removed here).  Returns false when that cannot be done; the records are
+ * then written by init. */
+static bool make_etc_dir(const sl_buf *records)
+{
+    const char *tmp = getenv("TMPDIR");
+    if (!tmp || tmp[0] != '/' || strlen(tmp) > 80)
+        tmp = "/tmp";
+    DIR *d = opendir(tmp);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            long pid;
+            if (sscanf(e->d_name, "sluice-etc-%ld", &pid) == 1 && pid != getpid() &&
+                kill((pid_t)pid, 0) && errno == ESRCH) {
+                char old[400];
+                snprintf(old, sizeof old, "%s/%s", tmp, e->d_name);
+                remove_flat(old);
+            }
+        }
+        closedir(d);
+    }
+    char *dir = base_plan.etc_dir;
+    snprintf(dir, sizeof base_plan.etc_dir, "%s/sluice-etc-%ld", tmp, (long)getpid());
+    remove_flat(dir);
+    if (mkdir(dir, 0755) || chmod(dir, 0755))
+        goto fail;
+    for (const char *f = records->data; f && f < records->data + records->len && *f;) {
+        const char *size = f + strlen(f) + 1;
+        const char *content = size + strlen(size) + 1;
+        size_t n = (size_t)strtoul(size, NULL, 10);
+        char path[300];
+        snprintf(path, sizeof path, "%s/%s", dir, f);
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd < 0 || write(fd, content, n) != (ssize_t)n || fchmod(fd, 0644)) {
+            if (fd >= 0)
+                close(fd);
+            goto fail;
+        }
+        close(fd);
+        f = content + n;
+    }
+    atexit(remove_etc_dir);
+    return true;
+fail:
+    remove_flat(dir);
+    dir[0] = 0;
+    return false;
+}
 
 static void build_base_plan(void)
 {
@@ -221,9 +296,20 @@ static void build_base_plan(void)
     for (size_t i = 0; i < sizeof root_dirs / sizeof *root_dirs; i++)
         add_mount(&base_plan.mounts, &base_plan.n_mounts, root_dirs[i], root_dirs[i], false,
                   false);
+    etc_text(b, "resolv.conf", "# no DNS in this sandbox: use the proxy (HTTPS_PROXY)\n");
+    if (make_etc_dir(b))
+        add_mount(&base_plan.mounts, &base_plan.n_mounts, base_plan.etc_dir, "/etc", false,
+                  false);
     for (size_t i = 0; i < sizeof etc_dirs / sizeof *etc_dirs; i++) {
         char src[128];
         snprintf(src, sizeof src, "/etc/%s", etc_dirs[i]);
+        struct stat st;
+        if (base_plan.etc_dir[0] && !stat(src, &st) && S_ISDIR(st.st_mode)) {
+            /* the mount point, inside the folder that becomes /etc */
+            char mp[256];
+            snprintf(mp, sizeof mp, "%s/%s", base_plan.etc_dir, etc_dirs[i]);
+            mkdir(mp, 0755);
+        }
         add_mount(&base_plan.mounts, &base_plan.n_mounts, src, src, false, false);
     }
     for (size_t i = 0; i < sizeof dev_nodes / sizeof *dev_nodes; i++) {
@@ -239,6 +325,49 @@ static void build_base_plan(void)
             base_plan.cap_last = 63;
         fclose(f);
     }
+}
+
+/* ---- network namespaces for reuse ----
+ *
+ * A finished sandbox's network namespace is empty once its processes are
+ * gone: sockets close with them, and no process inside ever had the
+ * capabilities to change routes, filters or sysctls (the namespace stays
+ * owned by the old sandbox's user namespace, where the new sandbox has
+ * none).  So it is kept, with loopback up, for the next sandbox. */
+static pthread_mutex_t netns_mu = PTHREAD_MUTEX_INITIALIZER;
+static int netns_pool[8];
+static int netns_n;
+
+static int netns_take(void)
+{
+    int fd = -1;
+    pthread_mutex_lock(&netns_mu);
+    if (netns_n)
+        fd = netns_pool[--netns_n];
+    pthread_mutex_unlock(&netns_mu);
+    return fd;
+}
+
+static void netns_give(int fd)
+{
+    if (fd < 0)
+        return;
+    pthread_mutex_lock(&netns_mu);
+    if (netns_n < (int)(sizeof netns_pool / sizeof *netns_pool)) {
+        netns_pool[netns_n++] = fd;
+        fd = -1;
+    }
+    pthread_mutex_unlock(&netns_mu);
+    if (fd >= 0)
+        close(fd);
+}
+
+static void netns_drain(void)
+{
+    pthread_mutex_lock(&netns_mu);
+    while (netns_n)
+        close(netns_pool[--netns_n]);
+    pthread_mutex_unlock(&netns_mu);
 }
 
 /* ---- create ---- */
@@ -292,6 +421,7 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
     s->o.binds = NULL;
     s->o.n_binds = 0;
     s->ctl = -1;
+    s->netns = -1;
     pthread_mutex_init(&s->lock, NULL);
 
     /* Limits: a cgroup when we may make one, else rlimits per process. */
@@ -321,9 +451,8 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
         add_mount(&ms, &nm, o->binds[i].host, o->binds[i].target, true, false);
     sl_buf etcb;
     sl_buf_init(&etcb, 0);
-    sl_buf_add(&etcb, base_plan.etc.data, base_plan.etc.len);
-    if (o->net != SL_NET_OPEN)
-        etc_text(&etcb, "resolv.conf", "# no DNS in this sandbox: use the proxy (HTTPS_PROXY)\n");
+    if (!base_plan.etc_dir[0])  /* init writes the files itself */
+        sl_buf_add(&etcb, base_plan.etc.data, base_plan.etc.len);
     sl_buf_addc(&etcb, 0);
     char *etc = sl_buf_detach(&etcb);
     plan.cap_last = base_plan.cap_last;
@@ -345,15 +474,46 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
     plan.ctl = sv[1];
     unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC |
                           CLONE_NEWUTS | SIGCHLD;
-    if (plan.new_net)
-        flags |= CLONE_NEWNET;
+    int home = -1;
+    if (plan.new_net) {
+        /* An empty network namespace left by a finished sandbox costs
+         * nothing to join; making one costs about a millisecond, and
+         * tearing it down later holds locks every new one needs. */
+        s->netns = netns_take();
+        if (s->netns >= 0) {
+            home = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+            if (home < 0 || setns(s->netns, CLONE_NEWNET)) {
+                if (home >= 0)
+                    close(home);
+                home = -1;
+                close(s->netns);
+                s->netns = -1;
+            }
+        }
+        if (s->netns >= 0)
+            plan.new_net = false, plan.shared_net = true;
+        else
+            flags |= CLONE_NEWNET;
+    }
     /* A fork-like clone: the child runs on a copy of this stack. */
     pid_t pid = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, NULL);
     if (pid == 0) {
         close(sv[0]);
         sl_sb_init_main(&plan);
     }
+    int clone_errno = errno;
+    if (home >= 0) {
+        if (setns(home, CLONE_NEWNET))
+            SL_BUG("cannot return to the host's network namespace");
+        close(home);
+    }
+    errno = clone_errno;
     close(sv[1]);
+    if (pid > 0 && s->netns < 0 && (flags & CLONE_NEWNET)) {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%ld/ns/net", (long)pid);
+        s->netns = open(path, O_RDONLY | O_CLOEXEC);
+    }
     if (pid < 0) {
         sl_err_set(err, SL_EUNSUPPORTED,
                    "the kernel refused to create the sandbox's namespaces (%s). %s",
@@ -852,6 +1012,7 @@ static int local_list(sl_sandbox *sb, const char *dir, size_t limit, sl_value **
  */
 typedef struct reap {
     struct reap *next;
+    int netns;
     pid_t init;
     sl_cgroup *cg;
     sl_proxy *proxy;
@@ -871,8 +1032,9 @@ static void reap_one(reap *r)
         while (waitpid(r->init, NULL, __WALL) < 0 && errno == EINTR) {
         }
     if (r->proxy)
-        sl_proxy_stop(r->proxy);
+        sl_proxy_stop(r->proxy);  /* its listening socket lived in r->netns */
     sl_cgroup_release(r->cg);
+    netns_give(r->netns);
     free(r);
 }
 
@@ -903,6 +1065,7 @@ void sl_local_reap_all(void)
         pthread_cond_wait(&reaper.idle, &reaper.mu);
     pthread_mutex_unlock(&reaper.mu);
     sl_cgroup_pool_drain();
+    netns_drain();
 }
 
 static void local_destroy(sl_sandbox *sb)
@@ -914,6 +1077,7 @@ static void local_destroy(sl_sandbox *sb)
         kill(s->init, SIGKILL);
     reap *r = sl_xcalloc(1, sizeof *r);
     r->init = s->init;
+    r->netns = s->netns;
     r->cg = s->cg;
     r->proxy = s->proxy;
     pthread_mutex_destroy(&s->lock);

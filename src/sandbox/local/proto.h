@@ -60,7 +60,8 @@ typedef struct {
 
 typedef struct {
     int ctl;                       /* init's end of the control socket */
-    bool new_net;
+    bool new_net;                  /* a new network namespace: bring loopback up */
+    bool shared_net;               /* joined a finished sandbox's: loopback is up */
     bool proxy;                    /* listen on 127.0.0.1:3128 for the host's proxy */
     char data_opts[96];            /* tmpfs options for workspace+tmp+home */
     const struct sock_fprog *seccomp;
