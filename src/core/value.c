@@ -442,3 +442,70 @@ sl_value *sl_value_number_from_text(const char *s)
         return NULL;
     return json_real(d);
 }
+
+/* ---- UTF-8 ---- */
+
+/* Length of the UTF-8 sequence at p when *ok, else of the maximal invalid
+ * prefix that Python's decoder replaces with one U+FFFD (at least 1). */
+size_t sl_utf8_step(const unsigned char *p, size_t n, bool *ok)
+{
+    unsigned char c = p[0], lo = 0x80, hi = 0xbf;
+    size_t len;
+    *ok = true;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xc2 && c <= 0xdf)
+        len = 2;
+    else if (c == 0xe0)
+        len = 3, lo = 0xa0;
+    else if (c == 0xed)
+        len = 3, hi = 0x9f;
+    else if (c >= 0xe1 && c <= 0xef)
+        len = 3;
+    else if (c == 0xf0)
+        len = 4, lo = 0x90;
+    else if (c == 0xf4)
+        len = 4, hi = 0x8f;
+    else if (c >= 0xf1 && c <= 0xf3)
+        len = 4;
+    else {
+        *ok = false;
+        return 1;
+    }
+    size_t i = 1;
+    for (; i < len && i < n; i++) {
+        unsigned char b = p[i];
+        if (i == 1 ? (b < lo || b > hi) : (b < 0x80 || b > 0xbf))
+            break;
+    }
+    if (i < len)
+        *ok = false;
+    return i;
+}
+
+bool sl_utf8_valid(const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    for (size_t i = 0; i < n;) {
+        bool ok;
+        i += sl_utf8_step(p + i, n - i, &ok);
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+void sl_utf8_clean(const char *s, size_t n, sl_buf *out)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    for (size_t i = 0; i < n;) {
+        bool ok;
+        size_t k = sl_utf8_step(p + i, n - i, &ok);
+        if (ok)
+            sl_buf_add(out, p + i, k);
+        else
+            sl_buf_add(out, "\xef\xbf\xbd", 3);
+        i += k;
+    }
+}
+

@@ -83,4 +83,14 @@ sl_value *sl_value_deep_copy(const sl_value *v);
  * accept it; returns a new int or real, or NULL. */
 sl_value *sl_value_number_from_text(const char *s);
 
+/* Whether s[0..n) is valid UTF-8 (no overlongs, surrogates or code points
+ * past U+10FFFF). */
+bool sl_utf8_valid(const char *s, size_t n);
+/* Length of the UTF-8 sequence at p (1 for a bad byte; *ok false then, or
+ * the length of the valid prefix Python replaces with one U+FFFD). */
+size_t sl_utf8_step(const unsigned char *p, size_t n, bool *ok);
+/* Appends s to out with every invalid sequence replaced by U+FFFD, the
+ * way Python's decode(errors="replace") does. */
+void sl_utf8_clean(const char *s, size_t n, sl_buf *out);
+
 #endif

@@ -699,12 +699,17 @@ static void exec_node(sched *s, int v)
     pthread_mutex_lock(&s->mu);
     s->status[v] = (unsigned char)st;
     if (st == NS_FAILED) {
-        char msg[2048];
         if (stopped)
             s->stopped = true;
-        snprintf(msg, sizeof msg, "node '%s' (%s) failed: %s", n->id, n->title,
-                 x.err_msg ? x.err_msg : "unknown error");
+        /* A long message (a traceback) keeps its start and its end, where
+         * the exception is; the node_finished event has it whole. */
+        const char *em = x.err_msg ? x.err_msg : "unknown error";
+        size_t el = strlen(em);
+        char *msg = el <= 3000 ? sl_xasprintf("node '%s' (%s) failed: %s", n->id, n->title, em)
+                               : sl_xasprintf("node '%s' (%s) failed: %.800s\n[…]\n%s", n->id,
+                                              n->title, em, em + el - 2000);
         fail_sched(s, x.err_type ? x.err_type : "NodeError", stopped ? "the run was stopped" : msg);
+        free(msg);
     } else {
         if (strcmp(n->type, "loop-end") == 0)
             s->broke = true;

@@ -48,9 +48,19 @@ static bool exec_cancelled(void *ud)
     return sl_exec_cancelled(ud);
 }
 
+/* Output as text: bytes that are not UTF-8 become U+FFFD, as Python's
+ * decode(errors="replace") makes them. */
 static sl_value *text_of(const sl_buf *b)
 {
-    return json_stringn(b->data ? b->data : "", b->len);
+    const char *s = b->data ? b->data : "";
+    if (sl_utf8_valid(s, b->len))
+        return json_stringn(s, b->len);
+    sl_buf clean;
+    sl_buf_init(&clean, 0);
+    sl_utf8_clean(s, b->len, &clean);
+    sl_value *v = json_stringn(clean.data ? clean.data : "", clean.len);
+    sl_buf_release(&clean);
+    return v;
 }
 
 static int run(sl_node_exec *x)

@@ -286,70 +286,6 @@ static int b64_decode(const char *s, size_t n, sl_buf *out)
     return 0;
 }
 
-/* Length of the UTF-8 sequence at p when *ok, else of the maximal invalid
- * prefix that Python's decoder replaces with one U+FFFD (at least 1). */
-static size_t utf8_step(const unsigned char *p, size_t n, bool *ok)
-{
-    unsigned char c = p[0], lo = 0x80, hi = 0xbf;
-    size_t len;
-    *ok = true;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xc2 && c <= 0xdf)
-        len = 2;
-    else if (c == 0xe0)
-        len = 3, lo = 0xa0;
-    else if (c == 0xed)
-        len = 3, hi = 0x9f;
-    else if (c >= 0xe1 && c <= 0xef)
-        len = 3;
-    else if (c == 0xf0)
-        len = 4, lo = 0x90;
-    else if (c == 0xf4)
-        len = 4, hi = 0x8f;
-    else if (c >= 0xf1 && c <= 0xf3)
-        len = 4;
-    else {
-        *ok = false;
-        return 1;
-    }
-    size_t i = 1;
-    for (; i < len && i < n; i++) {
-        unsigned char b = p[i];
-        if (i == 1 ? (b < lo || b > hi) : (b < 0x80 || b > 0xbf))
-            break;
-    }
-    if (i < len)
-        *ok = false;
-    return i;
-}
-
-static bool utf8_valid(const char *s, size_t n)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    for (size_t i = 0; i < n;) {
-        bool ok;
-        i += utf8_step(p + i, n - i, &ok);
-        if (!ok)
-            return false;
-    }
-    return true;
-}
-
-static void utf8_clean(const char *s, size_t n, sl_buf *out)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    for (size_t i = 0; i < n;) {
-        bool ok;
-        size_t k = utf8_step(p + i, n - i, &ok);
-        if (ok)
-            sl_buf_add(out, p + i, k);
-        else
-            sl_buf_add(out, "\xef\xbf\xbd", 3);
-        i += k;
-    }
-}
-
 static void latin1_to_utf8(const char *s, size_t n, sl_buf *out)
 {
     for (size_t i = 0; i < n; i++) {
@@ -367,7 +303,7 @@ static void latin1_to_utf8(const char *s, size_t n, sl_buf *out)
  * back when they are not UTF-8. */
 static sl_value *header_text(const char *s, size_t n)
 {
-    if (utf8_valid(s, n))
+    if (sl_utf8_valid(s, n))
         return json_stringn_nocheck(s, n);
     sl_buf b;
     sl_buf_init(&b, 0);
@@ -404,7 +340,7 @@ static void ascii_escape(const char *s, size_t n, sl_buf *out)
     const unsigned char *p = (const unsigned char *)s;
     for (size_t i = 0; i < n;) {
         bool ok;
-        size_t k = utf8_step(p + i, n - i, &ok);
+        size_t k = sl_utf8_step(p + i, n - i, &ok);
         if (p[i] < 0x80 || !ok) {
             sl_buf_add(out, p + i, k);
         } else {
@@ -457,7 +393,7 @@ static sl_value *decode_body(const char *charset, const char *s, size_t n)
         }
         iconv_close(cd);
     } else {
-        utf8_clean(s, n, &out);
+        sl_utf8_clean(s, n, &out);
     }
     sl_value *v = json_stringn_nocheck(out.data ? out.data : "", out.len);
     sl_buf_release(&out);
@@ -735,7 +671,7 @@ static char *disposition_filename(const char *cd)
         const char *enc = q2 ? q2 + 1 : v.data;
         char *raw = unquote(enc, v.len - (size_t)(enc - v.data), false);
         bool latin1 = q1 && (size_t)(q1 - v.data) >= 3 && !strncasecmp(v.data, "iso-8859-1", 10);
-        if (latin1 || !utf8_valid(raw, strlen(raw)))
+        if (latin1 || !sl_utf8_valid(raw, strlen(raw)))
             latin1_to_utf8(raw, strlen(raw), &name);
         else
             sl_buf_adds(&name, raw);
@@ -743,7 +679,7 @@ static char *disposition_filename(const char *cd)
     } else {
         sl_buf_reset(&v);
         if (header_param(cd, "filename", &v) && v.len) {
-            if (utf8_valid(v.data, v.len))
+            if (sl_utf8_valid(v.data, v.len))
                 sl_buf_add(&name, v.data, v.len);
             else
                 latin1_to_utf8(v.data, v.len, &name);
@@ -873,7 +809,7 @@ static bool response_is_file(const char *ctype, const char *cd, const char *body
         /* Text served as application/…: UTF-8 that opens like code or
          * markup stays text. */
         size_t k = n < SNIFF_BYTES ? n : SNIFF_BYTES;
-        if (utf8_valid(body, k)) {
+        if (sl_utf8_valid(body, k)) {
             static const char *const marks[] = {"{", "[", "<", "function", "var ", "const ",
                                                 "let "};
             for (size_t i = 0; i < sizeof marks / sizeof marks[0]; i++)
@@ -1124,7 +1060,7 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
     char *name = sl_xstrndup(k, kn);
     for (char *c = name; *c; c++)
         *c = (char)tolower((unsigned char)*c);
-    if (!utf8_valid(name, strlen(name))) {
+    if (!sl_utf8_valid(name, strlen(name))) {
         free(name);
         return n;
     }
@@ -2062,7 +1998,7 @@ static sl_value *request_log(const request *r)
         sl_buf_addf(&b, "<binary_content: size=%zu bytes>", r->payload.len);
     } else if (r->btype == B_RAW) {
         if (r->payload.len)
-            utf8_clean(r->payload.data, r->payload.len, &b);
+            sl_utf8_clean(r->payload.data, r->payload.len, &b);
         else
             sl_buf_adds(&b, r->raw_template ? r->raw_template : "");
     } else if ((r->btype == B_URLENCODED || r->btype == B_JSON) && r->payload.len) {
@@ -2081,7 +2017,7 @@ static sl_value *request_log(const request *r)
     sl_buf_release(&b);
     sl_buf clean;
     sl_buf_init(&clean, 0);
-    utf8_clean(s.data ? s.data : "", s.len, &clean);
+    sl_utf8_clean(s.data ? s.data : "", s.len, &clean);
     sl_value *v = json_stringn_nocheck(clean.data ? clean.data : "", clean.len);
     sl_buf_release(&clean);
     sl_buf_release(&s);
@@ -2105,7 +2041,7 @@ static sl_value *response_file(const request *r, const response *o, const char *
         if (url[i] == '/')
             seg = url + i + 1;
     char *url_name = unquote(seg, (size_t)(url + un - seg), false);
-    if (!utf8_valid(url_name, strlen(url_name)) || strchr(url_name, '/') ||
+    if (!sl_utf8_valid(url_name, strlen(url_name)) || strchr(url_name, '/') ||
         strchr(url_name, '\\')) {
         free(url_name);
         url_name = sl_xstrdup("");
