@@ -20,7 +20,7 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 .PHONY: all test asan fuzz bench bench-sandbox clean
 all: $(BUILD)/sluice $(UNIT_BIN)
 
-$(BUILD)/%.o: %.c $(wildcard src/*/*.h)
+$(BUILD)/%.o: %.c $(wildcard src/*/*.h src/*/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
@@ -52,7 +52,7 @@ FUZZ_CFLAGS  := $(CSTD) -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefi
 FUZZ_OBJ     := $(SRC:%.c=build-fuzz/%.o)
 .SECONDARY: $(FUZZ_OBJ)
 fuzz: $(FUZZ_TARGETS)
-build-fuzz/src/%.o: src/%.c $(wildcard src/*/*.h)
+build-fuzz/src/%.o: src/%.c $(wildcard src/*/*.h src/*/*/*.h)
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 build-fuzz/fuzz_%: fuzz/fuzz_%.c $(FUZZ_OBJ)

@@ -187,7 +187,9 @@ int main(int argc, char **argv)
         double t0 = now();
         sl_sandbox_result r;
         sl_sandbox_result_init(&r);
-        if (sl_code_exec(sb, true, code, inputs, 30, 1 << 20, NULL, NULL, &r, &err) ||
+        char marker[SL_CODE_MARKER_SIZE];
+        sl_code_marker(marker);
+        if (sl_code_exec(sb, true, code, inputs, marker, 30, 1 << 20, NULL, NULL, &r, &err) ||
             r.kind != SL_EXIT_EXITED || r.code != 0 ||
             !strstr(r.out.data ? r.out.data : "", "42")) {
             fprintf(stderr, "sandbox_bench: the code node failed: %s%s\n",

@@ -4,7 +4,7 @@
  *
  * Inputs whose first byte is odd are "allow-list\nhost": the list goes to
  * sl_proxy_start and the host to sl_proxy_check_host.  Other inputs are
- * sent, after the first byte, to one long-lived proxy over a unix socket;
+ * sent, after the first byte, to a proxy over a unix socket;
  * the target reads the answer to the end.  That proxy allows only IP
  * literals on loopback's discard port and names under example.org, so no
  * input makes it resolve a name or reach beyond this machine: listed
@@ -49,12 +49,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
-    sl_err err = {0};
-    int fd = listener(&addr, &addr_len);
-    if (sl_proxy_start(fd, "127.0.0.1:9,[::1]:9,*.example.org", &proxy, &err)) {
-        fprintf(stderr, "fuzz_proxy: %s\n", err.msg);
-        abort();
-    }
     return 0;
 }
 
@@ -89,6 +83,12 @@ static void check_allow_list(const uint8_t *data, size_t size)
 
 static void send_request(const uint8_t *data, size_t size)
 {
+    /* A proxy per input: stopping it joins its threads, so every input
+     * ends with nothing running and leak checks see the whole story. */
+    sl_err err = {0};
+    int lfd = listener(&addr, &addr_len);
+    if (sl_proxy_start(lfd, "127.0.0.1:9,[::1]:9,*.example.org", &proxy, &err))
+        abort();
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0 || connect(fd, (struct sockaddr *)&addr, addr_len))
         abort();
@@ -118,6 +118,8 @@ static void send_request(const uint8_t *data, size_t size)
     if (got && strncmp(first, "HTTP/1.1 ", 9) && strncmp(first, "HTTP/1.0 ", 9))
         abort(); /* anything it says starts with a status line */
     close(fd);
+    sl_proxy_stop(proxy);
+    proxy = NULL;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

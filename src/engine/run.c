@@ -244,6 +244,16 @@ int sl_exec_fail(sl_node_exec *x, const char *error_type, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(x->err_msg, (size_t)(n < 0 ? 0 : n) + 1, fmt, ap);
     va_end(ap);
+    /* Messages quote program output, which need not be UTF-8; events and
+     * JSON need it to be, so bad bytes become U+FFFD. */
+    size_t len = strlen(x->err_msg);
+    if (!sl_utf8_valid(x->err_msg, len)) {
+        sl_buf b;
+        sl_buf_init(&b, 0);
+        sl_utf8_clean(x->err_msg, len, &b);
+        free(x->err_msg);
+        x->err_msg = sl_buf_detach(&b);
+    }
     free(x->err_type);
     x->err_type = sl_xstrdup(error_type ? error_type : "NodeError");
     return -1;

@@ -22,6 +22,9 @@
  * nested paths read "obj.x" (graphon's fix), not ".obj.x".
  */
 #include <math.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,9 +36,15 @@
 #include "code.h"
 #include "node.h"
 
-/* The python3 runner.  It uses the _json accelerator directly: importing
- * the json package pulls in re and enum, which costs more than starting
- * the interpreter. */
+/* The runners.  The program's stdout and stderr are the user's, as in
+ * Dify: what the code prints goes to stdout, errors and tracebacks to
+ * stderr, and stderr is the node's error when the code fails.  The result
+ * is written last on stdout after a marker the host made up for this run
+ * (`marker` in the payload), so prints cannot be mistaken for it.
+ *
+ * The python3 runner uses the _json accelerator directly: importing the
+ * json package pulls in re and enum, which costs more than starting the
+ * interpreter. */
 static const char py_runner[] =
     "import _json, os, sys\n"
     "def _sluice_run():\n"
@@ -43,8 +52,6 @@ static const char py_runner[] =
     "    c = Ctx(); c.strict = True; c.object_hook = None; c.object_pairs_hook = None\n"
     "    c.parse_float = float; c.parse_int = int; c.parse_constant = float; c.memo = {}\n"
     "    data = _json.make_scanner(c)(sys.stdin.buffer.read().decode('utf-8'), 0)[0]\n"
-    "    out = os.dup(1)\n"
-    "    os.dup2(2, 1)\n"
     "    code = data['code']\n"
     "    def done(status, text=None):\n"
     "        if text: sys.stderr.write(text)\n"
@@ -68,7 +75,8 @@ static const char py_runner[] =
     "        done(3, 'Result must be a dict, got %s\\n' % type(result).__name__)\n"
     "    def fix(v):\n"
     "        if isinstance(v, bool) or v is None: return v\n"
-    "        if isinstance(v, float) and v in (float('inf'), float('-inf')): return 1.7e308 if v > 0 else -1.7e308\n"
+    "        if isinstance(v, float) and v in (float('inf'), float('-inf')):\n"
+    "            return 1.7e308 if v > 0 else -1.7e308\n"
     "        if isinstance(v, int): return v if -2**63 <= v < 2**63 else float(v)\n"
     "        if isinstance(v, dict): return {str(k): fix(x) for k, x in v.items()}\n"
     "        if isinstance(v, (list, tuple)): return [fix(x) for x in v]\n"
@@ -78,11 +86,13 @@ static const char py_runner[] =
     "    enc = _json.make_encoder({}, default, _json.encode_basestring_ascii, None, ': ', ', ',\n"
     "                             False, False, False)\n"
     "    try:\n"
-    "        view = memoryview(''.join(enc(fix(result), 0)).encode('ascii'))\n"
+    "        text = data['marker'] + ''.join(enc(fix(result), 0))\n"
     "    except (TypeError, ValueError, RecursionError) as e:\n"
     "        done(3, 'the result cannot be sent as JSON: %s\\n' % e)\n"
+    "    sys.stdout.flush()\n"
+    "    view = memoryview(text.encode('ascii'))\n"
     "    while view:\n"
-    "        view = view[os.write(out, view):]\n"
+    "        view = view[os.write(1, view):]\n"
     "    done(0)\n"
     "_sluice_run()\n";
 
@@ -90,8 +100,6 @@ static const char js_runner[] =
     "(() => {\n"
     "const fs = require('fs');\n"
     "const data = JSON.parse(fs.readFileSync(0, 'utf8'));\n"
-    "const realWrite = process.stdout.write.bind(process.stdout);\n"
-    "process.stdout.write = process.stderr.write.bind(process.stderr);\n"
     "const fail = (e, code) => {\n"
     "  let text = e && e.stack ? e.stack : String(e);\n"
     "  text = text.split('\\n').filter((l) => !/^\\s+at (\\[eval\\]|.*node:internal|eval \\(<anonymous>)/.test(l))\n"
@@ -116,7 +124,7 @@ static const char js_runner[] =
     "  let text;\n"
     "  try { text = JSON.stringify(r); }\n"
     "  catch (e) { return fail('the result cannot be sent as JSON: ' + e.message, 3); }\n"
-    "  realWrite(text, () => process.exit(0));\n"
+    "  process.stdout.write(data.marker + text, () => process.exit(0));\n"
     "}, (e) => fail(e));\n"
     "})();\n";
 
@@ -572,11 +580,32 @@ static const char *tail(const sl_buf *b, size_t keep)
     return nl && nl[1] ? nl + 1 : p;
 }
 
-int sl_code_exec(sl_sandbox *sb, bool python, const char *code, const sl_value *inputs,
-                 double timeout_s, size_t max_output, bool (*cancelled)(void *), void *ud,
-                 sl_sandbox_result *res, sl_err *err)
+void sl_code_marker(char out[SL_CODE_MARKER_SIZE])
 {
-    sl_value *payload = json_pack("{s:s, s:O}", "code", code, "inputs", (sl_value *)inputs);
+    unsigned char r[16];
+    if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) {
+        /* no entropy source: still unique per run and process */
+        static unsigned long n;
+        unsigned long long t = (unsigned long long)time(NULL) ^ ((unsigned long long)getpid() << 32);
+        t ^= __atomic_add_fetch(&n, 1, __ATOMIC_RELAXED) * 0x9e3779b97f4a7c15ull;
+        memcpy(r, &t, sizeof t);
+        memcpy(r + 8, &n, sizeof n < 8 ? sizeof n : 8);
+    }
+    static const char hex[] = "0123456789abcdef";
+    memcpy(out, "\n<<sluice-result-", 17);
+    for (int i = 0; i < 16; i++) {
+        out[17 + 2 * i] = hex[r[i] >> 4];
+        out[18 + 2 * i] = hex[r[i] & 15];
+    }
+    memcpy(out + 49, ">>", 3);
+}
+
+int sl_code_exec(sl_sandbox *sb, bool python, const char *code, const sl_value *inputs,
+                 const char *marker, double timeout_s, size_t max_output,
+                 bool (*cancelled)(void *), void *ud, sl_sandbox_result *res, sl_err *err)
+{
+    sl_value *payload = json_pack("{s:s, s:O, s:s}", "code", code, "inputs", (sl_value *)inputs,
+                                  "marker", marker);
     sl_buf in;
     sl_buf_init(&in, 0);
     sl_value_json(payload, &in);
@@ -624,15 +653,39 @@ static int run(sl_node_exec *x)
     }
     double left = sl_exec_time_left(x);
     double timeout = L->code_timeout_s > 0 && L->code_timeout_s < left ? L->code_timeout_s : left;
-    int rc = sl_code_exec(sb, py, code, inputs, timeout, L->max_output_bytes, exec_cancelled, x,
-                          &res, &err);
+    char marker[SL_CODE_MARKER_SIZE];
+    sl_code_marker(marker);
+    int rc = sl_code_exec(sb, py, code, inputs, marker, timeout, L->max_output_bytes,
+                          exec_cancelled, x, &res, &err);
     json_decref(inputs);
     if (rc) {
         rc = sl_exec_fail(x, "CodeExecutionError", "the code could not run: %s", err.msg);
         goto out;
     }
-    if (res.err.len)
-        sl_exec_process(x, "logs", json_stringn(tail(&res.err, 16384), strlen(tail(&res.err, 16384))));
+    /* stdout: what the code printed, then the marker and the result */
+    const char *out = res.out.data ? res.out.data : "";
+    const char *mark = NULL;
+    for (const char *p = out; (p = memmem(p, res.out.len - (size_t)(p - out), marker,
+                                          strlen(marker)));
+         p++)
+        mark = p;
+    size_t printed = mark ? (size_t)(mark - out) : res.out.len;
+    if (printed) {
+        sl_buf b;
+        sl_buf_init(&b, 0);
+        sl_utf8_clean(out + (printed > 16384 ? printed - 16384 : 0),
+                      printed > 16384 ? 16384 : printed, &b);
+        sl_exec_process(x, "stdout", json_stringn(b.data ? b.data : "", b.len));
+        sl_buf_release(&b);
+    }
+    if (res.err.len) {
+        sl_buf b;
+        sl_buf_init(&b, 0);
+        const char *t = tail(&res.err, 16384);
+        sl_utf8_clean(t, strlen(t), &b);
+        sl_exec_process(x, "stderr", json_stringn(b.data ? b.data : "", b.len));
+        sl_buf_release(&b);
+    }
     switch (res.kind) {
     case SL_EXIT_TIMEOUT:
         rc = sl_exec_fail(x, "CodeExecutionError",
@@ -659,6 +712,8 @@ static int run(sl_node_exec *x)
         break;
     }
     if (res.code != 0) {
+        /* the error is what the program wrote on stderr (the traceback),
+         * as in Dify */
         const char *text = tail(&res.err, 8192);
         size_t n = strlen(text);
         while (n && (text[n - 1] == '\n' || text[n - 1] == ' '))
@@ -671,13 +726,19 @@ static int run(sl_node_exec *x)
             rc = sl_exec_fail(x, "CodeExecutionError", "%.*s", (int)n, text);
         goto out;
     }
+    if (!mark) {
+        rc = sl_exec_fail(x, "CodeExecutionError",
+                          "the code ended without a result (did it call exit() or close stdout?)");
+        goto out;
+    }
+    const char *rj = mark + strlen(marker);
+    size_t rn = res.out.len - (size_t)(rj - out);
     json_error_t je;
-    sl_value *result = json_loadb(res.out.data ? res.out.data : "", res.out.len, JSON_ALLOW_NUL, &je);
+    sl_value *result = json_loadb(rj, rn, JSON_ALLOW_NUL, &je);
     if (!result && strstr(je.text, "too big integer"))
         /* JavaScript writes 2**63 as 9223372036854776000; read numbers as
          * floats so the range check can name the output */
-        result = json_loadb(res.out.data, res.out.len, JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL,
-                            &je);
+        result = json_loadb(rj, rn, JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, &je);
     if (!json_is_object(result)) {
         json_decref(result);
         rc = sl_exec_fail(x, "CodeExecutionError", "the code's result could not be read (%s)",

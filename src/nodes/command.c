@@ -120,7 +120,7 @@ static int run(sl_node_exec *x)
                           "the command %s (limit command_timeout_s=%g)", what, timeout);
         goto out;
     case SL_EXIT_LIMIT:
-        rc = sl_exec_fail(x, "CommandExecutionError", "the command was %s%s", what,
+        rc = sl_exec_fail(x, "CommandExecutionError", "the command %s%s", what,
                           strstr(res.limit, "output") ? " (sandbox_output_bytes)"
                           : strstr(res.limit, "memory") ? " (sandbox_memory_bytes)"
                                                         : "");

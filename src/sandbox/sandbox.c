@@ -62,16 +62,16 @@ void sl_sandbox_result_describe(const sl_sandbox_result *r, char *out, size_t n)
         snprintf(out, n, "exited with %d", r->code);
         break;
     case SL_EXIT_SIGNALED:
-        snprintf(out, n, "killed by signal %d (%s)", r->sig, strsignal(r->sig));
+        snprintf(out, n, "was killed by signal %d (%s)", r->sig, strsignal(r->sig));
         break;
     case SL_EXIT_TIMEOUT:
         snprintf(out, n, "timed out after %.1f s and was killed", r->seconds);
         break;
     case SL_EXIT_LIMIT:
-        snprintf(out, n, "killed: it went over the %s limit", r->limit);
+        snprintf(out, n, "was killed: it went over the %s limit", r->limit);
         break;
     case SL_EXIT_CANCELED:
-        snprintf(out, n, "cancelled");
+        snprintf(out, n, "was cancelled");
         break;
     }
 }

@@ -212,6 +212,42 @@ static void place_mounts(sl_sb_plan *p, bool user)
     }
 }
 
+/* The mount points of the user's binds that lie outside the writable
+ * folders must exist before the root turns read-only; those inside the
+ * workspace, /tmp or home are made after those folders are mounted. */
+static void prepare_user_points(sl_sb_plan *p)
+{
+    static const char *const writable[] = {"/workspace", "/tmp", "/home/sandbox", "/dev"};
+    char path[260];
+    for (int i = 0; i < p->n_mounts; i++) {
+        sl_sb_mount *m = &p->mounts[i];
+        if (!m->required || m->device || m->fd < 0)
+            continue;
+        bool later = false;
+        for (size_t k = 0; k < sizeof writable / sizeof *writable; k++) {
+            size_t n = strlen(writable[k]);
+            if (!strncmp(m->target, writable[k], n) && (m->target[n] == '/' || !m->target[n]))
+                later = true;
+        }
+        if (later)
+            continue;
+        memcpy(path, m->target, sizeof m->target);
+        if (m->is_file) {
+            char *slash = strrchr(path, '/');
+            if (slash && slash != path) {
+                *slash = 0;
+                mkdir_p(path, 0755);
+            }
+            int fd = open(m->target, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+            if (fd < 0)
+                die("create mount point", m->target);
+            close(fd);
+        } else {
+            mkdir_p(path, 0755);
+        }
+    }
+}
+
 static void write_etc(const char *files)
 {
     char path[300];
@@ -289,6 +325,7 @@ static void build_root(sl_sb_plan *p)
     if (umount2("/oldroot", MNT_DETACH) || rmdir("/oldroot"))
         die("detach", "old root");
     place_mounts(p, false);
+    prepare_user_points(p);
     /* One call makes the root, every system bind and proc read-only. */
     struct sl_mount_attr ro = {.attr_set = SL_MOUNT_ATTR_RDONLY | SL_MOUNT_ATTR_NOSUID |
                                            SL_MOUNT_ATTR_NODEV};
@@ -361,9 +398,12 @@ static struct {
 } cmds[MAX_CMDS];
 static int n_running;
 
-static void finish(int slot, int status, int error)
+static void finish(int slot, int status, int error, const struct rusage *ru)
 {
-    sl_exec_status s = {status, error};
+    sl_exec_status s = {status, error, 0};
+    if (ru)
+        s.cpu_ms = (int64_t)ru->ru_utime.tv_sec * 1000 + ru->ru_utime.tv_usec / 1000 +
+                   (int64_t)ru->ru_stime.tv_sec * 1000 + ru->ru_stime.tv_usec / 1000;
     if (write(cmds[slot].status_fd, &s, sizeof s) < 0) {
         /* the host gave up on this command; nothing to tell */
     }
@@ -490,7 +530,7 @@ static void do_exec(const sl_sb_hdr *h, char *payload, int *fds, int nfds)
         }
     int stdin_fd = e.has_stdin && nfds > 3 ? fds[3] : open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (slot < 0) {
-        sl_exec_status s = {0, EAGAIN};
+        sl_exec_status s = {0, EAGAIN, 0};
         if (write(fds[2], &s, sizeof s) < 0) {
         }
         goto close_all;
@@ -526,7 +566,7 @@ static void do_exec(const sl_sb_hdr *h, char *payload, int *fds, int nfds)
                       &sa);
     if (pid < 0) {
         cmds[slot].pid = 0;
-        sl_exec_status st = {0, errno};
+        sl_exec_status st = {0, errno, 0};
         if (write(fds[2], &st, sizeof st) < 0) {
         }
         cmds[slot].status_fd = -1;
@@ -543,7 +583,7 @@ static void do_exec(const sl_sb_hdr *h, char *payload, int *fds, int nfds)
 bad:
     slot = -1;
     if (nfds >= 3) {
-        sl_exec_status st = {0, EINVAL};
+        sl_exec_status st = {0, EINVAL, 0};
         if (write(fds[2], &st, sizeof st) < 0) {
         }
     }
@@ -562,10 +602,11 @@ static void reap(void)
 {
     int status;
     pid_t pid;
-    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+    struct rusage ru;
+    while ((pid = wait4(-1, &status, WNOHANG, &ru)) > 0) {
         for (int i = 0; i < MAX_CMDS; i++)
             if (cmds[i].pid == pid) {
-                finish(i, status, 0);
+                finish(i, status, 0, &ru);
                 break;
             }
     }

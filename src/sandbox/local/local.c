@@ -191,31 +191,44 @@ static struct {
     char etc_dir[128];     /* the /etc files, written once to a host folder */
 } base_plan = {.once = PTHREAD_ONCE_INIT};
 
-/* Removes a folder this process made (one level: files and empty
- * mount-point folders). */
-static void remove_flat(const char *dir)
+/* Removes a folder sluice made (one level: files and empty mount-point
+ * folders), relative to the folder fd `at`.  The folders live in a
+ * world-writable $TMPDIR, so nothing is followed: the name must be a real
+ * folder (not a symlink) owned by this user, and entries are unlinked
+ * relative to it. */
+static void remove_flat(int at, const char *name)
 {
-    DIR *d = opendir(dir);
-    if (!d)
+    int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
         return;
+    if (fstat(fd, &st) || st.st_uid != geteuid()) {
+        close(fd);
+        return;
+    }
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        close(fd);
+        return;
+    }
     struct dirent *e;
     while ((e = readdir(d)))
         if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
             unlinkat(dirfd(d), e->d_name, e->d_type == DT_DIR ? AT_REMOVEDIR : 0);
     closedir(d);
-    rmdir(dir);
+    unlinkat(at, name, AT_REMOVEDIR);
 }
 
 static void remove_etc_dir(void)
 {
     if (base_plan.etc_dir[0])
-        remove_flat(base_plan.etc_dir);
+        remove_flat(AT_FDCWD, base_plan.etc_dir);
 }
 
 /* Writing a dozen files into every sandbox's /etc costs more than binding
  * one folder, so the records are written once per process into
- * $TMPDIR/sluice-etc-PID (removed at exit; those of dead processes are
- * removed here).  Returns false when that cannot be done; the records are
+ * $TMPDIR/sluice-etc-PID-XXXXXX (removed at exit; those of dead processes
+ * are removed here, never following a link).  Returns false when that cannot be done; the records are
  * then written by init. */
 static bool make_etc_dir(const sl_buf *records)
 {
@@ -227,19 +240,20 @@ static bool make_etc_dir(const sl_buf *records)
         struct dirent *e;
         while ((e = readdir(d))) {
             long pid;
-            if (sscanf(e->d_name, "sluice-etc-%ld", &pid) == 1 && pid != getpid() &&
-                kill((pid_t)pid, 0) && errno == ESRCH) {
-                char old[400];
-                snprintf(old, sizeof old, "%s/%s", tmp, e->d_name);
-                remove_flat(old);
-            }
+            if (sscanf(e->d_name, "sluice-etc-%ld-", &pid) == 1 && pid != getpid() &&
+                kill((pid_t)pid, 0) && errno == ESRCH)
+                remove_flat(dirfd(d), e->d_name);
         }
         closedir(d);
     }
+    /* A fresh name of our own: mkdtemp never reuses what is there. */
     char *dir = base_plan.etc_dir;
-    snprintf(dir, sizeof base_plan.etc_dir, "%s/sluice-etc-%ld", tmp, (long)getpid());
-    remove_flat(dir);
-    if (mkdir(dir, 0755) || chmod(dir, 0755))
+    snprintf(dir, sizeof base_plan.etc_dir, "%s/sluice-etc-%ld-XXXXXX", tmp, (long)getpid());
+    if (!mkdtemp(dir)) {
+        dir[0] = 0;
+        return false;
+    }
+    if (chmod(dir, 0755))
         goto fail;
     for (const char *f = records->data; f && f < records->data + records->len && *f;) {
         const char *size = f + strlen(f) + 1;
@@ -259,7 +273,7 @@ static bool make_etc_dir(const sl_buf *records)
     atexit(remove_etc_dir);
     return true;
 fail:
-    remove_flat(dir);
+    remove_flat(AT_FDCWD, dir);
     dir[0] = 0;
     return false;
 }
@@ -698,7 +712,7 @@ static int local_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_resu
     }
     enum { K_NONE, K_TIMEOUT, K_OUTPUT, K_CANCEL } killed = K_NONE;
     bool have_status = false;
-    sl_exec_status status = {0, 0};
+    sl_exec_status status = {0, 0, 0};
     double drain_until = 0;
     char chunk[65536];
     for (;;) {
@@ -763,7 +777,7 @@ static int local_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_resu
                 ssize_t n = read(st[0], &status, sizeof status);
                 if (n == (ssize_t)sizeof status || n == 0) {
                     if (n == 0)
-                        status.status = SIGKILL, status.error = EPIPE;
+                        status.status = SIGKILL, status.error = EPIPE, status.cpu_ms = 0;
                     have_status = true;
                     res->seconds = now_s() - t0;
                     /* background writers were killed with the command's
@@ -820,7 +834,11 @@ static int local_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_resu
             human_size(s->o.memory_bytes, size, sizeof size);
             res->kind = SL_EXIT_LIMIT;
             snprintf(res->limit, sizeof res->limit, "memory (%s)", size);
-        } else if (res->sig == SIGXCPU) {
+        } else if (res->sig == SIGXCPU ||
+                   (res->sig == SIGKILL && s->o.cpu_seconds > 0 &&
+                    status.cpu_ms >= (int64_t)s->o.cpu_seconds * 1000)) {
+            /* SIGXCPU at the soft limit, SIGKILL at the hard one (a
+             * program that ignored SIGXCPU) */
             res->kind = SL_EXIT_LIMIT;
             snprintf(res->limit, sizeof res->limit, "CPU time (%d s)", s->o.cpu_seconds);
         } else if (res->sig == SIGXFSZ) {

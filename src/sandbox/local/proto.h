@@ -45,6 +45,7 @@ typedef struct {
 typedef struct {
     int32_t status;     /* wait status */
     int32_t error;      /* errno when the command could not be started */
+    int64_t cpu_ms;     /* CPU time of the command's main process */
 } sl_exec_status;
 
 typedef struct {
