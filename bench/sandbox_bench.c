@@ -92,6 +92,25 @@ static int report(const char *what, double ours, double peer, const char *peer_n
     return ok ? 0 : 1;
 }
 
+/* The cold path: create a sandbox, run one command, destroy it. */
+static int cold_once(const sl_sandbox_opts *o, const sl_sandbox_cmd *c)
+{
+    sl_err err = {0};
+    sl_sandbox *sb;
+    if (sl_sandbox_create(o, &sb, &err)) {
+        fprintf(stderr, "sandbox_bench: %s\n", err.msg);
+        sl_err_clear(&err);
+        return -1;
+    }
+    sl_sandbox_result r;
+    sl_sandbox_result_init(&r);
+    sl_sandbox_exec(sb, c, &r, &err);
+    sl_sandbox_result_release(&r);
+    sl_sandbox_destroy(sb);
+    sl_err_clear(&err);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int n = 40;
@@ -111,18 +130,9 @@ int main(int argc, char **argv)
         return 2;
     }
     /* warm-up: seccomp compile, page cache, first cgroup */
-    for (int i = 0; i < 3; i++) {
-        sl_sandbox *sb;
-        if (sl_sandbox_create(&o, &sb, &err)) {
-            fprintf(stderr, "sandbox_bench: %s\n", err.msg);
+    for (int i = 0; i < 3; i++)
+        if (cold_once(&o, &tcmd))
             return 2;
-        }
-        sl_sandbox_result r;
-        sl_sandbox_result_init(&r);
-        sl_sandbox_exec(sb, &tcmd, &r, &err);
-        sl_sandbox_result_release(&r);
-        sl_sandbox_destroy(sb);
-    }
 
     /* cold */
     if (bwrap) {
@@ -133,16 +143,8 @@ int main(int argc, char **argv)
         } else {
             for (int i = 0; i < n; i++) {
                 double t0 = now();
-                sl_sandbox *sb;
-                if (sl_sandbox_create(&o, &sb, &err)) {
-                    fprintf(stderr, "sandbox_bench: %s\n", err.msg);
+                if (cold_once(&o, &tcmd))
                     return 2;
-                }
-                sl_sandbox_result r;
-                sl_sandbox_result_init(&r);
-                sl_sandbox_exec(sb, &tcmd, &r, &err);
-                sl_sandbox_result_release(&r);
-                sl_sandbox_destroy(sb);
                 a[i] = now() - t0;
                 t0 = now();
                 fork_exec(bwrap, bargv);
