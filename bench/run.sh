@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The benchmark behind the issue's speed targets; `make bench` runs it.
 #
-#   bench/run.sh [BUILD]        BUILD holds bench/engine_bench (default: build)
+#   bench/run.sh [BUILD]        BUILD holds bench/engine_bench and
+#                               bench/sandbox_bench (default: build)
 #
 # 1. bench/gen.py writes chain and fan-out workflows of 100, 1,000 and
 #    10,000 pass-through nodes into bench/out/ (YAML, plus a JSON twin for
@@ -57,5 +58,12 @@ echo "# peer: PyYAML loading the 1,000-node files"
 echo
 status=0
 python3 bench/report.py "$results" || status=$?
+echo
+echo "# the local sandbox (issue 3): sluice against bubblewrap, fork+exec and python3"
+if [ -x "$BUILD/bench/sandbox_bench" ]; then
+  "$BUILD/bench/sandbox_bench" || status=1
+else
+  echo "bench: $BUILD/bench/sandbox_bench is missing; run make bench" >&2; status=2
+fi
 echo "# bench took $(( $(date +%s) - t0 )) s"
 exit $status
