@@ -432,20 +432,15 @@ static const char *resolve(const char *file, char **env, char *out, size_t n)
     const char *path = env_get(env, "PATH");
     if (!path)
         path = "/usr/local/bin:/usr/bin:/bin";
-    const char *found = NULL;
     while (*path) {
         const char *end = strchr(path, ':');
         size_t dl = end ? (size_t)(end - path) : strlen(path);
-        size_t at = 0;
         if (dl + strlen(file) + 2 < n) {
             memcpy(out, path, dl);
-            at = dl;
-            out[at++] = '/';
-            strcpy(out + at, file);
+            out[dl] = '/';
+            strcpy(out + dl + 1, file);
             if (!access(out, X_OK))
                 return out;
-            if (!found && !access(out, F_OK))
-                found = "";
         }
         path += dl + (end ? 1 : 0);
     }
