@@ -9,7 +9,7 @@ CFLAGS   += $(CSTD) $(WARN) $(OPT) $(shell pkg-config --cflags $(PKGS))
 LDLIBS   += $(shell pkg-config --libs $(PKGS)) -lpthread -lm
 BUILD    ?= build
 
-SRC      := $(filter-out $(EXCLUDE),$(sort $(wildcard src/core/*.c src/dsl/*.c src/engine/*.c src/nodes/*.c src/sandbox/*.c src/sandbox/local/*.c src/tmpl/*.c)))
+SRC      := $(filter-out $(EXCLUDE),$(sort $(wildcard src/core/*.c src/dsl/*.c src/engine/*.c src/nodes/*.c src/sandbox/*.c src/sandbox/local/*.c src/llm/*.c src/tmpl/*.c)))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
 OBJ      := $(SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
