@@ -26,6 +26,7 @@ struct sl_run {
     atomic_int cancel;        /* 1 when stopped by the caller */
     atomic_int exceptions;    /* nodes that ended in exception */
     atomic_int event_index;
+    atomic_llong tokens;      /* model tokens of every node */
     double t0, t1;
     pthread_mutex_t ev_lock;  /* serialises events, answer text, outputs */
     sl_run_status status;
@@ -39,6 +40,7 @@ struct sl_run {
     unsigned long long rng;
     /* The run's sandbox, made by the first node that needs one (code,
      * command) and destroyed when the run ends, however it ends. */
+    sl_map streamed;          /* "node.var" already streamed as text_chunk (ev_lock) */
     pthread_mutex_t sb_lock;
     sl_sandbox *sandbox;
     char *sandbox_error;
@@ -74,6 +76,9 @@ struct sl_node_exec {
     char *handle;
     char *err_msg, *err_type;
     char exec_id[40];
+    long long tokens;         /* model usage of this node (sl_exec_usage) */
+    double price;
+    char currency[8];
 };
 
 void *sl__worker_main(void *arg);
@@ -309,6 +314,48 @@ void sl_exec_text_chunk(sl_node_exec *x, const char *text, size_t len)
         json_object_set_new(d, "from_variable_selector", sel);
         emit(r, "text_chunk", d);
     }
+}
+
+void sl_exec_stream_chunk(sl_node_exec *x, const char *var, const char *text, size_t len)
+{
+    sl_run *r = x->s->run;
+    char key[256];
+    snprintf(key, sizeof key, "%s.%s", x->n->id, var);
+    pthread_mutex_lock(&r->ev_lock);
+    sl_buf_add(&r->answer, text, len);
+    if (!sl_map_get(&r->streamed, key))
+        sl_map_put(&r->streamed, key, (void *)1);
+    pthread_mutex_unlock(&r->ev_lock);
+    if (r->opts.on_event) {
+        sl_value *d = json_pack("{s:s%, s:[s,s]}", "text", text, len, "from_variable_selector",
+                                x->n->id, var);
+        emit(r, "text_chunk", d);
+    }
+}
+
+bool sl_exec_streamed(sl_node_exec *x, const char *node_id, const char *var)
+{
+    sl_run *r = x->s->run;
+    char key[256];
+    snprintf(key, sizeof key, "%s.%s", node_id, var);
+    pthread_mutex_lock(&r->ev_lock);
+    bool yes = sl_map_get(&r->streamed, key) != NULL;
+    pthread_mutex_unlock(&r->ev_lock);
+    return yes;
+}
+
+void sl_exec_usage(sl_node_exec *x, long long tokens, double price, const char *currency)
+{
+    x->tokens += tokens;
+    x->price += price;
+    if (currency)
+        snprintf(x->currency, sizeof x->currency, "%s", currency);
+    atomic_fetch_add(&x->s->run->tokens, tokens);
+}
+
+struct sl_llm_tape *sl_exec_llm_tape(sl_node_exec *x)
+{
+    return x->s->run->opts.llm_tape;
 }
 
 sl_sandbox *sl_exec_sandbox(sl_node_exec *x, sl_err *err)
@@ -697,9 +744,9 @@ static void exec_node(sched *s, int v)
         json_object_set_new(d, "error_type", x.err_type ? json_string(x.err_type) : json_null());
         json_object_set_new(d, "elapsed_time", json_real(now_s() - t_start));
         sl_value *meta = json_object();
-        json_object_set_new(meta, "total_tokens", json_integer(0));
-        json_object_set_new(meta, "total_price", json_integer(0));
-        json_object_set_new(meta, "currency", json_string("USD"));
+        json_object_set_new(meta, "total_tokens", json_integer(x.tokens));
+        json_object_set_new(meta, "total_price", x.price > 0 ? json_real(x.price) : json_integer(0));
+        json_object_set_new(meta, "currency", json_string(x.currency[0] ? x.currency : "USD"));
         json_object_set_new(d, "execution_metadata", meta);
         json_object_set_new(d, "created_at", json_integer(created));
         json_object_set_new(d, "finished_at", json_integer(wall_s()));
@@ -914,6 +961,7 @@ sl_run *sl_run_new(const sl_graph *g, const sl_run_opts *opts)
     r->outputs = json_object();
     pthread_mutex_init(&r->ev_lock, NULL);
     pthread_mutex_init(&r->sb_lock, NULL);
+    sl_map_init(&r->streamed);
     sl_buf_init(&r->answer, r->L.max_string_bytes ? r->L.max_string_bytes * 4 : 0);
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -1016,7 +1064,7 @@ int sl_run_exec(sl_run *r, sl_err *err)
         json_object_set_new(d, "outputs", json_incref(r->outputs));
         json_object_set_new(d, "error", r->error ? json_string(r->error) : json_null());
         json_object_set_new(d, "elapsed_time", json_real(r->t1 - r->t0));
-        json_object_set_new(d, "total_tokens", json_integer(0));
+        json_object_set_new(d, "total_tokens", json_integer(atomic_load(&r->tokens)));
         json_object_set_new(d, "total_steps", json_integer(r->steps));
         json_object_set_new(d, "exceptions_count", json_integer(atomic_load(&r->exceptions)));
         json_object_set_new(d, "created_at", json_integer(created));
@@ -1047,6 +1095,7 @@ void sl_run_free(sl_run *r)
     sl_sandbox_destroy(r->sandbox);
     free(r->sandbox_error);
     pthread_mutex_destroy(&r->sb_lock);
+    sl_map_release(&r->streamed);
     free(r);
 }
 

@@ -107,12 +107,23 @@ int sl_exec_assign(sl_node_exec *x, const sl_value *selector, sl_value *v);
 
 /* Streams text to the user (answer nodes): a text_chunk event. */
 void sl_exec_text_chunk(sl_node_exec *x, const char *text, size_t len);
+/* Streams a piece of this node's output `var` ahead of the answer node that
+ * shows it (an LLM's text as it arrives): a text_chunk event from
+ * [node, var], remembered so that answer node does not send it again. */
+void sl_exec_stream_chunk(sl_node_exec *x, const char *var, const char *text, size_t len);
+/* Whether node_id.var was streamed so (for answer nodes). */
+bool sl_exec_streamed(sl_node_exec *x, const char *node_id, const char *var);
 
 bool sl_exec_cancelled(sl_node_exec *x);
 /* The run's sandbox, made on first use with the run's limits and network
  * policy; NULL with err when it cannot be made.  Borrowed: the run
  * destroys it when it ends. */
 struct sl_sandbox *sl_exec_sandbox(sl_node_exec *x, sl_err *err);
+/* Model usage of this node: adds to its execution_metadata and to the
+ * run's total_tokens. */
+void sl_exec_usage(sl_node_exec *x, long long tokens, double price, const char *currency);
+/* The run's record/replay tape for model calls (NULL: call live). */
+struct sl_llm_tape *sl_exec_llm_tape(sl_node_exec *x);
 /* Seconds since this node started. */
 double sl_exec_elapsed(sl_node_exec *x);
 /* Seconds left in the run's time budget (never negative). */

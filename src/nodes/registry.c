@@ -18,6 +18,7 @@ extern const sl_node_kind sl_kind_iteration, sl_kind_iteration_start;
 extern const sl_node_kind sl_kind_loop, sl_kind_loop_start, sl_kind_loop_end;
 extern const sl_node_kind sl_kind_http_request;
 extern const sl_node_kind sl_kind_code, sl_kind_command;
+extern const sl_node_kind sl_kind_llm;
 
 static const sl_node_kind *const kinds[] = {
     &sl_kind_start, &sl_kind_end, &sl_kind_answer,
@@ -29,6 +30,7 @@ static const sl_node_kind *const kinds[] = {
     &sl_kind_loop, &sl_kind_loop_start, &sl_kind_loop_end,
     &sl_kind_http_request,
     &sl_kind_code, &sl_kind_command,
+    &sl_kind_llm,
 };
 
 const sl_node_kind *sl_node_kind_find(const char *type)

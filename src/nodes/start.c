@@ -118,7 +118,35 @@ static int answer_run(sl_node_exec *x)
         return sl_exec_fail(x, "OutputTooLarge", "the answer text is longer than "
                             "max_string_bytes; shorten the variables it shows");
     }
-    sl_exec_text_chunk(x, b.data ? b.data : "", b.len);
+    /* An answer that opens with a node's output which that node already
+     * streamed (an LLM's text) sends only the rest. */
+    size_t skip = 0;
+    const char *lead = text ? text : "";
+    while (*lead == ' ' || *lead == '\n' || *lead == '\t')
+        lead++;
+    if (!strncmp(lead, "{{#", 3)) {
+        const char *end = strstr(lead, "#}}");
+        const char *dot = memchr(lead + 3, '.', end ? (size_t)(end - lead - 3) : 0);
+        if (end && dot && !memchr(dot + 1, '.', (size_t)(end - dot - 1))) {
+            char id[128], var[128];
+            snprintf(id, sizeof id, "%.*s", (int)(dot - lead - 3), lead + 3);
+            snprintf(var, sizeof var, "%.*s", (int)(end - dot - 1), dot + 1);
+            if (sl_exec_streamed(x, id, var)) {
+                sl_buf first;
+                sl_buf_init(&first, 0);
+                sl_buf_add(&first, text, (size_t)(end + 3 - text));
+                sl_buf_addc(&first, 0);
+                sl_buf p;
+                sl_buf_init(&p, b.cap);
+                sl_exec_render(x, first.data, &p);
+                skip = p.len <= b.len ? p.len : 0;
+                sl_buf_release(&p);
+                sl_buf_release(&first);
+            }
+        }
+    }
+    if (b.len > skip)
+        sl_exec_text_chunk(x, b.data + skip, b.len - skip);
     sl_exec_output(x, "answer", json_stringn(b.data ? b.data : "", b.len));
     sl_buf_release(&b);
     return 0;

@@ -1,0 +1,343 @@
+/*
+ * config — see config.h.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "../dsl/yaml.h"
+
+struct sl_llm_config {
+    sl_llm_endpoint *eps;
+    size_t n;
+    sl_value *aliases;   /* object: DSL provider -> endpoint name */
+    sl_value *models;    /* object: "provider/model" | "model" -> {provider, name} */
+    sl_value *prices;    /* object: model -> {input, output, currency} */
+    char *force_model;   /* SLUICE_LLM_MODEL */
+};
+
+/* Providers sluice knows by their environment variables. */
+static const struct {
+    const char *name, *key_env, *base_env, *base;
+    sl_llm_style style;
+    bool keyless;        /* local servers: configured by their base URL alone */
+} known[] = {
+    {"openai", "OPENAI_API_KEY", "OPENAI_BASE_URL", "https://api.openai.com/v1", SL_LLM_OPENAI, false},
+    {"anthropic", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "https://api.anthropic.com",
+     SL_LLM_ANTHROPIC, false},
+    {"deepseek", "DEEPSEEK_API_KEY", "DEEPSEEK_BASE_URL", "https://api.deepseek.com/v1",
+     SL_LLM_OPENAI, false},
+    {"openrouter", "OPENROUTER_API_KEY", "OPENROUTER_BASE_URL", "https://openrouter.ai/api/v1",
+     SL_LLM_OPENAI, false},
+    {"ollama", NULL, "OLLAMA_BASE_URL", "http://127.0.0.1:11434/v1", SL_LLM_OPENAI, true},
+    {"zhipuai", "ZHIPUAI_API_KEY", "ZHIPUAI_BASE_URL", "https://open.bigmodel.cn/api/paas/v4",
+     SL_LLM_OPENAI, false},
+    {"siliconflow", "SILICONFLOW_API_KEY", "SILICONFLOW_BASE_URL", "https://api.siliconflow.cn/v1",
+     SL_LLM_OPENAI, false},
+    {"tongyi", "DASHSCOPE_API_KEY", "DASHSCOPE_BASE_URL",
+     "https://dashscope.aliyuncs.com/compatible-mode/v1", SL_LLM_OPENAI, false},
+    {"moonshot", "MOONSHOT_API_KEY", "MOONSHOT_BASE_URL", "https://api.moonshot.cn/v1",
+     SL_LLM_OPENAI, false},
+};
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static sl_llm_config *current;
+
+static const char *env(const char *name)
+{
+    const char *v = name ? getenv(name) : NULL;
+    return v && *v ? v : NULL;
+}
+
+static sl_llm_endpoint *add_endpoint(sl_llm_config *c, const char *name)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (!strcmp(c->eps[i].name, name))
+            return &c->eps[i];
+    c->eps = sl_xrealloc(c->eps, sizeof *c->eps * (c->n + 1));
+    sl_llm_endpoint *e = &c->eps[c->n++];
+    memset(e, 0, sizeof *e);
+    e->name = sl_xstrdup(name);
+    e->connect_timeout_s = 10;
+    e->read_timeout_s = 600;
+    e->max_retries = 3;
+    return e;
+}
+
+static void set_str(char **slot, const char *v)
+{
+    free(*slot);
+    *slot = v ? sl_xstrdup(v) : NULL;
+}
+
+static void config_free(sl_llm_config *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->n; i++) {
+        free(c->eps[i].name);
+        free(c->eps[i].base_url);
+        if (c->eps[i].api_key)
+            memset(c->eps[i].api_key, 0, strlen(c->eps[i].api_key));
+        free(c->eps[i].api_key);
+    }
+    free(c->eps);
+    json_decref(c->aliases);
+    json_decref(c->models);
+    json_decref(c->prices);
+    free(c->force_model);
+    free(c);
+}
+
+static void from_env(sl_llm_config *c)
+{
+    for (size_t i = 0; i < sizeof known / sizeof *known; i++) {
+        const char *key = env(known[i].key_env), *base = env(known[i].base_env);
+        /* configured by its key, or a local server by its address */
+        if (!key && !(known[i].keyless && base))
+            continue;
+        sl_llm_endpoint *e = add_endpoint(c, known[i].name);
+        e->style = known[i].style;
+        set_str(&e->base_url, base ? base : known[i].base);
+        set_str(&e->api_key, key);
+    }
+    const char *base = env("SLUICE_LLM_BASE_URL");
+    if (base) {
+        sl_llm_endpoint *e = add_endpoint(c, "default");
+        const char *style = env("SLUICE_LLM_STYLE");
+        e->style = style && !strcasecmp(style, "anthropic") ? SL_LLM_ANTHROPIC : SL_LLM_OPENAI;
+        set_str(&e->base_url, base);
+        set_str(&e->api_key, env("SLUICE_LLM_API_KEY"));
+    }
+    set_str(&c->force_model, env("SLUICE_LLM_MODEL"));
+}
+
+static int bad(sl_err *err, const char *path, const sl_yaml_doc *d, const sl_value *obj,
+               const char *key, const char *what)
+{
+    sl_mark m = obj ? sl_yaml_key_mark(d, obj, key) : (sl_mark){0, 0};
+    return sl_err_set(err, SL_EINVAL, "%s:%d:%d: llm.%s: %s", path, m.line, m.col, key, what);
+}
+
+static int from_file(sl_llm_config *c, const char *path, sl_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return sl_err_set(err, SL_EIO, "config %s: cannot open: %s", path, strerror(errno));
+    sl_buf b;
+    sl_buf_init(&b, 4u << 20);
+    char chunk[8192];
+    size_t k;
+    while ((k = fread(chunk, 1, sizeof chunk, f)) > 0)
+        sl_buf_add(&b, chunk, k);
+    fclose(f);
+    if (b.toobig) {
+        sl_buf_release(&b);
+        return sl_err_set(err, SL_ELIMIT, "config %s: larger than 4 MiB", path);
+    }
+    sl_yaml_doc d;
+    if (sl_yaml_parse(b.data ? b.data : "", b.len, path, &d, err)) {
+        sl_buf_release(&b);
+        return -1;
+    }
+    sl_buf_release(&b);
+    int rc = 0;
+    const sl_value *llm = json_object_get(d.root, "llm");
+    if (!llm) {
+        sl_yaml_doc_release(&d);
+        return 0;
+    }
+    if (!json_is_object(llm)) {
+        rc = sl_err_set(err, SL_EINVAL, "%s: `llm` must be a mapping", path);
+        goto out;
+    }
+    const sl_value *provs = json_object_get(llm, "providers");
+    const char *name;
+    const sl_value *p;
+    json_object_foreach((sl_value *)provs, name, p) {
+        if (!json_is_object(p)) {
+            rc = bad(err, path, &d, provs, name, "a provider is a mapping {style, base_url, "
+                                                 "api_key_env | api_key}");
+            goto out;
+        }
+        const char *style = json_string_value(json_object_get(p, "style"));
+        const char *base = json_string_value(json_object_get(p, "base_url"));
+        if (style && strcmp(style, "openai") && strcmp(style, "anthropic")) {
+            rc = bad(err, path, &d, p, "style", "style is openai or anthropic");
+            goto out;
+        }
+        if (!base) {
+            rc = bad(err, path, &d, provs, name, "the provider needs a base_url");
+            goto out;
+        }
+        sl_llm_endpoint *e = add_endpoint(c, name);
+        e->style = style && !strcmp(style, "anthropic") ? SL_LLM_ANTHROPIC : SL_LLM_OPENAI;
+        set_str(&e->base_url, base);
+        const char *kenv = json_string_value(json_object_get(p, "api_key_env"));
+        const char *key = json_string_value(json_object_get(p, "api_key"));
+        set_str(&e->api_key, kenv ? env(kenv) : key);
+        if (kenv && !env(kenv)) {
+            rc = sl_err_set(err, SL_EINVAL,
+                            "%s: llm.providers.%s.api_key_env names %s, which is not set", path,
+                            name, kenv);
+            goto out;
+        }
+        const sl_value *v;
+        if (sl_value_is_number(v = json_object_get(p, "connect_timeout")))
+            e->connect_timeout_s = sl_value_number(v);
+        if (sl_value_is_number(v = json_object_get(p, "read_timeout")))
+            e->read_timeout_s = sl_value_number(v);
+        if (json_is_integer(v = json_object_get(p, "retries")))
+            e->max_retries = (int)json_integer_value(v);
+    }
+    const char *sections[] = {"aliases", "models", "prices"};
+    sl_value **slots[] = {&c->aliases, &c->models, &c->prices};
+    for (int i = 0; i < 3; i++) {
+        const sl_value *s = json_object_get(llm, sections[i]);
+        if (!s)
+            continue;
+        if (!json_is_object(s)) {
+            rc = bad(err, path, &d, llm, sections[i], "must be a mapping");
+            goto out;
+        }
+        json_object_update(*slots[i], (sl_value *)s);
+    }
+out:
+    sl_yaml_doc_release(&d);
+    return rc;
+}
+
+int sl_llm_config_load(const char *path, sl_err *err)
+{
+    sl_llm_config *c = sl_xcalloc(1, sizeof *c);
+    c->aliases = json_object();
+    c->models = json_object();
+    c->prices = json_object();
+    from_env(c);
+    if (!path)
+        path = env("SLUICE_CONFIG");
+    struct stat st;
+    if (!path && !stat("sluice.yml", &st))
+        path = "sluice.yml";
+    if (path && from_file(c, path, err)) {
+        config_free(c);
+        return -1;
+    }
+    pthread_mutex_lock(&mu);
+    sl_llm_config *old = current;
+    current = c;
+    pthread_mutex_unlock(&mu);
+    (void)old; /* endpoints may still be in use by a running call: kept */
+    return 0;
+}
+
+const sl_llm_config *sl_llm_config_get(void)
+{
+    pthread_mutex_lock(&mu);
+    bool have = current != NULL;
+    pthread_mutex_unlock(&mu);
+    if (!have) {
+        sl_err err = {0};
+        if (sl_llm_config_load(NULL, &err)) {
+            /* a broken ./sluice.yml: environment only; the CLI reports it */
+            sl_err_clear(&err);
+            sl_llm_config *c = sl_xcalloc(1, sizeof *c);
+            c->aliases = json_object();
+            c->models = json_object();
+            c->prices = json_object();
+            from_env(c);
+            pthread_mutex_lock(&mu);
+            if (!current)
+                current = c;
+            else
+                config_free(c);
+            pthread_mutex_unlock(&mu);
+        }
+    }
+    pthread_mutex_lock(&mu);
+    const sl_llm_config *c = current;
+    pthread_mutex_unlock(&mu);
+    return c;
+}
+
+/* "langgenius/openai/openai" -> "openai" */
+static const char *short_name(const char *provider)
+{
+    const char *slash = strrchr(provider, '/');
+    return slash ? slash + 1 : provider;
+}
+
+static const sl_llm_endpoint *find(const sl_llm_config *c, const char *name)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (!strcasecmp(c->eps[i].name, name))
+            return &c->eps[i];
+    return NULL;
+}
+
+const sl_llm_endpoint *sl_llm_resolve(const sl_llm_config *c, const char *provider,
+                                      const char *model, const char **model_out, char *why,
+                                      size_t n)
+{
+    const char *p = short_name(provider ? provider : "");
+    *model_out = model;
+    /* a model override may move the model to another provider */
+    char key[512];
+    snprintf(key, sizeof key, "%s/%s", p, model ? model : "");
+    const sl_value *ov = json_object_get(c->models, key);
+    if (!ov)
+        ov = json_object_get(c->models, model ? model : "");
+    const char *ov_provider = json_string_value(json_object_get(ov, "provider"));
+    const char *ov_name = json_string_value(json_object_get(ov, "name"));
+    if (ov_name)
+        *model_out = ov_name;
+    else if (c->force_model)
+        *model_out = c->force_model;
+    const char *target = ov_provider ? ov_provider : p;
+    const char *alias = json_string_value(json_object_get(c->aliases, target));
+    if (!alias)
+        alias = json_string_value(json_object_get(c->aliases, provider ? provider : ""));
+    if (alias)
+        target = alias;
+    const sl_llm_endpoint *e = find(c, target);
+    if (!e)
+        e = find(c, "default");
+    if (e)
+        return e;
+    const char *hint_env = NULL;
+    for (size_t i = 0; i < sizeof known / sizeof *known; i++)
+        if (!strcasecmp(known[i].name, target))
+            hint_env = known[i].key_env ? known[i].key_env : known[i].base_env;
+    if (hint_env)
+        snprintf(why, n,
+                 "model provider '%s' is not configured: set %s, or add llm.providers.%s to "
+                 "sluice.yml (or SLUICE_LLM_BASE_URL for one endpoint that serves every model)",
+                 target, hint_env, target);
+    else
+        snprintf(why, n,
+                 "model provider '%s' is not configured: add llm.providers.%s (style, base_url, "
+                 "api_key_env) to sluice.yml, map it to a configured provider with "
+                 "llm.aliases.%s, or set SLUICE_LLM_BASE_URL for one endpoint that serves every "
+                 "model",
+                 target, target, target);
+    return NULL;
+}
+
+bool sl_llm_price(const sl_llm_config *c, const char *model, double *input, double *output,
+                  const char **currency)
+{
+    const sl_value *p = json_object_get(c->prices, model ? model : "");
+    if (!json_is_object(p))
+        return false;
+    *input = sl_value_number(json_object_get(p, "input"));
+    *output = sl_value_number(json_object_get(p, "output"));
+    const char *cur = json_string_value(json_object_get(p, "currency"));
+    *currency = cur ? cur : "USD";
+    return true;
+}

@@ -1,0 +1,504 @@
+/*
+ * llm — Dify's LLM node.
+ *
+ * Fields: model{provider, name, mode chat|completion, completion_params},
+ * prompt_template (chat: a list of {role, text, edition_type}; completion:
+ * {text}), context{enabled, variable_selector}, memory, vision{enabled,
+ * configs{variable_selector, detail}}, structured_output_enabled +
+ * structured_output{schema}, reasoning_format (tagged | separated).
+ *
+ * - Texts render their {{#node.var#}} references; {{#context#}} becomes
+ *   the context: a text as it is, knowledge-retrieval results (objects with
+ *   "content") joined by newlines, anything else as JSON.
+ * - In chatflows with memory, the user's query (memory.query_prompt_template,
+ *   default {{#sys.query#}}) follows as the last user message.  sluice keeps
+ *   no conversation history yet (the store comes with `sluice serve`), so
+ *   the window adds no earlier turns.
+ * - Vision: image files of the selected variable (default sys.files) join
+ *   the last user message, by URL or as data: URLs from their bytes.
+ * - Structured output: the JSON schema goes to the model (response_format
+ *   for OpenAI-style endpoints, and as an instruction either way); the
+ *   answer's JSON is checked against the schema, with one repair round
+ *   when it does not fit.
+ * - reasoning_format separated moves <think>…</think> out of the text into
+ *   reasoning_content; tagged keeps it in the text and puts a reasoning
+ *   stream the provider sent separately (DeepSeek) back into <think> tags.
+ * - The answer streams as text_chunk events when an answer node shows this
+ *   node's text first (Dify's streaming); that answer node then sends only
+ *   what follows.
+ * - jinja2 prompts need the Jinja2 engine, not in this build: such nodes
+ *   are refused at load, by name.
+ * Outputs: text, reasoning_content, usage, finish_reason, structured_output.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../engine/graph.h"
+#include "../engine/limits.h"
+#include "../llm/schema.h"
+#include "model.h"
+#include "node.h"
+
+static int check_prompt(sl_check *c, const sl_gnode *n, const sl_value *p, const char *field)
+{
+    const char *ed = json_string_value(json_object_get(p, "edition_type"));
+    if (ed && !strcmp(ed, "jinja2")) {
+        sl_check_error(c, n, p, "edition_type", field,
+                       "this prompt is a jinja2 template; sluice runs jinja2 prompts once its "
+                       "Jinja2 engine lands (not in this build). Use edition_type basic "
+                       "(text with {{#node.var#}}) meanwhile");
+        return -1;
+    }
+    if (!json_is_string(json_object_get(p, "text"))) {
+        sl_check_error(c, n, p, "text", field, "the prompt has no text");
+        return -1;
+    }
+    return sl_check_text_refs(c, n, p, "text", field);
+}
+
+static int check(sl_check *c, const sl_gnode *n)
+{
+    const sl_value *d = n->data;
+    int bad = sl_model_check(c, n) < 0;
+    const sl_value *pt = json_object_get(d, "prompt_template");
+    char f[64];
+    if (json_is_array(pt)) {
+        for (size_t i = 0; i < json_array_size(pt); i++) {
+            const sl_value *p = json_array_get(pt, i);
+            snprintf(f, sizeof f, "prompt_template[%zu]", i);
+            const char *role = json_string_value(json_object_get(p, "role"));
+            if (!json_is_object(p) || !role ||
+                (strcmp(role, "system") && strcmp(role, "user") && strcmp(role, "assistant"))) {
+                sl_check_error(c, n, p, NULL, f,
+                               "each message needs a role (system, user or assistant) and a text");
+                bad = 1;
+                continue;
+            }
+            bad |= check_prompt(c, n, p, f) < 0;
+        }
+    } else if (json_is_object(pt)) {
+        bad |= check_prompt(c, n, pt, "prompt_template") < 0;
+    } else {
+        sl_check_error(c, n, d, "prompt_template", "prompt_template",
+                       "missing: a list of messages (chat models) or {text} (completion models)");
+        bad = 1;
+    }
+    const sl_value *ctx = json_object_get(d, "context");
+    if (json_is_true(json_object_get(ctx, "enabled")))
+        bad |= sl_check_selector(c, n, ctx, "variable_selector", "context.variable_selector",
+                                 true) < 0;
+    const sl_value *vis = json_object_get(d, "vision");
+    if (json_is_true(json_object_get(vis, "enabled")))
+        bad |= sl_check_selector(c, n, json_object_get(vis, "configs"), "variable_selector",
+                                 "vision.configs.variable_selector", false) < 0;
+    const char *rf = json_string_value(json_object_get(d, "reasoning_format"));
+    if (rf && strcmp(rf, "tagged") && strcmp(rf, "separated")) {
+        sl_check_error(c, n, d, "reasoning_format", "reasoning_format",
+                       "'%s' is not a reasoning format; use tagged or separated", rf);
+        bad = 1;
+    }
+    if (json_is_true(json_object_get(d, "structured_output_enabled"))) {
+        const sl_value *so = json_object_get(json_object_get(d, "structured_output"), "schema");
+        if (!json_is_object(so)) {
+            sl_check_error(c, n, d, "structured_output", "structured_output.schema",
+                           "structured output is enabled but there is no JSON schema");
+            bad = 1;
+        }
+    }
+    return bad ? -1 : 0;
+}
+
+/* ---- building the request ---- */
+
+static void context_text(sl_node_exec *x, sl_buf *out)
+{
+    const sl_value *ctx = json_object_get(sl_exec_data(x), "context");
+    if (!json_is_true(json_object_get(ctx, "enabled")))
+        return;
+    sl_value *v = sl_exec_get(x, json_object_get(ctx, "variable_selector"));
+    if (json_is_array(v)) {
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            const sl_value *e = json_array_get(v, i);
+            const sl_value *content = json_object_get(e, "content");
+            if (out->len)
+                sl_buf_addc(out, '\n');
+            sl_model_text(content ? content : e, out);
+        }
+    } else {
+        sl_model_text(json_object_get(v, "content") ? json_object_get(v, "content") : v, out);
+    }
+    json_decref(v);
+}
+
+/* Renders a prompt text, then puts the context where {{#context#}} stands. */
+static int render(sl_node_exec *x, const char *text, const sl_buf *context, sl_buf *out)
+{
+    sl_buf r;
+    sl_buf_init(&r, out->cap);
+    if (sl_exec_render(x, text ? text : "", &r) < 0) {
+        sl_buf_release(&r);
+        return -1;
+    }
+    const char *p = r.data ? r.data : "";
+    const char *hit;
+    while ((hit = strstr(p, "{{#context#}}"))) {
+        sl_buf_add(out, p, (size_t)(hit - p));
+        sl_buf_add(out, context->data ? context->data : "", context->len);
+        p = hit + 13;
+    }
+    sl_buf_adds(out, p);
+    sl_buf_release(&r);
+    return out->toobig ? -1 : 0;
+}
+
+static sl_value *image_part(const sl_value *f, const char *detail)
+{
+    const char *type = json_string_value(json_object_get(f, "type"));
+    const char *mime = json_string_value(json_object_get(f, "mime_type"));
+    if (!(type && !strcmp(type, "image")) && !(mime && !strncmp(mime, "image/", 6)))
+        return NULL;
+    const char *url = json_string_value(json_object_get(f, "remote_url"));
+    if (!url || !*url)
+        url = json_string_value(json_object_get(f, "url"));
+    const char *b64 = json_string_value(json_object_get(f, "content_base64"));
+    sl_value *part = json_pack("{s:s}", "type", "image");
+    if (b64 && *b64) {
+        char *u = sl_xasprintf("data:%s;base64,%s", mime ? mime : "image/png", b64);
+        json_object_set_new(part, "url", json_string(u));
+        free(u);
+    } else if (url && *url) {
+        json_object_set_new(part, "url", json_string(url));
+    } else {
+        json_decref(part);
+        return NULL;
+    }
+    if (detail)
+        json_object_set_new(part, "detail", json_string(detail));
+    return part;
+}
+
+static void add_vision(sl_node_exec *x, sl_value *msgs)
+{
+    const sl_value *vis = json_object_get(sl_exec_data(x), "vision");
+    if (!json_is_true(json_object_get(vis, "enabled")))
+        return;
+    const sl_value *cfg = json_object_get(vis, "configs");
+    const sl_value *sel = json_object_get(cfg, "variable_selector");
+    sl_value *def = json_pack("[s,s]", "sys", "files");
+    sl_value *files = sl_exec_get(x, json_array_size(sel) ? sel : def);
+    json_decref(def);
+    const char *detail = json_string_value(json_object_get(cfg, "detail"));
+    sl_value *parts = json_array();
+    if (sl_value_is_file(files)) {
+        sl_value *p = image_part(files, detail);
+        if (p)
+            json_array_append_new(parts, p);
+    }
+    for (size_t i = 0; json_is_array(files) && i < json_array_size(files); i++) {
+        sl_value *p = image_part(json_array_get(files, i), detail);
+        if (p)
+            json_array_append_new(parts, p);
+    }
+    json_decref(files);
+    if (!json_array_size(parts)) {
+        json_decref(parts);
+        return;
+    }
+    /* onto the last user message, which becomes a list of parts */
+    sl_value *last = NULL;
+    for (size_t i = json_array_size(msgs); i-- > 0;)
+        if (!strcmp(json_string_value(json_object_get(json_array_get(msgs, i), "role")), "user")) {
+            last = json_array_get(msgs, i);
+            break;
+        }
+    if (!last) {
+        last = json_pack("{s:s, s:[]}", "role", "user", "content");
+        json_array_append_new(msgs, last);
+    }
+    sl_value *content = json_object_get(last, "content");
+    if (json_is_string(content)) {
+        sl_value *arr = json_array();
+        if (json_string_length(content))
+            json_array_append_new(arr, json_pack("{s:s, s:O}", "type", "text", "text", content));
+        json_object_set_new(last, "content", arr);
+        content = arr;
+    }
+    json_array_extend(content, parts);
+    json_decref(parts);
+}
+
+static int build_messages(sl_node_exec *x, sl_value **out)
+{
+    const sl_value *d = sl_exec_data(x);
+    size_t cap = sl_exec_limits(x)->max_output_bytes;
+    sl_buf context;
+    sl_buf_init(&context, cap);
+    context_text(x, &context);
+    sl_value *msgs = json_array();
+    const sl_value *pt = json_object_get(d, "prompt_template");
+    int rc = 0;
+    if (json_is_array(pt)) {
+        for (size_t i = 0; i < json_array_size(pt) && !rc; i++) {
+            const sl_value *p = json_array_get(pt, i);
+            sl_buf t;
+            sl_buf_init(&t, cap);
+            rc = render(x, json_string_value(json_object_get(p, "text")), &context, &t);
+            /* Dify drops messages that render empty */
+            if (!rc && t.len)
+                json_array_append_new(msgs, json_pack("{s:O, s:s%}", "role",
+                                                      json_object_get(p, "role"), "content",
+                                                      t.data, t.len));
+            sl_buf_release(&t);
+        }
+    } else {
+        sl_buf t;
+        sl_buf_init(&t, cap);
+        rc = render(x, json_string_value(json_object_get(pt, "text")), &context, &t);
+        if (!rc)
+            json_array_append_new(msgs, json_pack("{s:s, s:s%}", "role", "user", "content",
+                                                  t.data ? t.data : "", t.len));
+        sl_buf_release(&t);
+    }
+    const sl_value *mem = json_object_get(d, "memory");
+    if (!rc && json_is_object(mem) && !strcmp(sl_exec_mode(x), "advanced-chat")) {
+        const char *qt = json_string_value(json_object_get(mem, "query_prompt_template"));
+        sl_buf t;
+        sl_buf_init(&t, cap);
+        rc = render(x, qt && *qt ? qt : "{{#sys.query#}}", &context, &t);
+        if (!rc && t.len)
+            json_array_append_new(msgs, json_pack("{s:s, s:s%}", "role", "user", "content",
+                                                  t.data, t.len));
+        sl_buf_release(&t);
+    }
+    sl_buf_release(&context);
+    if (rc) {
+        json_decref(msgs);
+        return sl_exec_fail(x, "LLMNodeError",
+                            "the prompt is larger than max_output_bytes; shorten the variables "
+                            "it shows");
+    }
+    add_vision(x, msgs);
+    *out = msgs;
+    return 0;
+}
+
+/* ---- streaming to an answer node ---- */
+
+/* Whether an answer node downstream of this one opens with {{#id.text#}}. */
+static bool streams_to_answer(sl_node_exec *x)
+{
+    const sl_graph *g = sl_exec_graph(x);
+    const sl_gnode *me = sl_exec_node(x);
+    char ref[160];
+    snprintf(ref, sizeof ref, "{{#%s.text#}}", me->id);
+    /* nodes reachable from this one */
+    char *seen = sl_xcalloc((size_t)g->nnodes, 1);
+    int *stack = sl_xmalloc(sizeof *stack * (size_t)(g->nnodes + 1));
+    int top = 0;
+    bool found = false;
+    stack[top++] = me->idx;
+    seen[me->idx] = 1;
+    while (top && !found) {
+        const sl_gnode *n = &g->nodes[stack[--top]];
+        if (!strcmp(n->type, "answer")) {
+            const char *a = json_string_value(json_object_get(n->data, "answer"));
+            while (a && (*a == ' ' || *a == '\n' || *a == '\t'))
+                a++;
+            if (a && !strncmp(a, ref, strlen(ref)))
+                found = true;
+        }
+        for (int k = 0; k < n->nout; k++) {
+            int dst = g->edges[n->out[k]].dst;
+            if (!seen[dst]) {
+                seen[dst] = 1;
+                stack[top++] = dst;
+            }
+        }
+    }
+    free(seen);
+    free(stack);
+    return found;
+}
+
+typedef struct {
+    sl_node_exec *x;
+    bool relay;
+    bool separated;
+    int think;      /* separated: 0 before/outside <think>, 1 inside */
+    sl_buf pending; /* a possible partial tag held back */
+} relay_state;
+
+static void relay_text(const char *s, size_t n, void *ud)
+{
+    relay_state *r = ud;
+    if (!r->relay)
+        return;
+    if (!r->separated) {
+        sl_exec_stream_chunk(r->x, "text", s, n);
+        return;
+    }
+    /* separated: keep <think>…</think> out of what the user sees */
+    sl_buf_add(&r->pending, s, n);
+    sl_buf out;
+    sl_buf_init(&out, 0);
+    const char *p = r->pending.data;
+    size_t len = r->pending.len, i = 0;
+    while (i < len) {
+        const char *tag = r->think ? "</think>" : "<think>";
+        size_t tl = strlen(tag);
+        const char *hit = memmem(p + i, len - i, tag, tl);
+        if (hit) {
+            if (!r->think)
+                sl_buf_add(&out, p + i, (size_t)(hit - p - i));
+            i = (size_t)(hit - p) + tl;
+            r->think = !r->think;
+            continue;
+        }
+        /* hold back a tail that may be the start of a tag */
+        size_t keep = 0;
+        for (size_t k = tl - 1; k > 0; k--)
+            if (len - i >= k && !memcmp(p + len - k, tag, k)) {
+                keep = k;
+                break;
+            }
+        if (!r->think)
+            sl_buf_add(&out, p + i, len - i - keep);
+        memmove(r->pending.data, p + len - keep, keep);
+        r->pending.len = keep;
+        i = len;
+        len = 0;
+    }
+    if (len)
+        r->pending.len = 0;
+    if (out.len)
+        sl_exec_stream_chunk(r->x, "text", out.data, out.len);
+    sl_buf_release(&out);
+}
+
+static bool relay_cancelled(void *ud)
+{
+    return sl_exec_cancelled(((relay_state *)ud)->x);
+}
+
+/* ---- the answer ---- */
+
+/* Splits <think>…</think> out of text (separated) or wraps a separate
+ * reasoning stream into it (tagged). */
+static void shape_reasoning(bool separated, const char *text, const char *reasoning,
+                            sl_value **out_text, sl_value **out_reasoning)
+{
+    sl_buf t, r;
+    sl_buf_init(&t, 0);
+    sl_buf_init(&r, 0);
+    if (separated) {
+        sl_buf_adds(&r, reasoning);
+        const char *p = text;
+        const char *open;
+        while ((open = strstr(p, "<think>"))) {
+            sl_buf_add(&t, p, (size_t)(open - p));
+            const char *close = strstr(open + 7, "</think>");
+            const char *end = close ? close : open + strlen(open);
+            if (r.len)
+                sl_buf_addc(&r, '\n');
+            const char *body = open + 7;
+            while (*body == '\n')
+                body++;
+            size_t bl = end > body ? (size_t)(end - body) : 0;
+            while (bl && body[bl - 1] == '\n')
+                bl--;
+            sl_buf_add(&r, body, bl);
+            p = close ? close + 8 : end;
+            while (close && *p == '\n')
+                p++;
+        }
+        sl_buf_adds(&t, p);
+    } else {
+        if (*reasoning)
+            sl_buf_addf(&t, "<think>\n%s\n</think>", reasoning);
+        sl_buf_adds(&t, text);
+    }
+    *out_text = json_stringn(t.data ? t.data : "", t.len);
+    *out_reasoning = json_stringn(r.data ? r.data : "", r.len);
+    sl_buf_release(&t);
+    sl_buf_release(&r);
+}
+
+static int run(sl_node_exec *x)
+{
+    const sl_value *d = sl_exec_data(x);
+    sl_value *msgs = NULL;
+    if (build_messages(x, &msgs))
+        return -1;
+    bool so = json_is_true(json_object_get(d, "structured_output_enabled"));
+    const sl_value *schema = json_object_get(json_object_get(d, "structured_output"), "schema");
+    sl_value *req = json_pack("{s:o}", "messages", msgs);
+    if (so) {
+        char *s = json_dumps(schema, JSON_COMPACT | JSON_SORT_KEYS);
+        char *ins = sl_xasprintf("Reply with one JSON object that follows this JSON Schema, and "
+                                 "nothing else:\n%s",
+                                 s);
+        json_object_set_new(req, "system", json_string(ins));
+        free(ins);
+        free(s);
+    }
+    sl_exec_input(x, "prompts", json_deep_copy(json_object_get(req, "messages")));
+    const char *rf = json_string_value(json_object_get(d, "reasoning_format"));
+    relay_state rs = {.x = x, .separated = rf && !strcmp(rf, "separated")};
+    sl_buf_init(&rs.pending, 0);
+    rs.relay = streams_to_answer(x);
+    sl_llm_stream st = {.on_text = relay_text, .cancelled = relay_cancelled, .ud = &rs};
+    sl_value *resp = NULL;
+    int rc = sl_model_call(x, req, &st, &resp);
+    sl_value *structured = NULL;
+    if (!rc && so) {
+        /* the answer's JSON against the schema, with one repair round */
+        for (int round = 0; round < 2 && !rc; round++) {
+            const char *text = json_string_value(json_object_get(resp, "text"));
+            char why[512] = "the answer holds no JSON object";
+            structured = sl_json_in_text(text, strlen(text));
+            if (json_is_object(structured) && !sl_schema_check(schema, structured, why, sizeof why))
+                break;
+            json_decref(structured);
+            structured = NULL;
+            if (round == 1) {
+                rc = sl_exec_fail(x, "StructuredOutputError",
+                                  "the model's answer does not follow the output schema, also "
+                                  "after one repair: %s",
+                                  why);
+                break;
+            }
+            sl_value *m2 = json_object_get(req, "messages");
+            json_array_append_new(m2, json_pack("{s:s, s:s}", "role", "assistant", "content", text));
+            char *fix = sl_xasprintf("That reply does not follow the schema: %s. Reply with the "
+                                     "corrected JSON object only.",
+                                     why);
+            json_array_append_new(m2, json_pack("{s:s, s:s}", "role", "user", "content", fix));
+            free(fix);
+            json_decref(resp);
+            resp = NULL;
+            rs.relay = false;
+            rc = sl_model_call(x, req, &st, &resp);
+        }
+    }
+    if (!rc) {
+        sl_value *text, *reasoning;
+        shape_reasoning(rs.separated, json_string_value(json_object_get(resp, "text")),
+                        json_string_value(json_object_get(resp, "reasoning_content")), &text,
+                        &reasoning);
+        sl_exec_output(x, "text", text);
+        sl_exec_output(x, "reasoning_content", reasoning);
+        sl_exec_output(x, "usage", json_incref(json_object_get(resp, "usage")));
+        sl_exec_output(x, "finish_reason", json_incref(json_object_get(resp, "finish_reason")));
+        if (so)
+            sl_exec_output(x, "structured_output", structured ? structured : json_object());
+        if (json_array_size(json_object_get(resp, "tool_calls")))
+            sl_exec_process(x, "tool_calls", json_incref(json_object_get(resp, "tool_calls")));
+    }
+    json_decref(resp);
+    json_decref(req);
+    sl_buf_release(&rs.pending);
+    return rc;
+}
+
+const sl_node_kind sl_kind_llm = {"llm", 0, check, run};

@@ -1,0 +1,135 @@
+/*
+ * model — see model.h.
+ */
+#include "model.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "../engine/graph.h"
+#include "../llm/config.h"
+
+int sl_model_check(sl_check *c, const sl_gnode *n)
+{
+    const sl_value *m = json_object_get(n->data, "model");
+    if (!json_is_object(m)) {
+        sl_check_error(c, n, n->data, "model", "model",
+                       "the node names no model: it needs model{provider, name}");
+        return -1;
+    }
+    const char *provider = json_string_value(json_object_get(m, "provider"));
+    const char *name = json_string_value(json_object_get(m, "name"));
+    if (!provider || !name) {
+        sl_check_error(c, n, m, provider ? "name" : "provider", provider ? "model.name" : "model.provider",
+                       "the model needs a provider and a name");
+        return -1;
+    }
+    const char *model;
+    char why[512];
+    if (!sl_llm_resolve(sl_llm_config_get(), provider, name, &model, why, sizeof why)) {
+        sl_check_error(c, n, m, "provider", "model.provider", "%s", why);
+        return -1;
+    }
+    const sl_value *cp = json_object_get(m, "completion_params");
+    if (cp && !json_is_null(cp) && !json_is_object(cp)) {
+        sl_check_error(c, n, m, "completion_params", "model.completion_params",
+                       "must be a mapping (temperature, top_p, max_tokens, stop, ...)");
+        return -1;
+    }
+    return 0;
+}
+
+/* Dify's completion_params as request params. */
+static sl_value *params_of(const sl_value *cp)
+{
+    sl_value *p = json_object();
+    static const char *const pass[] = {"temperature", "top_p", "max_tokens", "presence_penalty",
+                                       "frequency_penalty", "seed", NULL};
+    for (const char *const *k = pass; *k; k++) {
+        const sl_value *v = json_object_get(cp, *k);
+        if (sl_value_is_number(v))
+            json_object_set(p, *k, (sl_value *)v);
+    }
+    const sl_value *stop = json_object_get(cp, "stop");
+    if (json_is_array(stop) && json_array_size(stop))
+        json_object_set(p, "stop", (sl_value *)stop);
+    else if (json_is_string(stop) && json_string_length(stop))
+        json_object_set_new(p, "stop", json_pack("[O]", stop));
+    const char *rf = json_string_value(json_object_get(cp, "response_format"));
+    if (rf && !strcmp(rf, "json_object")) {
+        json_object_set_new(p, "response_format", json_pack("{s:s}", "type", "json_object"));
+    } else if (rf && !strcmp(rf, "json_schema")) {
+        const sl_value *js = json_object_get(cp, "json_schema");
+        sl_value *schema = json_is_string(js) ? json_loads(json_string_value(js), 0, NULL)
+                                              : json_incref((sl_value *)js);
+        if (json_is_object(schema)) {
+            if (!json_object_get(schema, "schema"))
+                schema = json_pack("{s:s, s:o}", "name", "output", "schema", schema);
+            json_object_set_new(p, "response_format",
+                                json_pack("{s:s, s:o}", "type", "json_schema", "json_schema", schema));
+        } else {
+            json_decref(schema);
+        }
+    }
+    return p;
+}
+
+void sl_model_text(const sl_value *v, sl_buf *out)
+{
+    if (json_is_string(v))
+        sl_buf_add(out, json_string_value(v), json_string_length(v));
+    else if (v && !json_is_null(v))
+        sl_value_text(v, out);
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+int sl_model_call(sl_node_exec *x, sl_value *req, const sl_llm_stream *stream, sl_value **resp)
+{
+    *resp = NULL;
+    const sl_value *m = json_object_get(sl_exec_data(x), "model");
+    const char *provider = json_string_value(json_object_get(m, "provider"));
+    const char *name = json_string_value(json_object_get(m, "name"));
+    const sl_llm_config *cfg = sl_llm_config_get();
+    const char *model;
+    char why[512];
+    const sl_llm_endpoint *ep = sl_llm_resolve(cfg, provider, name, &model, why, sizeof why);
+    if (!ep)
+        return sl_exec_fail(x, "LLMModeRequiredError", "%s", why);
+    json_object_set_new(req, "model", json_string(model));
+    if (!json_object_get(req, "params"))
+        json_object_set_new(req, "params", params_of(json_object_get(m, "completion_params")));
+    sl_err err = {0};
+    double t0 = now_s();
+    int rc = sl_llm_call(ep, req, stream, sl_exec_llm_tape(x), resp, &err);
+    if (rc) {
+        rc = sl_exec_fail(x, err.code == SL_ECANCELED ? "WorkflowStopped" : "LLMInvokeError",
+                          "%s (model %s)", err.msg, model);
+        sl_err_clear(&err);
+        return rc;
+    }
+    sl_value *u = json_object_get(*resp, "usage");
+    long long pt = json_integer_value(json_object_get(u, "prompt_tokens"));
+    long long ct = json_integer_value(json_object_get(u, "completion_tokens"));
+    double pin = 0, pout = 0;
+    const char *cur = "USD";
+    sl_llm_price(cfg, model, &pin, &pout, &cur);
+    double prompt_price = (double)pt * pin / 1e6, completion_price = (double)ct * pout / 1e6;
+    json_object_set_new(u, "prompt_unit_price", json_real(pin));
+    json_object_set_new(u, "prompt_price_unit", json_real(1e-6));
+    json_object_set_new(u, "prompt_price", json_real(prompt_price));
+    json_object_set_new(u, "completion_unit_price", json_real(pout));
+    json_object_set_new(u, "completion_price_unit", json_real(1e-6));
+    json_object_set_new(u, "completion_price", json_real(completion_price));
+    json_object_set_new(u, "total_price", json_real(prompt_price + completion_price));
+    json_object_set_new(u, "currency", json_string(cur));
+    json_object_set_new(u, "latency", json_real(now_s() - t0));
+    sl_exec_usage(x, pt + ct, prompt_price + completion_price, cur);
+    return 0;
+}

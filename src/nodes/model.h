@@ -1,0 +1,26 @@
+/*
+ * model — what the LLM-driven nodes (llm, parameter-extractor,
+ * question-classifier) share: the node's `model` field checked at load
+ * (the provider must be configured; the message says which setting to
+ * add), its completion_params turned into request params, and one call
+ * that streams, uses the run's tape, adds usage and price to the node and
+ * the run, and fails the node with a clear message.
+ */
+#ifndef SL_NODES_MODEL_H
+#define SL_NODES_MODEL_H
+
+#include "../llm/llm.h"
+#include "node.h"
+
+/* Load-time check of data.model. */
+int sl_model_check(sl_check *c, const struct sl_gnode *n);
+
+/* Fills req's "model" and "params" from the node's data.model and calls.
+ * On failure the node has failed (sl_exec_fail) and -1 is returned.
+ * *resp (new reference) gets "usage" extended with prices and latency. */
+int sl_model_call(sl_node_exec *x, sl_value *req, const sl_llm_stream *stream, sl_value **resp);
+
+/* The text of a value for a prompt (strings as they are, others as JSON). */
+void sl_model_text(const sl_value *v, sl_buf *out);
+
+#endif
