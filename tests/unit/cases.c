@@ -17,8 +17,19 @@
 #include <unistd.h>
 
 #include "engine/run.h"
+#include <curl/curl.h>
+#include <fcntl.h>
+
+#include "llm/config.h"
+#include "llm/llm.h"
 #include "tap.h"
 #include "util.h"
+
+static size_t discard(char *p, size_t s, size_t n, void *ud)
+{
+    (void)p, (void)ud;
+    return s * n;
+}
 
 static pid_t httpd_pid;
 static FILE *httpd_in;
@@ -70,6 +81,93 @@ static int start_httpd(void)
     return 0;
 }
 
+/* The LLM stand-in (tests/tools/llmd.py), started once for the first case
+ * file with a model node; every provider then points at it. */
+static pid_t llmd_pid;
+
+static void stop_llmd(void)
+{
+    if (llmd_pid > 0) {
+        kill(llmd_pid, SIGTERM);
+        waitpid(llmd_pid, NULL, 0);
+        llmd_pid = 0;
+    }
+}
+
+static int start_llmd(void)
+{
+    if (llmd_pid)
+        return 0;
+    char portfile[] = "/tmp/sluice-llmd-XXXXXX";
+    int fd = mkstemp(portfile);
+    if (fd < 0)
+        return -1;
+    close(fd);
+    unlink(portfile);
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        dup2(null, 1);
+        execlp("python3", "python3", "tests/tools/llmd.py", "--port", "0", "--port-file", portfile,
+               (char *)NULL);
+        _exit(127);
+    }
+    llmd_pid = pid;
+    atexit(stop_llmd);
+    char line[32] = "";
+    for (int i = 0; i < 500 && !line[0]; i++) {
+        FILE *f = fopen(portfile, "r");
+        if (f) {
+            if (!fgets(line, sizeof line, f))
+                line[0] = 0;
+            fclose(f);
+        }
+        if (!line[0])
+            usleep(10000);
+    }
+    unlink(portfile);
+    int port = atoi(line);
+    if (port <= 0) {
+        fprintf(stderr, "cases: tests/tools/llmd.py did not start\n");
+        return -1;
+    }
+    char url[96];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", port);
+    setenv("LLMD_URL", url, 1);
+    setenv("ANTHROPIC_BASE_URL", url, 1);
+    setenv("ANTHROPIC_API_KEY", "test-key", 1);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/v1", port);
+    setenv("SLUICE_LLM_BASE_URL", url, 1);
+    setenv("SLUICE_LLM_API_KEY", "test-key", 1);
+    unsetenv("OPENAI_API_KEY");
+    unsetenv("SLUICE_LLM_MODEL");
+    sl_err err = {0};
+    if (sl_llm_config_load(NULL, &err)) {
+        fprintf(stderr, "cases: %s\n", err.msg);
+        sl_err_clear(&err);
+        return -1;
+    }
+    return 0;
+}
+
+/* Clears the stand-in's request log and rate-limit counters. */
+static void reset_llmd(void)
+{
+    const char *u = getenv("LLMD_URL");
+    if (!llmd_pid || !u)
+        return;
+    char *url = sl_xasprintf("%s/__reset", u);
+    CURL *h = curl_easy_init();
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, "");
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
+    curl_easy_perform(h);
+    curl_easy_cleanup(h);
+    free(url);
+}
+
 /* ${VAR} from the environment. */
 static char *expand(const char *s)
 {
@@ -119,15 +217,25 @@ static sl_value *expand_value(const sl_value *v)
 }
 
 typedef struct {
-    sl_value *status; /* node id -> last status */
+    sl_value *status;   /* node id -> last status */
+    sl_value *finished; /* node id -> last node_finished data */
+    sl_buf streamed;    /* text_chunk texts, in order */
+    int chunks;
 } collect;
 
 static void on_event(const char *event, const sl_value *data, void *ud)
 {
     collect *c = ud;
-    if (!strcmp(event, "node_finished"))
+    if (!strcmp(event, "node_finished")) {
         json_object_set(c->status, json_string_value(json_object_get(data, "node_id")),
                         json_object_get(data, "status"));
+        json_object_set_new(c->finished, json_string_value(json_object_get(data, "node_id")),
+                            json_deep_copy(data));
+    } else if (!strcmp(event, "text_chunk")) {
+        const sl_value *t = json_object_get(data, "text");
+        sl_buf_add(&c->streamed, json_string_value(t), json_string_length(t));
+        c->chunks++;
+    }
 }
 
 typedef struct {
@@ -196,7 +304,10 @@ static void run_entry(const char *file, const sl_graph *g, const sl_value *t)
     sl_diag d;
     sl_diag_init(&d);
     sl_value *inputs = NULL;
-    collect col = {json_object()};
+    collect col = {json_object(), json_object(), {0}, 0};
+    sl_buf_init(&col.streamed, 0);
+    sl_llm_tape *tape = NULL;
+    reset_llmd();
     if (sl_run_prepare_inputs(g, given, &inputs, &d) < 0) {
         const sl_value *ie = json_object_get(ex, "input_errors");
         if (!ie)
@@ -219,6 +330,16 @@ static void run_entry(const char *file, const sl_graph *g, const sl_value *t)
     o.query = query;
     o.on_event = on_event;
     o.event_ud = &col;
+    const sl_value *tp = json_object_get(t, "tape");
+    const char *tpath = json_string_value(json_object_get(tp, "replay"));
+    bool replay = tpath != NULL;
+    if (!tpath)
+        tpath = json_string_value(json_object_get(tp, "record"));
+    if (tpath && sl_llm_tape_open(tpath, replay, &tape, &err)) {
+        sl_buf_addf(&fail, "tape: %s; ", err.msg);
+        sl_err_clear(&err);
+    }
+    o.llm_tape = tape;
     sl_run *r = sl_run_new(g, &o);
     pthread_t ct;
     canceller cc = {r, (int)json_integer_value(json_object_get(t, "cancel_after_ms"))};
@@ -262,12 +383,42 @@ static void run_entry(const char *file, const sl_graph *g, const sl_value *t)
     const sl_value *wc = json_object_get(ex, "conversation");
     if (wc && !subset_equal(wc, sl_run_conversation(r)))
         why(&fail, "conversation: want %s, got %s", wc, sl_run_conversation(r));
+    /* node outputs / process data / metadata, each a subset */
+    const sl_value *wno = json_object_get(ex, "node_outputs");
+    json_object_foreach((sl_value *)wno, k, v) {
+        const sl_value *got = json_object_get(json_object_get(col.finished, k), "outputs");
+        if (!subset_equal(v, got))
+            why(&fail, "node outputs: want %s, got %s", v, got);
+    }
+    const sl_value *wnp = json_object_get(ex, "node_process");
+    json_object_foreach((sl_value *)wnp, k, v) {
+        const sl_value *got = json_object_get(json_object_get(col.finished, k), "process_data");
+        if (!subset_equal(v, got))
+            why(&fail, "node process_data: want %s, got %s", v, got);
+    }
+    const sl_value *wnm = json_object_get(ex, "node_metadata");
+    json_object_foreach((sl_value *)wnm, k, v) {
+        const sl_value *got = json_object_get(json_object_get(col.finished, k), "execution_metadata");
+        if (!subset_equal(v, got))
+            why(&fail, "node metadata: want %s, got %s", v, got);
+    }
+    const char *wsd = json_string_value(json_object_get(ex, "streamed"));
+    if (wsd && (col.streamed.len != strlen(wsd) || memcmp(col.streamed.data, wsd, col.streamed.len)))
+        sl_buf_addf(&fail, "streamed: want '%s', got '%.*s'; ", wsd, (int)col.streamed.len,
+                    col.streamed.data ? col.streamed.data : "");
+    const sl_value *wcm = json_object_get(ex, "chunks_min");
+    if (json_is_integer(wcm) && col.chunks < json_integer_value(wcm))
+        sl_buf_addf(&fail, "text_chunk events: want at least %lld, got %d; ",
+                    (long long)json_integer_value(wcm), col.chunks);
     sl_run_free(r);
 report:
     CHECK(fail.len == 0, "%s: %s%s%s", file, name ? name : "(unnamed)", fail.len ? " # " : "",
           fail.len ? fail.data : "");
     sl_buf_release(&fail);
     json_decref(col.status);
+    json_decref(col.finished);
+    sl_buf_release(&col.streamed);
+    sl_llm_tape_close(tape);
     json_decref(inputs);
     json_decref(given);
     json_decref(env);
@@ -291,6 +442,29 @@ static void run_file(const char *file)
         sl_err_clear(&err);
         free(text);
         return;
+    }
+    if (strstr(text, "type: llm") || strstr(text, "type: parameter-extractor") ||
+        strstr(text, "type: question-classifier") || strstr(text, "LLMD_URL"))
+        start_llmd();
+    /* sluice_config: the config file this case file runs with */
+    const sl_value *sc = json_object_get(doc.root, "sluice_config");
+    char cfgpath[] = "/tmp/sluice-case-config-XXXXXX";
+    bool own_config = false;
+    if (sc) {
+        int fd = mkstemp(cfgpath);
+        sl_value *x = expand_value(sc);
+        char *json = json_dumps(x, JSON_COMPACT); /* JSON is YAML */
+        json_decref(x);
+        if (fd >= 0 && json && write(fd, json, strlen(json)) == (ssize_t)strlen(json)) {
+            own_config = true;
+            if (sl_llm_config_load(cfgpath, &err)) {
+                CHECK(0, "%s: sluice_config: %s", file, err.msg);
+                sl_err_clear(&err);
+            }
+        }
+        if (fd >= 0)
+            close(fd);
+        free(json);
     }
     const sl_value *tests = json_object_get(doc.root, "sluice_test");
     if (!json_is_array(tests) || json_array_size(tests) == 0) {
@@ -332,6 +506,10 @@ static void run_file(const char *file)
     sl_diag_release(&d);
     sl_graph_release(&g);
 out:
+    if (own_config) {
+        unlink(cfgpath);
+        sl_llm_config_load(NULL, &err);
+    }
     sl_err_clear(&err);
     sl_yaml_doc_release(&doc);
     free(text);
