@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "../engine/run.h"
+#include "../llm/config.h"
+#include "../llm/llm.h"
 #include "cli.h"
 
 #define SLUICE_VERSION "0.1.0"
@@ -54,6 +56,12 @@ static const char usage_run[] =
     "  --env NAME=VALUE      override an environment variable of the workflow\n"
     "  --limit NAME=VALUE    override a limit (see `sluice limits`), e.g. max_steps=1000;\n"
     "                        SLUICE_<NAME> environment variables work too\n"
+    "  --config FILE         model providers and prices (default $SLUICE_CONFIG, else\n"
+    "                        ./sluice.yml; environment variables such as\n"
+    "                        OPENAI_API_KEY work too; see docs/llm.md)\n"
+    "  --record FILE         append every model exchange to FILE (JSON lines)\n"
+    "  --replay FILE         answer model calls from FILE, with no network; a call\n"
+    "                        that was not recorded fails\n"
     "  --net POLICY          network of the sandbox code and command nodes run in:\n"
     "                        none (default), allow=HOST,... (HTTP(S) through sluice's\n"
     "                        proxy to listed hosts; *.example.org wildcards), or open\n"
@@ -365,8 +373,8 @@ static int cmd_run(int argc, char **argv)
         fputs(usage_run, stdout);
         return EXIT_OK;
     }
-    const char *file = NULL;
-    bool json_out = false, quiet = false, events = false;
+    const char *file = NULL, *config = NULL, *tape_path = NULL;
+    bool json_out = false, quiet = false, events = false, replay = false;
     sl_run_opts opts;
     sl_run_opts_init(&opts);
     sl_err err = {0};
@@ -380,7 +388,8 @@ static int cmd_run(int argc, char **argv)
         const char *a = argv[i];
         bool takes = !strcmp(a, "--input") || !strcmp(a, "--inputs") || !strcmp(a, "--query") ||
                      !strcmp(a, "--conversation") || !strcmp(a, "--env") || !strcmp(a, "--limit") ||
-                     !strcmp(a, "--net");
+                     !strcmp(a, "--net") || !strcmp(a, "--config") || !strcmp(a, "--record") ||
+                     !strcmp(a, "--replay");
         if (takes && i + 1 >= argc) {
             fprintf(stderr, "sluice run: %s needs a value (see sluice run --help)\n", a);
             return EXIT_USAGE;
@@ -395,6 +404,16 @@ static int cmd_run(int argc, char **argv)
                 fprintf(stderr, "sluice run: --net: %s\n", err.msg);
                 sl_err_clear(&err);
                 return EXIT_USAGE;
+            }
+            if (!strcmp(a, "--config"))
+                config = argv[i + 1];
+            if (!strcmp(a, "--record") || !strcmp(a, "--replay")) {
+                if (tape_path) {
+                    fprintf(stderr, "sluice run: --record and --replay: one tape at a time\n");
+                    return EXIT_USAGE;
+                }
+                tape_path = argv[i + 1];
+                replay = !strcmp(a, "--replay");
             }
             i++;
         } else if (!strcmp(a, "--json")) {
@@ -417,6 +436,20 @@ static int cmd_run(int argc, char **argv)
         fputs(usage_run, stderr);
         return EXIT_USAGE;
     }
+    /* model providers first: loading checks that each model node's is set */
+    sl_llm_config_offline(replay);
+    if (sl_llm_config_load(config, &err)) {
+        fprintf(stderr, "sluice: %s\n", err.msg);
+        sl_err_clear(&err);
+        return EXIT_USAGE;
+    }
+    sl_llm_tape *tape = NULL;
+    if (tape_path && sl_llm_tape_open(tape_path, replay, &tape, &err)) {
+        fprintf(stderr, "sluice run: %s\n", err.msg);
+        sl_err_clear(&err);
+        return EXIT_USAGE;
+    }
+    opts.llm_tape = tape;
     sl_graph g;
     sl_diag diag;
     sl_diag_init(&diag);
@@ -426,6 +459,7 @@ static int cmd_run(int argc, char **argv)
         sl_diag_release(&diag);
         sl_err_clear(&err);
         sl_graph_release(&g);
+        sl_llm_tape_close(tape);
         return EXIT_USAGE;
     }
     sl_value *given = json_object();
@@ -457,7 +491,8 @@ static int cmd_run(int argc, char **argv)
             }
         } else if (!strcmp(a, "--query")) {
             opts.query = argv[++i];
-        } else if (!strcmp(a, "--limit") || !strcmp(a, "--net")) {
+        } else if (!strcmp(a, "--limit") || !strcmp(a, "--net") || !strcmp(a, "--config") ||
+                   !strcmp(a, "--record") || !strcmp(a, "--replay")) {
             i++;
         }
         if (!ok)
@@ -527,6 +562,7 @@ out:
     sl_diag_release(&diag);
     sl_err_clear(&err);
     sl_graph_release(&g);
+    sl_llm_tape_close(tape);
     return rc;
 }
 

@@ -48,6 +48,14 @@ static const struct {
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static sl_llm_config *current;
+/* Replaying a tape needs no endpoint: unconfigured providers resolve to this. */
+static bool offline;
+static sl_llm_endpoint replay_endpoint = {.name = "replay", .base_url = "replay:"};
+
+void sl_llm_config_offline(bool on)
+{
+    offline = on;
+}
 
 static const char *env(const char *name)
 {
@@ -308,6 +316,8 @@ const sl_llm_endpoint *sl_llm_resolve(const sl_llm_config *c, const char *provid
     const sl_llm_endpoint *e = find(c, target);
     if (!e)
         e = find(c, "default");
+    if (!e && offline)
+        e = &replay_endpoint;
     if (e)
         return e;
     const char *hint_env = NULL;

@@ -49,6 +49,10 @@ const sl_llm_config *sl_llm_config_get(void);
 const sl_llm_endpoint *sl_llm_resolve(const sl_llm_config *c, const char *provider,
                                       const char *model, const char **model_out, char *why,
                                       size_t n);
+/* While a tape is replayed no call leaves the process, so providers need
+ * not be configured: unconfigured ones then resolve to a placeholder. */
+void sl_llm_config_offline(bool on);
+
 /* Price per million tokens for a model; false when the table has none. */
 bool sl_llm_price(const sl_llm_config *c, const char *model, double *input, double *output,
                   const char **currency);

@@ -33,9 +33,25 @@ struct sl_llm_tape {
     sl_map by_key;         /* canonical request -> entry* (replay) */
 };
 
+/* The request as the tape knows it: with the model the workflow names
+ * ("provider/name", from "tape_model") rather than the one an override
+ * sent it to, so a tape recorded against a local model replays anywhere. */
+static sl_value *tape_request(const sl_value *req)
+{
+    sl_value *r = json_copy((sl_value *)req);
+    const sl_value *tm = json_object_get(req, "tape_model");
+    if (json_is_string(tm))
+        json_object_set(r, "model", (sl_value *)tm);
+    json_object_del(r, "tape_model");
+    return r;
+}
+
 static char *canonical(const sl_value *req)
 {
-    return json_dumps(req, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+    sl_value *r = tape_request(req);
+    char *s = json_dumps(r, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+    json_decref(r);
+    return s;
 }
 
 static void free_entry(void *v)
@@ -154,7 +170,10 @@ sl_value *sl_llm_tape_find(sl_llm_tape *t, const sl_value *req, const sl_value *
                    "--replay %s: no recorded exchange matches this request (model %s, %zu "
                    "messages, last: \"%.80s%s\"); the workflow or its inputs changed since the "
                    "recording: record it again with --record",
-                   t->path, json_string_value(json_object_get(req, "model")),
+                   t->path,
+                   json_string_value(json_object_get(req, json_object_get(req, "tape_model")
+                                                              ? "tape_model"
+                                                              : "model")),
                    json_array_size(msgs), shown, strlen(shown) > 80 ? "…" : "");
         free(text);
     }
@@ -164,7 +183,7 @@ sl_value *sl_llm_tape_find(sl_llm_tape *t, const sl_value *req, const sl_value *
 int sl_llm_tape_add(sl_llm_tape *t, const sl_value *req, const sl_value *events,
                     const sl_value *resp, sl_err *err)
 {
-    sl_value *x = json_pack("{s:O, s:O, s:O}", "request", req, "events",
+    sl_value *x = json_pack("{s:o, s:O, s:O}", "request", tape_request(req), "events",
                             events ? events : json_array(), "response", resp);
     char *line = json_dumps(x, JSON_COMPACT | JSON_SORT_KEYS);
     json_decref(x);

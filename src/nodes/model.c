@@ -4,6 +4,7 @@
 #include "model.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -103,6 +104,9 @@ int sl_model_call(sl_node_exec *x, sl_value *req, const sl_llm_stream *stream, s
     if (!ep)
         return sl_exec_fail(x, "LLMModeRequiredError", "%s", why);
     json_object_set_new(req, "model", json_string(model));
+    char *tm = sl_xasprintf("%s/%s", provider, name);
+    json_object_set_new(req, "tape_model", json_string(tm));
+    free(tm);
     if (!json_object_get(req, "params"))
         json_object_set_new(req, "params", params_of(json_object_get(m, "completion_params")));
     sl_err err = {0};
