@@ -39,6 +39,7 @@ for t in "$BUILD"/tests/*; do
   run_tap "$name" "$t"
 done
 run_tap cases "$BUILD/tests/cases" tests/cases
+run_tap llm-llmd bash tests/llm/test_llmd.sh
 for s in tests/cli/*.sh; do
   [ -e "$s" ] || continue
   run_tap "cli-$(basename "$s" .sh)" bash "$s"

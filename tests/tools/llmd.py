@@ -1,0 +1,704 @@
+#!/usr/bin/env python3
+"""llmd - a stand-in LLM server for the sluice tests (standard library only).
+
+usage: llmd.py [--port PORT] [--port-file PATH]
+
+Listens on 127.0.0.1 (PORT 0, the default: a free port).  Once listening it
+writes the port to PATH (atomically: the file appears complete), or prints
+it as the only line on stdout when there is no --port-file.  Serves until
+SIGTERM or SIGINT.  Every request runs on its own (daemon) thread.
+
+Endpoints
+  POST /v1/chat/completions, /chat/completions   OpenAI Chat Completions;
+        needs "Authorization: Bearer KEY"
+  POST /v1/messages                              Anthropic Messages; needs
+        x-api-key and anthropic-version headers, and max_tokens in the body
+  GET  /v1/models, /models                       the behaviour names (OpenAI
+        list format, same auth as chat completions)
+  GET  /__log     every request since the last reset, as a JSON array of
+                  {method, path, headers, body}; header names lowercased,
+                  authorization and x-api-key values replaced by
+                  "<redacted:LEN>"; body parsed JSON (the raw text when it
+                  does not parse, null when empty)
+  POST /__reset   clears the log, the per-model counters and the id counter
+
+Any API key works except the literal "bad-key" (401, as does a missing key).
+
+The reply is chosen by the request's "model": "BEHAVIOUR" or
+"BEHAVIOUR:ARG" (ARG percent-decoded; "+" stays "+").  Unknown -> 404.
+"stream": true gives SSE (OpenAI chunks and "data: [DONE]"; Anthropic
+message_start, ping, content_block_start/delta/stop, message_delta,
+message_stop), anything else one JSON body.  With OpenAI
+stream_options.include_usage every chunk carries "usage": null and a last
+chunk with empty choices carries the usage.  Streams end by closing the
+connection (no Content-Length, no chunked encoding).
+
+  echo              the reply text is compact sorted JSON of {messages,
+                    system, params (other top-level fields except model,
+                    messages, stream, stream_options, system, tools), tools};
+                    streamed 7 characters at a time
+  text[:WORDS]      WORDS (default "Hello from llmd."), word by word
+  think             "<think>pondering</think>The answer is 42."
+  reasoning         OpenAI: reasoning_content "pondering" (3 pieces) then
+                    content "The answer is 42."; Anthropic: a thinking block
+                    then a text block
+  json[:JSON]       exactly JSON (default {}), 7 characters at a time
+  badjson           {"a": 1,
+  tool[:NAME[:ARGS]]  one tool call (default get_weather {"city":"Paris"};
+                    ARGS default {}), arguments in 3 pieces; ids call_1
+                    (OpenAI) / toolu_1 (Anthropic)
+  tools2            get_weather {"city":"Paris"} and get_time {"tz":"UTC"};
+                    OpenAI pieces interleaved between indexes 0 and 1
+  ollama-tools      the same two calls, OpenAI: both at index 0 with
+                    different ids, one chunk each (Anthropic: two blocks)
+  badargs           get_weather with the arguments {"city": "Par
+  midstream-error   "Hello", " from", then an in-band error and a close;
+                    blocking: status 200 with the error JSON as the body
+  ratelimit:N       the first N requests with this exact model string: 429,
+                    Retry-After: 1; then like text
+  error500:N        the same with 500 and no Retry-After
+  drop              one text piece, then the connection closes (no [DONE] /
+                    message_stop); blocking: closes without any response
+  slow[:MS]         "a b c d e" word by word, MS (default 100) ms before
+                    each word; blocking: answers after 5*MS ms
+  hang[:S]          never answers; closes after S (default 60) seconds or
+                    when the client goes away
+  malformed         one valid chunk, a "data: {not json" line, then [DONE]
+                    (Anthropic: the normal end events); blocking: the body
+                    is "{not json"
+  length            "truncated", finish_reason length / stop_reason max_tokens
+  usage-only-last   "Seven words of text in this reply."; usage 11/7; OpenAI
+                    streaming always sends the usage, and only in a last
+                    chunk with empty choices
+
+Usage: prompt = whitespace-separated words in all message texts (and the
+Anthropic system prompt), completion = words generated (text, reasoning,
+tool arguments).  Ids: chatcmpl-llmd-N / msg_llmd_N, N counting from 1
+after each reset.
+"""
+import argparse
+import json
+import os
+import re
+import select
+import signal
+import socket
+import sys
+import threading
+import time
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+DEFAULT_TEXT = "Hello from llmd."
+CREATED = 1700000000
+OPENAI_PATHS = ("/v1/chat/completions", "/chat/completions")
+ANTHROPIC_PATH = "/v1/messages"
+BEHAVIOURS = ("echo", "text", "think", "reasoning", "json", "badjson", "tool",
+              "tools2", "ollama-tools", "badargs", "midstream-error", "ratelimit",
+              "error500", "drop", "slow", "hang", "malformed", "length",
+              "usage-only-last")
+
+
+class State:
+    lock = threading.Lock()
+    log = []
+    counts = {}
+    next_id = 0
+
+
+def new_id():
+    with State.lock:
+        State.next_id += 1
+        return State.next_id
+
+
+def compact(obj, **kw):
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False, **kw)
+
+
+# ---------------------------------------------------------------- replies
+
+class Block:
+    """One logical piece of output: text, reasoning or a tool call."""
+
+    def __init__(self, kind, pieces, call=0, name="", args=""):
+        self.kind = kind          # "text" | "reasoning" | "tool"
+        self.pieces = pieces      # what is streamed, in order
+        self.call = call          # tool calls: 1, 2 ... (ids call_N / toolu_N)
+        self.name = name
+        self.args = args
+
+    @property
+    def text(self):
+        return "".join(self.pieces)
+
+
+class Reply:
+    def __init__(self, blocks, finish="stop"):
+        self.blocks = blocks
+        self.finish = finish      # "stop" | "length" | "tool_calls"
+        self.usage = None         # (prompt, completion); filled in by build()
+        self.delay = 0.0          # seconds before each streamed piece
+        self.cut = None           # ("error" | "drop" | "malformed", after N pieces)
+        self.hang = None          # seconds to hold the request unanswered
+        self.interleave = False   # tools2: OpenAI argument pieces alternate
+        self.ollama = False       # ollama-tools: every call at index 0
+        self.force_usage = False  # usage-only-last
+
+
+class HTTPError(Exception):
+    def __init__(self, status, kind, message, headers=()):
+        super().__init__(message)
+        self.status, self.kind, self.message, self.headers = status, kind, message, headers
+
+
+def word_pieces(text):
+    """Word by word, keeping the whitespace: the pieces join to text."""
+    pieces = re.findall(r"\s*\S+", text)
+    rest = text[sum(map(len, pieces)):]
+    if rest:
+        if pieces:
+            pieces[-1] += rest
+        else:
+            pieces = [rest]
+    return pieces
+
+
+def fixed_pieces(text, size=7):
+    return [text[i:i + size] for i in range(0, len(text), size)]
+
+
+def thirds(s):
+    k = len(s)
+    a, b = round(k / 3), round(2 * k / 3)
+    return [s[:a], s[a:b], s[b:]]
+
+
+def content_text(content):
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        out = []
+        for part in content:
+            if isinstance(part, str):
+                out.append(part)
+            elif isinstance(part, dict):
+                if isinstance(part.get("text"), str):
+                    out.append(part["text"])
+                elif part.get("type") == "tool_result":
+                    out.append(content_text(part.get("content")))
+        return " ".join(out)
+    return ""
+
+
+def prompt_words(body):
+    n = len(content_text(body.get("system")).split())
+    for m in body.get("messages") or []:
+        if isinstance(m, dict):
+            n += len(content_text(m.get("content")).split())
+    return n
+
+
+def text_reply(text, pieces=None, finish="stop"):
+    return Reply([Block("text", word_pieces(text) if pieces is None else pieces)], finish)
+
+
+def tool_reply(calls, pieces):
+    """calls: [(name, args)]; pieces: a function splitting the arguments."""
+    blocks = [Block("tool", pieces(args), i + 1, name, args)
+              for i, (name, args) in enumerate(calls)]
+    return Reply(blocks, "tool_calls")
+
+
+def int_arg(model, arg, default):
+    if arg == "":
+        return default
+    try:
+        return int(arg)
+    except ValueError:
+        raise HTTPError(400, "invalid",
+                        "model %s: %r is not a number" % (model, arg))
+
+
+def build(model, body):
+    """The Reply for this request, or an HTTPError to send instead."""
+    name, has_arg, raw = model.partition(":")
+    arg = urllib.parse.unquote(raw)
+    if name == "echo":
+        params = {k: v for k, v in body.items()
+                  if k not in ("model", "messages", "stream", "stream_options", "system", "tools")}
+        text = compact({"messages": body.get("messages"), "system": body.get("system"),
+                        "params": params, "tools": body.get("tools")}, sort_keys=True)
+        reply = text_reply(text, fixed_pieces(text))
+    elif name == "text":
+        reply = text_reply(arg if has_arg else DEFAULT_TEXT)
+    elif name == "think":
+        reply = text_reply("<think>pondering</think>The answer is 42.",
+                           ["<think>", "pondering", "</think>", "The", " answer", " is", " 42."])
+    elif name == "reasoning":
+        reply = Reply([Block("reasoning", ["pon", "der", "ing"]),
+                       Block("text", word_pieces("The answer is 42."))])
+    elif name == "json":
+        text = arg if has_arg else "{}"
+        reply = text_reply(text, fixed_pieces(text))
+    elif name == "badjson":
+        reply = text_reply('{"a": 1,', fixed_pieces('{"a": 1,'))
+    elif name == "tool":
+        tname, has_args, targs = raw.partition(":")
+        tname = urllib.parse.unquote(tname) if has_arg else "get_weather"
+        targs = urllib.parse.unquote(targs) if has_args else ('{}' if has_arg else '{"city":"Paris"}')
+        if not tname:
+            raise HTTPError(400, "invalid", "model %s: empty tool name" % model)
+        reply = tool_reply([(tname, targs)], thirds)
+    elif name == "tools2":
+        reply = tool_reply([("get_weather", '{"city":"Paris"}'), ("get_time", '{"tz":"UTC"}')], thirds)
+        reply.interleave = True
+    elif name == "ollama-tools":
+        reply = tool_reply([("get_weather", '{"city":"Paris"}'), ("get_time", '{"tz":"UTC"}')],
+                           lambda a: [a])
+        reply.ollama = True
+    elif name == "badargs":
+        reply = tool_reply([("get_weather", '{"city": "Par')], thirds)
+    elif name == "midstream-error":
+        reply = text_reply("Hello from")
+        reply.cut = ("error", 2)
+    elif name in ("ratelimit", "error500"):
+        n = int_arg(model, arg, 1)
+        with State.lock:
+            count = State.counts[model] = State.counts.get(model, 0) + 1
+        if count <= n:
+            if name == "ratelimit":
+                raise HTTPError(429, "ratelimit",
+                                "Rate limit reached for %s (request %d of %d refused)" % (model, count, n),
+                                [("Retry-After", "1")])
+            raise HTTPError(500, "server",
+                            "The server had an error processing your request (%s, request %d of %d)"
+                            % (model, count, n))
+        reply = text_reply(DEFAULT_TEXT)
+    elif name == "drop":
+        reply = text_reply(DEFAULT_TEXT)
+        reply.cut = ("drop", 1)
+    elif name == "slow":
+        reply = text_reply("a b c d e")
+        reply.delay = int_arg(model, arg, 100) / 1000.0
+    elif name == "hang":
+        reply = text_reply("")
+        reply.hang = float(int_arg(model, arg, 60))
+    elif name == "malformed":
+        reply = text_reply("Hello")
+        reply.cut = ("malformed", 1)
+    elif name == "length":
+        reply = text_reply("truncated", finish="length")
+    elif name == "usage-only-last":
+        reply = text_reply("Seven words of text in this reply.")
+        reply.force_usage = True
+        reply.usage = (11, 7)
+    else:
+        raise HTTPError(404, "model", "The model `%s` does not exist "
+                        "(llmd knows: %s)" % (model, ", ".join(BEHAVIOURS)))
+    if reply.usage is None:
+        made = sum(len(b.text.split()) for b in reply.blocks)
+        reply.usage = (prompt_words(body), made)
+    return reply
+
+
+# ---------------------------------------------------------------- formats
+
+# Error kinds: (HTTP-neutral name) -> (OpenAI type, OpenAI code, Anthropic type)
+ERROR_KINDS = {
+    "auth": ("invalid_request_error", "invalid_api_key", "authentication_error"),
+    "invalid": ("invalid_request_error", None, "invalid_request_error"),
+    "model": ("invalid_request_error", "model_not_found", "not_found_error"),
+    "endpoint": ("invalid_request_error", "unknown_url", "not_found_error"),
+    "ratelimit": ("requests", "rate_limit_exceeded", "rate_limit_error"),
+    "server": ("server_error", None, "api_error"),
+    "overloaded": ("server_error", None, "overloaded_error"),
+}
+STOP_REASONS = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use"}
+
+
+def error_body(fmt, kind, message):
+    otype, code, atype = ERROR_KINDS[kind]
+    if fmt == "anthropic":
+        return {"type": "error", "error": {"type": atype, "message": message}}
+    return {"error": {"message": message, "type": otype, "param": None, "code": code}}
+
+
+class Gone(Exception):
+    """The reply ends here: the connection is closed (on purpose or not)."""
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, fmt, *args):
+        pass
+
+    def send_response(self, code, message=None):
+        self.send_response_only(code, message)   # no Server or Date header
+
+    # -- plumbing
+
+    def read_body(self):
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            data = b""
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline().strip():
+                        pass
+                    return data
+                data += self.rfile.read(size)
+                self.rfile.readline()
+        n = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(n) if n > 0 else b""
+
+    def send_json(self, status, obj, headers=()):
+        body = obj if isinstance(obj, bytes) else compact(obj).encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        for k, v in headers:
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def send_error_json(self, fmt, err):
+        self.send_json(err.status, error_body(fmt, err.kind, err.message), err.headers)
+
+    def start_sse(self):
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+
+    def write(self, data):
+        try:
+            self.wfile.write(data.encode("utf-8") if isinstance(data, str) else data)
+            self.wfile.flush()
+        except OSError:
+            raise Gone()
+
+    def wait(self, seconds):
+        """Sleeps up to seconds; ends early (Gone) when the client hangs up."""
+        end = time.monotonic() + seconds
+        while True:
+            left = end - time.monotonic()
+            if left <= 0:
+                return
+            try:
+                ready, _, _ = select.select([self.connection], [], [], min(left, 0.2))
+                if ready and not self.connection.recv(1, socket.MSG_PEEK):
+                    raise Gone()
+            except OSError:
+                raise Gone()
+            if ready:
+                time.sleep(min(left, 0.2))   # bytes waiting (pipelining): keep sleeping
+
+    # -- routing
+
+    def handle_any(self):
+        path = urllib.parse.urlsplit(self.path).path
+        raw = self.read_body()
+        if path == "/__log" and self.command == "GET":
+            with State.lock:
+                self.send_json(200, State.log)
+            return
+        if path == "/__reset" and self.command == "POST":
+            with State.lock:
+                State.log = []
+                State.counts = {}
+                State.next_id = 0
+            self.send_json(200, {"reset": True})
+            return
+        try:
+            body = json.loads(raw.decode("utf-8")) if raw else None
+            parsed = True
+        except (UnicodeDecodeError, ValueError):
+            body, parsed = raw.decode("utf-8", "replace"), False
+        headers = {}
+        for k, v in self.headers.items():
+            k = k.lower()
+            if k in ("authorization", "x-api-key"):
+                v = "<redacted:%d>" % len(v)
+            headers[k] = headers[k] + ", " + v if k in headers else v
+        with State.lock:
+            State.log.append({"method": self.command, "path": self.path,
+                              "headers": headers, "body": body})
+        if not parsed:
+            body = None
+        try:
+            if path in OPENAI_PATHS and self.command == "POST":
+                self.complete("openai", body, raw)
+            elif path == ANTHROPIC_PATH and self.command == "POST":
+                self.complete("anthropic", body, raw)
+            elif path in ("/v1/models", "/models") and self.command == "GET":
+                self.check_auth("openai")
+                self.send_json(200, {"object": "list", "data": [
+                    {"id": b, "object": "model", "created": CREATED, "owned_by": "llmd"}
+                    for b in BEHAVIOURS]})
+            else:
+                raise HTTPError(404, "endpoint", "no endpoint %s %s" % (self.command, path))
+        except HTTPError as err:
+            fmt = "anthropic" if path == ANTHROPIC_PATH else "openai"
+            self.send_error_json(fmt, err)
+        except Gone:
+            self.close_connection = True
+
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = handle_any
+
+    def check_auth(self, fmt):
+        if fmt == "openai":
+            auth = self.headers.get("Authorization") or ""
+            m = re.match(r"Bearer\s+(\S.*)$", auth.strip())
+            if not m:
+                raise HTTPError(401, "auth",
+                                "You didn't provide an API key (Authorization: Bearer KEY).")
+            if m.group(1).strip() == "bad-key":
+                raise HTTPError(401, "auth", "Incorrect API key provided: bad-key.")
+        else:
+            key = self.headers.get("x-api-key")
+            if not key:
+                raise HTTPError(401, "auth", "x-api-key header is required")
+            if key == "bad-key":
+                raise HTTPError(401, "auth", "invalid x-api-key")
+            if not self.headers.get("anthropic-version"):
+                raise HTTPError(401, "auth", "anthropic-version header is required")
+
+    def complete(self, fmt, body, raw):
+        self.check_auth(fmt)
+        if not isinstance(body, dict):
+            raise HTTPError(400, "invalid",
+                            "the body is not a JSON object" if raw else "the body is empty")
+        if not isinstance(body.get("model"), str) or not body["model"]:
+            raise HTTPError(400, "invalid", "model: a string is required")
+        if not isinstance(body.get("messages"), list):
+            raise HTTPError(400, "invalid", "messages: a list is required")
+        if fmt == "anthropic" and not isinstance(body.get("max_tokens"), int):
+            raise HTTPError(400, "invalid", "max_tokens: Field required")
+        reply = build(body["model"], body)
+        stream = body.get("stream") is True
+        if reply.hang is not None:
+            self.close_connection = True
+            self.wait(reply.hang)
+            raise Gone()
+        n = new_id()
+        if fmt == "openai":
+            (self.openai_stream if stream else self.openai_blocking)(reply, body, "chatcmpl-llmd-%d" % n)
+        else:
+            (self.anthropic_stream if stream else self.anthropic_blocking)(reply, body, "msg_llmd_%d" % n)
+
+    def blocking_special(self, reply, fmt):
+        """Blocking replies for the cut behaviours; True when handled."""
+        if reply.delay:
+            self.wait(reply.delay * sum(len(b.pieces) for b in reply.blocks))
+        if not reply.cut:
+            return False
+        kind = reply.cut[0]
+        if kind == "drop":
+            self.close_connection = True
+            raise Gone()
+        if kind == "error":
+            self.send_json(200, error_body(fmt, "overloaded", "upstream overloaded"))
+        else:
+            self.send_json(200, b"{not json")
+        return True
+
+    # -- OpenAI
+
+    def openai_blocking(self, reply, body, rid):
+        if self.blocking_special(reply, "openai"):
+            return
+        texts = [b for b in reply.blocks if b.kind == "text"]
+        message = {"role": "assistant",
+                   "content": "".join(b.text for b in texts) if texts else None}
+        for b in reply.blocks:
+            if b.kind == "reasoning":
+                message["reasoning_content"] = b.text
+        calls = [{"id": "call_%d" % b.call, "type": "function",
+                  "function": {"name": b.name, "arguments": b.args}}
+                 for b in reply.blocks if b.kind == "tool"]
+        if calls:
+            message["tool_calls"] = calls
+        p, c = reply.usage
+        self.send_json(200, {
+            "id": rid, "object": "chat.completion", "created": CREATED, "model": body["model"],
+            "choices": [{"index": 0, "message": message, "finish_reason": reply.finish}],
+            "usage": {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}})
+
+    def openai_deltas(self, reply):
+        tools = [b for b in reply.blocks if b.kind == "tool"]
+
+        def start(b, index, args=""):
+            return {"tool_calls": [{"index": index, "id": "call_%d" % b.call, "type": "function",
+                                    "function": {"name": b.name, "arguments": args}}]}
+
+        def piece(index, p):
+            return {"tool_calls": [{"index": index, "function": {"arguments": p}}]}
+
+        if reply.ollama:
+            return [start(b, 0, b.args) for b in tools]
+        if reply.interleave:
+            out = [start(b, i) for i, b in enumerate(tools)]
+            for j in range(max(len(b.pieces) for b in tools)):
+                out += [piece(i, b.pieces[j]) for i, b in enumerate(tools) if j < len(b.pieces)]
+            return out
+        out, index = [], 0
+        for b in reply.blocks:
+            if b.kind == "text":
+                out += [{"content": p} for p in b.pieces]
+            elif b.kind == "reasoning":
+                out += [{"reasoning_content": p} for p in b.pieces]
+            else:
+                out.append(start(b, index))
+                out += [piece(index, p) for p in b.pieces]
+                index += 1
+        return out
+
+    def openai_stream(self, reply, body, rid):
+        opts = body.get("stream_options")
+        usage_on = reply.force_usage or (isinstance(opts, dict) and opts.get("include_usage") is True)
+        p, c = reply.usage
+        usage = {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}
+
+        def chunk(delta, finish=None, last=False):
+            d = {"id": rid, "object": "chat.completion.chunk", "created": CREATED,
+                 "model": body["model"],
+                 "choices": [] if last else [{"index": 0, "delta": delta, "finish_reason": finish}]}
+            if usage_on:
+                d["usage"] = usage if last else None
+            self.write("data: %s\n\n" % compact(d))
+
+        self.start_sse()
+        first = True
+        for i, delta in enumerate(self.openai_deltas(reply), 1):
+            if reply.delay:
+                self.wait(reply.delay)
+            if first:
+                delta, first = dict({"role": "assistant"}, **delta), False
+            chunk(delta)
+            if reply.cut and reply.cut[1] == i:
+                kind = reply.cut[0]
+                if kind == "error":
+                    self.write('data: {"error": {"message": "upstream overloaded", '
+                               '"type": "server_error"}}\n\n')
+                elif kind == "malformed":
+                    self.write("data: {not json\n\ndata: [DONE]\n\n")
+                raise Gone()
+        chunk({"role": "assistant", "content": ""} if first else {}, reply.finish)
+        if usage_on:
+            chunk(None, last=True)
+        self.write("data: [DONE]\n\n")
+
+    # -- Anthropic
+
+    def anthropic_blocking(self, reply, body, rid):
+        if self.blocking_special(reply, "anthropic"):
+            return
+        content = []
+        for b in reply.blocks:
+            if b.kind == "text":
+                content.append({"type": "text", "text": b.text})
+            elif b.kind == "reasoning":
+                content.append({"type": "thinking", "thinking": b.text, "signature": "llmd-signature"})
+            else:
+                try:
+                    args = json.loads(b.args)
+                except ValueError:
+                    args = b.args   # what else: input is not an object then
+                content.append({"type": "tool_use", "id": "toolu_%d" % b.call,
+                                "name": b.name, "input": args})
+        p, c = reply.usage
+        self.send_json(200, {
+            "id": rid, "type": "message", "role": "assistant", "model": body["model"],
+            "content": content, "stop_reason": STOP_REASONS[reply.finish], "stop_sequence": None,
+            "usage": {"input_tokens": p, "output_tokens": c}})
+
+    def anthropic_stream(self, reply, body, rid):
+        def event(name, data):
+            self.write("event: %s\ndata: %s\n\n" % (name, compact(data)))
+
+        p, c = reply.usage
+        self.start_sse()
+        event("message_start", {"type": "message_start", "message": {
+            "id": rid, "type": "message", "role": "assistant", "model": body["model"],
+            "content": [], "stop_reason": None, "stop_sequence": None,
+            "usage": {"input_tokens": p, "output_tokens": 1}}})
+        event("ping", {"type": "ping"})
+        sent = 0
+        for index, b in enumerate(reply.blocks):
+            if b.kind == "text":
+                block, dtype, key = {"type": "text", "text": ""}, "text_delta", "text"
+            elif b.kind == "reasoning":
+                block, dtype, key = {"type": "thinking", "thinking": ""}, "thinking_delta", "thinking"
+            else:
+                block = {"type": "tool_use", "id": "toolu_%d" % b.call, "name": b.name, "input": {}}
+                dtype, key = "input_json_delta", "partial_json"
+            event("content_block_start", {"type": "content_block_start", "index": index,
+                                          "content_block": block})
+            for piece in b.pieces:
+                if reply.delay:
+                    self.wait(reply.delay)
+                event("content_block_delta", {"type": "content_block_delta", "index": index,
+                                               "delta": {"type": dtype, key: piece}})
+                sent += 1
+                if reply.cut and reply.cut[1] == sent:
+                    kind = reply.cut[0]
+                    if kind == "error":
+                        event("error", {"type": "error", "error": {
+                            "type": "overloaded_error", "message": "upstream overloaded"}})
+                        raise Gone()
+                    if kind == "drop":
+                        raise Gone()
+                    self.write("event: content_block_delta\ndata: {not json\n\n")
+            if b.kind == "reasoning":
+                event("content_block_delta", {"type": "content_block_delta", "index": index,
+                                               "delta": {"type": "signature_delta",
+                                                         "signature": "llmd-signature"}})
+            event("content_block_stop", {"type": "content_block_stop", "index": index})
+        event("message_delta", {"type": "message_delta",
+                                "delta": {"stop_reason": STOP_REASONS[reply.finish],
+                                          "stop_sequence": None},
+                                "usage": {"output_tokens": c}})
+        event("message_stop", {"type": "message_stop"})
+
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 64
+
+    def handle_error(self, request, client_address):
+        # Clients hang up on purpose (timeouts, cancellation): no traceback.
+        if not isinstance(sys.exc_info()[1], (ConnectionError, Gone)):
+            super().handle_error(request, client_address)
+
+
+def main():
+    ap = argparse.ArgumentParser(description="stand-in LLM server for the sluice tests")
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--port-file")
+    args = ap.parse_args()
+    server = Server(("127.0.0.1", args.port), Handler)
+    port = server.server_address[1]
+    if args.port_file:
+        tmp = "%s.%d.tmp" % (args.port_file, os.getpid())
+        with open(tmp, "w") as f:
+            f.write("%d\n" % port)
+        os.replace(tmp, args.port_file)
+    else:
+        print(port, flush=True)
+
+    def stop(*_):
+        # shutdown() waits for serve_forever, so call it off the main thread.
+        threading.Thread(target=server.shutdown, daemon=True).start()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    server.serve_forever(poll_interval=0.1)
+    server.server_close()
+
+
+if __name__ == "__main__":
+    main()
