@@ -84,6 +84,10 @@ int sl_sse_feed(sl_sse *p, const char *b, size_t n)
             return 0;
         }
         int rc;
+        if (p->line.len + (j - i) > p->cap) { /* the same cap however the bytes came */
+            p->failed = true;
+            return -1;
+        }
         if (p->line.len) {
             if (sl_buf_add(&p->line, b + i, j - i)) {
                 p->failed = true;
