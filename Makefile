@@ -17,7 +17,7 @@ LIB      := $(BUILD)/libsluice.a
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all test asan fuzz bench bench-sandbox clean
+.PHONY: all test asan fuzz bench bench-sandbox bench-llm clean
 all: $(BUILD)/sluice $(UNIT_BIN)
 
 $(BUILD)/%.o: %.c $(wildcard src/*/*.h src/*/*/*.h)
@@ -68,7 +68,15 @@ $(BUILD)/bench/sandbox_bench: bench/sandbox_bench.c $(OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -Isrc -o $@ $< $(OBJ) $(LDLIBS)
 
-bench: $(BUILD)/bench/engine_bench $(BUILD)/bench/sandbox_bench
+# Model-call streaming: relay latency and memory per concurrent call (issue 4).
+$(BUILD)/bench/llm_bench: bench/llm_bench.c $(OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -Isrc -o $@ $< $(OBJ) $(LDLIBS)
+
+bench-llm: $(BUILD)/bench/llm_bench
+	@$(BUILD)/bench/llm_bench
+
+bench: $(BUILD)/bench/engine_bench $(BUILD)/bench/sandbox_bench $(BUILD)/bench/llm_bench
 	@bench/run.sh $(BUILD)
 
 bench-sandbox: $(BUILD)/bench/sandbox_bench

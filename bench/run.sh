@@ -65,5 +65,12 @@ if [ -x "$BUILD/bench/sandbox_bench" ]; then
 else
   echo "bench: $BUILD/bench/sandbox_bench is missing; run make bench" >&2; status=2
 fi
+echo
+echo "# model calls (issue 4): streaming relay overhead and memory per concurrent call"
+if [ -x "$BUILD/bench/llm_bench" ]; then
+  "$BUILD/bench/llm_bench" || status=1
+else
+  echo "bench: $BUILD/bench/llm_bench is missing; run make bench" >&2; status=2
+fi
 echo "# bench took $(( $(date +%s) - t0 )) s"
 exit $status
