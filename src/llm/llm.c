@@ -48,6 +48,8 @@ typedef struct {
     bool emitted;          /* something went to the caller's callbacks */
     char *stream_error;    /* an error the stream reported */
     bool cancelled;
+    bool timed_out;        /* silence longer than the read timeout */
+    double last_rx;        /* when bytes last arrived (or the attempt began) */
     int anth_block_kind[64];  /* anthropic: per content block: 0 text, 1 tool, 2 thinking */
     int anth_block_call[64];  /* ... and the index in calls for tool blocks */
 } call;
@@ -571,10 +573,18 @@ static sl_value *anthropic_request(const sl_value *req, bool stream)
 
 /* ---- transport ---- */
 
+static double mono_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
 static size_t on_header(char *p, size_t size, size_t n, void *ud)
 {
     call *c = ud;
     size_t len = size * n;
+    c->last_rx = mono_s();
     if (len > 12 && !strncasecmp(p, "retry-after:", 12)) {
         char v[64];
         size_t k = len - 12 < sizeof v - 1 ? len - 12 : sizeof v - 1;
@@ -597,6 +607,7 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud)
 {
     call *c = ud;
     size_t len = size * n;
+    c->last_rx = mono_s();
     if (!c->sse_on && !c->body_mode) {
         curl_easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, &c->status);
         const char *ct = NULL;
@@ -617,6 +628,13 @@ static int on_progress(void *ud, curl_off_t a, curl_off_t b, curl_off_t x, curl_
     call *c = ud;
     if (c->st && c->st->cancelled && c->st->cancelled(c->st->ud)) {
         c->cancelled = true;
+        return 1;
+    }
+    /* the read timeout: the longest silence, counted here because curl's
+     * low-speed check only looks once a response has started */
+    double limit = c->ep->read_timeout_s > 0 ? c->ep->read_timeout_s : 600;
+    if (mono_s() - c->last_rx > limit) {
+        c->timed_out = true;
         return 1;
     }
     return 0;
@@ -706,8 +724,24 @@ static void http_error(call *c, sl_err *err)
                        : c->status == 404 ? "; check the provider's base URL and the model name"
                        : c->status == 429 ? "; the provider is rate limiting (retries ran out)"
                                           : "";
+    /* some providers quote the key they were given: never pass it on */
+    sl_buf clean;
+    sl_buf_init(&clean, 0);
+    const char *key = c->ep->api_key;
+    size_t kl = key ? strlen(key) : 0;
+    for (const char *p = msg; *p;) {
+        const char *hit = kl >= 4 ? strstr(p, key) : NULL;
+        if (!hit) {
+            sl_buf_adds(&clean, p);
+            break;
+        }
+        sl_buf_add(&clean, p, (size_t)(hit - p));
+        sl_buf_adds(&clean, "[the API key]");
+        p = hit + kl;
+    }
     sl_err_set(err, SL_ENODE, "model provider '%s' answered HTTP %ld: %s%s", c->ep->name,
-               c->status, msg, hint);
+               c->status, clean.data ? clean.data : "", hint);
+    sl_buf_release(&clean);
     json_decref(j);
 }
 
@@ -764,11 +798,11 @@ static int perform(call *c, const char *url, const char *body, struct curl_slist
         curl_easy_setopt(c->h, CURLOPT_CONNECTTIMEOUT_MS,
                          (long)((c->ep->connect_timeout_s > 0 ? c->ep->connect_timeout_s : 10) *
                                 1000));
-        /* silence longer than the read timeout ends the attempt */
-        curl_easy_setopt(c->h, CURLOPT_LOW_SPEED_LIMIT, 1L);
-        curl_easy_setopt(c->h, CURLOPT_LOW_SPEED_TIME,
-                         (long)ceil(c->ep->read_timeout_s > 0 ? c->ep->read_timeout_s : 600));
+        c->last_rx = mono_s();
+        c->timed_out = false;
         CURLcode rc = curl_easy_perform(c->h);
+        if (c->timed_out)
+            rc = CURLE_OPERATION_TIMEDOUT;
         if (c->sse_on)
             sl_sse_finish(&c->sse);
         curl_easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, &c->status);
@@ -792,8 +826,10 @@ static int perform(call *c, const char *url, const char *body, struct curl_slist
             }
             if (rc == CURLE_OPERATION_TIMEDOUT)
                 return sl_err_set(err, SL_ETIMEOUT,
-                                  "model provider '%s' at %s did not answer in time (%s)",
-                                  c->ep->name, url, curl_easy_strerror(rc));
+                                  "model provider '%s' at %s sent nothing for %g s (its "
+                                  "read_timeout)",
+                                  c->ep->name, url,
+                                  c->ep->read_timeout_s > 0 ? c->ep->read_timeout_s : 600);
             return sl_err_set(err, SL_EIO, "cannot reach model provider '%s' at %s: %s",
                               c->ep->name, url, curl_easy_strerror(rc));
         }
