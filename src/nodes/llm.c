@@ -24,8 +24,8 @@
  *   reasoning_content; tagged keeps it in the text and puts a reasoning
  *   stream the provider sent separately (DeepSeek) back into <think> tags.
  * - The answer streams as text_chunk events when an answer node shows this
- *   node's text first (Dify's streaming); that answer node then sends only
- *   what follows.
+ *   node's text first (Dify's streaming; that answer node then sends only
+ *   what follows), or in workflows when an end node outputs it.
  * - jinja2 prompts need the Jinja2 engine, not in this build: such nodes
  *   are refused at load, by name.
  * Outputs: text, reasoning_content, usage, finish_reason, structured_output.
@@ -285,7 +285,8 @@ static int build_messages(sl_node_exec *x, sl_value **out)
 
 /* ---- streaming to an answer node ---- */
 
-/* Whether an answer node downstream of this one opens with {{#id.text#}}. */
+/* Whether an answer node downstream of this one opens with {{#id.text#}},
+ * or (workflows) an end node downstream outputs id.text. */
 static bool streams_to_answer(sl_node_exec *x)
 {
     const sl_graph *g = sl_exec_graph(x);
@@ -307,6 +308,15 @@ static bool streams_to_answer(sl_node_exec *x)
                 a++;
             if (a && !strncmp(a, ref, strlen(ref)))
                 found = true;
+        } else if (!strcmp(n->type, "end") && !strcmp(sl_exec_mode(x), "workflow")) {
+            /* workflows stream what their end node outputs, as Dify does */
+            const sl_value *outs = json_object_get(n->data, "outputs");
+            for (size_t i = 0; i < json_array_size(outs) && !found; i++) {
+                const sl_value *sel = json_object_get(json_array_get(outs, i), "value_selector");
+                found = json_array_size(sel) == 2 &&
+                        !strcmp(json_string_value(json_array_get(sel, 0)), me->id) &&
+                        !strcmp(json_string_value(json_array_get(sel, 1)), "text");
+            }
         }
         for (int k = 0; k < n->nout; k++) {
             int dst = g->edges[n->out[k]].dst;
