@@ -36,9 +36,11 @@ static const char usage_main[] =
     "\n"
     "node types it runs: start, end, answer, if-else, variable-aggregator (and the\n"
     "legacy variable-assigner), assigner, list-operator, iteration, loop,\n"
-    "http-request, code (python3, javascript) and command, the last two in a local\n"
-    "sandbox.  Files using other types (llm, template-transform, tool, agent, ...)\n"
-    "are refused when loaded, naming each such node.\n";
+    "http-request, code (python3, javascript) and command (the last two in a local\n"
+    "sandbox), llm, parameter-extractor and question-classifier (OpenAI-style and\n"
+    "Anthropic endpoints; see docs/llm.md).  Files using other types\n"
+    "(template-transform, tool, agent, ...) are refused when loaded, naming each\n"
+    "such node.\n";
 
 static const char usage_run[] =
     "usage: sluice run FILE [options]\n"
