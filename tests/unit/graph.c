@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "engine/graph.h"
+#include "llm/config.h"
 #include "tap.h"
 #include "util.h"
 
@@ -452,7 +453,7 @@ static void test_locations(void)
                        "        - variable: x\n"                       /* 18 */
                        "          value_selector: [nope, y]\n"         /* 19 */
                        "    - id: k\n"                                 /* 20 */
-                       "      data: {type: llm, title: Calc}\n"        /* 21 */
+                       "      data: {type: tool, title: Calc}\n"       /* 21 */
                        "    edges:\n"                                  /* 22 */
                        "    - {id: e1, source: s, target: n2}\n"       /* 23 */
                        "    - {id: e2, source: n2, target: ghost}\n"   /* 24 */
@@ -465,7 +466,7 @@ static void test_locations(void)
     CHECK(rc == -1 && err.code == SL_EVALIDATE, "a broken workflow is refused (rc %d)", rc);
     where_is(&d, "unknown node type 'bogus'", 11, 15);
     where_is(&d, "node 'n2' (Weird)", 11, 15);
-    where_is(&d, "'llm' " UNSUPPORTED, 21, 20);
+    where_is(&d, "'tool' " UNSUPPORTED, 21, 20);
     where_is(&d, "'nope'", 19, 27);
     where_is(&d, "ghost", 24, 7);
     CHECK(d.errors >= 4, "all problems are reported at once (%zu errors)", d.errors);
@@ -536,6 +537,12 @@ static void test_locations(void)
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0); /* keep TAP lines if a sanitizer ends the run */
+    /* The samples' model nodes need a provider to load: one catch-all
+     * endpoint (never called here). */
+    setenv("SLUICE_LLM_BASE_URL", "http://127.0.0.1:9/v1", 1);
+    sl_err cerr = {0};
+    if (sl_llm_config_load(NULL, &cerr))
+        sl_err_clear(&cerr);
     test_samples();
     test_secrets();
     test_locations();
