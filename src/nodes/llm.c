@@ -205,13 +205,11 @@ static void add_vision(sl_node_exec *x, sl_value *msgs)
         json_decref(parts);
         return;
     }
-    /* onto the last user message, which becomes a list of parts */
-    sl_value *last = NULL;
-    for (size_t i = json_array_size(msgs); i-- > 0;)
-        if (!strcmp(json_string_value(json_object_get(json_array_get(msgs, i), "role")), "user")) {
-            last = json_array_get(msgs, i);
-            break;
-        }
+    /* onto the last message when it is the user's (its text becomes a list
+     * of parts), else as a new user message, as Dify does */
+    sl_value *last = json_array_get(msgs, json_array_size(msgs) - 1);
+    if (last && strcmp(json_string_value(json_object_get(last, "role")), "user"))
+        last = NULL;
     if (!last) {
         last = json_pack("{s:s, s:[]}", "role", "user", "content");
         json_array_append_new(msgs, last);
@@ -285,9 +283,11 @@ static int build_messages(sl_node_exec *x, sl_value **out)
 
 /* ---- streaming to an answer node ---- */
 
-/* Whether an answer node downstream of this one opens with {{#id.text#}},
- * or (workflows) an end node downstream outputs id.text. */
-static bool streams_to_answer(sl_node_exec *x)
+/* Whether an answer node downstream of this one shows {{#id.text#}} as
+ * its first reference (*prefix then gets the plain text before it, sent
+ * ahead of the first piece), or (workflows) an end node downstream
+ * outputs id.text. */
+static bool streams_to_answer(sl_node_exec *x, char **prefix)
 {
     const sl_graph *g = sl_exec_graph(x);
     const sl_gnode *me = sl_exec_node(x);
@@ -304,10 +304,11 @@ static bool streams_to_answer(sl_node_exec *x)
         const sl_gnode *n = &g->nodes[stack[--top]];
         if (!strcmp(n->type, "answer")) {
             const char *a = json_string_value(json_object_get(n->data, "answer"));
-            while (a && (*a == ' ' || *a == '\n' || *a == '\t'))
-                a++;
-            if (a && !strncmp(a, ref, strlen(ref)))
+            const char *first = a ? strstr(a, "{{#") : NULL;
+            if (first && !strncmp(first, ref, strlen(ref))) {
                 found = true;
+                *prefix = first > a ? sl_xstrndup(a, (size_t)(first - a)) : NULL;
+            }
         } else if (!strcmp(n->type, "end") && !strcmp(sl_exec_mode(x), "workflow")) {
             /* workflows stream what their end node outputs, as Dify does */
             const sl_value *outs = json_object_get(n->data, "outputs");
@@ -337,7 +338,35 @@ typedef struct {
     bool separated;
     int think;      /* separated: 0 before/outside <think>, 1 inside */
     sl_buf pending; /* a possible partial tag held back */
+    char *prefix;   /* the answer's plain text before the reference */
+    bool in_reasoning; /* tagged: a <think> block is open on the stream */
+    bool started;   /* separated: text other than whitespace went out */
+    sl_buf ws;      /* separated: whitespace held back (the text is trimmed) */
 } relay_state;
+
+static void relay_out(relay_state *r, const char *s, size_t n)
+{
+    if (r->prefix) {
+        sl_exec_stream_chunk(r->x, "text", r->prefix, strlen(r->prefix));
+        free(r->prefix);
+        r->prefix = NULL;
+    }
+    if (n)
+        sl_exec_stream_chunk(r->x, "text", s, n);
+}
+
+/* tagged: a reasoning stream the provider sends apart shows as <think>…</think> */
+static void relay_reasoning(const char *s, size_t n, void *ud)
+{
+    relay_state *r = ud;
+    if (!r->relay || r->separated || !n)
+        return;
+    if (!r->in_reasoning) {
+        relay_out(r, "<think>\n", 8);
+        r->in_reasoning = true;
+    }
+    relay_out(r, s, n);
+}
 
 static void relay_text(const char *s, size_t n, void *ud)
 {
@@ -345,7 +374,11 @@ static void relay_text(const char *s, size_t n, void *ud)
     if (!r->relay)
         return;
     if (!r->separated) {
-        sl_exec_stream_chunk(r->x, "text", s, n);
+        if (r->in_reasoning) {
+            relay_out(r, "\n</think>", 9);
+            r->in_reasoning = false;
+        }
+        relay_out(r, s, n);
         return;
     }
     /* separated: keep <think>…</think> out of what the user sees */
@@ -381,8 +414,23 @@ static void relay_text(const char *s, size_t n, void *ud)
     }
     if (len)
         r->pending.len = 0;
-    if (out.len)
-        sl_exec_stream_chunk(r->x, "text", out.data, out.len);
+    /* the text is trimmed, as the final output is: no leading whitespace,
+     * and whitespace is held back until text follows it */
+    size_t a = 0, e = out.len;
+    while (!r->started && a < e && strchr(" \n\t\r", out.data[a]))
+        a++;
+    size_t k = e;
+    while (k > a && strchr(" \n\t\r", out.data[k - 1]))
+        k--;
+    if (k > a) {
+        if (r->ws.len)
+            relay_out(r, r->ws.data, r->ws.len);
+        sl_buf_reset(&r->ws);
+        relay_out(r, out.data + a, k - a);
+        r->started = true;
+    }
+    if (r->started)
+        sl_buf_add(&r->ws, out.data + k, e - k);
     sl_buf_release(&out);
 }
 
@@ -393,7 +441,24 @@ static bool relay_cancelled(void *ud)
 
 /* ---- the answer ---- */
 
-/* Splits <think>…</think> out of text (separated) or wraps a separate
+static void trim(sl_buf *b)
+{
+    size_t s = 0, e = b->len;
+    while (s < e && (b->data[s] == ' ' || b->data[s] == '\n' || b->data[s] == '\t' ||
+                     b->data[s] == '\r'))
+        s++;
+    while (e > s && (b->data[e - 1] == ' ' || b->data[e - 1] == '\n' || b->data[e - 1] == '\t' ||
+                     b->data[e - 1] == '\r'))
+        e--;
+    if (s)
+        memmove(b->data, b->data + s, e - s);
+    b->len = e - s;
+    if (b->data)
+        b->data[b->len] = 0;
+}
+
+/* Splits <think>…</think> out of text (separated, both trimmed as Dify
+ * does) or wraps a separate
  * reasoning stream into it (tagged). */
 static void shape_reasoning(bool separated, const char *text, const char *reasoning,
                             sl_value **out_text, sl_value **out_reasoning)
@@ -423,6 +488,8 @@ static void shape_reasoning(bool separated, const char *text, const char *reason
                 p++;
         }
         sl_buf_adds(&t, p);
+        trim(&t);
+        trim(&r);
     } else {
         if (*reasoning)
             sl_buf_addf(&t, "<think>\n%s\n</think>", reasoning);
@@ -444,6 +511,15 @@ static int run(sl_node_exec *x)
     const sl_value *schema = json_object_get(json_object_get(d, "structured_output"), "schema");
     sl_value *req = json_pack("{s:o}", "messages", msgs);
     if (so) {
+        /* the schema as response_format too (endpoints that do not know it
+         * ignore it; the Anthropic style leaves it out) */
+        sl_value *params = sl_model_params(json_object_get(d, "model"));
+        if (!json_object_get(params, "response_format"))
+            json_object_set_new(params, "response_format",
+                                json_pack("{s:s, s:{s:s, s:O}}", "type", "json_schema",
+                                          "json_schema", "name", "structured_output", "schema",
+                                          schema));
+        json_object_set_new(req, "params", params);
         char *s = json_dumps(schema, JSON_COMPACT | JSON_SORT_KEYS);
         char *ins = sl_xasprintf("Reply with one JSON object that follows this JSON Schema, and "
                                  "nothing else:\n%s",
@@ -456,8 +532,10 @@ static int run(sl_node_exec *x)
     const char *rf = json_string_value(json_object_get(d, "reasoning_format"));
     relay_state rs = {.x = x, .separated = rf && !strcmp(rf, "separated")};
     sl_buf_init(&rs.pending, 0);
-    rs.relay = streams_to_answer(x);
-    sl_llm_stream st = {.on_text = relay_text, .cancelled = relay_cancelled, .ud = &rs};
+    sl_buf_init(&rs.ws, 0);
+    rs.relay = streams_to_answer(x, &rs.prefix);
+    sl_llm_stream st = {.on_text = relay_text, .on_reasoning = relay_reasoning,
+                        .cancelled = relay_cancelled, .ud = &rs};
     sl_value *resp = NULL;
     int rc = sl_model_call(x, req, &st, &resp);
     sl_value *structured = NULL;
@@ -505,9 +583,13 @@ static int run(sl_node_exec *x)
         if (json_array_size(json_object_get(resp, "tool_calls")))
             sl_exec_process(x, "tool_calls", json_incref(json_object_get(resp, "tool_calls")));
     }
+    if (!rc && rs.relay && rs.in_reasoning) /* reasoning with no text after it */
+        relay_out(&rs, "\n</think>", 9);
     json_decref(resp);
     json_decref(req);
     sl_buf_release(&rs.pending);
+    sl_buf_release(&rs.ws);
+    free(rs.prefix);
     return rc;
 }
 

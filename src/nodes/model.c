@@ -41,9 +41,9 @@ int sl_model_check(sl_check *c, const sl_gnode *n)
     return 0;
 }
 
-/* Dify's completion_params as request params. */
-static sl_value *params_of(const sl_value *cp)
+sl_value *sl_model_params(const sl_value *model)
 {
+    const sl_value *cp = json_object_get(model, "completion_params");
     sl_value *p = json_object();
     static const char *const pass[] = {"temperature", "top_p", "max_tokens", "presence_penalty",
                                        "frequency_penalty", "seed", NULL};
@@ -108,7 +108,7 @@ int sl_model_call(sl_node_exec *x, sl_value *req, const sl_llm_stream *stream, s
     json_object_set_new(req, "tape_model", json_string(tm));
     free(tm);
     if (!json_object_get(req, "params"))
-        json_object_set_new(req, "params", params_of(json_object_get(m, "completion_params")));
+        json_object_set_new(req, "params", sl_model_params(m));
     sl_err err = {0};
     double t0 = now_s();
     int rc = sl_llm_call(ep, req, stream, sl_exec_llm_tape(x), resp, &err);

@@ -20,6 +20,9 @@ int sl_model_check(sl_check *c, const struct sl_gnode *n);
  * *resp (new reference) gets "usage" extended with prices and latency. */
 int sl_model_call(sl_node_exec *x, sl_value *req, const sl_llm_stream *stream, sl_value **resp);
 
+/* Request params from data.model.completion_params (new object). */
+sl_value *sl_model_params(const sl_value *model);
+
 /* The text of a value for a prompt (strings as they are, others as JSON). */
 void sl_model_text(const sl_value *v, sl_buf *out);
 

@@ -121,10 +121,8 @@ static int answer_run(sl_node_exec *x)
     /* An answer that opens with a node's output which that node already
      * streamed (an LLM's text) sends only the rest. */
     size_t skip = 0;
-    const char *lead = text ? text : "";
-    while (*lead == ' ' || *lead == '\n' || *lead == '\t')
-        lead++;
-    if (!strncmp(lead, "{{#", 3)) {
+    const char *lead = text ? strstr(text, "{{#") : NULL;
+    if (lead) {
         const char *end = strstr(lead, "#}}");
         const char *dot = memchr(lead + 3, '.', end ? (size_t)(end - lead - 3) : 0);
         if (end && dot && !memchr(dot + 1, '.', (size_t)(end - dot - 1))) {
