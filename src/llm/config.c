@@ -20,6 +20,7 @@ struct sl_llm_config {
     sl_value *models;    /* object: "provider/model" | "model" -> {provider, name} */
     sl_value *prices;    /* object: model -> {input, output, currency} */
     char *force_model;   /* SLUICE_LLM_MODEL */
+    struct sl_llm_config *retired;  /* older configurations, freed at exit */
 };
 
 /* Providers sluice knows by their environment variables. */
@@ -51,6 +52,22 @@ static sl_llm_config *current;
 /* Replaying a tape needs no endpoint: unconfigured providers resolve to this. */
 static bool offline;
 static sl_llm_endpoint replay_endpoint = {.name = "replay", .base_url = "replay:"};
+static sl_llm_config *retired;
+static bool freeing_registered;
+static void config_free(sl_llm_config *c);
+
+static void free_all(void)
+{
+    pthread_mutex_lock(&mu);
+    config_free(current);
+    current = NULL;
+    while (retired) {
+        sl_llm_config *next = retired->retired;
+        config_free(retired);
+        retired = next;
+    }
+    pthread_mutex_unlock(&mu);
+}
 
 void sl_llm_config_offline(bool on)
 {
@@ -238,10 +255,18 @@ int sl_llm_config_load(const char *path, sl_err *err)
         return -1;
     }
     pthread_mutex_lock(&mu);
-    sl_llm_config *old = current;
+    /* a replaced configuration may still serve a running call: it is
+     * retired, and freed at exit */
+    if (current) {
+        current->retired = retired;
+        retired = current;
+    }
     current = c;
+    if (!freeing_registered) {
+        freeing_registered = true;
+        atexit(free_all);
+    }
     pthread_mutex_unlock(&mu);
-    (void)old; /* endpoints may still be in use by a running call: kept */
     return 0;
 }
 
@@ -265,6 +290,10 @@ const sl_llm_config *sl_llm_config_get(void)
                 current = c;
             else
                 config_free(c);
+            if (!freeing_registered) {
+                freeing_registered = true;
+                atexit(free_all);
+            }
             pthread_mutex_unlock(&mu);
         }
     }

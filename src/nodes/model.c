@@ -137,3 +137,79 @@ int sl_model_call(sl_node_exec *x, sl_value *req, const sl_llm_stream *stream, s
     sl_exec_usage(x, pt + ct, prompt_price + completion_price, cur);
     return 0;
 }
+
+/* ---- vision ---- */
+
+static sl_value *image_part(const sl_value *f, const char *detail)
+{
+    const char *type = json_string_value(json_object_get(f, "type"));
+    const char *mime = json_string_value(json_object_get(f, "mime_type"));
+    if (!(type && !strcmp(type, "image")) && !(mime && !strncmp(mime, "image/", 6)))
+        return NULL;
+    const char *url = json_string_value(json_object_get(f, "remote_url"));
+    if (!url || !*url)
+        url = json_string_value(json_object_get(f, "url"));
+    const char *b64 = json_string_value(json_object_get(f, "content_base64"));
+    sl_value *part = json_pack("{s:s}", "type", "image");
+    if (b64 && *b64) {
+        char *u = sl_xasprintf("data:%s;base64,%s", mime ? mime : "image/png", b64);
+        json_object_set_new(part, "url", json_string(u));
+        free(u);
+    } else if (url && *url) {
+        json_object_set_new(part, "url", json_string(url));
+    } else {
+        json_decref(part);
+        return NULL;
+    }
+    if (detail)
+        json_object_set_new(part, "detail", json_string(detail));
+    return part;
+}
+
+void sl_model_add_images(sl_node_exec *x, sl_value *msgs, sl_value *used)
+{
+    const sl_value *vis = json_object_get(sl_exec_data(x), "vision");
+    if (!json_is_true(json_object_get(vis, "enabled")))
+        return;
+    const sl_value *cfg = json_object_get(vis, "configs");
+    const sl_value *sel = json_object_get(cfg, "variable_selector");
+    sl_value *def = json_pack("[s,s]", "sys", "files");
+    sl_value *files = sl_exec_get(x, json_array_size(sel) ? sel : def);
+    json_decref(def);
+    if (sl_value_is_file(files))
+        files = json_pack("[o]", files);
+    const char *detail = json_string_value(json_object_get(cfg, "detail"));
+    sl_value *parts = json_array();
+    for (size_t i = 0; json_is_array(files) && i < json_array_size(files); i++) {
+        sl_value *f = json_array_get(files, i);
+        sl_value *p = image_part(f, detail);
+        if (!p)
+            continue;
+        json_array_append_new(parts, p);
+        if (used)
+            json_array_append(used, f);
+    }
+    json_decref(files);
+    if (!json_array_size(parts)) {
+        json_decref(parts);
+        return;
+    }
+    /* onto the last message when it is the user's (its text becomes a list
+     * of parts), else as a new user message, as Dify does */
+    sl_value *last = json_array_get(msgs, json_array_size(msgs) - 1);
+    const char *role = json_string_value(json_object_get(last, "role"));
+    if (!last || !role || strcmp(role, "user")) {
+        last = json_pack("{s:s, s:[]}", "role", "user", "content");
+        json_array_append_new(msgs, last);
+    }
+    sl_value *content = json_object_get(last, "content");
+    if (json_is_string(content)) {
+        sl_value *arr = json_array();
+        if (json_string_length(content))
+            json_array_append_new(arr, json_pack("{s:s, s:O}", "type", "text", "text", content));
+        json_object_set_new(last, "content", arr);
+        content = arr;
+    }
+    json_array_extend(content, parts);
+    json_decref(parts);
+}

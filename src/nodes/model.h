@@ -23,6 +23,12 @@ int sl_model_call(sl_node_exec *x, sl_value *req, const sl_llm_stream *stream, s
 /* Request params from data.model.completion_params (new object). */
 sl_value *sl_model_params(const sl_value *model);
 
+/* Vision: the image files of data.vision's variable (default sys.files)
+ * join the last message when it is the user's, else a new user message;
+ * by URL, or as data: URLs from their bytes.  Files used are appended to
+ * `used` (may be NULL). */
+void sl_model_add_images(sl_node_exec *x, sl_value *msgs, sl_value *used);
+
 /* The text of a value for a prompt (strings as they are, others as JSON). */
 void sl_model_text(const sl_value *v, sl_buf *out);
 

@@ -24,6 +24,7 @@
  * Outputs: each parameter, __is_success, __reason, __usage.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../engine/graph.h"
@@ -218,47 +219,6 @@ static void json_messages(sl_value *msgs, bool completion, const char *ins, cons
     free(u);
 }
 
-/* Image files of the vision variable join the last user message (and the inputs). */
-static void add_images(sl_node_exec *x, sl_value *msgs, sl_value *used)
-{
-    const sl_value *vis = json_object_get(sl_exec_data(x), "vision");
-    const sl_value *cfg = json_object_get(vis, "configs");
-    const sl_value *sel = json_object_get(cfg, "variable_selector");
-    if (!json_is_true(json_object_get(vis, "enabled")))
-        return;
-    sl_value *def = json_pack("[s,s]", "sys", "files"), *parts = json_array();
-    sl_value *files = sl_exec_get(x, json_array_size(sel) ? sel : def);
-    json_decref(def);
-    if (sl_value_is_file(files))
-        files = json_pack("[o]", files);
-    for (size_t i = 0; i < json_array_size(files); i++) {
-        sl_value *f = json_array_get(files, i);
-        const char *type = json_string_value(json_object_get(f, "type"));
-        const char *mime = json_string_value(json_object_get(f, "mime_type"));
-        const char *url = json_string_value(json_object_get(f, "remote_url"));
-        const char *b64 = json_string_value(json_object_get(f, "content_base64"));
-        if (!url || !*url)
-            url = json_string_value(json_object_get(f, "url"));
-        char *u = b64 && *b64 ? sl_xasprintf("data:%s;base64,%s", mime ? mime : "image/png", b64)
-                  : url && *url ? sl_xstrdup(url) : NULL;
-        if (u && ((type && !strcmp(type, "image")) || (mime && !strncmp(mime, "image/", 6)))) {
-            json_array_append_new(parts, json_pack("{s:s, s:s, s:s*}", "type", "image", "url", u,
-                                                   "detail", json_string_value(json_object_get(
-                                                                 cfg, "detail"))));
-            json_array_append(used, f);
-        }
-        free(u);
-    }
-    sl_value *last = json_array_get(msgs, json_array_size(msgs) - 1);
-    if (json_array_size(parts)) {
-        sl_value *c = json_pack("[{s:s, s:O}]", "type", "text", "text",
-                                json_object_get(last, "content"));
-        json_array_extend(c, parts);
-        json_object_set_new(last, "content", c);
-    }
-    json_decref(parts);
-    json_decref(files);
-}
 
 /* ---- the answer ---- */
 
@@ -440,7 +400,7 @@ static int run(sl_node_exec *x)
         fc_messages(msgs, in, q, schema.data);
     else
         json_messages(msgs, completion, in, q, schema.data);
-    add_images(x, msgs, files);
+    sl_model_add_images(x, msgs, files);
     sl_exec_input(x, "query", json_string(q));
     sl_exec_input(x, "files", files);
     sl_exec_input(x, "parameters", json_incref((sl_value *)ps));

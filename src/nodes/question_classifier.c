@@ -12,8 +12,9 @@
  *   category_id and category_name.
  * - The answer is read as Dify reads it (<think> blocks dropped, the JSON
  *   in or around a ``` fence, a list of one object taken as that object).
- *   No JSON at all fails the node, as in Dify.  An answer that lacks
- *   either key or names an id that is not a class picks the first class.
+ *   As in Dify, an answer without JSON fails the node (ValueError), and so
+ *   does JSON that does not parse (OutputParserError); one that lacks
+ *   either key, or names an id that is no class, picks the first class.
  * - The chosen class id is the source handle: only the edges of that class
  *   are taken, nodes behind the other classes are skipped.
  * - sluice keeps no conversation history yet, so memory's histories are
@@ -21,6 +22,7 @@
  * Outputs: class_name, class_id, usage.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../engine/graph.h"
@@ -35,17 +37,6 @@ static int check(sl_check *c, const sl_gnode *n)
     bad |= sl_check_selector(c, n, d, "query_variable_selector", "query_variable_selector",
                              false) < 0;
     bad |= sl_check_text_refs(c, n, d, "instruction", "instruction") < 0;
-    const char *mode = json_string_value(json_object_get(json_object_get(d, "model"), "mode"));
-    if (mode && strcmp(mode, "chat") && strcmp(mode, "completion")) {
-        sl_check_error(c, n, json_object_get(d, "model"), "mode", "model.mode",
-                       "'%s' is not a model mode; use chat or completion", mode);
-        bad = 1;
-    }
-    const sl_value *mem = json_object_get(d, "memory");
-    if (mem && !json_is_null(mem) && !json_is_object(mem)) {
-        sl_check_error(c, n, d, "memory", "memory", "must be a mapping (window, ...) or absent");
-        bad = 1;
-    }
     const sl_value *vis = json_object_get(d, "vision");
     if (json_is_true(json_object_get(vis, "enabled")))
         bad |= sl_check_selector(c, n, json_object_get(vis, "configs"), "variable_selector",
@@ -122,47 +113,8 @@ static sl_value *msg(const char *role, const char *text)
     return json_pack("{s:s, s:s}", "role", role, "content", text);
 }
 
-/* Image files of the vision variable join the last user message. */
-static void add_images(sl_node_exec *x, sl_value *msgs)
-{
-    const sl_value *vis = json_object_get(sl_exec_data(x), "vision");
-    const sl_value *cfg = json_object_get(vis, "configs");
-    const sl_value *sel = json_object_get(cfg, "variable_selector");
-    if (!json_is_true(json_object_get(vis, "enabled")))
-        return;
-    sl_value *def = json_pack("[s,s]", "sys", "files"), *parts = json_array();
-    sl_value *files = sl_exec_get(x, json_array_size(sel) ? sel : def);
-    json_decref(def);
-    if (sl_value_is_file(files))
-        files = json_pack("[o]", files);
-    for (size_t i = 0; i < json_array_size(files); i++) {
-        sl_value *f = json_array_get(files, i);
-        const char *type = json_string_value(json_object_get(f, "type"));
-        const char *mime = json_string_value(json_object_get(f, "mime_type"));
-        const char *url = json_string_value(json_object_get(f, "remote_url"));
-        const char *b64 = json_string_value(json_object_get(f, "content_base64"));
-        if (!url || !*url)
-            url = json_string_value(json_object_get(f, "url"));
-        char *u = b64 && *b64 ? sl_xasprintf("data:%s;base64,%s", mime ? mime : "image/png", b64)
-                  : url && *url ? sl_xstrdup(url) : NULL;
-        if (u && ((type && !strcmp(type, "image")) || (mime && !strncmp(mime, "image/", 6))))
-            json_array_append_new(parts, json_pack("{s:s, s:s, s:s*}", "type", "image", "url", u,
-                                                   "detail", json_string_value(json_object_get(
-                                                                 cfg, "detail"))));
-        free(u);
-    }
-    sl_value *last = json_array_get(msgs, json_array_size(msgs) - 1);
-    if (json_array_size(parts)) {
-        sl_value *c = json_pack("[{s:s, s:O}]", "type", "text", "text",
-                                json_object_get(last, "content"));
-        json_array_extend(c, parts);
-        json_object_set_new(last, "content", c);
-    }
-    json_decref(parts);
-    json_decref(files);
-}
 
-static sl_value *build_messages(const char *mode, const char *query, const sl_value *cats,
+static sl_value *build_messages(bool completion, const char *query, const sl_value *cats,
                                 const char *ins)
 {
     sl_value *input = json_pack("{s:[s], s:O, s:[s]}", "input_text", query, "categories", cats,
@@ -173,7 +125,7 @@ static sl_value *build_messages(const char *mode, const char *query, const sl_va
     json_decref(input);
     sl_value *msgs = json_array();
     char *t;
-    if (mode && !strcmp(mode, "completion")) {
+    if (completion) {
         t = sl_xasprintf("%s### Examples\nTwo exchanges between a user and the assistant, inside "
                          "<example></example> tags:\n<example>\nUser: %s\nAssistant: %s\nUser: "
                          "%s\nAssistant: %s\n</example>\n" HISTORY "### User Input\n%s\n### "
@@ -303,12 +255,13 @@ static int run(sl_node_exec *x)
                             "they show");
     }
     const char *mode = json_string_value(json_object_get(m, "mode"));
-    sl_value *msgs = build_messages(mode, query.data ? query.data : "", cats,
+    bool completion = mode && !strcmp(mode, "completion");
+    sl_value *msgs = build_messages(completion, query.data ? query.data : "", cats,
                                     ins.data ? ins.data : "");
     sl_buf_release(&query);
     sl_buf_release(&ins);
-    add_images(x, msgs);
-    sl_exec_process(x, "model_mode", json_string(mode ? mode : "chat"));
+    sl_model_add_images(x, msgs, NULL);
+    sl_exec_process(x, "model_mode", json_string(completion ? "completion" : "chat"));
     sl_exec_process(x, "prompts", json_deep_copy(msgs));
     sl_exec_process(x, "model_provider", json_incref(json_object_get(m, "provider")));
     sl_exec_process(x, "model_name", json_incref(json_object_get(m, "name")));
