@@ -55,6 +55,8 @@ static const char usage_run[] =
     "  --inputs JSON|@FILE   all inputs as a JSON object (inline or from a file)\n"
     "  --query TEXT          the user's message (sys.query) for advanced-chat apps\n"
     "  --conversation JSON   conversation variable values as a JSON object\n"
+    "  --history JSON|@FILE  earlier turns of the chat, [{\"query\", \"answer\"}] oldest\n"
+    "                        first, for LLM nodes with memory\n"
     "  --env NAME=VALUE      override an environment variable of the workflow\n"
     "  --limit NAME=VALUE    override a limit (see `sluice limits`), e.g. max_steps=1000;\n"
     "                        SLUICE_<NAME> environment variables work too\n"
@@ -391,7 +393,7 @@ static int cmd_run(int argc, char **argv)
         bool takes = !strcmp(a, "--input") || !strcmp(a, "--inputs") || !strcmp(a, "--query") ||
                      !strcmp(a, "--conversation") || !strcmp(a, "--env") || !strcmp(a, "--limit") ||
                      !strcmp(a, "--net") || !strcmp(a, "--config") || !strcmp(a, "--record") ||
-                     !strcmp(a, "--replay");
+                     !strcmp(a, "--replay") || !strcmp(a, "--history");
         if (takes && i + 1 >= argc) {
             fprintf(stderr, "sluice run: %s needs a value (see sluice run --help)\n", a);
             return EXIT_USAGE;
@@ -465,7 +467,7 @@ static int cmd_run(int argc, char **argv)
         return EXIT_USAGE;
     }
     sl_value *given = json_object();
-    sl_value *conv = NULL, *env = json_object();
+    sl_value *conv = NULL, *env = json_object(), *history = NULL;
     int rc = EXIT_USAGE;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -493,6 +495,15 @@ static int cmd_run(int argc, char **argv)
             }
         } else if (!strcmp(a, "--query")) {
             opts.query = argv[++i];
+        } else if (!strcmp(a, "--history")) {
+            json_decref(history);
+            history = load_json_arg(argv[++i], "--history", &ok);
+            if (ok && !json_is_array(history)) {
+                fprintf(stderr, "sluice run: --history wants a JSON list of {\"query\", "
+                                "\"answer\"}, oldest first\n");
+                ok = false;
+            }
+            opts.history = history;
         } else if (!strcmp(a, "--limit") || !strcmp(a, "--net") || !strcmp(a, "--config") ||
                    !strcmp(a, "--record") || !strcmp(a, "--replay")) {
             i++;
@@ -559,6 +570,7 @@ static int cmd_run(int argc, char **argv)
     json_decref(inputs);
 out:
     json_decref(given);
+    json_decref(history);
     json_decref(conv);
     json_decref(env);
     sl_diag_release(&diag);

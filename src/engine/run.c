@@ -353,6 +353,11 @@ void sl_exec_usage(sl_node_exec *x, long long tokens, double price, const char *
     atomic_fetch_add(&x->s->run->tokens, tokens);
 }
 
+const sl_value *sl_exec_history(sl_node_exec *x)
+{
+    return x->s->run->opts.history;
+}
+
 struct sl_llm_tape *sl_exec_llm_tape(sl_node_exec *x)
 {
     return x->s->run->opts.llm_tape;

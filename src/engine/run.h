@@ -37,6 +37,7 @@ typedef struct {
     sl_net_mode net;               /* SL_NET_NONE unless the app's policy says */
     const char *net_allow;         /* SL_NET_ALLOW: host list */
     struct sl_llm_tape *llm_tape;  /* record/replay of model calls; may be NULL */
+    const sl_value *history;       /* earlier turns [{query, answer}] (borrowed, may be NULL) */
     sl_event_fn on_event;    /* may be NULL */
     void *event_ud;
 } sl_run_opts;

@@ -10,10 +10,10 @@
  * - Texts render their {{#node.var#}} references; {{#context#}} becomes
  *   the context: a text as it is, knowledge-retrieval results (objects with
  *   "content") joined by newlines, anything else as JSON.
- * - In chatflows with memory, the user's query (memory.query_prompt_template,
- *   default {{#sys.query#}}) follows as the last user message.  sluice keeps
- *   no conversation history yet (the store comes with `sluice serve`), so
- *   the window adds no earlier turns.
+ * - In chatflows with memory, the conversation's earlier turns (the run's
+ *   history: `sluice run --history`, later the server's store), the last
+ *   window.size of them, follow the template, and then the user's query
+ *   (memory.query_prompt_template, default {{#sys.query#}}).
  * - Vision: image files of the selected variable (default sys.files) join
  *   the last user message, by URL or as data: URLs from their bytes.
  * - Structured output: the JSON schema goes to the model (response_format
@@ -186,6 +186,26 @@ static int build_messages(sl_node_exec *x, sl_value **out)
     }
     const sl_value *mem = json_object_get(d, "memory");
     if (!rc && json_is_object(mem) && !strcmp(sl_exec_mode(x), "advanced-chat")) {
+        /* earlier turns of the conversation, the window's last `size`
+         * (all when the window is off), after the template as in Dify */
+        const sl_value *hist = sl_exec_history(x);
+        const sl_value *win = json_object_get(mem, "window");
+        size_t n = json_array_size(hist), from = 0;
+        if (json_is_true(json_object_get(win, "enabled")) &&
+            json_is_integer(json_object_get(win, "size"))) {
+            json_int_t size = json_integer_value(json_object_get(win, "size"));
+            if (size >= 0 && (size_t)size < n)
+                from = n - (size_t)size;
+        }
+        for (size_t i = from; i < n; i++) {
+            const sl_value *turn = json_array_get(hist, i);
+            const sl_value *q = json_object_get(turn, "query"), *a = json_object_get(turn, "answer");
+            if (json_is_string(q))
+                json_array_append_new(msgs, json_pack("{s:s, s:O}", "role", "user", "content", q));
+            if (json_is_string(a))
+                json_array_append_new(msgs,
+                                      json_pack("{s:s, s:O}", "role", "assistant", "content", a));
+        }
         const char *qt = json_string_value(json_object_get(mem, "query_prompt_template"));
         sl_buf t;
         sl_buf_init(&t, cap);

@@ -122,6 +122,9 @@ struct sl_sandbox *sl_exec_sandbox(sl_node_exec *x, sl_err *err);
 /* Model usage of this node: adds to its execution_metadata and to the
  * run's total_tokens. */
 void sl_exec_usage(sl_node_exec *x, long long tokens, double price, const char *currency);
+/* The conversation's earlier turns, [{query, answer}] oldest first
+ * (borrowed; NULL when there are none). */
+const sl_value *sl_exec_history(sl_node_exec *x);
 /* The run's record/replay tape for model calls (NULL: call live). */
 struct sl_llm_tape *sl_exec_llm_tape(sl_node_exec *x);
 /* Seconds since this node started. */

@@ -301,6 +301,7 @@ static void run_entry(const char *file, const sl_graph *g, const sl_value *t)
     sl_value *env = expand_value(json_object_get(t, "env"));
     sl_value *conv = expand_value(json_object_get(t, "conversation"));
     const char *query = json_string_value(json_object_get(t, "query"));
+    o.history = json_object_get(t, "history");
     sl_diag d;
     sl_diag_init(&d);
     sl_value *inputs = NULL;
