@@ -257,7 +257,8 @@ static sl_value *file_value(const char *path)
                      "mime_type", mime, "size", (json_int_t)stt.st_size, "url", url);
 }
 
-static sl_value *load_json_arg(const char *arg, const char *what, bool *ok)
+/* A JSON object (or, with want_list, a list) given inline or as @FILE. */
+static sl_value *load_json_value(const char *arg, const char *what, bool want_list, bool *ok)
 {
     json_error_t je;
     sl_value *v;
@@ -265,16 +266,26 @@ static sl_value *load_json_arg(const char *arg, const char *what, bool *ok)
         v = json_load_file(arg + 1, JSON_DECODE_ANY, &je);
     else
         v = json_loads(arg, JSON_DECODE_ANY, &je);
-    if (!json_is_object(v)) {
-        fprintf(stderr, "sluice: %s: %s%s (line %d, column %d); pass a JSON object\n", what,
-                arg[0] == '@' ? arg + 1 : "", v ? "not a JSON object" : je.text, je.line,
-                je.column);
+    if (want_list ? !json_is_array(v) : !json_is_object(v)) {
+        const char *kind = want_list ? "list" : "object";
+        if (v)
+            fprintf(stderr, "sluice: %s: %s%snot a JSON %s; pass a JSON %s\n", what,
+                    arg[0] == '@' ? arg + 1 : "", arg[0] == '@' ? ": " : "", kind, kind);
+        else
+            fprintf(stderr, "sluice: %s: %s%s%s (line %d, column %d); pass a JSON %s\n", what,
+                    arg[0] == '@' ? arg + 1 : "", arg[0] == '@' ? ": " : "", je.text, je.line,
+                    je.column, kind);
         json_decref(v);
         *ok = false;
         return NULL;
     }
     *ok = true;
     return v;
+}
+
+static sl_value *load_json_arg(const char *arg, const char *what, bool *ok)
+{
+    return load_json_value(arg, what, false, ok);
 }
 
 static int add_input(sl_value *inputs, const sl_graph *g, const char *arg)
@@ -497,12 +508,8 @@ static int cmd_run(int argc, char **argv)
             opts.query = argv[++i];
         } else if (!strcmp(a, "--history")) {
             json_decref(history);
-            history = load_json_arg(argv[++i], "--history", &ok);
-            if (ok && !json_is_array(history)) {
-                fprintf(stderr, "sluice run: --history wants a JSON list of {\"query\", "
-                                "\"answer\"}, oldest first\n");
-                ok = false;
-            }
+            history = load_json_value(argv[++i], "--history [{\"query\", \"answer\"}, ...]",
+                                      true, &ok);
             opts.history = history;
         } else if (!strcmp(a, "--limit") || !strcmp(a, "--net") || !strcmp(a, "--config") ||
                    !strcmp(a, "--record") || !strcmp(a, "--replay")) {

@@ -29,6 +29,11 @@ sl_value *sl_model_params(const sl_value *model);
  * `used` (may be NULL). */
 void sl_model_add_images(sl_node_exec *x, sl_value *msgs, sl_value *used);
 
+/* The conversation's earlier turns as prompt text ("Human: …\nAssistant:
+ * …"), the memory window's last `size` of them; "" without memory or
+ * history.  Heap string. */
+char *sl_model_history_text(sl_node_exec *x);
+
 /* The text of a value for a prompt (strings as they are, others as JSON). */
 void sl_model_text(const sl_value *v, sl_buf *out);
 

@@ -20,7 +20,7 @@
  *   with __is_success 0, and the node still succeeds.  Each value is then
  *   converted to its type (numbers from text, ...); a missing or unusable
  *   one becomes the type's zero (0, false, "", []).
- * - sluice keeps no conversation history yet: memory's histories are empty.
+ * - memory's histories are the run's earlier turns (sl_model_history_text).
  * Outputs: each parameter, __is_success, __reason, __usage.
  */
 #include <stdio.h>
@@ -154,7 +154,8 @@ static const char *const ex_schema[2] = {
     "\"type\": \"string\"}}, \"required\": [\"food\"]}"};
 
 /* function_call: system, two worked calls, then the text. */
-static void fc_messages(sl_value *msgs, const char *ins, const char *query, const char *schema)
+static void fc_messages(sl_value *msgs, const char *hist, const char *ins, const char *query,
+                        const char *schema)
 {
     char *t = sl_xasprintf(
         "You extract structured information from a text, following the criteria you are given."
@@ -164,7 +165,7 @@ static void fc_messages(sl_value *msgs, const char *ins, const char *query, cons
         "conversation in <histories>.\n2. Find the information that meets the criteria; give "
         "every value that matches.\n3. Call `" TOOL "` with it as the arguments.\n4. Write no "
         "XML tags.\n### Output\nA function call with JSON arguments, as in the examples.",
-        "", ins);
+        hist, ins);
     add(msgs, "system", t);
     free(t);
     for (int i = 0; i < 2; i++) {
@@ -189,8 +190,8 @@ static void fc_messages(sl_value *msgs, const char *ins, const char *query, cons
 
 /* prompt mode: system, two worked answers, then the text; completion
  * models get the system text and the text as one prompt. */
-static void json_messages(sl_value *msgs, bool completion, const char *ins, const char *query,
-                          const char *schema)
+static void json_messages(sl_value *msgs, bool completion, const char *hist, const char *ins,
+                          const char *query, const char *schema)
 {
     static const char user[] = "### Structure\nThe JSON object follows this structure:\n"
                                "<structure>\n%s\n</structure>\n\n### Text\nTurn the text in "
@@ -198,7 +199,7 @@ static void json_messages(sl_value *msgs, bool completion, const char *ins, cons
     char *sys = sl_xasprintf("Follow the instructions and reply with one valid JSON object, "
                              "shaped as the structure says.\n\n" HISTORY "\n### Instructions\n"
                              "More guidance, to follow as closely as you can:\n<instructions>\n"
-                             "%s\n</instructions>", "", ins);
+                             "%s\n</instructions>", hist, ins);
     char *u = sl_xasprintf(user, schema, query), *t;
     if (completion) {
         t = sl_xasprintf("%s\n\n%s\n\n### Answer\nOne valid JSON object and nothing else.\n"
@@ -396,10 +397,12 @@ static int run(sl_node_exec *x)
     sl_value *sch = schema_of(ps), *msgs = json_array(), *files = json_array(), *tool = NULL;
     sl_value_pyjson(sch, &schema, false);
     const char *q = query.data ? query.data : "", *in = ins.data ? ins.data : "";
+    char *hist = sl_model_history_text(x);
     if (fc)
-        fc_messages(msgs, in, q, schema.data);
+        fc_messages(msgs, hist, in, q, schema.data);
     else
-        json_messages(msgs, completion, in, q, schema.data);
+        json_messages(msgs, completion, hist, in, q, schema.data);
+    free(hist);
     sl_model_add_images(x, msgs, files);
     sl_exec_input(x, "query", json_string(q));
     sl_exec_input(x, "files", files);

@@ -17,8 +17,8 @@
  *   either key, or names an id that is no class, picks the first class.
  * - The chosen class id is the source handle: only the edges of that class
  *   are taken, nodes behind the other classes are skipped.
- * - sluice keeps no conversation history yet, so memory's histories are
- *   empty; vision adds the image files to the text's message.
+ * - memory's histories are the run's earlier turns (sl_model_history_text);
+ *   vision adds the image files to the text's message.
  * Outputs: class_name, class_id, usage.
  */
 #include <stdio.h>
@@ -114,8 +114,8 @@ static sl_value *msg(const char *role, const char *text)
 }
 
 
-static sl_value *build_messages(bool completion, const char *query, const sl_value *cats,
-                                const char *ins)
+static sl_value *build_messages(bool completion, const char *hist, const char *query,
+                                const sl_value *cats, const char *ins)
 {
     sl_value *input = json_pack("{s:[s], s:O, s:[s]}", "input_text", query, "categories", cats,
                                 "classification_instructions", ins);
@@ -130,10 +130,10 @@ static sl_value *build_messages(bool completion, const char *query, const sl_val
                          "<example></example> tags:\n<example>\nUser: %s\nAssistant: %s\nUser: "
                          "%s\nAssistant: %s\n</example>\n" HISTORY "### User Input\n%s\n### "
                          "Assistant Output\n", JOB, EXAMPLES[0], EXAMPLES[1], EXAMPLES[2],
-                         EXAMPLES[3], "", b.data);
+                         EXAMPLES[3], hist, b.data);
         json_array_append_new(msgs, msg("user", t));
     } else {
-        t = sl_xasprintf("%s" HISTORY, JOB, "");
+        t = sl_xasprintf("%s" HISTORY, JOB, hist);
         json_array_append_new(msgs, msg("system", t));
         for (int i = 0; i < 4; i++)
             json_array_append_new(msgs, msg(i % 2 ? "assistant" : "user", EXAMPLES[i]));
@@ -256,8 +256,10 @@ static int run(sl_node_exec *x)
     }
     const char *mode = json_string_value(json_object_get(m, "mode"));
     bool completion = mode && !strcmp(mode, "completion");
-    sl_value *msgs = build_messages(completion, query.data ? query.data : "", cats,
+    char *hist = sl_model_history_text(x);
+    sl_value *msgs = build_messages(completion, hist, query.data ? query.data : "", cats,
                                     ins.data ? ins.data : "");
+    free(hist);
     sl_buf_release(&query);
     sl_buf_release(&ins);
     sl_model_add_images(x, msgs, NULL);
