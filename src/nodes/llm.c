@@ -189,14 +189,7 @@ static int build_messages(sl_node_exec *x, sl_value **out)
         /* earlier turns of the conversation, the window's last `size`
          * (all when the window is off), after the template as in Dify */
         const sl_value *hist = sl_exec_history(x);
-        const sl_value *win = json_object_get(mem, "window");
-        size_t n = json_array_size(hist), from = 0;
-        if (json_is_true(json_object_get(win, "enabled")) &&
-            json_is_integer(json_object_get(win, "size"))) {
-            json_int_t size = json_integer_value(json_object_get(win, "size"));
-            if (size >= 0 && (size_t)size < n)
-                from = n - (size_t)size;
-        }
+        size_t n = json_array_size(hist), from = sl_model_history_from(mem, n);
         for (size_t i = from; i < n; i++) {
             const sl_value *turn = json_array_get(hist, i);
             const sl_value *q = json_object_get(turn, "query"), *a = json_object_get(turn, "answer");

@@ -214,20 +214,25 @@ void sl_model_add_images(sl_node_exec *x, sl_value *msgs, sl_value *used)
     json_decref(parts);
 }
 
+size_t sl_model_history_from(const sl_value *memory, size_t n)
+{
+    const sl_value *win = json_object_get(memory, "window");
+    if (json_is_true(json_object_get(win, "enabled")) &&
+        json_is_integer(json_object_get(win, "size"))) {
+        json_int_t size = json_integer_value(json_object_get(win, "size"));
+        if (size >= 0 && (size_t)size < n)
+            return n - (size_t)size;
+    }
+    return 0;
+}
+
 char *sl_model_history_text(sl_node_exec *x)
 {
     const sl_value *mem = json_object_get(sl_exec_data(x), "memory");
     const sl_value *hist = sl_exec_history(x);
     if (!json_is_object(mem) || strcmp(sl_exec_mode(x), "advanced-chat") || !json_array_size(hist))
         return sl_xstrdup("");
-    const sl_value *win = json_object_get(mem, "window");
-    size_t n = json_array_size(hist), from = 0;
-    if (json_is_true(json_object_get(win, "enabled")) &&
-        json_is_integer(json_object_get(win, "size"))) {
-        json_int_t size = json_integer_value(json_object_get(win, "size"));
-        if (size >= 0 && (size_t)size < n)
-            from = n - (size_t)size;
-    }
+    size_t n = json_array_size(hist), from = sl_model_history_from(mem, n);
     const sl_value *rp = json_object_get(mem, "role_prefix");
     const char *up = json_string_value(json_object_get(rp, "user"));
     const char *ap = json_string_value(json_object_get(rp, "assistant"));

@@ -33,6 +33,8 @@ void sl_model_add_images(sl_node_exec *x, sl_value *msgs, sl_value *used);
  * …"), the memory window's last `size` of them; "" without memory or
  * history.  Heap string. */
 char *sl_model_history_text(sl_node_exec *x);
+/* The first of n earlier turns the memory window keeps. */
+size_t sl_model_history_from(const sl_value *memory, size_t n);
 
 /* The text of a value for a prompt (strings as they are, others as JSON). */
 void sl_model_text(const sl_value *v, sl_buf *out);

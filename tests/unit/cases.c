@@ -94,45 +94,18 @@ static void stop_llmd(void)
     }
 }
 
-static int start_llmd(void)
+static int start_llmd_once(void)
 {
     if (llmd_pid)
         return 0;
-    char portfile[] = "/tmp/sluice-llmd-XXXXXX";
-    int fd = mkstemp(portfile);
-    if (fd < 0)
-        return -1;
-    close(fd);
-    unlink(portfile);
-    pid_t pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        int null = open("/dev/null", O_WRONLY);
-        dup2(null, 1);
-        execlp("python3", "python3", "tests/tools/llmd.py", "--port", "0", "--port-file", portfile,
-               (char *)NULL);
-        _exit(127);
-    }
-    llmd_pid = pid;
-    atexit(stop_llmd);
-    char line[32] = "";
-    for (int i = 0; i < 500 && !line[0]; i++) {
-        FILE *f = fopen(portfile, "r");
-        if (f) {
-            if (!fgets(line, sizeof line, f))
-                line[0] = 0;
-            fclose(f);
-        }
-        if (!line[0])
-            usleep(10000);
-    }
-    unlink(portfile);
-    int port = atoi(line);
-    if (port <= 0) {
+    int port;
+    llmd_pid = start_llmd(&port);
+    if (llmd_pid < 0) {
+        llmd_pid = 0;
         fprintf(stderr, "cases: tests/tools/llmd.py did not start\n");
         return -1;
     }
+    atexit(stop_llmd);
     char url[96];
     snprintf(url, sizeof url, "http://127.0.0.1:%d", port);
     setenv("LLMD_URL", url, 1);
@@ -446,7 +419,7 @@ static void run_file(const char *file)
     }
     if (strstr(text, "type: llm") || strstr(text, "type: parameter-extractor") ||
         strstr(text, "type: question-classifier") || strstr(text, "LLMD_URL"))
-        start_llmd();
+        start_llmd_once();
     /* sluice_config: the config file this case file runs with */
     const sl_value *sc = json_object_get(doc.root, "sluice_config");
     char cfgpath[] = "/tmp/sluice-case-config-XXXXXX";

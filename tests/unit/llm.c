@@ -17,6 +17,7 @@
 #include "llm/config.h"
 #include "llm/llm.h"
 #include "tap.h"
+#include "util.h"
 
 static pid_t llmd;
 static char base[128], root[96];
@@ -31,37 +32,12 @@ static void stop(void)
 
 static int start(void)
 {
-    char pf[] = "/tmp/sluice-llmd-unit-XXXXXX";
-    int fd = mkstemp(pf);
-    if (fd < 0)
+    int port;
+    llmd = start_llmd(&port);
+    if (llmd < 0)
         return -1;
-    close(fd);
-    unlink(pf);
-    llmd = fork();
-    if (llmd == 0) {
-        int null = open("/dev/null", O_WRONLY);
-        dup2(null, 1);
-        dup2(null, 2);
-        execlp("python3", "python3", "tests/tools/llmd.py", "--port", "0", "--port-file", pf,
-               (char *)NULL);
-        _exit(127);
-    }
     atexit(stop);
-    char line[32] = "";
-    for (int i = 0; i < 500 && !line[0]; i++) {
-        FILE *f = fopen(pf, "r");
-        if (f) {
-            if (!fgets(line, sizeof line, f))
-                line[0] = 0;
-            fclose(f);
-        }
-        if (!line[0])
-            usleep(10000);
-    }
-    unlink(pf);
-    if (atoi(line) <= 0)
-        return -1;
-    snprintf(root, sizeof root, "http://127.0.0.1:%d", atoi(line));
+    snprintf(root, sizeof root, "http://127.0.0.1:%d", port);
     snprintf(base, sizeof base, "%s/v1", root);
     return 0;
 }

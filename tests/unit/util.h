@@ -6,9 +6,11 @@
 #ifndef SL_TEST_UTIL_H
 #define SL_TEST_UTIL_H
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/buf.h"
 #include "core/err.h"
@@ -71,6 +73,43 @@ static inline char *slurp(const char *path, size_t *len)
     fclose(f);
     *len = b.len;
     return sl_buf_detach(&b);
+}
+
+/* Starts the LLM stand-in (tests/tools/llmd.py) on a free loopback port;
+ * returns its pid (the caller stops it with SIGTERM) and its port, or -1. */
+static inline pid_t start_llmd(int *port)
+{
+    char pf[] = "/tmp/sluice-llmd-XXXXXX";
+    int fd = mkstemp(pf);
+    if (fd < 0)
+        return -1;
+    close(fd);
+    unlink(pf);
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        dup2(null, 1);
+        dup2(null, 2);
+        execlp("python3", "python3", "tests/tools/llmd.py", "--port", "0", "--port-file", pf,
+               (char *)NULL);
+        _exit(127);
+    }
+    char line[32] = "";
+    for (int i = 0; i < 500 && !line[0]; i++) {
+        FILE *f = fopen(pf, "r");
+        if (f) {
+            if (!fgets(line, sizeof line, f))
+                line[0] = 0;
+            fclose(f);
+        }
+        if (!line[0])
+            usleep(10000);
+    }
+    unlink(pf);
+    *port = atoi(line);
+    return *port > 0 ? pid : -1;
 }
 
 #endif
