@@ -1,0 +1,861 @@
+/*
+ * store — see store.h.
+ */
+#include "store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../core/sha256.h"
+
+/* Migrations, in order; each runs once, in a transaction. */
+static const char *const migrations[] = {
+    /* 1: everything the first server keeps */
+    "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+    "CREATE TABLE apps(id TEXT PRIMARY KEY, name TEXT NOT NULL, mode TEXT NOT NULL,"
+    "  dsl TEXT NOT NULL, created_at INTEGER NOT NULL);"
+    "CREATE TABLE app_keys(id TEXT PRIMARY KEY, app_id TEXT NOT NULL, hash TEXT NOT NULL UNIQUE,"
+    "  hint TEXT NOT NULL, created_at INTEGER NOT NULL, revoked_at INTEGER);"
+    "CREATE TABLE runs(id TEXT PRIMARY KEY, app_id TEXT NOT NULL, task_id TEXT NOT NULL,"
+    "  user TEXT, conversation_id TEXT, message_id TEXT, status TEXT NOT NULL, inputs TEXT,"
+    "  outputs TEXT, error TEXT, elapsed REAL, total_tokens INTEGER DEFAULT 0,"
+    "  total_steps INTEGER DEFAULT 0, created_at INTEGER NOT NULL, finished_at INTEGER);"
+    "CREATE INDEX runs_app ON runs(app_id, created_at);"
+    "CREATE INDEX runs_status ON runs(status);"
+    "CREATE TABLE run_events(run_id TEXT NOT NULL, seq INTEGER NOT NULL, event TEXT NOT NULL,"
+    "  data TEXT NOT NULL, PRIMARY KEY(run_id, seq)) WITHOUT ROWID;"
+    "CREATE TABLE conversations(id TEXT PRIMARY KEY, app_id TEXT NOT NULL, user TEXT,"
+    "  name TEXT, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);"
+    "CREATE INDEX conv_app ON conversations(app_id, user, updated_at);"
+    "CREATE TABLE messages(id TEXT PRIMARY KEY, conversation_id TEXT NOT NULL,"
+    "  app_id TEXT NOT NULL, query TEXT, answer TEXT, run_id TEXT, created_at INTEGER NOT NULL);"
+    "CREATE INDEX msg_conv ON messages(conversation_id, created_at);",
+};
+
+typedef struct op {
+    struct op *next;
+    enum { OP_START, OP_EVENT, OP_FINISH } kind;
+    char *run_id;
+    char *a, *b, *c, *d, *e, *f;   /* strings, by kind */
+    char *json1, *json2;
+    int seq, steps;
+    double elapsed;
+    long long tokens, when;
+    /* OP_FINISH: the caller waits for its group */
+    bool done;
+    int rc;
+} op;
+
+struct sl_store {
+    char *dir;
+    sqlite3 *w, *r;            /* writer (writer thread only) and reader */
+    pthread_mutex_t rmu;       /* the reader connection */
+    pthread_mutex_t qmu;
+    pthread_cond_t qcv, donecv;
+    op *head, *tail;
+    bool stop;
+    pthread_t writer;
+};
+
+static long long now_s(void)
+{
+    return (long long)time(NULL);
+}
+
+static void rand_hex(char *out, size_t bytes)
+{
+    static const char hex[] = "0123456789abcdef";
+    unsigned char b[32];
+    if (bytes > sizeof b)
+        bytes = sizeof b;
+    if (getrandom(b, bytes, 0) != (ssize_t)bytes)
+        for (size_t i = 0; i < bytes; i++)
+            b[i] = (unsigned char)rand();
+    for (size_t i = 0; i < bytes; i++) {
+        out[2 * i] = hex[b[i] >> 4];
+        out[2 * i + 1] = hex[b[i] & 15];
+    }
+    out[2 * bytes] = 0;
+}
+
+/* A UUID v4 in text form. */
+static char *uuid(void)
+{
+    char h[33];
+    rand_hex(h, 16);
+    h[12] = '4';
+    h[16] = "89ab"[h[16] % 4];
+    return sl_xasprintf("%.8s-%.4s-%.4s-%.4s-%.12s", h, h + 8, h + 12, h + 16, h + 20);
+}
+
+static int db_err(sl_err *err, sqlite3 *db, const char *what)
+{
+    return sl_err_set(err, SL_EIO, "store: %s: %s", what, sqlite3_errmsg(db));
+}
+
+static int exec(sqlite3 *db, const char *sql, sl_err *err)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        sl_err_set(err, SL_EIO, "store: %s", msg ? msg : sqlite3_errmsg(db));
+        sqlite3_free(msg);
+        return -1;
+    }
+    return 0;
+}
+
+static int open_db(const char *path, sqlite3 **db, sl_err *err)
+{
+    if (sqlite3_open_v2(path, db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                        NULL) != SQLITE_OK) {
+        sl_err_set(err, SL_EIO, "store: cannot open %s: %s", path,
+                   *db ? sqlite3_errmsg(*db) : "out of memory");
+        return -1;
+    }
+    sqlite3_busy_timeout(*db, 10000);
+    /* WAL: readers never block the writer; NORMAL: a commit survives the
+     * process being killed (not a power cut) without an fsync each */
+    return exec(*db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;",
+                err);
+}
+
+static int migrate(sqlite3 *db, sl_err *err)
+{
+    int have = 0;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW)
+            have = sqlite3_column_int(st, 0);
+        sqlite3_finalize(st);
+    }
+    int want = (int)(sizeof migrations / sizeof *migrations);
+    if (have > want)
+        return sl_err_set(err, SL_EUNSUPPORTED,
+                          "store: the database is at schema %d, newer than this sluice knows (%d); "
+                          "use a newer sluice",
+                          have, want);
+    for (int v = have; v < want; v++) {
+        char *ver = sl_xasprintf("PRAGMA user_version=%d", v + 1);
+        int rc = exec(db, "BEGIN IMMEDIATE", err) || exec(db, migrations[v], err) ||
+                 exec(db, ver, err) || exec(db, "COMMIT", err);
+        free(ver);
+        if (rc) {
+            exec(db, "ROLLBACK", NULL);
+            return sl_err_prefix(err, "migration %d", v + 1);
+        }
+    }
+    return 0;
+}
+
+/* ---- the writer ---- */
+
+static void bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+    if (s)
+        sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+static int apply(sqlite3 *db, op *o)
+{
+    static const char *const sql[] = {
+        "INSERT INTO runs(id, app_id, task_id, user, conversation_id, message_id, status, inputs,"
+        " created_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, 'running', ?7, ?8)",
+        "INSERT OR REPLACE INTO run_events(run_id, seq, event, data) VALUES(?1, ?2, ?3, ?4)",
+        "UPDATE runs SET status=?2, outputs=?3, error=?4, elapsed=?5, total_tokens=?6,"
+        " total_steps=?7, finished_at=?8 WHERE id=?1",
+    };
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, sql[o->kind], -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    bind_text(st, 1, o->run_id);
+    switch (o->kind) {
+    case OP_START:
+        bind_text(st, 2, o->a);
+        bind_text(st, 3, o->b);
+        bind_text(st, 4, o->c);
+        bind_text(st, 5, o->d);
+        bind_text(st, 6, o->e);
+        bind_text(st, 7, o->json1);
+        sqlite3_bind_int64(st, 8, o->when);
+        break;
+    case OP_EVENT:
+        sqlite3_bind_int(st, 2, o->seq);
+        bind_text(st, 3, o->a);
+        bind_text(st, 4, o->json1);
+        break;
+    case OP_FINISH:
+        bind_text(st, 2, o->a);
+        bind_text(st, 3, o->json1);
+        bind_text(st, 4, o->b);
+        sqlite3_bind_double(st, 5, o->elapsed);
+        sqlite3_bind_int64(st, 6, o->tokens);
+        sqlite3_bind_int(st, 7, o->steps);
+        sqlite3_bind_int64(st, 8, o->when);
+        break;
+    }
+    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+    sqlite3_finalize(st);
+    if (!rc && o->kind == OP_FINISH && o->c) {
+        /* the answer of the message this run made */
+        if (sqlite3_prepare_v2(db, "UPDATE messages SET answer=?2 WHERE run_id=?1", -1, &st,
+                               NULL) != SQLITE_OK)
+            return -1;
+        bind_text(st, 1, o->run_id);
+        bind_text(st, 2, o->c);
+        rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+        sqlite3_finalize(st);
+    }
+    return rc;
+}
+
+static void free_op(op *o)
+{
+    free(o->run_id);
+    free(o->a);
+    free(o->b);
+    free(o->c);
+    free(o->d);
+    free(o->e);
+    free(o->f);
+    free(o->json1);
+    free(o->json2);
+    free(o);
+}
+
+static void *writer_main(void *arg)
+{
+    sl_store *s = arg;
+    pthread_mutex_lock(&s->qmu);
+    for (;;) {
+        while (!s->head && !s->stop)
+            pthread_cond_wait(&s->qcv, &s->qmu);
+        if (!s->head && s->stop)
+            break;
+        op *batch = s->head;
+        s->head = s->tail = NULL;
+        pthread_mutex_unlock(&s->qmu);
+        /* one transaction for everything that queued up meanwhile */
+        int rc = sqlite3_exec(s->w, "BEGIN", NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+        for (op *o = batch; o && !rc; o = o->next)
+            rc = apply(s->w, o);
+        rc = !rc && sqlite3_exec(s->w, "COMMIT", NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+        if (rc)
+            sqlite3_exec(s->w, "ROLLBACK", NULL, NULL, NULL);
+        pthread_mutex_lock(&s->qmu);
+        for (op *o = batch, *next; o; o = next) {
+            next = o->next;
+            if (o->kind == OP_FINISH) {
+                o->rc = rc;
+                o->done = true; /* the waiter frees it */
+            } else {
+                free_op(o);
+            }
+        }
+        pthread_cond_broadcast(&s->donecv);
+    }
+    pthread_mutex_unlock(&s->qmu);
+    return NULL;
+}
+
+static void enqueue(sl_store *s, op *o)
+{
+    pthread_mutex_lock(&s->qmu);
+    if (s->tail)
+        s->tail->next = o;
+    else
+        s->head = o;
+    s->tail = o;
+    pthread_cond_signal(&s->qcv);
+    pthread_mutex_unlock(&s->qmu);
+}
+
+static char *dup_or_null(const char *s)
+{
+    return s ? sl_xstrdup(s) : NULL;
+}
+
+static char *json_or_null(const sl_value *v)
+{
+    return v ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+}
+
+/* ---- open / close ---- */
+
+int sl_store_open(const char *dir, sl_store **out, int *interrupted, sl_err *err)
+{
+    *out = NULL;
+    *interrupted = 0;
+    if (mkdir(dir, 0700) && errno != EEXIST)
+        return sl_err_set(err, SL_EIO, "store: cannot create %s: %s", dir, strerror(errno));
+    char *files = sl_xasprintf("%s/files", dir);
+    mkdir(files, 0700);
+    free(files);
+    sl_store *s = sl_xcalloc(1, sizeof *s);
+    s->dir = sl_xstrdup(dir);
+    pthread_mutex_init(&s->rmu, NULL);
+    pthread_mutex_init(&s->qmu, NULL);
+    pthread_cond_init(&s->qcv, NULL);
+    pthread_cond_init(&s->donecv, NULL);
+    char *path = sl_xasprintf("%s/sluice.db", dir);
+    int rc = open_db(path, &s->w, err) || migrate(s->w, err) || open_db(path, &s->r, err);
+    free(path);
+    if (rc) {
+        if (s->w)
+            sqlite3_close(s->w);
+        if (s->r)
+            sqlite3_close(s->r);
+        free(s->dir);
+        free(s);
+        return -1;
+    }
+    /* runs the last process left running will never end: say so */
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->w,
+                           "UPDATE runs SET status='failed', error='interrupted: the server "
+                           "stopped before the run ended', finished_at=?1 WHERE status='running'",
+                           -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, now_s());
+        if (sqlite3_step(st) == SQLITE_DONE)
+            *interrupted = sqlite3_changes(s->w);
+        sqlite3_finalize(st);
+    }
+    pthread_create(&s->writer, NULL, writer_main, s);
+    *out = s;
+    return 0;
+}
+
+void sl_store_close(sl_store *s)
+{
+    if (!s)
+        return;
+    pthread_mutex_lock(&s->qmu);
+    s->stop = true;
+    pthread_cond_signal(&s->qcv);
+    pthread_mutex_unlock(&s->qmu);
+    pthread_join(s->writer, NULL);
+    sqlite3_close(s->w);
+    sqlite3_close(s->r);
+    pthread_mutex_destroy(&s->rmu);
+    pthread_mutex_destroy(&s->qmu);
+    pthread_cond_destroy(&s->qcv);
+    pthread_cond_destroy(&s->donecv);
+    free(s->dir);
+    free(s);
+}
+
+const char *sl_store_dir(const sl_store *s)
+{
+    return s->dir;
+}
+
+/* ---- reads and small writes on the reader connection ---- */
+
+typedef struct {
+    sl_store *s;
+    sqlite3_stmt *st;
+} q;
+
+static bool q_open(q *x, sl_store *s, const char *sql)
+{
+    x->s = s;
+    pthread_mutex_lock(&s->rmu);
+    if (sqlite3_prepare_v2(s->r, sql, -1, &x->st, NULL) != SQLITE_OK) {
+        pthread_mutex_unlock(&s->rmu);
+        return false;
+    }
+    return true;
+}
+
+static void q_close(q *x)
+{
+    sqlite3_finalize(x->st);
+    pthread_mutex_unlock(&x->s->rmu);
+}
+
+static sl_value *col_json(sqlite3_stmt *st, int i)
+{
+    const char *t = (const char *)sqlite3_column_text(st, i);
+    sl_value *v = t ? json_loads(t, JSON_DECODE_ANY, NULL) : NULL;
+    return v ? v : json_null();
+}
+
+static sl_value *col_str(sqlite3_stmt *st, int i)
+{
+    const char *t = (const char *)sqlite3_column_text(st, i);
+    return t ? json_string(t) : json_null();
+}
+
+/* A statement on the reader connection that changes something. */
+static int write_now(sl_store *s, const char *sql, const char *const *args, int n, sl_err *err)
+{
+    q x;
+    if (!q_open(&x, s, sql))
+        return db_err(err, s->r, "prepare");
+    for (int i = 0; i < n; i++)
+        bind_text(x.st, i + 1, args[i]);
+    int rc = sqlite3_step(x.st) == SQLITE_DONE ? 0 : db_err(err, s->r, "write");
+    int changed = sqlite3_changes(s->r);
+    q_close(&x);
+    return rc ? rc : changed;
+}
+
+int sl_store_app_add(sl_store *s, const char *name, const char *mode, const char *dsl, char **id,
+                     sl_err *err)
+{
+    *id = uuid();
+    char when[32];
+    snprintf(when, sizeof when, "%lld", now_s());
+    const char *args[] = {*id, name, mode, dsl, when};
+    if (write_now(s, "INSERT INTO apps(id, name, mode, dsl, created_at) VALUES(?1,?2,?3,?4,?5)",
+                  args, 5, err) < 0) {
+        free(*id);
+        *id = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+int sl_store_app_list(sl_store *s, sl_value **out, sl_err *err)
+{
+    q x;
+    if (!q_open(&x, s, "SELECT id, name, mode, created_at FROM apps ORDER BY created_at DESC, id"))
+        return db_err(err, s->r, "list apps");
+    sl_value *arr = json_array();
+    while (sqlite3_step(x.st) == SQLITE_ROW)
+        json_array_append_new(arr, json_pack("{s:o, s:o, s:o, s:I}", "id", col_str(x.st, 0),
+                                             "name", col_str(x.st, 1), "mode", col_str(x.st, 2),
+                                             "created_at",
+                                             (json_int_t)sqlite3_column_int64(x.st, 3)));
+    q_close(&x);
+    *out = arr;
+    return 0;
+}
+
+int sl_store_app_get(sl_store *s, const char *id, char **dsl, sl_value **info, sl_err *err)
+{
+    q x;
+    if (!q_open(&x, s, "SELECT dsl, name, mode, created_at FROM apps WHERE id=?1"))
+        return db_err(err, s->r, "get app");
+    bind_text(x.st, 1, id);
+    int rc = -1;
+    if (sqlite3_step(x.st) == SQLITE_ROW) {
+        if (dsl)
+            *dsl = sl_xstrdup((const char *)sqlite3_column_text(x.st, 0));
+        if (info)
+            *info = json_pack("{s:s, s:o, s:o, s:I}", "id", id, "name", col_str(x.st, 1), "mode",
+                              col_str(x.st, 2), "created_at",
+                              (json_int_t)sqlite3_column_int64(x.st, 3));
+        rc = 0;
+    } else {
+        sl_err_set(err, SL_EINVAL, "no app with id '%s' (sluice app list shows them)", id);
+    }
+    q_close(&x);
+    return rc;
+}
+
+int sl_store_app_delete(sl_store *s, const char *id, sl_err *err)
+{
+    const char *args[] = {id};
+    int n = write_now(s, "DELETE FROM apps WHERE id=?1", args, 1, err);
+    if (n < 0)
+        return -1;
+    if (n == 0)
+        return sl_err_set(err, SL_EINVAL, "no app with id '%s'", id);
+    write_now(s, "UPDATE app_keys SET revoked_at=strftime('%s','now') WHERE app_id=?1", args, 1,
+              NULL);
+    return 0;
+}
+
+int sl_store_key_create(sl_store *s, const char *app_id, char **key, sl_err *err)
+{
+    if (sl_store_app_get(s, app_id, NULL, NULL, err))
+        return -1;
+    char secret[49];
+    rand_hex(secret, 24);
+    *key = sl_xasprintf("app-%s", secret);
+    char hash[65];
+    sl_sha256_hex(*key, strlen(*key), hash);
+    char *id = uuid(), hint[16], when[32];
+    snprintf(hint, sizeof hint, "app-…%s", secret + 44);
+    snprintf(when, sizeof when, "%lld", now_s());
+    const char *args[] = {id, app_id, hash, hint, when};
+    int rc = write_now(s, "INSERT INTO app_keys(id, app_id, hash, hint, created_at) "
+                          "VALUES(?1,?2,?3,?4,?5)",
+                       args, 5, err);
+    free(id);
+    if (rc < 0) {
+        free(*key);
+        *key = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+int sl_store_key_list(sl_store *s, const char *app_id, sl_value **out, sl_err *err)
+{
+    q x;
+    if (!q_open(&x, s, "SELECT id, hint, created_at, revoked_at FROM app_keys WHERE app_id=?1 "
+                       "ORDER BY created_at, id"))
+        return db_err(err, s->r, "list keys");
+    bind_text(x.st, 1, app_id);
+    sl_value *arr = json_array();
+    while (sqlite3_step(x.st) == SQLITE_ROW)
+        json_array_append_new(arr, json_pack("{s:o, s:o, s:I, s:b}", "id", col_str(x.st, 0),
+                                             "hint", col_str(x.st, 1), "created_at",
+                                             (json_int_t)sqlite3_column_int64(x.st, 2), "revoked",
+                                             sqlite3_column_type(x.st, 3) != SQLITE_NULL));
+    q_close(&x);
+    *out = arr;
+    return 0;
+}
+
+int sl_store_key_revoke(sl_store *s, const char *key_id, sl_err *err)
+{
+    const char *args[] = {key_id};
+    int n = write_now(s, "UPDATE app_keys SET revoked_at=strftime('%s','now') WHERE id=?1 AND "
+                         "revoked_at IS NULL",
+                      args, 1, err);
+    if (n < 0)
+        return -1;
+    return n ? 0 : sl_err_set(err, SL_EINVAL, "no active key with id '%s'", key_id);
+}
+
+char *sl_store_key_app(sl_store *s, const char *key)
+{
+    char hash[65];
+    sl_sha256_hex(key, strlen(key), hash);
+    q x;
+    if (!q_open(&x, s, "SELECT app_id FROM app_keys WHERE hash=?1 AND revoked_at IS NULL"))
+        return NULL;
+    bind_text(x.st, 1, hash);
+    char *app = sqlite3_step(x.st) == SQLITE_ROW
+                    ? sl_xstrdup((const char *)sqlite3_column_text(x.st, 0))
+                    : NULL;
+    q_close(&x);
+    return app;
+}
+
+int sl_store_admin_token(sl_store *s, char **token, bool *created, sl_err *err)
+{
+    *created = false;
+    char *path = sl_xasprintf("%s/admin-token", s->dir);
+    FILE *f = fopen(path, "r");
+    char buf[128] = "";
+    if (f) {
+        if (!fgets(buf, sizeof buf, f))
+            buf[0] = 0;
+        fclose(f);
+        buf[strcspn(buf, "\r\n")] = 0;
+    }
+    if (!buf[0]) {
+        char secret[65];
+        rand_hex(secret, 32);
+        snprintf(buf, sizeof buf, "adm-%s", secret);
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0 || write(fd, buf, strlen(buf)) != (ssize_t)strlen(buf) || write(fd, "\n", 1) != 1) {
+            if (fd >= 0)
+                close(fd);
+            sl_err_set(err, SL_EIO, "store: cannot write %s: %s", path, strerror(errno));
+            free(path);
+            return -1;
+        }
+        close(fd);
+        *created = true;
+    }
+    char hash[65];
+    sl_sha256_hex(buf, strlen(buf), hash);
+    const char *args[] = {hash};
+    write_now(s, "INSERT OR REPLACE INTO meta(key, value) VALUES('admin_hash', ?1)", args, 1, NULL);
+    free(path);
+    *token = sl_xstrdup(buf);
+    return 0;
+}
+
+bool sl_store_admin_ok(sl_store *s, const char *token)
+{
+    char hash[65];
+    sl_sha256_hex(token, strlen(token), hash);
+    q x;
+    if (!q_open(&x, s, "SELECT 1 FROM meta WHERE key='admin_hash' AND value=?1"))
+        return false;
+    bind_text(x.st, 1, hash);
+    bool ok = sqlite3_step(x.st) == SQLITE_ROW;
+    q_close(&x);
+    return ok;
+}
+
+/* ---- runs ---- */
+
+int sl_store_start_run(sl_store *s, const sl_run_row *r, sl_err *err)
+{
+    (void)err;
+    op *o = sl_xcalloc(1, sizeof *o);
+    o->kind = OP_START;
+    o->run_id = sl_xstrdup(r->id);
+    o->a = dup_or_null(r->app_id);
+    o->b = dup_or_null(r->task_id);
+    o->c = dup_or_null(r->user);
+    o->d = dup_or_null(r->conversation_id);
+    o->e = dup_or_null(r->message_id);
+    o->json1 = json_or_null(r->inputs);
+    o->when = now_s();
+    enqueue(s, o);
+    return 0;
+}
+
+void sl_store_event(sl_store *s, const char *run_id, int seq, const char *event,
+                    const sl_value *data)
+{
+    op *o = sl_xcalloc(1, sizeof *o);
+    o->kind = OP_EVENT;
+    o->run_id = sl_xstrdup(run_id);
+    o->seq = seq;
+    o->a = sl_xstrdup(event);
+    o->json1 = json_or_null(data);
+    enqueue(s, o);
+}
+
+int sl_store_finish_run(sl_store *s, const char *run_id, const char *status,
+                        const sl_value *outputs, const char *error, double elapsed,
+                        long long tokens, int steps, long long finished_at, const char *answer,
+                        sl_err *err)
+{
+    op *o = sl_xcalloc(1, sizeof *o);
+    o->kind = OP_FINISH;
+    o->run_id = sl_xstrdup(run_id);
+    o->a = sl_xstrdup(status);
+    o->b = dup_or_null(error);
+    o->c = dup_or_null(answer);
+    o->json1 = json_or_null(outputs);
+    o->elapsed = elapsed;
+    o->tokens = tokens;
+    o->steps = steps;
+    o->when = finished_at;
+    enqueue(s, o);
+    pthread_mutex_lock(&s->qmu);
+    while (!o->done)
+        pthread_cond_wait(&s->donecv, &s->qmu);
+    pthread_mutex_unlock(&s->qmu);
+    int rc = o->rc;
+    free_op(o);
+    if (rc)
+        return sl_err_set(err, SL_EIO, "store: the run could not be saved");
+    return 0;
+}
+
+static sl_value *run_row(sqlite3_stmt *st)
+{
+    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:f, s:I, s:I, s:I, s:o}", "id",
+                     col_str(st, 0), "workflow_id", col_str(st, 1), "status", col_str(st, 2),
+                     "inputs", col_json(st, 3), "outputs", col_json(st, 4), "error",
+                     col_str(st, 5), "elapsed_time", sqlite3_column_double(st, 6), "total_tokens",
+                     (json_int_t)sqlite3_column_int64(st, 7), "total_steps",
+                     (json_int_t)sqlite3_column_int64(st, 8), "created_at",
+                     (json_int_t)sqlite3_column_int64(st, 9),
+                     "finished_at",
+                     sqlite3_column_type(st, 10) == SQLITE_NULL
+                         ? json_null()
+                         : json_integer(sqlite3_column_int64(st, 10)));
+}
+
+#define RUN_COLS                                                                                   \
+    "id, app_id, status, inputs, outputs, error, elapsed, total_tokens, total_steps, created_at, " \
+    "finished_at"
+
+sl_value *sl_store_run_get(sl_store *s, const char *app_id, const char *run_id)
+{
+    q x;
+    if (!q_open(&x, s, "SELECT " RUN_COLS " FROM runs WHERE id=?1 AND app_id=?2"))
+        return NULL;
+    bind_text(x.st, 1, run_id);
+    bind_text(x.st, 2, app_id);
+    sl_value *v = sqlite3_step(x.st) == SQLITE_ROW ? run_row(x.st) : NULL;
+    q_close(&x);
+    return v;
+}
+
+sl_value *sl_store_run_events(sl_store *s, const char *app_id, const char *run_id)
+{
+    q x;
+    if (!q_open(&x, s, "SELECT e.event, e.data FROM run_events e JOIN runs r ON r.id=e.run_id "
+                       "WHERE e.run_id=?1 AND r.app_id=?2 ORDER BY e.seq"))
+        return NULL;
+    bind_text(x.st, 1, run_id);
+    bind_text(x.st, 2, app_id);
+    sl_value *arr = json_array();
+    while (sqlite3_step(x.st) == SQLITE_ROW)
+        json_array_append_new(arr, json_pack("{s:o, s:o}", "event", col_str(x.st, 0), "data",
+                                             col_json(x.st, 1)));
+    q_close(&x);
+    return arr;
+}
+
+sl_value *sl_store_run_logs(sl_store *s, const char *app_id, const char *status, int page,
+                            int limit)
+{
+    if (limit <= 0 || limit > 100)
+        limit = 20;
+    if (page <= 0)
+        page = 1;
+    q x;
+    if (!q_open(&x, s, "SELECT " RUN_COLS ", user FROM runs WHERE app_id=?1 AND (?2 IS NULL OR "
+                       "status=?2) ORDER BY created_at DESC, id LIMIT ?3 OFFSET ?4"))
+        return NULL;
+    bind_text(x.st, 1, app_id);
+    bind_text(x.st, 2, status);
+    sqlite3_bind_int(x.st, 3, limit + 1);
+    sqlite3_bind_int(x.st, 4, (page - 1) * limit);
+    sl_value *data = json_array();
+    int n = 0;
+    bool more = false;
+    while (sqlite3_step(x.st) == SQLITE_ROW) {
+        if (n++ == limit) {
+            more = true;
+            break;
+        }
+        sl_value *run = run_row(x.st);
+        json_array_append_new(data, json_pack("{s:o, s:o, s:o, s:o}", "id",
+                                              json_incref(json_object_get(run, "id")),
+                                              "workflow_run", run, "created_from", json_string("service-api"),
+                                              "created_by_end_user", json_pack("{s:o}", "session_id",
+                                                                               col_str(x.st, 11))));
+    }
+    q_close(&x);
+    return json_pack("{s:i, s:i, s:i, s:b, s:o}", "page", page, "limit", limit, "total",
+                     (page - 1) * limit + (int)json_array_size(data), "has_more", more, "data", data);
+}
+
+/* ---- conversations ---- */
+
+int sl_store_conversation(sl_store *s, const char *app_id, const char *user, const char *id,
+                          const char *first_query, char **out_id, sl_err *err)
+{
+    char when[32];
+    snprintf(when, sizeof when, "%lld", now_s());
+    if (id && *id) {
+        q x;
+        if (!q_open(&x, s, "SELECT user FROM conversations WHERE id=?1 AND app_id=?2"))
+            return db_err(err, s->r, "conversation");
+        bind_text(x.st, 1, id);
+        bind_text(x.st, 2, app_id);
+        int found = sqlite3_step(x.st) == SQLITE_ROW;
+        const char *owner = found ? (const char *)sqlite3_column_text(x.st, 0) : NULL;
+        bool mine = found && (!owner || !user || !strcmp(owner, user));
+        q_close(&x);
+        if (!mine)
+            return sl_err_set(err, SL_EINVAL, "Conversation Not Exists.");
+        const char *args[] = {id, when};
+        write_now(s, "UPDATE conversations SET updated_at=?2 WHERE id=?1", args, 2, NULL);
+        *out_id = sl_xstrdup(id);
+        return 0;
+    }
+    *out_id = uuid();
+    char name[64];
+    snprintf(name, sizeof name, "%.48s", first_query ? first_query : "New conversation");
+    const char *args[] = {*out_id, app_id, user, name, when};
+    if (write_now(s, "INSERT INTO conversations(id, app_id, user, name, created_at, updated_at) "
+                     "VALUES(?1,?2,?3,?4,?5,?5)",
+                  args, 5, err) < 0) {
+        free(*out_id);
+        *out_id = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+sl_value *sl_store_history(sl_store *s, const char *conversation_id, int limit)
+{
+    q x;
+    if (!q_open(&x, s, "SELECT query, answer FROM (SELECT query, answer, created_at, rowid FROM "
+                       "messages WHERE conversation_id=?1 AND answer IS NOT NULL ORDER BY "
+                       "created_at DESC, rowid DESC LIMIT ?2) ORDER BY created_at, rowid"))
+        return json_array();
+    bind_text(x.st, 1, conversation_id);
+    sqlite3_bind_int(x.st, 2, limit > 0 ? limit : 500);
+    sl_value *arr = json_array();
+    while (sqlite3_step(x.st) == SQLITE_ROW)
+        json_array_append_new(arr, json_pack("{s:o, s:o}", "query", col_str(x.st, 0), "answer",
+                                             col_str(x.st, 1)));
+    q_close(&x);
+    return arr;
+}
+
+int sl_store_message_add(sl_store *s, const char *id, const char *conversation_id,
+                         const char *app_id, const char *query, const char *run_id, sl_err *err)
+{
+    char when[32];
+    snprintf(when, sizeof when, "%lld", now_s());
+    const char *args[] = {id, conversation_id, app_id, query, run_id, when};
+    return write_now(s, "INSERT INTO messages(id, conversation_id, app_id, query, run_id, "
+                        "created_at) VALUES(?1,?2,?3,?4,?5,?6)",
+                     args, 6, err) < 0
+               ? -1
+               : 0;
+}
+
+sl_value *sl_store_conversations(sl_store *s, const char *app_id, const char *user, int limit)
+{
+    q x;
+    if (!q_open(&x, s, "SELECT id, name, created_at, updated_at FROM conversations WHERE "
+                       "app_id=?1 AND (?2 IS NULL OR user=?2) ORDER BY updated_at DESC, id LIMIT ?3"))
+        return NULL;
+    bind_text(x.st, 1, app_id);
+    bind_text(x.st, 2, user);
+    sqlite3_bind_int(x.st, 3, (limit > 0 && limit <= 100 ? limit : 20) + 1);
+    sl_value *data = json_array();
+    int n = 0, lim = limit > 0 && limit <= 100 ? limit : 20;
+    bool more = false;
+    while (sqlite3_step(x.st) == SQLITE_ROW) {
+        if (n++ == lim) {
+            more = true;
+            break;
+        }
+        json_array_append_new(data, json_pack("{s:o, s:o, s:{}, s:s, s:s, s:I, s:I}", "id",
+                                              col_str(x.st, 0), "name", col_str(x.st, 1), "inputs",
+                                              "status", "normal", "introduction", "", "created_at",
+                                              (json_int_t)sqlite3_column_int64(x.st, 2),
+                                              "updated_at",
+                                              (json_int_t)sqlite3_column_int64(x.st, 3)));
+    }
+    q_close(&x);
+    return json_pack("{s:i, s:b, s:o}", "limit", lim, "has_more", more, "data", data);
+}
+
+sl_value *sl_store_messages(sl_store *s, const char *app_id, const char *conversation_id,
+                            const char *user, int limit)
+{
+    (void)user;
+    q x;
+    if (!q_open(&x, s, "SELECT id, conversation_id, query, answer, created_at, run_id FROM "
+                       "messages WHERE conversation_id=?1 AND app_id=?2 ORDER BY created_at, "
+                       "rowid"))
+        return NULL;
+    bind_text(x.st, 1, conversation_id);
+    bind_text(x.st, 2, app_id);
+    sl_value *data = json_array();
+    while (sqlite3_step(x.st) == SQLITE_ROW)
+        json_array_append_new(data, json_pack("{s:o, s:o, s:{}, s:o, s:o, s:[], s:n, s:[], s:I}",
+                                              "id", col_str(x.st, 0), "conversation_id",
+                                              col_str(x.st, 1), "inputs", "query",
+                                              col_str(x.st, 2), "answer", col_str(x.st, 3),
+                                              "message_files", "feedback", "retriever_resources",
+                                              "created_at",
+                                              (json_int_t)sqlite3_column_int64(x.st, 4)));
+    q_close(&x);
+    size_t n = json_array_size(data), lim = limit > 0 && limit <= 100 ? (size_t)limit : 20;
+    /* the newest `limit` messages */
+    while (json_array_size(data) > lim)
+        json_array_remove(data, 0);
+    return json_pack("{s:i, s:b, s:o}", "limit", (int)lim, "has_more", n > lim, "data", data);
+}

@@ -1,0 +1,98 @@
+/*
+ * store — everything `sluice serve` keeps, in one SQLite database (WAL)
+ * under the data folder: apps (their DSL), hashed API keys, runs with
+ * their inputs, outputs, status, timings and tokens, every event of every
+ * run, conversations and messages, and uploaded files (bytes on disk,
+ * metadata here).
+ *
+ * Migrations are numbered; opening a store applies the missing ones in
+ * order inside a transaction.  Opening also marks runs that were running
+ * when the previous process died as failed, with the reason.
+ *
+ * Writes of finished runs go through one writer thread that commits them
+ * in groups (one transaction for every run that finished meanwhile), so a
+ * busy server pays one commit per group, not per run; sl_store_finish_run
+ * returns once its group is committed.  Reads use their own connection.
+ * All functions are thread-safe.  Errors: -1 with sl_err.
+ */
+#ifndef SL_STORE_H
+#define SL_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../core/err.h"
+#include "../core/value.h"
+
+typedef struct sl_store sl_store;
+
+/* Opens (creating) DIR/sluice.db; *interrupted gets how many runs the last
+ * process left running (now failed). */
+int sl_store_open(const char *dir, sl_store **out, int *interrupted, sl_err *err);
+void sl_store_close(sl_store *s);
+const char *sl_store_dir(const sl_store *s);
+
+/* ---- apps ---- */
+/* *id gets a new app id (heap). */
+int sl_store_app_add(sl_store *s, const char *name, const char *mode, const char *dsl, char **id,
+                     sl_err *err);
+/* {id, name, mode, created_at} objects, newest first. */
+int sl_store_app_list(sl_store *s, sl_value **out, sl_err *err);
+/* The app's DSL text (heap) and mode/name; -1 with SL_EINVAL when unknown. */
+int sl_store_app_get(sl_store *s, const char *id, char **dsl, sl_value **info, sl_err *err);
+int sl_store_app_delete(sl_store *s, const char *id, sl_err *err);
+
+/* ---- keys ---- */
+/* A new key "app-…" for the app (heap); only its hash is kept. */
+int sl_store_key_create(sl_store *s, const char *app_id, char **key, sl_err *err);
+int sl_store_key_list(sl_store *s, const char *app_id, sl_value **out, sl_err *err);
+int sl_store_key_revoke(sl_store *s, const char *key_id, sl_err *err);
+/* The app a key belongs to (heap), NULL when the key is unknown or revoked. */
+char *sl_store_key_app(sl_store *s, const char *key);
+
+/* ---- admin token ---- */
+/* The admin token: made on first use and written to DIR/admin-token
+ * (mode 0600); *created tells whether it was made now. */
+int sl_store_admin_token(sl_store *s, char **token, bool *created, sl_err *err);
+bool sl_store_admin_ok(sl_store *s, const char *token);
+
+/* ---- runs ---- */
+typedef struct {
+    const char *id, *app_id, *task_id, *user, *conversation_id, *message_id;
+    const sl_value *inputs;
+} sl_run_row;
+
+int sl_store_start_run(sl_store *s, const sl_run_row *r, sl_err *err);
+/* Appends one event (in order per run). */
+void sl_store_event(sl_store *s, const char *run_id, int seq, const char *event,
+                    const sl_value *data);
+/* Records the end of a run, and of the message it answers when it has
+ * one; returns when that is on disk. */
+int sl_store_finish_run(sl_store *s, const char *run_id, const char *status,
+                        const sl_value *outputs, const char *error, double elapsed,
+                        long long tokens, int steps, long long finished_at, const char *answer,
+                        sl_err *err);
+/* The run as Dify's GET /workflows/run/:id shows it; NULL when it is not
+ * this app's. */
+sl_value *sl_store_run_get(sl_store *s, const char *app_id, const char *run_id);
+/* Events of a run in order: [{event, data}]. */
+sl_value *sl_store_run_events(sl_store *s, const char *app_id, const char *run_id);
+/* Dify's /workflows/logs page. */
+sl_value *sl_store_run_logs(sl_store *s, const char *app_id, const char *status, int page,
+                            int limit);
+
+/* ---- conversations ---- */
+/* Makes the conversation when id is NULL (new id in *out_id, heap);
+ * fails when it exists but belongs to another app or user. */
+int sl_store_conversation(sl_store *s, const char *app_id, const char *user, const char *id,
+                          const char *first_query, char **out_id, sl_err *err);
+/* The conversation's turns [{query, answer}], oldest first. */
+sl_value *sl_store_history(sl_store *s, const char *conversation_id, int limit);
+int sl_store_message_add(sl_store *s, const char *id, const char *conversation_id,
+                         const char *app_id, const char *query, const char *run_id,
+                         sl_err *err);
+sl_value *sl_store_conversations(sl_store *s, const char *app_id, const char *user, int limit);
+sl_value *sl_store_messages(sl_store *s, const char *app_id, const char *conversation_id,
+                            const char *user, int limit);
+
+#endif
