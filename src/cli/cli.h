@@ -6,5 +6,7 @@
 #define SL_CLI_H
 
 int sl_cli_sandbox(int argc, char **argv);
+int sl_cli_serve(int argc, char **argv);
+int sl_cli_app(int argc, char **argv);
 
 #endif

@@ -30,6 +30,8 @@ static const char usage_main[] =
     "  export FILE     print the workflow back as YAML (secrets masked)\n"
     "  limits          list every limit with its default\n"
     "  sandbox         run a command in a local sandbox (run, shell, check)\n"
+    "  serve           serve Dify's Service API for the apps in a data folder\n"
+    "  app             import, list, export, delete apps; create and revoke keys\n"
     "\n"
     "  sluice <command> --help   shows a command's options\n"
     "  sluice --version          prints the version\n"
@@ -780,6 +782,10 @@ int main(int argc, char **argv)
         return cmd_limits(argc - 1, argv + 1);
     if (!strcmp(cmd, "sandbox"))
         return sl_cli_sandbox(argc - 1, argv + 1);
+    if (!strcmp(cmd, "serve"))
+        return sl_cli_serve(argc - 1, argv + 1);
+    if (!strcmp(cmd, "app"))
+        return sl_cli_app(argc - 1, argv + 1);
     fprintf(stderr, "sluice: unknown command '%s'\n\n%s", cmd, usage_main);
     return EXIT_USAGE;
 }

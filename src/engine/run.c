@@ -972,7 +972,10 @@ sl_run *sl_run_new(const sl_graph *g, const sl_run_opts *opts)
     clock_gettime(CLOCK_REALTIME, &ts);
     r->rng = (unsigned long long)ts.tv_nsec ^ ((unsigned long long)ts.tv_sec << 20) ^
              ((unsigned long long)(uintptr_t)r << 7) ^ (unsigned long long)getpid();
-    make_uuid(r, r->id);
+    if (opts->run_id && *opts->run_id)
+        snprintf(r->id, sizeof r->id, "%s", opts->run_id);
+    else
+        make_uuid(r, r->id);
 
     /* env.* and conversation.* */
     sl_value *env = json_object();
@@ -1014,7 +1017,7 @@ static void set_sys(sl_run *r)
                         json_string(o->conversation_id ? o->conversation_id : ""));
     json_object_set_new(sys, "dialogue_count", json_integer(1));
     json_object_set_new(sys, "app_id", json_string(""));
-    json_object_set_new(sys, "workflow_id", json_string(""));
+    json_object_set_new(sys, "workflow_id", json_string(r->opts.workflow_id ? r->opts.workflow_id : ""));
     json_object_set_new(sys, "workflow_run_id", json_string(r->id));
     json_object_set_new(sys, "timestamp", json_integer(wall_s()));
     if (!strcmp(r->g->mode, "workflow"))
@@ -1032,7 +1035,8 @@ int sl_run_exec(sl_run *r, sl_err *err)
     if (r->opts.on_event) {
         sl_value *d = json_object();
         json_object_set_new(d, "id", json_string(r->id));
-        json_object_set_new(d, "workflow_id", json_string(""));
+        json_object_set_new(d, "workflow_id",
+                            json_string(r->opts.workflow_id ? r->opts.workflow_id : ""));
         json_object_set_new(d, "inputs", r->opts.inputs ? json_incref(r->opts.inputs)
                                                         : json_object());
         json_object_set_new(d, "created_at", json_integer(created));
@@ -1064,7 +1068,8 @@ int sl_run_exec(sl_run *r, sl_err *err)
     if (r->opts.on_event) {
         sl_value *d = json_object();
         json_object_set_new(d, "id", json_string(r->id));
-        json_object_set_new(d, "workflow_id", json_string(""));
+        json_object_set_new(d, "workflow_id",
+                            json_string(r->opts.workflow_id ? r->opts.workflow_id : ""));
         json_object_set_new(d, "status", json_string(sl_run_status_name(r->status)));
         json_object_set_new(d, "outputs", json_incref(r->outputs));
         json_object_set_new(d, "error", r->error ? json_string(r->error) : json_null());

@@ -29,6 +29,8 @@ typedef struct {
     sl_value *inputs;        /* start inputs (borrowed), object */
     const char *query;       /* sys.query for advanced-chat */
     const char *user_id;     /* sys.user_id */
+    const char *run_id;      /* the run's id (NULL: a new UUID) */
+    const char *workflow_id; /* sys.workflow_id and the events' workflow_id */
     const char *conversation_id;
     sl_value *conversation;  /* conversation variable values (borrowed, may be NULL) */
     sl_value *env_override;  /* env var values overriding the DSL's (borrowed) */

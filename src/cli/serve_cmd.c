@@ -1,0 +1,237 @@
+/*
+ * serve_cmd — `sluice serve` and `sluice app …`: the server and app
+ * management on the same store (usable while the server runs: SQLite
+ * WAL lets both write).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../engine/graph.h"
+#include "../llm/config.h"
+#include "../server/server.h"
+#include "../store/store.h"
+#include "cli.h"
+
+static const char usage_serve[] =
+    "usage: sluice serve [--listen ADDR:PORT] [--data DIR] [--config FILE]\n"
+    "\n"
+    "Serves Dify's Service API (/v1: workflows/run, chat-messages, conversations,\n"
+    "messages, parameters, info, logs, stop) and an admin API (/admin) for the apps in\n"
+    "the data folder (default $SLUICE_DATA, else ./sluice-data).  Every run, its\n"
+    "events, and every conversation are kept in DIR/sluice.db.\n"
+    "\n"
+    "  --listen ADDR:PORT    default 127.0.0.1:5001\n"
+    "  --data DIR            the store\n"
+    "  --config FILE         model providers (see docs/llm.md)\n"
+    "  --max-runs N          concurrent runs per app (default 100)\n"
+    "\n"
+    "Add apps with `sluice app import FILE` and keys with `sluice app key create APP_ID`.\n"
+    "SIGTERM or Ctrl-C stops accepting, lets runs finish (30 s), then stops the rest.\n";
+
+static const char usage_app[] =
+    "usage: sluice app import FILE [--data DIR]    prints the new app's id\n"
+    "       sluice app list [--data DIR]\n"
+    "       sluice app export APP_ID [--data DIR]   prints the DSL\n"
+    "       sluice app delete APP_ID [--data DIR]\n"
+    "       sluice app key create APP_ID [--data DIR]   prints a new key (app-…)\n"
+    "       sluice app key list APP_ID [--data DIR]\n"
+    "       sluice app key revoke KEY_ID [--data DIR]\n";
+
+static const char *data_dir(int argc, char **argv)
+{
+    for (int i = 0; i + 1 < argc; i++)
+        if (!strcmp(argv[i], "--data"))
+            return argv[i + 1];
+    const char *e = getenv("SLUICE_DATA");
+    return e && *e ? e : "sluice-data";
+}
+
+static sl_store *open_store(const char *dir)
+{
+    sl_store *s;
+    int interrupted;
+    sl_err err = {0};
+    if (sl_store_open(dir, &s, &interrupted, &err)) {
+        fprintf(stderr, "sluice: %s\n", err.msg);
+        sl_err_clear(&err);
+        return NULL;
+    }
+    if (interrupted)
+        fprintf(stderr, "sluice: %d run(s) were still running when the last server stopped; "
+                        "they are marked failed\n",
+                interrupted);
+    return s;
+}
+
+int sl_cli_serve(int argc, char **argv)
+{
+    sl_server_opts o;
+    sl_server_opts_init(&o);
+    const char *config = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(usage_serve, stdout);
+            return 0;
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "sluice serve: %s needs a value (see --help)\n", a);
+            return 2;
+        }
+        if (!strcmp(a, "--listen"))
+            o.listen = argv[++i];
+        else if (!strcmp(a, "--data"))
+            i++;
+        else if (!strcmp(a, "--config"))
+            config = argv[++i];
+        else if (!strcmp(a, "--max-runs"))
+            o.max_runs_per_app = atoi(argv[++i]);
+        else {
+            fprintf(stderr, "sluice serve: unknown option '%s' (see --help)\n", a);
+            return 2;
+        }
+    }
+    sl_err err = {0};
+    if (sl_llm_config_load(config, &err)) {
+        fprintf(stderr, "sluice serve: %s\n", err.msg);
+        sl_err_clear(&err);
+        return 2;
+    }
+    const char *dir = data_dir(argc, argv);
+    sl_store *s = open_store(dir);
+    if (!s)
+        return 1;
+    char *token = NULL;
+    bool created = false;
+    if (sl_store_admin_token(s, &token, &created, &err)) {
+        fprintf(stderr, "sluice serve: %s\n", err.msg);
+        sl_store_close(s);
+        return 1;
+    }
+    if (created)
+        fprintf(stderr, "sluice serve: first start: the admin token is in %s/admin-token\n", dir);
+    free(token);
+    int rc = sl_server_run(s, &o, &err);
+    if (rc)
+        fprintf(stderr, "sluice serve: %s\n", err.msg);
+    sl_err_clear(&err);
+    sl_store_close(s);
+    return rc ? 1 : 0;
+}
+
+static char *read_all(const char *path, size_t *len)
+{
+    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+    if (!f)
+        return NULL;
+    sl_buf b;
+    sl_buf_init(&b, 10u << 20);
+    char chunk[8192];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        sl_buf_add(&b, chunk, n);
+    if (f != stdin)
+        fclose(f);
+    if (b.toobig) {
+        sl_buf_release(&b);
+        return NULL;
+    }
+    *len = b.len;
+    return sl_buf_detach(&b);
+}
+
+int sl_cli_app(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        fputs(usage_app, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    const char *sub = argv[1];
+    bool key = !strcmp(sub, "key");
+    const char *verb = key ? (argc > 2 ? argv[2] : "") : sub;
+    const char *arg = argc > (key ? 3 : 2) ? argv[key ? 3 : 2] : NULL;
+    if (arg && !strcmp(arg, "--data"))
+        arg = NULL;
+    bool needs = strcmp(verb, "list") || key;
+    if (needs && !arg) {
+        fprintf(stderr, "sluice app: %s%s%s needs an argument\n%s", key ? "key " : "", verb,
+                "", usage_app);
+        return 2;
+    }
+    sl_store *s = open_store(data_dir(argc, argv));
+    if (!s)
+        return 1;
+    sl_err err = {0};
+    int rc = 0;
+    if (!key && !strcmp(verb, "import")) {
+        size_t len;
+        char *text = read_all(arg, &len);
+        sl_graph g;
+        sl_diag d;
+        sl_diag_init(&d);
+        if (!text) {
+            fprintf(stderr, "sluice app import: cannot read %s\n", arg);
+            rc = 1;
+        } else if (sl_graph_load_text(&g, text, len, arg, &d, &err)) {
+            for (size_t i = 0; i < d.n; i++)
+                fprintf(stderr, "%s: %s\n", d.v[i].warning ? "warning" : "error", d.v[i].msg);
+            fprintf(stderr, "sluice app import: %s\n", err.msg);
+            sl_graph_release(&g);
+            rc = 1;
+        } else {
+            char *id = NULL;
+            if (sl_store_app_add(s, g.name ? g.name : arg, g.mode, text, &id, &err))
+                rc = 1;
+            else
+                printf("%s\n", id);
+            free(id);
+            sl_graph_release(&g);
+        }
+        sl_diag_release(&d);
+        free(text);
+    } else if (!key && !strcmp(verb, "list")) {
+        sl_value *apps = NULL;
+        if (!(rc = sl_store_app_list(s, &apps, &err) ? 1 : 0))
+            for (size_t i = 0; i < json_array_size(apps); i++) {
+                const sl_value *a = json_array_get(apps, i);
+                printf("%s  %-14s %s\n", json_string_value(json_object_get(a, "id")),
+                       json_string_value(json_object_get(a, "mode")),
+                       json_string_value(json_object_get(a, "name")));
+            }
+        json_decref(apps);
+    } else if (!key && !strcmp(verb, "export")) {
+        char *dsl = NULL;
+        if (!(rc = sl_store_app_get(s, arg, &dsl, NULL, &err) ? 1 : 0))
+            fputs(dsl, stdout);
+        free(dsl);
+    } else if (!key && !strcmp(verb, "delete")) {
+        rc = sl_store_app_delete(s, arg, &err) ? 1 : 0;
+    } else if (key && !strcmp(verb, "create")) {
+        char *k = NULL;
+        if (!(rc = sl_store_key_create(s, arg, &k, &err) ? 1 : 0))
+            printf("%s\n", k);
+        free(k);
+    } else if (key && !strcmp(verb, "list")) {
+        sl_value *keys = NULL;
+        if (!(rc = sl_store_key_list(s, arg, &keys, &err) ? 1 : 0))
+            for (size_t i = 0; i < json_array_size(keys); i++) {
+                const sl_value *k = json_array_get(keys, i);
+                printf("%s  %s%s\n", json_string_value(json_object_get(k, "id")),
+                       json_string_value(json_object_get(k, "hint")),
+                       json_is_true(json_object_get(k, "revoked")) ? "  (revoked)" : "");
+            }
+        json_decref(keys);
+    } else if (key && !strcmp(verb, "revoke")) {
+        rc = sl_store_key_revoke(s, arg, &err) ? 1 : 0;
+    } else {
+        fprintf(stderr, "sluice app: unknown command '%s%s'\n%s", key ? "key " : "", verb,
+                usage_app);
+        rc = 2;
+    }
+    if (rc == 1 && err.msg)
+        fprintf(stderr, "sluice app: %s\n", err.msg);
+    sl_err_clear(&err);
+    sl_store_close(s);
+    return rc;
+}

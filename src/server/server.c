@@ -1,0 +1,877 @@
+/*
+ * server — see server.h.
+ */
+#include "server.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../core/map.h"
+#include "../core/sha256.h"
+#include "../engine/graph.h"
+#include "../engine/run.h"
+#include "../llm/config.h"
+
+/* ---- apps, loaded once ---- */
+
+typedef struct {
+    sl_graph g;
+    atomic_int running;
+} app;
+
+/* ---- runs in flight (for stop and for streaming readers) ---- */
+
+typedef struct live {
+    char id[40], task_id[40], app_id[40], message_id[40], conversation_id[40];
+    bool chat;
+    sl_run *run;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    sl_buf sse;           /* every event as SSE text, in order */
+    bool done;
+    int refs;             /* the run thread and each reader */
+    int seq;
+    sl_buf answer;
+    long long created;
+    sl_value *finished;   /* workflow_finished data */
+    struct live *next;
+} live;
+
+typedef struct {
+    sl_store *store;
+    sl_server_opts o;
+    pthread_mutex_t mu;   /* apps, keys, lives */
+    sl_map apps;          /* app id -> app* */
+    sl_map keys;          /* sha256(key) -> app id (heap) */
+    live *lives;
+    atomic_int active;
+    volatile sig_atomic_t stopping;
+} server;
+
+static server S;
+
+static long long wall(void)
+{
+    return (long long)time(NULL);
+}
+
+static void uuid(char out[40])
+{
+    unsigned char b[16];
+    FILE *f = fopen("/dev/urandom", "rb");
+    if (!f || fread(b, 1, sizeof b, f) != sizeof b)
+        for (size_t i = 0; i < sizeof b; i++)
+            b[i] = (unsigned char)rand();
+    if (f)
+        fclose(f);
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    snprintf(out, 40, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+             b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
+             b[13], b[14], b[15]);
+}
+
+static app *app_get(const char *id, sl_err *err)
+{
+    pthread_mutex_lock(&S.mu);
+    app *a = sl_map_get(&S.apps, id);
+    pthread_mutex_unlock(&S.mu);
+    if (a)
+        return a;
+    char *dsl = NULL;
+    if (sl_store_app_get(S.store, id, &dsl, NULL, err))
+        return NULL;
+    a = sl_xcalloc(1, sizeof *a);
+    sl_diag d;
+    sl_diag_init(&d);
+    int rc = sl_graph_load_text(&a->g, dsl, strlen(dsl), id, &d, err);
+    sl_diag_release(&d);
+    free(dsl);
+    if (rc) {
+        sl_graph_release(&a->g);
+        free(a);
+        return NULL;
+    }
+    pthread_mutex_lock(&S.mu);
+    app *old = sl_map_get(&S.apps, id);
+    if (old) {
+        sl_graph_release(&a->g);
+        free(a);
+        a = old;
+    } else {
+        sl_map_put(&S.apps, id, a);
+    }
+    pthread_mutex_unlock(&S.mu);
+    return a;
+}
+
+/* The app a bearer key opens (heap id), NULL when none. */
+static char *auth_app(struct MHD_Connection *c)
+{
+    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+    if (!h || strncasecmp(h, "Bearer ", 7))
+        return NULL;
+    const char *key = h + 7;
+    char hash[65];
+    sl_sha256_hex(key, strlen(key), hash);
+    pthread_mutex_lock(&S.mu);
+    char *id = sl_map_get(&S.keys, hash);
+    char *copy = id ? sl_xstrdup(id) : NULL;
+    pthread_mutex_unlock(&S.mu);
+    if (copy)
+        return copy;
+    copy = sl_store_key_app(S.store, key);
+    if (copy) {
+        pthread_mutex_lock(&S.mu);
+        if (!sl_map_get(&S.keys, hash))
+            sl_map_put(&S.keys, hash, sl_xstrdup(copy));
+        pthread_mutex_unlock(&S.mu);
+    }
+    return copy;
+}
+
+/* ---- responses ---- */
+
+static enum MHD_Result reply_json(struct MHD_Connection *c, unsigned status, sl_value *body)
+{
+    char *text = json_dumps(body, JSON_COMPACT | JSON_ENCODE_ANY);
+    json_decref(body);
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
+    MHD_add_response_header(r, "Content-Type", "application/json");
+    enum MHD_Result ret = MHD_queue_response(c, status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+/* Dify's error body: {code, message, status}. */
+static enum MHD_Result reply_error(struct MHD_Connection *c, unsigned status, const char *code,
+                                   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static enum MHD_Result reply_error(struct MHD_Connection *c, unsigned status, const char *code,
+                                   const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return reply_json(c, status, json_pack("{s:s, s:s, s:i}", "code", code, "message", msg,
+                                           "status", (int)status));
+}
+
+/* ---- running ---- */
+
+static void live_unref(live *l)
+{
+    pthread_mutex_lock(&l->mu);
+    bool last = --l->refs == 0;
+    pthread_mutex_unlock(&l->mu);
+    if (!last)
+        return;
+    pthread_mutex_lock(&S.mu);
+    for (live **p = &S.lives; *p; p = &(*p)->next)
+        if (*p == l) {
+            *p = l->next;
+            break;
+        }
+    pthread_mutex_unlock(&S.mu);
+    sl_buf_release(&l->sse);
+    sl_buf_release(&l->answer);
+    json_decref(l->finished);
+    pthread_mutex_destroy(&l->mu);
+    pthread_cond_destroy(&l->cv);
+    free(l);
+}
+
+/* Appends one SSE event for readers. */
+static void push(live *l, sl_value *ev)
+{
+    char *text = json_dumps(ev, JSON_COMPACT);
+    json_decref(ev);
+    pthread_mutex_lock(&l->mu);
+    sl_buf_adds(&l->sse, "data: ");
+    sl_buf_adds(&l->sse, text);
+    sl_buf_adds(&l->sse, "\n\n");
+    pthread_cond_broadcast(&l->cv);
+    pthread_mutex_unlock(&l->mu);
+    free(text);
+}
+
+static void on_event(const char *event, const sl_value *data, void *ud)
+{
+    live *l = ud;
+    int seq = l->seq++;
+    sl_store_event(S.store, l->id, seq, event, data);
+    if (!strcmp(event, "workflow_finished")) {
+        json_decref(l->finished);
+        l->finished = json_deep_copy(data);
+    }
+    if (l->chat && !strcmp(event, "text_chunk")) {
+        const sl_value *t = json_object_get(data, "text");
+        sl_buf_add(&l->answer, json_string_value(t), json_string_length(t));
+        push(l, json_pack("{s:s, s:s, s:s, s:s, s:O, s:I}", "event", "message", "task_id",
+                          l->task_id, "message_id", l->message_id, "conversation_id",
+                          l->conversation_id, "answer", t, "created_at", (json_int_t)l->created));
+        return;
+    }
+    sl_value *ev = json_pack("{s:s, s:s, s:s, s:O}", "event", event, "task_id", l->task_id,
+                             "workflow_run_id", l->id, "data", data);
+    if (l->chat) {
+        json_object_set_new(ev, "message_id", json_string(l->message_id));
+        json_object_set_new(ev, "conversation_id", json_string(l->conversation_id));
+    }
+    push(l, ev);
+}
+
+typedef struct {
+    app *a;
+    char *app_id;
+    sl_value *inputs;
+    char *user;
+    char *query;
+    sl_value *history;
+    live *l;
+} job;
+
+/* Runs to the end and records it; returns the blocking-mode answer body. */
+static sl_value *execute(job *j)
+{
+    live *l = j->l;
+    sl_run_opts o;
+    sl_run_opts_init(&o);
+    o.inputs = j->inputs;
+    o.user_id = j->user;
+    o.run_id = l->id;
+    o.workflow_id = j->app_id;
+    o.query = j->query;
+    o.conversation_id = l->chat ? l->conversation_id : NULL;
+    o.history = j->history;
+    o.on_event = on_event;
+    o.event_ud = l;
+    sl_run *r = sl_run_new(&j->a->g, &o);
+    pthread_mutex_lock(&l->mu);
+    l->run = r;
+    pthread_mutex_unlock(&l->mu);
+    sl_err err = {0};
+    sl_run_exec(r, &err);
+    sl_err_clear(&err);
+    const char *status = sl_run_status_name(sl_run_status_of(r));
+    long long tokens = json_integer_value(json_object_get(l->finished, "total_tokens"));
+    const char *answer = json_string_value(json_object_get(sl_run_outputs(r), "answer"));
+    sl_store_finish_run(S.store, l->id, status, sl_run_outputs(r), sl_run_error(r),
+                        sl_run_elapsed(r), tokens, sl_run_steps(r), wall(),
+                        l->chat ? (answer ? answer : "") : NULL, &err);
+    sl_err_clear(&err);
+    sl_value *body;
+    if (l->chat) {
+        push(l, json_pack("{s:s, s:s, s:s, s:s, s:{s:{s:I}}}", "event", "message_end", "task_id",
+                          l->task_id, "message_id", l->message_id, "conversation_id",
+                          l->conversation_id, "metadata", "usage", "total_tokens",
+                          (json_int_t)tokens));
+        body = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s%, s:{s:{s:I}}, s:I}", "event", "message",
+                         "task_id", l->task_id, "id", l->message_id, "message_id", l->message_id,
+                         "conversation_id", l->conversation_id, "answer", answer ? answer : "",
+                         answer ? strlen(answer) : 0, "metadata", "usage", "total_tokens",
+                         (json_int_t)tokens, "created_at", (json_int_t)l->created);
+    } else {
+        body = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:O, s:s?, s:f, s:I, s:i, s:I, s:I}}",
+                         "workflow_run_id", l->id, "task_id", l->task_id, "data", "id", l->id,
+                         "workflow_id", j->app_id, "status", status, "outputs",
+                         sl_run_outputs(r), "error", sl_run_error(r), "elapsed_time",
+                         sl_run_elapsed(r), "total_tokens", (json_int_t)tokens, "total_steps",
+                         sl_run_steps(r), "created_at", (json_int_t)l->created, "finished_at",
+                         (json_int_t)wall());
+    }
+    pthread_mutex_lock(&l->mu);
+    l->run = NULL;
+    l->done = true;
+    pthread_cond_broadcast(&l->cv);
+    pthread_mutex_unlock(&l->mu);
+    sl_run_free(r);
+    atomic_fetch_sub(&j->a->running, 1);
+    atomic_fetch_sub(&S.active, 1);
+    return body;
+}
+
+static void job_free(job *j)
+{
+    json_decref(j->inputs);
+    json_decref(j->history);
+    free(j->app_id);
+    free(j->user);
+    free(j->query);
+    free(j);
+}
+
+static void *stream_main(void *arg)
+{
+    job *j = arg;
+    json_decref(execute(j));
+    live_unref(j->l);
+    job_free(j);
+    return NULL;
+}
+
+/* The SSE reader of one client: its own position in the run's events;
+ * a ping every 10 s of silence. */
+typedef struct {
+    live *l;
+    size_t pos;
+} reader;
+
+static ssize_t sse_read(void *cls, uint64_t off, char *buf, size_t max)
+{
+    (void)off;
+    reader *rd = cls;
+    live *l = rd->l;
+    pthread_mutex_lock(&l->mu);
+    while (rd->pos == l->sse.len && !l->done) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += 10;
+        if (pthread_cond_timedwait(&l->cv, &l->mu, &ts) == ETIMEDOUT && rd->pos == l->sse.len &&
+            !l->done) {
+            pthread_mutex_unlock(&l->mu);
+            static const char ping[] = "event: ping\n\n";
+            memcpy(buf, ping, sizeof ping - 1);
+            return (ssize_t)(sizeof ping - 1);
+        }
+    }
+    size_t n = l->sse.len - rd->pos;
+    if (n == 0) { /* done and all sent */
+        pthread_mutex_unlock(&l->mu);
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    }
+    if (n > max)
+        n = max;
+    memcpy(buf, l->sse.data + rd->pos, n);
+    rd->pos += n;
+    pthread_mutex_unlock(&l->mu);
+    return (ssize_t)n;
+}
+
+static void sse_free(void *cls)
+{
+    reader *rd = cls;
+    live_unref(rd->l);
+    free(rd);
+}
+
+/* ---- request bodies ---- */
+
+typedef struct {
+    sl_buf body;
+    bool too_big;
+} req;
+
+static sl_value *body_json(req *q, struct MHD_Connection *c, enum MHD_Result *ret)
+{
+    json_error_t je;
+    sl_value *v = json_loadb(q->body.data ? q->body.data : "", q->body.len, 0, &je);
+    if (!json_is_object(v)) {
+        json_decref(v);
+        *ret = reply_error(c, 400, "invalid_param",
+                           "the request body is not a JSON object (%s at line %d, column %d)",
+                           je.text, je.line, je.column);
+        return NULL;
+    }
+    return v;
+}
+
+static enum MHD_Result start_run(struct MHD_Connection *c, const char *app_id, sl_value *body,
+                                 bool chat)
+{
+    sl_err err = {0};
+    app *a = app_get(app_id, &err);
+    if (!a) {
+        enum MHD_Result r = reply_error(c, 400, "app_unavailable",
+                                        "the app cannot run: %s", err.msg ? err.msg : "?");
+        sl_err_clear(&err);
+        return r;
+    }
+    bool is_chat_app = !strcmp(a->g.mode, "advanced-chat");
+    if (chat != is_chat_app)
+        return reply_error(c, 400, chat ? "not_chat_app" : "not_workflow_app",
+                           chat ? "this app is a workflow: use POST /v1/workflows/run"
+                                : "this app is a chatflow: use POST /v1/chat-messages");
+    const sl_value *inputs = json_object_get(body, "inputs");
+    if (inputs && !json_is_object(inputs) && !json_is_null(inputs))
+        return reply_error(c, 400, "invalid_param", "inputs must be a JSON object");
+    const char *mode = json_string_value(json_object_get(body, "response_mode"));
+    if (mode && strcmp(mode, "blocking") && strcmp(mode, "streaming"))
+        return reply_error(c, 400, "invalid_param",
+                           "response_mode must be blocking or streaming, not '%s'", mode);
+    bool streaming = mode && !strcmp(mode, "streaming");
+    const char *user = json_string_value(json_object_get(body, "user"));
+    const char *query = json_string_value(json_object_get(body, "query"));
+    if (chat && (!query || !*query))
+        return reply_error(c, 400, "invalid_param", "query is required");
+    sl_diag d;
+    sl_diag_init(&d);
+    sl_value *prepared = NULL;
+    sl_value *given = inputs && json_is_object(inputs) ? json_incref((sl_value *)inputs) : json_object();
+    int rc = sl_run_prepare_inputs(&a->g, given, &prepared, &d);
+    json_decref(given);
+    if (rc) {
+        enum MHD_Result r = reply_error(c, 400, "invalid_param", "%s",
+                                        d.n ? d.v[0].msg : "the inputs are not valid");
+        sl_diag_release(&d);
+        return r;
+    }
+    sl_diag_release(&d);
+    if (S.o.max_runs_per_app > 0 && atomic_load(&a->running) >= S.o.max_runs_per_app) {
+        json_decref(prepared);
+        return reply_error(c, 429, "too_many_requests",
+                           "this app already runs %d workflows; try again shortly",
+                           S.o.max_runs_per_app);
+    }
+    if (S.stopping) {
+        json_decref(prepared);
+        return reply_error(c, 503, "server_stopping", "the server is shutting down");
+    }
+    live *l = sl_xcalloc(1, sizeof *l);
+    uuid(l->id);
+    uuid(l->task_id);
+    snprintf(l->app_id, sizeof l->app_id, "%s", app_id);
+    pthread_mutex_init(&l->mu, NULL);
+    pthread_cond_init(&l->cv, NULL);
+    sl_buf_init(&l->sse, 0);
+    sl_buf_init(&l->answer, 0);
+    l->chat = chat;
+    l->created = wall();
+    l->refs = 1;
+    job *j = sl_xcalloc(1, sizeof *j);
+    j->a = a;
+    j->app_id = sl_xstrdup(app_id);
+    j->inputs = prepared;
+    j->user = user ? sl_xstrdup(user) : NULL;
+    j->query = query ? sl_xstrdup(query) : NULL;
+    j->l = l;
+    if (chat) {
+        char *conv = NULL;
+        const char *cid = json_string_value(json_object_get(body, "conversation_id"));
+        if (sl_store_conversation(S.store, app_id, user, cid, query, &conv, &err)) {
+            enum MHD_Result r = reply_error(c, 404, "not_found", "%s", err.msg);
+            sl_err_clear(&err);
+            job_free(j);
+            live_unref(l);
+            return r;
+        }
+        snprintf(l->conversation_id, sizeof l->conversation_id, "%s", conv);
+        free(conv);
+        uuid(l->message_id);
+        j->history = sl_store_history(S.store, l->conversation_id, 500);
+        sl_store_message_add(S.store, l->message_id, l->conversation_id, app_id, query, l->id,
+                             NULL);
+    }
+    sl_run_row row = {l->id, app_id, l->task_id, user, chat ? l->conversation_id : NULL,
+                      chat ? l->message_id : NULL, prepared};
+    sl_store_start_run(S.store, &row, &err);
+    atomic_fetch_add(&a->running, 1);
+    atomic_fetch_add(&S.active, 1);
+    pthread_mutex_lock(&S.mu);
+    l->next = S.lives;
+    S.lives = l;
+    pthread_mutex_unlock(&S.mu);
+    if (!streaming) {
+        sl_value *resp = execute(j);
+        job_free(j);
+        live_unref(l);
+        return reply_json(c, 200, resp);
+    }
+    /* streaming: the run goes on without this connection */
+    l->refs = 2;
+    reader *rd = sl_xcalloc(1, sizeof *rd);
+    rd->l = l;
+    pthread_t t;
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&at, 1 << 20);
+    if (pthread_create(&t, &at, stream_main, j)) {
+        pthread_attr_destroy(&at);
+        l->refs = 1;
+        free(rd);
+        json_decref(execute(j));
+        job_free(j);
+        live_unref(l);
+        return reply_error(c, 500, "internal_error", "cannot start a thread for the run");
+    }
+    pthread_attr_destroy(&at);
+    struct MHD_Response *r =
+        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, sse_read, rd, sse_free);
+    MHD_add_response_header(r, "Content-Type", "text/event-stream");
+    MHD_add_response_header(r, "Cache-Control", "no-cache");
+    MHD_add_response_header(r, "X-Accel-Buffering", "no");
+    enum MHD_Result ret = MHD_queue_response(c, 200, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static enum MHD_Result stop_task(struct MHD_Connection *c, const char *app_id, const char *task)
+{
+    bool found = false;
+    pthread_mutex_lock(&S.mu);
+    for (live *l = S.lives; l; l = l->next)
+        if (!strcmp(l->task_id, task) && !strcmp(l->app_id, app_id)) {
+            pthread_mutex_lock(&l->mu);
+            if (l->run)
+                sl_run_cancel(l->run);
+            pthread_mutex_unlock(&l->mu);
+            found = true;
+        }
+    pthread_mutex_unlock(&S.mu);
+    (void)found; /* Dify answers success for a task that already ended */
+    return reply_json(c, 200, json_pack("{s:s}", "result", "success"));
+}
+
+/* ---- the API ---- */
+
+static int arg_int(struct MHD_Connection *c, const char *k, int def)
+{
+    const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, k);
+    return v && *v ? atoi(v) : def;
+}
+
+static enum MHD_Result parameters(struct MHD_Connection *c, const char *app_id)
+{
+    sl_err err = {0};
+    app *a = app_get(app_id, &err);
+    if (!a) {
+        enum MHD_Result r = reply_error(c, 400, "app_unavailable", "%s", err.msg);
+        sl_err_clear(&err);
+        return r;
+    }
+    sl_value *form = json_array();
+    for (size_t i = 0; i < json_array_size(a->g.inputs); i++) {
+        const sl_value *v = json_array_get(a->g.inputs, i);
+        const char *type = json_string_value(json_object_get(v, "type"));
+        json_array_append_new(form, json_pack("{s:O}", type ? type : "text-input", v));
+    }
+    return reply_json(c, 200,
+                      json_pack("{s:s, s:[], s:{s:b}, s:{s:b}, s:{s:b}, s:{s:b}, s:o, s:{}}",
+                                "opening_statement", "", "suggested_questions",
+                                "suggested_questions_after_answer", "enabled", 0, "speech_to_text",
+                                "enabled", 0, "text_to_speech", "enabled", 0,
+                                "retriever_resource", "enabled", 0, "user_input_form", form,
+                                "file_upload"));
+}
+
+static enum MHD_Result v1(struct MHD_Connection *c, const char *method, const char *path, req *q)
+{
+    char *app_id = auth_app(c);
+    if (!app_id)
+        return reply_error(c, 401, "unauthorized",
+                           "Access token is invalid: send Authorization: Bearer app-… with a key "
+                           "of this app (sluice app key create APP_ID)");
+    enum MHD_Result ret;
+    sl_value *body = NULL;
+    bool post = !strcmp(method, "POST"), get = !strcmp(method, "GET");
+    if (post && (!strcmp(path, "/workflows/run") || !strcmp(path, "/chat-messages"))) {
+        if ((body = body_json(q, c, &ret)))
+            ret = start_run(c, app_id, body, !strcmp(path, "/chat-messages"));
+    } else if (get && !strncmp(path, "/workflows/run/", 15)) {
+        sl_value *run = sl_store_run_get(S.store, app_id, path + 15);
+        ret = run ? reply_json(c, 200, run)
+                  : reply_error(c, 404, "not_found", "Workflow run not found");
+    } else if (get && !strncmp(path, "/workflows/runs/", 16) && strstr(path, "/events")) {
+        char id[64];
+        snprintf(id, sizeof id, "%.*s", (int)(strstr(path, "/events") - path - 16), path + 16);
+        sl_value *evs = sl_store_run_events(S.store, app_id, id);
+        ret = evs && json_array_size(evs) ? reply_json(c, 200, json_pack("{s:o}", "data", evs))
+                                          : (json_decref(evs),
+                                             reply_error(c, 404, "not_found", "Workflow run not found"));
+    } else if (post && !strncmp(path, "/workflows/tasks/", 17) && strstr(path, "/stop")) {
+        char task[64];
+        snprintf(task, sizeof task, "%.*s", (int)(strstr(path, "/stop") - path - 17), path + 17);
+        ret = stop_task(c, app_id, task);
+    } else if (post && !strncmp(path, "/chat-messages/", 15) && strstr(path, "/stop")) {
+        char task[64];
+        snprintf(task, sizeof task, "%.*s", (int)(strstr(path, "/stop") - path - 15), path + 15);
+        ret = stop_task(c, app_id, task);
+    } else if (get && !strcmp(path, "/workflows/logs")) {
+        const char *st = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "status");
+        ret = reply_json(c, 200, sl_store_run_logs(S.store, app_id, st && *st ? st : NULL,
+                                                   arg_int(c, "page", 1), arg_int(c, "limit", 20)));
+    } else if (get && !strcmp(path, "/conversations")) {
+        const char *user = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "user");
+        ret = reply_json(c, 200, sl_store_conversations(S.store, app_id, user,
+                                                        arg_int(c, "limit", 20)));
+    } else if (get && !strcmp(path, "/messages")) {
+        const char *cid = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "conversation_id");
+        if (!cid || !*cid)
+            ret = reply_error(c, 400, "invalid_param", "conversation_id is required");
+        else
+            ret = reply_json(c, 200, sl_store_messages(S.store, app_id, cid,
+                                                       MHD_lookup_connection_value(
+                                                           c, MHD_GET_ARGUMENT_KIND, "user"),
+                                                       arg_int(c, "limit", 20)));
+    } else if (get && !strcmp(path, "/parameters")) {
+        ret = parameters(c, app_id);
+    } else if (get && !strcmp(path, "/info")) {
+        sl_value *info = NULL;
+        sl_err err = {0};
+        if (sl_store_app_get(S.store, app_id, NULL, &info, &err)) {
+            ret = reply_error(c, 404, "not_found", "%s", err.msg);
+            sl_err_clear(&err);
+        } else {
+            json_object_set_new(info, "description", json_string(""));
+            json_object_set_new(info, "tags", json_array());
+            json_object_del(info, "id");
+            ret = reply_json(c, 200, info);
+        }
+    } else {
+        ret = reply_error(c, 404, "not_found", "%s %s is not an endpoint of the Service API",
+                          method, path);
+    }
+    json_decref(body);
+    free(app_id);
+    return ret;
+}
+
+static enum MHD_Result admin(struct MHD_Connection *c, const char *method, const char *path,
+                             req *q)
+{
+    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+    if (!h || strncasecmp(h, "Bearer ", 7) || !sl_store_admin_ok(S.store, h + 7))
+        return reply_error(c, 401, "unauthorized",
+                           "the admin API needs Authorization: Bearer <admin token> (the file "
+                           "admin-token in the data folder)");
+    sl_err err = {0};
+    enum MHD_Result ret;
+    if (!strcmp(method, "POST") && !strcmp(path, "/apps")) {
+        /* the body is a DSL file */
+        sl_graph g;
+        sl_diag d;
+        sl_diag_init(&d);
+        if (sl_graph_load_text(&g, q->body.data ? q->body.data : "", q->body.len, "upload.yml",
+                               &d, &err)) {
+            ret = reply_error(c, 400, "invalid_param", "the DSL does not load: %s",
+                              d.n ? d.v[0].msg : err.msg);
+        } else {
+            char *id = NULL;
+            if (sl_store_app_add(S.store, g.name ? g.name : "app", g.mode, q->body.data, &id, &err))
+                ret = reply_error(c, 500, "internal_error", "%s", err.msg);
+            else
+                ret = reply_json(c, 201, json_pack("{s:s, s:s, s:s}", "id", id, "name",
+                                                   g.name ? g.name : "app", "mode", g.mode));
+            free(id);
+        }
+        sl_graph_release(&g);
+        sl_diag_release(&d);
+    } else if (!strcmp(method, "GET") && !strcmp(path, "/apps")) {
+        sl_value *apps = NULL;
+        ret = sl_store_app_list(S.store, &apps, &err) ? reply_error(c, 500, "internal_error", "%s", err.msg)
+                                                       : reply_json(c, 200, json_pack("{s:o}", "data", apps));
+    } else if (!strncmp(path, "/apps/", 6)) {
+        char id[64];
+        const char *rest = strchr(path + 6, '/');
+        snprintf(id, sizeof id, "%.*s", (int)(rest ? (size_t)(rest - path - 6) : strlen(path + 6)),
+                 path + 6);
+        if (!rest && !strcmp(method, "GET")) {
+            char *dsl = NULL;
+            if (sl_store_app_get(S.store, id, &dsl, NULL, &err)) {
+                ret = reply_error(c, 404, "not_found", "%s", err.msg);
+            } else {
+                struct MHD_Response *r = MHD_create_response_from_buffer(strlen(dsl), dsl,
+                                                                         MHD_RESPMEM_MUST_FREE);
+                MHD_add_response_header(r, "Content-Type", "application/x-yaml");
+                ret = MHD_queue_response(c, 200, r);
+                MHD_destroy_response(r);
+            }
+        } else if (!rest && !strcmp(method, "DELETE")) {
+            ret = sl_store_app_delete(S.store, id, &err)
+                      ? reply_error(c, 404, "not_found", "%s", err.msg)
+                      : reply_json(c, 200, json_pack("{s:s}", "result", "success"));
+            pthread_mutex_lock(&S.mu);
+            for (size_t i = 0; i < S.keys.cap; i++) /* keys of the app stop working */
+                if (S.keys.slots && S.keys.slots[i].key && S.keys.slots[i].val &&
+                    !strcmp(S.keys.slots[i].val, id)) {
+                    free(S.keys.slots[i].val);
+                    S.keys.slots[i].val = sl_xstrdup("");
+                }
+            pthread_mutex_unlock(&S.mu);
+        } else if (rest && !strcmp(rest, "/keys") && !strcmp(method, "POST")) {
+            char *key = NULL;
+            ret = sl_store_key_create(S.store, id, &key, &err)
+                      ? reply_error(c, 404, "not_found", "%s", err.msg)
+                      : reply_json(c, 201, json_pack("{s:s}", "key", key));
+            free(key);
+        } else if (rest && !strcmp(rest, "/keys") && !strcmp(method, "GET")) {
+            sl_value *keys = NULL;
+            ret = sl_store_key_list(S.store, id, &keys, &err)
+                      ? reply_error(c, 500, "internal_error", "%s", err.msg)
+                      : reply_json(c, 200, json_pack("{s:o}", "data", keys));
+        } else {
+            ret = reply_error(c, 404, "not_found", "%s %s is not an admin endpoint", method, path);
+        }
+    } else if (!strcmp(method, "DELETE") && !strncmp(path, "/keys/", 6)) {
+        ret = sl_store_key_revoke(S.store, path + 6, &err)
+                  ? reply_error(c, 404, "not_found", "%s", err.msg)
+                  : reply_json(c, 200, json_pack("{s:s}", "result", "success"));
+        pthread_mutex_lock(&S.mu); /* forget cached keys: revoked ones must fail now */
+        for (size_t i = 0; i < S.keys.cap; i++)
+            if (S.keys.slots && S.keys.slots[i].key)
+                free(S.keys.slots[i].val);
+        sl_map_release(&S.keys);
+        sl_map_init(&S.keys);
+        pthread_mutex_unlock(&S.mu);
+    } else {
+        ret = reply_error(c, 404, "not_found", "%s %s is not an admin endpoint", method, path);
+    }
+    sl_err_clear(&err);
+    return ret;
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
+                              const char *method, const char *version, const char *data,
+                              size_t *size, void **con_cls)
+{
+    (void)cls, (void)version;
+    req *q = *con_cls;
+    if (!q) {
+        q = sl_xcalloc(1, sizeof *q);
+        sl_buf_init(&q->body, (size_t)S.o.max_body_bytes);
+        *con_cls = q;
+        return MHD_YES;
+    }
+    if (*size) {
+        if (sl_buf_add(&q->body, data, *size))
+            q->too_big = true;
+        *size = 0;
+        return MHD_YES;
+    }
+    if (q->too_big)
+        return reply_error(c, 413, "request_entity_too_large",
+                           "the request body is larger than %d bytes", S.o.max_body_bytes);
+    if (!strncmp(url, "/v1/", 4) || !strcmp(url, "/v1"))
+        return v1(c, method, url + 3, q);
+    if (!strncmp(url, "/admin/", 7))
+        return admin(c, method, url + 6, q);
+    if (!strcmp(url, "/health"))
+        return reply_json(c, 200, json_pack("{s:s}", "status", "ok"));
+    return reply_error(c, 404, "not_found", "%s is not a path sluice serves (/v1/…, /admin/…)", url);
+}
+
+static void done(void *cls, struct MHD_Connection *c, void **con_cls,
+                 enum MHD_RequestTerminationCode toe)
+{
+    (void)cls, (void)c, (void)toe;
+    req *q = *con_cls;
+    if (q) {
+        sl_buf_release(&q->body);
+        free(q);
+    }
+    *con_cls = NULL;
+}
+
+void sl_server_opts_init(sl_server_opts *o)
+{
+    o->listen = "127.0.0.1:5001";
+    o->max_body_bytes = 15 * 1024 * 1024;
+    o->max_runs_per_app = 100;
+    o->drain_s = 30;
+}
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    S.stopping = 1;
+}
+
+int sl_server_run(sl_store *store, const sl_server_opts *o, sl_err *err)
+{
+    memset(&S, 0, sizeof S);
+    S.store = store;
+    S.o = *o;
+    pthread_mutex_init(&S.mu, NULL);
+    sl_map_init(&S.apps);
+    sl_map_init(&S.keys);
+    char host[128];
+    int port;
+    const char *colon = strrchr(o->listen, ':');
+    if (!colon || (port = atoi(colon + 1)) <= 0 || port > 65535 ||
+        (size_t)(colon - o->listen) >= sizeof host)
+        return sl_err_set(err, SL_EINVAL, "--listen '%s': use ADDR:PORT, e.g. 127.0.0.1:5001",
+                          o->listen);
+    snprintf(host, sizeof host, "%.*s", (int)(colon - o->listen), o->listen);
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    if (inet_pton(AF_INET, host, &addr.sin_addr) != 1)
+        return sl_err_set(err, SL_EINVAL, "--listen '%s': '%s' is not an IPv4 address", o->listen,
+                          host);
+    /* thousands of streaming clients need thousands of descriptors */
+    struct rlimit rl;
+    if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    signal(SIGPIPE, SIG_IGN);
+    struct MHD_Daemon *d = MHD_start_daemon(
+        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
+            MHD_USE_ERROR_LOG,
+        (uint16_t)port, NULL, NULL, handle, NULL, MHD_OPTION_SOCK_ADDR, &addr,
+        MHD_OPTION_NOTIFY_COMPLETED, done, NULL, MHD_OPTION_CONNECTION_LIMIT, 20000u,
+        MHD_OPTION_CONNECTION_TIMEOUT, 600u, MHD_OPTION_THREAD_STACK_SIZE, (size_t)(1 << 20),
+        MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u, MHD_OPTION_END);
+    if (!d)
+        return sl_err_set(err, SL_EIO, "cannot listen on %s (%s); is the port in use?", o->listen,
+                          strerror(errno));
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    fprintf(stderr, "sluice serve: listening on http://%s (Service API at /v1)\n", o->listen);
+    while (!S.stopping)
+        pause();
+    /* drain: no new runs; running ones get drain_s, then they are stopped */
+    fprintf(stderr, "sluice serve: stopping; %d run(s) still going\n", atomic_load(&S.active));
+    MHD_quiesce_daemon(d);
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        double el = (double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9;
+        if (atomic_load(&S.active) == 0)
+            break;
+        if (el > o->drain_s) {
+            pthread_mutex_lock(&S.mu);
+            for (live *l = S.lives; l; l = l->next) {
+                pthread_mutex_lock(&l->mu);
+                if (l->run)
+                    sl_run_cancel(l->run);
+                pthread_mutex_unlock(&l->mu);
+            }
+            pthread_mutex_unlock(&S.mu);
+        }
+        usleep(20000);
+    }
+    MHD_stop_daemon(d);
+    for (size_t i = 0; i < S.apps.cap; i++)
+        if (S.apps.slots && S.apps.slots[i].key) {
+            app *a = S.apps.slots[i].val;
+            sl_graph_release(&a->g);
+            free(a);
+        }
+    sl_map_release(&S.apps);
+    for (size_t i = 0; i < S.keys.cap; i++)
+        if (S.keys.slots && S.keys.slots[i].key)
+            free(S.keys.slots[i].val);
+    sl_map_release(&S.keys);
+    pthread_mutex_destroy(&S.mu);
+    fprintf(stderr, "sluice serve: stopped\n");
+    return 0;
+}
