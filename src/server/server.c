@@ -376,7 +376,49 @@ static void sse_free(void *cls)
 typedef struct {
     sl_buf body;
     bool too_big;
+    /* a multipart upload (POST /v1/files/upload) goes straight to disk */
+    struct MHD_PostProcessor *pp;
+    FILE *file;
+    char file_id[40], name[256], mime[128], user[128];
+    long long file_size;
+    bool upload_failed;
 } req;
+
+static enum MHD_Result upload_part(void *cls, enum MHD_ValueKind kind, const char *key,
+                                   const char *filename, const char *content_type,
+                                   const char *transfer_encoding, const char *data, uint64_t off,
+                                   size_t size)
+{
+    (void)kind, (void)transfer_encoding, (void)off;
+    req *q = cls;
+    if (!strcmp(key, "user")) {
+        size_t have = strlen(q->user);
+        snprintf(q->user + have, sizeof q->user - have, "%.*s", (int)size, data);
+        return MHD_YES;
+    }
+    if (strcmp(key, "file"))
+        return MHD_YES;
+    if (!q->file && !q->upload_failed) {
+        uuid(q->file_id);
+        snprintf(q->name, sizeof q->name, "%s", filename ? filename : "upload");
+        snprintf(q->mime, sizeof q->mime, "%s", content_type ? content_type : "application/octet-stream");
+        char *path = sl_xasprintf("%s/files/%s", sl_store_dir(S.store), q->file_id);
+        q->file = fopen(path, "wb");
+        free(path);
+        if (!q->file)
+            q->upload_failed = true;
+    }
+    if (q->file && size) {
+        q->file_size += (long long)size;
+        if (q->file_size > S.o.max_body_bytes) {
+            q->too_big = true;
+            return MHD_NO;
+        }
+        if (fwrite(data, 1, size, q->file) != size)
+            q->upload_failed = true;
+    }
+    return MHD_YES;
+}
 
 static sl_value *body_json(req *q, struct MHD_Connection *c, enum MHD_Result *ret)
 {
@@ -620,6 +662,27 @@ static enum MHD_Result v1(struct MHD_Connection *c, const char *method, const ch
                                                        MHD_lookup_connection_value(
                                                            c, MHD_GET_ARGUMENT_KIND, "user"),
                                                        arg_int(c, "limit", 20)));
+    } else if (post && !strcmp(path, "/files/upload")) {
+        if (!q->file_id[0] || !q->file)
+            ret = reply_error(c, 400, "no_file_uploaded",
+                              "send the file as multipart/form-data in a field named file");
+        else {
+            fclose(q->file);
+            q->file = NULL;
+            sl_err err = {0};
+            const char *dot = strrchr(q->name, '.');
+            if (q->upload_failed || sl_store_file_add(S.store, q->file_id, app_id, q->name,
+                                                      q->file_size, q->mime, q->user, &err))
+                ret = reply_error(c, 500, "internal_error", "the file could not be stored");
+            else
+                ret = reply_json(c, 201, json_pack("{s:s, s:s, s:I, s:s, s:s, s:s, s:I}", "id",
+                                                   q->file_id, "name", q->name, "size",
+                                                   (json_int_t)q->file_size, "extension",
+                                                   dot ? dot + 1 : "", "mime_type", q->mime,
+                                                   "created_by", q->user, "created_at",
+                                                   (json_int_t)wall()));
+            sl_err_clear(&err);
+        }
     } else if (get && !strcmp(path, "/parameters")) {
         ret = parameters(c, app_id);
     } else if (get && !strcmp(path, "/info")) {
@@ -747,11 +810,17 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         q = sl_xcalloc(1, sizeof *q);
         sl_buf_init(&q->body, (size_t)S.o.max_body_bytes);
         *con_cls = q;
+        if (!strcmp(method, "POST") && !strcmp(url, "/v1/files/upload"))
+            q->pp = MHD_create_post_processor(c, 65536, upload_part, q);
         return MHD_YES;
     }
     if (*size) {
-        if (sl_buf_add(&q->body, data, *size))
+        if (q->pp) {
+            if (MHD_post_process(q->pp, data, *size) != MHD_YES && !q->too_big)
+                q->upload_failed = true;
+        } else if (sl_buf_add(&q->body, data, *size)) {
             q->too_big = true;
+        }
         *size = 0;
         return MHD_YES;
     }
@@ -773,6 +842,14 @@ static void done(void *cls, struct MHD_Connection *c, void **con_cls,
     (void)cls, (void)c, (void)toe;
     req *q = *con_cls;
     if (q) {
+        if (q->pp)
+            MHD_destroy_post_processor(q->pp);
+        if (q->file) { /* an upload that did not finish */
+            fclose(q->file);
+            char *path = sl_xasprintf("%s/files/%s", sl_store_dir(S.store), q->file_id);
+            unlink(path);
+            free(path);
+        }
         sl_buf_release(&q->body);
         free(q);
     }

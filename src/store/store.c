@@ -39,6 +39,9 @@ static const char *const migrations[] = {
     "CREATE TABLE messages(id TEXT PRIMARY KEY, conversation_id TEXT NOT NULL,"
     "  app_id TEXT NOT NULL, query TEXT, answer TEXT, run_id TEXT, created_at INTEGER NOT NULL);"
     "CREATE INDEX msg_conv ON messages(conversation_id, created_at);",
+    /* 2: uploaded files (bytes in DIR/files/ID) */
+    "CREATE TABLE files(id TEXT PRIMARY KEY, app_id TEXT NOT NULL, name TEXT NOT NULL,"
+    "  size INTEGER NOT NULL, mime TEXT, user TEXT, created_at INTEGER NOT NULL);",
 };
 
 typedef struct op {
@@ -858,4 +861,36 @@ sl_value *sl_store_messages(sl_store *s, const char *app_id, const char *convers
     while (json_array_size(data) > lim)
         json_array_remove(data, 0);
     return json_pack("{s:i, s:b, s:o}", "limit", (int)lim, "has_more", n > lim, "data", data);
+}
+
+int sl_store_file_add(sl_store *s, const char *id, const char *app_id, const char *name,
+                      long long size, const char *mime, const char *user, sl_err *err)
+{
+    char when[32], sz[32];
+    snprintf(when, sizeof when, "%lld", now_s());
+    snprintf(sz, sizeof sz, "%lld", size);
+    const char *args[] = {id, app_id, name, sz, mime, user, when};
+    return write_now(s, "INSERT INTO files(id, app_id, name, size, mime, user, created_at) "
+                        "VALUES(?1,?2,?3,?4,?5,?6,?7)",
+                     args, 7, err) < 0
+               ? -1
+               : 0;
+}
+
+sl_value *sl_store_file_get(sl_store *s, const char *app_id, const char *id)
+{
+    q x;
+    if (!q_open(&x, s, "SELECT id, name, size, mime, user, created_at FROM files WHERE id=?1 AND "
+                       "app_id=?2"))
+        return NULL;
+    bind_text(x.st, 1, id);
+    bind_text(x.st, 2, app_id);
+    sl_value *v = NULL;
+    if (sqlite3_step(x.st) == SQLITE_ROW)
+        v = json_pack("{s:o, s:o, s:I, s:o, s:o, s:I}", "id", col_str(x.st, 0), "name",
+                      col_str(x.st, 1), "size", (json_int_t)sqlite3_column_int64(x.st, 2),
+                      "mime_type", col_str(x.st, 3), "created_by", col_str(x.st, 4), "created_at",
+                      (json_int_t)sqlite3_column_int64(x.st, 5));
+    q_close(&x);
+    return v;
 }

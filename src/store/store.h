@@ -95,4 +95,11 @@ sl_value *sl_store_conversations(sl_store *s, const char *app_id, const char *us
 sl_value *sl_store_messages(sl_store *s, const char *app_id, const char *conversation_id,
                             const char *user, int limit);
 
+/* ---- files ---- */
+/* Metadata of an uploaded file whose bytes are in DIR/files/ID. */
+int sl_store_file_add(sl_store *s, const char *id, const char *app_id, const char *name,
+                      long long size, const char *mime, const char *user, sl_err *err);
+/* {id, name, size, mime_type, created_by, created_at}, NULL when not this app's. */
+sl_value *sl_store_file_get(sl_store *s, const char *app_id, const char *id);
+
 #endif
