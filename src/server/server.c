@@ -434,6 +434,61 @@ static sl_value *body_json(req *q, struct MHD_Connection *c, enum MHD_Result *re
     return v;
 }
 
+int sl_server_check_request(const sl_graph *g, const sl_value *body, bool chat,
+                            sl_value **inputs_out, bool *streaming, char *why, size_t n)
+{
+    *inputs_out = NULL;
+    const sl_value *inputs = json_object_get(body, "inputs");
+    if (inputs && !json_is_object(inputs) && !json_is_null(inputs)) {
+        snprintf(why, n, "inputs must be a JSON object");
+        return -1;
+    }
+    const sl_value *rm = json_object_get(body, "response_mode");
+    const char *mode = json_string_value(rm);
+    if ((rm && !json_is_null(rm) && !mode) ||
+        (mode && strcmp(mode, "blocking") && strcmp(mode, "streaming"))) {
+        snprintf(why, n, "response_mode must be blocking or streaming");
+        return -1;
+    }
+    *streaming = mode && !strcmp(mode, "streaming");
+    const sl_value *user = json_object_get(body, "user");
+    if (user && !json_is_null(user) && !json_is_string(user)) {
+        snprintf(why, n, "user must be a string");
+        return -1;
+    }
+    const char *query = json_string_value(json_object_get(body, "query"));
+    if (chat && (!query || !*query)) {
+        snprintf(why, n, "query is required");
+        return -1;
+    }
+    sl_diag d;
+    sl_diag_init(&d);
+    sl_value *given =
+        inputs && json_is_object(inputs) ? json_incref((sl_value *)inputs) : json_object();
+    int rc = sl_run_prepare_inputs(g, given, inputs_out, &d);
+    json_decref(given);
+    if (rc)
+        snprintf(why, n, "%s", d.n ? d.v[0].msg : "the inputs are not valid");
+    sl_diag_release(&d);
+    if (rc)
+        return -1;
+    /* as Dify does, inputs the start node does not declare are dropped */
+    const char *k;
+    sl_value *val;
+    void *tmp;
+    json_object_foreach_safe(*inputs_out, tmp, k, val) {
+        bool declared = false;
+        for (size_t i = 0; i < json_array_size(g->inputs) && !declared; i++) {
+            const char *name = json_string_value(json_object_get(json_array_get(g->inputs, i),
+                                                                 "variable"));
+            declared = name && !strcmp(name, k);
+        }
+        if (!declared)
+            json_object_del(*inputs_out, k);
+    }
+    return 0;
+}
+
 static enum MHD_Result start_run(struct MHD_Connection *c, const char *app_id, sl_value *body,
                                  bool chat)
 {
@@ -450,31 +505,13 @@ static enum MHD_Result start_run(struct MHD_Connection *c, const char *app_id, s
         return reply_error(c, 400, chat ? "not_chat_app" : "not_workflow_app",
                            chat ? "this app is a workflow: use POST /v1/workflows/run"
                                 : "this app is a chatflow: use POST /v1/chat-messages");
-    const sl_value *inputs = json_object_get(body, "inputs");
-    if (inputs && !json_is_object(inputs) && !json_is_null(inputs))
-        return reply_error(c, 400, "invalid_param", "inputs must be a JSON object");
-    const char *mode = json_string_value(json_object_get(body, "response_mode"));
-    if (mode && strcmp(mode, "blocking") && strcmp(mode, "streaming"))
-        return reply_error(c, 400, "invalid_param",
-                           "response_mode must be blocking or streaming, not '%s'", mode);
-    bool streaming = mode && !strcmp(mode, "streaming");
+    sl_value *prepared = NULL;
+    bool streaming = false;
+    char why[1024];
+    if (sl_server_check_request(&a->g, body, chat, &prepared, &streaming, why, sizeof why))
+        return reply_error(c, 400, "invalid_param", "%s", why);
     const char *user = json_string_value(json_object_get(body, "user"));
     const char *query = json_string_value(json_object_get(body, "query"));
-    if (chat && (!query || !*query))
-        return reply_error(c, 400, "invalid_param", "query is required");
-    sl_diag d;
-    sl_diag_init(&d);
-    sl_value *prepared = NULL;
-    sl_value *given = inputs && json_is_object(inputs) ? json_incref((sl_value *)inputs) : json_object();
-    int rc = sl_run_prepare_inputs(&a->g, given, &prepared, &d);
-    json_decref(given);
-    if (rc) {
-        enum MHD_Result r = reply_error(c, 400, "invalid_param", "%s",
-                                        d.n ? d.v[0].msg : "the inputs are not valid");
-        sl_diag_release(&d);
-        return r;
-    }
-    sl_diag_release(&d);
     if (S.o.max_runs_per_app > 0 && atomic_load(&a->running) >= S.o.max_runs_per_app) {
         json_decref(prepared);
         return reply_error(c, 429, "too_many_requests",

@@ -13,7 +13,11 @@
 #ifndef SL_SERVER_H
 #define SL_SERVER_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #include "../core/err.h"
+#include "../engine/graph.h"
 #include "../store/store.h"
 
 typedef struct {
@@ -26,5 +30,11 @@ typedef struct {
 void sl_server_opts_init(sl_server_opts *o);
 /* Serves until SIGINT/SIGTERM, then drains.  Returns 0 on a clean stop. */
 int sl_server_run(sl_store *store, const sl_server_opts *o, sl_err *err);
+
+/* Checks a run request's body (inputs, response_mode, user, query) against
+ * the app: 0 with the checked, converted inputs (new object), or -1 with
+ * the message for a 400 invalid_param in why.  Fuzzed by fuzz_request. */
+int sl_server_check_request(const sl_graph *g, const sl_value *body, bool chat,
+                            sl_value **inputs, bool *streaming, char *why, size_t n);
 
 #endif
