@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -71,12 +72,9 @@ static long long wall(void)
 static void uuid(char out[40])
 {
     unsigned char b[16];
-    FILE *f = fopen("/dev/urandom", "rb");
-    if (!f || fread(b, 1, sizeof b, f) != sizeof b)
+    if (getrandom(b, sizeof b, 0) != (ssize_t)sizeof b)
         for (size_t i = 0; i < sizeof b; i++)
             b[i] = (unsigned char)rand();
-    if (f)
-        fclose(f);
     b[6] = (b[6] & 0x0f) | 0x40;
     b[8] = (b[8] & 0x3f) | 0x80;
     snprintf(out, 40, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
