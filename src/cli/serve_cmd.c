@@ -25,6 +25,7 @@ static const char usage_serve[] =
     "  --data DIR            the store\n"
     "  --config FILE         model providers (see docs/llm.md)\n"
     "  --max-runs N          concurrent runs per app (default 100)\n"
+    "  --rate-limit N        run requests per second per app (default: no limit)\n"
     "\n"
     "Add apps with `sluice app import FILE` and keys with `sluice app key create APP_ID`.\n"
     "SIGTERM or Ctrl-C stops accepting, lets runs finish (30 s), then stops the rest.\n";
@@ -87,6 +88,8 @@ int sl_cli_serve(int argc, char **argv)
             config = argv[++i];
         else if (!strcmp(a, "--max-runs"))
             o.max_runs_per_app = atoi(argv[++i]);
+        else if (!strcmp(a, "--rate-limit"))
+            o.rate_limit = atof(argv[++i]);
         else {
             fprintf(stderr, "sluice serve: unknown option '%s' (see --help)\n", a);
             return 2;

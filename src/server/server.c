@@ -31,7 +31,37 @@
 typedef struct {
     sl_graph g;
     atomic_int running;
+    pthread_mutex_t rate_mu;  /* a token bucket for --rate-limit */
+    double tokens, last;
 } app;
+
+static double mono(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* One request's worth of the app's rate; false when it is used up. */
+static bool rate_ok(app *a, double per_s)
+{
+    if (per_s <= 0)
+        return true;
+    pthread_mutex_lock(&a->rate_mu);
+    double now = mono();
+    if (a->last == 0)
+        a->tokens = per_s;
+    else
+        a->tokens += (now - a->last) * per_s;
+    if (a->tokens > per_s)
+        a->tokens = per_s; /* bursts of up to one second's worth */
+    a->last = now;
+    bool ok = a->tokens >= 1;
+    if (ok)
+        a->tokens -= 1;
+    pthread_mutex_unlock(&a->rate_mu);
+    return ok;
+}
 
 /* ---- runs in flight (for stop and for streaming readers) ---- */
 
@@ -93,6 +123,7 @@ static app *app_get(const char *id, sl_err *err)
     if (sl_store_app_get(S.store, id, &dsl, NULL, err))
         return NULL;
     a = sl_xcalloc(1, sizeof *a);
+    pthread_mutex_init(&a->rate_mu, NULL);
     sl_diag d;
     sl_diag_init(&d);
     int rc = sl_graph_load_text(&a->g, dsl, strlen(dsl), id, &d, err);
@@ -498,6 +529,10 @@ static enum MHD_Result start_run(struct MHD_Connection *c, const char *app_id, s
         sl_err_clear(&err);
         return r;
     }
+    if (!rate_ok(a, S.o.rate_limit))
+        return reply_error(c, 429, "too_many_requests",
+                           "this app's request rate is limited to %g per second (--rate-limit)",
+                           S.o.rate_limit);
     bool is_chat_app = !strcmp(a->g.mode, "advanced-chat");
     if (chat != is_chat_app)
         return reply_error(c, 400, chat ? "not_chat_app" : "not_workflow_app",
@@ -897,6 +932,7 @@ void sl_server_opts_init(sl_server_opts *o)
     o->max_body_bytes = 15 * 1024 * 1024;
     o->max_runs_per_app = 100;
     o->drain_s = 30;
+    o->rate_limit = 0;
 }
 
 static void on_signal(int sig)

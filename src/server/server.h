@@ -25,6 +25,7 @@ typedef struct {
     int max_body_bytes;      /* request bodies (default 15 MB, as Dify) */
     int max_runs_per_app;    /* concurrent runs of one app (default 100) */
     double drain_s;          /* graceful shutdown: how long runs may finish (default 30) */
+    double rate_limit;       /* run requests per second per app (0: no limit) */
 } sl_server_opts;
 
 void sl_server_opts_init(sl_server_opts *o);
