@@ -160,6 +160,10 @@ static char *auth_app(struct MHD_Connection *c)
     char *id = sl_map_get(&S.keys, hash);
     char *copy = id ? sl_xstrdup(id) : NULL;
     pthread_mutex_unlock(&S.mu);
+    if (copy && !*copy) { /* its app was deleted */
+        free(copy);
+        return NULL;
+    }
     if (copy)
         return copy;
     copy = sl_store_key_app(S.store, key);
