@@ -5,6 +5,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <malloc.h>
 #include <microhttpd.h>
 #include <pthread.h>
 #include <signal.h>
@@ -73,6 +74,7 @@ typedef struct live {
     pthread_cond_t cv;
     sl_buf sse;           /* every event as SSE text, in order */
     bool done;
+    bool streaming;       /* a client reads the SSE text (else it is not built) */
     int refs;             /* the run thread and each reader */
     int seq;
     sl_buf answer;
@@ -233,6 +235,10 @@ static void live_unref(live *l)
 /* Appends one SSE event for readers. */
 static void push(live *l, sl_value *ev)
 {
+    if (!l->streaming) {
+        json_decref(ev);
+        return;
+    }
     char *text = json_dumps(ev, JSON_COMPACT);
     json_decref(ev);
     pthread_mutex_lock(&l->mu);
@@ -611,6 +617,7 @@ static enum MHD_Result start_run(struct MHD_Connection *c, const char *app_id, s
     }
     /* streaming: the run goes on without this connection */
     l->refs = 2;
+    l->streaming = true;
     reader *rd = sl_xcalloc(1, sizeof *rd);
     rd->l = l;
     pthread_t t;
@@ -986,8 +993,17 @@ int sl_server_run(sl_store *store, const sl_server_opts *o, sl_err *err)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     fprintf(stderr, "sluice serve: listening on http://%s (Service API at /v1)\n", o->listen);
-    while (!S.stopping)
-        pause();
+    /* idle: give memory freed by finished connections back to the system */
+    int idle = 0;
+    while (!S.stopping) {
+        sleep(1);
+        if (atomic_load(&S.active) == 0) {
+            if (++idle == 2)
+                malloc_trim(0);
+        } else {
+            idle = 0;
+        }
+    }
     /* drain: no new runs; running ones get drain_s, then they are stopped */
     fprintf(stderr, "sluice serve: stopping; %d run(s) still going\n", atomic_load(&S.active));
     MHD_quiesce_daemon(d);

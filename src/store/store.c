@@ -61,6 +61,10 @@ typedef struct op {
 struct sl_store {
     char *dir;
     sqlite3 *w, *r;            /* writer (writer thread only) and reader */
+    sqlite3_stmt *wst[4];      /* the writer's statements, prepared once */
+    sqlite3 *ck;               /* checkpoints, on their own thread */
+    pthread_cond_t ckcv;       /* wakes the checkpointer (at close) */
+    pthread_t checkpointer;
     pthread_mutex_t rmu;       /* the reader connection */
     pthread_mutex_t qmu;
     pthread_cond_t qcv, donecv;
@@ -169,8 +173,9 @@ static void bind_text(sqlite3_stmt *st, int i, const char *s)
         sqlite3_bind_null(st, i);
 }
 
-static int apply(sqlite3 *db, op *o)
+static int apply(sl_store *s, op *o)
 {
+    sqlite3 *db = s->w;
     static const char *const sql[] = {
         "INSERT INTO runs(id, app_id, task_id, user, conversation_id, message_id, status, inputs,"
         " created_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, 'running', ?7, ?8)",
@@ -178,9 +183,13 @@ static int apply(sqlite3 *db, op *o)
         "UPDATE runs SET status=?2, outputs=?3, error=?4, elapsed=?5, total_tokens=?6,"
         " total_steps=?7, finished_at=?8 WHERE id=?1",
     };
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, sql[o->kind], -1, &st, NULL) != SQLITE_OK)
+    sqlite3_stmt *st = s->wst[o->kind];
+    if (!st && sqlite3_prepare_v3(db, sql[o->kind], -1, SQLITE_PREPARE_PERSISTENT,
+                                  &s->wst[o->kind], NULL) != SQLITE_OK)
         return -1;
+    st = s->wst[o->kind];
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
     bind_text(st, 1, o->run_id);
     switch (o->kind) {
     case OP_START:
@@ -208,16 +217,19 @@ static int apply(sqlite3 *db, op *o)
         break;
     }
     int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
-    sqlite3_finalize(st);
+    sqlite3_reset(st);
     if (!rc && o->kind == OP_FINISH && o->c) {
         /* the answer of the message this run made */
-        if (sqlite3_prepare_v2(db, "UPDATE messages SET answer=?2 WHERE run_id=?1", -1, &st,
-                               NULL) != SQLITE_OK)
+        if (!s->wst[3] && sqlite3_prepare_v3(db, "UPDATE messages SET answer=?2 WHERE run_id=?1",
+                                             -1, SQLITE_PREPARE_PERSISTENT, &s->wst[3],
+                                             NULL) != SQLITE_OK)
             return -1;
+        st = s->wst[3];
+        sqlite3_reset(st);
         bind_text(st, 1, o->run_id);
         bind_text(st, 2, o->c);
         rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
-        sqlite3_finalize(st);
+        sqlite3_reset(st);
     }
     return rc;
 }
@@ -251,7 +263,7 @@ static void *writer_main(void *arg)
         /* one transaction for everything that queued up meanwhile */
         int rc = sqlite3_exec(s->w, "BEGIN", NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
         for (op *o = batch; o && !rc; o = o->next)
-            rc = apply(s->w, o);
+            rc = apply(s, o);
         rc = !rc && sqlite3_exec(s->w, "COMMIT", NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
         if (rc)
             sqlite3_exec(s->w, "ROLLBACK", NULL, NULL, NULL);
@@ -266,6 +278,27 @@ static void *writer_main(void *arg)
             }
         }
         pthread_cond_broadcast(&s->donecv);
+    }
+    pthread_mutex_unlock(&s->qmu);
+    return NULL;
+}
+
+/* Checkpoints move the WAL into the database; done here, off the commit
+ * path, so no request waits for their disk syncs. */
+static void *checkpoint_main(void *arg)
+{
+    sl_store *s = arg;
+    pthread_mutex_lock(&s->qmu);
+    while (!s->stop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += 1;
+        pthread_cond_timedwait(&s->ckcv, &s->qmu, &ts);
+        if (s->stop)
+            break;
+        pthread_mutex_unlock(&s->qmu);
+        sqlite3_wal_checkpoint_v2(s->ck, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+        pthread_mutex_lock(&s->qmu);
     }
     pthread_mutex_unlock(&s->qmu);
     return NULL;
@@ -310,14 +343,19 @@ int sl_store_open(const char *dir, sl_store **out, int *interrupted, sl_err *err
     pthread_mutex_init(&s->qmu, NULL);
     pthread_cond_init(&s->qcv, NULL);
     pthread_cond_init(&s->donecv, NULL);
+    pthread_cond_init(&s->ckcv, NULL);
     char *path = sl_xasprintf("%s/sluice.db", dir);
-    int rc = open_db(path, &s->w, err) || migrate(s->w, err) || open_db(path, &s->r, err);
+    int rc = open_db(path, &s->w, err) || migrate(s->w, err) || open_db(path, &s->r, err) ||
+             open_db(path, &s->ck, err) ||
+             exec(s->w, "PRAGMA wal_autocheckpoint=0", err);
     free(path);
     if (rc) {
         if (s->w)
             sqlite3_close(s->w);
         if (s->r)
             sqlite3_close(s->r);
+        if (s->ck)
+            sqlite3_close(s->ck);
         free(s->dir);
         free(s);
         return -1;
@@ -334,6 +372,7 @@ int sl_store_open(const char *dir, sl_store **out, int *interrupted, sl_err *err
         sqlite3_finalize(st);
     }
     pthread_create(&s->writer, NULL, writer_main, s);
+    pthread_create(&s->checkpointer, NULL, checkpoint_main, s);
     *out = s;
     return 0;
 }
@@ -344,15 +383,22 @@ void sl_store_close(sl_store *s)
         return;
     pthread_mutex_lock(&s->qmu);
     s->stop = true;
-    pthread_cond_signal(&s->qcv);
+    pthread_cond_broadcast(&s->qcv);
+    pthread_cond_broadcast(&s->ckcv);
     pthread_mutex_unlock(&s->qmu);
     pthread_join(s->writer, NULL);
+    pthread_join(s->checkpointer, NULL);
+    for (int i = 0; i < 4; i++)
+        sqlite3_finalize(s->wst[i]);
+    sqlite3_wal_checkpoint_v2(s->ck, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+    sqlite3_close(s->ck);
     sqlite3_close(s->w);
     sqlite3_close(s->r);
     pthread_mutex_destroy(&s->rmu);
     pthread_mutex_destroy(&s->qmu);
     pthread_cond_destroy(&s->qcv);
     pthread_cond_destroy(&s->donecv);
+    pthread_cond_destroy(&s->ckcv);
     free(s->dir);
     free(s);
 }

@@ -737,8 +737,23 @@ _Noreturn void sl_sb_init_main(sl_sb_plan *p)
     ctl = p->ctl;
     for (int i = 0; i < MAX_CMDS; i++)
         cmds[i].status_fd = -1;
-    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-    /* Nothing the host process had open may reach a command. */
+    /* Keep nothing the host process had open but the control socket: not
+     * for commands to reach, and not to hold other sandboxes' control
+     * sockets or the server's listening socket open.  When the host dies
+     * its end of our socket closes and init ends, taking the namespace
+     * with it.  (No PR_SET_PDEATHSIG: it follows the thread that made the
+     * sandbox, which may end long before the run does.) */
+    if (ctl <= 2) /* a host without stdio: move ctl out of the way first */
+        ctl = fcntl(ctl, F_DUPFD_CLOEXEC, 3);
+    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null >= 0) {
+        dup2(null, 0);
+        dup2(null, 1);
+        dup2(null, 2);
+    }
+    if (ctl > 3)
+        syscall(SYS_close_range, 3, (unsigned)ctl - 1, 0);
+    syscall(SYS_close_range, (unsigned)ctl + 1, ~0U, 0);
     syscall(SYS_close_range, 0, ~0U, CLOSE_RANGE_CLOEXEC);
     prctl(PR_SET_NAME, "sluice-init", 0, 0, 0);
     /* wait for the host to write our uid/gid maps and cgroup */
