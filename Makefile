@@ -17,7 +17,7 @@ LIB      := $(BUILD)/libsluice.a
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all test asan fuzz bench bench-sandbox bench-llm clean
+.PHONY: all test asan fuzz bench bench-sandbox bench-llm bench-serve clean
 all: $(BUILD)/sluice $(UNIT_BIN)
 
 $(BUILD)/%.o: %.c $(wildcard src/*/*.h src/*/*/*.h)
@@ -75,6 +75,10 @@ $(BUILD)/bench/llm_bench: bench/llm_bench.c $(OBJ)
 
 bench-llm: $(BUILD)/bench/llm_bench
 	@$(BUILD)/bench/llm_bench
+
+# sluice serve under load: runs/s, p99, 1,000 streaming clients, RSS (issue 6).
+bench-serve: $(BUILD)/sluice
+	@bench/serve_bench.sh $(BUILD)
 
 bench: $(BUILD)/bench/engine_bench $(BUILD)/bench/sandbox_bench $(BUILD)/bench/llm_bench
 	@bench/run.sh $(BUILD)

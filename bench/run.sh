@@ -72,5 +72,8 @@ if [ -x "$BUILD/bench/llm_bench" ]; then
 else
   echo "bench: $BUILD/bench/llm_bench is missing; run make bench" >&2; status=2
 fi
+echo
+echo "# sluice serve (issue 6): throughput, p99, streaming clients, memory"
+bench/serve_bench.sh "$BUILD" || status=1
 echo "# bench took $(( $(date +%s) - t0 )) s"
 exit $status

@@ -523,7 +523,9 @@ static int cmd_run(int argc, char **argv)
     sl_value *inputs = NULL;
     if (sl_run_prepare_inputs(&g, given, &inputs, &diag) < 0) {
         print_diag(&diag, true);
-        fprintf(stderr, "sluice: %s: the inputs are not valid; nothing was run\n", file);
+        fprintf(stderr, "sluice: %s: the inputs are not valid; nothing was run (give inputs "
+                        "with --input NAME=VALUE or --inputs JSON)\n",
+                file);
         goto out;
     }
     if (!quiet)

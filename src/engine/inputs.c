@@ -61,7 +61,7 @@ int sl_run_prepare_inputs(const sl_graph *g, const sl_value *given, sl_value **o
                 json_object_set(res, name, (sl_value *)def);
                 v = json_object_get(res, name);
             } else if (required) {
-                sl_diag_add(diag, false, "%s is required; pass it with --input %s=VALUE", who,
+                sl_diag_add(diag, false, "%s is required; give it a value (inputs.%s)", who,
                             name);
                 continue;
             } else {

@@ -88,7 +88,6 @@ typedef struct {
     sl_server_opts o;
     pthread_mutex_t mu;   /* apps, keys, lives */
     sl_map apps;          /* app id -> app* */
-    sl_map keys;          /* sha256(key) -> app id (heap) */
     live *lives;
     atomic_int active;
     volatile sig_atomic_t stopping;
@@ -149,33 +148,15 @@ static app *app_get(const char *id, sl_err *err)
     return a;
 }
 
-/* The app a bearer key opens (heap id), NULL when none. */
+/* The app a bearer key opens (heap id), NULL when none.  Asked of the
+ * store every time, so a key revoked (or an app deleted) by `sluice app`
+ * while the server runs stops working at once. */
 static char *auth_app(struct MHD_Connection *c)
 {
     const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
     if (!h || strncasecmp(h, "Bearer ", 7))
         return NULL;
-    const char *key = h + 7;
-    char hash[65];
-    sl_sha256_hex(key, strlen(key), hash);
-    pthread_mutex_lock(&S.mu);
-    char *id = sl_map_get(&S.keys, hash);
-    char *copy = id ? sl_xstrdup(id) : NULL;
-    pthread_mutex_unlock(&S.mu);
-    if (copy && !*copy) { /* its app was deleted */
-        free(copy);
-        return NULL;
-    }
-    if (copy)
-        return copy;
-    copy = sl_store_key_app(S.store, key);
-    if (copy) {
-        pthread_mutex_lock(&S.mu);
-        if (!sl_map_get(&S.keys, hash))
-            sl_map_put(&S.keys, hash, sl_xstrdup(copy));
-        pthread_mutex_unlock(&S.mu);
-    }
-    return copy;
+    return sl_store_key_app(S.store, h + 7);
 }
 
 /* ---- responses ---- */
@@ -736,13 +717,16 @@ static enum MHD_Result v1(struct MHD_Connection *c, const char *method, const ch
                                                         arg_int(c, "limit", 20)));
     } else if (get && !strcmp(path, "/messages")) {
         const char *cid = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "conversation_id");
+        sl_value *msgs = NULL;
         if (!cid || !*cid)
             ret = reply_error(c, 400, "invalid_param", "conversation_id is required");
+        else if (!(msgs = sl_store_messages(S.store, app_id, cid,
+                                            MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
+                                                                        "user"),
+                                            arg_int(c, "limit", 20))))
+            ret = reply_error(c, 404, "not_found", "Conversation Not Exists.");
         else
-            ret = reply_json(c, 200, sl_store_messages(S.store, app_id, cid,
-                                                       MHD_lookup_connection_value(
-                                                           c, MHD_GET_ARGUMENT_KIND, "user"),
-                                                       arg_int(c, "limit", 20)));
+            ret = reply_json(c, 200, msgs);
     } else if (post && !strcmp(path, "/files/upload")) {
         if (!q->file_id[0] || !q->file)
             ret = reply_error(c, 400, "no_file_uploaded",
@@ -841,14 +825,7 @@ static enum MHD_Result admin(struct MHD_Connection *c, const char *method, const
             ret = sl_store_app_delete(S.store, id, &err)
                       ? reply_error(c, 404, "not_found", "%s", err.msg)
                       : reply_json(c, 200, json_pack("{s:s}", "result", "success"));
-            pthread_mutex_lock(&S.mu);
-            for (size_t i = 0; i < S.keys.cap; i++) /* keys of the app stop working */
-                if (S.keys.slots && S.keys.slots[i].key && S.keys.slots[i].val &&
-                    !strcmp(S.keys.slots[i].val, id)) {
-                    free(S.keys.slots[i].val);
-                    S.keys.slots[i].val = sl_xstrdup("");
-                }
-            pthread_mutex_unlock(&S.mu);
+
         } else if (rest && !strcmp(rest, "/keys") && !strcmp(method, "POST")) {
             char *key = NULL;
             ret = sl_store_key_create(S.store, id, &key, &err)
@@ -867,13 +844,7 @@ static enum MHD_Result admin(struct MHD_Connection *c, const char *method, const
         ret = sl_store_key_revoke(S.store, path + 6, &err)
                   ? reply_error(c, 404, "not_found", "%s", err.msg)
                   : reply_json(c, 200, json_pack("{s:s}", "result", "success"));
-        pthread_mutex_lock(&S.mu); /* forget cached keys: revoked ones must fail now */
-        for (size_t i = 0; i < S.keys.cap; i++)
-            if (S.keys.slots && S.keys.slots[i].key)
-                free(S.keys.slots[i].val);
-        sl_map_release(&S.keys);
-        sl_map_init(&S.keys);
-        pthread_mutex_unlock(&S.mu);
+
     } else {
         ret = reply_error(c, 404, "not_found", "%s %s is not an admin endpoint", method, path);
     }
@@ -959,7 +930,7 @@ int sl_server_run(sl_store *store, const sl_server_opts *o, sl_err *err)
     S.o = *o;
     pthread_mutex_init(&S.mu, NULL);
     sl_map_init(&S.apps);
-    sl_map_init(&S.keys);
+
     char host[128];
     int port;
     const char *colon = strrchr(o->listen, ':');
@@ -1035,10 +1006,7 @@ int sl_server_run(sl_store *store, const sl_server_opts *o, sl_err *err)
             free(a);
         }
     sl_map_release(&S.apps);
-    for (size_t i = 0; i < S.keys.cap; i++)
-        if (S.keys.slots && S.keys.slots[i].key)
-            free(S.keys.slots[i].val);
-    sl_map_release(&S.keys);
+
     pthread_mutex_destroy(&S.mu);
     fprintf(stderr, "sluice serve: stopped\n");
     return 0;

@@ -781,8 +781,16 @@ sl_value *sl_store_run_logs(sl_store *s, const char *app_id, const char *status,
                                                                                col_str(x.st, 11))));
     }
     q_close(&x);
-    return json_pack("{s:i, s:i, s:i, s:b, s:o}", "page", page, "limit", limit, "total",
-                     (page - 1) * limit + (int)json_array_size(data), "has_more", more, "data", data);
+    long long total = 0;
+    if (q_open(&x, s, "SELECT count(*) FROM runs WHERE app_id=?1 AND (?2 IS NULL OR status=?2)")) {
+        bind_text(x.st, 1, app_id);
+        bind_text(x.st, 2, status);
+        if (sqlite3_step(x.st) == SQLITE_ROW)
+            total = sqlite3_column_int64(x.st, 0);
+        q_close(&x);
+    }
+    return json_pack("{s:i, s:i, s:I, s:b, s:o}", "page", page, "limit", limit, "total",
+                     (json_int_t)total, "has_more", more, "data", data);
 }
 
 /* ---- conversations ---- */
@@ -884,7 +892,18 @@ sl_value *sl_store_conversations(sl_store *s, const char *app_id, const char *us
 sl_value *sl_store_messages(sl_store *s, const char *app_id, const char *conversation_id,
                             const char *user, int limit)
 {
-    (void)user;
+    /* the conversation must be this app's, and the user's when one is named */
+    q c;
+    if (!q_open(&c, s, "SELECT 1 FROM conversations WHERE id=?1 AND app_id=?2 AND (?3 IS NULL OR "
+                       "user IS NULL OR user=?3)"))
+        return NULL;
+    bind_text(c.st, 1, conversation_id);
+    bind_text(c.st, 2, app_id);
+    bind_text(c.st, 3, user);
+    bool ok = sqlite3_step(c.st) == SQLITE_ROW;
+    q_close(&c);
+    if (!ok)
+        return NULL;
     q x;
     if (!q_open(&x, s, "SELECT id, conversation_id, query, answer, created_at, run_id FROM "
                        "messages WHERE conversation_id=?1 AND app_id=?2 ORDER BY created_at, "
