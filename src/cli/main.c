@@ -522,6 +522,19 @@ static int cmd_run(int argc, char **argv)
     }
     sl_value *inputs = NULL;
     if (sl_run_prepare_inputs(&g, given, &inputs, &diag) < 0) {
+        /* on the command line, "give it a value (inputs.X)" means --input X= */
+        for (size_t k = 0; k < diag.n; k++) {
+            char *m = diag.v[k].msg, *hint = strstr(m, "give it a value (inputs.");
+            if (!hint)
+                continue;
+            char *name = hint + 24, *end = strchr(name, ')');
+            if (!end)
+                continue;
+            char *nm = sl_xasprintf("%.*spass it with --input %.*s=VALUE%s", (int)(hint - m), m,
+                                    (int)(end - name), name, end + 1);
+            free(diag.v[k].msg);
+            diag.v[k].msg = nm;
+        }
         print_diag(&diag, true);
         fprintf(stderr, "sluice: %s: the inputs are not valid; nothing was run (give inputs "
                         "with --input NAME=VALUE or --inputs JSON)\n",
