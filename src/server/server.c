@@ -88,6 +88,8 @@ typedef struct {
     sl_server_opts o;
     pthread_mutex_t mu;   /* apps, keys, lives */
     sl_map apps;          /* app id -> app* */
+    sl_map keys;          /* sha256(key) -> app id (heap) */
+    long long keys_version;
     live *lives;
     atomic_int active;
     volatile sig_atomic_t stopping;
@@ -148,15 +150,40 @@ static app *app_get(const char *id, sl_err *err)
     return a;
 }
 
-/* The app a bearer key opens (heap id), NULL when none.  Asked of the
- * store every time, so a key revoked (or an app deleted) by `sluice app`
- * while the server runs stops working at once. */
+/* The app a bearer key opens (heap id), NULL when none.  Keys are cached
+ * by their hash; the cache is dropped whenever a key is revoked or an app
+ * deleted, by this server or by `sluice app` (sl_store_keys_version). */
 static char *auth_app(struct MHD_Connection *c)
 {
     const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
     if (!h || strncasecmp(h, "Bearer ", 7))
         return NULL;
-    return sl_store_key_app(S.store, h + 7);
+    const char *key = h + 7;
+    char hash[65];
+    sl_sha256_hex(key, strlen(key), hash);
+    long long ver = sl_store_keys_version(S.store);
+    pthread_mutex_lock(&S.mu);
+    if (ver != S.keys_version) {
+        for (size_t i = 0; i < S.keys.cap; i++)
+            if (S.keys.slots && S.keys.slots[i].key)
+                free(S.keys.slots[i].val);
+        sl_map_release(&S.keys);
+        sl_map_init(&S.keys);
+        S.keys_version = ver;
+    }
+    char *id = sl_map_get(&S.keys, hash);
+    char *copy = id ? sl_xstrdup(id) : NULL;
+    pthread_mutex_unlock(&S.mu);
+    if (copy)
+        return copy;
+    copy = sl_store_key_app(S.store, key);
+    if (copy) {
+        pthread_mutex_lock(&S.mu);
+        if (ver == S.keys_version && !sl_map_get(&S.keys, hash))
+            sl_map_put(&S.keys, hash, sl_xstrdup(copy));
+        pthread_mutex_unlock(&S.mu);
+    }
+    return copy;
 }
 
 /* ---- responses ---- */
@@ -930,6 +957,8 @@ int sl_server_run(sl_store *store, const sl_server_opts *o, sl_err *err)
     S.o = *o;
     pthread_mutex_init(&S.mu, NULL);
     sl_map_init(&S.apps);
+    sl_map_init(&S.keys);
+    S.keys_version = sl_store_keys_version(store);
 
     char host[128];
     int port;
@@ -1006,6 +1035,10 @@ int sl_server_run(sl_store *store, const sl_server_opts *o, sl_err *err)
             free(a);
         }
     sl_map_release(&S.apps);
+    for (size_t i = 0; i < S.keys.cap; i++)
+        if (S.keys.slots && S.keys.slots[i].key)
+            free(S.keys.slots[i].val);
+    sl_map_release(&S.keys);
 
     pthread_mutex_destroy(&S.mu);
     fprintf(stderr, "sluice serve: stopped\n");

@@ -513,6 +513,8 @@ int sl_store_app_get(sl_store *s, const char *id, char **dsl, sl_value **info, s
     return rc;
 }
 
+static void keys_changed(sl_store *s);
+
 int sl_store_app_delete(sl_store *s, const char *id, sl_err *err)
 {
     const char *args[] = {id};
@@ -523,6 +525,7 @@ int sl_store_app_delete(sl_store *s, const char *id, sl_err *err)
         return sl_err_set(err, SL_EINVAL, "no app with id '%s'", id);
     write_now(s, "UPDATE app_keys SET revoked_at=strftime('%s','now') WHERE app_id=?1", args, 1,
               NULL);
+    keys_changed(s);
     return 0;
 }
 
@@ -569,6 +572,27 @@ int sl_store_key_list(sl_store *s, const char *app_id, sl_value **out, sl_err *e
     return 0;
 }
 
+/* Servers cache keys; touching this file tells them to forget the cache. */
+static void keys_changed(sl_store *s)
+{
+    char *path = sl_xasprintf("%s/keys-changed", s->dir);
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+        futimens(fd, NULL);
+        close(fd);
+    }
+    free(path);
+}
+
+long long sl_store_keys_version(sl_store *s)
+{
+    char *path = sl_xasprintf("%s/keys-changed", s->dir);
+    struct stat sb;
+    long long v = stat(path, &sb) ? 0 : (long long)sb.st_mtim.tv_sec * 1000000000LL + sb.st_mtim.tv_nsec;
+    free(path);
+    return v;
+}
+
 int sl_store_key_revoke(sl_store *s, const char *key_id, sl_err *err)
 {
     const char *args[] = {key_id};
@@ -577,6 +601,7 @@ int sl_store_key_revoke(sl_store *s, const char *key_id, sl_err *err)
                       args, 1, err);
     if (n < 0)
         return -1;
+    keys_changed(s);
     return n ? 0 : sl_err_set(err, SL_EINVAL, "no active key with id '%s'", key_id);
 }
 

@@ -49,6 +49,9 @@ int sl_store_key_list(sl_store *s, const char *app_id, sl_value **out, sl_err *e
 int sl_store_key_revoke(sl_store *s, const char *key_id, sl_err *err);
 /* The app a key belongs to (heap), NULL when the key is unknown or revoked. */
 char *sl_store_key_app(sl_store *s, const char *key);
+/* Changes whenever a key is revoked or an app deleted, by any process
+ * (a file's time stamp): caches of keys compare it before each use. */
+long long sl_store_keys_version(sl_store *s);
 
 /* ---- admin token ---- */
 /* The admin token: made on first use and written to DIR/admin-token
