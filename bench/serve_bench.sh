@@ -183,7 +183,8 @@ CREATE TEMP TABLE ids(id TEXT);
 .separator " "
 SELECT (SELECT count(*) FROM runs WHERE user = 'bench'),
        (SELECT count(*) FROM runs WHERE user = 'bench' AND status = 'succeeded'),
-       (SELECT count(*) FROM run_events WHERE run_id IN (SELECT id FROM runs WHERE user = 'bench')),
+       (SELECT coalesce(sum(json_array_length(events)), 0) FROM run_log
+          WHERE run_id IN (SELECT id FROM runs WHERE user = 'bench')),
        (SELECT count(*) FROM ids),
        (SELECT count(*) FROM ids WHERE id NOT IN (SELECT id FROM runs WHERE status = 'succeeded'));
 EOF
@@ -218,7 +219,7 @@ CREATE TEMP TABLE s(id TEXT, n INTEGER);
 .mode list
 .separator " "
 SELECT (SELECT count(*) FROM runs WHERE user = 'bench-stream'),
-       (SELECT count(*) FROM s LEFT JOIN (SELECT run_id, count(*) AS c FROM run_events GROUP BY run_id) e
+       (SELECT count(*) FROM s LEFT JOIN (SELECT run_id, json_array_length(events) AS c FROM run_log) e
           ON e.run_id = s.id WHERE e.c IS NULL OR e.c != s.n);
 EOF
 )

@@ -78,6 +78,7 @@ typedef struct live {
     int refs;             /* the run thread and each reader */
     int seq;
     sl_buf answer;
+    sl_buf log;           /* the run's events as a JSON array, for the store */
     long long created;
     sl_value *finished;   /* workflow_finished data */
     struct live *next;
@@ -234,6 +235,7 @@ static void live_unref(live *l)
     pthread_mutex_unlock(&S.mu);
     sl_buf_release(&l->sse);
     sl_buf_release(&l->answer);
+    sl_buf_release(&l->log);
     json_decref(l->finished);
     pthread_mutex_destroy(&l->mu);
     pthread_cond_destroy(&l->cv);
@@ -262,7 +264,12 @@ static void on_event(const char *event, const sl_value *data, void *ud)
 {
     live *l = ud;
     int seq = l->seq++;
-    sl_store_event(S.store, l->id, seq, event, data);
+    /* the event log, kept with the run's end */
+    (void)seq;
+    char *text = json_dumps(data, JSON_COMPACT);
+    sl_buf_addf(&l->log, "%s{\"event\":\"%s\",\"data\":%s}", l->log.len > 1 ? "," : "", event,
+                text);
+    free(text);
     if (!strcmp(event, "workflow_finished")) {
         json_decref(l->finished);
         l->finished = json_deep_copy(data);
@@ -319,9 +326,10 @@ static sl_value *execute(job *j)
     const char *status = sl_run_status_name(sl_run_status_of(r));
     long long tokens = json_integer_value(json_object_get(l->finished, "total_tokens"));
     const char *answer = json_string_value(json_object_get(sl_run_outputs(r), "answer"));
+    sl_buf_addc(&l->log, ']');
     sl_store_finish_run(S.store, l->id, status, sl_run_outputs(r), sl_run_error(r),
                         sl_run_elapsed(r), tokens, sl_run_steps(r), wall(),
-                        l->chat ? (answer ? answer : "") : NULL, &err);
+                        l->chat ? (answer ? answer : "") : NULL, sl_buf_detach(&l->log), &err);
     sl_err_clear(&err);
     sl_value *body;
     if (l->chat) {
@@ -581,6 +589,8 @@ static enum MHD_Result start_run(struct MHD_Connection *c, const char *app_id, s
     pthread_cond_init(&l->cv, NULL);
     sl_buf_init(&l->sse, 0);
     sl_buf_init(&l->answer, 0);
+    sl_buf_init(&l->log, 0);
+    sl_buf_addc(&l->log, '[');
     l->chat = chat;
     l->created = wall();
     l->refs = 1;

@@ -42,6 +42,9 @@ static const char *const migrations[] = {
     /* 2: uploaded files (bytes in DIR/files/ID) */
     "CREATE TABLE files(id TEXT PRIMARY KEY, app_id TEXT NOT NULL, name TEXT NOT NULL,"
     "  size INTEGER NOT NULL, mime TEXT, user TEXT, created_at INTEGER NOT NULL);",
+    /* 3: a run's events in one row, written with its end (one insert per run
+     * instead of one per event); run_events stays for older data */
+    "CREATE TABLE run_log(run_id TEXT PRIMARY KEY, events TEXT NOT NULL) WITHOUT ROWID;",
 };
 
 typedef struct op {
@@ -61,7 +64,7 @@ typedef struct op {
 struct sl_store {
     char *dir;
     sqlite3 *w, *r;            /* writer (writer thread only) and reader */
-    sqlite3_stmt *wst[4];      /* the writer's statements, prepared once */
+    sqlite3_stmt *wst[5];      /* the writer's statements, prepared once */
     sqlite3 *ck;               /* checkpoints, on their own thread */
     pthread_cond_t ckcv;       /* wakes the checkpointer (at close) */
     pthread_t checkpointer;
@@ -183,6 +186,7 @@ static int apply(sl_store *s, op *o)
         "UPDATE runs SET status=?2, outputs=?3, error=?4, elapsed=?5, total_tokens=?6,"
         " total_steps=?7, finished_at=?8 WHERE id=?1",
     };
+    static const char log_sql[] = "INSERT OR REPLACE INTO run_log(run_id, events) VALUES(?1, ?2)";
     sqlite3_stmt *st = s->wst[o->kind];
     if (!st && sqlite3_prepare_v3(db, sql[o->kind], -1, SQLITE_PREPARE_PERSISTENT,
                                   &s->wst[o->kind], NULL) != SQLITE_OK)
@@ -218,6 +222,17 @@ static int apply(sl_store *s, op *o)
     }
     int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
     sqlite3_reset(st);
+    if (!rc && o->kind == OP_FINISH && o->json2) {
+        if (!s->wst[4] && sqlite3_prepare_v3(db, log_sql, -1, SQLITE_PREPARE_PERSISTENT,
+                                             &s->wst[4], NULL) != SQLITE_OK)
+            return -1;
+        st = s->wst[4];
+        sqlite3_reset(st);
+        bind_text(st, 1, o->run_id);
+        bind_text(st, 2, o->json2);
+        rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+        sqlite3_reset(st);
+    }
     if (!rc && o->kind == OP_FINISH && o->c) {
         /* the answer of the message this run made */
         if (!s->wst[3] && sqlite3_prepare_v3(db, "UPDATE messages SET answer=?2 WHERE run_id=?1",
@@ -388,7 +403,7 @@ void sl_store_close(sl_store *s)
     pthread_mutex_unlock(&s->qmu);
     pthread_join(s->writer, NULL);
     pthread_join(s->checkpointer, NULL);
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         sqlite3_finalize(s->wst[i]);
     sqlite3_wal_checkpoint_v2(s->ck, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
     sqlite3_close(s->ck);
@@ -703,9 +718,10 @@ void sl_store_event(sl_store *s, const char *run_id, int seq, const char *event,
 int sl_store_finish_run(sl_store *s, const char *run_id, const char *status,
                         const sl_value *outputs, const char *error, double elapsed,
                         long long tokens, int steps, long long finished_at, const char *answer,
-                        sl_err *err)
+                        char *events, sl_err *err)
 {
     op *o = sl_xcalloc(1, sizeof *o);
+    o->json2 = events;
     o->kind = OP_FINISH;
     o->run_id = sl_xstrdup(run_id);
     o->a = sl_xstrdup(status);
@@ -762,12 +778,23 @@ sl_value *sl_store_run_get(sl_store *s, const char *app_id, const char *run_id)
 sl_value *sl_store_run_events(sl_store *s, const char *app_id, const char *run_id)
 {
     q x;
+    if (!q_open(&x, s, "SELECT l.events FROM run_log l JOIN runs r ON r.id=l.run_id "
+                       "WHERE l.run_id=?1 AND r.app_id=?2"))
+        return NULL;
+    bind_text(x.st, 1, run_id);
+    bind_text(x.st, 2, app_id);
+    sl_value *arr = sqlite3_step(x.st) == SQLITE_ROW ? col_json(x.st, 0) : NULL;
+    q_close(&x);
+    if (json_is_array(arr))
+        return arr;
+    json_decref(arr);
+    /* runs written before migration 3, event by event */
     if (!q_open(&x, s, "SELECT e.event, e.data FROM run_events e JOIN runs r ON r.id=e.run_id "
                        "WHERE e.run_id=?1 AND r.app_id=?2 ORDER BY e.seq"))
         return NULL;
     bind_text(x.st, 1, run_id);
     bind_text(x.st, 2, app_id);
-    sl_value *arr = json_array();
+    arr = json_array();
     while (sqlite3_step(x.st) == SQLITE_ROW)
         json_array_append_new(arr, json_pack("{s:o, s:o}", "event", col_str(x.st, 0), "data",
                                              col_json(x.st, 1)));

@@ -69,12 +69,13 @@ int sl_store_start_run(sl_store *s, const sl_run_row *r, sl_err *err);
 /* Appends one event (in order per run). */
 void sl_store_event(sl_store *s, const char *run_id, int seq, const char *event,
                     const sl_value *data);
-/* Records the end of a run, and of the message it answers when it has
- * one; returns when that is on disk. */
+/* Records the end of a run, its events (a JSON array text, heap; taken),
+ * and the answer of the message it makes when it has one; returns when
+ * that is on disk. */
 int sl_store_finish_run(sl_store *s, const char *run_id, const char *status,
                         const sl_value *outputs, const char *error, double elapsed,
                         long long tokens, int steps, long long finished_at, const char *answer,
-                        sl_err *err);
+                        char *events, sl_err *err);
 /* The run as Dify's GET /workflows/run/:id shows it; NULL when it is not
  * this app's. */
 sl_value *sl_store_run_get(sl_store *s, const char *app_id, const char *run_id);
