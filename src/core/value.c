@@ -509,3 +509,57 @@ void sl_utf8_clean(const char *s, size_t n, sl_buf *out)
     }
 }
 
+
+/* ---- base64 ---- */
+
+static const char b64chars[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+void sl_base64_encode(const unsigned char *p, size_t n, sl_buf *out)
+{
+    for (size_t i = 0; i < n; i += 3) {
+        uint32_t v = (uint32_t)p[i] << 16;
+        if (i + 1 < n)
+            v |= (uint32_t)p[i + 1] << 8;
+        if (i + 2 < n)
+            v |= p[i + 2];
+        char q[4] = {b64chars[(v >> 18) & 63], b64chars[(v >> 12) & 63],
+                     i + 1 < n ? b64chars[(v >> 6) & 63] : '=', i + 2 < n ? b64chars[v & 63] : '='};
+        sl_buf_add(out, q, 4);
+    }
+}
+
+/* Decodes standard or URL-safe base64, ignoring whitespace; -1 on a bad
+ * character or when out hits its cap. */
+int sl_base64_decode(const char *s, size_t n, sl_buf *out)
+{
+    uint32_t acc = 0;
+    int bits = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        int v;
+        if (c >= 'A' && c <= 'Z')
+            v = c - 'A';
+        else if (c >= 'a' && c <= 'z')
+            v = c - 'a' + 26;
+        else if (c >= '0' && c <= '9')
+            v = c - '0' + 52;
+        else if (c == '+' || c == '-')
+            v = 62;
+        else if (c == '/' || c == '_')
+            v = 63;
+        else if (c == '=' || c == ' ' || c == '\n' || c == '\r' || c == '\t')
+            continue;
+        else
+            return -1;
+        acc = (acc << 6) | (uint32_t)v;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            if (sl_buf_addc(out, (char)((acc >> bits) & 0xff)) < 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+

@@ -93,4 +93,10 @@ size_t sl_utf8_step(const unsigned char *p, size_t n, bool *ok);
  * way Python's decode(errors="replace") does. */
 void sl_utf8_clean(const char *s, size_t n, sl_buf *out);
 
+/* Standard base64 with padding, appended to out. */
+void sl_base64_encode(const unsigned char *p, size_t n, sl_buf *out);
+/* Standard or URL-safe base64, whitespace ignored; -1 on a bad character
+ * or when out hits its cap. */
+int sl_base64_decode(const char *s, size_t n, sl_buf *out);
+
 #endif

@@ -235,57 +235,6 @@ static void kv_release(kvlist *l)
 
 /* ---- text encodings ---- */
 
-static const char b64chars[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-static void b64_encode(const unsigned char *p, size_t n, sl_buf *out)
-{
-    for (size_t i = 0; i < n; i += 3) {
-        uint32_t v = (uint32_t)p[i] << 16;
-        if (i + 1 < n)
-            v |= (uint32_t)p[i + 1] << 8;
-        if (i + 2 < n)
-            v |= p[i + 2];
-        char q[4] = {b64chars[(v >> 18) & 63], b64chars[(v >> 12) & 63],
-                     i + 1 < n ? b64chars[(v >> 6) & 63] : '=', i + 2 < n ? b64chars[v & 63] : '='};
-        sl_buf_add(out, q, 4);
-    }
-}
-
-/* Decodes standard or URL-safe base64, ignoring whitespace; -1 on a bad
- * character or when out hits its cap. */
-static int b64_decode(const char *s, size_t n, sl_buf *out)
-{
-    uint32_t acc = 0;
-    int bits = 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        int v;
-        if (c >= 'A' && c <= 'Z')
-            v = c - 'A';
-        else if (c >= 'a' && c <= 'z')
-            v = c - 'a' + 26;
-        else if (c >= '0' && c <= '9')
-            v = c - '0' + 52;
-        else if (c == '+' || c == '-')
-            v = 62;
-        else if (c == '/' || c == '_')
-            v = 63;
-        else if (c == '=' || is_space(c))
-            continue;
-        else
-            return -1;
-        acc = (acc << 6) | (uint32_t)v;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            if (sl_buf_addc(out, (char)((acc >> bits) & 0xff)) < 0)
-                return -1;
-        }
-    }
-    return 0;
-}
-
 static void latin1_to_utf8(const char *s, size_t n, sl_buf *out)
 {
     for (size_t i = 0; i < n; i++) {
@@ -1401,7 +1350,7 @@ static int file_bytes(request *r, const sl_value *f, sl_buf *out)
         remote = json_string_value(json_object_get(f, "url"));
     size_t cap = r->lim->http_max_binary_bytes;
     if (b64) {
-        if (b64_decode(b64, strlen(b64), out) < 0)
+        if (sl_base64_decode(b64, strlen(b64), out) < 0)
             return sl_exec_fail(r->x, "FileFetchError",
                                 "file '%s' cannot be sent: its content_base64 is not valid "
                                 "base64 or is larger than http_max_binary_bytes=%zu",
@@ -1798,7 +1747,7 @@ static void add_auth_header(request *r, const sl_value *cfg, const sl_buf *key)
          * encoded credentials. */
         sl_buf_adds(&val, "Basic ");
         if (strchr(k, ':'))
-            b64_encode((const unsigned char *)k, key->len, &val);
+            sl_base64_encode((const unsigned char *)k, key->len, &val);
         else
             sl_buf_adds(&val, k);
     } else if (ctype && !strcmp(ctype, "custom")) {
@@ -2078,7 +2027,7 @@ static sl_value *response_file(const request *r, const response *o, const char *
     json_object_set_new(f, "size", json_integer((json_int_t)o->body.len));
     sl_buf b64;
     sl_buf_init(&b64, o->body.len / 3 * 4 + 16);
-    b64_encode((const unsigned char *)(o->body.data ? o->body.data : ""), o->body.len, &b64);
+    sl_base64_encode((const unsigned char *)(o->body.data ? o->body.data : ""), o->body.len, &b64);
     json_object_set_new(f, "content_base64", json_stringn(b64.data ? b64.data : "", b64.len));
     sl_buf_release(&b64);
     sl_buf_release(&name);

@@ -5,6 +5,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
 #include <microhttpd.h>
 #include <pthread.h>
@@ -544,6 +545,92 @@ int sl_server_check_request(const sl_graph *g, const sl_value *body, bool chat,
     return 0;
 }
 
+/* A file input as Dify clients send it ({type, transfer_method local_file,
+ * upload_file_id} or {type, transfer_method remote_url, url}) as a file
+ * value the nodes read (its bytes in content_base64).  NULL (and *why)
+ * when it names no file of this app. */
+static sl_value *file_input(const char *app_id, const sl_value *in, char *why, size_t n)
+{
+    const char *method = json_string_value(json_object_get(in, "transfer_method"));
+    const char *type = json_string_value(json_object_get(in, "type"));
+    if (method && !strcmp(method, "remote_url")) {
+        const char *url = json_string_value(json_object_get(in, "url"));
+        if (!url)
+            url = json_string_value(json_object_get(in, "remote_url"));
+        if (!url) {
+            snprintf(why, n, "a remote_url file input needs a url");
+            return NULL;
+        }
+        const char *name = strrchr(url, '/');
+        return json_pack("{s:s, s:n, s:s, s:s, s:s, s:n, s:s, s:s, s:n, s:i, s:s}",
+                         "dify_model_identity", "__dify__file__", "id", "type",
+                         type ? type : "custom", "transfer_method", "remote_url", "remote_url", url,
+                         "related_id", "filename", name && name[1] ? name + 1 : url, "extension",
+                         "", "mime_type", "size", -1, "url", url);
+    }
+    const char *id = json_string_value(json_object_get(in, "upload_file_id"));
+    sl_value *meta = id ? sl_store_file_get(S.store, app_id, id) : NULL;
+    if (!meta) {
+        snprintf(why, n, "upload_file_id '%s' is not a file uploaded to this app "
+                 "(POST /v1/files/upload)", id ? id : "(none)");
+        return NULL;
+    }
+    char *path = sl_xasprintf("%s/files/%s", sl_store_dir(S.store), id);
+    FILE *f = fopen(path, "rb");
+    free(path);
+    sl_buf bytes, b64;
+    sl_buf_init(&bytes, (size_t)S.o.max_body_bytes);
+    sl_buf_init(&b64, 0);
+    char chunk[65536];
+    size_t k;
+    while (f && (k = fread(chunk, 1, sizeof chunk, f)) > 0)
+        sl_buf_add(&bytes, chunk, k);
+    if (f)
+        fclose(f);
+    sl_base64_encode((const unsigned char *)(bytes.data ? bytes.data : ""), bytes.len, &b64);
+    const char *name = json_string_value(json_object_get(meta, "name"));
+    const char *dot = name ? strrchr(name, '.') : NULL;
+    sl_value *fv = json_pack("{s:s, s:s, s:s, s:s, s:n, s:s, s:s, s:s, s:O, s:O, s:s%}",
+                             "dify_model_identity", "__dify__file__", "id", id, "type",
+                             type ? type : "custom", "transfer_method", "local_file", "remote_url",
+                             "related_id", id, "filename", name ? name : id, "extension",
+                             dot ? dot : "", "mime_type", json_object_get(meta, "mime_type"),
+                             "size", json_object_get(meta, "size"), "content_base64",
+                             b64.data ? b64.data : "", b64.len);
+    sl_buf_release(&bytes);
+    sl_buf_release(&b64);
+    json_decref(meta);
+    return fv;
+}
+
+/* Replaces file inputs given the Dify client way by file values. */
+static int resolve_files(const char *app_id, sl_value *inputs, char *why, size_t n)
+{
+    const char *k;
+    sl_value *val;
+    json_object_foreach(inputs, k, val) {
+        if (json_is_object(val) && json_object_get(val, "transfer_method") &&
+            !json_object_get(val, "dify_model_identity")) {
+            sl_value *fv = file_input(app_id, val, why, n);
+            if (!fv)
+                return -1;
+            json_object_set_new(inputs, k, fv);
+        } else if (json_is_array(val)) {
+            for (size_t i = 0; i < json_array_size(val); i++) {
+                sl_value *e = json_array_get(val, i);
+                if (!json_is_object(e) || !json_object_get(e, "transfer_method") ||
+                    json_object_get(e, "dify_model_identity"))
+                    continue;
+                sl_value *fv = file_input(app_id, e, why, n);
+                if (!fv)
+                    return -1;
+                json_array_set_new(val, i, fv);
+            }
+        }
+    }
+    return 0;
+}
+
 static enum MHD_Result start_run(struct MHD_Connection *c, const char *app_id, sl_value *body,
                                  bool chat)
 {
@@ -567,6 +654,9 @@ static enum MHD_Result start_run(struct MHD_Connection *c, const char *app_id, s
     sl_value *prepared = NULL;
     bool streaming = false;
     char why[1024];
+    sl_value *given = json_object_get(body, "inputs");
+    if (json_is_object(given) && resolve_files(app_id, given, why, sizeof why))
+        return reply_error(c, 400, "invalid_param", "%s", why);
     if (sl_server_check_request(&a->g, body, chat, &prepared, &streaming, why, sizeof why))
         return reply_error(c, 400, "invalid_param", "%s", why);
     const char *user = json_string_value(json_object_get(body, "user"));
@@ -784,6 +874,63 @@ static enum MHD_Result v1(struct MHD_Connection *c, const char *method, const ch
                                                    "created_by", q->user, "created_at",
                                                    (json_int_t)wall()));
             sl_err_clear(&err);
+        }
+    } else if (get && !strncmp(path, "/files/", 7) && strstr(path, "/preview")) {
+        char id[64];
+        snprintf(id, sizeof id, "%.*s", (int)(strstr(path, "/preview") - path - 7), path + 7);
+        sl_value *meta = sl_store_file_get(S.store, app_id, id);
+        char *p = meta ? sl_xasprintf("%s/files/%s", sl_store_dir(S.store), id) : NULL;
+        int fd = p ? open(p, O_RDONLY | O_CLOEXEC) : -1;
+        free(p);
+        if (fd < 0) {
+            ret = reply_error(c, 404, "file_not_found", "File not found");
+        } else {
+            struct MHD_Response *r = MHD_create_response_from_fd(
+                (uint64_t)json_integer_value(json_object_get(meta, "size")), fd);
+            const char *mime = json_string_value(json_object_get(meta, "mime_type"));
+            MHD_add_response_header(r, "Content-Type", mime ? mime : "application/octet-stream");
+            ret = MHD_queue_response(c, 200, r);
+            MHD_destroy_response(r);
+        }
+        json_decref(meta);
+    } else if (!strncmp(path, "/conversations/", 15) && (!strcmp(method, "DELETE") ||
+                                                         (post && strstr(path, "/name")))) {
+        char id[64];
+        const char *end = strchr(path + 15, '/');
+        snprintf(id, sizeof id, "%.*s", (int)(end ? (size_t)(end - path - 15) : strlen(path + 15)),
+                 path + 15);
+        sl_value *b = q->body.len ? body_json(q, c, &ret) : json_object();
+        if (b) {
+            const char *user = json_string_value(json_object_get(b, "user"));
+            sl_err err = {0};
+            if (!strcmp(method, "DELETE")) {
+                ret = sl_store_conversation_delete(S.store, app_id, id, user, &err)
+                          ? reply_error(c, 404, "not_found", "Conversation Not Exists.")
+                          : reply_json(c, 200, json_pack("{s:s}", "result", "success"));
+            } else {
+                const char *name = json_string_value(json_object_get(b, "name"));
+                sl_value *conv = sl_store_conversation_rename(S.store, app_id, id, user,
+                                                              name ? name : "New conversation");
+                ret = conv ? reply_json(c, 200, conv)
+                           : reply_error(c, 404, "not_found", "Conversation Not Exists.");
+            }
+            sl_err_clear(&err);
+            json_decref(b);
+        }
+    } else if (post && !strncmp(path, "/messages/", 10) && strstr(path, "/feedbacks")) {
+        char id[64];
+        snprintf(id, sizeof id, "%.*s", (int)(strstr(path, "/feedbacks") - path - 10), path + 10);
+        sl_value *b = body_json(q, c, &ret);
+        if (b) {
+            const sl_value *rating = json_object_get(b, "rating");
+            const char *r = json_string_value(rating);
+            if (rating && !json_is_null(rating) && (!r || (strcmp(r, "like") && strcmp(r, "dislike"))))
+                ret = reply_error(c, 400, "invalid_param", "rating must be like, dislike or null");
+            else if (sl_store_feedback(S.store, app_id, id, r))
+                ret = reply_error(c, 404, "not_found", "Message Not Exists.");
+            else
+                ret = reply_json(c, 200, json_pack("{s:s}", "result", "success"));
+            json_decref(b);
         }
     } else if (get && !strcmp(path, "/parameters")) {
         ret = parameters(c, app_id);

@@ -45,6 +45,8 @@ static const char *const migrations[] = {
     /* 3: a run's events in one row, written with its end (one insert per run
      * instead of one per event); run_events stays for older data */
     "CREATE TABLE run_log(run_id TEXT PRIMARY KEY, events TEXT NOT NULL) WITHOUT ROWID;",
+    /* 4: feedback on messages */
+    "ALTER TABLE messages ADD COLUMN feedback TEXT;",
 };
 
 typedef struct op {
@@ -1010,4 +1012,48 @@ sl_value *sl_store_file_get(sl_store *s, const char *app_id, const char *id)
                       (json_int_t)sqlite3_column_int64(x.st, 5));
     q_close(&x);
     return v;
+}
+
+int sl_store_conversation_delete(sl_store *s, const char *app_id, const char *id,
+                                 const char *user, sl_err *err)
+{
+    const char *args[] = {id, app_id, user};
+    int n = write_now(s, "DELETE FROM conversations WHERE id=?1 AND app_id=?2 AND (?3 IS NULL OR "
+                         "user IS NULL OR user=?3)",
+                      args, 3, err);
+    if (n <= 0)
+        return n < 0 ? -1 : sl_err_set(err, SL_EINVAL, "Conversation Not Exists.");
+    write_now(s, "DELETE FROM messages WHERE conversation_id=?1 AND app_id=?2", args, 2, NULL);
+    return 0;
+}
+
+sl_value *sl_store_conversation_rename(sl_store *s, const char *app_id, const char *id,
+                                       const char *user, const char *name)
+{
+    const char *args[] = {id, app_id, user, name};
+    if (write_now(s, "UPDATE conversations SET name=?4 WHERE id=?1 AND app_id=?2 AND (?3 IS NULL "
+                     "OR user IS NULL OR user=?3)",
+                  args, 4, NULL) <= 0)
+        return NULL;
+    q x;
+    if (!q_open(&x, s, "SELECT id, name, created_at, updated_at FROM conversations WHERE id=?1"))
+        return NULL;
+    bind_text(x.st, 1, id);
+    sl_value *v = NULL;
+    if (sqlite3_step(x.st) == SQLITE_ROW)
+        v = json_pack("{s:o, s:o, s:{}, s:s, s:s, s:I, s:I}", "id", col_str(x.st, 0), "name",
+                      col_str(x.st, 1), "inputs", "status", "normal", "introduction", "",
+                      "created_at", (json_int_t)sqlite3_column_int64(x.st, 2), "updated_at",
+                      (json_int_t)sqlite3_column_int64(x.st, 3));
+    q_close(&x);
+    return v;
+}
+
+int sl_store_feedback(sl_store *s, const char *app_id, const char *message_id, const char *rating)
+{
+    const char *args[] = {message_id, app_id, rating};
+    return write_now(s, "UPDATE messages SET feedback=?3 WHERE id=?1 AND app_id=?2", args, 3,
+                     NULL) > 0
+               ? 0
+               : -1;
 }

@@ -99,6 +99,14 @@ sl_value *sl_store_conversations(sl_store *s, const char *app_id, const char *us
 sl_value *sl_store_messages(sl_store *s, const char *app_id, const char *conversation_id,
                             const char *user, int limit);
 
+int sl_store_conversation_delete(sl_store *s, const char *app_id, const char *id,
+                                 const char *user, sl_err *err);
+/* The renamed conversation, NULL when it is not this app's and user's. */
+sl_value *sl_store_conversation_rename(sl_store *s, const char *app_id, const char *id,
+                                       const char *user, const char *name);
+/* like, dislike or NULL (clears); -1 when the message is not this app's. */
+int sl_store_feedback(sl_store *s, const char *app_id, const char *message_id, const char *rating);
+
 /* ---- files ---- */
 /* Metadata of an uploaded file whose bytes are in DIR/files/ID. */
 int sl_store_file_add(sl_store *s, const char *id, const char *app_id, const char *name,

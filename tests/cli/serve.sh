@@ -808,6 +808,25 @@ get "$CK" "/v1/messages?conversation_id=$CONV&user=dave"
 post "$CK" /v1/chat-messages "{\"inputs\": {}, \"query\": \"after\", \"response_mode\": \"blocking\", \"user\": \"dave\", \"conversation_id\": \"$CONV\"}"
 check "… and continues the earlier conversation (got $code)" is 200 ".answer == \"You said: after\" and .conversation_id == \"$CONV\""
 
+# ---- conversations: rename, feedback, delete ----
+post "$CK" "/v1/conversations/$CONV/name" '{"name": "Renamed", "user": "dave"}'
+check "rename a conversation (got $code)" is 200 '.name == "Renamed"'
+get "$CK" "/v1/messages?conversation_id=$CONV&user=dave"
+MID=$(field '.data[0].id')
+post "$CK" "/v1/messages/$MID/feedbacks" '{"rating": "like", "user": "dave"}'
+check "feedback on a message (got $code)" is 200 '.result == "success"'
+check "… is stored" bash -c '[ "$(sqlite3 "$0" "SELECT feedback FROM messages WHERE id = '"'"'$1'"'"'")" = like ]' "$D/sluice.db" "$MID"
+post "$CK" "/v1/messages/$MID/feedbacks" '{"rating": "meh", "user": "dave"}'
+check "a rating other than like/dislike/null: 400 (got $code)" is 400 '.code == "invalid_param"'
+post "$CK" "/v1/messages/no-such-message/feedbacks" '{"rating": "like", "user": "dave"}'
+check "feedback on an unknown message: 404 (got $code)" is 404
+req "$CK" DELETE "/v1/conversations/$CONV" -H 'Content-Type: application/json' --data-binary '{"user": "someone-else"}'
+check "another user cannot delete the conversation (got $code)" is 404
+req "$CK" DELETE "/v1/conversations/$CONV" -H 'Content-Type: application/json' --data-binary '{"user": "dave"}'
+check "delete a conversation (got $code)" is 200 '.result == "success"'
+get "$CK" "/v1/messages?conversation_id=$CONV&user=dave"
+check "its messages are gone: 404 (got $code)" is 404
+
 # ---- SIGTERM drains ----
 stream "$SK" /v1/workflows/run '{"inputs": {"secs": 1.5}, "response_mode": "streaming", "user": "term"}' "$T/term.sse" 20
 term_curl=$spid
