@@ -368,21 +368,21 @@ static void build_root(sl_sb_plan *p)
 static void drop_privileges(sl_sb_plan *p)
 {
     for (int cap = 0; cap <= p->cap_last; cap++)
-        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) && errno != EINVAL)
+        if (syscall(SYS_prctl, PR_CAPBSET_DROP, cap, 0, 0, 0) && errno != EINVAL)
             die("drop capability", NULL);
-    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+    syscall(SYS_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
     struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
     struct __user_cap_data_struct d[2];
     memset(d, 0, sizeof d);
     if (syscall(SYS_capset, &h, d))
         die("capset", NULL);
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+    if (syscall(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
         die("no_new_privs", NULL);
     /* Not dumpable: commands (same uid) cannot open /proc/1/mem or
      * /proc/1/exe, or ptrace init. */
-    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0))
+    if (syscall(SYS_prctl, PR_SET_DUMPABLE, 0, 0, 0, 0))
         die("dumpable", NULL);
-    if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, p->seccomp))
+    if (syscall(SYS_prctl, PR_SET_SECCOMP, SECCOMP_MODE_FILTER, p->seccomp, 0, 0))
         die("seccomp", NULL);
 }
 
@@ -755,7 +755,9 @@ _Noreturn void sl_sb_init_main(sl_sb_plan *p)
         syscall(SYS_close_range, 3, (unsigned)ctl - 1, 0);
     syscall(SYS_close_range, (unsigned)ctl + 1, ~0U, 0);
     syscall(SYS_close_range, 0, ~0U, CLOSE_RANGE_CLOEXEC);
-    prctl(PR_SET_NAME, "sluice-init", 0, 0, 0);
+    /* raw system calls here and below where a sanitizer's interceptor would
+     * take a lock some other thread of the host held when it cloned us */
+    syscall(SYS_prctl, PR_SET_NAME, "sluice-init", 0, 0, 0);
     /* wait for the host to write our uid/gid maps and cgroup */
     sl_sb_hdr h;
     if (recv(ctl, &h, sizeof h, 0) != (ssize_t)sizeof h || h.op != SL_OP_GO)
