@@ -31,7 +31,6 @@ static void curl_init(void)
 typedef struct {
     const sl_llm_endpoint *ep;
     const sl_llm_stream *st;
-    bool streaming;
     CURL *h;
     sl_sse sse;
     bool sse_on;           /* the answer is an event stream */
@@ -47,6 +46,7 @@ typedef struct {
     bool done;             /* [DONE] / message_stop */
     bool emitted;          /* something went to the caller's callbacks */
     char *stream_error;    /* an error the stream reported */
+    bool malformed;        /* ... because a chunk was not JSON (not worth a retry) */
     bool cancelled;
     bool timed_out;        /* silence longer than the read timeout */
     double last_rx;        /* when bytes last arrived (or the attempt began) */
@@ -163,6 +163,7 @@ static int openai_event(const char *event, const char *data, size_t len, void *u
         char msg[320];
         snprintf(msg, sizeof msg, "the provider sent a stream chunk that is not JSON (%s)", je.text);
         set_stream_error(c, msg);
+        c->malformed = true;
         return 1;
     }
     const sl_value *err = json_object_get(j, "error");
@@ -253,6 +254,7 @@ static int anthropic_event(const char *event, const char *data, size_t len, void
         char msg[320];
         snprintf(msg, sizeof msg, "the provider sent a stream event that is not JSON (%s)", je.text);
         set_stream_error(c, msg);
+        c->malformed = true;
         return 1;
     }
     const char *type = json_string_value(json_object_get(j, "type"));
@@ -670,6 +672,7 @@ static void reset_call(call *c)
     c->sse_on = c->body_mode = false;
     free(c->stream_error);
     c->stream_error = NULL;
+    c->malformed = false;
     c->status = 0;
     c->retry_after = -1;
 }
@@ -810,7 +813,7 @@ static int perform(call *c, const char *url, const char *body, struct curl_slist
             return sl_err_set(err, SL_ECANCELED, "the model call was cancelled");
         bool last = a + 1 == attempts || c->emitted;
         if (c->stream_error) {
-            if (!last && !c->emitted && c->done == false && strstr(c->stream_error, "not JSON") == NULL) {
+            if (!last && !c->emitted && !c->done && !c->malformed) {
                 if (!backoff(c, 0.5 * pow(2, a)))
                     return sl_err_set(err, SL_ECANCELED, "the model call was cancelled");
                 continue;
@@ -931,7 +934,6 @@ int sl_llm_call(const sl_llm_endpoint *ep, const sl_value *req, const sl_llm_str
     memset(&c, 0, sizeof c);
     c.ep = ep;
     c.st = stream;
-    c.streaming = streaming;
     c.h = curl_easy_init();
     sl_buf_init(&c.body, BODY_CAP);
     sl_buf_init(&c.text, TEXT_CAP);

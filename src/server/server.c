@@ -77,7 +77,6 @@ typedef struct live {
     bool done;
     bool streaming;       /* a client reads the SSE text (else it is not built) */
     int refs;             /* the run thread and each reader */
-    int seq;
     sl_buf answer;
     sl_buf log;           /* the run's events as a JSON array, for the store */
     long long created;
@@ -264,9 +263,7 @@ static void push(live *l, sl_value *ev)
 static void on_event(const char *event, const sl_value *data, void *ud)
 {
     live *l = ud;
-    int seq = l->seq++;
     /* the event log, kept with the run's end */
-    (void)seq;
     char *text = json_dumps(data, JSON_COMPACT);
     sl_buf_addf(&l->log, "%s{\"event\":\"%s\",\"data\":%s}", l->log.len > 1 ? "," : "", event,
                 text);
@@ -755,7 +752,6 @@ static enum MHD_Result start_run(struct MHD_Connection *c, const char *app_id, s
 
 static enum MHD_Result stop_task(struct MHD_Connection *c, const char *app_id, const char *task)
 {
-    bool found = false;
     pthread_mutex_lock(&S.mu);
     for (live *l = S.lives; l; l = l->next)
         if (!strcmp(l->task_id, task) && !strcmp(l->app_id, app_id)) {
@@ -763,10 +759,9 @@ static enum MHD_Result stop_task(struct MHD_Connection *c, const char *app_id, c
             if (l->run)
                 sl_run_cancel(l->run);
             pthread_mutex_unlock(&l->mu);
-            found = true;
         }
     pthread_mutex_unlock(&S.mu);
-    (void)found; /* Dify answers success for a task that already ended */
+    /* Dify answers success also for a task that already ended */
     return reply_json(c, 200, json_pack("{s:s}", "result", "success"));
 }
 
@@ -865,7 +860,7 @@ static enum MHD_Result v1(struct MHD_Connection *c, const char *method, const ch
             const char *dot = strrchr(q->name, '.');
             if (q->upload_failed || sl_store_file_add(S.store, q->file_id, app_id, q->name,
                                                       q->file_size, q->mime, q->user, &err))
-                ret = reply_error(c, 500, "internal_error", "the file could not be stored");
+                ret = reply_error(c, 500, "internal_error", "the file could not be stored in the data folder (check free disk space and permissions)");
             else
                 ret = reply_json(c, 201, json_pack("{s:s, s:s, s:I, s:s, s:s, s:s, s:I}", "id",
                                                    q->file_id, "name", q->name, "size",

@@ -43,7 +43,7 @@ static const char *const migrations[] = {
     "CREATE TABLE files(id TEXT PRIMARY KEY, app_id TEXT NOT NULL, name TEXT NOT NULL,"
     "  size INTEGER NOT NULL, mime TEXT, user TEXT, created_at INTEGER NOT NULL);",
     /* 3: a run's events in one row, written with its end (one insert per run
-     * instead of one per event); run_events stays for older data */
+     * instead of one per event) */
     "CREATE TABLE run_log(run_id TEXT PRIMARY KEY, events TEXT NOT NULL) WITHOUT ROWID;",
     /* 4: feedback on messages */
     "ALTER TABLE messages ADD COLUMN feedback TEXT;",
@@ -51,11 +51,13 @@ static const char *const migrations[] = {
      * on status costs every run's end an index update */
     "DROP INDEX runs_status;"
     "CREATE INDEX runs_running ON runs(status) WHERE status = 'running';",
+    /* 6: events live in run_log since migration 3 */
+    "DROP TABLE run_events;",
 };
 
 typedef struct op {
     struct op *next;
-    enum { OP_START, OP_EVENT, OP_FINISH } kind;
+    enum { OP_START, OP_FINISH } kind;
     char *run_id;
     char *a, *b, *c, *d, *e, *f;   /* strings, by kind */
     char *json1, *json2;
@@ -69,6 +71,7 @@ typedef struct op {
 
 struct sl_store {
     char *dir;
+    char *keys_stamp;          /* DIR/keys-changed */
     sqlite3 *w, *r;            /* writer (writer thread only) and reader */
     sqlite3_stmt *wst[5];      /* the writer's statements, prepared once */
     sqlite3 *ck;               /* checkpoints, on their own thread */
@@ -188,7 +191,6 @@ static int apply(sl_store *s, op *o)
     static const char *const sql[] = {
         "INSERT INTO runs(id, app_id, task_id, user, conversation_id, message_id, status, inputs,"
         " created_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, 'running', ?7, ?8)",
-        "INSERT OR REPLACE INTO run_events(run_id, seq, event, data) VALUES(?1, ?2, ?3, ?4)",
         "UPDATE runs SET status=?2, outputs=?3, error=?4, elapsed=?5, total_tokens=?6,"
         " total_steps=?7, finished_at=?8 WHERE id=?1",
     };
@@ -210,11 +212,6 @@ static int apply(sl_store *s, op *o)
         bind_text(st, 6, o->e);
         bind_text(st, 7, o->json1);
         sqlite3_bind_int64(st, 8, o->when);
-        break;
-    case OP_EVENT:
-        sqlite3_bind_int(st, 2, o->seq);
-        bind_text(st, 3, o->a);
-        bind_text(st, 4, o->json1);
         break;
     case OP_FINISH:
         bind_text(st, 2, o->a);
@@ -360,6 +357,7 @@ int sl_store_open(const char *dir, sl_store **out, int *interrupted, sl_err *err
     free(files);
     sl_store *s = sl_xcalloc(1, sizeof *s);
     s->dir = sl_xstrdup(dir);
+    s->keys_stamp = sl_xasprintf("%s/keys-changed", dir);
     pthread_mutex_init(&s->rmu, NULL);
     pthread_mutex_init(&s->qmu, NULL);
     pthread_cond_init(&s->qcv, NULL);
@@ -377,6 +375,7 @@ int sl_store_open(const char *dir, sl_store **out, int *interrupted, sl_err *err
             sqlite3_close(s->r);
         if (s->ck)
             sqlite3_close(s->ck);
+        free(s->keys_stamp);
         free(s->dir);
         free(s);
         return -1;
@@ -420,6 +419,7 @@ void sl_store_close(sl_store *s)
     pthread_cond_destroy(&s->qcv);
     pthread_cond_destroy(&s->donecv);
     pthread_cond_destroy(&s->ckcv);
+    free(s->keys_stamp);
     free(s->dir);
     free(s);
 }
@@ -596,22 +596,18 @@ int sl_store_key_list(sl_store *s, const char *app_id, sl_value **out, sl_err *e
 /* Servers cache keys; touching this file tells them to forget the cache. */
 static void keys_changed(sl_store *s)
 {
-    char *path = sl_xasprintf("%s/keys-changed", s->dir);
-    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    int fd = open(s->keys_stamp, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
     if (fd >= 0) {
         futimens(fd, NULL);
         close(fd);
     }
-    free(path);
 }
 
 long long sl_store_keys_version(sl_store *s)
 {
-    char *path = sl_xasprintf("%s/keys-changed", s->dir);
     struct stat sb;
-    long long v = stat(path, &sb) ? 0 : (long long)sb.st_mtim.tv_sec * 1000000000LL + sb.st_mtim.tv_nsec;
-    free(path);
-    return v;
+    return stat(s->keys_stamp, &sb) ? 0
+                                    : (long long)sb.st_mtim.tv_sec * 1000000000LL + sb.st_mtim.tv_nsec;
 }
 
 int sl_store_key_revoke(sl_store *s, const char *key_id, sl_err *err)
@@ -709,18 +705,6 @@ int sl_store_start_run(sl_store *s, const sl_run_row *r, sl_err *err)
     return 0;
 }
 
-void sl_store_event(sl_store *s, const char *run_id, int seq, const char *event,
-                    const sl_value *data)
-{
-    op *o = sl_xcalloc(1, sizeof *o);
-    o->kind = OP_EVENT;
-    o->run_id = sl_xstrdup(run_id);
-    o->seq = seq;
-    o->a = sl_xstrdup(event);
-    o->json1 = json_or_null(data);
-    enqueue(s, o);
-}
-
 int sl_store_finish_run(sl_store *s, const char *run_id, const char *status,
                         const sl_value *outputs, const char *error, double elapsed,
                         long long tokens, int steps, long long finished_at, const char *answer,
@@ -746,7 +730,7 @@ int sl_store_finish_run(sl_store *s, const char *run_id, const char *status,
     int rc = o->rc;
     free_op(o);
     if (rc)
-        return sl_err_set(err, SL_EIO, "store: the run could not be saved");
+        return sl_err_set(err, SL_EIO, "store: the run could not be saved (the database in %s refused the write; check free disk space and that the folder is writable)", s->dir);
     return 0;
 }
 
@@ -794,18 +778,7 @@ sl_value *sl_store_run_events(sl_store *s, const char *app_id, const char *run_i
     if (json_is_array(arr))
         return arr;
     json_decref(arr);
-    /* runs written before migration 3, event by event */
-    if (!q_open(&x, s, "SELECT e.event, e.data FROM run_events e JOIN runs r ON r.id=e.run_id "
-                       "WHERE e.run_id=?1 AND r.app_id=?2 ORDER BY e.seq"))
-        return NULL;
-    bind_text(x.st, 1, run_id);
-    bind_text(x.st, 2, app_id);
-    arr = json_array();
-    while (sqlite3_step(x.st) == SQLITE_ROW)
-        json_array_append_new(arr, json_pack("{s:o, s:o}", "event", col_str(x.st, 0), "data",
-                                             col_json(x.st, 1)));
-    q_close(&x);
-    return arr;
+    return NULL;
 }
 
 sl_value *sl_store_run_logs(sl_store *s, const char *app_id, const char *status, int page,

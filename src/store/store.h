@@ -66,9 +66,6 @@ typedef struct {
 } sl_run_row;
 
 int sl_store_start_run(sl_store *s, const sl_run_row *r, sl_err *err);
-/* Appends one event (in order per run). */
-void sl_store_event(sl_store *s, const char *run_id, int seq, const char *event,
-                    const sl_value *data);
 /* Records the end of a run, its events (a JSON array text, heap; taken),
  * and the answer of the message it makes when it has one; returns when
  * that is on disk. */

@@ -811,7 +811,7 @@ static int local_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_resu
     if (in[1] >= 0)
         close(in[1]);
     if (!have_status)
-        return sl_err_set(err, SL_EIO, "sandbox exec: lost contact with the sandbox");
+        return sl_err_set(err, SL_EIO, "sandbox exec: lost contact with the sandbox (its init process ended); the run's sandbox cannot be used any more");
     if (status.error && !WIFEXITED(status.status) && !WIFSIGNALED(status.status))
         return sl_err_set(err, SL_EIO, "sandbox exec: could not start the command: %s",
                           strerror(status.error));
@@ -892,7 +892,7 @@ static int open_remote(local_sb *s, const char *path, int mode, sl_err *err)
         rc = recv_msg(s->ctl, &h, text, sizeof text, &fd) < 0 ? -1 : 0;
     pthread_mutex_unlock(&s->lock);
     if (rc)
-        return sl_err_set(err, SL_EIO, "sandbox: the sandbox is gone");
+        return sl_err_set(err, SL_EIO, "sandbox: the sandbox is gone (its init process ended); the run's sandbox cannot be used any more");
     if (h.arg || fd < 0) {
         if (fd >= 0)
             close(fd);
