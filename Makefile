@@ -1,5 +1,5 @@
 # sluice — build with `make`, test with `make test` (see README).
-PKGS     := yaml-0.1 jansson libcurl libseccomp sqlite3 libmicrohttpd
+PKGS     := yaml-0.1 jansson libcurl libseccomp sqlite3 libmicrohttpd libarchive libssh
 CC       ?= cc
 CSTD     := -std=c17 -D_GNU_SOURCE
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -9,7 +9,7 @@ CFLAGS   += $(CSTD) $(WARN) $(OPT) $(shell pkg-config --cflags $(PKGS))
 LDLIBS   += $(shell pkg-config --libs $(PKGS)) -lpthread -lm
 BUILD    ?= build
 
-SRC      := $(filter-out $(EXCLUDE),$(sort $(wildcard src/core/*.c src/dsl/*.c src/engine/*.c src/nodes/*.c src/sandbox/*.c src/sandbox/local/*.c src/llm/*.c src/store/*.c src/server/*.c src/tmpl/*.c)))
+SRC      := $(filter-out $(EXCLUDE),$(sort $(wildcard src/core/*.c src/dsl/*.c src/engine/*.c src/nodes/*.c src/sandbox/*.c src/sandbox/local/*.c src/llm/*.c src/store/*.c src/server/*.c src/tmpl/*.c src/agent/*.c)))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
 OBJ      := $(SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)

@@ -116,6 +116,16 @@ int sl_sandbox_list(sl_sandbox *sb, const char *dir, size_t limit, sl_value **ou
     return sb->ops->list(sb, dir, limit, out, err);
 }
 
+const char *sl_sandbox_provider(const sl_sandbox *sb)
+{
+    return sb->ops->name;
+}
+
+const char *sl_sandbox_workspace(const sl_sandbox *sb)
+{
+    return sb->workspace ? sb->workspace : "/workspace";
+}
+
 void sl_sandbox_destroy(sl_sandbox *sb)
 {
     if (sb)

@@ -51,8 +51,15 @@ typedef struct {
     int cpu_seconds;          /* CPU time */
     int max_open_files;
     uint64_t max_file_bytes;  /* largest file a process may write */
-    const sl_sandbox_bind *binds;  /* extra read-only binds */
+    /* Extra read-only trees.  The local provider bind-mounts them; remote
+     * providers (ssh, e2b) copy the host tree to the target when the
+     * sandbox is made and make it read-only as far as they can.  A
+     * relative target is relative to the workspace. */
+    const sl_sandbox_bind *binds;
     size_t n_binds;
+    /* The provider's own settings (sluice.yml `sandbox.<provider>`: host,
+     * keys, URLs …); NULL when there are none.  Borrowed for create only. */
+    const sl_value *settings;
 } sl_sandbox_opts;
 
 /* Dify-like defaults; see sl_limits for the values a run uses. */
@@ -119,6 +126,10 @@ int sl_sandbox_download(sl_sandbox *sb, const char *path, size_t max_bytes, sl_b
 int sl_sandbox_list(sl_sandbox *sb, const char *dir, size_t limit, sl_value **out, sl_err *err);
 /* Kills everything, frees everything; NULL is fine. */
 void sl_sandbox_destroy(sl_sandbox *sb);
+/* The provider's name ("local", "ssh", "e2b") and the absolute path of
+ * the workspace inside the sandbox (commands start there). */
+const char *sl_sandbox_provider(const sl_sandbox *sb);
+const char *sl_sandbox_workspace(const sl_sandbox *sb);
 
 /* Provider internals: a provider fills in the vtable. */
 typedef struct sl_sandbox_ops {
@@ -133,6 +144,7 @@ typedef struct sl_sandbox_ops {
 
 struct sl_sandbox {
     const sl_sandbox_ops *ops;
+    const char *workspace;   /* absolute path inside; set by the provider */
 };
 
 /* Parses "none", "open", "allow=a,b" (the CLI's --net). */

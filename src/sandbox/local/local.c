@@ -418,9 +418,9 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
         return -1;
     for (size_t i = 0; i < o->n_binds; i++) {
         const sl_sandbox_bind *b = &o->binds[i];
-        if (!b->host || !b->target || b->target[0] != '/' || strstr(b->target, ".."))
+        if (!b->host || !b->target || !b->target[0] || strstr(b->target, ".."))
             return sl_err_set(err, SL_EINVAL,
-                              "sandbox bind %zu: the target must be an absolute path without '..' "
+                              "sandbox bind %zu: the target must be a path without '..' "
                               "(got '%s')",
                               i + 1, b->target ? b->target : "");
         if (access(b->host, R_OK))
@@ -431,6 +431,7 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
     }
     local_sb *s = sl_xcalloc(1, sizeof *s);
     s->base.ops = &local_ops;
+    s->base.workspace = "/workspace";
     s->o = *o;
     s->o.binds = NULL;
     s->o.n_binds = 0;
@@ -461,8 +462,15 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
     memcpy(ms, base_plan.mounts, sizeof *ms * (size_t)nm);
     if (o->net == SL_NET_OPEN)
         add_mount(&ms, &nm, "/etc/resolv.conf", "/etc/resolv.conf", false, false);
-    for (size_t i = 0; i < o->n_binds; i++)
-        add_mount(&ms, &nm, o->binds[i].host, o->binds[i].target, true, false);
+    for (size_t i = 0; i < o->n_binds; i++) {
+        char target[512];
+        const char *t = o->binds[i].target;
+        if (t[0] != '/') {  /* relative to the workspace */
+            snprintf(target, sizeof target, "/workspace/%s", t);
+            t = target;
+        }
+        add_mount(&ms, &nm, o->binds[i].host, t, true, false);
+    }
     sl_buf etcb;
     sl_buf_init(&etcb, 0);
     if (!base_plan.etc_dir[0])  /* init writes the files itself */
