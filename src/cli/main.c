@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../core/mime.h"
 #include "../engine/run.h"
 #include "../llm/config.h"
 #include "../llm/llm.h"
@@ -215,29 +216,6 @@ static void on_event(const char *event, const sl_value *data, void *ud)
     }
 }
 
-static const char *mime_for(const char *ext, const char **kind)
-{
-    static const struct { const char *ext, *mime, *kind; } t[] = {
-        {".txt", "text/plain", "document"}, {".md", "text/markdown", "document"},
-        {".pdf", "application/pdf", "document"}, {".html", "text/html", "document"},
-        {".csv", "text/csv", "document"}, {".json", "application/json", "document"},
-        {".docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document", "document"},
-        {".xlsx", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", "document"},
-        {".png", "image/png", "image"}, {".jpg", "image/jpeg", "image"},
-        {".jpeg", "image/jpeg", "image"}, {".gif", "image/gif", "image"},
-        {".webp", "image/webp", "image"}, {".svg", "image/svg+xml", "image"},
-        {".mp3", "audio/mpeg", "audio"}, {".wav", "audio/wav", "audio"},
-        {".mp4", "video/mp4", "video"}, {".mov", "video/quicktime", "video"},
-    };
-    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
-        if (!strcasecmp(ext, t[i].ext)) {
-            *kind = t[i].kind;
-            return t[i].mime;
-        }
-    *kind = "custom";
-    return "application/octet-stream";
-}
-
 /* A local file as a Dify file value (transfer_method local_file). */
 static sl_value *file_value(const char *path)
 {
@@ -248,8 +226,10 @@ static sl_value *file_value(const char *path)
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
     const char *dot = strrchr(base, '.');
-    const char *kind;
-    const char *mime = mime_for(dot ? dot : "", &kind);
+    const char *mime = sl_mime_for_ext(dot);
+    if (!mime)
+        mime = "application/octet-stream";
+    const char *kind = sl_file_kind(dot, mime);
     char url[4200];
     snprintf(url, sizeof url, "file://%s", abs ? abs : path);
     free(abs);
@@ -417,7 +397,8 @@ static int cmd_run(int argc, char **argv)
                 sl_err_clear(&err);
                 return EXIT_USAGE;
             }
-            if (!strcmp(a, "--net") && sl_net_parse(argv[i + 1], &opts.net, &opts.net_allow, &err)) {
+            if (!strcmp(a, "--net") && (opts.net_given = true) &&
+                sl_net_parse(argv[i + 1], &opts.net, &opts.net_allow, &err)) {
                 fprintf(stderr, "sluice run: --net: %s\n", err.msg);
                 sl_err_clear(&err);
                 return EXIT_USAGE;
@@ -804,3 +785,4 @@ int main(int argc, char **argv)
     fprintf(stderr, "sluice: unknown command '%s'\n\n%s", cmd, usage_main);
     return EXIT_USAGE;
 }
+

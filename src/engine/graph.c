@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../sandbox/sandbox.h"
 #include "../tmpl/ref.h"
 
 /* The DSL version sluice writes and the newest it reads. */
@@ -359,6 +360,116 @@ static void check_reachable(sl_graph *g, sl_check *c)
     free(stack);
 }
 
+/* The top-level `sluice` mapping (graph.h): checked here so a typo in a
+ * policy is a load error with its line, not a surprise at run time. */
+static void check_sluice(sl_check *c, const sl_value *sl)
+{
+    sl_graph *g = (sl_graph *)c->g;
+    if (!sl || json_is_null(sl))
+        return;
+    const sl_value *root = g->doc.root;
+    if (!json_is_object(sl)) {
+        sl_check_error(c, NULL, root, "sluice", "sluice",
+                       "must be a mapping {runtime, sandbox}");
+        return;
+    }
+    const char *k;
+    const sl_value *v;
+    json_object_foreach((sl_value *)sl, k, v) {
+        if (strcmp(k, "runtime") && strcmp(k, "sandbox"))
+            sl_check_error(c, NULL, sl, k, "sluice", "unknown key '%s'; the keys are runtime "
+                           "and sandbox", k);
+    }
+    v = json_object_get(sl, "runtime");
+    const char *rt = json_string_value(v);
+    if (v && (!rt || (strcmp(rt, "classic") && strcmp(rt, "sandboxed"))))
+        sl_check_error(c, NULL, sl, "runtime", "sluice.runtime",
+                       "must be classic or sandboxed");
+    g->sandboxed = rt && !strcmp(rt, "sandboxed");
+    const sl_value *sb = json_object_get(sl, "sandbox");
+    if (!sb || json_is_null(sb))
+        return;
+    if (!json_is_object(sb)) {
+        sl_check_error(c, NULL, sl, "sandbox", "sluice.sandbox", "must be a mapping");
+        return;
+    }
+    g->sandbox = sb;
+    static const char *const keys[] = {"provider", "network", "memory", "disk", "cpu_cores",
+                                        "max_procs", "command_timeout", "packages",
+                                        "template", NULL};
+    json_object_foreach((sl_value *)sb, k, v) {
+        bool known = false;
+        for (const char *const *p = keys; *p && !known; p++)
+            known = !strcmp(*p, k);
+        if (!known)
+            sl_check_error(c, NULL, sb, k, "sluice.sandbox",
+                           "unknown key '%s'; the keys are provider, network, memory, disk, "
+                           "cpu_cores, max_procs, command_timeout, packages and template", k);
+    }
+    const char *prov = json_string_value(v = json_object_get(sb, "provider"));
+    if (v && (!prov || (strcmp(prov, "local") && strcmp(prov, "ssh") && strcmp(prov, "e2b"))))
+        sl_check_error(c, NULL, sb, "provider", "sluice.sandbox.provider",
+                       "must be local, ssh or e2b");
+    v = json_object_get(sb, "network");
+    if (v) {
+        const char *net = json_string_value(v);
+        const sl_value *allow = json_is_object(v) ? json_object_get(v, "allow") : NULL;
+        bool ok = net ? !strcmp(net, "none") || !strcmp(net, "open")
+                      : json_is_array(allow) && json_array_size(allow) > 0 &&
+                            json_object_size(v) == 1;
+        for (size_t i = 0; ok && allow && i < json_array_size(allow); i++) {
+            const char *h = json_string_value(json_array_get(allow, i));
+            ok = h && *h && !strpbrk(h, ", \t/");
+        }
+        if (!ok)
+            sl_check_error(c, NULL, sb, "network", "sluice.sandbox.network",
+                           "must be none, open, or {allow: [host, *.domain, IP, …]} with at "
+                           "least one host (no commas, spaces or slashes)");
+    }
+    const char *sizes[] = {"memory", "disk"};
+    for (int i = 0; i < 2; i++) {
+        v = json_object_get(sb, sizes[i]);
+        uint64_t n;
+        if (v && !(json_is_integer(v) && json_integer_value(v) > 0) &&
+            !(json_is_string(v) && !sl_size_parse(json_string_value(v), &n) && n > 0))
+            sl_check_error(c, NULL, sb, sizes[i], "sluice.sandbox",
+                           "%s must be a size such as 512M or 2G", sizes[i]);
+    }
+    if ((v = json_object_get(sb, "cpu_cores")) && !(sl_value_is_number(v) && sl_value_number(v) > 0))
+        sl_check_error(c, NULL, sb, "cpu_cores", "sluice.sandbox.cpu_cores",
+                       "must be a positive number (1.5 = one and a half cores)");
+    if ((v = json_object_get(sb, "max_procs")) &&
+        !(json_is_integer(v) && json_integer_value(v) > 0 && json_integer_value(v) < 1000000))
+        sl_check_error(c, NULL, sb, "max_procs", "sluice.sandbox.max_procs",
+                       "must be a positive whole number");
+    if ((v = json_object_get(sb, "command_timeout")) &&
+        !(sl_value_is_number(v) && sl_value_number(v) > 0))
+        sl_check_error(c, NULL, sb, "command_timeout", "sluice.sandbox.command_timeout",
+                       "must be a positive number of seconds");
+    if ((v = json_object_get(sb, "template")) && !json_is_string(v))
+        sl_check_error(c, NULL, sb, "template", "sluice.sandbox.template", "must be text");
+    const sl_value *pk = json_object_get(sb, "packages");
+    if (pk) {
+        bool ok = json_is_object(pk);
+        json_object_foreach((sl_value *)(ok ? pk : NULL), k, v) {
+            if (strcmp(k, "pip") && strcmp(k, "npm")) {
+                ok = false;
+                break;
+            }
+            for (size_t i = 0; ok && i < json_array_size(v); i++) {
+                const char *p = json_string_value(json_array_get(v, i));
+                /* one requirement each; shell metacharacters have no place */
+                ok = p && *p && p[0] != '-' && !strpbrk(p, " \t\n;&|`$<>\\'\"(){}");
+            }
+            ok = ok && json_is_array(v);
+        }
+        if (!ok)
+            sl_check_error(c, NULL, sb, "packages", "sluice.sandbox.packages",
+                           "must be {pip: [name, …], npm: [name, …]} with one requirement "
+                           "per entry (like numpy or pandas==2.2.2)");
+    }
+}
+
 static int load(sl_graph *g, const char *text, size_t len, const char *path, bool marks,
                 sl_diag *diag, sl_err *err)
 {
@@ -446,6 +557,8 @@ static int load(sl_graph *g, const char *text, size_t len, const char *path, boo
                        "must be a list of {name, value, value_type}");
         g->conv_vars = NULL;
     }
+
+    check_sluice(c, json_object_get(root, "sluice"));
 
     /* Nodes. */
     size_t nn = json_array_size(nodes);
@@ -738,6 +851,7 @@ void sl_graph_release(sl_graph *g)
     free(g->edges);
     sl_map_release(&g->index);
     sl_yaml_doc_release(&g->doc);
+    free(g->app_dir);
     memset(g, 0, sizeof *g);
 }
 

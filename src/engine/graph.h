@@ -57,6 +57,24 @@ typedef struct sl_graph {
     const sl_value *env_vars;   /* workflow.environment_variables (array) */
     const sl_value *conv_vars;  /* workflow.conversation_variables (array) */
     const sl_value *inputs;     /* start node's data.variables (array) */
+    /* sluice's own settings, under the top-level key `sluice` that Dify
+     * ignores:
+     *   sluice:
+     *     runtime: sandboxed          # or classic (the default)
+     *     sandbox:                    # the app's sandbox policy; unset
+     *       provider: local           #   fields come from sluice.yml
+     *       network: none | open | {allow: [pypi.org, "*.example.org"]}
+     *       memory: 1G   disk: 1G   cpu_cores: 1.5   max_procs: 512
+     *       command_timeout: 60      # seconds, per agent/command call
+     *       packages: {pip: [requests], npm: [lodash]}
+     *       template: base           # e2b template (image)
+     */
+    bool sandboxed;
+    const sl_value *sandbox;    /* sluice.sandbox (borrowed) or NULL */
+    /* Host folder holding the app's files (skills/ …): set by whoever
+     * loaded the app (a bundle's extracted folder, --app-dir); NULL when
+     * the app has none.  Owned by the graph (freed by release). */
+    char *app_dir;
 } sl_graph;
 
 /* Loads and validates.  Returns 0 when the graph can run; -1 when not, with

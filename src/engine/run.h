@@ -36,8 +36,9 @@ typedef struct {
     sl_value *env_override;  /* env var values overriding the DSL's (borrowed) */
     /* the sandbox for code and command nodes */
     const char *sandbox_provider;  /* NULL: local */
-    sl_net_mode net;               /* SL_NET_NONE unless the app's policy says */
+    sl_net_mode net;               /* with net_given: overrides the app's policy */
     const char *net_allow;         /* SL_NET_ALLOW: host list */
+    bool net_given;                /* false: the app's / sluice.yml's policy (none) */
     struct sl_llm_tape *llm_tape;  /* record/replay of model calls; may be NULL */
     const sl_value *history;       /* earlier turns [{query, answer}] (borrowed, may be NULL) */
     sl_event_fn on_event;    /* may be NULL */

@@ -20,6 +20,7 @@ struct sl_llm_config {
     sl_value *models;    /* object: "provider/model" | "model" -> {provider, name} */
     sl_value *prices;    /* object: model -> {input, output, currency} */
     char *force_model;   /* SLUICE_LLM_MODEL */
+    sl_value *sandbox;   /* the file's `sandbox` mapping, or NULL */
     struct sl_llm_config *retired;  /* older configurations, freed at exit */
 };
 
@@ -116,6 +117,7 @@ static void config_free(sl_llm_config *c)
     json_decref(c->aliases);
     json_decref(c->models);
     json_decref(c->prices);
+    json_decref(c->sandbox);
     free(c->force_model);
     free(c);
 }
@@ -173,6 +175,34 @@ static int from_file(sl_llm_config *c, const char *path, sl_err *err)
     }
     sl_buf_release(&b);
     int rc = 0;
+    const sl_value *sbx = json_object_get(d.root, "sandbox");
+    if (sbx && !json_is_null(sbx)) {
+        if (!json_is_object(sbx)) {
+            rc = sl_err_set(err, SL_EINVAL, "%s: `sandbox` must be a mapping {provider, "
+                            "network, ssh: {…}, e2b: {…}}", path);
+            goto out;
+        }
+        static const char *const keys[] = {"provider", "network", "memory", "disk",
+                                            "cpu_cores", "max_procs", "command_timeout",
+                                            "local", "ssh", "e2b", NULL};
+        const char *sk;
+        const sl_value *sv;
+        json_object_foreach((sl_value *)sbx, sk, sv) {
+            bool ok = false;
+            for (const char *const *q = keys; *q && !ok; q++)
+                ok = !strcmp(*q, sk);
+            if (!ok) {
+                sl_mark m = sl_yaml_key_mark(&d, sbx, sk);
+                rc = sl_err_set(err, SL_EINVAL, "%s:%d:%d: sandbox.%s: unknown setting; the "
+                                "settings are provider, network, memory, disk, cpu_cores, "
+                                "max_procs, command_timeout, local, ssh and e2b",
+                                path, m.line, m.col, sk);
+                goto out;
+            }
+        }
+        json_decref(c->sandbox);
+        c->sandbox = json_deep_copy(sbx);
+    }
     const sl_value *llm = json_object_get(d.root, "llm");
     if (!llm) {
         sl_yaml_doc_release(&d);
@@ -366,6 +396,11 @@ const sl_llm_endpoint *sl_llm_resolve(const sl_llm_config *c, const char *provid
                  "model",
                  target, target, target);
     return NULL;
+}
+
+const sl_value *sl_llm_config_sandbox(const sl_llm_config *c)
+{
+    return c ? c->sandbox : NULL;
 }
 
 bool sl_llm_price(const sl_llm_config *c, const char *model, double *input, double *output,

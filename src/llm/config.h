@@ -53,6 +53,11 @@ const sl_llm_endpoint *sl_llm_resolve(const sl_llm_config *c, const char *provid
  * not be configured: unconfigured ones then resolve to a placeholder. */
 void sl_llm_config_offline(bool on);
 
+/* The config file's `sandbox` mapping: the defaults for apps' sandboxes
+ * (provider, network, limits) and each provider's settings
+ * (sandbox.ssh, sandbox.e2b); NULL when the file has none.  Borrowed. */
+const sl_value *sl_llm_config_sandbox(const sl_llm_config *c);
+
 /* Price per million tokens for a model; false when the table has none. */
 bool sl_llm_price(const sl_llm_config *c, const char *model, double *input, double *output,
                   const char **currency);

@@ -66,6 +66,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "../core/mime.h"
 #include "../core/err.h"
 #include "../core/netaddr.h"
 #include "../engine/graph.h"
@@ -654,83 +655,6 @@ static char *disposition_filename(const char *cd)
 }
 
 /* ---- file types ---- */
-
-/* Extension <-> MIME type, the common part of Python's mimetypes table.
- * For a type the first row wins; for an extension, the first row too. */
-static const struct {
-    const char *ext, *mime;
-} mime_table[] = {
-    {".txt", "text/plain"}, {".html", "text/html"}, {".htm", "text/html"},
-    {".csv", "text/csv"}, {".md", "text/markdown"}, {".markdown", "text/markdown"},
-    {".css", "text/css"}, {".js", "text/javascript"}, {".xml", "text/xml"},
-    {".xml", "application/xml"}, {".json", "application/json"}, {".pdf", "application/pdf"},
-    {".zip", "application/zip"}, {".gz", "application/gzip"}, {".tar", "application/x-tar"},
-    {".bin", "application/octet-stream"}, {".doc", "application/msword"},
-    {".docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document"},
-    {".xls", "application/vnd.ms-excel"},
-    {".xlsx", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"},
-    {".ppt", "application/vnd.ms-powerpoint"},
-    {".pptx", "application/vnd.openxmlformats-officedocument.presentationml.presentation"},
-    {".epub", "application/epub+zip"}, {".eml", "message/rfc822"},
-    {".png", "image/png"}, {".jpg", "image/jpeg"}, {".jpeg", "image/jpeg"},
-    {".gif", "image/gif"}, {".webp", "image/webp"}, {".svg", "image/svg+xml"},
-    {".bmp", "image/bmp"}, {".ico", "image/vnd.microsoft.icon"}, {".tiff", "image/tiff"},
-    {".tif", "image/tiff"}, {".mp3", "audio/mpeg"}, {".mpga", "audio/mpeg"},
-    {".m4a", "audio/mp4"}, {".wav", "audio/x-wav"}, {".wav", "audio/wav"},
-    {".ogg", "audio/ogg"}, {".amr", "audio/amr"}, {".mp4", "video/mp4"},
-    {".mov", "video/quicktime"}, {".mpeg", "video/mpeg"}, {".webm", "video/webm"},
-};
-
-static const char *ext_of(const char *name)
-{
-    const char *dot = name ? strrchr(name, '.') : NULL;
-    return dot && dot != name && dot[1] ? dot : NULL;
-}
-
-static const char *mime_for_ext(const char *ext)
-{
-    for (size_t i = 0; ext && i < sizeof mime_table / sizeof mime_table[0]; i++)
-        if (!strcasecmp(mime_table[i].ext, ext))
-            return mime_table[i].mime;
-    return NULL;
-}
-
-static const char *ext_for_mime(const char *mime)
-{
-    for (size_t i = 0; mime && i < sizeof mime_table / sizeof mime_table[0]; i++)
-        if (!strcasecmp(mime_table[i].mime, mime))
-            return mime_table[i].ext;
-    return NULL;
-}
-
-/* Dify's FileType: by extension first, then by MIME type. */
-static const char *file_kind(const char *ext, const char *mime)
-{
-    static const char *const image[] = {"jpg", "jpeg", "png", "webp", "gif", "svg", NULL};
-    static const char *const doc[] = {"txt", "markdown", "md", "mdx", "pdf", "html", "htm",
-                                      "xlsx", "xls", "vtt", "properties", "doc", "docx", "csv",
-                                      "eml", "msg", "pptx", "xml", "epub", "ppt", NULL};
-    static const char *const audio[] = {"mp3", "m4a", "wav", "amr", "mpga", NULL};
-    static const char *const video[] = {"mp4", "mov", "mpeg", "webm", NULL};
-    const char *e = ext && *ext == '.' ? ext + 1 : ext;
-    if (index_of(e, image, true) >= 0)
-        return "image";
-    if (index_of(e, doc, true) >= 0)
-        return "document";
-    if (index_of(e, audio, true) >= 0)
-        return "audio";
-    if (index_of(e, video, true) >= 0)
-        return "video";
-    if (!strncmp(mime, "image/", 6))
-        return "image";
-    if (!strncmp(mime, "video/", 6))
-        return "video";
-    if (!strncmp(mime, "audio/", 6))
-        return "audio";
-    if (strstr(mime, "text") || strstr(mime, "pdf"))
-        return "document";
-    return "custom";
-}
 
 /* Dify's Response.is_file. */
 static bool response_is_file(const char *ctype, const char *cd, const char *body, size_t n)
@@ -1995,29 +1919,29 @@ static sl_value *response_file(const request *r, const response *o, const char *
         free(url_name);
         url_name = sl_xstrdup("");
     }
-    const char *mime = mime_for_ext(ext_of(cd_name));
+    const char *mime = sl_mime_for_ext(sl_file_ext(cd_name));
     if (!mime)
         mime = *ct ? ct : NULL;
     if (!mime)
-        mime = mime_for_ext(ext_of(url_name));
+        mime = sl_mime_for_ext(sl_file_ext(url_name));
     if (!mime)
         mime = "application/octet-stream";
     sl_buf name;
     sl_buf_init(&name, 0);
     sl_buf_adds(&name, cd_name ? cd_name : *url_name ? url_name : "file");
-    if (!ext_of(name.data)) {
-        const char *e = ext_for_mime(mime);
+    if (!sl_file_ext(name.data)) {
+        const char *e = sl_mime_ext_for(mime);
         sl_buf_adds(&name, e ? e : ".bin");
     }
     char ext[32];
-    snprintf(ext, sizeof ext, "%s", ext_of(name.data));
+    snprintf(ext, sizeof ext, "%s", sl_file_ext(name.data));
     for (char *c = ext; *c; c++)
         *c = (char)tolower((unsigned char)*c);
 
     sl_value *f = json_object();
     json_object_set_new(f, "dify_model_identity", json_string("__dify__file__"));
     json_object_set_new(f, "id", json_null());
-    json_object_set_new(f, "type", json_string(file_kind(ext, mime)));
+    json_object_set_new(f, "type", json_string(sl_file_kind(ext, mime)));
     json_object_set_new(f, "transfer_method", json_string("tool_file"));
     json_object_set_new(f, "remote_url", json_null());
     json_object_set_new(f, "related_id", json_null());
