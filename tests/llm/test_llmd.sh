@@ -156,7 +156,8 @@ hdr_has() { tr -d '\r' <"$T/hdr" | grep -qi -- "^$1"; }
 reset() { curl -sS -o /dev/null -X POST "$URL/__reset"; }
 
 # ---------------------------------------------------------------- start
-"$PY" tests/tools/llmd.py --port 0 --port-file "$T/port" >"$T/llmd.out" 2>"$T/llmd.err" &
+mkdir -p "$T/scripts"
+"$PY" tests/tools/llmd.py --port 0 --port-file "$T/port" --scripts "$T/scripts" >"$T/llmd.out" 2>"$T/llmd.err" &
 pid=$!
 for ((i = 0; i < 100; i++)); do [ -s "$T/port" ] && break; sleep 0.05; done
 PORT=$(cat "$T/port" 2>/dev/null)
@@ -202,7 +203,7 @@ is "anthropic: no max_tokens -> 400" json '[d["error"]["type"], d["error"]["mess
 req "$URL/v1/embeddings" '{}' "${OAUTH[@]}"
 check "unknown path -> 404" [ "$code" = 404 ]
 curl -sS -o "$T/out" "${OAUTH[@]}" "$URL/v1/models"
-is "GET /v1/models lists the behaviours" json '[m["id"] for m in d["data"]][:3] + [len(d["data"])]' '["echo","text","think",19]'
+is "GET /v1/models lists the behaviours" json '[m["id"] for m in d["data"]][:3] + [len(d["data"])]' '["echo","text","think",20]'
 
 # ---------------------------------------------------------------- echo
 ECHO_OA='{"messages":[{"content":"be brief","role":"system"},{"content":"héllo wörld","role":"user"}],"params":{"max_tokens":64,"temperature":0.5,"tool_choice":"auto"},"system":null,"tools":[{"function":{"name":"f","parameters":{}},"type":"function"}]}'
@@ -454,6 +455,124 @@ is "usage-only-last anthropic blocking" json 'd["usage"]' '{"input_tokens":11,"o
 wait "$hang_curl"; hrc=$?
 ms=$(( ($(date +%s%N) - t_hang) / 1000000 ))
 check "hang:2 closes after 2 s without a reply (curl 52; took ${ms} ms)" [ "$hrc" = 52 -a "$ms" -ge 1900 ]
+
+# ---------------------------------------------------------------- script
+cat >"$T/scripts/demo.json" <<'EOF'
+{"turns": [
+  {"expect_system": ["use skills"], "text": "Let me look.",
+   "tool_calls": [{"name": "bash", "arguments": {"command": "ls /skills"}},
+                  {"name": "read", "arguments": {"path": "/skills/pdf/SKILL.md", "limit": 5}}]},
+  {"expect": ["SKILL.md", "exit 0"], "text": "Done."},
+  {"tool_calls": [{"name": "bash", "arguments": {}}]}
+]}
+EOF
+printf '{"turns": [{"text": "one"}, ' >"$T/scripts/broken.json"
+printf '{"turns": [{"text": "ok"}, {"tool_calls": [{"arguments": {}}]}]}' >"$T/scripts/badturn"
+# Bodies at turn 0 and 1: $1 the stream flag; $2 the script (turn 0), the
+# system prompt (an0) or what the first tool result says (turn 1).
+SCRIPT_A1='{"role":"assistant","content":"Let me look.","tool_calls":[{"id":"call_0_1","type":"function","function":{"name":"bash","arguments":"{}"}}]}'
+oa0() { printf '{"model":"script:%s","stream":%s,"messages":[{"role":"system","content":"use skills"},{"role":"user","content":"hi"}]}' "${2-demo}" "$1"; }
+oa1() { printf '{"model":"script:demo","stream":%s,"messages":[{"role":"system","content":"use skills"},{"role":"user","content":"hi"},%s,{"role":"tool","tool_call_id":"call_0_1","content":"%s"},{"role":"tool","tool_call_id":"call_0_2","content":"exit 0"}]}' \
+    "$1" "$SCRIPT_A1" "$2"; }
+an0() { printf '{"model":"script:demo","stream":%s,"max_tokens":64,"system":[{"type":"text","text":"%s"}],"messages":[{"role":"user","content":"hi"}]}' "$1" "${2:-use skills}"; }
+AN_A1='{"role":"assistant","content":[{"type":"text","text":"Let me look."},{"type":"tool_use","id":"toolu_0_1","name":"bash","input":{}}]}'
+an1() { printf '{"model":"script:demo","stream":%s,"max_tokens":64,"system":"use skills","messages":[{"role":"user","content":"hi"},%s,{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_0_1","content":"%s"},{"type":"tool_result","tool_use_id":"toolu_0_2","content":[{"type":"text","text":"exit 0"}]}]}]}' \
+    "$1" "$AN_A1" "$2"; }
+oas() { req "$URL/v1/chat/completions" "$1" "${OAUTH[@]}"; }
+ans() { req "$URL/v1/messages" "$1" "${AAUTH[@]}"; }
+S0_TOOLS='[{"args":"{\"command\":\"ls /skills\"}","id":"call_0_1","name":"bash"},{"args":"{\"path\":\"/skills/pdf/SKILL.md\",\"limit\":5}","id":"call_0_2","name":"read"}]'
+
+oas "$(oa0 false)"
+is "script openai blocking turn 0: text and two tool calls, ids call_0_I, usage" json \
+    '[d["choices"][0]["message"]["content"], [[c["id"], c["function"]["name"], c["function"]["arguments"]] for c in d["choices"][0]["message"]["tool_calls"]], d["choices"][0]["finish_reason"], d["usage"]]' \
+    '["Let me look.",[["call_0_1","bash","{\"command\":\"ls /skills\"}"],["call_0_2","read","{\"path\":\"/skills/pdf/SKILL.md\",\"limit\":5}"]],"tool_calls",{"completion_tokens":6,"prompt_tokens":3,"total_tokens":9}]'
+oas "$(oa0 true)"
+is "script openai streaming turn 0: text word by word, calls in 3 pieces each" oa '[pieces, tools, targs, finish, done]' \
+    "[[\"Let\",\" me\",\" look.\"],$S0_TOOLS,[0,0,0,1,1,1],\"tool_calls\",true]"
+oas "$(oa0 false demo.json)"
+is "script:NAME.json names the same script" json '[len(d["choices"][0]["message"]["tool_calls"])]' '[2]'
+ans "$(an0 false)"
+is "script anthropic blocking turn 0: text and tool_use blocks, ids toolu_0_I, input objects" json \
+    '[[[b["type"], b.get("id"), b.get("input", b.get("text"))] for b in d["content"]], d["stop_reason"]]' \
+    '[[["text",null,"Let me look."],["tool_use","toolu_0_1",{"command":"ls /skills"}],["tool_use","toolu_0_2",{"limit":5,"path":"/skills/pdf/SKILL.md"}]],"tool_use"]'
+ans "$(an0 true)"
+is "script anthropic streaming turn 0: blocks, input_json_delta pieces, tool_use" an '[blocks, text, tools, jpieces, stop, output_tokens]' \
+    "[[\"text\",\"tool_use\",\"tool_use\"],\"Let me look.\",${S0_TOOLS//call_/toolu_},6,\"tool_use\",6]"
+
+oas "$(oa1 false 'pdf/SKILL.md')"
+is "script openai blocking turn 1: expect met -> the text, stop" json \
+    '[d["choices"][0]["message"], d["choices"][0]["finish_reason"]]' '[{"content":"Done.","role":"assistant"},"stop"]'
+oas "$(oa1 true 'pdf/SKILL.md')"
+is "script openai streaming turn 1" oa '[text, tools, finish, done]' '["Done.",[],"stop",true]'
+ans "$(an1 false 'pdf/SKILL.md')"
+is "script anthropic blocking turn 1: tool_result as a string and as text blocks" json \
+    '[d["content"], d["stop_reason"]]' '[[{"text":"Done.","type":"text"}],"end_turn"]'
+ans "$(an1 true 'pdf/SKILL.md')"
+is "script anthropic streaming turn 1" an '[text, stop]' '["Done.","end_turn"]'
+
+MISMATCH='SCRIPT MISMATCH turn 1: expected \"SKILL.md\" in the tool results, got: nothing here\nexit 0'
+oas "$(oa1 false 'nothing here')"
+is "script openai blocking: a missing expect -> SCRIPT MISMATCH, stop" json \
+    '[d["choices"][0]["message"]["content"], d["choices"][0]["finish_reason"], "tool_calls" in d["choices"][0]["message"]]' \
+    "[\"$MISMATCH\",\"stop\",false]"
+oas "$(oa1 true 'nothing here')"
+is "script openai streaming: SCRIPT MISMATCH" oa '[text, finish]' "[\"$MISMATCH\",\"stop\"]"
+ans "$(an1 false 'nothing here')"
+is "script anthropic blocking: SCRIPT MISMATCH, end_turn" json '[d["content"][0]["text"], d["stop_reason"]]' "[\"$MISMATCH\",\"end_turn\"]"
+ans "$(an1 true 'nothing here')"
+is "script anthropic streaming: SCRIPT MISMATCH" an '[text, stop, blocks]' "[\"$MISMATCH\",\"end_turn\",[\"text\"]]"
+LONG=$(printf 'x%.0s' $(seq 600))
+oas "$(oa1 false "$LONG")"
+is "script: the mismatch shows the first 500 characters of the results" json \
+    'd["choices"][0]["message"]["content"].split("got: ")[1] == "x" * 500' 'true'
+oas '{"model":"script:demo","messages":[{"role":"system","content":"use skills"},{"role":"tool","content":"SKILL.md exit 0"},'"$SCRIPT_A1"',{"role":"tool","content":"other"}]}'
+is "script: tool results before the last assistant message do not count" json \
+    'd["choices"][0]["message"]["content"].startswith("SCRIPT MISMATCH turn 1: expected \"SKILL.md\"")' 'true'
+
+ans "$(an0 false 'no hint')"
+is "script anthropic: expect_system missing -> SCRIPT MISMATCH naming the system prompt" json '[d["content"][0]["text"], d["stop_reason"]]' \
+    '["SCRIPT MISMATCH turn 0: expected \"use skills\" in the system prompt, got: no hint","end_turn"]'
+oas '{"model":"script:demo","messages":[{"role":"user","content":"hi"}]}'
+is "script openai: no system message -> SCRIPT MISMATCH" json 'd["choices"][0]["message"]["content"]' \
+    'SCRIPT MISMATCH turn 0: expected "use skills" in the system prompt, got: '
+oas '{"model":"script:demo","messages":[{"role":"developer","content":"please use skills"},{"role":"user","content":"hi"}]}'
+is "script openai: a developer message is the system prompt too" json 'd["choices"][0]["finish_reason"]' 'tool_calls'
+
+oas '{"model":"script:demo","messages":[{"role":"system","content":"use skills"},'"$SCRIPT_A1,$SCRIPT_A1,$SCRIPT_A1"']}'
+is "script openai blocking: past the last turn -> SCRIPT END, stop" json '[d["choices"][0]["message"]["content"], d["choices"][0]["finish_reason"]]' \
+    '["SCRIPT END: no turn 3","stop"]'
+ans '{"model":"script:demo","stream":true,"max_tokens":9,"messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"},{"role":"user","content":"c"},{"role":"assistant","content":"d"},{"role":"user","content":"e"},{"role":"assistant","content":"f"},{"role":"user","content":"g"}]}'
+is "script anthropic streaming: SCRIPT END" an '[text, stop]' '["SCRIPT END: no turn 3","end_turn"]'
+ans '{"model":"script:demo","max_tokens":9,"messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"},{"role":"user","content":"c"},{"role":"assistant","content":"d"},{"role":"user","content":"e"}]}'
+is "script anthropic: a turn with tool calls and no text" json '[d["content"], d["stop_reason"]]' \
+    '[[{"id":"toolu_2_1","input":{},"name":"bash","type":"tool_use"}],"tool_use"]'
+
+oas "$(oa0 false 'a%2Fb')"
+is "script:a/b -> 400 saying a script name is a file name" json "[$code, d['error']['type'], 'a script name is a file name in the scripts folder' in d['error']['message']]" \
+    '[400,"invalid_request_error",true]'
+oas "$(oa0 false '..')"
+check "script:.. -> 400" [ "$code" = 400 ]
+oas "$(oa0 false '')"
+check "script: with no name -> 400" [ "$code" = 400 ]
+oas "$(oa0 false nope)"
+is "script:nope -> 404 model_not_found naming the folder" json "[$code, d['error']['code'], d['error']['message']]" \
+    "[404,\"model_not_found\",\"model script:nope: no script nope (nor nope.json) in $T/scripts\"]"
+ans '{"model":"script:nope","max_tokens":9,"messages":[]}'
+is "script:nope anthropic -> 404 not_found_error" json "[$code, d['error']['type']]" '[404,"not_found_error"]'
+oas "$(oa0 false broken)"
+is "script: a file that is not JSON -> 400 naming it" json "[$code, 'cannot read' in d['error']['message'] and 'broken.json' in d['error']['message']]" '[400,true]'
+oas "$(oa0 false badturn)"
+is "script: a tool call without a name -> 400 naming the turn" json "[$code, d['error']['message'].endswith('turn 1: tool call 1 needs a name and arguments (an object)')]" '[400,true]'
+
+# LLMD_SCRIPTS instead of --scripts
+mkdir -p "$T/env-scripts"
+echo '{"turns": [{"text": "from the env folder"}]}' >"$T/env-scripts/e.json"
+LLMD_SCRIPTS="$T/env-scripts" "$PY" tests/tools/llmd.py --port 0 --port-file "$T/port2" 2>>"$T/llmd.err" &
+pid2=$!
+for ((i = 0; i < 100; i++)); do [ -s "$T/port2" ] && break; sleep 0.05; done
+req "http://127.0.0.1:$(cat "$T/port2")/v1/chat/completions" '{"model":"script:e","messages":[]}' "${OAUTH[@]}"
+is "LLMD_SCRIPTS names the scripts folder" json 'd["choices"][0]["message"]["content"]' 'from the env folder'
+kill -TERM "$pid2"; wait "$pid2" 2>/dev/null
 
 # ---------------------------------------------------------------- /__log
 reset

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """llmd - a stand-in LLM server for the sluice tests (standard library only).
 
-usage: llmd.py [--port PORT] [--port-file PATH]
+usage: llmd.py [--port PORT] [--port-file PATH] [--scripts DIR]
 
 Listens on 127.0.0.1 (PORT 0, the default: a free port).  Once listening it
 writes the port to PATH (atomically: the file appears complete), or prints
 it as the only line on stdout when there is no --port-file.  Serves until
 SIGTERM or SIGINT.  Every request runs on its own (daemon) thread.
+--scripts DIR (else $LLMD_SCRIPTS, else tests/agent/scripts; relative to the
+current directory at start) holds the JSON scripts of the script behaviour.
 
 Endpoints
   POST /v1/chat/completions, /chat/completions   OpenAI Chat Completions;
@@ -70,6 +72,36 @@ connection (no Content-Length, no chunked encoding).
   usage-only-last   "Seven words of text in this reply."; usage 11/7; OpenAI
                     streaming always sends the usage, and only in a last
                     chunk with empty choices
+  script:NAME       a scripted multi-turn conversation (an agent's tool
+                    loop): the JSON file NAME (or NAME.json) in the scripts
+                    folder; NAME is a file name (no "/", not "." or "..",
+                    else 400); no such file: 404; a bad script: 400 naming
+                    the turn.  Read on every request, so tests may rewrite it.
+
+    {"turns": [
+      {"tool_calls": [{"name": "bash", "arguments": {"command": "ls"}}]},
+      {"expect": ["SKILL.md"], "expect_system": ["<available_skills>"],
+       "text": "Done."}]}
+
+    The turn answered is turns[T], T = the number of assistant messages
+    already in the request (0 on the first call).  A turn has "text" (words, streamed word
+    by word) and/or "tool_calls" ([{name, arguments: any JSON object}],
+    arguments sent as a compact JSON string (OpenAI) or as the tool_use
+    input (Anthropic), streamed in 3 pieces like tool; ids call_T_I /
+    toolu_T_I, I counting from 1 within the turn); finish tool_calls /
+    tool_use when it has calls, else stop / end_turn.  Optional checks,
+    made before answering, on plain substrings:
+      "expect": [...]         each must occur in the tool results sent
+                              since the last assistant message (OpenAI role
+                              tool content; Anthropic tool_result content,
+                              a string or text blocks), joined by newlines
+      "expect_system": [...]  each must occur in the system prompt (OpenAI
+                              system/developer messages; Anthropic system)
+    A missing one makes the reply, instead of the turn, the text
+      SCRIPT MISMATCH turn T: expected "S" in the tool results, got: X
+    ("in the system prompt" for expect_system; X = their first 500
+    characters), finish stop.  Past the last turn: "SCRIPT END: no turn T",
+    finish stop.
 
 Usage: prompt = whitespace-separated words in all message texts (and the
 Anthropic system prompt), completion = words generated (text, reasoning,
@@ -96,11 +128,12 @@ ANTHROPIC_PATH = "/v1/messages"
 BEHAVIOURS = ("echo", "text", "think", "reasoning", "json", "badjson", "tool",
               "tools2", "ollama-tools", "badargs", "midstream-error", "ratelimit",
               "error500", "drop", "slow", "hang", "malformed", "length",
-              "usage-only-last")
+              "usage-only-last", "script")
 
 
 class State:
     lock = threading.Lock()
+    scripts = "tests/agent/scripts"   # made absolute in main()
     log = []
     counts = {}
     next_id = 0
@@ -124,7 +157,7 @@ class Block:
     def __init__(self, kind, pieces, call=0, name="", args=""):
         self.kind = kind          # "text" | "reasoning" | "tool"
         self.pieces = pieces      # what is streamed, in order
-        self.call = call          # tool calls: 1, 2 ... (ids call_N / toolu_N)
+        self.call = call          # tool calls: 1, 2 ... or "T_I" (ids call_N / toolu_N)
         self.name = name
         self.args = args
 
@@ -210,6 +243,101 @@ def tool_reply(calls, pieces):
     return Reply(blocks, "tool_calls")
 
 
+# ---------------------------------------------------------------- scripts
+
+def load_script(model, name):
+    """The turns of script NAME (a list of checked dicts), or an HTTPError."""
+    if not name or "/" in name or "\\" in name or "\0" in name or name in (".", ".."):
+        raise HTTPError(400, "invalid",
+                        "model %s: a script name is a file name in the scripts folder %s "
+                        "(no \"/\", not \".\" or \"..\")" % (model, State.scripts))
+    path = os.path.join(State.scripts, name)
+    if not os.path.isfile(path) and os.path.isfile(path + ".json"):
+        path += ".json"
+    try:
+        with open(path, encoding="utf-8") as f:
+            script = json.load(f)
+    except FileNotFoundError:
+        raise HTTPError(404, "model", "model %s: no script %s (nor %s.json) in %s"
+                        % (model, name, name, State.scripts))
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise HTTPError(400, "invalid", "model %s: cannot read %s as JSON: %s" % (model, path, e))
+
+    def bad(what):
+        return HTTPError(400, "invalid", "model %s: %s: %s" % (model, path, what))
+
+    turns = script.get("turns") if isinstance(script, dict) else None
+    if not isinstance(turns, list):
+        raise bad('the script must be an object {"turns": [turn, ...]}')
+    for t, turn in enumerate(turns):
+        if not isinstance(turn, dict):
+            raise bad("turn %d is not an object" % t)
+        unknown = set(turn) - {"text", "tool_calls", "expect", "expect_system"}
+        if unknown:
+            raise bad("turn %d: unknown key(s) %s" % (t, ", ".join(sorted(unknown))))
+        if "text" in turn and not isinstance(turn["text"], str):
+            raise bad("turn %d: text must be a string" % t)
+        for key in ("expect", "expect_system"):
+            v = turn.get(key, [])
+            if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+                raise bad("turn %d: %s must be a list of strings" % (t, key))
+        calls = turn.get("tool_calls", [])
+        if not isinstance(calls, list):
+            raise bad("turn %d: tool_calls must be a list" % t)
+        for i, c in enumerate(calls, 1):
+            if not (isinstance(c, dict) and isinstance(c.get("name"), str) and c["name"]
+                    and isinstance(c.get("arguments", {}), dict)):
+                raise bad("turn %d: tool call %d needs a name and arguments (an object)" % (t, i))
+    return turns
+
+
+def tool_results(messages):
+    """The text of the tool results sent since the last assistant message."""
+    last = max([i for i, m in enumerate(messages)
+                if isinstance(m, dict) and m.get("role") == "assistant"], default=-1)
+    out = []
+    for m in messages[last + 1:]:
+        if not isinstance(m, dict):
+            continue
+        if m.get("role") == "tool":
+            out.append(content_text(m.get("content")))
+        elif isinstance(m.get("content"), list):
+            out += [content_text(b.get("content")) for b in m["content"]
+                    if isinstance(b, dict) and b.get("type") == "tool_result"]
+    return "\n".join(out)
+
+
+def system_prompt(body):
+    parts = [content_text(body.get("system"))] if body.get("system") is not None else []
+    parts += [content_text(m.get("content")) for m in body.get("messages")
+              if isinstance(m, dict) and m.get("role") in ("system", "developer")]
+    return "\n".join(parts)
+
+
+def script_reply(model, name, body):
+    turns = load_script(model, name)
+    messages = body.get("messages")
+    t = sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
+    if t >= len(turns):
+        return text_reply("SCRIPT END: no turn %d" % t)
+    turn = turns[t]
+    for key, where, text in (("expect_system", "the system prompt", system_prompt(body)),
+                             ("expect", "the tool results", tool_results(messages))):
+        for want in turn.get(key, []):
+            if want not in text:
+                return text_reply('SCRIPT MISMATCH turn %d: expected "%s" in %s, got: %s'
+                                  % (t, want, where, text[:500]))
+    blocks = []
+    if turn.get("text"):
+        blocks.append(Block("text", word_pieces(turn["text"])))
+    for i, c in enumerate(turn.get("tool_calls", []), 1):
+        args = compact(c.get("arguments", {}))
+        blocks.append(Block("tool", thirds(args), "%d_%d" % (t, i), c["name"], args))
+    if not blocks:
+        return text_reply("")
+    return Reply(blocks, "tool_calls" if turn.get("tool_calls") else "stop")
+
+
 def int_arg(model, arg, default):
     if arg == "":
         return default
@@ -293,6 +421,8 @@ def build(model, body):
         reply = text_reply("Seven words of text in this reply.")
         reply.force_usage = True
         reply.usage = (11, 7)
+    elif name == "script":
+        reply = script_reply(model, arg, body)
     else:
         raise HTTPError(404, "model", "The model `%s` does not exist "
                         "(llmd knows: %s)" % (model, ", ".join(BEHAVIOURS)))
@@ -517,7 +647,7 @@ class Handler(BaseHTTPRequestHandler):
         for b in reply.blocks:
             if b.kind == "reasoning":
                 message["reasoning_content"] = b.text
-        calls = [{"id": "call_%d" % b.call, "type": "function",
+        calls = [{"id": "call_%s" % b.call, "type": "function",
                   "function": {"name": b.name, "arguments": b.args}}
                  for b in reply.blocks if b.kind == "tool"]
         if calls:
@@ -532,7 +662,7 @@ class Handler(BaseHTTPRequestHandler):
         tools = [b for b in reply.blocks if b.kind == "tool"]
 
         def start(b, index, args=""):
-            return {"tool_calls": [{"index": index, "id": "call_%d" % b.call, "type": "function",
+            return {"tool_calls": [{"index": index, "id": "call_%s" % b.call, "type": "function",
                                     "function": {"name": b.name, "arguments": args}}]}
 
         def piece(index, p):
@@ -608,7 +738,7 @@ class Handler(BaseHTTPRequestHandler):
                     args = json.loads(b.args)
                 except ValueError:
                     args = b.args   # what else: input is not an object then
-                content.append({"type": "tool_use", "id": "toolu_%d" % b.call,
+                content.append({"type": "tool_use", "id": "toolu_%s" % b.call,
                                 "name": b.name, "input": args})
         p, c = reply.usage
         self.send_json(200, {
@@ -634,7 +764,7 @@ class Handler(BaseHTTPRequestHandler):
             elif b.kind == "reasoning":
                 block, dtype, key = {"type": "thinking", "thinking": ""}, "thinking_delta", "thinking"
             else:
-                block = {"type": "tool_use", "id": "toolu_%d" % b.call, "name": b.name, "input": {}}
+                block = {"type": "tool_use", "id": "toolu_%s" % b.call, "name": b.name, "input": {}}
                 dtype, key = "input_json_delta", "partial_json"
             event("content_block_start", {"type": "content_block_start", "index": index,
                                           "content_block": block})
@@ -679,7 +809,10 @@ def main():
     ap = argparse.ArgumentParser(description="stand-in LLM server for the sluice tests")
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--port-file")
+    ap.add_argument("--scripts", help="folder of the script:NAME behaviour's JSON scripts")
     args = ap.parse_args()
+    State.scripts = os.path.abspath(args.scripts or os.environ.get("LLMD_SCRIPTS")
+                                    or "tests/agent/scripts")
     server = Server(("127.0.0.1", args.port), Handler)
     port = server.server_address[1]
     if args.port_file:
