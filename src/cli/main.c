@@ -374,6 +374,7 @@ static int cmd_run(int argc, char **argv)
     bool json_out = false, quiet = false, events = false, replay = false;
     sl_run_opts opts;
     sl_run_opts_init(&opts);
+    opts.local_files = true;
     sl_err err = {0};
     if (sl_limits_from_env(&opts.limits, &err) < 0) {
         fprintf(stderr, "sluice: %s\n", err.msg);

@@ -52,6 +52,14 @@ static const field fields[] = {
     F(code_max_string_array_length, T_INT, "items of an array[string] output (Dify: 30)"),
     F(code_max_object_array_length, T_INT, "items of an array[object] output (Dify: 30)"),
     F(code_max_number_array_length, T_INT, "items of an array[number] output (Dify: 1000)"),
+    F(agent_max_turns, T_INT, "model calls of one agent node"),
+    F(agent_max_tokens, T_SIZE, "tokens of one agent node (0: no limit)"),
+    F(agent_timeout_s, T_DOUBLE, "wall seconds of one agent node"),
+    F(agent_output_chars, T_SIZE, "tool output an agent sees whole (Dify: 8,000)"),
+    F(agent_head_chars, T_SIZE, "of longer output, the first characters kept (Dify: 2,500)"),
+    F(agent_tail_chars, T_SIZE, "and the last characters kept (Dify: 2,500)"),
+    F(agent_max_files, T_INT, "files an agent hands back from output/ (Dify: 50)"),
+    F(agent_max_file_bytes, T_SIZE, "size of each of them (Dify: 10 MB)"),
 };
 
 void sl_limits_default(struct sl_limits *l)
@@ -91,6 +99,14 @@ void sl_limits_default(struct sl_limits *l)
     l->code_max_string_array_length = 30;
     l->code_max_object_array_length = 30;
     l->code_max_number_array_length = 1000;
+    l->agent_max_turns = 30;
+    l->agent_max_tokens = 0;
+    l->agent_timeout_s = 600;
+    l->agent_output_chars = 8000;
+    l->agent_head_chars = 2500;
+    l->agent_tail_chars = 2500;
+    l->agent_max_files = 50;
+    l->agent_max_file_bytes = (size_t)10 << 20;
 }
 
 static int parse_size(const char *v, size_t *out)

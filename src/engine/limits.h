@@ -51,6 +51,15 @@ struct sl_limits {
     int code_max_string_array_length;/* CODE_MAX_STRING_ARRAY_LENGTH: 30 */
     int code_max_object_array_length;/* CODE_MAX_OBJECT_ARRAY_LENGTH: 30 */
     int code_max_number_array_length;/* CODE_MAX_NUMBER_ARRAY_LENGTH: 1000 */
+    /* agent nodes in the sandboxed runtime (a node's data.sluice overrides) */
+    int agent_max_turns;             /* model calls per agent node: 30 */
+    size_t agent_max_tokens;         /* tokens per agent node; 0 = no limit */
+    double agent_timeout_s;          /* wall seconds per agent node: 600 */
+    size_t agent_output_chars;       /* tool output shown whole: 8,000 (Dify) */
+    size_t agent_head_chars;         /* else head 2,500 + tail 2,500 (Dify) */
+    size_t agent_tail_chars;
+    int agent_max_files;             /* artifacts from output/: 50 (Dify) */
+    size_t agent_max_file_bytes;     /* each artifact: 10 MB (Dify) */
 };
 
 void sl_limits_default(struct sl_limits *l);

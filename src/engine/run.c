@@ -6,10 +6,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "../core/mime.h"
+#include "../core/sha256.h"
 #include "../llm/config.h"
 #include "../tmpl/ref.h"
 
@@ -52,6 +59,10 @@ struct sl_run {
     sl_net_mode net;
     char *net_allow;
     sl_value *sb_settings;    /* the provider's settings, or NULL */
+    /* Files the run's nodes made (artifacts): opts.files_dir, or a private
+     * folder made on first use and removed with the run. */
+    char *files_dir;
+    bool files_tmp;
     const sl_value *packages; /* {pip:[…], npm:[…]} (borrowed) or NULL */
 };
 
@@ -474,6 +485,172 @@ sl_sandbox *sl_exec_sandbox(sl_node_exec *x, sl_err *err)
     return sb;
 }
 
+/* ---- the run's files ---- */
+
+static bool file_id_ok(const char *id)
+{
+    size_t n = 0;
+    for (; id && id[n]; n++)
+        if (!((id[n] >= '0' && id[n] <= '9') || (id[n] >= 'a' && id[n] <= 'f') || id[n] == '-'))
+            return false;
+    return n == 36;
+}
+
+const char *sl_run_files_dir(sl_run *r)
+{
+    return r->files_dir;
+}
+
+sl_value *sl_exec_store_file(sl_node_exec *x, const char *name, const void *data, size_t len,
+                             sl_err *err)
+{
+    sl_run *r = x->s->run;
+    pthread_mutex_lock(&r->sb_lock);
+    if (!r->files_dir) {
+        if (r->opts.files_dir) {
+            r->files_dir = sl_xstrdup(r->opts.files_dir);
+            mkdir(r->files_dir, 0700);
+        } else {
+            const char *tmp = getenv("TMPDIR");
+            char *t = sl_xasprintf("%s/sluice-files-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+            if (mkdtemp(t)) {
+                r->files_dir = t;
+                r->files_tmp = true;
+            } else {
+                free(t);
+            }
+        }
+    }
+    char *dir = r->files_dir ? sl_xstrdup(r->files_dir) : NULL;
+    pthread_mutex_unlock(&r->sb_lock);
+    if (!dir) {
+        sl_err_set(err, SL_EIO, "cannot make a folder for the run's files: %s", strerror(errno));
+        return NULL;
+    }
+    unsigned char rnd[16];
+    if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) {
+        free(dir);
+        sl_err_set(err, SL_EIO, "no randomness for a file id: %s", strerror(errno));
+        return NULL;
+    }
+    char id[40];
+    snprintf(id, sizeof id, "%02x%02x%02x%02x-%02x%02x-4%01x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+             rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5], rnd[6] & 15, rnd[7],
+             (rnd[8] & 0x3f) | 0x80, rnd[9], rnd[10], rnd[11], rnd[12], rnd[13], rnd[14],
+             rnd[15]);
+    char *path = sl_xasprintf("%s/%s", dir, id);
+    free(dir);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    const char *p = data;
+    size_t left = len;
+    while (fd >= 0 && left) {
+        ssize_t w = write(fd, p, left);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            break;
+        p += w;
+        left -= (size_t)w;
+    }
+    if (fd < 0 || left || close(fd)) {
+        sl_err_set(err, SL_EIO, "cannot store file '%s' in %s: %s", name, path, strerror(errno));
+        unlink(path);
+        free(path);
+        return NULL;
+    }
+    free(path);
+    const char *ext = sl_file_ext(name);
+    const char *mime = sl_mime_for_ext(ext);
+    if (!mime)
+        mime = "application/octet-stream";
+    char lower[32] = "";
+    for (size_t i = 0; ext && ext[i] && i < sizeof lower - 1; i++)
+        lower[i] = (char)tolower((unsigned char)ext[i]);
+    char sha[65];
+    sl_sha256_hex(data, len, sha);
+    return json_pack("{s:s,s:s,s:s,s:s,s:n,s:s,s:s,s:s,s:s,s:I,s:s}", "dify_model_identity",
+                     "__dify__file__", "id", id, "type", sl_file_kind(ext, mime),
+                     "transfer_method", "tool_file", "remote_url", "related_id", id, "filename",
+                     name, "extension", lower, "mime_type", mime, "size", (json_int_t)len,
+                     "sha256", sha);
+}
+
+int sl_exec_file_bytes(sl_node_exec *x, const sl_value *f, size_t cap, sl_buf *out, sl_err *err)
+{
+    sl_run *r = x->s->run;
+    const char *name = json_string_value(json_object_get(f, "filename"));
+    const char *b64 = json_string_value(json_object_get(f, "content_base64"));
+    if (b64) {
+        sl_buf tmp;
+        sl_buf_init(&tmp, cap);
+        int rc = sl_base64_decode(b64, strlen(b64), &tmp);
+        if (rc < 0 || tmp.toobig) {
+            sl_buf_release(&tmp);
+            return sl_err_set(err, SL_EINVAL, "file '%s': content_base64 is not valid base64 "
+                              "or is larger than %zu bytes", name ? name : "?", cap);
+        }
+        sl_buf_add(out, tmp.data ? tmp.data : "", tmp.len);
+        sl_buf_release(&tmp);
+        return 0;
+    }
+    const char *tm = json_string_value(json_object_get(f, "transfer_method"));
+    const char *id = json_string_value(json_object_get(f, "related_id"));
+    const char *url = json_string_value(json_object_get(f, "url"));
+    char *path = NULL;
+    if (tm && !strcmp(tm, "local_file") && r->opts.local_files && url &&
+        !strncmp(url, "file://", 7)) {
+        path = sl_xstrdup(url + 7);  /* the CLI's own --input files */
+    } else if (tm && !strcmp(tm, "tool_file") && file_id_ok(id)) {
+        pthread_mutex_lock(&r->sb_lock);
+        path = r->files_dir ? sl_xasprintf("%s/%s", r->files_dir, id) : NULL;
+        pthread_mutex_unlock(&r->sb_lock);
+    } else {
+        return 1;  /* not a file sluice holds: the caller may fetch its URL */
+    }
+    int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    free(path);
+    if (fd < 0)
+        return sl_err_set(err, SL_EINVAL, "file '%s' cannot be read: %s", name ? name : "?",
+                          strerror(errno));
+    char chunk[65536];
+    size_t total = 0;
+    ssize_t k;
+    int rc = 0;
+    while ((k = read(fd, chunk, sizeof chunk)) != 0) {
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0) {
+            rc = sl_err_set(err, SL_EIO, "reading file '%s': %s", name ? name : "?",
+                            strerror(errno));
+            break;
+        }
+        total += (size_t)k;
+        if (cap && total > cap) {
+            rc = sl_err_set(err, SL_ELIMIT, "file '%s' is larger than %zu bytes",
+                            name ? name : "?", cap);
+            break;
+        }
+        sl_buf_add(out, chunk, (size_t)k);
+    }
+    close(fd);
+    return rc;
+}
+
+/* Removes a private files folder (flat: file ids only). */
+static void files_cleanup(sl_run *r)
+{
+    if (!r->files_tmp || !r->files_dir)
+        return;
+    DIR *d = opendir(r->files_dir);
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        if (e->d_name[0] != '.')
+            unlinkat(dirfd(d), e->d_name, 0);
+    if (d)
+        closedir(d);
+    rmdir(r->files_dir);
+}
+
 bool sl_exec_cancelled(sl_node_exec *x)
 {
     return atomic_load(&x->s->run->cancel) != 0 || sl_exec_time_left(x) <= 0;
@@ -505,7 +682,10 @@ void sl_exec_event(sl_node_exec *x, const char *event, sl_value *data)
     json_object_set_new(data, "node_id", json_string(x->n->id));
     json_object_set_new(data, "node_type", json_string(x->n->type));
     json_object_set_new(data, "title", json_string(x->n->title));
-    json_object_set_new(data, "id", json_string(x->exec_id));
+    if (json_object_get(data, "id"))  /* its own id (agent_log): say whose it is */
+        json_object_set_new(data, "node_execution_id", json_string(x->exec_id));
+    else
+        json_object_set_new(data, "id", json_string(x->exec_id));
     if (!json_object_get(data, "created_at"))
         json_object_set_new(data, "created_at", json_integer(wall_s()));
     emit(r, event, data);
@@ -1262,6 +1442,8 @@ void sl_run_free(sl_run *r)
     free(r->sandbox_error);
     free(r->net_allow);
     json_decref(r->sb_settings);
+    files_cleanup(r);
+    free(r->files_dir);
     pthread_mutex_destroy(&r->sb_lock);
     sl_map_release(&r->streamed);
     free(r);

@@ -41,6 +41,10 @@ typedef struct {
     bool net_given;                /* false: the app's / sluice.yml's policy (none) */
     struct sl_llm_tape *llm_tape;  /* record/replay of model calls; may be NULL */
     const sl_value *history;       /* earlier turns [{query, answer}] (borrowed, may be NULL) */
+    const char *files_dir;         /* where files nodes make are kept (artifacts); NULL: a
+                                      private folder removed with the run */
+    bool local_files;              /* file inputs may name host files (file:// URLs, the
+                                      CLI's); never for inputs from the network */
     sl_event_fn on_event;    /* may be NULL */
     void *event_ud;
 } sl_run_opts;
@@ -82,6 +86,10 @@ const char *sl_run_id(const sl_run *r);
 /* A copy of v with every secret environment value masked, for anything
  * shown to people (new reference). */
 sl_value *sl_run_mask(sl_run *r, const sl_value *v);
+/* The folder holding the files the run's nodes made (file values with
+ * transfer_method tool_file; each is the file named by its related_id);
+ * NULL when none were made. */
+const char *sl_run_files_dir(sl_run *r);
 /* Conversation variables after the run (borrowed object). */
 const sl_value *sl_run_conversation(const sl_run *r);
 

@@ -11,6 +11,14 @@
 #include "../engine/graph.h"
 #include "../llm/config.h"
 
+/* The model's name: `name` in LLM nodes, `model` in agent nodes'
+ * model-selector values. */
+static const char *model_name(const sl_value *m)
+{
+    const char *name = json_string_value(json_object_get(m, "name"));
+    return name ? name : json_string_value(json_object_get(m, "model"));
+}
+
 int sl_model_check(sl_check *c, const sl_gnode *n)
 {
     const sl_value *m = json_object_get(n->data, "model");
@@ -19,22 +27,31 @@ int sl_model_check(sl_check *c, const sl_gnode *n)
                        "the node names no model: it needs model{provider, name}");
         return -1;
     }
+    return sl_model_check_value(c, n, m, "model");
+}
+
+int sl_model_check_value(sl_check *c, const sl_gnode *n, const sl_value *m, const char *field)
+{
     const char *provider = json_string_value(json_object_get(m, "provider"));
-    const char *name = json_string_value(json_object_get(m, "name"));
+    const char *name = model_name(m);
+    char f[160];
     if (!provider || !name) {
-        sl_check_error(c, n, m, provider ? "name" : "provider", provider ? "model.name" : "model.provider",
+        snprintf(f, sizeof f, "%s.%s", field, provider ? "name" : "provider");
+        sl_check_error(c, n, m, provider ? "name" : "provider", f,
                        "the model needs a provider and a name");
         return -1;
     }
     const char *model;
     char why[512];
     if (!sl_llm_resolve(sl_llm_config_get(), provider, name, &model, why, sizeof why)) {
-        sl_check_error(c, n, m, "provider", "model.provider", "%s", why);
+        snprintf(f, sizeof f, "%s.provider", field);
+        sl_check_error(c, n, m, "provider", f, "%s", why);
         return -1;
     }
     const sl_value *cp = json_object_get(m, "completion_params");
     if (cp && !json_is_null(cp) && !json_is_object(cp)) {
-        sl_check_error(c, n, m, "completion_params", "model.completion_params",
+        snprintf(f, sizeof f, "%s.completion_params", field);
+        sl_check_error(c, n, m, "completion_params", f,
                        "must be a mapping (temperature, top_p, max_tokens, stop, ...)");
         return -1;
     }
@@ -93,10 +110,15 @@ static double now_s(void)
 
 int sl_model_call(sl_node_exec *x, sl_value *req, const sl_llm_stream *stream, sl_value **resp)
 {
+    return sl_model_call_with(x, json_object_get(sl_exec_data(x), "model"), req, stream, resp);
+}
+
+int sl_model_call_with(sl_node_exec *x, const sl_value *m, sl_value *req,
+                       const sl_llm_stream *stream, sl_value **resp)
+{
     *resp = NULL;
-    const sl_value *m = json_object_get(sl_exec_data(x), "model");
     const char *provider = json_string_value(json_object_get(m, "provider"));
-    const char *name = json_string_value(json_object_get(m, "name"));
+    const char *name = model_name(m);
     const sl_llm_config *cfg = sl_llm_config_get();
     const char *model;
     char why[512];
@@ -140,7 +162,7 @@ int sl_model_call(sl_node_exec *x, sl_value *req, const sl_llm_stream *stream, s
 
 /* ---- vision ---- */
 
-static sl_value *image_part(const sl_value *f, const char *detail)
+static sl_value *image_part(sl_node_exec *x, const sl_value *f, const char *detail)
 {
     const char *type = json_string_value(json_object_get(f, "type"));
     const char *mime = json_string_value(json_object_get(f, "mime_type"));
@@ -151,6 +173,17 @@ static sl_value *image_part(const sl_value *f, const char *detail)
         url = json_string_value(json_object_get(f, "url"));
     const char *b64 = json_string_value(json_object_get(f, "content_base64"));
     sl_value *part = json_pack("{s:s}", "type", "image");
+    sl_buf bytes, enc;
+    sl_buf_init(&bytes, 0);
+    sl_buf_init(&enc, 0);
+    sl_err e = {0};
+    if ((!b64 || !*b64) && sl_exec_file_bytes(x, f, (size_t)20 << 20, &bytes, &e) == 0) {
+        sl_base64_encode((const unsigned char *)(bytes.data ? bytes.data : ""), bytes.len, &enc);
+        sl_buf_addc(&enc, 0);
+        b64 = enc.data;
+    }
+    sl_err_clear(&e);
+    sl_buf_release(&bytes);
     if (b64 && *b64) {
         char *u = sl_xasprintf("data:%s;base64,%s", mime ? mime : "image/png", b64);
         json_object_set_new(part, "url", json_string(u));
@@ -158,9 +191,11 @@ static sl_value *image_part(const sl_value *f, const char *detail)
     } else if (url && *url) {
         json_object_set_new(part, "url", json_string(url));
     } else {
+        sl_buf_release(&enc);
         json_decref(part);
         return NULL;
     }
+    sl_buf_release(&enc);
     if (detail)
         json_object_set_new(part, "detail", json_string(detail));
     return part;
@@ -182,7 +217,7 @@ void sl_model_add_images(sl_node_exec *x, sl_value *msgs, sl_value *used)
     sl_value *parts = json_array();
     for (size_t i = 0; json_is_array(files) && i < json_array_size(files); i++) {
         sl_value *f = json_array_get(files, i);
-        sl_value *p = image_part(f, detail);
+        sl_value *p = image_part(x, f, detail);
         if (!p)
             continue;
         json_array_append_new(parts, p);

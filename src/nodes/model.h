@@ -14,11 +14,19 @@
 
 /* Load-time check of data.model. */
 int sl_model_check(sl_check *c, const struct sl_gnode *n);
+/* The same for a model value elsewhere ({provider, name | model,
+ * completion_params}, as agent nodes' model selectors carry); `field`
+ * names it in messages. */
+int sl_model_check_value(sl_check *c, const struct sl_gnode *n, const sl_value *m,
+                         const char *field);
 
 /* Fills req's "model" and "params" from the node's data.model and calls.
  * On failure the node has failed (sl_exec_fail) and -1 is returned.
  * *resp (new reference) gets "usage" extended with prices and latency. */
 int sl_model_call(sl_node_exec *x, sl_value *req, const sl_llm_stream *stream, sl_value **resp);
+/* The same with the model value m instead of data.model. */
+int sl_model_call_with(sl_node_exec *x, const sl_value *m, sl_value *req,
+                       const sl_llm_stream *stream, sl_value **resp);
 
 /* Request params from data.model.completion_params (new object). */
 sl_value *sl_model_params(const sl_value *model);

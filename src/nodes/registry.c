@@ -20,6 +20,7 @@ extern const sl_node_kind sl_kind_http_request;
 extern const sl_node_kind sl_kind_code, sl_kind_command;
 extern const sl_node_kind sl_kind_llm;
 extern const sl_node_kind sl_kind_parameter_extractor, sl_kind_question_classifier;
+extern const sl_node_kind sl_kind_agent;
 
 static const sl_node_kind *const kinds[] = {
     &sl_kind_start, &sl_kind_end, &sl_kind_answer,
@@ -32,6 +33,7 @@ static const sl_node_kind *const kinds[] = {
     &sl_kind_http_request,
     &sl_kind_code, &sl_kind_command,
     &sl_kind_llm, &sl_kind_parameter_extractor, &sl_kind_question_classifier,
+    &sl_kind_agent,
 };
 
 const sl_node_kind *sl_node_kind_find(const char *type)

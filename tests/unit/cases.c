@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/sha256.h"
 #include "engine/run.h"
 #include <curl/curl.h>
 #include <fcntl.h>
@@ -194,11 +195,17 @@ typedef struct {
     sl_value *finished; /* node id -> last node_finished data */
     sl_buf streamed;    /* text_chunk texts, in order */
     int chunks;
+    sl_value *counts;   /* event name -> how many */
+    sl_value *logs;     /* agent_log events, in order */
 } collect;
 
 static void on_event(const char *event, const sl_value *data, void *ud)
 {
     collect *c = ud;
+    json_object_set_new(c->counts, event,
+                        json_integer(json_integer_value(json_object_get(c->counts, event)) + 1));
+    if (!strcmp(event, "agent_log"))
+        json_array_append_new(c->logs, json_deep_copy(data));
     if (!strcmp(event, "node_finished")) {
         json_object_set(c->status, json_string_value(json_object_get(data, "node_id")),
                         json_object_get(data, "status"));
@@ -246,6 +253,61 @@ static bool subset_equal(const sl_value *want, const sl_value *got)
     return true;
 }
 
+/* node_files: {node: [{filename, mime_type, type, …, magic: "89504e47"}]}:
+ * the node's `files` output, each file stored in the run's folder with the
+ * size and sha256 its value says, starting with the magic bytes (hex). */
+static void check_files(sl_buf *fail, sl_run *r, const sl_value *want, const sl_value *finished)
+{
+    const char *node;
+    const sl_value *list;
+    json_object_foreach((sl_value *)want, node, list) {
+        const sl_value *got = json_object_get(
+            json_object_get(json_object_get(finished, node), "outputs"), "files");
+        if (json_array_size(got) != json_array_size(list) || !json_is_array(got)) {
+            why(fail, "files: want %s, got %s", list, got);
+            continue;
+        }
+        for (size_t i = 0; i < json_array_size(list); i++) {
+            const sl_value *w = json_array_get(list, i), *f = json_array_get(got, i);
+            const char *k;
+            const sl_value *v;
+            json_object_foreach((sl_value *)w, k, v) {
+                if (!strcmp(k, "magic"))
+                    continue;
+                if (!sl_value_equal(v, json_object_get(f, k)))
+                    why(fail, "file: want %s, got %s", w, f);
+            }
+            const char *dir = sl_run_files_dir(r);
+            const char *id = json_string_value(json_object_get(f, "related_id"));
+            char *path = sl_xasprintf("%s/%s", dir ? dir : "?", id ? id : "?");
+            size_t n = 0;
+            char *bytes = slurp(path, &n);
+            free(path);
+            if (!bytes) {
+                sl_buf_addf(fail, "file %zu of %s is not in the run's folder; ", i, node);
+                continue;
+            }
+            char sha[65];
+            sl_sha256_hex(bytes, n, sha);
+            const char *vs = json_string_value(json_object_get(f, "sha256"));
+            if (!vs || strcmp(vs, sha) ||
+                (size_t)json_integer_value(json_object_get(f, "size")) != n)
+                sl_buf_addf(fail, "file %zu of %s: stored bytes do not match its size/sha256; ",
+                            i, node);
+            const char *magic = json_string_value(json_object_get(w, "magic"));
+            for (size_t j = 0; magic && magic[2 * j] && magic[2 * j + 1]; j++) {
+                unsigned byte;
+                if (sscanf(magic + 2 * j, "%2x", &byte) != 1 || j >= n ||
+                    (unsigned char)bytes[j] != byte) {
+                    sl_buf_addf(fail, "file %zu of %s does not start with %s; ", i, node, magic);
+                    break;
+                }
+            }
+            free(bytes);
+        }
+    }
+}
+
 static void run_entry(const char *file, const sl_graph *g, const sl_value *t)
 {
     const char *name = json_string_value(json_object_get(t, "name"));
@@ -278,7 +340,7 @@ static void run_entry(const char *file, const sl_graph *g, const sl_value *t)
     sl_diag d;
     sl_diag_init(&d);
     sl_value *inputs = NULL;
-    collect col = {json_object(), json_object(), {0}, 0};
+    collect col = {json_object(), json_object(), {0}, 0, json_object(), json_array()};
     sl_buf_init(&col.streamed, 0);
     sl_llm_tape *tape = NULL;
     reset_llmd();
@@ -384,6 +446,23 @@ static void run_entry(const char *file, const sl_graph *g, const sl_value *t)
     if (json_is_integer(wcm) && col.chunks < json_integer_value(wcm))
         sl_buf_addf(&fail, "text_chunk events: want at least %lld, got %d; ",
                     (long long)json_integer_value(wcm), col.chunks);
+    /* events_min: {event: n} */
+    json_object_foreach((sl_value *)json_object_get(ex, "events_min"), k, v) {
+        long long got = json_integer_value(json_object_get(col.counts, k));
+        if (got < json_integer_value(v))
+            sl_buf_addf(&fail, "%s events: want at least %lld, got %lld; ", k,
+                        (long long)json_integer_value(v), got);
+    }
+    /* agent_log_contains: [text, …] each in some agent_log event's JSON */
+    const sl_value *alc = json_object_get(ex, "agent_log_contains");
+    char *logs = json_dumps(col.logs, JSON_COMPACT);
+    for (size_t i = 0; i < json_array_size(alc); i++) {
+        const char *want = json_string_value(json_array_get(alc, i));
+        if (want && (!logs || !strstr(logs, want)))
+            sl_buf_addf(&fail, "no agent_log event contains '%s'; ", want);
+    }
+    free(logs);
+    check_files(&fail, r, json_object_get(ex, "node_files"), col.finished);
     sl_run_free(r);
 report:
     CHECK(fail.len == 0, "%s: %s%s%s", file, name ? name : "(unnamed)", fail.len ? " # " : "",
@@ -391,6 +470,8 @@ report:
     sl_buf_release(&fail);
     json_decref(col.status);
     json_decref(col.finished);
+    json_decref(col.counts);
+    json_decref(col.logs);
     sl_buf_release(&col.streamed);
     sl_llm_tape_close(tape);
     json_decref(inputs);
@@ -418,6 +499,7 @@ static void run_file(const char *file)
         return;
     }
     if (strstr(text, "type: llm") || strstr(text, "type: parameter-extractor") ||
+        strstr(text, "type: agent") ||
         strstr(text, "type: question-classifier") || strstr(text, "LLMD_URL"))
         start_llmd_once();
     /* sluice_config: the config file this case file runs with */
@@ -449,6 +531,10 @@ static void run_file(const char *file)
     sl_diag d;
     sl_diag_init(&d);
     int rc = sl_graph_load_text(&g, text, len, file, &d, &err);
+    /* sluice_app_dir: the app's files (skills/ …), relative to the repo */
+    const char *ad = json_string_value(json_object_get(doc.root, "sluice_app_dir"));
+    if (rc == 0 && ad)
+        g.app_dir = realpath(ad, NULL);
     for (size_t i = 0; i < json_array_size(tests); i++) {
         const sl_value *t = json_array_get(tests, i);
         const sl_value *le = json_object_get(json_object_get(t, "expect"), "load_errors");
