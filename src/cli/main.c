@@ -6,11 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "../core/mime.h"
+#include "../dsl/bundle.h"
 #include "../engine/run.h"
 #include "../llm/config.h"
 #include "../llm/llm.h"
@@ -48,8 +50,8 @@ static const char usage_main[] =
 static const char usage_run[] =
     "usage: sluice run FILE [options]\n"
     "\n"
-    "Runs the workflow in FILE ('-' reads standard input).  Progress goes to stderr,\n"
-    "outputs to stdout.\n"
+    "Runs the workflow in FILE: a DSL .yml ('-' reads standard input) or a .zip app\n"
+    "bundle (the DSL and the app's files).  Progress goes to stderr, outputs to stdout.\n"
     "\n"
     "options:\n"
     "  --input NAME=VALUE    a start input (repeatable); VALUE is text and is converted\n"
@@ -72,6 +74,10 @@ static const char usage_run[] =
     "  --net POLICY          network of the sandbox code and command nodes run in:\n"
     "                        none (default), allow=HOST,... (HTTP(S) through sluice's\n"
     "                        proxy to listed hosts; *.example.org wildcards), or open\n"
+    "  --app-dir DIR         the app's files (skills/ …) for a .yml app in the sandboxed\n"
+    "                        runtime (a .zip bundle carries its own)\n"
+    "  --out DIR             write the files the run made (agent artifacts in the\n"
+    "                        outputs) to DIR, by their names\n"
     "  --json                print the result as one JSON object\n"
     "  --events              print every run event as a JSON line on stdout\n"
     "  -q, --quiet           no progress on stderr\n"
@@ -92,11 +98,14 @@ static const char usage_validate[] =
     "  -q, --quiet    print only problems (no warnings, no OK lines)\n";
 
 static const char usage_export[] =
-    "usage: sluice export FILE [-o OUT] [--include-secrets]\n"
+    "usage: sluice export FILE [-o OUT] [--app-dir DIR] [--include-secrets]\n"
     "\n"
-    "Loads FILE and writes it back as YAML (to stdout, or OUT).  Canvas notes are\n"
-    "dropped and secret environment variables emptied unless --include-secrets.\n"
-    "Importing the export gives the same graph.\n";
+    "Loads FILE (.yml or .zip) and writes it back.  A classic app becomes YAML (to\n"
+    "stdout, or OUT); a sandboxed app (sluice.runtime: sandboxed), an app with files\n"
+    "(--app-dir, or a .zip) or an OUT ending in .zip becomes a .zip bundle: the DSL,\n"
+    "manifest.json and the app's files.  Canvas notes are dropped and secret\n"
+    "environment variables emptied unless --include-secrets.  Importing the export\n"
+    "gives the same graph (and files).\n";
 
 static const char usage_limits[] =
     "usage: sluice limits\n"
@@ -364,13 +373,118 @@ static void print_outputs(const sl_graph *g, const sl_value *outs)
     }
 }
 
+/* --app-dir: the folder of the app's files (skills/ …). */
+static int set_app_dir(sl_graph *g, const char *dir, const char *who)
+{
+    struct stat st;
+    if (g->app_tmp) {
+        fprintf(stderr, "%s: --app-dir: this app is a bundle and carries its own files\n", who);
+        return -1;
+    }
+    if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "%s: --app-dir %s: not a folder\n", who, dir);
+        return -1;
+    }
+    free(g->app_dir);
+    g->app_dir = realpath(dir, NULL);
+    return g->app_dir ? 0 : -1;
+}
+
+/* The files the run made that its outputs hold (file values of
+ * transfer_method tool_file), appended to list. */
+static void made_files(const sl_value *v, sl_value *list)
+{
+    if (json_is_array(v)) {
+        for (size_t i = 0; i < json_array_size(v); i++)
+            made_files(json_array_get(v, i), list);
+    } else if (json_is_object(v)) {
+        const char *tm = json_string_value(json_object_get(v, "transfer_method"));
+        if (tm && !strcmp(tm, "tool_file") && json_object_get(v, "related_id")) {
+            json_array_append(list, (sl_value *)v);
+            return;
+        }
+        const char *k;
+        sl_value *x;
+        json_object_foreach((sl_value *)v, k, x)
+            made_files(x, list);
+    }
+}
+
+/* --out DIR: copies them there by name (name-2.ext when taken). */
+static int write_files(sl_run *r, const char *out_dir, bool quiet)
+{
+    sl_value *list = json_array();
+    made_files(sl_run_outputs(r), list);
+    size_t n = json_array_size(list);
+    const char *src = sl_run_files_dir(r);
+    int rc = 0;
+    if (!n || !src) {
+        json_decref(list);
+        return 0;
+    }
+    if (!out_dir) {
+        if (!quiet)
+            fprintf(stderr, "the run made %zu file%s; pass --out DIR to keep %s\n", n,
+                    n == 1 ? "" : "s", n == 1 ? "it" : "them");
+        json_decref(list);
+        return 0;
+    }
+    if (mkdir(out_dir, 0755) && errno != EEXIST) {
+        fprintf(stderr, "sluice run: --out %s: %s\n", out_dir, strerror(errno));
+        json_decref(list);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const sl_value *f = json_array_get(list, i);
+        const char *id = json_string_value(json_object_get(f, "related_id"));
+        const char *name = json_string_value(json_object_get(f, "filename"));
+        char base[256];
+        snprintf(base, sizeof base, "%s", name && *name ? name : "file");
+        for (char *c = base; *c; c++)
+            if (*c == '/' || *c == '\\')
+                *c = '_';
+        if (!strcmp(base, ".") || !strcmp(base, ".."))
+            snprintf(base, sizeof base, "file");
+        char *to = sl_xasprintf("%s/%s", out_dir, base);
+        for (int k = 2; access(to, F_OK) == 0; k++) {
+            free(to);
+            const char *dot = strrchr(base, '.');
+            int stem = dot && dot != base ? (int)(dot - base) : (int)strlen(base);
+            to = sl_xasprintf("%s/%.*s-%d%s", out_dir, stem, base, k,
+                              dot && dot != base ? dot : "");
+        }
+        char *from = sl_xasprintf("%s/%s", src, id ? id : "");
+        FILE *in = fopen(from, "rb"), *o = in ? fopen(to, "wbx") : NULL;
+        bool ok = in && o;
+        char buf[65536];
+        size_t k;
+        while (ok && (k = fread(buf, 1, sizeof buf, in)) > 0)
+            ok = fwrite(buf, 1, k, o) == k;
+        if (o && fclose(o))
+            ok = false;
+        if (in)
+            fclose(in);
+        if (!ok) {
+            fprintf(stderr, "sluice run: --out: cannot write %s: %s\n", to, strerror(errno));
+            rc = -1;
+        } else if (!quiet) {
+            fprintf(stderr, "wrote %s (%lld bytes)\n", to,
+                    (long long)json_integer_value(json_object_get(f, "size")));
+        }
+        free(from);
+        free(to);
+    }
+    json_decref(list);
+    return rc;
+}
+
 static int cmd_run(int argc, char **argv)
 {
     if (want_help(argc, argv)) {
         fputs(usage_run, stdout);
         return EXIT_OK;
     }
-    const char *file = NULL, *config = NULL, *tape_path = NULL;
+    const char *file = NULL, *config = NULL, *tape_path = NULL, *app_dir = NULL, *out_dir = NULL;
     bool json_out = false, quiet = false, events = false, replay = false;
     sl_run_opts opts;
     sl_run_opts_init(&opts);
@@ -387,7 +501,8 @@ static int cmd_run(int argc, char **argv)
         bool takes = !strcmp(a, "--input") || !strcmp(a, "--inputs") || !strcmp(a, "--query") ||
                      !strcmp(a, "--conversation") || !strcmp(a, "--env") || !strcmp(a, "--limit") ||
                      !strcmp(a, "--net") || !strcmp(a, "--config") || !strcmp(a, "--record") ||
-                     !strcmp(a, "--replay") || !strcmp(a, "--history");
+                     !strcmp(a, "--replay") || !strcmp(a, "--history") ||
+                     !strcmp(a, "--app-dir") || !strcmp(a, "--out");
         if (takes && i + 1 >= argc) {
             fprintf(stderr, "sluice run: %s needs a value (see sluice run --help)\n", a);
             return EXIT_USAGE;
@@ -406,6 +521,10 @@ static int cmd_run(int argc, char **argv)
             }
             if (!strcmp(a, "--config"))
                 config = argv[i + 1];
+            if (!strcmp(a, "--app-dir"))
+                app_dir = argv[i + 1];
+            if (!strcmp(a, "--out"))
+                out_dir = argv[i + 1];
             if (!strcmp(a, "--record") || !strcmp(a, "--replay")) {
                 if (tape_path) {
                     fprintf(stderr, "sluice run: --record and --replay: one tape at a time\n");
@@ -457,6 +576,12 @@ static int cmd_run(int argc, char **argv)
         fprintf(stderr, "sluice: %s\n", err.msg);
         sl_diag_release(&diag);
         sl_err_clear(&err);
+        sl_graph_release(&g);
+        sl_llm_tape_close(tape);
+        return EXIT_USAGE;
+    }
+    if (app_dir && set_app_dir(&g, app_dir, "sluice run")) {
+        sl_diag_release(&diag);
         sl_graph_release(&g);
         sl_llm_tape_close(tape);
         return EXIT_USAGE;
@@ -572,6 +697,8 @@ static int cmd_run(int argc, char **argv)
     json_decref(prog.containers);
     rc = st == SL_RUN_SUCCEEDED ? EXIT_OK : st == SL_RUN_PARTIAL ? EXIT_PARTIAL
          : st == SL_RUN_STOPPED ? EXIT_STOPPED : EXIT_FAILED;
+    if (write_files(r, out_dir, quiet) && rc == EXIT_OK)
+        rc = EXIT_FAILED;
     sl_run_free(r);
     json_decref(inputs);
 out:
@@ -637,10 +764,16 @@ static int cmd_export(int argc, char **argv)
         fputs(usage_export, stdout);
         return EXIT_OK;
     }
-    const char *file = NULL, *out = NULL;
+    const char *file = NULL, *out = NULL, *app_dir = NULL;
     bool secrets = false;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-o")) {
+        if (!strcmp(argv[i], "--app-dir")) {
+            if (++i >= argc) {
+                fprintf(stderr, "sluice export: --app-dir needs a folder\n");
+                return EXIT_USAGE;
+            }
+            app_dir = argv[i];
+        } else if (!strcmp(argv[i], "-o")) {
             if (++i >= argc) {
                 fprintf(stderr, "sluice export: -o needs a file name\n");
                 return EXIT_USAGE;
@@ -704,11 +837,30 @@ static int cmd_export(int argc, char **argv)
     } else {
         root = g.doc.root;
     }
+    if (app_dir && set_app_dir(&g, app_dir, "sluice export")) {
+        rc = EXIT_USAGE;
+        goto done;
+    }
+    const sl_value *rt = json_object_get(json_object_get(root, "sluice"), "runtime");
+    size_t ol = out ? strlen(out) : 0;
+    bool zip = g.app_dir || (json_is_string(rt) && !strcmp(json_string_value(rt), "sandboxed")) ||
+               (ol > 4 && !strcasecmp(out + ol - 4, ".zip"));
     sl_buf b;
     sl_buf_init(&b, 0);
     if (sl_dsl_export(root, secrets, &b, &err) < 0) {
         fprintf(stderr, "sluice export: %s\n", err.msg);
         rc = EXIT_FAILED;
+    } else if (zip && !out) {
+        fprintf(stderr, "sluice export: %s exports as a .zip bundle (a sandboxed app or one with "
+                "files); give -o FILE.zip\n", file);
+        rc = EXIT_USAGE;
+    } else if (zip) {
+        const char *name = json_string_value(json_object_get(json_object_get(root, "app"), "name"));
+        if (sl_bundle_write(out, name ? name : "app", b.data ? b.data : "", b.len, g.app_dir,
+                            g.manifest, &err)) {
+            fprintf(stderr, "sluice export: %s\n", err.msg);
+            rc = EXIT_FAILED;
+        }
     } else {
         FILE *f = out ? fopen(out, "w") : stdout;
         if (!f || fwrite(b.data, 1, b.len, f) != b.len) {

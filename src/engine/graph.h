@@ -75,9 +75,12 @@ typedef struct sl_graph {
      * loaded the app (a bundle's extracted folder, --app-dir); NULL when
      * the app has none.  Owned by the graph (freed by release). */
     char *app_dir;
+    char *app_tmp;              /* a private folder holding app_dir, removed by release */
+    sl_value *manifest;         /* the bundle's manifest.json (loaded from a .zip) or NULL */
 } sl_graph;
 
-/* Loads and validates.  Returns 0 when the graph can run; -1 when not, with
+/* Loads and validates.  A file that is a .zip bundle (by its first bytes)
+ * is read whole, its app files extracted to a private folder (app_dir).  Returns 0 when the graph can run; -1 when not, with
  * every reason in diag (and a summary in err).  Warnings (older minor
  * versions, ignored keys) go to diag too. */
 int sl_graph_load_file(sl_graph *g, const char *path, sl_diag *diag, sl_err *err);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "e2b.h"
 #include "local/local.h"
 
 void sl_sandbox_opts_init(sl_sandbox_opts *o)
@@ -81,11 +82,14 @@ int sl_sandbox_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
     const char *p = o->provider ? o->provider : "local";
     if (!strcmp(p, "local"))
         return sl_local_create(o, out, err);
-    if (!strcmp(p, "ssh") || !strcmp(p, "e2b"))
+    if (!strcmp(p, "e2b"))
+        return sl_e2b_create(o, out, err);
+    if (!strcmp(p, "ssh"))
         return sl_err_set(err, SL_EUNSUPPORTED,
                           "sandbox provider '%s' is not available in this build yet; use 'local'",
                           p);
-    return sl_err_set(err, SL_EINVAL, "unknown sandbox provider '%s' (known: local)", p);
+    return sl_err_set(err, SL_EINVAL, "unknown sandbox provider '%s' (known: local, ssh, e2b)",
+                      p);
 }
 
 int sl_sandbox_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_result *res,
