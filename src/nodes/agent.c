@@ -441,11 +441,15 @@ static int agent_run(sl_node_exec *x)
         sl_buf_adds(&sys, "\n");
         sl_skills_catalog(&skills, &sys);
     }
-    sl_value *names = json_array();
+    sl_value *names = json_array(), *bad = json_array();
     for (size_t i = 0; i < skills.n; i++)
         json_array_append_new(names, json_string(skills.v[i].name));
-    sl_exec_process(x, "skills", json_pack("{s:o,s:o}", "loaded", names, "warnings",
-                                           sl_skills_warnings(&skills)));
+    for (size_t i = 0; i < skills.nwarnings; i++)
+        if (skills.warnings[i].skipped)
+            json_array_append_new(bad, json_string(skills.warnings[i].folder));
+    sl_exec_process(x, "skills_loaded", names);
+    sl_exec_process(x, "skills_skipped", bad);
+    sl_exec_process(x, "skills_warnings", sl_skills_warnings(&skills));
     sl_skills_release(&skills);
     if (*instruction)
         sl_buf_addf(&sys, "\n%s\n", instruction);
@@ -454,13 +458,18 @@ static int agent_run(sl_node_exec *x)
 
     sl_agent_limits L;
     sl_agent_limits_init(&L);
+    /* The node's own settings, each capped by the run's limit. */
     const sl_value *mi = param_value(data, "maximum_iterations");
-    L.max_turns = lim->agent_max_turns;
-    if (json_is_integer(mi) && json_integer_value(mi) > 0)
-        L.max_turns = (int)json_integer_value(mi);
-    L.max_turns = (int)num_setting(data, "max_turns", L.max_turns);
-    L.max_tokens = (long long)num_setting(data, "max_tokens", (double)lim->agent_max_tokens);
+    int turns = json_is_integer(mi) && json_integer_value(mi) > 0 ? (int)json_integer_value(mi)
+                                                                   : lim->agent_max_turns;
+    turns = (int)num_setting(data, "max_turns", turns);
+    L.max_turns = turns < lim->agent_max_turns ? turns : lim->agent_max_turns;
+    long long tok = (long long)num_setting(data, "max_tokens", (double)lim->agent_max_tokens);
+    long long ltok = (long long)lim->agent_max_tokens;
+    L.max_tokens = ltok > 0 && (tok <= 0 || tok > ltok) ? ltok : tok;
     L.timeout_s = num_setting(data, "timeout", lim->agent_timeout_s);
+    if (lim->agent_timeout_s > 0 && (L.timeout_s <= 0 || L.timeout_s > lim->agent_timeout_s))
+        L.timeout_s = lim->agent_timeout_s;
     double left = sl_exec_time_left(x);
     if (L.timeout_s <= 0 || L.timeout_s > left)
         L.timeout_s = left;
@@ -501,11 +510,12 @@ static int agent_run(sl_node_exec *x)
                                                          : "AgentLimitError",
                               "%s%s", e.msg,
                               e.code == SL_ELIMIT && strstr(e.msg, "turns")
-                                  ? "; raise data.sluice.max_turns (or the limit agent_max_turns)"
-                              : e.code == SL_ELIMIT ? "; raise data.sluice.max_tokens (or the limit "
-                                                      "agent_max_tokens)"
-                              : e.code == SL_ETIMEOUT ? "; raise data.sluice.timeout (or the "
-                                                        "limit agent_timeout_s)"
+                                  ? "; raise data.sluice.max_turns (maximum_iterations), within "
+                                    "the limit agent_max_turns"
+                              : e.code == SL_ELIMIT ? "; raise data.sluice.max_tokens, within the "
+                                                      "limit agent_max_tokens"
+                              : e.code == SL_ETIMEOUT ? "; raise data.sluice.timeout, within the "
+                                                        "limit agent_timeout_s"
                                                       : "");
         sl_err_clear(&e);
     } else {
