@@ -389,9 +389,9 @@ static char *install_packages(sl_run *r, sl_sandbox *sb)
 {
     static const struct {
         const char *key;
-        const char *argv0[8];
+        const char *argv0[10];
     } tools[] = {
-        {"pip", {"python3", "-m", "pip", "install", "--user", "--quiet",
+        {"pip", {"python3", "-m", "pip", "install", "--user", "--quiet", "--retries", "1",
                  "--disable-pip-version-check", NULL}},
         {"npm", {"npm", "install", "--prefix", ".", "--no-audit", "--no-fund", "--silent", NULL}},
     };
@@ -400,7 +400,7 @@ static char *install_packages(sl_run *r, sl_sandbox *sb)
         size_t n = json_array_size(list);
         if (!n)
             continue;
-        const char **argv = sl_xcalloc(n + 9, sizeof *argv);
+        const char **argv = sl_xcalloc(n + 11, sizeof *argv);
         size_t k = 0;
         for (; tools[t].argv0[k]; k++)
             argv[k] = tools[t].argv0[k];

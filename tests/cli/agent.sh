@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# The sandboxed runtime from the command line: agent apps as .zip bundles
+# (export -> run -> export again), --out, refused bundles, and the network
+# policy (a package installed from a package index on loopback through the
+# allow-list proxy; a host not on the list refused).  The model is llmd
+# with scripted tool calls (tests/agent/scripts).
+. "$(dirname "$0")/lib.bash"
+
+PIDS=()
+on_exit() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; }
+
+python3 tests/tools/llmd.py --port 0 --port-file "$T/llmd.port" >/dev/null 2>&1 &
+PIDS+=($!)
+for _ in $(seq 100); do [ -s "$T/llmd.port" ] && break; sleep 0.05; done
+export SLUICE_LLM_BASE_URL="http://127.0.0.1:$(cat "$T/llmd.port")/v1" SLUICE_LLM_API_KEY=test
+
+# A clean DSL from a test case (the sluice_test keys dropped).
+dsl_of() { python3 - "$1" "$2" <<'EOF'
+import sys, yaml
+d = yaml.safe_load(open(sys.argv[1]))
+for k in ("sluice_test", "sluice_app_dir", "sluice_config"):
+    d.pop(k, None)
+yaml.safe_dump(d, open(sys.argv[2], "w"), allow_unicode=True, sort_keys=False)
+EOF
+}
+printf 'month,sales\nJan,3\nFeb,5\nMar,2\n' >"$T/sales.csv"
+
+# ---- bundles ----
+dsl_of tests/cases/agent/agent_skills.yml "$T/skills.yml"
+sl export "$T/skills.yml"
+check "a sandboxed app does not export to stdout: it needs -o FILE.zip" \
+    test "$rc" = 2 -a -n "$(grep -F 'exports as a .zip bundle' "$T/err")"
+sl export "$T/skills.yml" --app-dir tests/agent/apps/skills_app -o "$T/app.zip"
+check "export writes a .zip bundle" test "$rc" = 0 -a -s "$T/app.zip"
+unzip -l "$T/app.zip" >"$T/list" 2>&1
+check "the bundle holds the DSL, manifest.json and the app's files" \
+    grep -q 'manifest.json' "$T/list"
+check "... the skill folders among them" grep -q 'agent skills/skills/csv-report/SKILL.md' "$T/list"
+python3 - "$T/app.zip" >"$T/manifest.check" 2>&1 <<'EOF'
+import json, sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+m = json.loads(z.read("manifest.json"))
+assert m["schema_version"] == "1.0", m
+assert m["dsl_filename"] == "agent skills.yml", m
+paths = sorted(f["path"] for f in m["files"])
+assert paths == ["skills/broken/SKILL.md", "skills/csv-report/SKILL.md",
+                 "skills/csv-report/scripts/count.py"], paths
+assert m["integrity"]["file_count"] == 3, m
+print("manifest ok")
+EOF
+check "the manifest lists every file with its count" grep -q 'manifest ok' "$T/manifest.check"
+
+sl run "$T/app.zip" --input "data=@$T/sales.csv" --out "$T/outdir"
+check "sluice run runs the bundle (skills from the zip)" test "$rc" = 0
+check "... and --out writes the agent's file by its name" grep -q PINEAPPLE "$T/outdir/report.txt"
+check "... saying where" err_has "wrote $T/outdir/report.txt"
+sl run "$T/app.zip" --input "data=@$T/sales.csv" --out "$T/outdir"
+check "a second run does not overwrite: report-2.txt" test -s "$T/outdir/report-2.txt"
+sl run "$T/app.zip" --input "data=@$T/sales.csv"
+check "without --out the run says how to keep its files" err_has "the run made 1 file; pass --out DIR to keep it"
+
+sl export "$T/app.zip" -o "$T/again.zip"
+python3 - "$T/app.zip" "$T/again.zip" >"$T/ids.check" 2>&1 <<'EOF'
+import json, sys, zipfile
+a, b = (json.loads(zipfile.ZipFile(p).read("manifest.json")) for p in sys.argv[1:3])
+ids = lambda m: sorted((f["path"], f["node_id"]) for f in m["files"])
+assert ids(a) == ids(b), (ids(a), ids(b))
+print("same ids")
+EOF
+check "export of an imported bundle keeps the files' node ids" grep -q 'same ids' "$T/ids.check"
+
+sl export "$T/app.zip" --app-dir tests/agent/apps/skills_app -o "$T/x.zip"
+check "--app-dir with a bundle is refused (it carries its own files)" \
+    test "$rc" = 2 -a -n "$(grep -F 'carries its own files' "$T/err")"
+
+head -c 300 "$T/app.zip" >"$T/cut.zip"
+sl run "$T/cut.zip"
+check "a truncated bundle is refused with a reason, exit 2" \
+    test "$rc" = 2 -a -n "$(grep -F "$T/cut.zip" "$T/err")"
+python3 tests/tools/mkzip.py traversal "$T/evil.zip" >/dev/null 2>&1 ||
+    python3 - "$T/evil.zip" <<'EOF'
+import sys, zipfile
+z = zipfile.ZipFile(sys.argv[1], "w")
+z.writestr("a.yml", "app: {}\n")
+z.writestr("manifest.json", "{}")
+z.writestr("../escape.txt", "x")
+EOF
+sl run "$T/evil.zip"
+check "a bundle with a path escaping its folder is refused, nothing written" \
+    test "$rc" = 2 -a ! -e "$T/escape.txt" -a -n "$(grep -F '..' "$T/err")"
+
+dsl_of tests/cases/agent/agent_mode_off.yml "$T/classic.yml"
+sl export "$T/classic.yml" -o "$T/classic-out.yml"
+check "a classic app still exports as YAML" grep -q 'kind: app' "$T/classic-out.yml"
+
+# ---- network policy: a package from a local index through the proxy ----
+mkdir -p "$T/index/simple/sluicedemo"
+python3 - "$T/index" <<'EOF'
+import base64, hashlib, sys, zipfile
+root = sys.argv[1]
+files = {
+    "sluicedemo/__init__.py": b"def hello():\n    return 'hello from sluicedemo'\n",
+    "sluicedemo-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: sluicedemo\nVersion: 1.0\n",
+    "sluicedemo-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: sluice-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+}
+record = ""
+for name, data in files.items():
+    h = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    record += f"{name},sha256={h},{len(data)}\n"
+record += "sluicedemo-1.0.dist-info/RECORD,,\n"
+whl = f"{root}/sluicedemo-1.0-py3-none-any.whl"
+with zipfile.ZipFile(whl, "w") as z:
+    for name, data in files.items():
+        z.writestr(name, data)
+    z.writestr("sluicedemo-1.0.dist-info/RECORD", record)
+open(f"{root}/simple/sluicedemo/index.html", "w").write(
+    '<html><body><a href="../../sluicedemo-1.0-py3-none-any.whl">sluicedemo-1.0-py3-none-any.whl</a></body></html>\n')
+EOF
+# 127.0.0.2: loopback on the host, but not the sandbox's own 127.0.0.1 (which
+# no_proxy keeps inside the sandbox), so the request goes through the proxy.
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.2",0)); print(s.getsockname()[1])')
+python3 -m http.server --bind 127.0.0.2 --directory "$T/index" "$port" >/dev/null 2>&1 &
+PIDS+=($!)
+for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.2:$port/" && break; sleep 0.05; done
+echo "http://127.0.0.2:$port/simple/" >"$T/index.txt"
+python3 - "$T/skills.yml" "$T/net.yml" <<'EOF'
+import sys, yaml
+d = yaml.safe_load(open(sys.argv[1]))
+d["app"]["name"] = "agent net"
+d["sluice"]["sandbox"] = {"network": {"allow": ["127.0.0.2"]}, "command_timeout": 120}
+for n in d["workflow"]["graph"]["nodes"]:
+    if n["data"]["type"] == "start":
+        n["data"]["variables"] = [{"variable": "index", "type": "file", "label": "index",
+                                   "required": True}]
+    if n["data"]["type"] == "agent":
+        n["data"]["agent_parameters"]["model"]["value"]["model"] = "script:net"
+yaml.safe_dump(d, open(sys.argv[2], "w"), sort_keys=False)
+EOF
+timeout -k 2 150 "$SLUICE" run "$T/net.yml" --input "index=@$T/index.txt" >"$T/out" 2>"$T/err"; rc=$?
+check "an agent installs a package from an allowed index through the proxy, and is refused another host" \
+    test "$rc" = 0 -a -n "$(grep -F 'Installed and refused.' "$T/out")"
+timeout -k 2 60 "$SLUICE" run "$T/net.yml" --input "index=@$T/index.txt" --net none >"$T/out" 2>"$T/err"; rc=$?
+check "with --net none the same install fails (the model sees pip's error)" \
+    test "$rc" = 0 -a -n "$(grep -F 'SCRIPT MISMATCH turn 1' "$T/out")"
+
+echo "1..$n"
