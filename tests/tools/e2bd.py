@@ -45,7 +45,8 @@ unknown sandbox id: 502 like E2B's proxy)
 Processes are real processes on this host.  Each sandbox has a folder ROOT
 (a temp dir); sandbox path /P is ROOT/P, so the workdir /home/user is
 ROOT/home/user.  Because commands run on the host, the text "/home/user" in
-cmd, args, env values and cwd is rewritten to ROOT/home/user.  Environment:
+cmd, args, env values and cwd is rewritten to ROOT/home/user (unless it
+already is ROOT/home/user: a path a command printed).  Environment:
 PATH (this host's), HOME, USER, LOGNAME, the sandbox's envVars, then the
 request's envs (as envd does).  SendSignal signals only that pid (as envd
 does); SIGKILL/SIGTERM also stop waiting for the output pipes.
@@ -139,7 +140,11 @@ class Sandbox:
         return host[len(self.root):] or "/"
 
     def rewrite(self, text):
-        return text.replace(HOME, self.root + HOME)
+        # Paths the sandbox already printed (its commands run here, so
+        # $PWD shows ROOT) stay as they are; only bare /home/user moves.
+        marker = "\0ROOTED\0"
+        text = text.replace(self.root + HOME, marker)
+        return text.replace(HOME, self.root + HOME).replace(marker, self.root + HOME)
 
     def kill_all(self):
         with self.lock:
