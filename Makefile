@@ -17,7 +17,7 @@ LIB      := $(BUILD)/libsluice.a
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all test asan fuzz bench bench-sandbox bench-llm bench-serve clean
+.PHONY: all test asan fuzz bench bench-sandbox bench-llm bench-serve bench-agent clean
 all: $(BUILD)/sluice $(UNIT_BIN)
 
 $(BUILD)/%.o: %.c $(wildcard src/*/*.h src/*/*/*.h)
@@ -72,6 +72,14 @@ $(BUILD)/bench/sandbox_bench: bench/sandbox_bench.c $(OBJ)
 $(BUILD)/bench/llm_bench: bench/llm_bench.c $(OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -Isrc -o $@ $< $(OBJ) $(LDLIBS)
+
+# Agent step overhead and the first command of a run against bubblewrap (issue 5).
+$(BUILD)/bench/agent_bench: bench/agent_bench.c $(OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -Isrc -o $@ $< $(OBJ) $(LDLIBS)
+
+bench-agent: $(BUILD)/bench/agent_bench
+	@$(BUILD)/bench/agent_bench
 
 bench-llm: $(BUILD)/bench/llm_bench
 	@$(BUILD)/bench/llm_bench

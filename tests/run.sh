@@ -42,6 +42,7 @@ run_tap cases "$BUILD/tests/cases" tests/cases
 run_tap llm-llmd bash tests/llm/test_llmd.sh
 # The agent cases again on the other sandbox providers.
 run_tap agent-on-e2b env BUILD="$BUILD" bash tests/agent/on_provider.sh e2b
+run_tap agent-on-ssh env BUILD="$BUILD" bash tests/agent/on_provider.sh ssh
 for s in tests/cli/*.sh; do
   [ -e "$s" ] || continue
   run_tap "cli-$(basename "$s" .sh)" bash "$s"

@@ -139,7 +139,10 @@ static int run(sl_agent_session *s, const char *const *argv, double timeout,
                           .max_output_bytes = s->L->max_command_output,
                           .cancelled = io_cancelled, .ud = s};
     sl_sandbox_result_init(res);
-    return sl_sandbox_exec(s->sb, &cmd, res, err);
+    double t0 = mono_s();
+    int rc = sl_sandbox_exec(s->sb, &cmd, res, err);
+    s->sandbox_s += mono_s() - t0;
+    return rc;
 }
 
 static const char *str_arg(const sl_value *args, const char *key)
@@ -245,7 +248,10 @@ static bool is_binary(const char *d, size_t n)
 static int download(sl_agent_session *s, const char *path, sl_buf *b, sl_buf *out)
 {
     sl_err e = {0};
-    if (sl_sandbox_download(s->sb, path, s->L->max_file_bytes, b, &e)) {
+    double t0 = mono_s();
+    int rc = sl_sandbox_download(s->sb, path, s->L->max_file_bytes, b, &e);
+    s->sandbox_s += mono_s() - t0;
+    if (rc) {
         fail(out, "%s", e.msg);
         sl_err_clear(&e);
         return -1;
@@ -258,7 +264,10 @@ static int upload(sl_agent_session *s, const char *path, const char *data, size_
                   sl_buf *out)
 {
     sl_err e = {0};
-    if (!sl_sandbox_upload(s->sb, path, data, len, &e))
+    double t0 = mono_s();
+    int urc = sl_sandbox_upload(s->sb, path, data, len, &e);
+    s->sandbox_s += mono_s() - t0;
+    if (!urc)
         return 0;
     const char *slash = strrchr(path, '/');
     if (slash && slash != path) {
@@ -460,7 +469,10 @@ static bool tool_list(sl_agent_session *s, const sl_value *args, sl_buf *out)
     }
     sl_value *list = NULL;
     sl_err e = {0};
-    if (sl_sandbox_list(s->sb, path, 1001, &list, &e)) {
+    double t0 = mono_s();
+    int lrc = sl_sandbox_list(s->sb, path, 1001, &list, &e);
+    s->sandbox_s += mono_s() - t0;
+    if (lrc) {
         bool r = fail(out, "%s", e.msg);
         sl_err_clear(&e);
         return r;
@@ -611,6 +623,7 @@ int sl_agent_run(sl_agent_session *s, const char *system, const sl_value *user,
         sl_value *resp = NULL;
         double t0 = mono_s();
         int crc = s->io->call(s->io->ud, req, &resp);
+        s->model_s += mono_s() - t0;
         json_decref(req);
         res->turns++;
         if (crc) {

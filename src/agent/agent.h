@@ -67,6 +67,9 @@ typedef struct {
     char *cwd;                 /* absolute, inside the sandbox */
     char mark[40];             /* ends bash output with the new cwd */
     double deadline;           /* monotonic seconds; 0 = none */
+    /* Seconds spent waiting on the sandbox (commands, file transfers) and
+     * on the model: what the loop itself costs is the rest. */
+    double sandbox_s, model_s;
 } sl_agent_session;
 
 void sl_agent_session_init(sl_agent_session *s, sl_sandbox *sb, const sl_agent_limits *L,

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "e2b.h"
+#include "ssh.h"
 #include "local/local.h"
 
 void sl_sandbox_opts_init(sl_sandbox_opts *o)
@@ -85,9 +86,7 @@ int sl_sandbox_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
     if (!strcmp(p, "e2b"))
         return sl_e2b_create(o, out, err);
     if (!strcmp(p, "ssh"))
-        return sl_err_set(err, SL_EUNSUPPORTED,
-                          "sandbox provider '%s' is not available in this build yet; use 'local'",
-                          p);
+        return sl_ssh_create(o, out, err);
     return sl_err_set(err, SL_EINVAL, "unknown sandbox provider '%s' (known: local, ssh, e2b)",
                       p);
 }

@@ -30,13 +30,19 @@ sandbox:
 EOF
     ;;
 ssh)
-    eval "$(bash tests/tools/sshd.sh start "$T/sshd")" || { echo "1..0 # SKIP sshd could not start"; exit 0; }
-    SSHD_STOP="bash tests/tools/sshd.sh stop $T/sshd"
+    [ -x /usr/sbin/sshd ] || { echo "ok 1 - # SKIP no sshd (apt-get install openssh-server)"; echo "1..1"; exit 0; }
+    bash tests/tools/sshd.sh start >"$T/sshd.env" 2>"$T/sshd.err" || {
+        echo "not ok 1 - sshd could not start: $(tail -3 "$T/sshd.err")"; echo "1..1"; exit 1; }
+    DIR= PORT= USER= USER_KEY= FINGERPRINT=
+    while IFS='=' read -r k v; do
+        case $k in DIR|PORT|USER|USER_KEY|FINGERPRINT) printf -v "$k" '%s' "$v" ;; esac
+    done <"$T/sshd.env"
+    SSHD_STOP="bash tests/tools/sshd.sh stop '$DIR'"
     cat >"$T/sluice.yml" <<EOF
 sandbox:
   provider: ssh
-  ssh: {host: 127.0.0.1, port: $SSHD_PORT, user: $SSHD_USER, private_key_file: "$SSHD_KEY",
-        host_key_sha256: "$SSHD_HOST_KEY_SHA256", base_path: "$T/boxes"}
+  ssh: {host: 127.0.0.1, port: $PORT, user: "$USER", private_key_file: "$USER_KEY",
+        host_key_sha256: "$FINGERPRINT", base_path: "$T/boxes", vm_enforces_network: true}
 EOF
     ;;
 *)
