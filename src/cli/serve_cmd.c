@@ -6,10 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../engine/graph.h"
 #include "../llm/config.h"
 #include "../server/server.h"
+#include "../server/apps.h"
 #include "../store/store.h"
 #include "cli.h"
 
@@ -31,9 +33,9 @@ static const char usage_serve[] =
     "SIGTERM or Ctrl-C stops accepting, lets runs finish (30 s), then stops the rest.\n";
 
 static const char usage_app[] =
-    "usage: sluice app import FILE [--data DIR]    prints the new app's id\n"
+    "usage: sluice app import FILE [--data DIR]    a .yml or .zip bundle; prints the new app's id\n"
     "       sluice app list [--data DIR]\n"
-    "       sluice app export APP_ID [--data DIR]   prints the DSL\n"
+    "       sluice app export APP_ID [--data DIR]   prints the DSL (a .zip for apps with files)\n"
     "       sluice app delete APP_ID [--data DIR]\n"
     "       sluice app key create APP_ID [--data DIR]   prints a new key (app-…)\n"
     "       sluice app key list APP_ID [--data DIR]\n"
@@ -170,27 +172,22 @@ int sl_cli_app(int argc, char **argv)
     if (!key && !strcmp(verb, "import")) {
         size_t len;
         char *text = read_all(arg, &len);
-        sl_graph g;
         sl_diag d;
         sl_diag_init(&d);
+        char *id = NULL;
         if (!text) {
             fprintf(stderr, "sluice app import: cannot read %s\n", arg);
             rc = 1;
-        } else if (sl_graph_load_text(&g, text, len, arg, &d, &err)) {
+        } else if (sl_apps_import(s, text, len, arg, &id, NULL, &d, &err)) {
             for (size_t i = 0; i < d.n; i++)
                 fprintf(stderr, "%s: %s\n", d.v[i].warning ? "warning" : "error", d.v[i].msg);
             fprintf(stderr, "sluice app import: %s\n", err.msg);
-            sl_graph_release(&g);
+            sl_err_clear(&err);
             rc = 1;
         } else {
-            char *id = NULL;
-            if (sl_store_app_add(s, g.name ? g.name : arg, g.mode, text, &id, &err))
-                rc = 1;
-            else
-                printf("%s\n", id);
-            free(id);
-            sl_graph_release(&g);
+            printf("%s\n", id);
         }
+        free(id);
         sl_diag_release(&d);
         free(text);
     } else if (!key && !strcmp(verb, "list")) {
@@ -204,12 +201,21 @@ int sl_cli_app(int argc, char **argv)
             }
         json_decref(apps);
     } else if (!key && !strcmp(verb, "export")) {
-        char *dsl = NULL;
-        if (!(rc = sl_store_app_get(s, arg, &dsl, NULL, &err) ? 1 : 0))
-            fputs(dsl, stdout);
-        free(dsl);
+        sl_buf out;
+        sl_buf_init(&out, 0);
+        bool zip;
+        if (!(rc = sl_apps_export(s, arg, &out, &zip, &err) ? 1 : 0)) {
+            if (zip && isatty(1)) {
+                fprintf(stderr, "sluice app export: %s is a .zip bundle; redirect it to a file "
+                        "(> app.zip)\n", arg);
+                rc = 2;
+            } else if (fwrite(out.data ? out.data : "", 1, out.len, stdout) != out.len) {
+                rc = 1;
+            }
+        }
+        sl_buf_release(&out);
     } else if (!key && !strcmp(verb, "delete")) {
-        rc = sl_store_app_delete(s, arg, &err) ? 1 : 0;
+        rc = sl_apps_delete(s, arg, &err) ? 1 : 0;
     } else if (key && !strcmp(verb, "create")) {
         char *k = NULL;
         if (!(rc = sl_store_key_create(s, arg, &k, &err) ? 1 : 0))

@@ -568,11 +568,19 @@ sl_value *sl_exec_store_file(sl_node_exec *x, const char *name, const void *data
         lower[i] = (char)tolower((unsigned char)ext[i]);
     char sha[65];
     sl_sha256_hex(data, len, sha);
-    return json_pack("{s:s,s:s,s:s,s:s,s:n,s:s,s:s,s:s,s:s,s:I,s:s}", "dify_model_identity",
-                     "__dify__file__", "id", id, "type", sl_file_kind(ext, mime),
-                     "transfer_method", "tool_file", "remote_url", "related_id", id, "filename",
-                     name, "extension", lower, "mime_type", mime, "size", (json_int_t)len,
-                     "sha256", sha);
+    sl_value *f = json_pack("{s:s,s:s,s:s,s:s,s:n,s:s,s:s,s:s,s:s,s:I,s:s}",
+                            "dify_model_identity", "__dify__file__", "id", id, "type",
+                            sl_file_kind(ext, mime), "transfer_method", "tool_file", "remote_url",
+                            "related_id", id, "filename", name, "extension", lower, "mime_type",
+                            mime, "size", (json_int_t)len, "sha256", sha);
+    if (r->opts.files_url) {
+        char url[512];
+        snprintf(url, sizeof url, r->opts.files_url, id);
+        json_object_set_new(f, "url", json_string(url));
+    }
+    if (r->opts.on_file)
+        r->opts.on_file(f, r->opts.file_ud);
+    return f;
 }
 
 int sl_exec_file_bytes(sl_node_exec *x, const sl_value *f, size_t cap, sl_buf *out, sl_err *err)

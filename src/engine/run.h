@@ -45,6 +45,11 @@ typedef struct {
                                       private folder removed with the run */
     bool local_files;              /* file inputs may name host files (file:// URLs, the
                                       CLI's); never for inputs from the network */
+    const char *files_url;         /* format with one %s (the file id) for the url of file
+                                      values nodes make ("/v1/files/%s/preview"); NULL: none */
+    /* Called for each file a node stores (artifacts), e.g. to index it. */
+    void (*on_file)(const sl_value *file, void *ud);
+    void *file_ud;
     sl_event_fn on_event;    /* may be NULL */
     void *event_ud;
 } sl_run_opts;

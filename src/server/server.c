@@ -2,6 +2,7 @@
  * server — see server.h.
  */
 #include "server.h"
+#include "apps.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -123,17 +124,9 @@ static app *app_get(const char *id, sl_err *err)
     pthread_mutex_unlock(&S.mu);
     if (a)
         return a;
-    char *dsl = NULL;
-    if (sl_store_app_get(S.store, id, &dsl, NULL, err))
-        return NULL;
     a = sl_xcalloc(1, sizeof *a);
     pthread_mutex_init(&a->rate_mu, NULL);
-    sl_diag d;
-    sl_diag_init(&d);
-    int rc = sl_graph_load_text(&a->g, dsl, strlen(dsl), id, &d, err);
-    sl_diag_release(&d);
-    free(dsl);
-    if (rc) {
+    if (sl_apps_load(S.store, id, &a->g, err)) {
         sl_graph_release(&a->g);
         free(a);
         return NULL;
@@ -299,6 +292,18 @@ typedef struct {
     live *l;
 } job;
 
+static void on_file(const sl_value *f, void *ud)
+{
+    job *j = ud;
+    sl_err err = {0};
+    sl_store_file_add(S.store, json_string_value(json_object_get(f, "id")), j->app_id,
+                      json_string_value(json_object_get(f, "filename")),
+                      (long long)json_integer_value(json_object_get(f, "size")),
+                      json_string_value(json_object_get(f, "mime_type")),
+                      j->user ? j->user : "", &err);
+    sl_err_clear(&err);
+}
+
 /* Runs to the end and records it; returns the blocking-mode answer body. */
 static sl_value *execute(job *j)
 {
@@ -314,6 +319,13 @@ static sl_value *execute(job *j)
     o.history = j->history;
     o.on_event = on_event;
     o.event_ud = l;
+    /* Files nodes make (agent artifacts) join the uploads: downloadable at
+     * /v1/files/ID/preview by this app's keys. */
+    char *files = sl_xasprintf("%s/files", sl_store_dir(S.store));
+    o.files_dir = files;
+    o.files_url = "/v1/files/%s/preview";
+    o.on_file = on_file;
+    o.file_ud = j;
     sl_run *r = sl_run_new(&j->a->g, &o);
     pthread_mutex_lock(&l->mu);
     l->run = r;
@@ -355,6 +367,7 @@ static sl_value *execute(job *j)
     pthread_cond_broadcast(&l->cv);
     pthread_mutex_unlock(&l->mu);
     sl_run_free(r);
+    free(files);
     atomic_fetch_sub(&j->a->running, 1);
     atomic_fetch_sub(&S.active, 1);
     return body;
@@ -961,24 +974,19 @@ static enum MHD_Result admin(struct MHD_Connection *c, const char *method, const
     sl_err err = {0};
     enum MHD_Result ret;
     if (!strcmp(method, "POST") && !strcmp(path, "/apps")) {
-        /* the body is a DSL file */
-        sl_graph g;
+        /* the body is a DSL file or a .zip bundle */
         sl_diag d;
         sl_diag_init(&d);
-        if (sl_graph_load_text(&g, q->body.data ? q->body.data : "", q->body.len, "upload.yml",
-                               &d, &err)) {
-            ret = reply_error(c, 400, "invalid_param", "the DSL does not load: %s",
-                              d.n ? d.v[0].msg : err.msg);
-        } else {
-            char *id = NULL;
-            if (sl_store_app_add(S.store, g.name ? g.name : "app", g.mode, q->body.data, &id, &err))
-                ret = reply_error(c, 500, "internal_error", "%s", err.msg);
-            else
-                ret = reply_json(c, 201, json_pack("{s:s, s:s, s:s}", "id", id, "name",
-                                                   g.name ? g.name : "app", "mode", g.mode));
-            free(id);
-        }
-        sl_graph_release(&g);
+        char *id = NULL;
+        sl_value *info = NULL;
+        if (sl_apps_import(S.store, q->body.data ? q->body.data : "", q->body.len, "upload", &id,
+                           &info, &d, &err))
+            ret = reply_error(c, err.code == SL_EIO ? 500 : 400,
+                              err.code == SL_EIO ? "internal_error" : "invalid_param",
+                              "the app does not load: %s", d.n ? d.v[0].msg : err.msg);
+        else
+            ret = reply_json(c, 201, info);
+        free(id);
         sl_diag_release(&d);
     } else if (!strcmp(method, "GET") && !strcmp(path, "/apps")) {
         sl_value *apps = NULL;
@@ -990,18 +998,23 @@ static enum MHD_Result admin(struct MHD_Connection *c, const char *method, const
         snprintf(id, sizeof id, "%.*s", (int)(rest ? (size_t)(rest - path - 6) : strlen(path + 6)),
                  path + 6);
         if (!rest && !strcmp(method, "GET")) {
-            char *dsl = NULL;
-            if (sl_store_app_get(S.store, id, &dsl, NULL, &err)) {
+            sl_buf out;
+            sl_buf_init(&out, 0);
+            bool zip;
+            if (sl_apps_export(S.store, id, &out, &zip, &err)) {
                 ret = reply_error(c, 404, "not_found", "%s", err.msg);
+                sl_buf_release(&out);
             } else {
-                struct MHD_Response *r = MHD_create_response_from_buffer(strlen(dsl), dsl,
-                                                                         MHD_RESPMEM_MUST_FREE);
-                MHD_add_response_header(r, "Content-Type", "application/x-yaml");
+                size_t n = out.len;
+                struct MHD_Response *r = MHD_create_response_from_buffer(
+                    n, sl_buf_detach(&out), MHD_RESPMEM_MUST_FREE);
+                MHD_add_response_header(r, "Content-Type",
+                                        zip ? "application/zip" : "application/x-yaml");
                 ret = MHD_queue_response(c, 200, r);
                 MHD_destroy_response(r);
             }
         } else if (!rest && !strcmp(method, "DELETE")) {
-            ret = sl_store_app_delete(S.store, id, &err)
+            ret = sl_apps_delete(S.store, id, &err)
                       ? reply_error(c, 404, "not_found", "%s", err.msg)
                       : reply_json(c, 200, json_pack("{s:s}", "result", "success"));
 

@@ -143,4 +143,34 @@ timeout -k 2 60 "$SLUICE" run "$T/net.yml" --input "index=@$T/index.txt" --net n
 check "with --net none the same install fails (the model sees pip's error)" \
     test "$rc" = 0 -a -n "$(grep -F 'SCRIPT MISMATCH turn 1' "$T/out")"
 
+# ---- sluice serve: a bundle imported, run over HTTP, its artifact downloaded ----
+D="$T/data"
+sl app import "$T/app.zip" --data "$D"
+APP=$(cat "$T/out")
+check "sluice app import takes a .zip bundle and prints the app id" test "$rc" = 0 -a -n "$APP"
+check "... keeping its files on disk" test -s "$D/apps/$APP/files/skills/csv-report/SKILL.md"
+sl app key create "$APP" --data "$D"
+KEY=$(cat "$T/out")
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+"$SLUICE" serve --listen "127.0.0.1:$PORT" --data "$D" >/dev/null 2>"$T/serve.err" &
+PIDS+=($!)
+for _ in $(seq 200); do curl -s --max-time 1 "http://127.0.0.1:$PORT/health" | grep -q ok && break; sleep 0.05; done
+curl -s --max-time 20 -H "Authorization: Bearer $KEY" -F "file=@$T/sales.csv;type=text/csv" \
+    -F user=u1 "http://127.0.0.1:$PORT/v1/files/upload" >"$T/up.json"
+FID=$(jq -r .id "$T/up.json")
+curl -s --max-time 60 -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \
+    -d "{\"inputs\": {\"data\": {\"type\": \"document\", \"transfer_method\": \"local_file\", \"upload_file_id\": \"$FID\"}}, \"response_mode\": \"blocking\", \"user\": \"u1\"}" \
+    "http://127.0.0.1:$PORT/v1/workflows/run" >"$T/run.json"
+check "the bundle's agent runs over the Service API" \
+    test "$(jq -r .data.status "$T/run.json")" = succeeded
+URL=$(jq -r '.data.outputs.files[0].url' "$T/run.json")
+check "its artifact comes back as a file with a download url" test "$URL" != null -a -n "$URL"
+curl -s --max-time 10 -H "Authorization: Bearer $KEY" "http://127.0.0.1:$PORT$URL" >"$T/dl.txt"
+check "... which serves the file's bytes" grep -q '^PINEAPPLE' "$T/dl.txt"
+"$SLUICE" app export "$APP" --data "$D" >"$T/exported.zip" 2>"$T/err"
+unzip -l "$T/exported.zip" >"$T/list2" 2>&1
+check "sluice app export gives the bundle back with its files" grep -q 'skills/csv-report/SKILL.md' "$T/list2"
+sl app delete "$APP" --data "$D"
+check "deleting the app removes its files" test "$rc" = 0 -a ! -e "$D/apps/$APP"
+
 echo "1..$n"

@@ -1,0 +1,182 @@
+/*
+ * apps — import, load, export and delete apps with their files (apps.h).
+ */
+#include "apps.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../dsl/bundle.h"
+
+static char *app_path(sl_store *s, const char *id, const char *leaf)
+{
+    return sl_xasprintf("%s/apps/%s%s%s", sl_store_dir(s), id, leaf ? "/" : "", leaf ? leaf : "");
+}
+
+static bool is_dir(const char *p)
+{
+    struct stat st;
+    return p && !stat(p, &st) && S_ISDIR(st.st_mode);
+}
+
+static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+    (void)st;
+    (void)f;
+    return flag == FTW_DP ? rmdir(p) : unlink(p);
+}
+
+static void rm_tree(const char *p)
+{
+    if (p)
+        nftw(p, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static int write_file(const char *path, const char *data, size_t len, sl_err *err)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    ssize_t w = fd >= 0 ? write(fd, data, len) : -1;
+    if (fd < 0 || w != (ssize_t)len || close(fd)) {
+        if (fd >= 0 && w != (ssize_t)len)
+            close(fd);
+        return sl_err_set(err, SL_EIO, "cannot write %s: %s", path, strerror(errno));
+    }
+    return 0;
+}
+
+int sl_apps_import(sl_store *s, const void *data, size_t len, const char *origin, char **id,
+                   sl_value **info, sl_diag *diag, sl_err *err)
+{
+    *id = NULL;
+    if (info)
+        *info = NULL;
+    sl_bundle b = {0};
+    bool zip = sl_bundle_is_zip(data, len);
+    const char *dsl = data;
+    size_t dsl_len = len;
+    if (zip) {
+        if (sl_bundle_read(data, len, NULL, &b, err))
+            return sl_err_set(err, err->code ? err->code : SL_EPARSE, "%s: %s", origin,
+                              err->msg ? err->msg : "not a valid app bundle");
+        dsl = b.dsl;
+        dsl_len = b.dsl_len;
+    }
+    sl_graph g;
+    char *text = sl_xstrndup(dsl, dsl_len);
+    int rc = sl_graph_load_text(&g, text, dsl_len, origin, diag, err);
+    if (!rc)
+        rc = sl_store_app_add(s, g.name ? g.name : "app", g.mode, text, id, err);
+    if (!rc && zip && b.nfiles) {
+        char *dir = app_path(s, *id, NULL), *tmp = app_path(s, *id, "files.tmp");
+        char *files = app_path(s, *id, "files"), *man = app_path(s, *id, "manifest.json");
+        char *apps = sl_xasprintf("%s/apps", sl_store_dir(s));
+        mkdir(apps, 0700);
+        char *mj = json_dumps(b.manifest, JSON_COMPACT);
+        if ((mkdir(dir, 0700) && errno != EEXIST) || sl_bundle_extract(&b, tmp, err) ||
+            (mj && write_file(man, mj, strlen(mj), err)) || rename(tmp, files)) {
+            if (!err->msg)
+                sl_err_set(err, SL_EIO, "cannot keep the app's files in %s: %s", dir,
+                           strerror(errno));
+            rm_tree(dir);
+            sl_err e2 = {0};
+            sl_store_app_delete(s, *id, &e2);
+            sl_err_clear(&e2);
+            free(*id);
+            *id = NULL;
+            rc = -1;
+        }
+        free(mj);
+        free(apps);
+        free(dir);
+        free(tmp);
+        free(files);
+        free(man);
+    }
+    if (!rc && info)
+        *info = json_pack("{s:s,s:s,s:s,s:i}", "id", *id, "name", g.name ? g.name : "app",
+                          "mode", g.mode, "files", (int)b.nfiles);
+    sl_graph_release(&g);
+    free(text);
+    sl_bundle_release(&b);
+    return rc;
+}
+
+int sl_apps_load(sl_store *s, const char *id, sl_graph *g, sl_err *err)
+{
+    char *dsl = NULL;
+    memset(g, 0, sizeof *g);
+    if (sl_store_app_get(s, id, &dsl, NULL, err))
+        return -1;
+    sl_diag d;
+    sl_diag_init(&d);
+    int rc = sl_graph_load_text(g, dsl, strlen(dsl), id, &d, err);
+    sl_diag_release(&d);
+    free(dsl);
+    char *files = app_path(s, id, "files");
+    if (!rc && is_dir(files)) {
+        g->app_dir = files;
+        files = NULL;
+    }
+    free(files);
+    return rc;
+}
+
+int sl_apps_export(sl_store *s, const char *id, sl_buf *out, bool *zip, sl_err *err)
+{
+    *zip = false;
+    sl_graph g;
+    char *dsl = NULL;
+    if (sl_apps_load(s, id, &g, err) || sl_store_app_get(s, id, &dsl, NULL, err)) {
+        sl_graph_release(&g);
+        return -1;
+    }
+    int rc = 0;
+    if (g.app_dir || g.sandboxed) {  /* the DSL as imported, with the files */
+        *zip = true;
+        char *man = app_path(s, id, "manifest.json");
+        sl_value *refs = json_load_file(man, 0, NULL);
+        const char *tmp = getenv("TMPDIR");
+        char *tmpl = sl_xasprintf("%s/sluice-export-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        int fd = mkstemp(tmpl);
+        if (fd < 0) {
+            rc = sl_err_set(err, SL_EIO, "cannot make a temporary file: %s", strerror(errno));
+        } else {
+            close(fd);
+            rc = sl_bundle_write(tmpl, g.name ? g.name : "app", dsl, strlen(dsl), g.app_dir, refs,
+                                 err);
+            FILE *f = rc ? NULL : fopen(tmpl, "rb");
+            char chunk[65536];
+            size_t k;
+            while (f && (k = fread(chunk, 1, sizeof chunk, f)) > 0)
+                sl_buf_add(out, chunk, k);
+            if (f)
+                fclose(f);
+            unlink(tmpl);
+        }
+        free(tmpl);
+        json_decref(refs);
+        free(man);
+    } else {
+        sl_buf_adds(out, dsl);
+    }
+    free(dsl);
+    sl_graph_release(&g);
+    return rc;
+}
+
+int sl_apps_delete(sl_store *s, const char *id, sl_err *err)
+{
+    if (sl_store_app_delete(s, id, err))
+        return -1;
+    char *dir = app_path(s, id, NULL);
+    if (strchr(id, '/') == NULL && strcmp(id, "..") && strcmp(id, "."))
+        rm_tree(dir);
+    free(dir);
+    return 0;
+}

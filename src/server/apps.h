@@ -1,0 +1,34 @@
+/*
+ * apps — apps as the store keeps them, for `sluice app …` and the admin
+ * API alike: the DSL text in SQLite and, for apps with files (a .zip
+ * bundle's skills, scripts, data), those files on disk under
+ * DATA/apps/ID/files.  Import takes a DSL or a bundle, checks that it
+ * loads, then records it; export gives back YAML, or a bundle when the app
+ * has files or runs in the sandboxed runtime.  Errors: -1 and sl_err (the
+ * load problems also in diag).
+ */
+#ifndef SL_SERVER_APPS_H
+#define SL_SERVER_APPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../core/buf.h"
+#include "../core/diag.h"
+#include "../core/err.h"
+#include "../engine/graph.h"
+#include "../store/store.h"
+
+/* Imports a DSL file's bytes or a .zip bundle's (told apart by their first
+ * bytes).  `origin` names it in messages.  *id: the new app's id (heap);
+ * *info (may be NULL): {id, name, mode, files} (new reference). */
+int sl_apps_import(sl_store *s, const void *data, size_t len, const char *origin, char **id,
+                   sl_value **info, sl_diag *diag, sl_err *err);
+/* Loads app `id` into g (its files folder, when it has one, as app_dir). */
+int sl_apps_load(sl_store *s, const char *id, sl_graph *g, sl_err *err);
+/* The app as YAML (*zip false) or as a bundle (*zip true), appended to out. */
+int sl_apps_export(sl_store *s, const char *id, sl_buf *out, bool *zip, sl_err *err);
+/* Deletes the app and its files. */
+int sl_apps_delete(sl_store *s, const char *id, sl_err *err);
+
+#endif
