@@ -1268,18 +1268,18 @@ static void selector_text(const sl_value *sel, char *out, size_t n)
 static int file_bytes(request *r, const sl_value *f, sl_buf *out)
 {
     const char *name = json_string_value(json_object_get(f, "filename"));
-    const char *b64 = json_string_value(json_object_get(f, "content_base64"));
     const char *remote = json_string_value(json_object_get(f, "remote_url"));
     if (!remote || !*remote)
         remote = json_string_value(json_object_get(f, "url"));
     size_t cap = r->lim->http_max_binary_bytes;
-    if (b64) {
-        if (sl_base64_decode(b64, strlen(b64), out) < 0)
-            return sl_exec_fail(r->x, "FileFetchError",
-                                "file '%s' cannot be sent: its content_base64 is not valid "
-                                "base64 or is larger than http_max_binary_bytes=%zu",
-                                name ? name : "?", cap);
-        return 0;
+    sl_err e = {0};
+    int got = sl_exec_file_bytes(r->x, f, cap, out, &e);
+    if (got <= 0) {
+        if (got < 0)
+            sl_exec_fail(r->x, "FileFetchError", "file '%s' cannot be sent: %s (limit "
+                         "http_max_binary_bytes=%zu)", name ? name : "?", e.msg, cap);
+        sl_err_clear(&e);
+        return got;
     }
     if (remote && (!strncmp(remote, "http://", 7) || !strncmp(remote, "https://", 8))) {
         request d;

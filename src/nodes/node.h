@@ -127,6 +127,16 @@ void sl_exec_usage(sl_node_exec *x, long long tokens, double price, const char *
 const sl_value *sl_exec_history(sl_node_exec *x);
 /* The run's record/replay tape for model calls (NULL: call live). */
 struct sl_llm_tape *sl_exec_llm_tape(sl_node_exec *x);
+/* Keeps bytes as a file of the run (an artifact) and returns its Dify file
+ * value (transfer_method tool_file; related_id names it; filename,
+ * extension, mime_type, type, size, sha256).  NULL with err on failure. */
+sl_value *sl_exec_store_file(sl_node_exec *x, const char *name, const void *data, size_t len,
+                             sl_err *err);
+/* The bytes of a file value: its content_base64, or a file of this run's
+ * store.  0 when appended to out, -1 with err (bad data, over cap bytes),
+ * 1 when the value carries neither (the caller may fetch its URL). */
+int sl_exec_file_bytes(sl_node_exec *x, const sl_value *f, size_t cap, sl_buf *out,
+                       sl_err *err);
 /* Seconds since this node started. */
 double sl_exec_elapsed(sl_node_exec *x);
 /* Seconds left in the run's time budget (never negative). */
