@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sandbox/sandbox.h"
@@ -247,18 +248,49 @@ static void test_parsers(void)
           "bad sizes refused");
     sl_sandbox_opts o;
     sl_sandbox_opts_init(&o);
-    o.provider = "e2b";
+    o.provider = "nonesuch";
     sl_sandbox *x = NULL;
-    CHECK(sl_sandbox_create(&o, &x, &err) < 0 && err.code == SL_EUNSUPPORTED &&
-              strstr(err.msg, "e2b"),
-          "a provider not built yet is refused by name: %s", err.msg);
+    CHECK(sl_sandbox_create(&o, &x, &err) < 0 && err.code == SL_EINVAL &&
+              strstr(err.msg, "'nonesuch'") && strstr(err.msg, "local, ssh, e2b"),
+          "an unknown provider is refused by name, with the known ones: %s", err.msg);
+    sl_err_clear(&err);
+    o.provider = "e2b";
+    unsetenv("E2B_API_KEY");
+    CHECK(sl_sandbox_create(&o, &x, &err) < 0 && strstr(err.msg, "sandbox.e2b"),
+          "e2b without settings says which setting is missing: %s", err.msg);
     sl_err_clear(&err);
     o.provider = "local";
-    sl_sandbox_bind bad = {"/usr", "relative/path"};
+    sl_sandbox_bind bad = {"/usr", "../escape"};
     o.binds = &bad;
     o.n_binds = 1;
-    CHECK(sl_sandbox_create(&o, &x, &err) < 0 && strstr(err.msg, "absolute"),
-          "a bind with a relative target is refused: %s", err.msg);
+    CHECK(sl_sandbox_create(&o, &x, &err) < 0 && strstr(err.msg, "without '..'"),
+          "a bind target with '..' is refused: %s", err.msg);
+    sl_err_clear(&err);
+    char hostdir[] = "/tmp/sluice-bindtest-XXXXXX";
+    if (mkdtemp(hostdir)) {
+        chmod(hostdir, 0755);  /* the sandbox's user is not us */
+        char *f = sl_xasprintf("%s/hello.txt", hostdir);
+        FILE *fp = fopen(f, "w");
+        if (fp) {
+            fputs("from the host\n", fp);
+            fclose(fp);
+        }
+        sl_sandbox_bind rel = {hostdir, "data/in"};
+        o.binds = &rel;
+        sl_sandbox *rb = NULL;
+        int rc = sl_sandbox_create(&o, &rb, &err);
+        sl_buf got;
+        sl_buf_init(&got, 0);
+        if (rc == 0)
+            rc = sl_sandbox_download(rb, "/workspace/data/in/hello.txt", 1024, &got, &err);
+        CHECK(rc == 0 && got.len == 14 && !memcmp(got.data, "from the host\n", 14),
+              "a relative bind target lands under the workspace: %s", err.msg ? err.msg : "");
+        sl_buf_release(&got);
+        sl_sandbox_destroy(rb);
+        unlink(f);
+        free(f);
+        rmdir(hostdir);
+    }
     sl_err_clear(&err);
 }
 
