@@ -222,6 +222,26 @@ static void on_event(const char *event, const sl_value *data, void *ud)
             if (st)
                 json_array_set_new(st, 1, json_real(t));
         }
+    } else if (!strcmp(event, "agent_log")) {
+        /* An agent's tool calls, one line each: what it ran, how it went. */
+        const char *label = json_string_value(json_object_get(data, "label"));
+        const sl_value *d = json_object_get(data, "data");
+        if (label && !strncmp(label, "CALL ", 5)) {
+            const sl_value *in = json_object_get(d, "tool_input");
+            const char *what = json_string_value(json_object_get(in, "command"));
+            if (!what)
+                what = json_string_value(json_object_get(in, "path"));
+            if (!what)
+                what = json_string_value(json_object_get(in, "pattern"));
+            char line[100];
+            snprintf(line, sizeof line, "%s", what ? what : "");
+            for (char *c = line; *c; c++)
+                if (*c == '\n' || *c == '\t')
+                    *c = ' ';
+            const char *st = json_string_value(json_object_get(data, "status"));
+            fprintf(stderr, "  .. %s %s%s %s%s\n", title, label + 5, *line ? ":" : "", line,
+                    st && !strcmp(st, "error") ? "  (failed)" : "");
+        }
     }
 }
 
