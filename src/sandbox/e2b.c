@@ -738,16 +738,6 @@ static int signal_from_status(const char *status)
     return 0;
 }
 
-static void human_size(uint64_t n, char *out, size_t len)
-{
-    if (n >= (1ull << 30) && n % (1ull << 30) == 0)
-        snprintf(out, len, "%" PRIu64 " GiB", n >> 30);
-    else if (n >= (1ull << 20) && n % (1ull << 20) == 0)
-        snprintf(out, len, "%" PRIu64 " MiB", n >> 20);
-    else
-        snprintf(out, len, "%" PRIu64 " bytes", n);
-}
-
 /* The Start request: argv under bash -l -c (as E2B's SDKs run commands),
  * the per-process limits set with ulimit, then exec'ed through setsid so
  * the command leads its own process group and a kill can take the whole
@@ -1069,7 +1059,7 @@ static int e2b_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_result
                 res->kind = SL_EXIT_LIMIT;
                 snprintf(res->limit, sizeof res->limit, "CPU time (%d s)", s->o.cpu_seconds);
             } else if (sig == SIGXFSZ) {
-                human_size(s->o.max_file_bytes, size, sizeof size);
+                sl_size_text(s->o.max_file_bytes, size, sizeof size);
                 res->kind = SL_EXIT_LIMIT;
                 snprintf(res->limit, sizeof res->limit, "file size (%s)", size);
             } else {
@@ -1159,12 +1149,6 @@ static int e2b_download(sl_sandbox *sb, const char *path, size_t max, sl_buf *ou
     return rc;
 }
 
-static int by_name(const void *a, const void *b)
-{
-    return strcmp(json_string_value(json_object_get(*(json_t *const *)a, "name")),
-                  json_string_value(json_object_get(*(json_t *const *)b, "name")));
-}
-
 static int e2b_list(sl_sandbox *sb, const char *dir, size_t limit, sl_value **out, sl_err *err)
 {
     e2b_sb *s = (e2b_sb *)sb;
@@ -1203,16 +1187,7 @@ static int e2b_list(sl_sandbox *sb, const char *dir, size_t limit, sl_value **ou
                                (json_int_t)size);
     }
     json_decref(ans);
-    qsort(items, k, sizeof *items, by_name);
-    json_t *arr = json_array();
-    for (size_t i = 0; i < k; i++) {
-        if (!limit || i < limit)
-            json_array_append_new(arr, items[i]);
-        else
-            json_decref(items[i]);
-    }
-    free(items);
-    *out = arr;
+    *out = sl_sandbox_list_done(items, k, limit);
     return 0;
 }
 

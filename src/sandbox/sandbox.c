@@ -181,3 +181,36 @@ int sl_size_parse(const char *text, uint64_t *out)
     *out = (uint64_t)(v * (double)mul);
     return 0;
 }
+
+void sl_size_text(uint64_t n, char *out, size_t len)
+{
+    if (n >= (1ull << 30) && n % (1ull << 30) == 0)
+        snprintf(out, len, "%" PRIu64 " GiB", n >> 30);
+    else if (n >= (1ull << 20))
+        snprintf(out, len, "%" PRIu64 " MiB", n >> 20);
+    else if (n >= 1024)
+        snprintf(out, len, "%" PRIu64 " KiB", n >> 10);
+    else
+        snprintf(out, len, "%" PRIu64 " bytes", n);
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(json_string_value(json_object_get(*(sl_value *const *)a, "name")),
+                  json_string_value(json_object_get(*(sl_value *const *)b, "name")));
+}
+
+sl_value *sl_sandbox_list_done(sl_value **items, size_t n, size_t limit)
+{
+    if (n)
+        qsort(items, n, sizeof *items, by_name);
+    sl_value *arr = json_array();
+    for (size_t i = 0; i < n; i++) {
+        if (!limit || i < limit)
+            json_array_append_new(arr, items[i]);
+        else
+            json_decref(items[i]);
+    }
+    free(items);
+    return arr;
+}

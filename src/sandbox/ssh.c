@@ -112,18 +112,6 @@ static char *abs_path(const ssh_sb *s, const char *path)
     return sl_xasprintf("%s/%s", s->ws, path);
 }
 
-static void human_size(uint64_t n, char *out, size_t len)
-{
-    if (n >= (1ull << 30) && n % (1ull << 30) == 0)
-        snprintf(out, len, "%" PRIu64 " GiB", n >> 30);
-    else if (n >= (1ull << 20))
-        snprintf(out, len, "%" PRIu64 " MiB", n >> 20);
-    else if (n >= 1024)
-        snprintf(out, len, "%" PRIu64 " KiB", n >> 10);
-    else
-        snprintf(out, len, "%" PRIu64 " bytes", n);
-}
-
 /* ---- settings ---- */
 
 static const char *const known_keys[] = {
@@ -1027,14 +1015,14 @@ static int ssh_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_result
             res->sig = sig;
             snprintf(res->limit, sizeof res->limit, "CPU time (%d s)", s->cpu_seconds);
         } else if (sig == SIGXFSZ) {
-            human_size(s->max_file_bytes, size, sizeof size);
+            sl_size_text(s->max_file_bytes, size, sizeof size);
             res->kind = SL_EXIT_LIMIT;
             res->sig = sig;
             snprintf(res->limit, sizeof res->limit, "file size (%s)", size);
         } else if (!sig && (s->cpu_seconds > 0 || s->max_file_bytes)) {
             /* OpenSSH names only 13 signals and sends "SIG@openssh.com"
              * for the rest, SIGXCPU and SIGXFSZ among them */
-            human_size(s->max_file_bytes, size, sizeof size);
+            sl_size_text(s->max_file_bytes, size, sizeof size);
             res->kind = SL_EXIT_LIMIT;
             snprintf(res->limit, sizeof res->limit, "CPU time (%d s) or file size (%s)",
                      s->cpu_seconds, size);
@@ -1236,12 +1224,6 @@ out:
     return rc;
 }
 
-static int by_name(const void *a, const void *b)
-{
-    return strcmp(json_string_value(json_object_get(*(sl_value *const *)a, "name")),
-                  json_string_value(json_object_get(*(sl_value *const *)b, "name")));
-}
-
 static int ssh_list(sl_sandbox *sb, const char *dir, size_t limit, sl_value **out, sl_err *err)
 {
     ssh_sb *s = (ssh_sb *)sb;
@@ -1275,15 +1257,7 @@ static int ssh_list(sl_sandbox *sb, const char *dir, size_t limit, sl_value **ou
         }
         bool ok = sftp_dir_eof(d);
         sftp_closedir(d);
-        qsort(items, n, sizeof *items, by_name);
-        sl_value *arr = json_array();
-        for (size_t i = 0; i < n; i++) {
-            if (!limit || i < limit)
-                json_array_append_new(arr, items[i]);
-            else
-                json_decref(items[i]);
-        }
-        free(items);
+        sl_value *arr = sl_sandbox_list_done(items, n, limit);
         if (ok) {
             *out = arr;
             rc = 0;

@@ -659,7 +659,7 @@ static void test_files_and_limits(void)
     sl_sandbox_result_release(&r);
     const char *fsz[] = {"sh", "-c", "exec head -c 10000 /dev/zero > big", NULL};
     rc = run(sb, fsz, &r);
-    CHECK(rc == 0 && r.kind == SL_EXIT_LIMIT && r.sig == SIGXFSZ && strstr(r.limit, "file size (4096 bytes)"),
+    CHECK(rc == 0 && r.kind == SL_EXIT_LIMIT && r.sig == SIGXFSZ && strstr(r.limit, "file size (4 KiB)"),
           "file size limit via ulimit: kind %d sig %d '%s'", r.kind, r.sig, r.limit);
     sl_sandbox_result_release(&r);
     const char *lim[] = {"sh", "-c", "ulimit -n; ulimit -t", NULL};

@@ -50,18 +50,6 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void human_size(uint64_t n, char *out, size_t len)
-{
-    if (n >= (1ull << 30) && n % (1ull << 30) == 0)
-        snprintf(out, len, "%" PRIu64 " GiB", n >> 30);
-    else if (n >= (1ull << 20))
-        snprintf(out, len, "%" PRIu64 " MiB", n >> 20);
-    else if (n >= 1024)
-        snprintf(out, len, "%" PRIu64 " KiB", n >> 10);
-    else
-        snprintf(out, len, "%" PRIu64 " bytes", n);
-}
-
 /* ---- control socket ---- */
 
 static int send_msg(local_sb *s, uint32_t op, uint32_t id, int32_t arg, const void *p, size_t len,
@@ -839,7 +827,7 @@ static int local_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_resu
         res->sig = WTERMSIG(w);
         char size[32];
         if (res->sig == SIGKILL && ev1.oom_kills > ev0.oom_kills) {
-            human_size(s->o.memory_bytes, size, sizeof size);
+            sl_size_text(s->o.memory_bytes, size, sizeof size);
             res->kind = SL_EXIT_LIMIT;
             snprintf(res->limit, sizeof res->limit, "memory (%s)", size);
         } else if (res->sig == SIGXCPU ||
@@ -850,7 +838,7 @@ static int local_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_resu
             res->kind = SL_EXIT_LIMIT;
             snprintf(res->limit, sizeof res->limit, "CPU time (%d s)", s->o.cpu_seconds);
         } else if (res->sig == SIGXFSZ) {
-            human_size(s->o.max_file_bytes, size, sizeof size);
+            sl_size_text(s->o.max_file_bytes, size, sizeof size);
             res->kind = SL_EXIT_LIMIT;
             snprintf(res->limit, sizeof res->limit, "file size (%s)", size);
         } else {
@@ -926,7 +914,7 @@ static int local_upload(sl_sandbox *sb, const char *path, const void *data, size
             close(fd);
             if (e == ENOSPC) {
                 char size[32];
-                human_size(s->o.disk_bytes, size, sizeof size);
+                sl_size_text(s->o.disk_bytes, size, sizeof size);
                 return sl_err_set(err, SL_ELIMIT,
                                   "sandbox: writing %s: the sandbox's disk is full (limit %s)",
                                   path, size);
@@ -977,12 +965,6 @@ static int local_download(sl_sandbox *sb, const char *path, size_t max, sl_buf *
     return 0;
 }
 
-static int by_name(const void *a, const void *b)
-{
-    return strcmp(json_string_value(json_object_get(*(sl_value *const *)a, "name")),
-                  json_string_value(json_object_get(*(sl_value *const *)b, "name")));
-}
-
 static int local_list(sl_sandbox *sb, const char *dir, size_t limit, sl_value **out, sl_err *err)
 {
     local_sb *s = (local_sb *)sb;
@@ -1014,16 +996,7 @@ static int local_list(sl_sandbox *sb, const char *dir, size_t limit, sl_value **
                                (json_int_t)st.st_size);
     }
     closedir(d);
-    qsort(items, n, sizeof *items, by_name);
-    sl_value *arr = json_array();
-    for (size_t i = 0; i < n; i++) {
-        if (!limit || i < limit)
-            json_array_append_new(arr, items[i]);
-        else
-            json_decref(items[i]);
-    }
-    free(items);
-    *out = arr;
+    *out = sl_sandbox_list_done(items, n, limit);
     return 0;
 }
 
