@@ -30,36 +30,7 @@ static double now_s(void)
 
 static pid_t start_e2bd(int *p)
 {
-    char pf[] = "/tmp/sluice-e2bd-XXXXXX";
-    int fd = mkstemp(pf);
-    if (fd < 0)
-        return -1;
-    close(fd);
-    unlink(pf);
-    pid_t pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        int null = open("/dev/null", O_WRONLY);
-        dup2(null, 1);
-        execlp("python3", "python3", "tests/tools/e2bd.py", "--port", "0", "--port-file", pf,
-               (char *)NULL);
-        _exit(127);
-    }
-    char line[32] = "";
-    for (int i = 0; i < 500 && !line[0]; i++) {
-        FILE *f = fopen(pf, "r");
-        if (f) {
-            if (!fgets(line, sizeof line, f))
-                line[0] = 0;
-            fclose(f);
-        }
-        if (!line[0])
-            usleep(10000);
-    }
-    unlink(pf);
-    *p = atoi(line);
-    return *p > 0 ? pid : -1;
+    return start_stand_in("e2bd", false, p);
 }
 
 static size_t to_buf(char *p, size_t size, size_t n, void *ud)

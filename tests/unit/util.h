@@ -7,6 +7,7 @@
 #define SL_TEST_UTIL_H
 
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,25 +76,29 @@ static inline char *slurp(const char *path, size_t *len)
     return sl_buf_detach(&b);
 }
 
-/* Starts the LLM stand-in (tests/tools/llmd.py) on a free loopback port;
- * returns its pid (the caller stops it with SIGTERM) and its port, or -1. */
-static inline pid_t start_llmd(int *port)
+/* Starts a Python stand-in server (tests/tools/NAME.py, which writes its
+ * port to --port-file) on a free loopback port; returns its pid (the
+ * caller stops it with SIGTERM) and its port, or -1.  With quiet, its
+ * stderr goes to /dev/null too. */
+static inline pid_t start_stand_in(const char *name, bool quiet, int *port)
 {
-    char pf[] = "/tmp/sluice-llmd-XXXXXX";
+    char pf[] = "/tmp/sluice-standin-XXXXXX";
     int fd = mkstemp(pf);
     if (fd < 0)
         return -1;
     close(fd);
     unlink(pf);
+    char script[128];
+    snprintf(script, sizeof script, "tests/tools/%s.py", name);
     pid_t pid = fork();
     if (pid < 0)
         return -1;
     if (pid == 0) {
         int null = open("/dev/null", O_WRONLY);
         dup2(null, 1);
-        dup2(null, 2);
-        execlp("python3", "python3", "tests/tools/llmd.py", "--port", "0", "--port-file", pf,
-               (char *)NULL);
+        if (quiet)
+            dup2(null, 2);
+        execlp("python3", "python3", script, "--port", "0", "--port-file", pf, (char *)NULL);
         _exit(127);
     }
     char line[32] = "";
@@ -110,6 +115,12 @@ static inline pid_t start_llmd(int *port)
     unlink(pf);
     *port = atoi(line);
     return *port > 0 ? pid : -1;
+}
+
+/* The LLM stand-in (tests/tools/llmd.py). */
+static inline pid_t start_llmd(int *port)
+{
+    return start_stand_in("llmd", true, port);
 }
 
 #endif
