@@ -147,10 +147,10 @@ int main(void)
                      "µs");
     sl_sandbox_destroy(sb);
 
-    printf("first command of a run, sandbox creation included (median of 15)\n");
+    printf("first command of a run, sandbox creation included (median of 41, interleaved)\n");
     const char *bwrap = access("/usr/bin/bwrap", X_OK) == 0 ? "/usr/bin/bwrap" : NULL;
-    double a[15], b[15];
-    for (int i = 0; i < 15; i++) {
+    double a[41], b[41];
+    for (int i = 0; i < 41; i++) {
         double t0 = now();
         sl_sandbox *s2;
         if (sl_sandbox_create(&o, &s2, &err)) {
@@ -179,10 +179,10 @@ int main(void)
             b[i] = now() - t0;
         }
     }
-    double ours = median(a, 15);
+    double ours = median(a, 41);
     printf("  sluice: sandbox + first bash tool call          %8.2f ms\n", ours * 1e3);
     if (bwrap) {
-        double peer = median(b, 15);
+        double peer = median(b, 41);
         printf("  bwrap --unshare-all … bash -c true              %8.2f ms\n", peer * 1e3);
         failed |= report("ratio sluice / bwrap", ours / peer, 0.5, "x");
     } else {
