@@ -463,6 +463,16 @@ static void run_entry(const char *file, const sl_graph *g, const sl_value *t)
     }
     free(logs);
     check_files(&fail, r, json_object_get(ex, "node_files"), col.finished);
+    /* seen_contains: [text, …] each in the output `seen` (a downstream
+     * node's view of what came before, e.g. an LLM echoing its prompt) */
+    const sl_value *sc = json_object_get(ex, "seen_contains");
+    const char *seen = json_string_value(json_object_get(sl_run_outputs(r), "seen"));
+    for (size_t i = 0; i < json_array_size(sc); i++) {
+        const char *want = json_string_value(json_array_get(sc, i));
+        if (want && (!seen || !strstr(seen, want)))
+            sl_buf_addf(&fail, "output seen does not contain '%s' (seen: %.300s); ", want,
+                        seen ? seen : "(none)");
+    }
     sl_run_free(r);
 report:
     CHECK(fail.len == 0, "%s: %s%s%s", file, name ? name : "(unnamed)", fail.len ? " # " : "",
