@@ -9,9 +9,12 @@ CFLAGS   += $(CSTD) $(WARN) $(OPT) $(shell pkg-config --cflags $(PKGS))
 LDLIBS   += $(shell pkg-config --libs $(PKGS)) -lpthread -lm
 BUILD    ?= build
 
-SRC      := $(filter-out $(EXCLUDE),$(sort $(wildcard src/core/*.c src/dsl/*.c src/engine/*.c src/nodes/*.c src/sandbox/*.c src/sandbox/local/*.c src/llm/*.c src/store/*.c src/server/*.c src/tmpl/*.c src/agent/*.c)))
+# src/sandbox/local/init.c is a program of its own (the sandbox's pid 1),
+# linked statically and embedded in the library as bytes.
+INIT_SRC := src/sandbox/local/init.c
+SRC      := $(filter-out $(EXCLUDE) $(INIT_SRC),$(sort $(wildcard src/core/*.c src/dsl/*.c src/engine/*.c src/nodes/*.c src/sandbox/*.c src/sandbox/local/*.c src/llm/*.c src/store/*.c src/server/*.c src/tmpl/*.c src/agent/*.c)))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
-OBJ      := $(SRC:%.c=$(BUILD)/%.o)
+OBJ      := $(SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/init_blob.o
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 LIB      := $(BUILD)/libsluice.a
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
@@ -23,6 +26,21 @@ all: $(BUILD)/sluice $(UNIT_BIN)
 $(BUILD)/%.o: %.c $(wildcard src/*/*.h src/*/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
+
+# The sandbox's init: static, no sanitizers (it runs alone in the sandbox),
+# then a C array for the library (src/sandbox/local/local.c execs it).
+$(BUILD)/sluice-init: $(INIT_SRC) src/sandbox/local/proto.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) -O2 -static -o $@ $(INIT_SRC)
+
+$(BUILD)/gen/init_blob.c: $(BUILD)/sluice-init
+	@mkdir -p $(dir $@)
+	{ echo '#include <stddef.h>'; echo 'const unsigned char sl_init_blob[] = {'; \
+	  od -An -v -tu1 $< | sed 's/  */,/g; s/^,//; s/$$/,/'; echo '};'; \
+	  echo 'const size_t sl_init_blob_len = sizeof sl_init_blob;'; } > $@
+
+$(BUILD)/gen/init_blob.o: $(BUILD)/gen/init_blob.c
+	$(CC) -c -O0 $< -o $@
 
 $(LIB): $(OBJ)
 	@rm -f $@
@@ -49,12 +67,15 @@ asan:
 FUZZ_TARGETS := $(patsubst fuzz/%.c,build-fuzz/%,$(wildcard fuzz/fuzz_*.c))
 FUZZ_CFLAGS  := $(CSTD) -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
                 -fno-sanitize-recover=all $(shell pkg-config --cflags $(PKGS))
-FUZZ_OBJ     := $(SRC:%.c=build-fuzz/%.o)
+FUZZ_OBJ     := $(SRC:%.c=build-fuzz/%.o) build-fuzz/gen/init_blob.o
 .SECONDARY: $(FUZZ_OBJ)
 fuzz: $(FUZZ_TARGETS)
 build-fuzz/src/%.o: src/%.c $(wildcard src/*/*.h src/*/*/*.h)
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+build-fuzz/gen/init_blob.o: $(BUILD)/gen/init_blob.c
+	@mkdir -p $(dir $@)
+	clang -c -O0 $< -o $@
 build-fuzz/fuzz_%: fuzz/fuzz_%.c $(FUZZ_OBJ)
 	clang $(FUZZ_CFLAGS) $(WARN) -fsanitize=fuzzer -Isrc -o $@ $< $(FUZZ_OBJ) $(LDLIBS)
 

@@ -1,14 +1,16 @@
 /*
  * init — the first process of a local sandbox, pid 1 of its namespaces.
  *
- * It builds the sandbox's file system from the plan the host made before
- * clone(), drops every privilege (capabilities, bounding set, new-privs,
- * dumpability) and loads the seccomp filter on itself, so every command it
- * starts inherits all of that for free: a warm exec is one vfork + execve.
- * Then it serves the control socket (proto.h).
- *
- * Runs in a clone of a possibly multi-threaded process, so it never calls
- * malloc or stdio; everything it needs was prepared by the host.
+ * A small static program of its own (build/sluice-init, embedded in the
+ * library as bytes and exec'd from a sealed memfd): the host clones with
+ * CLONE_VM | CLONE_VFORK into the new namespaces, and the child execs this
+ * at once, so making a sandbox never copies the host's address space and
+ * init shares no memory with it.  It gets the plan the host made with the
+ * GO message, builds the sandbox's file system, drops every privilege
+ * (capabilities, bounding set, new-privs, dumpability) and loads the
+ * seccomp filter on itself, so every command it starts inherits all of
+ * that for free: a warm exec is one vfork + execve.  Then it serves the
+ * control socket (proto.h).
  *
  * Process trees: each command is its own session and process group; when a
  * command ends its group is killed, and whenever no command is running
@@ -732,9 +734,60 @@ static void serve(int sfd)
     }
 }
 
-_Noreturn void sl_sb_init_main(sl_sb_plan *p)
+/* The plan from the GO message (proto.h), copied out of msgbuf. */
+static void read_plan(const char *payload, size_t len, sl_sb_plan *p)
 {
-    ctl = p->ctl;
+    sl_sb_plan_wire w;
+    if (len < sizeof w)
+        _exit(1);
+    memcpy(&w, payload, sizeof w);
+    size_t need = sizeof w;
+    if (w.n_mounts < 0 || w.n_mounts > 4096 || w.n_filter > 4096 || w.etc_len > len)
+        _exit(1);
+    need += (size_t)w.n_mounts * sizeof(sl_sb_mount) + w.n_filter * sizeof(struct sock_filter) +
+            w.etc_len;
+    if (need != len)
+        _exit(1);
+    const char *at = payload + sizeof w;
+    static struct sock_fprog prog;
+    sl_sb_mount *mounts = malloc(sizeof *mounts * (size_t)(w.n_mounts + 1));
+    struct sock_filter *filter = malloc(sizeof *filter * (w.n_filter + 1));
+    char *etc = malloc(w.etc_len + 1);
+    if (!mounts || !filter || !etc)
+        _exit(1);
+    memcpy(mounts, at, sizeof *mounts * (size_t)w.n_mounts);
+    at += sizeof *mounts * (size_t)w.n_mounts;
+    memcpy(filter, at, sizeof *filter * w.n_filter);
+    at += sizeof *filter * w.n_filter;
+    memcpy(etc, at, w.etc_len);
+    etc[w.etc_len] = 0;
+    for (int i = 0; i < w.n_mounts; i++) {  /* strings end inside their fields */
+        mounts[i].source[sizeof mounts[i].source - 1] = 0;
+        mounts[i].target[sizeof mounts[i].target - 1] = 0;
+        mounts[i].link[sizeof mounts[i].link - 1] = 0;
+    }
+    prog.len = (unsigned short)w.n_filter;
+    prog.filter = filter;
+    memset(p, 0, sizeof *p);
+    p->ctl = SL_SB_CTL_FD;
+    p->new_net = w.new_net;
+    p->shared_net = w.shared_net;
+    p->proxy = w.proxy;
+    p->cap_last = w.cap_last;
+    memcpy(p->data_opts, w.data_opts, sizeof p->data_opts);
+    p->data_opts[sizeof p->data_opts - 1] = 0;
+    p->seccomp = &prog;
+    p->mounts = mounts;
+    p->n_mounts = w.n_mounts;
+    p->etc_files = etc;
+}
+
+/* init is a small static program of its own: the host clones with
+ * CLONE_VM | CLONE_VFORK (no copy of its address space) and the child
+ * execs this from a sealed memfd, the control socket on fd 3. */
+int main(void)
+{
+    ctl = SL_SB_CTL_FD;
     for (int i = 0; i < MAX_CMDS; i++)
         cmds[i].status_fd = -1;
     /* Keep nothing the host process had open but the control socket: not
@@ -743,25 +796,30 @@ _Noreturn void sl_sb_init_main(sl_sb_plan *p)
      * its end of our socket closes and init ends, taking the namespace
      * with it.  (No PR_SET_PDEATHSIG: it follows the thread that made the
      * sandbox, which may end long before the run does.) */
-    if (ctl <= 2) /* a host without stdio: move ctl out of the way first */
-        ctl = fcntl(ctl, F_DUPFD_CLOEXEC, 3);
     int null = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (null >= 0) {
         dup2(null, 0);
         dup2(null, 1);
         dup2(null, 2);
     }
-    if (ctl > 3)
-        syscall(SYS_close_range, 3, (unsigned)ctl - 1, 0);
     syscall(SYS_close_range, (unsigned)ctl + 1, ~0U, 0);
     syscall(SYS_close_range, 0, ~0U, CLOSE_RANGE_CLOEXEC);
-    /* raw system calls here and below where a sanitizer's interceptor would
-     * take a lock some other thread of the host held when it cloned us */
-    syscall(SYS_prctl, PR_SET_NAME, "sluice-init", 0, 0, 0);
-    /* wait for the host to write our uid/gid maps and cgroup */
+    prctl(PR_SET_NAME, "sluice-init", 0, 0, 0);
+    /* wait for the host to write our uid/gid maps and cgroup; the plan
+     * comes with GO */
+    ssize_t r;
+    do
+        r = recv(ctl, msgbuf, sizeof msgbuf - 1, 0);
+    while (r < 0 && errno == EINTR);
     sl_sb_hdr h;
-    if (recv(ctl, &h, sizeof h, 0) != (ssize_t)sizeof h || h.op != SL_OP_GO)
+    if (r < (ssize_t)sizeof h)
         _exit(1);
+    memcpy(&h, msgbuf, sizeof h);
+    if (h.op != SL_OP_GO || h.len != (size_t)r - sizeof h)
+        _exit(1);
+    sl_sb_plan plan;
+    read_plan(msgbuf + sizeof h, h.len, &plan);
+    sl_sb_plan *p = &plan;
     build_root(p);
     if (p->new_net)
         loopback_up();

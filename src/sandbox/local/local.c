@@ -15,6 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -398,6 +401,84 @@ static int write_proc(pid_t pid, const char *file, const char *text, sl_err *err
     return 0;
 }
 
+/* ---- init, a program of its own ---- */
+
+/* The static init program (build/sluice-init, embedded at build time). */
+extern const unsigned char sl_init_blob[];
+extern const size_t sl_init_blob_len;
+
+static int init_fd = -1;
+static char init_err[200];
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+/* A sealed memfd holding init: exec'd by every sandbox, changed by none. */
+static void make_init_exe(void)
+{
+    int fd = memfd_create("sluice-init", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    size_t off = 0;
+    while (fd >= 0 && off < sl_init_blob_len) {
+        ssize_t w = write(fd, sl_init_blob + off, sl_init_blob_len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            break;
+        off += (size_t)w;
+    }
+    if (fd < 0 || off != sl_init_blob_len ||
+        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL)) {
+        snprintf(init_err, sizeof init_err, "cannot load the sandbox's init program: %s",
+                 strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    init_fd = fd;
+}
+
+static int init_exe(sl_err *err)
+{
+    pthread_once(&init_once, make_init_exe);
+    if (init_fd < 0)
+        sl_err_set(err, SL_EIO, "sandbox: %s", init_err);
+    return init_fd;
+}
+
+typedef struct {
+    int exe, ctl;
+} spawn_arg;
+
+#define SPAWN_STACK (64 * 1024)
+
+/* The clone's child: still in our memory, so only system calls.  Puts the
+ * control socket on fd 3 and becomes init. */
+__attribute__((no_sanitize("address", "undefined")))
+static int spawn_init(void *arg)
+{
+    const spawn_arg *a = arg;
+    /* The clone gave us every capability in the new user namespace; exec
+     * as a non-root user would drop them, so they ride along as ambient
+     * capabilities (init drops them all itself once the root is built). */
+    struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct data[2];
+    if (syscall(SYS_capget, &hdr, data))
+        syscall(SYS_exit, 126);
+    data[0].inheritable = data[0].permitted;
+    data[1].inheritable = data[1].permitted;
+    if (syscall(SYS_capset, &hdr, data))
+        syscall(SYS_exit, 126);
+    for (int c = 0; c < 64; c++)
+        syscall(SYS_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, c, 0, 0);
+    if (a->ctl == SL_SB_CTL_FD)
+        syscall(SYS_fcntl, a->ctl, F_SETFD, 0);
+    else if (syscall(SYS_dup2, a->ctl, SL_SB_CTL_FD) < 0)
+        syscall(SYS_exit, 127);
+    static const char *const argv[] = {"sluice-init", NULL};
+    static const char *const envp[] = {NULL};
+    syscall(SYS_execveat, a->exe, "", argv, envp, AT_EMPTY_PATH);
+    syscall(SYS_exit, 127);
+    return 127;
+}
+
 int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
 {
     *out = NULL;
@@ -442,7 +523,7 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
         snprintf(s->notes, sizeof s->notes, "limits: %s", sl_cgroup_kind(s->cg));
     }
 
-    /* The plan init follows (it reads its copy of this memory). */
+    /* The plan init follows (sent with GO). */
     sl_sb_plan plan = {0};
     pthread_once(&base_plan.once, build_base_plan);
     int nm = base_plan.n_mounts;
@@ -505,11 +586,15 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
         else
             flags |= CLONE_NEWNET;
     }
-    /* A fork-like clone: the child runs on a copy of this stack. */
-    pid_t pid = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, NULL);
-    if (pid == 0) {
-        close(sv[0]);
-        sl_sb_init_main(&plan);
+    /* The child shares our memory until it execs init (CLONE_VFORK keeps
+     * us waiting until then): no copy of this process's ~200 mappings. */
+    int exe = init_exe(err);
+    pid_t pid = -1;
+    if (exe >= 0) {
+        spawn_arg sa = {exe, sv[1]};
+        char *stack = sl_xmalloc(SPAWN_STACK);
+        pid = clone(spawn_init, stack + SPAWN_STACK, (int)flags | CLONE_VM | CLONE_VFORK, &sa);
+        free(stack);
     }
     int clone_errno = errno;
     if (home >= 0) {
@@ -524,6 +609,8 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
         snprintf(path, sizeof path, "/proc/%ld/ns/net", (long)pid);
         s->netns = open(path, O_RDONLY | O_CLOEXEC);
     }
+    if (pid < 0 && exe < 0)
+        goto fail;  /* err says why */
     if (pid < 0) {
         sl_err_set(err, SL_EUNSUPPORTED,
                    "the kernel refused to create the sandbox's namespaces (%s). %s",
@@ -542,7 +629,25 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
         goto fail;
     if (s->cg && sl_cgroup_attach(s->cg, pid, err))
         goto fail;
-    if (send_msg(s, SL_OP_GO, 0, 0, NULL, 0, NULL, 0)) {
+    /* GO carries the plan (proto.h). */
+    sl_sb_plan_wire w = {plan.new_net, plan.shared_net, plan.proxy, plan.cap_last, plan.n_mounts,
+                         prog->len, (uint32_t)strlen(etc) + 1, {0}};
+    memcpy(w.data_opts, plan.data_opts, sizeof w.data_opts);
+    sl_buf wire;
+    sl_buf_init(&wire, 0);
+    sl_buf_add(&wire, &w, sizeof w);
+    sl_buf_add(&wire, ms, sizeof *ms * (size_t)nm);
+    sl_buf_add(&wire, prog->filter, sizeof *prog->filter * prog->len);
+    sl_buf_add(&wire, etc, w.etc_len);
+    if (wire.len > SL_SB_MSG_MAX) {
+        sl_buf_release(&wire);
+        sl_err_set(err, SL_ELIMIT, "sandbox: too many binds (the plan is over %d bytes)",
+                   SL_SB_MSG_MAX);
+        goto fail;
+    }
+    int go = send_msg(s, SL_OP_GO, 0, 0, wire.data, wire.len, NULL, 0);
+    sl_buf_release(&wire);
+    if (go) {
         sl_err_set(err, SL_EIO, "sandbox: cannot start init: %s", strerror(errno));
         goto fail;
     }

@@ -1,7 +1,7 @@
 /*
  * proto — what the local sandbox's host side and its init process share:
- * the set-up plan (built by the host before clone, read by init from its
- * copy of memory) and the messages on the control socket.
+ * the set-up plan (built by the host, sent to init flattened with GO) and
+ * the messages on the control socket.
  *
  * The control socket is SOCK_SEQPACKET, one message per request.  The host
  * sends EXEC (with the command's stdin/stdout/stderr and a status pipe as
@@ -72,7 +72,19 @@ typedef struct {
     int cap_last;                  /* highest capability number of this kernel */
 } sl_sb_plan;
 
-/* Runs inside the clone; never returns. */
-_Noreturn void sl_sb_init_main(sl_sb_plan *plan);
+/* The GO message's payload: the plan, flattened (init is its own small
+ * static program, exec'd from a sealed memfd right after the clone, so it
+ * shares no memory with the host).  Then n_mounts sl_sb_mount, n_filter
+ * struct sock_filter, etc_len bytes of etc_files. */
+typedef struct {
+    int32_t new_net, shared_net, proxy, cap_last;
+    int32_t n_mounts;
+    uint32_t n_filter;
+    uint32_t etc_len;
+    char data_opts[96];
+} sl_sb_plan_wire;
+
+/* The control socket's descriptor in init. */
+#define SL_SB_CTL_FD 3
 
 #endif
