@@ -173,4 +173,11 @@ check "sluice app export gives the bundle back with its files" grep -q 'skills/c
 sl app delete "$APP" --data "$D"
 check "deleting the app removes its files" test "$rc" = 0 -a ! -e "$D/apps/$APP"
 
+# ---- the example scripts/setup runs: a recorded agent, replayed offline ----
+env -u OPENAI_API_KEY -u SLUICE_LLM_BASE_URL "$SLUICE" run examples/chart-agent.yml \
+    --app-dir examples/chart-agent --input data=@examples/sales.csv \
+    --replay examples/chart-agent.tape.jsonl --out "$T/example" >"$T/out" 2>"$T/err"; rc=$?
+check "examples/chart-agent.yml replays offline: the skill draws the chart" \
+    test "$rc" = 0 -a -s "$T/example/sales.png" -a -n "$(grep -F 'February stands out' "$T/out")"
+
 echo "1..$n"
