@@ -104,13 +104,22 @@ static long long wall(void)
     return (long long)time(NULL);
 }
 
+/* UUIDv7 (RFC 9562): 48 bits of milliseconds, then randomness.  Ids that
+ * grow with time make every new row land at the end of the store's
+ * indexes (runs, run_log), where the pages are hot, instead of at a random
+ * place in a large B-tree. */
 static void uuid(char out[40])
 {
     unsigned char b[16];
     if (getrandom(b, sizeof b, 0) != (ssize_t)sizeof b)
         for (size_t i = 0; i < sizeof b; i++)
             b[i] = (unsigned char)rand();
-    b[6] = (b[6] & 0x0f) | 0x40;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    unsigned long long ms = (unsigned long long)ts.tv_sec * 1000 + (unsigned long long)ts.tv_nsec / 1000000;
+    for (int i = 0; i < 6; i++)
+        b[i] = (unsigned char)(ms >> (8 * (5 - i)));
+    b[6] = (b[6] & 0x0f) | 0x70;
     b[8] = (b[8] & 0x3f) | 0x80;
     snprintf(out, 40, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
              b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],

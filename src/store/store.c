@@ -2,6 +2,7 @@
  * store — see store.h.
  */
 #include "store.h"
+#include "../core/map.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -67,13 +68,17 @@ typedef struct op {
     /* OP_FINISH: the caller waits for its group */
     bool done;
     int rc;
+    /* OP_FINISH: the run's OP_START in the same group, written with it as
+     * one INSERT (a short run then costs one row write, not two). */
+    struct op *start;
+    bool merged;               /* OP_START: written by its OP_FINISH */
 } op;
 
 struct sl_store {
     char *dir;
     char *keys_stamp;          /* DIR/keys-changed */
     sqlite3 *w, *r;            /* writer (writer thread only) and reader */
-    sqlite3_stmt *wst[5];      /* the writer's statements, prepared once */
+    sqlite3_stmt *wst[6];      /* the writer's statements, prepared once */
     sqlite3 *ck;               /* checkpoints, on their own thread */
     pthread_cond_t ckcv;       /* wakes the checkpointer (at close) */
     pthread_t checkpointer;
@@ -195,15 +200,39 @@ static int apply(sl_store *s, op *o)
         " total_steps=?7, finished_at=?8 WHERE id=?1",
     };
     static const char log_sql[] = "INSERT OR REPLACE INTO run_log(run_id, events) VALUES(?1, ?2)";
-    sqlite3_stmt *st = s->wst[o->kind];
-    if (!st && sqlite3_prepare_v3(db, sql[o->kind], -1, SQLITE_PREPARE_PERSISTENT,
-                                  &s->wst[o->kind], NULL) != SQLITE_OK)
+    static const char whole_sql[] =
+        "INSERT INTO runs(id, app_id, task_id, user, conversation_id, message_id, status, inputs,"
+        " created_at, outputs, error, elapsed, total_tokens, total_steps, finished_at)"
+        " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?9, ?7, ?8, ?10, ?11, ?12, ?13, ?14, ?15)";
+    if (o->kind == OP_START && o->merged)
+        return 0;
+    int slot = o->kind == OP_FINISH && o->start ? 5 : (int)o->kind;
+    sqlite3_stmt *st = s->wst[slot];
+    if (!st && sqlite3_prepare_v3(db, slot == 5 ? whole_sql : sql[o->kind], -1,
+                                  SQLITE_PREPARE_PERSISTENT, &s->wst[slot], NULL) != SQLITE_OK)
         return -1;
-    st = s->wst[o->kind];
+    st = s->wst[slot];
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
     bind_text(st, 1, o->run_id);
-    switch (o->kind) {
+    if (slot == 5) {
+        const op *b = o->start;
+        bind_text(st, 2, b->a);
+        bind_text(st, 3, b->b);
+        bind_text(st, 4, b->c);
+        bind_text(st, 5, b->d);
+        bind_text(st, 6, b->e);
+        bind_text(st, 7, b->json1);
+        sqlite3_bind_int64(st, 8, b->when);
+        bind_text(st, 9, o->a);
+        bind_text(st, 10, o->json1);
+        bind_text(st, 11, o->b);
+        sqlite3_bind_double(st, 12, o->elapsed);
+        sqlite3_bind_int64(st, 13, o->tokens);
+        sqlite3_bind_int(st, 14, o->steps);
+        sqlite3_bind_int64(st, 15, o->when);
+    }
+    switch (slot == 5 ? -1 : (int)o->kind) {
     case OP_START:
         bind_text(st, 2, o->a);
         bind_text(st, 3, o->b);
@@ -278,6 +307,22 @@ static void *writer_main(void *arg)
         op *batch = s->head;
         s->head = s->tail = NULL;
         pthread_mutex_unlock(&s->qmu);
+        /* A run that started and finished within this group is written
+         * once, by one INSERT with its final state. */
+        sl_map starts;
+        sl_map_init(&starts);
+        for (op *o = batch; o; o = o->next) {
+            if (o->kind == OP_START) {
+                sl_map_put(&starts, o->run_id, o);
+            } else {
+                op *b = sl_map_get(&starts, o->run_id);
+                if (b && !b->merged) {
+                    b->merged = true;
+                    o->start = b;
+                }
+            }
+        }
+        sl_map_release(&starts);
         /* one transaction for everything that queued up meanwhile */
         int rc = sqlite3_exec(s->w, "BEGIN", NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
         for (op *o = batch; o && !rc; o = o->next)
@@ -408,7 +453,7 @@ void sl_store_close(sl_store *s)
     pthread_mutex_unlock(&s->qmu);
     pthread_join(s->writer, NULL);
     pthread_join(s->checkpointer, NULL);
-    for (int i = 0; i < 5; i++)
+    for (size_t i = 0; i < sizeof s->wst / sizeof *s->wst; i++)
         sqlite3_finalize(s->wst[i]);
     sqlite3_wal_checkpoint_v2(s->ck, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
     sqlite3_close(s->ck);
