@@ -6,7 +6,8 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototy
             -Wformat=2 -Wno-format-nonliteral -Wvla -Wpointer-arith -Wundef
 OPT      ?= -O2 -g
 CFLAGS   += $(CSTD) $(WARN) $(OPT) $(shell pkg-config --cflags $(PKGS))
-LDLIBS   += $(shell pkg-config --libs $(PKGS)) -lpthread -lm
+# libarchive is dlopen'ed by src/dsl/bundle.c when a bundle is used.
+LDLIBS   += $(shell pkg-config --libs $(filter-out libarchive,$(PKGS))) -ldl -lpthread -lm
 BUILD    ?= build
 
 # src/sandbox/local/init.c is a program of its own (the sandbox's pid 1),

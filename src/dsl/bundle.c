@@ -13,9 +13,11 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <locale.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,6 +31,72 @@
 #include "../core/buf.h"
 #include "../core/map.h"
 #include "../core/sha256.h"
+
+/* libarchive is loaded when a bundle is first read or written (dlopen):
+ * it and what it pulls in (libxml2, ICU, libstdc++, the compressors) are
+ * about 2 MB of resident memory that every sluice process would otherwise
+ * carry, a long-running server included, for the few that touch bundles. */
+#define ARCHIVE_FNS(X) X(archive_entry_filetype) X(archive_entry_free) X(archive_entry_hardlink) X(archive_entry_is_encrypted) X(archive_entry_mode) X(archive_entry_new) X(archive_entry_pathname) X(archive_entry_pathname_utf8) X(archive_entry_perm) X(archive_entry_set_filetype) X(archive_entry_set_mtime) X(archive_entry_set_pathname_utf8) X(archive_entry_set_perm) X(archive_entry_set_size) X(archive_entry_size) X(archive_entry_size_is_set) X(archive_entry_symlink) X(archive_error_string) X(archive_read_data) X(archive_read_free) X(archive_read_new) X(archive_read_next_header) X(archive_read_open_memory) X(archive_read_support_format_zip) X(archive_write_close) X(archive_write_data) X(archive_write_free) X(archive_write_header) X(archive_write_new) X(archive_write_open_fd) X(archive_write_set_format_zip) X(archive_write_set_options)
+#define ARCHIVE_PTR(f) static __typeof__(&f) p_##f;
+ARCHIVE_FNS(ARCHIVE_PTR)
+static pthread_once_t archive_once = PTHREAD_ONCE_INIT;
+static char archive_why[256];
+
+static void archive_load(void)
+{
+    void *h = dlopen("libarchive.so.13", RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        h = dlopen("libarchive.so", RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        snprintf(archive_why, sizeof archive_why,
+                 "bundle: libarchive is not installed (apt-get install libarchive13): %s",
+                 dlerror());
+        return;
+    }
+#define ARCHIVE_SYM(f)                                                                             \
+    if (!(p_##f = (__typeof__(&f))dlsym(h, #f)) && !archive_why[0])                                \
+        snprintf(archive_why, sizeof archive_why, "bundle: libarchive has no %s", #f);
+    ARCHIVE_FNS(ARCHIVE_SYM)
+}
+
+static int archive_ready(sl_err *err)
+{
+    pthread_once(&archive_once, archive_load);
+    return archive_why[0] ? sl_err_set(err, SL_EUNSUPPORTED, "%s", archive_why) : 0;
+}
+
+#define archive_entry_filetype p_archive_entry_filetype
+#define archive_entry_free p_archive_entry_free
+#define archive_entry_hardlink p_archive_entry_hardlink
+#define archive_entry_is_encrypted p_archive_entry_is_encrypted
+#define archive_entry_mode p_archive_entry_mode
+#define archive_entry_new p_archive_entry_new
+#define archive_entry_pathname p_archive_entry_pathname
+#define archive_entry_pathname_utf8 p_archive_entry_pathname_utf8
+#define archive_entry_perm p_archive_entry_perm
+#define archive_entry_set_filetype p_archive_entry_set_filetype
+#define archive_entry_set_mtime p_archive_entry_set_mtime
+#define archive_entry_set_pathname_utf8 p_archive_entry_set_pathname_utf8
+#define archive_entry_set_perm p_archive_entry_set_perm
+#define archive_entry_set_size p_archive_entry_set_size
+#define archive_entry_size p_archive_entry_size
+#define archive_entry_size_is_set p_archive_entry_size_is_set
+#define archive_entry_symlink p_archive_entry_symlink
+#define archive_error_string p_archive_error_string
+#define archive_read_data p_archive_read_data
+#define archive_read_free p_archive_read_free
+#define archive_read_new p_archive_read_new
+#define archive_read_next_header p_archive_read_next_header
+#define archive_read_open_memory p_archive_read_open_memory
+#define archive_read_support_format_zip p_archive_read_support_format_zip
+#define archive_write_close p_archive_write_close
+#define archive_write_data p_archive_write_data
+#define archive_write_free p_archive_write_free
+#define archive_write_header p_archive_write_header
+#define archive_write_new p_archive_write_new
+#define archive_write_open_fd p_archive_write_open_fd
+#define archive_write_set_format_zip p_archive_write_set_format_zip
+#define archive_write_set_options p_archive_write_set_options
 
 #define MAX_PATH_BYTES 4096
 #define MAX_DEPTH 64
@@ -568,7 +636,7 @@ int sl_bundle_read(const void *zip, size_t len, const sl_bundle_limits *lim, sl_
     if (!sl_bundle_is_zip(zip, len))
         return sl_err_set(err, SL_EINVAL,
                           "bundle: not a zip archive (it does not start with a zip signature)");
-    if (cd_scan(zip, len, max_entries, err))
+    if (cd_scan(zip, len, max_entries, err) || archive_ready(err))
         return -1;
     entries es = {0};
     sl_map_init(&es.names);
@@ -1102,6 +1170,8 @@ int sl_bundle_write(const char *zip_path, const char *app_name, const char *dsl_
 {
     if (dsl_len > SL_BUNDLE_MAX_TEXT)
         return sl_err_set(err, SL_ELIMIT, "bundle: the DSL is larger than 10 MB (Dify's limit)");
+    if (archive_ready(err))
+        return -1;
     if (!sl_utf8_valid(dsl_text, dsl_len))
         return sl_err_set(err, SL_EINVAL, "bundle: the DSL is not valid UTF-8 text");
     walk w = {.root = files_dir};

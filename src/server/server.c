@@ -1127,6 +1127,10 @@ static void on_signal(int sig)
 int sl_server_run(sl_store *store, const sl_server_opts *o, sl_err *err)
 {
     memset(&S, 0, sizeof S);
+    /* Two malloc arenas, not eight per core: connection threads come and
+     * go, and every arena one touched keeps its own free memory, which
+     * shows as resident memory long after a load. */
+    mallopt(M_ARENA_MAX, 2);
     S.store = store;
     S.o = *o;
     pthread_mutex_init(&S.mu, NULL);
@@ -1170,10 +1174,12 @@ int sl_server_run(sl_store *store, const sl_server_opts *o, sl_err *err)
     /* idle: give memory freed by finished connections back to the system */
     int idle = 0;
     while (!S.stopping) {
-        sleep(1);
+        usleep(250000);
         if (atomic_load(&S.active) == 0) {
-            if (++idle == 2)
+            if (++idle == 2) {
+                sl_store_release_memory(S.store);
                 malloc_trim(0);
+            }
         } else {
             idle = 0;
         }

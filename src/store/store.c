@@ -446,6 +446,13 @@ int sl_store_open(const char *dir, sl_store **out, int *interrupted, sl_err *err
     return 0;
 }
 
+void sl_store_release_memory(sl_store *s)
+{
+    sqlite3_db_release_memory(s->w);
+    sqlite3_db_release_memory(s->r);
+    sqlite3_db_release_memory(s->ck);
+}
+
 void sl_store_close(sl_store *s)
 {
     if (!s)

@@ -30,6 +30,8 @@ typedef struct sl_store sl_store;
  * process left running (now failed). */
 int sl_store_open(const char *dir, sl_store **out, int *interrupted, sl_err *err);
 void sl_store_close(sl_store *s);
+/* Gives the connections' page caches back (the server calls it when idle). */
+void sl_store_release_memory(sl_store *s);
 const char *sl_store_dir(const sl_store *s);
 
 /* ---- apps ---- */
