@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../engine/graph.h"
@@ -34,8 +35,11 @@ static const char usage_serve[] =
 
 static const char usage_app[] =
     "usage: sluice app import FILE [--data DIR]    a .yml or .zip bundle; prints the new app's id\n"
+    "       sluice app import FILE --app APP_ID [--data DIR]   a new version of that app\n"
     "       sluice app list [--data DIR]\n"
-    "       sluice app export APP_ID [--data DIR]   prints the DSL (a .zip for apps with files)\n"
+    "       sluice app versions APP_ID [--data DIR]\n"
+    "       sluice app export APP_ID [--version N] [--data DIR]   prints the DSL (a .zip for apps\n"
+    "                                               with files; --version N: that version's DSL)\n"
     "       sluice app delete APP_ID [--data DIR]\n"
     "       sluice app key create APP_ID [--data DIR]   prints a new key (app-…)\n"
     "       sluice app key list APP_ID [--data DIR]\n"
@@ -48,6 +52,15 @@ static const char *data_dir(int argc, char **argv)
             return argv[i + 1];
     const char *e = getenv("SLUICE_DATA");
     return e && *e ? e : "sluice-data";
+}
+
+/* The value of option `name` (--app, --version), or NULL. */
+static const char *opt(int argc, char **argv, const char *name)
+{
+    for (int i = 0; i + 1 < argc; i++)
+        if (!strcmp(argv[i], name))
+            return argv[i + 1];
+    return NULL;
 }
 
 static sl_store *open_store(const char *dir)
@@ -131,7 +144,7 @@ static char *read_all(const char *path, size_t *len)
     if (!f)
         return NULL;
     sl_buf b;
-    sl_buf_init(&b, 10u << 20);
+    sl_buf_init(&b, 50u << 20);  /* a bundle may be 50 MB; a DSL 10 MB (checked on load) */
     char chunk[8192];
     size_t n;
     while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
@@ -175,31 +188,59 @@ int sl_cli_app(int argc, char **argv)
         sl_diag d;
         sl_diag_init(&d);
         char *id = NULL;
+        const char *update = opt(argc, argv, "--app");
+        sl_value *info = NULL;
+        int irc = !text ? -1
+                  : update ? sl_apps_update(s, update, text, len, arg, &info, &d, &err)
+                           : sl_apps_import(s, text, len, arg, &id, &info, &d, &err);
         if (!text) {
-            fprintf(stderr, "sluice app import: cannot read %s\n", arg);
+            fprintf(stderr, "sluice app import: cannot read %s (or it is over 50 MB)\n", arg);
             rc = 1;
-        } else if (sl_apps_import(s, text, len, arg, &id, NULL, &d, &err)) {
+        } else if (irc) {
             for (size_t i = 0; i < d.n; i++)
                 fprintf(stderr, "%s: %s\n", d.v[i].warning ? "warning" : "error", d.v[i].msg);
             fprintf(stderr, "sluice app import: %s\n", err.msg);
             sl_err_clear(&err);
             rc = 1;
         } else {
-            printf("%s\n", id);
+            printf("%s\n", json_string_value(json_object_get(info, "id")));
+            if (update)
+                fprintf(stderr, "sluice app import: %s is now at version %lld\n", update,
+                        (long long)json_integer_value(json_object_get(info, "version")));
         }
+        json_decref(info);
         free(id);
         sl_diag_release(&d);
         free(text);
+    } else if (!key && !strcmp(verb, "versions")) {
+        sl_value *vs = NULL;
+        if (!(rc = sl_store_app_versions(s, arg, &vs, &err) ? 1 : 0))
+            for (size_t i = 0; i < json_array_size(vs); i++) {
+                const sl_value *v = json_array_get(vs, i);
+                time_t t = (time_t)json_integer_value(json_object_get(v, "created_at"));
+                char when[32];
+                strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", gmtime(&t));
+                printf("%lld  %s UTC%s\n", (long long)json_integer_value(json_object_get(v, "version")),
+                       when, i == 0 ? "  (current)" : "");
+            }
+        json_decref(vs);
     } else if (!key && !strcmp(verb, "list")) {
         sl_value *apps = NULL;
         if (!(rc = sl_store_app_list(s, &apps, &err) ? 1 : 0))
             for (size_t i = 0; i < json_array_size(apps); i++) {
                 const sl_value *a = json_array_get(apps, i);
-                printf("%s  %-14s %s\n", json_string_value(json_object_get(a, "id")),
+                printf("%s  %-14s %s  (version %lld)\n", json_string_value(json_object_get(a, "id")),
                        json_string_value(json_object_get(a, "mode")),
-                       json_string_value(json_object_get(a, "name")));
+                       json_string_value(json_object_get(a, "name")),
+                       (long long)json_integer_value(json_object_get(a, "version")));
             }
         json_decref(apps);
+    } else if (!key && !strcmp(verb, "export") && opt(argc, argv, "--version")) {
+        char *dsl = NULL;
+        int v = atoi(opt(argc, argv, "--version"));
+        if (!(rc = sl_store_app_get_version(s, arg, v, &dsl, &err) ? 1 : 0))
+            fputs(dsl, stdout);
+        free(dsl);
     } else if (!key && !strcmp(verb, "export")) {
         sl_buf out;
         sl_buf_init(&out, 0);

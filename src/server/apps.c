@@ -50,8 +50,44 @@ static int write_file(const char *path, const char *data, size_t len, sl_err *er
     return 0;
 }
 
-int sl_apps_import(sl_store *s, const void *data, size_t len, const char *origin, char **id,
-                   sl_value **info, sl_diag *diag, sl_err *err)
+/* Puts a bundle's files (and manifest) in place as app id's files,
+ * replacing what was there only once the new ones are complete. */
+static int keep_files(sl_store *s, const char *id, const sl_bundle *b, sl_err *err)
+{
+    char *dir = app_path(s, id, NULL), *tmp = app_path(s, id, "files.tmp");
+    char *files = app_path(s, id, "files"), *old = app_path(s, id, "files.old");
+    char *man = app_path(s, id, "manifest.json");
+    char *apps = sl_xasprintf("%s/apps", sl_store_dir(s));
+    mkdir(apps, 0700);
+    rm_tree(tmp);
+    rm_tree(old);
+    char *mj = json_dumps(b->manifest, JSON_COMPACT);
+    int rc = 0;
+    if ((mkdir(dir, 0700) && errno != EEXIST) || sl_bundle_extract(b, tmp, err) ||
+        (mj && write_file(man, mj, strlen(mj), err)) ||
+        (is_dir(files) && rename(files, old)) || rename(tmp, files)) {
+        if (!err->msg)
+            sl_err_set(err, SL_EIO, "cannot keep the app's files in %s: %s", dir,
+                       strerror(errno));
+        rm_tree(tmp);
+        if (is_dir(old) && !is_dir(files))
+            rename(old, files);
+        rc = -1;
+    }
+    rm_tree(old);
+    free(mj);
+    free(apps);
+    free(dir);
+    free(tmp);
+    free(files);
+    free(old);
+    free(man);
+    return rc;
+}
+
+/* Import (update == NULL) or a new version of app `update`. */
+static int import(sl_store *s, const char *update, const void *data, size_t len,
+                  const char *origin, char **id, sl_value **info, sl_diag *diag, sl_err *err)
 {
     *id = NULL;
     if (info)
@@ -69,50 +105,62 @@ int sl_apps_import(sl_store *s, const void *data, size_t len, const char *origin
     }
     sl_graph g;
     char *text = sl_xstrndup(dsl, dsl_len);
+    int version = 1;
     int rc = sl_graph_load_text(&g, text, dsl_len, origin, diag, err);
-    if (!rc)
+    if (!rc && update) {
+        rc = sl_store_app_update(s, update, g.name ? g.name : "app", g.mode, text, &version, err);
+        if (!rc)
+            *id = sl_xstrdup(update);
+    } else if (!rc) {
         rc = sl_store_app_add(s, g.name ? g.name : "app", g.mode, text, id, err);
-    if (!rc && zip && b.nfiles) {
-        char *dir = app_path(s, *id, NULL), *tmp = app_path(s, *id, "files.tmp");
-        char *files = app_path(s, *id, "files"), *man = app_path(s, *id, "manifest.json");
-        char *apps = sl_xasprintf("%s/apps", sl_store_dir(s));
-        mkdir(apps, 0700);
-        char *mj = json_dumps(b.manifest, JSON_COMPACT);
-        if ((mkdir(dir, 0700) && errno != EEXIST) || sl_bundle_extract(&b, tmp, err) ||
-            (mj && write_file(man, mj, strlen(mj), err)) || rename(tmp, files)) {
-            if (!err->msg)
-                sl_err_set(err, SL_EIO, "cannot keep the app's files in %s: %s", dir,
-                           strerror(errno));
+    }
+    if (!rc && zip && b.nfiles && keep_files(s, *id, &b, err)) {
+        if (!update) {  /* a new app without its files is no app */
+            char *dir = app_path(s, *id, NULL);
             rm_tree(dir);
+            free(dir);
             sl_err e2 = {0};
             sl_store_app_delete(s, *id, &e2);
             sl_err_clear(&e2);
-            free(*id);
-            *id = NULL;
-            rc = -1;
         }
-        free(mj);
-        free(apps);
-        free(dir);
-        free(tmp);
-        free(files);
-        free(man);
+        free(*id);
+        *id = NULL;
+        rc = -1;
     }
     if (!rc && info)
-        *info = json_pack("{s:s,s:s,s:s,s:i}", "id", *id, "name", g.name ? g.name : "app",
-                          "mode", g.mode, "files", (int)b.nfiles);
+        *info = json_pack("{s:s,s:s,s:s,s:i,s:i}", "id", *id, "name", g.name ? g.name : "app",
+                          "mode", g.mode, "version", version, "files", (int)b.nfiles);
     sl_graph_release(&g);
     free(text);
     sl_bundle_release(&b);
     return rc;
 }
 
-int sl_apps_load(sl_store *s, const char *id, sl_graph *g, sl_err *err)
+int sl_apps_import(sl_store *s, const void *data, size_t len, const char *origin, char **id,
+                   sl_value **info, sl_diag *diag, sl_err *err)
+{
+    return import(s, NULL, data, len, origin, id, info, diag, err);
+}
+
+int sl_apps_update(sl_store *s, const char *app_id, const void *data, size_t len,
+                   const char *origin, sl_value **info, sl_diag *diag, sl_err *err)
+{
+    char *id = NULL;
+    int rc = import(s, app_id, data, len, origin, &id, info, diag, err);
+    free(id);
+    return rc;
+}
+
+int sl_apps_load(sl_store *s, const char *id, sl_graph *g, int *version, sl_err *err)
 {
     char *dsl = NULL;
+    sl_value *info = NULL;
     memset(g, 0, sizeof *g);
-    if (sl_store_app_get(s, id, &dsl, NULL, err))
+    if (sl_store_app_get(s, id, &dsl, &info, err))
         return -1;
+    if (version)
+        *version = (int)json_integer_value(json_object_get(info, "version"));
+    json_decref(info);
     sl_diag d;
     sl_diag_init(&d);
     int rc = sl_graph_load_text(g, dsl, strlen(dsl), id, &d, err);
@@ -132,7 +180,7 @@ int sl_apps_export(sl_store *s, const char *id, sl_buf *out, bool *zip, sl_err *
     *zip = false;
     sl_graph g;
     char *dsl = NULL;
-    if (sl_apps_load(s, id, &g, err) || sl_store_app_get(s, id, &dsl, NULL, err)) {
+    if (sl_apps_load(s, id, &g, NULL, err) || sl_store_app_get(s, id, &dsl, NULL, err)) {
         sl_graph_release(&g);
         return -1;
     }

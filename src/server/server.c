@@ -31,8 +31,10 @@
 
 /* ---- apps, loaded once ---- */
 
-typedef struct {
+typedef struct app {
     sl_graph g;
+    int version;              /* the app version this graph is */
+    struct app *retired;      /* next on S.retired: replaced while runs may use it */
     atomic_int running;
     pthread_mutex_t rate_mu;  /* a token bucket for --rate-limit */
     double tokens, last;
@@ -92,6 +94,7 @@ typedef struct {
     sl_map apps;          /* app id -> app* */
     sl_map keys;          /* sha256(key) -> app id (heap) */
     long long keys_version;
+    struct app *retired;  /* apps replaced by a newer version or deleted */
     live *lives;
     atomic_int active;
     volatile sig_atomic_t stopping;
@@ -135,7 +138,7 @@ static app *app_get(const char *id, sl_err *err)
         return a;
     a = sl_xcalloc(1, sizeof *a);
     pthread_mutex_init(&a->rate_mu, NULL);
-    if (sl_apps_load(S.store, id, &a->g, err)) {
+    if (sl_apps_load(S.store, id, &a->g, &a->version, err)) {
         sl_graph_release(&a->g);
         free(a);
         return NULL;
@@ -172,6 +175,16 @@ static char *auth_app(struct MHD_Connection *c)
                 free(S.keys.slots[i].val);
         sl_map_release(&S.keys);
         sl_map_init(&S.keys);
+        /* Apps too: one may have a new version or be gone.  Runs may still
+         * use the loaded ones; they are freed when the server stops. */
+        for (size_t i = 0; i < S.apps.cap; i++)
+            if (S.apps.slots && S.apps.slots[i].key) {
+                app *old = S.apps.slots[i].val;
+                old->retired = S.retired;
+                S.retired = old;
+            }
+        sl_map_release(&S.apps);
+        sl_map_init(&S.apps);
         S.keys_version = ver;
     }
     char *id = sl_map_get(&S.keys, hash);
@@ -728,7 +741,7 @@ static enum MHD_Result start_run(struct MHD_Connection *c, const char *app_id, s
                              NULL);
     }
     sl_run_row row = {l->id, app_id, l->task_id, user, chat ? l->conversation_id : NULL,
-                      chat ? l->message_id : NULL, prepared};
+                      chat ? l->message_id : NULL, prepared, a->version};
     sl_store_start_run(S.store, &row, &err);
     atomic_fetch_add(&a->running, 1);
     atomic_fetch_add(&S.active, 1);
@@ -1006,7 +1019,39 @@ static enum MHD_Result admin(struct MHD_Connection *c, const char *method, const
         const char *rest = strchr(path + 6, '/');
         snprintf(id, sizeof id, "%.*s", (int)(rest ? (size_t)(rest - path - 6) : strlen(path + 6)),
                  path + 6);
-        if (!rest && !strcmp(method, "GET")) {
+        const char *want_v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "version");
+        if (!rest && !strcmp(method, "GET") && want_v) {
+            char *dsl = NULL;
+            if (sl_store_app_get_version(S.store, id, atoi(want_v), &dsl, &err)) {
+                ret = reply_error(c, 404, "not_found", "%s", err.msg);
+            } else {
+                struct MHD_Response *r = MHD_create_response_from_buffer(strlen(dsl), dsl,
+                                                                         MHD_RESPMEM_MUST_FREE);
+                MHD_add_response_header(r, "Content-Type", "application/x-yaml");
+                ret = MHD_queue_response(c, 200, r);
+                MHD_destroy_response(r);
+            }
+        } else if (!rest && !strcmp(method, "PUT")) {
+            /* a new version of the app: a DSL file or a .zip bundle */
+            sl_diag d;
+            sl_diag_init(&d);
+            sl_value *info = NULL;
+            if (sl_apps_update(S.store, id, q->body.data ? q->body.data : "", q->body.len,
+                               "upload", &info, &d, &err))
+                ret = reply_error(c, err.code == SL_EIO ? 500 : strstr(err.msg, "no app with")
+                                                                    ? 404 : 400,
+                                  err.code == SL_EIO ? "internal_error"
+                                  : strstr(err.msg, "no app with") ? "not_found" : "invalid_param",
+                                  "the app does not load: %s", d.n ? d.v[0].msg : err.msg);
+            else
+                ret = reply_json(c, 200, info);
+            sl_diag_release(&d);
+        } else if (rest && !strcmp(rest, "/versions") && !strcmp(method, "GET")) {
+            sl_value *vs = NULL;
+            ret = sl_store_app_versions(S.store, id, &vs, &err)
+                      ? reply_error(c, 404, "not_found", "%s", err.msg)
+                      : reply_json(c, 200, json_pack("{s:o}", "data", vs));
+        } else if (!rest && !strcmp(method, "GET")) {
             sl_buf out;
             sl_buf_init(&out, 0);
             bool zip;
@@ -1215,6 +1260,11 @@ int sl_server_run(sl_store *store, const sl_server_opts *o, sl_err *err)
             free(a);
         }
     sl_map_release(&S.apps);
+    for (app *a = S.retired, *next; a; a = next) {
+        next = a->retired;
+        sl_graph_release(&a->g);
+        free(a);
+    }
     for (size_t i = 0; i < S.keys.cap; i++)
         if (S.keys.slots && S.keys.slots[i].key)
             free(S.keys.slots[i].val);

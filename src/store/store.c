@@ -54,6 +54,13 @@ static const char *const migrations[] = {
     "CREATE INDEX runs_running ON runs(status) WHERE status = 'running';",
     /* 6: events live in run_log since migration 3 */
     "DROP TABLE run_events;",
+    /* 7: every DSL an app has had; apps.dsl is the current one */
+    "CREATE TABLE app_versions(app_id TEXT NOT NULL, version INTEGER NOT NULL,"
+    "  dsl TEXT NOT NULL, created_at INTEGER NOT NULL, PRIMARY KEY(app_id, version))"
+    "  WITHOUT ROWID;"
+    "INSERT INTO app_versions SELECT id, 1, dsl, created_at FROM apps;"
+    "ALTER TABLE apps ADD COLUMN version INTEGER NOT NULL DEFAULT 1;"
+    "ALTER TABLE runs ADD COLUMN app_version INTEGER;",
 };
 
 typedef struct op {
@@ -195,15 +202,16 @@ static int apply(sl_store *s, op *o)
     sqlite3 *db = s->w;
     static const char *const sql[] = {
         "INSERT INTO runs(id, app_id, task_id, user, conversation_id, message_id, status, inputs,"
-        " created_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, 'running', ?7, ?8)",
+        " created_at, app_version) VALUES(?1, ?2, ?3, ?4, ?5, ?6, 'running', ?7, ?8, ?9)",
         "UPDATE runs SET status=?2, outputs=?3, error=?4, elapsed=?5, total_tokens=?6,"
         " total_steps=?7, finished_at=?8 WHERE id=?1",
     };
     static const char log_sql[] = "INSERT OR REPLACE INTO run_log(run_id, events) VALUES(?1, ?2)";
     static const char whole_sql[] =
         "INSERT INTO runs(id, app_id, task_id, user, conversation_id, message_id, status, inputs,"
-        " created_at, outputs, error, elapsed, total_tokens, total_steps, finished_at)"
-        " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?9, ?7, ?8, ?10, ?11, ?12, ?13, ?14, ?15)";
+        " created_at, outputs, error, elapsed, total_tokens, total_steps, finished_at,"
+        " app_version)"
+        " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?9, ?7, ?8, ?10, ?11, ?12, ?13, ?14, ?15, ?16)";
     if (o->kind == OP_START && o->merged)
         return 0;
     int slot = o->kind == OP_FINISH && o->start ? 5 : (int)o->kind;
@@ -231,6 +239,8 @@ static int apply(sl_store *s, op *o)
         sqlite3_bind_int64(st, 13, o->tokens);
         sqlite3_bind_int(st, 14, o->steps);
         sqlite3_bind_int64(st, 15, o->when);
+        if (b->seq > 0)
+            sqlite3_bind_int(st, 16, b->seq);
     }
     switch (slot == 5 ? -1 : (int)o->kind) {
     case OP_START:
@@ -241,6 +251,8 @@ static int apply(sl_store *s, op *o)
         bind_text(st, 6, o->e);
         bind_text(st, 7, o->json1);
         sqlite3_bind_int64(st, 8, o->when);
+        if (o->seq > 0)
+            sqlite3_bind_int(st, 9, o->seq);
         break;
     case OP_FINISH:
         bind_text(st, 2, o->a);
@@ -536,15 +548,52 @@ static int write_now(sl_store *s, const char *sql, const char *const *args, int 
     return rc ? rc : changed;
 }
 
+static void keys_changed(sl_store *s);
+
+/* Statements on the reader connection in one transaction; args[i] binds
+ * ?1.. of sql[i] (NULL-terminated lists).  The number of rows the last
+ * statement changed, or -1. */
+static int write_tx(sl_store *s, const char *const *sql, const char *const *const *args,
+                    sl_err *err)
+{
+    pthread_mutex_lock(&s->rmu);
+    int rc = sqlite3_exec(s->r, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+    int changed = 0;
+    for (int i = 0; sql[i] && !rc; i++) {
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(s->r, sql[i], -1, &st, NULL) != SQLITE_OK) {
+            rc = -1;
+            break;
+        }
+        for (int k = 0; args[i][k]; k++)
+            bind_text(st, k + 1, args[i][k]);
+        rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+        changed = sqlite3_changes(s->r);
+        sqlite3_finalize(st);
+    }
+    if (rc) {
+        db_err(err, s->r, "write");
+        sqlite3_exec(s->r, "ROLLBACK", NULL, NULL, NULL);
+    } else if (sqlite3_exec(s->r, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+        rc = db_err(err, s->r, "commit");
+    }
+    pthread_mutex_unlock(&s->rmu);
+    return rc ? -1 : changed;
+}
+
 int sl_store_app_add(sl_store *s, const char *name, const char *mode, const char *dsl, char **id,
                      sl_err *err)
 {
     *id = uuid();
     char when[32];
     snprintf(when, sizeof when, "%lld", now_s());
-    const char *args[] = {*id, name, mode, dsl, when};
-    if (write_now(s, "INSERT INTO apps(id, name, mode, dsl, created_at) VALUES(?1,?2,?3,?4,?5)",
-                  args, 5, err) < 0) {
+    const char *const a1[] = {*id, name, mode, dsl, when, NULL};
+    const char *const a2[] = {*id, dsl, when, NULL};
+    const char *const sql[] = {
+        "INSERT INTO apps(id, name, mode, dsl, created_at, version) VALUES(?1,?2,?3,?4,?5,1)",
+        "INSERT INTO app_versions(app_id, version, dsl, created_at) VALUES(?1,1,?2,?3)", NULL};
+    const char *const *args[] = {a1, a2};
+    if (write_tx(s, sql, args, err) < 0) {
         free(*id);
         *id = NULL;
         return -1;
@@ -552,17 +601,86 @@ int sl_store_app_add(sl_store *s, const char *name, const char *mode, const char
     return 0;
 }
 
+int sl_store_app_update(sl_store *s, const char *id, const char *name, const char *mode,
+                        const char *dsl, int *version, sl_err *err)
+{
+    char when[32];
+    snprintf(when, sizeof when, "%lld", now_s());
+    const char *const a1[] = {id, dsl, when, NULL};
+    const char *const a2[] = {id, name, mode, dsl, NULL};
+    const char *const sql[] = {
+        "INSERT INTO app_versions(app_id, version, dsl, created_at)"
+        " SELECT id, version + 1, ?2, ?3 FROM apps WHERE id=?1",
+        "UPDATE apps SET name=?2, mode=?3, dsl=?4, version=version + 1 WHERE id=?1", NULL};
+    const char *const *args[] = {a1, a2};
+    int n = write_tx(s, sql, args, err);
+    if (n < 0)
+        return -1;
+    if (n == 0)
+        return sl_err_set(err, SL_EINVAL, "no app with id '%s' (sluice app list shows them)", id);
+    sl_value *info = NULL;
+    if (sl_store_app_get(s, id, NULL, &info, err))
+        return -1;
+    *version = (int)json_integer_value(json_object_get(info, "version"));
+    json_decref(info);
+    keys_changed(s);  /* servers reload the app */
+    return 0;
+}
+
+int sl_store_app_versions(sl_store *s, const char *id, sl_value **out, sl_err *err)
+{
+    q x;
+    if (!q_open(&x, s, "SELECT version, created_at FROM app_versions WHERE app_id=?1"
+                       " ORDER BY version DESC"))
+        return db_err(err, s->r, "list versions");
+    bind_text(x.st, 1, id);
+    sl_value *arr = json_array();
+    while (sqlite3_step(x.st) == SQLITE_ROW)
+        json_array_append_new(arr, json_pack("{s:I, s:I}", "version",
+                                             (json_int_t)sqlite3_column_int64(x.st, 0),
+                                             "created_at",
+                                             (json_int_t)sqlite3_column_int64(x.st, 1)));
+    q_close(&x);
+    if (!json_array_size(arr)) {
+        json_decref(arr);
+        return sl_err_set(err, SL_EINVAL, "no app with id '%s' (sluice app list shows them)", id);
+    }
+    *out = arr;
+    return 0;
+}
+
+int sl_store_app_get_version(sl_store *s, const char *id, int version, char **dsl, sl_err *err)
+{
+    q x;
+    if (!q_open(&x, s, "SELECT dsl FROM app_versions WHERE app_id=?1 AND version=?2"))
+        return db_err(err, s->r, "get version");
+    bind_text(x.st, 1, id);
+    sqlite3_bind_int(x.st, 2, version);
+    int rc = -1;
+    if (sqlite3_step(x.st) == SQLITE_ROW) {
+        *dsl = sl_xstrdup((const char *)sqlite3_column_text(x.st, 0));
+        rc = 0;
+    } else {
+        sl_err_set(err, SL_EINVAL, "app '%s' has no version %d (sluice app versions %s lists "
+                   "them)", id, version, id);
+    }
+    q_close(&x);
+    return rc;
+}
+
 int sl_store_app_list(sl_store *s, sl_value **out, sl_err *err)
 {
     q x;
-    if (!q_open(&x, s, "SELECT id, name, mode, created_at FROM apps ORDER BY created_at DESC, id"))
+    if (!q_open(&x, s, "SELECT id, name, mode, created_at, version FROM apps"
+                       " ORDER BY created_at DESC, id"))
         return db_err(err, s->r, "list apps");
     sl_value *arr = json_array();
     while (sqlite3_step(x.st) == SQLITE_ROW)
-        json_array_append_new(arr, json_pack("{s:o, s:o, s:o, s:I}", "id", col_str(x.st, 0),
+        json_array_append_new(arr, json_pack("{s:o, s:o, s:o, s:I, s:I}", "id", col_str(x.st, 0),
                                              "name", col_str(x.st, 1), "mode", col_str(x.st, 2),
                                              "created_at",
-                                             (json_int_t)sqlite3_column_int64(x.st, 3)));
+                                             (json_int_t)sqlite3_column_int64(x.st, 3), "version",
+                                             (json_int_t)sqlite3_column_int64(x.st, 4)));
     q_close(&x);
     *out = arr;
     return 0;
@@ -571,7 +689,7 @@ int sl_store_app_list(sl_store *s, sl_value **out, sl_err *err)
 int sl_store_app_get(sl_store *s, const char *id, char **dsl, sl_value **info, sl_err *err)
 {
     q x;
-    if (!q_open(&x, s, "SELECT dsl, name, mode, created_at FROM apps WHERE id=?1"))
+    if (!q_open(&x, s, "SELECT dsl, name, mode, created_at, version FROM apps WHERE id=?1"))
         return db_err(err, s->r, "get app");
     bind_text(x.st, 1, id);
     int rc = -1;
@@ -579,9 +697,10 @@ int sl_store_app_get(sl_store *s, const char *id, char **dsl, sl_value **info, s
         if (dsl)
             *dsl = sl_xstrdup((const char *)sqlite3_column_text(x.st, 0));
         if (info)
-            *info = json_pack("{s:s, s:o, s:o, s:I}", "id", id, "name", col_str(x.st, 1), "mode",
-                              col_str(x.st, 2), "created_at",
-                              (json_int_t)sqlite3_column_int64(x.st, 3));
+            *info = json_pack("{s:s, s:o, s:o, s:I, s:I}", "id", id, "name", col_str(x.st, 1),
+                              "mode", col_str(x.st, 2), "created_at",
+                              (json_int_t)sqlite3_column_int64(x.st, 3), "version",
+                              (json_int_t)sqlite3_column_int64(x.st, 4));
         rc = 0;
     } else {
         sl_err_set(err, SL_EINVAL, "no app with id '%s' (sluice app list shows them)", id);
@@ -589,8 +708,6 @@ int sl_store_app_get(sl_store *s, const char *id, char **dsl, sl_value **info, s
     q_close(&x);
     return rc;
 }
-
-static void keys_changed(sl_store *s);
 
 int sl_store_app_delete(sl_store *s, const char *id, sl_err *err)
 {
@@ -600,6 +717,7 @@ int sl_store_app_delete(sl_store *s, const char *id, sl_err *err)
         return -1;
     if (n == 0)
         return sl_err_set(err, SL_EINVAL, "no app with id '%s'", id);
+    write_now(s, "DELETE FROM app_versions WHERE app_id=?1", args, 1, NULL);
     write_now(s, "UPDATE app_keys SET revoked_at=strftime('%s','now') WHERE app_id=?1", args, 1,
               NULL);
     keys_changed(s);
@@ -757,6 +875,7 @@ int sl_store_start_run(sl_store *s, const sl_run_row *r, sl_err *err)
     o->e = dup_or_null(r->message_id);
     o->json1 = json_or_null(r->inputs);
     o->when = now_s();
+    o->seq = r->app_version;  /* seq is free for OP_START */
     enqueue(s, o);
     return 0;
 }

@@ -43,6 +43,13 @@ int sl_store_app_list(sl_store *s, sl_value **out, sl_err *err);
 /* The app's DSL text (heap) and mode/name; -1 with SL_EINVAL when unknown. */
 int sl_store_app_get(sl_store *s, const char *id, char **dsl, sl_value **info, sl_err *err);
 int sl_store_app_delete(sl_store *s, const char *id, sl_err *err);
+/* A new version of an app (its DSL, name and mode); *version: its number.
+ * Servers running the app load the new version for the runs that follow. */
+int sl_store_app_update(sl_store *s, const char *id, const char *name, const char *mode,
+                        const char *dsl, int *version, sl_err *err);
+/* [{version, created_at}] newest first. */
+int sl_store_app_versions(sl_store *s, const char *id, sl_value **out, sl_err *err);
+int sl_store_app_get_version(sl_store *s, const char *id, int version, char **dsl, sl_err *err);
 
 /* ---- keys ---- */
 /* A new key "app-…" for the app (heap); only its hash is kept. */
@@ -65,6 +72,7 @@ bool sl_store_admin_ok(sl_store *s, const char *token);
 typedef struct {
     const char *id, *app_id, *task_id, *user, *conversation_id, *message_id;
     const sl_value *inputs;
+    int app_version;     /* the app's version the run runs (0: not known) */
 } sl_run_row;
 
 int sl_store_start_run(sl_store *s, const sl_run_row *r, sl_err *err);
