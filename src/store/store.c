@@ -61,6 +61,25 @@ static const char *const migrations[] = {
     "INSERT INTO app_versions SELECT id, 1, dsl, created_at FROM apps;"
     "ALTER TABLE apps ADD COLUMN version INTEGER NOT NULL DEFAULT 1;"
     "ALTER TABLE runs ADD COLUMN app_version INTEGER;",
+    /* 8: node executions, read from each run's event log (writing a row
+     * per node would cost every run; reading them is rare) */
+    "CREATE VIEW node_executions AS SELECT l.run_id AS run_id,"
+    "  json_extract(e.value, '$.data.id') AS id,"
+    "  json_extract(e.value, '$.data.node_id') AS node_id,"
+    "  json_extract(e.value, '$.data.node_type') AS node_type,"
+    "  json_extract(e.value, '$.data.title') AS title,"
+    "  json_extract(e.value, '$.data.index') AS step,"
+    "  json_extract(e.value, '$.data.status') AS status,"
+    "  json_extract(e.value, '$.data.inputs') AS inputs,"
+    "  json_extract(e.value, '$.data.process_data') AS process_data,"
+    "  json_extract(e.value, '$.data.outputs') AS outputs,"
+    "  json_extract(e.value, '$.data.error') AS error,"
+    "  json_extract(e.value, '$.data.elapsed_time') AS elapsed,"
+    "  json_extract(e.value, '$.data.execution_metadata') AS metadata,"
+    "  json_extract(e.value, '$.data.created_at') AS created_at,"
+    "  json_extract(e.value, '$.data.finished_at') AS finished_at"
+    " FROM run_log l, json_each(l.events) e"
+    " WHERE json_extract(e.value, '$.event') = 'node_finished';",
 };
 
 typedef struct op {

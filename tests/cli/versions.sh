@@ -97,4 +97,9 @@ kill "$SPID"; wait "$SPID" 2>/dev/null; SPID=
 got=$(while read -r rid; do sqlite3 "$D/sluice.db" "SELECT app_version FROM runs WHERE id='$rid'"; done <"$T/ids" | tr '\n' ' ')
 check "each run records the version it ran (got: $got)" test "$got" = "1 2 3 "
 
+rid=$(head -1 "$T/ids")
+nodes=$(sqlite3 "$D/sluice.db" "SELECT node_id || ':' || status FROM node_executions WHERE run_id='$rid' ORDER BY step" | tr '\n' ' ')
+check "the store's node_executions view lists each node of a run (got: $nodes)" \
+    test "$nodes" = "start:succeeded end:succeeded "
+
 echo "1..$n"
