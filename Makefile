@@ -78,7 +78,7 @@ build-fuzz/gen/init_blob.o: $(BUILD)/gen/init_blob.c
 	@mkdir -p $(dir $@)
 	clang -c -O0 $< -o $@
 build-fuzz/fuzz_%: fuzz/fuzz_%.c $(FUZZ_OBJ)
-	clang $(FUZZ_CFLAGS) $(WARN) -fsanitize=fuzzer -Isrc -o $@ $< $(FUZZ_OBJ) $(LDLIBS)
+	clang $(FUZZ_CFLAGS) $(WARN) -fsanitize=fuzzer -Isrc -o $@ $< $(FUZZ_OBJ) $(LDLIBS) $(shell pkg-config --libs libarchive)
 
 # Engine overhead and load time against the issue's targets and peers.
 $(BUILD)/bench/engine_bench: bench/engine_bench.c $(OBJ)
