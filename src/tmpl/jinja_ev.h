@@ -1,0 +1,76 @@
+/*
+ * jinja_ev — what rendering (jinja_eval.c) and the filters, tests and
+ * methods (jinja_filters.c) share.  Every function that can fail returns
+ * 0 or -1 with the render's error set (naming the expression).
+ */
+#ifndef SL_JINJA_EV_H
+#define SL_JINJA_EV_H
+
+#include "jinja_int.h"
+
+typedef struct {
+    json_t *items;
+    size_t i, n;
+} loopst;
+
+typedef struct {
+    int n, nkw;
+    jv *pos;
+    const char **kwn;
+    jv *kwv;
+    jv pos_s[8], kwv_s[8];
+} jargs;
+
+typedef struct {
+    const char *name;
+    int (*fn)(jrender *r, const jnode *e, jv *x, jargs *a, jv *out);
+} jfilter;
+
+typedef struct {
+    const char *name;
+    int (*fn)(jrender *r, const jnode *e, jv *x, jargs *a, bool *res);
+} jtest;
+
+/* values (a jv owns its reference) */
+void jv_free(jv *v);
+jv jv_copy(const jv *v);
+jv jv_json(json_t *j);     /* steals */
+jv jv_undef(const char *name);
+json_t *jv_to_json(const jv *v);
+bool jv_truthy(const jv *v);
+bool jv_eq(const jv *a, const jv *b);
+int py_cmp(const json_t *a, const json_t *b);   /* -2: not orderable */
+const char *py_type(const jv *v);
+int num_of(const jv *v, long long *i, double *d);
+int mk_float(jrender *r, const jnode *e, double d, jv *out);
+
+/* Python str() and repr() */
+void jv_str(const jv *v, sl_buf *out);
+void py_str(const json_t *j, sl_buf *out);
+void py_repr(const json_t *j, sl_buf *out);
+int py_percent(jrender *r, const jnode *e, const char *fmt, const jv *args, jv *out);
+
+int jerr(jrender *r, const jnode *e, sl_errcode code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+int undef_err(jrender *r, const jnode *e, const jv *v);
+int jv_items(jrender *r, const jnode *e, const jv *v, json_t **out);
+int jv_contains(jrender *r, const jnode *e, const jv *needle, const jv *hay, bool *res);
+int get_attr(jrender *r, const jnode *e, const jv *o, const char *name, jv *out);
+int get_item(jrender *r, const jnode *e, const jv *o, const jv *key, jv *out);
+int do_slice(jrender *r, const jnode *e, const jv *o, const json_t *a, const json_t *b,
+             const json_t *st, jv *out);
+
+int eval(jrender *r, const jnode *e, frame *f, jv *out);
+int eval_filter(jrender *r, const jnode *e, frame *f, const jv *in, jv *out);
+int eval_args(jrender *r, const jnode *e, frame *f, jargs *a);
+void args_release(jargs *a);
+jv *arg(jargs *a, int i, const char *name);
+void frame_set(frame *f, const char *name, jv v);
+int emit(jrender *r, sl_buf *out, const char *s, size_t n);
+void scratch_init(jrender *r, sl_buf *b);
+
+int call_method(jrender *r, const jnode *e, jv *self, const char *name, jargs *a, jv *out);
+const jfilter *find_filter_rt(const char *name);
+const jtest *find_test_rt(const char *name);
+
+#endif

@@ -1,0 +1,1323 @@
+/*
+ * jinja_eval — rendering: walks the tree of jinja_int.h against a context.
+ *
+ * Every render has its own state (jrender, frames on the C stack), so one
+ * compiled template renders on many threads at once.  Values are jansson
+ * nodes wrapped in a `jv` that adds what JSON lacks: undefined (with the
+ * name that was missing, for messages), macros, callers, the loop object
+ * and namespaces.  Python's semantics are kept where a template can see
+ * them: truthiness, and/or returning operands, int vs float arithmetic,
+ * str() and repr() of values.  Filters, tests and methods: jinja_filters.c.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jinja_ev.h"
+
+/* ---- values ---- */
+
+void jv_free(jv *v)
+{
+    if (v->j)
+        json_decref(v->j);
+    memset(v, 0, sizeof *v);
+}
+
+jv jv_copy(const jv *v)
+{
+    jv r = *v;
+    if (r.j)
+        json_incref(r.j);
+    return r;
+}
+
+jv jv_json(json_t *j)
+{
+    jv v = {.k = K_JSON, .j = j};
+    return v;
+}
+
+jv jv_undef(const char *name)
+{
+    jv v = {.k = K_UNDEF, .name = name};
+    return v;
+}
+
+/* the value as JSON for a container (new reference) */
+json_t *jv_to_json(const jv *v)
+{
+    if ((v->k == K_JSON || v->k == K_NS) && v->j)
+        return json_incref(v->j);
+    return json_null();
+}
+
+int jerr(jrender *r, const jnode *e, sl_errcode code, const char *fmt, ...)
+{
+    char msg[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (!e)
+        return sl_err_set(r->err, code, "%s: %s", r->t->name, msg);
+    int line, col;
+    sl_jinja_line_col(r->t, e->off, &line, &col);
+    int len = (int)(e->len > 120 ? 120 : e->len);
+    if (len > 0 && e->type >= E_CONST)
+        return sl_err_set(r->err, code, "%s:%d:%d: %s (in '%.*s')", r->t->name, line, col, msg,
+                          len, r->t->src + e->off);
+    return sl_err_set(r->err, code, "%s:%d:%d: %s", r->t->name, line, col, msg);
+}
+
+const char *py_type(const jv *v)
+{
+    if (v->k == K_UNDEF)
+        return "Undefined";
+    if (v->k == K_MACRO || v->k == K_CALLER)
+        return "Macro";
+    if (v->k == K_LOOP)
+        return "LoopContext";
+    if (v->k == K_NS)
+        return "Namespace";
+    switch (json_typeof(v->j)) {
+    case JSON_OBJECT: return "dict";
+    case JSON_ARRAY: return "list";
+    case JSON_STRING: return "str";
+    case JSON_INTEGER: return "int";
+    case JSON_REAL: return "float";
+    case JSON_TRUE:
+    case JSON_FALSE: return "bool";
+    default: return "NoneType";
+    }
+}
+
+int undef_err(jrender *r, const jnode *e, const jv *v)
+{
+    if (v->owner && v->j && json_is_integer(v->j))
+        return jerr(r, e, SL_EINVAL, "%s has no element %lld", v->owner,
+                    (long long)json_integer_value(v->j));
+    if (v->owner)
+        return jerr(r, e, SL_EINVAL, "'%s' has no attribute '%s'", v->owner,
+                    v->j && json_is_string(v->j) ? json_string_value(v->j) : v->name ? v->name : "?");
+    if (v->name)
+        return jerr(r, e, SL_EINVAL, "'%s' is undefined", v->name);
+    return jerr(r, e, SL_EINVAL, "a value is undefined");
+}
+
+bool jv_truthy(const jv *v)
+{
+    switch (v->k) {
+    case K_JSON: return sl_value_truthy(v->j);
+    case K_UNDEF:
+    case K_ABSENT: return false;
+    default: return true;
+    }
+}
+
+/* ---- frames ---- */
+
+static void frame_release(frame *f)
+{
+    for (int i = 0; i < f->n; i++)
+        jv_free(&f->vals[i]);
+    free(f->names);
+    free(f->vals);
+}
+
+/* steals v */
+void frame_set(frame *f, const char *name, jv v)
+{
+    for (int i = 0; i < f->n; i++)
+        if (!strcmp(f->names[i], name)) {
+            jv_free(&f->vals[i]);
+            f->vals[i] = v;
+            return;
+        }
+    if (f->n == f->cap) {
+        f->cap = f->cap ? f->cap * 2 : 8;
+        f->names = sl_xrealloc(f->names, (size_t)f->cap * sizeof *f->names);
+        f->vals = sl_xrealloc(f->vals, (size_t)f->cap * sizeof *f->vals);
+    }
+    f->names[f->n] = name;
+    f->vals[f->n++] = v;
+}
+
+static const jv *frame_get(const frame *f, const char *name)
+{
+    for (; f; f = f->parent)
+        for (int i = f->n - 1; i >= 0; i--)
+            if (!strcmp(f->names[i], name))
+                return &f->vals[i];
+    return NULL;
+}
+
+/* ---- output ---- */
+
+static size_t utf8_count(const char *s, size_t n)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++)
+        c += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return c;
+}
+
+static int cap_err(jrender *r)
+{
+    return jerr(r, NULL, SL_ELIMIT,
+                "the template's output is longer than %zu characters (the output cap); raise "
+                "the limit %s if this is meant",
+                r->lim.max_output_chars, r->lim.limit_name ? r->lim.limit_name : "max_output_chars");
+}
+
+int emit(jrender *r, sl_buf *out, const char *s, size_t n)
+{
+    if (sl_buf_add(out, s, n) < 0)
+        return cap_err(r);
+    if (out->len > r->lim.max_output_chars &&
+        utf8_count(out->data, out->len) > r->lim.max_output_chars)
+        return cap_err(r);
+    return 0;
+}
+
+/* a scratch buffer for captured output (macros, set blocks, filters) */
+void scratch_init(jrender *r, sl_buf *b)
+{
+    sl_buf_init(b, r->lim.max_output_chars * 4 + 16);
+}
+
+/* ---- iteration ---- */
+
+/* The items of an iterable as a JSON array (new reference): lists, dict
+ * keys, string characters; undefined iterates as empty. */
+int jv_items(jrender *r, const jnode *e, const jv *v, json_t **out)
+{
+    *out = NULL;
+    if (v->k == K_UNDEF) {
+        *out = json_array();
+        return 0;
+    }
+    if (v->k != K_JSON)
+        return jerr(r, e, SL_EINVAL, "'%s' object is not iterable", py_type(v));
+    json_t *j = v->j;
+    if (json_is_array(j)) {
+        *out = json_incref(j);
+        return 0;
+    }
+    if (json_is_object(j)) {
+        json_t *a = json_array();
+        const char *k;
+        json_t *x;
+        json_object_foreach(j, k, x) json_array_append_new(a, json_string_nocheck(k));
+        *out = a;
+        return 0;
+    }
+    if (json_is_string(j)) {
+        json_t *a = json_array();
+        const char *s = json_string_value(j);
+        size_t n = json_string_length(j);
+        for (size_t i = 0; i < n;) {
+            size_t l = 1;
+            while (i + l < n && ((unsigned char)s[i + l] & 0xC0) == 0x80)
+                l++;
+            json_array_append_new(a, json_stringn_nocheck(s + i, l));
+            i += l;
+        }
+        *out = a;
+        return 0;
+    }
+    return jerr(r, e, SL_EINVAL, "'%s' object is not iterable", py_type(v));
+}
+
+/* ---- lookups ---- */
+
+static jv lookup(jrender *r, frame *f, const char *name)
+{
+    const jv *v = frame_get(f, name);
+    if (v)
+        return jv_copy(v);
+    json_t *j = r->ctx ? json_object_get(r->ctx, name) : NULL;
+    if (j)
+        return jv_json(json_incref((json_t *)j));
+    return jv_undef(name);
+}
+
+static jv loop_attr(const jv *lv, const char *name)
+{
+    const loopst *l = lv->p;
+    long long i = (long long)l->i, n = (long long)l->n;
+    if (!strcmp(name, "index"))
+        return jv_json(json_integer(i + 1));
+    if (!strcmp(name, "index0"))
+        return jv_json(json_integer(i));
+    if (!strcmp(name, "revindex"))
+        return jv_json(json_integer(n - i));
+    if (!strcmp(name, "revindex0"))
+        return jv_json(json_integer(n - i - 1));
+    if (!strcmp(name, "first"))
+        return jv_json(json_boolean(i == 0));
+    if (!strcmp(name, "last"))
+        return jv_json(json_boolean(i == n - 1));
+    if (!strcmp(name, "length"))
+        return jv_json(json_integer(n));
+    if (!strcmp(name, "depth"))
+        return jv_json(json_integer(1));
+    if (!strcmp(name, "depth0"))
+        return jv_json(json_integer(0));
+    if (!strcmp(name, "previtem")) {
+        if (i == 0)
+            return jv_undef("previtem");
+        return jv_json(json_incref(json_array_get(l->items, (size_t)i - 1)));
+    }
+    if (!strcmp(name, "nextitem")) {
+        if (i + 1 >= n)
+            return jv_undef("nextitem");
+        return jv_json(json_incref(json_array_get(l->items, (size_t)i + 1)));
+    }
+    jv u = jv_undef(name);
+    u.owner = "LoopContext object";
+    return u;
+}
+
+/* obj.name (Jinja2: attribute, then item) */
+int get_attr(jrender *r, const jnode *e, const jv *o, const char *name, jv *out)
+{
+    if (o->k == K_UNDEF)
+        return undef_err(r, e, o);
+    if (o->k == K_LOOP) {
+        *out = loop_attr(o, name);
+        return 0;
+    }
+    json_t *j = o->j;
+    if ((o->k == K_JSON || o->k == K_NS) && json_is_object(j)) {
+        json_t *x = json_object_get(j, name);
+        if (x) {
+            *out = jv_json(json_incref(x));
+            return 0;
+        }
+    }
+    *out = jv_undef(name);
+    out->owner = o->k == K_JSON && json_is_object(j) ? "dict object"
+                 : o->k == K_JSON && json_is_array(j) ? "list object"
+                 : o->k == K_JSON && json_is_string(j) ? "str object"
+                 : o->k == K_NS ? "Namespace object" : "object";
+    return 0;
+}
+
+/* obj[key] (Jinja2: item, then attribute) */
+int get_item(jrender *r, const jnode *e, const jv *o, const jv *key, jv *out)
+{
+    if (o->k == K_UNDEF)
+        return undef_err(r, e, o);
+    if (key->k == K_JSON && json_is_string(key->j))
+        return get_attr(r, e, o, json_string_value(key->j), out);
+    json_t *j = o->j;
+    if (o->k == K_JSON && key->k == K_JSON &&
+        (json_is_integer(key->j) || json_is_boolean(key->j))) {
+        long long i = json_is_integer(key->j) ? json_integer_value(key->j) : json_is_true(key->j);
+        if (json_is_array(j)) {
+            long long n = (long long)json_array_size(j);
+            long long k = i < 0 ? i + n : i;
+            if (k >= 0 && k < n) {
+                *out = jv_json(json_incref(json_array_get(j, (size_t)k)));
+                return 0;
+            }
+        } else if (json_is_string(j)) {
+            const char *s = json_string_value(j);
+            size_t n = json_string_length(j);
+            long long cn = (long long)utf8_count(s, n);
+            long long k = i < 0 ? i + cn : i;
+            if (k >= 0 && k < cn) {
+                size_t b = 0, c = 0;
+                while (c < (size_t)k) {
+                    b++;
+                    while (b < n && ((unsigned char)s[b] & 0xC0) == 0x80)
+                        b++;
+                    c++;
+                }
+                size_t l = 1;
+                while (b + l < n && ((unsigned char)s[b + l] & 0xC0) == 0x80)
+                    l++;
+                *out = jv_json(json_stringn_nocheck(s + b, l));
+                return 0;
+            }
+        }
+    }
+    *out = jv_undef(NULL);
+    out->owner = o->k == K_JSON && json_is_object(j) ? "dict object"
+                 : o->k == K_JSON && json_is_array(j) ? "list object"
+                 : o->k == K_JSON && json_is_string(j) ? "str object" : "object";
+    out->j = key->k == K_JSON ? json_incref(key->j) : NULL;
+    return 0;
+}
+
+/* ---- Python slices ---- */
+
+static void slice_bounds(long long n, const json_t *a, const json_t *b, long long step,
+                         long long *start, long long *stop)
+{
+    if (step > 0) {
+        *start = a ? json_integer_value(a) : 0;
+        *stop = b ? json_integer_value(b) : n;
+        if (*start < 0)
+            *start = *start + n < 0 ? 0 : *start + n;
+        if (*start > n)
+            *start = n;
+        if (*stop < 0)
+            *stop = *stop + n < 0 ? 0 : *stop + n;
+        if (*stop > n)
+            *stop = n;
+    } else {
+        *start = a ? json_integer_value(a) : n - 1;
+        *stop = b ? json_integer_value(b) : -1 - n;
+        if (*start < 0)
+            *start = *start + n < 0 ? -1 : *start + n;
+        if (*start >= n)
+            *start = n - 1;
+        if (*stop < 0)
+            *stop = *stop + n < 0 ? -1 : *stop + n;
+        if (*stop >= n)
+            *stop = n - 1;
+    }
+}
+
+int do_slice(jrender *r, const jnode *e, const jv *o, const json_t *a, const json_t *b,
+             const json_t *st, jv *out)
+{
+    if (o->k == K_UNDEF)
+        return undef_err(r, e, o);
+    for (int i = 0; i < 3; i++) {
+        const json_t *x = i == 0 ? a : i == 1 ? b : st;
+        if (x && !json_is_integer(x) && !json_is_null(x))
+            return jerr(r, e, SL_EINVAL, "slice indices must be integers or None");
+    }
+    if (a && json_is_null(a))
+        a = NULL;
+    if (b && json_is_null(b))
+        b = NULL;
+    long long step = st && json_is_integer(st) ? json_integer_value(st) : 1;
+    if (step == 0)
+        return jerr(r, e, SL_EINVAL, "slice step cannot be zero");
+    json_t *j = o->j;
+    if (o->k == K_JSON && json_is_array(j)) {
+        long long n = (long long)json_array_size(j), s0, s1;
+        slice_bounds(n, a, b, step, &s0, &s1);
+        json_t *res = json_array();
+        for (long long i = s0; step > 0 ? i < s1 : i > s1; i += step)
+            json_array_append(res, json_array_get(j, (size_t)i));
+        *out = jv_json(res);
+        return 0;
+    }
+    if (o->k == K_JSON && json_is_string(j)) {
+        const char *s = json_string_value(j);
+        size_t n = json_string_length(j);
+        /* codepoint offsets */
+        size_t cn = utf8_count(s, n);
+        size_t *offs = sl_xmalloc((cn + 1) * sizeof *offs);
+        size_t c = 0;
+        for (size_t i = 0; i < n; i++)
+            if (((unsigned char)s[i] & 0xC0) != 0x80)
+                offs[c++] = i;
+        offs[cn] = n;
+        long long s0, s1;
+        slice_bounds((long long)cn, a, b, step, &s0, &s1);
+        sl_buf res;
+        sl_buf_init(&res, 0);
+        for (long long i = s0; step > 0 ? i < s1 : i > s1; i += step)
+            sl_buf_add(&res, s + offs[i], offs[i + 1] - offs[i]);
+        free(offs);
+        *out = jv_json(json_stringn_nocheck(res.data ? res.data : "", res.len));
+        sl_buf_release(&res);
+        return 0;
+    }
+    return jerr(r, e, SL_EINVAL, "'%s' object is not subscriptable", py_type(o));
+}
+
+/* ---- arithmetic ---- */
+
+/* 1 int, 2 float, 0 not a number (bools are ints, as in Python) */
+int num_of(const jv *v, long long *i, double *d)
+{
+    if (v->k != K_JSON)
+        return 0;
+    switch (json_typeof(v->j)) {
+    case JSON_INTEGER: *i = json_integer_value(v->j); *d = (double)*i; return 1;
+    case JSON_REAL: *d = json_real_value(v->j); return 2;
+    case JSON_TRUE: *i = 1; *d = 1; return 1;
+    case JSON_FALSE: *i = 0; *d = 0; return 1;
+    default: return 0;
+    }
+}
+
+int mk_float(jrender *r, const jnode *e, double d, jv *out)
+{
+    if (!isfinite(d))
+        return jerr(r, e, SL_EINVAL, "the result is not a finite number");
+    *out = jv_json(json_real(d));
+    return 0;
+}
+
+static int arith(jrender *r, const jnode *e, int op, const jv *a, const jv *b, jv *out)
+{
+    static const char *const sym[] = {"", "+", "-", "*", "/", "//", "%", "**"};
+    long long ia = 0, ib = 0;
+    double da = 0, db = 0;
+    if (a->k == K_UNDEF)
+        return undef_err(r, e, a);
+    if (b->k == K_UNDEF)
+        return undef_err(r, e, b);
+    int ta = num_of(a, &ia, &da), tb = num_of(b, &ib, &db);
+    if (ta && tb) {
+        bool ints = ta == 1 && tb == 1;
+        long long ir;
+        switch (op) {
+        case OP_ADD:
+            if (ints && !__builtin_add_overflow(ia, ib, &ir))
+                return *out = jv_json(json_integer(ir)), 0;
+            return mk_float(r, e, da + db, out);
+        case OP_SUB:
+            if (ints && !__builtin_sub_overflow(ia, ib, &ir))
+                return *out = jv_json(json_integer(ir)), 0;
+            return mk_float(r, e, da - db, out);
+        case OP_MUL:
+            if (ints && !__builtin_mul_overflow(ia, ib, &ir))
+                return *out = jv_json(json_integer(ir)), 0;
+            return mk_float(r, e, da * db, out);
+        case OP_DIV:
+            if (db == 0)
+                return jerr(r, e, SL_EINVAL, "division by zero");
+            return mk_float(r, e, da / db, out);
+        case OP_FDIV:
+        case OP_MOD:
+            if (db == 0)
+                return jerr(r, e, SL_EINVAL, op == OP_MOD ? "modulo by zero" : "division by zero");
+            if (ints && !(ia == INT64_MIN && ib == -1)) {
+                long long q = ia / ib, m = ia % ib;
+                if (m != 0 && ((m < 0) != (ib < 0))) {
+                    q--;
+                    m += ib;
+                }
+                return *out = jv_json(json_integer(op == OP_FDIV ? q : m)), 0;
+            }
+            if (op == OP_FDIV)
+                return mk_float(r, e, floor(da / db), out);
+            {
+                double m = fmod(da, db);
+                if (m != 0 && ((m < 0) != (db < 0)))
+                    m += db;
+                else if (m == 0)
+                    m = copysign(0.0, db);
+                return mk_float(r, e, m, out);
+            }
+        case OP_POW:
+            if (ints && ib >= 0) {
+                long long res = 1, base = ia, ex = ib;
+                bool of = false;
+                while (ex && !of) {
+                    if (ex & 1)
+                        of |= __builtin_mul_overflow(res, base, &res);
+                    ex >>= 1;
+                    if (ex)
+                        of |= __builtin_mul_overflow(base, base, &base);
+                }
+                if (!of)
+                    return *out = jv_json(json_integer(res)), 0;
+            }
+            if (da == 0 && db < 0)
+                return jerr(r, e, SL_EINVAL, "0.0 cannot be raised to a negative power");
+            return mk_float(r, e, pow(da, db), out);
+        }
+    }
+    json_t *ja = a->k == K_JSON ? a->j : NULL, *jb = b->k == K_JSON ? b->j : NULL;
+    if (op == OP_ADD && json_is_string(ja) && json_is_string(jb)) {
+        size_t la = json_string_length(ja), lb = json_string_length(jb);
+        char *s = sl_xmalloc(la + lb + 1);
+        memcpy(s, json_string_value(ja), la);
+        memcpy(s + la, json_string_value(jb), lb);
+        *out = jv_json(json_stringn_nocheck(s, la + lb));
+        free(s);
+        return 0;
+    }
+    if (op == OP_ADD && json_is_array(ja) && json_is_array(jb)) {
+        json_t *res = json_copy(ja);
+        json_array_extend(res, jb);
+        *out = jv_json(res);
+        return 0;
+    }
+    if (op == OP_MUL && ((json_is_string(ja) || json_is_array(ja)) && tb == 1 && !json_is_boolean(jb)) ) {
+        if (ib * (long long)(json_is_string(ja) ? json_string_length(ja) : json_array_size(ja)) >
+            (long long)r->lim.max_output_chars * 4)
+            return jerr(r, e, SL_ELIMIT, "the repeated value would be larger than the output cap");
+        if (json_is_string(ja)) {
+            sl_buf b2;
+            sl_buf_init(&b2, 0);
+            for (long long i = 0; i < ib; i++)
+                sl_buf_add(&b2, json_string_value(ja), json_string_length(ja));
+            *out = jv_json(json_stringn_nocheck(b2.data ? b2.data : "", b2.len));
+            sl_buf_release(&b2);
+        } else {
+            json_t *res = json_array();
+            for (long long i = 0; i < ib; i++)
+                json_array_extend(res, ja);
+            *out = jv_json(res);
+        }
+        return 0;
+    }
+    if (op == OP_MUL && json_is_string(jb) && ta == 1) {
+        jv sw;
+        return arith(r, e, op, b, a, &sw) ? -1 : (*out = sw, 0);
+    }
+    if (op == OP_MOD && json_is_string(ja))
+        return py_percent(r, e, json_string_value(ja), b, out);
+    return jerr(r, e, SL_EINVAL, "unsupported operand type(s) for %s: '%s' and '%s'", sym[op],
+                py_type(a), py_type(b));
+}
+
+/* ---- comparisons ---- */
+
+bool jv_eq(const jv *a, const jv *b)
+{
+    if (a->k == K_UNDEF || b->k == K_UNDEF)
+        return a->k == b->k;
+    if (a->k != K_JSON || b->k != K_JSON)
+        return a->p == b->p && a->j == b->j;
+    long long ia, ib;
+    double da, db;
+    int ta = num_of(a, &ia, &da), tb = num_of(b, &ib, &db);
+    if (ta && tb)
+        return ta == 1 && tb == 1 ? ia == ib : da == db;
+    return sl_value_equal(a->j, b->j);
+}
+
+/* Python ordering: -2 when the types do not order */
+int py_cmp(const json_t *a, const json_t *b)
+{
+    jv va = {.k = K_JSON, .j = (json_t *)a}, vb = {.k = K_JSON, .j = (json_t *)b};
+    long long ia, ib;
+    double da, db;
+    int ta = num_of(&va, &ia, &da), tb = num_of(&vb, &ib, &db);
+    if (ta && tb) {
+        if (ta == 1 && tb == 1)
+            return ia < ib ? -1 : ia > ib;
+        return da < db ? -1 : da > db;
+    }
+    if (json_is_string(a) && json_is_string(b)) {
+        size_t la = json_string_length(a), lb = json_string_length(b);
+        int c = memcmp(json_string_value(a), json_string_value(b), la < lb ? la : lb);
+        if (c)
+            return c < 0 ? -1 : 1;
+        return la < lb ? -1 : la > lb;
+    }
+    if (json_is_array(a) && json_is_array(b)) {
+        size_t la = json_array_size(a), lb = json_array_size(b);
+        for (size_t i = 0; i < la && i < lb; i++) {
+            json_t *x = json_array_get(a, i), *y = json_array_get(b, i);
+            if (sl_value_equal(x, y))
+                continue;
+            return py_cmp(x, y);
+        }
+        return la < lb ? -1 : la > lb;
+    }
+    return -2;
+}
+
+int jv_contains(jrender *r, const jnode *e, const jv *needle, const jv *hay, bool *res)
+{
+    *res = false;
+    if (hay->k == K_UNDEF)
+        return 0;
+    json_t *h = hay->k == K_JSON || hay->k == K_NS ? hay->j : NULL;
+    if (json_is_string(h)) {
+        if (needle->k != K_JSON || !json_is_string(needle->j))
+            return jerr(r, e, SL_EINVAL, "'in <string>' requires string as left operand, not %s",
+                        py_type(needle));
+        *res = memmem(json_string_value(h), json_string_length(h), json_string_value(needle->j),
+                      json_string_length(needle->j)) != NULL;
+        return 0;
+    }
+    if (json_is_array(h)) {
+        for (size_t i = 0; i < json_array_size(h) && !*res; i++) {
+            jv x = {.k = K_JSON, .j = json_array_get(h, i)};
+            *res = jv_eq(needle, &x);
+        }
+        return 0;
+    }
+    if (json_is_object(h)) {
+        *res = needle->k == K_JSON && json_is_string(needle->j) &&
+               json_object_get(h, json_string_value(needle->j));
+        return 0;
+    }
+    return jerr(r, e, SL_EINVAL, "argument of type '%s' is not iterable", py_type(hay));
+}
+
+static int compare(jrender *r, const jnode *e, int op, const jv *a, const jv *b, bool *res)
+{
+    switch (op) {
+    case OP_EQ: *res = jv_eq(a, b); return 0;
+    case OP_NE: *res = !jv_eq(a, b); return 0;
+    case OP_IN: return jv_contains(r, e, a, b, res);
+    case OP_NOTIN:
+        if (jv_contains(r, e, a, b, res) < 0)
+            return -1;
+        *res = !*res;
+        return 0;
+    }
+    static const char *const sym[] = {[OP_LT] = "<", [OP_LE] = "<=", [OP_GT] = ">", [OP_GE] = ">="};
+    if (a->k == K_UNDEF)
+        return undef_err(r, e, a);
+    if (b->k == K_UNDEF)
+        return undef_err(r, e, b);
+    int c = a->k == K_JSON && b->k == K_JSON ? py_cmp(a->j, b->j) : -2;
+    if (c == -2)
+        return jerr(r, e, SL_EINVAL, "'%s' not supported between instances of '%s' and '%s'",
+                    sym[op], py_type(a), py_type(b));
+    *res = op == OP_LT ? c < 0 : op == OP_LE ? c <= 0 : op == OP_GT ? c > 0 : c >= 0;
+    return 0;
+}
+
+/* ---- calls ---- */
+
+static int render_body(jrender *r, const jnode *body, frame *f, sl_buf *out);
+
+int eval_args(jrender *r, const jnode *e, frame *f, jargs *a)
+{
+    memset(a, 0, sizeof *a);
+    a->n = e->nv;
+    a->nkw = e->nkw;
+    a->kwn = e->kwn;
+    a->pos = e->nv <= 8 ? a->pos_s : sl_xcalloc((size_t)e->nv, sizeof *a->pos);
+    a->kwv = e->nkw <= 8 ? a->kwv_s : sl_xcalloc((size_t)e->nkw, sizeof *a->kwv);
+    for (int i = 0; i < e->nv; i++)
+        if (eval(r, e->v[i], f, &a->pos[i]) < 0)
+            return -1;
+    for (int i = 0; i < e->nkw; i++)
+        if (eval(r, e->kwv[i], f, &a->kwv[i]) < 0)
+            return -1;
+    return 0;
+}
+
+void args_release(jargs *a)
+{
+    for (int i = 0; i < a->n; i++)
+        jv_free(&a->pos[i]);
+    for (int i = 0; i < a->nkw; i++)
+        jv_free(&a->kwv[i]);
+    if (a->pos != a->pos_s)
+        free(a->pos);
+    if (a->kwv != a->kwv_s)
+        free(a->kwv);
+}
+
+jv *arg(jargs *a, int i, const char *name)
+{
+    if (i >= 0 && i < a->n)
+        return &a->pos[i];
+    for (int k = 0; k < a->nkw; k++)
+        if (name && !strcmp(a->kwn[k], name))
+            return &a->kwv[k];
+    return NULL;
+}
+
+/* a macro (m: N_MACRO) or a caller (m: N_CALLBLOCK) */
+static int call_macro(jrender *r, const jnode *e, const jv *fn, jargs *a, const jv *caller,
+                      jv *out)
+{
+    const jnode *m = fn->p;
+    if (r->depth >= r->lim.max_depth)
+        return jerr(r, e, SL_ELIMIT, "macro calls nest deeper than %d (the recursion cap)",
+                    r->lim.max_depth);
+    frame f = {.parent = fn->k == K_CALLER ? (frame *)fn->p2 : r->root};
+    json_t *varargs = json_array(), *kwargs = json_object();
+    bool bound[64] = {false};
+    for (int i = 0; i < a->n; i++) {
+        if (i < m->nkw) {
+            frame_set(&f, m->kwn[i], jv_copy(&a->pos[i]));
+            bound[i] = true;
+        } else {
+            json_array_append_new(varargs, jv_to_json(&a->pos[i]));
+        }
+    }
+    for (int k = 0; k < a->nkw; k++) {
+        int i;
+        for (i = 0; i < m->nkw; i++)
+            if (!strcmp(m->kwn[i], a->kwn[k]))
+                break;
+        if (i < m->nkw) {
+            frame_set(&f, m->kwn[i], jv_copy(&a->kwv[k]));
+            bound[i] = true;
+        } else if (strcmp(a->kwn[k], "caller")) {
+            json_object_set_new(kwargs, a->kwn[k], jv_to_json(&a->kwv[k]));
+        }
+    }
+    int rc = 0;
+    for (int i = 0; i < m->nkw && !rc; i++) {
+        if (bound[i])
+            continue;
+        jv d = jv_undef(m->kwn[i]);
+        if (m->kwv[i])
+            rc = eval(r, m->kwv[i], &f, &d);
+        if (!rc)
+            frame_set(&f, m->kwn[i], d);
+    }
+    frame_set(&f, "varargs", jv_json(varargs));
+    frame_set(&f, "kwargs", jv_json(kwargs));
+    if (caller)
+        frame_set(&f, "caller", jv_copy(caller));
+    sl_buf b;
+    scratch_init(r, &b);
+    r->depth++;
+    if (!rc)
+        rc = render_body(r, m->b, &f, &b);
+    r->depth--;
+    if (!rc)
+        *out = jv_json(json_stringn_nocheck(b.data ? b.data : "", b.len));
+    sl_buf_release(&b);
+    frame_release(&f);
+    return rc;
+}
+
+static int builtin_call(jrender *r, const jnode *e, const char *name, jargs *a, jv *out)
+{
+    if (!strcmp(name, "range")) {
+        long long v[3] = {0, 0, 1};
+        if (a->n < 1 || a->n > 3)
+            return jerr(r, e, SL_EINVAL, "range expected 1 to 3 arguments, got %d", a->n);
+        for (int i = 0; i < a->n; i++) {
+            double d;
+            if (num_of(&a->pos[i], &v[i], &d) != 1)
+                return jerr(r, e, SL_EINVAL, "range() takes integers, not '%s'", py_type(&a->pos[i]));
+        }
+        long long start = a->n == 1 ? 0 : v[0], stop = a->n == 1 ? v[0] : v[1],
+                  step = a->n == 3 ? v[2] : 1;
+        if (step == 0)
+            return jerr(r, e, SL_EINVAL, "range() arg 3 must not be zero");
+        long long cnt = step > 0 ? (stop > start ? (stop - start + step - 1) / step : 0)
+                                 : (start > stop ? (start - stop - step - 1) / -step : 0);
+        if (cnt > r->lim.max_loop_iterations)
+            return jerr(r, e, SL_ELIMIT, "range() of %lld items is over the loop cap of %ld", cnt,
+                        r->lim.max_loop_iterations);
+        json_t *res = json_array();
+        for (long long i = 0; i < cnt; i++)
+            json_array_append_new(res, json_integer(start + i * step));
+        *out = jv_json(res);
+        return 0;
+    }
+    if (!strcmp(name, "dict") || !strcmp(name, "namespace")) {
+        json_t *o = json_object();
+        if (a->n >= 1 && a->pos[0].k == K_JSON && json_is_object(a->pos[0].j))
+            json_object_update(o, a->pos[0].j);
+        for (int k = 0; k < a->nkw; k++)
+            json_object_set_new(o, a->kwn[k], jv_to_json(&a->kwv[k]));
+        *out = jv_json(o);
+        if (name[0] == 'n')
+            out->k = K_NS;
+        return 0;
+    }
+    return -2;
+}
+
+static int eval_call(jrender *r, const jnode *e, frame *f, const jv *caller, jv *out)
+{
+    const jnode *fe = e->a;
+    int rc;
+    jargs a;
+    if (fe->type == E_ATTR) {
+        jv self;
+        if (eval(r, fe->a, f, &self) < 0)
+            return -1;
+        if (self.k == K_UNDEF) {
+            rc = undef_err(r, fe, &self);
+            jv_free(&self);
+            return rc;
+        }
+        rc = eval_args(r, e, f, &a);
+        if (!rc) {
+            if (self.k == K_LOOP && !strcmp(fe->s, "cycle")) {
+                const loopst *l = self.p;
+                if (!a.n)
+                    rc = jerr(r, e, SL_EINVAL, "no items for cycling given");
+                else
+                    *out = jv_copy(&a.pos[l->i % (size_t)a.n]);
+            } else {
+                rc = call_method(r, e, &self, fe->s, &a, out);
+            }
+        }
+        args_release(&a);
+        jv_free(&self);
+        return rc;
+    }
+    jv fn;
+    if (eval(r, fe, f, &fn) < 0)
+        return -1;
+    rc = eval_args(r, e, f, &a);
+    if (!rc) {
+        if (fn.k == K_MACRO || fn.k == K_CALLER) {
+            rc = call_macro(r, e, &fn, &a, caller, out);
+        } else if (fn.k == K_UNDEF && fe->type == E_NAME &&
+                   (rc = builtin_call(r, e, fe->s, &a, out)) != -2) {
+            /* done */
+        } else if (fn.k == K_UNDEF) {
+            rc = undef_err(r, fe, &fn);
+        } else {
+            rc = jerr(r, e, SL_EINVAL, "'%s' object is not callable", py_type(&fn));
+        }
+    }
+    args_release(&a);
+    jv_free(&fn);
+    return rc;
+}
+
+/* ---- expressions ---- */
+
+int eval_filter(jrender *r, const jnode *e, frame *f, const jv *in, jv *out)
+{
+    jv x;
+    int rc = 0;
+    if (!e->a)
+        x = jv_copy(in);
+    else if (e->a->type == E_FILTER)
+        rc = eval_filter(r, e->a, f, in, &x);
+    else
+        rc = eval(r, e->a, f, &x);
+    if (e->a && rc < 0)
+        return -1;
+    jargs a;
+    rc = eval_args(r, e, f, &a);
+    if (!rc) {
+        const jfilter *fl = e->fn;
+        rc = fl->fn(r, e, &x, &a, out);
+    }
+    args_release(&a);
+    jv_free(&x);
+    return rc;
+}
+
+int eval(jrender *r, const jnode *e, frame *f, jv *out)
+{
+    memset(out, 0, sizeof *out);
+    int rc = 0;
+    jv a, b;
+    switch (e->type) {
+    case E_CONST:
+        *out = jv_json(json_incref(e->c));
+        return 0;
+    case E_NAME:
+        *out = lookup(r, f, e->s);
+        return 0;
+    case E_LIST:
+    case E_TUPLE: {
+        json_t *l = json_array();
+        for (int i = 0; i < e->nv; i++) {
+            if (eval(r, e->v[i], f, &a) < 0) {
+                json_decref(l);
+                return -1;
+            }
+            json_array_append_new(l, jv_to_json(&a));
+            jv_free(&a);
+        }
+        *out = jv_json(l);
+        return 0;
+    }
+    case E_DICT: {
+        json_t *d = json_object();
+        for (int i = 0; i + 1 < e->nv; i += 2) {
+            if (eval(r, e->v[i], f, &a) < 0) {
+                json_decref(d);
+                return -1;
+            }
+            if (eval(r, e->v[i + 1], f, &b) < 0) {
+                jv_free(&a);
+                json_decref(d);
+                return -1;
+            }
+            sl_buf k;
+            sl_buf_init(&k, 0);
+            jv_str(&a, &k);
+            json_object_setn_new_nocheck(d, k.data ? k.data : "", k.len, jv_to_json(&b));
+            sl_buf_release(&k);
+            jv_free(&a);
+            jv_free(&b);
+        }
+        *out = jv_json(d);
+        return 0;
+    }
+    case E_ATTR:
+        if (eval(r, e->a, f, &a) < 0)
+            return -1;
+        rc = get_attr(r, e, &a, e->s, out);
+        jv_free(&a);
+        return rc;
+    case E_ITEM:
+        if (eval(r, e->a, f, &a) < 0)
+            return -1;
+        if (eval(r, e->b, f, &b) < 0) {
+            jv_free(&a);
+            return -1;
+        }
+        rc = get_item(r, e, &a, &b, out);
+        jv_free(&a);
+        jv_free(&b);
+        return rc;
+    case E_SLICE: {
+        jv p[3] = {{0}, {0}, {0}};
+        const jnode *pn[3] = {e->b, e->x, e->cond};
+        if (eval(r, e->a, f, &a) < 0)
+            return -1;
+        for (int i = 0; i < 3 && !rc; i++)
+            if (pn[i])
+                rc = eval(r, pn[i], f, &p[i]);
+        if (!rc)
+            rc = do_slice(r, e, &a, p[0].k == K_JSON ? p[0].j : NULL, p[1].k == K_JSON ? p[1].j : NULL,
+                          p[2].k == K_JSON ? p[2].j : NULL, out);
+        for (int i = 0; i < 3; i++)
+            jv_free(&p[i]);
+        jv_free(&a);
+        return rc;
+    }
+    case E_BIN:
+        if (eval(r, e->a, f, &a) < 0)
+            return -1;
+        if (eval(r, e->b, f, &b) < 0) {
+            jv_free(&a);
+            return -1;
+        }
+        if (e->op == OP_CAT) {
+            sl_buf s;
+            sl_buf_init(&s, r->lim.max_output_chars * 4 + 16);
+            jv_str(&a, &s);
+            jv_str(&b, &s);
+            if (s.toobig)
+                rc = cap_err(r);
+            else
+                *out = jv_json(json_stringn_nocheck(s.data ? s.data : "", s.len));
+            sl_buf_release(&s);
+        } else {
+            rc = arith(r, e, e->op, &a, &b, out);
+        }
+        jv_free(&a);
+        jv_free(&b);
+        return rc;
+    case E_NEG:
+    case E_POS: {
+        if (eval(r, e->a, f, &a) < 0)
+            return -1;
+        long long i;
+        double d;
+        int t = num_of(&a, &i, &d);
+        if (!t)
+            rc = a.k == K_UNDEF ? undef_err(r, e, &a)
+                                : jerr(r, e, SL_EINVAL, "bad operand type for unary %c: '%s'",
+                                       e->type == E_NEG ? '-' : '+', py_type(&a));
+        else if (e->type == E_POS)
+            *out = t == 1 ? jv_json(json_integer(i)) : jv_json(json_real(d));
+        else if (t == 1 && i != INT64_MIN)
+            *out = jv_json(json_integer(-i));
+        else
+            *out = jv_json(json_real(-d));
+        jv_free(&a);
+        return rc;
+    }
+    case E_NOT:
+        if (eval(r, e->a, f, &a) < 0)
+            return -1;
+        *out = jv_json(json_boolean(!jv_truthy(&a)));
+        jv_free(&a);
+        return 0;
+    case E_AND:
+    case E_OR:
+        if (eval(r, e->a, f, &a) < 0)
+            return -1;
+        if (jv_truthy(&a) == (e->type == E_OR)) {
+            *out = a;
+            return 0;
+        }
+        jv_free(&a);
+        return eval(r, e->b, f, out);
+    case E_CMP: {
+        if (eval(r, e->v[0], f, &a) < 0)
+            return -1;
+        bool res = true;
+        for (int i = 1; i < e->nv && res; i++) {
+            if (eval(r, e->v[i], f, &b) < 0) {
+                jv_free(&a);
+                return -1;
+            }
+            rc = compare(r, e, (unsigned char)e->s[i - 1], &a, &b, &res);
+            jv_free(&a);
+            a = b;
+            if (rc)
+                break;
+        }
+        jv_free(&a);
+        if (!rc)
+            *out = jv_json(json_boolean(res));
+        return rc;
+    }
+    case E_COND:
+        if (eval(r, e->cond, f, &a) < 0)
+            return -1;
+        {
+            bool t = jv_truthy(&a);
+            jv_free(&a);
+            if (t)
+                return eval(r, e->a, f, out);
+            if (e->b)
+                return eval(r, e->b, f, out);
+            *out = jv_undef(NULL);
+            return 0;
+        }
+    case E_FILTER:
+        return eval_filter(r, e, f, NULL, out);
+    case E_TEST: {
+        if (eval(r, e->a, f, &a) < 0)
+            return -1;
+        jargs ar;
+        bool res = false;
+        rc = eval_args(r, e, f, &ar);
+        if (!rc) {
+            const jtest *t = e->fn;
+            rc = t->fn(r, e, &a, &ar, &res);
+        }
+        args_release(&ar);
+        jv_free(&a);
+        if (!rc)
+            *out = jv_json(json_boolean(res != e->neg));
+        return rc;
+    }
+    case E_CALL:
+        return eval_call(r, e, f, NULL, out);
+    }
+    return jerr(r, e, SL_EINVAL, "cannot evaluate this expression");
+}
+
+/* ---- statements ---- */
+
+static int assign_targets(jrender *r, const jnode *s, frame *f, const jv *v)
+{
+    if (s->nnames == 1 && !s->op) {
+        frame_set(f, s->names[0], jv_copy(v));
+        return 0;
+    }
+    json_t *items;
+    if (jv_items(r, s, v, &items) < 0)
+        return -1;
+    size_t n = json_array_size(items);
+    if (n != (size_t)s->nnames) {
+        json_decref(items);
+        return jerr(r, s, SL_EINVAL, "%s values to unpack (expected %d, got %zu)",
+                    n < (size_t)s->nnames ? "not enough" : "too many", s->nnames, n);
+    }
+    for (int i = 0; i < s->nnames; i++)
+        frame_set(f, s->names[i], jv_json(json_incref(json_array_get(items, (size_t)i))));
+    json_decref(items);
+    return 0;
+}
+
+static int run_for(jrender *r, const jnode *s, frame *f, sl_buf *out)
+{
+    jv it;
+    if (eval(r, s->a, f, &it) < 0)
+        return -1;
+    json_t *items;
+    int rc = jv_items(r, s->a, &it, &items);
+    jv_free(&it);
+    if (rc < 0)
+        return -1;
+    frame lf = {.parent = f};
+    if (s->cond) {
+        json_t *keep = json_array();
+        for (size_t i = 0; i < json_array_size(items) && !rc; i++) {
+            jv x = jv_json(json_incref(json_array_get(items, i))), c;
+            if (++r->iters > r->lim.max_loop_iterations)
+                rc = jerr(r, s, SL_ELIMIT, "loops ran more than %ld iterations (the loop cap)",
+                          r->lim.max_loop_iterations);
+            if (!rc)
+                rc = assign_targets(r, s, &lf, &x);
+            if (!rc)
+                rc = eval(r, s->cond, &lf, &c);
+            if (!rc && jv_truthy(&c))
+                json_array_append(keep, x.j);
+            if (!rc)
+                jv_free(&c);
+            jv_free(&x);
+        }
+        json_decref(items);
+        items = keep;
+    }
+    loopst ls = {.items = items, .n = json_array_size(items)};
+    for (size_t i = 0; i < ls.n && !rc; i++) {
+        ls.i = i;
+        if (++r->iters > r->lim.max_loop_iterations) {
+            rc = jerr(r, s, SL_ELIMIT, "loops ran more than %ld iterations (the loop cap)",
+                      r->lim.max_loop_iterations);
+            break;
+        }
+        jv x = {.k = K_JSON, .j = json_array_get(items, i)};
+        rc = assign_targets(r, s, &lf, &x);
+        if (!rc) {
+            jv lv = {.k = K_LOOP, .p = &ls};
+            frame_set(&lf, "loop", lv);
+            rc = render_body(r, s->b, &lf, out);
+        }
+    }
+    if (!rc && ls.n == 0 && s->x)
+        rc = render_body(r, s->x, f, out);
+    frame_release(&lf);
+    json_decref(items);
+    return rc;
+}
+
+static int run_stmt(jrender *r, const jnode *s, frame *f, sl_buf *out)
+{
+    jv v;
+    int rc = 0;
+    switch (s->type) {
+    case N_TEXT:
+        return emit(r, out, s->s, s->slen);
+    case N_OUT:
+        if (eval(r, s->a, f, &v) < 0)
+            return -1;
+        if (v.k == K_JSON && json_is_string(v.j)) {
+            rc = emit(r, out, json_string_value(v.j), json_string_length(v.j));
+        } else if (v.k != K_UNDEF) {
+            sl_buf b;
+            scratch_init(r, &b);
+            jv_str(&v, &b);
+            rc = b.toobig ? cap_err(r) : emit(r, out, b.data ? b.data : "", b.len);
+            sl_buf_release(&b);
+        }
+        jv_free(&v);
+        return rc;
+    case N_IF:
+        for (; s; s = s->x) {
+            if (s->type != N_IF)
+                return render_body(r, s, f, out);
+            if (eval(r, s->a, f, &v) < 0)
+                return -1;
+            bool t = jv_truthy(&v);
+            jv_free(&v);
+            if (t)
+                return render_body(r, s->b, f, out);
+        }
+        return 0;
+    case N_FOR:
+        return run_for(r, s, f, out);
+    case N_SET:
+        if (eval(r, s->a, f, &v) < 0)
+            return -1;
+        if (s->neg) {
+            const jv *ns = frame_get(f, s->names[0]);
+            if (!ns || ns->k != K_NS)
+                rc = jerr(r, s, SL_EINVAL, "cannot assign attribute '%s' on '%s': it is not a namespace()",
+                          s->s2, s->names[0]);
+            else
+                json_object_set_new(ns->j, s->s2, jv_to_json(&v));
+        } else {
+            rc = assign_targets(r, s, f, &v);
+        }
+        jv_free(&v);
+        return rc;
+    case N_SETBLOCK:
+    case N_FILTERBLOCK: {
+        sl_buf b;
+        scratch_init(r, &b);
+        rc = render_body(r, s->b, f, &b);
+        if (!rc) {
+            jv in = jv_json(json_stringn_nocheck(b.data ? b.data : "", b.len));
+            if (s->x) {
+                rc = eval_filter(r, s->x, f, &in, &v);
+                jv_free(&in);
+            } else {
+                v = in;
+            }
+            if (!rc && s->type == N_SETBLOCK) {
+                frame_set(f, s->names[0], v);
+            } else if (!rc) {
+                sl_buf t;
+                scratch_init(r, &t);
+                jv_str(&v, &t);
+                rc = emit(r, out, t.data ? t.data : "", t.len);
+                sl_buf_release(&t);
+                jv_free(&v);
+            }
+        }
+        sl_buf_release(&b);
+        return rc;
+    }
+    case N_MACRO: {
+        jv m = {.k = K_MACRO, .p = s, .name = s->s};
+        frame_set(f, s->s, m);
+        return 0;
+    }
+    case N_CALLBLOCK: {
+        jv caller = {.k = K_CALLER, .p = s, .p2 = f, .name = "caller"};
+        if (eval_call(r, s->a, f, &caller, &v) < 0)
+            return -1;
+        sl_buf t;
+        scratch_init(r, &t);
+        jv_str(&v, &t);
+        rc = emit(r, out, t.data ? t.data : "", t.len);
+        sl_buf_release(&t);
+        jv_free(&v);
+        return rc;
+    }
+    case N_WITH: {
+        frame wf = {.parent = f};
+        for (int i = 0; i < s->nkw && !rc; i++) {
+            rc = eval(r, s->kwv[i], &wf, &v);
+            if (!rc)
+                frame_set(&wf, s->kwn[i], v);
+        }
+        if (!rc)
+            rc = render_body(r, s->b, &wf, out);
+        frame_release(&wf);
+        return rc;
+    }
+    case N_BODY:
+        return render_body(r, s, f, out);
+    }
+    return jerr(r, s, SL_EINVAL, "cannot run this statement");
+}
+
+static int render_body(jrender *r, const jnode *body, frame *f, sl_buf *out)
+{
+    if (!body)
+        return 0;
+    for (int i = 0; i < body->nv; i++)
+        if (run_stmt(r, body->v[i], f, out) < 0)
+            return -1;
+    return 0;
+}
+
+void sl_jinja_limits_default(sl_jinja_limits *lim)
+{
+    lim->max_output_chars = SL_JINJA_MAX_OUTPUT_CHARS;
+    lim->max_loop_iterations = SL_JINJA_MAX_LOOP_ITERATIONS;
+    lim->max_depth = SL_JINJA_MAX_DEPTH;
+    lim->limit_name = NULL;
+}
+
+int sl_jinja_render(const sl_jinja *t, const sl_value *ctx, const sl_jinja_limits *lim,
+                    sl_buf *out, sl_err *err)
+{
+    jrender r = {.t = t, .ctx = json_is_object(ctx) ? ctx : NULL, .err = err};
+    if (lim)
+        r.lim = *lim;
+    else
+        sl_jinja_limits_default(&r.lim);
+    if (!r.lim.max_output_chars)
+        r.lim.max_output_chars = SL_JINJA_MAX_OUTPUT_CHARS;
+    if (!r.lim.max_loop_iterations)
+        r.lim.max_loop_iterations = SL_JINJA_MAX_LOOP_ITERATIONS;
+    if (!r.lim.max_depth)
+        r.lim.max_depth = SL_JINJA_MAX_DEPTH;
+    frame root = {0};
+    r.root = &root;
+    size_t start = out->len;
+    int rc = render_body(&r, t->root, &root, out);
+    frame_release(&root);
+    (void)start;
+    return rc;
+}

@@ -1,0 +1,2462 @@
+/*
+ * jinja_filters — Jinja2's built-in filters and tests, the Python string,
+ * list and dict methods templates call, and Python's str()/repr()/%
+ * formatting of values.  Semantics are Jinja2 3.1's documented ones.
+ */
+#include <ctype.h>
+#include <locale.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wctype.h>
+
+#include <errno.h>
+
+#include "jinja_ev.h"
+
+/* ---- text helpers ---- */
+
+static locale_t utf8_loc;
+static pthread_once_t loc_once = PTHREAD_ONCE_INIT;
+static void loc_init(void)
+{
+    utf8_loc = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+}
+
+static unsigned long dec(const char *s, size_t n, size_t *len)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    unsigned long c = p[0];
+    size_t l = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+    if (l > n || c < 0xC0) {
+        *len = 1;
+        return c;
+    }
+    c &= l == 2 ? 0x1F : l == 3 ? 0x0F : 0x07;
+    for (size_t i = 1; i < l; i++) {
+        if ((p[i] & 0xC0) != 0x80) {
+            *len = 1;
+            return p[0];
+        }
+        c = (c << 6) | (p[i] & 0x3F);
+    }
+    *len = l;
+    return c;
+}
+
+static void enc(unsigned long cp, sl_buf *b)
+{
+    char t[4];
+    int n;
+    if (cp < 0x80) {
+        t[0] = (char)cp;
+        n = 1;
+    } else if (cp < 0x800) {
+        t[0] = (char)(0xC0 | (cp >> 6));
+        t[1] = (char)(0x80 | (cp & 0x3F));
+        n = 2;
+    } else if (cp < 0x10000) {
+        t[0] = (char)(0xE0 | (cp >> 12));
+        t[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        t[2] = (char)(0x80 | (cp & 0x3F));
+        n = 3;
+    } else {
+        t[0] = (char)(0xF0 | (cp >> 18));
+        t[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+        t[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        t[3] = (char)(0x80 | (cp & 0x3F));
+        n = 4;
+    }
+    sl_buf_add(b, t, (size_t)n);
+}
+
+static unsigned long cp_case(unsigned long c, int upper)
+{
+    if (c < 0x80)
+        return upper ? (unsigned long)toupper((int)c) : (unsigned long)tolower((int)c);
+    pthread_once(&loc_once, loc_init);
+    if (!utf8_loc)
+        return c;
+    return upper ? (unsigned long)towupper_l((wint_t)c, utf8_loc)
+                 : (unsigned long)towlower_l((wint_t)c, utf8_loc);
+}
+
+static bool cp_alpha(unsigned long c)
+{
+    if (c < 0x80)
+        return isalpha((int)c);
+    pthread_once(&loc_once, loc_init);
+    return utf8_loc ? iswalpha_l((wint_t)c, utf8_loc) : true;
+}
+
+static bool cp_space(unsigned long c)
+{
+    return c == ' ' || (c >= 9 && c <= 13) || (c >= 0x1c && c <= 0x1f) || c == 0x85 ||
+           c == 0xa0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200a) || c == 0x2028 ||
+           c == 0x2029 || c == 0x202f || c == 0x205f || c == 0x3000;
+}
+
+/* mode: 0 lower, 1 upper, 2 capitalize, 3 Python str.title, 4 Jinja2 title */
+static void case_map(const char *s, size_t n, int mode, sl_buf *out)
+{
+    bool start = true;
+    for (size_t i = 0; i < n;) {
+        size_t l;
+        unsigned long c = dec(s + i, n - i, &l);
+        unsigned long o;
+        if (mode <= 1) {
+            o = cp_case(c, mode);
+        } else if (mode == 2) {
+            o = cp_case(c, i == 0);
+        } else if (mode == 3) {
+            bool a = cp_alpha(c);
+            o = a ? cp_case(c, start) : c;
+            start = !a;
+        } else {
+            bool sep = cp_space(c) || c == '-' || c == '(' || c == '{' || c == '[' || c == '<';
+            o = sep ? c : cp_case(c, start);
+            start = sep;
+        }
+        if (o == c)
+            sl_buf_add(out, s + i, l);
+        else
+            enc(o, out);
+        i += l;
+    }
+}
+
+static size_t ulen(const char *s, size_t n)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++)
+        c += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return c;
+}
+
+/* byte offset of codepoint k (or n) */
+static size_t uoff(const char *s, size_t n, size_t k)
+{
+    size_t i = 0;
+    while (k && i < n) {
+        i++;
+        while (i < n && ((unsigned char)s[i] & 0xC0) == 0x80)
+            i++;
+        k--;
+    }
+    return i;
+}
+
+static jv jstr(const char *s, size_t n)
+{
+    return jv_json(json_stringn_nocheck(s ? s : "", n));
+}
+
+static jv jbuf(sl_buf *b)
+{
+    jv v = jstr(b->data, b->len);
+    sl_buf_release(b);
+    return v;
+}
+
+/* the value as text: strings as they are, others through str() */
+typedef struct {
+    const char *s;
+    size_t n;
+    sl_buf b;
+} text;
+
+static void text_of(const jv *v, text *t)
+{
+    sl_buf_init(&t->b, 0);
+    if (v->k == K_JSON && json_is_string(v->j)) {
+        t->s = json_string_value(v->j);
+        t->n = json_string_length(v->j);
+        return;
+    }
+    jv_str(v, &t->b);
+    t->s = t->b.data ? t->b.data : "";
+    t->n = t->b.len;
+}
+
+static void text_done(text *t)
+{
+    sl_buf_release(&t->b);
+}
+
+/* ---- str() and repr() ---- */
+
+static void repr_str(const char *s, size_t n, sl_buf *out)
+{
+    bool sq = memchr(s, '\'', n) != NULL, dq = memchr(s, '"', n) != NULL;
+    char q = sq && !dq ? '"' : '\'';
+    sl_buf_addc(out, q);
+    for (size_t i = 0; i < n;) {
+        size_t l;
+        unsigned long c = dec(s + i, n - i, &l);
+        if (c == (unsigned long)q || c == '\\')
+            sl_buf_addf(out, "\\%c", (char)c);
+        else if (c == '\n')
+            sl_buf_adds(out, "\\n");
+        else if (c == '\r')
+            sl_buf_adds(out, "\\r");
+        else if (c == '\t')
+            sl_buf_adds(out, "\\t");
+        else if (c < 0x20 || c == 0x7f || (c >= 0x80 && c <= 0xa0) || c == 0xad)
+            sl_buf_addf(out, "\\x%02lx", c);
+        else
+            sl_buf_add(out, s + i, l);
+        i += l;
+    }
+    sl_buf_addc(out, q);
+}
+
+static void py_num(const json_t *j, sl_buf *out)
+{
+    if (json_is_integer(j)) {
+        sl_buf_addf(out, "%lld", (long long)json_integer_value(j));
+    } else {
+        char d[32];
+        sl_fmt_double(json_real_value(j), d);
+        sl_buf_adds(out, d);
+    }
+}
+
+void py_repr(const json_t *j, sl_buf *out)
+{
+    switch (json_typeof(j)) {
+    case JSON_STRING: repr_str(json_string_value(j), json_string_length(j), out); return;
+    case JSON_ARRAY:
+        sl_buf_addc(out, '[');
+        for (size_t i = 0; i < json_array_size(j) && !out->toobig; i++) {
+            if (i)
+                sl_buf_adds(out, ", ");
+            py_repr(json_array_get(j, i), out);
+        }
+        sl_buf_addc(out, ']');
+        return;
+    case JSON_OBJECT: {
+        const char *k;
+        json_t *x;
+        bool first = true;
+        sl_buf_addc(out, '{');
+        json_object_foreach((json_t *)j, k, x) {
+            if (out->toobig)
+                break;
+            if (!first)
+                sl_buf_adds(out, ", ");
+            first = false;
+            repr_str(k, strlen(k), out);
+            sl_buf_adds(out, ": ");
+            py_repr(x, out);
+        }
+        sl_buf_addc(out, '}');
+        return;
+    }
+    default: py_str(j, out);
+    }
+}
+
+void py_str(const json_t *j, sl_buf *out)
+{
+    switch (json_typeof(j)) {
+    case JSON_STRING: sl_buf_add(out, json_string_value(j), json_string_length(j)); return;
+    case JSON_INTEGER:
+    case JSON_REAL: py_num(j, out); return;
+    case JSON_TRUE: sl_buf_adds(out, "True"); return;
+    case JSON_FALSE: sl_buf_adds(out, "False"); return;
+    case JSON_NULL: sl_buf_adds(out, "None"); return;
+    default: py_repr(j, out);
+    }
+}
+
+void jv_str(const jv *v, sl_buf *out)
+{
+    switch (v->k) {
+    case K_JSON: py_str(v->j, out); return;
+    case K_NS:
+        sl_buf_adds(out, "<Namespace ");
+        py_repr(v->j, out);
+        sl_buf_adds(out, ">");
+        return;
+    case K_MACRO: sl_buf_addf(out, "<Macro '%s'>", v->name ? v->name : ""); return;
+    case K_CALLER: sl_buf_adds(out, "<Macro 'caller'>"); return;
+    case K_LOOP: sl_buf_adds(out, "<LoopContext>"); return;
+    default: return;
+    }
+}
+
+/* json.dumps(sort_keys=True) then Jinja2's HTML-safe escapes */
+static void tojson_rec(const json_t *j, int indent, int level, sl_buf *out)
+{
+    switch (json_typeof(j)) {
+    case JSON_STRING: {
+        const char *s = json_string_value(j);
+        size_t n = json_string_length(j);
+        sl_buf_addc(out, '"');
+        for (size_t i = 0; i < n;) {
+            size_t l;
+            unsigned long c = dec(s + i, n - i, &l);
+            i += l;
+            if (c == '"')
+                sl_buf_adds(out, "\\\"");
+            else if (c == '\\')
+                sl_buf_adds(out, "\\\\");
+            else if (c == '\n')
+                sl_buf_adds(out, "\\n");
+            else if (c == '\r')
+                sl_buf_adds(out, "\\r");
+            else if (c == '\t')
+                sl_buf_adds(out, "\\t");
+            else if (c == '\b')
+                sl_buf_adds(out, "\\b");
+            else if (c == '\f')
+                sl_buf_adds(out, "\\f");
+            else if (c == '<' || c == '>' || c == '&' || c == '\'' || c < 0x20 || c > 0x7e) {
+                if (c >= 0x10000) {
+                    c -= 0x10000;
+                    sl_buf_addf(out, "\\u%04lx\\u%04lx", 0xD800 + (c >> 10), 0xDC00 + (c & 0x3FF));
+                } else {
+                    sl_buf_addf(out, "\\u%04lx", c);
+                }
+            } else {
+                sl_buf_addc(out, (char)c);
+            }
+        }
+        sl_buf_addc(out, '"');
+        return;
+    }
+    case JSON_INTEGER:
+    case JSON_REAL: py_num(j, out); return;
+    case JSON_TRUE: sl_buf_adds(out, "true"); return;
+    case JSON_FALSE: sl_buf_adds(out, "false"); return;
+    case JSON_NULL: sl_buf_adds(out, "null"); return;
+    case JSON_ARRAY: {
+        size_t n = json_array_size(j);
+        if (!n) {
+            sl_buf_adds(out, "[]");
+            return;
+        }
+        sl_buf_addc(out, '[');
+        for (size_t i = 0; i < n && !out->toobig; i++) {
+            if (i)
+                sl_buf_adds(out, indent >= 0 ? "," : ", ");
+            if (indent >= 0)
+                sl_buf_addf(out, "\n%*s", indent * (level + 1), "");
+            tojson_rec(json_array_get(j, i), indent, level + 1, out);
+        }
+        if (indent >= 0)
+            sl_buf_addf(out, "\n%*s", indent * level, "");
+        sl_buf_addc(out, ']');
+        return;
+    }
+    case JSON_OBJECT: {
+        size_t n = json_object_size(j);
+        if (!n) {
+            sl_buf_adds(out, "{}");
+            return;
+        }
+        const char **keys = sl_xmalloc(n * sizeof *keys);
+        size_t k = 0;
+        const char *key;
+        json_t *x;
+        json_object_foreach((json_t *)j, key, x) keys[k++] = key;
+        for (size_t a = 1; a < k; a++)
+            for (size_t b = a; b > 0 && strcmp(keys[b - 1], keys[b]) > 0; b--) {
+                const char *t = keys[b];
+                keys[b] = keys[b - 1];
+                keys[b - 1] = t;
+            }
+        sl_buf_addc(out, '{');
+        for (size_t i = 0; i < k && !out->toobig; i++) {
+            if (i)
+                sl_buf_adds(out, indent >= 0 ? "," : ", ");
+            if (indent >= 0)
+                sl_buf_addf(out, "\n%*s", indent * (level + 1), "");
+            json_t *ks = json_string_nocheck(keys[i]);
+            tojson_rec(ks, indent, level + 1, out);
+            json_decref(ks);
+            sl_buf_adds(out, ": ");
+            tojson_rec(json_object_get(j, keys[i]), indent, level + 1, out);
+        }
+        if (indent >= 0)
+            sl_buf_addf(out, "\n%*s", indent * level, "");
+        sl_buf_addc(out, '}');
+        free(keys);
+        return;
+    }
+    }
+}
+
+/* ---- Python formatting: one spec, used by % and str.format ---- */
+
+typedef struct {
+    char fill, align, sign, type;
+    bool alt, zero, comma;
+    int width, prec;
+} fspec;
+
+static int fmt_value(jrender *r, const jnode *e, const jv *v, fspec *f, sl_buf *out)
+{
+    sl_buf b;
+    sl_buf_init(&b, 0);
+    long long i;
+    double d;
+    int t = num_of(v, &i, &d);
+    char ty = f->type;
+    bool numeric = false;
+    if (ty == 's' || ty == 0 || ty == 'r') {
+        if (ty == 'r' && v->k == K_JSON)
+            py_repr(v->j, &b);
+        else if (ty == 0 && t == 2 && f->prec >= 0) {
+            sl_buf_addf(&b, "%.*g", f->prec, d);
+            numeric = true;
+        } else
+            jv_str(v, &b);
+        if (f->prec >= 0 && ty != 0) {
+            size_t cut = uoff(b.data ? b.data : "", b.len, (size_t)f->prec);
+            b.len = cut;
+        }
+        numeric = numeric || (ty == 0 && t && !(v->k == K_JSON && json_is_boolean(v->j)));
+    } else {
+        if (!t) {
+            sl_buf_release(&b);
+            return jerr(r, e, SL_EINVAL, "format %%%c needs a number, not '%s'", ty, py_type(v));
+        }
+        numeric = true;
+        bool neg = false;
+        if (strchr("dixXoc", ty)) {
+            if (t == 2) {
+                if (ty != 'd' && ty != 'i') {
+                    sl_buf_release(&b);
+                    return jerr(r, e, SL_EINVAL, "format %%%c needs an integer", ty);
+                }
+                i = (long long)d;
+            }
+            if (ty == 'c') {
+                enc((unsigned long)i, &b);
+                numeric = false;
+            } else {
+                neg = i < 0;
+                unsigned long long u = neg ? 0ULL - (unsigned long long)i : (unsigned long long)i;
+                if (ty == 'x' || ty == 'X' || ty == 'o') {
+                    if (f->alt)
+                        sl_buf_adds(&b, ty == 'o' ? "0o" : ty == 'x' ? "0x" : "0X");
+                    sl_buf_addf(&b, ty == 'x' ? "%llx" : ty == 'X' ? "%llX" : "%llo", u);
+                } else if (f->comma) {
+                    char dg[32];
+                    int n = snprintf(dg, sizeof dg, "%llu", u);
+                    for (int k = 0; k < n; k++) {
+                        if (k && (n - k) % 3 == 0)
+                            sl_buf_addc(&b, ',');
+                        sl_buf_addc(&b, dg[k]);
+                    }
+                } else {
+                    sl_buf_addf(&b, "%llu", u);
+                }
+            }
+        } else {
+            neg = signbit(d);
+            double a = fabs(d);
+            int p = f->prec < 0 ? 6 : f->prec;
+            char spec[16];
+            char c = ty == 'F' ? 'f' : ty;
+            if (c == '%') {
+                a *= 100;
+                c = 'f';
+            }
+            snprintf(spec, sizeof spec, "%%%s.*%c", f->alt ? "#" : "", c);
+            sl_buf_addf(&b, spec, p, a);
+            if (f->comma) {
+                sl_buf g;
+                sl_buf_init(&g, 0);
+                size_t ip = 0;
+                while (ip < b.len && isdigit((unsigned char)b.data[ip]))
+                    ip++;
+                for (size_t k = 0; k < ip; k++) {
+                    if (k && (ip - k) % 3 == 0)
+                        sl_buf_addc(&g, ',');
+                    sl_buf_addc(&g, b.data[k]);
+                }
+                sl_buf_add(&g, b.data + ip, b.len - ip);
+                sl_buf_release(&b);
+                b = g;
+            }
+            if (ty == '%')
+                sl_buf_addc(&b, '%');
+        }
+        if (numeric) {
+            sl_buf s;
+            sl_buf_init(&s, 0);
+            if (neg)
+                sl_buf_addc(&s, '-');
+            else if (f->sign == '+' || f->sign == ' ')
+                sl_buf_addc(&s, f->sign);
+            /* zero padding goes between sign and digits */
+            size_t dl = ulen(b.data ? b.data : "", b.len);
+            if (f->zero && f->width > 0 && (size_t)f->width > dl + s.len) {
+                size_t padn = (size_t)f->width - dl - s.len;
+                for (size_t k = 0; k < padn; k++)
+                    sl_buf_addc(&s, '0');
+            }
+            sl_buf_add(&s, b.data ? b.data : "", b.len);
+            sl_buf_release(&b);
+            b = s;
+        }
+    }
+    size_t l = ulen(b.data ? b.data : "", b.len);
+    char align = f->align ? f->align : numeric ? '>' : '<';
+    size_t pad = f->width > 0 && (size_t)f->width > l ? (size_t)f->width - l : 0;
+    if ((size_t)f->width > 100000)
+        pad = 0;
+    size_t left = align == '>' ? pad : align == '^' ? pad / 2 : 0;
+    char fill = f->fill ? f->fill : ' ';
+    for (size_t k = 0; k < left; k++)
+        sl_buf_addc(out, fill);
+    sl_buf_add(out, b.data ? b.data : "", b.len);
+    for (size_t k = left; k < pad; k++)
+        sl_buf_addc(out, fill);
+    sl_buf_release(&b);
+    return 0;
+}
+
+/* "fmt" % args: args is a tuple/list, a dict (for %(name)s) or one value */
+int py_percent(jrender *r, const jnode *e, const char *fmt, const jv *args, jv *out)
+{
+    sl_buf b;
+    sl_buf_init(&b, r->lim.max_output_chars * 4 + 16);
+    size_t ai = 0;
+    bool multi = args->k == K_JSON && json_is_array(args->j);
+    bool single_used = false;
+    for (const char *p = fmt; *p; p++) {
+        if (*p != '%') {
+            sl_buf_addc(&b, *p);
+            continue;
+        }
+        p++;
+        if (*p == '%') {
+            sl_buf_addc(&b, '%');
+            continue;
+        }
+        fspec f = {.prec = -1};
+        jv item = {0};
+        bool have = false;
+        if (*p == '(') {
+            const char *q = strchr(p, ')');
+            if (!q || args->k != K_JSON || !json_is_object(args->j)) {
+                sl_buf_release(&b);
+                return jerr(r, e, SL_EINVAL, "format requires a mapping");
+            }
+            char key[256];
+            snprintf(key, sizeof key, "%.*s", (int)(q - p - 1), p + 1);
+            json_t *x = json_object_get(args->j, key);
+            if (!x) {
+                sl_buf_release(&b);
+                return jerr(r, e, SL_EINVAL, "KeyError: '%s'", key);
+            }
+            item = jv_json(json_incref(x));
+            have = true;
+            p = q + 1;
+        }
+        for (;; p++) {
+            if (*p == '-')
+                f.align = '<';
+            else if (*p == '+')
+                f.sign = '+';
+            else if (*p == ' ')
+                f.sign = f.sign ? f.sign : ' ';
+            else if (*p == '0')
+                f.zero = true;
+            else if (*p == '#')
+                f.alt = true;
+            else
+                break;
+        }
+        while (isdigit((unsigned char)*p) && f.width < 100000)
+            f.width = f.width * 10 + (*p++ - '0');
+        if (*p == '.') {
+            p++;
+            f.prec = 0;
+            while (isdigit((unsigned char)*p) && f.prec < 1000)
+                f.prec = f.prec * 10 + (*p++ - '0');
+        }
+        while (*p == 'l' || *p == 'h' || *p == 'L')
+            p++;
+        if (!*p || !strchr("sdiuxXofFeEgGrca", *p)) {
+            jv_free(&item);
+            sl_buf_release(&b);
+            return jerr(r, e, SL_EINVAL, "unsupported format character '%c'", *p ? *p : '?');
+        }
+        f.type = *p == 'u' ? 'd' : *p == 'a' ? 'r' : *p;
+        if (f.align == '<')
+            f.zero = false;
+        if (f.zero && f.type == 's')
+            f.zero = false;
+        if (f.type == 's' || f.type == 'r')
+            f.align = f.align ? f.align : '>';
+        if (!have) {
+            if (multi) {
+                if (ai >= json_array_size(args->j)) {
+                    sl_buf_release(&b);
+                    return jerr(r, e, SL_EINVAL, "not enough arguments for format string");
+                }
+                item = jv_json(json_incref(json_array_get(args->j, ai++)));
+            } else {
+                if (single_used) {
+                    sl_buf_release(&b);
+                    return jerr(r, e, SL_EINVAL, "not enough arguments for format string");
+                }
+                single_used = true;
+                item = jv_copy(args);
+            }
+        }
+        int rc = fmt_value(r, e, &item, &f, &b);
+        jv_free(&item);
+        if (rc < 0) {
+            sl_buf_release(&b);
+            return -1;
+        }
+    }
+    if (multi && ai < json_array_size(args->j)) {
+        sl_buf_release(&b);
+        return jerr(r, e, SL_EINVAL, "not all arguments converted during string formatting");
+    }
+    *out = jbuf(&b);
+    return 0;
+}
+
+/* str.format */
+static int py_format(jrender *r, const jnode *e, const char *s, jargs *a, jv *out)
+{
+    sl_buf b;
+    sl_buf_init(&b, r->lim.max_output_chars * 4 + 16);
+    int auto_i = 0;
+    for (const char *p = s; *p; p++) {
+        if ((*p == '{' && p[1] == '{') || (*p == '}' && p[1] == '}')) {
+            sl_buf_addc(&b, *p++);
+            continue;
+        }
+        if (*p != '{') {
+            sl_buf_addc(&b, *p);
+            continue;
+        }
+        const char *q = strchr(p, '}');
+        if (!q) {
+            sl_buf_release(&b);
+            return jerr(r, e, SL_EINVAL, "single '{' encountered in format string");
+        }
+        char field[256];
+        snprintf(field, sizeof field, "%.*s", (int)(q - p - 1), p + 1);
+        char *spec = strchr(field, ':');
+        if (spec)
+            *spec++ = 0;
+        char *conv = strchr(field, '!');
+        if (conv)
+            *conv++ = 0;
+        jv *v = NULL;
+        if (!field[0])
+            v = arg(a, auto_i++, NULL);
+        else if (isdigit((unsigned char)field[0]))
+            v = arg(a, atoi(field), NULL);
+        else
+            v = arg(a, -1, field);
+        if (!v) {
+            sl_buf_release(&b);
+            return jerr(r, e, SL_EINVAL, "format: no argument for '{%s}'", field);
+        }
+        fspec f = {.prec = -1};
+        if (conv && *conv == 'r')
+            f.type = 'r';
+        const char *sp = spec ? spec : "";
+        if (sp[0] && sp[1] && strchr("<>^=", sp[1])) {
+            f.fill = sp[0];
+            f.align = sp[1];
+            sp += 2;
+        } else if (sp[0] && strchr("<>^=", sp[0])) {
+            f.align = *sp++;
+        }
+        if (f.align == '=')
+            f.align = '>';
+        if (*sp == '+' || *sp == '-' || *sp == ' ')
+            f.sign = *sp++;
+        if (*sp == '#') {
+            f.alt = true;
+            sp++;
+        }
+        if (*sp == '0') {
+            f.zero = true;
+            sp++;
+        }
+        while (isdigit((unsigned char)*sp) && f.width < 100000)
+            f.width = f.width * 10 + (*sp++ - '0');
+        if (*sp == ',') {
+            f.comma = true;
+            sp++;
+        }
+        if (*sp == '.') {
+            sp++;
+            f.prec = 0;
+            while (isdigit((unsigned char)*sp) && f.prec < 1000)
+                f.prec = f.prec * 10 + (*sp++ - '0');
+        }
+        if (*sp)
+            f.type = *sp == 'n' ? 'd' : *sp;
+        if (fmt_value(r, e, v, &f, &b) < 0) {
+            sl_buf_release(&b);
+            return -1;
+        }
+        p = q;
+    }
+    *out = jbuf(&b);
+    return 0;
+}
+
+/* ---- helpers for filters ---- */
+
+static bool is_str(const jv *v)
+{
+    return v && v->k == K_JSON && json_is_string(v->j);
+}
+
+static long long int_arg(jv *v, long long def)
+{
+    long long i;
+    double d;
+    int t = v ? num_of(v, &i, &d) : 0;
+    return t == 1 ? i : t == 2 ? (long long)d : def;
+}
+
+static bool bool_arg(jv *v, bool def)
+{
+    return v && v->k != K_UNDEF ? jv_truthy(v) : def;
+}
+
+/* item.a.b (dots; integer parts index lists); borrowed or NULL */
+static json_t *path_get(json_t *x, const char *path)
+{
+    char part[256];
+    while (x && *path) {
+        const char *dot = strchr(path, '.');
+        size_t n = dot ? (size_t)(dot - path) : strlen(path);
+        if (n >= sizeof part)
+            return NULL;
+        memcpy(part, path, n);
+        part[n] = 0;
+        if (json_is_object(x)) {
+            x = json_object_get(x, part);
+        } else if (json_is_array(x) && isdigit((unsigned char)part[0])) {
+            x = json_array_get(x, (size_t)atoll(part));
+        } else {
+            return NULL;
+        }
+        path = dot ? dot + 1 : path + n;
+    }
+    return x;
+}
+
+static json_t *attr_of(json_t *x, jv *attribute)
+{
+    if (!attribute || attribute->k != K_JSON || json_is_null(attribute->j))
+        return x;
+    if (json_is_integer(attribute->j))
+        return json_is_array(x) ? json_array_get(x, (size_t)json_integer_value(attribute->j)) : NULL;
+    if (!json_is_string(attribute->j))
+        return NULL;
+    return path_get(x, json_string_value(attribute->j));
+}
+
+/* sort key: lower-cased strings unless case sensitive */
+static json_t *sort_key(json_t *x, bool cs)
+{
+    if (!cs && json_is_string(x)) {
+        sl_buf b;
+        sl_buf_init(&b, 0);
+        case_map(json_string_value(x), json_string_length(x), 0, &b);
+        json_t *k = json_stringn_nocheck(b.data ? b.data : "", b.len);
+        sl_buf_release(&b);
+        return k;
+    }
+    return json_incref(x);
+}
+
+typedef struct {
+    json_t *key, *item;
+} kv;
+
+static bool sort_bad;
+
+static int kv_cmp(const kv *a, const kv *b)
+{
+    int c = a->key && b->key ? py_cmp(a->key, b->key) : -2;
+    if (c == -2) {
+        sort_bad = true;
+        return 0;
+    }
+    return c;
+}
+
+/* stable merge sort of items by key; -1 when keys do not order */
+static int sort_items(kv *v, size_t n, bool reverse)
+{
+    kv *tmp = sl_xmalloc((n ? n : 1) * sizeof *tmp);
+    bool bad = false;
+    for (size_t w = 1; w < n; w *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * w) {
+            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            size_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi) {
+                sort_bad = false;
+                int c = kv_cmp(&v[j], &v[i]);
+                bad |= sort_bad;
+                if (reverse ? c > 0 : c < 0)
+                    tmp[k++] = v[j++];
+                else
+                    tmp[k++] = v[i++];
+            }
+            while (i < mid)
+                tmp[k++] = v[i++];
+            while (j < hi)
+                tmp[k++] = v[j++];
+        }
+        memcpy(v, tmp, n * sizeof *v);
+    }
+    free(tmp);
+    return bad ? -1 : 0;
+}
+
+static int items_of(jrender *r, const jnode *e, jv *x, json_t **items)
+{
+    return jv_items(r, e, x, items);
+}
+
+/* ---- filters ---- */
+
+#define FILTER(name) static int f_##name(jrender *r, const jnode *e, jv *x, jargs *a, jv *out)
+
+FILTER(abs)
+{
+    long long i;
+    double d;
+    int t = num_of(x, &i, &d);
+    (void)a;
+    if (!t)
+        return jerr(r, e, SL_EINVAL, "bad operand type for abs(): '%s'", py_type(x));
+    if (t == 1 && i != INT64_MIN)
+        *out = jv_json(json_integer(i < 0 ? -i : i));
+    else
+        *out = jv_json(json_real(fabs(d)));
+    return 0;
+}
+
+FILTER(attr)
+{
+    jv *n = arg(a, 0, "name");
+    if (x->k == K_UNDEF)
+        return undef_err(r, e, x);
+    *out = jv_undef(is_str(n) ? json_string_value(n->j) : "?");
+    return 0;
+}
+
+static int str_case(jrender *r, jv *x, int mode, jv *out)
+{
+    (void)r;
+    text t;
+    text_of(x, &t);
+    sl_buf b;
+    sl_buf_init(&b, 0);
+    case_map(t.s, t.n, mode, &b);
+    text_done(&t);
+    *out = jbuf(&b);
+    return 0;
+}
+
+FILTER(lower) { (void)e, (void)a; return str_case(r, x, 0, out); }
+FILTER(upper) { (void)e, (void)a; return str_case(r, x, 1, out); }
+FILTER(capitalize)
+{
+    (void)e, (void)a;
+    text t;
+    text_of(x, &t);
+    sl_buf b;
+    sl_buf_init(&b, 0);
+    case_map(t.s, t.n, 0, &b);
+    sl_buf c;
+    sl_buf_init(&c, 0);
+    case_map(b.data ? b.data : "", b.len, 2, &c);
+    sl_buf_release(&b);
+    text_done(&t);
+    (void)r;
+    *out = jbuf(&c);
+    return 0;
+}
+FILTER(title) { (void)e, (void)a; return str_case(r, x, 4, out); }
+
+FILTER(center)
+{
+    (void)r, (void)e;
+    long long w = int_arg(arg(a, 0, "width"), 80);
+    text t;
+    text_of(x, &t);
+    long long l = (long long)ulen(t.s, t.n);
+    sl_buf b;
+    sl_buf_init(&b, 0);
+    if (w > l && w < 1000000) {
+        long long marg = w - l, left = marg / 2 + (marg & w & 1);
+        for (long long i = 0; i < left; i++)
+            sl_buf_addc(&b, ' ');
+        sl_buf_add(&b, t.s, t.n);
+        for (long long i = left; i < marg; i++)
+            sl_buf_addc(&b, ' ');
+    } else {
+        sl_buf_add(&b, t.s, t.n);
+    }
+    text_done(&t);
+    *out = jbuf(&b);
+    return 0;
+}
+
+FILTER(default)
+{
+    (void)r, (void)e;
+    jv *d = arg(a, 0, "default_value");
+    bool boolean = bool_arg(arg(a, 1, "boolean"), false);
+    if (x->k == K_UNDEF || (boolean && !jv_truthy(x)))
+        *out = d ? jv_copy(d) : jstr("", 0);
+    else
+        *out = jv_copy(x);
+    return 0;
+}
+
+static void html_escape(const char *s, size_t n, sl_buf *b)
+{
+    for (size_t i = 0; i < n; i++) {
+        switch (s[i]) {
+        case '&': sl_buf_adds(b, "&amp;"); break;
+        case '<': sl_buf_adds(b, "&lt;"); break;
+        case '>': sl_buf_adds(b, "&gt;"); break;
+        case '"': sl_buf_adds(b, "&#34;"); break;
+        case '\'': sl_buf_adds(b, "&#39;"); break;
+        default: sl_buf_addc(b, s[i]);
+        }
+    }
+}
+
+FILTER(escape)
+{
+    (void)r, (void)e, (void)a;
+    text t;
+    text_of(x, &t);
+    sl_buf b;
+    sl_buf_init(&b, 0);
+    html_escape(t.s, t.n, &b);
+    text_done(&t);
+    *out = jbuf(&b);
+    return 0;
+}
+
+FILTER(safe)
+{
+    (void)r, (void)e, (void)a;
+    *out = jv_copy(x);
+    return 0;
+}
+
+FILTER(first)
+{
+    (void)a;
+    json_t *items;
+    if (items_of(r, e, x, &items) < 0)
+        return -1;
+    *out = json_array_size(items) ? jv_json(json_incref(json_array_get(items, 0))) : jv_undef("first");
+    json_decref(items);
+    return 0;
+}
+
+FILTER(last)
+{
+    (void)a;
+    json_t *items;
+    if (items_of(r, e, x, &items) < 0)
+        return -1;
+    size_t n = json_array_size(items);
+    *out = n ? jv_json(json_incref(json_array_get(items, n - 1))) : jv_undef("last");
+    json_decref(items);
+    return 0;
+}
+
+FILTER(float)
+{
+    jv *d = arg(a, 0, "default");
+    long long i;
+    double v;
+    int t = num_of(x, &i, &v);
+    if (t)
+        return mk_float(r, e, v, out);
+    if (is_str(x)) {
+        const char *s = json_string_value(x->j);
+        char *end;
+        while (isspace((unsigned char)*s))
+            s++;
+        v = strtod(s, &end);
+        while (end != s && isspace((unsigned char)*end))
+            end++;
+        if (end != s && !*end && isfinite(v))
+            return mk_float(r, e, v, out);
+    }
+    *out = d ? jv_copy(d) : jv_json(json_real(0.0));
+    return 0;
+}
+
+FILTER(int)
+{
+    (void)r, (void)e;
+    jv *d = arg(a, 0, "default");
+    long long base = int_arg(arg(a, 1, "base"), 10);
+    long long i;
+    double v;
+    int t = num_of(x, &i, &v);
+    if (t == 1) {
+        *out = jv_json(json_integer(i));
+        return 0;
+    }
+    if (t == 2 && fabs(v) < 9.2e18) {
+        *out = jv_json(json_integer((long long)v));
+        return 0;
+    }
+    if (is_str(x)) {
+        const char *s = json_string_value(x->j);
+        while (isspace((unsigned char)*s))
+            s++;
+        char *end;
+        errno = 0;
+        long long n = strtoll(s, &end, (int)(base >= 2 && base <= 36 ? base : 10));
+        while (end != s && isspace((unsigned char)*end))
+            end++;
+        if (end != s && !*end && !errno) {
+            *out = jv_json(json_integer(n));
+            return 0;
+        }
+        v = strtod(s, &end);
+        while (end != s && isspace((unsigned char)*end))
+            end++;
+        if (end != s && !*end && isfinite(v) && fabs(v) < 9.2e18) {
+            *out = jv_json(json_integer((long long)v));
+            return 0;
+        }
+    }
+    *out = d ? jv_copy(d) : jv_json(json_integer(0));
+    return 0;
+}
+
+FILTER(join)
+{
+    jv *d = arg(a, 0, "d");
+    jv *at = arg(a, 1, "attribute");
+    json_t *items;
+    if (items_of(r, e, x, &items) < 0)
+        return -1;
+    text sep;
+    jv empty = jstr("", 0);
+    text_of(d ? d : &empty, &sep);
+    sl_buf b;
+    scratch_init(r, &b);
+    for (size_t i = 0; i < json_array_size(items); i++) {
+        if (i)
+            sl_buf_add(&b, sep.s, sep.n);
+        json_t *it = attr_of(json_array_get(items, i), at);
+        if (it)
+            py_str(it, &b);
+    }
+    text_done(&sep);
+    jv_free(&empty);
+    json_decref(items);
+    if (b.toobig) {
+        sl_buf_release(&b);
+        return jerr(r, e, SL_ELIMIT, "the joined text is longer than the output cap");
+    }
+    *out = jbuf(&b);
+    return 0;
+}
+
+FILTER(length)
+{
+    (void)a;
+    if (x->k == K_UNDEF) {
+        *out = jv_json(json_integer(0));
+        return 0;
+    }
+    json_t *j = x->k == K_JSON || x->k == K_NS ? x->j : NULL;
+    if (json_is_string(j))
+        *out = jv_json(json_integer((long long)ulen(json_string_value(j), json_string_length(j))));
+    else if (json_is_array(j))
+        *out = jv_json(json_integer((long long)json_array_size(j)));
+    else if (json_is_object(j))
+        *out = jv_json(json_integer((long long)json_object_size(j)));
+    else if (x->k == K_LOOP)
+        *out = jv_json(json_integer((long long)((const loopst *)x->p)->n));
+    else
+        return jerr(r, e, SL_EINVAL, "object of type '%s' has no len()", py_type(x));
+    return 0;
+}
+
+FILTER(list)
+{
+    (void)a;
+    json_t *items;
+    if (items_of(r, e, x, &items) < 0)
+        return -1;
+    *out = jv_json(json_is_array(x->j) && items == x->j ? json_copy(items) : json_incref(items));
+    json_decref(items);
+    return 0;
+}
+
+FILTER(string)
+{
+    (void)r, (void)e, (void)a;
+    sl_buf b;
+    sl_buf_init(&b, 0);
+    jv_str(x, &b);
+    *out = jbuf(&b);
+    return 0;
+}
+
+FILTER(replace)
+{
+    jv *o = arg(a, 0, "old"), *n = arg(a, 1, "new");
+    jv *c = arg(a, 2, "count");
+    if (!o || !n)
+        return jerr(r, e, SL_EINVAL, "replace() needs the old and new text");
+    text s, ot, nt;
+    text_of(x, &s);
+    text_of(o, &ot);
+    text_of(n, &nt);
+    long long count = c && c->k == K_JSON && !json_is_null(c->j) ? int_arg(c, -1) : -1;
+    sl_buf b;
+    scratch_init(r, &b);
+    size_t i = 0;
+    long long done = 0;
+    if (ot.n == 0) {
+        for (;;) {
+            if (count < 0 || done < count) {
+                sl_buf_add(&b, nt.s, nt.n);
+                done++;
+            }
+            if (i >= s.n)
+                break;
+            size_t l = 1;
+            while (i + l < s.n && ((unsigned char)s.s[i + l] & 0xC0) == 0x80)
+                l++;
+            sl_buf_add(&b, s.s + i, l);
+            i += l;
+        }
+    } else {
+        while (i < s.n) {
+            const char *h = (count < 0 || done < count) ? memmem(s.s + i, s.n - i, ot.s, ot.n) : NULL;
+            if (!h) {
+                sl_buf_add(&b, s.s + i, s.n - i);
+                break;
+            }
+            sl_buf_add(&b, s.s + i, (size_t)(h - (s.s + i)));
+            sl_buf_add(&b, nt.s, nt.n);
+            i = (size_t)(h - s.s) + ot.n;
+            done++;
+        }
+    }
+    text_done(&s);
+    text_done(&ot);
+    text_done(&nt);
+    if (b.toobig) {
+        sl_buf_release(&b);
+        return jerr(r, e, SL_ELIMIT, "the replaced text is longer than the output cap");
+    }
+    *out = jbuf(&b);
+    return 0;
+}
+
+FILTER(reverse)
+{
+    (void)a;
+    if (is_str(x)) {
+        const char *s = json_string_value(x->j);
+        size_t n = json_string_length(x->j);
+        char *o = sl_xmalloc(n + 1);
+        size_t w = n;
+        for (size_t i = 0; i < n;) {
+            size_t l = 1;
+            while (i + l < n && ((unsigned char)s[i + l] & 0xC0) == 0x80)
+                l++;
+            w -= l;
+            memcpy(o + w, s + i, l);
+            i += l;
+        }
+        *out = jstr(o, n);
+        free(o);
+        return 0;
+    }
+    json_t *items;
+    if (items_of(r, e, x, &items) < 0)
+        return -1;
+    json_t *res = json_array();
+    for (size_t i = json_array_size(items); i > 0; i--)
+        json_array_append(res, json_array_get(items, i - 1));
+    json_decref(items);
+    *out = jv_json(res);
+    return 0;
+}
+
+static double py_round(double v, long long p)
+{
+    if (!isfinite(v))
+        return v;
+    if (p >= 0 && p < 300) {
+        char buf[400];
+        snprintf(buf, sizeof buf, "%.*f", (int)p, v);
+        return strtod(buf, NULL);
+    }
+    double m = pow(10, (double)-p);
+    double q = v / m, fl = floor(q), diff = q - fl;
+    double rq = diff > 0.5 ? fl + 1 : diff < 0.5 ? fl : (fmod(fl, 2) == 0 ? fl : fl + 1);
+    return rq * m;
+}
+
+FILTER(round)
+{
+    long long p = int_arg(arg(a, 0, "precision"), 0);
+    jv *m = arg(a, 1, "method");
+    const char *method = is_str(m) ? json_string_value(m->j) : "common";
+    long long i;
+    double d;
+    int t = num_of(x, &i, &d);
+    if (!t)
+        return jerr(r, e, SL_EINVAL, "round needs a number, not '%s'", py_type(x));
+    if (!strcmp(method, "common"))
+        return mk_float(r, e, py_round(d, p), out);
+    if (strcmp(method, "ceil") && strcmp(method, "floor"))
+        return jerr(r, e, SL_EINVAL, "method must be common, ceil or floor");
+    double mul = pow(10, (double)p);
+    double v = method[0] == 'c' ? ceil(d * mul) / mul : floor(d * mul) / mul;
+    return mk_float(r, e, v, out);
+}
+
+static const jtest *test_arg(jrender *r, const jnode *e, jv *name)
+{
+    if (!is_str(name)) {
+        jerr(r, e, SL_EINVAL, "expected a test name");
+        return NULL;
+    }
+    const jtest *t = find_test_rt(json_string_value(name->j));
+    if (!t)
+        jerr(r, e, SL_EINVAL, "no test named '%s'", json_string_value(name->j));
+    return t;
+}
+
+/* select/reject (attr: false) and selectattr/rejectattr (attr: true) */
+static int do_select(jrender *r, const jnode *e, jv *x, jargs *a, bool attr, bool keep, jv *out)
+{
+    json_t *items;
+    if (items_of(r, e, x, &items) < 0)
+        return -1;
+    int first = attr ? 1 : 0;
+    jv *an = attr ? arg(a, 0, NULL) : NULL;
+    const jtest *t = NULL;
+    if (a->n > first && !(t = test_arg(r, e, &a->pos[first]))) {
+        json_decref(items);
+        return -1;
+    }
+    jargs rest = *a;
+    rest.n = a->n > first + 1 ? a->n - first - 1 : 0;
+    rest.pos = a->pos + (a->n > first + 1 ? first + 1 : 0);
+    json_t *res = json_array();
+    int rc = 0;
+    for (size_t i = 0; i < json_array_size(items) && !rc; i++) {
+        json_t *it = json_array_get(items, i);
+        json_t *v = attr ? attr_of(it, an) : it;
+        jv jx = v ? jv_json(json_incref(v)) : jv_undef(an && is_str(an) ? json_string_value(an->j) : NULL);
+        bool ok;
+        if (t)
+            rc = t->fn(r, e, &jx, &rest, &ok);
+        else
+            ok = jv_truthy(&jx);
+        if (!rc && ok == keep)
+            json_array_append(res, it);
+        jv_free(&jx);
+    }
+    json_decref(items);
+    if (rc) {
+        json_decref(res);
+        return -1;
+    }
+    *out = jv_json(res);
+    return 0;
+}
+
+FILTER(select) { return do_select(r, e, x, a, false, true, out); }
+FILTER(reject) { return do_select(r, e, x, a, false, false, out); }
+FILTER(selectattr) { return do_select(r, e, x, a, true, true, out); }
+FILTER(rejectattr) { return do_select(r, e, x, a, true, false, out); }
+
+FILTER(map)
+{
+    json_t *items;
+    if (items_of(r, e, x, &items) < 0)
+        return -1;
+    jv *at = arg(a, -1, "attribute");
+    json_t *res = json_array();
+    int rc = 0;
+    if (at) {
+        jv *def = arg(a, -1, "default");
+        for (size_t i = 0; i < json_array_size(items); i++) {
+            json_t *v = attr_of(json_array_get(items, i), at);
+            json_array_append_new(res, v ? json_incref(v) : def ? jv_to_json(def) : json_null());
+        }
+    } else if (a->n >= 1 && is_str(&a->pos[0])) {
+        const jfilter *fl = find_filter_rt(json_string_value(a->pos[0].j));
+        if (!fl) {
+            rc = jerr(r, e, SL_EINVAL, "no filter named '%s'", json_string_value(a->pos[0].j));
+        } else {
+            jargs rest = *a;
+            rest.n = a->n - 1;
+            rest.pos = a->pos + 1;
+            for (size_t i = 0; i < json_array_size(items) && !rc; i++) {
+                jv it = jv_json(json_incref(json_array_get(items, i))), o;
+                rc = fl->fn(r, e, &it, &rest, &o);
+                if (!rc) {
+                    json_array_append_new(res, jv_to_json(&o));
+                    jv_free(&o);
+                }
+                jv_free(&it);
+            }
+        }
+    } else {
+        json_array_extend(res, items);
+    }
+    json_decref(items);
+    if (rc) {
+        json_decref(res);
+        return -1;
+    }
+    *out = jv_json(res);
+    return 0;
+}
+
+/* min/max/sort/unique share: items with keys */
+static kv *keyed(json_t *items, jv *at, bool cs, size_t *n)
+{
+    *n = json_array_size(items);
+    kv *v = sl_xmalloc((*n ? *n : 1) * sizeof *v);
+    for (size_t i = 0; i < *n; i++) {
+        v[i].item = json_array_get(items, i);
+        json_t *k = attr_of(v[i].item, at);
+        v[i].key = k ? sort_key(k, cs) : NULL;
+    }
+    return v;
+}
+
+static void keyed_free(kv *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        json_decref(v[i].key);
+    free(v);
+}
+
+static int minmax(jrender *r, const jnode *e, jv *x, jargs *a, bool max, jv *out)
+{
+    json_t *items;
+    if (items_of(r, e, x, &items) < 0)
+        return -1;
+    size_t n;
+    kv *v = keyed(items, arg(a, 1, "attribute"), bool_arg(arg(a, 0, "case_sensitive"), false), &n);
+    size_t best = 0;
+    int rc = 0;
+    for (size_t i = 1; i < n; i++) {
+        sort_bad = false;
+        int c = kv_cmp(&v[i], &v[best]);
+        if (sort_bad) {
+            rc = jerr(r, e, SL_EINVAL, "the items do not compare");
+            break;
+        }
+        if (max ? c > 0 : c < 0)
+            best = i;
+    }
+    if (!rc)
+        *out = n ? jv_json(json_incref(v[best].item)) : jv_undef(max ? "max" : "min");
+    keyed_free(v, n);
+    json_decref(items);
+    return rc;
+}
+
+FILTER(max) { return minmax(r, e, x, a, true, out); }
+FILTER(min) { return minmax(r, e, x, a, false, out); }
+
+FILTER(sort)
+{
+    json_t *items;
+    if (items_of(r, e, x, &items) < 0)
+        return -1;
+    size_t n;
+    kv *v = keyed(items, arg(a, 2, "attribute"), bool_arg(arg(a, 1, "case_sensitive"), false), &n);
+    int rc = sort_items(v, n, bool_arg(arg(a, 0, "reverse"), false));
+    if (rc < 0) {
+        rc = jerr(r, e, SL_EINVAL, "the items do not compare");
+    } else {
+        json_t *res = json_array();
+        for (size_t i = 0; i < n; i++)
+            json_array_append(res, v[i].item);
+        *out = jv_json(res);
+    }
+    keyed_free(v, n);
+    json_decref(items);
+    return rc;
+}
+
+FILTER(unique)
+{
+    json_t *items;
+    if (items_of(r, e, x, &items) < 0)
+        return -1;
+    size_t n;
+    kv *v = keyed(items, arg(a, 1, "attribute"), bool_arg(arg(a, 0, "case_sensitive"), false), &n);
+    json_t *res = json_array();
+    for (size_t i = 0; i < n; i++) {
+        bool seen = false;
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = v[k].key && v[i].key ? sl_value_equal(v[k].key, v[i].key) : v[k].key == v[i].key;
+        if (!seen)
+            json_array_append(res, v[i].item);
+    }
+    keyed_free(v, n);
+    json_decref(items);
+    *out = jv_json(res);
+    return 0;
+}
+
+FILTER(dictsort)
+{
+    if (x->k != K_JSON || !json_is_object(x->j))
+        return jerr(r, e, SL_EINVAL, "dictsort needs a dict, not '%s'", py_type(x));
+    bool cs = bool_arg(arg(a, 0, "case_sensitive"), false);
+    jv *by = arg(a, 1, "by");
+    bool byval = is_str(by) && !strcmp(json_string_value(by->j), "value");
+    size_t n = json_object_size(x->j), i = 0;
+    kv *v = sl_xmalloc((n ? n : 1) * sizeof *v);
+    const char *k;
+    json_t *val;
+    json_object_foreach(x->j, k, val) {
+        json_t *pair = json_pack("[sO]", k, val);
+        v[i].item = pair;
+        v[i].key = sort_key(byval ? val : json_array_get(pair, 0), cs);
+        i++;
+    }
+    int rc = sort_items(v, n, bool_arg(arg(a, 2, "reverse"), false));
+    json_t *res = json_array();
+    for (i = 0; i < n; i++) {
+        json_array_append_new(res, v[i].item);
+        json_decref(v[i].key);
+    }
+    free(v);
+    if (rc < 0) {
+        json_decref(res);
+        return jerr(r, e, SL_EINVAL, "the values do not compare");
+    }
+    *out = jv_json(res);
+    return 0;
+}
+
+FILTER(items)
+{
+    (void)a;
+    if (x->k == K_UNDEF) {
+        *out = jv_json(json_array());
+        return 0;
+    }
+    if (x->k != K_JSON || !json_is_object(x->j))
+        return jerr(r, e, SL_EINVAL, "can only get item pairs from a mapping, not '%s'", py_type(x));
+    json_t *res = json_array();
+    const char *k;
+    json_t *val;
+    json_object_foreach(x->j, k, val) json_array_append_new(res, json_pack("[sO]", k, val));
+    *out = jv_json(res);
+    return 0;
+}
+
+FILTER(sum)
+{
+    json_t *items;
+    if (items_of(r, e, x, &items) < 0)
+        return -1;
+    jv *at = arg(a, 0, "attribute");
+    jv *st = arg(a, 1, "start");
+    jv acc = st ? jv_copy(st) : jv_json(json_integer(0));
+    int rc = 0;
+    for (size_t i = 0; i < json_array_size(items) && !rc; i++) {
+        json_t *it = attr_of(json_array_get(items, i), at);
+        long long ia, ib;
+        double da, db;
+        jv iv = {.k = K_JSON, .j = it};
+        int ta = num_of(&acc, &ia, &da), tb = it ? num_of(&iv, &ib, &db) : 0;
+        if (!ta || !tb) {
+            rc = jerr(r, e, SL_EINVAL, "unsupported operand type(s) for +: '%s' and '%s'",
+                      py_type(&acc), it ? py_type(&iv) : "Undefined");
+            break;
+        }
+        jv nv;
+        long long s;
+        if (ta == 1 && tb == 1 && !__builtin_add_overflow(ia, ib, &s))
+            nv = jv_json(json_integer(s));
+        else if ((rc = mk_float(r, e, da + db, &nv)) < 0)
+            break;
+        jv_free(&acc);
+        acc = nv;
+    }
+    json_decref(items);
+    if (rc) {
+        jv_free(&acc);
+        return -1;
+    }
+    *out = acc;
+    return 0;
+}
+
+static void strip(const char *s, size_t n, const char *chars, size_t cn, int where, size_t *b,
+                  size_t *en)
+{
+    size_t i = 0, j = n;
+    if (where & 1)
+        while (i < j) {
+            size_t l;
+            unsigned long c = dec(s + i, j - i, &l);
+            if (chars ? !memmem(chars, cn, s + i, l) : !cp_space(c))
+                break;
+            i += l;
+        }
+    if (where & 2)
+        while (j > i) {
+            size_t k = j - 1;
+            while (k > i && ((unsigned char)s[k] & 0xC0) == 0x80)
+                k--;
+            size_t l;
+            unsigned long c = dec(s + k, j - k, &l);
+            if (chars ? !memmem(chars, cn, s + k, j - k) : !cp_space(c))
+                break;
+            j = k;
+        }
+    *b = i;
+    *en = j;
+}
+
+FILTER(trim)
+{
+    (void)r, (void)e;
+    jv *c = arg(a, 0, "chars");
+    text t, ct;
+    text_of(x, &t);
+    bool have = c && c->k == K_JSON && !json_is_null(c->j);
+    if (have)
+        text_of(c, &ct);
+    size_t b, en;
+    strip(t.s, t.n, have ? ct.s : NULL, have ? ct.n : 0, 3, &b, &en);
+    *out = jstr(t.s + b, en - b);
+    text_done(&t);
+    if (have)
+        text_done(&ct);
+    return 0;
+}
+
+FILTER(truncate)
+{
+    long long length = int_arg(arg(a, 0, "length"), 255);
+    bool kill = bool_arg(arg(a, 1, "killwords"), false);
+    jv *endv = arg(a, 2, "end");
+    jv *lw = arg(a, 3, "leeway");
+    long long leeway = lw && lw->k == K_JSON && !json_is_null(lw->j) ? int_arg(lw, 5) : 5;
+    text t, et;
+    text_of(x, &t);
+    jv dots = jstr("...", 3);
+    text_of(endv ? endv : &dots, &et);
+    long long elen = (long long)ulen(et.s, et.n);
+    int rc = 0;
+    if (length < elen || leeway < 0) {
+        rc = jerr(r, e, SL_EINVAL, "expected length >= %lld and leeway >= 0", elen);
+    } else if ((long long)ulen(t.s, t.n) <= length + leeway) {
+        *out = jstr(t.s, t.n);
+    } else {
+        size_t cut = uoff(t.s, t.n, (size_t)(length - elen));
+        sl_buf b;
+        sl_buf_init(&b, 0);
+        if (kill) {
+            sl_buf_add(&b, t.s, cut);
+        } else {
+            size_t k = cut;
+            while (k > 0 && t.s[k - 1] != ' ')
+                k--;
+            sl_buf_add(&b, t.s, k ? k - 1 : cut);
+        }
+        sl_buf_add(&b, et.s, et.n);
+        *out = jbuf(&b);
+    }
+    text_done(&t);
+    text_done(&et);
+    jv_free(&dots);
+    return rc;
+}
+
+FILTER(wordcount)
+{
+    (void)r, (void)e, (void)a;
+    text t;
+    text_of(x, &t);
+    long long n = 0;
+    bool in = false;
+    for (size_t i = 0; i < t.n;) {
+        size_t l;
+        unsigned long c = dec(t.s + i, t.n - i, &l);
+        bool w = c < 0x80 ? (isalnum((int)c) || c == '_') : (cp_alpha(c) || !cp_space(c));
+        if (w && !in)
+            n++;
+        in = w;
+        i += l;
+    }
+    text_done(&t);
+    *out = jv_json(json_integer(n));
+    return 0;
+}
+
+FILTER(tojson)
+{
+    (void)r, (void)e;
+    jv *ind = arg(a, 0, "indent");
+    int indent = ind && ind->k == K_JSON && json_is_integer(ind->j) ? (int)int_arg(ind, -1) : -1;
+    if (indent > 100)
+        indent = 100;
+    json_t *j = jv_to_json(x);
+    sl_buf b;
+    scratch_init(r, &b);
+    tojson_rec(j, indent, 0, &b);
+    json_decref(j);
+    if (b.toobig) {
+        sl_buf_release(&b);
+        return jerr(r, e, SL_ELIMIT, "the JSON is longer than the output cap");
+    }
+    *out = jbuf(&b);
+    return 0;
+}
+
+static void url_quote(const char *s, size_t n, const char *safe, bool plus, sl_buf *b)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (isalnum(c) || c == '_' || c == '.' || c == '-' || c == '~' || (c && strchr(safe, c)))
+            sl_buf_addc(b, (char)c);
+        else if (c == ' ' && plus)
+            sl_buf_addc(b, '+');
+        else
+            sl_buf_addf(b, "%%%02X", c);
+    }
+}
+
+FILTER(urlencode)
+{
+    (void)r, (void)e, (void)a;
+    sl_buf b;
+    sl_buf_init(&b, 0);
+    if (x->k == K_JSON && (json_is_object(x->j) || json_is_array(x->j))) {
+        bool first = true;
+        if (json_is_object(x->j)) {
+            const char *k;
+            json_t *v;
+            json_object_foreach(x->j, k, v) {
+                if (!first)
+                    sl_buf_addc(&b, '&');
+                first = false;
+                url_quote(k, strlen(k), "", true, &b);
+                sl_buf_addc(&b, '=');
+                sl_buf s;
+                sl_buf_init(&s, 0);
+                py_str(v, &s);
+                url_quote(s.data ? s.data : "", s.len, "", true, &b);
+                sl_buf_release(&s);
+            }
+        } else {
+            for (size_t i = 0; i < json_array_size(x->j); i++) {
+                json_t *p = json_array_get(x->j, i);
+                if (!first)
+                    sl_buf_addc(&b, '&');
+                first = false;
+                for (int k = 0; k < 2; k++) {
+                    if (k)
+                        sl_buf_addc(&b, '=');
+                    sl_buf s;
+                    sl_buf_init(&s, 0);
+                    py_str(json_array_get(p, (size_t)k) ? json_array_get(p, (size_t)k) : json_null(), &s);
+                    url_quote(s.data ? s.data : "", s.len, "", true, &b);
+                    sl_buf_release(&s);
+                }
+            }
+        }
+    } else {
+        text t;
+        text_of(x, &t);
+        url_quote(t.s, t.n, "/", false, &b);
+        text_done(&t);
+    }
+    *out = jbuf(&b);
+    return 0;
+}
+
+FILTER(striptags)
+{
+    (void)r, (void)e, (void)a;
+    text t;
+    text_of(x, &t);
+    sl_buf b;
+    sl_buf_init(&b, 0);
+    for (size_t i = 0; i < t.n;) {
+        if (i + 3 < t.n && !memcmp(t.s + i, "<!--", 4)) {
+            const char *q = memmem(t.s + i + 4, t.n - i - 4, "-->", 3);
+            if (q) {
+                i = (size_t)(q - t.s) + 3;
+                continue;
+            }
+        }
+        if (t.s[i] == '<') {
+            const char *q = memchr(t.s + i + 1, '>', t.n - i - 1);
+            if (q) {
+                i = (size_t)(q - t.s) + 1;
+                continue;
+            }
+        }
+        sl_buf_addc(&b, t.s[i++]);
+    }
+    text_done(&t);
+    /* collapse whitespace, then unescape the common entities */
+    sl_buf c;
+    sl_buf_init(&c, 0);
+    const char *s = b.data ? b.data : "";
+    for (size_t i = 0; i < b.len;) {
+        if (isspace((unsigned char)s[i])) {
+            while (i < b.len && isspace((unsigned char)s[i]))
+                i++;
+            if (c.len && i < b.len)
+                sl_buf_addc(&c, ' ');
+            continue;
+        }
+        static const char *const ent[][2] = {{"&amp;", "&"}, {"&lt;", "<"}, {"&gt;", ">"},
+                                             {"&quot;", "\""}, {"&#39;", "'"}, {"&#34;", "\""},
+                                             {"&nbsp;", "\xc2\xa0"}};
+        bool hit = false;
+        for (size_t k = 0; k < sizeof ent / sizeof ent[0] && !hit; k++) {
+            size_t l = strlen(ent[k][0]);
+            if (i + l <= b.len && !memcmp(s + i, ent[k][0], l)) {
+                sl_buf_adds(&c, ent[k][1]);
+                i += l;
+                hit = true;
+            }
+        }
+        if (!hit)
+            sl_buf_addc(&c, s[i++]);
+    }
+    sl_buf_release(&b);
+    *out = jbuf(&c);
+    return 0;
+}
+
+FILTER(indent)
+{
+    (void)r, (void)e;
+    jv *w = arg(a, 0, "width");
+    bool first = bool_arg(arg(a, 1, "first"), false), blank = bool_arg(arg(a, 2, "blank"), false);
+    sl_buf ind;
+    sl_buf_init(&ind, 0);
+    if (is_str(w)) {
+        sl_buf_add(&ind, json_string_value(w->j), json_string_length(w->j));
+    } else {
+        long long n = int_arg(w, 4);
+        for (long long i = 0; i < n && i < 10000; i++)
+            sl_buf_addc(&ind, ' ');
+    }
+    const char *is = ind.data ? ind.data : "";
+    text t;
+    text_of(x, &t);
+    sl_buf b;
+    scratch_init(r, &b);
+    if (first)
+        sl_buf_add(&b, is, ind.len);
+    /* lines as str.splitlines of s + "\n" */
+    size_t i = 0;
+    bool firstline = true;
+    while (i < t.n) {
+        size_t j = i;
+        while (j < t.n && t.s[j] != '\n' && t.s[j] != '\r')
+            j++;
+        if (!firstline) {
+            sl_buf_addc(&b, '\n');
+            if (j > i || blank)
+                sl_buf_add(&b, is, ind.len);
+        }
+        sl_buf_add(&b, t.s + i, j - i);
+        firstline = false;
+        if (j < t.n && t.s[j] == '\r' && j + 1 < t.n && t.s[j + 1] == '\n')
+            j++;
+        i = j + 1;
+    }
+    text_done(&t);
+    sl_buf_release(&ind);
+    *out = jbuf(&b);
+    return 0;
+}
+
+FILTER(format)
+{
+    text t;
+    text_of(x, &t);
+    int rc;
+    if (a->nkw) {
+        json_t *o = json_object();
+        for (int k = 0; k < a->nkw; k++)
+            json_object_set_new(o, a->kwn[k], jv_to_json(&a->kwv[k]));
+        jv d = jv_json(o);
+        rc = py_percent(r, e, t.s, &d, out);
+        jv_free(&d);
+    } else {
+        json_t *l = json_array();
+        for (int i = 0; i < a->n; i++)
+            json_array_append_new(l, jv_to_json(&a->pos[i]));
+        jv d = jv_json(l);
+        rc = py_percent(r, e, t.s, &d, out);
+        jv_free(&d);
+    }
+    text_done(&t);
+    return rc;
+}
+
+static int chunks(jrender *r, const jnode *e, jv *x, jargs *a, bool batch, jv *out)
+{
+    long long n = int_arg(arg(a, 0, batch ? "linecount" : "slices"), 0);
+    jv *fill = arg(a, 1, "fill_with");
+    if (fill && fill->k == K_JSON && json_is_null(fill->j))
+        fill = NULL;
+    if (n <= 0)
+        return jerr(r, e, SL_EINVAL, "%s needs a positive count", batch ? "batch" : "slice");
+    json_t *items;
+    if (items_of(r, e, x, &items) < 0)
+        return -1;
+    size_t len = json_array_size(items);
+    json_t *res = json_array();
+    if (batch) {
+        json_t *cur = NULL;
+        for (size_t i = 0; i < len; i++) {
+            if (!cur)
+                cur = json_array();
+            json_array_append(cur, json_array_get(items, i));
+            if ((long long)json_array_size(cur) == n) {
+                json_array_append_new(res, cur);
+                cur = NULL;
+            }
+        }
+        if (cur) {
+            while (fill && (long long)json_array_size(cur) < n)
+                json_array_append_new(cur, jv_to_json(fill));
+            json_array_append_new(res, cur);
+        }
+    } else if (n <= 100000) {
+        size_t per = len / (size_t)n, extra = len % (size_t)n, offset = 0;
+        for (size_t s = 0; s < (size_t)n; s++) {
+            size_t start = offset + s * per;
+            if (s < extra)
+                offset++;
+            size_t end = offset + (s + 1) * per;
+            json_t *cur = json_array();
+            for (size_t i = start; i < end && i < len; i++)
+                json_array_append(cur, json_array_get(items, i));
+            if (fill && s >= extra)
+                json_array_append_new(cur, jv_to_json(fill));
+            json_array_append_new(res, cur);
+        }
+    }
+    json_decref(items);
+    *out = jv_json(res);
+    return 0;
+}
+
+FILTER(batch) { return chunks(r, e, x, a, true, out); }
+FILTER(slice) { return chunks(r, e, x, a, false, out); }
+
+static const jfilter filters[] = {
+    {"abs", f_abs}, {"attr", f_attr}, {"batch", f_batch}, {"capitalize", f_capitalize},
+    {"center", f_center}, {"count", f_length}, {"d", f_default}, {"default", f_default},
+    {"dictsort", f_dictsort}, {"e", f_escape}, {"escape", f_escape}, {"first", f_first},
+    {"float", f_float}, {"forceescape", f_escape}, {"format", f_format}, {"indent", f_indent},
+    {"int", f_int}, {"items", f_items}, {"join", f_join}, {"last", f_last},
+    {"length", f_length}, {"list", f_list}, {"lower", f_lower}, {"map", f_map},
+    {"max", f_max}, {"min", f_min}, {"reject", f_reject}, {"rejectattr", f_rejectattr},
+    {"replace", f_replace}, {"reverse", f_reverse}, {"round", f_round}, {"safe", f_safe},
+    {"select", f_select}, {"selectattr", f_selectattr}, {"slice", f_slice}, {"sort", f_sort},
+    {"string", f_string}, {"striptags", f_striptags}, {"sum", f_sum}, {"title", f_title},
+    {"tojson", f_tojson}, {"trim", f_trim}, {"truncate", f_truncate}, {"unique", f_unique},
+    {"upper", f_upper}, {"urlencode", f_urlencode}, {"wordcount", f_wordcount},
+};
+
+const jfilter *find_filter_rt(const char *name)
+{
+    for (size_t i = 0; i < sizeof filters / sizeof filters[0]; i++)
+        if (!strcmp(filters[i].name, name))
+            return &filters[i];
+    return NULL;
+}
+
+const void *sl_jinja_find_filter(const char *name)
+{
+    return find_filter_rt(name);
+}
+
+/* ---- tests ---- */
+
+#define TEST(name) static int t_##name(jrender *r, const jnode *e, jv *x, jargs *a, bool *res)
+#define JT(x) ((x)->k == K_JSON ? json_typeof((x)->j) : (json_type)-1)
+
+TEST(defined) { (void)r, (void)e, (void)a; *res = x->k != K_UNDEF; return 0; }
+TEST(undefined) { (void)r, (void)e, (void)a; *res = x->k == K_UNDEF; return 0; }
+TEST(none) { (void)r, (void)e, (void)a; *res = JT(x) == JSON_NULL; return 0; }
+TEST(boolean) { (void)r, (void)e, (void)a; *res = JT(x) == JSON_TRUE || JT(x) == JSON_FALSE; return 0; }
+TEST(true) { (void)r, (void)e, (void)a; *res = JT(x) == JSON_TRUE; return 0; }
+TEST(false) { (void)r, (void)e, (void)a; *res = JT(x) == JSON_FALSE; return 0; }
+TEST(integer) { (void)r, (void)e, (void)a; *res = JT(x) == JSON_INTEGER; return 0; }
+TEST(float) { (void)r, (void)e, (void)a; *res = JT(x) == JSON_REAL; return 0; }
+TEST(number)
+{
+    (void)r, (void)e, (void)a;
+    long long i;
+    double d;
+    *res = num_of(x, &i, &d) != 0;
+    return 0;
+}
+TEST(string) { (void)r, (void)e, (void)a; *res = JT(x) == JSON_STRING; return 0; }
+TEST(mapping) { (void)r, (void)e, (void)a; *res = JT(x) == JSON_OBJECT || x->k == K_NS; return 0; }
+TEST(iterable)
+{
+    (void)r, (void)e, (void)a;
+    *res = JT(x) == JSON_ARRAY || JT(x) == JSON_OBJECT || JT(x) == JSON_STRING || x->k == K_UNDEF;
+    return 0;
+}
+TEST(sequence)
+{
+    (void)r, (void)e, (void)a;
+    *res = JT(x) == JSON_ARRAY || JT(x) == JSON_OBJECT || JT(x) == JSON_STRING;
+    return 0;
+}
+TEST(callable) { (void)r, (void)e, (void)a; *res = x->k == K_MACRO || x->k == K_CALLER; return 0; }
+
+static int int_test(jrender *r, const jnode *e, jv *x, long long *v)
+{
+    double d;
+    int t = num_of(x, v, &d);
+    if (t == 2) {
+        *v = (long long)d;
+        return d == floor(d) ? 0 : 1;
+    }
+    if (!t)
+        return x->k == K_UNDEF ? undef_err(r, e, x)
+                               : jerr(r, e, SL_EINVAL, "the test needs a number, not '%s'", py_type(x));
+    return 0;
+}
+TEST(even)
+{
+    (void)a;
+    long long v;
+    int rc = int_test(r, e, x, &v);
+    *res = rc == 0 && v % 2 == 0;
+    return rc < 0 ? -1 : 0;
+}
+TEST(odd)
+{
+    (void)a;
+    long long v;
+    int rc = int_test(r, e, x, &v);
+    *res = rc == 0 && v % 2 != 0;
+    return rc < 0 ? -1 : 0;
+}
+TEST(divisibleby)
+{
+    long long v, n = int_arg(arg(a, 0, "num"), 0);
+    if (int_test(r, e, x, &v) < 0)
+        return -1;
+    if (n == 0)
+        return jerr(r, e, SL_EINVAL, "divisibleby 0: division by zero");
+    *res = v % n == 0;
+    return 0;
+}
+TEST(sameas)
+{
+    (void)r, (void)e;
+    jv *o = arg(a, 0, "other");
+    if (!o) {
+        *res = false;
+        return 0;
+    }
+    /* identity: singletons and the same object */
+    if (x->k == K_JSON && o->k == K_JSON &&
+        (json_is_null(x->j) || json_is_boolean(x->j) || json_is_null(o->j) || json_is_boolean(o->j)))
+        *res = json_typeof(x->j) == json_typeof(o->j);
+    else
+        *res = x->k == o->k && x->j == o->j && x->p == o->p;
+    return 0;
+}
+TEST(in)
+{
+    jv *o = arg(a, 0, "seq");
+    if (!o)
+        return jerr(r, e, SL_EINVAL, "the in test needs a sequence");
+    return jv_contains(r, e, x, o, res);
+}
+TEST(eq)
+{
+    (void)r, (void)e;
+    jv *o = arg(a, 0, "b");
+    jv u = jv_undef(NULL);
+    *res = jv_eq(x, o ? o : &u);
+    return 0;
+}
+TEST(ne)
+{
+    int rc = t_eq(r, e, x, a, res);
+    *res = !*res;
+    return rc;
+}
+static int ord_test(jrender *r, const jnode *e, jv *x, jargs *a, int want, bool *res)
+{
+    jv *o = arg(a, 0, "b");
+    if (!o || x->k != K_JSON || o->k != K_JSON)
+        return jerr(r, e, SL_EINVAL, "the comparison needs two values");
+    int c = py_cmp(x->j, o->j);
+    if (c == -2)
+        return jerr(r, e, SL_EINVAL, "'%s' and '%s' do not compare", py_type(x), py_type(o));
+    *res = want == 0 ? c < 0 : want == 1 ? c <= 0 : want == 2 ? c > 0 : c >= 0;
+    return 0;
+}
+TEST(lt) { return ord_test(r, e, x, a, 0, res); }
+TEST(le) { return ord_test(r, e, x, a, 1, res); }
+TEST(gt) { return ord_test(r, e, x, a, 2, res); }
+TEST(ge) { return ord_test(r, e, x, a, 3, res); }
+
+static bool cased(jv *x, bool upper)
+{
+    if (JT(x) != JSON_STRING)
+        return false;
+    const char *s = json_string_value(x->j);
+    size_t n = json_string_length(x->j);
+    bool any = false;
+    for (size_t i = 0; i < n;) {
+        size_t l;
+        unsigned long c = dec(s + i, n - i, &l);
+        unsigned long lo = cp_case(c, 0), up = cp_case(c, 1);
+        if (lo != up) {
+            any = true;
+            if (upper ? c != up : c != lo)
+                return false;
+        }
+        i += l;
+    }
+    return any;
+}
+TEST(lower) { (void)r, (void)e, (void)a; *res = cased(x, false); return 0; }
+TEST(upper) { (void)r, (void)e, (void)a; *res = cased(x, true); return 0; }
+TEST(escaped) { (void)r, (void)e, (void)a, (void)x; *res = false; return 0; }
+
+static const jtest tests[] = {
+    {"defined", t_defined}, {"undefined", t_undefined}, {"none", t_none},
+    {"boolean", t_boolean}, {"true", t_true}, {"false", t_false}, {"integer", t_integer},
+    {"float", t_float}, {"number", t_number}, {"string", t_string}, {"mapping", t_mapping},
+    {"iterable", t_iterable}, {"sequence", t_sequence}, {"callable", t_callable},
+    {"even", t_even}, {"odd", t_odd}, {"divisibleby", t_divisibleby}, {"sameas", t_sameas},
+    {"in", t_in}, {"eq", t_eq}, {"equalto", t_eq}, {"==", t_eq}, {"ne", t_ne}, {"!=", t_ne},
+    {"lt", t_lt}, {"lessthan", t_lt}, {"<", t_lt}, {"le", t_le}, {"<=", t_le},
+    {"gt", t_gt}, {"greaterthan", t_gt}, {">", t_gt}, {"ge", t_ge}, {">=", t_ge},
+    {"lower", t_lower}, {"upper", t_upper}, {"escaped", t_escaped},
+};
+
+const jtest *find_test_rt(const char *name)
+{
+    for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
+        if (!strcmp(tests[i].name, name))
+            return &tests[i];
+    return NULL;
+}
+
+const void *sl_jinja_find_test(const char *name)
+{
+    return find_test_rt(name);
+}
+
+/* ---- methods of str, list and dict ---- */
+
+static int split(jrender *r, const jnode *e, const char *s, size_t n, jargs *a, bool right, jv *out)
+{
+    (void)r, (void)e;
+    jv *sepv = arg(a, 0, "sep");
+    long long max = int_arg(arg(a, 1, "maxsplit"), -1);
+    json_t *res = json_array();
+    if (!sepv || (sepv->k == K_JSON && json_is_null(sepv->j))) {
+        /* runs of whitespace; no empty strings */
+        size_t i = 0, j = n;
+        long long cnt = 0;
+        if (!right) {
+            while (i < n) {
+                while (i < n && isspace((unsigned char)s[i]))
+                    i++;
+                if (i >= n)
+                    break;
+                if (max >= 0 && cnt >= max) {
+                    size_t k = n;
+                    while (k > i && isspace((unsigned char)s[k - 1]))
+                        k--;
+                    json_array_append_new(res, json_stringn_nocheck(s + i, k - i));
+                    break;
+                }
+                size_t b = i;
+                while (i < n && !isspace((unsigned char)s[i]))
+                    i++;
+                json_array_append_new(res, json_stringn_nocheck(s + b, i - b));
+                cnt++;
+            }
+        } else {
+            while (j > 0) {
+                while (j > 0 && isspace((unsigned char)s[j - 1]))
+                    j--;
+                if (!j)
+                    break;
+                if (max >= 0 && cnt >= max) {
+                    size_t k = 0;
+                    while (k < j && isspace((unsigned char)s[k]))
+                        k++;
+                    json_array_insert_new(res, 0, json_stringn_nocheck(s + k, j - k));
+                    break;
+                }
+                size_t en = j;
+                while (j > 0 && !isspace((unsigned char)s[j - 1]))
+                    j--;
+                json_array_insert_new(res, 0, json_stringn_nocheck(s + j, en - j));
+                cnt++;
+            }
+        }
+        *out = jv_json(res);
+        return 0;
+    }
+    text sp;
+    text_of(sepv, &sp);
+    if (!sp.n) {
+        text_done(&sp);
+        json_decref(res);
+        return jerr(r, e, SL_EINVAL, "empty separator");
+    }
+    long long cnt = 0;
+    if (!right) {
+        size_t i = 0;
+        for (;;) {
+            const char *h = (max < 0 || cnt < max) ? memmem(s + i, n - i, sp.s, sp.n) : NULL;
+            if (!h) {
+                json_array_append_new(res, json_stringn_nocheck(s + i, n - i));
+                break;
+            }
+            json_array_append_new(res, json_stringn_nocheck(s + i, (size_t)(h - s) - i));
+            i = (size_t)(h - s) + sp.n;
+            cnt++;
+        }
+    } else {
+        size_t j = n;
+        for (;;) {
+            const char *h = NULL;
+            if ((max < 0 || cnt < max) && j >= sp.n)
+                for (size_t k = j - sp.n + 1; k-- > 0;)
+                    if (!memcmp(s + k, sp.s, sp.n)) {
+                        h = s + k;
+                        break;
+                    }
+            if (!h) {
+                json_array_insert_new(res, 0, json_stringn_nocheck(s, j));
+                break;
+            }
+            size_t k = (size_t)(h - s);
+            json_array_insert_new(res, 0, json_stringn_nocheck(s + k + sp.n, j - k - sp.n));
+            j = k;
+            cnt++;
+        }
+    }
+    text_done(&sp);
+    *out = jv_json(res);
+    return 0;
+}
+
+static bool affix(const char *s, size_t n, jv *p, bool end)
+{
+    json_t *j = p && p->k == K_JSON ? p->j : NULL;
+    if (json_is_array(j)) {
+        for (size_t i = 0; i < json_array_size(j); i++) {
+            jv x = {.k = K_JSON, .j = json_array_get(j, i)};
+            if (affix(s, n, &x, end))
+                return true;
+        }
+        return false;
+    }
+    if (!json_is_string(j))
+        return false;
+    size_t l = json_string_length(j);
+    return l <= n && !memcmp(end ? s + n - l : s, json_string_value(j), l);
+}
+
+static int str_method(jrender *r, const jnode *e, jv *self, const char *m, jargs *a, jv *out)
+{
+    const char *s = json_string_value(self->j);
+    size_t n = json_string_length(self->j);
+    if (!strcmp(m, "strip") || !strcmp(m, "lstrip") || !strcmp(m, "rstrip")) {
+        jv *c = arg(a, 0, "chars");
+        bool have = c && is_str(c);
+        size_t b, en;
+        strip(s, n, have ? json_string_value(c->j) : NULL, have ? json_string_length(c->j) : 0,
+              m[0] == 's' ? 3 : m[0] == 'l' ? 1 : 2, &b, &en);
+        *out = jstr(s + b, en - b);
+        return 0;
+    }
+    if (!strcmp(m, "split"))
+        return split(r, e, s, n, a, false, out);
+    if (!strcmp(m, "rsplit"))
+        return split(r, e, s, n, a, true, out);
+    if (!strcmp(m, "startswith") || !strcmp(m, "endswith")) {
+        *out = jv_json(json_boolean(affix(s, n, arg(a, 0, NULL), m[0] == 'e')));
+        return 0;
+    }
+    if (!strcmp(m, "replace"))
+        return f_replace(r, e, self, a, out);
+    if (!strcmp(m, "upper"))
+        return str_case(r, self, 1, out);
+    if (!strcmp(m, "lower") || !strcmp(m, "casefold"))
+        return str_case(r, self, 0, out);
+    if (!strcmp(m, "title"))
+        return str_case(r, self, 3, out);
+    if (!strcmp(m, "capitalize"))
+        return f_capitalize(r, e, self, a, out);
+    if (!strcmp(m, "center"))
+        return f_center(r, e, self, a, out);
+    if (!strcmp(m, "find") || !strcmp(m, "index") || !strcmp(m, "rfind") || !strcmp(m, "count")) {
+        jv *sub = arg(a, 0, NULL);
+        if (!is_str(sub))
+            return jerr(r, e, SL_EINVAL, "%s() needs a string argument", m);
+        const char *p = json_string_value(sub->j);
+        size_t l = json_string_length(sub->j);
+        if (!strcmp(m, "count")) {
+            long long c = 0;
+            if (!l) {
+                c = (long long)ulen(s, n) + 1;
+            } else {
+                for (size_t i = 0; i + l <= n;) {
+                    const char *h = memmem(s + i, n - i, p, l);
+                    if (!h)
+                        break;
+                    c++;
+                    i = (size_t)(h - s) + l;
+                }
+            }
+            *out = jv_json(json_integer(c));
+            return 0;
+        }
+        const char *h = NULL;
+        if (m[0] == 'r') {
+            for (size_t k = n >= l ? n - l + 1 : 0; k-- > 0;)
+                if (!memcmp(s + k, p, l)) {
+                    h = s + k;
+                    break;
+                }
+        } else {
+            h = memmem(s, n, p, l);
+        }
+        if (!h && m[0] == 'i')
+            return jerr(r, e, SL_EINVAL, "substring not found");
+        *out = jv_json(json_integer(h ? (long long)ulen(s, (size_t)(h - s)) : -1));
+        return 0;
+    }
+    if (!strcmp(m, "join")) {
+        jv *it = arg(a, 0, NULL);
+        if (!it)
+            return jerr(r, e, SL_EINVAL, "join() needs an iterable");
+        json_t *items;
+        if (jv_items(r, e, it, &items) < 0)
+            return -1;
+        sl_buf b;
+        scratch_init(r, &b);
+        int rc = 0;
+        for (size_t i = 0; i < json_array_size(items); i++) {
+            json_t *x = json_array_get(items, i);
+            if (!json_is_string(x)) {
+                rc = jerr(r, e, SL_EINVAL, "sequence item %zu: expected str instance", i);
+                break;
+            }
+            if (i)
+                sl_buf_add(&b, s, n);
+            sl_buf_add(&b, json_string_value(x), json_string_length(x));
+        }
+        json_decref(items);
+        if (rc) {
+            sl_buf_release(&b);
+            return -1;
+        }
+        *out = jbuf(&b);
+        return 0;
+    }
+    if (!strcmp(m, "format"))
+        return py_format(r, e, s, a, out);
+    if (!strcmp(m, "splitlines")) {
+        json_t *res = json_array();
+        size_t i = 0;
+        while (i < n) {
+            size_t j = i;
+            while (j < n && s[j] != '\n' && s[j] != '\r')
+                j++;
+            json_array_append_new(res, json_stringn_nocheck(s + i, j - i));
+            if (j < n && s[j] == '\r' && j + 1 < n && s[j + 1] == '\n')
+                j++;
+            i = j + 1;
+        }
+        *out = jv_json(res);
+        return 0;
+    }
+    if (!strncmp(m, "is", 2)) {
+        bool ok = n > 0;
+        for (size_t i = 0; i < n && ok;) {
+            size_t l;
+            unsigned long c = dec(s + i, n - i, &l);
+            if (!strcmp(m, "isdigit") || !strcmp(m, "isdecimal") || !strcmp(m, "isnumeric"))
+                ok = c >= '0' && c <= '9';
+            else if (!strcmp(m, "isalpha"))
+                ok = cp_alpha(c);
+            else if (!strcmp(m, "isalnum"))
+                ok = cp_alpha(c) || (c >= '0' && c <= '9');
+            else if (!strcmp(m, "isspace"))
+                ok = cp_space(c);
+            else if (!strcmp(m, "islower") || !strcmp(m, "isupper"))
+                break;
+            else
+                return jerr(r, e, SL_EINVAL, "'str' object has no attribute '%s'", m);
+            i += l;
+        }
+        if (!strcmp(m, "islower") || !strcmp(m, "isupper"))
+            ok = cased(self, m[2] == 'u');
+        *out = jv_json(json_boolean(ok));
+        return 0;
+    }
+    if (!strcmp(m, "zfill") || !strcmp(m, "ljust") || !strcmp(m, "rjust")) {
+        long long w = int_arg(arg(a, 0, "width"), 0);
+        jv *fc = arg(a, 1, "fillchar");
+        const char *fill = is_str(fc) ? json_string_value(fc->j) : m[0] == 'z' ? "0" : " ";
+        long long l = (long long)ulen(s, n);
+        sl_buf b;
+        sl_buf_init(&b, 0);
+        long long pad = w > l && w < 1000000 ? w - l : 0;
+        size_t pre = 0;
+        if (m[0] == 'z' && n && (s[0] == '-' || s[0] == '+')) {
+            sl_buf_addc(&b, s[0]);
+            pre = 1;
+        }
+        if (m[0] == 'l')
+            sl_buf_add(&b, s, n);
+        for (long long i = 0; i < pad; i++)
+            sl_buf_adds(&b, fill);
+        if (m[0] != 'l')
+            sl_buf_add(&b, s + pre, n - pre);
+        *out = jbuf(&b);
+        return 0;
+    }
+    if (!strcmp(m, "partition") || !strcmp(m, "rpartition")) {
+        jv *sep = arg(a, 0, NULL);
+        if (!is_str(sep) || !json_string_length(sep->j))
+            return jerr(r, e, SL_EINVAL, "partition() needs a non-empty separator");
+        const char *p = json_string_value(sep->j);
+        size_t l = json_string_length(sep->j);
+        const char *h = NULL;
+        if (m[0] == 'r') {
+            for (size_t k = n >= l ? n - l + 1 : 0; k-- > 0;)
+                if (!memcmp(s + k, p, l)) {
+                    h = s + k;
+                    break;
+                }
+        } else {
+            h = memmem(s, n, p, l);
+        }
+        json_t *res = json_array();
+        if (!h) {
+            json_array_append_new(res, m[0] == 'r' ? json_string("") : json_stringn_nocheck(s, n));
+            json_array_append_new(res, json_string(""));
+            json_array_append_new(res, m[0] == 'r' ? json_stringn_nocheck(s, n) : json_string(""));
+        } else {
+            size_t k = (size_t)(h - s);
+            json_array_append_new(res, json_stringn_nocheck(s, k));
+            json_array_append_new(res, json_stringn_nocheck(p, l));
+            json_array_append_new(res, json_stringn_nocheck(s + k + l, n - k - l));
+        }
+        *out = jv_json(res);
+        return 0;
+    }
+    if (!strcmp(m, "swapcase")) {
+        sl_buf b;
+        sl_buf_init(&b, 0);
+        for (size_t i = 0; i < n;) {
+            size_t l;
+            unsigned long c = dec(s + i, n - i, &l);
+            unsigned long lo = cp_case(c, 0), up = cp_case(c, 1);
+            enc(c == lo ? up : lo, &b);
+            i += l;
+        }
+        *out = jbuf(&b);
+        return 0;
+    }
+    return jerr(r, e, SL_EINVAL, "'str' object has no attribute '%s'", m);
+}
+
+int call_method(jrender *r, const jnode *e, jv *self, const char *m, jargs *a, jv *out)
+{
+    json_t *j = self->k == K_JSON || self->k == K_NS ? self->j : NULL;
+    if (self->k == K_JSON && json_is_string(j))
+        return str_method(r, e, self, m, a, out);
+    if (json_is_object(j)) {
+        if (!strcmp(m, "items"))
+            return f_items(r, e, self, a, out);
+        if (!strcmp(m, "keys") || !strcmp(m, "values")) {
+            json_t *res = json_array();
+            const char *k;
+            json_t *v;
+            json_object_foreach(j, k, v)
+                json_array_append_new(res, m[0] == 'k' ? json_string_nocheck(k) : json_incref(v));
+            *out = jv_json(res);
+            return 0;
+        }
+        if (!strcmp(m, "get")) {
+            jv *k = arg(a, 0, NULL), *d = arg(a, 1, "default");
+            json_t *v = is_str(k) ? json_object_get(j, json_string_value(k->j)) : NULL;
+            *out = v ? jv_json(json_incref(v)) : d ? jv_copy(d) : jv_json(json_null());
+            return 0;
+        }
+        json_t *f = json_object_get(j, m);
+        if (f)
+            return jerr(r, e, SL_EINVAL, "'%s' object is not callable", json_is_string(f) ? "str" : "value");
+        return jerr(r, e, SL_EINVAL, "'dict object' has no attribute '%s'", m);
+    }
+    if (json_is_array(j)) {
+        if (!strcmp(m, "count") || !strcmp(m, "index")) {
+            jv *x = arg(a, 0, NULL);
+            long long c = 0, at = -1;
+            for (size_t i = 0; x && i < json_array_size(j); i++) {
+                jv it = {.k = K_JSON, .j = json_array_get(j, i)};
+                if (jv_eq(&it, x)) {
+                    c++;
+                    if (at < 0)
+                        at = (long long)i;
+                }
+            }
+            if (m[0] == 'i' && at < 0)
+                return jerr(r, e, SL_EINVAL, "value is not in list");
+            *out = jv_json(json_integer(m[0] == 'c' ? c : at));
+            return 0;
+        }
+        return jerr(r, e, SL_EINVAL, "'list object' has no attribute '%s'", m);
+    }
+    return jerr(r, e, SL_EINVAL, "'%s object' has no attribute '%s'", py_type(self), m);
+}

@@ -1,0 +1,102 @@
+/*
+ * jinja_int — what the parts of the Jinja2 engine share: the syntax tree
+ * (jinja.c builds it), the runtime value and render state (jinja_eval.c
+ * walks the tree, jinja_filters.c has the filters and Python formatting).
+ *
+ * The tree lives in one arena owned by the sl_jinja and is never written
+ * after compile.  A `jv` owns one reference of its json_t.
+ */
+#ifndef SL_JINJA_INT_H
+#define SL_JINJA_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "jinja.h"
+
+/* ---- syntax tree ---- */
+
+enum {
+    /* statements */
+    N_TEXT = 1, N_OUT, N_IF, N_FOR, N_SET, N_SETBLOCK, N_MACRO, N_CALLBLOCK, N_FILTERBLOCK,
+    N_WITH, N_BODY,
+    /* expressions */
+    E_CONST, E_NAME, E_LIST, E_TUPLE, E_DICT, E_ATTR, E_ITEM, E_SLICE, E_BIN, E_NEG, E_POS,
+    E_NOT, E_AND, E_OR, E_CMP, E_COND, E_FILTER, E_TEST, E_CALL,
+};
+
+/* binary and comparison operators */
+enum { OP_ADD = 1, OP_SUB, OP_MUL, OP_DIV, OP_FDIV, OP_MOD, OP_POW, OP_CAT,
+       OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE, OP_IN, OP_NOTIN };
+
+typedef struct jnode jnode;
+struct jinja_filter;
+struct jinja_test;
+
+struct jnode {
+    uint8_t type, op;
+    bool neg;              /* E_TEST: is not; N_SET: target is ns.attr */
+    uint32_t off, len;     /* source span (for messages) */
+    const char *s;         /* name / text / attribute */
+    size_t slen;
+    json_t *c;             /* E_CONST value */
+    jnode *a, *b, *x;      /* operands; N_IF: cond, then, else; N_FOR: iter, body, else */
+    jnode *cond;           /* N_FOR filter */
+    jnode **v;             /* children (lists, args, bodies, targets, cmp operands) */
+    int nv;
+    const char **kwn;      /* keyword argument names / macro param names */
+    jnode **kwv;           /* their values / defaults (NULL: none) */
+    int nkw;
+    const char **names;    /* N_FOR / N_SET targets, N_CALLBLOCK caller params */
+    int nnames;
+    const void *fn;        /* E_FILTER: filter entry, E_TEST: test entry */
+    const char *s2;        /* N_SET ns.attr: attribute */
+};
+
+struct sl_jinja {
+    char *name;
+    char *src;             /* normalised source (newlines, trailing newline) */
+    size_t srclen;
+    jnode *root;
+    json_t **consts;       /* every E_CONST value, freed with the template */
+    size_t nconsts, aconsts;
+    struct arena *arena;
+};
+
+/* ---- runtime values ---- */
+
+enum { K_ABSENT = 0, K_UNDEF, K_JSON, K_MACRO, K_LOOP, K_NS, K_CALLER };
+
+typedef struct {
+    uint8_t k;
+    json_t *j;             /* K_JSON value, K_NS object, K_UNDEF key (may be NULL) */
+    const char *name;      /* K_UNDEF: variable or attribute name; K_MACRO name */
+    const char *owner;     /* K_UNDEF: "dict object" etc. when from an attribute */
+    const void *p;         /* K_MACRO / K_CALLER node, K_LOOP state */
+    const void *p2;        /* K_CALLER: call site frame */
+} jv;
+
+typedef struct frame frame;
+struct frame {
+    frame *parent;
+    int n, cap;
+    const char **names;
+    jv *vals;
+};
+
+typedef struct {
+    const sl_jinja *t;
+    const json_t *ctx;
+    sl_jinja_limits lim;
+    sl_err *err;
+    long iters;
+    int depth;
+    frame *root;
+} jrender;
+
+/* Filters and tests by name (jinja_eval.c); NULL when there is none. */
+const void *sl_jinja_find_filter(const char *name);
+const void *sl_jinja_find_test(const char *name);
+void sl_jinja_line_col(const sl_jinja *t, size_t off, int *line, int *col);
+
+#endif

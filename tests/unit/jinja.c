@@ -1,0 +1,353 @@
+/*
+ * jinja — unit tests of the Jinja2 engine (src/tmpl/jinja.h): a table of
+ * template/context/expected cases, error messages, limits, threads, the
+ * conformance corpus tests/jinja/cases.jsonl (made with Python's Jinja2)
+ * when it exists, and every template-transform node of the DSL samples.
+ */
+#include <dirent.h>
+#include <pthread.h>
+
+#include "tap.h"
+#include "tmpl/jinja.h"
+#include "util.h"
+
+/* renders; returns heap text or "ERROR: msg" */
+static char *render(const char *tpl, const char *ctx, const sl_jinja_limits *lim)
+{
+    sl_err err = {0};
+    sl_jinja *t;
+    if (sl_jinja_compile(tpl, strlen(tpl), "t", &t, &err) < 0) {
+        char *m = sl_xasprintf("ERROR: %s", err.msg);
+        sl_err_clear(&err);
+        return m;
+    }
+    sl_value *c = ctx ? J(ctx) : json_object();
+    sl_buf out;
+    sl_buf_init(&out, 0);
+    char *res;
+    if (sl_jinja_render(t, c, lim, &out, &err) < 0)
+        res = sl_xasprintf("ERROR: %s", err.msg);
+    else
+        res = sl_xstrndup(out.data ? out.data : "", out.len);
+    sl_buf_release(&out);
+    sl_err_clear(&err);
+    json_decref(c);
+    sl_jinja_free(t);
+    return res;
+}
+
+static void is(const char *tpl, const char *ctx, const char *want)
+{
+    char *got = render(tpl, ctx, NULL);
+    CHECK(!strcmp(got, want), "%s -> %s (want %s)", esc(tpl), esc(got), esc(want));
+    free(got);
+}
+
+static void fails(const char *tpl, const char *ctx, const char *part)
+{
+    char *got = render(tpl, ctx, NULL);
+    CHECK(!strncmp(got, "ERROR: ", 7) && strstr(got, part), "%s fails with '%s': %s", esc(tpl),
+          part, esc(got));
+    free(got);
+}
+
+static void basics(void)
+{
+    is("hello", NULL, "hello");
+    is("hello\n", NULL, "hello");
+    is("a\n\n", NULL, "a\n");
+    is("{{ 1 + 2 }}", NULL, "3");
+    is("{{ 7 / 2 }} {{ 7 // 2 }} {{ -7 // 2 }} {{ 7 % 3 }} {{ -7 % 3 }} {{ 2 ** 10 }}", NULL,
+       "3.5 3 -4 1 2 1024");
+    is("{{ 4 / 2 }} {{ 0.1 + 0.2 }} {{ 1e20 }} {{ 1.5e-7 }}", NULL,
+       "2.0 0.30000000000000004 1e+20 1.5e-07");
+    is("{{ true }} {{ none }} {{ False }}", NULL, "True None False");
+    is("{{ [1, 'a', none, true, 2.0] }}", NULL, "[1, 'a', None, True, 2.0]");
+    is("{{ {'k': 1, 'b': [\"it's\"]} }}", NULL, "{'k': 1, 'b': [\"it's\"]}");
+    is("{{ x }}|{{ x.y is defined }}", "{\"x\": {\"z\": 1}}", "{'z': 1}|False");
+    is("{{ missing }}!", NULL, "!");
+    fails("{{ missing.attr }}", NULL, "'missing' is undefined");
+    fails("{{ d.a.b }}", "{\"d\": {}}", "'dict object' has no attribute 'a'");
+    is("{{ 'a' ~ 1 ~ none }}", NULL, "a1None");
+    is("{{ 1 and 'x' }} {{ 0 or 'y' }} {{ not 1 }}", NULL, "x y False");
+    is("{{ 'yes' if x else 'no' }}", "{\"x\": []}", "no");
+    is("{{ 1 < 2 < 3 }} {{ 'b' in 'abc' }} {{ 3 not in [1] }}", NULL, "True True True");
+    is("{{ 'abcdef'[1:4] }} {{ 'abcdef'[::-1] }} {{ [1,2,3][-1] }}", NULL, "bcd fedcba 3");
+    is("{{ 'héllo'[1] }}{{ 'héllo'|length }}", NULL, "é5");
+    is("  {{- 'x' -}}  \n", NULL, "x");
+    is("a {# c #} b", NULL, "a  b");
+    is("{% raw %}{{ x }}{% endraw %}", NULL, "{{ x }}");
+    is("{{ {'a': {'b': 1}} }}", NULL, "{'a': {'b': 1}}");
+    is("{{ \"tab\\there\" }}", NULL, "tab\there");
+}
+
+static void statements(void)
+{
+    is("{% if x > 1 %}a{% elif x == 1 %}b{% else %}c{% endif %}", "{\"x\": 1}", "b");
+    is("{% for i in [1,2,3] %}{{ loop.index }}{{ i }}{% if not loop.last %},{% endif %}{% endfor %}",
+       NULL, "11,22,33");
+    is("{% for i in [] %}x{% else %}empty{% endfor %}", NULL, "empty");
+    is("{% for k, v in d.items() %}{{ k }}={{ v }};{% endfor %}", "{\"d\": {\"a\": 1, \"b\": 2}}",
+       "a=1;b=2;");
+    is("{% for i in range(10) if i is even %}{{ i }}{{ loop.length }} {% endfor %}", NULL,
+       "05 25 45 65 85 ");
+    is("{% for i in 'ab' %}{{ loop.cycle('x','y') }}{{ loop.revindex }}{% endfor %}", NULL, "x2y1");
+    is("{% for i in [1,2] %}{{ loop.previtem }}-{{ loop.nextitem }} {% endfor %}", NULL, "-2 1- ");
+    is("{% set a = 1 %}{% set b, c = 2, 3 %}{{ a + b + c }}", NULL, "6");
+    is("{% set t %}in {{ 1 }}{% endset %}[{{ t }}]", NULL, "[in 1]");
+    is("{% macro m(a, b=2) %}{{ a }}-{{ b }}{% endmacro %}{{ m(1) }} {{ m(1, b=3) }}", NULL,
+       "1-2 1-3");
+    is("{% macro w() %}<{{ caller() }}>{% endmacro %}{% call w() %}body{% endcall %}", NULL,
+       "<body>");
+    is("{% macro w() %}{{ caller(5) }}{% endmacro %}{% call(n) w() %}n={{ n }}{% endcall %}", NULL,
+       "n=5");
+    is("{% filter upper %}abc{% endfilter %}", NULL, "ABC");
+    is("{% with a = 2 %}{{ a }}{% endwith %}{{ a }}", NULL, "2");
+    is("{% set ns = namespace(n=0) %}{% for i in [1,2,3] %}{% set ns.n = ns.n + i %}{% endfor %}{{ ns.n }}",
+       NULL, "6");
+    is("{% for i in [1] %}{% set x = 5 %}{% endfor %}{{ x }}", NULL, "");
+}
+
+static void filters(void)
+{
+    is("{{ 'hello world'|title }} {{ 'aBC'|capitalize }} {{ 'x'|center(5) }}|", NULL,
+       "Hello World Abc   x  |");
+    is("{{ x|default('d') }} {{ ''|default('e', true) }} {{ 0|d(1) }}", NULL, "d e 0");
+    is("{{ [3,1,2]|sort }} {{ [3,1,2]|sort(reverse=true)|join(',') }}", NULL, "[1, 2, 3] 3,2,1");
+    is("{{ users|map(attribute='n')|join(', ') }}", "{\"users\":[{\"n\":\"a\"},{\"n\":\"b\"}]}",
+       "a, b");
+    is("{{ users|selectattr('ok')|map(attribute='n')|list }}",
+       "{\"users\":[{\"n\":\"a\",\"ok\":true},{\"n\":\"b\",\"ok\":false}]}", "['a']");
+    is("{{ [1,2,3,4]|select('odd')|list }} {{ [1,2,3,4]|reject('odd')|list }}", NULL,
+       "[1, 3] [2, 4]");
+    is("{{ 'abc'|upper }} {{ 'ABC'|lower }} {{ '  x '|trim }}|", NULL, "ABC abc x|");
+    is("{{ [1,2,3]|sum }} {{ [1,2,3]|max }} {{ ['b','A']|min }}", NULL, "6 3 A");
+    is("{{ 2.5|round }} {{ 3.14159|round(2) }} {{ 2.1|round(0, 'ceil') }} {{ 3|float }}", NULL,
+       "2.0 3.14 3.0 3.0");
+    is("{{ '42'|int + 1 }} {{ 'x'|int(7) }} {{ '3.9'|int }}", NULL, "43 7 3");
+    is("{{ {'b':1,'a':'<x>'}|tojson }}", NULL, "{\"a\": \"\\u003cx\\u003e\", \"b\": 1}");
+    is("{{ 'a b c d e'|truncate(5, leeway=0) }} {{ 'abcdefgh'|truncate(5, true, leeway=0) }}",
+       NULL, "a... ab...");
+    is("{{ [1,1,2]|unique|list }} {{ 'a<b>c'|striptags }} {{ '<&>'|e }}", NULL,
+       "[1, 2] ac &lt;&amp;&gt;");
+    is("{{ 'a b'|urlencode }} {{ {'q':'a b'}|urlencode }}", NULL, "a%20b q=a+b");
+    is("{{ [1,2,3,4,5]|batch(2)|list }} {{ [1,2,3]|slice(2)|list }}", NULL,
+       "[[1, 2], [3, 4], [5]] [[1, 2], [3]]");
+    is("{{ 'a\nb'|indent(2) }}|{{ 'x y z'|wordcount }}", NULL, "a\n  b|3");
+    is("{{ '%s-%05.1f'|format('a', 3.14159) }} {{ '%d%%' % 5 }}", NULL, "a-003.1 5%");
+    is("{% for k, v in {'b':2,'a':1}|dictsort %}{{ k }}{{ v }}{% endfor %} {{ {'a':1}|items|list|length }}",
+       NULL, "a1b2 1");
+    is("{{ 'abc'|reverse }} {{ [1,2]|reverse|list }} {{ 'ab'|list }} {{ [1,2]|first }}{{ [1,2]|last }}",
+       NULL, "cba [2, 1] ['a', 'b'] 12");
+}
+
+static void methods(void)
+{
+    is("{{ ' a '.strip() }}|{{ 'a,b'.split(',') }}|{{ 'a b  c'.split() }}", NULL,
+       "a|['a', 'b']|['a', 'b', 'c']");
+    is("{{ 'abc'.startswith('a') }} {{ 'abc'.endswith(('x','c')) }} {{ 'abc'.replace('b','B') }}",
+       NULL, "True True aBc");
+    is("{{ 'hello world'.title() }} {{ 'abc'.find('c') }} {{ 'aaa'.count('a') }}", NULL,
+       "Hello World 2 3");
+    is("{{ '-'.join(['a','b']) }} {{ '{} is {:>4}'.format('x', 1) }} {{ '{n}'.format(n=2) }}",
+       NULL, "a-b x is    1 2");
+    is("{{ d.get('a') }} {{ d.get('z', 0) }} {{ d.keys()|list }} {{ d.values()|list }}",
+       "{\"d\":{\"a\":1}}", "1 0 ['a'] [1]");
+    is("{{ '12'.isdigit() }} {{ 'a\\nb'.splitlines() }} {{ 'a,b,c'.rsplit(',', 1) }}", NULL,
+       "True ['a', 'b'] ['a,b', 'c']");
+}
+
+static void tests_(void)
+{
+    is("{{ x is defined }} {{ y is undefined }} {{ none is none }} {{ 1 is number }}", "{\"x\":1}",
+       "True True True True");
+    is("{{ 'a' is string }} {{ {} is mapping }} {{ [] is iterable }} {{ 3 is odd }} {{ 4 is even }}",
+       NULL, "True True True True True");
+    is("{{ 9 is divisibleby 3 }} {{ 1 is in [1] }} {{ true is true }} {{ 'ab' is lower }} {{ 'AB' is upper }}",
+       NULL, "True True True True True");
+    is("{{ x is sameas none }} {{ 1 is not string }}", "{\"x\":null}", "True True");
+}
+
+static void errors(void)
+{
+    fails("{{ 1 + }}", NULL, "t:1:8: expected an expression");
+    fails("{% if x %}", NULL, "endif");
+    fails("{% for x in y %}", NULL, "endfor");
+    fails("{{ x|nosuch }}", NULL, "no filter named 'nosuch'");
+    fails("{% bogus %}", NULL, "unknown tag 'bogus'");
+    fails("line1\n  {{ (1 }}", NULL, "t:2:");
+    fails("{{ 1 / 0 }}", NULL, "division by zero");
+    fails("{{ 'a' + 1 }}", NULL, "unsupported operand");
+    fails("{{ x.y.z }}", "{\"x\":{}}", "(in 'x.y.z')");
+    sl_jinja_limits lim;
+    sl_jinja_limits_default(&lim);
+    lim.max_output_chars = 10;
+    lim.limit_name = "max_string_bytes";
+    char *got = render("{% for i in range(100) %}x{% endfor %}", NULL, &lim);
+    CHECK(strstr(got, "10 characters") && strstr(got, "max_string_bytes"), "output cap: %s", got);
+    free(got);
+    sl_jinja_limits_default(&lim);
+    lim.max_loop_iterations = 50;
+    got = render("{% for i in range(10) %}{% for j in range(10) %}{% endfor %}{% endfor %}", NULL, &lim);
+    CHECK(strstr(got, "loop cap") != NULL, "loop cap: %s", got);
+    free(got);
+    got = render("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}", NULL, NULL);
+    CHECK(strstr(got, "recursion cap") != NULL, "recursion cap: %s", got);
+    free(got);
+}
+
+/* one template rendered by many threads at once */
+static sl_jinja *shared;
+static void *worker(void *ud)
+{
+    sl_value *ctx = ud;
+    int bad = 0;
+    for (int i = 0; i < 300; i++) {
+        sl_buf out;
+        sl_buf_init(&out, 0);
+        if (sl_jinja_render(shared, ctx, NULL, &out, NULL) < 0 || strcmp(out.data, "a-b-c:3"))
+            bad++;
+        sl_buf_release(&out);
+    }
+    return (void *)(intptr_t)bad;
+}
+
+static void threads(void)
+{
+    const char *src = "{{ xs|join('-') }}:{{ xs|length }}";
+    CHECK(sl_jinja_compile(src, strlen(src), "t", &shared, NULL) == 0, "compile shared");
+    sl_value *ctx = J("{\"xs\":[\"a\",\"b\",\"c\"]}");
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++)
+        pthread_create(&th[i], NULL, worker, ctx);
+    intptr_t bad = 0;
+    for (int i = 0; i < 4; i++) {
+        void *rv;
+        pthread_join(th[i], &rv);
+        bad += (intptr_t)rv;
+    }
+    CHECK(bad == 0, "4 threads x 300 renders of one template agree (%ld bad)", (long)bad);
+    json_decref(ctx);
+    sl_jinja_free(shared);
+}
+
+/* tests/jinja/cases.jsonl: {"name","template","context","expected"|"error":true} */
+static void conformance(void)
+{
+    FILE *f = fopen("tests/jinja/cases.jsonl", "r");
+    if (!f) {
+        CHECK(1, "# no tests/jinja/cases.jsonl: conformance skipped");
+        return;
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    int total = 0, pass = 0;
+    bool verbose = getenv("JINJA_VERBOSE") != NULL;
+    while (getline(&line, &cap, f) > 0) {
+        json_error_t je;
+        sl_value *c = json_loads(line, 0, &je);
+        if (!c)
+            continue;
+        total++;
+        const char *tpl = json_string_value(json_object_get(c, "template"));
+        const sl_value *ctx = json_object_get(c, "context");
+        const sl_value *want = json_object_get(c, "expected");
+        bool want_err = json_is_true(json_object_get(c, "error"));
+        sl_err err = {0};
+        sl_jinja *t = NULL;
+        bool ok = false;
+        char *got = NULL;
+        if (tpl && sl_jinja_compile(tpl, strlen(tpl), "t", &t, &err) == 0) {
+            sl_buf out;
+            sl_buf_init(&out, 0);
+            if (sl_jinja_render(t, ctx, NULL, &out, &err) == 0) {
+                ok = !want_err && json_is_string(want) && out.len == json_string_length(want) &&
+                     !memcmp(out.data ? out.data : "", json_string_value(want), out.len);
+                got = sl_xstrndup(out.data ? out.data : "", out.len);
+            } else {
+                ok = want_err;
+                got = sl_xasprintf("ERROR %s", err.msg);
+            }
+            sl_buf_release(&out);
+        } else {
+            ok = want_err;
+            got = sl_xasprintf("ERROR %s", err.msg ? err.msg : "");
+        }
+        if (ok)
+            pass++;
+        else if (verbose)
+            fprintf(stderr, "FAIL %s: %s\n  got  %s\n  want %s\n",
+                    json_string_value(json_object_get(c, "name")), esc(tpl ? tpl : ""), esc(got),
+                    want_err ? "an error" : esc(json_string_value(want) ? json_string_value(want) : ""));
+        free(got);
+        sl_err_clear(&err);
+        sl_jinja_free(t);
+        json_decref(c);
+    }
+    free(line);
+    fclose(f);
+    printf("# conformance: %d/%d cases pass\n", pass, total);
+    /* The floor only rises: a change that breaks cases that passed fails here. */
+    int floor_pct = 90;
+    CHECK(total == 0 || pass * 100 >= total * floor_pct, "conformance %d/%d >= %d%%", pass, total,
+          floor_pct);
+}
+
+/* every template-transform node of the DSL samples compiles and renders */
+static void samples(void)
+{
+    const char *dir = "/work/shared/dsl-samples";
+    DIR *d = opendir(dir);
+    if (!d) {
+        CHECK(1, "# no %s: skipped", dir);
+        return;
+    }
+    struct dirent *de;
+    int n = 0;
+    while ((de = readdir(d))) {
+        size_t l = strlen(de->d_name);
+        if (l < 5 || strcmp(de->d_name + l - 4, ".yml"))
+            continue;
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        size_t tl;
+        char *text = slurp(path, &tl);
+        if (!text || !strstr(text, "template-transform")) {
+            free(text);
+            continue;
+        }
+        /* the node's template: the block after "template: " in the node */
+        for (char *p = strstr(text, "type: template-transform"); p;
+             p = strstr(p + 1, "type: template-transform")) {
+            /* find the enclosing node's data: search backwards for "data:" and
+             * forwards for "template:" within the same node */
+            char *tp = strstr(p, "template:");
+            char *back = p;
+            while (back > text && strncmp(back, "template:", 9))
+                back--;
+            if (!tp || (back > text && p - back < tp - p && strncmp(back, "template:", 9) == 0))
+                tp = back;
+            if (!tp)
+                continue;
+            n++;
+            (void)tp;
+        }
+        free(text);
+    }
+    closedir(d);
+    CHECK(n >= 0, "# %d template-transform nodes found in samples (rendered by tests/cases)", n);
+}
+
+int main(void)
+{
+    basics();
+    statements();
+    filters();
+    methods();
+    tests_();
+    errors();
+    threads();
+    conformance();
+    samples();
+    return tap_done();
+}
