@@ -21,6 +21,7 @@ extern const sl_node_kind sl_kind_code, sl_kind_command;
 extern const sl_node_kind sl_kind_llm;
 extern const sl_node_kind sl_kind_parameter_extractor, sl_kind_question_classifier;
 extern const sl_node_kind sl_kind_agent;
+extern const sl_node_kind sl_kind_template_transform;
 
 static const sl_node_kind *const kinds[] = {
     &sl_kind_start, &sl_kind_end, &sl_kind_answer,
@@ -34,6 +35,7 @@ static const sl_node_kind *const kinds[] = {
     &sl_kind_code, &sl_kind_command,
     &sl_kind_llm, &sl_kind_parameter_extractor, &sl_kind_question_classifier,
     &sl_kind_agent,
+    &sl_kind_template_transform,
 };
 
 const sl_node_kind *sl_node_kind_find(const char *type)
