@@ -26,8 +26,10 @@
  * - The answer streams as text_chunk events when an answer node shows this
  *   node's text first (Dify's streaming; that answer node then sends only
  *   what follows), or in workflows when an end node outputs it.
- * - jinja2 prompts need the Jinja2 engine, not in this build: such nodes
- *   are refused at load, by name.
+ * - Prompts with edition_type jinja2 render their jinja2_text with the
+ *   Jinja2 engine (tmpl/jinja.h), the context being the node's
+ *   prompt_config.jinja2_variables [{variable, value_selector}]; syntax
+ *   errors are load errors.
  * Outputs: text, reasoning_content, usage, finish_reason, structured_output.
  */
 #include <stdio.h>
@@ -37,6 +39,7 @@
 #include "../engine/graph.h"
 #include "../engine/limits.h"
 #include "../llm/schema.h"
+#include "../tmpl/jinja.h"
 #include "model.h"
 #include "node.h"
 
@@ -44,11 +47,21 @@ static int check_prompt(sl_check *c, const sl_gnode *n, const sl_value *p, const
 {
     const char *ed = json_string_value(json_object_get(p, "edition_type"));
     if (ed && !strcmp(ed, "jinja2")) {
-        sl_check_error(c, n, p, "edition_type", field,
-                       "this prompt is a jinja2 template; sluice runs jinja2 prompts once its "
-                       "Jinja2 engine lands (not in this build). Use edition_type basic "
-                       "(text with {{#node.var#}}) meanwhile");
-        return -1;
+        const char *jt = json_string_value(json_object_get(p, "jinja2_text"));
+        if (!jt) {
+            sl_check_error(c, n, p, "jinja2_text", field,
+                           "this prompt is a jinja2 template but has no jinja2_text");
+            return -1;
+        }
+        sl_err err = {0};
+        sl_jinja *t;
+        if (sl_jinja_compile(jt, strlen(jt), "jinja2_text", &t, &err) < 0) {
+            sl_check_error(c, n, p, "jinja2_text", field, "%s; fix the template's syntax", err.msg);
+            sl_err_clear(&err);
+            return -1;
+        }
+        sl_jinja_free(t);
+        return 0;
     }
     if (!json_is_string(json_object_get(p, "text"))) {
         sl_check_error(c, n, p, "text", field, "the prompt has no text");
@@ -88,6 +101,12 @@ static int check(sl_check *c, const sl_gnode *n)
     if (json_is_true(json_object_get(ctx, "enabled")))
         bad |= sl_check_selector(c, n, ctx, "variable_selector", "context.variable_selector",
                                  true) < 0;
+    const sl_value *jvars = json_object_get(json_object_get(d, "prompt_config"), "jinja2_variables");
+    for (size_t i = 0; i < json_array_size(jvars); i++) {
+        char jf[96];
+        snprintf(jf, sizeof jf, "prompt_config.jinja2_variables[%zu].value_selector", i);
+        bad |= sl_check_selector(c, n, json_array_get(jvars, i), "value_selector", jf, false) < 0;
+    }
     const sl_value *vis = json_object_get(d, "vision");
     if (json_is_true(json_object_get(vis, "enabled")))
         bad |= sl_check_selector(c, n, json_object_get(vis, "configs"), "variable_selector",
@@ -131,6 +150,52 @@ static void context_text(sl_node_exec *x, sl_buf *out)
     json_decref(v);
 }
 
+/* A jinja2 prompt: jinja2_text with prompt_config.jinja2_variables. */
+static int render_jinja(sl_node_exec *x, const sl_value *p, sl_buf *out)
+{
+    const char *jt = json_string_value(json_object_get(p, "jinja2_text"));
+    sl_err err = {0};
+    sl_jinja *t;
+    if (sl_jinja_compile(jt ? jt : "", jt ? strlen(jt) : 0, "jinja2_text", &t, &err) < 0) {
+        sl_exec_fail(x, "LLMNodeError", "%s", err.msg);
+        sl_err_clear(&err);
+        return -2;
+    }
+    sl_value *ctx = json_object();
+    const sl_value *vars =
+        json_object_get(json_object_get(sl_exec_data(x), "prompt_config"), "jinja2_variables");
+    for (size_t i = 0; i < json_array_size(vars); i++) {
+        const sl_value *v = json_array_get(vars, i);
+        const char *name = json_string_value(json_object_get(v, "variable"));
+        const sl_value *sel = json_object_get(v, "value_selector");
+        if (!name)
+            continue;
+        sl_value *val = json_array_size(sel) ? sl_exec_get(x, sel) : NULL;
+        json_object_set_new(ctx, name, val ? val : json_null());
+    }
+    const sl_limits *l = sl_exec_limits(x);
+    sl_jinja_limits lim;
+    sl_jinja_limits_default(&lim);
+    lim.max_output_chars = l->max_string_bytes;
+    lim.limit_name = "max_string_bytes";
+    int rc = sl_jinja_render(t, ctx, &lim, out, &err);
+    if (rc < 0) {
+        /* -2: the node has failed with the template's own message */
+        sl_exec_fail(x, "LLMNodeError", "%s", err.msg);
+        rc = -2;
+    }
+    sl_err_clear(&err);
+    json_decref(ctx);
+    sl_jinja_free(t);
+    return rc;
+}
+
+static bool is_jinja(const sl_value *p)
+{
+    const char *ed = json_string_value(json_object_get(p, "edition_type"));
+    return ed && !strcmp(ed, "jinja2");
+}
+
 /* Renders a prompt text, then puts the context where {{#context#}} stands. */
 static int render(sl_node_exec *x, const char *text, const sl_buf *context, sl_buf *out)
 {
@@ -167,7 +232,8 @@ static int build_messages(sl_node_exec *x, sl_value **out)
             const sl_value *p = json_array_get(pt, i);
             sl_buf t;
             sl_buf_init(&t, cap);
-            rc = render(x, json_string_value(json_object_get(p, "text")), &context, &t);
+            rc = is_jinja(p) ? render_jinja(x, p, &t)
+                             : render(x, json_string_value(json_object_get(p, "text")), &context, &t);
             /* Dify drops messages that render empty */
             if (!rc && t.len)
                 json_array_append_new(msgs, json_pack("{s:O, s:s%}", "role",
@@ -178,7 +244,8 @@ static int build_messages(sl_node_exec *x, sl_value **out)
     } else {
         sl_buf t;
         sl_buf_init(&t, cap);
-        rc = render(x, json_string_value(json_object_get(pt, "text")), &context, &t);
+        rc = is_jinja(pt) ? render_jinja(x, pt, &t)
+                          : render(x, json_string_value(json_object_get(pt, "text")), &context, &t);
         if (!rc)
             json_array_append_new(msgs, json_pack("{s:s, s:s%}", "role", "user", "content",
                                                   t.data ? t.data : "", t.len));
@@ -209,6 +276,10 @@ static int build_messages(sl_node_exec *x, sl_value **out)
         sl_buf_release(&t);
     }
     sl_buf_release(&context);
+    if (rc == -2) {
+        json_decref(msgs);
+        return -1;
+    }
     if (rc) {
         json_decref(msgs);
         return sl_exec_fail(x, "LLMNodeError",
