@@ -17,6 +17,7 @@
 #include "../llm/config.h"
 #include "../llm/llm.h"
 #include "cli.h"
+#include "../tmpl/jinja.h"
 
 #define SLUICE_VERSION "0.1.0"
 
@@ -32,6 +33,7 @@ static const char usage_main[] =
     "  validate FILE…  check workflow files without running them\n"
     "  export FILE     print the workflow back as YAML (secrets masked)\n"
     "  limits          list every limit with its default\n"
+    "  render FILE|-   render a Jinja2 template (--context JSON|@file)\n"
     "  sandbox         run a command in a local sandbox (run, shell, check)\n"
     "  serve           serve Dify's Service API for the apps in a data folder\n"
     "  app             import, list, export, delete apps; create and revoke keys\n"
@@ -43,9 +45,18 @@ static const char usage_main[] =
     "legacy variable-assigner), assigner, list-operator, iteration, loop,\n"
     "http-request, code (python3, javascript) and command (the last two in a local\n"
     "sandbox), llm, parameter-extractor and question-classifier (OpenAI-style and\n"
-    "Anthropic endpoints; see docs/llm.md).  Files using other types\n"
-    "(template-transform, tool, agent, ...) are refused when loaded, naming each\n"
-    "such node.\n";
+    "Anthropic endpoints; see docs/llm.md), template-transform (Jinja2, see\n"
+    "docs/jinja.md).  Files using other types (tool, ...) are refused when loaded,\n"
+    "naming each such node.\n";
+
+static const char usage_render[] =
+    "usage: sluice render FILE|- [--context JSON|@FILE] [--repeat N]\n"
+    "\n"
+    "Renders a Jinja2 template (FILE, or standard input for -) the way a\n"
+    "template-transform node does, and prints exactly the rendered text.\n"
+    "  --context JSON|@FILE  the variables: a JSON object, inline or from a file\n"
+    "  --repeat N            render N times (timing) and print the last\n"
+    "exit status: 0 rendered, 1 template or render error (on stderr), 2 bad usage.\n";
 
 static const char usage_run[] =
     "usage: sluice run FILE [options]\n"
@@ -926,6 +937,120 @@ static int cmd_limits(int argc, char **argv)
     return EXIT_OK;
 }
 
+static char *read_all(FILE *f, size_t *len)
+{
+    sl_buf b;
+    sl_buf_init(&b, 0);
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        if (sl_buf_add(&b, chunk, n) < 0)
+            break;
+    if (b.toobig) {
+        sl_buf_release(&b);
+        return NULL;
+    }
+    *len = b.len;
+    return b.data ? sl_buf_detach(&b) : sl_xstrdup("");
+}
+
+static char *read_path(const char *path, size_t *len)
+{
+    if (!strcmp(path, "-"))
+        return read_all(stdin, len);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *s = read_all(f, len);
+    fclose(f);
+    return s;
+}
+
+static int cmd_render(int argc, char **argv)
+{
+    const char *file = NULL, *ctxarg = NULL;
+    long repeat = 1;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fputs(usage_render, stdout);
+            return EXIT_OK;
+        } else if (!strcmp(argv[i], "--context") && i + 1 < argc) {
+            ctxarg = argv[++i];
+        } else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) {
+            char *end;
+            repeat = strtol(argv[++i], &end, 10);
+            if (*end || repeat < 1) {
+                fprintf(stderr, "sluice render: --repeat needs a positive number\n");
+                return EXIT_USAGE;
+            }
+        } else if (!file && (argv[i][0] != '-' || !strcmp(argv[i], "-"))) {
+            file = argv[i];
+        } else {
+            fputs(usage_render, stderr);
+            return EXIT_USAGE;
+        }
+    }
+    if (!file) {
+        fputs(usage_render, stderr);
+        return EXIT_USAGE;
+    }
+    size_t len;
+    char *text = read_path(file, &len);
+    if (!text) {
+        fprintf(stderr, "sluice render: cannot read %s: %s\n", file, strerror(errno));
+        return EXIT_USAGE;
+    }
+    sl_value *ctx = NULL;
+    if (ctxarg) {
+        json_error_t je;
+        if (ctxarg[0] == '@') {
+            size_t cl;
+            char *ct = read_path(ctxarg + 1, &cl);
+            if (!ct) {
+                fprintf(stderr, "sluice render: cannot read %s: %s\n", ctxarg + 1, strerror(errno));
+                free(text);
+                return EXIT_USAGE;
+            }
+            ctx = json_loadb(ct, cl, 0, &je);
+            free(ct);
+        } else {
+            ctx = json_loads(ctxarg, 0, &je);
+        }
+        if (!json_is_object(ctx)) {
+            fprintf(stderr, "sluice render: --context must be a JSON object%s%s\n",
+                    ctx ? "" : ": ", ctx ? "" : je.text);
+            json_decref(ctx);
+            free(text);
+            return EXIT_USAGE;
+        }
+    }
+    sl_err err = {0};
+    sl_jinja *t;
+    int rc = EXIT_OK;
+    if (sl_jinja_compile(text, len, strcmp(file, "-") ? file : "<stdin>", &t, &err) < 0) {
+        fprintf(stderr, "sluice render: %s\n", err.msg);
+        rc = EXIT_FAILED;
+    } else {
+        sl_buf out;
+        sl_buf_init(&out, 0);
+        for (long i = 0; i < repeat && rc == EXIT_OK; i++) {
+            sl_buf_reset(&out);
+            if (sl_jinja_render(t, ctx, NULL, &out, &err) < 0) {
+                fprintf(stderr, "sluice render: %s\n", err.msg);
+                rc = EXIT_FAILED;
+            }
+        }
+        if (rc == EXIT_OK)
+            fwrite(out.data ? out.data : "", 1, out.len, stdout);
+        sl_buf_release(&out);
+        sl_jinja_free(t);
+    }
+    sl_err_clear(&err);
+    json_decref(ctx);
+    free(text);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -949,6 +1074,8 @@ int main(int argc, char **argv)
         return cmd_export(argc - 1, argv + 1);
     if (!strcmp(cmd, "limits"))
         return cmd_limits(argc - 1, argv + 1);
+    if (!strcmp(cmd, "render"))
+        return cmd_render(argc - 1, argv + 1);
     if (!strcmp(cmd, "sandbox"))
         return sl_cli_sandbox(argc - 1, argv + 1);
     if (!strcmp(cmd, "serve"))
