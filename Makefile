@@ -21,7 +21,7 @@ LIB      := $(BUILD)/libsluice.a
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all test asan fuzz bench bench-sandbox bench-llm bench-serve bench-agent clean
+.PHONY: all test asan fuzz bench bench-sandbox bench-llm bench-serve bench-agent bench-jinja clean
 all: $(BUILD)/sluice $(UNIT_BIN)
 
 $(BUILD)/%.o: %.c $(wildcard src/*/*.h src/*/*/*.h)
@@ -112,6 +112,14 @@ bench-serve: $(BUILD)/sluice
 
 bench: $(BUILD)/bench/engine_bench $(BUILD)/bench/sandbox_bench $(BUILD)/bench/llm_bench
 	@bench/run.sh $(BUILD)
+
+# The Jinja2 engine against Python's Jinja2, in-process and spawned (issue 7).
+$(BUILD)/bench/jinja_bench: bench/jinja_bench.c $(OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -Isrc -o $@ $< $(OBJ) $(LDLIBS)
+
+bench-jinja: $(BUILD)/bench/jinja_bench
+	@$(BUILD)/bench/jinja_bench
 
 bench-sandbox: $(BUILD)/bench/sandbox_bench
 	@$(BUILD)/bench/sandbox_bench

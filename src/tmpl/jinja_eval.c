@@ -21,9 +21,11 @@
 
 void jv_free(jv *v)
 {
-    if (v->j)
+    if (v->j) {
         json_decref(v->j);
-    memset(v, 0, sizeof *v);
+        v->j = NULL;
+    }
+    v->k = K_ABSENT;
 }
 
 jv jv_copy(const jv *v)
@@ -683,12 +685,16 @@ static int render_body(jrender *r, const jnode *body, frame *f, sl_buf *out);
 
 int eval_args(jrender *r, const jnode *e, frame *f, jargs *a)
 {
-    memset(a, 0, sizeof *a);
     a->n = e->nv;
     a->nkw = e->nkw;
     a->kwn = e->kwn;
-    a->pos = e->nv <= 8 ? a->pos_s : sl_xcalloc((size_t)e->nv, sizeof *a->pos);
-    a->kwv = e->nkw <= 8 ? a->kwv_s : sl_xcalloc((size_t)e->nkw, sizeof *a->kwv);
+    a->pos = e->nv <= 8 ? a->pos_s : sl_xmalloc((size_t)e->nv * sizeof *a->pos);
+    a->kwv = e->nkw <= 8 ? a->kwv_s : sl_xmalloc((size_t)e->nkw * sizeof *a->kwv);
+    /* eval() clears each slot first, so a failure leaves them releasable */
+    for (int i = 0; i < e->nv; i++)
+        a->pos[i].j = NULL;
+    for (int i = 0; i < e->nkw; i++)
+        a->kwv[i].j = NULL;
     for (int i = 0; i < e->nv; i++)
         if (eval(r, e->v[i], f, &a->pos[i]) < 0)
             return -1;

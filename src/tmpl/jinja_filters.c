@@ -98,11 +98,49 @@ static bool cp_space(unsigned long c)
            c == 0x2029 || c == 0x202f || c == 0x205f || c == 0x3000;
 }
 
-/* mode: 0 lower, 1 upper, 2 capitalize, 3 Python str.title, 4 Jinja2 title */
+/* mode: 0 lower, 1 upper, 2 capitalize, 3 Python str.title, 4 Jinja2 title.
+ * ASCII goes through a small stack buffer: this is a hot path of templates. */
 static void case_map(const char *s, size_t n, int mode, sl_buf *out)
 {
     bool start = true;
+    char tmp[512];
+    size_t k = 0;
     for (size_t i = 0; i < n;) {
+        unsigned char b = (unsigned char)s[i];
+        if (b < 0x80) {
+            int o;
+            if (mode == 0)
+                o = b >= 'A' && b <= 'Z' ? b + 32 : b;
+            else if (mode == 1)
+                o = b >= 'a' && b <= 'z' ? b - 32 : b;
+            else {
+                bool up, sep;
+                if (mode == 2) {
+                    up = i == 0;
+                } else if (mode == 3) {
+                    sep = !((b | 32) >= 'a' && (b | 32) <= 'z');
+                    up = start;
+                    start = sep;
+                } else {
+                    sep = b == ' ' || (b >= 9 && b <= 13) || b == '-' || b == '(' || b == '{' ||
+                          b == '[' || b == '<';
+                    up = start && !sep;
+                    start = sep;
+                }
+                o = up ? (b >= 'a' && b <= 'z' ? b - 32 : b) : (b >= 'A' && b <= 'Z' ? b + 32 : b);
+            }
+            tmp[k++] = (char)o;
+            if (k == sizeof tmp) {
+                sl_buf_add(out, tmp, k);
+                k = 0;
+            }
+            i++;
+            continue;
+        }
+        if (k) {
+            sl_buf_add(out, tmp, k);
+            k = 0;
+        }
         size_t l;
         unsigned long c = dec(s + i, n - i, &l);
         unsigned long o;
@@ -115,7 +153,7 @@ static void case_map(const char *s, size_t n, int mode, sl_buf *out)
             o = a ? cp_case(c, start) : c;
             start = !a;
         } else {
-            bool sep = cp_space(c) || c == '-' || c == '(' || c == '{' || c == '[' || c == '<';
+            bool sep = cp_space(c);
             o = sep ? c : cp_case(c, start);
             start = sep;
         }
@@ -125,6 +163,8 @@ static void case_map(const char *s, size_t n, int mode, sl_buf *out)
             enc(o, out);
         i += l;
     }
+    if (k)
+        sl_buf_add(out, tmp, k);
 }
 
 static size_t ulen(const char *s, size_t n)
@@ -878,13 +918,9 @@ FILTER(capitalize)
     (void)e, (void)a;
     text t;
     text_of(x, &t);
-    sl_buf b;
-    sl_buf_init(&b, 0);
-    case_map(t.s, t.n, 0, &b);
     sl_buf c;
     sl_buf_init(&c, 0);
-    case_map(b.data ? b.data : "", b.len, 2, &c);
-    sl_buf_release(&b);
+    case_map(t.s, t.n, 2, &c);
     text_done(&t);
     (void)r;
     *out = jbuf(&c);
