@@ -1266,6 +1266,12 @@ FILTER(round)
     int t = num_of(x, &i, &d);
     if (!t)
         return jerr(r, e, SL_EINVAL, "round needs a number, not '%s'", py_type(x));
+    if (t == 1 && !(x->k == K_JSON && json_is_boolean(x->j)) && p >= 0 &&
+        !strcmp(method, "common")) {
+        /* Python's round() of an int keeps the int */
+        *out = jv_json(json_integer(i));
+        return 0;
+    }
     if (!strcmp(method, "common"))
         return mk_float(r, e, py_round(d, p), out);
     if (strcmp(method, "ceil") && strcmp(method, "floor"))
