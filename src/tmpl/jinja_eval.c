@@ -1187,6 +1187,10 @@ static int run_stmt(jrender *r, const jnode *s, frame *f, sl_buf *out)
             return -1;
         if (v.k == K_JSON && json_is_string(v.j)) {
             rc = emit(r, out, json_string_value(v.j), json_string_length(v.j));
+        } else if (v.k == K_JSON && json_is_integer(v.j)) {
+            char num[24];
+            int n = snprintf(num, sizeof num, "%lld", (long long)json_integer_value(v.j));
+            rc = emit(r, out, num, (size_t)n);
         } else if (v.k != K_UNDEF) {
             sl_buf b;
             scratch_init(r, &b);

@@ -446,6 +446,11 @@ static int fmt_value(jrender *r, const jnode *e, const jv *v, fspec *f, sl_buf *
     int t = num_of(v, &i, &d);
     char ty = f->type;
     bool numeric = false;
+    if (ty && !strchr("sdifFeEgGxXoc%r", ty)) {
+        sl_buf_release(&b);
+        return jerr(r, e, SL_EINVAL, "unknown format code '%c' for a value of type '%s'",
+                    ty > 32 && ty < 127 ? ty : '?', py_type(v));
+    }
     if (ty == 's' || ty == 0 || ty == 'r') {
         if (ty == 'r' && v->k == K_JSON)
             py_repr(v->j, &b);
