@@ -549,8 +549,8 @@ static int arith(jrender *r, const jnode *e, int op, const jv *a, const jv *b, j
         return 0;
     }
     if (op == OP_MUL && ((json_is_string(ja) || json_is_array(ja)) && tb == 1 && !json_is_boolean(jb)) ) {
-        if (ib * (long long)(json_is_string(ja) ? json_string_length(ja) : json_array_size(ja)) >
-            (long long)r->lim.max_output_chars * 4)
+        long long unit = (long long)(json_is_string(ja) ? json_string_length(ja) : json_array_size(ja));
+        if (unit > 0 && ib > (long long)(r->lim.max_output_chars * 4) / unit)
             return jerr(r, e, SL_ELIMIT, "the repeated value would be larger than the output cap");
         if (json_is_string(ja)) {
             sl_buf b2;

@@ -16,6 +16,8 @@
 
 #include "jinja_ev.h"
 
+static long long d2ll(double d);
+
 /* ---- text helpers ---- */
 
 static locale_t utf8_loc;
@@ -477,7 +479,7 @@ static int fmt_value(jrender *r, const jnode *e, const jv *v, fspec *f, sl_buf *
                     sl_buf_release(&b);
                     return jerr(r, e, SL_EINVAL, "format %%%c needs an integer", ty);
                 }
-                i = (long long)d;
+                i = d2ll(d);
             }
             if (ty == 'c') {
                 enc((unsigned long)i, &b);
@@ -764,12 +766,24 @@ static bool is_str(const jv *v)
     return v && v->k == K_JSON && json_is_string(v->j);
 }
 
+/* a double as long long, clamped (C leaves out-of-range conversions undefined) */
+static long long d2ll(double d)
+{
+    if (!(d == d))
+        return 0;
+    if (d >= 9.2e18)
+        return INT64_MAX;
+    if (d <= -9.2e18)
+        return INT64_MIN;
+    return (long long)d;
+}
+
 static long long int_arg(jv *v, long long def)
 {
     long long i;
     double d;
     int t = v ? num_of(v, &i, &d) : 0;
-    return t == 1 ? i : t == 2 ? (long long)d : def;
+    return t == 1 ? i : t == 2 ? d2ll(d) : def;
 }
 
 static bool bool_arg(jv *v, bool def)
@@ -1999,7 +2013,7 @@ static int int_test(jrender *r, const jnode *e, jv *x, long long *v)
     double d;
     int t = num_of(x, v, &d);
     if (t == 2) {
-        *v = (long long)d;
+        *v = d2ll(d);
         return d == floor(d) ? 0 : 1;
     }
     if (!t)
