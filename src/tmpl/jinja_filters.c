@@ -1639,7 +1639,8 @@ FILTER(truncate)
     int rc = 0;
     if (length < elen || leeway < 0) {
         rc = jerr(r, e, SL_EINVAL, "expected length >= %lld and leeway >= 0", elen);
-    } else if ((long long)ulen(t.s, t.n) <= length + leeway) {
+    } else if ((long long)ulen(t.s, t.n) <= length ||
+               (long long)ulen(t.s, t.n) - length <= leeway) {
         *out = jstr(t.s, t.n);
     } else {
         size_t cut = uoff(t.s, t.n, (size_t)(length - elen));
