@@ -29,14 +29,14 @@ static const char usage_main[] =
     "Runs Dify workflow files (DSL 0.1.0 to 0.6.0, modes workflow and advanced-chat).\n"
     "\n"
     "commands:\n"
-    "  run FILE        run a workflow and print its outputs\n"
+    "  run FILE        run a workflow (.yml, or a .zip app bundle) and print its outputs\n"
     "  validate FILE…  check workflow files without running them\n"
-    "  export FILE     print the workflow back as YAML (secrets masked)\n"
+    "  export FILE     write the workflow back: YAML, or a .zip bundle for apps with files\n"
     "  limits          list every limit with its default\n"
     "  render FILE|-   render a Jinja2 template (--context JSON|@file)\n"
     "  sandbox         run a command in a local sandbox (run, shell, check)\n"
     "  serve           serve Dify's Service API for the apps in a data folder\n"
-    "  app             import, list, export, delete apps; create and revoke keys\n"
+    "  app             import (new versions too), list, export, delete apps; keys\n"
     "\n"
     "  sluice <command> --help   shows a command's options\n"
     "  sluice --version          prints the version\n"
@@ -46,8 +46,9 @@ static const char usage_main[] =
     "http-request, code (python3, javascript) and command (the last two in a local\n"
     "sandbox), llm, parameter-extractor and question-classifier (OpenAI-style and\n"
     "Anthropic endpoints; see docs/llm.md), template-transform (Jinja2, see\n"
-    "docs/jinja.md).  Files using other types (tool, ...) are refused when loaded,\n"
-    "naming each such node.\n";
+    "docs/jinja.md), agent (in the sandboxed runtime: a model working in the run's\n"
+    "sandbox with bash, file tools and the app's skills; see docs/agent.md).  Files\n"
+    "using other types (tool, ...) are refused when loaded, naming each such node.\n";
 
 static const char usage_render[] =
     "usage: sluice render FILE|- [--context JSON|@FILE] [--repeat N]\n"
