@@ -407,6 +407,12 @@ static int write_proc(pid_t pid, const char *file, const char *text, sl_err *err
 extern const unsigned char sl_init_blob[];
 extern const size_t sl_init_blob_len;
 
+#ifdef MFD_EXEC
+#define SL_MFD_EXEC MFD_EXEC
+#else
+#define SL_MFD_EXEC 0x0010U
+#endif
+
 static int init_fd = -1;
 static char init_err[200];
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -414,7 +420,11 @@ static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 /* A sealed memfd holding init: exec'd by every sandbox, changed by none. */
 static void make_init_exe(void)
 {
-    int fd = memfd_create("sluice-init", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    /* MFD_EXEC: kernels with vm.memfd_noexec=1 make memfds unexecutable
+     * unless asked; older kernels do not know the flag (EINVAL). */
+    int fd = memfd_create("sluice-init", MFD_CLOEXEC | MFD_ALLOW_SEALING | SL_MFD_EXEC);
+    if (fd < 0 && errno == EINVAL)
+        fd = memfd_create("sluice-init", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     size_t off = 0;
     while (fd >= 0 && off < sl_init_blob_len) {
         ssize_t w = write(fd, sl_init_blob + off, sl_init_blob_len - off);
@@ -660,7 +670,24 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
     char text[1100];
     int fd;
     if (recv_msg(s->ctl, &h, text, sizeof text, &fd) < 0) {
-        sl_err_set(err, SL_EIO, "sandbox: init ended during set-up");
+        /* init died before it could say why: its exit code tells */
+        int st = 0;
+        pid_t dead;
+        while ((dead = waitpid(s->init, &st, __WALL)) < 0 && errno == EINTR) {
+        }
+        if (dead == s->init)
+            s->init = 0;  /* reaped here; the teardown must not wait for it */
+        int code = dead > 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+        if (code == 127)
+            sl_err_set(err, SL_EUNSUPPORTED,
+                       "sandbox: the kernel refused to run the sandbox's init program from "
+                       "memory (memfd exec); set the sysctl vm.memfd_noexec to 0 or 1");
+        else if (code == 126)
+            sl_err_set(err, SL_EUNSUPPORTED,
+                       "sandbox: could not hand init its capabilities in the new user "
+                       "namespace (capset or ambient capabilities refused). %s", userns_hint());
+        else
+            sl_err_set(err, SL_EIO, "sandbox: init ended during set-up (exit status %d)", code);
         goto fail;
     }
     if (h.op == SL_OP_ERROR) {
