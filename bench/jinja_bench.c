@@ -67,8 +67,10 @@ static void write_file(const char *path, const char *s)
     fclose(f);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    /* --profile N: only sluice, N renders (for perf) */
+    long profile = argc > 2 && !strcmp(argv[1], "--profile") ? atol(argv[2]) : 0;
     json_t *ctx = context();
     sl_jinja *t;
     sl_err err = {0};
@@ -78,6 +80,18 @@ int main(void)
     }
     sl_buf out;
     sl_buf_init(&out, 0);
+    if (profile > 0) {
+        double p0 = now();
+        for (long i = 0; i < profile; i++) {
+            sl_buf_reset(&out);
+            sl_jinja_render(t, ctx, NULL, &out, NULL);
+        }
+        printf("sluice: %.1f us/render\n", (now() - p0) / profile * 1e6);
+        sl_buf_release(&out);
+        sl_jinja_free(t);
+        json_decref(ctx);
+        return 0;
+    }
     /* warm up, then time */
     int n = 2000;
     for (int i = 0; i < 100; i++) {

@@ -12,11 +12,25 @@ void sl_buf_init(sl_buf *b, size_t cap)
     b->len = b->alloc = 0;
     b->cap = cap ? cap : SL_BUF_DEFAULT_CAP;
     b->toobig = false;
+    b->ext = false;
+}
+
+void sl_buf_init_on(sl_buf *b, size_t cap, char *mem, size_t n)
+{
+    sl_buf_init(b, cap);
+    if (n > 1) {
+        b->data = mem;
+        b->alloc = n;
+        b->ext = true;
+        mem[0] = '\0';
+    }
 }
 
 void sl_buf_release(sl_buf *b)
 {
-    free(b->data);
+    if (!b->ext)
+        free(b->data);
+    b->ext = false;
     b->data = NULL;
     b->len = b->alloc = 0;
     b->toobig = false;
@@ -41,7 +55,14 @@ static int grow(sl_buf *b, size_t n)
         size_t a = b->alloc ? b->alloc : 64;
         while (a < need)
             a *= 2;
-        b->data = sl_xrealloc(b->data, a);
+        if (b->ext) {
+            char *p = sl_xmalloc(a);
+            memcpy(p, b->data, b->len + 1);
+            b->data = p;
+            b->ext = false;
+        } else {
+            b->data = sl_xrealloc(b->data, a);
+        }
         b->alloc = a;
     }
     return 0;
@@ -91,6 +112,11 @@ int sl_buf_addf(sl_buf *b, const char *fmt, ...)
 char *sl_buf_detach(sl_buf *b)
 {
     char *s = b->data ? b->data : sl_xstrdup("");
+    if (b->ext) {
+        s = sl_xmalloc(b->len + 1);
+        memcpy(s, b->data, b->len + 1);
+        b->ext = false;
+    }
     b->data = NULL;
     b->len = b->alloc = 0;
     return s;

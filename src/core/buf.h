@@ -18,9 +18,14 @@ typedef struct {
     char *data;
     size_t len, alloc, cap;
     bool toobig;
+    bool ext;              /* data is the caller's memory (sl_buf_init_on) */
 } sl_buf;
 
 void sl_buf_init(sl_buf *b, size_t cap);
+/* Starts in the caller's memory mem[0..n) (typically a stack array, which
+ * must outlive the buffer's use); moves to the heap only when it grows
+ * past it.  Release and detach work as usual. */
+void sl_buf_init_on(sl_buf *b, size_t cap, char *mem, size_t n);
 void sl_buf_release(sl_buf *b);            /* frees; buffer is reusable after init */
 void sl_buf_reset(sl_buf *b);              /* len = 0, keeps memory */
 int sl_buf_add(sl_buf *b, const void *p, size_t n);

@@ -1,6 +1,7 @@
 #include "value.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,7 +152,12 @@ void sl_fmt_double(double d, char out[32])
     /* Shortest digits that round-trip, as Python's repr. */
     char e[40];
     int prec;
-    for (prec = 1; prec <= 17; prec++) {
+    /* For a normal double, 15 significant digits that round-trip are the
+     * shortest (any shorter string that round-trips lies on the 15-digit
+     * grid within half an ulp of d, so rounding d gives it back, and the
+     * zeros are stripped below).  Subnormals have fewer digits of
+     * precision: search those from 1. */
+    for (prec = fabs(d) >= DBL_MIN ? 15 : 1; prec <= 17; prec++) {
         snprintf(e, sizeof e, "%.*e", prec - 1, d);
         if (strtod(e, NULL) == d)
             break;

@@ -31,6 +31,20 @@ typedef struct {
     int (*fn)(jrender *r, const jnode *e, jv *x, jargs *a, bool *res);
 } jtest;
 
+/* A buffer that starts on the stack and moves to the heap only when it
+ * grows past 256 bytes (most strings a filter makes are short). */
+#define STACKBUF(name, cap)                                                                      \
+    char name##_mem[256];                                                                        \
+    sl_buf name;                                                                                 \
+    sl_buf_init_on(&name, (cap), name##_mem, sizeof name##_mem)
+
+/* Decimal digits of u into out (no NUL); returns how many (at most 20). */
+size_t fmt_u64(unsigned long long u, char *out);
+/* Decimal text of i into out[24] (NUL-terminated); returns its length. */
+size_t fmt_i64(long long i, char *out);
+/* An int value; small ones are shared, never freed (new reference). */
+json_t *jint(long long i);
+
 /* values (a jv owns its reference) */
 void jv_free(jv *v);
 jv jv_copy(const jv *v);

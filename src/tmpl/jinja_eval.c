@@ -10,6 +10,7 @@
  * str() and repr() of values.  Filters, tests and methods: jinja_filters.c.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,52 @@
 #include "jinja_ev.h"
 
 /* ---- values ---- */
+
+size_t fmt_u64(unsigned long long u, char *out)
+{
+    char t[20];
+    size_t n = 0;
+    do {
+        t[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    for (size_t i = 0; i < n; i++)
+        out[i] = t[n - 1 - i];
+    return n;
+}
+
+size_t fmt_i64(long long i, char *out)
+{
+    size_t n = 0;
+    unsigned long long u = (unsigned long long)i;
+    if (i < 0) {
+        out[n++] = '-';
+        u = 0ULL - u;
+    }
+    n += fmt_u64(u, out + n);
+    out[n] = '\0';
+    return n;
+}
+
+/* Loop counters, lengths and small sums are the ints templates make most:
+ * these are made once per process and shared (reference counts are atomic). */
+enum { SMALL_MIN = -16, SMALL_MAX = 1023 };
+static json_t *small_ints[SMALL_MAX - SMALL_MIN + 1];
+static pthread_once_t small_once = PTHREAD_ONCE_INIT;
+
+static void small_init(void)
+{
+    for (int i = SMALL_MIN; i <= SMALL_MAX; i++)
+        small_ints[i - SMALL_MIN] = json_integer(i);
+}
+
+json_t *jint(long long i)
+{
+    if (i < SMALL_MIN || i > SMALL_MAX)
+        return json_integer(i);
+    pthread_once(&small_once, small_init);
+    return json_incref(small_ints[i - SMALL_MIN]);
+}
 
 void jv_free(jv *v)
 {
@@ -133,7 +180,7 @@ static void frame_release(frame *f)
 void frame_set(frame *f, const char *name, jv v)
 {
     for (int i = 0; i < f->n; i++)
-        if (!strcmp(f->names[i], name)) {
+        if (f->names[i] == name || (f->names[i][0] == name[0] && !strcmp(f->names[i], name))) {
             jv_free(&f->vals[i]);
             f->vals[i] = v;
             return;
@@ -151,7 +198,7 @@ static const jv *frame_get(const frame *f, const char *name)
 {
     for (; f; f = f->parent)
         for (int i = f->n - 1; i >= 0; i--)
-            if (!strcmp(f->names[i], name))
+            if (f->names[i] == name || (f->names[i][0] == name[0] && !strcmp(f->names[i], name)))
                 return &f->vals[i];
     return NULL;
 }
@@ -251,23 +298,23 @@ static jv loop_attr(const jv *lv, const char *name)
     const loopst *l = lv->p;
     long long i = (long long)l->i, n = (long long)l->n;
     if (!strcmp(name, "index"))
-        return jv_json(json_integer(i + 1));
+        return jv_json(jint(i + 1));
     if (!strcmp(name, "index0"))
-        return jv_json(json_integer(i));
+        return jv_json(jint(i));
     if (!strcmp(name, "revindex"))
-        return jv_json(json_integer(n - i));
+        return jv_json(jint(n - i));
     if (!strcmp(name, "revindex0"))
-        return jv_json(json_integer(n - i - 1));
+        return jv_json(jint(n - i - 1));
     if (!strcmp(name, "first"))
         return jv_json(json_boolean(i == 0));
     if (!strcmp(name, "last"))
         return jv_json(json_boolean(i == n - 1));
     if (!strcmp(name, "length"))
-        return jv_json(json_integer(n));
+        return jv_json(jint(n));
     if (!strcmp(name, "depth"))
-        return jv_json(json_integer(1));
+        return jv_json(jint(1));
     if (!strcmp(name, "depth0"))
-        return jv_json(json_integer(0));
+        return jv_json(jint(0));
     if (!strcmp(name, "previtem")) {
         if (i == 0)
             return jv_undef("previtem");
@@ -477,15 +524,15 @@ static int arith(jrender *r, const jnode *e, int op, const jv *a, const jv *b, j
         switch (op) {
         case OP_ADD:
             if (ints && !__builtin_add_overflow(ia, ib, &ir))
-                return *out = jv_json(json_integer(ir)), 0;
+                return *out = jv_json(jint(ir)), 0;
             return mk_float(r, e, da + db, out);
         case OP_SUB:
             if (ints && !__builtin_sub_overflow(ia, ib, &ir))
-                return *out = jv_json(json_integer(ir)), 0;
+                return *out = jv_json(jint(ir)), 0;
             return mk_float(r, e, da - db, out);
         case OP_MUL:
             if (ints && !__builtin_mul_overflow(ia, ib, &ir))
-                return *out = jv_json(json_integer(ir)), 0;
+                return *out = jv_json(jint(ir)), 0;
             return mk_float(r, e, da * db, out);
         case OP_DIV:
             if (db == 0)
@@ -501,7 +548,7 @@ static int arith(jrender *r, const jnode *e, int op, const jv *a, const jv *b, j
                     q--;
                     m += ib;
                 }
-                return *out = jv_json(json_integer(op == OP_FDIV ? q : m)), 0;
+                return *out = jv_json(jint(op == OP_FDIV ? q : m)), 0;
             }
             if (op == OP_FDIV)
                 return mk_float(r, e, floor(da / db), out);
@@ -525,7 +572,7 @@ static int arith(jrender *r, const jnode *e, int op, const jv *a, const jv *b, j
                         of |= __builtin_mul_overflow(base, base, &base);
                 }
                 if (!of)
-                    return *out = jv_json(json_integer(res)), 0;
+                    return *out = jv_json(jint(res)), 0;
             }
             if (da == 0 && db < 0)
                 return jerr(r, e, SL_EINVAL, "0.0 cannot be raised to a negative power");
@@ -771,8 +818,7 @@ static int call_macro(jrender *r, const jnode *e, const jv *fn, jargs *a, const 
     frame_set(&f, "kwargs", jv_json(kwargs));
     if (caller)
         frame_set(&f, "caller", jv_copy(caller));
-    sl_buf b;
-    scratch_init(r, &b);
+    STACKBUF(b, r->lim.max_output_chars * 4 + 16);
     r->depth++;
     if (!rc)
         rc = render_body(r, m->b, &f, &b);
@@ -806,7 +852,7 @@ static int builtin_call(jrender *r, const jnode *e, const char *name, jargs *a, 
                         r->lim.max_loop_iterations);
         json_t *res = json_array();
         for (long long i = 0; i < cnt; i++)
-            json_array_append_new(res, json_integer(start + i * step));
+            json_array_append_new(res, jint(start + i * step));
         *out = jv_json(res);
         return 0;
     }
@@ -938,8 +984,7 @@ int eval(jrender *r, const jnode *e, frame *f, jv *out)
                 json_decref(d);
                 return -1;
             }
-            sl_buf k;
-            sl_buf_init(&k, 0);
+            STACKBUF(k, 0);
             jv_str(&a, &k);
             json_object_setn_new_nocheck(d, k.data ? k.data : "", k.len, jv_to_json(&b));
             sl_buf_release(&k);
@@ -990,8 +1035,7 @@ int eval(jrender *r, const jnode *e, frame *f, jv *out)
             return -1;
         }
         if (e->op == OP_CAT) {
-            sl_buf s;
-            sl_buf_init(&s, r->lim.max_output_chars * 4 + 16);
+            STACKBUF(s, r->lim.max_output_chars * 4 + 16);
             jv_str(&a, &s);
             jv_str(&b, &s);
             if (s.toobig)
@@ -1017,9 +1061,9 @@ int eval(jrender *r, const jnode *e, frame *f, jv *out)
                                 : jerr(r, e, SL_EINVAL, "bad operand type for unary %c: '%s'",
                                        e->type == E_NEG ? '-' : '+', py_type(&a));
         else if (e->type == E_POS)
-            *out = t == 1 ? jv_json(json_integer(i)) : jv_json(json_real(d));
+            *out = t == 1 ? jv_json(jint(i)) : jv_json(json_real(d));
         else if (t == 1 && i != INT64_MIN)
-            *out = jv_json(json_integer(-i));
+            *out = jv_json(jint(-i));
         else
             *out = jv_json(json_real(-d));
         jv_free(&a);
@@ -1189,11 +1233,9 @@ static int run_stmt(jrender *r, const jnode *s, frame *f, sl_buf *out)
             rc = emit(r, out, json_string_value(v.j), json_string_length(v.j));
         } else if (v.k == K_JSON && json_is_integer(v.j)) {
             char num[24];
-            int n = snprintf(num, sizeof num, "%lld", (long long)json_integer_value(v.j));
-            rc = emit(r, out, num, (size_t)n);
+            rc = emit(r, out, num, fmt_i64((long long)json_integer_value(v.j), num));
         } else if (v.k != K_UNDEF) {
-            sl_buf b;
-            scratch_init(r, &b);
+            STACKBUF(b, r->lim.max_output_chars * 4 + 16);
             jv_str(&v, &b);
             rc = b.toobig ? cap_err(r) : emit(r, out, b.data ? b.data : "", b.len);
             sl_buf_release(&b);

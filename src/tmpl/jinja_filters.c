@@ -100,48 +100,73 @@ static bool cp_space(unsigned long c)
            c == 0x2029 || c == 0x202f || c == 0x205f || c == 0x3000;
 }
 
+/* ASCII case tables: lower and upper of every byte below 0x80 */
+static unsigned char lo_tab[128], up_tab[128];
+static pthread_once_t tab_once = PTHREAD_ONCE_INIT;
+static void tab_init(void)
+{
+    for (int c = 0; c < 128; c++) {
+        lo_tab[c] = (unsigned char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
+        up_tab[c] = (unsigned char)(c >= 'a' && c <= 'z' ? c - 32 : c);
+    }
+}
+
 /* mode: 0 lower, 1 upper, 2 capitalize, 3 Python str.title, 4 Jinja2 title.
- * ASCII goes through a small stack buffer: this is a hot path of templates. */
+ * Writes straight into out's memory: this is a hot path of templates
+ * (non-ASCII text can grow by a byte or so per character; that is
+ * appended the slow way). */
 static void case_map(const char *s, size_t n, int mode, sl_buf *out)
 {
+    pthread_once(&tab_once, tab_init);
     bool start = true;
-    char tmp[512];
-    size_t k = 0;
     for (size_t i = 0; i < n;) {
-        unsigned char b = (unsigned char)s[i];
-        if (b < 0x80) {
-            int o;
-            if (mode == 0)
-                o = b >= 'A' && b <= 'Z' ? b + 32 : b;
-            else if (mode == 1)
-                o = b >= 'a' && b <= 'z' ? b - 32 : b;
-            else {
-                bool up, sep;
-                if (mode == 2) {
-                    up = i == 0;
-                } else if (mode == 3) {
-                    sep = !((b | 32) >= 'a' && (b | 32) <= 'z');
-                    up = start;
-                    start = sep;
-                } else {
-                    sep = b == ' ' || (b >= 9 && b <= 13) || b == '-' || b == '(' || b == '{' ||
-                          b == '[' || b == '<';
-                    up = start && !sep;
-                    start = sep;
+        /* a run of ASCII */
+        size_t j = i;
+        while (j < n && (unsigned char)s[j] < 0x80)
+            j++;
+        if (j > i) {
+            size_t at = out->len;
+            if (sl_buf_add(out, s + i, j - i) < 0)
+                return;
+            unsigned char *d = (unsigned char *)out->data + at;
+            size_t m = j - i;
+            if (mode <= 2) {
+                /* eight bytes at a time: flip bit 5 of the bytes in A..Z
+                 * (lower) or a..z (upper); all bytes here are < 0x80 */
+                unsigned char lo = mode == 1 ? 'a' : 'A', hi = mode == 1 ? 'z' : 'Z';
+                uint64_t ones = 0x0101010101010101ULL;
+                uint64_t ge = ones * (unsigned)(0x80 - lo), gt = ones * (unsigned)(0x80 - hi - 1);
+                size_t k = 0;
+                for (; k + 8 <= m; k += 8) {
+                    uint64_t w;
+                    memcpy(&w, d + k, 8);
+                    uint64_t in = ((w + ge) ^ (w + gt)) & (ones * 0x80);
+                    w ^= in >> 2;
+                    memcpy(d + k, &w, 8);
                 }
-                o = up ? (b >= 'a' && b <= 'z' ? b - 32 : b) : (b >= 'A' && b <= 'Z' ? b + 32 : b);
+                const unsigned char *tab = mode == 1 ? up_tab : lo_tab;
+                for (; k < m; k++)
+                    d[k] = tab[d[k]];
+                if (mode == 2 && i == 0)
+                    d[0] = up_tab[d[0]];
+            } else {
+                for (size_t k = 0; k < m; k++) {
+                    unsigned char b = d[k];
+                    bool up, sep;
+                    if (mode == 3) {
+                        sep = !((b | 32) >= 'a' && (b | 32) <= 'z');
+                        up = start;
+                    } else {
+                        sep = b == ' ' || (b >= 9 && b <= 13) || b == '-' || b == '(' ||
+                              b == '{' || b == '[' || b == '<';
+                        up = start && !sep;
+                    }
+                    start = sep;
+                    d[k] = up ? up_tab[b] : lo_tab[b];
+                }
             }
-            tmp[k++] = (char)o;
-            if (k == sizeof tmp) {
-                sl_buf_add(out, tmp, k);
-                k = 0;
-            }
-            i++;
+            i = j;
             continue;
-        }
-        if (k) {
-            sl_buf_add(out, tmp, k);
-            k = 0;
         }
         size_t l;
         unsigned long c = dec(s + i, n - i, &l);
@@ -165,15 +190,21 @@ static void case_map(const char *s, size_t n, int mode, sl_buf *out)
             enc(o, out);
         i += l;
     }
-    if (k)
-        sl_buf_add(out, tmp, k);
 }
 
+/* characters (code points) in s[0..n): bytes that are not continuations */
 static size_t ulen(const char *s, size_t n)
 {
-    size_t c = 0;
-    for (size_t i = 0; i < n; i++)
-        c += ((unsigned char)s[i] & 0xC0) != 0x80;
+    size_t c = n, i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        /* continuation bytes are 10xxxxxx: bit 7 set and bit 6 clear */
+        uint64_t cont = (w & ~(w << 1) & 0x8080808080808080ULL) >> 7;
+        c -= (size_t)((cont * 0x0101010101010101ULL) >> 56);
+    }
+    for (; i < n; i++)
+        c -= ((unsigned char)s[i] & 0xC0) == 0x80;
     return c;
 }
 
@@ -207,11 +238,12 @@ typedef struct {
     const char *s;
     size_t n;
     sl_buf b;
+    char mem[64];
 } text;
 
 static void text_of(const jv *v, text *t)
 {
-    sl_buf_init(&t->b, 0);
+    sl_buf_init_on(&t->b, 0, t->mem, sizeof t->mem);
     if (v->k == K_JSON && json_is_string(v->j)) {
         t->s = json_string_value(v->j);
         t->n = json_string_length(v->j);
@@ -257,7 +289,8 @@ static void repr_str(const char *s, size_t n, sl_buf *out)
 static void py_num(const json_t *j, sl_buf *out)
 {
     if (json_is_integer(j)) {
-        sl_buf_addf(out, "%lld", (long long)json_integer_value(j));
+        char d[24];
+        sl_buf_add(out, d, fmt_i64((long long)json_integer_value(j), d));
     } else {
         char d[32];
         sl_fmt_double(json_real_value(j), d);
@@ -439,10 +472,51 @@ typedef struct {
     int width, prec;
 } fspec;
 
+/* a >= 0 with p decimals, as printf's %.*f would round it, when that is
+ * certain from binary arithmetic (the scaled value is far from a .5 tie);
+ * false: let printf do it. */
+static bool fixed_fast(double a, int p, sl_buf *b)
+{
+    static const double pow10[] = {1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
+    if (p < 0 || p > 9 || !(a >= 0))
+        return false;
+    double sc = a * pow10[p];
+    if (!(sc < 4e9))
+        return false;
+    double fl = floor(sc), fr = sc - fl;
+    if (fabs(fr - 0.5) < 1e-4)
+        return false;
+    unsigned long long v = (unsigned long long)fl + (fr > 0.5);
+    char dg[24];
+    size_t n = fmt_u64(v, dg);
+    char t[40];
+    size_t k = 0;
+    if (n <= (size_t)p) {
+        t[k++] = '0';
+        if (p) {
+            t[k++] = '.';
+            for (size_t i = n; i < (size_t)p; i++)
+                t[k++] = '0';
+            memcpy(t + k, dg, n);
+            k += n;
+        }
+    } else {
+        memcpy(t, dg, n - (size_t)p);
+        k = n - (size_t)p;
+        if (p) {
+            t[k++] = '.';
+            memcpy(t + k, dg + n - (size_t)p, (size_t)p);
+            k += (size_t)p;
+        }
+    }
+    sl_buf_add(b, t, k);
+    return true;
+}
+
 static int fmt_value(jrender *r, const jnode *e, const jv *v, fspec *f, sl_buf *out)
 {
-    sl_buf b;
-    sl_buf_init(&b, 0);
+    STACKBUF(b, 0);
+    char s_mem[256];
     long long i;
     double d;
     int t = num_of(v, &i, &d);
@@ -493,14 +567,15 @@ static int fmt_value(jrender *r, const jnode *e, const jv *v, fspec *f, sl_buf *
                     sl_buf_addf(&b, ty == 'x' ? "%llx" : ty == 'X' ? "%llX" : "%llo", u);
                 } else if (f->comma) {
                     char dg[32];
-                    int n = snprintf(dg, sizeof dg, "%llu", u);
+                    int n = (int)fmt_u64(u, dg);
                     for (int k = 0; k < n; k++) {
                         if (k && (n - k) % 3 == 0)
                             sl_buf_addc(&b, ',');
                         sl_buf_addc(&b, dg[k]);
                     }
                 } else {
-                    sl_buf_addf(&b, "%llu", u);
+                    char dg[24];
+                    sl_buf_add(&b, dg, fmt_u64(u, dg));
                 }
             }
         } else {
@@ -513,10 +588,12 @@ static int fmt_value(jrender *r, const jnode *e, const jv *v, fspec *f, sl_buf *
                 a *= 100;
                 c = 'f';
             }
-            snprintf(spec, sizeof spec, "%%%s.*%c", f->alt ? "#" : "", c);
-            sl_buf_addf(&b, spec, p, a);
+            if (c != 'f' || f->alt || !fixed_fast(a, p, &b)) {
+                snprintf(spec, sizeof spec, "%%%s.*%c", f->alt ? "#" : "", c);
+                sl_buf_addf(&b, spec, p, a);
+            }
             if (f->comma) {
-                sl_buf g;
+                sl_buf g; /* outlives this block as b: on the heap */
                 sl_buf_init(&g, 0);
                 size_t ip = 0;
                 while (ip < b.len && isdigit((unsigned char)b.data[ip]))
@@ -534,8 +611,8 @@ static int fmt_value(jrender *r, const jnode *e, const jv *v, fspec *f, sl_buf *
                 sl_buf_addc(&b, '%');
         }
         if (numeric) {
-            sl_buf s;
-            sl_buf_init(&s, 0);
+            sl_buf s;  /* becomes b: its memory is this function's */
+            sl_buf_init_on(&s, 0, s_mem, sizeof s_mem);
             if (neg)
                 sl_buf_addc(&s, '-');
             else if (f->sign == '+' || f->sign == ' ')
@@ -571,8 +648,7 @@ static int fmt_value(jrender *r, const jnode *e, const jv *v, fspec *f, sl_buf *
 /* "fmt" % args: args is a tuple/list, a dict (for %(name)s) or one value */
 int py_percent(jrender *r, const jnode *e, const char *fmt, const jv *args, jv *out)
 {
-    sl_buf b;
-    sl_buf_init(&b, r->lim.max_output_chars * 4 + 16);
+    STACKBUF(b, r->lim.max_output_chars * 4 + 16);
     size_t ai = 0;
     bool multi = args->k == K_JSON && json_is_array(args->j);
     bool single_used = false;
@@ -676,8 +752,7 @@ int py_percent(jrender *r, const jnode *e, const char *fmt, const jv *args, jv *
 /* str.format */
 static int py_format(jrender *r, const jnode *e, const char *s, jargs *a, jv *out)
 {
-    sl_buf b;
-    sl_buf_init(&b, r->lim.max_output_chars * 4 + 16);
+    STACKBUF(b, r->lim.max_output_chars * 4 + 16);
     int auto_i = 0;
     for (const char *p = s; *p; p++) {
         if ((*p == '{' && p[1] == '{') || (*p == '}' && p[1] == '}')) {
@@ -829,8 +904,13 @@ static json_t *attr_of(json_t *x, jv *attribute)
 static json_t *sort_key(json_t *x, bool cs)
 {
     if (!cs && json_is_string(x)) {
-        sl_buf b;
-        sl_buf_init(&b, 0);
+        const unsigned char *p = (const unsigned char *)json_string_value(x);
+        size_t n = json_string_length(x), i = 0;
+        while (i < n && p[i] < 0x80 && !(p[i] >= 'A' && p[i] <= 'Z'))
+            i++;
+        if (i == n)
+            return json_incref(x);
+        STACKBUF(b, 0);
         case_map(json_string_value(x), json_string_length(x), 0, &b);
         json_t *k = json_stringn_nocheck(b.data ? b.data : "", b.len);
         sl_buf_release(&b);
@@ -843,7 +923,7 @@ typedef struct {
     json_t *key, *item;
 } kv;
 
-static bool sort_bad;
+static _Thread_local bool sort_bad; /* renders run on many threads */
 
 static int kv_cmp(const kv *a, const kv *b)
 {
@@ -902,7 +982,7 @@ FILTER(abs)
     if (!t)
         return jerr(r, e, SL_EINVAL, "bad operand type for abs(): '%s'", py_type(x));
     if (t == 1 && i != INT64_MIN)
-        *out = jv_json(json_integer(i < 0 ? -i : i));
+        *out = jv_json(jint(i < 0 ? -i : i));
     else
         *out = jv_json(json_real(fabs(d)));
     return 0;
@@ -922,8 +1002,7 @@ static int str_case(jrender *r, jv *x, int mode, jv *out)
     (void)r;
     text t;
     text_of(x, &t);
-    sl_buf b;
-    sl_buf_init(&b, 0);
+    STACKBUF(b, 0);
     case_map(t.s, t.n, mode, &b);
     text_done(&t);
     *out = jbuf(&b);
@@ -937,8 +1016,7 @@ FILTER(capitalize)
     (void)e, (void)a;
     text t;
     text_of(x, &t);
-    sl_buf c;
-    sl_buf_init(&c, 0);
+    STACKBUF(c, 0);
     case_map(t.s, t.n, 2, &c);
     text_done(&t);
     (void)r;
@@ -954,8 +1032,7 @@ FILTER(center)
     text t;
     text_of(x, &t);
     long long l = (long long)ulen(t.s, t.n);
-    sl_buf b;
-    sl_buf_init(&b, 0);
+    STACKBUF(b, 0);
     if (w > l && w < 1000000) {
         long long marg = w - l, left = marg / 2 + (marg & w & 1);
         for (long long i = 0; i < left; i++)
@@ -1002,8 +1079,7 @@ FILTER(escape)
     (void)r, (void)e, (void)a;
     text t;
     text_of(x, &t);
-    sl_buf b;
-    sl_buf_init(&b, 0);
+    STACKBUF(b, 0);
     html_escape(t.s, t.n, &b);
     text_done(&t);
     *out = jbuf(&b);
@@ -1072,11 +1148,11 @@ FILTER(int)
     double v;
     int t = num_of(x, &i, &v);
     if (t == 1) {
-        *out = jv_json(json_integer(i));
+        *out = jv_json(jint(i));
         return 0;
     }
     if (t == 2 && fabs(v) < 9.2e18) {
-        *out = jv_json(json_integer((long long)v));
+        *out = jv_json(jint((long long)v));
         return 0;
     }
     if (is_str(x)) {
@@ -1089,18 +1165,18 @@ FILTER(int)
         while (end != s && isspace((unsigned char)*end))
             end++;
         if (end != s && !*end && !errno) {
-            *out = jv_json(json_integer(n));
+            *out = jv_json(jint(n));
             return 0;
         }
         v = strtod(s, &end);
         while (end != s && isspace((unsigned char)*end))
             end++;
         if (end != s && !*end && isfinite(v) && fabs(v) < 9.2e18) {
-            *out = jv_json(json_integer((long long)v));
+            *out = jv_json(jint((long long)v));
             return 0;
         }
     }
-    *out = d ? jv_copy(d) : jv_json(json_integer(0));
+    *out = d ? jv_copy(d) : jv_json(jint(0));
     return 0;
 }
 
@@ -1114,8 +1190,7 @@ FILTER(join)
     text sep;
     jv empty = jstr("", 0);
     text_of(d ? d : &empty, &sep);
-    sl_buf b;
-    scratch_init(r, &b);
+    STACKBUF(b, r->lim.max_output_chars * 4 + 16);
     for (size_t i = 0; i < json_array_size(items); i++) {
         if (i)
             sl_buf_add(&b, sep.s, sep.n);
@@ -1138,18 +1213,18 @@ FILTER(length)
 {
     (void)a;
     if (x->k == K_UNDEF) {
-        *out = jv_json(json_integer(0));
+        *out = jv_json(jint(0));
         return 0;
     }
     json_t *j = x->k == K_JSON || x->k == K_NS ? x->j : NULL;
     if (json_is_string(j))
-        *out = jv_json(json_integer((long long)ulen(json_string_value(j), json_string_length(j))));
+        *out = jv_json(jint((long long)ulen(json_string_value(j), json_string_length(j))));
     else if (json_is_array(j))
-        *out = jv_json(json_integer((long long)json_array_size(j)));
+        *out = jv_json(jint((long long)json_array_size(j)));
     else if (json_is_object(j))
-        *out = jv_json(json_integer((long long)json_object_size(j)));
+        *out = jv_json(jint((long long)json_object_size(j)));
     else if (x->k == K_LOOP)
-        *out = jv_json(json_integer((long long)((const loopst *)x->p)->n));
+        *out = jv_json(jint((long long)((const loopst *)x->p)->n));
     else
         return jerr(r, e, SL_EINVAL, "object of type '%s' has no len()", py_type(x));
     return 0;
@@ -1169,8 +1244,7 @@ FILTER(list)
 FILTER(string)
 {
     (void)r, (void)e, (void)a;
-    sl_buf b;
-    sl_buf_init(&b, 0);
+    STACKBUF(b, 0);
     jv_str(x, &b);
     *out = jbuf(&b);
     return 0;
@@ -1187,8 +1261,7 @@ FILTER(replace)
     text_of(o, &ot);
     text_of(n, &nt);
     long long count = c && c->k == K_JSON && !json_is_null(c->j) ? int_arg(c, -1) : -1;
-    sl_buf b;
-    scratch_init(r, &b);
+    STACKBUF(b, r->lim.max_output_chars * 4 + 16);
     size_t i = 0;
     long long done = 0;
     if (ot.n == 0) {
@@ -1288,7 +1361,7 @@ FILTER(round)
     if (t == 1 && !(x->k == K_JSON && json_is_boolean(x->j)) && p >= 0 &&
         !strcmp(method, "common")) {
         /* Python's round() of an int keeps the int */
-        *out = jv_json(json_integer(i));
+        *out = jv_json(jint(i));
         return 0;
     }
     if (!strcmp(method, "common"))
@@ -1548,7 +1621,7 @@ FILTER(sum)
         return -1;
     jv *at = arg(a, 0, "attribute");
     jv *st = arg(a, 1, "start");
-    jv acc = st ? jv_copy(st) : jv_json(json_integer(0));
+    jv acc = st ? jv_copy(st) : jv_json(jint(0));
     int rc = 0;
     for (size_t i = 0; i < json_array_size(items) && !rc; i++) {
         json_t *it = attr_of(json_array_get(items, i), at);
@@ -1564,7 +1637,7 @@ FILTER(sum)
         jv nv;
         long long s;
         if (ta == 1 && tb == 1 && !__builtin_add_overflow(ia, ib, &s))
-            nv = jv_json(json_integer(s));
+            nv = jv_json(jint(s));
         else if ((rc = mk_float(r, e, da + db, &nv)) < 0)
             break;
         jv_free(&acc);
@@ -1633,19 +1706,22 @@ FILTER(truncate)
     long long leeway = lw && lw->k == K_JSON && !json_is_null(lw->j) ? int_arg(lw, 5) : 5;
     text t, et;
     text_of(x, &t);
-    jv dots = jstr("...", 3);
-    text_of(endv ? endv : &dots, &et);
-    long long elen = (long long)ulen(et.s, et.n);
+    if (endv) {
+        text_of(endv, &et);
+    } else {
+        et.s = "...";
+        et.n = 3;
+        sl_buf_init(&et.b, 0);
+    }
+    long long elen = (long long)ulen(et.s, et.n), tlen = (long long)ulen(t.s, t.n);
     int rc = 0;
     if (length < elen || leeway < 0) {
         rc = jerr(r, e, SL_EINVAL, "expected length >= %lld and leeway >= 0", elen);
-    } else if ((long long)ulen(t.s, t.n) <= length ||
-               (long long)ulen(t.s, t.n) - length <= leeway) {
-        *out = jstr(t.s, t.n);
+    } else if (tlen <= length || tlen - length <= leeway) {
+        *out = x->k == K_JSON && json_is_string(x->j) ? jv_copy(x) : jstr(t.s, t.n);
     } else {
         size_t cut = uoff(t.s, t.n, (size_t)(length - elen));
-        sl_buf b;
-        sl_buf_init(&b, 0);
+        STACKBUF(b, 0);
         if (kill) {
             sl_buf_add(&b, t.s, cut);
         } else {
@@ -1659,7 +1735,6 @@ FILTER(truncate)
     }
     text_done(&t);
     text_done(&et);
-    jv_free(&dots);
     return rc;
 }
 
@@ -1680,7 +1755,7 @@ FILTER(wordcount)
         i += l;
     }
     text_done(&t);
-    *out = jv_json(json_integer(n));
+    *out = jv_json(jint(n));
     return 0;
 }
 
@@ -1692,8 +1767,7 @@ FILTER(tojson)
     if (indent > 100)
         indent = 100;
     json_t *j = jv_to_json(x);
-    sl_buf b;
-    scratch_init(r, &b);
+    STACKBUF(b, r->lim.max_output_chars * 4 + 16);
     tojson_rec(j, indent, 0, &b);
     json_decref(j);
     if (b.toobig) {
@@ -1720,8 +1794,7 @@ static void url_quote(const char *s, size_t n, const char *safe, bool plus, sl_b
 FILTER(urlencode)
 {
     (void)r, (void)e, (void)a;
-    sl_buf b;
-    sl_buf_init(&b, 0);
+    STACKBUF(b, 0);
     if (x->k == K_JSON && (json_is_object(x->j) || json_is_array(x->j))) {
         bool first = true;
         if (json_is_object(x->j)) {
@@ -1733,8 +1806,7 @@ FILTER(urlencode)
                 first = false;
                 url_quote(k, strlen(k), "", true, &b);
                 sl_buf_addc(&b, '=');
-                sl_buf s;
-                sl_buf_init(&s, 0);
+                STACKBUF(s, 0);
                 py_str(v, &s);
                 url_quote(s.data ? s.data : "", s.len, "", true, &b);
                 sl_buf_release(&s);
@@ -1748,8 +1820,7 @@ FILTER(urlencode)
                 for (int k = 0; k < 2; k++) {
                     if (k)
                         sl_buf_addc(&b, '=');
-                    sl_buf s;
-                    sl_buf_init(&s, 0);
+                    STACKBUF(s, 0);
                     py_str(json_array_get(p, (size_t)k) ? json_array_get(p, (size_t)k) : json_null(), &s);
                     url_quote(s.data ? s.data : "", s.len, "", true, &b);
                     sl_buf_release(&s);
@@ -1771,8 +1842,7 @@ FILTER(striptags)
     (void)r, (void)e, (void)a;
     text t;
     text_of(x, &t);
-    sl_buf b;
-    sl_buf_init(&b, 0);
+    STACKBUF(b, 0);
     for (size_t i = 0; i < t.n;) {
         if (i + 3 < t.n && !memcmp(t.s + i, "<!--", 4)) {
             const char *q = memmem(t.s + i + 4, t.n - i - 4, "-->", 3);
@@ -1792,8 +1862,7 @@ FILTER(striptags)
     }
     text_done(&t);
     /* collapse whitespace, then unescape the common entities */
-    sl_buf c;
-    sl_buf_init(&c, 0);
+    STACKBUF(c, 0);
     const char *s = b.data ? b.data : "";
     for (size_t i = 0; i < b.len;) {
         if (isspace((unsigned char)s[i])) {
@@ -1828,8 +1897,7 @@ FILTER(indent)
     (void)r, (void)e;
     jv *w = arg(a, 0, "width");
     bool first = bool_arg(arg(a, 1, "first"), false), blank = bool_arg(arg(a, 2, "blank"), false);
-    sl_buf ind;
-    sl_buf_init(&ind, 0);
+    STACKBUF(ind, 0);
     if (is_str(w)) {
         sl_buf_add(&ind, json_string_value(w->j), json_string_length(w->j));
     } else {
@@ -1840,8 +1908,7 @@ FILTER(indent)
     const char *is = ind.data ? ind.data : "";
     text t;
     text_of(x, &t);
-    sl_buf b;
-    scratch_init(r, &b);
+    STACKBUF(b, r->lim.max_output_chars * 4 + 16);
     if (first)
         sl_buf_add(&b, is, ind.len);
     /* lines as str.splitlines of s + "\n" */
@@ -1873,7 +1940,11 @@ FILTER(format)
     text t;
     text_of(x, &t);
     int rc;
-    if (a->nkw) {
+    if (!a->nkw && a->n == 1 &&
+        !(a->pos[0].k == K_JSON && (json_is_array(a->pos[0].j) || json_is_object(a->pos[0].j)))) {
+        /* s % (x,) is s % x for a single value that is not a list or dict */
+        rc = py_percent(r, e, t.s, &a->pos[0], out);
+    } else if (a->nkw) {
         json_t *o = json_object();
         for (int k = 0; k < a->nkw; k++)
             json_object_set_new(o, a->kwn[k], jv_to_json(&a->kwv[k]));
@@ -2318,7 +2389,7 @@ static int str_method(jrender *r, const jnode *e, jv *self, const char *m, jargs
                     i = (size_t)(h - s) + l;
                 }
             }
-            *out = jv_json(json_integer(c));
+            *out = jv_json(jint(c));
             return 0;
         }
         const char *h = NULL;
@@ -2333,7 +2404,7 @@ static int str_method(jrender *r, const jnode *e, jv *self, const char *m, jargs
         }
         if (!h && m[0] == 'i')
             return jerr(r, e, SL_EINVAL, "substring not found");
-        *out = jv_json(json_integer(h ? (long long)ulen(s, (size_t)(h - s)) : -1));
+        *out = jv_json(jint(h ? (long long)ulen(s, (size_t)(h - s)) : -1));
         return 0;
     }
     if (!strcmp(m, "join")) {
@@ -2343,8 +2414,7 @@ static int str_method(jrender *r, const jnode *e, jv *self, const char *m, jargs
         json_t *items;
         if (jv_items(r, e, it, &items) < 0)
             return -1;
-        sl_buf b;
-        scratch_init(r, &b);
+        STACKBUF(b, r->lim.max_output_chars * 4 + 16);
         int rc = 0;
         for (size_t i = 0; i < json_array_size(items); i++) {
             json_t *x = json_array_get(items, i);
@@ -2410,8 +2480,7 @@ static int str_method(jrender *r, const jnode *e, jv *self, const char *m, jargs
         jv *fc = arg(a, 1, "fillchar");
         const char *fill = is_str(fc) ? json_string_value(fc->j) : m[0] == 'z' ? "0" : " ";
         long long l = (long long)ulen(s, n);
-        sl_buf b;
-        sl_buf_init(&b, 0);
+        STACKBUF(b, 0);
         long long pad = w > l && w < 1000000 ? w - l : 0;
         size_t pre = 0;
         if (m[0] == 'z' && n && (s[0] == '-' || s[0] == '+')) {
@@ -2458,8 +2527,7 @@ static int str_method(jrender *r, const jnode *e, jv *self, const char *m, jargs
         return 0;
     }
     if (!strcmp(m, "swapcase")) {
-        sl_buf b;
-        sl_buf_init(&b, 0);
+        STACKBUF(b, 0);
         for (size_t i = 0; i < n;) {
             size_t l;
             unsigned long c = dec(s + i, n - i, &l);
@@ -2515,7 +2583,7 @@ int call_method(jrender *r, const jnode *e, jv *self, const char *m, jargs *a, j
             }
             if (m[0] == 'i' && at < 0)
                 return jerr(r, e, SL_EINVAL, "value is not in list");
-            *out = jv_json(json_integer(m[0] == 'c' ? c : at));
+            *out = jv_json(jint(m[0] == 'c' ? c : at));
             return 0;
         }
         return jerr(r, e, SL_EINVAL, "'list object' has no attribute '%s'", m);
