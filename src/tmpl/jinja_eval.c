@@ -297,6 +297,8 @@ static jv loop_attr(const jv *lv, const char *name)
 {
     const loopst *l = lv->p;
     long long i = (long long)l->i, n = (long long)l->n;
+    if (name[0] == 'l' && !strcmp(name, "last"))
+        return jv_json(json_boolean(i == n - 1));
     if (!strcmp(name, "index"))
         return jv_json(jint(i + 1));
     if (!strcmp(name, "index0"))

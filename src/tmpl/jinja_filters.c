@@ -897,7 +897,10 @@ static json_t *attr_of(json_t *x, jv *attribute)
         return json_is_array(x) ? json_array_get(x, (size_t)json_integer_value(attribute->j)) : NULL;
     if (!json_is_string(attribute->j))
         return NULL;
-    return path_get(x, json_string_value(attribute->j));
+    const char *path = json_string_value(attribute->j);
+    if (json_is_object(x) && !memchr(path, '.', json_string_length(attribute->j)))
+        return json_object_get(x, path);
+    return path_get(x, path);
 }
 
 /* sort key: lower-cased strings unless case sensitive */
@@ -935,19 +938,63 @@ static int kv_cmp(const kv *a, const kv *b)
     return c;
 }
 
+/* keys all of one kind compare without py_cmp: 1 ints, 2 numbers that
+ * doubles hold exactly, 3 strings; 0 mixed */
+static int key_kind(const kv *v, size_t n)
+{
+    int kind = -1;
+    for (size_t i = 0; i < n; i++) {
+        const json_t *k = v[i].key;
+        int t = json_is_integer(k) ? (llabs((long long)json_integer_value(k)) < (1LL << 53) ? 1 : 0)
+                : json_is_real(k)  ? 2
+                : json_is_string(k) ? 3 : 0;
+        if (!t)
+            return 0;
+        if (kind < 0)
+            kind = t;
+        else if (kind != t)
+            kind = kind == 3 || t == 3 ? 0 : 2;
+        if (!kind)
+            return 0;
+    }
+    return kind < 0 ? 0 : kind;
+}
+
+static int kind_cmp(int kind, const json_t *a, const json_t *b)
+{
+    if (kind == 1) {
+        long long x = json_integer_value(a), y = json_integer_value(b);
+        return x < y ? -1 : x > y;
+    }
+    if (kind == 2) {
+        double x = json_is_integer(a) ? (double)json_integer_value(a) : json_real_value(a);
+        double y = json_is_integer(b) ? (double)json_integer_value(b) : json_real_value(b);
+        return x < y ? -1 : x > y;
+    }
+    size_t la = json_string_length(a), lb = json_string_length(b);
+    int c = memcmp(json_string_value(a), json_string_value(b), la < lb ? la : lb);
+    return c ? (c < 0 ? -1 : 1) : la < lb ? -1 : la > lb;
+}
+
 /* stable merge sort of items by key; -1 when keys do not order */
 static int sort_items(kv *v, size_t n, bool reverse)
 {
     kv *tmp = sl_xmalloc((n ? n : 1) * sizeof *tmp);
     bool bad = false;
+    int kind = key_kind(v, n);
     for (size_t w = 1; w < n; w *= 2) {
         for (size_t lo = 0; lo < n; lo += 2 * w) {
             size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
             size_t i = lo, j = mid, k = lo;
             while (i < mid && j < hi) {
-                sort_bad = false;
-                int c = kv_cmp(&v[j], &v[i]);
-                bad |= sort_bad;
+                int c;
+                if (kind) {
+                    c = kind_cmp(kind, v[j].key, v[i].key);
+                } else {
+                    sort_bad = false;
+                    c = kv_cmp(&v[j], &v[i]);
+                    bad |= sort_bad;
+                }
                 if (reverse ? c > 0 : c < 0)
                     tmp[k++] = v[j++];
                 else
@@ -1188,8 +1235,13 @@ FILTER(join)
     if (items_of(r, e, x, &items) < 0)
         return -1;
     text sep;
-    jv empty = jstr("", 0);
-    text_of(d ? d : &empty, &sep);
+    if (d) {
+        text_of(d, &sep);
+    } else {
+        sep.s = "";
+        sep.n = 0;
+        sl_buf_init(&sep.b, 0);
+    }
     STACKBUF(b, r->lim.max_output_chars * 4 + 16);
     for (size_t i = 0; i < json_array_size(items); i++) {
         if (i)
@@ -1199,7 +1251,6 @@ FILTER(join)
             py_str(it, &b);
     }
     text_done(&sep);
-    jv_free(&empty);
     json_decref(items);
     if (b.toobig) {
         sl_buf_release(&b);
@@ -1621,34 +1672,47 @@ FILTER(sum)
         return -1;
     jv *at = arg(a, 0, "attribute");
     jv *st = arg(a, 1, "start");
-    jv acc = st ? jv_copy(st) : jv_json(jint(0));
+    /* the running sum stays a C number (int until a float or an overflow,
+     * as Python's would) and becomes a value once, at the end */
+    long long ia = 0;
+    double da = 0;
+    int ta = 1;
+    if (st && !(ta = num_of(st, &ia, &da))) {
+        json_decref(items);
+        return jerr(r, e, SL_EINVAL, "unsupported operand type(s) for +: '%s' and '%s'",
+                    py_type(st), "int");
+    }
     int rc = 0;
     for (size_t i = 0; i < json_array_size(items) && !rc; i++) {
         json_t *it = attr_of(json_array_get(items, i), at);
-        long long ia, ib;
-        double da, db;
+        long long ib;
+        double db;
         jv iv = {.k = K_JSON, .j = it};
-        int ta = num_of(&acc, &ia, &da), tb = it ? num_of(&iv, &ib, &db) : 0;
-        if (!ta || !tb) {
+        int tb = it ? num_of(&iv, &ib, &db) : 0;
+        if (!tb) {
             rc = jerr(r, e, SL_EINVAL, "unsupported operand type(s) for +: '%s' and '%s'",
-                      py_type(&acc), it ? py_type(&iv) : "Undefined");
+                      ta == 1 ? "int" : "float", it ? py_type(&iv) : "Undefined");
             break;
         }
-        jv nv;
         long long s;
-        if (ta == 1 && tb == 1 && !__builtin_add_overflow(ia, ib, &s))
-            nv = jv_json(jint(s));
-        else if ((rc = mk_float(r, e, da + db, &nv)) < 0)
-            break;
-        jv_free(&acc);
-        acc = nv;
+        if (ta == 1 && tb == 1 && !__builtin_add_overflow(ia, ib, &s)) {
+            ia = s;
+            da = (double)s;
+        } else {
+            da = (ta == 1 ? (double)ia : da) + db;
+            ta = 2;
+            if (!isfinite(da))
+                rc = jerr(r, e, SL_EINVAL, "the result is not a finite number");
+        }
     }
+    bool none = json_array_size(items) == 0;
     json_decref(items);
-    if (rc) {
-        jv_free(&acc);
+    if (rc)
         return -1;
-    }
-    *out = acc;
+    if (none && st)
+        *out = jv_copy(st);
+    else
+        *out = jv_json(ta == 1 ? jint(ia) : json_real(da));
     return 0;
 }
 
