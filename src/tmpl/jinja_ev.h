@@ -45,6 +45,21 @@ size_t fmt_i64(long long i, char *out);
 /* An int value; small ones are shared, never freed (new reference). */
 json_t *jint(long long i);
 
+/* Templates can build values nested as deep as their loops run (a
+ * million levels): what walks values recursively stops at this depth with
+ * an error, as Python's recursion limit would, and releasing a value never
+ * recurses (jdecref). */
+#define JINJA_MAX_NEST 1000
+/* Drops a reference; a container whose last reference this is, is taken
+ * apart with an explicit stack (jansson's own delete recurses). */
+void jdecref(json_t *j);
+/* Set on this thread when a walk stopped at JINJA_MAX_NEST; cleared by
+ * the render that reads it. */
+extern _Thread_local bool jinja_too_deep;
+/* Python ==, for values of any nesting (false beyond JINJA_MAX_NEST, with
+ * jinja_too_deep set) */
+bool py_eq(const json_t *a, const json_t *b);
+
 /* values (a jv owns its reference) */
 void jv_free(jv *v);
 jv jv_copy(const jv *v);

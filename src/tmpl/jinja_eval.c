@@ -66,10 +66,105 @@ json_t *jint(long long i)
     return json_incref(small_ints[i - SMALL_MIN]);
 }
 
+_Thread_local bool jinja_too_deep;
+
+void jdecref(json_t *j)
+{
+    if (!j)
+        return;
+    if (!(json_is_array(j) || json_is_object(j)) || j->refcount != 1) {
+        json_decref(j);
+        return;
+    }
+    /* the last reference to a container: empty it and its sole-owned
+     * children level by level, so freeing does not recurse */
+    size_t n = 0, cap = 16;
+    json_t **st = sl_xmalloc(cap * sizeof *st);
+    st[n++] = j;
+    while (n) {
+        json_t *c = st[--n];
+        for (;;) {
+            json_t *x;
+            if (json_is_array(c)) {
+                size_t k = json_array_size(c);
+                if (!k)
+                    break;
+                x = json_incref(json_array_get(c, k - 1));
+                json_array_remove(c, k - 1);
+            } else {
+                void *it = json_object_iter(c);
+                if (!it)
+                    break;
+                x = json_incref(json_object_iter_value(it));
+                json_object_del(c, json_object_iter_key(it));
+            }
+            if ((json_is_array(x) || json_is_object(x)) && x->refcount == 1) {
+                if (n == cap) {
+                    cap *= 2;
+                    st = sl_xrealloc(st, cap * sizeof *st);
+                }
+                st[n++] = x;
+            } else {
+                json_decref(x);
+            }
+        }
+        json_decref(c);
+    }
+    free(st);
+}
+
+static bool eq_rec(const json_t *a, const json_t *b, int depth)
+{
+    if (a == b)
+        return true;
+    if (depth > JINJA_MAX_NEST) {
+        jinja_too_deep = true;
+        return false;
+    }
+    jv va = {.k = K_JSON, .j = (json_t *)a}, vb = {.k = K_JSON, .j = (json_t *)b};
+    long long ia, ib;
+    double da, db;
+    int ta = num_of(&va, &ia, &da), tb = num_of(&vb, &ib, &db);
+    if (ta && tb)
+        return ta == 1 && tb == 1 ? ia == ib : da == db;
+    if (json_typeof(a) != json_typeof(b))
+        return false;
+    if (json_is_string(a))
+        return json_string_length(a) == json_string_length(b) &&
+               !memcmp(json_string_value(a), json_string_value(b), json_string_length(a));
+    if (json_is_array(a)) {
+        size_t n = json_array_size(a);
+        if (n != json_array_size(b))
+            return false;
+        for (size_t i = 0; i < n; i++)
+            if (!eq_rec(json_array_get(a, i), json_array_get(b, i), depth + 1))
+                return false;
+        return true;
+    }
+    if (json_is_object(a)) {
+        if (json_object_size(a) != json_object_size(b))
+            return false;
+        const char *k;
+        json_t *x;
+        json_object_foreach((json_t *)a, k, x) {
+            json_t *y = json_object_get(b, k);
+            if (!y || !eq_rec(x, y, depth + 1))
+                return false;
+        }
+        return true;
+    }
+    return true; /* null */
+}
+
+bool py_eq(const json_t *a, const json_t *b)
+{
+    return a && b ? eq_rec(a, b, 0) : a == b;
+}
+
 void jv_free(jv *v)
 {
     if (v->j) {
-        json_decref(v->j);
+        jdecref(v->j);
         v->j = NULL;
     }
     v->k = K_ABSENT;
@@ -213,8 +308,17 @@ static size_t utf8_count(const char *s, size_t n)
     return c;
 }
 
+static int deep_err(jrender *r, const jnode *e)
+{
+    jinja_too_deep = false;
+    return jerr(r, e, SL_ELIMIT, "a value is nested deeper than %d levels (sluice's limit, like "
+                "Python's recursion limit)", JINJA_MAX_NEST);
+}
+
 static int cap_err(jrender *r)
 {
+    if (jinja_too_deep)
+        return deep_err(r, NULL);
     return jerr(r, NULL, SL_ELIMIT,
                 "the template's output is longer than %zu characters (the output cap); raise "
                 "the limit %s if this is meant",
@@ -639,11 +743,11 @@ bool jv_eq(const jv *a, const jv *b)
     int ta = num_of(a, &ia, &da), tb = num_of(b, &ib, &db);
     if (ta && tb)
         return ta == 1 && tb == 1 ? ia == ib : da == db;
-    return sl_value_equal(a->j, b->j);
+    return py_eq(a->j, b->j);
 }
 
 /* Python ordering: -2 when the types do not order */
-int py_cmp(const json_t *a, const json_t *b)
+static int cmp_rec(const json_t *a, const json_t *b, int depth)
 {
     jv va = {.k = K_JSON, .j = (json_t *)a}, vb = {.k = K_JSON, .j = (json_t *)b};
     long long ia, ib;
@@ -665,13 +769,22 @@ int py_cmp(const json_t *a, const json_t *b)
         size_t la = json_array_size(a), lb = json_array_size(b);
         for (size_t i = 0; i < la && i < lb; i++) {
             json_t *x = json_array_get(a, i), *y = json_array_get(b, i);
-            if (sl_value_equal(x, y))
+            if (depth >= JINJA_MAX_NEST) {
+                jinja_too_deep = true;
+                return -2;
+            }
+            if (eq_rec(x, y, depth + 1))
                 continue;
-            return py_cmp(x, y);
+            return cmp_rec(x, y, depth + 1);
         }
         return la < lb ? -1 : la > lb;
     }
     return -2;
+}
+
+int py_cmp(const json_t *a, const json_t *b)
+{
+    return cmp_rec(a, b, 0);
 }
 
 int jv_contains(jrender *r, const jnode *e, const jv *needle, const jv *hay, bool *res)
@@ -721,6 +834,8 @@ static int compare(jrender *r, const jnode *e, int op, const jv *a, const jv *b,
     if (b->k == K_UNDEF)
         return undef_err(r, e, b);
     int c = a->k == K_JSON && b->k == K_JSON ? py_cmp(a->j, b->j) : -2;
+    if (c == -2 && jinja_too_deep)
+        return deep_err(r, e);
     if (c == -2)
         return jerr(r, e, SL_EINVAL, "'%s' not supported between instances of '%s' and '%s'",
                     sym[op], py_type(a), py_type(b));
@@ -942,6 +1057,10 @@ int eval_filter(jrender *r, const jnode *e, frame *f, const jv *in, jv *out)
     if (!rc) {
         const jfilter *fl = e->fn;
         rc = fl->fn(r, e, &x, &a, out);
+        if (!rc && jinja_too_deep) {
+            jv_free(out);
+            rc = deep_err(r, e);
+        }
     }
     args_release(&a);
     jv_free(&x);
@@ -965,7 +1084,7 @@ int eval(jrender *r, const jnode *e, frame *f, jv *out)
         json_t *l = json_array();
         for (int i = 0; i < e->nv; i++) {
             if (eval(r, e->v[i], f, &a) < 0) {
-                json_decref(l);
+                jdecref(l);
                 return -1;
             }
             json_array_append_new(l, jv_to_json(&a));
@@ -978,12 +1097,12 @@ int eval(jrender *r, const jnode *e, frame *f, jv *out)
         json_t *d = json_object();
         for (int i = 0; i + 1 < e->nv; i += 2) {
             if (eval(r, e->v[i], f, &a) < 0) {
-                json_decref(d);
+                jdecref(d);
                 return -1;
             }
             if (eval(r, e->v[i + 1], f, &b) < 0) {
                 jv_free(&a);
-                json_decref(d);
+                jdecref(d);
                 return -1;
             }
             STACKBUF(k, 0);
@@ -1157,13 +1276,13 @@ static int assign_targets(jrender *r, const jnode *s, frame *f, const jv *v)
         return -1;
     size_t n = json_array_size(items);
     if (n != (size_t)s->nnames) {
-        json_decref(items);
+        jdecref(items);
         return jerr(r, s, SL_EINVAL, "%s values to unpack (expected %d, got %zu)",
                     n < (size_t)s->nnames ? "not enough" : "too many", s->nnames, n);
     }
     for (int i = 0; i < s->nnames; i++)
         frame_set(f, s->names[i], jv_json(json_incref(json_array_get(items, (size_t)i))));
-    json_decref(items);
+    jdecref(items);
     return 0;
 }
 
@@ -1195,7 +1314,7 @@ static int run_for(jrender *r, const jnode *s, frame *f, sl_buf *out)
                 jv_free(&c);
             jv_free(&x);
         }
-        json_decref(items);
+        jdecref(items);
         items = keep;
     }
     loopst ls = {.items = items, .n = json_array_size(items)};
@@ -1217,7 +1336,7 @@ static int run_for(jrender *r, const jnode *s, frame *f, sl_buf *out)
     if (!rc && ls.n == 0 && s->x)
         rc = render_body(r, s->x, f, out);
     frame_release(&lf);
-    json_decref(items);
+    jdecref(items);
     return rc;
 }
 
@@ -1266,8 +1385,12 @@ static int run_stmt(jrender *r, const jnode *s, frame *f, sl_buf *out)
             if (!ns || ns->k != K_NS)
                 rc = jerr(r, s, SL_EINVAL, "cannot assign attribute '%s' on '%s': it is not a namespace()",
                           s->s2, s->names[0]);
-            else
+            else {
+                /* the old value goes through jdecref, not jansson's delete */
+                json_t *old = json_incref(json_object_get(ns->j, s->s2));
                 json_object_set_new(ns->j, s->s2, jv_to_json(&v));
+                jdecref(old);
+            }
         } else {
             rc = assign_targets(r, s, f, &v);
         }
@@ -1339,9 +1462,12 @@ static int render_body(jrender *r, const jnode *body, frame *f, sl_buf *out)
 {
     if (!body)
         return 0;
-    for (int i = 0; i < body->nv; i++)
+    for (int i = 0; i < body->nv; i++) {
         if (run_stmt(r, body->v[i], f, out) < 0)
             return -1;
+        if (jinja_too_deep)
+            return deep_err(r, body->v[i]);
+    }
     return 0;
 }
 
@@ -1369,9 +1495,11 @@ int sl_jinja_render(const sl_jinja *t, const sl_value *ctx, const sl_jinja_limit
         r.lim.max_depth = SL_JINJA_MAX_DEPTH;
     frame root = {0};
     r.root = &root;
+    jinja_too_deep = false;
     size_t start = out->len;
     int rc = render_body(&r, t->root, &root, out);
     frame_release(&root);
+    jinja_too_deep = false;
     (void)start;
     return rc;
 }

@@ -298,8 +298,13 @@ static void py_num(const json_t *j, sl_buf *out)
     }
 }
 
-void py_repr(const json_t *j, sl_buf *out)
+static void repr_rec(const json_t *j, sl_buf *out, int depth)
 {
+    if (depth > JINJA_MAX_NEST) {
+        jinja_too_deep = true;
+        out->toobig = true;
+        return;
+    }
     switch (json_typeof(j)) {
     case JSON_STRING: repr_str(json_string_value(j), json_string_length(j), out); return;
     case JSON_ARRAY:
@@ -307,7 +312,7 @@ void py_repr(const json_t *j, sl_buf *out)
         for (size_t i = 0; i < json_array_size(j) && !out->toobig; i++) {
             if (i)
                 sl_buf_adds(out, ", ");
-            py_repr(json_array_get(j, i), out);
+            repr_rec(json_array_get(j, i), out, depth + 1);
         }
         sl_buf_addc(out, ']');
         return;
@@ -324,13 +329,18 @@ void py_repr(const json_t *j, sl_buf *out)
             first = false;
             repr_str(k, strlen(k), out);
             sl_buf_adds(out, ": ");
-            py_repr(x, out);
+            repr_rec(x, out, depth + 1);
         }
         sl_buf_addc(out, '}');
         return;
     }
     default: py_str(j, out);
     }
+}
+
+void py_repr(const json_t *j, sl_buf *out)
+{
+    repr_rec(j, out, 0);
 }
 
 void py_str(const json_t *j, sl_buf *out)
@@ -365,6 +375,11 @@ void jv_str(const jv *v, sl_buf *out)
 /* json.dumps(sort_keys=True) then Jinja2's HTML-safe escapes */
 static void tojson_rec(const json_t *j, int indent, int level, sl_buf *out)
 {
+    if (level > JINJA_MAX_NEST) {
+        jinja_too_deep = true;
+        out->toobig = true;
+        return;
+    }
     switch (json_typeof(j)) {
     case JSON_STRING: {
         const char *s = json_string_value(j);
@@ -451,7 +466,7 @@ static void tojson_rec(const json_t *j, int indent, int level, sl_buf *out)
                 sl_buf_addf(out, "\n%*s", indent * (level + 1), "");
             json_t *ks = json_string_nocheck(keys[i]);
             tojson_rec(ks, indent, level + 1, out);
-            json_decref(ks);
+            jdecref(ks);
             sl_buf_adds(out, ": ");
             tojson_rec(json_object_get(j, keys[i]), indent, level + 1, out);
         }
@@ -1147,7 +1162,7 @@ FILTER(first)
     if (items_of(r, e, x, &items) < 0)
         return -1;
     *out = json_array_size(items) ? jv_json(json_incref(json_array_get(items, 0))) : jv_undef("first");
-    json_decref(items);
+    jdecref(items);
     return 0;
 }
 
@@ -1159,7 +1174,7 @@ FILTER(last)
         return -1;
     size_t n = json_array_size(items);
     *out = n ? jv_json(json_incref(json_array_get(items, n - 1))) : jv_undef("last");
-    json_decref(items);
+    jdecref(items);
     return 0;
 }
 
@@ -1251,8 +1266,8 @@ FILTER(join)
             py_str(it, &b);
     }
     text_done(&sep);
-    json_decref(items);
-    if (b.toobig) {
+    jdecref(items);
+    if (b.toobig && !jinja_too_deep) {
         sl_buf_release(&b);
         return jerr(r, e, SL_ELIMIT, "the joined text is longer than the output cap");
     }
@@ -1288,7 +1303,7 @@ FILTER(list)
     if (items_of(r, e, x, &items) < 0)
         return -1;
     *out = jv_json(json_is_array(x->j) && items == x->j ? json_copy(items) : json_incref(items));
-    json_decref(items);
+    jdecref(items);
     return 0;
 }
 
@@ -1345,7 +1360,7 @@ FILTER(replace)
     text_done(&s);
     text_done(&ot);
     text_done(&nt);
-    if (b.toobig) {
+    if (b.toobig && !jinja_too_deep) {
         sl_buf_release(&b);
         return jerr(r, e, SL_ELIMIT, "the replaced text is longer than the output cap");
     }
@@ -1379,7 +1394,7 @@ FILTER(reverse)
     json_t *res = json_array();
     for (size_t i = json_array_size(items); i > 0; i--)
         json_array_append(res, json_array_get(items, i - 1));
-    json_decref(items);
+    jdecref(items);
     *out = jv_json(res);
     return 0;
 }
@@ -1446,7 +1461,7 @@ static int do_select(jrender *r, const jnode *e, jv *x, jargs *a, bool attr, boo
     jv *an = attr ? arg(a, 0, NULL) : NULL;
     const jtest *t = NULL;
     if (a->n > first && !(t = test_arg(r, e, &a->pos[first]))) {
-        json_decref(items);
+        jdecref(items);
         return -1;
     }
     jargs rest = *a;
@@ -1467,9 +1482,9 @@ static int do_select(jrender *r, const jnode *e, jv *x, jargs *a, bool attr, boo
             json_array_append(res, it);
         jv_free(&jx);
     }
-    json_decref(items);
+    jdecref(items);
     if (rc) {
-        json_decref(res);
+        jdecref(res);
         return -1;
     }
     *out = jv_json(res);
@@ -1516,9 +1531,9 @@ FILTER(map)
     } else {
         json_array_extend(res, items);
     }
-    json_decref(items);
+    jdecref(items);
     if (rc) {
-        json_decref(res);
+        jdecref(res);
         return -1;
     }
     *out = jv_json(res);
@@ -1541,7 +1556,7 @@ static kv *keyed(json_t *items, jv *at, bool cs, size_t *n)
 static void keyed_free(kv *v, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        json_decref(v[i].key);
+        jdecref(v[i].key);
     free(v);
 }
 
@@ -1567,7 +1582,7 @@ static int minmax(jrender *r, const jnode *e, jv *x, jargs *a, bool max, jv *out
     if (!rc)
         *out = n ? jv_json(json_incref(v[best].item)) : jv_undef(max ? "max" : "min");
     keyed_free(v, n);
-    json_decref(items);
+    jdecref(items);
     return rc;
 }
 
@@ -1582,7 +1597,10 @@ FILTER(sort)
     size_t n;
     kv *v = keyed(items, arg(a, 2, "attribute"), bool_arg(arg(a, 1, "case_sensitive"), false), &n);
     int rc = sort_items(v, n, bool_arg(arg(a, 0, "reverse"), false));
-    if (rc < 0) {
+    if (rc < 0 && jinja_too_deep) {
+        rc = 0; /* eval_filter reports it */
+        *out = jv_json(json_array());
+    } else if (rc < 0) {
         rc = jerr(r, e, SL_EINVAL, "the items do not compare");
     } else {
         json_t *res = json_array();
@@ -1591,7 +1609,7 @@ FILTER(sort)
         *out = jv_json(res);
     }
     keyed_free(v, n);
-    json_decref(items);
+    jdecref(items);
     return rc;
 }
 
@@ -1606,12 +1624,12 @@ FILTER(unique)
     for (size_t i = 0; i < n; i++) {
         bool seen = false;
         for (size_t k = 0; k < i && !seen; k++)
-            seen = v[k].key && v[i].key ? sl_value_equal(v[k].key, v[i].key) : v[k].key == v[i].key;
+            seen = v[k].key && v[i].key ? py_eq(v[k].key, v[i].key) : v[k].key == v[i].key;
         if (!seen)
             json_array_append(res, v[i].item);
     }
     keyed_free(v, n);
-    json_decref(items);
+    jdecref(items);
     *out = jv_json(res);
     return 0;
 }
@@ -1637,11 +1655,11 @@ FILTER(dictsort)
     json_t *res = json_array();
     for (i = 0; i < n; i++) {
         json_array_append_new(res, v[i].item);
-        json_decref(v[i].key);
+        jdecref(v[i].key);
     }
     free(v);
     if (rc < 0) {
-        json_decref(res);
+        jdecref(res);
         return jerr(r, e, SL_EINVAL, "the values do not compare");
     }
     *out = jv_json(res);
@@ -1678,7 +1696,7 @@ FILTER(sum)
     double da = 0;
     int ta = 1;
     if (st && !(ta = num_of(st, &ia, &da))) {
-        json_decref(items);
+        jdecref(items);
         return jerr(r, e, SL_EINVAL, "unsupported operand type(s) for +: '%s' and '%s'",
                     py_type(st), "int");
     }
@@ -1706,7 +1724,7 @@ FILTER(sum)
         }
     }
     bool none = json_array_size(items) == 0;
-    json_decref(items);
+    jdecref(items);
     if (rc)
         return -1;
     if (none && st)
@@ -1833,8 +1851,8 @@ FILTER(tojson)
     json_t *j = jv_to_json(x);
     STACKBUF(b, r->lim.max_output_chars * 4 + 16);
     tojson_rec(j, indent, 0, &b);
-    json_decref(j);
-    if (b.toobig) {
+    jdecref(j);
+    if (b.toobig && !jinja_too_deep) {
         sl_buf_release(&b);
         return jerr(r, e, SL_ELIMIT, "the JSON is longer than the output cap");
     }
@@ -2071,7 +2089,7 @@ static int chunks(jrender *r, const jnode *e, jv *x, jargs *a, bool batch, jv *o
             json_array_append_new(res, cur);
         }
     }
-    json_decref(items);
+    jdecref(items);
     *out = jv_json(res);
     return 0;
 }
@@ -2343,7 +2361,7 @@ static int split(jrender *r, const jnode *e, const char *s, size_t n, jargs *a, 
     text_of(sepv, &sp);
     if (!sp.n) {
         text_done(&sp);
-        json_decref(res);
+        jdecref(res);
         return jerr(r, e, SL_EINVAL, "empty separator");
     }
     long long cnt = 0;
@@ -2490,7 +2508,7 @@ static int str_method(jrender *r, const jnode *e, jv *self, const char *m, jargs
                 sl_buf_add(&b, s, n);
             sl_buf_add(&b, json_string_value(x), json_string_length(x));
         }
-        json_decref(items);
+        jdecref(items);
         if (rc) {
             sl_buf_release(&b);
             return -1;

@@ -197,6 +197,28 @@ static void errors(void)
     free(got);
 }
 
+/* values nested as deep as a loop can make them: an error, never a crash
+ * (printing, comparing and freeing them all used to recurse) */
+static void nesting(void)
+{
+    const char *deep = "{% set ns = namespace(a=[], b=[]) %}{% for i in range(300000) %}"
+                       "{% set ns.a = [ns.a] %}{% set ns.b = [ns.b] %}{% endfor %}";
+    char tpl[512];
+    const char *uses[] = {"{{ ns.a }}", "{{ ns.a|tojson }}", "{{ ns.a == ns.b }}",
+                          "{{ [ns.a] < [ns.b] }}", "{{ ns.a|string }}", "{{ [ns.a, ns.b]|unique|list }}"};
+    for (size_t i = 0; i < sizeof uses / sizeof *uses; i++) {
+        snprintf(tpl, sizeof tpl, "%s%s", deep, uses[i]);
+        fails(tpl, NULL, "nested deeper than 1000 levels");
+    }
+    /* freed when dropped (replaced) and at the end, without recursing */
+    snprintf(tpl, sizeof tpl, "%s{{ ns.a|length }}{%% set ns.a = 0 %%}{{ ns.a }}", deep);
+    is(tpl, NULL, "10");
+    /* 900 levels are fine */
+    is("{% set ns = namespace(a=[]) %}{% for i in range(900) %}{% set ns.a = [ns.a] %}{% endfor %}"
+       "{{ ns.a|tojson|length }}",
+       NULL, "1802");
+}
+
 /* one template rendered by many threads at once */
 static sl_jinja *shared;
 static void *worker(void *ud)
@@ -397,6 +419,7 @@ int main(void)
     methods();
     tests_();
     errors();
+    nesting();
     threads();
     conformance();
     samples();
