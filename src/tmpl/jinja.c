@@ -69,6 +69,8 @@ typedef struct {
     tok *toks;
     size_t n, cap, pos;
     int depth;
+    int soft;        /* > 0 inside an if tag or an inline if: an unknown filter or test
+                        there is an error only if it runs (Jinja2's "soft frame") */
 } P;
 
 static void line_col(const sl_jinja *t, size_t off, int *line, int *col)
@@ -242,6 +244,39 @@ static size_t lex_tag(P *p, char kind, size_t start, size_t j, bool *strip)
             tok *k = push(p, T_NAME, b, j - b);
             k->s = astrndup(p->t, s + b, j - b);
             k->slen = j - b;
+        } else if (c == '0' && j + 2 < n && strchr("xXoObB", s[j + 1]) &&
+                   isxdigit((unsigned char)s[j + 2])) {
+            /* 0x1F, 0o17, 0b101 (underscores between digits allowed) */
+            int base = (s[j + 1] | 32) == 'x' ? 16 : (s[j + 1] | 32) == 'o' ? 8 : 2;
+            size_t b = j;
+            j += 2;
+            unsigned long long v = 0;
+            bool over = false, bad = false;
+            while (j < n && (isalnum((unsigned char)s[j]) || (s[j] == '_' && j + 1 < n &&
+                                                             isalnum((unsigned char)s[j + 1])))) {
+                if (s[j] != '_') {
+                    int d = isdigit((unsigned char)s[j]) ? s[j] - '0'
+                                                         : ((s[j] | 32) >= 'a' && (s[j] | 32) <= 'f')
+                                                               ? (s[j] | 32) - 'a' + 10 : 99;
+                    if (d >= base)
+                        bad = true;
+                    if (v > (unsigned long long)INT64_MAX / (unsigned)base)
+                        over = true;
+                    v = v * (unsigned)base + (unsigned)(d < base ? d : 0);
+                }
+                j++;
+            }
+            if (bad) {
+                perr(p, b, "invalid digit in the number literal '%.*s'", (int)(j - b), s + b);
+                return 0;
+            }
+            tok *k = push(p, T_INT, b, j - b);
+            if (over || v > (unsigned long long)INT64_MAX) {
+                k->type = T_FLOAT;
+                k->f = (double)v;
+            } else {
+                k->i = (long long)v;
+            }
         } else if (isdigit((unsigned char)c)) {
             size_t b = j;
             bool after_dot = p->n && p->toks[p->n - 1].type == T_OP &&
@@ -855,7 +890,7 @@ static jnode *parse_filter(P *p, jnode *e)
     f->a = e;
     f->s = k->s;
     f->fn = sl_jinja_find_filter(k->s);
-    if (!f->fn)
+    if (!f->fn && !p->soft)
         return perr(p, k->off, "no filter named '%s'", k->s);
     if (is_op(p, "(")) {
         p->pos++;
@@ -884,10 +919,6 @@ static jnode *parse_filter_tail(P *p, jnode *e)
             const char *name = NULL;
             if (k->type == T_NAME) {
                 name = k->s;
-            } else if (k->type == T_OP && (!strcmp(k->s, "==") || !strcmp(k->s, "!=") ||
-                                            !strcmp(k->s, "<") || !strcmp(k->s, ">") ||
-                                            !strcmp(k->s, "<=") || !strcmp(k->s, ">="))) {
-                name = k->s;
             } else {
                 char b[80];
                 return perr(p, k->off, "expected a test name after 'is', found %s",
@@ -896,7 +927,7 @@ static jnode *parse_filter_tail(P *p, jnode *e)
             p->pos++;
             t->s = name;
             t->fn = sl_jinja_find_test(name);
-            if (!t->fn)
+            if (!t->fn && !p->soft)
                 return perr(p, k->off, "no test named '%s'", name);
             if (is_op(p, "(")) {
                 p->pos++;
@@ -1110,19 +1141,25 @@ static jnode *parse_or(P *p)
 static jnode *parse_expr(P *p)
 {
     DEEP(p);
+    /* the value part of `a if c else b` is read before the `if` is seen:
+     * an unknown filter there was deferred by parse_filter's lookahead */
     jnode *e = parse_or(p);
     while (e && is_name(p, "if")) {
         p->pos++;
         jnode *c = nn(p, E_COND, e->off);
         c->a = e;
+        p->soft++;
         c->cond = parse_or(p);
+        p->soft--;
         if (!c->cond) {
             e = NULL;
             break;
         }
         if (is_name(p, "else")) {
             p->pos++;
+            p->soft++;
             c->b = parse_expr(p);
+            p->soft--;
             if (!c->b) {
                 e = NULL;
                 break;
@@ -1268,9 +1305,12 @@ static jnode *parse_if(P *p, size_t off)
 {
     static const char *const ends[] = {"elif", "else", "endif", NULL};
     jnode *s = nn(p, N_IF, off);
-    if (!(s->a = parse_tuple(p)) || !end_tag(p))
-        return NULL;
-    if (!(s->b = parse_body(p, ends, "if", off)))
+    p->soft++;
+    s->a = parse_tuple(p);
+    if (s->a && end_tag(p))
+        s->b = parse_body(p, ends, "if", off);
+    p->soft--;
+    if (!s->a || !s->b)
         return NULL;
     /* at {% elif|else|endif */
     p->pos++;
@@ -1282,7 +1322,12 @@ static jnode *parse_if(P *p, size_t off)
     }
     if (!strcmp(k->s, "else")) {
         static const char *const e2[] = {"endif", NULL};
-        if (!end_tag(p) || !(s->x = parse_body(p, e2, "if", off)))
+        if (!end_tag(p))
+            return NULL;
+        p->soft++;
+        s->x = parse_body(p, e2, "if", off);
+        p->soft--;
+        if (!s->x)
             return NULL;
         return close_tag(p, "endif") ? s : NULL;
     }
@@ -1343,10 +1388,17 @@ static jnode *parse_stmt(P *p)
             if (!(s->cond = parse_expr(p)))
                 return NULL;
         }
-        if (is_name(p, "recursive"))
-            return perr(p, cur(p)->off, "recursive for loops are not supported by sluice");
-        if (!end_tag(p) || !(s->b = parse_body(p, ends, "for", off)))
+        if (is_name(p, "recursive")) {
+            p->pos++;
+            s->neg = true; /* N_FOR: recursive */
+        }
+        int soft = p->soft;
+        p->soft = 0; /* a loop's body is a frame of its own */
+        if (!end_tag(p) || !(s->b = parse_body(p, ends, "for", off))) {
+            p->soft = soft;
             return NULL;
+        }
+        p->soft = soft;
         p->pos++;
         if (is_name(p, "else")) {
             p->pos++;
@@ -1396,8 +1448,13 @@ static jnode *parse_stmt(P *p)
     if (!strcmp(tag, "macro")) {
         static const char *const ends[] = {"endmacro", NULL};
         jnode *s = nn(p, N_MACRO, off);
-        if (!(s->s = expect_name(p, "the macro's name")) || !parse_params(p, s) || !end_tag(p) ||
-            !(s->b = parse_body(p, ends, "macro", off)))
+        if (!(s->s = expect_name(p, "the macro's name")) || !parse_params(p, s) || !end_tag(p))
+            return NULL;
+        int soft = p->soft;
+        p->soft = 0;
+        s->b = parse_body(p, ends, "macro", off);
+        p->soft = soft;
+        if (!s->b)
             return NULL;
         return close_tag(p, "endmacro") ? s : NULL;
     }
@@ -1561,6 +1618,42 @@ void sl_jinja_free(sl_jinja *t)
     free(t);
 }
 
+/* One walk of the finished tree: does the template call a method that
+ * changes a list or dict in place (the render then works on a copy of its
+ * context), and which macros read `varargs` / `kwargs` (those accept extra
+ * arguments; others refuse them, as Jinja2's do).  `macro` is the
+ * innermost macro around e. */
+static bool scan(jnode *e, jnode *macro)
+{
+    static const char *const mutators[] = {"append", "extend", "insert", "pop", "remove", "clear",
+                                           "reverse", "sort", "update", "setdefault", "popitem",
+                                           NULL};
+    if (!e)
+        return false;
+    bool m = false;
+    if (e->type == N_MACRO || e->type == N_CALLBLOCK)
+        macro = e;
+    if (e->type == E_NAME && macro) {
+        if (!strcmp(e->s, "varargs"))
+            macro->op |= 1;
+        else if (!strcmp(e->s, "kwargs"))
+            macro->op |= 2;
+    }
+    if (e->type == E_CALL && e->a && e->a->type == E_ATTR)
+        for (int i = 0; mutators[i]; i++)
+            if (!strcmp(e->a->s, mutators[i]))
+                m = true;
+    m |= scan(e->a, macro);
+    m |= scan(e->b, macro);
+    m |= scan(e->x, macro);
+    m |= scan(e->cond, macro);
+    for (int i = 0; i < e->nv; i++)
+        m |= scan(e->v[i], macro);
+    for (int i = 0; i < e->nkw; i++)
+        m |= scan(e->kwv[i], macro);
+    return m;
+}
+
 int sl_jinja_compile(const char *text, size_t len, const char *name, sl_jinja **out, sl_err *err)
 {
     *out = NULL;
@@ -1594,6 +1687,7 @@ int sl_jinja_compile(const char *text, size_t len, const char *name, sl_jinja **
         sl_jinja_free(t);
         return -1;
     }
+    t->mutates = scan(t->root, NULL);
     *out = t;
     return 0;
 }

@@ -11,6 +11,10 @@
 typedef struct {
     json_t *items;
     size_t i, n;
+    json_t *changed;       /* loop.changed(): the last arguments (owned) */
+    const jnode *node;     /* the for tag (recursive loops call it again) */
+    frame *outer;          /* the frame the for tag runs in */
+    int depth;             /* loop.depth - 1 */
 } loopst;
 
 typedef struct {
@@ -52,13 +56,28 @@ json_t *jint(long long i);
 #define JINJA_MAX_NEST 1000
 /* Drops a reference; a container whose last reference this is, is taken
  * apart with an explicit stack (jansson's own delete recurses). */
-void jdecref(json_t *j);
+void jdecref_last(json_t *j);
+static inline void jdecref(json_t *j)
+{
+    if (j && j->refcount == 1 && (json_is_array(j) || json_is_object(j)))
+        jdecref_last(j);
+    else
+        json_decref(j);
+}
 /* Set on this thread when a walk stopped at JINJA_MAX_NEST; cleared by
  * the render that reads it. */
 extern _Thread_local bool jinja_too_deep;
 /* Python ==, for values of any nesting (false beyond JINJA_MAX_NEST, with
  * jinja_too_deep set) */
 bool py_eq(const json_t *a, const json_t *b);
+
+/* Tuples: registers j (new reference kept by the render) as a tuple of
+ * the given kind; jinja_tuple_kind() tells (0: not a tuple). */
+void jv_mark_tuple(jrender *r, json_t *j, int kind);
+int jinja_tuple_kind(const json_t *j);
+/* -1 with an error when putting v into container `into` would make a
+ * value contain itself (sluice refuses those; Python would allow them) */
+int check_insert(jrender *r, const jnode *e, const json_t *into, const jv *v);
 
 /* values (a jv owns its reference) */
 void jv_free(jv *v);

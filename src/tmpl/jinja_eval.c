@@ -18,6 +18,9 @@
 
 #include "jinja_ev.h"
 
+/* the render running on this thread (tuples are looked up through it) */
+static _Thread_local jrender *cur_render;
+
 /* ---- values ---- */
 
 size_t fmt_u64(unsigned long long u, char *out)
@@ -68,14 +71,8 @@ json_t *jint(long long i)
 
 _Thread_local bool jinja_too_deep;
 
-void jdecref(json_t *j)
+void jdecref_last(json_t *j)
 {
-    if (!j)
-        return;
-    if (!(json_is_array(j) || json_is_object(j)) || j->refcount != 1) {
-        json_decref(j);
-        return;
-    }
     /* the last reference to a container: empty it and its sole-owned
      * children level by level, so freeing does not recurse */
     size_t n = 0, cap = 16;
@@ -156,6 +153,108 @@ static bool eq_rec(const json_t *a, const json_t *b, int depth)
     return true; /* null */
 }
 
+/* ---- tuples ---- */
+
+static size_t tup_slot(const jrender *r, const json_t *j)
+{
+    uintptr_t h = (uintptr_t)j >> 4;
+    h *= 0x9E3779B97F4A7C15ULL;
+    return (size_t)(h >> 20) & (r->atup - 1);
+}
+
+void jv_mark_tuple(jrender *r, json_t *j, int kind)
+{
+    if (!j || !json_is_array(j) || jinja_tuple_kind(j))
+        return;
+    if ((r->ntup + 1) * 2 > r->atup) {
+        size_t oa = r->atup;
+        json_t **ot = r->tup;
+        uint8_t *ok = r->tupk;
+        r->atup = oa ? oa * 2 : 64;
+        r->tup = calloc(r->atup, sizeof *r->tup);
+        r->tupk = calloc(r->atup, 1);
+        if (!r->tup || !r->tupk)
+            abort();
+        for (size_t i = 0; i < oa; i++)
+            if (ot[i]) {
+                size_t k = tup_slot(r, ot[i]);
+                while (r->tup[k])
+                    k = (k + 1) & (r->atup - 1);
+                r->tup[k] = ot[i];
+                r->tupk[k] = ok[i];
+            }
+        free(ot);
+        free(ok);
+    }
+    size_t k = tup_slot(r, j);
+    while (r->tup[k])
+        k = (k + 1) & (r->atup - 1);
+    r->tup[k] = json_incref(j);
+    r->tupk[k] = (uint8_t)kind;
+    r->ntup++;
+}
+
+int jinja_tuple_kind(const json_t *j)
+{
+    const jrender *r = cur_render;
+    if (!r || !r->ntup || !json_is_array(j))
+        return 0;
+    for (size_t k = tup_slot(r, j); r->tup[k]; k = (k + 1) & (r->atup - 1))
+        if (r->tup[k] == j)
+            return r->tupk[k];
+    return 0;
+}
+
+/* Is `into` reachable from v (v itself included)?  Visits containers only,
+ * with an explicit stack, charged to the render's walk budget. */
+int check_insert(jrender *r, const jnode *e, const json_t *into, const jv *v)
+{
+    json_t *j = v->k == K_JSON || v->k == K_NS ? v->j : NULL;
+    if (!j || !(json_is_array(j) || json_is_object(j)))
+        return 0;
+    size_t n = 0, cap = 16;
+    const json_t **st = sl_xmalloc(cap * sizeof *st);
+    st[n++] = j;
+    int rc = 0;
+    while (n && !rc) {
+        const json_t *c = st[--n];
+        if (c == into) {
+            rc = jerr(r, e, SL_EINVAL, "this would make a value contain itself, which sluice "
+                      "does not allow (Python would print it as [...])");
+            break;
+        }
+        if (--r->walk < 0) {
+            rc = jerr(r, e, SL_ELIMIT, "changing values in place inspected more than 10,000,000 "
+                      "nested values in this render (sluice's cap)");
+            break;
+        }
+        size_t m = json_is_array(c) ? json_array_size(c) : 0;
+        void *it = json_is_object(c) ? json_object_iter((json_t *)c) : NULL;
+        for (size_t i = 0;; i++) {
+            const json_t *x;
+            if (json_is_array(c)) {
+                if (i >= m)
+                    break;
+                x = json_array_get(c, i);
+            } else {
+                if (!it)
+                    break;
+                x = json_object_iter_value(it);
+                it = json_object_iter_next((json_t *)c, it);
+            }
+            if (json_is_array(x) || json_is_object(x)) {
+                if (n == cap) {
+                    cap *= 2;
+                    st = sl_xrealloc(st, cap * sizeof *st);
+                }
+                st[n++] = x;
+            }
+        }
+    }
+    free(st);
+    return rc;
+}
+
 bool py_eq(const json_t *a, const json_t *b)
 {
     return a && b ? eq_rec(a, b, 0) : a == b;
@@ -193,6 +292,8 @@ jv jv_undef(const char *name)
 /* the value as JSON for a container (new reference) */
 json_t *jv_to_json(const jv *v)
 {
+    if (v->k == K_NS && cur_render)
+        cur_render->ns_escaped = true;
     if ((v->k == K_JSON || v->k == K_NS) && v->j)
         return json_incref(v->j);
     return json_null();
@@ -226,6 +327,12 @@ const char *py_type(const jv *v)
         return "LoopContext";
     if (v->k == K_NS)
         return "Namespace";
+    if (v->k == K_BUILTIN)
+        return "builtin_function_or_method";
+    if (v->k == K_CYCLER)
+        return "Cycler";
+    if (v->k == K_JOINER)
+        return "Joiner";
     switch (json_typeof(v->j)) {
     case JSON_OBJECT: return "dict";
     case JSON_ARRAY: return "list";
@@ -394,6 +501,12 @@ static jv lookup(jrender *r, frame *f, const char *name)
     json_t *j = r->ctx ? json_object_get(r->ctx, name) : NULL;
     if (j)
         return jv_json(json_incref((json_t *)j));
+    static const char *const builtins[] = {"range", "dict", "namespace", "cycler", "joiner", NULL};
+    for (int i = 0; builtins[i]; i++)
+        if (!strcmp(name, builtins[i])) {
+            jv b = {.k = K_BUILTIN, .name = builtins[i]};
+            return b;
+        }
     return jv_undef(name);
 }
 
@@ -418,9 +531,9 @@ static jv loop_attr(const jv *lv, const char *name)
     if (!strcmp(name, "length"))
         return jv_json(jint(n));
     if (!strcmp(name, "depth"))
-        return jv_json(jint(1));
+        return jv_json(jint(l->depth + 1));
     if (!strcmp(name, "depth0"))
-        return jv_json(jint(0));
+        return jv_json(jint(l->depth));
     if (!strcmp(name, "previtem")) {
         if (i == 0)
             return jv_undef("previtem");
@@ -445,7 +558,17 @@ int get_attr(jrender *r, const jnode *e, const jv *o, const char *name, jv *out)
         *out = loop_attr(o, name);
         return 0;
     }
+    if (o->k == K_CYCLER && !strcmp(name, "current")) {
+        const jobj *c = o->p;
+        *out = jv_json(json_incref(json_array_get(c->items, c->pos)));
+        return 0;
+    }
     json_t *j = o->j;
+    if (o->k == K_JSON && json_is_array(j) && json_array_size(j) == 2 &&
+        (!strcmp(name, "grouper") || !strcmp(name, "list")) && jinja_tuple_kind(j) == TUP_GROUP) {
+        *out = jv_json(json_incref(json_array_get(j, name[0] == 'l')));
+        return 0;
+    }
     if ((o->k == K_JSON || o->k == K_NS) && json_is_object(j)) {
         json_t *x = json_object_get(j, name);
         if (x) {
@@ -898,8 +1021,24 @@ static int call_macro(jrender *r, const jnode *e, const jv *fn, jargs *a, const 
     if (r->depth >= r->lim.max_depth)
         return jerr(r, e, SL_ELIMIT, "macro calls nest deeper than %d (the recursion cap)",
                     r->lim.max_depth);
+    const char *mname = fn->k == K_CALLER ? "caller" : m->s;
+    bool uses_var = m->op & 1, uses_kw = m->op & 2;
+    if (m->nkw > 64)
+        return jerr(r, e, SL_EINVAL, "macro '%s' has more than 64 parameters", mname);
+    if (a->n > m->nkw && !uses_var)
+        return jerr(r, e, SL_EINVAL, "macro '%s' takes not more than %d argument(s)", mname,
+                    m->nkw);
+    for (int k = 0; k < a->nkw && !uses_kw; k++) {
+        int i = 0;
+        while (i < m->nkw && strcmp(m->kwn[i], a->kwn[k]))
+            i++;
+        if (i == m->nkw && strcmp(a->kwn[k], "caller"))
+            return jerr(r, e, SL_EINVAL, "macro '%s' takes no keyword argument '%s'", mname,
+                        a->kwn[k]);
+    }
     frame f = {.parent = fn->k == K_CALLER ? (frame *)fn->p2 : r->root};
     json_t *varargs = json_array(), *kwargs = json_object();
+    jv_mark_tuple(r, varargs, TUP_PLAIN);
     bool bound[64] = {false};
     for (int i = 0; i < a->n; i++) {
         if (i < m->nkw) {
@@ -984,7 +1123,54 @@ static int builtin_call(jrender *r, const jnode *e, const char *name, jargs *a, 
             out->k = K_NS;
         return 0;
     }
+    if (!strcmp(name, "cycler") || !strcmp(name, "joiner")) {
+        jobj *o = calloc(1, sizeof *o);
+        if (!o)
+            abort();
+        o->items = json_array();
+        if (name[0] == 'c') {
+            if (!a->n) {
+                jdecref(o->items);
+                free(o);
+                return jerr(r, e, SL_EINVAL, "a cycler needs at least one item");
+            }
+            for (int i = 0; i < a->n; i++)
+                json_array_append_new(o->items, jv_to_json(&a->pos[i]));
+        } else {
+            jv *sep = arg(a, 0, "sep");
+            json_array_append_new(o->items, sep ? jv_to_json(sep) : json_string(", "));
+        }
+        o->next = r->objs;
+        r->objs = o;
+        jv v = {.k = name[0] == 'c' ? K_CYCLER : K_JOINER, .p = o, .name = name};
+        *out = v;
+        return 0;
+    }
     return -2;
+}
+
+/* the items of a recursive loop's new level, rendered to a string */
+static int run_loop(jrender *r, const jnode *s, frame *f, const jv *it, int depth, sl_buf *out);
+
+static int call_loop(jrender *r, const jnode *e, const jv *lv, jargs *a, jv *out)
+{
+    const loopst *l = lv->p;
+    if (!l->node->neg)
+        return jerr(r, e, SL_EINVAL, "the loop is not recursive: it can be called only in a "
+                    "`for ... recursive` loop");
+    if (a->n != 1 || a->nkw)
+        return jerr(r, e, SL_EINVAL, "loop() takes exactly one argument, the items");
+    if (r->depth >= r->lim.max_depth)
+        return jerr(r, e, SL_ELIMIT, "recursive loops nest deeper than %d (the recursion cap)",
+                    r->lim.max_depth);
+    STACKBUF(b, r->lim.max_output_chars * 4 + 16);
+    r->depth++;
+    int rc = run_loop(r, l->node, l->outer, &a->pos[0], l->depth + 1, &b);
+    r->depth--;
+    if (!rc)
+        *out = jv_json(json_stringn_nocheck(b.data ? b.data : "", b.len));
+    sl_buf_release(&b);
+    return rc;
 }
 
 static int eval_call(jrender *r, const jnode *e, frame *f, const jv *caller, jv *out)
@@ -1009,6 +1195,25 @@ static int eval_call(jrender *r, const jnode *e, frame *f, const jv *caller, jv 
                     rc = jerr(r, e, SL_EINVAL, "no items for cycling given");
                 else
                     *out = jv_copy(&a.pos[l->i % (size_t)a.n]);
+            } else if (self.k == K_LOOP && !strcmp(fe->s, "changed")) {
+                /* True when the arguments differ from the last call's */
+                loopst *l = (loopst *)self.p;
+                json_t *now = json_array();
+                for (int i = 0; i < a.n; i++)
+                    json_array_append_new(now, jv_to_json(&a.pos[i]));
+                bool same = l->changed && py_eq(l->changed, now);
+                jdecref(l->changed);
+                l->changed = now;
+                *out = jv_json(json_boolean(!same));
+            } else if (self.k == K_CYCLER && (!strcmp(fe->s, "next") || !strcmp(fe->s, "reset"))) {
+                jobj *c = (jobj *)self.p;
+                if (fe->s[0] == 'n') {
+                    *out = jv_json(json_incref(json_array_get(c->items, c->pos)));
+                    c->pos = (c->pos + 1) % json_array_size(c->items);
+                } else {
+                    c->pos = 0;
+                    *out = jv_json(json_null());
+                }
             } else {
                 rc = call_method(r, e, &self, fe->s, &a, out);
             }
@@ -1024,9 +1229,14 @@ static int eval_call(jrender *r, const jnode *e, frame *f, const jv *caller, jv 
     if (!rc) {
         if (fn.k == K_MACRO || fn.k == K_CALLER) {
             rc = call_macro(r, e, &fn, &a, caller, out);
-        } else if (fn.k == K_UNDEF && fe->type == E_NAME &&
-                   (rc = builtin_call(r, e, fe->s, &a, out)) != -2) {
-            /* done */
+        } else if (fn.k == K_BUILTIN) {
+            rc = builtin_call(r, e, fn.name, &a, out);
+        } else if (fn.k == K_LOOP) {
+            rc = call_loop(r, e, &fn, &a, out);
+        } else if (fn.k == K_JOINER) {
+            jobj *o = (jobj *)fn.p;
+            *out = o->pos++ ? jv_json(json_incref(json_array_get(o->items, 0)))
+                            : jv_json(json_stringn_nocheck("", 0));
         } else if (fn.k == K_UNDEF) {
             rc = undef_err(r, fe, &fn);
         } else {
@@ -1044,6 +1254,8 @@ int eval_filter(jrender *r, const jnode *e, frame *f, const jv *in, jv *out)
 {
     jv x;
     int rc = 0;
+    if (!e->fn) /* unknown, inside an if: an error once it runs */
+        return jerr(r, e, SL_EINVAL, "no filter named '%s'", e->s);
     if (!e->a)
         x = jv_copy(in);
     else if (e->a->type == E_FILTER)
@@ -1090,6 +1302,8 @@ int eval(jrender *r, const jnode *e, frame *f, jv *out)
             json_array_append_new(l, jv_to_json(&a));
             jv_free(&a);
         }
+        if (e->type == E_TUPLE)
+            jv_mark_tuple(r, l, TUP_PLAIN);
         *out = jv_json(l);
         return 0;
     }
@@ -1242,6 +1456,8 @@ int eval(jrender *r, const jnode *e, frame *f, jv *out)
     case E_FILTER:
         return eval_filter(r, e, f, NULL, out);
     case E_TEST: {
+        if (!e->fn)
+            return jerr(r, e, SL_EINVAL, "no test named '%s'", e->s);
         if (eval(r, e->a, f, &a) < 0)
             return -1;
         jargs ar;
@@ -1286,16 +1502,19 @@ static int assign_targets(jrender *r, const jnode *s, frame *f, const jv *v)
     return 0;
 }
 
-static int run_for(jrender *r, const jnode *s, frame *f, sl_buf *out)
+static int run_loop(jrender *r, const jnode *s, frame *f, const jv *it, int depth, sl_buf *out)
 {
-    jv it;
-    if (eval(r, s->a, f, &it) < 0)
-        return -1;
     json_t *items;
-    int rc = jv_items(r, s->a, &it, &items);
-    jv_free(&it);
+    int rc = jv_items(r, s->a, it, &items);
     if (rc < 0)
         return -1;
+    if (r->t->mutates) {
+        /* the body may change the list it walks: walk a copy, as Python's
+         * loop would see a snapshot of its length */
+        json_t *c = json_copy(items);
+        jdecref(items);
+        items = c;
+    }
     frame lf = {.parent = f};
     if (s->cond) {
         json_t *keep = json_array();
@@ -1317,7 +1536,7 @@ static int run_for(jrender *r, const jnode *s, frame *f, sl_buf *out)
         jdecref(items);
         items = keep;
     }
-    loopst ls = {.items = items, .n = json_array_size(items)};
+    loopst ls = {.items = items, .n = json_array_size(items), .node = s, .outer = f, .depth = depth};
     for (size_t i = 0; i < ls.n && !rc; i++) {
         ls.i = i;
         if (++r->iters > r->lim.max_loop_iterations) {
@@ -1336,7 +1555,18 @@ static int run_for(jrender *r, const jnode *s, frame *f, sl_buf *out)
     if (!rc && ls.n == 0 && s->x)
         rc = render_body(r, s->x, f, out);
     frame_release(&lf);
+    jdecref(ls.changed);
     jdecref(items);
+    return rc;
+}
+
+static int run_for(jrender *r, const jnode *s, frame *f, sl_buf *out)
+{
+    jv it;
+    if (eval(r, s->a, f, &it) < 0)
+        return -1;
+    int rc = run_loop(r, s, f, &it, 0, out);
+    jv_free(&it);
     return rc;
 }
 
@@ -1385,6 +1615,8 @@ static int run_stmt(jrender *r, const jnode *s, frame *f, sl_buf *out)
             if (!ns || ns->k != K_NS)
                 rc = jerr(r, s, SL_EINVAL, "cannot assign attribute '%s' on '%s': it is not a namespace()",
                           s->s2, s->names[0]);
+            else if (r->ns_escaped && (rc = check_insert(r, s, ns->j, &v)) < 0)
+                ;
             else {
                 /* the old value goes through jdecref, not jansson's delete */
                 json_t *old = json_incref(json_object_get(ns->j, s->s2));
@@ -1495,11 +1727,32 @@ int sl_jinja_render(const sl_jinja *t, const sl_value *ctx, const sl_jinja_limit
         r.lim.max_depth = SL_JINJA_MAX_DEPTH;
     frame root = {0};
     r.root = &root;
+    r.walk = 10000000;
     jinja_too_deep = false;
+    if (t->mutates && r.ctx) {
+        /* list.append() and friends change values in place: never the
+         * caller's (Dify's sandbox gets a copy of the inputs too) */
+        r.own_ctx = json_deep_copy(r.ctx);
+        r.ctx = r.own_ctx;
+    }
+    jrender *prev = cur_render;
+    cur_render = &r;
     size_t start = out->len;
     int rc = render_body(&r, t->root, &root, out);
     frame_release(&root);
     jinja_too_deep = false;
+    cur_render = prev;
+    for (size_t i = 0; i < r.atup; i++)
+        jdecref(r.tup[i]);
+    free(r.tup);
+    free(r.tupk);
+    while (r.objs) {
+        jobj *o = r.objs;
+        r.objs = o->next;
+        jdecref(o->items);
+        free(o);
+    }
+    jdecref(r.own_ctx);
     (void)start;
     return rc;
 }

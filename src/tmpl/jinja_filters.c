@@ -1089,8 +1089,19 @@ FILTER(title) { (void)e, (void)a; return str_case(r, x, 4, out); }
 
 FILTER(center)
 {
-    (void)r, (void)e;
-    long long w = int_arg(arg(a, 0, "width"), 80);
+    jv *wv = arg(a, 0, "width"), *fc = arg(a, 1, "fillchar");
+    long long w = 80;
+    if (wv && num_of(wv, &w, &(double){0}) != 1)
+        return jerr(r, e, SL_EINVAL, "'%s' object cannot be interpreted as an integer",
+                    py_type(wv));
+    const char *fill = " ";
+    size_t fl = 1;
+    if (fc) {
+        if (!is_str(fc) || ulen(json_string_value(fc->j), json_string_length(fc->j)) != 1)
+            return jerr(r, e, SL_EINVAL, "The fill character must be exactly one character long");
+        fill = json_string_value(fc->j);
+        fl = json_string_length(fc->j);
+    }
     text t;
     text_of(x, &t);
     long long l = (long long)ulen(t.s, t.n);
@@ -1098,10 +1109,10 @@ FILTER(center)
     if (w > l && w < 1000000) {
         long long marg = w - l, left = marg / 2 + (marg & w & 1);
         for (long long i = 0; i < left; i++)
-            sl_buf_addc(&b, ' ');
+            sl_buf_add(&b, fill, fl);
         sl_buf_add(&b, t.s, t.n);
         for (long long i = left; i < marg; i++)
-            sl_buf_addc(&b, ' ');
+            sl_buf_add(&b, fill, fl);
     } else {
         sl_buf_add(&b, t.s, t.n);
     }
@@ -1183,6 +1194,8 @@ FILTER(float)
     jv *d = arg(a, 0, "default");
     long long i;
     double v;
+    if (x->k == K_UNDEF)
+        return undef_err(r, e, x);
     int t = num_of(x, &i, &v);
     if (t)
         return mk_float(r, e, v, out);
@@ -1191,11 +1204,22 @@ FILTER(float)
         char *end;
         while (isspace((unsigned char)*s))
             s++;
-        v = strtod(s, &end);
+        /* Python's float(): decimal, or nan / inf / infinity with a sign;
+         * no hex (strtod would read 0x1p3) */
+        const char *q = s + (*s == '+' || *s == '-');
+        bool hex = q[0] == '0' && (q[1] | 32) == 'x';
+        v = hex ? 0 : strtod(s, &end);
+        if (hex)
+            end = (char *)s;
         while (end != s && isspace((unsigned char)*end))
             end++;
-        if (end != s && !*end && isfinite(v))
-            return mk_float(r, e, v, out);
+        if (end != s && !*end) {
+            if (!isfinite(v))
+                return jerr(r, e, SL_EINVAL, "'%s' is not a finite number, and sluice's values "
+                            "are JSON numbers (no nan or inf)", json_string_value(x->j));
+            *out = jv_json(json_real(v));
+            return 0;
+        }
     }
     *out = d ? jv_copy(d) : jv_json(json_real(0.0));
     return 0;
@@ -1208,6 +1232,10 @@ FILTER(int)
     long long base = int_arg(arg(a, 1, "base"), 10);
     long long i;
     double v;
+    if (a->n > 2)
+        return jerr(r, e, SL_EINVAL, "int takes at most 2 arguments (%d given)", a->n);
+    if (x->k == K_UNDEF)
+        return undef_err(r, e, x);
     int t = num_of(x, &i, &v);
     if (t == 1) {
         *out = jv_json(jint(i));
@@ -1218,19 +1246,42 @@ FILTER(int)
         return 0;
     }
     if (is_str(x)) {
-        const char *s = json_string_value(x->j);
-        while (isspace((unsigned char)*s))
-            s++;
+        /* Python's int(s, base): digits with single underscores between
+         * them; a 0x/0o/0b prefix only when it matches the base */
+        char buf[128];
+        const char *s0 = json_string_value(x->j);
+        size_t k = 0;
+        while (isspace((unsigned char)*s0))
+            s0++;
+        bool ok = true;
+        for (const char *q = s0; *q && k < sizeof buf - 1; q++) {
+            if (*q == '_') {
+                ok &= q > s0 && isalnum((unsigned char)q[-1]) && isalnum((unsigned char)q[1]);
+                continue;
+            }
+            buf[k++] = *q;
+        }
+        buf[k] = 0;
+        const char *s = buf;
+        int b = (int)(base >= 2 && base <= 36 ? base : 10);
+        if (s[0] == '0' && s[1] && strchr("xXoObB", s[1]) &&
+            !((b == 16 && (s[1] | 32) == 'x') || (b == 8 && (s[1] | 32) == 'o') ||
+              (b == 2 && (s[1] | 32) == 'b')))
+            ok = false;
         char *end;
         errno = 0;
-        long long n = strtoll(s, &end, (int)(base >= 2 && base <= 36 ? base : 10));
+        long long n = ok ? strtoll(s, &end, b) : 0;
+        if (!ok)
+            end = (char *)s;
         while (end != s && isspace((unsigned char)*end))
             end++;
         if (end != s && !*end && !errno) {
             *out = jv_json(jint(n));
             return 0;
         }
-        v = strtod(s, &end);
+        v = ok && !strchr(s, 'x') && !strchr(s, 'X') ? strtod(s, &end) : 0;
+        if (!ok)
+            end = (char *)s;
         while (end != s && isspace((unsigned char)*end))
             end++;
         if (end != s && !*end && isfinite(v) && fabs(v) < 9.2e18) {
@@ -1302,7 +1353,7 @@ FILTER(list)
     json_t *items;
     if (items_of(r, e, x, &items) < 0)
         return -1;
-    *out = jv_json(json_is_array(x->j) && items == x->j ? json_copy(items) : json_incref(items));
+    *out = jv_json(json_copy(items));
     jdecref(items);
     return 0;
 }
@@ -1647,6 +1698,7 @@ FILTER(dictsort)
     json_t *val;
     json_object_foreach(x->j, k, val) {
         json_t *pair = json_pack("[sO]", k, val);
+        jv_mark_tuple(r, pair, TUP_PLAIN);
         v[i].item = pair;
         v[i].key = sort_key(byval ? val : json_array_get(pair, 0), cs);
         i++;
@@ -1678,7 +1730,11 @@ FILTER(items)
     json_t *res = json_array();
     const char *k;
     json_t *val;
-    json_object_foreach(x->j, k, val) json_array_append_new(res, json_pack("[sO]", k, val));
+    json_object_foreach(x->j, k, val) {
+        json_t *pair = json_pack("[sO]", k, val);
+        jv_mark_tuple(r, pair, TUP_PLAIN);
+        json_array_append_new(res, pair);
+    }
     *out = jv_json(res);
     return 0;
 }
@@ -1988,17 +2044,23 @@ FILTER(indent)
             sl_buf_addc(&ind, ' ');
     }
     const char *is = ind.data ? ind.data : "";
-    text t;
-    text_of(x, &t);
+    text t0;
+    text_of(x, &t0);
+    /* Jinja2 splits s + "\n" into lines (str.splitlines) */
+    STACKBUF(tb, r->lim.max_output_chars * 4 + 16);
+    sl_buf_add(&tb, t0.s, t0.n);
+    sl_buf_addc(&tb, '\n');
+    text_done(&t0);
+    text t = {.s = tb.data, .n = tb.len};
+    sl_buf_init(&t.b, 0);
     STACKBUF(b, r->lim.max_output_chars * 4 + 16);
     if (first)
         sl_buf_add(&b, is, ind.len);
-    /* lines as str.splitlines of s + "\n" */
     size_t i = 0;
     bool firstline = true;
     while (i < t.n) {
         size_t j = i;
-        while (j < t.n && t.s[j] != '\n' && t.s[j] != '\r')
+        while (j < t.n && !strchr("\n\r\v\f\x1c\x1d\x1e", t.s[j]))
             j++;
         if (!firstline) {
             sl_buf_addc(&b, '\n');
@@ -2012,6 +2074,7 @@ FILTER(indent)
         i = j + 1;
     }
     text_done(&t);
+    sl_buf_release(&tb);
     sl_buf_release(&ind);
     *out = jbuf(&b);
     return 0;

@@ -54,6 +54,7 @@ struct jnode {
 };
 
 struct sl_jinja {
+    bool mutates;          /* calls list/dict methods that change values in place */
     char *name;
     char *src;             /* normalised source (newlines, trailing newline) */
     size_t srclen;
@@ -65,7 +66,10 @@ struct sl_jinja {
 
 /* ---- runtime values ---- */
 
-enum { K_ABSENT = 0, K_UNDEF, K_JSON, K_MACRO, K_LOOP, K_NS, K_CALLER };
+enum { K_ABSENT = 0, K_UNDEF, K_JSON, K_MACRO, K_LOOP, K_NS, K_CALLER,
+       K_BUILTIN,   /* range, dict, namespace, cycler, joiner (name) */
+       K_CYCLER,    /* cycler(...) (p: its state, owned by the render) */
+       K_JOINER };  /* joiner(sep) (p: its state, owned by the render) */
 
 typedef struct {
     uint8_t k;
@@ -84,15 +88,35 @@ struct frame {
     jv *vals;
 };
 
+/* state of a cycler or joiner; freed with the render */
+typedef struct jobj jobj;
+struct jobj {
+    jobj *next;
+    json_t *items;         /* cycler: its items; joiner: [sep] */
+    size_t pos;            /* cycler: current index; joiner: calls so far */
+};
+
 typedef struct {
     const sl_jinja *t;
     const json_t *ctx;
+    json_t *own_ctx;       /* a copy of the context when the template mutates values */
     sl_jinja_limits lim;
     sl_err *err;
     long iters;
+    long walk;             /* container visits left for self-reference checks */
+    bool ns_escaped;       /* a namespace was put into a list or dict: setting its
+                              attributes must check for self-reference */
     int depth;
     frame *root;
+    jobj *objs;
+    /* values that are tuples (printed (a, b)) or groupby groups: a set of
+     * pointers, each holding a reference so no other value takes its address */
+    json_t **tup;
+    uint8_t *tupk;
+    size_t ntup, atup;
 } jrender;
+
+enum { TUP_PLAIN = 1, TUP_GROUP = 2 };
 
 /* Filters and tests by name (jinja_eval.c); NULL when there is none. */
 const void *sl_jinja_find_filter(const char *name);
