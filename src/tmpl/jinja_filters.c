@@ -76,6 +76,8 @@ static void enc(unsigned long cp, sl_buf *b)
 
 static unsigned long cp_case(unsigned long c, int upper)
 {
+    if (c == 0xDF && upper == 1)
+        return 0x1E9E0053; /* marker: "SS" (enc_case writes it) */
     if (c < 0x80)
         return upper ? (unsigned long)toupper((int)c) : (unsigned long)tolower((int)c);
     pthread_once(&loc_once, loc_init);
@@ -186,6 +188,8 @@ static void case_map(const char *s, size_t n, int mode, sl_buf *out)
         }
         if (o == c)
             sl_buf_add(out, s + i, l);
+        else if (o == 0x1E9E0053)
+            sl_buf_add(out, "SS", 2); /* Python: 'ß'.upper() == 'SS' */
         else
             enc(o, out);
         i += l;
@@ -298,7 +302,13 @@ static void py_num(const json_t *j, sl_buf *out)
     }
 }
 
-static void repr_rec(const json_t *j, sl_buf *out, int depth)
+static int key_cmp(const void *x, const void *y)
+{
+    return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+/* sorted: dict keys in order (pprint) */
+static void repr_rec(const json_t *j, sl_buf *out, int depth, bool sorted)
 {
     if (depth > JINJA_MAX_NEST) {
         jinja_too_deep = true;
@@ -307,20 +317,41 @@ static void repr_rec(const json_t *j, sl_buf *out, int depth)
     }
     switch (json_typeof(j)) {
     case JSON_STRING: repr_str(json_string_value(j), json_string_length(j), out); return;
-    case JSON_ARRAY:
-        sl_buf_addc(out, '[');
-        for (size_t i = 0; i < json_array_size(j) && !out->toobig; i++) {
+    case JSON_ARRAY: {
+        bool tup = jinja_tuple_kind(j) != 0;
+        size_t n = json_array_size(j);
+        sl_buf_addc(out, tup ? '(' : '[');
+        for (size_t i = 0; i < n && !out->toobig; i++) {
             if (i)
                 sl_buf_adds(out, ", ");
-            repr_rec(json_array_get(j, i), out, depth + 1);
+            repr_rec(json_array_get(j, i), out, depth + 1, sorted);
         }
-        sl_buf_addc(out, ']');
+        if (tup && n == 1)
+            sl_buf_addc(out, ',');
+        sl_buf_addc(out, tup ? ')' : ']');
         return;
+    }
     case JSON_OBJECT: {
         const char *k;
         json_t *x;
         bool first = true;
         sl_buf_addc(out, '{');
+        if (sorted) {
+            size_t n = json_object_size(j), m = 0;
+            const char **keys = sl_xmalloc((n ? n : 1) * sizeof *keys);
+            json_object_foreach((json_t *)j, k, x) keys[m++] = k;
+            qsort(keys, m, sizeof *keys, key_cmp);
+            for (size_t i = 0; i < m && !out->toobig; i++) {
+                if (i)
+                    sl_buf_adds(out, ", ");
+                repr_str(keys[i], strlen(keys[i]), out);
+                sl_buf_adds(out, ": ");
+                repr_rec(json_object_get(j, keys[i]), out, depth + 1, sorted);
+            }
+            free(keys);
+            sl_buf_addc(out, '}');
+            return;
+        }
         json_object_foreach((json_t *)j, k, x) {
             if (out->toobig)
                 break;
@@ -329,7 +360,7 @@ static void repr_rec(const json_t *j, sl_buf *out, int depth)
             first = false;
             repr_str(k, strlen(k), out);
             sl_buf_adds(out, ": ");
-            repr_rec(x, out, depth + 1);
+            repr_rec(x, out, depth + 1, sorted);
         }
         sl_buf_addc(out, '}');
         return;
@@ -340,7 +371,7 @@ static void repr_rec(const json_t *j, sl_buf *out, int depth)
 
 void py_repr(const json_t *j, sl_buf *out)
 {
-    repr_rec(j, out, 0);
+    repr_rec(j, out, 0, false);
 }
 
 void py_str(const json_t *j, sl_buf *out)
@@ -368,6 +399,15 @@ void jv_str(const jv *v, sl_buf *out)
     case K_MACRO: sl_buf_addf(out, "<Macro '%s'>", v->name ? v->name : ""); return;
     case K_CALLER: sl_buf_adds(out, "<Macro 'caller'>"); return;
     case K_LOOP: sl_buf_adds(out, "<LoopContext>"); return;
+    case K_BUILTIN:
+        sl_buf_addf(out, "<class '%s%s'>",
+                    !strcmp(v->name, "range") || !strcmp(v->name, "dict") ? "" : "jinja2.utils.",
+                    !strcmp(v->name, "namespace") ? "Namespace"
+                    : !strcmp(v->name, "cycler")  ? "Cycler"
+                    : !strcmp(v->name, "joiner")  ? "Joiner" : v->name);
+        return;
+    case K_CYCLER: sl_buf_adds(out, "<jinja2.utils.Cycler object>"); return;
+    case K_JOINER: sl_buf_adds(out, "<jinja2.utils.Joiner object>"); return;
     default: return;
     }
 }
@@ -1264,10 +1304,14 @@ FILTER(int)
         buf[k] = 0;
         const char *s = buf;
         int b = (int)(base >= 2 && base <= 36 ? base : 10);
-        if (s[0] == '0' && s[1] && strchr("xXoObB", s[1]) &&
-            !((b == 16 && (s[1] | 32) == 'x') || (b == 8 && (s[1] | 32) == 'o') ||
-              (b == 2 && (s[1] | 32) == 'b')))
-            ok = false;
+        size_t sg = buf[0] == '-' || buf[0] == '+';
+        if (s[sg] == '0' && s[sg + 1] && strchr("xXoObB", s[sg + 1])) {
+            char pc = (char)(s[sg + 1] | 32);
+            if ((b == 16 && pc == 'x') || (b == 8 && pc == 'o') || (b == 2 && pc == 'b'))
+                memmove(buf + sg, buf + sg + 2, strlen(buf + sg + 2) + 1); /* drop 0x */
+            else if (b != 16 || pc != 'b')
+                ok = false;
+        }
         char *end;
         errno = 0;
         long long n = ok ? strtoll(s, &end, b) : 0;
@@ -1596,8 +1640,36 @@ static kv *keyed(json_t *items, jv *at, bool cs, size_t *n)
 {
     *n = json_array_size(items);
     kv *v = sl_xmalloc((*n ? *n : 1) * sizeof *v);
+    /* sort(attribute='a,b.c'): the key is the list of those attributes */
+    const char *multi = is_str(at) && strchr(json_string_value(at->j), ',')
+                            ? json_string_value(at->j) : NULL;
     for (size_t i = 0; i < *n; i++) {
         v[i].item = json_array_get(items, i);
+        if (multi) {
+            json_t *key = json_array();
+            for (const char *p = multi; key;) {
+                const char *c = strchr(p, ',');
+                size_t l = c ? (size_t)(c - p) : strlen(p);
+                char part[256];
+                json_t *k = NULL;
+                if (l < sizeof part) {
+                    memcpy(part, p, l);
+                    part[l] = 0;
+                    k = path_get(v[i].item, part);
+                }
+                if (!k) {
+                    jdecref(key);
+                    key = NULL;
+                    break;
+                }
+                json_array_append_new(key, sort_key(k, cs));
+                if (!c)
+                    break;
+                p = c + 1;
+            }
+            v[i].key = key;
+            continue;
+        }
         json_t *k = attr_of(v[i].item, at);
         v[i].key = k ? sort_key(k, cs) : NULL;
     }
@@ -2160,11 +2232,320 @@ static int chunks(jrender *r, const jnode *e, jv *x, jargs *a, bool batch, jv *o
 FILTER(batch) { return chunks(r, e, x, a, true, out); }
 FILTER(slice) { return chunks(r, e, x, a, false, out); }
 
+/* groupby(attribute, default=None, case_sensitive=False): (grouper, list)
+ * tuples sorted by the grouper */
+FILTER(groupby)
+{
+    jv *at = arg(a, 0, "attribute"), *dflt = arg(a, 1, "default");
+    bool cs = bool_arg(arg(a, 2, "case_sensitive"), false);
+    if (!at)
+        return jerr(r, e, SL_EINVAL, "groupby needs the attribute to group by");
+    json_t *items;
+    if (items_of(r, e, x, &items) < 0)
+        return -1;
+    size_t n = json_array_size(items);
+    kv *v = sl_xmalloc((n ? n : 1) * sizeof *v);
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        v[i].item = json_array_get(items, i);
+        json_t *k = attr_of(v[i].item, at);
+        if (!k && dflt)
+            k = jv_to_json(dflt), json_decref(k); /* borrowed from the argument */
+        if (!k) {
+            for (size_t j = 0; j < i; j++)
+                jdecref(v[j].key);
+            free(v);
+            jdecref(items);
+            return jerr(r, e, SL_EINVAL, "an item has no attribute '%s' to group by",
+                        is_str(at) ? json_string_value(at->j) : "?");
+        }
+        v[i].key = sort_key(k, cs);
+        /* the grouper shown is the value (not lower-cased) unless case-insensitive,
+           where Jinja2 shows the first item's own value */
+        (void)k;
+    }
+    rc = sort_items(v, n, false);
+    if (rc < 0) {
+        keyed_free(v, n);
+        jdecref(items);
+        if (jinja_too_deep) {
+            *out = jv_json(json_array());
+            return 0;
+        }
+        return jerr(r, e, SL_EINVAL, "the group keys do not compare");
+    }
+    json_t *res = json_array();
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        json_t *list = json_array();
+        while (j < n && py_eq(v[j].key, v[i].key))
+            json_array_append(list, v[j++].item);
+        json_t *g = attr_of(v[i].item, at);
+        json_t *grp = json_array();
+        json_array_append(grp, cs || !g ? v[i].key : g);
+        json_array_append_new(grp, list);
+        jv_mark_tuple(r, grp, TUP_GROUP);
+        json_array_append_new(res, grp);
+        i = j;
+    }
+    keyed_free(v, n);
+    jdecref(items);
+    *out = jv_json(res);
+    return 0;
+}
+
+/* filesizeformat(value, binary=False) */
+FILTER(filesizeformat)
+{
+    long long i;
+    double d;
+    int t = num_of(x, &i, &d);
+    if (!t && is_str(x)) {
+        char *end;
+        d = strtod(json_string_value(x->j), &end);
+        t = *end ? 0 : 2;
+    }
+    if (!t)
+        return jerr(r, e, SL_EINVAL, "filesizeformat needs a number, not '%s'", py_type(x));
+    bool binary = bool_arg(arg(a, 0, "binary"), false);
+    double base = binary ? 1024 : 1000;
+    static const char *const dec[] = {"kB", "MB", "GB", "TB", "PB", "EB", "ZB", "YB"};
+    static const char *const bin[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB"};
+    char buf[64];
+    if (d == 1) {
+        snprintf(buf, sizeof buf, "1 Byte");
+    } else if (d < base) {
+        snprintf(buf, sizeof buf, "%lld Bytes", (long long)d);
+    } else {
+        int k = 0;
+        double unit = base * base;
+        for (k = 0; k < 7 && d >= unit; k++)
+            unit *= base;
+        snprintf(buf, sizeof buf, "%.1f %s", base * d / unit, binary ? bin[k] : dec[k]);
+    }
+    *out = jstr(buf, strlen(buf));
+    return 0;
+}
+
+/* wordwrap(width=79, break_long_words=True, wrapstring=None,
+ * break_on_hyphens=True): Python's textwrap.wrap on each line of the text
+ * (expand_tabs and replace_whitespace off, as Jinja2 calls it), lines
+ * joined by the wrapstring */
+typedef struct {
+    const char *s;
+    size_t n, len; /* bytes, characters */
+    bool space;
+} chunk;
+
+static void wrap_line(const char *s, size_t n, size_t width, bool brk, bool hyph, const text *sep,
+                      sl_buf *b)
+{
+    /* chunks: runs of whitespace, and words (split after hyphens inside them) */
+    size_t nc = 0, ac = 16;
+    chunk *c = sl_xmalloc(ac * sizeof *c);
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        bool sp = s[i] == ' ' || s[i] == '\t';
+        if (sp) {
+            while (j < n && (s[j] == ' ' || s[j] == '\t'))
+                j++;
+        } else {
+            while (j < n && s[j] != ' ' && s[j] != '\t') {
+                j++;
+                if (hyph && s[j - 1] == '-' && j < n && isalpha((unsigned char)s[j]) && j >= i + 2 &&
+                    isalnum((unsigned char)s[j - 2]))
+                    break;
+            }
+        }
+        if (nc == ac) {
+            ac *= 2;
+            c = sl_xrealloc(c, ac * sizeof *c);
+        }
+        c[nc++] = (chunk){.s = s + i, .n = j - i, .len = ulen(s + i, j - i), .space = sp};
+        i = j;
+    }
+    size_t k = 0;
+    bool lines = false;
+    while (k < nc) {
+        size_t start = b->len, cur = 0, first = k;
+        if (c[k].space && lines)
+            first = ++k; /* whitespace at the start of a later line is dropped */
+        while (k < nc && cur + c[k].len <= width)
+            cur += c[k++].len;
+        for (size_t i = first; i < k; i++)
+            sl_buf_add(b, c[i].s, c[i].n);
+        if (k < nc && c[k].len > width) {
+            /* a chunk too long for any line */
+            if (brk) {
+                size_t left = width > cur ? width - cur : 1, end = left;
+                if (hyph && c[k].len > left) {
+                    size_t off = uoff(c[k].s, c[k].n, left), h = off;
+                    while (h > 0 && c[k].s[h - 1] != '-')
+                        h--;
+                    bool other = false;
+                    for (size_t q = 0; q + 1 < h; q++)
+                        other |= c[k].s[q] != '-';
+                    if (h > 1 && other)
+                        end = ulen(c[k].s, h);
+                }
+                size_t off = uoff(c[k].s, c[k].n, end);
+                sl_buf_add(b, c[k].s, off);
+                c[k].s += off;
+                c[k].n -= off;
+                c[k].len -= end;
+                cur += end;
+            } else if (k == first) {
+                sl_buf_add(b, c[k].s, c[k].n);
+                cur += c[k++].len;
+            }
+        }
+        /* whitespace at the end of a line is dropped */
+        if (b->len > start && k > first && c[k - 1].space && c[k - 1].n <= b->len - start)
+            b->len -= c[k - 1].n;
+        if (b->len > start || cur) {
+            if (lines) {
+                /* the separator goes before this line: move it in */
+                size_t ln = b->len - start;
+                char *tmp = sl_xmalloc(ln + 1);
+                memcpy(tmp, b->data + start, ln);
+                b->len = start;
+                sl_buf_add(b, sep->s, sep->n);
+                sl_buf_add(b, tmp, ln);
+                free(tmp);
+            }
+            lines = true;
+        } else if (k < nc && k == first) {
+            k++; /* nothing fits and nothing may break: skip (cannot happen) */
+        }
+    }
+    free(c);
+}
+
+FILTER(wordwrap)
+{
+    long long width = int_arg(arg(a, 0, "width"), 79);
+    bool brk = bool_arg(arg(a, 1, "break_long_words"), true);
+    jv *ws = arg(a, 2, "wrapstring");
+    bool hyph = bool_arg(arg(a, 3, "break_on_hyphens"), true);
+    if (width <= 0)
+        return jerr(r, e, SL_EINVAL, "invalid width %lld (must be > 0)", width);
+    text t, sep;
+    text_of(x, &t);
+    if (ws && !(ws->k == K_JSON && json_is_null(ws->j))) {
+        text_of(ws, &sep);
+    } else {
+        sep.s = "\n";
+        sep.n = 1;
+        sl_buf_init(&sep.b, 0);
+    }
+    STACKBUF(b, r->lim.max_output_chars * 4 + 16);
+    /* str.splitlines: a final line break ends the last line, it does not
+     * start another */
+    bool firstline = true;
+    for (size_t i = 0; i < t.n;) {
+        size_t j = i;
+        while (j < t.n && !strchr("\n\r\v\f\x1c\x1d\x1e", t.s[j]))
+            j++;
+        if (!firstline)
+            sl_buf_add(&b, sep.s, sep.n);
+        firstline = false;
+        wrap_line(t.s + i, j - i, (size_t)width, brk, hyph, &sep, &b);
+        if (j < t.n && t.s[j] == '\r' && j + 1 < t.n && t.s[j + 1] == '\n')
+            j++;
+        i = j + 1;
+    }
+    text_done(&t);
+    text_done(&sep);
+    *out = jbuf(&b);
+    return 0;
+}
+
+/* pprint: Python's pprint.pformat (width 80, dict keys sorted) */
+static void pformat(jrender *r, const json_t *j, size_t indent, sl_buf *out, int depth)
+{
+    STACKBUF(one, 0);
+    repr_rec(j, &one, depth, true);
+    bool dict = json_is_object(j), list = json_is_array(j);
+    if (dict && json_object_size(j)) {
+        size_t n = json_object_size(j), k = 0;
+        const char **keys = sl_xmalloc(n * sizeof *keys);
+        const char *key;
+        json_t *v;
+        json_object_foreach((json_t *)j, key, v) keys[k++] = key;
+        for (size_t x = 1; x < k; x++)
+            for (size_t y = x; y > 0 && strcmp(keys[y - 1], keys[y]) > 0; y--) {
+                const char *tmp = keys[y];
+                keys[y] = keys[y - 1];
+                keys[y - 1] = tmp;
+            }
+        if (indent + one.len <= 80 || depth > JINJA_MAX_NEST) {
+            sl_buf_add(out, one.data, one.len);
+        } else {
+            sl_buf_addc(out, '{');
+            for (size_t x = 0; x < k; x++) {
+                if (x) {
+                    sl_buf_adds(out, ",\n");
+                    for (size_t s2 = 0; s2 <= indent; s2++)
+                        sl_buf_addc(out, ' ');
+                }
+                json_t *ks = json_string_nocheck(keys[x]);
+                size_t before = out->len;
+                py_repr(ks, out);
+                jdecref(ks);
+                sl_buf_adds(out, ": ");
+                pformat(r, json_object_get(j, keys[x]), indent + 1 + (out->len - before), out,
+                        depth + 1);
+            }
+            sl_buf_addc(out, '}');
+        }
+        free(keys);
+        sl_buf_release(&one);
+        return;
+    }
+    if (!list || indent + one.len <= 80 || !json_array_size(j) || depth > JINJA_MAX_NEST) {
+        sl_buf_add(out, one.data ? one.data : "", one.len);
+        sl_buf_release(&one);
+        return;
+    }
+    bool tup = jinja_tuple_kind(j) != 0;
+    sl_buf_addc(out, tup ? '(' : '[');
+    for (size_t i = 0; i < json_array_size(j); i++) {
+        if (i) {
+            sl_buf_adds(out, ",\n");
+            for (size_t s2 = 0; s2 <= indent; s2++)
+                sl_buf_addc(out, ' ');
+        }
+        pformat(r, json_array_get(j, i), indent + 1, out, depth + 1);
+    }
+    if (tup && json_array_size(j) == 1)
+        sl_buf_addc(out, ',');
+    sl_buf_addc(out, tup ? ')' : ']');
+    sl_buf_release(&one);
+}
+
+FILTER(pprint)
+{
+    (void)a;
+    STACKBUF(b, r->lim.max_output_chars * 4 + 16);
+    if (x->k == K_JSON)
+        pformat(r, x->j, 0, &b, 0);
+    else
+        jv_str(x, &b);
+    if (b.toobig && !jinja_too_deep) {
+        sl_buf_release(&b);
+        return jerr(r, e, SL_ELIMIT, "the printed value is longer than the output cap");
+    }
+    *out = jbuf(&b);
+    return 0;
+}
+
 static const jfilter filters[] = {
     {"abs", f_abs}, {"attr", f_attr}, {"batch", f_batch}, {"capitalize", f_capitalize},
     {"center", f_center}, {"count", f_length}, {"d", f_default}, {"default", f_default},
     {"dictsort", f_dictsort}, {"e", f_escape}, {"escape", f_escape}, {"first", f_first},
-    {"float", f_float}, {"forceescape", f_escape}, {"format", f_format}, {"indent", f_indent},
+    {"filesizeformat", f_filesizeformat},
+    {"float", f_float}, {"forceescape", f_escape}, {"format", f_format}, {"groupby", f_groupby},
+    {"indent", f_indent}, {"pprint", f_pprint}, {"wordwrap", f_wordwrap},
     {"int", f_int}, {"items", f_items}, {"join", f_join}, {"last", f_last},
     {"length", f_length}, {"list", f_list}, {"lower", f_lower}, {"map", f_map},
     {"max", f_max}, {"min", f_min}, {"reject", f_reject}, {"rejectattr", f_rejectattr},
@@ -2223,7 +2604,25 @@ TEST(sequence)
     *res = JT(x) == JSON_ARRAY || JT(x) == JSON_OBJECT || JT(x) == JSON_STRING;
     return 0;
 }
-TEST(callable) { (void)r, (void)e, (void)a; *res = x->k == K_MACRO || x->k == K_CALLER; return 0; }
+TEST(callable)
+{
+    (void)r, (void)e, (void)a;
+    *res = x->k == K_MACRO || x->k == K_CALLER || x->k == K_BUILTIN || x->k == K_JOINER ||
+           x->k == K_LOOP;
+    return 0;
+}
+TEST(filter)
+{
+    (void)r, (void)e, (void)a;
+    *res = is_str(x) && sl_jinja_find_filter(json_string_value(x->j));
+    return 0;
+}
+TEST(test)
+{
+    (void)r, (void)e, (void)a;
+    *res = is_str(x) && sl_jinja_find_test(json_string_value(x->j));
+    return 0;
+}
 
 static int int_test(jrender *r, const jnode *e, jv *x, long long *v)
 {
@@ -2346,6 +2745,7 @@ static const jtest tests[] = {
     {"boolean", t_boolean}, {"true", t_true}, {"false", t_false}, {"integer", t_integer},
     {"float", t_float}, {"number", t_number}, {"string", t_string}, {"mapping", t_mapping},
     {"iterable", t_iterable}, {"sequence", t_sequence}, {"callable", t_callable},
+    {"filter", t_filter}, {"test", t_test},
     {"even", t_even}, {"odd", t_odd}, {"divisibleby", t_divisibleby}, {"sameas", t_sameas},
     {"in", t_in}, {"eq", t_eq}, {"equalto", t_eq}, {"==", t_eq}, {"ne", t_ne}, {"!=", t_ne},
     {"lt", t_lt}, {"lessthan", t_lt}, {"<", t_lt}, {"le", t_le}, {"<=", t_le},
@@ -2686,11 +3086,261 @@ static int str_method(jrender *r, const jnode *e, jv *self, const char *m, jargs
     return jerr(r, e, SL_EINVAL, "'str' object has no attribute '%s'", m);
 }
 
+/* Python's index rules for insert/pop: negative from the end */
+static long long py_index(long long i, long long n, bool clamp)
+{
+    if (i < 0)
+        i += n;
+    if (clamp)
+        i = i < 0 ? 0 : i > n ? n : i;
+    return i;
+}
+
+static int nargs(jrender *r, const jnode *e, const char *m, jargs *a, int lo, int hi)
+{
+    if (a->nkw)
+        return jerr(r, e, SL_EINVAL, "%s() takes no keyword arguments", m);
+    if (a->n < lo || a->n > hi)
+        return jerr(r, e, SL_EINVAL, "%s() takes %s %d argument%s (%d given)", m,
+                    lo == hi ? "exactly" : a->n < lo ? "at least" : "at most", a->n < lo ? lo : hi,
+                    (a->n < lo ? lo : hi) == 1 ? "" : "s", a->n);
+    return 0;
+}
+
+/* sets o[k] = v, releasing the old value without recursion */
+static void obj_set(json_t *o, const char *k, json_t *v)
+{
+    json_t *old = json_incref(json_object_get(o, k));
+    json_object_set_new(o, k, v);
+    jdecref(old);
+}
+
+/* list and dict methods that change the value in place (the template's
+ * render works on a copy of its context: see t->mutates) */
+static int mutate(jrender *r, const jnode *e, json_t *j, const char *m, jargs *a, jv *out)
+{
+    *out = jv_json(json_null());
+    if (json_is_array(j)) {
+        long long n = (long long)json_array_size(j);
+        if (!strcmp(m, "append")) {
+            if (nargs(r, e, m, a, 1, 1) < 0 || check_insert(r, e, j, &a->pos[0]) < 0)
+                return -1;
+            json_array_append_new(j, jv_to_json(&a->pos[0]));
+            return 0;
+        }
+        if (!strcmp(m, "extend")) {
+            json_t *items;
+            if (nargs(r, e, m, a, 1, 1) < 0 || jv_items(r, e, &a->pos[0], &items) < 0)
+                return -1;
+            for (size_t i = 0; i < json_array_size(items); i++) {
+                jv x = {.k = K_JSON, .j = json_array_get(items, i)};
+                if (check_insert(r, e, j, &x) < 0) {
+                    jdecref(items);
+                    return -1;
+                }
+            }
+            if (items == j) { /* xs.extend(xs) */
+                json_t *c = json_copy(items);
+                jdecref(items);
+                items = c;
+            }
+            json_array_extend(j, items);
+            jdecref(items);
+            return 0;
+        }
+        if (!strcmp(m, "insert")) {
+            long long i;
+            if (nargs(r, e, m, a, 2, 2) < 0)
+                return -1;
+            if (num_of(&a->pos[0], &i, &(double){0}) != 1)
+                return jerr(r, e, SL_EINVAL, "insert() needs an integer index");
+            if (check_insert(r, e, j, &a->pos[1]) < 0)
+                return -1;
+            json_array_insert_new(j, (size_t)py_index(i, n, true), jv_to_json(&a->pos[1]));
+            return 0;
+        }
+        if (!strcmp(m, "pop")) {
+            long long i = -1;
+            if (nargs(r, e, m, a, 0, 1) < 0)
+                return -1;
+            if (a->n && num_of(&a->pos[0], &i, &(double){0}) != 1)
+                return jerr(r, e, SL_EINVAL, "pop() needs an integer index");
+            if (!n)
+                return jerr(r, e, SL_EINVAL, "pop from empty list");
+            i = py_index(i, n, false);
+            if (i < 0 || i >= n)
+                return jerr(r, e, SL_EINVAL, "pop index out of range");
+            json_t *x = json_incref(json_array_get(j, (size_t)i));
+            json_array_remove(j, (size_t)i);
+            *out = jv_json(x);
+            return 0;
+        }
+        if (!strcmp(m, "remove")) {
+            if (nargs(r, e, m, a, 1, 1) < 0)
+                return -1;
+            for (long long i = 0; i < n; i++) {
+                jv it = {.k = K_JSON, .j = json_array_get(j, (size_t)i)};
+                if (jv_eq(&it, &a->pos[0])) {
+                    json_t *x = json_incref(it.j);
+                    json_array_remove(j, (size_t)i);
+                    jdecref(x);
+                    return 0;
+                }
+            }
+            return jerr(r, e, SL_EINVAL, "list.remove(x): x not in list");
+        }
+        if (!strcmp(m, "clear") || !strcmp(m, "reverse") || !strcmp(m, "sort")) {
+            bool rev = false;
+            if (m[1] == 'o') {
+                if (a->n)
+                    return jerr(r, e, SL_EINVAL, "sort() takes no positional arguments");
+                for (int k = 0; k < a->nkw; k++)
+                    if (strcmp(a->kwn[k], "reverse"))
+                        return jerr(r, e, SL_EINVAL, "sort() takes only reverse= in templates "
+                                    "(no key functions)");
+                rev = bool_arg(arg(a, -1, "reverse"), false);
+            } else if (nargs(r, e, m, a, 0, 0) < 0) {
+                return -1;
+            }
+            json_t *old = json_copy(j); /* holds every item while j is emptied */
+            while (json_array_size(j))
+                json_array_remove(j, json_array_size(j) - 1);
+            if (m[0] == 'r') {
+                for (size_t i = json_array_size(old); i-- > 0;)
+                    json_array_append(j, json_array_get(old, i));
+            } else if (m[1] == 'o') {
+                size_t k;
+                kv *v = keyed(old, NULL, true, &k);
+                int rc = sort_items(v, k, rev);
+                for (size_t i = 0; i < k; i++)
+                    json_array_append(j, rc < 0 ? json_array_get(old, i) : v[i].item);
+                keyed_free(v, k);
+                if (rc < 0) {
+                    jdecref(old);
+                    return jinja_too_deep ? 0 : jerr(r, e, SL_EINVAL, "the items do not compare");
+                }
+            }
+            jdecref(old);
+            return 0;
+        }
+        if (!strcmp(m, "copy")) {
+            if (nargs(r, e, m, a, 0, 0) < 0)
+                return -1;
+            *out = jv_json(json_copy(j));
+            return 0;
+        }
+        return 1;
+    }
+    if (!strcmp(m, "update")) {
+        json_t *src = NULL;
+        if (a->n > 1)
+            return jerr(r, e, SL_EINVAL, "update expected at most 1 argument, got %d", a->n);
+        if (a->n == 1 && !(a->pos[0].k == K_JSON && (json_is_object(a->pos[0].j) ||
+                                                     json_is_array(a->pos[0].j))))
+            return jerr(r, e, SL_EINVAL, "update() needs a dict or a list of pairs");
+        if (a->n == 1)
+            src = a->pos[0].j;
+        jv whole = {.k = K_JSON, .j = src};
+        if (src && check_insert(r, e, j, &whole) < 0)
+            return -1;
+        for (int k = 0; k < a->nkw; k++)
+            if (check_insert(r, e, j, &a->kwv[k]) < 0)
+                return -1;
+        if (json_is_object(src)) {
+            const char *k;
+            json_t *v;
+            json_object_foreach(src, k, v) obj_set(j, k, json_incref(v));
+        } else if (src) {
+            for (size_t i = 0; i < json_array_size(src); i++) {
+                json_t *pair = json_array_get(src, i);
+                if (!json_is_array(pair) || json_array_size(pair) != 2 ||
+                    !json_is_string(json_array_get(pair, 0)))
+                    return jerr(r, e, SL_EINVAL, "update() needs pairs of a string key and a value");
+                obj_set(j, json_string_value(json_array_get(pair, 0)),
+                        json_incref(json_array_get(pair, 1)));
+            }
+        }
+        for (int k = 0; k < a->nkw; k++)
+            obj_set(j, a->kwn[k], jv_to_json(&a->kwv[k]));
+        return 0;
+    }
+    if (!strcmp(m, "pop") || !strcmp(m, "setdefault")) {
+        if (nargs(r, e, m, a, 1, 2) < 0)
+            return -1;
+        if (!is_str(&a->pos[0]))
+            return jerr(r, e, SL_EINVAL, "sluice's dict keys are strings");
+        const char *k = json_string_value(a->pos[0].j);
+        json_t *v = json_object_get(j, k);
+        if (m[0] == 'p') {
+            if (!v && a->n < 2)
+                return jerr(r, e, SL_EINVAL, "KeyError: '%s'", k);
+            if (!v) {
+                *out = jv_copy(&a->pos[1]);
+                return 0;
+            }
+            json_incref(v);
+            json_object_del(j, k);
+            jv_free(out);
+            *out = jv_json(v);
+            return 0;
+        }
+        if (v) {
+            *out = jv_json(json_incref(v));
+            return 0;
+        }
+        jv none = jv_json(json_null());
+        jv *d = a->n > 1 ? &a->pos[1] : &none;
+        if (check_insert(r, e, j, d) < 0)
+            return -1;
+        json_object_set_new(j, k, jv_to_json(d));
+        *out = jv_copy(d);
+        return 0;
+    }
+    if (!strcmp(m, "popitem")) {
+        if (nargs(r, e, m, a, 0, 0) < 0)
+            return -1;
+        const char *last = NULL;
+        void *it = json_object_iter(j);
+        for (; it; it = json_object_iter_next(j, it))
+            last = json_object_iter_key(it);
+        if (!last)
+            return jerr(r, e, SL_EINVAL, "popitem(): dictionary is empty");
+        json_t *pair = json_pack("[sO]", last, json_object_get(j, last));
+        jv_mark_tuple(r, pair, TUP_PLAIN);
+        json_t *v = json_incref(json_object_get(j, last));
+        json_object_del(j, last);
+        jdecref(v);
+        *out = jv_json(pair);
+        return 0;
+    }
+    if (!strcmp(m, "clear")) {
+        if (nargs(r, e, m, a, 0, 0) < 0)
+            return -1;
+        json_t *old = json_copy(j);
+        json_object_clear(j);
+        jdecref(old);
+        return 0;
+    }
+    if (!strcmp(m, "copy")) {
+        if (nargs(r, e, m, a, 0, 0) < 0)
+            return -1;
+        *out = jv_json(json_copy(j));
+        return 0;
+    }
+    return 1;
+}
+
 int call_method(jrender *r, const jnode *e, jv *self, const char *m, jargs *a, jv *out)
 {
     json_t *j = self->k == K_JSON || self->k == K_NS ? self->j : NULL;
     if (self->k == K_JSON && json_is_string(j))
         return str_method(r, e, self, m, a, out);
+    if (self->k == K_JSON && (json_is_array(j) || json_is_object(j))) {
+        int rc = mutate(r, e, j, m, a, out);
+        if (rc <= 0)
+            return rc;
+        jv_free(out);
+    }
     if (json_is_object(j)) {
         if (!strcmp(m, "items"))
             return f_items(r, e, self, a, out);

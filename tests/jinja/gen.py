@@ -12,6 +12,7 @@ Debian's python3-jinja2 3.1.2 at /usr/bin/python3; when another interpreter
 with another Jinja2 runs this script it re-executes itself under
 /usr/bin/python3 (set SLUICE_JINJA_ANY=1 to use whatever Jinja2 is imported).
 """
+import copy
 import json
 import os
 import runpy
@@ -99,7 +100,9 @@ def load_cases():
 def generate(verbose=False):
     lines = []
     for name, template, ctx in load_cases():
-        result, exc = render(name, template, ctx)
+        # a copy: templates may change lists and dicts in place, and the
+        # context recorded must be the one given
+        result, exc = render(name, template, copy.deepcopy(ctx))
         if verbose and exc is not None:
             sys.stderr.write("%-45s %s: %s\n" % (name, type(exc).__name__, str(exc).splitlines()[0] if str(exc) else ""))
         if name.startswith("error/") and exc is None:
