@@ -28,7 +28,9 @@ typedef struct {
 typedef struct {
     const char *name;
     int (*fn)(jrender *r, const jnode *e, jv *x, jargs *a, jv *out);
+    const char *params;    /* names after the value, comma-separated; "*": any */
 } jfilter;
+int check_filter_args(jrender *r, const jnode *e, const jfilter *fl, const jargs *a);
 
 typedef struct {
     const char *name;

@@ -569,6 +569,18 @@ int get_attr(jrender *r, const jnode *e, const jv *o, const char *name, jv *out)
         *out = jv_json(json_incref(json_array_get(j, name[0] == 'l')));
         return 0;
     }
+    if (o->k == K_JSON && json_is_object(j) && strchr("cgikpsuv", name[0])) {
+        /* Jinja2 reads an attribute before an item: d.items is the dict's
+         * method even when d has a key "items" (use d['items'] for that) */
+        static const char *const methods[] = {"items", "keys", "values", "get", "pop", "update",
+                                              "copy", "clear", "setdefault", "popitem", NULL};
+        for (int i = 0; methods[i]; i++)
+            if (!strcmp(name, methods[i])) {
+                jv m = {.k = K_BUILTIN, .name = methods[i], .owner = "dict object"};
+                *out = m;
+                return 0;
+            }
+    }
     if ((o->k == K_JSON || o->k == K_NS) && json_is_object(j)) {
         json_t *x = json_object_get(j, name);
         if (x) {
@@ -589,8 +601,16 @@ int get_item(jrender *r, const jnode *e, const jv *o, const jv *key, jv *out)
 {
     if (o->k == K_UNDEF)
         return undef_err(r, e, o);
-    if (key->k == K_JSON && json_is_string(key->j))
+    if (key->k == K_JSON && json_is_string(key->j)) {
+        /* obj['name']: the item first, then the attribute */
+        json_t *x = (o->k == K_JSON || o->k == K_NS) && json_is_object(o->j)
+                        ? json_object_get(o->j, json_string_value(key->j)) : NULL;
+        if (x) {
+            *out = jv_json(json_incref(x));
+            return 0;
+        }
         return get_attr(r, e, o, json_string_value(key->j), out);
+    }
     json_t *j = o->j;
     if (o->k == K_JSON && key->k == K_JSON &&
         (json_is_integer(key->j) || json_is_boolean(key->j))) {
@@ -1229,6 +1249,9 @@ static int eval_call(jrender *r, const jnode *e, frame *f, const jv *caller, jv 
     if (!rc) {
         if (fn.k == K_MACRO || fn.k == K_CALLER) {
             rc = call_macro(r, e, &fn, &a, caller, out);
+        } else if (fn.k == K_BUILTIN && fn.owner) {
+            rc = jerr(r, e, SL_EINVAL, "call the method where it is read (d.%s(...)); sluice "
+                      "does not keep bound methods in variables", fn.name);
         } else if (fn.k == K_BUILTIN) {
             rc = builtin_call(r, e, fn.name, &a, out);
         } else if (fn.k == K_LOOP) {
@@ -1268,7 +1291,9 @@ int eval_filter(jrender *r, const jnode *e, frame *f, const jv *in, jv *out)
     rc = eval_args(r, e, f, &a);
     if (!rc) {
         const jfilter *fl = e->fn;
-        rc = fl->fn(r, e, &x, &a, out);
+        rc = check_filter_args(r, e, fl, &a);
+        if (!rc)
+            rc = fl->fn(r, e, &x, &a, out);
         if (!rc && jinja_too_deep) {
             jv_free(out);
             rc = deep_err(r, e);

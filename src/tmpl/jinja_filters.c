@@ -265,6 +265,22 @@ static void text_done(text *t)
 
 /* ---- str() and repr() ---- */
 
+/* str.isprintable() for a code point above U+00A0: false for separators
+ * (Zs, Zl, Zp), format characters (Cf) and private use (Co); unassigned
+ * code points (Cn) are not known here and print as they are */
+static bool py_printable(unsigned long c)
+{
+    if (c == 0x1680 || (c >= 0x2000 && c <= 0x200f) || (c >= 0x2028 && c <= 0x202f) ||
+        (c >= 0x205f && c <= 0x2064) || (c >= 0x2066 && c <= 0x206f) || c == 0x3000 ||
+        (c >= 0x600 && c <= 0x605) || c == 0x61c || c == 0x6dd || c == 0x70f || c == 0x8e2 ||
+        c == 0x180e || c == 0xfeff || (c >= 0xfff9 && c <= 0xfffb) || c == 0x110bd ||
+        c == 0x110cd || (c >= 0x13430 && c <= 0x1343f) || (c >= 0x1bca0 && c <= 0x1bca3) ||
+        (c >= 0x1d173 && c <= 0x1d17a) || c == 0xe0001 || (c >= 0xe0020 && c <= 0xe007f) ||
+        (c >= 0xe000 && c <= 0xf8ff) || c >= 0xf0000 || (c >= 0xd800 && c <= 0xdfff))
+        return false;
+    return true;
+}
+
 static void repr_str(const char *s, size_t n, sl_buf *out)
 {
     bool sq = memchr(s, '\'', n) != NULL, dq = memchr(s, '"', n) != NULL;
@@ -283,6 +299,8 @@ static void repr_str(const char *s, size_t n, sl_buf *out)
             sl_buf_adds(out, "\\t");
         else if (c < 0x20 || c == 0x7f || (c >= 0x80 && c <= 0xa0) || c == 0xad)
             sl_buf_addf(out, "\\x%02lx", c);
+        else if (!py_printable(c))
+            sl_buf_addf(out, c < 0x10000 ? "\\u%04lx" : "\\U%08lx", c);
         else
             sl_buf_add(out, s + i, l);
         i += l;
@@ -318,8 +336,12 @@ static void repr_rec(const json_t *j, sl_buf *out, int depth, bool sorted)
     switch (json_typeof(j)) {
     case JSON_STRING: repr_str(json_string_value(j), json_string_length(j), out); return;
     case JSON_ARRAY: {
-        bool tup = jinja_tuple_kind(j) != 0;
+        int kind = jinja_tuple_kind(j);
+        bool tup = kind == TUP_PLAIN || kind == TUP_GROUP;
         size_t n = json_array_size(j);
+        if (kind >= VIEW_KEYS)
+            sl_buf_adds(out, kind == VIEW_KEYS ? "dict_keys(" : kind == VIEW_VALUES ? "dict_values("
+                                                                                    : "dict_items(");
         sl_buf_addc(out, tup ? '(' : '[');
         for (size_t i = 0; i < n && !out->toobig; i++) {
             if (i)
@@ -329,6 +351,8 @@ static void repr_rec(const json_t *j, sl_buf *out, int depth, bool sorted)
         if (tup && n == 1)
             sl_buf_addc(out, ',');
         sl_buf_addc(out, tup ? ')' : ']');
+        if (kind >= VIEW_KEYS)
+            sl_buf_addc(out, ')');
         return;
     }
     case JSON_OBJECT: {
@@ -400,6 +424,10 @@ void jv_str(const jv *v, sl_buf *out)
     case K_CALLER: sl_buf_adds(out, "<Macro 'caller'>"); return;
     case K_LOOP: sl_buf_adds(out, "<LoopContext>"); return;
     case K_BUILTIN:
+        if (v->owner) {
+            sl_buf_addf(out, "<built-in method %s of %s>", v->name, v->owner);
+            return;
+        }
         sl_buf_addf(out, "<class '%s%s'>",
                     !strcmp(v->name, "range") || !strcmp(v->name, "dict") ? "" : "jinja2.utils.",
                     !strcmp(v->name, "namespace") ? "Namespace"
@@ -914,6 +942,24 @@ static long long int_arg(jv *v, long long def)
     double d;
     int t = v ? num_of(v, &i, &d) : 0;
     return t == 1 ? i : t == 2 ? d2ll(d) : def;
+}
+
+/* an integer parameter: its value, def when absent or None, or -1 with
+ * the error Python would raise for another type */
+static int int_param(jrender *r, const jnode *e, jv *v, const char *name, long long def,
+                     long long *out)
+{
+    long long i;
+    double d;
+    if (!v || (v->k == K_JSON && json_is_null(v->j))) {
+        *out = def;
+        return 0;
+    }
+    int t = num_of(v, &i, &d);
+    if (!t)
+        return jerr(r, e, SL_EINVAL, "%s must be an integer, not '%s'", name, py_type(v));
+    *out = t == 1 ? i : d2ll(d);
+    return 0;
 }
 
 static bool bool_arg(jv *v, bool def)
@@ -1909,7 +1955,9 @@ FILTER(trim)
 
 FILTER(truncate)
 {
-    long long length = int_arg(arg(a, 0, "length"), 255);
+    long long length;
+    if (int_param(r, e, arg(a, 0, "length"), "length", 255, &length) < 0)
+        return -1;
     bool kill = bool_arg(arg(a, 1, "killwords"), false);
     jv *endv = arg(a, 2, "end");
     jv *lw = arg(a, 3, "leeway");
@@ -1971,6 +2019,8 @@ FILTER(wordcount)
 
 FILTER(tojson)
 {
+    if (x->k == K_UNDEF)
+        return jerr(r, e, SL_EINVAL, "Object of type Undefined is not JSON serializable");
     (void)r, (void)e;
     jv *ind = arg(a, 0, "indent");
     int indent = ind && ind->k == K_JSON && json_is_integer(ind->j) ? (int)int_arg(ind, -1) : -1;
@@ -2423,7 +2473,9 @@ static void wrap_line(const char *s, size_t n, size_t width, bool brk, bool hyph
 
 FILTER(wordwrap)
 {
-    long long width = int_arg(arg(a, 0, "width"), 79);
+    long long width;
+    if (int_param(r, e, arg(a, 0, "width"), "width", 79, &width) < 0)
+        return -1;
     bool brk = bool_arg(arg(a, 1, "break_long_words"), true);
     jv *ws = arg(a, 2, "wrapstring");
     bool hyph = bool_arg(arg(a, 3, "break_on_hyphens"), true);
@@ -2507,7 +2559,8 @@ static void pformat(jrender *r, const json_t *j, size_t indent, sl_buf *out, int
         sl_buf_release(&one);
         return;
     }
-    bool tup = jinja_tuple_kind(j) != 0;
+    int kind = jinja_tuple_kind(j);
+    bool tup = kind == TUP_PLAIN || kind == TUP_GROUP;
     sl_buf_addc(out, tup ? '(' : '[');
     for (size_t i = 0; i < json_array_size(j); i++) {
         if (i) {
@@ -2539,22 +2592,136 @@ FILTER(pprint)
     return 0;
 }
 
+/* xmlattr(d, autospace=True): ' key="value"' for each item that is not
+ * None or undefined; keys with spaces, /, >, = are refused (Jinja2 3.1.3+
+ * refuses those too; 3.1.2 let them through unescaped) */
+FILTER(xmlattr)
+{
+    if (x->k != K_JSON || !json_is_object(x->j))
+        return jerr(r, e, SL_EINVAL, "xmlattr needs a dict, not '%s'", py_type(x));
+    bool autospace = bool_arg(arg(a, 0, "autospace"), true);
+    STACKBUF(b, r->lim.max_output_chars * 4 + 16);
+    const char *k;
+    json_t *v;
+    bool first = true;
+    json_object_foreach(x->j, k, v) {
+        if (json_is_null(v))
+            continue;
+        if (strpbrk(k, " /\t\n\f>=")) {
+            sl_buf_release(&b);
+            return jerr(r, e, SL_EINVAL, "invalid character in attribute name: '%s'", k);
+        }
+        if (!first || autospace)
+            sl_buf_addc(&b, ' ');
+        first = false;
+        html_escape(k, strlen(k), &b);
+        sl_buf_adds(&b, "=\"");
+        STACKBUF(t, 0);
+        py_str(v, &t);
+        html_escape(t.data ? t.data : "", t.len, &b);
+        sl_buf_release(&t);
+        sl_buf_addc(&b, '"');
+    }
+    *out = jbuf(&b);
+    return 0;
+}
+
+/* Each filter with the parameters Jinja2 3.1 gives it after the value
+ * ("*": any); eval_filter refuses other keyword arguments and extra
+ * positional ones, as Python's call would. */
 static const jfilter filters[] = {
-    {"abs", f_abs}, {"attr", f_attr}, {"batch", f_batch}, {"capitalize", f_capitalize},
-    {"center", f_center}, {"count", f_length}, {"d", f_default}, {"default", f_default},
-    {"dictsort", f_dictsort}, {"e", f_escape}, {"escape", f_escape}, {"first", f_first},
-    {"filesizeformat", f_filesizeformat},
-    {"float", f_float}, {"forceescape", f_escape}, {"format", f_format}, {"groupby", f_groupby},
-    {"indent", f_indent}, {"pprint", f_pprint}, {"wordwrap", f_wordwrap},
-    {"int", f_int}, {"items", f_items}, {"join", f_join}, {"last", f_last},
-    {"length", f_length}, {"list", f_list}, {"lower", f_lower}, {"map", f_map},
-    {"max", f_max}, {"min", f_min}, {"reject", f_reject}, {"rejectattr", f_rejectattr},
-    {"replace", f_replace}, {"reverse", f_reverse}, {"round", f_round}, {"safe", f_safe},
-    {"select", f_select}, {"selectattr", f_selectattr}, {"slice", f_slice}, {"sort", f_sort},
-    {"string", f_string}, {"striptags", f_striptags}, {"sum", f_sum}, {"title", f_title},
-    {"tojson", f_tojson}, {"trim", f_trim}, {"truncate", f_truncate}, {"unique", f_unique},
-    {"upper", f_upper}, {"urlencode", f_urlencode}, {"wordcount", f_wordcount},
+    {"abs", f_abs, ""},
+    {"attr", f_attr, "name"},
+    {"batch", f_batch, "linecount,fill_with"},
+    {"capitalize", f_capitalize, ""},
+    {"center", f_center, "width"},
+    {"count", f_length, ""},
+    {"d", f_default, "default_value,boolean"},
+    {"default", f_default, "default_value,boolean"},
+    {"dictsort", f_dictsort, "case_sensitive,by,reverse"},
+    {"e", f_escape, ""},
+    {"escape", f_escape, ""},
+    {"filesizeformat", f_filesizeformat, "binary"},
+    {"first", f_first, ""},
+    {"float", f_float, "default"},
+    {"forceescape", f_escape, ""},
+    {"format", f_format, "*"},
+    {"groupby", f_groupby, "attribute,default,case_sensitive"},
+    {"indent", f_indent, "width,first,blank"},
+    {"int", f_int, "default,base"},
+    {"items", f_items, ""},
+    {"join", f_join, "d,attribute"},
+    {"last", f_last, ""},
+    {"length", f_length, ""},
+    {"list", f_list, ""},
+    {"lower", f_lower, ""},
+    {"map", f_map, "*"},
+    {"max", f_max, "case_sensitive,attribute"},
+    {"min", f_min, "case_sensitive,attribute"},
+    {"pprint", f_pprint, ""},
+    {"reject", f_reject, "*"},
+    {"rejectattr", f_rejectattr, "*"},
+    {"replace", f_replace, "old,new,count"},
+    {"reverse", f_reverse, ""},
+    {"round", f_round, "precision,method"},
+    {"safe", f_safe, ""},
+    {"select", f_select, "*"},
+    {"selectattr", f_selectattr, "*"},
+    {"slice", f_slice, "slices,fill_with"},
+    {"sort", f_sort, "reverse,case_sensitive,attribute"},
+    {"string", f_string, ""},
+    {"striptags", f_striptags, ""},
+    {"sum", f_sum, "attribute,start"},
+    {"title", f_title, ""},
+    {"tojson", f_tojson, "indent"},
+    {"trim", f_trim, "chars"},
+    {"truncate", f_truncate, "length,killwords,end,leeway"},
+    {"unique", f_unique, "case_sensitive,attribute"},
+    {"upper", f_upper, ""},
+    {"urlencode", f_urlencode, ""},
+    {"wordcount", f_wordcount, ""},
+    {"wordwrap", f_wordwrap, "width,break_long_words,wrapstring,break_on_hyphens"},
+    {"xmlattr", f_xmlattr, "autospace"},
 };
+
+/* -1 with an error when the call does not fit the filter's parameters */
+int check_filter_args(jrender *r, const jnode *e, const jfilter *fl, const jargs *a)
+{
+    const char *ps = fl->params;
+    if (!ps || !strcmp(ps, "*") || (!a->nkw && !a->n))
+        return 0;
+    int np = *ps ? 1 : 0;
+    for (const char *q = ps; *q; q++)
+        np += *q == ',';
+    if (a->n > np)
+        return jerr(r, e, SL_EINVAL, "%s() takes at most %d argument%s after the value (%d given)",
+                    fl->name, np, np == 1 ? "" : "s", a->n);
+    for (int k = 0; k < a->nkw; k++) {
+        const char *kw = a->kwn[k];
+        size_t kl = strlen(kw);
+        int idx = 0;
+        const char *q = ps;
+        bool found = false;
+        while (*q) {
+            const char *c = strchr(q, ',');
+            size_t l = c ? (size_t)(c - q) : strlen(q);
+            if (l == kl && !memcmp(q, kw, l)) {
+                found = true;
+                break;
+            }
+            idx++;
+            if (!c)
+                break;
+            q = c + 1;
+        }
+        if (!found)
+            return jerr(r, e, SL_EINVAL, "%s() got an unexpected keyword argument '%s' (it takes %s)",
+                        fl->name, kw, *ps ? ps : "no arguments");
+        if (idx < a->n)
+            return jerr(r, e, SL_EINVAL, "%s() got multiple values for argument '%s'", fl->name, kw);
+    }
+    return 0;
+}
 
 const jfilter *find_filter_rt(const char *name)
 {
@@ -2882,10 +3049,34 @@ static bool affix(const char *s, size_t n, jv *p, bool end)
     return l <= n && !memcmp(end ? s + n - l : s, json_string_value(j), l);
 }
 
+/* positional arguments Python's str methods take (min, max) */
+static const struct {
+    const char *name;
+    int lo, hi;
+} str_arity[] = {
+    {"strip", 0, 1}, {"lstrip", 0, 1}, {"rstrip", 0, 1}, {"split", 0, 2}, {"rsplit", 0, 2},
+    {"startswith", 1, 3}, {"endswith", 1, 3}, {"replace", 2, 3}, {"upper", 0, 0},
+    {"lower", 0, 0}, {"casefold", 0, 0}, {"title", 0, 0}, {"capitalize", 0, 0},
+    {"center", 1, 2}, {"find", 1, 3}, {"index", 1, 3}, {"rfind", 1, 3}, {"count", 1, 3},
+    {"join", 1, 1}, {"splitlines", 0, 1}, {"zfill", 1, 1}, {"ljust", 1, 2}, {"rjust", 1, 2},
+    {"partition", 1, 1}, {"rpartition", 1, 1}, {"swapcase", 0, 0}, {"isdigit", 0, 0},
+    {"isdecimal", 0, 0}, {"isnumeric", 0, 0}, {"isalpha", 0, 0}, {"isalnum", 0, 0},
+    {"isspace", 0, 0}, {"islower", 0, 0}, {"isupper", 0, 0},
+};
+
 static int str_method(jrender *r, const jnode *e, jv *self, const char *m, jargs *a, jv *out)
 {
     const char *s = json_string_value(self->j);
     size_t n = json_string_length(self->j);
+    for (size_t i = 0; i < sizeof str_arity / sizeof *str_arity; i++)
+        if (!strcmp(m, str_arity[i].name)) {
+            int lo = str_arity[i].lo, hi = str_arity[i].hi, got = a->n + a->nkw;
+            if (got < lo || got > hi)
+                return jerr(r, e, SL_EINVAL, "str.%s() takes %s %d argument%s (%d given)", m,
+                            lo == hi ? "exactly" : got < lo ? "at least" : "at most",
+                            got < lo ? lo : hi, (got < lo ? lo : hi) == 1 ? "" : "s", got);
+            break;
+        }
     if (!strcmp(m, "strip") || !strcmp(m, "lstrip") || !strcmp(m, "rstrip")) {
         jv *c = arg(a, 0, "chars");
         bool have = c && is_str(c);
@@ -3342,14 +3533,19 @@ int call_method(jrender *r, const jnode *e, jv *self, const char *m, jargs *a, j
         jv_free(out);
     }
     if (json_is_object(j)) {
-        if (!strcmp(m, "items"))
-            return f_items(r, e, self, a, out);
+        if (!strcmp(m, "items")) {
+            if (f_items(r, e, self, a, out) < 0)
+                return -1;
+            jv_mark_tuple(r, out->j, VIEW_ITEMS);
+            return 0;
+        }
         if (!strcmp(m, "keys") || !strcmp(m, "values")) {
             json_t *res = json_array();
             const char *k;
             json_t *v;
             json_object_foreach(j, k, v)
                 json_array_append_new(res, m[0] == 'k' ? json_string_nocheck(k) : json_incref(v));
+            jv_mark_tuple(r, res, m[0] == 'k' ? VIEW_KEYS : VIEW_VALUES);
             *out = jv_json(res);
             return 0;
         }

@@ -116,7 +116,8 @@ typedef struct {
     size_t ntup, atup;
 } jrender;
 
-enum { TUP_PLAIN = 1, TUP_GROUP = 2 };
+enum { TUP_PLAIN = 1, TUP_GROUP = 2,           /* print as (a, b) */
+       VIEW_KEYS = 3, VIEW_VALUES = 4, VIEW_ITEMS = 5 }; /* print as dict_keys([...]) */
 
 /* Filters and tests by name (jinja_eval.c); NULL when there is none. */
 const void *sl_jinja_find_filter(const char *name);
