@@ -1639,6 +1639,10 @@ static bool scan(jnode *e, jnode *macro)
         else if (!strcmp(e->s, "kwargs"))
             macro->op |= 2;
     }
+    if (e->type == E_ATTR)
+        e->neg = sl_jinja_dict_method(e->s);
+    if (e->type == E_FILTER && e->fn)
+        e->neg = !sl_jinja_filter_args_ok(e->fn, e->nv, e->kwn, e->nkw);
     if (e->type == E_CALL && e->a && e->a->type == E_ATTR)
         for (int i = 0; mutators[i]; i++)
             if (!strcmp(e->a->s, mutators[i]))

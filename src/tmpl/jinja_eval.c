@@ -93,7 +93,8 @@ void jdecref_last(json_t *j)
                 if (!it)
                     break;
                 x = json_incref(json_object_iter_value(it));
-                json_object_del(c, json_object_iter_key(it));
+                /* by length: a key may hold a NUL byte */
+                json_object_deln(c, json_object_iter_key(it), json_object_iter_key_len(it));
             }
             if ((json_is_array(x) || json_is_object(x)) && x->refcount == 1) {
                 if (n == cap) {
@@ -550,6 +551,18 @@ static jv loop_attr(const jv *lv, const char *name)
 }
 
 /* obj.name (Jinja2: attribute, then item) */
+bool sl_jinja_dict_method(const char *name)
+{
+    static const char *const methods[] = {"items", "keys", "values", "get", "pop", "update",
+                                          "copy", "clear", "setdefault", "popitem", NULL};
+    if (!strchr("cgikpsuv", name[0]))
+        return false;
+    for (int i = 0; methods[i]; i++)
+        if (!strcmp(name, methods[i]))
+            return true;
+    return false;
+}
+
 int get_attr(jrender *r, const jnode *e, const jv *o, const char *name, jv *out)
 {
     if (o->k == K_UNDEF)
@@ -569,17 +582,13 @@ int get_attr(jrender *r, const jnode *e, const jv *o, const char *name, jv *out)
         *out = jv_json(json_incref(json_array_get(j, name[0] == 'l')));
         return 0;
     }
-    if (o->k == K_JSON && json_is_object(j) && strchr("cgikpsuv", name[0])) {
+    if (o->k == K_JSON && json_is_object(j) &&
+        (e && e->type == E_ATTR ? e->neg : sl_jinja_dict_method(name))) {
         /* Jinja2 reads an attribute before an item: d.items is the dict's
          * method even when d has a key "items" (use d['items'] for that) */
-        static const char *const methods[] = {"items", "keys", "values", "get", "pop", "update",
-                                              "copy", "clear", "setdefault", "popitem", NULL};
-        for (int i = 0; methods[i]; i++)
-            if (!strcmp(name, methods[i])) {
-                jv m = {.k = K_BUILTIN, .name = methods[i], .owner = "dict object"};
-                *out = m;
-                return 0;
-            }
+        jv m = {.k = K_BUILTIN, .name = name, .owner = "dict object"};
+        *out = m;
+        return 0;
     }
     if ((o->k == K_JSON || o->k == K_NS) && json_is_object(j)) {
         json_t *x = json_object_get(j, name);
@@ -1291,7 +1300,8 @@ int eval_filter(jrender *r, const jnode *e, frame *f, const jv *in, jv *out)
     rc = eval_args(r, e, f, &a);
     if (!rc) {
         const jfilter *fl = e->fn;
-        rc = check_filter_args(r, e, fl, &a);
+        if (e->neg) /* the arguments do not fit: say how */
+            rc = check_filter_args(r, e, fl, &a);
         if (!rc)
             rc = fl->fn(r, e, &x, &a, out);
         if (!rc && jinja_too_deep) {

@@ -2684,7 +2684,15 @@ static const jfilter filters[] = {
     {"xmlattr", f_xmlattr, "autospace"},
 };
 
-/* -1 with an error when the call does not fit the filter's parameters */
+bool sl_jinja_filter_args_ok(const void *filter, int n, const char *const *kwn, int nkw)
+{
+    const jfilter *fl = filter;
+    jargs a = {.n = n, .nkw = nkw, .kwn = (const char **)kwn};
+    return check_filter_args(NULL, NULL, fl, &a) == 0;
+}
+
+/* -1 with an error when the call does not fit the filter's parameters
+ * (r NULL: only say whether) */
 int check_filter_args(jrender *r, const jnode *e, const jfilter *fl, const jargs *a)
 {
     const char *ps = fl->params;
@@ -2694,7 +2702,7 @@ int check_filter_args(jrender *r, const jnode *e, const jfilter *fl, const jargs
     for (const char *q = ps; *q; q++)
         np += *q == ',';
     if (a->n > np)
-        return jerr(r, e, SL_EINVAL, "%s() takes at most %d argument%s after the value (%d given)",
+        return !r ? -1 : jerr(r, e, SL_EINVAL, "%s() takes at most %d argument%s after the value (%d given)",
                     fl->name, np, np == 1 ? "" : "s", a->n);
     for (int k = 0; k < a->nkw; k++) {
         const char *kw = a->kwn[k];
@@ -2715,10 +2723,10 @@ int check_filter_args(jrender *r, const jnode *e, const jfilter *fl, const jargs
             q = c + 1;
         }
         if (!found)
-            return jerr(r, e, SL_EINVAL, "%s() got an unexpected keyword argument '%s' (it takes %s)",
+            return !r ? -1 : jerr(r, e, SL_EINVAL, "%s() got an unexpected keyword argument '%s' (it takes %s)",
                         fl->name, kw, *ps ? ps : "no arguments");
         if (idx < a->n)
-            return jerr(r, e, SL_EINVAL, "%s() got multiple values for argument '%s'", fl->name, kw);
+            return !r ? -1 : jerr(r, e, SL_EINVAL, "%s() got multiple values for argument '%s'", fl->name, kw);
     }
     return 0;
 }
@@ -3461,7 +3469,8 @@ static int mutate(jrender *r, const jnode *e, json_t *j, const char *m, jargs *a
         if (!is_str(&a->pos[0]))
             return jerr(r, e, SL_EINVAL, "sluice's dict keys are strings");
         const char *k = json_string_value(a->pos[0].j);
-        json_t *v = json_object_get(j, k);
+        size_t kl = json_string_length(a->pos[0].j);
+        json_t *v = json_object_getn(j, k, kl);
         if (m[0] == 'p') {
             if (!v && a->n < 2)
                 return jerr(r, e, SL_EINVAL, "KeyError: '%s'", k);
@@ -3470,7 +3479,7 @@ static int mutate(jrender *r, const jnode *e, json_t *j, const char *m, jargs *a
                 return 0;
             }
             json_incref(v);
-            json_object_del(j, k);
+            json_object_deln(j, k, kl);
             jv_free(out);
             *out = jv_json(v);
             return 0;
@@ -3483,7 +3492,7 @@ static int mutate(jrender *r, const jnode *e, json_t *j, const char *m, jargs *a
         jv *d = a->n > 1 ? &a->pos[1] : &none;
         if (check_insert(r, e, j, d) < 0)
             return -1;
-        json_object_set_new(j, k, jv_to_json(d));
+        json_object_setn_new(j, k, kl, jv_to_json(d));
         *out = jv_copy(d);
         return 0;
     }
@@ -3491,15 +3500,18 @@ static int mutate(jrender *r, const jnode *e, json_t *j, const char *m, jargs *a
         if (nargs(r, e, m, a, 0, 0) < 0)
             return -1;
         const char *last = NULL;
+        size_t ll = 0;
         void *it = json_object_iter(j);
-        for (; it; it = json_object_iter_next(j, it))
+        for (; it; it = json_object_iter_next(j, it)) {
             last = json_object_iter_key(it);
+            ll = json_object_iter_key_len(it);
+        }
         if (!last)
             return jerr(r, e, SL_EINVAL, "popitem(): dictionary is empty");
-        json_t *pair = json_pack("[sO]", last, json_object_get(j, last));
+        json_t *v = json_incref(json_object_getn(j, last, ll));
+        json_t *pair = json_pack("[s%O]", last, ll, v);
         jv_mark_tuple(r, pair, TUP_PLAIN);
-        json_t *v = json_incref(json_object_get(j, last));
-        json_object_del(j, last);
+        json_object_deln(j, last, ll);
         jdecref(v);
         *out = jv_json(pair);
         return 0;

@@ -35,7 +35,9 @@ struct jinja_test;
 
 struct jnode {
     uint8_t type, op;
-    bool neg;              /* E_TEST: is not; N_SET: target is ns.attr */
+    bool neg;              /* E_TEST: is not; N_SET: target is ns.attr; N_FOR: recursive;
+                              E_ATTR: the name is a dict method; E_FILTER: the arguments
+                              do not fit the filter (an error when it runs) */
     uint32_t off, len;     /* source span (for messages) */
     const char *s;         /* name / text / attribute */
     size_t slen;
@@ -118,6 +120,11 @@ typedef struct {
 
 enum { TUP_PLAIN = 1, TUP_GROUP = 2,           /* print as (a, b) */
        VIEW_KEYS = 3, VIEW_VALUES = 4, VIEW_ITEMS = 5 }; /* print as dict_keys([...]) */
+
+/* Is name one of dict's methods (d.items reads the method, as in Jinja2)? */
+bool sl_jinja_dict_method(const char *name);
+/* Do n positional and these keyword arguments fit the filter's parameters? */
+bool sl_jinja_filter_args_ok(const void *filter, int n, const char *const *kwn, int nkw);
 
 /* Filters and tests by name (jinja_eval.c); NULL when there is none. */
 const void *sl_jinja_find_filter(const char *name);

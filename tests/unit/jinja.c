@@ -219,6 +219,54 @@ static void nesting(void)
        NULL, "1802");
 }
 
+/* inputs that once crashed or hung the fuzzer (fuzz/regress/jinja-*):
+ * each compiles and renders (or fails) with the fuzzer's small caps */
+static void regressions(void)
+{
+    DIR *d = opendir("fuzz/regress");
+    if (!d) {
+        CHECK(1, "# no fuzz/regress: skipped");
+        return;
+    }
+    struct dirent *de;
+    int n = 0;
+    while ((de = readdir(d))) {
+        if (strncmp(de->d_name, "jinja-", 6))
+            continue;
+        char path[512];
+        snprintf(path, sizeof path, "fuzz/regress/%s", de->d_name);
+        FILE *f = fopen(path, "rb");
+        if (!f)
+            continue;
+        char buf[8192];
+        size_t len = fread(buf, 1, sizeof buf, f);
+        fclose(f);
+        sl_err err = {0};
+        sl_jinja *t;
+        bool ok = true;
+        if (sl_jinja_compile(buf, len, "regress", &t, &err) == 0) {
+            sl_jinja_limits lim;
+            sl_jinja_limits_default(&lim);
+            lim.max_output_chars = 2000;
+            lim.max_loop_iterations = 5000;
+            lim.max_depth = 20;
+            sl_buf out;
+            sl_buf_init(&out, 0);
+            if (sl_jinja_render(t, NULL, &lim, &out, &err) < 0)
+                ok = err.msg != NULL;
+            sl_buf_release(&out);
+            sl_jinja_free(t);
+        } else {
+            ok = err.code == SL_EPARSE;
+        }
+        sl_err_clear(&err);
+        CHECK(ok, "fuzz regression %s", de->d_name);
+        n++;
+    }
+    closedir(d);
+    CHECK(n >= 3, "%d fuzz regressions replayed", n);
+}
+
 /* one template rendered by many threads at once */
 static sl_jinja *shared;
 static void *worker(void *ud)
@@ -420,6 +468,7 @@ int main(void)
     tests_();
     errors();
     nesting();
+    regressions();
     threads();
     conformance();
     samples();
