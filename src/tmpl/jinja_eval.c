@@ -1356,6 +1356,14 @@ int eval(jrender *r, const jnode *e, frame *f, jv *out)
             }
             STACKBUF(k, 0);
             jv_str(&a, &k);
+            if (k.len && memchr(k.data, 0, k.len)) {
+                /* jansson would keep it, but every C-string lookup would miss it */
+                sl_buf_release(&k);
+                jv_free(&a);
+                jv_free(&b);
+                jdecref(d);
+                return jerr(r, e, SL_EINVAL, "sluice's dict keys cannot hold NUL characters");
+            }
             json_object_setn_new_nocheck(d, k.data ? k.data : "", k.len, jv_to_json(&b));
             sl_buf_release(&k);
             jv_free(&a);

@@ -265,6 +265,14 @@ static void text_done(text *t)
 
 /* ---- str() and repr() ---- */
 
+/* o[key] for a key read from o itself; never NULL (the engine refuses
+ * keys with NUL bytes, which C-string lookups would not find) */
+static const json_t *obj_val(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    return v ? v : json_null();
+}
+
 /* str.isprintable() for a code point above U+00A0: false for separators
  * (Zs, Zl, Zp), format characters (Cf) and private use (Co); unassigned
  * code points (Cn) are not known here and print as they are */
@@ -370,7 +378,7 @@ static void repr_rec(const json_t *j, sl_buf *out, int depth, bool sorted)
                     sl_buf_adds(out, ", ");
                 repr_str(keys[i], strlen(keys[i]), out);
                 sl_buf_adds(out, ": ");
-                repr_rec(json_object_get(j, keys[i]), out, depth + 1, sorted);
+                repr_rec(obj_val(j, keys[i]), out, depth + 1, sorted);
             }
             free(keys);
             sl_buf_addc(out, '}');
@@ -536,7 +544,7 @@ static void tojson_rec(const json_t *j, int indent, int level, sl_buf *out)
             tojson_rec(ks, indent, level + 1, out);
             jdecref(ks);
             sl_buf_adds(out, ": ");
-            tojson_rec(json_object_get(j, keys[i]), indent, level + 1, out);
+            tojson_rec(obj_val(j, keys[i]), indent, level + 1, out);
         }
         if (indent >= 0)
             sl_buf_addf(out, "\n%*s", indent * level, "");
@@ -2545,7 +2553,7 @@ static void pformat(jrender *r, const json_t *j, size_t indent, sl_buf *out, int
                 py_repr(ks, out);
                 jdecref(ks);
                 sl_buf_adds(out, ": ");
-                pformat(r, json_object_get(j, keys[x]), indent + 1 + (out->len - before), out,
+                pformat(r, obj_val(j, keys[x]), indent + 1 + (out->len - before), out,
                         depth + 1);
             }
             sl_buf_addc(out, '}');
@@ -3455,8 +3463,10 @@ static int mutate(jrender *r, const jnode *e, json_t *j, const char *m, jargs *a
                 if (!json_is_array(pair) || json_array_size(pair) != 2 ||
                     !json_is_string(json_array_get(pair, 0)))
                     return jerr(r, e, SL_EINVAL, "update() needs pairs of a string key and a value");
-                obj_set(j, json_string_value(json_array_get(pair, 0)),
-                        json_incref(json_array_get(pair, 1)));
+                const json_t *ks = json_array_get(pair, 0);
+                if (memchr(json_string_value(ks), 0, json_string_length(ks)))
+                    return jerr(r, e, SL_EINVAL, "sluice's dict keys cannot hold NUL characters");
+                obj_set(j, json_string_value(ks), json_incref(json_array_get(pair, 1)));
             }
         }
         for (int k = 0; k < a->nkw; k++)
@@ -3470,6 +3480,8 @@ static int mutate(jrender *r, const jnode *e, json_t *j, const char *m, jargs *a
             return jerr(r, e, SL_EINVAL, "sluice's dict keys are strings");
         const char *k = json_string_value(a->pos[0].j);
         size_t kl = json_string_length(a->pos[0].j);
+        if (memchr(k, 0, kl))
+            return jerr(r, e, SL_EINVAL, "sluice's dict keys cannot hold NUL characters");
         json_t *v = json_object_getn(j, k, kl);
         if (m[0] == 'p') {
             if (!v && a->n < 2)
