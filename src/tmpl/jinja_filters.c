@@ -265,6 +265,16 @@ static void text_done(text *t)
 
 /* ---- str() and repr() ---- */
 
+/* [key, value] (json_pack would refuse a key that is not valid UTF-8,
+ * and a template's strings need not be) */
+static json_t *kv_pair(const char *k, size_t kl, json_t *v)
+{
+    json_t *p = json_array();
+    json_array_append_new(p, json_stringn_nocheck(k, kl));
+    json_array_append(p, v);
+    return p;
+}
+
 /* o[key] for a key read from o itself; never NULL (the engine refuses
  * keys with NUL bytes, which C-string lookups would not find) */
 static const json_t *obj_val(const json_t *o, const char *key)
@@ -1823,7 +1833,7 @@ FILTER(dictsort)
     const char *k;
     json_t *val;
     json_object_foreach(x->j, k, val) {
-        json_t *pair = json_pack("[sO]", k, val);
+        json_t *pair = kv_pair(k, strlen(k), val);
         jv_mark_tuple(r, pair, TUP_PLAIN);
         v[i].item = pair;
         v[i].key = sort_key(byval ? val : json_array_get(pair, 0), cs);
@@ -1857,7 +1867,7 @@ FILTER(items)
     const char *k;
     json_t *val;
     json_object_foreach(x->j, k, val) {
-        json_t *pair = json_pack("[sO]", k, val);
+        json_t *pair = kv_pair(k, strlen(k), val);
         jv_mark_tuple(r, pair, TUP_PLAIN);
         json_array_append_new(res, pair);
     }
@@ -3318,7 +3328,7 @@ static int nargs(jrender *r, const jnode *e, const char *m, jargs *a, int lo, in
 static void obj_set(json_t *o, const char *k, json_t *v)
 {
     json_t *old = json_incref(json_object_get(o, k));
-    json_object_set_new(o, k, v);
+    json_object_set_new_nocheck(o, k, v);
     jdecref(old);
 }
 
@@ -3521,7 +3531,7 @@ static int mutate(jrender *r, const jnode *e, json_t *j, const char *m, jargs *a
         if (!last)
             return jerr(r, e, SL_EINVAL, "popitem(): dictionary is empty");
         json_t *v = json_incref(json_object_getn(j, last, ll));
-        json_t *pair = json_pack("[s%O]", last, ll, v);
+        json_t *pair = kv_pair(last, ll, v);
         jv_mark_tuple(r, pair, TUP_PLAIN);
         json_object_deln(j, last, ll);
         jdecref(v);
