@@ -51,11 +51,14 @@ static const char usage_main[] =
     "using other types (tool, ...) are refused when loaded, naming each such node.\n";
 
 static const char usage_render[] =
-    "usage: sluice render FILE|- [--context JSON|@FILE] [--repeat N]\n"
+    "usage: sluice render FILE|- [--context JSON|@FILE] [--limit NAME=N] [--repeat N]\n"
     "\n"
     "Renders a Jinja2 template (FILE, or standard input for -) the way a\n"
     "template-transform node does, and prints exactly the rendered text.\n"
     "  --context JSON|@FILE  the variables: a JSON object, inline or from a file\n"
+    "  --limit NAME=N        max_output_chars (400000, Dify's), max_loop_iterations\n"
+    "                        (1000000) or max_depth (100, macro and recursive-loop\n"
+    "                        nesting); repeatable\n"
     "  --repeat N            render N times (timing) and print the last\n"
     "exit status: 0 rendered, 1 template or render error (on stderr), 2 bad usage.\n";
 
@@ -971,12 +974,37 @@ static int cmd_render(int argc, char **argv)
 {
     const char *file = NULL, *ctxarg = NULL;
     long repeat = 1;
+    sl_jinja_limits lim;
+    sl_jinja_limits_default(&lim);
+    lim.limit_name = "max_output_chars (sluice render --limit max_output_chars=N)";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             fputs(usage_render, stdout);
             return EXIT_OK;
         } else if (!strcmp(argv[i], "--context") && i + 1 < argc) {
             ctxarg = argv[++i];
+        } else if (!strcmp(argv[i], "--limit") && i + 1 < argc) {
+            const char *spec = argv[++i], *eq = strchr(spec, '=');
+            char *end = NULL;
+            long long v = eq ? strtoll(eq + 1, &end, 10) : 0;
+            if (!eq || !*(eq + 1) || *end || v < 1 || v > 1000000000LL) {
+                fprintf(stderr, "sluice render: --limit needs NAME=N with N from 1 to 1000000000, "
+                        "not '%s'\n", spec);
+                return EXIT_USAGE;
+            }
+            size_t nl = (size_t)(eq - spec);
+            if (nl == 16 && !strncmp(spec, "max_output_chars", nl))
+                lim.max_output_chars = (size_t)v;
+            else if (nl == 19 && !strncmp(spec, "max_loop_iterations", nl))
+                lim.max_loop_iterations = (long)v;
+            else if (nl == 9 && !strncmp(spec, "max_depth", nl) && v <= 10000)
+                lim.max_depth = (int)v;
+            else {
+                fprintf(stderr, "sluice render: unknown limit '%.*s' (or out of range): use "
+                        "max_output_chars, max_loop_iterations or max_depth (at most 10000)\n",
+                        (int)nl, spec);
+                return EXIT_USAGE;
+            }
         } else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) {
             char *end;
             repeat = strtol(argv[++i], &end, 10);
@@ -1036,7 +1064,7 @@ static int cmd_render(int argc, char **argv)
         sl_buf_init(&out, 0);
         for (long i = 0; i < repeat && rc == EXIT_OK; i++) {
             sl_buf_reset(&out);
-            if (sl_jinja_render(t, ctx, NULL, &out, &err) < 0) {
+            if (sl_jinja_render(t, ctx, &lim, &out, &err) < 0) {
                 fprintf(stderr, "sluice render: %s\n", err.msg);
                 rc = EXIT_FAILED;
             }
