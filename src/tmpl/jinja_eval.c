@@ -433,12 +433,28 @@ static int cap_err(jrender *r)
                 r->lim.max_output_chars, r->lim.limit_name ? r->lim.limit_name : "max_output_chars");
 }
 
+/* characters in out; for the render's own output only what was added
+ * since the last call is counted (recounting all of a large output at
+ * every emit was quadratic); scratch buffers are counted whole */
+static size_t out_chars(jrender *r, const sl_buf *out)
+{
+    if (out != r->cnt_buf)
+        return utf8_count(out->data, out->len);
+    if (out->len < r->cnt_len)
+        r->cnt_len = r->cnt_chars = 0;
+    r->cnt_chars += utf8_count(out->data + r->cnt_len, out->len - r->cnt_len);
+    r->cnt_len = out->len;
+    return r->cnt_chars;
+}
+
 int emit(jrender *r, sl_buf *out, const char *s, size_t n)
 {
     if (sl_buf_add(out, s, n) < 0)
         return cap_err(r);
+    /* a character is at most 4 bytes: more bytes than that is over the cap
+     * even when they are stray UTF-8 continuation bytes that count as none */
     if (out->len > r->lim.max_output_chars &&
-        utf8_count(out->data, out->len) > r->lim.max_output_chars)
+        (out->len / 4 > r->lim.max_output_chars || out_chars(r, out) > r->lim.max_output_chars))
         return cap_err(r);
     return 0;
 }
@@ -1771,6 +1787,7 @@ int sl_jinja_render(const sl_jinja *t, const sl_value *ctx, const sl_jinja_limit
     frame root = {0};
     r.root = &root;
     r.walk = 10000000;
+    r.cnt_buf = out;
     jinja_too_deep = false;
     if (t->mutates && r.ctx) {
         /* list.append() and friends change values in place: never the

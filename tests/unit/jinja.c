@@ -254,6 +254,8 @@ static void regressions(void)
             sl_buf_init(&out, 0);
             if (sl_jinja_render(t, NULL, &lim, &out, &err) < 0)
                 ok = err.msg != NULL;
+            else
+                ok = out.len <= 4 * lim.max_output_chars;
             sl_buf_release(&out);
             sl_jinja_free(t);
         } else {
