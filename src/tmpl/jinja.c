@@ -1640,7 +1640,7 @@ static bool scan(jnode *e, jnode *macro)
             macro->op |= 2;
     }
     if (e->type == E_ATTR)
-        e->neg = sl_jinja_dict_method(e->s);
+        e->neg = sl_jinja_dict_method(e->s) != NULL;
     if (e->type == E_FILTER && e->fn)
         e->neg = !sl_jinja_filter_args_ok(e->fn, e->nv, e->kwn, e->nkw);
     if (e->type == E_CALL && e->a && e->a->type == E_ATTR)

@@ -351,11 +351,13 @@ int undef_err(jrender *r, const jnode *e, const jv *v)
     if (v->owner && v->j && json_is_integer(v->j))
         return jerr(r, e, SL_EINVAL, "%s has no element %lld", v->owner,
                     (long long)json_integer_value(v->j));
+    /* a name made at run time is kept as v->j (v->name may point into a
+     * value that is gone) */
+    const char *nm = v->j && json_is_string(v->j) ? json_string_value(v->j) : v->name;
     if (v->owner)
-        return jerr(r, e, SL_EINVAL, "'%s' has no attribute '%s'", v->owner,
-                    v->j && json_is_string(v->j) ? json_string_value(v->j) : v->name ? v->name : "?");
-    if (v->name)
-        return jerr(r, e, SL_EINVAL, "'%s' is undefined", v->name);
+        return jerr(r, e, SL_EINVAL, "'%s' has no attribute '%s'", v->owner, nm ? nm : "?");
+    if (nm)
+        return jerr(r, e, SL_EINVAL, "'%s' is undefined", nm);
     return jerr(r, e, SL_EINVAL, "a value is undefined");
 }
 
@@ -567,16 +569,16 @@ static jv loop_attr(const jv *lv, const char *name)
 }
 
 /* obj.name (Jinja2: attribute, then item) */
-bool sl_jinja_dict_method(const char *name)
+const char *sl_jinja_dict_method(const char *name)
 {
     static const char *const methods[] = {"items", "keys", "values", "get", "pop", "update",
                                           "copy", "clear", "setdefault", "popitem", NULL};
-    if (!strchr("cgikpsuv", name[0]))
-        return false;
+    if (!name[0] || !strchr("cgikpsuv", name[0]))
+        return NULL;
     for (int i = 0; methods[i]; i++)
         if (!strcmp(name, methods[i]))
-            return true;
-    return false;
+            return methods[i];
+    return NULL;
 }
 
 int get_attr(jrender *r, const jnode *e, const jv *o, const char *name, jv *out)
@@ -599,10 +601,10 @@ int get_attr(jrender *r, const jnode *e, const jv *o, const char *name, jv *out)
         return 0;
     }
     if (o->k == K_JSON && json_is_object(j) &&
-        (e && e->type == E_ATTR ? e->neg : sl_jinja_dict_method(name))) {
+        (e && e->type == E_ATTR ? e->neg : sl_jinja_dict_method(name) != NULL)) {
         /* Jinja2 reads an attribute before an item: d.items is the dict's
          * method even when d has a key "items" (use d['items'] for that) */
-        jv m = {.k = K_BUILTIN, .name = name, .owner = "dict object"};
+        jv m = {.k = K_BUILTIN, .name = sl_jinja_dict_method(name), .owner = "dict object"};
         *out = m;
         return 0;
     }
@@ -634,7 +636,15 @@ int get_item(jrender *r, const jnode *e, const jv *o, const jv *key, jv *out)
             *out = jv_json(json_incref(x));
             return 0;
         }
-        return get_attr(r, e, o, json_string_value(key->j), out);
+        if (get_attr(r, e, o, json_string_value(key->j), out) < 0)
+            return -1;
+        /* an undefined result names the key: keep the key alive with it */
+        if ((out->k == K_UNDEF || out->k == K_BUILTIN) && !out->j) {
+            out->j = json_incref(key->j);
+            if (out->k == K_UNDEF)
+                out->name = NULL;
+        }
+        return 0;
     }
     json_t *j = o->j;
     if (o->k == K_JSON && key->k == K_JSON &&

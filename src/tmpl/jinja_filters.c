@@ -1159,7 +1159,9 @@ FILTER(attr)
     jv *n = arg(a, 0, "name");
     if (x->k == K_UNDEF)
         return undef_err(r, e, x);
-    *out = jv_undef(is_str(n) ? json_string_value(n->j) : "?");
+    *out = jv_undef(is_str(n) ? NULL : "?");
+    if (is_str(n))
+        out->j = json_incref(n->j); /* the name, kept alive with the value */
     return 0;
 }
 

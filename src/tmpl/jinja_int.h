@@ -124,7 +124,7 @@ enum { TUP_PLAIN = 1, TUP_GROUP = 2,           /* print as (a, b) */
        VIEW_KEYS = 3, VIEW_VALUES = 4, VIEW_ITEMS = 5 }; /* print as dict_keys([...]) */
 
 /* Is name one of dict's methods (d.items reads the method, as in Jinja2)? */
-bool sl_jinja_dict_method(const char *name);
+const char *sl_jinja_dict_method(const char *name); /* its static name, or NULL */
 /* Do n positional and these keyword arguments fit the filter's parameters? */
 bool sl_jinja_filter_args_ok(const void *filter, int n, const char *const *kwn, int nkw);
 

@@ -228,6 +228,11 @@ static void regressions(void)
         CHECK(1, "# no fuzz/regress: skipped");
         return;
     }
+    /* the context fuzz/fuzz_jinja.c renders against */
+    sl_value *ctx = J("{\"s\": \"h\\u00e9llo w\\u00f6rld\", \"n\": 42, \"f\": 2.5, \"z\": null,"
+                      " \"t\": true, \"l\": [1, \"a\", null, [2, 3], {\"k\": \"v\"}],"
+                      " \"d\": {\"a\": 1, \"b\": [\"x\", \"y\"], \"c\": {\"d\": \"e\"}},"
+                      " \"users\": [{\"name\": \"ann\", \"age\": 30}, {\"name\": \"bob\", \"age\": 25}]}");
     struct dirent *de;
     int n = 0;
     while ((de = readdir(d))) {
@@ -252,7 +257,7 @@ static void regressions(void)
             lim.max_depth = 20;
             sl_buf out;
             sl_buf_init(&out, 0);
-            if (sl_jinja_render(t, NULL, &lim, &out, &err) < 0)
+            if (sl_jinja_render(t, ctx, &lim, &out, &err) < 0)
                 ok = err.msg != NULL;
             else
                 ok = out.len <= 4 * lim.max_output_chars;
@@ -266,6 +271,7 @@ static void regressions(void)
         n++;
     }
     closedir(d);
+    json_decref(ctx);
     CHECK(n >= 3, "%d fuzz regressions replayed", n);
 }
 
