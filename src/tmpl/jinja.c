@@ -69,6 +69,7 @@ typedef struct {
     tok *toks;
     size_t n, cap, pos;
     int depth;
+    int blocks;      /* tags open around the one being read */
     int soft;        /* > 0 inside an if tag or an inline if: an unknown filter or test
                         there is an error only if it runs (Jinja2's "soft frame") */
 } P;
@@ -251,6 +252,7 @@ static size_t lex_tag(P *p, char kind, size_t start, size_t j, bool *strip)
             size_t b = j;
             j += 2;
             unsigned long long v = 0;
+            double dv = 0; /* the value once it no longer fits */
             bool over = false, bad = false;
             while (j < n && (isalnum((unsigned char)s[j]) || (s[j] == '_' && j + 1 < n &&
                                                              isalnum((unsigned char)s[j + 1])))) {
@@ -262,7 +264,9 @@ static size_t lex_tag(P *p, char kind, size_t start, size_t j, bool *strip)
                         bad = true;
                     if (v > (unsigned long long)INT64_MAX / (unsigned)base)
                         over = true;
-                    v = v * (unsigned)base + (unsigned)(d < base ? d : 0);
+                    dv = dv * base + (d < base ? d : 0);
+                    if (!over)
+                        v = v * (unsigned)base + (unsigned)(d < base ? d : 0);
                 }
                 j++;
             }
@@ -273,7 +277,7 @@ static size_t lex_tag(P *p, char kind, size_t start, size_t j, bool *strip)
             tok *k = push(p, T_INT, b, j - b);
             if (over || v > (unsigned long long)INT64_MAX) {
                 k->type = T_FLOAT;
-                k->f = (double)v;
+                k->f = dv;
             } else {
                 k->i = (long long)v;
             }
@@ -1334,7 +1338,22 @@ static jnode *parse_if(P *p, size_t off)
     return end_tag(p) ? s : NULL;
 }
 
+static jnode *parse_stmt_tag(P *p);
+
+/* Tags nest at most 100 deep (Python itself refuses more than 20 nested
+ * blocks in the code Jinja2 compiles a template to). */
 static jnode *parse_stmt(P *p)
+{
+    if (++p->blocks > 100) {
+        p->blocks--;
+        return perr(p, cur(p)->off, "tags nested too deeply (more than 100)");
+    }
+    jnode *s = parse_stmt_tag(p);
+    p->blocks--;
+    return s;
+}
+
+static jnode *parse_stmt_tag(P *p)
 {
     size_t off = cur(p)->off;
     p->pos++; /* {% */

@@ -15,6 +15,8 @@ typedef struct {
     const jnode *node;     /* the for tag (recursive loops call it again) */
     frame *outer;          /* the frame the for tag runs in */
     int depth;             /* loop.depth - 1 */
+    size_t len;            /* loop.length, once asked (len_known) */
+    bool len_known;
 } loopst;
 
 typedef struct {
@@ -56,6 +58,9 @@ json_t *jint(long long i);
  * an error, as Python's recursion limit would, and releasing a value never
  * recurses (jdecref). */
 #define JINJA_MAX_NEST 1000
+/* Lists a template builds (+, extend, insert, append) hold at most this
+ * many items: doubling a list in a loop would otherwise eat all memory. */
+#define JINJA_MAX_ITEMS 10000000
 /* Drops a reference; a container whose last reference this is, is taken
  * apart with an explicit stack (jansson's own delete recurses). */
 void jdecref_last(json_t *j);

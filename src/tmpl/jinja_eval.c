@@ -21,6 +21,46 @@
 /* the render running on this thread (tuples are looked up through it) */
 static _Thread_local jrender *cur_render;
 
+/* The lowest stack address rendering may reach on this thread, with room
+ * left for libc below it: deep templates (recursive macros and loops
+ * around nested expressions) end with an error, not a stack overflow.
+ * Threads differ (the server streams runs on 1 MB stacks). */
+static _Thread_local uintptr_t stack_floor;
+
+static void stack_floor_init(void)
+{
+    if (stack_floor)
+        return;
+    pthread_attr_t at;
+    void *addr = NULL;
+    size_t size = 0;
+    if (pthread_getattr_np(pthread_self(), &at) == 0) {
+        if (pthread_attr_getstack(&at, &addr, &size) != 0)
+            addr = NULL;
+        pthread_attr_destroy(&at);
+    }
+    uintptr_t here = (uintptr_t)&at;
+    if (addr && size && here > (uintptr_t)addr && here - (uintptr_t)addr <= size) {
+        size_t margin = size / 4 < 256 * 1024 ? size / 4 : 256 * 1024;
+        stack_floor = (uintptr_t)addr + margin;
+    } else {
+        stack_floor = here > 768 * 1024 ? here - 768 * 1024 : 1; /* unknown: assume 1 MB */
+    }
+}
+
+static int stack_err(jrender *r, const jnode *e)
+{
+    return jerr(r, e, SL_ELIMIT, "the template nests too deeply for this thread's stack "
+                "(recursive macros or loops around deeply nested expressions); lower the nesting");
+}
+
+#define STACK_CHECK(r, e)                                                                    \
+    do {                                                                                     \
+        char probe_;                                                                         \
+        if ((uintptr_t)&probe_ < stack_floor)                                                \
+            return stack_err((r), (e));                                                      \
+    } while (0)
+
 /* ---- values ---- */
 
 size_t fmt_u64(unsigned long long u, char *out)
@@ -167,6 +207,39 @@ void jv_mark_tuple(jrender *r, json_t *j, int kind)
 {
     if (!j || !json_is_array(j) || jinja_tuple_kind(j))
         return;
+    if ((r->ntup + 1) * 2 > r->atup && r->atup) {
+        /* first drop the tuples only this set still holds: a loop that
+         * makes pairs would otherwise keep every one until the end */
+        size_t live = 0;
+        for (size_t i = 0; i < r->atup; i++)
+            if (r->tup[i] && r->tup[i]->refcount == 1) {
+                jdecref(r->tup[i]);
+                r->tup[i] = NULL;
+            } else if (r->tup[i]) {
+                live++;
+            }
+        if (live < r->ntup) {
+            /* rehash the survivors in place of the old table */
+            json_t **ot = r->tup;
+            uint8_t *ok = r->tupk;
+            size_t oa = r->atup;
+            r->tup = calloc(oa, sizeof *r->tup);
+            r->tupk = calloc(oa, 1);
+            if (!r->tup || !r->tupk)
+                abort();
+            for (size_t i = 0; i < oa; i++)
+                if (ot[i]) {
+                    size_t k = tup_slot(r, ot[i]);
+                    while (r->tup[k])
+                        k = (k + 1) & (r->atup - 1);
+                    r->tup[k] = ot[i];
+                    r->tupk[k] = ok[i];
+                }
+            free(ot);
+            free(ok);
+            r->ntup = live;
+        }
+    }
     if ((r->ntup + 1) * 2 > r->atup) {
         size_t oa = r->atup;
         json_t **ot = r->tup;
@@ -232,6 +305,11 @@ int check_insert(jrender *r, const jnode *e, const json_t *into, const jv *v)
         size_t m = json_is_array(c) ? json_array_size(c) : 0;
         void *it = json_is_object(c) ? json_object_iter((json_t *)c) : NULL;
         for (size_t i = 0;; i++) {
+            if (--r->walk < 0) {
+                rc = jerr(r, e, SL_ELIMIT, "changing values in place inspected more than "
+                          "10,000,000 nested values in this render (sluice's cap)");
+                break;
+            }
             const json_t *x;
             if (json_is_array(c)) {
                 if (i >= m)
@@ -441,7 +519,8 @@ static int cap_err(jrender *r)
 static size_t out_chars(jrender *r, const sl_buf *out)
 {
     if (out != r->cnt_buf)
-        return utf8_count(out->data, out->len);
+        return 0; /* a scratch buffer: its byte cap (4 per character) bounds it, and
+                     its text is counted here when it reaches the output */
     if (out->len < r->cnt_len)
         r->cnt_len = r->cnt_chars = 0;
     r->cnt_chars += utf8_count(out->data + r->cnt_len, out->len - r->cnt_len);
@@ -531,10 +610,17 @@ static jv lookup(jrender *r, frame *f, const char *name)
 
 static jv loop_attr(const jv *lv, const char *name)
 {
-    const loopst *l = lv->p;
-    long long i = (long long)l->i, n = (long long)l->n;
+    loopst *l = (loopst *)lv->p;
+    long long i = (long long)l->i, n = (long long)json_array_size(l->items);
     if (name[0] == 'l' && !strcmp(name, "last"))
         return jv_json(json_boolean(i == n - 1));
+    /* Jinja2 takes a loop's length once, when first asked (the list may
+     * grow while it is walked) */
+    if (!l->len_known) {
+        l->len = (size_t)n;
+        l->len_known = true;
+    }
+    n = (long long)l->len;
     if (!strcmp(name, "index"))
         return jv_json(jint(i + 1));
     if (!strcmp(name, "index0"))
@@ -866,6 +952,8 @@ static int arith(jrender *r, const jnode *e, int op, const jv *a, const jv *b, j
     json_t *ja = a->k == K_JSON ? a->j : NULL, *jb = b->k == K_JSON ? b->j : NULL;
     if (op == OP_ADD && json_is_string(ja) && json_is_string(jb)) {
         size_t la = json_string_length(ja), lb = json_string_length(jb);
+        if (la + lb > r->lim.max_output_chars * 4 + 16)
+            return jerr(r, e, SL_ELIMIT, "the joined string would be larger than the output cap");
         char *s = sl_xmalloc(la + lb + 1);
         memcpy(s, json_string_value(ja), la);
         memcpy(s + la, json_string_value(jb), lb);
@@ -874,6 +962,9 @@ static int arith(jrender *r, const jnode *e, int op, const jv *a, const jv *b, j
         return 0;
     }
     if (op == OP_ADD && json_is_array(ja) && json_is_array(jb)) {
+        if (json_array_size(ja) + json_array_size(jb) > JINJA_MAX_ITEMS)
+            return jerr(r, e, SL_ELIMIT, "the list would have more than %d items (sluice's cap)",
+                        JINJA_MAX_ITEMS);
         json_t *res = json_copy(ja);
         json_array_extend(res, jb);
         *out = jv_json(res);
@@ -1083,17 +1174,21 @@ static int call_macro(jrender *r, const jnode *e, const jv *fn, jargs *a, const 
     if (a->n > m->nkw && !uses_var)
         return jerr(r, e, SL_EINVAL, "macro '%s' takes not more than %d argument(s)", mname,
                     m->nkw);
-    for (int k = 0; k < a->nkw && !uses_kw; k++) {
+    for (int k = 0; k < a->nkw; k++) {
         int i = 0;
         while (i < m->nkw && strcmp(m->kwn[i], a->kwn[k]))
             i++;
-        if (i == m->nkw && strcmp(a->kwn[k], "caller"))
+        if (i == m->nkw && !uses_kw && strcmp(a->kwn[k], "caller"))
             return jerr(r, e, SL_EINVAL, "macro '%s' takes no keyword argument '%s'", mname,
                         a->kwn[k]);
+        if (i < m->nkw && i < a->n)
+            return jerr(r, e, SL_EINVAL, "macro '%s' got multiple values for argument '%s'",
+                        mname, a->kwn[k]);
     }
     frame f = {.parent = fn->k == K_CALLER ? (frame *)fn->p2 : r->root};
     json_t *varargs = json_array(), *kwargs = json_object();
-    jv_mark_tuple(r, varargs, TUP_PLAIN);
+    if (uses_var)
+        jv_mark_tuple(r, varargs, TUP_PLAIN);
     bool bound[64] = {false};
     for (int i = 0; i < a->n; i++) {
         if (i < m->nkw) {
@@ -1343,6 +1438,7 @@ int eval_filter(jrender *r, const jnode *e, frame *f, const jv *in, jv *out)
 int eval(jrender *r, const jnode *e, frame *f, jv *out)
 {
     memset(out, 0, sizeof *out);
+    STACK_CHECK(r, e);
     int rc = 0;
     jv a, b;
     switch (e->type) {
@@ -1577,13 +1673,10 @@ static int run_loop(jrender *r, const jnode *s, frame *f, const jv *it, int dept
     int rc = jv_items(r, s->a, it, &items);
     if (rc < 0)
         return -1;
-    if (r->t->mutates) {
-        /* the body may change the list it walks: walk a copy, as Python's
-         * loop would see a snapshot of its length */
-        json_t *c = json_copy(items);
-        jdecref(items);
-        items = c;
-    }
+    /* When the template changes lists in place, a loop walks the list as it
+     * is at each step, as Python's does: items appended while looping are
+     * visited (the worklist idiom), removed ones are not. */
+    bool live = r->t->mutates && !s->cond;
     frame lf = {.parent = f};
     if (s->cond) {
         json_t *keep = json_array();
@@ -1606,7 +1699,7 @@ static int run_loop(jrender *r, const jnode *s, frame *f, const jv *it, int dept
         items = keep;
     }
     loopst ls = {.items = items, .n = json_array_size(items), .node = s, .outer = f, .depth = depth};
-    for (size_t i = 0; i < ls.n && !rc; i++) {
+    for (size_t i = 0; i < (live ? (ls.n = json_array_size(items)) : ls.n) && !rc; i++) {
         ls.i = i;
         if (++r->iters > r->lim.max_loop_iterations) {
             rc = jerr(r, s, SL_ELIMIT, "loops ran more than %ld iterations (the loop cap)",
@@ -1641,6 +1734,7 @@ static int run_for(jrender *r, const jnode *s, frame *f, sl_buf *out)
 
 static int run_stmt(jrender *r, const jnode *s, frame *f, sl_buf *out)
 {
+    STACK_CHECK(r, s);
     jv v;
     int rc = 0;
     switch (s->type) {
@@ -1807,6 +1901,7 @@ int sl_jinja_render(const sl_jinja *t, const sl_value *ctx, const sl_jinja_limit
     }
     jrender *prev = cur_render;
     cur_render = &r;
+    stack_floor_init();
     size_t start = out->len;
     int rc = render_body(&r, t->root, &root, out);
     frame_release(&root);

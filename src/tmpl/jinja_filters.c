@@ -1398,6 +1398,11 @@ FILTER(int)
             *out = jv_json(jint((long long)v));
             return 0;
         }
+        if (end != s && !*end && isfinite(v)) {
+            /* beyond 64 bits: sluice's ints stop there, so the nearest float */
+            *out = jv_json(json_real(trunc(v)));
+            return 0;
+        }
     }
     *out = d ? jv_copy(d) : jv_json(jint(0));
     return 0;
@@ -1451,7 +1456,7 @@ FILTER(length)
     else if (json_is_object(j))
         *out = jv_json(jint((long long)json_object_size(j)));
     else if (x->k == K_LOOP)
-        *out = jv_json(jint((long long)((const loopst *)x->p)->n));
+        *out = jv_json(jint((long long)((const loopst *)x->p)->n)); /* |length of loop */
     else
         return jerr(r, e, SL_EINVAL, "object of type '%s' has no len()", py_type(x));
     return 0;
@@ -2377,6 +2382,8 @@ FILTER(filesizeformat)
     }
     if (!t)
         return jerr(r, e, SL_EINVAL, "filesizeformat needs a number, not '%s'", py_type(x));
+    if (!isfinite(d) || fabs(d) >= 9e18)
+        return jerr(r, e, SL_EINVAL, "filesizeformat: %g bytes is out of range", d);
     bool binary = bool_arg(arg(a, 0, "binary"), false);
     double base = binary ? 1024 : 1000;
     static const char *const dec[] = {"kB", "MB", "GB", "TB", "PB", "EB", "ZB", "YB"};
@@ -2407,87 +2414,169 @@ typedef struct {
     bool space;
 } chunk;
 
+/* textwrap's character classes on code points: \w, letters ([^\d\W]) and
+ * the punctuation its em-dash rule accepts */
+static bool ww_space(unsigned long c) { return c == ' ' || c == '\t' || c == '\v' || c == '\f'; }
+static bool ww_letter(unsigned long c)
+{
+    return c < 0x80 ? (isalpha((int)c) || c == '_') : cp_alpha(c);
+}
+static bool ww_word(unsigned long c) { return ww_letter(c) || (c < 0x80 && isdigit((int)c)); }
+static bool ww_punct(unsigned long c) { return ww_word(c) || (c && c < 0x80 && strchr("!\"'&.,?", (int)c)); }
+
+/* the code point at byte i (0 past the end), and where the one before i starts */
+static unsigned long ww_at(const char *s, size_t n, size_t i)
+{
+    size_t l;
+    return i < n ? dec(s + i, n - i, &l) : 0;
+}
+static size_t ww_prev(const char *s, size_t i)
+{
+    while (i > 0 && ((unsigned char)s[--i] & 0xC0) == 0x80)
+        ;
+    return i;
+}
+static size_t ww_next(const char *s, size_t n, size_t i)
+{
+    size_t l;
+    if (i >= n)
+        return n;
+    dec(s + i, n - i, &l);
+    return i + l;
+}
+
+/* The end (byte) of the chunk starting at i: textwrap's wordsep_re
+ * (hyphenated words split after the hyphen, em-dashes apart) or, without
+ * break_on_hyphens, runs of space and of the rest. */
+static size_t ww_chunk_end(const char *s, size_t n, size_t i, bool hyph)
+{
+    size_t j = i;
+    if (ww_space(ww_at(s, n, i))) {
+        while (j < n && ww_space(ww_at(s, n, j)))
+            j = ww_next(s, n, j);
+        return j;
+    }
+    if (!hyph) {
+        while (j < n && !ww_space(ww_at(s, n, j)))
+            j = ww_next(s, n, j);
+        return j;
+    }
+    /* an em-dash between words: (?<=wp) -{2,} (?=\w) */
+    if (s[i] == '-' && i + 1 < n && s[i + 1] == '-' && i > 0 &&
+        ww_punct(ww_at(s, n, ww_prev(s, i)))) {
+        size_t k = i;
+        while (k < n && s[k] == '-')
+            k++;
+        if (k < n && ww_word(ww_at(s, n, k)))
+            return k;
+    }
+    /* a word: the shortest run of non-space that ends at a hyphen between
+     * letters, before space or the end, or before an em-dash */
+    for (j = ww_next(s, n, i);; j = ww_next(s, n, j)) {
+        if (j >= n || ww_space(ww_at(s, n, j)))
+            return j;
+        if (s[j] == '-') {
+            size_t p1 = ww_prev(s, j), p2 = p1 > 0 ? ww_prev(s, p1) : 0,
+                   p3 = p2 > 0 ? ww_prev(s, p2) : 0;
+            bool before = (p1 > 0 && ww_letter(ww_at(s, n, p1)) && ww_letter(ww_at(s, n, p2))) ||
+                          (p2 > 0 && ww_letter(ww_at(s, n, p1)) && s[p2] == '-' &&
+                           ww_letter(ww_at(s, n, p3)));
+            size_t a1 = j + 1, a2 = ww_next(s, n, a1), a3 = ww_next(s, n, a2);
+            bool after = ww_letter(ww_at(s, n, a1)) &&
+                         (ww_letter(ww_at(s, n, a2)) ||
+                          (a2 < n && s[a2] == '-' && ww_letter(ww_at(s, n, a3))));
+            if (before && after)
+                return j + 1;
+            if (j + 1 < n && s[j + 1] == '-' && ww_punct(ww_at(s, n, p1))) {
+                size_t k = j;
+                while (k < n && s[k] == '-')
+                    k++;
+                if (k < n && ww_word(ww_at(s, n, k)))
+                    return j;
+            }
+        }
+    }
+}
+
+/* textwrap.TextWrapper(width, expand_tabs=False, replace_whitespace=False,
+ * break_long_words, break_on_hyphens).wrap(line), lines joined by sep */
 static void wrap_line(const char *s, size_t n, size_t width, bool brk, bool hyph, const text *sep,
                       sl_buf *b)
 {
-    /* chunks: runs of whitespace, and words (split after hyphens inside them) */
     size_t nc = 0, ac = 16;
     chunk *c = sl_xmalloc(ac * sizeof *c);
     for (size_t i = 0; i < n;) {
-        size_t j = i;
-        bool sp = s[i] == ' ' || s[i] == '\t';
-        if (sp) {
-            while (j < n && (s[j] == ' ' || s[j] == '\t'))
-                j++;
-        } else {
-            while (j < n && s[j] != ' ' && s[j] != '\t') {
-                j++;
-                if (hyph && s[j - 1] == '-' && j < n && isalpha((unsigned char)s[j]) && j >= i + 2 &&
-                    isalnum((unsigned char)s[j - 2]))
-                    break;
-            }
-        }
+        size_t j = ww_chunk_end(s, n, i, hyph);
         if (nc == ac) {
             ac *= 2;
             c = sl_xrealloc(c, ac * sizeof *c);
         }
-        c[nc++] = (chunk){.s = s + i, .n = j - i, .len = ulen(s + i, j - i), .space = sp};
+        c[nc++] = (chunk){.s = s + i, .n = j - i, .len = ulen(s + i, j - i),
+                          .space = ww_space(ww_at(s, n, i))};
         i = j;
     }
+    /* one output line at a time: pieces are (pointer, bytes, characters) */
+    size_t ap = 16, np;
+    chunk *line = sl_xmalloc(ap * sizeof *line);
     size_t k = 0;
     bool lines = false;
     while (k < nc) {
-        size_t start = b->len, cur = 0, first = k;
+        np = 0;
+        size_t cur = 0;
         if (c[k].space && lines)
-            first = ++k; /* whitespace at the start of a later line is dropped */
-        while (k < nc && cur + c[k].len <= width)
+            k++;
+        while (k < nc && cur + c[k].len <= width) {
+            if (np == ap) {
+                ap *= 2;
+                line = sl_xrealloc(line, ap * sizeof *line);
+            }
+            line[np++] = c[k];
             cur += c[k++].len;
-        for (size_t i = first; i < k; i++)
-            sl_buf_add(b, c[i].s, c[i].n);
+        }
         if (k < nc && c[k].len > width) {
             /* a chunk too long for any line */
+            size_t left = width - cur; /* may be 0 */
             if (brk) {
-                size_t left = width > cur ? width - cur : 1, end = left;
+                size_t end = left;
                 if (hyph && c[k].len > left) {
-                    size_t off = uoff(c[k].s, c[k].n, left), h = off;
+                    /* rfind('-', 0, left), counted in characters */
+                    size_t lim = uoff(c[k].s, c[k].n, left), h = lim;
                     while (h > 0 && c[k].s[h - 1] != '-')
                         h--;
-                    bool other = false;
-                    for (size_t q = 0; q + 1 < h; q++)
-                        other |= c[k].s[q] != '-';
-                    if (h > 1 && other)
-                        end = ulen(c[k].s, h);
+                    if (h > 0) {
+                        size_t hpos = h - 1; /* byte index of the hyphen */
+                        bool other = false;
+                        for (size_t q = 0; q < hpos; q++)
+                            other |= c[k].s[q] != '-';
+                        if (hpos > 0 && other)
+                            end = ulen(c[k].s, hpos) + 1;
+                    }
                 }
                 size_t off = uoff(c[k].s, c[k].n, end);
-                sl_buf_add(b, c[k].s, off);
+                if (np == ap) {
+                    ap *= 2;
+                    line = sl_xrealloc(line, ap * sizeof *line);
+                }
+                line[np++] = (chunk){.s = c[k].s, .n = off, .len = end, .space = c[k].space};
                 c[k].s += off;
                 c[k].n -= off;
                 c[k].len -= end;
-                cur += end;
-            } else if (k == first) {
-                sl_buf_add(b, c[k].s, c[k].n);
-                cur += c[k++].len;
+            } else if (!np) {
+                line[np++] = c[k++];
             }
         }
-        /* whitespace at the end of a line is dropped */
-        if (b->len > start && k > first && c[k - 1].space && c[k - 1].n <= b->len - start)
-            b->len -= c[k - 1].n;
-        if (b->len > start || cur) {
-            if (lines) {
-                /* the separator goes before this line: move it in */
-                size_t ln = b->len - start;
-                char *tmp = sl_xmalloc(ln + 1);
-                memcpy(tmp, b->data + start, ln);
-                b->len = start;
+        /* a last piece that is whitespace (or empty) is dropped */
+        if (np && (line[np - 1].space || !line[np - 1].n))
+            np--;
+        if (np) {
+            if (lines)
                 sl_buf_add(b, sep->s, sep->n);
-                sl_buf_add(b, tmp, ln);
-                free(tmp);
-            }
+            for (size_t q = 0; q < np; q++)
+                sl_buf_add(b, line[q].s, line[q].n);
             lines = true;
-        } else if (k < nc && k == first) {
-            k++; /* nothing fits and nothing may break: skip (cannot happen) */
         }
     }
+    free(line);
     free(c);
 }
 
@@ -3341,6 +3430,9 @@ static int mutate(jrender *r, const jnode *e, json_t *j, const char *m, jargs *a
     *out = jv_json(json_null());
     if (json_is_array(j)) {
         long long n = (long long)json_array_size(j);
+        if ((!strcmp(m, "append") || !strcmp(m, "insert")) && n >= JINJA_MAX_ITEMS)
+            return jerr(r, e, SL_ELIMIT, "the list would have more than %d items (sluice's cap)",
+                        JINJA_MAX_ITEMS);
         if (!strcmp(m, "append")) {
             if (nargs(r, e, m, a, 1, 1) < 0 || check_insert(r, e, j, &a->pos[0]) < 0)
                 return -1;
@@ -3351,6 +3443,11 @@ static int mutate(jrender *r, const jnode *e, json_t *j, const char *m, jargs *a
             json_t *items;
             if (nargs(r, e, m, a, 1, 1) < 0 || jv_items(r, e, &a->pos[0], &items) < 0)
                 return -1;
+            if ((size_t)n + json_array_size(items) > JINJA_MAX_ITEMS) {
+                jdecref(items);
+                return jerr(r, e, SL_ELIMIT, "the list would have more than %d items (sluice's "
+                            "cap)", JINJA_MAX_ITEMS);
+            }
             for (size_t i = 0; i < json_array_size(items); i++) {
                 jv x = {.k = K_JSON, .j = json_array_get(items, i)};
                 if (check_insert(r, e, j, &x) < 0) {

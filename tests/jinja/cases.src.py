@@ -1223,3 +1223,19 @@ CASES += [
     ("test/unknown_in_inline_if", "{{ 'x' if false else ('y' if true else 1 is nope) }}"),
     ("test/callable/macro_and_joiner", "{% macro m() %}{% endmacro %}{{ m is callable }} {{ joiner() is callable }} {{ 1 is callable }}"),
 ]
+
+CASES += [
+    # loops walk the list as it is at each step (Python's list iterator)
+    ("loop/live/worklist", "{% set queue = [tree] %}{% for n in queue %}{{ n.name }} {% for c in n.children or [] %}{% set _ = queue.append(c) %}{% endfor %}{% endfor %}", {"tree": {"name": "root", "children": [{"name": "a", "children": [{"name": "a1"}]}, {"name": "b"}]}}),
+    ("loop/live/length_grows", "{% set xs = [1, 2] %}{% for x in xs %}{% if x < 3 %}{% set _ = xs.append(x + 2) %}{% endif %}{{ x }}/{{ loop.length }} {% endfor %}"),
+    # wordwrap: textwrap's chunking and long-word rules
+    ("filter/wordwrap/url", "{{ 'see https://example.com/very/long/path/to/resource now'|wordwrap(30) }}"),
+    ("filter/wordwrap/leading_spaces", "{{ '   leading spaces here'|wordwrap(5) }}"),
+    ("filter/wordwrap/hyphen_long", "{{ 'aaaaaaaaaaaaaa-bbbbbbbb'|wordwrap(5) }}"),
+    ("filter/wordwrap/em_dash", "{{ 'one--two three---four'|wordwrap(6) }}"),
+    ("filter/wordwrap/tabs_kept", "{{ 'a\tb c\t\td'|wordwrap(4) }}"),
+    ("filter/wordwrap/unicode", "{{ 'héllo wörld 中文字符测试 naïve-café'|wordwrap(7) }}"),
+    ("filter/wordwrap/blank_lines", "{{ 'a b\n\n\nc d\n'|wordwrap(2) }}"),
+    ("macro/duplicate_argument", "{% macro m(a) %}{{ a }}{% endmacro %}{{ m(1, a=2) }}"),
+    ("filter/int/huge", "{{ '99999999999999999999'|int > 10 }}"),
+]

@@ -219,6 +219,56 @@ static void nesting(void)
        NULL, "1802");
 }
 
+/* what a template can grow without bound ends with an error */
+static void growth(void)
+{
+    fails("{% set l = [1] %}{% for i in range(40) %}{% set _ = l.extend(l) %}{% endfor %}", NULL,
+          "more than 10000000 items");
+    fails("{% set ns = namespace(l=[1]) %}{% for i in range(40) %}{% set ns.l = ns.l + ns.l %}"
+          "{% endfor %}",
+          NULL, "more than 10000000 items");
+    fails("{% set ns = namespace(v='ab') %}{% for i in range(40) %}{% set ns.v = ns.v + ns.v %}"
+          "{% endfor %}",
+          NULL, "larger than the output cap");
+    fails("{% set big = range(1000000)|list %}{% set acc = [] %}{% for i in range(11) %}"
+          "{% set _ = acc.append(big) %}{% endfor %}",
+          NULL, "inspected more than 10,000,000");
+    fails("{% set xs = [1] %}{% set _ = xs.append(xs) %}", NULL, "contain itself");
+    fails("{% set a = [] %}{% set b = [a] %}{% set _ = a.append(b) %}", NULL, "contain itself");
+    fails("{% set ns = namespace() %}{% set l = [ns] %}{% set ns.x = l %}", NULL, "contain itself");
+    char tpl[2048] = "";
+    for (int i = 0; i < 120; i++)
+        strcat(tpl, "{% if true %}");
+    fails(tpl, NULL, "tags nested too deeply");
+}
+
+/* a deep template on a small stack (the server's streams get 1 MB) */
+static void *deep_worker(void *ud)
+{
+    char **res = ud;
+    sl_jinja_limits lim;
+    sl_jinja_limits_default(&lim);
+    lim.max_depth = 5000;
+    *res = render("{% macro f(n) %}{{ [[[[[[[[f(n + 1)]]]]]]]] }}{% endmacro %}{{ f(0) }}", NULL,
+                  &lim);
+    return NULL;
+}
+
+static void small_stack(void)
+{
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setstacksize(&at, 256 * 1024);
+    pthread_t t;
+    char *res = NULL;
+    CHECK(pthread_create(&t, &at, deep_worker, &res) == 0, "thread with a 256 KB stack");
+    pthread_join(t, NULL);
+    pthread_attr_destroy(&at);
+    CHECK(res && strstr(res, "nests too deeply for this thread's stack"),
+          "deep recursion on a 256 KB stack is an error, not a crash: %s", res ? res : "?");
+    free(res);
+}
+
 /* inputs that once crashed or hung the fuzzer (fuzz/regress/jinja-*):
  * each compiles and renders (or fails) with the fuzzer's small caps */
 static void regressions(void)
@@ -476,6 +526,8 @@ int main(void)
     tests_();
     errors();
     nesting();
+    growth();
+    small_stack();
     regressions();
     threads();
     conformance();
