@@ -66,7 +66,8 @@ json_t *jint(long long i);
 void jdecref_last(json_t *j);
 static inline void jdecref(json_t *j)
 {
-    if (j && j->refcount == 1 && (json_is_array(j) || json_is_object(j)))
+    if (j && (json_is_array(j) || json_is_object(j)) &&
+        __atomic_load_n(&j->refcount, __ATOMIC_ACQUIRE) == 1)
         jdecref_last(j);
     else
         json_decref(j);
