@@ -203,6 +203,29 @@ static size_t tup_slot(const jrender *r, const json_t *j)
     return (size_t)(h >> 20) & (r->atup - 1);
 }
 
+/* the set, rehashed into a table of cap slots (a power of two) */
+static void tup_rebuild(jrender *r, size_t cap)
+{
+    json_t **ot = r->tup;
+    uint8_t *ok = r->tupk;
+    size_t oa = r->atup;
+    r->atup = cap;
+    r->tup = calloc(cap, sizeof *r->tup);
+    r->tupk = calloc(cap, 1);
+    if (!r->tup || !r->tupk)
+        abort();
+    for (size_t i = 0; i < oa; i++)
+        if (ot[i]) {
+            size_t k = tup_slot(r, ot[i]);
+            while (r->tup[k])
+                k = (k + 1) & (r->atup - 1);
+            r->tup[k] = ot[i];
+            r->tupk[k] = ok[i];
+        }
+    free(ot);
+    free(ok);
+}
+
 void jv_mark_tuple(jrender *r, json_t *j, int kind)
 {
     if (!j || !json_is_array(j) || jinja_tuple_kind(j))
@@ -212,54 +235,19 @@ void jv_mark_tuple(jrender *r, json_t *j, int kind)
          * makes pairs would otherwise keep every one until the end */
         size_t live = 0;
         for (size_t i = 0; i < r->atup; i++)
-            if (r->tup[i] && r->tup[i]->refcount == 1) {
+            if (r->tup[i] && __atomic_load_n(&r->tup[i]->refcount, __ATOMIC_ACQUIRE) == 1) {
                 jdecref(r->tup[i]);
                 r->tup[i] = NULL;
             } else if (r->tup[i]) {
                 live++;
             }
         if (live < r->ntup) {
-            /* rehash the survivors in place of the old table */
-            json_t **ot = r->tup;
-            uint8_t *ok = r->tupk;
-            size_t oa = r->atup;
-            r->tup = calloc(oa, sizeof *r->tup);
-            r->tupk = calloc(oa, 1);
-            if (!r->tup || !r->tupk)
-                abort();
-            for (size_t i = 0; i < oa; i++)
-                if (ot[i]) {
-                    size_t k = tup_slot(r, ot[i]);
-                    while (r->tup[k])
-                        k = (k + 1) & (r->atup - 1);
-                    r->tup[k] = ot[i];
-                    r->tupk[k] = ok[i];
-                }
-            free(ot);
-            free(ok);
             r->ntup = live;
+            tup_rebuild(r, r->atup); /* the probe chains had holes */
         }
     }
-    if ((r->ntup + 1) * 2 > r->atup) {
-        size_t oa = r->atup;
-        json_t **ot = r->tup;
-        uint8_t *ok = r->tupk;
-        r->atup = oa ? oa * 2 : 64;
-        r->tup = calloc(r->atup, sizeof *r->tup);
-        r->tupk = calloc(r->atup, 1);
-        if (!r->tup || !r->tupk)
-            abort();
-        for (size_t i = 0; i < oa; i++)
-            if (ot[i]) {
-                size_t k = tup_slot(r, ot[i]);
-                while (r->tup[k])
-                    k = (k + 1) & (r->atup - 1);
-                r->tup[k] = ot[i];
-                r->tupk[k] = ok[i];
-            }
-        free(ot);
-        free(ok);
-    }
+    if ((r->ntup + 1) * 2 > r->atup)
+        tup_rebuild(r, r->atup ? r->atup * 2 : 64);
     size_t k = tup_slot(r, j);
     while (r->tup[k])
         k = (k + 1) & (r->atup - 1);
