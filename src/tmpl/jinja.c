@@ -70,6 +70,12 @@ typedef struct {
     size_t n, cap, pos;
     int depth;
     int blocks;      /* tags open around the one being read */
+    /* an unknown filter or test outside any `if` tag: an error once the
+     * expression is read, unless it was the value part of an inline if
+     * (`x|nope if c else y`, which Jinja2 also defers to run time) */
+    bool pend;
+    size_t pend_off;
+    char pend_msg[160];
     int soft;        /* > 0 inside an if tag or an inline if: an unknown filter or test
                         there is an error only if it runs (Jinja2's "soft frame") */
 } P;
@@ -103,6 +109,15 @@ __attribute__((format(printf, 3, 4))) static void *perr(P *p, size_t off, const 
     line_col(p->t, off, &line, &col);
     sl_err_set(p->err, SL_EPARSE, "%s:%d:%d: %s", p->t->name, line, col, msg);
     return NULL;
+}
+
+static void defer_err(P *p, size_t off, const char *what, const char *name)
+{
+    if (p->soft || p->pend)
+        return;
+    p->pend = true;
+    p->pend_off = off;
+    snprintf(p->pend_msg, sizeof p->pend_msg, "no %s named '%s'", what, name);
 }
 
 static tok *push(P *p, int type, size_t off, size_t len)
@@ -894,8 +909,8 @@ static jnode *parse_filter(P *p, jnode *e)
     f->a = e;
     f->s = k->s;
     f->fn = sl_jinja_find_filter(k->s);
-    if (!f->fn && !p->soft)
-        return perr(p, k->off, "no filter named '%s'", k->s);
+    if (!f->fn)
+        defer_err(p, k->off, "filter", k->s);
     if (is_op(p, "(")) {
         p->pos++;
         if (!parse_args(p, f))
@@ -931,8 +946,8 @@ static jnode *parse_filter_tail(P *p, jnode *e)
             p->pos++;
             t->s = name;
             t->fn = sl_jinja_find_test(name);
-            if (!t->fn && !p->soft)
-                return perr(p, k->off, "no test named '%s'", name);
+            if (!t->fn)
+                defer_err(p, k->off, "test", name);
             if (is_op(p, "(")) {
                 p->pos++;
                 if (!parse_args(p, t))
@@ -1146,8 +1161,11 @@ static jnode *parse_expr(P *p)
 {
     DEEP(p);
     /* the value part of `a if c else b` is read before the `if` is seen:
-     * an unknown filter there was deferred by parse_filter's lookahead */
+     * an unknown filter there is forgiven once the `if` shows up */
+    bool pend = p->pend;
     jnode *e = parse_or(p);
+    if (e && is_name(p, "if") && !pend)
+        p->pend = false;
     while (e && is_name(p, "if")) {
         p->pos++;
         jnode *c = nn(p, E_COND, e->off);
@@ -1582,6 +1600,10 @@ static jnode *parse_body(P *p, const char *const *ends, const char *block, size_
             if (!(o->a = parse_tuple(p)) || !expect(p, T_VE, "end of print statement '}}'"))
                 goto fail;
             vpush(&v, o);
+            if (p->pend) {
+                perr(p, p->pend_off, "%s", p->pend_msg);
+                goto fail;
+            }
         } else if (k->type == T_BB) {
             tok *nm = &p->toks[p->pos + 1];
             if (nm->type == T_NAME) {
@@ -1604,6 +1626,10 @@ static jnode *parse_body(P *p, const char *const *ends, const char *block, size_
             if (!s)
                 goto fail;
             vpush(&v, s);
+            if (p->pend) {
+                perr(p, p->pend_off, "%s", p->pend_msg);
+                goto fail;
+            }
         } else {
             char b[80];
             perr(p, k->off, "unexpected %s", tok_desc(k, b, sizeof b));

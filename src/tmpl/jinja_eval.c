@@ -151,6 +151,13 @@ void jdecref_last(json_t *j)
     free(st);
 }
 
+/* what kind of sequence an array is, for ==: a list, a tuple, or a dict view */
+static int seq_kind(const json_t *a)
+{
+    int k = jinja_tuple_kind(a);
+    return k == TUP_GROUP ? TUP_PLAIN : k;
+}
+
 static bool eq_rec(const json_t *a, const json_t *b, int depth)
 {
     if (a == b)
@@ -172,7 +179,7 @@ static bool eq_rec(const json_t *a, const json_t *b, int depth)
                !memcmp(json_string_value(a), json_string_value(b), json_string_length(a));
     if (json_is_array(a)) {
         size_t n = json_array_size(a);
-        if (n != json_array_size(b))
+        if (n != json_array_size(b) || seq_kind(a) != seq_kind(b)) /* (1, 2) != [1, 2] */
             return false;
         for (size_t i = 0; i < n; i++)
             if (!eq_rec(json_array_get(a, i), json_array_get(b, i), depth + 1))
@@ -814,6 +821,8 @@ int do_slice(jrender *r, const jnode *e, const jv *o, const json_t *a, const jso
         json_t *res = json_array();
         for (long long i = s0; step > 0 ? i < s1 : i > s1; i += step)
             json_array_append(res, json_array_get(j, (size_t)i));
+        if (seq_kind(j) == TUP_PLAIN)
+            jv_mark_tuple(r, res, TUP_PLAIN);
         *out = jv_json(res);
         return 0;
     }
@@ -950,11 +959,17 @@ static int arith(jrender *r, const jnode *e, int op, const jv *a, const jv *b, j
         return 0;
     }
     if (op == OP_ADD && json_is_array(ja) && json_is_array(jb)) {
+        bool ta2 = seq_kind(ja) == TUP_PLAIN, tb2 = seq_kind(jb) == TUP_PLAIN;
+        if (ta2 != tb2)
+            return jerr(r, e, SL_EINVAL, "can only concatenate %s (not \"%s\") to %s",
+                        ta2 ? "tuple" : "list", tb2 ? "tuple" : "list", ta2 ? "tuple" : "list");
         if (json_array_size(ja) + json_array_size(jb) > JINJA_MAX_ITEMS)
             return jerr(r, e, SL_ELIMIT, "the list would have more than %d items (sluice's cap)",
                         JINJA_MAX_ITEMS);
         json_t *res = json_copy(ja);
         json_array_extend(res, jb);
+        if (ta2)
+            jv_mark_tuple(r, res, TUP_PLAIN);
         *out = jv_json(res);
         return 0;
     }
@@ -973,6 +988,8 @@ static int arith(jrender *r, const jnode *e, int op, const jv *a, const jv *b, j
             json_t *res = json_array();
             for (long long i = 0; i < ib; i++)
                 json_array_extend(res, ja);
+            if (seq_kind(ja) == TUP_PLAIN)
+                jv_mark_tuple(r, res, TUP_PLAIN);
             *out = jv_json(res);
         }
         return 0;

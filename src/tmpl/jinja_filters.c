@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <wctype.h>
 
 #include <errno.h>
@@ -2735,6 +2736,26 @@ FILTER(xmlattr)
     return 0;
 }
 
+/* random(seq): one item, or undefined when there is none (Jinja2) */
+FILTER(random)
+{
+    (void)a;
+    static _Thread_local uint64_t state;
+    if (!state)
+        state = ((uint64_t)time(NULL) << 20) ^ (uint64_t)(uintptr_t)&state ^ 0x9E3779B97F4A7C15ULL;
+    state ^= state << 13; /* xorshift64 */
+    state ^= state >> 7;
+    state ^= state << 17;
+    json_t *items;
+    if (items_of(r, e, x, &items) < 0)
+        return -1;
+    size_t n = json_array_size(items);
+    *out = n ? jv_json(json_incref(json_array_get(items, (size_t)(state % n))))
+             : jv_undef("random");
+    jdecref(items);
+    return 0;
+}
+
 /* Each filter with the parameters Jinja2 3.1 gives it after the value
  * ("*": any); eval_filter refuses other keyword arguments and extra
  * positional ones, as Python's call would. */
@@ -2768,6 +2789,7 @@ static const jfilter filters[] = {
     {"max", f_max, "case_sensitive,attribute"},
     {"min", f_min, "case_sensitive,attribute"},
     {"pprint", f_pprint, ""},
+    {"random", f_random, ""},
     {"reject", f_reject, "*"},
     {"rejectattr", f_rejectattr, "*"},
     {"replace", f_replace, "old,new,count"},

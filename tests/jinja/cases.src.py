@@ -1239,3 +1239,12 @@ CASES += [
     ("macro/duplicate_argument", "{% macro m(a) %}{{ a }}{% endmacro %}{{ m(1, a=2) }}"),
     ("filter/int/huge", "{{ '99999999999999999999'|int > 10 }}"),
 ]
+
+CASES += [
+    ("filter/unknown_in_inline_if_value", "{{ x|nope if false else 'ok' }}"),
+    ("filter/unknown_in_inline_if_value_parens", "{{ [(x|nope) if false else 1, 2] }}"),
+    ("filter/unknown_outside_if_still_fails", "{{ [x|nope if false else 1, 2|nope2] }}"),
+    ("lit/tuple/ops", "{{ (1, 2) + (3,) }} {{ (1, 2) * 2 }} {{ (1, 2, 3)[0:2] }} {{ (1, 2) == [1, 2] }} {{ (1, 2) == (1, 2) }}"),
+    ("lit/tuple/plus_list", "{{ (1, 2) + [3] }}"),
+    ("filter/random/single", "{{ [5]|random }} {{ 'x'|random }}[{{ []|random }}]"),
+]
