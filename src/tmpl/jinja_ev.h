@@ -72,6 +72,8 @@ static inline void jdecref(json_t *j)
     else
         json_decref(j);
 }
+/* o[k] = v (stolen); the old value is released through jdecref */
+void jobj_set(json_t *o, const char *k, json_t *v);
 /* Set on this thread when a walk stopped at JINJA_MAX_NEST; cleared by
  * the render that reads it. */
 extern _Thread_local bool jinja_too_deep;

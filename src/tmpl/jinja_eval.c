@@ -292,17 +292,14 @@ int check_insert(jrender *r, const jnode *e, const json_t *into, const jv *v)
                       "does not allow (Python would print it as [...])");
             break;
         }
-        if (--r->walk < 0) {
-            rc = jerr(r, e, SL_ELIMIT, "changing values in place inspected more than 10,000,000 "
-                      "nested values in this render (sluice's cap)");
-            break;
-        }
         size_t m = json_is_array(c) ? json_array_size(c) : 0;
         void *it = json_is_object(c) ? json_object_iter((json_t *)c) : NULL;
         for (size_t i = 0;; i++) {
             if (--r->walk < 0) {
-                rc = jerr(r, e, SL_ELIMIT, "changing values in place inspected more than "
-                          "10,000,000 nested values in this render (sluice's cap)");
+                rc = jerr(r, e, SL_ELIMIT, "putting large values into lists or dicts in place "
+                          "looked through more than 10,000,000 items in this render (sluice's "
+                          "cap, which guards against self-containing values); append smaller "
+                          "values, or build the result with filters such as map and list");
                 break;
             }
             const json_t *x;
@@ -327,6 +324,13 @@ int check_insert(jrender *r, const jnode *e, const json_t *into, const jv *v)
     }
     free(st);
     return rc;
+}
+
+void jobj_set(json_t *o, const char *k, json_t *v)
+{
+    json_t *old = json_incref(json_object_get(o, k));
+    json_object_set_new_nocheck(o, k, v);
+    jdecref(old); /* not jansson's delete, which recurses */
 }
 
 bool py_eq(const json_t *a, const json_t *b)
@@ -964,7 +968,8 @@ static int arith(jrender *r, const jnode *e, int op, const jv *a, const jv *b, j
             return jerr(r, e, SL_EINVAL, "can only concatenate %s (not \"%s\") to %s",
                         ta2 ? "tuple" : "list", tb2 ? "tuple" : "list", ta2 ? "tuple" : "list");
         if (json_array_size(ja) + json_array_size(jb) > JINJA_MAX_ITEMS)
-            return jerr(r, e, SL_ELIMIT, "the list would have more than %d items (sluice's cap)",
+            return jerr(r, e, SL_ELIMIT, "the list would have more than %d items (sluice's cap on "
+                        "lists a template builds)",
                         JINJA_MAX_ITEMS);
         json_t *res = json_copy(ja);
         json_array_extend(res, jb);
@@ -1785,12 +1790,8 @@ static int run_stmt(jrender *r, const jnode *s, frame *f, sl_buf *out)
                           s->s2, s->names[0]);
             else if (r->ns_escaped && (rc = check_insert(r, s, ns->j, &v)) < 0)
                 ;
-            else {
-                /* the old value goes through jdecref, not jansson's delete */
-                json_t *old = json_incref(json_object_get(ns->j, s->s2));
-                json_object_set_new(ns->j, s->s2, jv_to_json(&v));
-                jdecref(old);
-            }
+            else
+                jobj_set(ns->j, s->s2, jv_to_json(&v));
         } else {
             rc = assign_targets(r, s, f, &v);
         }

@@ -1457,7 +1457,7 @@ FILTER(length)
     else if (json_is_object(j))
         *out = jv_json(jint((long long)json_object_size(j)));
     else if (x->k == K_LOOP)
-        *out = jv_json(jint((long long)((const loopst *)x->p)->n)); /* |length of loop */
+        *out = jv_json(jint((long long)((const loopst *)x->p)->n));
     else
         return jerr(r, e, SL_EINVAL, "object of type '%s' has no len()", py_type(x));
     return 0;
@@ -2336,9 +2336,6 @@ FILTER(groupby)
                         is_str(at) ? json_string_value(at->j) : "?");
         }
         v[i].key = sort_key(k, cs);
-        /* the grouper shown is the value (not lower-cased) unless case-insensitive,
-           where Jinja2 shows the first item's own value */
-        (void)k;
     }
     rc = sort_items(v, n, false);
     if (rc < 0) {
@@ -3437,13 +3434,6 @@ static int nargs(jrender *r, const jnode *e, const char *m, jargs *a, int lo, in
     return 0;
 }
 
-/* sets o[k] = v, releasing the old value without recursion */
-static void obj_set(json_t *o, const char *k, json_t *v)
-{
-    json_t *old = json_incref(json_object_get(o, k));
-    json_object_set_new_nocheck(o, k, v);
-    jdecref(old);
-}
 
 /* list and dict methods that change the value in place (the template's
  * render works on a copy of its context: see t->mutates) */
@@ -3453,7 +3443,8 @@ static int mutate(jrender *r, const jnode *e, json_t *j, const char *m, jargs *a
     if (json_is_array(j)) {
         long long n = (long long)json_array_size(j);
         if ((!strcmp(m, "append") || !strcmp(m, "insert")) && n >= JINJA_MAX_ITEMS)
-            return jerr(r, e, SL_ELIMIT, "the list would have more than %d items (sluice's cap)",
+            return jerr(r, e, SL_ELIMIT, "the list would have more than %d items (sluice's cap on "
+                        "lists a template builds)",
                         JINJA_MAX_ITEMS);
         if (!strcmp(m, "append")) {
             if (nargs(r, e, m, a, 1, 1) < 0 || check_insert(r, e, j, &a->pos[0]) < 0)
@@ -3468,7 +3459,7 @@ static int mutate(jrender *r, const jnode *e, json_t *j, const char *m, jargs *a
             if ((size_t)n + json_array_size(items) > JINJA_MAX_ITEMS) {
                 jdecref(items);
                 return jerr(r, e, SL_ELIMIT, "the list would have more than %d items (sluice's "
-                            "cap)", JINJA_MAX_ITEMS);
+                            "cap on lists a template builds)", JINJA_MAX_ITEMS);
             }
             for (size_t i = 0; i < json_array_size(items); i++) {
                 jv x = {.k = K_JSON, .j = json_array_get(items, i)};
@@ -3587,7 +3578,7 @@ static int mutate(jrender *r, const jnode *e, json_t *j, const char *m, jargs *a
         if (json_is_object(src)) {
             const char *k;
             json_t *v;
-            json_object_foreach(src, k, v) obj_set(j, k, json_incref(v));
+            json_object_foreach(src, k, v) jobj_set(j, k, json_incref(v));
         } else if (src) {
             for (size_t i = 0; i < json_array_size(src); i++) {
                 json_t *pair = json_array_get(src, i);
@@ -3597,11 +3588,11 @@ static int mutate(jrender *r, const jnode *e, json_t *j, const char *m, jargs *a
                 const json_t *ks = json_array_get(pair, 0);
                 if (memchr(json_string_value(ks), 0, json_string_length(ks)))
                     return jerr(r, e, SL_EINVAL, "sluice's dict keys cannot hold NUL characters");
-                obj_set(j, json_string_value(ks), json_incref(json_array_get(pair, 1)));
+                jobj_set(j, json_string_value(ks), json_incref(json_array_get(pair, 1)));
             }
         }
         for (int k = 0; k < a->nkw; k++)
-            obj_set(j, a->kwn[k], jv_to_json(&a->kwv[k]));
+            jobj_set(j, a->kwn[k], jv_to_json(&a->kwv[k]));
         return 0;
     }
     if (!strcmp(m, "pop") || !strcmp(m, "setdefault")) {
