@@ -260,13 +260,22 @@ static void on_event(const char *event, const sl_value *data, void *ud)
     }
 }
 
-/* A local file as a Dify file value (transfer_method local_file). */
-static sl_value *file_value(const char *path)
+/* A local file as a Dify file value (transfer_method local_file), placed
+ * in the run's file table `files` under a new id: the value itself names
+ * no path, so nothing a workflow does with it can point it elsewhere. */
+static sl_value *file_value(const char *path, sl_value *files)
 {
     struct stat stt;
     if (stat(path, &stt) < 0 || !S_ISREG(stt.st_mode))
         return NULL;
     char *abs = realpath(path, NULL);
+    char id[37];
+    if (!abs || sl_file_id_new(id) < 0) {
+        free(abs);
+        return NULL;
+    }
+    json_object_set_new(files, id, json_string(abs));
+    free(abs);
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
     const char *dot = strrchr(base, '.');
@@ -274,13 +283,10 @@ static sl_value *file_value(const char *path)
     if (!mime)
         mime = "application/octet-stream";
     const char *kind = sl_file_kind(dot, mime);
-    char url[4200];
-    snprintf(url, sizeof url, "file://%s", abs ? abs : path);
-    free(abs);
-    return json_pack("{s:s,s:n,s:s,s:s,s:n,s:n,s:s,s:s,s:s,s:I,s:s}", "dify_model_identity",
-                     "__dify__file__", "id", "type", kind, "transfer_method", "local_file",
-                     "remote_url", "related_id", "filename", base, "extension", dot ? dot : "",
-                     "mime_type", mime, "size", (json_int_t)stt.st_size, "url", url);
+    return json_pack("{s:s,s:s,s:s,s:s,s:n,s:s,s:s,s:s,s:s,s:I}", "dify_model_identity",
+                     "__dify__file__", "id", id, "type", kind, "transfer_method", "local_file",
+                     "remote_url", "related_id", id, "filename", base, "extension",
+                     dot ? dot : "", "mime_type", mime, "size", (json_int_t)stt.st_size);
 }
 
 /* A JSON object (or, with want_list, a list) given inline or as @FILE. */
@@ -314,7 +320,7 @@ static sl_value *load_json_arg(const char *arg, const char *what, bool *ok)
     return load_json_value(arg, what, false, ok);
 }
 
-static int add_input(sl_value *inputs, const sl_graph *g, const char *arg)
+static int add_input(sl_value *inputs, sl_value *files, const sl_graph *g, const char *arg)
 {
     const char *eq = strchr(arg, '=');
     if (!eq || eq == arg) {
@@ -331,7 +337,7 @@ static int add_input(sl_value *inputs, const sl_graph *g, const char *arg)
             type = json_string_value(json_object_get(d, "type"));
     }
     if (type && (!strcmp(type, "file") || !strcmp(type, "file-list")) && val[0] == '@') {
-        sl_value *f = file_value(val + 1);
+        sl_value *f = file_value(val + 1, files);
         if (!f) {
             fprintf(stderr, "sluice: --input %s: cannot read file '%s': %s\n", name, val + 1,
                     strerror(errno ? errno : ENOENT));
@@ -445,15 +451,16 @@ static void made_files(const sl_value *v, sl_value *list)
     }
 }
 
-/* --out DIR: copies them there by name (name-2.ext when taken). */
+/* --out DIR: copies them there by name (name-2.ext when taken).  The
+ * bytes come through the run's file table: an output that names a file by
+ * a forged or foreign id, or by a path, is refused and nothing is read. */
 static int write_files(sl_run *r, const char *out_dir, bool quiet)
 {
     sl_value *list = json_array();
     made_files(sl_run_outputs(r), list);
     size_t n = json_array_size(list);
-    const char *src = sl_run_files_dir(r);
     int rc = 0;
-    if (!n || !src) {
+    if (!n) {
         json_decref(list);
         return 0;
     }
@@ -471,12 +478,19 @@ static int write_files(sl_run *r, const char *out_dir, bool quiet)
     }
     for (size_t i = 0; i < n; i++) {
         const sl_value *f = json_array_get(list, i);
-        const char *id = json_string_value(json_object_get(f, "related_id"));
         const char *name = json_string_value(json_object_get(f, "filename"));
+        sl_err e = {0};
+        int fd = sl_run_file_open(r, f, &e);
+        if (fd < 0) {
+            fprintf(stderr, "sluice run: --out: %s\n", e.msg);
+            sl_err_clear(&e);
+            rc = -1;
+            continue;
+        }
         char base[256];
         snprintf(base, sizeof base, "%s", name && *name ? name : "file");
         for (char *c = base; *c; c++)
-            if (*c == '/' || *c == '\\')
+            if (*c == '/' || *c == '\\' || (unsigned char)*c < 0x20)
                 *c = '_';
         if (!strcmp(base, ".") || !strcmp(base, ".."))
             snprintf(base, sizeof base, "file");
@@ -488,8 +502,7 @@ static int write_files(sl_run *r, const char *out_dir, bool quiet)
             to = sl_xasprintf("%s/%.*s-%d%s", out_dir, stem, base, k,
                               dot && dot != base ? dot : "");
         }
-        char *from = sl_xasprintf("%s/%s", src, id ? id : "");
-        FILE *in = fopen(from, "rb"), *o = in ? fopen(to, "wbx") : NULL;
+        FILE *in = fdopen(fd, "rb"), *o = in ? fopen(to, "wbx") : NULL;
         bool ok = in && o;
         char buf[65536];
         size_t k;
@@ -499,6 +512,8 @@ static int write_files(sl_run *r, const char *out_dir, bool quiet)
             ok = false;
         if (in)
             fclose(in);
+        else
+            close(fd);
         if (!ok) {
             fprintf(stderr, "sluice run: --out: cannot write %s: %s\n", to, strerror(errno));
             rc = -1;
@@ -506,7 +521,6 @@ static int write_files(sl_run *r, const char *out_dir, bool quiet)
             fprintf(stderr, "wrote %s (%lld bytes)\n", to,
                     (long long)json_integer_value(json_object_get(f, "size")));
         }
-        free(from);
         free(to);
     }
     json_decref(list);
@@ -523,7 +537,6 @@ static int cmd_run(int argc, char **argv)
     bool json_out = false, quiet = false, events = false, replay = false;
     sl_run_opts opts;
     sl_run_opts_init(&opts);
-    opts.local_files = true;
     sl_err err = {0};
     if (sl_limits_from_env(&opts.limits, &err) < 0) {
         fprintf(stderr, "sluice: %s\n", err.msg);
@@ -621,14 +634,14 @@ static int cmd_run(int argc, char **argv)
         sl_llm_tape_close(tape);
         return EXIT_USAGE;
     }
-    sl_value *given = json_object();
+    sl_value *given = json_object(), *files = json_object();
     sl_value *conv = NULL, *env = json_object(), *history = NULL;
     int rc = EXIT_USAGE;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         bool ok = true;
         if (!strcmp(a, "--input")) {
-            ok = add_input(given, &g, argv[++i]) == 0;
+            ok = add_input(given, files, &g, argv[++i]) == 0;
         } else if (!strcmp(a, "--inputs")) {
             sl_value *all = load_json_arg(argv[++i], "--inputs", &ok);
             if (ok)
@@ -689,6 +702,7 @@ static int cmd_run(int argc, char **argv)
                      .stream_answer = !json_out && !events && !strcmp(g.mode, "advanced-chat"),
                      .containers = json_object()};
     opts.inputs = inputs;
+    opts.files = files;
     opts.conversation = conv;
     opts.env_override = env;
     opts.on_event = (!quiet || events || prog.stream_answer) ? on_event : NULL;
@@ -738,6 +752,7 @@ static int cmd_run(int argc, char **argv)
     json_decref(inputs);
 out:
     json_decref(given);
+    json_decref(files);
     json_decref(history);
     json_decref(conv);
     json_decref(env);

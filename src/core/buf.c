@@ -128,3 +128,39 @@ char *sl_buf_detach(sl_buf *b)
     b->len = b->alloc = 0;
     return s;
 }
+
+void sl_excerpt(const char *s, char *out, size_t n)
+{
+    size_t k = 0;
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    for (; *p; p++) {
+        char esc[8];
+        size_t m;
+        unsigned char c = *p;
+        /* C1 controls are U+0080..U+009F: UTF-8 C2 80..C2 9F */
+        bool c1 = c == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F;
+        if (c == '\n' || c == '\t' || c == '\r') {
+            m = (size_t)snprintf(esc, sizeof esc, "\\%c", c == '\n' ? 'n' : c == '\t' ? 't' : 'r');
+        } else if (c < 0x20 || c == 0x7f) {
+            m = (size_t)snprintf(esc, sizeof esc, "\\x%02x", c);
+        } else if (c1) {
+            m = (size_t)snprintf(esc, sizeof esc, "\\x%02x", p[1]);
+            p++;
+        } else {
+            esc[0] = (char)c;
+            m = 1;
+        }
+        if (k + m + 4 > n) {  /* room for "..." and the terminator */
+            while (k > 0 && ((unsigned char)out[k - 1] & 0xC0) == 0x80)
+                k--;  /* never cut inside a UTF-8 sequence */
+            if (k > 0 && (unsigned char)out[k - 1] >= 0xC0)
+                k--;
+            memcpy(out + k, "...", 3);
+            out[k + 3] = 0;
+            return;
+        }
+        memcpy(out + k, esc, m);
+        k += m;
+    }
+    out[k] = 0;
+}

@@ -32,6 +32,11 @@ int sl_buf_add(sl_buf *b, const void *p, size_t n);
 int sl_buf_adds(sl_buf *b, const char *s);
 int sl_buf_addc(sl_buf *b, char c);
 int sl_buf_addf(sl_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-char *sl_buf_detach(sl_buf *b);            /* hands the string to the caller */
+char *sl_buf_detach(sl_buf *b);
+/* An untrusted string fit to show in a message or on a terminal: control
+ * characters (C0, DEL, C1 and the ESC that starts terminal sequences)
+ * become \n, \t or \xNN, and a string longer than out holds ends in
+ * "...".  out is always terminated (n >= 8). */
+void sl_excerpt(const char *s, char *out, size_t n);            /* hands the string to the caller */
 
 #endif

@@ -63,6 +63,7 @@ struct sl_run {
      * folder made on first use and removed with the run. */
     char *files_dir;
     bool files_tmp;
+    sl_value *made;           /* {id: true} of files this run stored (sb_lock) */
     const sl_value *packages; /* {pip:[…], npm:[…]} (borrowed) or NULL */
 };
 
@@ -485,20 +486,55 @@ sl_sandbox *sl_exec_sandbox(sl_node_exec *x, sl_err *err)
     return sb;
 }
 
-/* ---- the run's files ---- */
+/* ---- the run's files ----
+ *
+ * The table of files this run may read.  Nothing inside a file value is
+ * trusted but its related_id, and that only as a key: the bytes come from
+ * a file sluice placed itself.  Ids are UUIDs, so no id builds a path. */
 
-static bool file_id_ok(const char *id)
+/* The host path of file id `id` (heap), or NULL when the run holds none. */
+static char *file_path_of(sl_run *r, const char *id)
 {
-    size_t n = 0;
-    for (; id && id[n]; n++)
-        if (!((id[n] >= '0' && id[n] <= '9') || (id[n] >= 'a' && id[n] <= 'f') || id[n] == '-'))
-            return false;
-    return n == 36;
+    if (!sl_file_id_ok(id))
+        return NULL;
+    char *path = NULL;
+    pthread_mutex_lock(&r->sb_lock);
+    if (r->files_dir && json_object_get(r->made, id))
+        path = sl_xasprintf("%s/%s", r->files_dir, id);
+    pthread_mutex_unlock(&r->sb_lock);
+    if (!path) {
+        const char *p = json_string_value(json_object_get(r->opts.files, id));
+        if (p)
+            path = sl_xstrdup(p);
+    }
+    if (!path && r->opts.file_path)
+        path = r->opts.file_path(id, r->opts.file_ud);
+    return path;
 }
 
-const char *sl_run_files_dir(sl_run *r)
+int sl_run_file_open(sl_run *r, const sl_value *f, sl_err *err)
 {
-    return r->files_dir;
+    const char *name = json_string_value(json_object_get(f, "filename"));
+    const char *id = json_string_value(json_object_get(f, "related_id"));
+    if (!sl_value_is_file(f))
+        return sl_err_set(err, SL_EINVAL, "not a file value");
+    char *path = file_path_of(r, id);
+    if (!path) {
+        char shown[48];
+        sl_excerpt(id ? id : "(none)", shown, sizeof shown);
+        return sl_err_set(err, SL_EINVAL,
+                          "file '%s' is not a file sluice holds for this run (related_id '%s'): "
+                          "a file value reaches bytes only through an id sluice issued, never "
+                          "through its url or path; pass files as inputs (--input NAME=@FILE, "
+                          "POST /v1/files/upload) or as a remote_url",
+                          name ? name : "?", shown);
+    }
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    free(path);
+    if (fd < 0)
+        return sl_err_set(err, SL_EIO, "file '%s' cannot be read: %s", name ? name : "?",
+                          strerror(errno));
+    return fd;
 }
 
 sl_value *sl_exec_store_file(sl_node_exec *x, const char *name, const void *data, size_t len,
@@ -511,13 +547,11 @@ sl_value *sl_exec_store_file(sl_node_exec *x, const char *name, const void *data
             r->files_dir = sl_xstrdup(r->opts.files_dir);
             mkdir(r->files_dir, 0700);
         } else {
-            const char *tmp = getenv("TMPDIR");
-            char *t = sl_xasprintf("%s/sluice-files-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-            if (mkdtemp(t)) {
+            char tmpl[] = "/tmp/sluice-files-XXXXXX";
+            char *t = mkdtemp(tmpl) ? sl_xstrdup(tmpl) : NULL;
+            if (t) {
                 r->files_dir = t;
                 r->files_tmp = true;
-            } else {
-                free(t);
             }
         }
     }
@@ -527,17 +561,12 @@ sl_value *sl_exec_store_file(sl_node_exec *x, const char *name, const void *data
         sl_err_set(err, SL_EIO, "cannot make a folder for the run's files: %s", strerror(errno));
         return NULL;
     }
-    unsigned char rnd[16];
-    if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) {
+    char id[37];
+    if (sl_file_id_new(id) < 0) {
         free(dir);
         sl_err_set(err, SL_EIO, "no randomness for a file id: %s", strerror(errno));
         return NULL;
     }
-    char id[40];
-    snprintf(id, sizeof id, "%02x%02x%02x%02x-%02x%02x-4%01x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-             rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5], rnd[6] & 15, rnd[7],
-             (rnd[8] & 0x3f) | 0x80, rnd[9], rnd[10], rnd[11], rnd[12], rnd[13], rnd[14],
-             rnd[15]);
     char *path = sl_xasprintf("%s/%s", dir, id);
     free(dir);
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -559,6 +588,9 @@ sl_value *sl_exec_store_file(sl_node_exec *x, const char *name, const void *data
         return NULL;
     }
     free(path);
+    pthread_mutex_lock(&r->sb_lock);
+    json_object_set_new(r->made, id, json_true());
+    pthread_mutex_unlock(&r->sb_lock);
     const char *ext = sl_file_ext(name);
     const char *mime = sl_mime_for_ext(ext);
     if (!mime)
@@ -588,7 +620,7 @@ int sl_exec_file_bytes(sl_node_exec *x, const sl_value *f, size_t cap, sl_buf *o
     sl_run *r = x->s->run;
     const char *name = json_string_value(json_object_get(f, "filename"));
     const char *b64 = json_string_value(json_object_get(f, "content_base64"));
-    if (b64) {
+    if (b64) {  /* the bytes themselves: data, not a reference */
         sl_buf tmp;
         sl_buf_init(&tmp, cap);
         int rc = sl_base64_decode(b64, strlen(b64), &tmp);
@@ -602,24 +634,11 @@ int sl_exec_file_bytes(sl_node_exec *x, const sl_value *f, size_t cap, sl_buf *o
         return 0;
     }
     const char *tm = json_string_value(json_object_get(f, "transfer_method"));
-    const char *id = json_string_value(json_object_get(f, "related_id"));
-    const char *url = json_string_value(json_object_get(f, "url"));
-    char *path = NULL;
-    if (tm && !strcmp(tm, "local_file") && r->opts.local_files && url &&
-        !strncmp(url, "file://", 7)) {
-        path = sl_xstrdup(url + 7);  /* the CLI's own --input files */
-    } else if (tm && !strcmp(tm, "tool_file") && file_id_ok(id)) {
-        pthread_mutex_lock(&r->sb_lock);
-        path = r->files_dir ? sl_xasprintf("%s/%s", r->files_dir, id) : NULL;
-        pthread_mutex_unlock(&r->sb_lock);
-    } else {
-        return 1;  /* not a file sluice holds: the caller may fetch its URL */
-    }
-    int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
-    free(path);
+    if (tm && !strcmp(tm, "remote_url"))
+        return 1;  /* the caller may fetch it through the SSRF guard */
+    int fd = sl_run_file_open(r, f, err);
     if (fd < 0)
-        return sl_err_set(err, SL_EINVAL, "file '%s' cannot be read: %s", name ? name : "?",
-                          strerror(errno));
+        return -1;
     char chunk[65536];
     size_t total = 0;
     ssize_t k;
@@ -1311,6 +1330,7 @@ sl_run *sl_run_new(const sl_graph *g, const sl_run_opts *opts)
     pthread_mutex_init(&r->ev_lock, NULL);
     pthread_mutex_init(&r->sb_lock, NULL);
     sl_map_init(&r->streamed);
+    r->made = json_object();
     sl_buf_init(&r->answer, r->L.max_string_bytes ? r->L.max_string_bytes * 4 : 0);
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -1452,6 +1472,7 @@ void sl_run_free(sl_run *r)
     json_decref(r->sb_settings);
     files_cleanup(r);
     free(r->files_dir);
+    json_decref(r->made);
     pthread_mutex_destroy(&r->sb_lock);
     sl_map_release(&r->streamed);
     free(r);

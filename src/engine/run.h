@@ -41,15 +41,24 @@ typedef struct {
     bool net_given;                /* false: the app's / sluice.yml's policy (none) */
     struct sl_llm_tape *llm_tape;  /* record/replay of model calls; may be NULL */
     const sl_value *history;       /* earlier turns [{query, answer}] (borrowed, may be NULL) */
+    /* Files.  A file value is data, never a capability: it reaches bytes
+     * only through an id sluice issued (its related_id), looked up in the
+     * run's table: files its nodes made, the caller's `files`, then the
+     * caller's `file_path`.  A url, path or id inside a value is never
+     * opened; a remote_url is fetched only through the SSRF guard. */
     const char *files_dir;         /* where files nodes make are kept (artifacts); NULL: a
                                       private folder removed with the run */
-    bool local_files;              /* file inputs may name host files (file:// URLs, the
-                                      CLI's); never for inputs from the network */
+    const sl_value *files;         /* {id: host path} of files the caller placed (the CLI's
+                                      --input @FILE), borrowed; may be NULL */
+    /* Host path (heap) of a file the caller's store issued with this id and
+     * this run may read (uploads of this app and user, files earlier runs of
+     * the conversation made); NULL when none.  May be NULL. */
+    char *(*file_path)(const char *id, void *ud);
     const char *files_url;         /* format with one %s (the file id) for the url of file
                                       values nodes make ("/v1/files/%s/preview"); NULL: none */
     /* Called for each file a node stores (artifacts), e.g. to index it. */
     void (*on_file)(const sl_value *file, void *ud);
-    void *file_ud;
+    void *file_ud;                 /* for on_file and file_path */
     sl_event_fn on_event;    /* may be NULL */
     void *event_ud;
 } sl_run_opts;
@@ -91,10 +100,10 @@ const char *sl_run_id(const sl_run *r);
 /* A copy of v with every secret environment value masked, for anything
  * shown to people (new reference). */
 sl_value *sl_run_mask(sl_run *r, const sl_value *v);
-/* The folder holding the files the run's nodes made (file values with
- * transfer_method tool_file; each is the file named by its related_id);
- * NULL when none were made. */
-const char *sl_run_files_dir(sl_run *r);
+/* Opens the file a file value names, read-only, through the run's table
+ * (see sl_run_opts.files): an fd, or -1 with err when the value names no
+ * file this run holds (a forged or foreign id, a url, a path). */
+int sl_run_file_open(sl_run *r, const sl_value *file, sl_err *err);
 /* Conversation variables after the run (borrowed object). */
 const sl_value *sl_run_conversation(const sl_run *r);
 

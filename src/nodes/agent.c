@@ -213,7 +213,10 @@ static int plain_call(sl_node_exec *x, const sl_value *model, const char *instru
         json_array_append_new(msgs, json_pack("{s:s,s:s}", "role", "system", "content",
                                               instruction));
     json_array_append_new(msgs, json_pack("{s:s,s:s}", "role", "user", "content", query));
-    sl_model_add_images(x, msgs, NULL);
+    if (sl_model_add_images(x, msgs, NULL) < 0) {
+        json_decref(msgs);
+        return -1;
+    }
     sl_value *req = json_pack("{s:o}", "messages", msgs);
     sl_exec_input(x, "prompts", json_deep_copy(msgs));
     sl_llm_stream st = {.on_text = on_text, .cancelled = on_cancelled, .ud = x};

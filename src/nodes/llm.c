@@ -286,7 +286,10 @@ static int build_messages(sl_node_exec *x, sl_value **out)
                             "the prompt is larger than max_output_bytes; shorten the variables "
                             "it shows");
     }
-    sl_model_add_images(x, msgs, NULL);
+    if (sl_model_add_images(x, msgs, NULL) < 0) {
+        json_decref(msgs);
+        return -1;
+    }
     *out = msgs;
     return 0;
 }

@@ -162,7 +162,12 @@ int sl_model_call_with(sl_node_exec *x, const sl_value *m, sl_value *req,
 
 /* ---- vision ---- */
 
-static sl_value *image_part(sl_node_exec *x, const sl_value *f, const char *detail)
+/* The image part of a file value for the model: its bytes as a data URL
+ * (files sluice holds), or the http(s) remote_url of a remote file.  NULL
+ * when f is no image; NULL with *refused when it names no file this run
+ * holds (a forged id or a path): the caller fails the node. */
+static sl_value *image_part(sl_node_exec *x, const sl_value *f, const char *detail,
+                            sl_err *refused)
 {
     const char *type = json_string_value(json_object_get(f, "type"));
     const char *mime = json_string_value(json_object_get(f, "mime_type"));
@@ -171,24 +176,26 @@ static sl_value *image_part(sl_node_exec *x, const sl_value *f, const char *deta
     const char *url = json_string_value(json_object_get(f, "remote_url"));
     if (!url || !*url)
         url = json_string_value(json_object_get(f, "url"));
-    const char *b64 = json_string_value(json_object_get(f, "content_base64"));
-    sl_value *part = json_pack("{s:s}", "type", "image");
+    if (url && strncmp(url, "http://", 7) && strncmp(url, "https://", 8))
+        url = NULL;  /* only a remote file's own address goes to the model */
     sl_buf bytes, enc;
     sl_buf_init(&bytes, 0);
     sl_buf_init(&enc, 0);
-    sl_err e = {0};
-    if ((!b64 || !*b64) && sl_exec_file_bytes(x, f, (size_t)20 << 20, &bytes, &e) == 0) {
-        sl_base64_encode((const unsigned char *)(bytes.data ? bytes.data : ""), bytes.len, &enc);
-        sl_buf_addc(&enc, 0);
-        b64 = enc.data;
+    int got = sl_exec_file_bytes(x, f, (size_t)20 << 20, &bytes, refused);
+    if (got < 0) {
+        sl_buf_release(&bytes);
+        return NULL;
     }
-    sl_err_clear(&e);
+    if (got == 0)
+        sl_base64_encode((const unsigned char *)(bytes.data ? bytes.data : ""), bytes.len, &enc);
     sl_buf_release(&bytes);
-    if (b64 && *b64) {
-        char *u = sl_xasprintf("data:%s;base64,%s", mime ? mime : "image/png", b64);
+    sl_value *part = json_pack("{s:s}", "type", "image");
+    if (got == 0) {
+        sl_buf_addc(&enc, 0);
+        char *u = sl_xasprintf("data:%s;base64,%s", mime ? mime : "image/png", enc.data);
         json_object_set_new(part, "url", json_string(u));
         free(u);
-    } else if (url && *url) {
+    } else if (url) {
         json_object_set_new(part, "url", json_string(url));
     } else {
         sl_buf_release(&enc);
@@ -201,11 +208,11 @@ static sl_value *image_part(sl_node_exec *x, const sl_value *f, const char *deta
     return part;
 }
 
-void sl_model_add_images(sl_node_exec *x, sl_value *msgs, sl_value *used)
+int sl_model_add_images(sl_node_exec *x, sl_value *msgs, sl_value *used)
 {
     const sl_value *vis = json_object_get(sl_exec_data(x), "vision");
     if (!json_is_true(json_object_get(vis, "enabled")))
-        return;
+        return 0;
     const sl_value *cfg = json_object_get(vis, "configs");
     const sl_value *sel = json_object_get(cfg, "variable_selector");
     sl_value *def = json_pack("[s,s]", "sys", "files");
@@ -217,7 +224,15 @@ void sl_model_add_images(sl_node_exec *x, sl_value *msgs, sl_value *used)
     sl_value *parts = json_array();
     for (size_t i = 0; json_is_array(files) && i < json_array_size(files); i++) {
         sl_value *f = json_array_get(files, i);
-        sl_value *p = image_part(x, f, detail);
+        sl_err e = {0};
+        sl_value *p = image_part(x, f, detail, &e);
+        if (e.msg) {
+            sl_exec_fail(x, "FileRefusedError", "vision: %s", e.msg);
+            sl_err_clear(&e);
+            json_decref(parts);
+            json_decref(files);
+            return -1;
+        }
         if (!p)
             continue;
         json_array_append_new(parts, p);
@@ -227,7 +242,7 @@ void sl_model_add_images(sl_node_exec *x, sl_value *msgs, sl_value *used)
     json_decref(files);
     if (!json_array_size(parts)) {
         json_decref(parts);
-        return;
+        return 0;
     }
     /* onto the last message when it is the user's (its text becomes a list
      * of parts), else as a new user message, as Dify does */
@@ -247,6 +262,7 @@ void sl_model_add_images(sl_node_exec *x, sl_value *msgs, sl_value *used)
     }
     json_array_extend(content, parts);
     json_decref(parts);
+    return 0;
 }
 
 size_t sl_model_history_from(const sl_value *memory, size_t n)

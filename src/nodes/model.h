@@ -35,7 +35,7 @@ sl_value *sl_model_params(const sl_value *model);
  * join the last message when it is the user's, else a new user message;
  * by URL, or as data: URLs from their bytes.  Files used are appended to
  * `used` (may be NULL). */
-void sl_model_add_images(sl_node_exec *x, sl_value *msgs, sl_value *used);
+int sl_model_add_images(sl_node_exec *x, sl_value *msgs, sl_value *used);
 
 /* The conversation's earlier turns as prompt text ("Human: …\nAssistant:
  * …"), the memory window's last `size` of them; "" without memory or

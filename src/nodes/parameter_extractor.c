@@ -403,7 +403,15 @@ static int run(sl_node_exec *x)
     else
         json_messages(msgs, completion, hist, in, q, schema.data);
     free(hist);
-    sl_model_add_images(x, msgs, files);
+    if (sl_model_add_images(x, msgs, files) < 0) {
+        json_decref(msgs);
+        json_decref(files);
+        json_decref(sch);
+        sl_buf_release(&schema);
+        sl_buf_release(&query);
+        sl_buf_release(&ins);
+        return -1;
+    }
     sl_exec_input(x, "query", json_string(q));
     sl_exec_input(x, "files", files);
     sl_exec_input(x, "parameters", json_incref((sl_value *)ps));

@@ -262,7 +262,11 @@ static int run(sl_node_exec *x)
     free(hist);
     sl_buf_release(&query);
     sl_buf_release(&ins);
-    sl_model_add_images(x, msgs, NULL);
+    if (sl_model_add_images(x, msgs, NULL) < 0) {
+        json_decref(msgs);
+        json_decref(cats);
+        return -1;
+    }
     sl_exec_process(x, "model_mode", json_string(completion ? "completion" : "chat"));
     sl_exec_process(x, "prompts", json_deep_copy(msgs));
     sl_exec_process(x, "model_provider", json_incref(json_object_get(m, "provider")));

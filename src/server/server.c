@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "../core/map.h"
+#include "../core/mime.h"
 #include "../core/sha256.h"
 #include "../engine/graph.h"
 #include "../engine/run.h"
@@ -314,6 +315,26 @@ typedef struct {
     live *l;
 } job;
 
+/* The host path of a stored file this app's run may read: uploads and
+ * files runs made, of this app and, when the file has one, this user
+ * (chatflows find files of earlier turns so).  NULL for any other id. */
+static char *store_file_path(const char *app_id, const char *user, const char *id)
+{
+    if (!sl_file_id_ok(id))
+        return NULL;
+    sl_value *meta = sl_store_file_get(S.store, app_id, id);
+    const char *owner = json_string_value(json_object_get(meta, "created_by"));
+    bool ok = meta && (!owner || !*owner || (user && !strcmp(owner, user)));
+    json_decref(meta);
+    return ok ? sl_xasprintf("%s/files/%s", sl_store_dir(S.store), id) : NULL;
+}
+
+static char *run_file_path(const char *id, void *ud)
+{
+    job *j = ud;
+    return store_file_path(j->app_id, j->user, id);
+}
+
 static void on_file(const sl_value *f, void *ud)
 {
     job *j = ud;
@@ -347,6 +368,7 @@ static sl_value *execute(job *j)
     o.files_dir = files;
     o.files_url = "/v1/files/%s/preview";
     o.on_file = on_file;
+    o.file_path = run_file_path;
     o.file_ud = j;
     sl_run *r = sl_run_new(&j->a->g, &o);
     pthread_mutex_lock(&l->mu);
@@ -578,10 +600,13 @@ int sl_server_check_request(const sl_graph *g, const sl_value *body, bool chat,
 }
 
 /* A file input as Dify clients send it ({type, transfer_method local_file,
- * upload_file_id} or {type, transfer_method remote_url, url}) as a file
- * value the nodes read (its bytes in content_base64).  NULL (and *why)
- * when it names no file of this app. */
-static sl_value *file_input(const char *app_id, const sl_value *in, char *why, size_t n)
+ * upload_file_id}, {type, transfer_method tool_file, tool_file_id} or
+ * {type, transfer_method remote_url, url}) as a file value of sluice's
+ * making: an id only when it names a file of this app and user, never a
+ * path, url or id the client wrote into a file value.  NULL (and *why)
+ * otherwise. */
+static sl_value *file_input(const char *app_id, const char *user, const sl_value *in,
+                            char *why, size_t n)
 {
     const char *method = json_string_value(json_object_get(in, "transfer_method"));
     const char *type = json_string_value(json_object_get(in, "type"));
@@ -589,8 +614,8 @@ static sl_value *file_input(const char *app_id, const sl_value *in, char *why, s
         const char *url = json_string_value(json_object_get(in, "url"));
         if (!url)
             url = json_string_value(json_object_get(in, "remote_url"));
-        if (!url) {
-            snprintf(why, n, "a remote_url file input needs a url");
+        if (!url || (strncmp(url, "http://", 7) && strncmp(url, "https://", 8))) {
+            snprintf(why, n, "a remote_url file input needs an http(s) url");
             return NULL;
         }
         const char *name = strrchr(url, '/');
@@ -600,60 +625,73 @@ static sl_value *file_input(const char *app_id, const sl_value *in, char *why, s
                          "related_id", "filename", name && name[1] ? name + 1 : url, "extension",
                          "", "mime_type", "size", -1, "url", url);
     }
-    const char *id = json_string_value(json_object_get(in, "upload_file_id"));
-    sl_value *meta = id ? sl_store_file_get(S.store, app_id, id) : NULL;
-    if (!meta) {
-        snprintf(why, n, "upload_file_id '%s' is not a file uploaded to this app "
-                 "(POST /v1/files/upload)", id ? id : "(none)");
+    const char *id = NULL;
+    if (method && !strcmp(method, "local_file"))
+        id = json_string_value(json_object_get(in, "upload_file_id"));
+    else if (method && !strcmp(method, "tool_file"))
+        id = json_string_value(json_object_get(in, "tool_file_id"));
+    else {
+        char m[40];
+        sl_excerpt(method ? method : "(none)", m, sizeof m);
+        snprintf(why, n, "file input: transfer_method '%s' is not one sluice takes "
+                 "(local_file with upload_file_id, tool_file with tool_file_id, remote_url "
+                 "with url)", m);
         return NULL;
     }
-    char *path = sl_xasprintf("%s/files/%s", sl_store_dir(S.store), id);
-    FILE *f = fopen(path, "rb");
+    if (!id)  /* a file value as sluice gives it out (an earlier answer's) */
+        id = json_string_value(json_object_get(in, "related_id"));
+    char *path = store_file_path(app_id, user, id);
+    sl_value *meta = path ? sl_store_file_get(S.store, app_id, id) : NULL;
     free(path);
-    sl_buf bytes, b64;
-    sl_buf_init(&bytes, (size_t)S.o.max_body_bytes);
-    sl_buf_init(&b64, 0);
-    char chunk[65536];
-    size_t k;
-    while (f && (k = fread(chunk, 1, sizeof chunk, f)) > 0)
-        sl_buf_add(&bytes, chunk, k);
-    if (f)
-        fclose(f);
-    sl_base64_encode((const unsigned char *)(bytes.data ? bytes.data : ""), bytes.len, &b64);
+    if (!meta) {
+        char shown[48];
+        sl_excerpt(id ? id : "(none)", shown, sizeof shown);
+        snprintf(why, n, "file input '%s' is not a file of this app and user (upload it "
+                 "with POST /v1/files/upload and the same user)", shown);
+        return NULL;
+    }
     const char *name = json_string_value(json_object_get(meta, "name"));
     const char *dot = name ? strrchr(name, '.') : NULL;
-    sl_value *fv = json_pack("{s:s, s:s, s:s, s:s, s:n, s:s, s:s, s:s, s:O, s:O, s:s%}",
+    const char *mime = json_string_value(json_object_get(meta, "mime_type"));
+    char url[96];
+    snprintf(url, sizeof url, "/v1/files/%s/preview", id);
+    sl_value *fv = json_pack("{s:s, s:s, s:s, s:s, s:n, s:s, s:s, s:s, s:s, s:O, s:s}",
                              "dify_model_identity", "__dify__file__", "id", id, "type",
-                             type ? type : "custom", "transfer_method", "local_file", "remote_url",
-                             "related_id", id, "filename", name ? name : id, "extension",
-                             dot ? dot : "", "mime_type", json_object_get(meta, "mime_type"),
-                             "size", json_object_get(meta, "size"), "content_base64",
-                             b64.data ? b64.data : "", b64.len);
-    sl_buf_release(&bytes);
-    sl_buf_release(&b64);
+                             type ? type : sl_file_kind(dot, mime ? mime : ""),
+                             "transfer_method", method, "remote_url", "related_id", id,
+                             "filename", name ? name : id, "extension", dot ? dot : "",
+                             "mime_type", mime ? mime : "application/octet-stream", "size",
+                             json_object_get(meta, "size"), "url", url);
     json_decref(meta);
     return fv;
 }
 
+/* Whether a client's input is meant as a file (Dify's client shape or a
+ * file value). */
+static bool looks_like_file(const sl_value *v)
+{
+    return json_is_object(v) &&
+           (json_object_get(v, "transfer_method") || json_object_get(v, "dify_model_identity"));
+}
+
 /* Replaces file inputs given the Dify client way by file values. */
-static int resolve_files(const char *app_id, sl_value *inputs, char *why, size_t n)
+static int resolve_files(const char *app_id, const char *user, sl_value *inputs, char *why,
+                         size_t n)
 {
     const char *k;
     sl_value *val;
     json_object_foreach(inputs, k, val) {
-        if (json_is_object(val) && json_object_get(val, "transfer_method") &&
-            !json_object_get(val, "dify_model_identity")) {
-            sl_value *fv = file_input(app_id, val, why, n);
+        if (looks_like_file(val)) {
+            sl_value *fv = file_input(app_id, user, val, why, n);
             if (!fv)
                 return -1;
             json_object_set_new(inputs, k, fv);
         } else if (json_is_array(val)) {
             for (size_t i = 0; i < json_array_size(val); i++) {
                 sl_value *e = json_array_get(val, i);
-                if (!json_is_object(e) || !json_object_get(e, "transfer_method") ||
-                    json_object_get(e, "dify_model_identity"))
+                if (!looks_like_file(e))
                     continue;
-                sl_value *fv = file_input(app_id, e, why, n);
+                sl_value *fv = file_input(app_id, user, e, why, n);
                 if (!fv)
                     return -1;
                 json_array_set_new(val, i, fv);
@@ -687,7 +725,8 @@ static enum MHD_Result start_run(struct MHD_Connection *c, const char *app_id, s
     bool streaming = false;
     char why[1024];
     sl_value *given = json_object_get(body, "inputs");
-    if (json_is_object(given) && resolve_files(app_id, given, why, sizeof why))
+    const char *who = json_string_value(json_object_get(body, "user"));
+    if (json_is_object(given) && resolve_files(app_id, who, given, why, sizeof why))
         return reply_error(c, 400, "invalid_param", "%s", why);
     if (sl_server_check_request(&a->g, body, chat, &prepared, &streaming, why, sizeof why))
         return reply_error(c, 400, "invalid_param", "%s", why);

@@ -277,16 +277,24 @@ static void check_files(sl_buf *fail, sl_run *r, const sl_value *want, const sl_
                 if (!sl_value_equal(v, json_object_get(f, k)))
                     why(fail, "file: want %s, got %s", w, f);
             }
-            const char *dir = sl_run_files_dir(r);
-            const char *id = json_string_value(json_object_get(f, "related_id"));
-            char *path = sl_xasprintf("%s/%s", dir ? dir : "?", id ? id : "?");
-            size_t n = 0;
-            char *bytes = slurp(path, &n);
-            free(path);
-            if (!bytes) {
-                sl_buf_addf(fail, "file %zu of %s is not in the run's folder; ", i, node);
+            sl_err fe = {0};
+            int fd = sl_run_file_open(r, f, &fe);
+            sl_err_clear(&fe);
+            sl_buf fb;
+            sl_buf_init(&fb, 0);
+            char chunk[65536];
+            ssize_t got_n;
+            while (fd >= 0 && (got_n = read(fd, chunk, sizeof chunk)) > 0)
+                sl_buf_add(&fb, chunk, (size_t)got_n);
+            if (fd >= 0)
+                close(fd);
+            if (fd < 0) {
+                sl_buf_release(&fb);
+                sl_buf_addf(fail, "file %zu of %s is not in the run's file table; ", i, node);
                 continue;
             }
+            size_t n = fb.len;
+            char *bytes = fb.data ? sl_buf_detach(&fb) : sl_xstrdup("");
             char sha[65];
             sl_sha256_hex(bytes, n, sha);
             const char *vs = json_string_value(json_object_get(f, "sha256"));
