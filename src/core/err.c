@@ -1,4 +1,5 @@
 #include "err.h"
+#include "secret.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -26,6 +27,7 @@ int sl_err_set(sl_err *err, sl_errcode code, const char *fmt, ...)
     va_start(ap, fmt);
     char *m = vfmt(fmt, ap);
     va_end(ap);
+    sl_secret_mask_inplace(&m);  /* errors quote URLs, tracebacks, bodies */
     free(err->msg);
     err->msg = m;
     err->code = code;
@@ -42,6 +44,7 @@ int sl_err_prefix(sl_err *err, const char *fmt, ...)
     va_end(ap);
     char *m = sl_xasprintf("%s: %s", p, err->msg ? err->msg : "unknown error");
     free(p);
+    sl_secret_mask_inplace(&m);
     free(err->msg);
     err->msg = m;
     return -1;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "../core/mime.h"
+#include "../core/secret.h"
 #include "../core/sha256.h"
 #include "../llm/config.h"
 #include "../tmpl/ref.h"
@@ -136,69 +137,6 @@ static void make_uuid(sl_run *r, char out[40])
 
 /* ---- events ---- */
 
-static sl_value *mask_value(sl_run *r, sl_value *v);
-
-static char *mask_text(sl_run *r, const char *s)
-{
-    sl_buf b;
-    bool changed = false;
-    sl_buf_init(&b, 0);
-    sl_buf_adds(&b, s);
-    for (int i = 0; i < r->nsecrets; i++) {
-        const char *sec = r->secrets[i];
-        size_t sl = strlen(sec);
-        char *hit;
-        while ((hit = strstr(b.data, sec)) != NULL) {
-            sl_buf nb;
-            sl_buf_init(&nb, 0);
-            sl_buf_add(&nb, b.data, (size_t)(hit - b.data));
-            /* Dify shows secrets as the first 6 and last 2 characters. */
-            if (sl > 8) {
-                sl_buf_add(&nb, sec, 6);
-                sl_buf_adds(&nb, "************");
-                sl_buf_add(&nb, sec + sl - 2, 2);
-            } else {
-                sl_buf_adds(&nb, "******");
-            }
-            sl_buf_adds(&nb, hit + sl);
-            sl_buf_release(&b);
-            b = nb;
-            changed = true;
-        }
-    }
-    if (!changed) {
-        sl_buf_release(&b);
-        return NULL;
-    }
-    return sl_buf_detach(&b);
-}
-
-static sl_value *mask_value(sl_run *r, sl_value *v)
-{
-    if (json_is_string(v)) {
-        char *m = mask_text(r, json_string_value(v));
-        if (!m)
-            return json_incref(v);
-        sl_value *nv = json_string(m);
-        free(m);
-        return nv ? nv : json_string("******");
-    }
-    if (json_is_array(v)) {
-        sl_value *a = json_array();
-        for (size_t i = 0; i < json_array_size(v); i++)
-            json_array_append_new(a, mask_value(r, json_array_get(v, i)));
-        return a;
-    }
-    if (json_is_object(v)) {
-        sl_value *o = json_object();
-        const char *k;
-        sl_value *e;
-        json_object_foreach(v, k, e) json_object_set_new(o, k, mask_value(r, e));
-        return o;
-    }
-    return json_incref(v);
-}
-
 /* Steals data. */
 static void emit(sl_run *r, const char *event, sl_value *data)
 {
@@ -206,11 +144,9 @@ static void emit(sl_run *r, const char *event, sl_value *data)
         json_decref(data);
         return;
     }
-    if (r->nsecrets) {
-        sl_value *m = mask_value(r, data);
-        json_decref(data);
-        data = m;
-    }
+    sl_value *m = sl_secret_mask_value(data);  /* every secret sluice knows */
+    json_decref(data);
+    data = m;
     pthread_mutex_lock(&r->ev_lock);
     r->opts.on_event(event, data, r->opts.event_ud);
     pthread_mutex_unlock(&r->ev_lock);
@@ -280,6 +216,7 @@ int sl_exec_fail(sl_node_exec *x, const char *error_type, const char *fmt, ...)
         free(x->err_msg);
         x->err_msg = sl_buf_detach(&b);
     }
+    sl_secret_mask_inplace(&x->err_msg);
     free(x->err_type);
     x->err_type = sl_xstrdup(error_type ? error_type : "NodeError");
     return -1;
@@ -1352,8 +1289,7 @@ sl_run *sl_run_new(const sl_graph *g, const sl_run_opts *opts)
         sl_value *v = typed_value(d, given);
         const char *t = json_string_value(json_object_get(d, "value_type"));
         if (t && strcmp(t, "secret") == 0 && json_is_string(v) && json_string_length(v) >= 4) {
-            r->secrets = sl_xrealloc(r->secrets, (size_t)(r->nsecrets + 1) * sizeof *r->secrets);
-            r->secrets[r->nsecrets++] = sl_xstrdup(json_string_value(v));
+            sl_run_secret(r, json_string_value(v));
         }
         json_object_set_new(env, name, v);
     }
@@ -1428,6 +1364,12 @@ int sl_run_exec(sl_run *r, sl_err *err)
         json_object_set_new(r->outputs, "answer",
                             json_stringn(r->answer.data ? r->answer.data : "", r->answer.len));
     r->conversation = sl_pool_node(r->pool, "conversation");
+    /* What the run shows from here on (results, stored runs, the CLI)
+     * carries no secret sluice knows. */
+    sl_secret_mask_inplace(&r->error);
+    sl_value *shown = sl_secret_mask_value(r->outputs);
+    json_decref(r->outputs);
+    r->outputs = shown;
     r->t1 = now_s();
     if (r->opts.on_event) {
         sl_value *d = json_object();
@@ -1461,8 +1403,11 @@ void sl_run_free(sl_run *r)
     json_decref(r->outputs);
     json_decref(r->conversation);
     free(r->error);
-    for (int i = 0; i < r->nsecrets; i++)
+    for (int i = 0; i < r->nsecrets; i++) {
+        sl_secret_remove(r->secrets[i]);
+        memset(r->secrets[i], 0, strlen(r->secrets[i]));
         free(r->secrets[i]);
+    }
     free(r->secrets);
     sl_buf_release(&r->answer);
     pthread_mutex_destroy(&r->ev_lock);
@@ -1480,7 +1425,24 @@ void sl_run_free(sl_run *r)
 
 sl_value *sl_run_mask(sl_run *r, const sl_value *v)
 {
-    return r->nsecrets ? mask_value(r, (sl_value *)v) : json_incref((sl_value *)v);
+    (void)r;
+    return sl_secret_mask_value((sl_value *)v);
+}
+
+void sl_run_secret(sl_run *r, const char *s)
+{
+    if (!s || strlen(s) < SL_SECRET_MIN)
+        return;
+    pthread_mutex_lock(&r->sb_lock);
+    r->secrets = sl_xrealloc(r->secrets, (size_t)(r->nsecrets + 1) * sizeof *r->secrets);
+    r->secrets[r->nsecrets++] = sl_xstrdup(s);
+    sl_secret_add(s);
+    pthread_mutex_unlock(&r->sb_lock);
+}
+
+void sl_exec_secret(sl_node_exec *x, const char *s)
+{
+    sl_run_secret(x->s->run, s);
 }
 
 sl_run_status sl_run_status_of(const sl_run *r) { return r->status; }

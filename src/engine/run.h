@@ -97,9 +97,12 @@ const char *sl_run_error(const sl_run *r);         /* NULL when none */
 int sl_run_steps(const sl_run *r);
 double sl_run_elapsed(const sl_run *r);
 const char *sl_run_id(const sl_run *r);
-/* A copy of v with every secret environment value masked, for anything
- * shown to people (new reference). */
+/* A copy of v with every secret sluice knows masked (core/secret.h), for
+ * anything shown to people (new reference).  The run's events, error and
+ * outputs are masked already. */
 sl_value *sl_run_mask(sl_run *r, const sl_value *v);
+/* Registers a secret for as long as the run lives (core/secret.h). */
+void sl_run_secret(sl_run *r, const char *s);
 /* Opens the file a file value names, read-only, through the run's table
  * (see sl_run_opts.files): an fd, or -1 with err when the value names no
  * file this run holds (a forged or foreign id, a url, a path). */

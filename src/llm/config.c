@@ -11,6 +11,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "../core/secret.h"
 #include "../dsl/yaml.h"
 
 struct sl_llm_config {
@@ -55,6 +56,7 @@ static bool offline;
 static sl_llm_endpoint replay_endpoint = {.name = "replay", .base_url = "replay:"};
 static sl_llm_config *retired;
 static bool freeing_registered;
+
 static void config_free(sl_llm_config *c);
 
 static void free_all(void)
@@ -102,6 +104,18 @@ static void set_str(char **slot, const char *v)
     *slot = v ? sl_xstrdup(v) : NULL;
 }
 
+/* API keys are secrets: registered while the configuration holds them, so
+ * no error or event can show one (core/secret.h). */
+static void set_key(char **slot, const char *v)
+{
+    if (*slot) {
+        sl_secret_remove(*slot);
+        memset(*slot, 0, strlen(*slot));
+    }
+    set_str(slot, v);
+    sl_secret_add(v);
+}
+
 static void config_free(sl_llm_config *c)
 {
     if (!c)
@@ -109,9 +123,7 @@ static void config_free(sl_llm_config *c)
     for (size_t i = 0; i < c->n; i++) {
         free(c->eps[i].name);
         free(c->eps[i].base_url);
-        if (c->eps[i].api_key)
-            memset(c->eps[i].api_key, 0, strlen(c->eps[i].api_key));
-        free(c->eps[i].api_key);
+        set_key(&c->eps[i].api_key, NULL);
     }
     free(c->eps);
     json_decref(c->aliases);
@@ -132,7 +144,7 @@ static void from_env(sl_llm_config *c)
         sl_llm_endpoint *e = add_endpoint(c, known[i].name);
         e->style = known[i].style;
         set_str(&e->base_url, base ? base : known[i].base);
-        set_str(&e->api_key, key);
+        set_key(&e->api_key, key);
     }
     const char *base = env("SLUICE_LLM_BASE_URL");
     if (base) {
@@ -140,7 +152,7 @@ static void from_env(sl_llm_config *c)
         const char *style = env("SLUICE_LLM_STYLE");
         e->style = style && !strcasecmp(style, "anthropic") ? SL_LLM_ANTHROPIC : SL_LLM_OPENAI;
         set_str(&e->base_url, base);
-        set_str(&e->api_key, env("SLUICE_LLM_API_KEY"));
+        set_key(&e->api_key, env("SLUICE_LLM_API_KEY"));
     }
     set_str(&c->force_model, env("SLUICE_LLM_MODEL"));
 }
@@ -236,7 +248,7 @@ static int from_file(sl_llm_config *c, const char *path, sl_err *err)
         set_str(&e->base_url, base);
         const char *kenv = json_string_value(json_object_get(p, "api_key_env"));
         const char *key = json_string_value(json_object_get(p, "api_key"));
-        set_str(&e->api_key, kenv ? env(kenv) : key);
+        set_key(&e->api_key, kenv ? env(kenv) : key);
         if (kenv && !env(kenv)) {
             rc = sl_err_set(err, SL_EINVAL,
                             "%s: llm.providers.%s.api_key_env names %s, which is not set", path,

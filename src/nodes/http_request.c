@@ -1679,6 +1679,14 @@ static void add_auth_header(request *r, const sl_value *cfg, const sl_buf *key)
     }
     if (val.len)
         kv_puts(&r->headers, hname, val.data);
+    /* the key, the credentials as encoded and a basic password alone are
+     * masked wherever they would show (errors, events, logs) */
+    sl_exec_secret(r->x, k);
+    if (ctype && !strcmp(ctype, "basic") && val.len > 6) {
+        sl_exec_secret(r->x, val.data + 6);
+        if (strchr(k, ':'))
+            sl_exec_secret(r->x, strchr(k, ':') + 1);
+    }
     sl_buf_release(&val);
 }
 
@@ -1693,6 +1701,14 @@ static int build_wire_url(request *r, const char *url)
     sl_buf_add(&w, up.scheme, up.scheme_n);
     sl_buf_adds(&w, "://");
     sl_buf_add(&w, up.netloc, up.netloc_n);
+    /* a password in the URL (user:pass@host) is a secret like any other */
+    const char *at = up.netloc_n ? memrchr(up.netloc, '@', up.netloc_n) : NULL;
+    const char *colon = at ? memchr(up.netloc, ':', (size_t)(at - up.netloc)) : NULL;
+    if (colon && at - colon > 1) {
+        char *pw = sl_xstrndup(colon + 1, (size_t)(at - colon - 1));
+        sl_exec_secret(r->x, pw);
+        free(pw);
+    }
     url_fix(&w, up.path, up.path_n);
     if (r->params.n)
         merge_query(&q, up.query ? up.query : "", up.query_n, &r->params);

@@ -115,6 +115,10 @@ void sl_exec_stream_chunk(sl_node_exec *x, const char *var, const char *text, si
 bool sl_exec_streamed(sl_node_exec *x, const char *node_id, const char *var);
 
 bool sl_exec_cancelled(sl_node_exec *x);
+/* A value the node uses that must never be shown (an Authorization header,
+ * a password): masked in every error, event and result until the run
+ * ends (core/secret.h). */
+void sl_exec_secret(sl_node_exec *x, const char *s);
 /* The run's sandbox, made on first use with the run's limits and network
  * policy; NULL with err when it cannot be made.  Borrowed: the run
  * destroys it when it ends. */

@@ -10,6 +10,7 @@
  * thread can also send stdin (SendInput/CloseStdin) and, on a timeout or a
  * cancel, SendSignal plus a process-group kill while it keeps reading.
  */
+#include "../core/secret.h"
 #include "e2b.h"
 
 #include <curl/curl.h>
@@ -1209,6 +1210,10 @@ static void api_delete(e2b_sb *s)
 static void free_sb(e2b_sb *s)
 {
     curl_slist_free_all(s->envd_headers_base);
+    if (s->api_key) {
+        sl_secret_remove(s->api_key);
+        memset(s->api_key, 0, strlen(s->api_key));
+    }
     free(s->api_key);
     free(s->api_url);
     free(s->domain);
@@ -1324,6 +1329,7 @@ static int read_settings(e2b_sb *s, const json_t *set, sl_err *err)
                               "https://e2b.dev/dashboard?tab=keys)");
         s->api_key = sl_xstrdup(env);
     }
+    sl_secret_add(s->api_key);  /* removed in free_sb */
     for (const char *p = s->api_key; *p; p++)
         if ((unsigned char)*p < 0x21 || *p == 0x7f)
             return sl_err_set(err, SL_EINVAL,

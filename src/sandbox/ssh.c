@@ -9,6 +9,7 @@
  * session's socket and its own eventfd, never holding the mutex while it
  * waits.
  */
+#include "../core/secret.h"
 #include "ssh.h"
 
 #include <ctype.h>
@@ -242,6 +243,7 @@ static int parse_settings(ssh_sb *s, const sl_sandbox_opts *o, const char **key_
     s->host = sl_xstrdup(host);
     s->user = sl_xstrdup(user);
     s->password = pw ? sl_xstrdup(pw) : NULL;
+    sl_secret_add(s->password);  /* removed when the provider is freed */
     s->base_path = sl_xstrdup(base);
     size_t bl = strlen(s->base_path);
     while (bl > 1 && s->base_path[bl - 1] == '/')
@@ -1417,6 +1419,7 @@ static void ssh_destroy(sl_sandbox *sb)
     if (s->key)
         ssh_key_free(s->key);
     if (s->password) {
+        sl_secret_remove(s->password);
         memset(s->password, 0, strlen(s->password));
         free(s->password);
     }
