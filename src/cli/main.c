@@ -107,10 +107,12 @@ static const char usage_validate[] =
     "sluice does not run yet is an error naming it), edges, start node, cycles,\n"
     "selectors and node fields.  Prints 'FILE: OK' or every problem with\n"
     "file:line:col, node id and title, and field.  Exit status 0 when all are valid,\n"
-    "1 when any is not, 2 on bad usage.\n"
+    "1 when any is not, 2 on bad usage.  What depends on this machine rather than on\n"
+    "the file (a model provider not configured) is a warning; `sluice run` refuses it.\n"
     "\n"
     "options:\n"
-    "  -q, --quiet    print only problems (no warnings, no OK lines)\n";
+    "  -q, --quiet    print only problems (no warnings, no OK lines)\n"
+    "  --strict       this machine's configuration problems are errors too\n";
 
 static const char usage_export[] =
     "usage: sluice export FILE [-o OUT] [--app-dir DIR] [--include-secrets]\n"
@@ -769,11 +771,15 @@ static int cmd_validate(int argc, char **argv)
         fputs(usage_validate, stdout);
         return EXIT_OK;
     }
-    bool quiet = false;
+    bool quiet = false, strict = false;
     int files = 0, bad = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) {
             quiet = true;
+            continue;
+        }
+        if (!strcmp(argv[i], "--strict")) {
+            strict = true;
             continue;
         }
         if (argv[i][0] == '-' && argv[i][1]) {
@@ -781,6 +787,7 @@ static int cmd_validate(int argc, char **argv)
             return EXIT_USAGE;
         }
     }
+    sl_graph_config_warnings(!strict);
     for (int i = 1; i < argc; i++) {
         if (argv[i][0] == '-' && argv[i][1])
             continue;

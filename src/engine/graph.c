@@ -68,6 +68,25 @@ void sl_check_warn(sl_check *c, const sl_gnode *n, const sl_value *at, const cha
     va_end(ap);
 }
 
+/* How problems of this machine's configuration (not of the file) are
+ * reported by loads in this process: errors, unless a command that judges
+ * the file alone (sluice validate, app import) asks for warnings. */
+static _Atomic bool config_warn;
+
+void sl_graph_config_warnings(bool on)
+{
+    config_warn = on;
+}
+
+void sl_check_config(sl_check *c, const sl_gnode *n, const sl_value *at, const char *key,
+                     const char *field, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vreport(c, config_warn, n, at, key, field, fmt, ap);
+    va_end(ap);
+}
+
 const sl_graph *sl_check_graph(sl_check *c)
 {
     return c->g;
@@ -184,6 +203,20 @@ int sl_check_selector(sl_check *c, const sl_gnode *n, const sl_value *at, const 
         return -1;
     }
     return 0;
+}
+
+int sl_check_selector_or_skip(sl_check *c, const sl_gnode *n, const sl_value *at,
+                              const char *key, const char *field)
+{
+    const sl_value *sel = key ? json_object_get(at, key) : at;
+    const char *first = json_string_value(json_array_get(sel, 0));
+    if (json_is_array(sel) && json_array_size(sel) >= 2 && first && strcmp(first, "sys") &&
+        strcmp(first, "env") && strcmp(first, "conversation") && sl_graph_find(c->g, first) < 0) {
+        sl_check_warn(c, n, at, key, field, "refers to node '%s', which is not in the graph; "
+                      "it is skipped (reads as empty), as Dify does", first);
+        return 0;
+    }
+    return sl_check_selector(c, n, at, key, field, true);
 }
 
 typedef struct {
@@ -864,17 +897,27 @@ static int load(sl_graph *g, const char *text, size_t len, const char *path, boo
             else {
                 const sl_value *mr = json_object_get(rc, "max_retries");
                 const sl_value *ri = json_object_get(rc, "retry_interval");
-                if (mr && (!json_is_integer(mr) || json_integer_value(mr) < 0 ||
-                           json_integer_value(mr) > 10))
+                /* Dify's editor offers 0..10 retries, 0..5000 ms apart; its
+                 * engine takes any count.  Larger values run, clamped to the
+                 * editor's range (the run's max_time_s bounds them anyway). */
+                json_int_t retries = json_integer_value(mr), wait = json_integer_value(ri);
+                if (mr && (!json_is_integer(mr) || retries < 0))
                     sl_check_error(c, n, rc, "max_retries", "retry_config.max_retries",
-                                   "must be a whole number from 0 to 10");
-                if (ri && (!json_is_integer(ri) || json_integer_value(ri) < 0 ||
-                           json_integer_value(ri) > 5000))
+                                   "must be a whole number (0 to 10)");
+                else if (retries > 10)
+                    sl_check_warn(c, n, rc, "max_retries", "retry_config.max_retries",
+                                  "is %lld; clamped to 10, the most Dify's editor offers",
+                                  (long long)retries);
+                if (ri && (!json_is_integer(ri) || wait < 0))
                     sl_check_error(c, n, rc, "retry_interval", "retry_config.retry_interval",
-                                   "must be milliseconds from 0 to 5000");
+                                   "must be milliseconds (0 to 5000)");
+                else if (wait > 5000)
+                    sl_check_warn(c, n, rc, "retry_interval", "retry_config.retry_interval",
+                                  "is %lld ms; clamped to 5000 ms, the most Dify's editor offers",
+                                  (long long)wait);
                 if (json_is_true(json_object_get(rc, "retry_enabled"))) {
-                    n->max_retries = (int)json_integer_value(mr);
-                    n->retry_interval_ms = (int)json_integer_value(ri);
+                    n->max_retries = (int)(retries < 0 ? 0 : retries > 10 ? 10 : retries);
+                    n->retry_interval_ms = (int)(wait < 0 ? 0 : wait > 5000 ? 5000 : wait);
                 }
             }
         }

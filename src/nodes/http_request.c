@@ -1461,6 +1461,8 @@ static int build_body(request *r, const sl_value *body)
     const sl_value *item = json_is_array(data) ? json_array_get(data, 0) : NULL;
     size_t cap = r->lim->http_max_binary_bytes;
 
+    if ((r->btype == B_RAW || r->btype == B_JSON) && nitems == 0)
+        return 0;  /* sent empty, as Dify does (a load warning said so) */
     if (r->btype == B_RAW || r->btype == B_JSON || r->btype == B_BINARY) {
         if (nitems != 1)
             return sl_exec_fail(r->x, "RequestBodyError", "%s body type should have exactly one "
@@ -2202,7 +2204,11 @@ static int check_body(sl_check *c, const sl_gnode *n, const sl_value *d)
         sl_check_error(c, n, b, "data", "body.data", "must be a list of {key, type, value, file}");
         return -1;
     }
-    if ((bt == B_RAW || bt == B_JSON || bt == B_BINARY) && count != 1) {
+    if ((bt == B_RAW || bt == B_JSON) && count == 0) {
+        sl_check_warn(c, n, b, data ? "data" : NULL, "body.data",
+                      "a %s body with no item is sent empty, as Dify does; add an item "
+                      "{type: text, value: ...} to send something", t);
+    } else if ((bt == B_RAW || bt == B_JSON || bt == B_BINARY) && count != 1) {
         sl_check_error(c, n, b, data ? "data" : NULL, "body.data",
                        "a %s body takes exactly one item, found %zu; keep one item %s", t,
                        count, bt == B_BINARY ? "{type: file, file: [node_id, var]}"

@@ -98,7 +98,13 @@ static int check(sl_check *c, const sl_gnode *n)
         bad = 1;
     }
     const sl_value *ctx = json_object_get(d, "context");
-    if (json_is_true(json_object_get(ctx, "enabled")))
+    const sl_value *csel = json_object_get(ctx, "variable_selector");
+    if (json_is_true(json_object_get(ctx, "enabled")) && json_array_size(csel) == 0 &&
+        (!csel || json_is_null(csel) || json_is_array(csel)))
+        sl_check_warn(c, n, ctx, "variable_selector", "context.variable_selector",
+                      "context is enabled but picks no variable; {{#context#}} is left empty, "
+                      "as in Dify");
+    else if (json_is_true(json_object_get(ctx, "enabled")))
         bad |= sl_check_selector(c, n, ctx, "variable_selector", "context.variable_selector",
                                  true) < 0;
     const sl_value *jvars = json_object_get(json_object_get(d, "prompt_config"), "jinja2_variables");

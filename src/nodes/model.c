@@ -35,18 +35,20 @@ int sl_model_check_value(sl_check *c, const sl_gnode *n, const sl_value *m, cons
     const char *provider = json_string_value(json_object_get(m, "provider"));
     const char *name = model_name(m);
     char f[160];
-    if (!provider || !name) {
-        snprintf(f, sizeof f, "%s.%s", field, provider ? "name" : "provider");
-        sl_check_error(c, n, m, provider ? "name" : "provider", f,
-                       "the model needs a provider and a name");
+    if (!provider || !*provider || !name || !*name) {
+        bool no_provider = !provider || !*provider;
+        snprintf(f, sizeof f, "%s.%s", field, no_provider ? "provider" : "name");
+        sl_check_error(c, n, m, no_provider ? "provider" : "name", f,
+                       "is %s: the node's model needs a provider and a name; pick the model "
+                       "again in Dify's editor, or set %s.provider (e.g. openai) and %s.name",
+                       (no_provider ? provider : name) ? "empty" : "missing", field, field);
         return -1;
     }
     const char *model;
     char why[512];
     if (!sl_llm_resolve(sl_llm_config_get(), provider, name, &model, why, sizeof why)) {
         snprintf(f, sizeof f, "%s.provider", field);
-        sl_check_error(c, n, m, "provider", f, "%s", why);
-        return -1;
+        sl_check_config(c, n, m, "provider", f, "%s", why);
     }
     const sl_value *cp = json_object_get(m, "completion_params");
     if (cp && !json_is_null(cp) && !json_is_object(cp)) {

@@ -61,11 +61,22 @@ void sl_check_error(sl_check *c, const struct sl_gnode *n, const sl_value *at, c
 void sl_check_warn(sl_check *c, const struct sl_gnode *n, const sl_value *at, const char *key,
                    const char *field, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
+/* A problem of this machine's configuration rather than of the file (a
+ * provider not configured): an error, or a warning after
+ * sl_graph_config_warnings(true). */
+void sl_check_config(sl_check *c, const struct sl_gnode *n, const sl_value *at, const char *key,
+                     const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
 /* Validates a value selector ([node_id, var, ...] of strings, reserved
  * first parts sys/env/conversation, node ids that exist).  Reports and
  * returns -1 when bad.  `required` false lets an empty/missing one pass. */
 int sl_check_selector(sl_check *c, const struct sl_gnode *n, const sl_value *at, const char *key,
                       const char *field, bool required);
+/* Like a required sl_check_selector, but a selector naming a node that is
+ * not in the graph (one deleted in the editor) is a warning and reads as
+ * empty at run time, as in Dify. */
+int sl_check_selector_or_skip(sl_check *c, const struct sl_gnode *n, const sl_value *at,
+                              const char *key, const char *field);
 /* Validates the {{#…#}} references inside a text field. */
 int sl_check_text_refs(sl_check *c, const struct sl_gnode *n, const sl_value *at,
                        const char *key, const char *field);

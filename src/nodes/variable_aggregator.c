@@ -104,7 +104,7 @@ static int check_list(sl_check *c, const sl_gnode *n, const sl_value *holder, co
     char f[160];
     for (size_t i = 0; i < json_array_size(list); i++) {
         snprintf(f, sizeof f, "%s[%zu]", field, i);
-        bad |= sl_check_selector(c, n, json_array_get(list, i), NULL, f, true) < 0;
+        bad |= sl_check_selector_or_skip(c, n, json_array_get(list, i), NULL, f) < 0;
     }
     return bad ? -1 : 0;
 }

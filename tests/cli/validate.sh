@@ -154,8 +154,9 @@ sl validate list.yml
 check "a YAML file that is not a DSL: exit 1 with a clear message" \
     bash -c "[ $rc -eq 1 ] && grep -q 'not a Dify DSL file' '$T/err'"
 
-# A model node whose provider is not configured is refused at load, at its
-# line, with the setting to add.
+# A model node whose provider is not configured: the file is fine, this
+# machine is not — a warning from validate (an error with --strict), and
+# `sluice run` refuses it; each at its line, with the setting to add.
 cat >model.yml <<'EOF'
 app: {mode: workflow, name: model}
 kind: app
@@ -175,8 +176,21 @@ workflow:
 EOF
 env -u SLUICE_LLM_BASE_URL -u DEEPSEEK_API_KEY -u SLUICE_CONFIG "$SLUICE" validate model.yml >"$T/out" 2>"$T/err"
 rc=$?
-check "an unconfigured model provider: exit 1, at its line, naming DEEPSEEK_API_KEY" \
-    bash -c "[ $rc -eq 1 ] && grep -q 'model.yml:14:.*model provider .deepseek. is not configured: set DEEPSEEK_API_KEY' '$T/err'"
+check "an unconfigured model provider: a warning, exit 0, at its line, naming DEEPSEEK_API_KEY" \
+    bash -c "[ $rc -eq 0 ] && grep -q '^warning: .*model.yml:14:.*model provider .deepseek. is not configured: set DEEPSEEK_API_KEY' '$T/err'"
+env -u SLUICE_LLM_BASE_URL -u DEEPSEEK_API_KEY -u SLUICE_CONFIG "$SLUICE" validate --strict model.yml >"$T/out" 2>"$T/err"
+rc=$?
+check "validate --strict: an error, exit 1" \
+    bash -c "[ $rc -eq 1 ] && grep -q '^error: .*model.yml:14:.*model provider .deepseek. is not configured' '$T/err'"
+env -u SLUICE_LLM_BASE_URL -u DEEPSEEK_API_KEY -u SLUICE_CONFIG "$SLUICE" run model.yml >"$T/out" 2>"$T/err"
+rc=$?
+check "sluice run refuses it: exit 2, nothing run" \
+    bash -c "[ $rc -eq 2 ] && grep -q '^error: .*model provider .deepseek. is not configured' '$T/err'"
+sed 's|provider: langgenius/deepseek/deepseek|provider: ""|' model.yml >empty.yml
+SLUICE_LLM_BASE_URL=http://127.0.0.1:9/v1 "$SLUICE" validate empty.yml >"$T/out" 2>"$T/err"
+rc=$?
+check "an empty provider: exit 1, naming the node and field" \
+    bash -c "[ $rc -eq 1 ] && grep -q \"node 'l' (Ask): field model.provider: is empty\" '$T/err'"
 SLUICE_LLM_BASE_URL=http://127.0.0.1:9/v1 "$SLUICE" validate model.yml >"$T/out" 2>"$T/err"
 rc=$?
 check "with a catch-all endpoint it validates" bash -c "[ $rc -eq 0 ]"

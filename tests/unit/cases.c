@@ -578,6 +578,16 @@ static void run_file(const char *file)
             CHECK(0, "%s: %s # load failed: %s", file, name ? name : "(unnamed)",
                   d.n ? d.v[0].msg : err.msg);
         } else {
+            /* load_warnings: [text, …] each in some load warning */
+            const sl_value *lw = json_object_get(json_object_get(t, "expect"), "load_warnings");
+            for (size_t j = 0; j < json_array_size(lw); j++) {
+                const char *want = json_string_value(json_array_get(lw, j));
+                bool found = false;
+                for (size_t e = 0; want && e < d.n; e++)
+                    found |= d.v[e].warning && strstr(d.v[e].msg, want) != NULL;
+                CHECK(found, "%s: %s: a load warning says '%s'", file, name ? name : "(unnamed)",
+                      want ? want : "?");
+            }
             run_entry(file, &g, t);
         }
     }
