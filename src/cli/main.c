@@ -727,11 +727,14 @@ static int cmd_run(int argc, char **argv)
         fprintf(stderr, "sluice: %s\n", sl_run_error(r));
     sl_value *shown = sl_run_mask(r, sl_run_outputs(r));
     if (json_out) {
-        sl_value *res = json_pack("{s:s,s:s,s:O,s:o,s:f,s:i}", "workflow_run_id", sl_run_id(r),
-                                  "status", sl_run_status_name(st), "outputs", shown, "error",
-                                  sl_run_error(r) ? json_string(sl_run_error(r)) : json_null(),
-                                  "elapsed_time", sl_run_elapsed(r), "total_steps",
-                                  sl_run_steps(r));
+        /* Dify's blocking-response fields (its `data`, with the run's ids) */
+        sl_value *res = json_pack(
+            "{s:s,s:s,s:s,s:s,s:O,s:o,s:f,s:I,s:i,s:I,s:I}", "workflow_run_id", sl_run_id(r),
+            "task_id", sl_run_id(r), "id", sl_run_id(r), "status", sl_run_status_name(st), "outputs", shown, "error",
+            sl_run_error(r) ? json_string(sl_run_error(r)) : json_null(), "elapsed_time",
+            sl_run_elapsed(r), "total_tokens", (json_int_t)sl_run_tokens(r), "total_steps",
+            sl_run_steps(r), "created_at", (json_int_t)sl_run_created_at(r), "finished_at",
+            (json_int_t)sl_run_finished_at(r));
         if (sl_run_conversation(r) && json_object_size(sl_run_conversation(r)))
             json_object_set(res, "conversation", (sl_value *)sl_run_conversation(r));
         char *s = json_dumps(res, JSON_INDENT(2));
@@ -950,6 +953,11 @@ static int cmd_limits(int argc, char **argv)
         fputs(usage_limits, stdout);
         return EXIT_OK;
     }
+    if (argc > 1) {
+        fprintf(stderr, "sluice limits: unknown %s '%s' (it takes none; see sluice limits "
+                "--help)\n", argv[1][0] == '-' ? "option" : "argument", argv[1]);
+        return EXIT_USAGE;
+    }
     struct sl_limits l;
     sl_err err = {0};
     sl_limits_default(&l);
@@ -1037,7 +1045,10 @@ static int cmd_render(int argc, char **argv)
         } else if (!file && (argv[i][0] != '-' || !strcmp(argv[i], "-"))) {
             file = argv[i];
         } else {
-            fputs(usage_render, stderr);
+            fprintf(stderr, "sluice render: %s '%s' (see sluice render --help)\n",
+                    argv[i][0] == '-' && strcmp(argv[i], "-") ? "unknown option or no value for"
+                                                              : "one template only, not also",
+                    argv[i]);
             return EXIT_USAGE;
         }
     }

@@ -91,6 +91,11 @@ int sl_cli_serve(int argc, char **argv)
             fputs(usage_serve, stdout);
             return 0;
         }
+        if (strcmp(a, "--listen") && strcmp(a, "--data") && strcmp(a, "--config") &&
+            strcmp(a, "--max-runs") && strcmp(a, "--rate-limit")) {
+            fprintf(stderr, "sluice serve: unknown option '%s' (see --help)\n", a);
+            return 2;
+        }
         if (i + 1 >= argc) {
             fprintf(stderr, "sluice serve: %s needs a value (see --help)\n", a);
             return 2;
@@ -168,10 +173,30 @@ int sl_cli_app(int argc, char **argv)
     const char *sub = argv[1];
     bool key = !strcmp(sub, "key");
     const char *verb = key ? (argc > 2 ? argv[2] : "") : sub;
-    const char *arg = argc > (key ? 3 : 2) ? argv[key ? 3 : 2] : NULL;
-    if (arg && !strcmp(arg, "--data"))
-        arg = NULL;
+    const char *arg = NULL;  /* the verb's one argument */
     bool needs = strcmp(verb, "list") || key;
+    /* Every word after the verb: its one argument, --data DIR, and the
+     * verb's own option; anything else is refused, never ignored. */
+    int pos = 0;
+    for (int i = key ? 3 : 2; i < argc; i++) {
+        const char *a = argv[i];
+        bool takes = !strcmp(a, "--data") || (!key && !strcmp(verb, "import") && !strcmp(a, "--app")) ||
+                     (!key && !strcmp(verb, "export") && !strcmp(a, "--version"));
+        if (takes && i + 1 < argc) {
+            i++;
+        } else if (takes || (a[0] == '-' && a[1])) {
+            fprintf(stderr, "sluice app %s%s: %s '%s' (see sluice app --help)\n",
+                    key ? "key " : "", verb, takes ? "no value for" : "unknown option", a);
+            return 2;
+        } else if (!arg && needs) {
+            arg = a;
+            pos++;
+        } else if (++pos > (needs ? 1 : 0)) {
+            fprintf(stderr, "sluice app %s%s: unexpected argument '%s' (see sluice app --help)\n",
+                    key ? "key " : "", verb, a);
+            return 2;
+        }
+    }
     if (needs && !arg) {
         fprintf(stderr, "sluice app: %s%s%s needs an argument\n%s", key ? "key " : "", verb,
                 "", usage_app);

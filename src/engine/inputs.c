@@ -55,7 +55,10 @@ int sl_run_prepare_inputs(const sl_graph *g, const sl_value *given, sl_value **o
         char who[256];
         snprintf(who, sizeof who, "input '%s'%s%s%s", name, label ? " (" : "", label ? label : "",
                  label ? ")" : "");
-        if (is_empty(v)) {
+        /* An empty string is a value for text inputs, as in Dify: only a
+         * missing (or null) input is refused or defaulted. */
+        bool text = !strcmp(type, "text-input") || !strcmp(type, "paragraph");
+        if (text ? (!v || json_is_null(v)) : is_empty(v)) {
             const sl_value *def = json_object_get(d, "default");
             if (!is_empty(def)) {
                 json_object_set(res, name, (sl_value *)def);

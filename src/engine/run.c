@@ -38,6 +38,7 @@ struct sl_run {
     atomic_int event_index;
     atomic_llong tokens;      /* model tokens of every node */
     double t0, t1;
+    long long created_at, finished_at;  /* wall clock, seconds */
     pthread_mutex_t ev_lock;  /* serialises events, answer text, outputs */
     sl_run_status status;
     char *error;
@@ -1330,6 +1331,7 @@ int sl_run_exec(sl_run *r, sl_err *err)
     (void)err;
     r->t0 = now_s();
     long long created = wall_s();
+    r->created_at = created;
     set_sys(r);
     r->status = SL_RUN_RUNNING;
     if (r->opts.on_event) {
@@ -1371,6 +1373,7 @@ int sl_run_exec(sl_run *r, sl_err *err)
     json_decref(r->outputs);
     r->outputs = shown;
     r->t1 = now_s();
+    r->finished_at = wall_s();
     if (r->opts.on_event) {
         sl_value *d = json_object();
         json_object_set_new(d, "id", json_string(r->id));
@@ -1384,7 +1387,7 @@ int sl_run_exec(sl_run *r, sl_err *err)
         json_object_set_new(d, "total_steps", json_integer(r->steps));
         json_object_set_new(d, "exceptions_count", json_integer(atomic_load(&r->exceptions)));
         json_object_set_new(d, "created_at", json_integer(created));
-        json_object_set_new(d, "finished_at", json_integer(wall_s()));
+        json_object_set_new(d, "finished_at", json_integer(r->finished_at));
         emit(r, "workflow_finished", d);
     }
     return 0;
@@ -1451,4 +1454,7 @@ const char *sl_run_error(const sl_run *r) { return r->error; }
 int sl_run_steps(const sl_run *r) { return r->steps; }
 double sl_run_elapsed(const sl_run *r) { return r->t1 - r->t0; }
 const char *sl_run_id(const sl_run *r) { return r->id; }
+long long sl_run_tokens(const sl_run *r) { return atomic_load(&r->tokens); }
+long long sl_run_created_at(const sl_run *r) { return r->created_at; }
+long long sl_run_finished_at(const sl_run *r) { return r->finished_at; }
 const sl_value *sl_run_conversation(const sl_run *r) { return r->conversation; }

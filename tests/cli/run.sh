@@ -90,6 +90,23 @@ check "run --json: exit 0" [ $rc -eq 0 ]
 check "run --json: one JSON object with status, outputs, steps and run id" \
     json 'd["status"] == "succeeded" and d["outputs"]["greeting"] == "Hello Bob from eu" and d["outputs"]["n"] is None and d["total_steps"] == 4 and len(d["workflow_run_id"]) > 0 and d["error"] is None and d["elapsed_time"] >= 0'
 
+check "run --json: Dify's blocking-response fields (task_id, total_tokens, created_at, finished_at)" \
+    json 'd["task_id"] == d["workflow_run_id"] == d["id"] and d["total_tokens"] == 0 and isinstance(d["created_at"], int) and d["created_at"] > 1700000000 and d["created_at"] <= d["finished_at"]'
+timeout 20 "$SLUICE" run examples/summarize.yml --input text=@examples/article.txt \
+    --replay examples/summarize.tape.jsonl --json -q >"$T/out" 2>"$T/err"
+check "run --json: total_tokens counts the model's tokens" json 'd["status"] == "succeeded" and d["total_tokens"] > 0'
+
+# An empty string is a value: a required text input given as "" runs, as in
+# Dify; only a missing one is refused.
+sl run "$W/greet.yml" --input name= -q
+check "run: a required text input given as \"\" runs (exit $rc)" \
+    bash -c "[ $rc -eq 0 ] && grep -qx 'greeting: Hello  from eu' '$T/out'"
+sl run "$W/greet.yml" --inputs '{"name": ""}' -q
+check "run: the same through --inputs JSON (exit $rc)" [ $rc -eq 0 ]
+sl run "$W/greet.yml" -q
+check "run: a missing required input is still refused (exit $rc)" \
+    bash -c "[ $rc -eq 2 ] && grep -q \"input 'name' (Name) is required\" '$T/err'"
+
 sl run "$W/greet.yml" --input name=Bob --events -q
 check "run --events: exit 0" [ $rc -eq 0 ]
 check "run --events: every line is a JSON event" events 'len(ev) > 0 and all("event" in e and "data" in e for e in ev)'

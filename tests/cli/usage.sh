@@ -84,4 +84,20 @@ SLUICE_WORKERS=many timeout 20 "$SLUICE" limits >"$T/out" 2>"$T/err"
 rc=$?
 check "a bad SLUICE_WORKERS: exit 2 naming the variable" bash -c "[ $rc -eq 2 ] && grep -q 'SLUICE_WORKERS' '$T/err'"
 
+# Every command refuses what it does not know, with exit 2 and the word
+# named; nothing is ignored (app import once took --store and wrote to a
+# default folder).
+for c in "limits --bogus" "app list --bogus" "app import examples/triage.yml --store x --data $T/d1" \
+         "app key list --bogus --data $T/d1" "serve --bogus" "app list extra --data $T/d1" \
+         "render - --bogus" "run examples/triage.yml --bogus" "validate --bogus examples/triage.yml" \
+         "export examples/triage.yml --bogus"; do
+    set -- $c
+    timeout 20 "$SLUICE" "$@" </dev/null >"$T/out" 2>"$T/err"
+    rc=$?
+    word=$(grep -oE -- "--bogus|--store|extra" <<<"$c" | head -1)
+    check "sluice $c: exit 2 naming '$word' (got $rc)" \
+        bash -c "[ $rc -eq 2 ] && grep -qF -- \"'$word'\" '$T/err'"
+done
+check "a refused app import wrote no data folder" [ ! -e "$T/d1" ]
+
 echo "1..$n"
