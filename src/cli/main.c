@@ -17,6 +17,7 @@
 #include "../llm/config.h"
 #include "../llm/llm.h"
 #include "cli.h"
+#include "term.h"
 #include "../tmpl/jinja.h"
 
 #define SLUICE_VERSION "0.1.0"
@@ -193,7 +194,7 @@ static void on_event(const char *event, const sl_value *data, void *ud)
     if (p->stream_answer && !strcmp(event, "text_chunk")) {
         const char *t = json_string_value(json_object_get(data, "text"));
         if (t && *t) {
-            fputs(t, stdout);
+            sl_term_puts(stdout, t);
             fflush(stdout);
             p->answered = true;
         }
@@ -208,18 +209,26 @@ static void on_event(const char *event, const sl_value *data, void *ud)
     const char *title = json_string_value(json_object_get(data, "title"));
     const char *type = json_string_value(json_object_get(data, "node_type"));
     if (!strcmp(event, "node_started")) {
-        fprintf(stderr, "  > %s (%s)\n", title, type);
+        fprintf(stderr, "  > ");
+        sl_term_puts(stderr, title);
+        fprintf(stderr, " (%s)\n", type);
     } else if (!strcmp(event, "node_finished")) {
         const char *st = json_string_value(json_object_get(data, "status"));
         double ms = json_real_value(json_object_get(data, "elapsed_time")) * 1000;
         const char *err = json_string_value(json_object_get(data, "error"));
-        fprintf(stderr, "  %s %s (%s) %s %.1f ms%s%s\n",
-                !strcmp(st, "succeeded") ? "ok" : !strcmp(st, "exception") ? "!!" : "xx", title,
-                type, st, ms, err ? ": " : "", err ? err : "");
+        fprintf(stderr, "  %s ",
+                !strcmp(st, "succeeded") ? "ok" : !strcmp(st, "exception") ? "!!" : "xx");
+        sl_term_puts(stderr, title);
+        fprintf(stderr, " (%s) %s %.1f ms%s", type, st, ms, err ? ": " : "");
+        sl_term_puts(stderr, err);
+        fputc('\n', stderr);
     } else if (!strcmp(event, "node_retry")) {
-        fprintf(stderr, "  .. %s (%s) retry %lld: %s\n", title, type,
-                (long long)json_integer_value(json_object_get(data, "retry_index")),
-                json_string_value(json_object_get(data, "error")));
+        fprintf(stderr, "  .. ");
+        sl_term_puts(stderr, title);
+        fprintf(stderr, " (%s) retry %lld: ", type,
+                (long long)json_integer_value(json_object_get(data, "retry_index")));
+        sl_term_puts(stderr, json_string_value(json_object_get(data, "error")));
+        fputc('\n', stderr);
     } else if (!strcmp(event, "iteration_started") || !strcmp(event, "loop_started")) {
         /* Per container: how many rounds, and when its last line went out. */
         const sl_value *meta = json_object_get(data, "metadata");
@@ -256,8 +265,11 @@ static void on_event(const char *event, const sl_value *data, void *ud)
                 if (*c == '\n' || *c == '\t')
                     *c = ' ';
             const char *st = json_string_value(json_object_get(data, "status"));
-            fprintf(stderr, "  .. %s %s%s %s%s\n", title, label + 5, *line ? ":" : "", line,
-                    st && !strcmp(st, "error") ? "  (failed)" : "");
+            fprintf(stderr, "  .. ");
+            sl_term_puts(stderr, title);
+            fprintf(stderr, " %s%s ", label + 5, *line ? ":" : "");
+            sl_term_puts(stderr, line);
+            fprintf(stderr, "%s\n", st && !strcmp(st, "error") ? "  (failed)" : "");
         }
     }
 }
@@ -395,7 +407,7 @@ static void print_outputs(const sl_graph *g, const sl_value *outs)
     if (!strcmp(g->mode, "advanced-chat")) {
         const char *a = json_string_value(json_object_get(outs, "answer"));
         if (a && *a) {
-            fputs(a, stdout);
+            sl_term_puts(stdout, a);
             if (a[strlen(a) - 1] != '\n')
                 fputc('\n', stdout);
         }
@@ -411,7 +423,10 @@ static void print_outputs(const sl_graph *g, const sl_value *outs)
         else
             sl_value_pyjson(v, &b, json_is_object(v) || json_is_array(v));
         bool multi = b.data && strchr(b.data, '\n');
-        printf("%s:%s%s\n", k, multi ? "\n" : " ", b.data ? b.data : "");
+        sl_term_puts(stdout, k);
+        fputs(multi ? ":\n" : ": ", stdout);
+        sl_term_write(stdout, b.data ? b.data : "", b.len);
+        fputc('\n', stdout);
         sl_buf_release(&b);
     }
 }
@@ -720,11 +735,16 @@ static int cmd_run(int argc, char **argv)
     current_run = NULL;
     sl_run_status st = sl_run_status_of(r);
     if (!quiet)
-        fprintf(stderr, "workflow %s in %.1f ms, %d steps%s%s\n", sl_run_status_name(st),
-                sl_run_elapsed(r) * 1000, sl_run_steps(r), sl_run_error(r) ? ": " : "",
-                sl_run_error(r) ? sl_run_error(r) : "");
-    else if (st == SL_RUN_FAILED)
-        fprintf(stderr, "sluice: %s\n", sl_run_error(r));
+    {
+        fprintf(stderr, "workflow %s in %.1f ms, %d steps%s", sl_run_status_name(st),
+                sl_run_elapsed(r) * 1000, sl_run_steps(r), sl_run_error(r) ? ": " : "");
+        sl_term_puts(stderr, sl_run_error(r));
+        fputc('\n', stderr);
+    } else if (st == SL_RUN_FAILED) {
+        fputs("sluice: ", stderr);
+        sl_term_puts(stderr, sl_run_error(r));
+        fputc('\n', stderr);
+    }
     sl_value *shown = sl_run_mask(r, sl_run_outputs(r));
     if (json_out) {
         /* Dify's blocking-response fields (its `data`, with the run's ids) */

@@ -331,4 +331,47 @@ check "an undeclared input warns and names it" \
     bash -c "[ $rc -eq 0 ] && grep -q \"input 'bogus' is not declared by the start node\" '$T/err'"
 check "a chatflow answer streams to stdout" bash -c "grep -q 'you said: hi' '$T/out'"
 
+# Terminal control sequences in what a workflow produced (a sandboxed
+# program's output, an error it raised) are escaped on a terminal, and
+# kept byte for byte on a pipe.
+cat >"$W/esc.yml" <<'EOF'
+app: {mode: workflow, name: esc}
+kind: app
+version: 0.6.0
+workflow:
+  graph:
+    nodes:
+    - {id: start, data: {type: start, title: Start, variables: [{variable: how, label: How, type: text-input, required: true}]}}
+    - id: code
+      data:
+        type: code
+        title: Escapes
+        code_language: python3
+        variables: [{variable: how, value_selector: [start, how]}]
+        code: |
+          def main(how: str) -> dict:
+              evil = "A\x1b]52;c;ZXZpbA==\x07B\x1b[2JC\x9bD"
+              if how == "raise":
+                  raise ValueError(evil)
+              return {"out": evil}
+        outputs: {out: {type: string, children: null}}
+    - {id: end, data: {type: end, title: End, outputs: [{variable: out, value_selector: [code, out]}]}}
+    edges:
+    - {source: start, target: code}
+    - {source: code, target: end}
+EOF
+if command -v script >/dev/null; then
+    SLUICE="$SLUICE" W="$W" timeout 20 script -qec '"$SLUICE" run "$W/esc.yml" --input how=out' /dev/null >"$T/tty" 2>&1
+    check "on a terminal, control sequences in outputs are shown escaped" \
+        bash -c "grep -qF 'A\\x1b]52;c;ZXZpbA==\\x07B\\x1b[2JC\\x9bD' '$T/tty' && ! grep -q \$'\\x1b' '$T/tty'"
+    SLUICE="$SLUICE" W="$W" timeout 20 script -qec '"$SLUICE" run "$W/esc.yml" --input how=raise' /dev/null >"$T/tty" 2>&1
+    check "… and in errors on stderr" \
+        bash -c "grep -qF 'A\\x1b]52;c;ZXZpbA==\\x07B' '$T/tty' && ! grep -q \$'\\x1b' '$T/tty'"
+else
+    skip "script(1) is not installed: no terminal to test on"
+    skip "script(1) is not installed: no terminal to test on"
+fi
+sl run "$W/esc.yml" --input how=out -q
+check "on a pipe, outputs are exact bytes" grep -q $'A\x1b]52;c;ZXZpbA==\x07B\x1b\\[2JC' "$T/out"
+
 echo "1..$n"
