@@ -117,21 +117,23 @@ static size_t escaped_at(const char *p, const char *end, unsigned char c)
 static bool match_from(const char *p, const char *end, const char *sec, size_t i, size_t n,
                        const char **q, int *budget)
 {
-    while (i < n) {
+    for (; i < n; i++) {
         if (p >= end || --*budget < 0)
             return false;
         unsigned char c = (unsigned char)sec[i];
         size_t k = escaped_at(p, end, c);
-        if ((unsigned char)*p == c) {
-            if (k && match_from(p + k, end, sec, i + 1, n, q, budget))
+        bool lit = (unsigned char)*p == c;
+        if (lit && k) {  /* the character itself first (the raw form), then the escape */
+            if (match_from(p + 1, end, sec, i + 1, n, q, budget))
                 return true;
+            p += k;
+        } else if (lit) {
             p++;
         } else if (k) {
             p += k;
         } else {
             return false;
         }
-        i++;
     }
     *q = p;
     return true;
