@@ -115,7 +115,9 @@ def probe(arg):
             _, body = status_and_rest(read_body(s, body))
             return "200 " + first_line(body)
         if kind == "ifaces":
-            return " ".join(sorted(n for _, n in socket.if_nameindex()))
+            # /proc/net/dev, not if_nameindex(): netlink is denied in a sandbox
+            with open("/proc/net/dev") as f:
+                return " ".join(sorted(l.split(":")[0].strip() for l in f if ":" in l))
         return "UNKNOWN"
     except OSError as e:
         return ename(e)
