@@ -221,15 +221,24 @@ static int v2_create(const sl_cgroup_limits *l, sl_cgroup **out, const char **wh
         free(cg);
         return -1;
     }
+    /* memory.max covers everything a sandbox can pin: its processes'
+     * memory, shared memory and tmpfs files, and the kernel's memory on its
+     * behalf, pipe and socket buffers included. */
     char v[64];
     if (l->memory_bytes) {
         snprintf(v, sizeof v, "%" PRIu64, l->memory_bytes);
-        write_file(cg->dirs[0], "memory.max", v);
-        write_file(cg->dirs[0], "memory.swap.max", "0");
+        if (write_file(cg->dirs[0], "memory.max", v)) {
+            *why = "cannot set memory.max of a cgroup2 group";
+            goto fail;
+        }
+        write_file(cg->dirs[0], "memory.swap.max", "0");  /* where swap is accounted */
     }
     if (l->max_procs) {
         snprintf(v, sizeof v, "%d", l->max_procs);
-        write_file(cg->dirs[0], "pids.max", v);
+        if (write_file(cg->dirs[0], "pids.max", v)) {
+            *why = "cannot set pids.max of a cgroup2 group";
+            goto fail;
+        }
     }
     if (l->cpu_cores > 0) {
         snprintf(v, sizeof v, "%ld 100000", (long)(l->cpu_cores * 100000));
@@ -237,6 +246,11 @@ static int v2_create(const sl_cgroup_limits *l, sl_cgroup **out, const char **wh
     }
     *out = cg;
     return 0;
+fail:
+    rmdir(cg->dirs[0]);
+    free(cg->dirs[0]);
+    free(cg);
+    return -1;
 }
 
 /* ---- cgroup v1 ---- */
@@ -283,11 +297,28 @@ static int v1_create(const sl_cgroup_limits *l, sl_cgroup **out, const char **wh
     }
     char v[64];
     if (l->memory_bytes) {
+        /* memory.limit_in_bytes covers the processes' memory, shared memory
+         * and tmpfs files, and kernel memory (pipe buffers, page tables,
+         * ...), which v1 charges there too on every kernel sluice runs on
+         * (memory.kmem.limit_in_bytes is deprecated and does nothing). */
         snprintf(v, sizeof v, "%" PRIu64, l->memory_bytes);
         if (write_file(cg->dirs[V1_MEMORY], "memory.limit_in_bytes", v))
             goto fail;
         write_file(cg->dirs[V1_MEMORY], "memory.memsw.limit_in_bytes", v); /* when swap is accounted */
         write_file(cg->dirs[V1_MEMORY], "memory.swappiness", "0");
+        /* Socket buffers are the exception: v1 charges them to a counter of
+         * their own, and only once that counter has a limit.  Without one,
+         * unread loopback TCP and UDP data pinned gigabytes under a 64 MiB
+         * limit.  They get a quarter of the limit, on top of it; past it the
+         * kernel still grants each TCP socket a segment, which local.c
+         * watches for (see cgroup.h). */
+        snprintf(v, sizeof v, "%" PRIu64, sl_cgroup_v1_socket_bytes(l->memory_bytes));
+        if (write_file(cg->dirs[V1_MEMORY], "memory.kmem.tcp.limit_in_bytes", v)) {
+            sl_cgroup_destroy(cg);
+            *why = "this kernel's cgroup v1 cannot limit socket buffers "
+                   "(memory.kmem.tcp.limit_in_bytes is missing or refused)";
+            return -1;
+        }
     }
     if (l->max_procs) {
         snprintf(v, sizeof v, "%d", l->max_procs);
@@ -322,6 +353,33 @@ static bool same_limits(const sl_cgroup_limits *a, const sl_cgroup_limits *b)
            a->cpu_cores == b->cpu_cores;
 }
 
+uint64_t sl_cgroup_v1_socket_bytes(uint64_t memory_bytes)
+{
+    return memory_bytes / 4;
+}
+
+/* Booting with cgroup.memory=nokmem or =nosocket stops the charging of
+ * kernel memory or socket buffers to memory cgroups (v1 and v2), which
+ * would leave pipe and socket buffers unbounded under a memory limit. */
+static const char *memcg_gaps(void)
+{
+    char line[4096];
+    if (read_file("/proc", "cmdline", line, sizeof line))
+        return NULL;
+    for (char *p = line; (p = strstr(p, "cgroup.memory=")); p++) {
+        size_t n = strcspn(p, " \n");
+        char opt[256];
+        snprintf(opt, sizeof opt, "%.*s", (int)(n < sizeof opt ? n : sizeof opt - 1), p);
+        if (strstr(opt, "nokmem"))
+            return "the kernel was booted with cgroup.memory=nokmem, so kernel memory (pipe "
+                   "buffers, page tables) is not charged to memory cgroups";
+        if (strstr(opt, "nosocket"))
+            return "the kernel was booted with cgroup.memory=nosocket, so socket buffers are "
+                   "not charged to memory cgroups";
+    }
+    return NULL;
+}
+
 int sl_cgroup_create(const sl_cgroup_limits *l, sl_cgroup **out, sl_err *err)
 {
     static pthread_once_t swept = PTHREAD_ONCE_INIT;
@@ -338,6 +396,9 @@ int sl_cgroup_create(const sl_cgroup_limits *l, sl_cgroup **out, sl_err *err)
     pthread_mutex_unlock(&pool_mu);
     if (*out)
         return 0;
+    const char *gap = l->memory_bytes ? memcg_gaps() : NULL;
+    if (gap)
+        return sl_err_set(err, SL_EUNSUPPORTED, "%s", gap);
     if (!v2_create(l, out, &why2)) {
         (*out)->limits = *l;
         return 0;
@@ -347,8 +408,8 @@ int sl_cgroup_create(const sl_cgroup_limits *l, sl_cgroup **out, sl_err *err)
         (*out)->limits = *l;
         return 0;
     }
-    return sl_err_set(err, SL_EUNSUPPORTED, "no cgroups: %s; %s", why2 ? why2 : "v2 unusable",
-                      why1 ? why1 : "v1 unusable");
+    return sl_err_set(err, SL_EUNSUPPORTED, "no usable cgroup: v2: %s; v1: %s",
+                      why2 ? why2 : "unusable", why1 ? why1 : "unusable");
 }
 
 int sl_cgroup_attach(sl_cgroup *cg, pid_t pid, sl_err *err)
@@ -377,6 +438,15 @@ void sl_cgroup_events_read(sl_cgroup *cg, sl_cgroup_events *ev)
         ev->oom_kills = keyed(cg->dirs[V1_MEMORY], "memory.oom_control", "oom_kill");
         ev->pids_max = keyed(cg->dirs[V1_PIDS], "pids.events", "max");
     }
+}
+
+uint64_t sl_cgroup_v1_socket_usage(const sl_cgroup *cg)
+{
+    char text[64];
+    if (!cg || cg->version != 1 || !cg->dirs[V1_MEMORY] ||
+        read_file(cg->dirs[V1_MEMORY], "memory.kmem.tcp.usage_in_bytes", text, sizeof text))
+        return 0;
+    return strtoull(text, NULL, 10);
 }
 
 const char *sl_cgroup_kind(const sl_cgroup *cg)

@@ -5,7 +5,11 @@
  * memory and pids controllers (a delegated cgroup); cgroup v1 where the
  * machine mounts the v1 memory/pids/cpu hierarchies and we may write
  * them (root).  Where neither works, sl_cgroup_create() fails with a
- * message saying why, and the caller falls back to rlimits.
+ * message saying why.  A memory limit is set only where it bounds
+ * everything the group's processes can pin, kernel memory and socket
+ * buffers included; where it cannot (cgroup v1 without a socket buffer
+ * limit, a kernel booted with cgroup.memory=nokmem or nosocket),
+ * creating a group with one fails too.
  *
  * A group is named sluice/<pid>-<n>; groups left behind by a dead sluice
  * are removed when the next one is made.
@@ -33,6 +37,14 @@ typedef struct {
 } sl_cgroup_events;
 
 int sl_cgroup_create(const sl_cgroup_limits *l, sl_cgroup **out, sl_err *err);
+/* cgroup v1 limits socket buffers apart from the rest, to this much (a
+ * quarter of the memory limit) on top of memory_bytes; v2 counts them in.
+ * The kernel lets every TCP socket go one segment past that limit and
+ * never OOM-kills for it, so the caller watches the usage
+ * (sl_cgroup_v1_socket_usage, 0 for v2) and kills the sandbox's
+ * processes when it passes half the memory limit. */
+uint64_t sl_cgroup_v1_socket_bytes(uint64_t memory_bytes);
+uint64_t sl_cgroup_v1_socket_usage(const sl_cgroup *cg);
 /* Moves process pid into the group. */
 int sl_cgroup_attach(sl_cgroup *cg, pid_t pid, sl_err *err);
 void sl_cgroup_events_read(sl_cgroup *cg, sl_cgroup_events *ev);

@@ -838,7 +838,14 @@ static int local_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_resu
             in[1] = -1;
         }
     }
-    enum { K_NONE, K_TIMEOUT, K_OUTPUT, K_CANCEL } killed = K_NONE;
+    enum { K_NONE, K_TIMEOUT, K_OUTPUT, K_CANCEL, K_SOCKETS } killed = K_NONE;
+    /* cgroup v1 keeps socket buffers on a counter of their own, lets each
+     * socket pass its limit by a segment and never OOM-kills for them:
+     * thousands of sockets could hold several times the memory limit.
+     * So sluice watches that counter and ends everything in the sandbox
+     * once it passes half the memory limit (cgroup.h). */
+    bool watch_sockets = s->cg && s->o.memory_bytes && !strcmp(sl_cgroup_kind(s->cg), "cgroup v1");
+    double next_watch = 0;
     bool have_status = false;
     sl_exec_status status = {0, 0, 0};
     double drain_until = 0;
@@ -861,7 +868,7 @@ static int local_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_resu
         }
         if (have_status && (np == 0 || now_s() >= drain_until))
             break;
-        int wait_ms = 50;
+        int wait_ms = watch_sockets ? 10 : 50;
         if (cmd->timeout_s > 0 && !killed) {
             double left = t0 + cmd->timeout_s - now_s();
             if (left * 1000 < wait_ms)
@@ -922,6 +929,15 @@ static int local_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_resu
                 }
             }
         }
+        if (watch_sockets && !killed && !have_status && now_s() >= next_watch) {
+            next_watch = now_s() + 0.01;  /* busy output does not read it more often */
+            if (sl_cgroup_v1_socket_usage(s->cg) > s->o.memory_bytes / 2) {
+                killed = K_SOCKETS;
+                pthread_mutex_lock(&s->lock);
+                send_msg(s, SL_OP_KILLALL, 0, 0, NULL, 0, NULL, 0);
+                pthread_mutex_unlock(&s->lock);
+            }
+        }
         if (!killed && !have_status) {
             bool timeout = cmd->timeout_s > 0 && now_s() - t0 >= cmd->timeout_s;
             bool cancel = cmd->cancelled && cmd->cancelled(cmd->ud);
@@ -955,6 +971,12 @@ static int local_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_resu
     } else if (killed == K_OUTPUT) {
         res->kind = SL_EXIT_LIMIT;
         res->sig = SIGKILL;
+    } else if (killed == K_SOCKETS) {
+        char size[32];
+        sl_size_text(s->o.memory_bytes, size, sizeof size);
+        res->kind = SL_EXIT_LIMIT;
+        res->sig = SIGKILL;
+        snprintf(res->limit, sizeof res->limit, "memory (%s; socket buffers)", size);
     } else if (WIFSIGNALED(w)) {
         res->sig = WTERMSIG(w);
         char size[32];
