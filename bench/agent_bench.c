@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "sandbox/local/local.h"
 #include "sandbox/sandbox.h"
 
 static double now(void)
@@ -129,6 +130,12 @@ int main(void)
     sl_sandbox_opts_init(&o);
     sl_sandbox *sb;
     sl_err err = {0};
+    if (sl_local_memory_check(o.memory_bytes, &err)) {
+        /* unprivileged without a delegated cgroup: measured without one */
+        fprintf(stderr, "agent_bench: measured without a memory limit: %s\n", err.msg);
+        o.memory_bytes = 0;
+        sl_err_clear(&err);
+    }
     if (sl_sandbox_create(&o, &sb, &err)) {
         fprintf(stderr, "agent_bench: %s\n", err.msg);
         return 2;

@@ -28,7 +28,8 @@ static const char usage[] =
     "                        listed hosts, through sluice's proxy (*.example.org\n"
     "                        wildcards; private addresses only when listed as\n"
     "                        literals); or the host's network, unfiltered\n"
-    "  --mem SIZE            memory of everything inside (default 1G)\n"
+    "  --mem SIZE|none       memory of everything inside (default 1G); refused\n"
+    "                        where no memory cgroup can hold it (see check)\n"
     "  --timeout SECONDS     wall time (default: none for run and shell)\n"
     "  --procs N             processes and threads (default 512)\n"
     "  --disk SIZE           workspace + /tmp + home together (default 1G)\n"
@@ -44,7 +45,8 @@ static const char usage[] =
     "\n"
     "exit status: the command's own; 128+N when it died of signal N; 124 when it\n"
     "timed out; 137 when it was killed for a limit (stderr says which); 125 when\n"
-    "the sandbox could not be made.\n";
+    "the sandbox could not be made; 2 for bad options, or a memory limit that\n"
+    "cannot be enforced here.\n";
 
 static void to_fd1(const char *d, size_t n, void *ud)
 {
@@ -101,6 +103,11 @@ static int check(void)
     sl_sandbox_opts_init(&o);
     sl_sandbox *sb;
     sl_err err = {0};
+    /* Where no memory limit can be held, the trial runs without one (the
+     * lines above said so) to show that the rest works. */
+    if (sl_local_memory_check(o.memory_bytes, &err))
+        o.memory_bytes = 0;
+    sl_err_clear(&err);
     if (sl_sandbox_create(&o, &sb, &err)) {
         printf("sandbox: NOT available: %s\n", err.msg);
         sl_err_clear(&err);
@@ -178,6 +185,8 @@ int sl_cli_sandbox(int argc, char **argv)
                 sl_err_clear(&err);
                 return 2;
             }
+        } else if (!strcmp(a, "--mem") && !strcmp(v, "none")) {
+            o.memory_bytes = 0;
         } else if (!strcmp(a, "--mem") || !strcmp(a, "--disk") || !strcmp(a, "--file-size") ||
                    !strcmp(a, "--output")) {
             if (sl_size_parse(v, &size) || size == 0)
@@ -258,7 +267,9 @@ int sl_cli_sandbox(int argc, char **argv)
     int code;
     if (sl_sandbox_create(&o, &sb, &err)) {
         fprintf(stderr, "sluice sandbox: %s\n", err.msg);
-        code = 125;
+        /* a memory limit this machine cannot hold is the options' fault */
+        sl_err_clear(&err);
+        code = o.memory_bytes && sl_local_memory_check(o.memory_bytes, &err) ? 2 : 125;
         goto out;
     }
     sl_sandbox_result r;

@@ -500,7 +500,6 @@ static int spawn_child(void *arg)
     set_limit(RLIMIT_NOFILE, a->e->rlim_nofile, 0);
     set_limit(RLIMIT_FSIZE, a->e->rlim_fsize, 0);
     set_limit(RLIMIT_NPROC, a->e->rlim_nproc, 0);
-    set_limit(RLIMIT_DATA, a->e->rlim_data, 0);
     set_limit(RLIMIT_CORE, 0, 0);
     if (*a->cwd && chdir(a->cwd))
         child_fail("cannot change to directory", a->cwd, 126);

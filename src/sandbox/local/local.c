@@ -40,7 +40,7 @@ typedef struct {
     sl_cgroup *cg;
     sl_proxy *proxy;
     sl_sandbox_opts o;
-    bool rlimit_memory, rlimit_procs;  /* cgroups missing: per-process rlimits */
+    bool rlimit_procs;        /* no cgroup: RLIMIT_NPROC counts the processes */
     char notes[512];
 } local_sb;
 
@@ -489,6 +489,40 @@ static int spawn_init(void *arg)
     return 127;
 }
 
+/* The refusal of a memory limit that no cgroup can hold.  rlimits cannot
+ * stand in: RLIMIT_DATA and RLIMIT_AS count one process's private or mapped
+ * memory, while memfd and tmpfs files, shared memory, pipe and socket
+ * buffers add up over 512 processes to far more than the limit. */
+static int memory_refused(uint64_t bytes, const char *why, sl_err *err)
+{
+    char size[32];
+    sl_size_text(bytes, size, sizeof size);
+    return sl_err_set(err, SL_EUNSUPPORTED,
+                      "sandbox: the memory limit (%s) cannot be enforced here: %s. Only a "
+                      "memory cgroup bounds all a sandbox can hold (shared memory, memfd and "
+                      "tmpfs files, pipe and socket buffers, over all its processes), so sluice "
+                      "refuses the limit rather than pretend. To have it, run sluice as root or "
+                      "in a cgroup delegated to you (with systemd: systemd-run --user --scope -p "
+                      "Delegate=yes sluice ...). To run without a memory limit, set "
+                      "sandbox_memory_bytes=0 (--limit sandbox_memory_bytes=0, "
+                      "SLUICE_SANDBOX_MEMORY_BYTES=0; sluice sandbox run --mem none)",
+                      size, why);
+}
+
+int sl_local_memory_check(uint64_t bytes, sl_err *err)
+{
+    sl_cgroup_limits l = {bytes, 0, 0};
+    sl_cgroup *cg = NULL;
+    sl_err why = {0};
+    if (sl_cgroup_create(&l, &cg, &why)) {
+        memory_refused(bytes, why.msg, err);
+        sl_err_clear(&why);
+        return -1;
+    }
+    sl_cgroup_destroy(cg);
+    return 0;
+}
+
 int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
 {
     *out = NULL;
@@ -508,7 +542,19 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
         if (strlen(b->host) >= 255 || strlen(b->target) >= 255)
             return sl_err_set(err, SL_EINVAL, "sandbox bind: path too long: %s", b->host);
     }
+    /* Limits: a cgroup when we may make one.  Without one, processes are
+     * counted by RLIMIT_NPROC (per user namespace, so per sandbox) and a
+     * memory limit is refused: nothing else can hold it. */
+    sl_cgroup_limits cl = {o->memory_bytes, o->max_procs, o->cpu_cores};
+    sl_cgroup *cg = NULL;
+    sl_err cgerr = {0};
+    if (sl_cgroup_create(&cl, &cg, &cgerr) && o->memory_bytes) {
+        memory_refused(o->memory_bytes, cgerr.msg, err);
+        sl_err_clear(&cgerr);
+        return -1;
+    }
     local_sb *s = sl_xcalloc(1, sizeof *s);
+    s->cg = cg;
     s->base.ops = &local_ops;
     s->base.workspace = "/workspace";
     s->o = *o;
@@ -518,16 +564,11 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
     s->netns = -1;
     pthread_mutex_init(&s->lock, NULL);
 
-    /* Limits: a cgroup when we may make one, else rlimits per process. */
-    sl_cgroup_limits cl = {o->memory_bytes, o->max_procs, o->cpu_cores};
-    sl_err cgerr = {0};
-    if (sl_cgroup_create(&cl, &s->cg, &cgerr)) {
-        s->rlimit_memory = o->memory_bytes > 0;
+    if (!cg) {
         s->rlimit_procs = o->max_procs > 0;
         snprintf(s->notes, sizeof s->notes,
-                 "limits: rlimits only (%s): memory is capped per process (RLIMIT_DATA) and "
-                 "processes per user (RLIMIT_NPROC); CPU bandwidth is not capped",
-                 cgerr.msg);
+                 "limits: no cgroup: memory not limited (none was asked for), processes by "
+                 "RLIMIT_NPROC, CPU bandwidth not capped");
         sl_err_clear(&cgerr);
     } else {
         snprintf(s->notes, sizeof s->notes, "limits: %s", sl_cgroup_kind(s->cg));
@@ -769,12 +810,10 @@ static int local_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_resu
     sl_buf msg;
     sl_buf_init(&msg, SL_SB_MSG_MAX);
     sl_sb_exec e = {0};
-    uint64_t mem = s->rlimit_memory ? s->o.memory_bytes : 0;
     e.rlim_cpu = s->o.cpu_seconds > 0 ? s->o.cpu_seconds : -1;
     e.rlim_nofile = s->o.max_open_files > 0 ? s->o.max_open_files : -1;
     e.rlim_fsize = s->o.max_file_bytes ? (int64_t)s->o.max_file_bytes : -1;
     e.rlim_nproc = s->rlimit_procs ? s->o.max_procs : -1;
-    e.rlim_data = mem ? (int64_t)mem : -1;
     e.has_stdin = cmd->stdin_data != NULL || cmd->inherit_stdin;
     const char *const *base[2] = {base_env, s->o.net == SL_NET_ALLOW ? proxy_env : NULL};
     for (const char *const *a = cmd->argv; *a; a++)
@@ -1277,11 +1316,24 @@ void sl_local_describe(sl_buf *out)
     sl_cgroup *cg = NULL;
     sl_cgroup_limits l = {64 << 20, 64, 0};
     if (sl_cgroup_create(&l, &cg, &err)) {
-        sl_buf_addf(out, "cgroups: unavailable (%s); limits fall back to rlimits: memory per "
-                         "process (RLIMIT_DATA), processes per user (RLIMIT_NPROC), no CPU "
-                         "bandwidth cap\n", err.msg);
+        sl_buf_addf(out, "cgroups: unavailable (%s)\n", err.msg);
+        sl_buf_addf(out, "memory limit: CANNOT be enforced here, so sandboxes that ask for "
+                         "one are refused (the default 1 GiB included). Run sluice as root or "
+                         "in a delegated cgroup (systemd-run --user --scope -p Delegate=yes "
+                         "sluice ...), or set sandbox_memory_bytes=0 (--mem none) to run "
+                         "without one\n");
+        sl_buf_adds(out, "processes: RLIMIT_NPROC, counted per sandbox; CPU bandwidth: not "
+                         "capped\n");
         sl_err_clear(&err);
     } else {
+        if (!strcmp(sl_cgroup_kind(cg), "cgroup v1"))
+            sl_buf_adds(out, "memory limit: cgroup v1 memory.limit_in_bytes (kernel memory "
+                             "included); socket buffers apart, a quarter of the limit more "
+                             "(memory.kmem.tcp.limit_in_bytes), and sluice ends the "
+                             "sandbox's processes when they pass half\n");
+        else
+            sl_buf_adds(out, "memory limit: cgroup v2 memory.max (kernel memory and socket "
+                             "buffers included)\n");
         sl_buf_addf(out, "cgroups: %s (memory, pids, cpu)\n", sl_cgroup_kind(cg));
         sl_cgroup_destroy(cg);
     }

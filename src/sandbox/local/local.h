@@ -1,8 +1,9 @@
 /*
  * local — the local sandbox provider: Linux namespaces (user, mount, pid,
  * net, ipc, uts, cgroup), a read-only root of host binds, a tmpfs
- * workspace, seccomp, cgroups (or rlimits where cgroups are not ours) and
- * an allow-list proxy for the network.  docs/sandbox.md tells the design.
+ * workspace, seccomp, cgroups (where there are none, RLIMIT_NPROC counts
+ * processes and a memory limit is refused) and an allow-list proxy for the
+ * network.  docs/sandbox.md tells the design.
  */
 #ifndef SL_SANDBOX_LOCAL_H
 #define SL_SANDBOX_LOCAL_H
@@ -10,10 +11,14 @@
 #include "../sandbox.h"
 
 int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err);
+/* 0 when a sandbox made here can hold a memory limit of `bytes` (a memory
+ * cgroup charges all it can pin); else -1 and err says why and what to do.
+ * sl_local_create refuses such a limit the same way. */
+int sl_local_memory_check(uint64_t bytes, sl_err *err);
 /* What isolation this process gets here, one fact per line, for
  * `sluice sandbox check`; also says what is missing and why. */
 void sl_local_describe(sl_buf *out);
-/* Notes about a live sandbox ("limits: cgroup v1" / "rlimits only: …"). */
+/* Notes about a live sandbox ("limits: cgroup v1" / "limits: no cgroup …"). */
 const char *sl_local_notes(const sl_sandbox *sb);
 /* Waits until every destroyed sandbox is fully reaped (its processes gone,
  * its cgroup removed).  Runs at exit by itself. */

@@ -39,7 +39,7 @@ typedef struct {
 typedef struct {
     uint32_t argc, envc;
     int32_t has_stdin;
-    int64_t rlim_cpu, rlim_nofile, rlim_fsize, rlim_nproc, rlim_data;  /* -1: leave */
+    int64_t rlim_cpu, rlim_nofile, rlim_fsize, rlim_nproc;  /* -1: leave */
 } sl_sb_exec;
 
 typedef struct {
