@@ -300,7 +300,7 @@ group_net_none() {
     check "$P: the host's loopback server answers the host" [ -n "$host_ok" ]
     sb "${B[@]}" -- sh -c "python3 /tmp/t/net.py connect:127.0.0.1:$PORT 'connect6:[::1]:$PORT' \
         connect:10.0.2.2:80 connect:1.1.1.1:53 udp:1.1.1.1:53 unix:sluice-escape-$MARK \
-        dns:example.com connect:127.0.0.1:3128 ifaces
+        dns:example.com connect:127.0.0.1:3128 ifaces vsock:2:22
         curl -sS --max-time 3 http://127.0.0.1:$PORT/query?qtok-$MARK; echo \"curl: \$?\""
     want "--net none: the host's loopback server is unreachable (ECONNREFUSED)" \
         "connect:127.0.0.1:$PORT" ECONNREFUSED
@@ -311,6 +311,7 @@ group_net_none() {
     want "--net none: an outside address is unreachable (ENETUNREACH)" connect:1.1.1.1:53 \
         ENETUNREACH
     want "--net none: UDP out is unreachable (ENETUNREACH)" udp:1.1.1.1:53 ENETUNREACH
+    want "--net none: no vsock socket to the VM's host (EPERM)" vsock:2:22 EPERM
     want "--net none: a host abstract unix socket is unreachable (ECONNREFUSED)" \
         "unix:sluice-escape-$MARK" ECONNREFUSED
     want "--net none: DNS does not resolve" dns:example.com EAI_AGAIN EAI_NONAME EAI_FAIL

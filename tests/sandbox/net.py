@@ -14,6 +14,8 @@ sluice sandbox.  Each argument is one probe; each prints one line.
                          200 a plain GET /method goes through the tunnel
                          and its first body line is shown
   ifaces                 the network interfaces ("ifaces lo")
+  vsock:CID:PORT         a vsock connection (vsock ignores network
+                         namespaces): "OK" or the errno name
 """
 import errno
 import socket
@@ -114,6 +116,12 @@ def probe(arg):
             s.sendall(b"GET /method HTTP/1.0\r\n\r\n")
             _, body = status_and_rest(read_body(s, body))
             return "200 " + first_line(body)
+        if kind == "vsock":
+            cid, port = rest.split(":")
+            s = socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM)
+            s.settimeout(3)
+            s.connect((int(cid), int(port)))
+            return "OK"
         if kind == "ifaces":
             # /proc/net/dev, not if_nameindex(): netlink is denied in a sandbox
             with open("/proc/net/dev") as f:

@@ -99,6 +99,11 @@ static int clone_rules(scmp_filter_ctx ctx)
     if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 1,
                                SCMP_A0(SCMP_CMP_EQ, AF_NETLINK))) < 0)
         return rc;
+    /* vsock ignores network namespaces: a --net none sandbox could reach
+     * services of this VM's host through it. */
+    if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 1,
+                               SCMP_A0(SCMP_CMP_EQ, AF_VSOCK))) < 0)
+        return rc;
     /* personality: only the plain Linux personality (and the query). */
     if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(personality), 1,
                                SCMP_A0(SCMP_CMP_NE, 0xffffffffu))) < 0)
