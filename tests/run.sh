@@ -1,20 +1,45 @@
 #!/usr/bin/env bash
 # Runs the whole suite: unit tests, data-driven cases, CLI checks.
-# Prints TAP lines and ends with "N passed, N failed".
+# Prints TAP lines and ends with "N passed, N failed", after a line
+# "K skipped".  A TAP `ok N - ... # SKIP reason` line (a check that cannot
+# run here, say without the optional shared samples) counts as skipped, not
+# passed; so does a whole test that says `1..0 # SKIP reason`.
+#
+#   tests/run.sh [BUILD]          the suite against BUILD (default build)
+#   tests/run.sh --count TAP...   only those two summary lines for TAP files
 set -u
+pass=0; fail=0; skip=0
+
+# TAP's SKIP directive ("#", blanks, SKIP in any case) on a check, or on
+# the plan of a test that ran no check at all.
+SKIP_RE='^ok\b.*#[[:space:]]*skip\b'
+PLAN_SKIP_RE='^1\.\.0\b.*#[[:space:]]*skip\b'
+count() { # file with TAP output
+  local p f s
+  p=$(grep -c '^ok ' "$1"); f=$(grep -c '^not ok ' "$1"); s=$(grep -Eic "$SKIP_RE" "$1")
+  pass=$((pass + p - s)); fail=$((fail + f))
+  skip=$((skip + s + $(grep -Eic "$PLAN_SKIP_RE" "$1")))
+  grep '^not ok ' "$1" | head -50
+}
+
+summary() {
+  echo "$skip skipped"
+  echo "$pass passed, $fail failed"
+  [ "$fail" -eq 0 ]
+}
+
+if [ "${1:-}" = --count ]; then
+  shift
+  for f in "$@"; do count "$f" >/dev/null; done
+  summary
+  exit
+fi
+
 BUILD=${1:-build}
 cd "$(dirname "$0")/.." || exit 2
 export SLUICE="$BUILD/sluice"
-pass=0; fail=0
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-
-count() { # file with TAP output
-  local p f
-  p=$(grep -c '^ok ' "$1"); f=$(grep -c '^not ok ' "$1")
-  pass=$((pass + p)); fail=$((fail + f))
-  grep '^not ok ' "$1" | head -50
-}
 
 run_tap() { # name, command...
   local name=$1; shift
@@ -48,5 +73,4 @@ for s in tests/cli/*.sh; do
   run_tap "cli-$(basename "$s" .sh)" bash "$s"
 done
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+summary
