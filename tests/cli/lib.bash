@@ -4,6 +4,12 @@ set -u
 cd "$(dirname "$0")/../.." || exit 2
 SLUICE=${SLUICE:-build/sluice}
 case $SLUICE in /*) ;; *) SLUICE=$PWD/$SLUICE ;; esac
+# The optional shared test material (the DSL samples in dsl-samples/):
+# $SLUICE_SHARED, else ../shared beside the repository; made absolute, as
+# scripts cd into $T.  A clone of the repository alone has none, and the
+# checks that need it skip.
+SHARED=${SLUICE_SHARED:-../shared}
+case $SHARED in /*) ;; *) SHARED=$PWD/$SHARED ;; esac
 T=$(mktemp -d)
 n=0
 # A script may define on_exit (say, to kill a process it started).

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The repository stands on its own: the suite's summary counts skipped
-# checks apart.  Prints TAP.
+# The repository stands on its own: a clone without the optional shared
+# samples (../shared, or $SLUICE_SHARED) passes, the checks that need them
+# skip, and the suite's summary counts skips apart.  Prints TAP.
 . "$(dirname "$0")/lib.bash"
 
 # tests/run.sh --count: skips (a check's `# SKIP`, any case, or a plan
@@ -23,5 +24,29 @@ printf 'ok 1 - fine\nok 2 - later # SKIP why\n1..2\n' >"$T/c.tap"
 tests/run.sh --count "$T/c.tap" >"$T/out" 2>"$T/err"; rc=$?
 check "a skip is not a failure: '$(tail -n 1 "$T/out")' (exit $rc)" \
     eval '[ "$rc" -eq 0 ] && [ "$(tail -n 1 "$T/out")" = "1 passed, 0 failed" ]'
+
+# The checks on the shared Dify exports skip, with the folder they looked
+# for, when it is not there; the rest of each test still runs and passes.
+UNIT=$(dirname "$SLUICE")/tests
+missing=$T/no-shared
+for t in blockyaml graph; do
+    SLUICE_SHARED=$missing "$UNIT/$t" >"$T/out" 2>"$T/err"; rc=$?
+    check "$t without the shared samples: skips them, passes the rest (exit $rc)" \
+        eval '[ "$rc" -eq 0 ] && ! grep -q "^not ok" "$T/out" &&
+              grep -Eq "^ok [0-9]+ - .*# SKIP no $missing/dsl-samples" "$T/out" &&
+              [ "$(grep -c "^ok" "$T/out")" -gt 1 ]'
+done
+SLUICE_SHARED=$missing bash tests/cli/validate.sh >"$T/out" 2>"$T/err"; rc=$?
+check "cli/validate.sh without the shared samples: skips them, passes the rest (exit $rc)" \
+    eval '[ "$rc" -eq 0 ] && ! grep -q "^not ok" "$T/out" &&
+          grep -Eq "^ok [0-9]+ - .*no $missing/dsl-samples.*# SKIP" "$T/out"'
+
+# ... and SLUICE_SHARED is where they are read from when it is there.
+mkdir -p "$T/shared/dsl-samples"
+printf 'app:\n  mode: workflow\n  name: one\nkind: app\n' >"$T/shared/dsl-samples/one.yml"
+SLUICE_SHARED=$T/shared "$UNIT/blockyaml" >"$T/out" 2>"$T/err"; rc=$?
+check "blockyaml reads the samples from \$SLUICE_SHARED/dsl-samples (exit $rc)" \
+    eval '[ "$rc" -eq 0 ] && grep -q "^ok [0-9]* - $T/shared/dsl-samples/one.yml: the fast reader accepts it" "$T/out" &&
+          ! grep -qi "# skip" "$T/out"'
 
 echo "1..$n"

@@ -4,6 +4,7 @@
  * files Dify writes (or the speed-up would never apply).
  */
 #include <dirent.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,7 +80,16 @@ static void samples(const char *dir, bool must_accept)
 
 int main(void)
 {
-    samples("../shared/dsl-samples", true);
+    char *shared = shared_path("dsl-samples");
+    DIR *d = opendir(shared);
+    if (d) {
+        closedir(d);
+        samples(shared, true);
+    } else {
+        SKIP("the fast reader on the shared Dify exports", "no %s (%s); SLUICE_SHARED names "
+             "the folder that holds dsl-samples/", shared, strerror(errno));
+    }
+    free(shared);
     samples("tests/cases/engine", false);
     samples("tests/cases/http", false);
     samples("tests/cases/if_else", false);

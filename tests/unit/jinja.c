@@ -5,6 +5,7 @@
  * when it exists, and every template-transform node of the DSL samples.
  */
 #include <dirent.h>
+#include <errno.h>
 #include <pthread.h>
 
 #include "tap.h"
@@ -455,14 +456,16 @@ static int sample_one(const char *file, const char *what, const char *text, cons
     return bad;
 }
 
-/* every template-transform node (and jinja2 LLM prompt) of the DSL
- * samples compiles and renders */
+/* every template-transform node (and jinja2 LLM prompt) of the shared
+ * DSL samples (optional: skipped without them) compiles and renders */
 static void samples(void)
 {
-    const char *dir = "/work/shared/dsl-samples";
+    char *dir = shared_path("dsl-samples");
     DIR *d = opendir(dir);
     if (!d) {
-        CHECK(1, "# no %s: skipped", dir);
+        SKIP("the templates of the shared Dify exports render", "no %s (%s); SLUICE_SHARED "
+             "names the folder that holds dsl-samples/", dir, strerror(errno));
+        free(dir);
         return;
     }
     struct dirent *de;
@@ -515,6 +518,7 @@ static void samples(void)
     }
     closedir(d);
     CHECK(n > 0, "%d sample templates compiled and rendered", n);
+    free(dir);
 }
 
 int main(void)

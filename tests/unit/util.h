@@ -76,6 +76,16 @@ static inline char *slurp(const char *path, size_t *len)
     return sl_buf_detach(&b);
 }
 
+/* The folder SUB of the optional shared test material (heap): under
+ * $SLUICE_SHARED, else under ../shared beside the repository (the tests run
+ * from its root).  A clone of the repository alone has no such folder; the
+ * tests that use one skip when it is not there. */
+static inline char *shared_path(const char *sub)
+{
+    const char *root = getenv("SLUICE_SHARED");
+    return sl_xasprintf("%s/%s", root && root[0] ? root : "../shared", sub);
+}
+
 /* Starts a Python stand-in server (tests/tools/NAME.py, which writes its
  * port to --port-file) on a free loopback port; returns its pid (the
  * caller stops it with SIGTERM) and its port, or -1.  With quiet, its
