@@ -49,4 +49,37 @@ check "blockyaml reads the samples from \$SLUICE_SHARED/dsl-samples (exit $rc)" 
     eval '[ "$rc" -eq 0 ] && grep -q "^ok [0-9]* - $T/shared/dsl-samples/one.yml: the fast reader accepts it" "$T/out" &&
           ! grep -qi "# skip" "$T/out"'
 
+# No file names a folder of the machine it was written on: a checkout in
+# /work, root's home /root, a user's home under /home or /Users.  Not
+# flagged: paths inside a sandbox (/home/sandbox, E2B's /home/user), /root
+# itself as an attack target, and longer paths that only contain one
+# (/proc/1/root/etc, /workspace).  The pattern never matches itself.
+MACHINE_PATH='(?<![\w./-])/(?:work/|root/\w|home/(?!(?:user|sandbox)\b)\w|Users/\w)'
+machine_paths() { # FILE... -> each offending line as file:line:text
+    grep -nIHP -- "$MACHINE_PATH" "$@" 2>/dev/null
+}
+
+# The pattern itself: what it flags and what it leaves.
+w=work; r=root; h=home
+printf '%s\n' "see /$w/main/src" "cd /$r/sluice" "/$h/alice/x" "a:/$w/shared/b" >"$T/bad.txt"
+printf '%s\n' "/proc/1/$r/etc/shadow" "list:/$r" "/$h/sandbox/ok" "/$h/user/proj" \
+    "/${w}space/x" "build/$w/x" "/$h" >"$T/good.txt"
+got=$(machine_paths "$T/bad.txt" | wc -l)
+check "every machine path in a sample is flagged ($got of 4)" [ "$got" -eq 4 ]
+machine_paths "$T/good.txt" >"$T/out"
+check "sandbox paths and attack targets are not flagged" [ ! -s "$T/out" ]
+
+# The repository's files: tracked ones, and new ones git does not ignore.
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    files=()
+    while IFS= read -r -d '' f; do
+        [ -f "$f" ] && files+=("$f")
+    done < <(git ls-files -z --cached --others --exclude-standard)
+    machine_paths "${files[@]}" >"$T/found"
+    check "no file of the repository names a path of a developer machine (${#files[@]} files): $(head -c 300 "$T/found" | tr '\n' ' ')" \
+        eval '[ "${#files[@]}" -gt 100 ] && [ ! -s "$T/found" ]'
+else
+    skip "no file names a developer machine's path (not a git checkout: no file list)"
+fi
+
 echo "1..$n"
