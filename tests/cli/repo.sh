@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The repository stands on its own: a clone without the optional shared
 # samples (../shared, or $SLUICE_SHARED) passes, the checks that need them
-# skip, and the suite's summary counts skips apart.  Prints TAP.
+# skip, and the suite's summary counts skips apart; no file names a path of
+# the machine it was written on; it has a licence, and every library it
+# links has its licence written down.  Prints TAP.
 . "$(dirname "$0")/lib.bash"
 
 # tests/run.sh --count: skips (a check's `# SKIP`, any case, or a plan
@@ -81,5 +83,18 @@ if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
 else
     skip "no file names a developer machine's path (not a git checkout: no file list)"
 fi
+
+# A licence, named in the README, and one for every library the Makefile
+# links (PKGS, by pkg-config name) in docs/dependencies.md.
+check "LICENSE is the MIT licence and README.md names it" \
+    eval 'grep -q "^MIT License" LICENSE && grep -q "Permission is hereby granted" LICENSE &&
+          grep -q "^## Licence" README.md && grep -q "LICENSE" README.md'
+pkgs=$(sed -n 's/^PKGS *:= *//p' Makefile)
+undocumented=
+for p in $pkgs; do
+    grep -qF "(\`$p\`) |" docs/dependencies.md || undocumented="$undocumented $p"
+done
+check "every library in the Makefile's PKGS ($(echo $pkgs)) has its licence in docs/dependencies.md (missing:${undocumented:- none})" \
+    eval '[ -n "$pkgs" ] && [ -z "$undocumented" ]'
 
 echo "1..$n"
