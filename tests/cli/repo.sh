@@ -84,6 +84,16 @@ else
     skip "no file names a developer machine's path (not a git checkout: no file list)"
 fi
 
+# The suite's throwaway sshd (tests/tools/sshd.sh) stops only its own
+# server: a pid file whose sshd has gone, its pid now another process's,
+# leaves that process and its children alone.
+mkdir -p "$T/sluice-sshd.stale"
+sleep 300 & victim=$!
+echo "$victim" >"$T/sluice-sshd.stale/sshd.pid"
+bash tests/tools/sshd.sh stop "$T/sluice-sshd.stale" >"$T/out" 2>"$T/err"
+check "sshd.sh stop with a stale pid file signals nobody" kill -0 "$victim"
+kill "$victim" 2>/dev/null; wait "$victim" 2>/dev/null
+
 # A licence, named in the README, and one for every library the Makefile
 # links (PKGS, by pkg-config name) in docs/dependencies.md.
 check "LICENSE is the MIT licence and README.md names it" \

@@ -34,21 +34,39 @@ descendants() { # pid -> every process below it, deepest last
   echo $out
 }
 
+starttime() { # pid -> when it started (field 22 of /proc/PID/stat), or nothing
+  local s
+  s=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+  s=${s##*) }
+  set -- $s
+  echo "${20}"
+}
+
 stop() {
-  local dir=$1 pid kids
+  local dir=$1 pid kids p procs=""
   [ -n "$dir" ] && [ -d "$dir" ] || exit 0
   if [ -f "$dir/sshd.pid" ]; then
     pid=$(cat "$dir/sshd.pid")
-    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+    # Only that sshd and what runs under it.  Once a process has gone its
+    # pid may soon be any other's (pids wrap quickly on a busy machine, and
+    # as root every kill succeeds): signalling a stale pid, and the children
+    # of whatever holds it now, can end a whole test run.  So the master is
+    # known by its command line, which names its config in DIR, and each
+    # process by its start time when it is killed for good.
+    if [ -n "$pid" ] && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null |
+        grep -qF -- "-f $dir/sshd_config "; then
       # The connection and session processes call setsid(), so they are
       # found by parentage, before the master goes and they are reparented.
       kids=$(descendants "$pid")
+      for p in $pid $kids; do procs="$procs $p:$(starttime "$p")"; done
       kill -TERM "$pid" $kids 2>/dev/null
       for _ in $(seq 50); do
         kill -0 "$pid" 2>/dev/null || break
         sleep 0.05
       done
-      kill -KILL "$pid" $kids 2>/dev/null
+      for p in $procs; do
+        [ "$(starttime "${p%%:*}")" = "${p#*:}" ] && kill -KILL "${p%%:*}" 2>/dev/null
+      done
     fi
   fi
   case "$dir" in
