@@ -27,6 +27,10 @@
 #include "util.h"
 
 static char g_dir[512], g_user[128], g_key[600], g_other[600], g_hostpub[600], g_fp[128];
+/* This run's base_path: a folder of its own, so that runs of the suite
+ * side by side (several checkouts on one machine) neither delete each
+ * other's sandboxes nor count each other's processes as left over. */
+static char g_base[64] = "/tmp/sluice-ssh-test.XXXXXX";
 static int g_port;
 static pid_t g_watchdog = -1;
 static int g_watch_fd = -1;
@@ -129,6 +133,14 @@ static int start_sshd(void)
     return 0;
 }
 
+/* Removes this run's base_path (bound copies in it are read-only). */
+static void remove_base(void)
+{
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "chmod -R u+w %s 2>/dev/null; rm -rf %s", g_base, g_base);
+    system(cmd);
+}
+
 static void stop_sshd(void)
 {
     if (g_watch_fd >= 0) {
@@ -143,7 +155,7 @@ static sl_value *settings(const char *extra)
 {
     sl_value *s = json_pack("{s:s, s:i, s:s, s:s, s:s, s:s}", "host", "127.0.0.1", "port",
                             g_port, "user", g_user, "private_key_file", g_key,
-                            "host_key_sha256", g_fp, "base_path", "/tmp/sluice-ssh-test");
+                            "host_key_sha256", g_fp, "base_path", g_base);
     if (extra) {
         sl_value *e = J(extra);
         json_object_update(s, e);
@@ -334,7 +346,8 @@ static void test_exec(void)
     sl_sandbox_result r;
     const char *ws = sl_sandbox_workspace(sb);
     CHECK(!strcmp(sl_sandbox_provider(sb), "ssh"), "provider name is ssh");
-    CHECK(!strncmp(ws, "/tmp/sluice-ssh-test/", 21), "workspace %s under base_path", ws);
+    size_t bl = strlen(g_base);
+    CHECK(!strncmp(ws, g_base, bl) && ws[bl] == '/', "workspace %s under base_path", ws);
     struct stat st;
     CHECK(stat(ws, &st) == 0 && S_ISDIR(st.st_mode), "the workspace folder exists on the VM");
 
@@ -708,14 +721,18 @@ static void test_files(void)
 
 static void test_binds(void)
 {
-    char src[700], cmd[4000];
+    char src[700], cmd[4000], abs_bind[128], read_cmd[300], modes_cmd[300];
+    snprintf(abs_bind, sizeof abs_bind, "%s/abs-bind", g_base);
+    snprintf(read_cmd, sizeof read_cmd,
+             "cat data/top.txt data/sub/deep.txt && data/sub/tool.sh && cat %s/top.txt", abs_bind);
+    snprintf(modes_cmd, sizeof modes_cmd, "find data %s -perm /222 | wc -l", abs_bind);
     snprintf(src, sizeof src, "%s/bindsrc", g_dir);
     snprintf(cmd, sizeof cmd,
              "mkdir -p %s/sub && echo hello >%s/top.txt && echo deep >%s/sub/deep.txt && "
              "printf '#!/bin/sh\\necho tool\\n' >%s/sub/tool.sh && chmod 755 %s/sub/tool.sh",
              src, src, src, src, src);
     CHECK(system(cmd) == 0, "bind source made");
-    sl_sandbox_bind binds[] = {{src, "data"}, {src, "/tmp/sluice-ssh-test/abs-bind"}};
+    sl_sandbox_bind binds[] = {{src, "data"}, {src, abs_bind}};
     sl_err err = {0};
     sl_sandbox *x = NULL;
     int rc = make(settings(NULL), SL_NET_OPEN, binds, 2, &x, &err);
@@ -726,15 +743,11 @@ static void test_binds(void)
     sl_sandbox *keep = sb;
     sb = x;
     sl_sandbox_result r;
-    const char *rd[] = {"sh", "-c",
-                        "cat data/top.txt data/sub/deep.txt && data/sub/tool.sh && "
-                        "cat /tmp/sluice-ssh-test/abs-bind/top.txt",
-                        NULL};
+    const char *rd[] = {"sh", "-c", read_cmd, NULL};
     CHECK(run(rd, &r, NULL) == 0 && out_is(&r, "hello\ndeep\ntool\nhello\n"),
           "bound trees are copied, modes kept (%s / %s)", out_s(&r), esc(r.err.data));
     sl_sandbox_result_release(&r);
-    const char *modes[] = {"sh", "-c", "find data /tmp/sluice-ssh-test/abs-bind -perm /222 | wc -l",
-                           NULL};
+    const char *modes[] = {"sh", "-c", modes_cmd, NULL};
     CHECK(run(modes, &r, NULL) == 0 && out_is(&r, "0\n"),
           "copies are read-only (no w bits: %s)", out_s(&r));
     sl_sandbox_result_release(&r);
@@ -749,7 +762,8 @@ static void test_binds(void)
     sl_sandbox_destroy(x);
     struct stat st;
     CHECK(stat(ws, &st) == -1 && errno == ENOENT, "destroy removes the read-only copies too");
-    system("chmod -R u+w /tmp/sluice-ssh-test/abs-bind; rm -rf /tmp/sluice-ssh-test/abs-bind");
+    snprintf(cmd, sizeof cmd, "chmod -R u+w %s; rm -rf %s", abs_bind, abs_bind);
+    system(cmd);
 
     snprintf(cmd, sizeof cmd, "ln -s top.txt %s/alink", src);
     system(cmd);
@@ -759,7 +773,8 @@ static void test_binds(void)
     CHECK(rc == -1 && !x && has(err.msg, "alink is a symbolic link"),
           "a symlink in a bound tree is refused (%s)", esc(err.msg));
     sl_err_clear(&err);
-    CHECK(!leftover("sluice-ssh-test/[0-9a-f]{16}"), "no process left from failed creates");
+    snprintf(cmd, sizeof cmd, "%s/[0-9a-f]{16}", g_base);
+    CHECK(!leftover(cmd), "no process left from failed creates");
 }
 
 static void test_timing(void)
@@ -800,12 +815,20 @@ int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
     signal(SIGPIPE, SIG_IGN);
+    if (!mkdtemp(g_base)) {
+        printf("Bail out! mkdtemp %s: %s\n", g_base, strerror(errno));
+        return 1;
+    }
     int st = start_sshd();
-    if (st == 1)
+    if (st == 1) {
+        remove_base();
         return 0;
+    }
     CHECK(st == 0, "sshd started on 127.0.0.1:%d (%s)", g_port, g_fp);
-    if (st)
+    if (st) {
+        remove_base();
         return tap_done();
+    }
     test_settings_errors();
     test_connection_errors();
     sl_err err = {0};
@@ -828,6 +851,6 @@ int main(void)
     CHECK(!leftover("[s]leep 10[0-9][0-9]"), "no test command is left running");
     struct stat sst;
     CHECK(stat(g_dir, &sst) == -1, "the sshd folder is removed");
-    system("rm -rf /tmp/sluice-ssh-test");
+    remove_base();
     return tap_done();
 }
