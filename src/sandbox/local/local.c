@@ -154,9 +154,12 @@ static const char *const root_dirs[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32
  * mount each.  Read once per process. */
 static const char *const etc_dirs[] = {"ssl", "ca-certificates", "alternatives", "python3",
                                        "python3.11", "python3.12", "python3.13"};
-static const char *const etc_copies[] = {
-    "ld.so.cache", "localtime", "timezone", "protocols", "services", "pip.conf", "npmrc",
-    "gitconfig", "profile", "bash.bashrc", "inputrc", "wgetrc", "environment"};
+static const char *const etc_copies[] = {"localtime", "timezone",
+                                         "protocols", "services", "profile", "bash.bashrc",
+                                         "inputrc", "environment"};
+/* Files that can hold credentials (index tokens, git and wget passwords):
+ * copied only when sluice.yml asks, `sandbox.local.host_etc: [pip.conf]`. */
+static const char *const etc_optional[] = {"pip.conf", "npmrc", "gitconfig", "wgetrc", NULL};
 static const char *const dev_nodes[] = {"null", "zero", "full", "random", "urandom"};
 
 static void etc_record(sl_buf *b, const char *name, const char *data, size_t n)
@@ -176,98 +179,10 @@ static void etc_text(sl_buf *b, const char *name, const char *text)
 static struct {
     pthread_once_t once;
     sl_buf etc;            /* generated files and host copies */
-    sl_sb_mount *mounts;   /* root dirs, /etc (when etc_dir), /etc folders, devices */
+    sl_sb_mount *mounts;   /* root dirs, /etc folders, devices */
     int n_mounts;
     int cap_last;
-    char etc_dir[128];     /* the /etc files, written once to a host folder */
 } base_plan = {.once = PTHREAD_ONCE_INIT};
-
-/* Removes a folder sluice made (one level: files and empty mount-point
- * folders), relative to the folder fd `at`.  The folders live in a
- * world-writable $TMPDIR, so nothing is followed: the name must be a real
- * folder (not a symlink) owned by this user, and entries are unlinked
- * relative to it. */
-static void remove_flat(int at, const char *name)
-{
-    int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0)
-        return;
-    if (fstat(fd, &st) || st.st_uid != geteuid()) {
-        close(fd);
-        return;
-    }
-    DIR *d = fdopendir(fd);
-    if (!d) {
-        close(fd);
-        return;
-    }
-    struct dirent *e;
-    while ((e = readdir(d)))
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-            unlinkat(dirfd(d), e->d_name, e->d_type == DT_DIR ? AT_REMOVEDIR : 0);
-    closedir(d);
-    unlinkat(at, name, AT_REMOVEDIR);
-}
-
-static void remove_etc_dir(void)
-{
-    if (base_plan.etc_dir[0])
-        remove_flat(AT_FDCWD, base_plan.etc_dir);
-}
-
-/* Writing a dozen files into every sandbox's /etc costs more than binding
- * one folder, so the records are written once per process into
- * $TMPDIR/sluice-etc-PID-XXXXXX (removed at exit; those of dead processes
- * are removed here, never following a link).  Returns false when that cannot be done; the records are
- * then written by init. */
-static bool make_etc_dir(const sl_buf *records)
-{
-    const char *tmp = getenv("TMPDIR");
-    if (!tmp || tmp[0] != '/' || strlen(tmp) > 80)
-        tmp = "/tmp";
-    DIR *d = opendir(tmp);
-    if (d) {
-        struct dirent *e;
-        while ((e = readdir(d))) {
-            long pid;
-            if (sscanf(e->d_name, "sluice-etc-%ld-", &pid) == 1 && pid != getpid() &&
-                kill((pid_t)pid, 0) && errno == ESRCH)
-                remove_flat(dirfd(d), e->d_name);
-        }
-        closedir(d);
-    }
-    /* A fresh name of our own: mkdtemp never reuses what is there. */
-    char *dir = base_plan.etc_dir;
-    snprintf(dir, sizeof base_plan.etc_dir, "%s/sluice-etc-%ld-XXXXXX", tmp, (long)getpid());
-    if (!mkdtemp(dir)) {
-        dir[0] = 0;
-        return false;
-    }
-    if (chmod(dir, 0755))
-        goto fail;
-    for (const char *f = records->data; f && f < records->data + records->len && *f;) {
-        const char *size = f + strlen(f) + 1;
-        const char *content = size + strlen(size) + 1;
-        size_t n = (size_t)strtoul(size, NULL, 10);
-        char path[300];
-        snprintf(path, sizeof path, "%s/%s", dir, f);
-        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-        if (fd < 0 || write(fd, content, n) != (ssize_t)n || fchmod(fd, 0644)) {
-            if (fd >= 0)
-                close(fd);
-            goto fail;
-        }
-        close(fd);
-        f = content + n;
-    }
-    atexit(remove_etc_dir);
-    return true;
-fail:
-    remove_flat(AT_FDCWD, dir);
-    dir[0] = 0;
-    return false;
-}
 
 static void build_base_plan(void)
 {
@@ -302,19 +217,16 @@ static void build_base_plan(void)
         add_mount(&base_plan.mounts, &base_plan.n_mounts, root_dirs[i], root_dirs[i], false,
                   false);
     etc_text(b, "resolv.conf", "# no DNS in this sandbox: use the proxy (HTTPS_PROXY)\n");
-    if (make_etc_dir(b))
-        add_mount(&base_plan.mounts, &base_plan.n_mounts, base_plan.etc_dir, "/etc", false,
-                  false);
+    /* init writes these into the sandbox's own root: a bind of a host
+     * folder would show its host path in /proc/self/mountinfo */
+    /* ld.so.cache can be larger than the plan message: bound, read-only */
+    struct stat lst;
+    if (!stat("/etc/ld.so.cache", &lst) && S_ISREG(lst.st_mode))
+        add_mount(&base_plan.mounts, &base_plan.n_mounts, "/etc/ld.so.cache", "/etc/ld.so.cache",
+                  false, false);
     for (size_t i = 0; i < sizeof etc_dirs / sizeof *etc_dirs; i++) {
         char src[128];
         snprintf(src, sizeof src, "/etc/%s", etc_dirs[i]);
-        struct stat st;
-        if (base_plan.etc_dir[0] && !stat(src, &st) && S_ISDIR(st.st_mode)) {
-            /* the mount point, inside the folder that becomes /etc */
-            char mp[256];
-            snprintf(mp, sizeof mp, "%s/%s", base_plan.etc_dir, etc_dirs[i]);
-            mkdir(mp, 0755);
-        }
         add_mount(&base_plan.mounts, &base_plan.n_mounts, src, src, false, false);
     }
     for (size_t i = 0; i < sizeof dev_nodes / sizeof *dev_nodes; i++) {
@@ -523,9 +435,64 @@ int sl_local_memory_check(uint64_t bytes, sl_err *err)
     return 0;
 }
 
+/* Appends the host's /etc/NAME as a record, when it is there. */
+static void etc_host_copy(sl_buf *b, const char *name)
+{
+    char path[128];
+    snprintf(path, sizeof path, "/etc/%s", name);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return;
+    sl_buf data;
+    sl_buf_init(&data, 1u << 20);
+    char chunk[8192];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        sl_buf_add(&data, chunk, n);
+    fclose(f);
+    if (!data.toobig)
+        etc_record(b, name, data.data ? data.data : "", data.len);
+    sl_buf_release(&data);
+}
+
+/* sluice.yml `sandbox.local`: host_etc, a list of etc_optional names. */
+static int local_settings(const sl_value *set, const sl_value **host_etc, sl_err *err)
+{
+    *host_etc = NULL;
+    const char *k;
+    const sl_value *v;
+    json_object_foreach((sl_value *)set, k, v) {
+        if (!strcmp(k, "template"))
+            continue;  /* an app's image, for providers that have images */
+        if (strcmp(k, "host_etc"))
+            return sl_err_set(err, SL_EINVAL, "sandbox.local.%s: unknown setting (the local "
+                              "provider takes host_etc)", k);
+        for (size_t i = 0; json_is_array(v) && i <= json_array_size(v); i++) {
+            if (i == json_array_size(v)) {
+                *host_etc = v;
+                break;
+            }
+            const char *name = json_string_value(json_array_get(v, i));
+            bool ok = false;
+            for (const char *const *q = etc_optional; name && *q && !ok; q++)
+                ok = !strcmp(*q, name);
+            if (!ok)
+                return sl_err_set(err, SL_EINVAL, "sandbox.local.host_etc: '%s' is not one "
+                                  "of pip.conf, npmrc, gitconfig, wgetrc", name ? name : "?");
+        }
+        if (!json_is_array(v))
+            return sl_err_set(err, SL_EINVAL, "sandbox.local.host_etc must be a list such as "
+                              "[pip.conf, npmrc]");
+    }
+    return 0;
+}
+
 int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
 {
     *out = NULL;
+    const sl_value *host_etc;
+    if (local_settings(o->settings, &host_etc, err))
+        return -1;
     const struct sock_fprog *prog = sl_seccomp_program(err);
     if (!prog)
         return -1;
@@ -593,9 +560,11 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
     }
     sl_buf etcb;
     sl_buf_init(&etcb, 0);
-    if (!base_plan.etc_dir[0])  /* init writes the files itself */
-        sl_buf_add(&etcb, base_plan.etc.data, base_plan.etc.len);
+    sl_buf_add(&etcb, base_plan.etc.data, base_plan.etc.len);
+    for (size_t i = 0; i < json_array_size(host_etc); i++)
+        etc_host_copy(&etcb, json_string_value(json_array_get(host_etc, i)));
     sl_buf_addc(&etcb, 0);
+    size_t etc_len = etcb.len;  /* records hold NULs: never strlen() */
     char *etc = sl_buf_detach(&etcb);
     plan.cap_last = base_plan.cap_last;
     plan.new_net = o->net != SL_NET_OPEN;
@@ -682,7 +651,7 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
         goto fail;
     /* GO carries the plan (proto.h). */
     sl_sb_plan_wire w = {plan.new_net, plan.shared_net, plan.proxy, plan.cap_last, plan.n_mounts,
-                         prog->len, (uint32_t)strlen(etc) + 1, {0}};
+                         prog->len, (uint32_t)etc_len, {0}};
     memcpy(w.data_opts, plan.data_opts, sizeof w.data_opts);
     sl_buf wire;
     sl_buf_init(&wire, 0);
