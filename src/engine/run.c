@@ -1232,7 +1232,15 @@ static void policy_init(sl_run *r)
 {
     const sl_value *cfg = sl_llm_config_sandbox(sl_llm_config_get());
     snprintf(r->provider, sizeof r->provider, "local");
-    r->net = SL_NET_NONE;
+    /* Classic apps' code nodes reach the network as in Dify's code sandbox:
+     * through the egress proxy to any public host (private, special and
+     * this host's addresses refused).  Sandboxed apps start with none. */
+    if (r->g->sandboxed) {
+        r->net = SL_NET_NONE;
+    } else {
+        r->net = SL_NET_ALLOW;
+        r->net_allow = sl_xstrdup("*");
+    }
     policy_layer(r, cfg);
     policy_layer(r, r->g->sandbox);
     if (r->opts.sandbox_provider)
