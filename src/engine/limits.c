@@ -33,7 +33,7 @@ static const field fields[] = {
     F(http_write_timeout_s, T_DOUBLE, "http-request write timeout cap (Dify: 600)"),
     F(http_max_text_bytes, T_SIZE, "http-request text response cap (Dify: 1 MB)"),
     F(http_max_binary_bytes, T_SIZE, "http-request file response cap (Dify: 10 MB)"),
-    F(http_allow_private, T_BOOL, "let http-request reach loopback/private addresses"),
+    F(http_allow_private, T_BOOL, "let http-request reach this host and private/special addresses"),
     F(http_ssl_verify, T_BOOL, "verify TLS certificates by default"),
     F(http_max_redirects, T_INT, "redirects http-request follows (httpx, so Dify: 20)"),
     F(sandbox_memory_bytes, T_SIZE, "RAM of everything in a run's sandbox, files in tmpfs too"),

@@ -30,11 +30,13 @@
  * Network policy (Dify delegates it to its ssrf_proxy; sluice enforces it
  * here): only http and https; proxies from the environment are ignored so
  * the guard sees the real peer; every connection, redirects included, is
- * checked on its resolved address at connect time (so DNS tricks do not
- * help) and refused when it is loopback, private, link-local, CGNAT,
- * multicast or reserved, IPv4-mapped forms included, unless
- * http_allow_private is set (core/netaddr classifies the addresses, shared
- * with the sandbox proxy).  Redirects are followed here rather than by
+ * checked on the address it connects to, in libcurl's open-socket callback
+ * (so a name that resolves differently later, DNS rebinding, gains
+ * nothing), and again when a reused connection is picked up.  Special-
+ * purpose ranges (loopback, private, link-local, documentation, ...), the
+ * IPv6 forms that carry them, and this machine's own interface addresses
+ * are refused unless http_allow_private is set (core/netaddr classifies
+ * them, shared with the sandbox proxy).  Redirects are followed here rather than by
  * libcurl so that httpx's rules apply (303, and POST after 301/302, become
  * GET without a body; Authorization is dropped when the origin changes) and
  * the count obeys http_max_redirects.
@@ -1035,7 +1037,7 @@ static int transfer_error(xfer *t, CURLcode rc, const char *errbuf, const char *
     if (t->refused_kind)
         return sl_exec_fail(r->x, "ToolSSRFError",
                             "Access to '%s' was blocked by SSRF protection: it connects to %s, "
-                            "%s. To let workflows reach loopback and private networks, set "
+                            "%s. To let workflows reach this machine and its networks, set "
                             "http_allow_private=true (--limit http_allow_private=true)",
                             u, t->refused_addr, t->refused_kind);
     switch (t->abort) {
