@@ -815,8 +815,12 @@ static curl_socket_t on_open_socket(void *ud, curlsocktype purpose, struct curl_
 {
     xfer *t = ud;
     if (purpose == CURLSOCKTYPE_IPCXN && !t->allow_private) {
-        const char *kind = sl_addr_kind(&a->addr, t->refused_addr, sizeof t->refused_addr);
+        /* libcurl goes on to the next address after a refusal; the text
+         * is kept only for a refused one, so the message names it. */
+        char text[sizeof t->refused_addr];
+        const char *kind = sl_addr_kind(&a->addr, text, sizeof text);
         if (kind) {
+            memcpy(t->refused_addr, text, sizeof text);
             t->refused_kind = kind;
             return CURL_SOCKET_BAD;
         }

@@ -145,4 +145,25 @@ else
     verdicts "$T/verdicts" "public address on this machine" \
         "an address of this machine's own network interfaces"
 fi
+
+# 3. A name that resolves to a public and a loopback address at once (the
+# shape DNS rebinding takes): every address libcurl tries is checked as it
+# connects, so the loopback one is refused and the public one, with no
+# route in the namespace, fails.  The name comes from an /etc/hosts of our
+# own, bind-mounted in a mount namespace: no DNS server is involved.
+printf '93.184.215.15 rebind.test\n127.0.0.1 rebind.test\n' >"$T/hosts"
+if ! unshare -rnm true 2>/dev/null || ! command -v ip >/dev/null; then
+    skip "no mount and network namespace can be made here"
+else
+    unshare -rnm bash -c '
+        mount --bind "$1" /etc/hosts && ip link set lo up || exit 1
+        shift; exec bash "$@"' _ "$T/hosts" "$T/probe.sh" "$T" "$SLUICE" "$PY" rebind.test \
+        >"$T/verdicts" 2>"$T/probe.err"
+    if ! grep -q '^hits' "$T/verdicts"; then
+        : >"$T/out"; cp "$T/probe.err" "$T/err"
+        nok "the rebinding probe ran"
+    fi
+    verdicts "$T/verdicts" "a name with a public and a loopback address" \
+        "connects to 127.0.0.1, a loopback address"
+fi
 echo "1..$n"
