@@ -43,7 +43,7 @@ typedef struct {
     int kind;
     char name[HOST_MAX + 2];   /* R_NAME: the host; R_WILD: ".suffix" */
     unsigned char ip[16];      /* R_IP: IPv6, IPv4 as ::ffff:a.b.c.d */
-    int port;                  /* 0: any */
+    int port;                  /* 0: 80 and 443 */
 } rule;
 
 typedef struct conn {
@@ -273,9 +273,11 @@ static int parse_allow(sl_proxy *p, const char *allow, sl_err *err)
     return 0;
 }
 
+/* An entry without a port opens the web ports only: a listed host is
+ * there for its web service, not its SSH, database or admin ports. */
 static bool port_ok(const rule *r, int port)
 {
-    return r->port == 0 || r->port == port;
+    return r->port ? r->port == port : port == 80 || port == 443;
 }
 
 /* Whether the allow list names ip (IPv6 form) literally for this port. */
@@ -331,7 +333,11 @@ const char *sl_proxy_check_host(const sl_proxy *p, const char *host, int port, c
         host_ok = true;
     }
     if (host_ok) {
-        snprintf(why, n, "port %d of host %s is not in the allow list (%s)", port, h, p->allowed);
+        snprintf(why, n,
+                 "port %d of host %s is not in the allow list: an entry without a port allows "
+                 "ports 80 and 443 only; list %s%s%s:%d to allow this one (%s)",
+                 port, h, strchr(h, ':') ? "[" : "", h, strchr(h, ':') ? "]" : "", port,
+                 p->allowed);
     } else if (literal) {
         struct sockaddr_storage ss;
         char text[INET6_ADDRSTRLEN];

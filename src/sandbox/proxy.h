@@ -8,7 +8,8 @@
  *
  *   - its host matches the allow list (names compared case-insensitively, a
  *     trailing dot ignored; IP literals must be listed literally, "*" covers
- *     names only), and
+ *     names only) on a port the entry opens (80 and 443 unless it names
+ *     one), and
  *   - every address the name resolves to is public (core/netaddr), unless
  *     the allow list names that exact address as a literal.
  *
@@ -41,9 +42,11 @@ typedef struct sl_proxy sl_proxy;
  * allow: comma-separated host patterns: exact names ("pypi.org"), wildcards
  * ("*.example.org" matches any subdomain depth, not the apex), IP literals
  * ("10.0.0.5", "::1", "[::1]:8080"), each with an optional ":port" suffix
- * that restricts the port (default: any port).  An entry "*" allows every
- * host name whose addresses are public.  NULL or "" allows nothing.  A
- * malformed entry fails with SL_EINVAL naming it. */
+ * ("*.example.org:8443", "*:8080" too).  An entry without a port allows
+ * ports 80 and 443 only; one with a port allows that port only (list a
+ * host twice for two ports).  An entry "*" allows every host name whose
+ * addresses are public.  NULL or "" allows nothing.  A malformed entry
+ * fails with SL_EINVAL naming it. */
 int sl_proxy_start(int listen_fd, const char *allow, sl_proxy **out, sl_err *err);
 
 /* Stops accepting, closes every open relay, joins all threads, frees.

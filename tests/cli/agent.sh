@@ -123,11 +123,12 @@ python3 -m http.server --bind 127.0.0.2 --directory "$T/index" "$port" >/dev/nul
 PIDS+=($!)
 for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.2:$port/" && break; sleep 0.05; done
 echo "http://127.0.0.2:$port/simple/" >"$T/index.txt"
-python3 - "$T/skills.yml" "$T/net.yml" <<'EOF'
+python3 - "$T/skills.yml" "$T/net.yml" "$port" <<'EOF'
 import sys, yaml
 d = yaml.safe_load(open(sys.argv[1]))
 d["app"]["name"] = "agent net"
-d["sluice"]["sandbox"] = {"network": {"allow": ["127.0.0.2"]}, "command_timeout": 120}
+# An entry without a port would open 80 and 443 only.
+d["sluice"]["sandbox"] = {"network": {"allow": ["127.0.0.2:" + sys.argv[3]]}, "command_timeout": 120}
 for n in d["workflow"]["graph"]["nodes"]:
     if n["data"]["type"] == "start":
         n["data"]["variables"] = [{"variable": "index", "type": "file", "label": "index",

@@ -333,7 +333,7 @@ group_net_allow() {
         curl -sS --max-time 5 https://evil.example.com/ 2>&1 | sed 's/^/curl-https: /'
         python3 /tmp/t/net.py get:http://evil.example.com/ connectvia:evil.example.com:443 \
             get:http://127.0.0.1:$PORT/method connectvia:10.0.0.1:443 \
-            connectvia:169.254.169.254:80"
+            connectvia:169.254.169.254:80 connectvia:pypi.org:22"
     want "--net allow: the proxy is announced in HTTPS_PROXY/HTTP_PROXY" env: \
         "http://127.0.0.1:3128 http://127.0.0.1:3128"
     want "--net allow: curl to a domain not listed gets 403 from the proxy" curl-http: 403
@@ -349,9 +349,11 @@ group_net_allow() {
         connectvia:10.0.0.1:443 "403 *private*"
     want "--net allow: CONNECT to the cloud metadata address: 403" \
         connectvia:169.254.169.254:80 "403 *link-local*"
+    want "--net allow: CONNECT to a listed host's SSH port: 403 (80 and 443 only)" \
+        connectvia:pypi.org:22 "403 *ports 80 and 443 only*"
 
     # listed by name, but the name resolves to a loopback address
-    sb "${B[@]}" --net allow=localhost -- sh -c "
+    sb "${B[@]}" --net "allow=localhost:$PORT" -- sh -c "
         curl -s --noproxy '' --max-time 5 -o /dev/null -w 'curl: %{http_code}\n' \
             http://localhost:$PORT/query?qtok-$MARK
         python3 /tmp/t/net.py get:http://localhost:$PORT/method connectvia:localhost:$PORT \
@@ -367,7 +369,7 @@ group_net_allow() {
         "get:http://LOCALHOST:$PORT/method" "403 *"
 
     # a private address listed literally: the allow path really works
-    sb "${B[@]}" --net allow=127.0.0.1 -- sh -c "
+    sb "${B[@]}" --net "allow=127.0.0.1:$PORT" -- sh -c "
         echo \"fetch: \$(curl -sS --noproxy '' --max-time 5 http://127.0.0.1:$PORT/query?qtok-$MARK)\"
         python3 /tmp/t/net.py connectvia:127.0.0.1:$PORT 'get:http://[::1]:$PORT/method' \
             connectvia:10.0.0.1:443 connect:127.0.0.1:$PORT connect:1.1.1.1:80
@@ -391,7 +393,7 @@ group_net_allow() {
     local spell=("localhost:$PORT" "127.1:$PORT" "0x7f000001:$PORT" "2130706433:$PORT"
         "0177.0.0.1:$PORT" "[::ffff:127.0.0.1]:$PORT" "0.0.0.0:$PORT" "[::1]:$PORT")
     for h in "${spell[@]}"; do probes+=("get:http://$h/method"); done
-    sb "${B[@]}" --net 'allow=*' -- python3 /tmp/t/net.py "${probes[@]}" \
+    sb "${B[@]}" --net "allow=*,*:$PORT" -- python3 /tmp/t/net.py "${probes[@]}" \
         "connectvia:127.1:$PORT" connectvia:169.254.169.254:80
     for h in "${spell[@]}"; do
         want "--net allow=*: http://${h%:*} (loopback in disguise) is 403" "get:http://$h/method" \

@@ -233,6 +233,16 @@ static sl_proxy *proxy_on_tcp(const char *allow, int *port)
     return p;
 }
 
+/* An allow list naming the origin's address and port (entries without a
+ * port open 80 and 443 only). */
+static sl_proxy *proxy_for_origin(int *port)
+{
+    char *allow = sl_xasprintf("127.0.0.1:%d", origin.port);
+    sl_proxy *p = proxy_on_tcp(allow, port);
+    free(allow);
+    return p;
+}
+
 /* ---- the allow list ---- */
 
 static void expect(const sl_proxy *p, const char *host, int port, const char *want)
@@ -254,6 +264,11 @@ static void test_rules(void)
                                &port);
     expect(p, "pypi.org", 443, NULL);
     expect(p, "pypi.org", 80, NULL);
+    expect(p, "pypi.org", 22,
+           "port 22 of host pypi.org is not in the allow list: an entry without a port allows "
+           "ports 80 and 443 only; list pypi.org:22 to allow this one");
+    expect(p, "pypi.org", 8080, "port 8080 of host pypi.org is not in the allow list");
+    expect(p, "files.pythonhosted.org", 8443, "port 8443 of host files.pythonhosted.org");
     expect(p, "PyPI.ORG", 443, NULL);
     expect(p, "pypi.org.", 443, NULL);
     expect(p, "www.pypi.org", 443, "host www.pypi.org is not in the allow list");
@@ -266,7 +281,8 @@ static void test_rules(void)
     expect(p, "api.example.com", 80, "port 80 of host api.example.com is not in the allow list");
     expect(p, "example.net", 80, NULL);
     expect(p, "EXAMPLE.net.", 80, NULL);
-    expect(p, "10.0.0.5", 5432, NULL);
+    expect(p, "10.0.0.5", 443, NULL);
+    expect(p, "10.0.0.5", 5432, "port 5432 of host 10.0.0.5 is not in the allow list");
     expect(p, "10.0.0.6", 5432,
            "host 10.0.0.6 is not in the allow list: IP addresses must be listed literally, "
            "and this one is a private address (10.0.0.0/8)");
@@ -274,6 +290,7 @@ static void test_rules(void)
     expect(p, "[::1]", 80, NULL);
     expect(p, "0:0:0:0:0:0:0:1", 80, NULL);
     expect(p, "::2", 80, "IP addresses must be listed literally");
+    expect(p, "::1", 8080, "list [::1]:8080 to allow this one");
     expect(p, "fe80::1", 8080, NULL);
     expect(p, "[FE80::1]", 8080, NULL);
     expect(p, "fe80::1", 80, "port 80 of host fe80::1 is not in the allow list");
@@ -293,6 +310,9 @@ static void test_rules(void)
 
     p = proxy_on_tcp("*", &port);
     expect(p, "anything.example", 443, NULL);
+    expect(p, "anything.example", 80, NULL);
+    expect(p, "anything.example", 25, "port 25 of host anything.example is not in the allow list");
+    expect(p, "anything.example", 8080, "ports 80 and 443 only");
     expect(p, "localhost", 80, NULL);   /* its address is checked when connecting */
     expect(p, "8.8.8.8", 443, "IP addresses must be listed literally");
     expect(p, "[2001:4860:4860::8888]", 443, "IP addresses must be listed literally");
@@ -304,6 +324,16 @@ static void test_rules(void)
     expect(p, "anything.example", 80, "port 80 of host anything.example");
     expect(p, "8.8.8.8", 53, NULL);
     expect(p, "8.8.8.8", 443, "port 443 of host 8.8.8.8");
+    sl_proxy_stop(p);
+
+    /* A port on a wildcard; a host listed twice opens both. */
+    p = proxy_on_tcp("*.example.org:8443, git.example:22, git.example", &port);
+    expect(p, "a.example.org", 8443, NULL);
+    expect(p, "a.example.org", 443, "port 443 of host a.example.org is not in the allow list");
+    expect(p, "git.example", 22, NULL);
+    expect(p, "git.example", 443, NULL);
+    expect(p, "git.example", 80, NULL);
+    expect(p, "git.example", 2222, "port 2222 of host git.example");
     sl_proxy_stop(p);
 
     p = proxy_on_tcp("", &port);
@@ -369,7 +399,7 @@ static char *tunnel(int fd, const char *target, const char *inner, bool half_clo
 static void test_connect(void)
 {
     int port;
-    sl_proxy *p = proxy_on_tcp("127.0.0.1", &port);
+    sl_proxy *p = proxy_for_origin(&port);
     char *target = sl_xasprintf("127.0.0.1:%d", origin.port), *head;
 
     int fd = dial_tcp(port);
@@ -449,7 +479,9 @@ static void test_unix_listener(void)
         abort();
     sl_proxy *p = NULL;
     sl_err err = {0};
-    int rc = sl_proxy_start(lfd, "127.0.0.1", &p, &err);
+    char *allow = sl_xasprintf("127.0.0.1:%d", origin.port);
+    int rc = sl_proxy_start(lfd, allow, &p, &err);
+    free(allow);
     CHECK(rc == 0, "the proxy starts on a unix socket (%s)", err.msg ? err.msg : "ok");
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (rc < 0 || connect(fd, (struct sockaddr *)&a, len) < 0)
@@ -469,7 +501,7 @@ static void test_unix_listener(void)
 static void test_plain_http(void)
 {
     int port;
-    sl_proxy *p = proxy_on_tcp("127.0.0.1", &port);
+    sl_proxy *p = proxy_for_origin(&port);
     char *req = sl_xasprintf("GET http://127.0.0.1:%d/path/x?q=1 HTTP/1.1\r\n"
                              "Host: somewhere.else\r\n"
                              "User-Agent: test\r\n"
@@ -529,8 +561,13 @@ static void test_plain_http(void)
     r = ask(port, "GET http://evil.example/ HTTP/1.1\r\n\r\n");
     CHECK(!strncmp(r, "HTTP/1.1 403 Forbidden\r\n", 24) &&
               strstr(r, "sluice sandbox proxy: host evil.example is not in the allow list "
-                        "(allowed: 127.0.0.1)"),
+                        "(allowed: 127.0.0.1:"),
           "a GET to a host not listed is 403 with the reason (got %s)", esc(r));
+    free(r);
+    r = ask(port, "GET http://127.0.0.1/ HTTP/1.1\r\n\r\n");
+    CHECK(!strncmp(r, "HTTP/1.1 403 Forbidden\r\n", 24) &&
+              strstr(r, "port 80 of host 127.0.0.1 is not in the allow list"),
+          "a GET to a listed address on another port is 403 naming the port (got %s)", esc(r));
     free(r);
     sl_proxy_stop(p);
 }
@@ -538,7 +575,9 @@ static void test_plain_http(void)
 static void test_refusals(void)
 {
     int port;
-    sl_proxy *p = proxy_on_tcp("localhost, *.invalid", &port);
+    char *allow = sl_xasprintf("localhost:%d, *.invalid, pypi.org", origin.port);
+    sl_proxy *p = proxy_on_tcp(allow, &port);
+    free(allow);
     char *req = sl_xasprintf("CONNECT localhost:%d HTTP/1.1\r\n\r\n", origin.port);
     char *r = ask(port, req);
     CHECK(!strncmp(r, "HTTP/1.1 403 Forbidden\r\n", 24) &&
@@ -550,9 +589,20 @@ static void test_refusals(void)
     r = ask(port, "CONNECT evil.example:443 HTTP/1.1\r\n\r\n");
     CHECK(!strncmp(r, "HTTP/1.1 403 Forbidden\r\n", 24) &&
               strstr(r, "Content-Type: text/plain") &&
-              !strcmp(body_of(r), "sluice sandbox proxy: host evil.example is not in the allow "
-                                  "list (allowed: localhost, *.invalid)\n"),
+              strstr(body_of(r), "sluice sandbox proxy: host evil.example is not in the allow "
+                                 "list (allowed: localhost:") &&
+              strstr(body_of(r), ", *.invalid, pypi.org)\n"),
           "CONNECT to a host not listed is 403 with the reason (got %s)", esc(r));
+    free(r);
+
+    /* A listed host is open on 80 and 443 only: no tunnel to its SSH
+     * port, refused before the name is resolved. */
+    r = ask(port, "CONNECT pypi.org:22 HTTP/1.1\r\n\r\n");
+    CHECK(!strncmp(r, "HTTP/1.1 403 Forbidden\r\n", 24) &&
+              strstr(body_of(r), "sluice sandbox proxy: port 22 of host pypi.org is not in the "
+                                 "allow list: an entry without a port allows ports 80 and 443 "
+                                 "only; list pypi.org:22 to allow this one (allowed: "),
+          "CONNECT to a listed host on another port is 403 naming the rule (got %s)", esc(r));
     free(r);
 
     r = ask(port, "CONNECT 127.0.0.1:80 HTTP/1.1\r\n\r\n");
@@ -604,12 +654,17 @@ static void test_refusals(void)
 
     sl_proxy_stats st;
     sl_proxy_get_stats(p, &st);
-    CHECK(st.allowed == 0 && st.refused == 3, "stats count 0 allowed, 3 refused (got %lu, %lu)",
+    CHECK(st.allowed == 0 && st.refused == 4, "stats count 0 allowed, 4 refused (got %lu, %lu)",
           st.allowed, st.refused);
     sl_proxy_stop(p);
 
     /* Listing the loopback literals lets the name through. */
-    p = proxy_on_tcp("localhost, 127.0.0.1, ::1", &port);
+    int closed_port;
+    close(listen_tcp(&closed_port));
+    allow = sl_xasprintf("localhost:%d, 127.0.0.1:%d, [::1]:%d, 127.0.0.1:%d", origin.port,
+                         origin.port, origin.port, closed_port);
+    p = proxy_on_tcp(allow, &port);
+    free(allow);
     int fd = dial_tcp(port);
     char *target = sl_xasprintf("localhost:%d", origin.port), *head;
     r = tunnel(fd, target, "GET /via-name HTTP/1.1\r\n\r\n", false, &head);
@@ -621,8 +676,6 @@ static void test_refusals(void)
     free(target);
 
     /* A port nobody listens on. */
-    int closed_port;
-    close(listen_tcp(&closed_port));
     req = sl_xasprintf("CONNECT 127.0.0.1:%d HTTP/1.1\r\n\r\n", closed_port);
     r = ask(port, req);
     CHECK(!strncmp(r, "HTTP/1.1 502 ", 13) && strstr(r, "cannot connect to host 127.0.0.1"),
@@ -636,7 +689,7 @@ static void test_refusals(void)
 static void test_stop(void)
 {
     int port;
-    sl_proxy *p = proxy_on_tcp("127.0.0.1", &port);
+    sl_proxy *p = proxy_for_origin(&port);
     int fds[3];
     for (int i = 0; i < 3; i++) {
         fds[i] = dial_tcp(port);
