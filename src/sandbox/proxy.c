@@ -22,8 +22,10 @@
 
 #include "../core/buf.h"
 #include "../core/netaddr.h"
+#include "h1.h"
 
 #define HEAD_CAP (16 * 1024)          /* request line + headers */
+#define RESPONSE_HEAD_CAP (64 * 1024) /* status line + headers */
 #define HEAD_TIMEOUT_MS (30 * 1000)   /* to send them */
 #define CONNECT_TIMEOUT_MS (10 * 1000) /* per resolved address */
 #define IDLE_TIMEOUT_MS (300 * 1000)  /* a relay with no bytes moving */
@@ -449,7 +451,63 @@ static void refuse(conn *c, const char *why)
     reply(c, 403, "Forbidden", "%s", why);
 }
 
-/* ---- reading the request ---- */
+/* ---- reading heads ---- */
+
+/* Bytes read from one side and not yet used: what follows a head (a body,
+ * the next request, a TLS hello sent early) waits here for its turn. */
+typedef struct {
+    int fd;
+    char *mem;                 /* cap + 1 bytes */
+    char *buf;                 /* the bytes not used yet: buf[0..len), in mem */
+    size_t len, cap;
+} inbuf;
+
+static void inbuf_init(inbuf *b, int fd, size_t cap)
+{
+    b->fd = fd;
+    b->mem = b->buf = sl_xmalloc(cap + 1);
+    b->len = 0;
+    b->cap = cap;
+}
+
+/* Uses n bytes.  No copying here: a body of many tiny chunks would make
+ * that quadratic; fill() moves what is left once, when it needs room. */
+static void consume(inbuf *b, size_t n)
+{
+    b->buf += n;
+    b->len -= n;
+    if (!b->len)
+        b->buf = b->mem;
+}
+
+/* Reads more into b.  >0: bytes read; 0: the peer closed; -1: an error or
+ * stop; -2: nothing came before deadline; -3: b is full. */
+static long fill(conn *c, inbuf *b, long long deadline)
+{
+    if (b->buf + b->len == b->mem + b->cap) {
+        if (b->buf == b->mem)
+            return -3;
+        memmove(b->mem, b->buf, b->len);
+        b->buf = b->mem;
+    }
+    for (;;) {
+        size_t room = (size_t)(b->mem + b->cap - (b->buf + b->len));
+        ssize_t k = recv(b->fd, b->buf + b->len, room, 0);
+        if (k >= 0) {
+            b->len += (size_t)k;
+            return (long)k;
+        }
+        if (errno == EINTR)
+            continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK)
+            return -1;
+        int w = wait_fd(c->p, b->fd, POLLIN, deadline);
+        if (w == 0)
+            return -2;
+        if (w < 0)
+            return -1;
+    }
+}
 
 enum { HEAD_OK, HEAD_CLOSED, HEAD_TOOBIG, HEAD_BAD, HEAD_TIMEOUT };
 
@@ -467,47 +525,44 @@ static size_t head_end(const char *b, size_t from, size_t n)
     return 0;
 }
 
-/* Reads until the blank line that ends the head.  A control byte inside
- * the head is garbage (binary, TLS sent without CONNECT) and is answered at
- * once rather than after 16 KiB or 30 seconds.  Bytes after the head (a
- * body, a TLS hello sent early) stay in buf[*end..*len). */
-static int read_head(conn *c, char *buf, size_t *len, size_t *end)
+/* Reads until b starts with a whole head (up to its blank line) and sets
+ * *end after it.  A control byte inside the head is garbage (binary, TLS
+ * sent without CONNECT) and is answered at once rather than after the cap
+ * or the timeout; so is a CR not followed by LF, which some parsers take
+ * for a line end: a header hidden behind one would reach the origin
+ * unseen by the checks here. */
+static int read_head(conn *c, inbuf *b, long long deadline, size_t *end)
 {
-    long long deadline = now_ms() + HEAD_TIMEOUT_MS;
-    size_t n = 0;
+    size_t scanned = 0;
     for (;;) {
-        ssize_t k = recv(c->cfd, buf + n, HEAD_CAP - n, 0);
-        if (k == 0)
-            return HEAD_CLOSED;
-        if (k < 0) {
-            if (errno == EINTR)
-                continue;
-            if (errno != EAGAIN && errno != EWOULDBLOCK)
-                return HEAD_CLOSED;
-            int w = wait_fd(c->p, c->cfd, POLLIN, deadline);
-            if (w == 0)
-                return HEAD_TIMEOUT;
-            if (w < 0)
-                return HEAD_CLOSED;
-            continue;
-        }
-        size_t old = n;
-        n += (size_t)k;
-        size_t e = head_end(buf, old >= 3 ? old - 3 : 0, n);
-        for (size_t i = old; i < (e ? e : n); i++) {
-            unsigned char ch = (unsigned char)buf[i];
+        size_t e = head_end(b->buf, scanned >= 3 ? scanned - 3 : 0, b->len);
+        size_t stop = e ? e : b->len;
+        for (size_t i = scanned; i < stop; i++) {
+            unsigned char ch = (unsigned char)b->buf[i];
             if ((ch < 0x20 && ch != '\r' && ch != '\n' && ch != '\t') || ch == 0x7f)
                 return HEAD_BAD;
+            if (ch == '\r' && i + 1 < b->len && b->buf[i + 1] != '\n')
+                return HEAD_BAD;
         }
+        scanned = stop;
         if (e) {
-            *len = n;
             *end = e;
             return HEAD_OK;
         }
-        if (n == HEAD_CAP)
+        /* A CR last in the buffer is judged once its next byte is in. */
+        if (scanned && b->buf[scanned - 1] == '\r')
+            scanned--;
+        long k = fill(c, b, deadline);
+        if (k == -3)
             return HEAD_TOOBIG;
+        if (k == -2)
+            return HEAD_TIMEOUT;
+        if (k <= 0)
+            return HEAD_CLOSED;
     }
 }
+
+/* ---- parsing the request ---- */
 
 static bool is_tchar(int c)
 {
@@ -540,6 +595,28 @@ typedef struct {
     size_t plen;
 } request;
 
+/* Checks the shape of header lines, up to an empty line or the NUL: each
+ * is "name: value" with a token for a name.  NULL when fine, else what is
+ * wrong. */
+static const char *check_fields(const char *s)
+{
+    size_t len;
+    while (*s) {
+        const char *f = next_line(&s, &len);
+        if (!len)
+            break;
+        if (f[0] == ' ' || f[0] == '\t')
+            return "folded header lines are not accepted";
+        const char *colon = memchr(f, ':', len);
+        if (!colon || colon == f)
+            return "a header line has no name";
+        for (const char *c = f; c < colon; c++)
+            if (!is_tchar((unsigned char)*c))
+                return "a header name has characters a header name cannot have";
+    }
+    return NULL;
+}
+
 /* Checks the request line and the header lines' shape; NULL when fine,
  * else what is wrong (for a 400). */
 static const char *parse_head(request *r)
@@ -564,20 +641,7 @@ static const char *parse_head(request *r)
     if (strcmp(r->version, "HTTP/1.1") && strcmp(r->version, "HTTP/1.0"))
         return "only HTTP/1.0 and HTTP/1.1 requests can be proxied";
     r->fields = s;
-    while (*s) {
-        const char *f = next_line(&s, &len);
-        if (!len)
-            break;
-        if (f[0] == ' ' || f[0] == '\t')
-            return "folded header lines are not accepted";
-        const char *colon = memchr(f, ':', len);
-        if (!colon || colon == f)
-            return "a header line has no name";
-        for (const char *c = f; c < colon; c++)
-            if (!is_tchar((unsigned char)*c))
-                return "a header name has characters a header name cannot have";
-    }
-    return NULL;
+    return check_fields(s);
 }
 
 /* Reads "host:port" or "[v6]:port" into r->norm and r->port; the port may
@@ -721,12 +785,11 @@ typedef struct {
     bool shut;                 /* and `to` has been told (SHUT_WR) */
 } flow;
 
-/* Moves bytes both ways until both sides have closed (or, for plain http,
- * until the origin has closed: the response is complete and nothing the
- * client still sends matters), an error, IDLE_TIMEOUT_MS without a byte, or
- * stop.  A side that closes its sending half is passed on as a half-close
- * once its bytes are delivered.  pre[npre] goes to the origin first. */
-static void relay(conn *c, int ufd, const char *pre, size_t npre, bool http)
+/* Moves a tunnel's bytes both ways until both sides have closed, an
+ * error, IDLE_TIMEOUT_MS without a byte, or stop.  A side that closes its
+ * sending half is passed on as a half-close once its bytes are delivered.
+ * pre[npre] goes to the origin first. */
+static void relay(conn *c, int ufd, const char *pre, size_t npre)
 {
     char *mem = sl_xmalloc(2 * RELAY_BUF);
     flow f[2] = {{c->cfd, ufd, mem, 0, npre, false, false},
@@ -741,7 +804,7 @@ static void relay(conn *c, int ufd, const char *pre, size_t npre, bool http)
                 shutdown(f[k].to, SHUT_WR);
                 f[k].shut = true;
             }
-        if ((f[0].shut && f[1].shut) || (http && f[1].shut))
+        if (f[0].shut && f[1].shut)
             break;
         /* fds[0] is read by flow 0 and written by flow 1; fds[1] the
          * other way round.  A buffer is refilled only once drained. */
@@ -844,9 +907,23 @@ static bool nominated(const char *fields, const char *name, size_t nlen)
     return false;
 }
 
+/* Whether a header line is for this hop only (RFC 9110 section 7.6.1):
+ * the proxy speaks for itself on each side.  Upgrade goes too: the proxy
+ * does not switch protocols. */
+static bool hop_by_hop(const char *fields, const char *f, size_t len)
+{
+    static const char *const names[] = {"connection", "proxy-connection", "keep-alive",
+                                        "proxy-authorization", "te", "trailer", "upgrade"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (header_is(f, len, names[i]))
+            return true;
+    const char *colon = memchr(f, ':', len);
+    return colon && nominated(fields, f, (size_t)(colon - f));
+}
+
 /* The request for the origin: origin-form target, Host from the URL (RFC
  * 9112 section 3.2.2: a proxy replaces Host with the target's authority),
- * hop-by-hop headers dropped, one request per connection. */
+ * hop-by-hop headers dropped, one request per origin connection. */
 static void rewrite(const request *r, sl_buf *out)
 {
     /* "http://h" and "http://h?q" have the path "/". */
@@ -859,10 +936,7 @@ static void rewrite(const request *r, sl_buf *out)
         const char *f = next_line(&s, &len);
         if (!len)
             break;
-        const char *colon = memchr(f, ':', len);
-        if (header_is(f, len, "host") || header_is(f, len, "connection") ||
-            header_is(f, len, "proxy-connection") || header_is(f, len, "proxy-authorization") ||
-            header_is(f, len, "keep-alive") || nominated(r->fields, f, (size_t)(colon - f)))
+        if (header_is(f, len, "host") || hop_by_hop(r->fields, f, len))
             continue;
         sl_buf_add(out, f, len);
         sl_buf_adds(out, "\r\n");
@@ -870,99 +944,422 @@ static void rewrite(const request *r, sl_buf *out)
     sl_buf_adds(out, "Connection: close\r\n\r\n");
 }
 
-static void serve(conn *c)
+/* The response head for the client: the origin's status line and fields,
+ * hop-by-hop ones dropped; Content-Length dropped when Transfer-Encoding
+ * frames the body (RFC 9112 section 6.3); "Connection: close" when this
+ * is the connection's last response. */
+static void rewrite_response(const char *head, bool drop_length, bool last, sl_buf *out)
 {
-    char *buf = sl_xmalloc(HEAD_CAP + 1);
-    size_t n = 0, end = 0;
-    request r;
-    memset(&r, 0, sizeof r);
-    switch (read_head(c, buf, &n, &end)) {
-    case HEAD_CLOSED:
-        goto done;
-    case HEAD_TIMEOUT:
-        reply(c, 408, "Request Timeout", "no complete request head within %d seconds",
-              HEAD_TIMEOUT_MS / 1000);
-        goto done;
-    case HEAD_TOOBIG:
-        reply(c, 431, "Request Header Fields Too Large",
-              "the request head is longer than %d bytes", HEAD_CAP);
-        goto done;
-    case HEAD_BAD:
-        reply(c, 400, "Bad Request", "the request is not HTTP (control bytes in its head)");
-        goto done;
-    default:
+    const char *s = head;
+    size_t len;
+    const char *f = next_line(&s, &len);
+    sl_buf_add(out, f, len);
+    sl_buf_adds(out, "\r\n");
+    const char *fields = s;
+    while (*s) {
+        f = next_line(&s, &len);
+        if (!len)
+            break;
+        if (hop_by_hop(fields, f, len) || (drop_length && header_is(f, len, "content-length")))
+            continue;
+        sl_buf_add(out, f, len);
+        sl_buf_adds(out, "\r\n");
+    }
+    if (last)
+        sl_buf_adds(out, "Connection: close\r\n");
+    sl_buf_adds(out, "\r\n");
+}
+
+/* "HTTP/1.x SSS[ reason]": the status, or -1. */
+static int status_of(const char *head)
+{
+    if (strncmp(head, "HTTP/1.", 7) || !is_digit((unsigned char)head[7]) || head[8] != ' ')
+        return -1;
+    const char *d = head + 9;
+    for (int i = 0; i < 3; i++)
+        if (!is_digit((unsigned char)d[i]))
+            return -1;
+    if (d[3] != ' ' && d[3] != '\r' && d[3] != '\n')
+        return -1;
+    return (d[0] - '0') * 100 + (d[1] - '0') * 10 + (d[2] - '0');
+}
+
+/* Sends data to the origin unless it answers or stops reading first:
+ * 0 sent; 1 the origin speaks while the proxy waits to send, or has shut
+ * its reading side (what was sent so far is unknown to the caller: its
+ * answer is still worth reading); -1 timed out or stopping. */
+static int send_up(conn *c, int ufd, const char *b, size_t n)
+{
+    long long deadline = now_ms() + IDLE_TIMEOUT_MS;
+    while (n) {
+        ssize_t k = send(ufd, b, n, MSG_NOSIGNAL);
+        if (k > 0) {
+            b += k;
+            n -= (size_t)k;
+            deadline = now_ms() + IDLE_TIMEOUT_MS;
+            continue;
+        }
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k == 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
+            return 1;
+        struct pollfd f[2] = {{ufd, POLLOUT | POLLIN, 0}, {c->p->wake[0], POLLIN, 0}};
+        int left = ms_left(deadline);
+        if (!left)
+            return -1;
+        int r = poll(f, 2, left);
+        if (r < 0 && errno != EINTR)
+            return -1;
+        if (f[1].revents)
+            return -1;
+        if ((f[0].revents & POLLIN) && !(f[0].revents & POLLOUT))
+            return 1;
+    }
+    return 0;
+}
+
+/* Where a request body stands: its framing and how far it has gone. */
+typedef struct {
+    sl_h1_body frame;
+    uint64_t left;             /* SL_H1_LENGTH */
+    sl_h1_chunked chunks;      /* SL_H1_CHUNKED */
+    bool done;                 /* all of it went to the origin */
+    bool cut;                  /* a send was cut short: it cannot go on */
+} body;
+
+enum { BODY_DONE, BODY_EARLY, BODY_BAD, BODY_GONE };
+
+/* Passes the request body from the client (in) to the origin, chunked
+ * bodies re-encoded.  BODY_EARLY when the origin answers first (an interim
+ * 100 Continue, or a final answer that does not wait for the body); the
+ * caller comes back after an interim one.  BODY_BAD sets *why. */
+static int send_body(conn *c, inbuf *in, int ufd, body *bd, const char **why)
+{
+    long long idle = now_ms() + IDLE_TIMEOUT_MS;
+    for (;;) {
+        while (in->len) {
+            int s;
+            if (bd->frame.kind == SL_H1_LENGTH) {
+                size_t k = in->len < bd->left ? in->len : (size_t)bd->left;
+                s = send_up(c, ufd, in->buf, k);
+                consume(in, k);
+                bd->left -= k;
+                bd->done = bd->left == 0;
+            } else {
+                size_t off, dlen;
+                long used = sl_h1_chunked_feed(&bd->chunks, in->buf, in->len, &off, &dlen, why);
+                if (used < 0)
+                    return BODY_BAD;
+                s = 0;
+                if (dlen) {
+                    char size[24];
+                    int k = snprintf(size, sizeof size, "%zx\r\n", dlen);
+                    s = send_up(c, ufd, size, (size_t)k);
+                    if (!s)
+                        s = send_up(c, ufd, in->buf + off, dlen);
+                    if (!s)
+                        s = send_up(c, ufd, "\r\n", 2);
+                }
+                consume(in, (size_t)used);
+                if (!s && bd->chunks.done) {
+                    s = send_up(c, ufd, "0\r\n\r\n", 5);
+                    bd->done = true;
+                }
+            }
+            if (s < 0)
+                return BODY_GONE;
+            if (s > 0) {
+                bd->cut = true;
+                return BODY_EARLY;
+            }
+            if (bd->done)
+                return BODY_DONE;
+        }
+        /* More is needed; the origin may answer meanwhile. */
+        struct pollfd f[3] = {{in->fd, POLLIN, 0}, {ufd, POLLIN, 0}, {c->p->wake[0], POLLIN, 0}};
+        int left = ms_left(idle);
+        if (!left)
+            return BODY_GONE;
+        int r = poll(f, 3, left);
+        if (r < 0 && errno != EINTR)
+            return BODY_GONE;
+        if (r <= 0)
+            continue;
+        if (f[2].revents)
+            return BODY_GONE;
+        if (f[1].revents)
+            return BODY_EARLY;
+        if (f[0].revents) {
+            long k = fill(c, in, idle);
+            if (k == 0) {
+                *why = "the client closed the connection in the middle of the request body";
+                return BODY_BAD;
+            }
+            if (k < 0 && k != -2)
+                return BODY_GONE;
+            idle = now_ms() + IDLE_TIMEOUT_MS;
+        }
+    }
+}
+
+/* Passes the response body from the origin (up) to the client, framed
+ * as `frame` says, chunked bodies re-encoded.  False when either side
+ * fails, or the origin's framing is broken: the client connection must
+ * then close. */
+static bool send_response_body(conn *c, inbuf *up, const sl_h1_body *frame)
+{
+    uint64_t left = frame->length;
+    sl_h1_chunked chunks;
+    memset(&chunks, 0, sizeof chunks);
+    for (;;) {
+        if (frame->kind == SL_H1_NONE || (frame->kind == SL_H1_LENGTH && !left) ||
+            (frame->kind == SL_H1_CHUNKED && chunks.done))
+            return true;
+        if (!up->len) {
+            long k = fill(c, up, now_ms() + IDLE_TIMEOUT_MS);
+            if (k == 0)
+                return frame->kind == SL_H1_CLOSE;
+            if (k < 0)
+                return false;
+        }
+        long long deadline = now_ms() + IDLE_TIMEOUT_MS;
+        if (frame->kind == SL_H1_CHUNKED) {
+            size_t off, dlen;
+            const char *why;
+            long used = sl_h1_chunked_feed(&chunks, up->buf, up->len, &off, &dlen, &why);
+            if (used < 0)
+                return false;
+            if (dlen) {
+                char size[24];
+                int k = snprintf(size, sizeof size, "%zx\r\n", dlen);
+                if (send_all(c->p, c->cfd, size, (size_t)k, deadline) < 0 ||
+                    send_all(c->p, c->cfd, up->buf + off, dlen, deadline) < 0 ||
+                    send_all(c->p, c->cfd, "\r\n", 2, deadline) < 0)
+                    return false;
+            }
+            consume(up, (size_t)used);
+            if (chunks.done && send_all(c->p, c->cfd, "0\r\n\r\n", 5, deadline) < 0)
+                return false;
+        } else {
+            size_t k = up->len;
+            if (frame->kind == SL_H1_LENGTH && k > left)
+                k = (size_t)left;
+            if (send_all(c->p, c->cfd, up->buf, k, deadline) < 0)
+                return false;
+            consume(up, k);
+            left -= k;
+        }
+    }
+}
+
+/* One plain-http request on an origin connection: the head, the body, and
+ * the answer back.  Interim answers (100 Continue) are passed on and the
+ * body goes on after them.  Returns whether the client connection can
+ * carry another request: the request said nothing against it, its body was
+ * read to its end, and the answer's end is known without a close. */
+static bool exchange(conn *c, inbuf *in, const request *r, const sl_h1_body *frame, int ufd)
+{
+    sl_buf out;
+    sl_buf_init(&out, 2 * HEAD_CAP);
+    rewrite(r, &out);
+    bool ok = !out.toobig && send_up(c, ufd, out.data, out.len) == 0;
+    sl_buf_release(&out);
+    if (!ok) {
+        reply(c, 502, "Bad Gateway", "host %s closed the connection before the request went out",
+              r->norm);
+        return false;
+    }
+    body bd;
+    memset(&bd, 0, sizeof bd);
+    bd.frame = *frame;
+    bd.left = frame->length;
+    bd.done = frame->kind == SL_H1_NONE;
+    inbuf up;
+    inbuf_init(&up, ufd, RESPONSE_HEAD_CAP);
+    bool again = false;
+    for (;;) {
+        if (!bd.done && !bd.cut) {
+            const char *why = NULL;
+            int b = send_body(c, in, ufd, &bd, &why);
+            if (b == BODY_BAD)
+                reply(c, 400, "Bad Request", "%s", why);
+            if (b == BODY_BAD || b == BODY_GONE)
+                break;
+        }
+        size_t end;
+        int h = read_head(c, &up, now_ms() + IDLE_TIMEOUT_MS, &end);
+        char *head = h == HEAD_OK ? sl_xstrndup(up.buf, end) : NULL;
+        int status = head ? status_of(head) : -1;
+        const char *bad = head ? check_fields(strchr(head, '\n') + 1) : NULL;
+        if (status < 0 || bad || status == 101) {
+            reply(c, 502, "Bad Gateway", "host %s sent %s", r->norm,
+                  h == HEAD_TOOBIG    ? "a response head longer than 64 KiB"
+                  : h == HEAD_BAD     ? "a response head with control bytes or a CR without LF"
+                  : h == HEAD_TIMEOUT ? "no response in time"
+                  : h != HEAD_OK      ? "no response before closing the connection"
+                  : status < 0        ? "a response that is not HTTP/1.x"
+                  : bad               ? "a malformed header line"
+                         : "101 Switching Protocols, which the proxy does not pass on");
+            free(head);
+            break;
+        }
+        consume(&up, end);
+        if (status < 200) {
+            /* Interim: pass it on and go back to the body, unless a send
+             * to the origin was cut short and the body cannot go on. */
+            sl_buf_init(&out, 0);
+            rewrite_response(head, false, false, &out);
+            ok = send_all(c->p, c->cfd, out.data, out.len, now_ms() + IDLE_TIMEOUT_MS) == 0;
+            sl_buf_release(&out);
+            free(head);
+            if (!ok || (bd.cut && !bd.done))
+                break;
+            continue;
+        }
+        sl_h1_body rf;
+        memset(&rf, 0, sizeof rf);
+        bad = NULL;
+        if (!strcmp(r->method, "HEAD") || status == 204 || status == 304)
+            rf.kind = SL_H1_NONE;
+        else
+            bad = sl_h1_body_of(strchr(head, '\n') + 1, false, false, &rf);
+        if (bad) {
+            reply(c, 502, "Bad Gateway", "host %s sent a response the proxy cannot frame: %s",
+                  r->norm, bad);
+            free(head);
+            break;
+        }
+        again = bd.done && !rf.both && !strcmp(r->version, "HTTP/1.1") &&
+                !sl_h1_has_token(r->fields, "connection", "close") && rf.kind != SL_H1_CLOSE;
+        sl_buf_init(&out, 0);
+        rewrite_response(head, rf.both, !again, &out);
+        ok = send_all(c->p, c->cfd, out.data, out.len, now_ms() + IDLE_TIMEOUT_MS) == 0;
+        sl_buf_release(&out);
+        free(head);
+        if (!ok || !send_response_body(c, &up, &rf))
+            again = false;
         break;
     }
-    r.head = sl_xstrndup(buf, end);
-    const char *bad = parse_head(&r);
+    free(up.mem);
+    return again;
+}
+
+/* One request read from the client: checked, then tunnelled (CONNECT,
+ * the connection's last) or exchanged.  Returns whether another request
+ * may follow on this connection. */
+static bool serve_one(conn *c, inbuf *in, request *r)
+{
+    const char *bad = parse_head(r);
     if (bad) {
         reply(c, 400, "Bad Request", "%s", bad);
-        goto done;
+        return false;
     }
-    bool tunnel = !strcmp(r.method, "CONNECT");
+    bool tunnel = !strcmp(r->method, "CONNECT");
     if (tunnel) {
-        if (!parse_authority(&r, r.target, strlen(r.target), 0)) {
-            reply(c, 400, "Bad Request", "CONNECT needs host:port, not %.200s", r.target);
-            goto done;
+        if (!parse_authority(r, r->target, strlen(r->target), 0)) {
+            reply(c, 400, "Bad Request", "CONNECT needs host:port, not %.200s", r->target);
+            return false;
         }
-    } else if (!strncasecmp(r.target, "http://", 7)) {
-        const char *a = r.target + 7;
+    } else if (!strncasecmp(r->target, "http://", 7)) {
+        const char *a = r->target + 7;
         size_t alen = strcspn(a, "/?#");
         if (memchr(a, '@', alen)) {
             reply(c, 400, "Bad Request", "user names and passwords in URLs are not proxied");
-            goto done;
+            return false;
         }
-        if (!parse_authority(&r, a, alen, 80)) {
-            reply(c, 400, "Bad Request", "the URL %.200s has no valid host", r.target);
-            goto done;
+        if (!parse_authority(r, a, alen, 80)) {
+            reply(c, 400, "Bad Request", "the URL %.200s has no valid host", r->target);
+            return false;
         }
-        r.authority = a;
-        r.alen = alen;
-        r.path = a + alen;
-        r.plen = strcspn(r.path, "#");
-    } else if (strstr(r.target, "://")) {
+        r->authority = a;
+        r->alen = alen;
+        r->path = a + alen;
+        r->plen = strcspn(r->path, "#");
+    } else if (strstr(r->target, "://")) {
         reply(c, 400, "Bad Request",
               "only http:// URLs can be proxied; use CONNECT for https and other schemes");
-        goto done;
+        return false;
     } else {
         reply(c, 400, "Bad Request",
               "this is a proxy: send CONNECT host:port or an absolute http:// URL");
-        goto done;
+        return false;
+    }
+    /* The body's framing is judged before anything goes out, so a request
+     * the proxy would frame differently from the origin goes nowhere. */
+    sl_h1_body frame;
+    memset(&frame, 0, sizeof frame);
+    if (!tunnel) {
+        bad = sl_h1_body_of(r->fields, true, !strcmp(r->version, "HTTP/1.0"), &frame);
+        if (bad) {
+            reply(c, 400, "Bad Request", "%s", bad);
+            return false;
+        }
     }
     char why[1024];
-    const char *refused = sl_proxy_check_host(c->p, r.norm, r.port, why, sizeof why);
+    const char *refused = sl_proxy_check_host(c->p, r->norm, r->port, why, sizeof why);
     if (refused) {
         refuse(c, refused);
-        goto done;
+        return false;
     }
     addr as[MAX_ADDRS];
     size_t nas;
-    if (resolve(c, &r, as, &nas) < 0)
-        goto done;
+    if (resolve(c, r, as, &nas) < 0)
+        return false;
     pthread_mutex_lock(&c->p->mu);
     c->p->stats.allowed++;
     pthread_mutex_unlock(&c->p->mu);
-    int ufd = connect_any(c, &r, as, nas);
+    int ufd = connect_any(c, r, as, nas);
     if (ufd < 0)
-        goto done;
+        return false;
+    bool again = false;
     if (tunnel) {
         static const char ok[] = "HTTP/1.1 200 Connection Established\r\n\r\n";
         if (send_all(c->p, c->cfd, ok, sizeof ok - 1, now_ms() + REPLY_TIMEOUT_MS) == 0)
-            relay(c, ufd, buf + end, n - end, false);
+            relay(c, ufd, in->buf, in->len);
     } else {
-        sl_buf out;
-        sl_buf_init(&out, 2 * HEAD_CAP);
-        rewrite(&r, &out);
-        if (!out.toobig && out.len + (n - end) <= RELAY_BUF) {
-            sl_buf_add(&out, buf + end, n - end);
-            relay(c, ufd, out.data, out.len, true);
-        }
-        sl_buf_release(&out);
+        again = exchange(c, in, r, &frame, ufd);
     }
     close(ufd);
-done:
-    free(r.head);
-    free(buf);
+    return again;
+}
+
+/* Serves the requests of one client connection in turn.  Each request on
+ * a kept-alive connection is read, framed and checked on its own, so bytes
+ * after the first request never reach an origin unchecked. */
+static void serve(conn *c)
+{
+    inbuf in;
+    inbuf_init(&in, c->cfd, HEAD_CAP);
+    for (bool first = true;; first = false) {
+        size_t end;
+        int h = read_head(c, &in, now_ms() + HEAD_TIMEOUT_MS, &end);
+        if (h == HEAD_CLOSED || (h == HEAD_TIMEOUT && !first && !in.len))
+            break;
+        if (h == HEAD_TIMEOUT) {
+            reply(c, 408, "Request Timeout", "no complete request head within %d seconds",
+                  HEAD_TIMEOUT_MS / 1000);
+            break;
+        }
+        if (h == HEAD_TOOBIG) {
+            reply(c, 431, "Request Header Fields Too Large",
+                  "the request head is longer than %d bytes", HEAD_CAP);
+            break;
+        }
+        if (h == HEAD_BAD) {
+            reply(c, 400, "Bad Request",
+                  "the request is not HTTP (control bytes, or a CR without LF, in its head)");
+            break;
+        }
+        request r;
+        memset(&r, 0, sizeof r);
+        r.head = sl_xstrndup(in.buf, end);
+        consume(&in, end);
+        bool again = serve_one(c, &in, &r);
+        free(r.head);
+        if (!again)
+            break;
+    }
+    free(in.mem);
 }
 
 static void *conn_main(void *arg)

@@ -15,7 +15,16 @@
  *
  * It then connects to the address it checked, never resolving again, so a
  * name that answers differently the second time (DNS rebinding) cannot steer
- * it elsewhere.  Refusals are "403 Forbidden" with a one-line text body that
+ * it elsewhere.
+ *
+ * A plain-http client connection is kept alive: each request on it is read,
+ * framed (sandbox/h1) and checked on its own and gets an origin connection
+ * of its own, so nothing after the first request is ever passed on raw.
+ * Framing the proxy would have to guess at (Content-Length with
+ * Transfer-Encoding, codings other than chunked, malformed chunks, a CR
+ * without LF in a head) is refused with 400; chunked bodies are re-encoded
+ * both ways.  A CONNECT tunnel carries raw bytes to its one checked target.
+ * Refusals are "403 Forbidden" with a one-line text body that
  * says which host was refused and why; names that do not resolve and
  * origins that cannot be reached are 502, requests the proxy cannot read
  * are 400 (431 when the head passes 16 KiB).

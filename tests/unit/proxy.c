@@ -3,7 +3,10 @@
  * sl_proxy_check_host() (exact names, wildcards, ports, case, trailing dots,
  * IP literals, "*"), malformed lists, and end to end against a small origin
  * server on 127.0.0.1: CONNECT tunnels (TCP and unix listeners, half-close),
- * absolute-form GET and POST with the head rewritten, and the refusals: 403
+ * absolute-form GET and POST with the head rewritten, kept-alive
+ * connections (each request framed and checked on its own, pipelined
+ * requests to hosts or ports not listed refused, smuggling attempts 400,
+ * chunked bodies re-encoded both ways, 100 Continue), and the refusals: 403
  * for hosts not listed and for names resolving to loopback, 400 for
  * garbage, 431 for an oversized head, 502 for names that do not resolve and
  * ports that refuse.  Ends with stop closing an open tunnel.
@@ -105,6 +108,54 @@ static char *read_head(int fd)
     return sl_buf_detach(&b);
 }
 
+/* One response from fd: the head, then a body of Content-Length bytes, a
+ * chunked one up to its last chunk, none for 1xx, or all until the peer
+ * closes; heap string. */
+static char *read_one(int fd)
+{
+    char *head = read_head(fd);
+    sl_buf b;
+    sl_buf_init(&b, 0);
+    sl_buf_adds(&b, head);
+    const char *cl = strcasestr(head, "\r\ncontent-length:");
+    if (!strncmp(head, "HTTP/1.1 1", 10)) {
+    } else if (cl) {
+        size_t n = strtoul(cl + 17, NULL, 10);
+        char ch;
+        while (n-- && recv(fd, &ch, 1, 0) == 1)
+            sl_buf_addc(&b, ch);
+    } else if (strcasestr(head, "\r\ntransfer-encoding: chunked")) {
+        char ch;
+        while (!(b.len >= 5 && !memcmp(b.data + b.len - 5, "0\r\n\r\n", 5)) &&
+               recv(fd, &ch, 1, 0) == 1)
+            sl_buf_addc(&b, ch);
+    } else {
+        size_t n;
+        char *rest = read_all(fd, &n);
+        sl_buf_add(&b, rest, n);
+        free(rest);
+    }
+    free(head);
+    return sl_buf_detach(&b);
+}
+
+/* Whether the peer has closed fd (reads nothing more within 10 s). */
+static bool closed_by_peer(int fd)
+{
+    char ch;
+    return recv(fd, &ch, 1, 0) == 0;
+}
+
+/* One request to the proxy on port and its one response back. */
+static char *ask1(int port, const char *req)
+{
+    int fd = dial_tcp(port);
+    send_str(fd, req, strlen(req));
+    char *r = read_one(fd);
+    close(fd);
+    return r;
+}
+
 /* One request to the proxy on port, the whole answer back. */
 static char *ask(int port, const char *req)
 {
@@ -119,15 +170,22 @@ static char *ask(int port, const char *req)
 
 /* Answers each connection once, then closes:
  *   - "/untileof": reads to EOF, answers "got N" (bytes after the head);
+ *   - "/continue": sends "100 Continue" first, then as below;
  *   - with Content-Length: echoes the body;
+ *   - with Transfer-Encoding: chunked: echoes the body's bytes as they
+ *     came, chunk framing included, up to the last chunk;
+ *   - "/chunked": "hello world" in chunks, with an extension and a trailer;
+ *   - "/noframe": a body with neither length nor chunks, ended by closing;
+ *   - "/both": Transfer-Encoding and a wrong Content-Length at once;
  *   - otherwise "hello from origin".
- * Keeps the last request head for the checks. */
+ * Keeps the last request head and every request line for the checks. */
 static struct {
     int fd, port;
     int stop[2];
     pthread_t tid;
     pthread_mutex_t mu;
     char *last_head;
+    sl_buf lines;              /* every request line seen */
     int served;
 } origin;
 
@@ -138,11 +196,36 @@ static void origin_answer(int fd)
     free(origin.last_head);
     origin.last_head = sl_xstrdup(head);
     origin.served++;
+    sl_buf_add(&origin.lines, head, strcspn(head, "\r\n"));
+    sl_buf_addc(&origin.lines, '\n');
     pthread_mutex_unlock(&origin.mu);
     char *body = NULL;
     size_t blen = 0;
     const char *cl = strcasestr(head, "\r\ncontent-length:");
-    if (strstr(head, " /untileof ")) {
+    if (strstr(head, " /continue "))
+        send_str(fd, "HTTP/1.1 100 Continue\r\n\r\n", 25);
+    if (strstr(head, " /chunked ")) {
+        static const char r[] = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n"
+                                "Connection: close\r\n\r\n5;ext=1\r\nhello\r\n6\r\n world\r\n"
+                                "0\r\nX-Trailer: t\r\n\r\n";
+        send_str(fd, r, sizeof r - 1);
+    } else if (strstr(head, " /noframe ")) {
+        static const char r[] = "HTTP/1.1 200 OK\r\n\r\nuntil the origin closes";
+        send_str(fd, r, sizeof r - 1);
+    } else if (strstr(head, " /both ")) {
+        static const char r[] = "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n"
+                                "Transfer-Encoding: chunked\r\n\r\n4\r\nboth\r\n0\r\n\r\n";
+        send_str(fd, r, sizeof r - 1);
+    } else if (strcasestr(head, "\r\ntransfer-encoding: chunked")) {
+        sl_buf raw;
+        sl_buf_init(&raw, 0);
+        char ch;
+        while (!(raw.len >= 5 && !memcmp(raw.data + raw.len - 5, "0\r\n\r\n", 5)) &&
+               recv(fd, &ch, 1, 0) == 1)
+            sl_buf_addc(&raw, ch);
+        blen = raw.len;
+        body = raw.data ? sl_buf_detach(&raw) : sl_xstrdup("");
+    } else if (strstr(head, " /untileof ")) {
         size_t n = 0;
         free(read_all(fd, &n));
         body = sl_xasprintf("got %zu", n);
@@ -197,6 +280,7 @@ static void origin_start(void)
     if (pipe(origin.stop) < 0)
         abort();
     pthread_mutex_init(&origin.mu, NULL);
+    sl_buf_init(&origin.lines, 0);
     pthread_create(&origin.tid, NULL, origin_main, NULL);
 }
 
@@ -209,7 +293,18 @@ static void origin_stop(void)
     close(origin.stop[0]);
     close(origin.stop[1]);
     free(origin.last_head);
+    sl_buf_release(&origin.lines);
     pthread_mutex_destroy(&origin.mu);
+}
+
+/* The request lines the origin has seen, one a line, then forgets them. */
+static char *origin_take_lines(void)
+{
+    pthread_mutex_lock(&origin.mu);
+    char *l = sl_xstrdup(origin.lines.data ? origin.lines.data : "");
+    sl_buf_reset(&origin.lines);
+    pthread_mutex_unlock(&origin.mu);
+    return l;
 }
 
 static char *origin_last_head(void)
@@ -511,7 +606,7 @@ static void test_plain_http(void)
                              "X-Hop: 1\r\n"
                              "Accept: */*\r\n\r\n",
                              origin.port);
-    char *r = ask(port, req);
+    char *r = ask1(port, req);
     CHECK(!strncmp(r, "HTTP/1.1 200 OK\r\n", 17) && !strcmp(body_of(r), "hello from origin"),
           "an absolute-form GET is answered by the origin (got %s)", esc(r));
     char *oh = origin_last_head();
@@ -528,7 +623,7 @@ static void test_plain_http(void)
     free(r);
 
     req = sl_xasprintf("GET http://127.0.0.1:%d HTTP/1.0\r\n\r\n", origin.port);
-    r = ask(port, req);
+    r = ask1(port, req);
     oh = origin_last_head();
     CHECK(!strncmp(oh, "GET / HTTP/1.0\r\n", 16), "an empty path becomes / (got %s)", esc(oh));
     free(oh);
@@ -538,7 +633,7 @@ static void test_plain_http(void)
     req = sl_xasprintf("POST http://127.0.0.1:%d/echo HTTP/1.1\r\nContent-Length: 11\r\n\r\n"
                        "hello world",
                        origin.port);
-    r = ask(port, req);
+    r = ask1(port, req);
     CHECK(!strcmp(body_of(r), "hello world"), "a POST body goes to the origin and back (got %s)",
           esc(r));
     free(req);
@@ -569,6 +664,310 @@ static void test_plain_http(void)
               strstr(r, "port 80 of host 127.0.0.1 is not in the allow list"),
           "a GET to a listed address on another port is 403 naming the port (got %s)", esc(r));
     free(r);
+    sl_proxy_stop(p);
+}
+
+/* Sends req on a new connection to the proxy; the whole answer back
+ * (the proxy closes after a refusal or a last response). */
+static char *ask_all(int port, const char *req, size_t len)
+{
+    int fd = dial_tcp(port);
+    send_str(fd, req, len);
+    char *r = read_all(fd, NULL);
+    close(fd);
+    return r;
+}
+
+/* A refusal of req with 400 that names `why`, before any byte reaches
+ * the origin. */
+static void expect_400(int port, const char *req, const char *why, const char *what)
+{
+    free(origin_take_lines());
+    char *r = ask_all(port, req, strlen(req));
+    char *lines = origin_take_lines();
+    CHECK(!strncmp(r, "HTTP/1.1 400 Bad Request\r\n", 26) && strstr(r, why) && !*lines,
+          "%s: 400 naming \"%s\", nothing reaches the origin (got %s; origin saw %s)", what, why,
+          esc(r), esc(lines));
+    free(lines);
+    free(r);
+}
+
+/* Plain-http connections carry one request after another, each read,
+ * framed and checked on its own: a second request to a host or port not
+ * listed is refused, never piped to the first one's origin, and a request
+ * hidden in a body stays body. */
+static void test_keepalive(void)
+{
+    int port, o = origin.port;
+    char *allow = sl_xasprintf("127.0.0.1:%d, pypi.org", o);
+    sl_proxy *p = proxy_on_tcp(allow, &port);
+    free(allow);
+    free(origin_take_lines());
+
+    /* Two requests in turn on one connection. */
+    int fd = dial_tcp(port);
+    char *req = sl_xasprintf("GET http://127.0.0.1:%d/one HTTP/1.1\r\n\r\n", o);
+    send_str(fd, req, strlen(req));
+    free(req);
+    char *r = read_one(fd);
+    CHECK(!strncmp(r, "HTTP/1.1 200 OK\r\n", 17) && !strcasestr(r, "connection:") &&
+              !strcmp(body_of(r), "hello from origin"),
+          "the first request is answered and the connection stays open (got %s)", esc(r));
+    free(r);
+    req = sl_xasprintf("GET http://127.0.0.1:%d/two HTTP/1.1\r\nConnection: close\r\n\r\n", o);
+    send_str(fd, req, strlen(req));
+    free(req);
+    r = read_one(fd);
+    CHECK(!strncmp(r, "HTTP/1.1 200 OK\r\n", 17) && strstr(r, "\r\nConnection: close\r\n") &&
+              !strcmp(body_of(r), "hello from origin") && closed_by_peer(fd),
+          "a second request on it is answered, and Connection: close ends it (got %s)", esc(r));
+    free(r);
+    close(fd);
+    char *lines = origin_take_lines();
+    CHECK(!strcmp(lines, "GET /one HTTP/1.1\nGET /two HTTP/1.1\n"),
+          "the origin got both requests, each on its own (got %s)", esc(lines));
+    free(lines);
+
+    /* Pipelined behind an allowed request: a host not listed, a listed
+     * address on a port not listed, a listed name on a port not listed. */
+    static const char *const second[][2] = {
+        {"GET http://evil.example/steal HTTP/1.1\r\nHost: evil.example\r\n\r\n",
+         "host evil.example is not in the allow list"},
+        {"GET http://127.0.0.1:22/ HTTP/1.1\r\n\r\n", "port 22 of host 127.0.0.1 is not in"},
+        {"POST http://pypi.org:8080/ HTTP/1.1\r\nContent-Length: 0\r\n\r\n",
+         "port 8080 of host pypi.org is not in the allow list"},
+        {"CONNECT evil.example:443 HTTP/1.1\r\n\r\n", "host evil.example is not in"},
+    };
+    for (size_t i = 0; i < sizeof second / sizeof second[0]; i++) {
+        req = sl_xasprintf("GET http://127.0.0.1:%d/first HTTP/1.1\r\n\r\n%s", o, second[i][0]);
+        r = ask_all(port, req, strlen(req));
+        const char *refusal = strstr(r, "HTTP/1.1 403 Forbidden\r\n");
+        lines = origin_take_lines();
+        CHECK(!strncmp(r, "HTTP/1.1 200 OK\r\n", 17) && strstr(r, "hello from origin") &&
+                  refusal && strstr(refusal, second[i][1]) &&
+                  !strcmp(lines, "GET /first HTTP/1.1\n"),
+              "a pipelined %.*s is refused on its own and never reaches the first origin "
+              "(got %s; origin saw %s)",
+              (int)strcspn(second[i][0], "\r"), second[i][0], esc(r), esc(lines));
+        free(lines);
+        free(r);
+        free(req);
+    }
+
+    /* A request inside a Content-Length body is body. */
+    static const char hidden[] = "GET http://evil.example/ HTTP/1.1\r\n\r\n";
+    req = sl_xasprintf("POST http://127.0.0.1:%d/echo HTTP/1.1\r\nContent-Length: %zu\r\n\r\n%s"
+                       "GET http://127.0.0.1:%d/after HTTP/1.1\r\nConnection: close\r\n\r\n",
+                       o, sizeof hidden - 1, hidden, o);
+    r = ask_all(port, req, strlen(req));
+    lines = origin_take_lines();
+    CHECK(strstr(r, hidden) && !strstr(r, " 403 ") && strstr(r, "hello from origin") &&
+              !strcmp(lines, "POST /echo HTTP/1.1\nGET /after HTTP/1.1\n"),
+          "a request inside a Content-Length body goes as body; the next one is read after it "
+          "(got %s; origin saw %s)",
+          esc(r), esc(lines));
+    free(lines);
+    free(r);
+    free(req);
+
+    /* Chunked: re-encoded (extension and trailer dropped); what follows
+     * the last chunk is the next request, and checked. */
+    req = sl_xasprintf("POST http://127.0.0.1:%d/echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\n"
+                       "\r\n5;x=y\r\nhello\r\n0\r\nX-Trailer: 1\r\n\r\n%s",
+                       o, hidden);
+    r = ask_all(port, req, strlen(req));
+    lines = origin_take_lines();
+    const char *refusal = strstr(r, "HTTP/1.1 403 ");
+    CHECK(strstr(r, "\r\n\r\n5\r\nhello\r\n0\r\n\r\n") && refusal &&
+              strstr(refusal, "host evil.example is not in the allow list") &&
+              !strcmp(lines, "POST /echo HTTP/1.1\n"),
+          "a chunked body reaches the origin re-encoded and a request after its last chunk is "
+          "checked (got %s; origin saw %s)",
+          esc(r), esc(lines));
+    free(lines);
+    free(r);
+    free(req);
+
+    /* Framing the proxy will not guess at. */
+    static const char *const bad[][3] = {
+        {"POST http://127.0.0.1:%d/echo HTTP/1.1\r\nContent-Length: 4\r\n"
+         "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+         "both Content-Length and Transfer-Encoding", "Content-Length with Transfer-Encoding"},
+        {"POST http://127.0.0.1:%d/echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\n"
+         "Content-Length: 4\r\n\r\n0\r\n\r\n",
+         "both Content-Length and Transfer-Encoding", "Transfer-Encoding with Content-Length"},
+        {"POST http://127.0.0.1:%d/echo HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
+         "is not \"chunked\"", "a coding besides chunked"},
+        {"POST http://127.0.0.1:%d/echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\n"
+         "Transfer-Encoding: chunked\r\n\r\n",
+         "is not \"chunked\"", "chunked twice"},
+        {"POST http://127.0.0.1:%d/echo HTTP/1.1\r\nTransfer-Encoding: xchunked\r\n\r\n",
+         "is not \"chunked\"", "a coding that only looks like chunked"},
+        {"POST http://127.0.0.1:%d/echo HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n",
+         "HTTP/1.0 request cannot use Transfer-Encoding", "chunked in HTTP/1.0"},
+        {"POST http://127.0.0.1:%d/echo HTTP/1.1\r\nContent-Length: 4\r\nContent-Length: 5\r\n"
+         "\r\nabcde",
+         "Content-Length is given twice with different values", "two lengths"},
+        {"POST http://127.0.0.1:%d/echo HTTP/1.1\r\nContent-Length: 4, 4\r\n\r\nabcd",
+         "Content-Length is not a number", "a list of lengths"},
+        {"POST http://127.0.0.1:%d/echo HTTP/1.1\r\nContent-Length: -1\r\n\r\n",
+         "Content-Length is not a number", "a negative length"},
+        {"POST http://127.0.0.1:%d/echo HTTP/1.1\r\nContent-Length: 0x10\r\n\r\n",
+         "Content-Length is not a number", "a hexadecimal length"},
+        {"GET http://127.0.0.1:%d/ HTTP/1.1\r\nX-A: 1\rTransfer-Encoding: chunked\r\n\r\n",
+         "a CR without LF", "a header hidden behind a bare CR"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        req = sl_xasprintf(bad[i][0], o);
+        expect_400(port, req, bad[i][1], bad[i][2]);
+        free(req);
+    }
+
+    /* Malformed chunks: 400, and nothing after them is read as a request. */
+    static const char *const chunks[][3] = {
+        {"zz\r\n", "chunk size is not a hexadecimal number", "a size that is not hex"},
+        {" 5\r\nhello\r\n0\r\n\r\n", "chunk size is not a hexadecimal", "space before a size"},
+        {"5 \r\nhello\r\n0\r\n\r\n", "chunk size is not a hexadecimal", "space after a size"},
+        {"5\nhello\r\n0\r\n\r\n", "chunk size line does not end in CRLF", "a bare LF"},
+        {"5\r\nhelloX\r\n0\r\n\r\n", "chunk data is not followed by CRLF", "data overrunning"},
+        {"10000000000000000\r\n", "chunk size is too large", "a size past 2^60"},
+        {"-5\r\nhello\r\n0\r\n\r\n", "chunk size is not a hexadecimal", "a negative size"},
+        {"0\r\nX: 1\n\r\n", "trailer line does not end in CRLF", "a trailer with a bare LF"},
+    };
+    for (size_t i = 0; i < sizeof chunks / sizeof chunks[0]; i++) {
+        req = sl_xasprintf("POST http://127.0.0.1:%d/echo HTTP/1.1\r\n"
+                           "Transfer-Encoding: chunked\r\n\r\n%s%s",
+                           o, chunks[i][0], hidden);
+        free(origin_take_lines());
+        r = ask_all(port, req, strlen(req));
+        lines = origin_take_lines();
+        CHECK(strstr(r, "HTTP/1.1 400 Bad Request\r\n") && strstr(r, chunks[i][1]) &&
+                  !strstr(r, " 403 ") && !strstr(lines, "evil"),
+              "%s in a chunked body: 400 naming \"%s\" (got %s; origin saw %s)", chunks[i][2],
+              chunks[i][1], esc(r), esc(lines));
+        free(lines);
+        free(r);
+        free(req);
+    }
+
+    /* Responses: chunked ones re-encoded, trailer dropped, and the
+     * connection goes on; one framed by closing ends the connection; a
+     * length beside Transfer-Encoding is dropped. */
+    fd = dial_tcp(port);
+    req = sl_xasprintf("GET http://127.0.0.1:%d/chunked HTTP/1.1\r\n\r\n", o);
+    send_str(fd, req, strlen(req));
+    free(req);
+    r = read_one(fd);
+    CHECK(strstr(r, "\r\nTransfer-Encoding: chunked\r\n") && !strcasestr(r, "connection:") &&
+              !strcmp(body_of(r), "5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n"),
+          "a chunked response is passed on re-encoded, its trailer dropped (got %s)", esc(r));
+    free(r);
+    req = sl_xasprintf("GET http://127.0.0.1:%d/noframe HTTP/1.1\r\n\r\n", o);
+    send_str(fd, req, strlen(req));
+    free(req);
+    r = read_one(fd);
+    CHECK(!strncmp(r, "HTTP/1.1 200 OK\r\n", 17) && strstr(r, "\r\nConnection: close\r\n") &&
+              !strcmp(body_of(r), "until the origin closes"),
+          "after it, a response framed by closing ends the connection (got %s)", esc(r));
+    free(r);
+    close(fd);
+    req = sl_xasprintf("GET http://127.0.0.1:%d/both HTTP/1.1\r\n\r\n", o);
+    r = ask1(port, req);
+    CHECK(!strcasestr(r, "content-length") && !strcmp(body_of(r), "4\r\nboth\r\n0\r\n\r\n"),
+          "Content-Length beside Transfer-Encoding in a response is dropped (got %s)", esc(r));
+    free(r);
+    free(req);
+
+    /* Expect: 100-continue: the interim answer comes through, then the
+     * body goes and the final answer comes back. */
+    fd = dial_tcp(port);
+    req = sl_xasprintf("POST http://127.0.0.1:%d/continue HTTP/1.1\r\nContent-Length: 5\r\n"
+                       "Expect: 100-continue\r\n\r\n",
+                       o);
+    send_str(fd, req, strlen(req));
+    free(req);
+    char *interim = read_head(fd);
+    send_str(fd, "hello", 5);
+    r = read_one(fd);
+    close(fd);
+    CHECK(!strcmp(interim, "HTTP/1.1 100 Continue\r\n\r\n") && !strcmp(body_of(r), "hello"),
+          "100 Continue reaches the client before the body goes (got %s then %s)", esc(interim),
+          esc(r));
+    free(interim);
+    free(r);
+
+    /* Large bodies both ways, by length and in many small chunks (more
+     * than the proxy's buffers hold, so they refill mid-chunk). */
+    size_t big = 300 * 1000;
+    sl_buf body;
+    sl_buf_init(&body, 0);
+    sl_buf_addf(&body, "POST http://127.0.0.1:%d/echo HTTP/1.1\r\nContent-Length: %zu\r\n\r\n", o,
+                big);
+    size_t head_len = body.len;
+    for (size_t i = 0; i < big; i++)
+        sl_buf_addc(&body, (char)('a' + i % 26));
+    fd = dial_tcp(port);
+    send_str(fd, body.data, body.len);
+    r = read_one(fd);
+    close(fd);
+    CHECK(strlen(body_of(r)) == big && !memcmp(body_of(r), body.data + head_len, big),
+          "a 300 kB body by length goes to the origin and back (got %zu bytes)",
+          strlen(body_of(r)));
+    free(r);
+    sl_buf_reset(&body);
+    sl_buf_addf(&body, "POST http://127.0.0.1:%d/echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n",
+                o);
+    for (int i = 0; i < 20000; i++)
+        sl_buf_addf(&body, "%x\r\n%0*d\r\n", 1 + i % 16, 1 + i % 16, 0);
+    sl_buf_adds(&body, "0\r\n\r\n");
+    fd = dial_tcp(port);
+    send_str(fd, body.data, body.len);
+    r = read_one(fd);
+    close(fd);
+    /* Decoded, what came back must be the zeros that went. */
+    size_t want = 0, got = 0;
+    for (int i = 0; i < 20000; i++)
+        want += (size_t)(1 + i % 16);
+    bool well_formed = true;
+    for (const char *q = body_of(r);;) {
+        char *e;
+        unsigned long n = strtoul(q, &e, 16);
+        if (e == q || strncmp(e, "\r\n", 2)) {
+            well_formed = false;
+            break;
+        }
+        q = e + 2;
+        if (!n) {
+            well_formed = !strcmp(q, "\r\n");
+            break;
+        }
+        for (unsigned long k = 0; k < n; k++)
+            well_formed &= q[k] == '0';
+        got += n;
+        q += n;
+        if (strncmp(q, "\r\n", 2)) {
+            well_formed = false;
+            break;
+        }
+        q += 2;
+    }
+    CHECK(well_formed && got == want,
+          "20,000 small chunks reach the origin, re-encoded, with every byte (got %zu of %zu)",
+          got, want);
+    free(r);
+    sl_buf_release(&body);
+
+    /* HTTP/1.0: one request per connection. */
+    fd = dial_tcp(port);
+    req = sl_xasprintf("GET http://127.0.0.1:%d/ten HTTP/1.0\r\n\r\n", o);
+    send_str(fd, req, strlen(req));
+    free(req);
+    r = read_one(fd);
+    CHECK(strstr(r, "\r\nConnection: close\r\n") && closed_by_peer(fd),
+          "an HTTP/1.0 request gets Connection: close and the connection ends (got %s)", esc(r));
+    free(r);
+    close(fd);
+    free(origin_take_lines());
     sl_proxy_stop(p);
 }
 
@@ -724,6 +1123,7 @@ int main(void)
     test_connect();
     test_unix_listener();
     test_plain_http();
+    test_keepalive();
     test_refusals();
     test_stop();
     origin_stop();
