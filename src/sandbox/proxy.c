@@ -970,10 +970,10 @@ static void rewrite_response(const char *head, bool drop_length, bool last, sl_b
     sl_buf_adds(out, "\r\n");
 }
 
-/* "HTTP/1.x SSS[ reason]": the status, or -1. */
+/* "HTTP/1.1 SSS[ reason]" (or 1.0): the status, or -1. */
 static int status_of(const char *head)
 {
-    if (strncmp(head, "HTTP/1.", 7) || !is_digit((unsigned char)head[7]) || head[8] != ' ')
+    if (strncmp(head, "HTTP/1.", 7) || (head[7] != '0' && head[7] != '1') || head[8] != ' ')
         return -1;
     const char *d = head + 9;
     for (int i = 0; i < 3; i++)
@@ -1197,7 +1197,7 @@ static bool exchange(conn *c, inbuf *in, const request *r, const sl_h1_body *fra
                   : h == HEAD_BAD     ? "a response head with control bytes or a CR without LF"
                   : h == HEAD_TIMEOUT ? "no response in time"
                   : h != HEAD_OK      ? "no response before closing the connection"
-                  : status < 0        ? "a response that is not HTTP/1.x"
+                  : status < 0        ? "a response that is not HTTP/1.1 or 1.0"
                   : bad               ? "a malformed header line"
                          : "101 Switching Protocols, which the proxy does not pass on");
             free(head);
