@@ -372,7 +372,9 @@ group_net_allow() {
     sb "${B[@]}" --net "allow=127.0.0.1:$PORT" -- sh -c "
         echo \"fetch: \$(curl -sS --noproxy '' --max-time 5 http://127.0.0.1:$PORT/query?qtok-$MARK)\"
         python3 /tmp/t/net.py connectvia:127.0.0.1:$PORT 'get:http://[::1]:$PORT/method' \
-            connectvia:10.0.0.1:443 connect:127.0.0.1:$PORT connect:1.1.1.1:80
+            connectvia:10.0.0.1:443 connect:127.0.0.1:$PORT connect:1.1.1.1:80 \
+            pipeline:http://127.0.0.1:$PORT/method,http://10.0.0.1/query \
+            pipeline:http://127.0.0.1:$PORT/method,http://127.0.0.1:$PORT/query?again
         curl -sS --noproxy '*' --max-time 3 http://127.0.0.1:$PORT/method; echo \"direct: \$?\""
     want "--net allow=127.0.0.1: curl through the proxy fetches the host server's content" \
         fetch: "qtok-$MARK"
@@ -387,6 +389,10 @@ group_net_allow() {
     want "--net allow=127.0.0.1: a direct connection outside fails (ENETUNREACH)" \
         connect:1.1.1.1:80 ENETUNREACH
     want "--net allow=127.0.0.1: curl --noproxy '*' gets nothing (exit 7)" direct: 7
+    want "--net allow=127.0.0.1: a GET pipelined behind an allowed one is checked: 403" \
+        "pipeline:http://127.0.0.1:$PORT/method,http://10.0.0.1/query" "200 403 *private*"
+    want "--net allow=127.0.0.1: two allowed GETs on one connection are both answered" \
+        "pipeline:http://127.0.0.1:$PORT/method,http://127.0.0.1:$PORT/query?again" "200 200 again"
 
     # '*' allows names with public addresses only: other spellings of loopback
     local h probes=()

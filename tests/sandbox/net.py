@@ -13,11 +13,16 @@ sluice sandbox.  Each argument is one probe; each prints one line.
   connectvia:HOST:PORT   a CONNECT through the proxy; when the proxy says
                          200 a plain GET /method goes through the tunnel
                          and its first body line is shown
+  pipeline:URL1,URL2     two absolute-form GETs sent in one write on one
+                         proxy connection: the status line of each answer
+                         ("pipeline:... 200 403"), and the first body line
+                         of the last
   ifaces                 the network interfaces ("ifaces lo")
   vsock:CID:PORT         a vsock connection (vsock ignores network
                          namespaces): "OK" or the errno name
 """
 import errno
+import re
 import socket
 import sys
 
@@ -122,6 +127,15 @@ def probe(arg):
             s.settimeout(3)
             s.connect((int(cid), int(port)))
             return "OK"
+        if kind == "pipeline":
+            from urllib.parse import urlsplit
+            reqs = b"".join(("GET %s HTTP/1.1\r\nHost: %s\r\n\r\n"
+                             % (u, urlsplit(u).netloc)).encode() for u in rest.split(","))
+            s = socket.create_connection(PROXY, timeout=10)
+            s.sendall(reqs)
+            data = read_body(s, b"", 1 << 16)
+            codes = [c.decode() for c in re.findall(rb"HTTP/1\.[01] (\d{3}) ", data)]
+            return "%s %s" % (" ".join(codes), first_line(data.rpartition(b"\r\n\r\n")[2]))
         if kind == "ifaces":
             # /proc/net/dev, not if_nameindex(): netlink is denied in a sandbox
             with open("/proc/net/dev") as f:
