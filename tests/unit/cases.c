@@ -197,6 +197,9 @@ typedef struct {
     int chunks;
     sl_value *counts;   /* event name -> how many */
     sl_value *logs;     /* agent_log events, in order */
+    sl_value *trace;    /* node_started "> id", node_finished "< id" and text_chunk
+                           "node.var: text" lines, in order */
+    sl_value *chunk_lines; /* the text_chunk lines alone */
 } collect;
 
 static void on_event(const char *event, const sl_value *data, void *ud)
@@ -206,6 +209,22 @@ static void on_event(const char *event, const sl_value *data, void *ud)
                         json_integer(json_integer_value(json_object_get(c->counts, event)) + 1));
     if (!strcmp(event, "agent_log"))
         json_array_append_new(c->logs, json_deep_copy(data));
+    const char *node = json_string_value(json_object_get(data, "node_id"));
+    if (!strcmp(event, "node_started") || !strcmp(event, "node_finished")) {
+        char *line = sl_xasprintf("%c %s", event[5] == 's' ? '>' : '<', node ? node : "?");
+        json_array_append_new(c->trace, json_string(line));
+        free(line);
+    } else if (!strcmp(event, "text_chunk")) {
+        sl_buf line;
+        sl_buf_init(&line, 0);
+        const sl_value *sel = json_object_get(data, "from_variable_selector");
+        for (size_t i = 0; i < json_array_size(sel); i++)
+            sl_buf_addf(&line, "%s%s", i ? "." : "", json_string_value(json_array_get(sel, i)));
+        sl_buf_addf(&line, ": %s", json_string_value(json_object_get(data, "text")));
+        json_array_append_new(c->trace, json_string(line.data));
+        json_array_append_new(c->chunk_lines, json_string(line.data));
+        sl_buf_release(&line);
+    }
     if (!strcmp(event, "node_finished")) {
         json_object_set(c->status, json_string_value(json_object_get(data, "node_id")),
                         json_object_get(data, "status"));
@@ -348,7 +367,8 @@ static void run_entry(const char *file, const sl_graph *g, const sl_value *t)
     sl_diag d;
     sl_diag_init(&d);
     sl_value *inputs = NULL;
-    collect col = {json_object(), json_object(), {0}, 0, json_object(), json_array()};
+    collect col = {json_object(), json_object(), {0}, 0, json_object(), json_array(),
+                   json_array(), json_array()};
     sl_buf_init(&col.streamed, 0);
     sl_llm_tape *tape = NULL;
     reset_llmd();
@@ -450,6 +470,14 @@ static void run_entry(const char *file, const sl_graph *g, const sl_value *t)
     if (wsd && (col.streamed.len != strlen(wsd) || memcmp(col.streamed.data, wsd, col.streamed.len)))
         sl_buf_addf(&fail, "streamed: want '%s', got '%.*s'; ", wsd, (int)col.streamed.len,
                     col.streamed.data ? col.streamed.data : "");
+    /* trace / chunks: the exact sequence of node and text_chunk events, or
+     * of text_chunk events alone */
+    const sl_value *wt = json_object_get(ex, "trace");
+    if (wt && !sl_value_equal(wt, col.trace))
+        why(&fail, "trace: want %s, got %s", wt, col.trace);
+    const sl_value *wch = json_object_get(ex, "chunks");
+    if (wch && !sl_value_equal(wch, col.chunk_lines))
+        why(&fail, "chunks: want %s, got %s", wch, col.chunk_lines);
     const sl_value *wcm = json_object_get(ex, "chunks_min");
     if (json_is_integer(wcm) && col.chunks < json_integer_value(wcm))
         sl_buf_addf(&fail, "text_chunk events: want at least %lld, got %d; ",
@@ -490,6 +518,8 @@ report:
     json_decref(col.finished);
     json_decref(col.counts);
     json_decref(col.logs);
+    json_decref(col.trace);
+    json_decref(col.chunk_lines);
     sl_buf_release(&col.streamed);
     sl_llm_tape_close(tape);
     json_decref(inputs);
