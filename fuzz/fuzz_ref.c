@@ -1,6 +1,6 @@
 /*
  * fuzz_ref — libFuzzer target for {{#node.var#}} references (tmpl/ref):
- * sl_ref_scan and sl_ref_render over arbitrary text.
+ * sl_ref_scan, sl_ref_render and sl_ref_pieces over arbitrary text.
  *
  * The resolver answers from a fixed table chosen by a hash of the parts, so
  * every value shape (text, numbers, null, arrays, objects, files, missing)
@@ -10,7 +10,10 @@
  *     [A-Za-z_][A-Za-z0-9_]{0,29};
  *   - render and scan agree on which references a text holds;
  *   - text without references renders to itself;
- *   - render fails (-1) only when the output buffer hit its cap.
+ *   - render fails (-1) only when the output buffer hit its cap;
+ *   - the pieces give back the text: plain runs (never empty) and each
+ *     reference written as {{#parts#}}, in order, are the input, with as
+ *     many references as scan saw.
  * The first input byte picks the output cap, so the cap path is fuzzed too.
  */
 #include <ctype.h>
@@ -99,6 +102,34 @@ static sl_value *resolve(void *ud, const char *const *parts, int nparts)
     return v ? json_incref(v) : NULL;
 }
 
+typedef struct {
+    sl_buf text;
+    int refs;
+} rebuilt;
+
+static int piece(void *ud, const char *lit, size_t len, const char *const *parts, int nparts)
+{
+    rebuilt *b = ud;
+    if (lit) {
+        if (!len || parts || nparts) {
+            fprintf(stderr, "a plain piece of %zu bytes with %d parts\n", len, nparts);
+            abort();
+        }
+        sl_buf_add(&b->text, lit, len);
+        return 0;
+    }
+    check_ref(parts, nparts);
+    b->refs++;
+    sl_buf_adds(&b->text, "{{#");
+    for (int i = 0; i < nparts; i++) {
+        if (i)
+            sl_buf_addc(&b->text, '.');
+        sl_buf_adds(&b->text, parts[i]);
+    }
+    sl_buf_adds(&b->text, "#}}");
+    return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
@@ -125,6 +156,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     }
     sl_buf_release(&out);
+    rebuilt b = {.refs = 0};
+    sl_buf_init(&b.text, 0);
+    sl_ref_pieces(text, piece, &b);
+    if (strcmp(b.text.data ? b.text.data : "", text) != 0 || b.refs != scanned.count) {
+        fprintf(stderr, "the pieces (%d references) do not give back the text (%d)\n", b.refs,
+                scanned.count);
+        abort();
+    }
+    sl_buf_release(&b.text);
     free(text);
     return 0;
 }

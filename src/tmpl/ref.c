@@ -123,3 +123,28 @@ int sl_ref_scan(const char *text, sl_ref_visit_fn fn, void *ud)
     scan_state st = {fn, ud};
     return each_ref(text, scan_one, &st);
 }
+
+typedef struct {
+    sl_ref_piece_fn fn;
+    void *ud;
+    const char *lit; /* start of the plain text not yet handed out */
+} pieces_state;
+
+static int piece_one(void *ud, const char *at, size_t used, const char *const *parts, int n)
+{
+    pieces_state *st = ud;
+    int rc = 0;
+    if (at > st->lit)
+        rc = st->fn(st->ud, st->lit, (size_t)(at - st->lit), NULL, 0);
+    st->lit = at + used;
+    return rc ? rc : st->fn(st->ud, NULL, 0, parts, n);
+}
+
+int sl_ref_pieces(const char *text, sl_ref_piece_fn fn, void *ud)
+{
+    pieces_state st = {fn, ud, text};
+    int rc = each_ref(text, piece_one, &st);
+    if (!rc && *st.lit)
+        rc = fn(ud, st.lit, strlen(st.lit), NULL, 0);
+    return rc;
+}

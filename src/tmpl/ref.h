@@ -27,4 +27,12 @@ int sl_ref_render(const char *text, sl_ref_resolve_fn fn, void *ud, sl_buf *out)
 /* Visits every reference; returns what the visitor returned, or 0. */
 int sl_ref_scan(const char *text, sl_ref_visit_fn fn, void *ud);
 
+/* Called for each piece of a text in order: a run of plain text (parts NULL,
+ * nparts 0) or a reference (lit NULL, len 0).  Return non-zero to stop. */
+typedef int (*sl_ref_piece_fn)(void *ud, const char *lit, size_t len, const char *const *parts,
+                               int nparts);
+/* Splits text into plain runs and references (empty runs are left out);
+ * returns what fn returned, or 0. */
+int sl_ref_pieces(const char *text, sl_ref_piece_fn fn, void *ud);
+
 #endif

@@ -232,6 +232,45 @@ static void test_scan(void)
     sl_buf_release(&s.seen);
 }
 
+static int piece(void *ud, const char *lit, size_t len, const char *const *parts, int n)
+{
+    sl_buf *b = ud;
+    if (lit) {
+        sl_buf_addc(b, '[');
+        sl_buf_add(b, lit, len);
+        sl_buf_addc(b, ']');
+    }
+    for (int i = 0; i < n; i++) {
+        sl_buf_adds(b, i ? "." : "<");
+        sl_buf_adds(b, parts[i]);
+    }
+    if (n)
+        sl_buf_addc(b, '>');
+    return 0;
+}
+
+static void pieces_are(const char *text, const char *want, const char *what)
+{
+    sl_buf b;
+    sl_buf_init(&b, 0);
+    sl_ref_pieces(text, piece, &b);
+    const char *got = b.data ? b.data : "";
+    CHECK(strcmp(got, want) == 0, "%s: pieces of '%s' are '%s' (got '%s')", what, esc(text),
+          want, got);
+    sl_buf_release(&b);
+}
+
+/* The split an answer node streams by: plain runs and references, in
+ * order, near-misses staying plain text. */
+static void test_pieces(void)
+{
+    pieces_are("Hi {{#n1.text#}}!", "[Hi ]<n1.text>[!]", "text around a reference");
+    pieces_are("{{#a.b#}}{{#c.d.e#}}", "<a.b><c.d.e>", "adjacent references, no empty runs");
+    pieces_are("{{# a.b #}} {{#x#}}", "[{{# a.b #}} {{#x#}}]", "near-misses stay plain");
+    pieces_are("", "", "empty text");
+    pieces_are("{{#x.y#}} and {{#x.y#}}", "<x.y>[ and ]<x.y>", "a reference twice");
+}
+
 static void test_cap(void)
 {
     sl_buf out;
@@ -265,6 +304,7 @@ int main(void)
     test_render_values();
     test_forms();
     test_scan();
+    test_pieces();
     test_cap();
     sl_decref(vars);
     return tap_done();
