@@ -16,7 +16,7 @@
 #    and SERVE_DURATION s (user bench) on SERVE_CONNS connections.  Target:
 #    >= 5,000 runs/s with p99 <= 20 ms.  Then the database
 #    (sqlite3 DATA/sluice.db) must hold every run wrk made: each run id wrk
-#    got back is stored as succeeded with its 6 events, and the stored runs
+#    got back is stored as succeeded with its 7 events, and the stored runs
 #    are the answered requests plus at most those still in flight when wrk
 #    stopped (wrk drops them unanswered; the server still runs them).
 # 2. bench/serve/stream_clients.py opens SERVE_CLIENTS (1,000) connections
@@ -48,8 +48,10 @@ clients=${SERVE_CLIENTS:-1000}
 max_runs=${SERVE_MAX_RUNS:-$clients}
 rss_mb=${SERVE_RSS_MB:-15}
 target_rps=5000 target_p99_ms=20
-trivial_events=6         # workflow_started, 2 x (node_started, node_finished), workflow_finished
-stream_nodes=5
+# workflow_started, 2 x (node_started, node_finished), the end node's text_chunk
+# (its output streams, as in Dify), workflow_finished
+trivial_events=7
+stream_nodes=5 stream_chunks=1
 
 die() { echo "serve bench: $*" >&2; exit 2; }
 [ -x "$bin" ] || die "$bin is missing; run make"
@@ -197,10 +199,10 @@ rss_blocking=$( settle_idle; rss_kb )
 echo "  idle after the blocking load: VmRSS $rss_blocking KB"
 
 # ---- 2. streaming clients ----
-echo "# 2. $clients streaming clients at once on start -> 3 pass-through nodes -> end ($stream_nodes nodes, $((2 + 2 * stream_nodes)) events a run)"
+echo "# 2. $clients streaming clients at once on start -> 3 pass-through nodes -> end ($stream_nodes nodes, $((2 + 2 * stream_nodes + stream_chunks)) events a run)"
 alive
 sline=$(python3 bench/serve/stream_clients.py 127.0.0.1 "$port" "$stream_key" "$clients" "$stream_nodes" \
-          --ids "$out/stream-ids.txt" --timeout 60 2>"$out/stream-errors.txt" | tee "$out/stream.txt" | grep '^STREAM ') \
+          --chunks "$stream_chunks" --ids "$out/stream-ids.txt" --timeout 60 2>"$out/stream-errors.txt" | tee "$out/stream.txt" | grep '^STREAM ') \
   || die "no STREAM line from bench/serve/stream_clients.py (see $out/stream-errors.txt)"
 sed 's/^/  client: /' "$out/stream-errors.txt"
 completed=$(kv completed "$sline") refused=$(kv refused "$sline")

@@ -10,12 +10,13 @@ by hand (chunked transfer coding, server-sent events).
   3. reads every SSE stream to its end and checks it: the first event is
      workflow_started, the last workflow_finished (status succeeded), all
      events carry one workflow_run_id, and there is one node_started and one
-     node_finished per node of the workflow (NODES).
+     node_finished per node of the workflow (NODES) and CHUNKS text_chunk
+     events (what the end node streams).
 
 Prints one line for the shell, e.g.
 
   STREAM clients=1000 connected=1000 completed=1000 refused=0 failed=0
-         events=12000 expected=12000 lost=0 pings=0 connect_s=0.21 total_s=1.93
+         events=13000 expected=13000 lost=0 pings=0 connect_s=0.21 total_s=1.93
          first_event_p50_ms=… first_event_p99_ms=… finish_p50_ms=… finish_p99_ms=…
 
 `lost` counts the events a client should have had but did not get (a
@@ -23,7 +24,7 @@ failed client loses all of its run's events).  With --ids FILE the run id
 and event count of every completed stream go to FILE (id,count per line) so
 the caller can compare them with the database.
 
-Usage: stream_clients.py HOST PORT KEY N NODES [--ids FILE] [--timeout S]
+Usage: stream_clients.py HOST PORT KEY N NODES [--chunks CHUNKS] [--ids FILE] [--timeout S]
 """
 
 import argparse
@@ -121,7 +122,7 @@ async def read_body(reader, headers, sse):
             sse.feed(data)
 
 
-async def client(conn, req, res, go, nodes):
+async def client(conn, req, res, go, nodes, chunks):
     """One client on an open connection: waits for `go`, then runs."""
     reader, writer = conn
     try:
@@ -150,10 +151,11 @@ async def client(conn, req, res, go, nodes):
             problems.append("does not begin with workflow_started")
         if not ev or ev[-1] != "workflow_finished":
             problems.append("does not end with workflow_finished")
-        for name in ("node_started", "node_finished"):
+        for name, want in (("node_started", nodes), ("node_finished", nodes),
+                           ("text_chunk", chunks)):
             n = ev.count(name)
-            if n != nodes:
-                problems.append(f"{n} {name} events, expected {nodes}")
+            if n != want:
+                problems.append(f"{n} {name} events, expected {want}")
         if problems:
             res.err = "; ".join(problems) + f" (got {ev})"
         else:
@@ -186,7 +188,7 @@ async def main_async(a):
 
     conns = await asyncio.gather(*(connect(i) for i in range(a.n)))
     connect_s = time.monotonic() - t_start
-    tasks = [asyncio.ensure_future(client(c, req, results[i], go, a.nodes))
+    tasks = [asyncio.ensure_future(client(c, req, results[i], go, a.nodes, a.chunks))
              for i, c in enumerate(conns) if c is not None]
     await asyncio.sleep(0)          # every client is waiting on `go`
     t_go = time.monotonic()
@@ -199,7 +201,7 @@ async def main_async(a):
         if not r.ok and r.err is None:
             r.err = f"no end of stream within {a.timeout:g} s"
 
-    expected_per = 2 + 2 * a.nodes
+    expected_per = 2 + 2 * a.nodes + a.chunks
     completed = sum(r.ok for r in results)
     refused = sum(r.status == 429 for r in results)
     events = sum(len(r.events) for r in results)
@@ -234,6 +236,7 @@ def main():
     ap.add_argument("key")
     ap.add_argument("n", type=int)
     ap.add_argument("nodes", type=int, help="nodes in the workflow (node events per kind)")
+    ap.add_argument("--chunks", type=int, default=0, help="text_chunk events a run sends")
     ap.add_argument("--ids", help="write run_id,events of each completed stream here")
     ap.add_argument("--timeout", type=float, default=60.0)
     a = ap.parse_args()

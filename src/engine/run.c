@@ -20,6 +20,7 @@
 #include "../core/sha256.h"
 #include "../llm/config.h"
 #include "../tmpl/ref.h"
+#include "stream.h"
 
 typedef enum { E_UNKNOWN = 0, E_TAKEN, E_SKIPPED } estate;
 typedef enum { NS_PENDING = 0, NS_RUNNING, NS_SUCCEEDED, NS_FAILED, NS_EXCEPTION, NS_SKIPPED } nstatus;
@@ -47,11 +48,11 @@ struct sl_run {
     int steps;
     char **secrets;
     int nsecrets;
-    sl_buf answer;
+    sl_buf answer;            /* the text answers and end nodes streamed (ev_lock) */
+    sl_stream_plan *plan;     /* what answer and end nodes show; NULL when nobody sees it */
     unsigned long long rng;
     /* The run's sandbox, made by the first node that needs one (code,
      * command) and destroyed when the run ends, however it ends. */
-    sl_map streamed;          /* "node.var" already streamed as text_chunk (ev_lock) */
     pthread_mutex_t sb_lock;
     sl_sandbox *sandbox;
     char *sandbox_error;
@@ -87,6 +88,7 @@ struct sched {
     bool abort, done, broke;
     char *fail_msg, *fail_type;
     bool stopped;
+    sl_stream *stream;        /* this graph's response coordinator, or NULL (mu) */
     pthread_mutex_t mu;
     pthread_cond_t cv;
 };
@@ -258,49 +260,19 @@ int sl_exec_assign(sl_node_exec *x, const sl_value *selector, sl_value *v)
     return 0;
 }
 
-void sl_exec_text_chunk(sl_node_exec *x, const char *text, size_t len)
+bool sl_exec_streams(sl_node_exec *x, const char *var)
 {
-    sl_run *r = x->s->run;
-    pthread_mutex_lock(&r->ev_lock);
-    sl_buf_add(&r->answer, text, len);
-    pthread_mutex_unlock(&r->ev_lock);
-    if (r->opts.on_event) {
-        sl_value *d = json_object();
-        json_object_set_new(d, "text", json_stringn(text, len));
-        sl_value *sel = json_array();
-        json_array_append_new(sel, json_string(x->n->id));
-        json_array_append_new(sel, json_string("answer"));
-        json_object_set_new(d, "from_variable_selector", sel);
-        emit(r, "text_chunk", d);
-    }
+    return sl_stream_wants(x->s->stream, x->n->idx, var);
 }
 
 void sl_exec_stream_chunk(sl_node_exec *x, const char *var, const char *text, size_t len)
 {
-    sl_run *r = x->s->run;
-    char key[256];
-    snprintf(key, sizeof key, "%s.%s", x->n->id, var);
-    pthread_mutex_lock(&r->ev_lock);
-    sl_buf_add(&r->answer, text, len);
-    if (!sl_map_get(&r->streamed, key))
-        sl_map_put(&r->streamed, key, (void *)1);
-    pthread_mutex_unlock(&r->ev_lock);
-    if (r->opts.on_event) {
-        sl_value *d = json_pack("{s:s%, s:[s,s]}", "text", text, len, "from_variable_selector",
-                                x->n->id, var);
-        emit(r, "text_chunk", d);
-    }
-}
-
-bool sl_exec_streamed(sl_node_exec *x, const char *node_id, const char *var)
-{
-    sl_run *r = x->s->run;
-    char key[256];
-    snprintf(key, sizeof key, "%s.%s", node_id, var);
-    pthread_mutex_lock(&r->ev_lock);
-    bool yes = sl_map_get(&r->streamed, key) != NULL;
-    pthread_mutex_unlock(&r->ev_lock);
-    return yes;
+    sched *s = x->s;
+    if (!sl_stream_wants(s->stream, x->n->idx, var)) /* the plan is read-only: no lock */
+        return;
+    pthread_mutex_lock(&s->mu);
+    sl_stream_chunk(s->stream, x->n->idx, var, text, len);
+    pthread_mutex_unlock(&s->mu);
 }
 
 void sl_exec_usage(sl_node_exec *x, long long tokens, double price, const char *currency)
@@ -658,6 +630,37 @@ void sl_exec_event(sl_node_exec *x, const char *event, sl_value *data)
 
 /* ---- scheduling ---- */
 
+/* The response coordinator's view of a graph engine (called with s->mu
+ * held): text goes out as text_chunk events and makes the chat answer,
+ * also what answers inside iterations and loops stream, as in Dify. */
+static void stream_emit(void *ud, const char *const *sel, int n, const char *text, size_t len)
+{
+    sched *s = ud;
+    sl_run *r = s->run;
+    pthread_mutex_lock(&r->ev_lock);
+    sl_buf_add(&r->answer, text, len);
+    pthread_mutex_unlock(&r->ev_lock);
+    if (!r->opts.on_event)
+        return;
+    sl_value *from = json_array();
+    for (int i = 0; i < n; i++)
+        json_array_append_new(from, json_string(sel[i]));
+    sl_value *d = json_object();
+    json_object_set_new(d, "text", json_stringn(text, len));
+    json_object_set_new(d, "from_variable_selector", from);
+    emit(r, "text_chunk", d);
+}
+
+static sl_value *stream_get(void *ud, const char *const *sel, int n)
+{
+    return sl_pool_get(((sched *)ud)->pool, sel, n);
+}
+
+static bool stream_skipped(void *ud, int node)
+{
+    return ((sched *)ud)->status[node] == NS_SKIPPED;
+}
+
 static void sched_init(sched *s, sl_run *r, int scope, int depth, sl_pool *pool, int threads)
 {
     const sl_graph *g = r->g;
@@ -678,6 +681,9 @@ static void sched_init(sched *s, sl_run *r, int scope, int depth, sl_pool *pool,
     s->tids = s->max_threads ? sl_xcalloc((size_t)s->max_threads, sizeof *s->tids) : NULL;
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
+    sl_stream_io io = {stream_emit, stream_get, stream_skipped, s};
+    s->stream = sl_stream_new(r->plan, scope, scope < 0 ? g->start : g->nodes[scope].inner_start,
+                              &io);
 }
 
 static void sched_release(sched *s)
@@ -690,6 +696,7 @@ static void sched_release(sched *s)
     free(s->tids);
     free(s->fail_msg);
     free(s->fail_type);
+    sl_stream_free(s->stream);
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->cv);
 }
@@ -962,8 +969,9 @@ static void exec_node(sched *s, int v)
             pthread_mutex_unlock(&r->ev_lock);
         }
     }
+    sl_value *finished = NULL;
     if (ev) {
-        sl_value *d = node_event_base(&x, index, pred);
+        sl_value *d = finished = node_event_base(&x, index, pred);
         json_object_set_new(d, "inputs", x.inputs ? json_incref(x.inputs) : json_null());
         json_object_set_new(d, "process_data", x.process ? json_incref(x.process) : json_null());
         json_object_set_new(d, "outputs", x.outputs ? json_incref(x.outputs) : json_null());
@@ -979,9 +987,11 @@ static void exec_node(sched *s, int v)
         json_object_set_new(d, "execution_metadata", meta);
         json_object_set_new(d, "created_at", json_integer(created));
         json_object_set_new(d, "finished_at", json_integer(wall_s()));
-        emit(r, "node_finished", d);
     }
 
+    /* node_finished goes out under the lock, after the text this node
+     * releases (an answer's path decided, an LLM's stream complete) and
+     * before any successor starts, in the order Dify's engine gives. */
     pthread_mutex_lock(&s->mu);
     s->status[v] = (unsigned char)st;
     if (st == NS_FAILED) {
@@ -1000,6 +1010,12 @@ static void exec_node(sched *s, int v)
         if (strcmp(n->type, "loop-end") == 0)
             s->broke = true;
         int added = complete(s, v, handle, fail_branch);
+        if (s->stream) {
+            sl_stream_done(s->stream, v);
+            for (int k = 0; k < n->nout; k++)
+                if (s->edge[n->out[k]] == E_TAKEN)
+                    sl_stream_taken(s->stream, n->out[k]);
+        }
         if (added > 1) {
             /* More work than this worker can take: wake idle workers and
              * start threads up to the pool size. */
@@ -1015,7 +1031,10 @@ static void exec_node(sched *s, int v)
             }
         }
     }
+    if (finished) /* workers woken above wait for the lock; freed after it */
+        emit(r, "node_finished", json_incref(finished));
     pthread_mutex_unlock(&s->mu);
+    json_decref(finished);
 
     json_decref(x.inputs);
     json_decref(x.outputs);
@@ -1079,11 +1098,21 @@ void *sl__worker_main(void *arg)
 static void sched_run(sched *s, int start)
 {
     pthread_mutex_lock(&s->mu);
+    if (s->stream)
+        sl_stream_begin(s->stream);
     push(s, start);
     pthread_mutex_unlock(&s->mu);
     worker_loop(s);
     for (int i = 0; i < s->threads; i++)
         pthread_join(s->tids[i], NULL);
+    /* A graph that ran to its end sends what its answers still hold (a
+     * reference to a variable that never came); a failed or stopped one
+     * sends nothing more. */
+    if (s->stream && !s->abort) {
+        pthread_mutex_lock(&s->mu);
+        sl_stream_finish(s->stream);
+        pthread_mutex_unlock(&s->mu);
+    }
 }
 
 /* ---- containers ---- */
@@ -1275,8 +1304,10 @@ sl_run *sl_run_new(const sl_graph *g, const sl_run_opts *opts)
     r->outputs = json_object();
     pthread_mutex_init(&r->ev_lock, NULL);
     pthread_mutex_init(&r->sb_lock, NULL);
-    sl_map_init(&r->streamed);
     r->made = json_object();
+    /* Workflows show their answers only in events; a chat's make its answer. */
+    if (opts->on_event || !strcmp(g->mode, "advanced-chat"))
+        r->plan = sl_stream_plan_new(g);
     sl_buf_init(&r->answer, r->L.max_string_bytes ? r->L.max_string_bytes * 4 : 0);
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -1430,7 +1461,7 @@ void sl_run_free(sl_run *r)
     free(r->files_dir);
     json_decref(r->made);
     pthread_mutex_destroy(&r->sb_lock);
-    sl_map_release(&r->streamed);
+    sl_stream_plan_free(r->plan);
     free(r);
 }
 

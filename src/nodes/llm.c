@@ -23,9 +23,8 @@
  * - reasoning_format separated moves <think>…</think> out of the text into
  *   reasoning_content; tagged keeps it in the text and puts a reasoning
  *   stream the provider sent separately (DeepSeek) back into <think> tags.
- * - The answer streams as text_chunk events when an answer node shows this
- *   node's text first (Dify's streaming; that answer node then sends only
- *   what follows), or in workflows when an end node outputs it.
+ * - The text streams, piece by piece, when an answer or end node shows it
+ *   (the engine's response coordinator decides when the pieces go out).
  * - Prompts with edition_type jinja2 render their jinja2_text with the
  *   Jinja2 engine (tmpl/jinja.h), the context being the node's
  *   prompt_config.jinja2_variables [{variable, value_selector}]; syntax
@@ -302,62 +301,12 @@ static int build_messages(sl_node_exec *x, sl_value **out)
 
 /* ---- streaming to an answer node ---- */
 
-/* Whether an answer node downstream of this one shows {{#id.text#}} as
- * its first reference (*prefix then gets the plain text before it, sent
- * ahead of the first piece), or (workflows) an end node downstream
- * outputs id.text. */
-static bool streams_to_answer(sl_node_exec *x, char **prefix)
-{
-    const sl_graph *g = sl_exec_graph(x);
-    const sl_gnode *me = sl_exec_node(x);
-    char ref[160];
-    snprintf(ref, sizeof ref, "{{#%s.text#}}", me->id);
-    /* nodes reachable from this one */
-    char *seen = sl_xcalloc((size_t)g->nnodes, 1);
-    int *stack = sl_xmalloc(sizeof *stack * (size_t)(g->nnodes + 1));
-    int top = 0;
-    bool found = false;
-    stack[top++] = me->idx;
-    seen[me->idx] = 1;
-    while (top && !found) {
-        const sl_gnode *n = &g->nodes[stack[--top]];
-        if (!strcmp(n->type, "answer")) {
-            const char *a = json_string_value(json_object_get(n->data, "answer"));
-            const char *first = a ? strstr(a, "{{#") : NULL;
-            if (first && !strncmp(first, ref, strlen(ref))) {
-                found = true;
-                *prefix = first > a ? sl_xstrndup(a, (size_t)(first - a)) : NULL;
-            }
-        } else if (!strcmp(n->type, "end") && !strcmp(sl_exec_mode(x), "workflow")) {
-            /* workflows stream what their end node outputs, as Dify does */
-            const sl_value *outs = json_object_get(n->data, "outputs");
-            for (size_t i = 0; i < json_array_size(outs) && !found; i++) {
-                const sl_value *sel = json_object_get(json_array_get(outs, i), "value_selector");
-                found = json_array_size(sel) == 2 &&
-                        !strcmp(json_string_value(json_array_get(sel, 0)), me->id) &&
-                        !strcmp(json_string_value(json_array_get(sel, 1)), "text");
-            }
-        }
-        for (int k = 0; k < n->nout; k++) {
-            int dst = g->edges[n->out[k]].dst;
-            if (!seen[dst]) {
-                seen[dst] = 1;
-                stack[top++] = dst;
-            }
-        }
-    }
-    free(seen);
-    free(stack);
-    return found;
-}
-
 typedef struct {
     sl_node_exec *x;
     bool relay;
     bool separated;
     int think;      /* separated: 0 before/outside <think>, 1 inside */
     sl_buf pending; /* a possible partial tag held back */
-    char *prefix;   /* the answer's plain text before the reference */
     bool in_reasoning; /* tagged: a <think> block is open on the stream */
     bool started;   /* separated: text other than whitespace went out */
     sl_buf ws;      /* separated: whitespace held back (the text is trimmed) */
@@ -365,11 +314,6 @@ typedef struct {
 
 static void relay_out(relay_state *r, const char *s, size_t n)
 {
-    if (r->prefix) {
-        sl_exec_stream_chunk(r->x, "text", r->prefix, strlen(r->prefix));
-        free(r->prefix);
-        r->prefix = NULL;
-    }
     if (n)
         sl_exec_stream_chunk(r->x, "text", s, n);
 }
@@ -552,7 +496,7 @@ static int run(sl_node_exec *x)
     relay_state rs = {.x = x, .separated = rf && !strcmp(rf, "separated")};
     sl_buf_init(&rs.pending, 0);
     sl_buf_init(&rs.ws, 0);
-    rs.relay = streams_to_answer(x, &rs.prefix);
+    rs.relay = sl_exec_streams(x, "text");
     sl_llm_stream st = {.on_text = relay_text, .on_reasoning = relay_reasoning,
                         .cancelled = relay_cancelled, .ud = &rs};
     sl_value *resp = NULL;
@@ -608,7 +552,6 @@ static int run(sl_node_exec *x)
     json_decref(req);
     sl_buf_release(&rs.pending);
     sl_buf_release(&rs.ws);
-    free(rs.prefix);
     return rc;
 }
 

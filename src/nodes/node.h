@@ -116,14 +116,14 @@ int sl_exec_fail(sl_node_exec *x, const char *error_type, const char *fmt, ...)
  * already failed the node (sl_exec_fail) and returns -1. */
 int sl_exec_assign(sl_node_exec *x, const sl_value *selector, sl_value *v);
 
-/* Streams text to the user (answer nodes): a text_chunk event. */
-void sl_exec_text_chunk(sl_node_exec *x, const char *text, size_t len);
-/* Streams a piece of this node's output `var` ahead of the answer node that
- * shows it (an LLM's text as it arrives): a text_chunk event from
- * [node, var], remembered so that answer node does not send it again. */
+/* Whether an answer or end node shows this node's output `var` whole, so
+ * the node should stream it as it is produced (an LLM's text). */
+bool sl_exec_streams(sl_node_exec *x, const char *var);
+/* A piece of this node's output `var` as it is produced.  The engine's
+ * response coordinator (engine/stream.h) sends it as a text_chunk when
+ * the answer showing it is streaming, keeps it until then, and drops it
+ * when no answer shows `var`. */
 void sl_exec_stream_chunk(sl_node_exec *x, const char *var, const char *text, size_t len);
-/* Whether node_id.var was streamed so (for answer nodes). */
-bool sl_exec_streamed(sl_node_exec *x, const char *node_id, const char *var);
 
 bool sl_exec_cancelled(sl_node_exec *x);
 /* A value the node uses that must never be shown (an Authorization header,

@@ -108,6 +108,9 @@ static int answer_check(sl_check *c, const sl_gnode *n)
     return sl_check_text_refs(c, n, n->data, "answer", "answer");
 }
 
+/* The answer's text is its output; what the user sees streaming is sent by
+ * the engine's response coordinator (engine/stream.h), from the same
+ * template, as its path is decided and its variables come. */
 static int answer_run(sl_node_exec *x)
 {
     const char *text = json_string_value(json_object_get(sl_exec_data(x), "answer"));
@@ -118,33 +121,6 @@ static int answer_run(sl_node_exec *x)
         return sl_exec_fail(x, "OutputTooLarge", "the answer text is longer than "
                             "max_string_bytes; shorten the variables it shows");
     }
-    /* An answer that opens with a node's output which that node already
-     * streamed (an LLM's text) sends only the rest. */
-    size_t skip = 0;
-    const char *lead = text ? strstr(text, "{{#") : NULL;
-    if (lead) {
-        const char *end = strstr(lead, "#}}");
-        const char *dot = memchr(lead + 3, '.', end ? (size_t)(end - lead - 3) : 0);
-        if (end && dot && !memchr(dot + 1, '.', (size_t)(end - dot - 1))) {
-            char id[128], var[128];
-            snprintf(id, sizeof id, "%.*s", (int)(dot - lead - 3), lead + 3);
-            snprintf(var, sizeof var, "%.*s", (int)(end - dot - 1), dot + 1);
-            if (sl_exec_streamed(x, id, var)) {
-                sl_buf first;
-                sl_buf_init(&first, 0);
-                sl_buf_add(&first, text, (size_t)(end + 3 - text));
-                sl_buf_addc(&first, 0);
-                sl_buf p;
-                sl_buf_init(&p, b.cap);
-                sl_exec_render(x, first.data, &p);
-                skip = p.len <= b.len ? p.len : 0;
-                sl_buf_release(&p);
-                sl_buf_release(&first);
-            }
-        }
-    }
-    if (b.len > skip)
-        sl_exec_text_chunk(x, b.data + skip, b.len - skip);
     sl_exec_output(x, "answer", json_stringn(b.data ? b.data : "", b.len));
     sl_buf_release(&b);
     return 0;

@@ -246,7 +246,8 @@ workflow:
     - {source: start, target: ans}
 EOF
 
-# a chatflow that naps secs seconds before it answers
+# a chatflow that naps secs seconds before it answers (the answer opens
+# with the nap's output: plain text before it would stream at once)
 cat >"$T/slowchat.yml" <<'EOF'
 app: {mode: advanced-chat, name: serve-slow-chat}
 kind: app
@@ -274,7 +275,7 @@ workflow:
         - {variable: secs, value_selector: [start, secs]}
         outputs:
           slept: {type: number}
-    - {id: ans, data: {type: answer, title: Answer, answer: 'slept {{#nap.slept#}}'}}
+    - {id: ans, data: {type: answer, title: Answer, answer: '{{#nap.slept#}} s slept'}}
     edges:
     - {source: start, target: nap}
     - {source: nap, target: ans}
