@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../dsl/bundle.h"
+#include "stream.h"
 #include "../sandbox/sandbox.h"
 #include "../tmpl/ref.h"
 
@@ -928,6 +929,7 @@ done:
                    diag->errors - errors0, diag->errors - errors0 == 1 ? "" : "s");
         return -1;
     }
+    g->stream_plan = sl_stream_plan_new(g);
     return 0;
 }
 
@@ -964,6 +966,7 @@ void sl_graph_release(sl_graph *g)
         nftw(g->app_tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     free(g->app_tmp);
     json_decref(g->manifest);
+    sl_stream_plan_free(g->stream_plan);
     memset(g, 0, sizeof *g);
 }
 

@@ -49,7 +49,7 @@ struct sl_run {
     char **secrets;
     int nsecrets;
     sl_buf answer;            /* the text answers and end nodes streamed (ev_lock) */
-    sl_stream_plan *plan;     /* what answer and end nodes show; NULL when nobody sees it */
+    const sl_stream_plan *plan; /* the graph's, or NULL when nobody sees what answers show */
     unsigned long long rng;
     /* The run's sandbox, made by the first node that needs one (code,
      * command) and destroyed when the run ends, however it ends. */
@@ -1307,7 +1307,7 @@ sl_run *sl_run_new(const sl_graph *g, const sl_run_opts *opts)
     r->made = json_object();
     /* Workflows show their answers only in events; a chat's make its answer. */
     if (opts->on_event || !strcmp(g->mode, "advanced-chat"))
-        r->plan = sl_stream_plan_new(g);
+        r->plan = g->stream_plan;
     sl_buf_init(&r->answer, r->L.max_string_bytes ? r->L.max_string_bytes * 4 : 0);
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -1461,7 +1461,6 @@ void sl_run_free(sl_run *r)
     free(r->files_dir);
     json_decref(r->made);
     pthread_mutex_destroy(&r->sb_lock);
-    sl_stream_plan_free(r->plan);
     free(r);
 }
 

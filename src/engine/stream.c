@@ -37,7 +37,10 @@ typedef struct {
 } slot;
 
 struct sl_stream_plan {
-    const sl_graph *g;
+    /* the graph's arrays (they stay put when an sl_graph is copied) */
+    const sl_gnode *nodes;
+    const sl_gedge *edges;
+    int nnodes, nedges;
     resp *resp;         /* sorted by (scope, id) */
     int nresp;
     int *resp_of;       /* per node: its index in resp, or -1 */
@@ -69,13 +72,14 @@ static seg *add_seg(resp *r)
 
 typedef struct {
     sl_stream_plan *p;
+    const sl_graph *g;
     resp *r;
 } build;
 
 static void add_ref(build *b, const char *const *parts, int n)
 {
     sl_stream_plan *p = b->p;
-    const sl_graph *g = p->g;
+    const sl_graph *g = b->g;
     seg *s = add_seg(b->r);
     size_t bytes = (size_t)n * sizeof *s->parts;
     for (int i = 0; i < n; i++)
@@ -205,7 +209,10 @@ sl_stream_plan *sl_stream_plan_new(const sl_graph *g)
     if (!nresp)
         return NULL;
     sl_stream_plan *p = sl_xcalloc(1, sizeof *p);
-    p->g = g;
+    p->nodes = g->nodes;
+    p->edges = g->edges;
+    p->nnodes = g->nnodes;
+    p->nedges = g->nedges;
     p->resp = sl_xcalloc((size_t)nresp, sizeof *p->resp);
     p->resp_of = sl_xmalloc(((size_t)g->nnodes + 1) * sizeof *p->resp_of);
     p->slot_head = sl_xmalloc(((size_t)g->nnodes + 1) * sizeof *p->slot_head);
@@ -222,7 +229,7 @@ sl_stream_plan *sl_stream_plan_new(const sl_graph *g)
     for (int i = 0; i < p->nresp; i++) {
         resp *r = &p->resp[i];
         const sl_gnode *n = &g->nodes[r->node];
-        build b = {p, r};
+        build b = {p, g, r};
         r->scope = n->parent;
         r->id = n->id;
         r->is_end = !strcmp(n->type, "end");
@@ -323,7 +330,6 @@ sl_stream *sl_stream_new(const sl_stream_plan *p, int scope, int root, const sl_
 {
     if (!p)
         return NULL;
-    const sl_graph *g = p->g;
     int first = first_of_scope(p, scope), end = first_of_scope(p, scope + 1);
     if (end == first)
         return NULL;
@@ -341,12 +347,12 @@ sl_stream *sl_stream_new(const sl_stream_plan *p, int scope, int root, const sl_
             st->set_of[i] = st->nsets;
             st->set_resp[st->nsets++] = i;
         }
-    st->reach = sl_xcalloc((size_t)st->nsets * ((size_t)g->nnodes + 1), 1);
-    st->taken = sl_xcalloc((size_t)g->nedges + 1, 1);
+    st->reach = sl_xcalloc((size_t)st->nsets * ((size_t)p->nnodes + 1), 1);
+    st->taken = sl_xcalloc((size_t)p->nedges + 1, 1);
     st->started = sl_xcalloc((size_t)st->count, 1);
     st->wait = sl_xmalloc((size_t)st->count * sizeof *st->wait);
     st->fresh = sl_xmalloc((size_t)st->count * sizeof *st->fresh);
-    st->stack = sl_xmalloc(((size_t)g->nnodes + 1) * sizeof *st->stack);
+    st->stack = sl_xmalloc(((size_t)p->nnodes + 1) * sizeof *st->stack);
     st->bufs = sl_xcalloc((size_t)p->nslots + 1, sizeof *st->bufs);
     for (int k = 0; k < p->nslots; k++)
         sl_buf_init(&st->bufs[k].text, 0);
@@ -388,7 +394,7 @@ static bool blocks(const sl_stream *st, int k, int e)
     if (k == 0)
         return false;
     const resp *r = &p->resp[st->first + st->set_resp[k]];
-    int src = p->g->edges[e].src;
+    int src = p->edges[e].src;
     for (int i = 0; i < r->nblockers; i++)
         if (r->blockers[i] == src)
             return true;
@@ -399,8 +405,8 @@ static bool blocks(const sl_stream *st, int k, int e)
  * that set reached on the way join st->fresh. */
 static void reach_from(sl_stream *st, int k, int v)
 {
-    const sl_graph *g = st->p->g;
-    unsigned char *in = st->reach + (size_t)k * ((size_t)g->nnodes + 1);
+    const sl_stream_plan *p = st->p;
+    unsigned char *in = st->reach + (size_t)k * ((size_t)p->nnodes + 1);
     if (in[v])
         return;
     int sp = 0;
@@ -408,15 +414,15 @@ static void reach_from(sl_stream *st, int k, int v)
     st->stack[sp++] = v;
     while (sp) {
         int u = st->stack[--sp];
-        int r = st->p->resp_of[u];
+        int r = p->resp_of[u];
         if (r >= 0) { /* a response node: of this graph, since edges stay in it */
             r -= st->first;
             if (st->set_of[r] == k && !st->started[r])
                 st->fresh[st->nfresh++] = r;
         }
-        const sl_gnode *n = &g->nodes[u];
+        const sl_gnode *n = &p->nodes[u];
         for (int i = 0; i < n->nout; i++) {
-            int e = n->out[i], d = g->edges[e].dst;
+            int e = n->out[i], d = p->edges[e].dst;
             if (!in[d] && (st->taken[e] || !blocks(st, k, e))) {
                 in[d] = 1;
                 st->stack[sp++] = d;
@@ -552,9 +558,9 @@ void sl_stream_done(sl_stream *st, int node)
 
 void sl_stream_taken(sl_stream *st, int e)
 {
-    const sl_graph *g = st->p->g;
-    int u = g->edges[e].src, v = g->edges[e].dst;
-    size_t stride = (size_t)g->nnodes + 1;
+    const sl_stream_plan *p = st->p;
+    int u = p->edges[e].src, v = p->edges[e].dst;
+    size_t stride = (size_t)p->nnodes + 1;
     st->taken[e] = 1;
     for (int k = 0; k < st->nsets; k++) {
         const unsigned char *in = st->reach + (size_t)k * stride;

@@ -19,7 +19,8 @@
  * answer's text never comes before an earlier one's, and plain text keeps
  * its place around streamed values.
  *
- * A plan is the graph's part, made once per run.  A coordinator serves one
+ * A plan is the graph's part, made once when the graph loads (graph.h's
+ * stream_plan) and shared by its runs.  A coordinator serves one
  * graph engine: the run's, or one round of an iteration or loop (whose
  * answers stream as their round reaches them, as Dify's child engines do).
  * A coordinator is not thread-safe: its caller serialises every call (the
@@ -47,8 +48,8 @@ typedef struct {
     void *ud;
 } sl_stream_io;
 
-/* The plan of a graph (borrowed; it must outlive the plan), or NULL when
- * the graph has no answer or end node. */
+/* The plan of a loaded graph, or NULL when it has no answer or end node.
+ * It borrows the graph's nodes, edges and data, which must outlive it. */
 sl_stream_plan *sl_stream_plan_new(const sl_graph *g);
 void sl_stream_plan_free(sl_stream_plan *p);
 
