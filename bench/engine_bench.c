@@ -8,8 +8,10 @@
  *     first node) and keeps the median, next to the median of libyaml's
  *     bare event parse of the same bytes (the floor under that load);
  *   - runs the loaded graph repeatedly (sl_run_new + sl_run_exec +
- *     sl_run_free, no event callback, `workers` threads) and keeps the
- *     median.  Pass-through nodes do almost nothing, so run time / nodes is
+ *     sl_run_free, `workers` threads) and keeps the median.  No event
+ *     callback by default; `--events 1` adds one that only counts them, so
+ *     the figure includes building every event and streaming what answer
+ *     and end nodes show (the response coordinator), as a server pays.  Pass-through nodes do almost nothing, so run time / nodes is
  *     what the engine itself costs per node: scheduling, edge states, the
  *     variable pool, thread hand-offs.
  *
@@ -153,7 +155,16 @@ static int run_once(const sl_graph *g, const sl_run_opts *o, double *secs)
     return rc;
 }
 
-static int bench_file(const char *path, int workers, const reps *lr, const reps *rr)
+static void count_event(const char *event, const sl_value *data, void *ud)
+{
+    (void)event, (void)data;
+    ++*(long *)ud;
+}
+
+static long events_seen;
+
+static int bench_file(const char *path, int workers, bool events, const reps *lr,
+                      const reps *rr)
 {
     double *samples = sl_xmalloc((size_t)(lr->max > rr->max ? lr->max : rr->max) *
                                  sizeof *samples);
@@ -206,6 +217,10 @@ static int bench_file(const char *path, int workers, const reps *lr, const reps 
     sl_run_opts_init(&o);
     o.inputs = inputs;
     o.limits.workers = workers;
+    if (events) {
+        o.on_event = count_event;
+        o.event_ud = &events_seen;
+    }
     o.limits.max_steps = g.nnodes + 10;   /* Dify's 500 would stop a long chain */
     o.limits.max_time_s = 600;
 
@@ -241,12 +256,14 @@ static void usage(void)
             "usage: engine_bench [options] FILE...\n"
             "  --workers N      worker threads per run (2)\n"
             "  --run-budget S   seconds of runs per file, at least 11 runs (1.0)\n"
-            "  --load-budget S  seconds of loads per file, at least 3 loads (1.0)\n");
+            "  --load-budget S  seconds of loads per file, at least 3 loads (1.0)\n"
+            "  --events 0|1     1: runs with an event callback (0)\n");
 }
 
 int main(int argc, char **argv)
 {
     int workers = 2;
+    bool events = false;
     reps lr = {3, 101, 1.0}, rr = {11, 2001, 1.0};
     int i = 1;
     for (; i < argc && strncmp(argv[i], "--", 2) == 0; i += 2) {
@@ -260,6 +277,8 @@ int main(int argc, char **argv)
             rr.budget_s = atof(argv[i + 1]);
         else if (strcmp(argv[i], "--load-budget") == 0)
             lr.budget_s = atof(argv[i + 1]);
+        else if (strcmp(argv[i], "--events") == 0)
+            events = atoi(argv[i + 1]) != 0;
         else {
             usage();
             return 2;
@@ -271,6 +290,6 @@ int main(int argc, char **argv)
     }
     int rc = 0;
     for (; i < argc; i++)
-        rc |= bench_file(argv[i], workers, &lr, &rr) < 0;
+        rc |= bench_file(argv[i], workers, events, &lr, &rr) < 0;
     return rc;
 }
