@@ -333,27 +333,35 @@ sl_stream *sl_stream_new(const sl_stream_plan *p, int scope, int root, const sl_
     int first = first_of_scope(p, scope), end = first_of_scope(p, scope + 1);
     if (end == first)
         return NULL;
-    sl_stream *st = sl_xcalloc(1, sizeof *st);
+    int count = end - first, nsets = 1;
+    for (int i = first; i < end; i++)
+        nsets += p->resp[i].nblockers > 0;
+    /* One allocation for all of it: a server makes a coordinator per run. */
+    size_t nn = (size_t)p->nnodes + 1, nints = 4 * (size_t)count + 1 + nn;
+    size_t bytes = (size_t)nsets * nn + (size_t)p->nedges + 1 + (size_t)count;
+    char *mem = sl_xcalloc(1, sizeof(sl_stream) + ((size_t)p->nslots + 1) * sizeof(pieces) +
+                                  nints * sizeof(int) + bytes);
+    sl_stream *st = (sl_stream *)mem;
+    st->bufs = (pieces *)(st + 1);
+    st->set_of = (int *)(st->bufs + p->nslots + 1);
+    st->set_resp = st->set_of + count;
+    st->wait = st->set_resp + count + 1;
+    st->fresh = st->wait + count;
+    st->stack = st->fresh + count;
+    st->reach = (unsigned char *)(st->stack + nn);
+    st->taken = st->reach + (size_t)nsets * nn;
+    st->started = st->taken + p->nedges + 1;
     st->p = p;
     st->io = *io;
     st->root = root;
     st->first = first;
-    st->count = end - first;
-    st->set_of = sl_xcalloc((size_t)st->count, sizeof *st->set_of);
-    st->set_resp = sl_xcalloc((size_t)st->count + 1, sizeof *st->set_resp);
+    st->count = count;
     st->nsets = 1;
-    for (int i = 0; i < st->count; i++)
+    for (int i = 0; i < count; i++)
         if (p->resp[first + i].nblockers) {
             st->set_of[i] = st->nsets;
             st->set_resp[st->nsets++] = i;
         }
-    st->reach = sl_xcalloc((size_t)st->nsets * ((size_t)p->nnodes + 1), 1);
-    st->taken = sl_xcalloc((size_t)p->nedges + 1, 1);
-    st->started = sl_xcalloc((size_t)st->count, 1);
-    st->wait = sl_xmalloc((size_t)st->count * sizeof *st->wait);
-    st->fresh = sl_xmalloc((size_t)st->count * sizeof *st->fresh);
-    st->stack = sl_xmalloc(((size_t)p->nnodes + 1) * sizeof *st->stack);
-    st->bufs = sl_xcalloc((size_t)p->nslots + 1, sizeof *st->bufs);
     for (int k = 0; k < p->nslots; k++)
         sl_buf_init(&st->bufs[k].text, 0);
     st->active = -1;
@@ -368,15 +376,6 @@ void sl_stream_free(sl_stream *st)
         sl_buf_release(&st->bufs[k].text);
         free(st->bufs[k].ends);
     }
-    free(st->bufs);
-    free(st->set_of);
-    free(st->set_resp);
-    free(st->reach);
-    free(st->taken);
-    free(st->started);
-    free(st->wait);
-    free(st->fresh);
-    free(st->stack);
     free(st);
 }
 
