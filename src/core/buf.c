@@ -15,27 +15,6 @@ void sl_buf_init(sl_buf *b, size_t cap)
     b->ext = false;
 }
 
-void sl_buf_init_on(sl_buf *b, size_t cap, char *mem, size_t n)
-{
-    sl_buf_init(b, cap);
-    if (n > 1) {
-        b->data = mem;
-        b->alloc = n;
-        b->ext = true;
-        mem[0] = '\0';
-    }
-}
-
-void sl_buf_release(sl_buf *b)
-{
-    if (!b->ext)
-        free(b->data);
-    b->ext = false;
-    b->data = NULL;
-    b->len = b->alloc = 0;
-    b->toobig = false;
-}
-
 void sl_buf_reset(sl_buf *b)
 {
     b->len = 0;

@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 #define SL_BUF_DEFAULT_CAP ((size_t)64 << 20)
 
@@ -24,9 +25,34 @@ typedef struct {
 void sl_buf_init(sl_buf *b, size_t cap);
 /* Starts in the caller's memory mem[0..n) (typically a stack array, which
  * must outlive the buffer's use); moves to the heap only when it grows
- * past it.  Release and detach work as usual. */
-void sl_buf_init_on(sl_buf *b, size_t cap, char *mem, size_t n);
-void sl_buf_release(sl_buf *b);            /* frees; buffer is reusable after init */
+ * past it.  Release and detach work as usual.  (Inline, as the next one:
+ * templates make and drop such buffers for almost every value.) */
+static inline void sl_buf_init_on(sl_buf *b, size_t cap, char *mem, size_t n)
+{
+    b->len = 0;
+    b->cap = cap ? cap : SL_BUF_DEFAULT_CAP;
+    b->toobig = false;
+    if (n > 1) {
+        b->data = mem;
+        b->alloc = n;
+        b->ext = true;
+        mem[0] = '\0';
+    } else {
+        b->data = NULL;
+        b->alloc = 0;
+        b->ext = false;
+    }
+}
+/* frees; buffer is reusable after init */
+static inline void sl_buf_release(sl_buf *b)
+{
+    if (!b->ext)
+        free(b->data);
+    b->ext = false;
+    b->data = NULL;
+    b->len = b->alloc = 0;
+    b->toobig = false;
+}
 void sl_buf_reset(sl_buf *b);              /* len = 0, keeps memory */
 int sl_buf_add(sl_buf *b, const void *p, size_t n);
 int sl_buf_adds(sl_buf *b, const char *s);
