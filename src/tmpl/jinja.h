@@ -22,8 +22,17 @@
  * Errors: sl_jinja_compile() fails with SL_EPARSE and a message
  * "NAME:LINE:COL: what was found, what was expected"; sl_jinja_render()
  * fails with SL_EINVAL (a runtime error, naming the expression and its
- * line:col) or SL_ELIMIT (a cap of sl_jinja_limits, naming the cap).
+ * line:col), SL_ELIMIT (a cap of sl_jinja_limits, naming the cap), or the
+ * code the interrupt callback gave (SL_ECANCELED, SL_ETIMEOUT).
  * On failure `out` holds whatever was rendered before the error.
+ *
+ * Bounds: a render polls, about every millisecond of work (loop rounds,
+ * items and bytes that filters handle, macro calls), the caller's
+ * interrupt callback and its byte budget.  The budget counts the memory
+ * held by the values the render makes (strings, lists, dicts, numbers)
+ * and by text captured for macros and set blocks; it is measured at
+ * jansson's allocator, which this module sets for the process (plain
+ * malloc and free, counted only on a thread while it renders).
  */
 #ifndef SL_JINJA_H
 #define SL_JINJA_H
@@ -42,11 +51,21 @@ typedef struct {
     int max_depth;             /* macro/call nesting */
     const char *limit_name;    /* how users raise max_output_chars, for messages
                                   (e.g. "max_string_bytes"); NULL: "max_output_chars" */
+    size_t max_bytes;          /* memory the values of one render may hold
+                                  (SIZE_MAX: no limit) */
+    const char *bytes_limit_name; /* how users raise max_bytes, for messages
+                                  (e.g. "template_max_bytes"); NULL: "max_bytes" */
+    /* Asked about every millisecond of work: 0 goes on; -1 with err set
+     * (SL_ECANCELED, SL_ETIMEOUT and a message saying what to do) ends the
+     * render with that error.  NULL: never asked. */
+    int (*interrupt)(void *ud, sl_err *err);
+    void *interrupt_ud;
 } sl_jinja_limits;
 
 #define SL_JINJA_MAX_OUTPUT_CHARS 400000
 #define SL_JINJA_MAX_LOOP_ITERATIONS 1000000L
 #define SL_JINJA_MAX_DEPTH 100
+#define SL_JINJA_MAX_BYTES ((size_t)64 << 20)
 
 /* The defaults above (used when a render gets lim == NULL). */
 void sl_jinja_limits_default(sl_jinja_limits *lim);

@@ -61,6 +61,24 @@ json_t *jint(long long i);
 /* Lists a template builds (+, extend, insert, append) hold at most this
  * many items: doubling a list in a loop would otherwise eat all memory. */
 #define JINJA_MAX_ITEMS 10000000
+/* Work and polling.  Whatever a render does in proportion to its input
+ * charges units of work to r->work: a loop round or macro call 1, an
+ * item a filter visits 1, 64 bytes allocated or scanned 1 (a unit is
+ * some nanoseconds).  At safe points (statements, loop rounds, calls,
+ * and inside filters that walk many items) jwork() polls once the units
+ * run out: jinja_poll() checks the byte budget and asks the caller's
+ * interrupt callback, then allows another JINJA_POLL_UNITS.  Code that
+ * cannot fail (comparisons) only charges, through jcharge(), and the
+ * next safe point polls. */
+#define JINJA_POLL_UNITS 65536
+int jinja_poll(jrender *r, const jnode *e);
+static inline int jwork(jrender *r, const jnode *e, long units)
+{
+    return (r->work -= units) > 0 ? 0 : jinja_poll(r, e);
+}
+/* Charges the render running on this thread (none: nothing). */
+void jcharge(long units);
+
 /* Drops a reference; a container whose last reference this is, is taken
  * apart with an explicit stack (jansson's own delete recurses). */
 void jdecref_last(json_t *j);

@@ -18,8 +18,114 @@
 
 #include "jinja_ev.h"
 
-/* the render running on this thread (tuples are looked up through it) */
+/* the render running on this thread (tuples are looked up through it,
+ * allocations are counted to it) */
 static _Thread_local jrender *cur_render;
+
+/* ---- the byte budget and polling ---- */
+
+/* Every value a render makes is a jansson value, so jansson's allocator is
+ * where a render's memory is counted, whatever filter or operator made it.
+ * A block allocated on a thread while it renders carries an 8-byte header
+ * with its size and is handed out 8 bytes past a 16-byte boundary; every
+ * other block is 16-byte aligned.  A free tells the two apart by address
+ * alone, and takes off exactly what the allocation added (the size plus
+ * 16 for malloc's own cost) from the render running then, if any.  jansson
+ * needs no more than 8-byte alignment.  Blocks may be freed on any thread;
+ * memory jansson hands out to be free()d by the caller (json_dumps) must
+ * not be made while rendering. */
+#define COUNTED 8
+
+/* malloc gave an address 8 past a 16-byte boundary (not glibc's malloc):
+ * the same size again, 16-byte aligned */
+static __attribute__((noinline, cold)) void *realign(void *p, size_t n)
+{
+    free(p);
+    return posix_memalign(&p, 16, n ? n : 1) ? NULL : p;
+}
+
+static void *alloc_plain(size_t n)
+{
+    void *p = malloc(n);
+    if (__builtin_expect(((uintptr_t)p & COUNTED) != 0, 0))
+        p = realign(p, n);
+    return p;
+}
+
+static void *count_alloc(size_t n)
+{
+    if (!cur_render)
+        return alloc_plain(n);
+    if (n > SIZE_MAX / 2)
+        return NULL;
+    size_t *b = alloc_plain(n + 8);
+    if (!b)
+        return NULL;
+    jrender *r = cur_render;
+    b[0] = n + 16; /* what the render is charged: the block and malloc's cost */
+    r->bytes += (long long)(n + 16);
+    r->work -= (long)(n >> 6); /* making a value is work: copying it */
+    return b + 1;
+}
+
+static void count_free(void *p)
+{
+    if (!((uintptr_t)p & COUNTED)) {
+        free(p);
+        return;
+    }
+    size_t *b = (size_t *)p - 1;
+    jrender *r = cur_render;
+    if (r)
+        r->bytes -= (long long)b[0];
+    free(b);
+}
+
+/* before main: no value exists yet, and no other thread reads the functions */
+__attribute__((constructor)) static void count_init(void)
+{
+    json_set_alloc_funcs(count_alloc, count_free);
+}
+
+void jcharge(long units)
+{
+    jrender *r = cur_render;
+    if (r)
+        r->work -= units;
+}
+
+int jinja_poll(jrender *r, const jnode *e)
+{
+    r->work = JINJA_POLL_UNITS;
+    if (r->halted) {
+        /* the error that ended the render stands (a caller may have
+         * dropped it; then say it again) */
+        if (!r->err || r->err->code != r->halted)
+            jerr(r, e, r->halted, "the render was ended (stopped, out of time or over its "
+                 "memory budget)");
+        return -1;
+    }
+    if (r->bytes > 0 && (size_t)r->bytes > r->lim.max_bytes) {
+        r->halted = SL_ELIMIT;
+        return jerr(r, e, SL_ELIMIT, "the values this template made take more than %zu bytes of "
+                    "memory (its budget); raise the limit %s if this is meant, or build smaller "
+                    "values", r->lim.max_bytes,
+                    r->lim.bytes_limit_name ? r->lim.bytes_limit_name : "max_bytes");
+    }
+    if (r->lim.interrupt) {
+        sl_err why = {0};
+        cur_render = NULL; /* the callback's own values are not the template's */
+        int stop = r->lim.interrupt(r->lim.interrupt_ud, &why);
+        cur_render = r;
+        if (stop < 0) {
+            r->halted = why.code ? why.code : SL_ECANCELED;
+            jerr(r, e, r->halted, "%s", why.msg ? why.msg : "the render was stopped");
+            sl_err_clear(&why);
+            return -1;
+        }
+    }
+    return 0;
+}
 
 /* The lowest stack address rendering may reach on this thread, with room
  * left for libc below it: deep templates (recursive macros and loops
@@ -166,6 +272,7 @@ static bool eq_rec(const json_t *a, const json_t *b, int depth)
         jinja_too_deep = true;
         return false;
     }
+    jcharge(1); /* comparing big values is work too */
     jv va = {.k = K_JSON, .j = (json_t *)a}, vb = {.k = K_JSON, .j = (json_t *)b};
     long long ia, ib;
     double da, db;
@@ -174,9 +281,13 @@ static bool eq_rec(const json_t *a, const json_t *b, int depth)
         return ta == 1 && tb == 1 ? ia == ib : da == db;
     if (json_typeof(a) != json_typeof(b))
         return false;
-    if (json_is_string(a))
-        return json_string_length(a) == json_string_length(b) &&
-               !memcmp(json_string_value(a), json_string_value(b), json_string_length(a));
+    if (json_is_string(a)) {
+        size_t n = json_string_length(a);
+        if (n != json_string_length(b))
+            return false;
+        jcharge((long)(n >> 6));
+        return !memcmp(json_string_value(a), json_string_value(b), n);
+    }
     if (json_is_array(a)) {
         size_t n = json_array_size(a);
         if (n != json_array_size(b) || seq_kind(a) != seq_kind(b)) /* (1, 2) != [1, 2] */
@@ -545,6 +656,26 @@ void scratch_init(jrender *r, sl_buf *b)
     sl_buf_init(b, r->lim.max_output_chars * 4 + 16);
 }
 
+/* Text captured for a macro, a recursive loop or a set block is memory
+ * the render holds while it renders deeper: the text of every enclosing
+ * capture counts to the byte budget until the capture inside it ends
+ * (the innermost one is bounded by the output cap).  Returns the
+ * enclosing capture, for capture_end. */
+static sl_buf *capture_begin(jrender *r, sl_buf *b, size_t *held)
+{
+    sl_buf *outer = r->capture;
+    *held = outer ? outer->len : 0;
+    r->bytes += (long long)*held;
+    r->capture = b;
+    return outer;
+}
+
+static void capture_end(jrender *r, sl_buf *outer, size_t held)
+{
+    r->capture = outer;
+    r->bytes -= (long long)held;
+}
+
 /* ---- iteration ---- */
 
 /* The items of an iterable as a JSON array (new reference): lists, dict
@@ -745,6 +876,8 @@ int get_item(jrender *r, const jnode *e, const jv *o, const jv *key, jv *out)
         } else if (json_is_string(j)) {
             const char *s = json_string_value(j);
             size_t n = json_string_length(j);
+            r->work -= (long)(n >> 6); /* s[i] counts the characters: indexing a long
+                                          string in a loop is quadratic work */
             long long cn = (long long)utf8_count(s, n);
             long long k = i < 0 ? i + cn : i;
             if (k >= 0 && k < cn) {
@@ -822,6 +955,7 @@ int do_slice(jrender *r, const jnode *e, const jv *o, const json_t *a, const jso
     if (o->k == K_JSON && json_is_array(j)) {
         long long n = (long long)json_array_size(j), s0, s1;
         slice_bounds(n, a, b, step, &s0, &s1);
+        r->work -= (long)((s1 > s0 ? s1 - s0 : s0 - s1) / (step > 0 ? step : -step));
         json_t *res = json_array();
         for (long long i = s0; step > 0 ? i < s1 : i > s1; i += step)
             json_array_append(res, json_array_get(j, (size_t)i));
@@ -833,6 +967,7 @@ int do_slice(jrender *r, const jnode *e, const jv *o, const json_t *a, const jso
     if (o->k == K_JSON && json_is_string(j)) {
         const char *s = json_string_value(j);
         size_t n = json_string_length(j);
+        r->work -= (long)(n >> 3);
         /* codepoint offsets */
         size_t cn = utf8_count(s, n);
         size_t *offs = sl_xmalloc((cn + 1) * sizeof *offs);
@@ -982,6 +1117,8 @@ static int arith(jrender *r, const jnode *e, int op, const jv *a, const jv *b, j
         long long unit = (long long)(json_is_string(ja) ? json_string_length(ja) : json_array_size(ja));
         if (unit > 0 && ib > (long long)(r->lim.max_output_chars * 4) / unit)
             return jerr(r, e, SL_ELIMIT, "the repeated value would be larger than the output cap");
+        if (unit == 0)
+            ib = 0; /* "" * 10**15 is "" at once, not after 10**15 empty copies */
         if (json_is_string(ja)) {
             sl_buf b2;
             sl_buf_init(&b2, 0);
@@ -1028,6 +1165,7 @@ bool jv_eq(const jv *a, const jv *b)
 /* Python ordering: -2 when the types do not order */
 static int cmp_rec(const json_t *a, const json_t *b, int depth)
 {
+    jcharge(1);
     jv va = {.k = K_JSON, .j = (json_t *)a}, vb = {.k = K_JSON, .j = (json_t *)b};
     long long ia, ib;
     double da, db;
@@ -1078,12 +1216,14 @@ int jv_contains(jrender *r, const jnode *e, const jv *needle, const jv *hay, boo
                         py_type(needle));
         *res = memmem(json_string_value(h), json_string_length(h), json_string_value(needle->j),
                       json_string_length(needle->j)) != NULL;
-        return 0;
+        return jwork(r, e, (long)(json_string_length(h) >> 6));
     }
     if (json_is_array(h)) {
         for (size_t i = 0; i < json_array_size(h) && !*res; i++) {
             jv x = {.k = K_JSON, .j = json_array_get(h, i)};
             *res = jv_eq(needle, &x);
+            if (jwork(r, e, 1) < 0)
+                return -1;
         }
         return 0;
     }
@@ -1177,6 +1317,8 @@ static int call_macro(jrender *r, const jnode *e, const jv *fn, jargs *a, const 
     if (r->depth >= r->lim.max_depth)
         return jerr(r, e, SL_ELIMIT, "macro calls nest deeper than %d (the recursion cap)",
                     r->lim.max_depth);
+    if (jwork(r, e, 1) < 0) /* macros calling themselves twice run 2^depth calls */
+        return -1;
     const char *mname = fn->k == K_CALLER ? "caller" : m->s;
     bool uses_var = m->op & 1, uses_kw = m->op & 2;
     if (m->nkw > 64)
@@ -1235,10 +1377,13 @@ static int call_macro(jrender *r, const jnode *e, const jv *fn, jargs *a, const 
     if (caller)
         frame_set(&f, "caller", jv_copy(caller));
     STACKBUF(b, r->lim.max_output_chars * 4 + 16);
+    size_t held;
+    sl_buf *outer = capture_begin(r, &b, &held);
     r->depth++;
     if (!rc)
         rc = render_body(r, m->b, &f, &b);
     r->depth--;
+    capture_end(r, outer, held);
     if (!rc)
         *out = jv_json(json_stringn_nocheck(b.data ? b.data : "", b.len));
     sl_buf_release(&b);
@@ -1324,9 +1469,12 @@ static int call_loop(jrender *r, const jnode *e, const jv *lv, jargs *a, jv *out
         return jerr(r, e, SL_ELIMIT, "recursive loops nest deeper than %d (the recursion cap)",
                     r->lim.max_depth);
     STACKBUF(b, r->lim.max_output_chars * 4 + 16);
+    size_t held;
+    sl_buf *outer = capture_begin(r, &b, &held);
     r->depth++;
     int rc = run_loop(r, l->node, l->outer, &a->pos[0], l->depth + 1, &b);
     r->depth--;
+    capture_end(r, outer, held);
     if (!rc)
         *out = jv_json(json_stringn_nocheck(b.data ? b.data : "", b.len));
     sl_buf_release(&b);
@@ -1376,6 +1524,10 @@ static int eval_call(jrender *r, const jnode *e, frame *f, const jv *caller, jv 
                 }
             } else {
                 rc = call_method(r, e, &self, fe->s, &a, out);
+            }
+            if (!rc && jwork(r, e, 0) < 0) {
+                jv_free(out);
+                rc = -1;
             }
         }
         args_release(&a);
@@ -1438,6 +1590,10 @@ int eval_filter(jrender *r, const jnode *e, frame *f, const jv *in, jv *out)
         if (!rc && jinja_too_deep) {
             jv_free(out);
             rc = deep_err(r, e);
+        }
+        if (!rc && jwork(r, e, 0) < 0) {
+            jv_free(out);
+            rc = -1;
         }
     }
     args_release(&a);
@@ -1695,6 +1851,8 @@ static int run_loop(jrender *r, const jnode *s, frame *f, const jv *it, int dept
             if (++r->iters > r->lim.max_loop_iterations)
                 rc = jerr(r, s, SL_ELIMIT, "loops ran more than %ld iterations (the loop cap)",
                           r->lim.max_loop_iterations);
+            else
+                rc = jwork(r, s, 1);
             if (!rc)
                 rc = assign_targets(r, s, &lf, &x);
             if (!rc)
@@ -1716,6 +1874,8 @@ static int run_loop(jrender *r, const jnode *s, frame *f, const jv *it, int dept
                       r->lim.max_loop_iterations);
             break;
         }
+        if ((rc = jwork(r, s, 1)) < 0)
+            break;
         jv x = {.k = K_JSON, .j = json_array_get(items, i)};
         rc = assign_targets(r, s, &lf, &x);
         if (!rc) {
@@ -1801,7 +1961,10 @@ static int run_stmt(jrender *r, const jnode *s, frame *f, sl_buf *out)
     case N_FILTERBLOCK: {
         sl_buf b;
         scratch_init(r, &b);
+        size_t held;
+        sl_buf *outer = capture_begin(r, &b, &held);
         rc = render_body(r, s->b, f, &b);
+        capture_end(r, outer, held);
         if (!rc) {
             jv in = jv_json(json_stringn_nocheck(b.data ? b.data : "", b.len));
             if (s->x) {
@@ -1868,6 +2031,8 @@ static int render_body(jrender *r, const jnode *body, frame *f, sl_buf *out)
             return -1;
         if (jinja_too_deep)
             return deep_err(r, body->v[i]);
+        if (jwork(r, body->v[i], 0) < 0) /* a check only: what ran charged its work */
+            return -1;
     }
     return 0;
 }
@@ -1878,6 +2043,10 @@ void sl_jinja_limits_default(sl_jinja_limits *lim)
     lim->max_loop_iterations = SL_JINJA_MAX_LOOP_ITERATIONS;
     lim->max_depth = SL_JINJA_MAX_DEPTH;
     lim->limit_name = NULL;
+    lim->max_bytes = SL_JINJA_MAX_BYTES;
+    lim->bytes_limit_name = NULL;
+    lim->interrupt = NULL;
+    lim->interrupt_ud = NULL;
 }
 
 int sl_jinja_render(const sl_jinja *t, const sl_value *ctx, const sl_jinja_limits *lim,
@@ -1894,9 +2063,12 @@ int sl_jinja_render(const sl_jinja *t, const sl_value *ctx, const sl_jinja_limit
         r.lim.max_loop_iterations = SL_JINJA_MAX_LOOP_ITERATIONS;
     if (!r.lim.max_depth)
         r.lim.max_depth = SL_JINJA_MAX_DEPTH;
+    if (!r.lim.max_bytes)
+        r.lim.max_bytes = SL_JINJA_MAX_BYTES;
     frame root = {0};
     r.root = &root;
     r.walk = 10000000;
+    r.work = JINJA_POLL_UNITS;
     r.cnt_buf = out;
     jinja_too_deep = false;
     if (t->mutates && r.ctx) {
@@ -1905,6 +2077,7 @@ int sl_jinja_render(const sl_jinja *t, const sl_value *ctx, const sl_jinja_limit
         r.own_ctx = json_deep_copy(r.ctx);
         r.ctx = r.own_ctx;
     }
+    /* counting starts after the copy: the render did not make the context */
     jrender *prev = cur_render;
     cur_render = &r;
     stack_floor_init();

@@ -539,12 +539,7 @@ static void tojson_rec(const json_t *j, int indent, int level, sl_buf *out)
         const char *key;
         json_t *x;
         json_object_foreach((json_t *)j, key, x) keys[k++] = key;
-        for (size_t a = 1; a < k; a++)
-            for (size_t b = a; b > 0 && strcmp(keys[b - 1], keys[b]) > 0; b--) {
-                const char *t = keys[b];
-                keys[b] = keys[b - 1];
-                keys[b - 1] = t;
-            }
+        qsort(keys, k, sizeof *keys, key_cmp); /* an insertion sort was quadratic */
         sl_buf_addc(out, '{');
         for (size_t i = 0; i < k && !out->toobig; i++) {
             if (i)
@@ -1096,8 +1091,9 @@ static int kind_cmp(int kind, const json_t *a, const json_t *b)
     return c ? (c < 0 ? -1 : 1) : la < lb ? -1 : la > lb;
 }
 
-/* stable merge sort of items by key; -1 when keys do not order */
-static int sort_items(kv *v, size_t n, bool reverse)
+/* stable merge sort of items by key: 0, -1 when keys do not order, -2
+ * when the render was ended meanwhile (its error is set) */
+static int sort_items(jrender *r, const jnode *e, kv *v, size_t n, bool reverse)
 {
     kv *tmp = sl_xmalloc((n ? n : 1) * sizeof *tmp);
     bool bad = false;
@@ -1124,6 +1120,10 @@ static int sort_items(kv *v, size_t n, bool reverse)
                 tmp[k++] = v[i++];
             while (j < hi)
                 tmp[k++] = v[j++];
+            if (jwork(r, e, (long)(hi - lo)) < 0) {
+                free(tmp);
+                return -2;
+            }
         }
         memcpy(v, tmp, n * sizeof *v);
     }
@@ -1131,9 +1131,13 @@ static int sort_items(kv *v, size_t n, bool reverse)
     return bad ? -1 : 0;
 }
 
+/* (filters read their items through here: walking them is charged as work) */
 static int items_of(jrender *r, const jnode *e, jv *x, json_t **items)
 {
-    return jv_items(r, e, x, items);
+    if (jv_items(r, e, x, items) < 0)
+        return -1;
+    r->work -= (long)json_array_size(*items);
+    return 0;
 }
 
 /* ---- filters ---- */
@@ -1450,9 +1454,10 @@ FILTER(length)
         return 0;
     }
     json_t *j = x->k == K_JSON || x->k == K_NS ? x->j : NULL;
-    if (json_is_string(j))
+    if (json_is_string(j)) {
+        r->work -= (long)(json_string_length(j) >> 6);
         *out = jv_json(jint((long long)ulen(json_string_value(j), json_string_length(j))));
-    else if (json_is_array(j))
+    } else if (json_is_array(j))
         *out = jv_json(jint((long long)json_array_size(j)));
     else if (json_is_object(j))
         *out = jv_json(jint((long long)json_object_size(j)));
@@ -1493,6 +1498,7 @@ FILTER(replace)
     text_of(x, &s);
     text_of(o, &ot);
     text_of(n, &nt);
+    r->work -= (long)(s.n >> 6); /* the text is searched whole; what it makes may be small */
     long long count = c && c->k == K_JSON && !json_is_null(c->j) ? int_arg(c, -1) : -1;
     STACKBUF(b, r->lim.max_output_chars * 4 + 16);
     size_t i = 0;
@@ -1648,6 +1654,8 @@ static int do_select(jrender *r, const jnode *e, jv *x, jargs *a, bool attr, boo
         if (!rc && ok == keep)
             json_array_append(res, it);
         jv_free(&jx);
+        if (!rc)
+            rc = jwork(r, e, 1);
     }
     jdecref(items);
     if (rc) {
@@ -1691,6 +1699,7 @@ FILTER(map)
                 if (!rc) {
                     json_array_append_new(res, jv_to_json(&o));
                     jv_free(&o);
+                    rc = jwork(r, e, 1);
                 }
                 jv_free(&it);
             }
@@ -1791,8 +1800,10 @@ FILTER(sort)
         return -1;
     size_t n;
     kv *v = keyed(items, arg(a, 2, "attribute"), bool_arg(arg(a, 1, "case_sensitive"), false), &n);
-    int rc = sort_items(v, n, bool_arg(arg(a, 0, "reverse"), false));
-    if (rc < 0 && jinja_too_deep) {
+    int rc = sort_items(r, e, v, n, bool_arg(arg(a, 0, "reverse"), false));
+    if (rc == -2) {
+        rc = -1;
+    } else if (rc < 0 && jinja_too_deep) {
         rc = 0; /* eval_filter reports it */
         *out = jv_json(json_array());
     } else if (rc < 0) {
@@ -1816,15 +1827,21 @@ FILTER(unique)
     size_t n;
     kv *v = keyed(items, arg(a, 1, "attribute"), bool_arg(arg(a, 0, "case_sensitive"), false), &n);
     json_t *res = json_array();
-    for (size_t i = 0; i < n; i++) {
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
         bool seen = false;
         for (size_t k = 0; k < i && !seen; k++)
             seen = v[k].key && v[i].key ? py_eq(v[k].key, v[i].key) : v[k].key == v[i].key;
         if (!seen)
             json_array_append(res, v[i].item);
+        rc = jwork(r, e, (long)i + 1); /* each item is compared with those before it */
     }
     keyed_free(v, n);
     jdecref(items);
+    if (rc < 0) {
+        jdecref(res);
+        return -1;
+    }
     *out = jv_json(res);
     return 0;
 }
@@ -1837,6 +1854,7 @@ FILTER(dictsort)
     jv *by = arg(a, 1, "by");
     bool byval = is_str(by) && !strcmp(json_string_value(by->j), "value");
     size_t n = json_object_size(x->j), i = 0;
+    r->work -= (long)n;
     kv *v = sl_xmalloc((n ? n : 1) * sizeof *v);
     const char *k;
     json_t *val;
@@ -1847,7 +1865,7 @@ FILTER(dictsort)
         v[i].key = sort_key(byval ? val : json_array_get(pair, 0), cs);
         i++;
     }
-    int rc = sort_items(v, n, bool_arg(arg(a, 2, "reverse"), false));
+    int rc = sort_items(r, e, v, n, bool_arg(arg(a, 2, "reverse"), false));
     json_t *res = json_array();
     for (i = 0; i < n; i++) {
         json_array_append_new(res, v[i].item);
@@ -1856,7 +1874,7 @@ FILTER(dictsort)
     free(v);
     if (rc < 0) {
         jdecref(res);
-        return jerr(r, e, SL_EINVAL, "the values do not compare");
+        return rc == -2 ? -1 : jerr(r, e, SL_EINVAL, "the values do not compare");
     }
     *out = jv_json(res);
     return 0;
@@ -1934,15 +1952,60 @@ FILTER(sum)
     return 0;
 }
 
+/* a set of code points (strip's chars): a table for ASCII, the rest
+ * sorted, so stripping is not the text's length times the set's */
+typedef struct {
+    bool ascii[128];
+    unsigned long *cp;
+    size_t n;
+} cpset;
+
+static int ul_cmp(const void *x, const void *y)
+{
+    unsigned long a = *(const unsigned long *)x, b = *(const unsigned long *)y;
+    return a < b ? -1 : a > b;
+}
+
+static void cpset_init(cpset *cs, const char *s, size_t n)
+{
+    memset(cs->ascii, 0, sizeof cs->ascii);
+    cs->cp = NULL;
+    cs->n = 0;
+    for (size_t i = 0; i < n;) {
+        size_t l;
+        unsigned long c = dec(s + i, n - i, &l);
+        if (c < 128) {
+            cs->ascii[c] = true;
+        } else {
+            if (!cs->cp)
+                cs->cp = sl_xmalloc(n * sizeof *cs->cp);
+            cs->cp[cs->n++] = c;
+        }
+        i += l;
+    }
+    if (cs->n)
+        qsort(cs->cp, cs->n, sizeof *cs->cp, ul_cmp);
+}
+
+static bool cpset_has(const cpset *cs, unsigned long c)
+{
+    if (c < 128)
+        return cs->ascii[c];
+    return cs->n && bsearch(&c, cs->cp, cs->n, sizeof *cs->cp, ul_cmp);
+}
+
 static void strip(const char *s, size_t n, const char *chars, size_t cn, int where, size_t *b,
                   size_t *en)
 {
+    cpset cs;
+    if (chars)
+        cpset_init(&cs, chars, cn);
     size_t i = 0, j = n;
     if (where & 1)
         while (i < j) {
             size_t l;
             unsigned long c = dec(s + i, j - i, &l);
-            if (chars ? !memmem(chars, cn, s + i, l) : !cp_space(c))
+            if (chars ? !cpset_has(&cs, c) : !cp_space(c))
                 break;
             i += l;
         }
@@ -1953,10 +2016,12 @@ static void strip(const char *s, size_t n, const char *chars, size_t cn, int whe
                 k--;
             size_t l;
             unsigned long c = dec(s + k, j - k, &l);
-            if (chars ? !memmem(chars, cn, s + k, j - k) : !cp_space(c))
+            if (chars ? !cpset_has(&cs, c) : !cp_space(c))
                 break;
             j = k;
         }
+    if (chars)
+        free(cs.cp);
     *b = i;
     *en = j;
 }
@@ -1990,6 +2055,7 @@ FILTER(truncate)
     long long leeway = lw && lw->k == K_JSON && !json_is_null(lw->j) ? int_arg(lw, 5) : 5;
     text t, et;
     text_of(x, &t);
+    r->work -= (long)(t.n >> 6); /* counted whole, kept in part */
     if (endv) {
         text_of(endv, &et);
     } else {
@@ -2024,9 +2090,10 @@ FILTER(truncate)
 
 FILTER(wordcount)
 {
-    (void)r, (void)e, (void)a;
+    (void)e, (void)a;
     text t;
     text_of(x, &t);
+    r->work -= (long)(t.n >> 6);
     long long n = 0;
     bool in = false;
     for (size_t i = 0; i < t.n;) {
@@ -2125,24 +2192,30 @@ FILTER(urlencode)
 
 FILTER(striptags)
 {
-    (void)r, (void)e, (void)a;
+    (void)e, (void)a;
     text t;
     text_of(x, &t);
+    r->work -= (long)(t.n >> 6);
     STACKBUF(b, 0);
+    /* once a search for the end of a comment or tag failed, it fails from
+     * every later place too: not searching again keeps this linear */
+    bool no_cend = false, no_gt = false;
     for (size_t i = 0; i < t.n;) {
-        if (i + 3 < t.n && !memcmp(t.s + i, "<!--", 4)) {
+        if (!no_cend && i + 3 < t.n && !memcmp(t.s + i, "<!--", 4)) {
             const char *q = memmem(t.s + i + 4, t.n - i - 4, "-->", 3);
             if (q) {
                 i = (size_t)(q - t.s) + 3;
                 continue;
             }
+            no_cend = true;
         }
-        if (t.s[i] == '<') {
+        if (!no_gt && t.s[i] == '<') {
             const char *q = memchr(t.s + i + 1, '>', t.n - i - 1);
             if (q) {
                 i = (size_t)(q - t.s) + 1;
                 continue;
             }
+            no_gt = true;
         }
         sl_buf_addc(&b, t.s[i++]);
     }
@@ -2264,6 +2337,9 @@ static int chunks(jrender *r, const jnode *e, jv *x, jargs *a, bool batch, jv *o
         fill = NULL;
     if (n <= 0)
         return jerr(r, e, SL_EINVAL, "%s needs a positive count", batch ? "batch" : "slice");
+    if (batch && fill && n > JINJA_MAX_ITEMS)
+        return jerr(r, e, SL_ELIMIT, "batch(%lld) with a fill value would make lists of more "
+                    "than %d items (sluice's cap on lists a template builds)", n, JINJA_MAX_ITEMS);
     json_t *items;
     if (items_of(r, e, x, &items) < 0)
         return -1;
@@ -2337,10 +2413,12 @@ FILTER(groupby)
         }
         v[i].key = sort_key(k, cs);
     }
-    rc = sort_items(v, n, false);
+    rc = sort_items(r, e, v, n, false);
     if (rc < 0) {
         keyed_free(v, n);
         jdecref(items);
+        if (rc == -2)
+            return -1;
         if (jinja_too_deep) {
             *out = jv_json(json_array());
             return 0;
@@ -2622,8 +2700,17 @@ FILTER(wordwrap)
 /* pprint: Python's pprint.pformat (width 80, dict keys sorted) */
 static void pformat(jrender *r, const json_t *j, size_t indent, sl_buf *out, int depth)
 {
+    if (out->toobig)
+        return;
     STACKBUF(one, 0);
     repr_rec(j, &one, depth, true);
+    /* each level prints its value whole first: charged, as deep values
+     * print many times */
+    if (jwork(r, NULL, (long)(one.len >> 6)) < 0) {
+        sl_buf_release(&one);
+        out->toobig = true;
+        return;
+    }
     bool dict = json_is_object(j), list = json_is_array(j);
     if (dict && json_object_size(j)) {
         size_t n = json_object_size(j), k = 0;
@@ -2631,12 +2718,7 @@ static void pformat(jrender *r, const json_t *j, size_t indent, sl_buf *out, int
         const char *key;
         json_t *v;
         json_object_foreach((json_t *)j, key, v) keys[k++] = key;
-        for (size_t x = 1; x < k; x++)
-            for (size_t y = x; y > 0 && strcmp(keys[y - 1], keys[y]) > 0; y--) {
-                const char *tmp = keys[y];
-                keys[y] = keys[y - 1];
-                keys[y - 1] = tmp;
-            }
+        qsort(keys, k, sizeof *keys, key_cmp); /* an insertion sort was quadratic */
         if (indent + one.len <= 80 || depth > JINJA_MAX_NEST) {
             sl_buf_add(out, one.data, one.len);
         } else {
@@ -2691,6 +2773,10 @@ FILTER(pprint)
         pformat(r, x->j, 0, &b, 0);
     else
         jv_str(x, &b);
+    if (r->halted) {
+        sl_buf_release(&b);
+        return -1;
+    }
     if (b.toobig && !jinja_too_deep) {
         sl_buf_release(&b);
         return jerr(r, e, SL_ELIMIT, "the printed value is longer than the output cap");
@@ -3071,6 +3157,42 @@ const void *sl_jinja_find_test(const char *name)
 
 /* ---- methods of str, list and dict ---- */
 
+/* a new array with j's items in reverse order (steals j) */
+static json_t *reversed(json_t *j)
+{
+    json_t *res = json_array();
+    for (size_t i = json_array_size(j); i-- > 0;)
+        json_array_append(res, json_array_get(j, i));
+    jdecref(j);
+    return res;
+}
+
+/* s[0..n) back to front (heap) */
+static char *reversed_text(const char *s, size_t n)
+{
+    char *r = sl_xmalloc(n + 1);
+    for (size_t i = 0; i < n; i++)
+        r[i] = s[n - 1 - i];
+    r[n] = 0;
+    return r;
+}
+
+/* the last place p[0..l) occurs in s[0..n), or NULL: memmem on the
+ * reversed texts (a memcmp at each place from the end was n * l) */
+static const char *last_of(const char *s, size_t n, const char *p, size_t l)
+{
+    if (l > n)
+        return NULL;
+    if (!l)
+        return s + n;
+    char *rs = reversed_text(s, n), *rp = reversed_text(p, l);
+    const char *h = memmem(rs, n, rp, l);
+    const char *at = h ? s + (n - (size_t)(h - rs) - l) : NULL;
+    free(rs);
+    free(rp);
+    return at;
+}
+
 static int split(jrender *r, const jnode *e, const char *s, size_t n, jargs *a, bool right, jv *out)
 {
     (void)r, (void)e;
@@ -3110,15 +3232,16 @@ static int split(jrender *r, const jnode *e, const char *s, size_t n, jargs *a, 
                     size_t k = 0;
                     while (k < j && isspace((unsigned char)s[k]))
                         k++;
-                    json_array_insert_new(res, 0, json_stringn_nocheck(s + k, j - k));
+                    json_array_append_new(res, json_stringn_nocheck(s + k, j - k));
                     break;
                 }
                 size_t en = j;
                 while (j > 0 && !isspace((unsigned char)s[j - 1]))
                     j--;
-                json_array_insert_new(res, 0, json_stringn_nocheck(s + j, en - j));
+                json_array_append_new(res, json_stringn_nocheck(s + j, en - j));
                 cnt++;
             }
+            res = reversed(res);
         }
         *out = jv_json(res);
         return 0;
@@ -3144,24 +3267,24 @@ static int split(jrender *r, const jnode *e, const char *s, size_t n, jargs *a, 
             cnt++;
         }
     } else {
-        size_t j = n;
+        /* from the right: a forward search of the reversed separator in
+         * the reversed text (rs[i..q) is s[n-q..n-i)) */
+        char *rs = reversed_text(s, n), *rp = reversed_text(sp.s, sp.n);
+        size_t i = 0;
         for (;;) {
-            const char *h = NULL;
-            if ((max < 0 || cnt < max) && j >= sp.n)
-                for (size_t k = j - sp.n + 1; k-- > 0;)
-                    if (!memcmp(s + k, sp.s, sp.n)) {
-                        h = s + k;
-                        break;
-                    }
+            const char *h = (max < 0 || cnt < max) ? memmem(rs + i, n - i, rp, sp.n) : NULL;
             if (!h) {
-                json_array_insert_new(res, 0, json_stringn_nocheck(s, j));
+                json_array_append_new(res, json_stringn_nocheck(s, n - i));
                 break;
             }
-            size_t k = (size_t)(h - s);
-            json_array_insert_new(res, 0, json_stringn_nocheck(s + k + sp.n, j - k - sp.n));
-            j = k;
+            size_t q = (size_t)(h - rs);
+            json_array_append_new(res, json_stringn_nocheck(s + n - q, q - i));
+            i = q + sp.n;
             cnt++;
         }
+        free(rs);
+        free(rp);
+        res = reversed(res);
     }
     text_done(&sp);
     *out = jv_json(res);
@@ -3204,6 +3327,7 @@ static int str_method(jrender *r, const jnode *e, jv *self, const char *m, jargs
 {
     const char *s = json_string_value(self->j);
     size_t n = json_string_length(self->j);
+    r->work -= (long)(n >> 6); /* every method reads the string */
     for (size_t i = 0; i < sizeof str_arity / sizeof *str_arity; i++)
         if (!strcmp(m, str_arity[i].name)) {
             int lo = str_arity[i].lo, hi = str_arity[i].hi, got = a->n + a->nkw;
@@ -3264,16 +3388,7 @@ static int str_method(jrender *r, const jnode *e, jv *self, const char *m, jargs
             *out = jv_json(jint(c));
             return 0;
         }
-        const char *h = NULL;
-        if (m[0] == 'r') {
-            for (size_t k = n >= l ? n - l + 1 : 0; k-- > 0;)
-                if (!memcmp(s + k, p, l)) {
-                    h = s + k;
-                    break;
-                }
-        } else {
-            h = memmem(s, n, p, l);
-        }
+        const char *h = m[0] == 'r' ? last_of(s, n, p, l) : memmem(s, n, p, l);
         if (!h && m[0] == 'i')
             return jerr(r, e, SL_EINVAL, "substring not found");
         *out = jv_json(jint(h ? (long long)ulen(s, (size_t)(h - s)) : -1));
@@ -3374,16 +3489,7 @@ static int str_method(jrender *r, const jnode *e, jv *self, const char *m, jargs
             return jerr(r, e, SL_EINVAL, "partition() needs a non-empty separator");
         const char *p = json_string_value(sep->j);
         size_t l = json_string_length(sep->j);
-        const char *h = NULL;
-        if (m[0] == 'r') {
-            for (size_t k = n >= l ? n - l + 1 : 0; k-- > 0;)
-                if (!memcmp(s + k, p, l)) {
-                    h = s + k;
-                    break;
-                }
-        } else {
-            h = memmem(s, n, p, l);
-        }
+        const char *h = m[0] == 'r' ? last_of(s, n, p, l) : memmem(s, n, p, l);
         json_t *res = json_array();
         if (!h) {
             json_array_append_new(res, m[0] == 'r' ? json_string("") : json_stringn_nocheck(s, n));
@@ -3442,6 +3548,10 @@ static int mutate(jrender *r, const jnode *e, json_t *j, const char *m, jargs *a
     *out = jv_json(json_null());
     if (json_is_array(j)) {
         long long n = (long long)json_array_size(j);
+        if (strcmp(m, "append") && strcmp(m, "pop"))
+            r->work -= (long)n; /* the rest walk or move every item */
+        else if (!strcmp(m, "pop") && a->n)
+            r->work -= (long)(n >> 3); /* pop(i) moves the items after i */
         if ((!strcmp(m, "append") || !strcmp(m, "insert")) && n >= JINJA_MAX_ITEMS)
             return jerr(r, e, SL_ELIMIT, "the list would have more than %d items (sluice's cap on "
                         "lists a template builds)",
@@ -3540,13 +3650,14 @@ static int mutate(jrender *r, const jnode *e, json_t *j, const char *m, jargs *a
             } else if (m[1] == 'o') {
                 size_t k;
                 kv *v = keyed(old, NULL, true, &k);
-                int rc = sort_items(v, k, rev);
+                int rc = sort_items(r, e, v, k, rev);
                 for (size_t i = 0; i < k; i++)
                     json_array_append(j, rc < 0 ? json_array_get(old, i) : v[i].item);
                 keyed_free(v, k);
                 if (rc < 0) {
                     jdecref(old);
-                    return jinja_too_deep ? 0 : jerr(r, e, SL_EINVAL, "the items do not compare");
+                    return rc == -2 ? -1 : jinja_too_deep ? 0
+                                     : jerr(r, e, SL_EINVAL, "the items do not compare");
                 }
             }
             jdecref(old);
@@ -3710,6 +3821,7 @@ int call_method(jrender *r, const jnode *e, jv *self, const char *m, jargs *a, j
         if (!strcmp(m, "count") || !strcmp(m, "index")) {
             jv *x = arg(a, 0, NULL);
             long long c = 0, at = -1;
+            r->work -= (long)json_array_size(j);
             for (size_t i = 0; x && i < json_array_size(j); i++) {
                 jv it = {.k = K_JSON, .j = json_array_get(j, i)};
                 if (jv_eq(&it, x)) {

@@ -105,12 +105,18 @@ typedef struct {
     sl_jinja_limits lim;
     sl_err *err;
     long iters;
+    long work;             /* units of work left before the next poll (jinja_poll) */
+    sl_errcode halted;     /* set once a poll ended the render: later polls fail too */
     long walk;             /* container visits left for self-reference checks */
     const sl_buf *cnt_buf; /* the render's output: its first cnt_len bytes */
     size_t cnt_len, cnt_chars; /* hold cnt_chars characters (emit's count) */
     bool ns_escaped;       /* a namespace was put into a list or dict: setting its
                               attributes must check for self-reference */
     int depth;
+    long long bytes;       /* memory held by the values this render made (counted at
+                              jansson's allocator) and by its captured text */
+    sl_buf *capture;       /* where a macro, recursive loop or set block is being
+                              captured (NULL: the render's own output) */
     frame *root;
     jobj *objs;
     /* values that are tuples (printed (a, b)) or groupby groups: a set of

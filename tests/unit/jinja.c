@@ -7,6 +7,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
+#include <time.h>
 
 #include "tap.h"
 #include "dsl/yaml.h"
@@ -45,12 +47,28 @@ static void is(const char *tpl, const char *ctx, const char *want)
     free(got);
 }
 
-static void fails(const char *tpl, const char *ctx, const char *part)
+static void fails_lim(const char *tpl, const char *ctx, const sl_jinja_limits *lim,
+                      const char *part)
 {
-    char *got = render(tpl, ctx, NULL);
+    char *got = render(tpl, ctx, lim);
     CHECK(!strncmp(got, "ERROR: ", 7) && strstr(got, part), "%s fails with '%s': %s", esc(tpl),
           part, esc(got));
     free(got);
+}
+
+static void fails(const char *tpl, const char *ctx, const char *part)
+{
+    fails_lim(tpl, ctx, NULL, part);
+}
+
+/* the default limits with a memory budget large enough for the other caps
+ * to be what a template meets first */
+static const sl_jinja_limits *big_budget(void)
+{
+    static sl_jinja_limits lim;
+    sl_jinja_limits_default(&lim);
+    lim.max_bytes = (size_t)2 << 30;
+    return &lim;
 }
 
 static void basics(void)
@@ -209,11 +227,16 @@ static void nesting(void)
                           "{{ [ns.a] < [ns.b] }}", "{{ ns.a|string }}", "{{ [ns.a, ns.b]|unique|list }}"};
     for (size_t i = 0; i < sizeof uses / sizeof *uses; i++) {
         snprintf(tpl, sizeof tpl, "%s%s", deep, uses[i]);
-        fails(tpl, NULL, "nested deeper than 1000 levels");
+        fails_lim(tpl, NULL, big_budget(), "nested deeper than 1000 levels");
     }
     /* freed when dropped (replaced) and at the end, without recursing */
     snprintf(tpl, sizeof tpl, "%s{{ ns.a|length }}{%% set ns.a = 0 %%}{{ ns.a }}", deep);
-    is(tpl, NULL, "10");
+    char *got = render(tpl, NULL, big_budget());
+    CHECK(!strcmp(got, "10"), "%s -> %s (want 10)", esc(tpl), esc(got));
+    free(got);
+    /* with the default budget, the memory the nesting takes is the bound */
+    snprintf(tpl, sizeof tpl, "%s{{ ns.a }}", deep);
+    fails(tpl, NULL, "bytes of memory (its budget)");
     /* 900 levels are fine */
     is("{% set ns = namespace(a=[]) %}{% for i in range(900) %}{% set ns.a = [ns.a] %}{% endfor %}"
        "{{ ns.a|tojson|length }}",
@@ -223,11 +246,11 @@ static void nesting(void)
 /* what a template can grow without bound ends with an error */
 static void growth(void)
 {
-    fails("{% set l = [1] %}{% for i in range(40) %}{% set _ = l.extend(l) %}{% endfor %}", NULL,
-          "more than 10000000 items");
-    fails("{% set ns = namespace(l=[1]) %}{% for i in range(40) %}{% set ns.l = ns.l + ns.l %}"
-          "{% endfor %}",
-          NULL, "more than 10000000 items");
+    fails_lim("{% set l = [1] %}{% for i in range(40) %}{% set _ = l.extend(l) %}{% endfor %}",
+              NULL, big_budget(), "more than 10000000 items");
+    fails_lim("{% set ns = namespace(l=[1]) %}{% for i in range(40) %}{% set ns.l = ns.l + ns.l %}"
+              "{% endfor %}",
+              NULL, big_budget(), "more than 10000000 items");
     fails("{% set ns = namespace(v='ab') %}{% for i in range(40) %}{% set ns.v = ns.v + ns.v %}"
           "{% endfor %}",
           NULL, "larger than the output cap");
@@ -241,6 +264,202 @@ static void growth(void)
     for (int i = 0; i < 120; i++)
         strcat(tpl, "{% if true %}");
     fails(tpl, NULL, "tags nested too deeply");
+}
+
+/* ---- bounds: the byte budget and the interrupt callback ---- */
+
+static long rss_kb(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    long pages = 0, res = 0;
+    if (f) {
+        if (fscanf(f, "%ld %ld", &pages, &res) != 2)
+            res = 0;
+        fclose(f);
+    }
+    return res * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+/* renders with lim; the error code, or 0 */
+static sl_errcode render_code(const char *tpl, const char *ctx, const sl_jinja_limits *lim,
+                              char **msg)
+{
+    sl_err err = {0};
+    sl_jinja *t;
+    if (sl_jinja_compile(tpl, strlen(tpl), "t", &t, &err) < 0)
+        abort();
+    sl_value *c = ctx ? J(ctx) : json_object();
+    sl_buf out;
+    sl_buf_init(&out, 0);
+    sl_errcode code = sl_jinja_render(t, c, lim, &out, &err) < 0 ? err.code : SL_OK;
+    if (msg)
+        *msg = sl_xstrdup(err.msg ? err.msg : "");
+    sl_buf_release(&out);
+    sl_err_clear(&err);
+    json_decref(c);
+    sl_jinja_free(t);
+    return code;
+}
+
+static void budget(void)
+{
+    sl_jinja_limits lim;
+    sl_jinja_limits_default(&lim);
+    CHECK(lim.max_bytes == (size_t)64 << 20, "the default budget is 64 MiB (%zu)", lim.max_bytes);
+    /* the report's case: 3,000 appends of 300 KB (889 MB before) */
+    long before = rss_kb();
+    lim.bytes_limit_name = "template_max_bytes";
+    char *msg = NULL;
+    sl_errcode c = render_code("{% set s = 'x' * 300000 %}{% set l = [] %}{% for i in range(3000) %}"
+                               "{% set _ = l.append(s ~ i) %}{% endfor %}{{ l|length }}",
+                               NULL, &lim, &msg);
+    long grew = rss_kb() - before;
+    CHECK(c == SL_ELIMIT && strstr(msg, "template_max_bytes") && strstr(msg, "67108864 bytes"),
+          "3,000 x 300 KB appends end at the budget, naming it: %s", msg);
+    CHECK(grew < 200 * 1024, "and the process grew by %ld KB (under 200 MB)", grew);
+    free(msg);
+    /* namespaces grow too */
+    lim.max_bytes = 4 << 20;
+    lim.max_output_chars = 100000000;
+    fails_lim("{% set ns = namespace(s='') %}{% for i in range(100) %}"
+              "{% set ns.s = ns.s ~ ('y' * 100000) %}{% endfor %}",
+              NULL, &lim, "bytes of memory (its budget)");
+    /* memory that is let go is given back: 1 MB made and dropped 200 times */
+    lim.max_bytes = 8 << 20;
+    char *got = render("{% for i in range(200) %}{% set s = 'x' * 1000000 %}{% set l = [s ~ i] %}"
+                       "{% endfor %}ok", NULL, &lim);
+    CHECK(!strcmp(got, "ok"), "values dropped in a loop do not add up: %s", got);
+    free(got);
+    /* text captured by recursive macros is counted while it is held */
+    lim.max_output_chars = 4000000;
+    lim.max_bytes = 8 << 20;
+    fails_lim("{% macro f(n) %}{{ 'z' * 1000000 }}{% if n < 50 %}{{ f(n + 1) }}{% endif %}"
+              "{% endmacro %}{{ f(0)|length }}", NULL, &lim, "bytes of memory (its budget)");
+    lim.max_bytes = SIZE_MAX;
+    got = render("{% set l = [] %}{% for i in range(100) %}{% set _ = l.append('x' * 100000 ~ i) %}"
+                 "{% endfor %}{{ l|length }}", NULL, &lim);
+    CHECK(!strcmp(got, "100"), "SIZE_MAX: no budget: %s", got);
+    free(got);
+    /* "" * 10**15 is "" at once (it looped 10**15 times) */
+    is("[{{ '' * 1000000000000000 }}{{ ([] * 1000000000000000)|length }}]", NULL, "[0]");
+    fails("{{ [1]|batch(1000000000000, 'x') }}", NULL, "more than 10000000 items");
+}
+
+typedef struct {
+    int calls, stop_at;
+    sl_errcode code;
+    double deadline;
+} stopper;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int stop_cb(void *ud, sl_err *err)
+{
+    stopper *s = ud;
+    s->calls++;
+    if (s->deadline && now_s() > s->deadline)
+        return sl_err_set(err, SL_ETIMEOUT, "the run took longer than max_time_s (0.3 s)");
+    if (s->stop_at && s->calls >= s->stop_at)
+        return sl_err_set(err, s->code, "the run was stopped");
+    return 0;
+}
+
+static void interrupts(void)
+{
+    sl_jinja_limits lim;
+    sl_jinja_limits_default(&lim);
+    lim.interrupt = stop_cb;
+    /* asked as loops run; a stop ends the render with its code and message */
+    stopper st = {.stop_at = 3, .code = SL_ECANCELED};
+    lim.interrupt_ud = &st;
+    char *msg = NULL;
+    sl_errcode c = render_code("{% for i in range(1000) %}{% for j in range(1000) %}{% endfor %}"
+                               "{% endfor %}", NULL, &lim, &msg);
+    CHECK(c == SL_ECANCELED && st.calls == 3 && strstr(msg, "t:1:") &&
+          strstr(msg, "the run was stopped"),
+          "a stop ends nested loops (%d polls): %s", st.calls, msg);
+    free(msg);
+    /* a deadline ends it within a fraction of a second, whatever it does */
+    const char *slow[] = {
+        "{% for i in range(1000) %}{% for j in range(1000) %}{% set x = 'ab' * 1000 %}"
+        "{% endfor %}{% endfor %}",
+        "{% set s = 'x' * 300000 %}{% for i in range(1000000) %}{% set t = s|replace('x', 'yy') %}"
+        "{% endfor %}",
+        "{{ range(60000)|map('string')|unique|list|length }}",
+        "{% macro f(n) %}{% if n < 60 %}{{ f(n + 1) }}{{ f(n + 1) }}{% endif %}{% endmacro %}{{ f(0) }}",
+        "{% set l = range(1000000)|list %}{% for i in range(1000000) %}{% if -1 in l %}{% endif %}"
+        "{% endfor %}",
+        "{% set l = range(1000000)|reverse|list %}{% for i in range(1000) %}{{ (l|sort)[0] }}"
+        "{% endfor %}",
+        "{% set s = 'é' * 100000 %}{% for i in range(1000000) %}{{ s[99999] }}{% endfor %}",
+        "{% set l = range(1000000)|list %}{% for i in range(1000000) %}"
+        "{{ l|select('odd')|list|length }}{% endfor %}",
+        "{% set l = [] %}{% for i in range(100000) %}{% set _ = l.insert(0, i) %}{% endfor %}"
+        "{% for i in range(100000) %}{% set _ = l.insert(0, i) %}{% endfor %}"
+        "{% for i in range(1000000) %}{{ l.count(3) }}{% endfor %}",
+        "{% set a = range(500000)|list %}{% set b = range(500000)|list %}"
+        "{% for i in range(1000000) %}{{ a == b }}{% endfor %}",
+    };
+    for (size_t i = 0; i < sizeof slow / sizeof *slow; i++) {
+        stopper dl = {.deadline = now_s() + 0.3};
+        lim.interrupt_ud = &dl;
+        lim.max_output_chars = 100000000;
+        lim.max_bytes = (size_t)1 << 30;
+        double t0 = now_s();
+        c = render_code(slow[i], NULL, &lim, &msg);
+        double took = now_s() - t0;
+        CHECK(c == SL_ETIMEOUT && took < 1.3 && strstr(msg, "max_time_s"),
+              "deadline 0.3 s: %.40s... ended in %.2f s: %s", slow[i], took, msg);
+        free(msg);
+    }
+    /* polls are rare: a short render is not asked at all */
+    stopper never = {0};
+    lim.interrupt_ud = &never;
+    char *got = render("{% for i in range(100) %}{{ i }}{% endfor %}", NULL, &lim);
+    CHECK(never.calls == 0 && strlen(got) == 190, "a short render is not polled (%d)", never.calls);
+    free(got);
+}
+
+/* what used to be quadratic (rsplit inserted at the front, rfind compared
+ * at each place, striptags searched again from each '<', tojson and
+ * pprint sorted keys by insertion) is linear, and still right */
+static void linear(void)
+{
+    is("{{ 'a,b,,c'.rsplit(',') }} {{ 'a,b,,c'.rsplit(',', 1) }} {{ 'aaa'.rsplit('aa') }}", NULL,
+       "['a', 'b', '', 'c'] ['a,b,', 'c'] ['a', '']");
+    is("{{ '  a b  c '.rsplit() }} {{ 'xaay'.rsplit('a') }}", NULL,
+       "['a', 'b', 'c'] ['x', '', 'y']");
+    is("{{ 'abcabc'.rfind('bc') }} {{ 'abc'.rfind('') }} {{ 'abc'.rfind('x') }} "
+       "{{ 'abcabc'.rpartition('b') }} {{ 'abc'.rpartition('x') }}",
+       NULL, "4 3 -1 ['abca', 'b', 'c'] ['', '', 'abc']");
+    is("{{ ' xxhixyx '.strip(' x') }}|{{ 'ééaéé'.strip('é') }}|{{ 'ééaéé'|trim('é') }}", NULL,
+       "hixy|a|a");
+    is("{{ '<<<a>b <!-- <!-- x'|striptags }}", NULL, "b <!-- <!-- x");
+    sl_jinja_limits lim;
+    sl_jinja_limits_default(&lim);
+    lim.max_output_chars = 10000000;
+    struct {
+        const char *tpl, *want;
+    } big[] = {
+        {"{{ ('a,' * 200000).rsplit(',')|length }}", "200001"},
+        {"{{ ('a' * 1000000).rfind('a' * 500000 ~ 'b') }}", "-1"},
+        {"{{ ('<' * 1000000)|striptags|length }}", "1000000"},
+        {"{{ ('<!--' * 300000)|striptags|length }}", "1200000"},
+        {"{% set d = {} %}{% for i in range(100000) %}{% set _ = d.update({'k' ~ i: i}) %}"
+         "{% endfor %}{{ d|tojson|length }}", "1677780"},
+    };
+    for (size_t i = 0; i < sizeof big / sizeof *big; i++) {
+        double t0 = now_s();
+        char *got = render(big[i].tpl, NULL, &lim);
+        double took = now_s() - t0;
+        CHECK(!strcmp(got, big[i].want) && took < 2, "%s -> %.20s in %.2f s", big[i].tpl, got, took);
+        free(got);
+    }
 }
 
 /* a deep template on a small stack (the server's streams get 1 MB) */
@@ -531,6 +750,9 @@ int main(void)
     errors();
     nesting();
     growth();
+    budget();
+    interrupts();
+    linear();
     small_stack();
     regressions();
     threads();
