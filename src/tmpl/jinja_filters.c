@@ -3209,11 +3209,8 @@ static int split(jrender *r, const jnode *e, const char *s, size_t n, jargs *a, 
                     i++;
                 if (i >= n)
                     break;
-                if (max >= 0 && cnt >= max) {
-                    size_t k = n;
-                    while (k > i && isspace((unsigned char)s[k - 1]))
-                        k--;
-                    json_array_append_new(res, json_stringn_nocheck(s + i, k - i));
+                if (max >= 0 && cnt >= max) { /* the rest as it is (Python) */
+                    json_array_append_new(res, json_stringn_nocheck(s + i, n - i));
                     break;
                 }
                 size_t b = i;
@@ -3229,10 +3226,7 @@ static int split(jrender *r, const jnode *e, const char *s, size_t n, jargs *a, 
                 if (!j)
                     break;
                 if (max >= 0 && cnt >= max) {
-                    size_t k = 0;
-                    while (k < j && isspace((unsigned char)s[k]))
-                        k++;
-                    json_array_append_new(res, json_stringn_nocheck(s + k, j - k));
+                    json_array_append_new(res, json_stringn_nocheck(s, j));
                     break;
                 }
                 size_t en = j;
@@ -3501,6 +3495,7 @@ static int str_method(jrender *r, const jnode *e, jv *self, const char *m, jargs
             json_array_append_new(res, json_stringn_nocheck(p, l));
             json_array_append_new(res, json_stringn_nocheck(s + k + l, n - k - l));
         }
+        jv_mark_tuple(r, res, TUP_PLAIN); /* Python's partition gives a tuple */
         *out = jv_json(res);
         return 0;
     }

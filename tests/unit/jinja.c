@@ -432,11 +432,15 @@ static void linear(void)
 {
     is("{{ 'a,b,,c'.rsplit(',') }} {{ 'a,b,,c'.rsplit(',', 1) }} {{ 'aaa'.rsplit('aa') }}", NULL,
        "['a', 'b', '', 'c'] ['a,b,', 'c'] ['a', '']");
-    is("{{ '  a b  c '.rsplit() }} {{ 'xaay'.rsplit('a') }}", NULL,
-       "['a', 'b', 'c'] ['x', '', 'y']");
+    is("{{ '  a b  c '.rsplit() }} {{ '  a b  c '.rsplit(none, 1) }} {{ 'xaay'.rsplit('a') }}",
+       NULL, "['a', 'b', 'c'] ['  a b', 'c'] ['x', '', 'y']");
+    /* with maxsplit, the rest stays as it is (Python) */
+    is("{{ ' a b c  '.split(none, 1) }} {{ 'a b '.split(none, 1) }} {{ ' a b'.rsplit(none, 1) }} "
+       "{{ 'a  '.split(none, 1) }} {{ ' a b '.split(none, 0) }} {{ ' a b '.rsplit(none, 0) }}",
+       NULL, "['a', 'b c  '] ['a', 'b '] [' a', 'b'] ['a'] ['a b '] [' a b']");
     is("{{ 'abcabc'.rfind('bc') }} {{ 'abc'.rfind('') }} {{ 'abc'.rfind('x') }} "
        "{{ 'abcabc'.rpartition('b') }} {{ 'abc'.rpartition('x') }}",
-       NULL, "4 3 -1 ['abca', 'b', 'c'] ['', '', 'abc']");
+       NULL, "4 3 -1 ('abca', 'b', 'c') ('', '', 'abc')");
     is("{{ ' xxhixyx '.strip(' x') }}|{{ 'ééaéé'.strip('é') }}|{{ 'ééaéé'|trim('é') }}", NULL,
        "hixy|a|a");
     is("{{ '<<<a>b <!-- <!-- x'|striptags }}", NULL, "b <!-- <!-- x");
