@@ -58,8 +58,12 @@ static const char usage_render[] =
     "template-transform node does, and prints exactly the rendered text.\n"
     "  --context JSON|@FILE  the variables: a JSON object, inline or from a file\n"
     "  --limit NAME=N        max_output_chars (400000, Dify's), max_loop_iterations\n"
-    "                        (1000000) or max_depth (100, macro and recursive-loop\n"
-    "                        nesting); repeatable\n"
+    "                        (1000000), max_depth (100, macro and recursive-loop\n"
+    "                        nesting), template_max_bytes (64m: memory the template's\n"
+    "                        values may hold; 0: no limit) or max_time_s (1200:\n"
+    "                        seconds for all renders); repeatable;\n"
+    "                        SLUICE_TEMPLATE_MAX_BYTES and SLUICE_MAX_TIME_S set the\n"
+    "                        last two too\n"
     "  --repeat N            render N times (timing) and print the last\n"
     "exit status: 0 rendered, 1 template or render error (on stderr), 2 bad usage.\n";
 
@@ -1020,6 +1024,16 @@ static char *read_path(const char *path, size_t *len)
     return s;
 }
 
+/* sluice render's deadline: max_time_s from the command's start */
+static int render_interrupted(void *ud, sl_err *err)
+{
+    const double *deadline = ud;
+    if (mono_s() > deadline[0])
+        return sl_err_set(err, SL_ETIMEOUT, "the render took longer than max_time_s (%g s); "
+                          "raise it with --limit max_time_s=N", deadline[1]);
+    return 0;
+}
+
 static int cmd_render(int argc, char **argv)
 {
     const char *file = NULL, *ctxarg = NULL;
@@ -1027,12 +1041,30 @@ static int cmd_render(int argc, char **argv)
     sl_jinja_limits lim;
     sl_jinja_limits_default(&lim);
     lim.limit_name = "max_output_chars (sluice render --limit max_output_chars=N)";
+    lim.bytes_limit_name = "template_max_bytes (sluice render --limit template_max_bytes=N)";
+    /* the two limits a run has too: their parsing, defaults and variables */
+    struct sl_limits L;
+    sl_limits_default(&L);
+    sl_err lerr = {0};
+    if (sl_limits_from_env(&L, &lerr) < 0) {
+        fprintf(stderr, "sluice render: %s\n", lerr.msg);
+        sl_err_clear(&lerr);
+        return EXIT_USAGE;
+    }
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             fputs(usage_render, stdout);
             return EXIT_OK;
         } else if (!strcmp(argv[i], "--context") && i + 1 < argc) {
             ctxarg = argv[++i];
+        } else if (!strcmp(argv[i], "--limit") && i + 1 < argc &&
+                   (!strncmp(argv[i + 1], "template_max_bytes=", 19) ||
+                    !strncmp(argv[i + 1], "max_time_s=", 11))) {
+            if (sl_limits_set(&L, argv[++i], &lerr) < 0) {
+                fprintf(stderr, "sluice render: %s\n", lerr.msg);
+                sl_err_clear(&lerr);
+                return EXIT_USAGE;
+            }
         } else if (!strcmp(argv[i], "--limit") && i + 1 < argc) {
             const char *spec = argv[++i], *eq = strchr(spec, '=');
             char *end = NULL;
@@ -1051,7 +1083,8 @@ static int cmd_render(int argc, char **argv)
                 lim.max_depth = (int)v;
             else {
                 fprintf(stderr, "sluice render: unknown limit '%.*s' (or out of range): use "
-                        "max_output_chars, max_loop_iterations or max_depth (at most 10000)\n",
+                        "max_output_chars, max_loop_iterations, max_depth (at most 10000), "
+                        "template_max_bytes or max_time_s\n",
                         (int)nl, spec);
                 return EXIT_USAGE;
             }
@@ -1106,6 +1139,10 @@ static int cmd_render(int argc, char **argv)
             return EXIT_USAGE;
         }
     }
+    lim.max_bytes = L.template_max_bytes ? L.template_max_bytes : SIZE_MAX;
+    double deadline[2] = {mono_s() + L.max_time_s, L.max_time_s};
+    lim.interrupt = render_interrupted;
+    lim.interrupt_ud = deadline;
     sl_err err = {0};
     sl_jinja *t;
     int rc = EXIT_OK;

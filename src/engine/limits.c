@@ -28,6 +28,7 @@ static const field fields[] = {
     F(max_loop_count, T_INT, "largest loop_count a loop node may use (Dify: 100)"),
     F(parallel_iterations, T_INT, "cap on an iteration's parallel_nums"),
     F(max_string_bytes, T_SIZE, "strings produced by nodes (Dify: 400,000)"),
+    F(template_max_bytes, T_SIZE, "memory a Jinja2 render's values may hold (0: no limit)"),
     F(http_connect_timeout_s, T_DOUBLE, "http-request connect timeout cap (Dify: 10)"),
     F(http_read_timeout_s, T_DOUBLE, "http-request read timeout cap (Dify: 600)"),
     F(http_write_timeout_s, T_DOUBLE, "http-request write timeout cap (Dify: 600)"),
@@ -75,6 +76,7 @@ void sl_limits_default(struct sl_limits *l)
     l->max_loop_count = 100;
     l->parallel_iterations = 10;
     l->max_string_bytes = 400000;
+    l->template_max_bytes = (size_t)64 << 20;
     l->http_connect_timeout_s = 10;
     l->http_read_timeout_s = 600;
     l->http_write_timeout_s = 600;

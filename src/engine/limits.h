@@ -24,6 +24,7 @@ struct sl_limits {
     int max_loop_count;         /* loop_count cap (Dify: 100) */
     int parallel_iterations;    /* cap on iteration parallel_nums (Dify: 10) */
     size_t max_string_bytes;    /* strings produced by nodes (Dify: 400,000 chars) */
+    size_t template_max_bytes;  /* memory one Jinja2 render's values hold (64 MiB; 0: no limit) */
     /* http-request node (Dify's HTTP_REQUEST_* settings) */
     double http_connect_timeout_s;   /* 10 */
     double http_read_timeout_s;      /* 600 */

@@ -605,6 +605,16 @@ double sl_exec_time_left(sl_node_exec *x)
     return left > 0 ? left : 0;
 }
 
+int sl_exec_interrupted(sl_node_exec *x, sl_err *err)
+{
+    if (atomic_load(&x->s->run->cancel))
+        return sl_err_set(err, SL_ECANCELED, "the run was stopped");
+    if (sl_exec_time_left(x) <= 0)
+        return sl_err_set(err, SL_ETIMEOUT, "the run took longer than max_time_s (%g s); raise "
+                          "it with --limit max_time_s=N", x->s->run->L.max_time_s);
+    return 0;
+}
+
 void sl_exec_event(sl_node_exec *x, const char *event, sl_value *data)
 {
     sl_run *r = x->s->run;

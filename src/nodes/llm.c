@@ -155,7 +155,13 @@ static void context_text(sl_node_exec *x, sl_buf *out)
     json_decref(v);
 }
 
-/* A jinja2 prompt: jinja2_text with prompt_config.jinja2_variables. */
+static int jinja_interrupted(void *ud, sl_err *err)
+{
+    return sl_exec_interrupted(ud, err);
+}
+
+/* A jinja2 prompt: jinja2_text with prompt_config.jinja2_variables; the
+ * render obeys the run's deadline and stop, and template_max_bytes. */
 static int render_jinja(sl_node_exec *x, const sl_value *p, sl_buf *out)
 {
     const char *jt = json_string_value(json_object_get(p, "jinja2_text"));
@@ -183,10 +189,15 @@ static int render_jinja(sl_node_exec *x, const sl_value *p, sl_buf *out)
     sl_jinja_limits_default(&lim);
     lim.max_output_chars = l->max_string_bytes;
     lim.limit_name = "max_string_bytes";
+    lim.max_bytes = l->template_max_bytes ? l->template_max_bytes : SIZE_MAX;
+    lim.bytes_limit_name = "template_max_bytes (--limit template_max_bytes=N)";
+    lim.interrupt = jinja_interrupted;
+    lim.interrupt_ud = x;
     int rc = sl_jinja_render(t, ctx, &lim, out, &err);
     if (rc < 0) {
         /* -2: the node has failed with the template's own message */
-        sl_exec_fail(x, "LLMNodeError", "%s", err.msg);
+        sl_exec_fail(x, err.code == SL_ETIMEOUT ? "WorkflowTimeout"
+                        : err.code == SL_ECANCELED ? "Stopped" : "LLMNodeError", "%s", err.msg);
         rc = -2;
     }
     sl_err_clear(&err);

@@ -156,6 +156,10 @@ int sl_exec_file_bytes(sl_node_exec *x, const sl_value *f, size_t cap, sl_buf *o
 double sl_exec_elapsed(sl_node_exec *x);
 /* Seconds left in the run's time budget (never negative). */
 double sl_exec_time_left(sl_node_exec *x);
+/* 0 while the node may go on; -1 with err once the run is stopped
+ * (SL_ECANCELED) or its time budget is spent (SL_ETIMEOUT, naming
+ * max_time_s and how to raise it).  For work that polls (template renders). */
+int sl_exec_interrupted(sl_node_exec *x, sl_err *err);
 
 /* ---- containers (iteration, loop) ---- */
 

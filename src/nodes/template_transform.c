@@ -4,7 +4,8 @@
  * Fields: template (Jinja2 text), variables [{variable, value_selector}].
  * The variables' values are the template's context; the rendering is the
  * output `output` (a string, capped at max_string_bytes characters, Dify's
- * 400,000).  The template is compiled at load (syntax errors are load
+ * 400,000).  A render obeys the run's deadline and stop (it polls them)
+ * and template_max_bytes.  The template is compiled at load (syntax errors are load
  * errors with the template's line:col) and kept in a cache keyed by the
  * node's data, so runs only render.  Cache entries are reference counted:
  * a run holds its entry while it renders.
@@ -126,6 +127,11 @@ static int check(sl_check *c, const sl_gnode *n)
     return bad ? -1 : 0;
 }
 
+static int interrupted(void *ud, sl_err *err)
+{
+    return sl_exec_interrupted(ud, err);
+}
+
 static int run(sl_node_exec *x)
 {
     const sl_value *d = sl_exec_data(x);
@@ -156,13 +162,19 @@ static int run(sl_node_exec *x)
     sl_jinja_limits_default(&lim);
     lim.max_output_chars = l->max_string_bytes;
     lim.limit_name = "max_string_bytes";
+    lim.max_bytes = l->template_max_bytes ? l->template_max_bytes : SIZE_MAX;
+    lim.bytes_limit_name = "template_max_bytes (--limit template_max_bytes=N)";
+    lim.interrupt = interrupted;
+    lim.interrupt_ud = x;
     sl_buf out;
     sl_buf_init(&out, l->max_string_bytes * 4 + 16);
     int rc = sl_jinja_render(e->t, ctx, &lim, &out, &err);
     entry_release(e);
     json_decref(ctx);
     if (rc < 0) {
-        rc = sl_exec_fail(x, "TemplateTransformError", "%s", err.msg);
+        rc = sl_exec_fail(x, err.code == SL_ETIMEOUT ? "WorkflowTimeout"
+                             : err.code == SL_ECANCELED ? "Stopped" : "TemplateTransformError",
+                          "%s", err.msg);
     } else {
         sl_exec_output(x, "output", json_stringn_nocheck(out.data ? out.data : "", out.len));
     }
