@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "../core/buf.h"
+#include "../core/transfer.h"
 #include "sse.h"
 
 #define BODY_CAP (16u << 20)   /* a blocking answer or an error body */
@@ -624,14 +625,22 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud)
     return sl_sse_feed(&c->sse, p, len) ? 0 : len;
 }
 
+/* The caller's stop: asked by the progress callback and, while the
+ * provider is silent, by sl_transfer_perform every 50 ms. */
+static bool call_cancelled(void *ud)
+{
+    call *c = ud;
+    if (c->st && c->st->cancelled && c->st->cancelled(c->st->ud))
+        c->cancelled = true;
+    return c->cancelled;
+}
+
 static int on_progress(void *ud, curl_off_t a, curl_off_t b, curl_off_t x, curl_off_t y)
 {
     (void)a, (void)b, (void)x, (void)y;
     call *c = ud;
-    if (c->st && c->st->cancelled && c->st->cancelled(c->st->ud)) {
-        c->cancelled = true;
+    if (call_cancelled(c))
         return 1;
-    }
     /* the read timeout: the longest silence, counted here because curl's
      * low-speed check only looks once a response has started */
     double limit = c->ep->read_timeout_s > 0 ? c->ep->read_timeout_s : 600;
@@ -803,7 +812,7 @@ static int perform(call *c, const char *url, const char *body, struct curl_slist
                                 1000));
         c->last_rx = mono_s();
         c->timed_out = false;
-        CURLcode rc = curl_easy_perform(c->h);
+        CURLcode rc = sl_transfer_perform(c->h, call_cancelled, c);
         if (c->timed_out)
             rc = CURLE_OPERATION_TIMEDOUT;
         if (c->sse_on)

@@ -71,6 +71,7 @@
 #include "../core/mime.h"
 #include "../core/err.h"
 #include "../core/netaddr.h"
+#include "../core/transfer.h"
 #include "../engine/graph.h"
 #include "../engine/limits.h"
 
@@ -849,21 +850,32 @@ static int on_prereq(void *ud, char *ip, char *local_ip, int port, int local_por
     return CURL_PREREQFUNC_OK;
 }
 
+/* The run stopped or its budget spent (recorded in t->abort): asked by
+ * the progress callback and, while the server is silent, by
+ * sl_transfer_perform every 50 ms. */
+static bool run_ended(void *ud)
+{
+    xfer *t = ud;
+    /* The budget first: sl_exec_cancelled() is also true once it is spent,
+     * and the user should learn which limit stopped the request. */
+    if (sl_exec_time_left(t->r->x) <= 0) {
+        t->abort = AB_BUDGET;
+        return true;
+    }
+    if (sl_exec_cancelled(t->r->x)) {
+        t->abort = AB_CANCEL;
+        return true;
+    }
+    return false;
+}
+
 static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
                        curl_off_t ulnow)
 {
     xfer *t = ud;
     (void)dltotal;
-    /* The budget first: sl_exec_cancelled() is also true once it is spent,
-     * and the user should learn which limit stopped the request. */
-    if (sl_exec_time_left(t->r->x) <= 0) {
-        t->abort = AB_BUDGET;
+    if (run_ended(t))
         return 1;
-    }
-    if (sl_exec_cancelled(t->r->x)) {
-        t->abort = AB_CANCEL;
-        return 1;
-    }
     double now = mono_s();
     if (dlnow != t->last_dl || ulnow != t->last_ul) {
         t->last_dl = dlnow;
@@ -1031,7 +1043,7 @@ static bool is_redirect(long status)
     return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
 }
 
-/* Explains a failed curl_easy_perform() through sl_exec_fail(). */
+/* Explains a failed transfer through sl_exec_fail(). */
 static int transfer_error(xfer *t, CURLcode rc, const char *errbuf, const char *url)
 {
     request *r = t->r;
@@ -1176,7 +1188,7 @@ static int perform(request *r, response *o)
         o->over = false;
         sl_buf_reset(&o->body);
         json_object_clear(o->headers);
-        CURLcode cc = curl_easy_perform(h);
+        CURLcode cc = sl_transfer_perform(h, run_ended, &t);
         curl_easy_setopt(h, CURLOPT_HTTPHEADER, (struct curl_slist *)NULL);
         curl_slist_free_all(sl);
         if (cc != CURLE_OK && !(cc == CURLE_WRITE_ERROR && o->over && !t.abort)) {

@@ -137,8 +137,16 @@ int sl_model_call_with(sl_node_exec *x, const sl_value *m, sl_value *req,
     double t0 = now_s();
     int rc = sl_llm_call(ep, req, stream, sl_exec_llm_tape(x), resp, &err);
     if (rc) {
-        rc = sl_exec_fail(x, err.code == SL_ECANCELED ? "WorkflowStopped" : "LLMInvokeError",
-                          "%s (model %s)", err.msg, model);
+        /* a call the run's deadline cut short says so, and how to raise it */
+        sl_err late = {0};
+        if (err.code == SL_ECANCELED && sl_exec_interrupted(x, &late) < 0 &&
+            late.code == SL_ETIMEOUT)
+            rc = sl_exec_fail(x, "WorkflowTimeout", "%s (it ended the call to model %s)", late.msg,
+                              model);
+        else
+            rc = sl_exec_fail(x, err.code == SL_ECANCELED ? "WorkflowStopped" : "LLMInvokeError",
+                              "%s (model %s)", err.msg, model);
+        sl_err_clear(&late);
         sl_err_clear(&err);
         return rc;
     }

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# CLI: a spent max_time_s ends a run at once, whatever node it is in, with
+# an error naming the limit: a model call to a provider that says nothing
+# (libcurl alone looked only once a second), an HTTP request to a silent
+# server.  Template nodes: bounds.sh.  Prints TAP.
+. "$(dirname "$0")/lib.bash"
+PEER=
+on_exit() { [ -n "$PEER" ] && kill -KILL "$PEER" 2>/dev/null && wait "$PEER" 2>/dev/null; }
+
+# A loopback peer that accepts connections, reads the request and never
+# answers; its port on its first line.
+cat >"$T/silent.py" <<'EOF'
+import socket, sys, threading, time
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", 0))
+s.listen(16)
+print(s.getsockname()[1], flush=True)
+def hold(c):
+    try:
+        c.recv(65536)
+        time.sleep(120)
+    except OSError:
+        pass
+while True:
+    c, _ = s.accept()
+    threading.Thread(target=hold, args=(c,), daemon=True).start()
+EOF
+/usr/bin/python3 "$T/silent.py" >"$T/port" &
+PEER=$!
+for ((i = 0; i < 50; i++)); do [ -s "$T/port" ] && break; sleep 0.1; done
+PORT=$(head -1 "$T/port")
+
+# elapsed: the run's own time from the CLI summary, in ms
+elapsed() { sed -n 's/^workflow [a-z-]* in \([0-9]*\)\.[0-9] ms.*/\1/p' "$T/err" | tail -1; }
+
+# ---- a model call ----
+cat >"$T/llm.yml" <<'EOF'
+app: {mode: workflow, name: think}
+kind: app
+version: 0.1.5
+workflow:
+  graph:
+    nodes:
+    - {id: start, data: {type: start, title: Start, variables: []}}
+    - id: llm
+      data:
+        type: llm
+        title: Think
+        model: {provider: openai, name: gpt-4o, mode: chat, completion_params: {}}
+        prompt_template: [{role: user, text: hello}]
+        context: {enabled: false, variable_selector: []}
+        vision: {enabled: false}
+    - {id: end, data: {type: end, title: End, outputs: [{variable: t, value_selector: [llm, text]}]}}
+    edges:
+    - {source: start, target: llm}
+    - {source: llm, target: end}
+EOF
+OPENAI_API_KEY=sk-test OPENAI_BASE_URL="http://127.0.0.1:$PORT/v1" sl run "$T/llm.yml" --limit max_time_s=1.3
+ms=$(elapsed)
+check "a model call to a silent provider, max_time_s=1.3: exit 1 (got $rc)" [ "$rc" = 1 ]
+check "… ends within 0.3 s of the deadline (${ms} ms)" [ "${ms:-99999}" -lt 1600 ]
+check "… saying the limit and how to raise it" \
+    err_has "node 'llm' (Think) failed: the run took longer than max_time_s (1.3 s); raise it with --limit max_time_s=N (it ended the call to model gpt-4o)"
+
+# ---- an HTTP request ----
+cat >"$T/http.yml" <<EOF
+app: {mode: workflow, name: fetch}
+kind: app
+version: 0.1.5
+workflow:
+  graph:
+    nodes:
+    - {id: start, data: {type: start, title: Start, variables: []}}
+    - id: h
+      data:
+        type: http-request
+        title: Fetch
+        method: get
+        url: http://127.0.0.1:$PORT/
+        authorization: {type: no-auth}
+        headers: ''
+        params: ''
+        body: {type: none, data: []}
+    - {id: end, data: {type: end, title: End, outputs: []}}
+    edges:
+    - {source: start, target: h}
+    - {source: h, target: end}
+EOF
+sl run "$T/http.yml" --limit http_allow_private=true --limit max_time_s=1.3
+ms=$(elapsed)
+check "an HTTP request to a silent server, max_time_s=1.3: exit 1 (got $rc), within 0.3 s (${ms} ms)" \
+    [ "$rc" = 1 -a "${ms:-99999}" -lt 1600 ]
+check "… saying the limit" err_has "the run's time budget (max_time_s=1.3) ran out during the HTTP request"
+
+echo "1..$n"
