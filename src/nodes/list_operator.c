@@ -23,7 +23,9 @@
  *   - limit.size slices like Python's [:size] (a negative size drops items
  *     from the end).
  * Filter values and the serial may hold {{#…#}} references; sluice also
- * reads a plain number there as its text.
+ * reads a plain number there as its text.  Filtering and sorting millions
+ * of items take a second or more: both look at the run's stop and time
+ * budget as they go (`ended`).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -53,6 +55,18 @@ static int fail_with(lo_err *e, const char *type, const char *fmt, ...)
     va_end(ap);
     e->type = type;
     return -1;
+}
+
+/* The run stopped or out of time: the node fails with the run's own
+ * message (fills e).  Asked every few thousand items. */
+static bool ended(sl_node_exec *x, lo_err *e)
+{
+    sl_err err = {0};
+    if (sl_exec_interrupted(x, &err) == 0)
+        return false;
+    fail_with(e, err.code == SL_ETIMEOUT ? "WorkflowTimeout" : "Stopped", "%s", err.msg);
+    sl_err_clear(&err);
+    return true;
 }
 
 static elem_kind kind_of(const sl_value *arr)
@@ -316,6 +330,11 @@ static int apply_filter(sl_node_exec *x, const sl_value *cond, size_t ci, elem_k
 
     sl_value *kept = json_array();
     for (size_t i = 0; i < json_array_size(*arr); i++) {
+        if ((i & 0xffff) == 0xffff && ended(x, e)) {
+            json_decref(kept);
+            json_decref(val);
+            return -1;
+        }
         const sl_value *item = json_array_get(*arr, i);
         bool keep = false;
         int rc = 0;
@@ -369,6 +388,9 @@ typedef struct {
     elem_kind kind;
     const char *key; /* files */
     bool desc;
+    sl_node_exec *x;
+    lo_err *e;
+    bool stopped;    /* the run ended while sorting (e says how) */
 } order_ctx;
 
 static int cmp_items(const sl_value *a, const sl_value *b, const order_ctx *o)
@@ -404,10 +426,14 @@ static int cmp_items(const sl_value *a, const sl_value *b, const order_ctx *o)
 
 /* Stable merge sort: Python's sorted() keeps equal items in their order,
  * also with reverse=True, which a negated comparison reproduces. */
-static void merge_sort(const sl_value **v, const sl_value **tmp, size_t n, const order_ctx *o)
+static void merge_sort(const sl_value **v, const sl_value **tmp, size_t n, order_ctx *o)
 {
-    if (n < 2)
+    if (n < 2 || o->stopped)
         return;
+    if (n >= 16384 && ended(o->x, o->e)) {
+        o->stopped = true;
+        return;
+    }
     size_t h = n / 2;
     merge_sort(v, tmp, h, o);
     merge_sort(v + h, tmp, n - h, o);
@@ -421,11 +447,12 @@ static void merge_sort(const sl_value **v, const sl_value **tmp, size_t n, const
     memcpy(v, tmp, n * sizeof *v);
 }
 
-static int apply_order(const sl_value *cfg, elem_kind kind, sl_value **arr, lo_err *e)
+static int apply_order(sl_node_exec *x, const sl_value *cfg, elem_kind kind, sl_value **arr,
+                       lo_err *e)
 {
     const char *dir = json_string_value(json_object_get(cfg, "value"));
     order_ctx o = {kind, json_string_value(json_object_get(cfg, "key")),
-                   dir && strcmp(dir, "desc") == 0};
+                   dir && strcmp(dir, "desc") == 0, x, e, false};
     if (!o.key)
         o.key = "";
     if (kind == K_FILE && !key_in(o.key, order_keys) && strcmp(o.key, "size") != 0)
@@ -438,6 +465,11 @@ static int apply_order(const sl_value *cfg, elem_kind kind, sl_value **arr, lo_e
     for (size_t i = 0; i < n; i++)
         v[i] = json_array_get(*arr, i);
     merge_sort(v, tmp, n, &o);
+    if (o.stopped) {
+        free(v);
+        free(tmp);
+        return -1;
+    }
     sl_value *sorted = json_array();
     for (size_t i = 0; i < n; i++)
         json_array_append(sorted, (sl_value *)v[i]);
@@ -558,7 +590,7 @@ static int run(sl_node_exec *x)
         apply_extract(x, json_object_get(data, "extract_by"), &arr, &e) < 0)
         goto fail;
     if (enabled(json_object_get(data, "order_by")) &&
-        apply_order(json_object_get(data, "order_by"), kind, &arr, &e) < 0)
+        apply_order(x, json_object_get(data, "order_by"), kind, &arr, &e) < 0)
         goto fail;
     if (enabled(json_object_get(data, "limit")))
         apply_limit(json_object_get(data, "limit"), &arr);

@@ -2,7 +2,8 @@
 # CLI: a spent max_time_s ends a run at once, whatever node it is in, with
 # an error naming the limit: a model call to a provider that says nothing
 # (libcurl alone looked only once a second), an HTTP request to a silent
-# server.  Template nodes: bounds.sh.  Prints TAP.
+# server, a list-operator sorting a million items.  Template nodes:
+# bounds.sh.  Prints TAP.
 . "$(dirname "$0")/lib.bash"
 PEER=
 on_exit() { [ -n "$PEER" ] && kill -KILL "$PEER" 2>/dev/null && wait "$PEER" 2>/dev/null; }
@@ -92,5 +93,42 @@ ms=$(elapsed)
 check "an HTTP request to a silent server, max_time_s=1.3: exit 1 (got $rc), within 0.3 s (${ms} ms)" \
     [ "$rc" = 1 -a "${ms:-99999}" -lt 1600 ]
 check "… saying the limit" err_has "the run's time budget (max_time_s=1.3) ran out during the HTTP request"
+
+# ---- a list-operator on a million items ----
+/usr/bin/python3 -c 'import json, random; random.seed(7); print(json.dumps({"xs": {"v": [random.random() for _ in range(1200000)]}}))' >"$T/big.json"
+cat >"$T/sort.yml" <<'EOF'
+app: {mode: workflow, name: sort}
+kind: app
+version: 0.1.5
+workflow:
+  graph:
+    nodes:
+    - id: start
+      data:
+        type: start
+        title: Start
+        variables: [{variable: xs, label: xs, type: json_object, required: true}]
+    - id: lo
+      data:
+        type: list-operator
+        title: Sort
+        variable: [start, xs, v]
+        filter_by: {enabled: true, conditions: [{key: '', comparison_operator: '>', value: '0.01'}]}
+        extract_by: {enabled: false, serial: '1'}
+        order_by: {enabled: true, key: '', value: desc}
+        limit: {enabled: true, size: 3}
+    - {id: end, data: {type: end, title: End, outputs: [{variable: r, value_selector: [lo, result]}]}}
+    edges:
+    - {source: start, target: lo}
+    - {source: lo, target: end}
+EOF
+sl run "$T/sort.yml" --inputs @"$T/big.json" --limit max_output_bytes=64m
+check "a list-operator sorts 1,200,000 numbers (exit $rc)" [ "$rc" = 0 ]
+sl run "$T/sort.yml" --inputs @"$T/big.json" --limit max_output_bytes=64m --limit max_time_s=0.1
+ms=$(elapsed)
+check "… with max_time_s=0.1 the node itself stops (exit $rc, ${ms} ms)" \
+    [ "$rc" = 1 -a "${ms:-99999}" -lt 600 ]
+check "… saying the limit" \
+    err_has "node 'lo' (Sort) failed: the run took longer than max_time_s (0.1 s); raise it with --limit max_time_s=N"
 
 echo "1..$n"
