@@ -29,9 +29,12 @@ static const char usage_serve[] =
     "  --config FILE         model providers (see docs/llm.md)\n"
     "  --max-runs N          concurrent runs per app (default 100)\n"
     "  --rate-limit N        run requests per second per app (default: no limit)\n"
+    "  --drain SECONDS       on SIGTERM or Ctrl-C, how long runs may go on before they\n"
+    "                        are stopped (default 30)\n"
     "\n"
     "Add apps with `sluice app import FILE` and keys with `sluice app key create APP_ID`.\n"
-    "SIGTERM or Ctrl-C stops accepting, lets runs finish (30 s), then stops the rest.\n";
+    "SIGTERM or Ctrl-C stops accepting, lets runs finish (--drain, 30 s), then stops\n"
+    "the rest; a second SIGTERM or Ctrl-C stops them at once.\n";
 
 static const char usage_app[] =
     "usage: sluice app import FILE [--data DIR]    a .yml or .zip bundle; prints the new app's id\n"
@@ -92,7 +95,7 @@ int sl_cli_serve(int argc, char **argv)
             return 0;
         }
         if (strcmp(a, "--listen") && strcmp(a, "--data") && strcmp(a, "--config") &&
-            strcmp(a, "--max-runs") && strcmp(a, "--rate-limit")) {
+            strcmp(a, "--max-runs") && strcmp(a, "--rate-limit") && strcmp(a, "--drain")) {
             fprintf(stderr, "sluice serve: unknown option '%s' (see --help)\n", a);
             return 2;
         }
@@ -110,7 +113,15 @@ int sl_cli_serve(int argc, char **argv)
             o.max_runs_per_app = atoi(argv[++i]);
         else if (!strcmp(a, "--rate-limit"))
             o.rate_limit = atof(argv[++i]);
-        else {
+        else if (!strcmp(a, "--drain")) {
+            char *end;
+            o.drain_s = strtod(argv[++i], &end);
+            if (*end || !(o.drain_s >= 0 && o.drain_s <= 86400)) {
+                fprintf(stderr, "sluice serve: --drain '%s': give seconds from 0 to 86400\n",
+                        argv[i]);
+                return 2;
+            }
+        } else {
             fprintf(stderr, "sluice serve: unknown option '%s' (see --help)\n", a);
             return 2;
         }

@@ -1202,10 +1202,12 @@ void sl_server_opts_init(sl_server_opts *o)
     o->rate_limit = 0;
 }
 
+/* The first SIGINT/SIGTERM starts the drain; another one ends it: the
+ * runs still going are stopped at once. */
 static void on_signal(int sig)
 {
     (void)sig;
-    S.stopping = 1;
+    S.stopping = S.stopping < 2 ? S.stopping + 1 : 2;
 }
 
 int sl_server_run(sl_store *store, const sl_server_opts *o, sl_err *err)
@@ -1279,7 +1281,7 @@ int sl_server_run(sl_store *store, const sl_server_opts *o, sl_err *err)
         double el = (double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9;
         if (atomic_load(&S.active) == 0)
             break;
-        if (el > o->drain_s) {
+        if (el > o->drain_s || S.stopping > 1) {
             pthread_mutex_lock(&S.mu);
             for (live *l = S.lives; l; l = l->next) {
                 pthread_mutex_lock(&l->mu);

@@ -29,7 +29,9 @@ typedef struct {
 } sl_server_opts;
 
 void sl_server_opts_init(sl_server_opts *o);
-/* Serves until SIGINT/SIGTERM, then drains.  Returns 0 on a clean stop. */
+/* Serves until SIGINT/SIGTERM, then drains: running runs get drain_s
+ * seconds, then (or at a second signal) they are stopped, which ends each
+ * within a second.  Returns 0 on a clean stop. */
 int sl_server_run(sl_store *store, const sl_server_opts *o, sl_err *err);
 
 /* Checks a run request's body (inputs, response_mode, user, query) against
