@@ -294,8 +294,16 @@ struct sl_llm_tape *sl_exec_llm_tape(sl_node_exec *x)
     return x->s->run->opts.llm_tape;
 }
 
+/* The run stopped or out of time (the package install's cancel check). */
+static bool run_over(void *ud)
+{
+    sl_run *r = ud;
+    return atomic_load(&r->cancel) || now_s() - r->t0 >= r->L.max_time_s;
+}
+
 /* Installs the app's packages (sluice.sandbox.packages) in a new sandbox,
- * through its network policy.  Heap message on failure. */
+ * through its network policy; a stop or the run's deadline ends it.  Heap
+ * message on failure. */
 static char *install_packages(sl_run *r, sl_sandbox *sb)
 {
     static const struct {
@@ -319,7 +327,7 @@ static char *install_packages(sl_run *r, sl_sandbox *sb)
             argv[k++] = json_string_value(json_array_get(list, i));
         static const char *const env[] = {"PIP_BREAK_SYSTEM_PACKAGES=1", NULL};
         sl_sandbox_cmd cmd = {.argv = argv, .env = env, .timeout_s = 600,
-                              .max_output_bytes = 64 << 10};
+                              .max_output_bytes = 64 << 10, .cancelled = run_over, .ud = r};
         sl_sandbox_result res;
         sl_sandbox_result_init(&res);
         sl_err e = {0};
@@ -327,6 +335,14 @@ static char *install_packages(sl_run *r, sl_sandbox *sb)
         if (sl_sandbox_exec(sb, &cmd, &res, &e)) {
             msg = sl_xasprintf("installing the app's %s packages failed: %s", tools[t].key,
                                e.msg ? e.msg : "?");
+        } else if (sl_sandbox_result_code(&res) != 0 && run_over(r)) {
+            msg = atomic_load(&r->cancel)
+                      ? sl_xasprintf("the run was stopped while the app's %s packages were "
+                                     "installing", tools[t].key)
+                      : sl_xasprintf("the run took longer than max_time_s (%g s) while the "
+                                     "app's %s packages were installing "
+                                     "(sluice.sandbox.packages); raise it with --limit "
+                                     "max_time_s=N", r->L.max_time_s, tools[t].key);
         } else if (sl_sandbox_result_code(&res) != 0) {
             char how[160];
             sl_sandbox_result_describe(&res, how, sizeof how);

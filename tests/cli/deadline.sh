@@ -2,8 +2,8 @@
 # CLI: a spent max_time_s ends a run at once, whatever node it is in, with
 # an error naming the limit: a model call to a provider that says nothing
 # (libcurl alone looked only once a second), an HTTP request to a silent
-# server, a list-operator sorting a million items.  Template nodes:
-# bounds.sh.  Prints TAP.
+# server, a list-operator sorting a million items, pip installing the
+# app's packages.  Template nodes: bounds.sh.  Prints TAP.
 . "$(dirname "$0")/lib.bash"
 PEER=
 on_exit() { [ -n "$PEER" ] && kill -KILL "$PEER" 2>/dev/null && wait "$PEER" 2>/dev/null; }
@@ -130,5 +130,32 @@ check "… with max_time_s=0.1 the node itself stops (exit $rc, ${ms} ms)" \
     [ "$rc" = 1 -a "${ms:-99999}" -lt 600 ]
 check "… saying the limit" \
     err_has "node 'lo' (Sort) failed: the run took longer than max_time_s (0.1 s); raise it with --limit max_time_s=N"
+
+# ---- the app's packages, installed as its sandbox is made ----
+# (a requirement that is a URL on the silent peer: pip waits 15 s per try)
+cat >"$T/pkg.yml" <<EOF
+app: {mode: workflow, name: pkg}
+kind: app
+version: 0.1.5
+sluice:
+  sandbox:
+    network: open
+    packages: {pip: ["http://127.0.0.1:$PORT/nothing-1.0.tar.gz"]}
+workflow:
+  graph:
+    nodes:
+    - {id: start, data: {type: start, title: Start, variables: []}}
+    - {id: c, data: {type: command, title: Echo, command: "echo hi", working_directory: ""}}
+    - {id: end, data: {type: end, title: End, outputs: []}}
+    edges:
+    - {source: start, target: c}
+    - {source: c, target: end}
+EOF
+sl run "$T/pkg.yml" --limit max_time_s=1.5
+ms=$(elapsed)
+check "installing the app's packages, max_time_s=1.5: exit 1 (got $rc), within 0.5 s (${ms} ms)" \
+    [ "$rc" = 1 -a "${ms:-99999}" -lt 2000 ]
+check "… saying the limit" \
+    err_has "the run took longer than max_time_s (1.5 s) while the app's pip packages were installing"
 
 echo "1..$n"
