@@ -849,9 +849,12 @@ static sl_value *default_values(const sl_gnode *n)
     return o;
 }
 
+/* Sleeps secs, or less: a stop or the run's deadline ends it. */
 static void sleep_interruptible(sl_run *r, double secs)
 {
-    double end = now_s() + secs;
+    double end = now_s() + secs, deadline = r->t0 + r->L.max_time_s;
+    if (end > deadline)
+        end = deadline;
     while (!atomic_load(&r->cancel)) {
         double left = end - now_s();
         if (left <= 0)
@@ -966,6 +969,12 @@ static void exec_node(sched *s, int v)
         free(x.err_type);
         x.handle = x.err_msg = x.err_type = NULL;
         sleep_interruptible(r, interval_ms / 1000.0);
+        if (sl_exec_time_left(&x) <= 0) {
+            sl_exec_fail(&x, "WorkflowTimeout", "the run took longer than max_time_s (%g s) "
+                         "before retry %d; raise it with --limit max_time_s=N",
+                         r->L.max_time_s, attempt + 1);
+            break;
+        }
     }
 
     nstatus st;

@@ -3,7 +3,8 @@
 # an error naming the limit: a model call to a provider that says nothing
 # (libcurl alone looked only once a second), an HTTP request to a silent
 # server, a list-operator sorting a million items, pip installing the
-# app's packages.  Template nodes: bounds.sh.  Prints TAP.
+# app's packages, a node waiting to retry.  Template nodes: bounds.sh.
+# Prints TAP.
 . "$(dirname "$0")/lib.bash"
 PEER=
 on_exit() { [ -n "$PEER" ] && kill -KILL "$PEER" 2>/dev/null && wait "$PEER" 2>/dev/null; }
@@ -157,5 +158,16 @@ check "installing the app's packages, max_time_s=1.5: exit 1 (got $rc), within 0
     [ "$rc" = 1 -a "${ms:-99999}" -lt 2000 ]
 check "… saying the limit" \
     err_has "the run took longer than max_time_s (1.5 s) while the app's pip packages were installing"
+
+# ---- a retry interval (up to 5 s) ----
+CLOSED=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+sed -e "s|url: http://127.0.0.1:$PORT/|url: http://127.0.0.1:$CLOSED/|" \
+    -e 's|body: {type: none, data: \[\]}|&\n        retry_config: {retry_enabled: true, max_retries: 10, retry_interval: 5000}|' \
+    "$T/http.yml" >"$T/retry.yml"
+sl run "$T/retry.yml" --limit http_allow_private=true --limit max_time_s=1.5
+ms=$(elapsed)
+check "a node waiting 5 s to retry, max_time_s=1.5: exit 1 (got $rc), within 0.5 s (${ms} ms)" \
+    [ "$rc" = 1 -a "${ms:-99999}" -lt 2000 ]
+check "… saying the limit" err_has "the run took longer than max_time_s (1.5 s) before retry 1"
 
 echo "1..$n"
