@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -25,6 +24,7 @@
 
 #include "../core/map.h"
 #include "../core/mime.h"
+#include "../core/random.h"
 #include "../core/sha256.h"
 #include "../engine/graph.h"
 #include "../engine/run.h"
@@ -112,12 +112,12 @@ static long long wall(void)
  * grow with time make every new row land at the end of the store's
  * indexes (runs, run_log), where the pages are hot, instead of at a random
  * place in a large B-tree. */
-static void uuid(char out[40])
+static int uuid(char out[40])
 {
     unsigned char b[16];
-    if (getrandom(b, sizeof b, 0) != (ssize_t)sizeof b)
-        for (size_t i = 0; i < sizeof b; i++)
-            b[i] = (unsigned char)rand();
+    out[0] = 0;
+    if (sl_random_bytes(b, sizeof b, NULL))
+        return -1;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     unsigned long long ms = (unsigned long long)ts.tv_sec * 1000 + (unsigned long long)ts.tv_nsec / 1000000;
@@ -128,6 +128,7 @@ static void uuid(char out[40])
     snprintf(out, 40, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
              b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
              b[13], b[14], b[15]);
+    return 0;
 }
 
 static app *app_get(const char *id, sl_err *err)
@@ -509,7 +510,10 @@ static enum MHD_Result upload_part(void *cls, enum MHD_ValueKind kind, const cha
     if (strcmp(key, "file"))
         return MHD_YES;
     if (!q->file && !q->upload_failed) {
-        uuid(q->file_id);
+        if (uuid(q->file_id)) {
+            q->upload_failed = true;
+            return MHD_YES;
+        }
         snprintf(q->name, sizeof q->name, "%s", filename ? filename : "upload");
         snprintf(q->mime, sizeof q->mime, "%s", content_type ? content_type : "application/octet-stream");
         char *path = sl_xasprintf("%s/files/%s", sl_store_dir(S.store), q->file_id);
@@ -742,9 +746,16 @@ static enum MHD_Result start_run(struct MHD_Connection *c, const char *app_id, s
         json_decref(prepared);
         return reply_error(c, 503, "server_stopping", "the server is shutting down");
     }
+    char run_id[40], task_id[40], message_id[40] = "";
+    if (uuid(run_id) || uuid(task_id) || (chat && uuid(message_id))) {
+        json_decref(prepared);
+        return reply_error(c, 500, "internal_error", "the kernel gave no random bytes for the "
+                           "run's id (getrandom failed); the run was not started");
+    }
     live *l = sl_xcalloc(1, sizeof *l);
-    uuid(l->id);
-    uuid(l->task_id);
+    memcpy(l->id, run_id, sizeof run_id);
+    memcpy(l->task_id, task_id, sizeof task_id);
+    memcpy(l->message_id, message_id, sizeof message_id);
     snprintf(l->app_id, sizeof l->app_id, "%s", app_id);
     pthread_mutex_init(&l->mu, NULL);
     pthread_cond_init(&l->cv, NULL);
@@ -774,7 +785,6 @@ static enum MHD_Result start_run(struct MHD_Connection *c, const char *app_id, s
         }
         snprintf(l->conversation_id, sizeof l->conversation_id, "%s", conv);
         free(conv);
-        uuid(l->message_id);
         j->history = sl_store_history(S.store, l->conversation_id, 500);
         sl_store_message_add(S.store, l->message_id, l->conversation_id, app_id, query, l->id,
                              NULL);

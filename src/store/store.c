@@ -11,11 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "../core/random.h"
 #include "../core/sha256.h"
 
 /* Migrations, in order; each runs once, in a transaction. */
@@ -121,27 +121,13 @@ static long long now_s(void)
     return (long long)time(NULL);
 }
 
-static void rand_hex(char *out, size_t bytes)
-{
-    static const char hex[] = "0123456789abcdef";
-    unsigned char b[32];
-    if (bytes > sizeof b)
-        bytes = sizeof b;
-    if (getrandom(b, bytes, 0) != (ssize_t)bytes)
-        for (size_t i = 0; i < bytes; i++)
-            b[i] = (unsigned char)rand();
-    for (size_t i = 0; i < bytes; i++) {
-        out[2 * i] = hex[b[i] >> 4];
-        out[2 * i + 1] = hex[b[i] & 15];
-    }
-    out[2 * bytes] = 0;
-}
-
-/* A UUID v4 in text form. */
-static char *uuid(void)
+/* A UUID v4 in text form (heap), or NULL and err when the kernel gives no
+ * randomness. */
+static char *uuid(sl_err *err)
 {
     char h[33];
-    rand_hex(h, 16);
+    if (sl_random_hex(h, 16, err))
+        return NULL;
     h[12] = '4';
     h[16] = "89ab"[h[16] % 4];
     return sl_xasprintf("%.8s-%.4s-%.4s-%.4s-%.12s", h, h + 8, h + 12, h + 16, h + 20);
@@ -603,7 +589,8 @@ static int write_tx(sl_store *s, const char *const *sql, const char *const *cons
 int sl_store_app_add(sl_store *s, const char *name, const char *mode, const char *dsl, char **id,
                      sl_err *err)
 {
-    *id = uuid();
+    if (!(*id = uuid(err)))
+        return -1;
     char when[32];
     snprintf(when, sizeof when, "%lld", now_s());
     const char *const a1[] = {*id, name, mode, dsl, when, NULL};
@@ -748,11 +735,13 @@ int sl_store_key_create(sl_store *s, const char *app_id, char **key, sl_err *err
     if (sl_store_app_get(s, app_id, NULL, NULL, err))
         return -1;
     char secret[49];
-    rand_hex(secret, 24);
+    char *id = NULL, hint[16], when[32];
+    *key = NULL;
+    if (sl_random_hex(secret, 24, err) || !(id = uuid(err)))
+        return -1;
     *key = sl_xasprintf("app-%s", secret);
     char hash[65];
     sl_sha256_hex(*key, strlen(*key), hash);
-    char *id = uuid(), hint[16], when[32];
     snprintf(hint, sizeof hint, "app-…%s", secret + 44);
     snprintf(when, sizeof when, "%lld", now_s());
     const char *args[] = {id, app_id, hash, hint, when};
@@ -844,7 +833,10 @@ int sl_store_admin_token(sl_store *s, char **token, bool *created, sl_err *err)
     }
     if (!buf[0]) {
         char secret[65];
-        rand_hex(secret, 32);
+        if (sl_random_hex(secret, 32, err)) {
+            free(path);
+            return -1;
+        }
         snprintf(buf, sizeof buf, "adm-%s", secret);
         int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         if (fd < 0 || write(fd, buf, strlen(buf)) != (ssize_t)strlen(buf) || write(fd, "\n", 1) != 1) {
@@ -1042,7 +1034,8 @@ int sl_store_conversation(sl_store *s, const char *app_id, const char *user, con
         *out_id = sl_xstrdup(id);
         return 0;
     }
-    *out_id = uuid();
+    if (!(*out_id = uuid(err)))
+        return -1;
     char name[64];
     snprintf(name, sizeof name, "%.48s", first_query ? first_query : "New conversation");
     const char *args[] = {*out_id, app_id, user, name, when};
