@@ -412,15 +412,61 @@ static char *json_or_null(const sl_value *v)
 
 /* ---- open / close ---- */
 
+/* A folder of the store, made or tightened to 0700: it holds key hashes,
+ * the admin token, every run's inputs and outputs and the uploads, so no
+ * other user may list or read it, whatever mode it was created with. */
+static int private_dir(const char *path, sl_err *err)
+{
+    if (mkdir(path, 0700) && errno != EEXIST)
+        return sl_err_set(err, SL_EIO, "store: cannot create %s: %s", path, strerror(errno));
+    struct stat sb;
+    if (stat(path, &sb))
+        return sl_err_set(err, SL_EIO, "store: cannot read %s: %s", path, strerror(errno));
+    if (!S_ISDIR(sb.st_mode))
+        return sl_err_set(err, SL_EIO, "store: %s is not a folder; give --data a folder", path);
+    if ((sb.st_mode & 07777) != 0700 && chmod(path, 0700))
+        return sl_err_set(err, SL_EIO, "store: cannot make %s private (chmod 700: %s); it holds "
+                          "keys and run data: give it to this user or chmod 700 it", path,
+                          strerror(errno));
+    return 0;
+}
+
+/* The database and its WAL and shared-memory files, 0600 (SQLite makes the
+ * -wal and -shm files with the database's mode). */
+static int private_db(const char *db, sl_err *err)
+{
+    int fd = open(db, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        return sl_err_set(err, SL_EIO, "store: cannot open %s: %s", db, strerror(errno));
+    int rc = fchmod(fd, 0600);
+    close(fd);
+    if (rc)
+        return sl_err_set(err, SL_EIO, "store: cannot make %s private (chmod 600: %s)", db,
+                          strerror(errno));
+    static const char *const side[] = {"-wal", "-shm"};
+    for (size_t i = 0; i < 2; i++) {
+        char *p = sl_xasprintf("%s%s", db, side[i]);
+        rc = chmod(p, 0600) && errno != ENOENT;
+        int e = errno;
+        free(p);
+        if (rc)
+            return sl_err_set(err, SL_EIO, "store: cannot make %s%s private (chmod 600: %s)", db,
+                              side[i], strerror(e));
+    }
+    return 0;
+}
+
 int sl_store_open(const char *dir, sl_store **out, int *interrupted, sl_err *err)
 {
     *out = NULL;
     *interrupted = 0;
-    if (mkdir(dir, 0700) && errno != EEXIST)
-        return sl_err_set(err, SL_EIO, "store: cannot create %s: %s", dir, strerror(errno));
     char *files = sl_xasprintf("%s/files", dir);
-    mkdir(files, 0700);
+    char *db = sl_xasprintf("%s/sluice.db", dir);
+    int prc = private_dir(dir, err) || private_dir(files, err) || private_db(db, err);
     free(files);
+    free(db);
+    if (prc)
+        return -1;
     sl_store *s = sl_xcalloc(1, sizeof *s);
     s->dir = sl_xstrdup(dir);
     s->keys_stamp = sl_xasprintf("%s/keys-changed", dir);

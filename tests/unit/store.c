@@ -1,7 +1,8 @@
 /*
  * store — what the store guarantees whoever calls it: keys, tokens and ids
  * only from getrandom (a failure refuses, never falls back to a guessable
- * source).
+ * source); the data folder 0700 and the database 0600, also when they
+ * existed with looser modes.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -92,8 +93,60 @@ static void test_random_fails_closed(void)
     free(dir);
 }
 
+static unsigned mode_of(const char *dir, const char *leaf)
+{
+    char *p = leaf ? sl_xasprintf("%s/%s", dir, leaf) : sl_xstrdup(dir);
+    struct stat sb;
+    unsigned m = stat(p, &sb) ? 0 : (unsigned)(sb.st_mode & 07777);
+    free(p);
+    return m;
+}
+
+static void chmod_in(const char *dir, const char *leaf, mode_t m)
+{
+    char *p = sl_xasprintf("%s/%s", dir, leaf);
+    if (chmod(p, m))
+        fprintf(stderr, "chmod %s: %s\n", p, strerror(errno));
+    free(p);
+}
+
+static void test_private_modes(void)
+{
+    char *dir = tmpdir();
+    /* a folder made by hand (or by a mkdir -p with umask 022) */
+    chmod(dir, 0755);
+    sl_store *s;
+    int interrupted;
+    sl_err err = {0};
+    CHECK(sl_store_open(dir, &s, &interrupted, &err) == 0, "store opens in a 0755 folder");
+    CHECK(mode_of(dir, NULL) == 0700, "the data folder is made 0700 (is %o)", mode_of(dir, NULL));
+    CHECK(mode_of(dir, "files") == 0700, "DATA/files is 0700 (is %o)", mode_of(dir, "files"));
+    CHECK(mode_of(dir, "sluice.db") == 0600, "sluice.db is 0600 (is %o)",
+          mode_of(dir, "sluice.db"));
+    char *app = NULL;
+    sl_store_app_add(s, "a", "workflow", "app: {}", &app, &err);
+    free(app);
+    CHECK(mode_of(dir, "sluice.db-wal") == 0600, "sluice.db-wal is 0600 (is %o)",
+          mode_of(dir, "sluice.db-wal"));
+    sl_store_close(s);
+
+    /* an older sluice left it readable by all */
+    chmod(dir, 0755);
+    chmod_in(dir, "files", 0777);
+    chmod_in(dir, "sluice.db", 0644);
+    CHECK(sl_store_open(dir, &s, &interrupted, &err) == 0, "store opens again");
+    CHECK(mode_of(dir, NULL) == 0700 && mode_of(dir, "files") == 0700 &&
+              mode_of(dir, "sluice.db") == 0600,
+          "an existing 0755 folder, 0777 files and 0644 database are tightened (%o %o %o)",
+          mode_of(dir, NULL), mode_of(dir, "files"), mode_of(dir, "sluice.db"));
+    sl_store_close(s);
+    rm_rf(dir);
+    free(dir);
+}
+
 int main(void)
 {
+    test_private_modes();
     test_random_fails_closed();
     return tap_done();
 }
