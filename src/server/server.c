@@ -85,6 +85,7 @@ typedef struct live {
     sl_buf log;           /* the run's events as a JSON array, for the store */
     long long created;
     sl_value *finished;   /* workflow_finished data */
+    char *user;           /* who started it (NULL: Dify's default end user) */
     struct live *next;
 } live;
 
@@ -254,6 +255,7 @@ static void live_unref(live *l)
     sl_buf_release(&l->answer);
     sl_buf_release(&l->log);
     json_decref(l->finished);
+    free(l->user);
     pthread_mutex_destroy(&l->mu);
     pthread_cond_destroy(&l->cv);
     free(l);
@@ -764,6 +766,7 @@ static enum MHD_Result start_run(struct MHD_Connection *c, const char *app_id, s
     sl_buf_init(&l->log, 0);
     sl_buf_addc(&l->log, '[');
     l->chat = chat;
+    l->user = user ? sl_xstrdup(user) : NULL;
     l->created = wall();
     l->refs = 1;
     job *j = sl_xcalloc(1, sizeof *j);
@@ -777,7 +780,9 @@ static enum MHD_Result start_run(struct MHD_Connection *c, const char *app_id, s
         char *conv = NULL;
         const char *cid = json_string_value(json_object_get(body, "conversation_id"));
         if (sl_store_conversation(S.store, app_id, user, cid, query, &conv, &err)) {
-            enum MHD_Result r = reply_error(c, 404, "not_found", "%s", err.msg);
+            bool gone = err.code == SL_EINVAL;
+            enum MHD_Result r = reply_error(c, gone ? 404 : 500, gone ? "not_found" : "internal_error",
+                                            "%s", err.msg);
             sl_err_clear(&err);
             job_free(j);
             live_unref(l);
@@ -834,17 +839,31 @@ static enum MHD_Result start_run(struct MHD_Connection *c, const char *app_id, s
     return ret;
 }
 
-static enum MHD_Result stop_task(struct MHD_Connection *c, const char *app_id, const char *task)
+static bool same_user(const char *a, const char *b)
 {
+    return !strcmp(a && *a ? a : SL_STORE_DEFAULT_USER, b && *b ? b : SL_STORE_DEFAULT_USER);
+}
+
+/* Stops the task when it is this app's and was started by this user: as
+ * in Dify, a stop from another user is answered but changes nothing. */
+static enum MHD_Result stop_task(struct MHD_Connection *c, const char *app_id, const char *task,
+                                 req *q)
+{
+    enum MHD_Result ret;
+    sl_value *b = q->body.len ? body_json(q, c, &ret) : json_object();
+    if (!b)
+        return ret;
+    const char *user = json_string_value(json_object_get(b, "user"));
     pthread_mutex_lock(&S.mu);
     for (live *l = S.lives; l; l = l->next)
-        if (!strcmp(l->task_id, task) && !strcmp(l->app_id, app_id)) {
+        if (!strcmp(l->task_id, task) && !strcmp(l->app_id, app_id) && same_user(l->user, user)) {
             pthread_mutex_lock(&l->mu);
             if (l->run)
                 sl_run_cancel(l->run);
             pthread_mutex_unlock(&l->mu);
         }
     pthread_mutex_unlock(&S.mu);
+    json_decref(b);
     /* Dify answers success also for a task that already ended */
     return reply_json(c, 200, json_pack("{s:s}", "result", "success"));
 }
@@ -908,11 +927,11 @@ static enum MHD_Result v1(struct MHD_Connection *c, const char *method, const ch
     } else if (post && !strncmp(path, "/workflows/tasks/", 17) && strstr(path, "/stop")) {
         char task[64];
         snprintf(task, sizeof task, "%.*s", (int)(strstr(path, "/stop") - path - 17), path + 17);
-        ret = stop_task(c, app_id, task);
+        ret = stop_task(c, app_id, task, q);
     } else if (post && !strncmp(path, "/chat-messages/", 15) && strstr(path, "/stop")) {
         char task[64];
         snprintf(task, sizeof task, "%.*s", (int)(strstr(path, "/stop") - path - 15), path + 15);
-        ret = stop_task(c, app_id, task);
+        ret = stop_task(c, app_id, task, q);
     } else if (get && !strcmp(path, "/workflows/logs")) {
         const char *st = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "status");
         ret = reply_json(c, 200, sl_store_run_logs(S.store, app_id, st && *st ? st : NULL,
@@ -1005,7 +1024,8 @@ static enum MHD_Result v1(struct MHD_Connection *c, const char *method, const ch
             const char *r = json_string_value(rating);
             if (rating && !json_is_null(rating) && (!r || (strcmp(r, "like") && strcmp(r, "dislike"))))
                 ret = reply_error(c, 400, "invalid_param", "rating must be like, dislike or null");
-            else if (sl_store_feedback(S.store, app_id, id, r))
+            else if (sl_store_feedback(S.store, app_id, id,
+                                       json_string_value(json_object_get(b, "user")), r))
                 ret = reply_error(c, 404, "not_found", "Message Not Exists.");
             else
                 ret = reply_json(c, 200, json_pack("{s:s}", "result", "success"));

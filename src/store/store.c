@@ -1058,20 +1058,31 @@ sl_value *sl_store_run_logs(sl_store *s, const char *app_id, const char *status,
 
 /* ---- conversations ---- */
 
+/* Who a conversation belongs to: the user the client named, or Dify's
+ * default end user when it named none. */
+static const char *owner_of(const char *user)
+{
+    return user && *user ? user : SL_STORE_DEFAULT_USER;
+}
+
+/* SQL: the conversation row is the user's bound at ?N.  Rows that older
+ * versions stored without a user belong to the default user. */
+#define OWNED_BY(n) "coalesce(user, '" SL_STORE_DEFAULT_USER "')=?" #n
+
 int sl_store_conversation(sl_store *s, const char *app_id, const char *user, const char *id,
                           const char *first_query, char **out_id, sl_err *err)
 {
     char when[32];
     snprintf(when, sizeof when, "%lld", now_s());
+    user = owner_of(user);
     if (id && *id) {
         q x;
-        if (!q_open(&x, s, "SELECT user FROM conversations WHERE id=?1 AND app_id=?2"))
+        if (!q_open(&x, s, "SELECT 1 FROM conversations WHERE id=?1 AND app_id=?2 AND " OWNED_BY(3)))
             return db_err(err, s->r, "conversation");
         bind_text(x.st, 1, id);
         bind_text(x.st, 2, app_id);
-        int found = sqlite3_step(x.st) == SQLITE_ROW;
-        const char *owner = found ? (const char *)sqlite3_column_text(x.st, 0) : NULL;
-        bool mine = found && (!owner || !user || !strcmp(owner, user));
+        bind_text(x.st, 3, user);
+        bool mine = sqlite3_step(x.st) == SQLITE_ROW;
         q_close(&x);
         if (!mine)
             return sl_err_set(err, SL_EINVAL, "Conversation Not Exists.");
@@ -1129,10 +1140,10 @@ sl_value *sl_store_conversations(sl_store *s, const char *app_id, const char *us
 {
     q x;
     if (!q_open(&x, s, "SELECT id, name, created_at, updated_at FROM conversations WHERE "
-                       "app_id=?1 AND (?2 IS NULL OR user=?2) ORDER BY updated_at DESC, id LIMIT ?3"))
+                       "app_id=?1 AND " OWNED_BY(2) " ORDER BY updated_at DESC, id LIMIT ?3"))
         return NULL;
     bind_text(x.st, 1, app_id);
-    bind_text(x.st, 2, user);
+    bind_text(x.st, 2, owner_of(user));
     sqlite3_bind_int(x.st, 3, (limit > 0 && limit <= 100 ? limit : 20) + 1);
     sl_value *data = json_array();
     int n = 0, lim = limit > 0 && limit <= 100 ? limit : 20;
@@ -1156,14 +1167,13 @@ sl_value *sl_store_conversations(sl_store *s, const char *app_id, const char *us
 sl_value *sl_store_messages(sl_store *s, const char *app_id, const char *conversation_id,
                             const char *user, int limit)
 {
-    /* the conversation must be this app's, and the user's when one is named */
+    /* the conversation must be this app's and this user's */
     q c;
-    if (!q_open(&c, s, "SELECT 1 FROM conversations WHERE id=?1 AND app_id=?2 AND (?3 IS NULL OR "
-                       "user IS NULL OR user=?3)"))
+    if (!q_open(&c, s, "SELECT 1 FROM conversations WHERE id=?1 AND app_id=?2 AND " OWNED_BY(3)))
         return NULL;
     bind_text(c.st, 1, conversation_id);
     bind_text(c.st, 2, app_id);
-    bind_text(c.st, 3, user);
+    bind_text(c.st, 3, owner_of(user));
     bool ok = sqlite3_step(c.st) == SQLITE_ROW;
     q_close(&c);
     if (!ok)
@@ -1227,9 +1237,8 @@ sl_value *sl_store_file_get(sl_store *s, const char *app_id, const char *id)
 int sl_store_conversation_delete(sl_store *s, const char *app_id, const char *id,
                                  const char *user, sl_err *err)
 {
-    const char *args[] = {id, app_id, user};
-    int n = write_now(s, "DELETE FROM conversations WHERE id=?1 AND app_id=?2 AND (?3 IS NULL OR "
-                         "user IS NULL OR user=?3)",
+    const char *args[] = {id, app_id, owner_of(user)};
+    int n = write_now(s, "DELETE FROM conversations WHERE id=?1 AND app_id=?2 AND " OWNED_BY(3),
                       args, 3, err);
     if (n <= 0)
         return n < 0 ? -1 : sl_err_set(err, SL_EINVAL, "Conversation Not Exists.");
@@ -1240,9 +1249,8 @@ int sl_store_conversation_delete(sl_store *s, const char *app_id, const char *id
 sl_value *sl_store_conversation_rename(sl_store *s, const char *app_id, const char *id,
                                        const char *user, const char *name)
 {
-    const char *args[] = {id, app_id, user, name};
-    if (write_now(s, "UPDATE conversations SET name=?4 WHERE id=?1 AND app_id=?2 AND (?3 IS NULL "
-                     "OR user IS NULL OR user=?3)",
+    const char *args[] = {id, app_id, owner_of(user), name};
+    if (write_now(s, "UPDATE conversations SET name=?4 WHERE id=?1 AND app_id=?2 AND " OWNED_BY(3),
                   args, 4, NULL) <= 0)
         return NULL;
     q x;
@@ -1259,11 +1267,14 @@ sl_value *sl_store_conversation_rename(sl_store *s, const char *app_id, const ch
     return v;
 }
 
-int sl_store_feedback(sl_store *s, const char *app_id, const char *message_id, const char *rating)
+int sl_store_feedback(sl_store *s, const char *app_id, const char *message_id, const char *user,
+                      const char *rating)
 {
-    const char *args[] = {message_id, app_id, rating};
-    return write_now(s, "UPDATE messages SET feedback=?3 WHERE id=?1 AND app_id=?2", args, 3,
-                     NULL) > 0
+    const char *args[] = {message_id, app_id, rating, owner_of(user)};
+    return write_now(s, "UPDATE messages SET feedback=?3 WHERE id=?1 AND app_id=?2 AND "
+                        "conversation_id IN (SELECT id FROM conversations WHERE app_id=?2 AND "
+                        OWNED_BY(4) ")",
+                     args, 4, NULL) > 0
                ? 0
                : -1;
 }

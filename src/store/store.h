@@ -93,16 +93,29 @@ sl_value *sl_store_run_logs(sl_store *s, const char *app_id, const char *status,
                             int limit);
 
 /* ---- conversations ---- */
+/* Conversations and their messages belong to the (app, user) that started
+ * them, as in Dify: every call below takes the caller's `user` and acts
+ * only on that user's conversations.  A NULL or empty user is Dify's
+ * default end user, SL_STORE_DEFAULT_USER (a client that never names a
+ * user), which is a user like any other: it does not see other users'
+ * conversations, and they do not see its. */
+#define SL_STORE_DEFAULT_USER "DEFAULT-USER"
+
 /* Makes the conversation when id is NULL (new id in *out_id, heap);
- * fails when it exists but belongs to another app or user. */
+ * fails (SL_EINVAL, "Conversation Not Exists.") when it does not exist or
+ * belongs to another app or user. */
 int sl_store_conversation(sl_store *s, const char *app_id, const char *user, const char *id,
                           const char *first_query, char **out_id, sl_err *err);
-/* The conversation's turns [{query, answer}], oldest first. */
+/* The conversation's turns [{query, answer}], oldest first (the caller
+ * checked the conversation with sl_store_conversation). */
 sl_value *sl_store_history(sl_store *s, const char *conversation_id, int limit);
 int sl_store_message_add(sl_store *s, const char *id, const char *conversation_id,
                          const char *app_id, const char *query, const char *run_id,
                          sl_err *err);
+/* The user's conversations, newest first. */
 sl_value *sl_store_conversations(sl_store *s, const char *app_id, const char *user, int limit);
+/* The messages of the user's conversation; NULL when it is not this app's
+ * and user's. */
 sl_value *sl_store_messages(sl_store *s, const char *app_id, const char *conversation_id,
                             const char *user, int limit);
 
@@ -111,8 +124,10 @@ int sl_store_conversation_delete(sl_store *s, const char *app_id, const char *id
 /* The renamed conversation, NULL when it is not this app's and user's. */
 sl_value *sl_store_conversation_rename(sl_store *s, const char *app_id, const char *id,
                                        const char *user, const char *name);
-/* like, dislike or NULL (clears); -1 when the message is not this app's. */
-int sl_store_feedback(sl_store *s, const char *app_id, const char *message_id, const char *rating);
+/* like, dislike or NULL (clears); -1 when the message is not in one of
+ * this app's and user's conversations. */
+int sl_store_feedback(sl_store *s, const char *app_id, const char *message_id, const char *user,
+                      const char *rating);
 
 /* ---- files ---- */
 /* Metadata of an uploaded file whose bytes are in DIR/files/ID. */

@@ -532,6 +532,12 @@ post "$CK" "/v1/workflows/tasks/$TASK/stop" '{"user": "carol"}'
 sleep 0.3
 check "stop with another app's key does not stop the run" bash -c '! grep -q workflow_finished "$0"' "$T/stop.sse"
 t0=$(date +%s%N)
+post "$SK" "/v1/workflows/tasks/$TASK/stop" '{"user": "mallory"}'
+check "stop by another user: success, as Dify answers (got $code)" is 200 '.result == "success"'
+post "$SK" "/v1/workflows/tasks/$TASK/stop" '{}'
+check "stop without a user: success too (got $code)" is 200 '.result == "success"'
+sleep 0.3
+check "… but neither stopped carol's run" bash -c '! grep -q workflow_finished "$0"' "$T/stop.sse"
 post "$SK" "/v1/workflows/tasks/$TASK/stop" '{"user": "carol"}'
 check "POST /v1/workflows/tasks/:task_id/stop: {\"result\": \"success\"} (got $code)" is 200 '. == {"result": "success"}'
 wait_pid "$stop_pid" 8
@@ -601,6 +607,37 @@ post "$CK" /v1/chat-messages '{"inputs": {}, "query": "x", "response_mode": "blo
 check "chat with an unknown conversation_id: 404 (got $code)" is 404 '.code == "not_found" and (.message | length > 0)'
 post "$CK" /v1/chat-messages "{\"inputs\": {}, \"query\": \"x\", \"response_mode\": \"blocking\", \"user\": \"erin\", \"conversation_id\": \"$CONV\"}"
 check "chat in another user's conversation: 404 (got $code)" is 404
+# A client that names no user is Dify's default end user: a user like any
+# other, who neither sees nor continues another user's conversation.
+post "$CK" /v1/chat-messages "{\"inputs\": {}, \"query\": \"x\", \"response_mode\": \"blocking\", \"conversation_id\": \"$CONV\"}"
+check "chat in dave's conversation without a user: 404 Conversation Not Exists. (got $code)" \
+    is 404 '.message == "Conversation Not Exists."'
+get "$CK" "/v1/messages?conversation_id=$CONV"
+check "GET /v1/messages of dave's conversation without a user: 404 (got $code)" is 404
+get "$CK" "/v1/messages?conversation_id=$CONV&user="
+check "… nor with an empty user (got $code)" is 404
+get "$CK" /v1/conversations
+check "GET /v1/conversations without a user does not list dave's (got $code)" \
+    is 200 "[.data[].id] | index(\"$CONV\") == null"
+post "$CK" "/v1/conversations/$CONV/name" '{"name": "taken"}'
+check "renaming dave's conversation without a user: 404 (got $code)" is 404
+req "$CK" DELETE "/v1/conversations/$CONV"
+check "deleting dave's conversation without a user: 404 (got $code)" is 404
+get "$CK" "/v1/messages?conversation_id=$CONV&user=dave"
+DMID=$(field '.data[0].id')
+post "$CK" "/v1/messages/$DMID/feedbacks" '{"rating": "dislike", "user": "erin"}'
+check "feedback on dave's message by another user: 404 (got $code)" is 404
+post "$CK" "/v1/messages/$DMID/feedbacks" '{"rating": "dislike"}'
+check "… or without a user: 404 (got $code)" is 404
+check "… and nothing was stored" \
+    bash -c '[ -z "$(sqlite3 "$0" "SELECT feedback FROM messages WHERE id = '"'"'$1'"'"'")" ]' "$D/sluice.db" "$DMID"
+post "$CK" /v1/chat-messages '{"inputs": {}, "query": "anon", "response_mode": "blocking"}'
+ACONV=$(field .conversation_id)
+post "$CK" /v1/chat-messages "{\"inputs\": {}, \"query\": \"anon 2\", \"response_mode\": \"blocking\", \"conversation_id\": \"$ACONV\"}"
+check "a conversation without a user continues without one (got $code)" \
+    is 200 ".conversation_id == \"$ACONV\" and .answer == \"You said: anon 2\""
+get "$CK" "/v1/messages?conversation_id=$ACONV&user=dave"
+check "… and a named user cannot read it (got $code)" is 404
 post "$CK" /v1/chat-messages '{"inputs": {}, "response_mode": "blocking", "user": "dave"}'
 check "chat without a query: 400 invalid_param (got $code)" is 400 '.code == "invalid_param"'
 post "$CK" /v1/workflows/run '{"inputs": {}, "response_mode": "blocking", "user": "dave"}'

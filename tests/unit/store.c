@@ -2,7 +2,8 @@
  * store — what the store guarantees whoever calls it: keys, tokens and ids
  * only from getrandom (a failure refuses, never falls back to a guessable
  * source); the data folder 0700 and the database 0600, also when they
- * existed with looser modes.
+ * existed with looser modes; conversations and messages only for the
+ * (app, user) that started them, no user being Dify's default user.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -144,8 +145,84 @@ static void test_private_modes(void)
     free(dir);
 }
 
+static void test_ownership(void)
+{
+    char *dir = tmpdir();
+    sl_store *s;
+    int interrupted;
+    sl_err err = {0};
+    sl_store_open(dir, &s, &interrupted, &err);
+    char *app = NULL, *other = NULL, *conv = NULL, *anon = NULL, *out = NULL;
+    sl_store_app_add(s, "a", "advanced-chat", "app: {}", &app, &err);
+    sl_store_app_add(s, "b", "advanced-chat", "app: {}", &other, &err);
+    CHECK(sl_store_conversation(s, app, "dave", NULL, "hi", &conv, &err) == 0 && conv,
+          "dave starts a conversation");
+    sl_store_message_add(s, "m1", conv, app, "hi", "r1", &err);
+
+    const char *who[] = {"dave", "erin", NULL, ""};
+    const bool may[] = {true, false, false, false};
+    for (size_t i = 0; i < 4; i++) {
+        const char *u = who[i] ? who[i] : "(none)";
+        int rc = sl_store_conversation(s, app, who[i], conv, "again", &out, &err);
+        CHECK((rc == 0) == may[i], "user '%s' %s continue it (rc %d)", u,
+              may[i] ? "may" : "may not", rc);
+        if (rc)
+            CHECK(err.code == SL_EINVAL && err.msg && !strcmp(err.msg, "Conversation Not Exists."),
+                  "… refused as Dify does: %s", err.msg ? err.msg : "(none)");
+        sl_err_clear(&err);
+        free(out);
+        out = NULL;
+        sl_value *m = sl_store_messages(s, app, conv, who[i], 20);
+        CHECK((m != NULL) == may[i], "user '%s' %s read its messages", u,
+              may[i] ? "may" : "may not");
+        json_decref(m);
+        sl_value *list = sl_store_conversations(s, app, who[i], 20);
+        CHECK((json_array_size(json_object_get(list, "data")) == 1) == may[i],
+              "user '%s' %s it listed", u, may[i] ? "has" : "does not have");
+        json_decref(list);
+        if (!may[i]) {
+            CHECK(sl_store_feedback(s, app, "m1", who[i], "like") == -1,
+                  "user '%s' cannot rate its message", u);
+            sl_value *r = sl_store_conversation_rename(s, app, conv, who[i], "taken");
+            CHECK(!r, "user '%s' cannot rename it", u);
+            json_decref(r);
+            CHECK(sl_store_conversation_delete(s, app, conv, who[i], &err) == -1,
+                  "user '%s' cannot delete it", u);
+            sl_err_clear(&err);
+        }
+    }
+    CHECK(sl_store_conversation(s, other, "dave", conv, "x", &out, &err) == -1,
+          "the same user of another app cannot continue it");
+    sl_err_clear(&err);
+    CHECK(sl_store_feedback(s, app, "m1", "dave", "like") == 0, "dave rates his message");
+
+    /* no user: the default user's own conversation */
+    CHECK(sl_store_conversation(s, app, NULL, NULL, "anon", &anon, &err) == 0,
+          "a conversation without a user");
+    CHECK(sl_store_conversation(s, app, "", anon, "anon", &out, &err) == 0,
+          "… continues with an empty user (the same default user)");
+    free(out);
+    out = NULL;
+    CHECK(sl_store_conversation(s, app, SL_STORE_DEFAULT_USER, anon, "x", &out, &err) == 0,
+          "… and with the default user named");
+    free(out);
+    out = NULL;
+    CHECK(sl_store_conversation(s, app, "dave", anon, "x", &out, &err) == -1,
+          "… but not as dave");
+    sl_err_clear(&err);
+    CHECK(sl_store_conversation_delete(s, app, conv, "dave", &err) == 0, "dave deletes his");
+    free(anon);
+    free(conv);
+    free(app);
+    free(other);
+    sl_store_close(s);
+    rm_rf(dir);
+    free(dir);
+}
+
 int main(void)
 {
+    test_ownership();
     test_private_modes();
     test_random_fails_closed();
     return tap_done();
