@@ -486,7 +486,12 @@ static void sse_free(void *cls)
 
 /* ---- request bodies ---- */
 
+/* Where a request goes, decided on its headers. */
+enum route { R_NONE, R_HEALTH, R_V1, R_ADMIN };
+
 typedef struct {
+    enum route route;
+    char *app_id;         /* /v1: the app its key opens (checked on the headers) */
     sl_buf body;
     bool too_big;
     /* a multipart upload (POST /v1/files/upload) goes straight to disk */
@@ -519,7 +524,10 @@ static enum MHD_Result upload_part(void *cls, enum MHD_ValueKind kind, const cha
         snprintf(q->name, sizeof q->name, "%s", filename ? filename : "upload");
         snprintf(q->mime, sizeof q->mime, "%s", content_type ? content_type : "application/octet-stream");
         char *path = sl_xasprintf("%s/files/%s", sl_store_dir(S.store), q->file_id);
-        q->file = fopen(path, "wb");
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        q->file = fd < 0 ? NULL : fdopen(fd, "wb");
+        if (fd >= 0 && !q->file)
+            close(fd);
         free(path);
         if (!q->file)
             q->upload_failed = true;
@@ -902,11 +910,7 @@ static enum MHD_Result parameters(struct MHD_Connection *c, const char *app_id)
 
 static enum MHD_Result v1(struct MHD_Connection *c, const char *method, const char *path, req *q)
 {
-    char *app_id = auth_app(c);
-    if (!app_id)
-        return reply_error(c, 401, "unauthorized",
-                           "Access token is invalid: send Authorization: Bearer app-… with a key "
-                           "of this app (sluice app key create APP_ID)");
+    const char *app_id = q->app_id;
     enum MHD_Result ret;
     sl_value *body = NULL;
     bool post = !strcmp(method, "POST"), get = !strcmp(method, "GET");
@@ -1050,18 +1054,12 @@ static enum MHD_Result v1(struct MHD_Connection *c, const char *method, const ch
                           method, path);
     }
     json_decref(body);
-    free(app_id);
     return ret;
 }
 
 static enum MHD_Result admin(struct MHD_Connection *c, const char *method, const char *path,
                              req *q)
 {
-    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-    if (!h || strncasecmp(h, "Bearer ", 7) || !sl_store_admin_ok(S.store, h + 7))
-        return reply_error(c, 401, "unauthorized",
-                           "the admin API needs Authorization: Bearer <admin token> (the file "
-                           "admin-token in the data folder)");
     sl_err err = {0};
     enum MHD_Result ret;
     if (!strcmp(method, "POST") && !strcmp(path, "/apps")) {
@@ -1167,6 +1165,46 @@ static enum MHD_Result admin(struct MHD_Connection *c, const char *method, const
     return ret;
 }
 
+static bool admin_ok(struct MHD_Connection *c)
+{
+    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+    return h && !strncasecmp(h, "Bearer ", 7) && sl_store_admin_ok(S.store, h + 7);
+}
+
+/* A request's headers have arrived, nothing of its body yet: everything
+ * that can be refused is refused here, so a client without a key never
+ * makes the server buffer or write a byte of its body (an answer queued
+ * now also makes libmicrohttpd skip "100 Continue", drop the body and
+ * close the connection). */
+static enum MHD_Result on_headers(struct MHD_Connection *c, const char *url, const char *method,
+                                  req *q)
+{
+    if (!strncmp(url, "/v1/", 4) || !strcmp(url, "/v1"))
+        q->route = R_V1;
+    else if (!strncmp(url, "/admin/", 7))
+        q->route = R_ADMIN;
+    else if (!strcmp(url, "/health"))
+        q->route = R_HEALTH;
+    else
+        return reply_error(c, 404, "not_found", "%s is not a path sluice serves (/v1/…, /admin/…)",
+                           url);
+    if (q->route == R_V1 && !(q->app_id = auth_app(c)))
+        return reply_error(c, 401, "unauthorized",
+                           "Access token is invalid: send Authorization: Bearer app-… with a key "
+                           "of this app (sluice app key create APP_ID)");
+    if (q->route == R_ADMIN && !admin_ok(c))
+        return reply_error(c, 401, "unauthorized",
+                           "the admin API needs Authorization: Bearer <admin token> (the file "
+                           "admin-token in the data folder)");
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    if (cl && strtoull(cl, NULL, 10) > (unsigned long long)S.o.max_body_bytes)
+        return reply_error(c, 413, "request_entity_too_large",
+                           "the request body is larger than %d bytes", S.o.max_body_bytes);
+    if (q->route == R_V1 && !strcmp(method, "POST") && !strcmp(url, "/v1/files/upload"))
+        q->pp = MHD_create_post_processor(c, 65536, upload_part, q);
+    return MHD_YES;
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
                               const char *method, const char *version, const char *data,
                               size_t *size, void **con_cls)
@@ -1177,12 +1215,12 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         q = sl_xcalloc(1, sizeof *q);
         sl_buf_init(&q->body, (size_t)S.o.max_body_bytes);
         *con_cls = q;
-        if (!strcmp(method, "POST") && !strcmp(url, "/v1/files/upload"))
-            q->pp = MHD_create_post_processor(c, 65536, upload_part, q);
-        return MHD_YES;
+        return on_headers(c, url, method, q);
     }
     if (*size) {
-        if (q->pp) {
+        if (q->route == R_HEALTH)
+            ; /* a body nobody reads is not kept */
+        else if (q->pp) {
             if (MHD_post_process(q->pp, data, *size) != MHD_YES && !q->too_big)
                 q->upload_failed = true;
         } else if (sl_buf_add(&q->body, data, *size)) {
@@ -1194,13 +1232,17 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     if (q->too_big)
         return reply_error(c, 413, "request_entity_too_large",
                            "the request body is larger than %d bytes", S.o.max_body_bytes);
-    if (!strncmp(url, "/v1/", 4) || !strcmp(url, "/v1"))
+    switch (q->route) {
+    case R_V1:
         return v1(c, method, url + 3, q);
-    if (!strncmp(url, "/admin/", 7))
+    case R_ADMIN:
         return admin(c, method, url + 6, q);
-    if (!strcmp(url, "/health"))
+    case R_HEALTH:
         return reply_json(c, 200, json_pack("{s:s}", "status", "ok"));
-    return reply_error(c, 404, "not_found", "%s is not a path sluice serves (/v1/…, /admin/…)", url);
+    case R_NONE:
+        break;
+    }
+    return MHD_NO;
 }
 
 static void done(void *cls, struct MHD_Connection *c, void **con_cls,
@@ -1218,6 +1260,7 @@ static void done(void *cls, struct MHD_Connection *c, void **con_cls,
             free(path);
         }
         sl_buf_release(&q->body);
+        free(q->app_id);
         free(q);
     }
     *con_cls = NULL;
