@@ -3,6 +3,7 @@
  * management on the same store (usable while the server runs: SQLite
  * WAL lets both write).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,13 @@ static const char usage_serve[] =
     "  --rate-limit N        run requests per second per app (default: no limit)\n"
     "  --drain SECONDS       on SIGTERM or Ctrl-C, how long runs may go on before they\n"
     "                        are stopped (default 30)\n"
+    "  --max-connections N   connections open at once, all clients (default 10000)\n"
+    "  --max-connections-per-ip N\n"
+    "                        connections open at once from one address (default 2048;\n"
+    "                        raise it behind a proxy, where every client is one address)\n"
+    "  --header-timeout S    seconds a connection may stay silent before a request's\n"
+    "                        headers are in (default 10)\n"
+    "  --idle-timeout S      seconds a request may stay silent once under way (default 60)\n"
     "\n"
     "Add apps with `sluice app import FILE` and keys with `sluice app key create APP_ID`.\n"
     "SIGTERM or Ctrl-C stops accepting, lets runs finish (--drain, 30 s), then stops\n"
@@ -83,6 +91,22 @@ static sl_store *open_store(const char *dir)
     return s;
 }
 
+/* A whole number from 1 to 1,000,000 for option `name`; -1 after saying
+ * what is wrong. */
+static int positive(const char *name, const char *text, unsigned *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(text, &end, 10);
+    if (errno || end == text || *end || text[0] == '-' || v < 1 || v > 1000000) {
+        fprintf(stderr, "sluice serve: %s '%s': give a whole number from 1 to 1000000\n", name,
+                text);
+        return -1;
+    }
+    *out = (unsigned)v;
+    return 0;
+}
+
 int sl_cli_serve(int argc, char **argv)
 {
     sl_server_opts o;
@@ -94,8 +118,14 @@ int sl_cli_serve(int argc, char **argv)
             fputs(usage_serve, stdout);
             return 0;
         }
-        if (strcmp(a, "--listen") && strcmp(a, "--data") && strcmp(a, "--config") &&
-            strcmp(a, "--max-runs") && strcmp(a, "--rate-limit") && strcmp(a, "--drain")) {
+        static const char *const known[] = {
+            "--listen", "--data", "--config", "--max-runs", "--rate-limit", "--drain",
+            "--max-connections", "--max-connections-per-ip", "--header-timeout",
+            "--idle-timeout", NULL};
+        int k = 0;
+        while (known[k] && strcmp(a, known[k]))
+            k++;
+        if (!known[k]) {
             fprintf(stderr, "sluice serve: unknown option '%s' (see --help)\n", a);
             return 2;
         }
@@ -121,6 +151,15 @@ int sl_cli_serve(int argc, char **argv)
                         argv[i]);
                 return 2;
             }
+        } else if (!strcmp(a, "--max-connections") || !strcmp(a, "--max-connections-per-ip") ||
+                 !strcmp(a, "--header-timeout") || !strcmp(a, "--idle-timeout")) {
+            unsigned v;
+            if (positive(a, argv[++i], &v))
+                return 2;
+            *(!strcmp(a, "--max-connections")          ? &o.max_connections
+              : !strcmp(a, "--max-connections-per-ip") ? &o.max_connections_per_ip
+              : !strcmp(a, "--header-timeout")         ? &o.header_timeout_s
+                                                       : &o.idle_timeout_s) = v;
         } else {
             fprintf(stderr, "sluice serve: unknown option '%s' (see --help)\n", a);
             return 2;

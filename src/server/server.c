@@ -3,6 +3,7 @@
  */
 #include "server.h"
 #include "apps.h"
+#include "workers.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -71,13 +72,15 @@ static bool rate_ok(app *a, double per_s)
 
 /* ---- runs in flight (for stop and for streaming readers) ---- */
 
+struct reader;
+
 typedef struct live {
     char id[40], task_id[40], app_id[40], message_id[40], conversation_id[40];
     bool chat;
     sl_run *run;
     pthread_mutex_t mu;
-    pthread_cond_t cv;
     sl_buf sse;           /* every event as SSE text, in order */
+    struct reader *waiting; /* readers suspended until the next event */
     bool done;
     bool streaming;       /* a client reads the SSE text (else it is not built) */
     int refs;             /* the run thread and each reader */
@@ -99,10 +102,19 @@ typedef struct {
     struct app *retired;  /* apps replaced by a newer version or deleted */
     live *lives;
     atomic_int active;
+    atomic_int pending;   /* requests handed to a worker, not yet answered */
+    atomic_int suspended; /* SSE readers waiting for their run's next event */
+    atomic_int closing;   /* stopping the daemon: no request goes to a worker */
+    sl_workers *workers;
     volatile sig_atomic_t stopping;
 } server;
 
 static server S;
+
+/* Threads for requests and runs at most (workers.h); beyond, they wait. */
+#define MAX_WORKERS 4096
+
+static void wake_readers(live *l);
 
 static long long wall(void)
 {
@@ -257,7 +269,6 @@ static void live_unref(live *l)
     json_decref(l->finished);
     free(l->user);
     pthread_mutex_destroy(&l->mu);
-    pthread_cond_destroy(&l->cv);
     free(l);
 }
 
@@ -274,7 +285,7 @@ static void push(live *l, sl_value *ev)
     sl_buf_adds(&l->sse, "data: ");
     sl_buf_adds(&l->sse, text);
     sl_buf_adds(&l->sse, "\n\n");
-    pthread_cond_broadcast(&l->cv);
+    wake_readers(l);
     pthread_mutex_unlock(&l->mu);
     free(text);
 }
@@ -411,7 +422,7 @@ static sl_value *execute(job *j)
     pthread_mutex_lock(&l->mu);
     l->run = NULL;
     l->done = true;
-    pthread_cond_broadcast(&l->cv);
+    wake_readers(l);
     pthread_mutex_unlock(&l->mu);
     sl_run_free(r);
     free(files);
@@ -430,21 +441,38 @@ static void job_free(job *j)
     free(j);
 }
 
-static void *stream_main(void *arg)
+static void stream_main(void *arg)
 {
     job *j = arg;
     json_decref(execute(j));
     live_unref(j->l);
     job_free(j);
-    return NULL;
 }
 
-/* The SSE reader of one client: its own position in the run's events;
- * a ping every 10 s of silence. */
-typedef struct {
+/* The SSE reader of one client: its own position in the run's events.
+ * The reader runs on libmicrohttpd's event loop, so it never waits: with
+ * nothing new to send it suspends its connection, and push() (or the ping
+ * timer in sl_server_run, after 10 s of silence) resumes it. */
+typedef struct reader {
     live *l;
+    struct MHD_Connection *c;
     size_t pos;
+    bool ping;                /* the timer woke it: send a ping */
+    double since;             /* when it started waiting */
+    struct reader *next;      /* on l->waiting */
 } reader;
+
+/* Resumes every reader waiting on l; l->mu held. */
+static void wake_readers(live *l)
+{
+    for (reader *rd = l->waiting, *next; rd; rd = next) {
+        next = rd->next;
+        rd->next = NULL;
+        MHD_resume_connection(rd->c);
+        atomic_fetch_sub(&S.suspended, 1);
+    }
+    l->waiting = NULL;
+}
 
 static ssize_t sse_read(void *cls, uint64_t off, char *buf, size_t max)
 {
@@ -452,22 +480,26 @@ static ssize_t sse_read(void *cls, uint64_t off, char *buf, size_t max)
     reader *rd = cls;
     live *l = rd->l;
     pthread_mutex_lock(&l->mu);
-    while (rd->pos == l->sse.len && !l->done) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += 10;
-        if (pthread_cond_timedwait(&l->cv, &l->mu, &ts) == ETIMEDOUT && rd->pos == l->sse.len &&
-            !l->done) {
-            pthread_mutex_unlock(&l->mu);
-            static const char ping[] = "event: ping\n\n";
-            memcpy(buf, ping, sizeof ping - 1);
-            return (ssize_t)(sizeof ping - 1);
-        }
-    }
     size_t n = l->sse.len - rd->pos;
-    if (n == 0) { /* done and all sent */
+    if (n == 0 && l->done) { /* done and all sent */
         pthread_mutex_unlock(&l->mu);
         return MHD_CONTENT_READER_END_OF_STREAM;
+    }
+    if (n == 0 && rd->ping) {
+        rd->ping = false;
+        pthread_mutex_unlock(&l->mu);
+        static const char ping[] = "event: ping\n\n";
+        memcpy(buf, ping, sizeof ping - 1);
+        return (ssize_t)(sizeof ping - 1);
+    }
+    if (n == 0) {
+        rd->since = mono();
+        rd->next = l->waiting;
+        l->waiting = rd;
+        atomic_fetch_add(&S.suspended, 1);
+        MHD_suspend_connection(rd->c);
+        pthread_mutex_unlock(&l->mu);
+        return 0;
     }
     if (n > max)
         n = max;
@@ -475,6 +507,30 @@ static ssize_t sse_read(void *cls, uint64_t off, char *buf, size_t max)
     rd->pos += n;
     pthread_mutex_unlock(&l->mu);
     return (ssize_t)n;
+}
+
+/* Readers that waited 10 s get a ping (Dify's keep-alive). */
+static void ping_readers(void)
+{
+    double now = mono();
+    pthread_mutex_lock(&S.mu);
+    for (live *l = S.lives; l; l = l->next) {
+        pthread_mutex_lock(&l->mu);
+        for (reader **p = &l->waiting; *p;) {
+            reader *rd = *p;
+            if (now - rd->since < 10) {
+                p = &rd->next;
+                continue;
+            }
+            *p = rd->next;
+            rd->next = NULL;
+            rd->ping = true;
+            MHD_resume_connection(rd->c);
+            atomic_fetch_sub(&S.suspended, 1);
+        }
+        pthread_mutex_unlock(&l->mu);
+    }
+    pthread_mutex_unlock(&S.mu);
 }
 
 static void sse_free(void *cls)
@@ -492,6 +548,12 @@ enum route { R_NONE, R_HEALTH, R_V1, R_ADMIN };
 typedef struct {
     enum route route;
     char *app_id;         /* /v1: the app its key opens (checked on the headers) */
+    /* handed to a worker: the connection (suspended meanwhile) and the
+     * request line (valid until the request ends) */
+    struct MHD_Connection *c;
+    const char *method, *url;
+    bool dispatched;
+    bool idle_timeout;    /* the connection has the idle timeout, not the header one */
     sl_buf body;
     bool too_big;
     /* a multipart upload (POST /v1/files/upload) goes straight to disk */
@@ -768,7 +830,6 @@ static enum MHD_Result start_run(struct MHD_Connection *c, const char *app_id, s
     memcpy(l->message_id, message_id, sizeof message_id);
     snprintf(l->app_id, sizeof l->app_id, "%s", app_id);
     pthread_mutex_init(&l->mu, NULL);
-    pthread_cond_init(&l->cv, NULL);
     sl_buf_init(&l->sse, 0);
     sl_buf_init(&l->answer, 0);
     sl_buf_init(&l->log, 0);
@@ -817,26 +878,14 @@ static enum MHD_Result start_run(struct MHD_Connection *c, const char *app_id, s
         live_unref(l);
         return reply_json(c, 200, resp);
     }
-    /* streaming: the run goes on without this connection */
+    /* streaming: the run goes on, on a worker of its own, without this
+     * connection */
     l->refs = 2;
     l->streaming = true;
     reader *rd = sl_xcalloc(1, sizeof *rd);
     rd->l = l;
-    pthread_t t;
-    pthread_attr_t at;
-    pthread_attr_init(&at);
-    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&at, 1 << 20);
-    if (pthread_create(&t, &at, stream_main, j)) {
-        pthread_attr_destroy(&at);
-        l->refs = 1;
-        free(rd);
-        json_decref(execute(j));
-        job_free(j);
-        live_unref(l);
-        return reply_error(c, 500, "internal_error", "cannot start a thread for the run");
-    }
-    pthread_attr_destroy(&at);
+    rd->c = c;
+    sl_workers_submit(S.workers, stream_main, j);
     struct MHD_Response *r =
         MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, sse_read, rd, sse_free);
     MHD_add_response_header(r, "Content-Type", "text/event-stream");
@@ -1202,7 +1251,28 @@ static enum MHD_Result on_headers(struct MHD_Connection *c, const char *url, con
                            "the request body is larger than %d bytes", S.o.max_body_bytes);
     if (q->route == R_V1 && !strcmp(method, "POST") && !strcmp(url, "/v1/files/upload"))
         q->pp = MHD_create_post_processor(c, 65536, upload_part, q);
+    /* from here the request is under way: the idle timeout, not the
+     * header timeout, bounds its silences */
+    if (q->route != R_HEALTH && S.o.idle_timeout_s != S.o.header_timeout_s) {
+        MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, S.o.idle_timeout_s);
+        q->idle_timeout = true;
+    }
     return MHD_YES;
+}
+
+/* A worker answers the request (store reads and writes, a blocking run)
+ * while its connection waits, suspended; resuming hands it back to the
+ * event loop, which sends the answer queued meanwhile. */
+static void serve_request(void *arg)
+{
+    req *q = arg;
+    struct MHD_Connection *c = q->c;
+    if (q->route == R_V1)
+        v1(c, q->method, q->url + 3, q);
+    else
+        admin(c, q->method, q->url + 6, q);
+    MHD_resume_connection(c); /* q may be gone from here on */
+    atomic_fetch_sub(&S.pending, 1);
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
@@ -1234,9 +1304,21 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
                            "the request body is larger than %d bytes", S.o.max_body_bytes);
     switch (q->route) {
     case R_V1:
-        return v1(c, method, url + 3, q);
     case R_ADMIN:
-        return admin(c, method, url + 6, q);
+        if (q->dispatched)
+            return MHD_NO; /* back from the worker without an answer: close */
+        atomic_fetch_add(&S.pending, 1);
+        if (atomic_load(&S.closing)) {
+            atomic_fetch_sub(&S.pending, 1);
+            return reply_error(c, 503, "server_stopping", "the server is shutting down");
+        }
+        q->dispatched = true;
+        q->c = c;
+        q->method = method;
+        q->url = url;
+        MHD_suspend_connection(c);
+        sl_workers_submit(S.workers, serve_request, q);
+        return MHD_YES;
     case R_HEALTH:
         return reply_json(c, 200, json_pack("{s:s}", "status", "ok"));
     case R_NONE:
@@ -1248,8 +1330,11 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 static void done(void *cls, struct MHD_Connection *c, void **con_cls,
                  enum MHD_RequestTerminationCode toe)
 {
-    (void)cls, (void)c, (void)toe;
+    (void)cls;
     req *q = *con_cls;
+    /* a kept-alive connection now waits for its next request's headers */
+    if (q && q->idle_timeout && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+        MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, S.o.header_timeout_s);
     if (q) {
         if (q->pp)
             MHD_destroy_post_processor(q->pp);
@@ -1273,6 +1358,78 @@ void sl_server_opts_init(sl_server_opts *o)
     o->max_runs_per_app = 100;
     o->drain_s = 30;
     o->rate_limit = 0;
+    o->max_connections = 10000;
+    o->max_connections_per_ip = 2048;
+    o->header_timeout_s = 10;
+    o->idle_timeout_s = 60;
+}
+
+/* libmicrohttpd's messages, each kind at most once every 10 s and all
+ * kinds together at most 50 lines in 10 s: a flood of refused connections
+ * or failing accepts must not flood stderr in turn (it once wrote 1.27 GB
+ * in 45 s).  Kinds are told apart by their format string (static text in
+ * the library). */
+#define LOG_WINDOW_S 10
+#define LOG_KINDS 32
+#define LOG_LINES 50
+
+static struct {
+    pthread_mutex_t mu;
+    struct {
+        const char *fmt;
+        double last;
+        long dropped;
+    } kind[LOG_KINDS];
+    double window;          /* start of the current window */
+    int lines;              /* lines printed in it */
+    long dropped;           /* lines dropped over the total cap */
+} L = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static void log_limited(void *cls, const char *fmt, va_list ap)
+{
+    (void)cls;
+    double now = mono();
+    pthread_mutex_lock(&L.mu);
+    if (now - L.window >= LOG_WINDOW_S) {
+        if (L.dropped)
+            fprintf(stderr, "sluice serve: libmicrohttpd: %ld more messages in the last %d s "
+                            "were not shown\n", L.dropped, LOG_WINDOW_S);
+        L.window = now;
+        L.lines = 0;
+        L.dropped = 0;
+    }
+    int k = 0;
+    for (int i = 0; i < LOG_KINDS; i++) {
+        if (L.kind[i].fmt == fmt) {
+            k = i;
+            break;
+        }
+        if (L.kind[i].last < L.kind[k].last)
+            k = i; /* the least recently used, if this kind is new */
+    }
+    bool same = L.kind[k].fmt == fmt;
+    if ((same && now - L.kind[k].last < LOG_WINDOW_S) || L.lines >= LOG_LINES) {
+        if (same && now - L.kind[k].last < LOG_WINDOW_S)
+            L.kind[k].dropped++;
+        else
+            L.dropped++;
+        pthread_mutex_unlock(&L.mu);
+        return;
+    }
+    long before = same ? L.kind[k].dropped : 0;
+    L.kind[k].fmt = fmt;
+    L.kind[k].last = now;
+    L.kind[k].dropped = 0;
+    L.lines++;
+    char msg[512];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    msg[strcspn(msg, "\n")] = 0;
+    if (before)
+        fprintf(stderr, "sluice serve: libmicrohttpd: %s (and %ld more like it in the last %d s)\n",
+                msg, before, LOG_WINDOW_S);
+    else
+        fprintf(stderr, "sluice serve: libmicrohttpd: %s\n", msg);
+    pthread_mutex_unlock(&L.mu);
 }
 
 /* The first SIGINT/SIGTERM starts the drain; another one ends it: the
@@ -1315,29 +1472,56 @@ int sl_server_run(sl_store *store, const sl_server_opts *o, sl_err *err)
         rl.rlim_cur = rl.rlim_max;
         setrlimit(RLIMIT_NOFILE, &rl);
     }
+    /* Connections stay below the descriptor limit, with room for what runs
+     * open (the store, sandboxes, model calls): accept() then never fails
+     * for want of descriptors. */
+    unsigned conns = S.o.max_connections;
+    if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY &&
+        rl.rlim_cur < (rlim_t)conns + 512) {
+        conns = rl.rlim_cur > 576 ? (unsigned)(rl.rlim_cur - 512) : 64;
+        fprintf(stderr, "sluice serve: at most %u connections (the descriptor limit is %llu; "
+                        "raise it with ulimit -n for more)\n",
+                conns, (unsigned long long)rl.rlim_cur);
+        S.o.max_connections = conns;
+    }
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned loops = cpus < 1 ? 1 : cpus > 4 ? 4 : (unsigned)cpus;
     signal(SIGPIPE, SIG_IGN);
+    S.workers = sl_workers_new(MAX_WORKERS, 1 << 20);
+    /* An event loop per core (epoll) serves every connection; nothing on
+     * it waits: requests are answered by workers (serve_request) and SSE
+     * readers suspend until their run's next event. */
     struct MHD_Daemon *d = MHD_start_daemon(
-        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
-            MHD_USE_ERROR_LOG,
-        (uint16_t)port, NULL, NULL, handle, NULL, MHD_OPTION_SOCK_ADDR, &addr,
-        MHD_OPTION_NOTIFY_COMPLETED, done, NULL, MHD_OPTION_CONNECTION_LIMIT, 20000u,
-        MHD_OPTION_CONNECTION_TIMEOUT, 600u, MHD_OPTION_THREAD_STACK_SIZE, (size_t)(1 << 20),
-        MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u, MHD_OPTION_END);
-    if (!d)
+        MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG,
+        (uint16_t)port, NULL, NULL, handle, NULL, MHD_OPTION_EXTERNAL_LOGGER, log_limited, NULL,
+        MHD_OPTION_SOCK_ADDR, &addr, MHD_OPTION_THREAD_POOL_SIZE, loops,
+        MHD_OPTION_NOTIFY_COMPLETED, done, NULL, MHD_OPTION_CONNECTION_LIMIT, conns,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, S.o.max_connections_per_ip,
+        MHD_OPTION_CONNECTION_TIMEOUT, S.o.header_timeout_s, MHD_OPTION_LISTEN_BACKLOG_SIZE,
+        1024u, MHD_OPTION_END);
+    if (!d) {
+        sl_workers_free(S.workers);
         return sl_err_set(err, SL_EIO, "cannot listen on %s (%s); is the port in use?", o->listen,
                           strerror(errno));
+    }
     struct sigaction sa = {.sa_handler = on_signal};
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     fprintf(stderr, "sluice serve: listening on http://%s (Service API at /v1)\n", o->listen);
-    /* idle: give memory freed by finished connections back to the system */
+    /* idle: give memory freed by finished requests back to the system,
+     * after 0.5 s and again once the idle workers have exited (2 s) */
     int idle = 0;
     while (!S.stopping) {
         usleep(250000);
-        if (atomic_load(&S.active) == 0) {
-            if (++idle == 2) {
+        ping_readers();
+        if (atomic_load(&S.active) == 0 && atomic_load(&S.pending) == 0) {
+            ++idle;
+            if (idle == 2 || (idle > 2 && idle < 40 && idle % 4 == 0 &&
+                              sl_workers_threads(S.workers) == 0)) {
                 sl_store_release_memory(S.store);
                 malloc_trim(0);
+                if (idle > 2)
+                    idle = 40; /* done until the next load */
             }
         } else {
             idle = 0;
@@ -1364,9 +1548,19 @@ int sl_server_run(sl_store *store, const sl_server_opts *o, sl_err *err)
             }
             pthread_mutex_unlock(&S.mu);
         }
+        ping_readers();
         usleep(20000);
     }
+    /* No connection may be suspended when the daemon stops: requests a
+     * worker still answers are waited for, and new ones are answered 503
+     * on the event loop (see handle). */
+    atomic_store(&S.closing, 1);
+    for (int i = 0; i < 500 && (atomic_load(&S.pending) || atomic_load(&S.suspended)); i++) {
+        ping_readers();
+        usleep(10000);
+    }
     MHD_stop_daemon(d);
+    sl_workers_free(S.workers);
     for (size_t i = 0; i < S.apps.cap; i++)
         if (S.apps.slots && S.apps.slots[i].key) {
             app *a = S.apps.slots[i].val;

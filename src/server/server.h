@@ -3,12 +3,16 @@
  * (/admin) over HTTP, on libmicrohttpd, with the store (store/) keeping
  * apps, keys, runs, events, conversations and messages.
  *
- * Each connection has its own thread (libmicrohttpd's thread-per-
- * connection mode, small stacks): a blocking run executes on it; a
- * streaming run executes on a thread of its own and every client reads
- * the run's event list at its own pace, so a slow client never holds up
- * the run or anyone else, and a client that goes away does not stop the
- * run (POST .../stop does).  docs/server.md lists the endpoints.
+ * Connections are served by libmicrohttpd's event loops (epoll, one per
+ * core), which never wait: the key is checked on a request's headers, and
+ * the request is then answered by a worker thread (workers.h) while its
+ * connection is suspended; a blocking run executes on that worker.  A
+ * streaming run executes on a worker of its own and every client reads
+ * the run's event list at its own pace, suspended while there is nothing
+ * new, so a slow client never holds up the run or anyone else, and a
+ * client that goes away does not stop the run (POST .../stop does).
+ * Connections are bounded in number, per client address and in silence.
+ * docs/server.md lists the endpoints and the limits.
  */
 #ifndef SL_SERVER_H
 #define SL_SERVER_H
@@ -26,6 +30,11 @@ typedef struct {
     int max_runs_per_app;    /* concurrent runs of one app (default 100) */
     double drain_s;          /* graceful shutdown: how long runs may finish (default 30) */
     double rate_limit;       /* run requests per second per app (0: no limit) */
+    /* connections (docs/server.md, "Connections and limits") */
+    unsigned max_connections;         /* open at once, all clients (default 10,000) */
+    unsigned max_connections_per_ip;  /* open at once from one address (default 2,048) */
+    unsigned header_timeout_s;        /* silence before a request's headers (default 10) */
+    unsigned idle_timeout_s;          /* silence within a request (default 60) */
 } sl_server_opts;
 
 void sl_server_opts_init(sl_server_opts *o);

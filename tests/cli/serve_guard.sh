@@ -5,8 +5,20 @@
 #     waited for, an upload writes nothing to DATA/files, and 40 clients
 #     sending 8 MB bodies at once do not grow the server's memory; a body
 #     declared larger than the cap is refused (413) on its headers too.
+#   - connections: 20,000 idle connections from one address (127.0.0.1) do
+#     not slow /health or a run for another client (127.0.0.2): /health
+#     within 100 ms, and the server's stderr stays under 1 MB; an idle
+#     connection is closed after --header-timeout; --max-connections-per-ip
+#     refuses one address's connections over it, not another's.
 # Needs curl, jq and python3; prints TAP.
 . "$(dirname "$0")/lib.bash"
+# lib.bash's nok, with long lines (JSON bodies) cut and always ended, so
+# the next TAP line starts a line of its own
+nok() {
+    n=$((n + 1)); echo "not ok $n - $*"
+    cut -c1-300 "$T/out" 2>/dev/null | head -5 | sed 's/^/#   stdout: /'
+    tail -5 "$T/err" 2>/dev/null | cut -c1-300 | sed 's/^/#   stderr: /'
+}
 
 D=$T/data
 SPID=
@@ -113,6 +125,41 @@ elif cmd == "upload":
     time.sleep(float(args[0]))
     data, took = answer(s, 2)
     print(status(data))
+elif cmd == "hold":
+    # n idle connections (from address src), as many as it can open; prints
+    # how many, then holds them until its stdin closes
+    import resource
+    n, src = int(args[0]), args[1]
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    held, failed = [], 0
+    for _ in range(n):
+        try:
+            s = socket.socket()
+            s.bind((src, 0))
+            s.settimeout(3)
+            s.connect(("127.0.0.1", port))
+            held.append(s)
+        except OSError:
+            failed += 1
+            s.close()
+    print("opened %d failed %d" % (len(held), failed), flush=True)
+    sys.stdin.read()
+elif cmd == "closed":
+    # does the server close an idle connection within `wait` seconds?
+    src, wait = args[0], float(args[1])
+    s = socket.socket()
+    s.bind((src, 0))
+    s.connect(("127.0.0.1", port))
+    s.settimeout(wait)
+    t0 = time.monotonic()
+    try:
+        r = s.recv(1)
+        print("closed %.1f" % (time.monotonic() - t0) if r == b"" else "data")
+    except socket.timeout:
+        print("open")
+    except ConnectionResetError:
+        print("closed %.1f" % (time.monotonic() - t0))
 elif cmd == "flood":
     # n clients at once, each sending an mb-MB body without a key, then
     # holding the connection open for hold seconds
@@ -209,6 +256,60 @@ code=$(curl -s -o "$T/out" -w '%{http_code}' --max-time 5 -H "Authorization: Bea
     "$BASE/v1/workflows/run")
 check "… and still runs workflows (got $code)" \
     bash -c '[ "$0" = 200 ] && jq -e ".data.outputs.x == \"hi\"" "$1" >/dev/null' "$code" "$T/out"
+
+# ---- 20,000 idle connections from one address ----
+log_before=$(stat -c %s "$T/serve.err")
+exec 7> >(guard hold "$PORT" 10000 127.0.0.1 >"$T/hold1")
+exec 8> >(guard hold "$PORT" 10000 127.0.0.1 >"$T/hold2")
+for ((i = 0; i < 600; i++)); do
+    [ -s "$T/hold1" ] && [ -s "$T/hold2" ] && break
+    sleep 0.1
+done
+held=$(cat "$T/hold1" "$T/hold2" | awk '{ o += $2; f += $4 } END { print o + 0, f + 0 }')
+check "two clients on 127.0.0.1 opened 20,000 connections (opened, failed: $held)" \
+    [ "${held% *}" -ge 19000 ]
+worst=0
+for ((i = 0; i < 10; i++)); do
+    t=$(curl -s -o "$T/out" -w '%{http_code} %{time_total}' --interface 127.0.0.2 --max-time 5 "$BASE/health")
+    [ "${t% *}" = 200 ] || { worst=timeout; break; }
+    worst=$(awk -v a="$worst" -v b="${t#* }" 'BEGIN { print (b > a ? b : a) }')
+done
+check "meanwhile /health from 127.0.0.2 answers within 100 ms (slowest of 10: $worst s)" \
+    awk -v w="$worst" 'BEGIN { exit !(w != "timeout" && w < 0.1) }'
+code=$(curl -s -o "$T/out" -w '%{http_code}' --interface 127.0.0.2 --max-time 5 -H "Authorization: Bearer $KEY" \
+    -H 'Content-Type: application/json' --data-binary '{"inputs": {"x": "busy"}, "response_mode": "blocking", "user": "u"}' \
+    "$BASE/v1/workflows/run")
+check "… and runs a workflow for a client with a key (got $code)" \
+    bash -c '[ "$0" = 200 ] && jq -e ".data.outputs.x == \"busy\"" "$1" >/dev/null' "$code" "$T/out"
+exec 7>&- 8>&-
+sleep 0.5
+log=$(($(stat -c %s "$T/serve.err") - log_before))
+check "the server wrote $log bytes to stderr meanwhile (under 1 MB)" [ "$log" -lt 1048576 ]
+check "… and its messages about refused connections are rate-limited (at most 5 lines)" \
+    [ "$(tail -c "$log" "$T/serve.err" | grep -c 'connection limit')" -le 5 ]
+stop_server
+
+# ---- timeouts and the per-address limit ----
+if start_server "$T/serve2.err" --header-timeout 1 --idle-timeout 2 --max-connections-per-ip 5; then
+    ok "sluice serve starts with --header-timeout 1 --idle-timeout 2 --max-connections-per-ip 5"
+else
+    nok "sluice serve starts with --header-timeout 1 --idle-timeout 2 --max-connections-per-ip 5"
+fi
+r=$(guard closed "$PORT" 127.0.0.1 4)
+check "an idle connection is closed after the 1 s header timeout (got: $r)" \
+    bash -c 'case $0 in "closed "*) awk -v t="${0#closed }" "BEGIN { exit !(t >= 0.5 && t < 3) }" ;; *) false ;; esac' "$r"
+exec 7> >(guard hold "$PORT" 5 127.0.0.1 >"$T/hold3")
+for ((i = 0; i < 50; i++)); do [ -s "$T/hold3" ] && break; sleep 0.1; done
+r=$(guard closed "$PORT" 127.0.0.1 0.8)
+check "a 6th connection from 127.0.0.1 is refused (got: $r)" bash -c 'case $0 in "closed "*) true ;; *) false ;; esac' "$r"
+code=$(curl -s -o /dev/null -w '%{http_code}' --interface 127.0.0.2 --max-time 5 "$BASE/health")
+check "… while 127.0.0.2 is served (got $code)" [ "$code" = 200 ]
+exec 7>&-
+sl serve --max-connections-per-ip 0
+check "--max-connections-per-ip 0 is refused, saying what to give (exit $rc)" \
+    bash -c '[ "$0" = 2 ] && grep -q "whole number" "$1"' "$rc" "$T/err"
+sl serve --header-timeout 1.5
+check "--header-timeout 1.5 is refused too (exit $rc)" [ "$rc" = 2 ]
 
 stop_server
 echo "1..$n"
