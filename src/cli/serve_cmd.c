@@ -39,6 +39,8 @@ static const char usage_serve[] =
     "  --header-timeout S    seconds a connection may stay silent before a request's\n"
     "                        headers are in (default 10)\n"
     "  --idle-timeout S      seconds a request may stay silent once under way (default 60)\n"
+    "  --max-event-bytes N   one run's stored event log, and its stream, in bytes (default\n"
+    "                        64 MB); past it they end with an error event\n"
     "\n"
     "Add apps with `sluice app import FILE` and keys with `sluice app key create APP_ID`.\n"
     "SIGTERM or Ctrl-C stops accepting, lets runs finish (--drain, 30 s), then stops\n"
@@ -121,7 +123,7 @@ int sl_cli_serve(int argc, char **argv)
         static const char *const known[] = {
             "--listen", "--data", "--config", "--max-runs", "--rate-limit", "--drain",
             "--max-connections", "--max-connections-per-ip", "--header-timeout",
-            "--idle-timeout", NULL};
+            "--idle-timeout", "--max-event-bytes", NULL};
         int k = 0;
         while (known[k] && strcmp(a, known[k]))
             k++;
@@ -160,6 +162,17 @@ int sl_cli_serve(int argc, char **argv)
               : !strcmp(a, "--max-connections-per-ip") ? &o.max_connections_per_ip
               : !strcmp(a, "--header-timeout")         ? &o.header_timeout_s
                                                        : &o.idle_timeout_s) = v;
+        } else if (!strcmp(a, "--max-event-bytes")) {
+            char *end;
+            errno = 0;
+            unsigned long long v = strtoull(argv[++i], &end, 10);
+            if (errno || end == argv[i] || *end || argv[i][0] == '-' || v < 4096 ||
+                v > (1ull << 30)) {
+                fprintf(stderr, "sluice serve: --max-event-bytes '%s': give a number of bytes "
+                                "from 4096 to 1073741824\n", argv[i]);
+                return 2;
+            }
+            o.max_event_bytes = (size_t)v;
         } else {
             fprintf(stderr, "sluice serve: unknown option '%s' (see --help)\n", a);
             return 2;

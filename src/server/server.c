@@ -81,6 +81,8 @@ typedef struct live {
     pthread_mutex_t mu;
     sl_buf sse;           /* every event as SSE text, in order */
     struct reader *waiting; /* readers suspended until the next event */
+    bool sse_full;        /* the SSE text reached its cap and ended with an error event */
+    bool log_full;        /* the same for the event log */
     bool done;
     bool streaming;       /* a client reads the SSE text (else it is not built) */
     int refs;             /* the run thread and each reader */
@@ -110,6 +112,10 @@ typedef struct {
 } server;
 
 static server S;
+
+/* Room kept past --max-event-bytes for the error event that ends a stream
+ * or a log, and the log's closing bracket. */
+#define EVENT_CAP_ROOM 1024
 
 /* Threads for requests and runs at most (workers.h); beyond, they wait. */
 #define MAX_WORKERS 4096
@@ -272,7 +278,9 @@ static void live_unref(live *l)
     free(l);
 }
 
-/* Appends one SSE event for readers. */
+/* Appends one SSE event for readers.  An event that would take the text
+ * past --max-event-bytes is replaced by Dify's error event, which ends the
+ * stream (the run goes on, and is stored whole). */
 static void push(live *l, sl_value *ev)
 {
     if (!l->streaming) {
@@ -282,12 +290,54 @@ static void push(live *l, sl_value *ev)
     char *text = json_dumps(ev, JSON_COMPACT);
     json_decref(ev);
     pthread_mutex_lock(&l->mu);
-    sl_buf_adds(&l->sse, "data: ");
-    sl_buf_adds(&l->sse, text);
-    sl_buf_adds(&l->sse, "\n\n");
+    if (!l->sse_full && l->sse.len + strlen(text) + 8 > S.o.max_event_bytes) {
+        l->sse_full = true;
+        sl_value *err = json_pack(
+            "{s:s, s:s, s:s, s:i, s:s, s:s++}", "event", "error", "task_id", l->task_id,
+            "workflow_run_id", l->id, "status", 500, "code", "stream_too_large", "message",
+            "this run's events passed the server's cap for one stream (--max-event-bytes); the "
+            "stream ends here, the run goes on: GET /v1/workflows/run/", l->id,
+            " gives its result");
+        if (l->chat) {
+            json_object_set_new(err, "message_id", json_string(l->message_id));
+            json_object_set_new(err, "conversation_id", json_string(l->conversation_id));
+        }
+        char *et = json_dumps(err, JSON_COMPACT);
+        json_decref(err);
+        sl_buf_addf(&l->sse, "data: %s\n\n", et);
+        free(et);
+    } else if (!l->sse_full) {
+        sl_buf_adds(&l->sse, "data: ");
+        sl_buf_adds(&l->sse, text);
+        sl_buf_adds(&l->sse, "\n\n");
+    }
     wake_readers(l);
     pthread_mutex_unlock(&l->mu);
     free(text);
+}
+
+/* Appends one event to the run's log (a JSON array).  An event that would
+ * take it past --max-event-bytes is replaced by an error event saying so,
+ * the last one kept: the stored log stays valid JSON and says where and
+ * why it ends. */
+static void log_event(live *l, const char *event, const char *data)
+{
+    if (l->log_full)
+        return;
+    const char *sep = l->log.len > 1 ? "," : "";
+    if (l->log.len + strlen(event) + strlen(data) + 32 > S.o.max_event_bytes) {
+        l->log_full = true;
+        sl_value *d = json_pack("{s:s, s:s}", "message",
+                                "this run's events passed the server's cap for one run's log "
+                                "(--max-event-bytes); later events were not kept (the run's "
+                                "status and outputs were)", "dropped_from", event);
+        char *dt = json_dumps(d, JSON_COMPACT);
+        json_decref(d);
+        sl_buf_addf(&l->log, "%s{\"event\":\"error\",\"data\":%s}", sep, dt);
+        free(dt);
+        return;
+    }
+    sl_buf_addf(&l->log, "%s{\"event\":\"%s\",\"data\":%s}", sep, event, data);
 }
 
 static void on_event(const char *event, const sl_value *data, void *ud)
@@ -295,8 +345,7 @@ static void on_event(const char *event, const sl_value *data, void *ud)
     live *l = ud;
     /* the event log, kept with the run's end */
     char *text = json_dumps(data, JSON_COMPACT);
-    sl_buf_addf(&l->log, "%s{\"event\":\"%s\",\"data\":%s}", l->log.len > 1 ? "," : "", event,
-                text);
+    log_event(l, event, text ? text : "null");
     free(text);
     if (!strcmp(event, "workflow_finished")) {
         json_decref(l->finished);
@@ -481,7 +530,7 @@ static ssize_t sse_read(void *cls, uint64_t off, char *buf, size_t max)
     live *l = rd->l;
     pthread_mutex_lock(&l->mu);
     size_t n = l->sse.len - rd->pos;
-    if (n == 0 && l->done) { /* done and all sent */
+    if (n == 0 && (l->done || l->sse_full)) { /* done (or cut) and all sent */
         pthread_mutex_unlock(&l->mu);
         return MHD_CONTENT_READER_END_OF_STREAM;
     }
@@ -830,9 +879,9 @@ static enum MHD_Result start_run(struct MHD_Connection *c, const char *app_id, s
     memcpy(l->message_id, message_id, sizeof message_id);
     snprintf(l->app_id, sizeof l->app_id, "%s", app_id);
     pthread_mutex_init(&l->mu, NULL);
-    sl_buf_init(&l->sse, 0);
+    sl_buf_init(&l->sse, S.o.max_event_bytes + EVENT_CAP_ROOM);
     sl_buf_init(&l->answer, 0);
-    sl_buf_init(&l->log, 0);
+    sl_buf_init(&l->log, S.o.max_event_bytes + EVENT_CAP_ROOM);
     sl_buf_addc(&l->log, '[');
     l->chat = chat;
     l->user = user ? sl_xstrdup(user) : NULL;
@@ -1362,6 +1411,7 @@ void sl_server_opts_init(sl_server_opts *o)
     o->max_connections_per_ip = 2048;
     o->header_timeout_s = 10;
     o->idle_timeout_s = 60;
+    o->max_event_bytes = (size_t)64 << 20;
 }
 
 /* libmicrohttpd's messages, each kind at most once every 10 s and all

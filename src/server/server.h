@@ -35,6 +35,7 @@ typedef struct {
     unsigned max_connections_per_ip;  /* open at once from one address (default 2,048) */
     unsigned header_timeout_s;        /* silence before a request's headers (default 10) */
     unsigned idle_timeout_s;          /* silence within a request (default 60) */
+    size_t max_event_bytes;  /* one run's event log, and its SSE text (default 64 MB) */
 } sl_server_opts;
 
 void sl_server_opts_init(sl_server_opts *o);

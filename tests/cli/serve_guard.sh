@@ -10,6 +10,9 @@
 #     within 100 ms, and the server's stderr stays under 1 MB; an idle
 #     connection is closed after --header-timeout; --max-connections-per-ip
 #     refuses one address's connections over it, not another's.
+#   - --max-event-bytes: a run whose events pass it streams an explicit
+#     error event, last, and its stored log is valid JSON ending with an
+#     error event; the run itself goes on and is stored as it ended.
 # Needs curl, jq and python3; prints TAP.
 . "$(dirname "$0")/lib.bash"
 # lib.bash's nok, with long lines (JSON bodies) cut and always ended, so
@@ -290,10 +293,11 @@ check "… and its messages about refused connections are rate-limited (at most 
 stop_server
 
 # ---- timeouts and the per-address limit ----
-if start_server "$T/serve2.err" --header-timeout 1 --idle-timeout 2 --max-connections-per-ip 5; then
-    ok "sluice serve starts with --header-timeout 1 --idle-timeout 2 --max-connections-per-ip 5"
+if start_server "$T/serve2.err" --header-timeout 1 --idle-timeout 2 --max-connections-per-ip 5 \
+    --max-event-bytes 4096; then
+    ok "sluice serve starts with --header-timeout 1 --idle-timeout 2 --max-connections-per-ip 5 --max-event-bytes 4096"
 else
-    nok "sluice serve starts with --header-timeout 1 --idle-timeout 2 --max-connections-per-ip 5"
+    nok "sluice serve starts with --header-timeout 1 --idle-timeout 2 --max-connections-per-ip 5 --max-event-bytes 4096"
 fi
 r=$(guard closed "$PORT" 127.0.0.1 4)
 check "an idle connection is closed after the 1 s header timeout (got: $r)" \
@@ -305,6 +309,37 @@ check "a 6th connection from 127.0.0.1 is refused (got: $r)" bash -c 'case $0 in
 code=$(curl -s -o /dev/null -w '%{http_code}' --interface 127.0.0.2 --max-time 5 "$BASE/health")
 check "… while 127.0.0.2 is served (got $code)" [ "$code" = 200 ]
 exec 7>&-
+# ---- the event cap ----
+big=$(head -c 3000 /dev/zero | tr '\0' b)
+curl -sN --max-time 10 -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \
+    --data-binary "{\"inputs\": {\"x\": \"$big\"}, \"response_mode\": \"streaming\", \"user\": \"u\"}" \
+    "$BASE/v1/workflows/run" >"$T/cap.sse" 2>/dev/null
+crc=$?
+"$PY" - "$T/cap.sse" >"$T/cap.txt" 2>&1 <<'PYEOF'
+import json, sys
+raw = open(sys.argv[1]).read()
+ev = [json.loads(b[6:]) for b in raw.split("\n\n") if b.startswith("data: ")]
+last = ev[-1] if ev else {}
+print(len(raw), [e["event"] for e in ev][-1] if ev else "none", last.get("code"), last.get("workflow_run_id"))
+PYEOF
+read -r size lastev lastcode RUN <"$T/cap.txt"
+check "a run whose events pass 4096 bytes: the stream ends (curl $crc) with an error event, last (got $lastev $lastcode, $size bytes)" \
+    [ "$crc" = 0 -a "$lastev" = error -a "$lastcode" = stream_too_large -a "${size:-99999}" -lt 5200 ]
+for ((i = 0; i < 50; i++)); do
+    code=$(curl -s -o "$T/out" -w '%{http_code}' -H "Authorization: Bearer $KEY" "$BASE/v1/workflows/run/$RUN")
+    [ "$(jq -r .status "$T/out" 2>/dev/null)" = succeeded ] && break
+    sleep 0.1
+done
+check "… the run went on: stored as succeeded with its output (got $code)" \
+    bash -c '[ "$0" = 200 ] && jq -e ".status == \"succeeded\" and (.outputs.x | length) == 3000" "$1" >/dev/null' "$code" "$T/out"
+code=$(curl -s -o "$T/out" -w '%{http_code}' -H "Authorization: Bearer $KEY" "$BASE/v1/workflows/runs/$RUN/events")
+check "… and its stored events are valid JSON ending with an error event saying why (got $code)" \
+    bash -c '[ "$0" = 200 ] && jq -e "(.data | length) >= 1 and .data[-1].event == \"error\" and (.data[-1].data.message | test(\"max-event-bytes\"))" "$1" >/dev/null' "$code" "$T/out"
+code=$(curl -s -o "$T/out" -w '%{http_code}' -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \
+    --data-binary '{"inputs": {"x": "small"}, "response_mode": "streaming", "user": "u"}' "$BASE/v1/workflows/run")
+check "a run under the cap streams whole, to workflow_finished (got $code)" \
+    bash -c '[ "$0" = 200 ] && tail -c 2000 "$1" | grep -q "\"event\":\"workflow_finished\""' "$code" "$T/out"
+
 sl serve --max-connections-per-ip 0
 check "--max-connections-per-ip 0 is refused, saying what to give (exit $rc)" \
     bash -c '[ "$0" = 2 ] && grep -q "whole number" "$1"' "$rc" "$T/err"
