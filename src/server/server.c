@@ -6,6 +6,7 @@
 #include "workers.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
@@ -608,7 +609,9 @@ typedef struct {
     /* a multipart upload (POST /v1/files/upload) goes straight to disk */
     struct MHD_PostProcessor *pp;
     FILE *file;
-    char file_id[40], name[256], mime[128], user[128];
+    char file_id[40], name[256], user[128];
+    unsigned char head[512];  /* the file's first bytes, to tell its type */
+    size_t head_n;
     long long file_size;
     bool upload_failed;
 } req;
@@ -618,7 +621,9 @@ static enum MHD_Result upload_part(void *cls, enum MHD_ValueKind kind, const cha
                                    const char *transfer_encoding, const char *data, uint64_t off,
                                    size_t size)
 {
-    (void)kind, (void)transfer_encoding, (void)off;
+    /* the client's Content-Type is not kept: the type is told from the
+     * file's bytes and name (sl_mime_of_file) */
+    (void)kind, (void)content_type, (void)transfer_encoding, (void)off;
     req *q = cls;
     if (!strcmp(key, "user")) {
         size_t have = strlen(q->user);
@@ -633,7 +638,6 @@ static enum MHD_Result upload_part(void *cls, enum MHD_ValueKind kind, const cha
             return MHD_YES;
         }
         snprintf(q->name, sizeof q->name, "%s", filename ? filename : "upload");
-        snprintf(q->mime, sizeof q->mime, "%s", content_type ? content_type : "application/octet-stream");
         char *path = sl_xasprintf("%s/files/%s", sl_store_dir(S.store), q->file_id);
         int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         q->file = fd < 0 ? NULL : fdopen(fd, "wb");
@@ -644,6 +648,9 @@ static enum MHD_Result upload_part(void *cls, enum MHD_ValueKind kind, const cha
             q->upload_failed = true;
     }
     if (q->file && size) {
+        size_t h = sizeof q->head - q->head_n < size ? sizeof q->head - q->head_n : size;
+        memcpy(q->head + q->head_n, data, h);
+        q->head_n += h;
         q->file_size += (long long)size;
         if (q->file_size > S.o.max_body_bytes) {
             q->too_big = true;
@@ -976,6 +983,37 @@ static enum MHD_Result stop_task(struct MHD_Connection *c, const char *app_id, c
 
 /* ---- the API ---- */
 
+/* The headers of a file's preview.  The browser must not guess a type
+ * (nosniff), and a type it would run (HTML, SVG, XML, JavaScript, or any
+ * type not known to be inert) comes as an attachment, never inline: a
+ * file uploaded by one user must not run script in another's browser.
+ * as_attachment=true asks for an attachment of any file, typed
+ * application/octet-stream, as in Dify. */
+static void preview_headers(struct MHD_Response *r, const sl_value *meta, const char *as_attachment)
+{
+    const char *mime = json_string_value(json_object_get(meta, "mime_type"));
+    const char *name = json_string_value(json_object_get(meta, "name"));
+    bool asked = as_attachment && (!strcasecmp(as_attachment, "true") || !strcmp(as_attachment, "1"));
+    bool attach = asked || !sl_mime_inline_safe(mime);
+    MHD_add_response_header(r, "Content-Type", mime && *mime && !asked ? mime
+                                                                       : "application/octet-stream");
+    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    if (!attach)
+        return;
+    /* RFC 6266 / 8187: the name percent-encoded, so nothing in it (quotes,
+     * CR/LF) can end the header */
+    sl_buf d;
+    sl_buf_init(&d, 4096);
+    sl_buf_adds(&d, "attachment; filename*=UTF-8''");
+    for (const unsigned char *p = (const unsigned char *)(name ? name : "file"); *p; p++)
+        if (isalnum(*p) || strchr("!#$&+-.^_`|~", *p))
+            sl_buf_addc(&d, (char)*p);
+        else
+            sl_buf_addf(&d, "%%%02X", *p);
+    MHD_add_response_header(r, "Content-Disposition", d.data);
+    sl_buf_release(&d);
+}
+
 static int arg_int(struct MHD_Connection *c, const char *k, int def)
 {
     const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, k);
@@ -1063,14 +1101,15 @@ static enum MHD_Result v1(struct MHD_Connection *c, const char *method, const ch
             q->file = NULL;
             sl_err err = {0};
             const char *dot = strrchr(q->name, '.');
+            const char *mime = sl_mime_of_file(q->name, q->head, q->head_n);
             if (q->upload_failed || sl_store_file_add(S.store, q->file_id, app_id, q->name,
-                                                      q->file_size, q->mime, q->user, &err))
+                                                      q->file_size, mime, q->user, &err))
                 ret = reply_error(c, 500, "internal_error", "the file could not be stored in the data folder (check free disk space and permissions)");
             else
                 ret = reply_json(c, 201, json_pack("{s:s, s:s, s:I, s:s, s:s, s:s, s:I}", "id",
                                                    q->file_id, "name", q->name, "size",
                                                    (json_int_t)q->file_size, "extension",
-                                                   dot ? dot + 1 : "", "mime_type", q->mime,
+                                                   dot ? dot + 1 : "", "mime_type", mime,
                                                    "created_by", q->user, "created_at",
                                                    (json_int_t)wall()));
             sl_err_clear(&err);
@@ -1087,8 +1126,8 @@ static enum MHD_Result v1(struct MHD_Connection *c, const char *method, const ch
         } else {
             struct MHD_Response *r = MHD_create_response_from_fd(
                 (uint64_t)json_integer_value(json_object_get(meta, "size")), fd);
-            const char *mime = json_string_value(json_object_get(meta, "mime_type"));
-            MHD_add_response_header(r, "Content-Type", mime ? mime : "application/octet-stream");
+            preview_headers(r, meta, MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
+                                                                 "as_attachment"));
             ret = MHD_queue_response(c, 200, r);
             MHD_destroy_response(r);
         }

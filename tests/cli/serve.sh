@@ -671,6 +671,48 @@ req "$WK" POST /v1/files/upload -F "file=@$T/hello.txt;type=text/plain" -F user=
 check "POST /v1/files/upload: 201 {id, name, size, extension, mime_type, created_by, created_at} (got $code)" \
     is 201 '(.id | length > 0) and .name == "hello.txt" and .size == 11 and .extension == "txt"
       and .mime_type == "text/plain" and .created_by == "alice" and (.created_at | type) == "number"'
+FID=$(field .id)
+# the stored type is sluice's, from the bytes and the name; the preview is
+# never sniffed, and what a browser would run comes as an attachment
+req "$WK" POST /v1/files/upload -F "file=@$T/hello.txt;type=text/html" -F user=alice
+check "an upload claiming text/html for a .txt of text is stored as text/plain (got $(field .mime_type))" \
+    is 201 '.mime_type == "text/plain"'
+curl -s -D "$T/h" -o "$T/out" -H "Authorization: Bearer $WK" "$BASE/v1/files/$FID/preview"
+check "the preview of a text file: its bytes, text/plain, nosniff, inline" \
+    bash -c 'grep -qx "hello file" "$0" && grep -qi "^content-type: text/plain" "$1" &&
+             grep -qi "^x-content-type-options: nosniff" "$1" && ! grep -qi "^content-disposition" "$1"' "$T/out" "$T/h"
+preview() { # FILE NAME CLAIMED-TYPE: uploads, then fetches the preview's headers into $T/h
+    req "$WK" POST /v1/files/upload -F "file=@$1;filename=$2;type=$3" -F user=alice
+    curl -s -D "$T/h" -o /dev/null -H "Authorization: Bearer $WK" "$BASE/v1/files/$(field .id)/preview"
+}
+printf '<!DOCTYPE html><script>alert(document.cookie)</script>' >"$T/page"
+preview "$T/page" page.html text/html
+check "an .html upload: stored text/html, its preview an attachment with nosniff" \
+    bash -c 'jq -e ".mime_type == \"text/html\"" "$0" >/dev/null && grep -qi "^content-disposition: attachment" "$1" &&
+             grep -qi "^x-content-type-options: nosniff" "$1"' "$T/out" "$T/h"
+preview "$T/page" notes.txt text/plain
+check "HTML bytes named .txt: stored text/html (sniffed), an attachment (got $(field .mime_type))" \
+    bash -c 'jq -e ".mime_type == \"text/html\"" "$0" >/dev/null && grep -qi "^content-disposition: attachment" "$1"' "$T/out" "$T/h"
+printf '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>' >"$T/img"
+preview "$T/img" pic.png image/png
+check "SVG bytes named .png: stored image/svg+xml, an attachment (got $(field .mime_type))" \
+    bash -c 'jq -e ".mime_type == \"image/svg+xml\"" "$0" >/dev/null && grep -qi "^content-disposition: attachment" "$1"' "$T/out" "$T/h"
+printf 'alert(1)' >"$T/js"
+preview "$T/js" app.js text/plain
+check "a .js upload: stored text/javascript, an attachment (got $(field .mime_type))" \
+    bash -c 'jq -e ".mime_type == \"text/javascript\"" "$0" >/dev/null && grep -qi "^content-disposition: attachment" "$1"' "$T/out" "$T/h"
+printf '\x89PNG\r\n\x1a\n\0\0\0\rIHDR' >"$T/png"
+preview "$T/png" shot.bin text/html
+check "PNG bytes named .bin, claimed text/html: stored image/png, shown inline (got $(field .mime_type))" \
+    bash -c 'jq -e ".mime_type == \"image/png\"" "$0" >/dev/null && grep -qi "^content-type: image/png" "$1" &&
+             ! grep -qi "^content-disposition" "$1"' "$T/out" "$T/h"
+preview "$T/page" 'ré sumé (1).html' text/html
+check "the attachment's file name is percent-encoded (nothing in it can end the header)" \
+    grep -qi "^content-disposition: attachment; filename\*=UTF-8''r%C3%A9%20sum%C3%A9%20%281%29.html" "$T/h"
+curl -s -D "$T/h" -o /dev/null -H "Authorization: Bearer $WK" "$BASE/v1/files/$FID/preview?as_attachment=true"
+check "as_attachment=true: any file as an application/octet-stream attachment, as Dify" \
+    bash -c 'grep -qi "^content-disposition: attachment; filename\*=UTF-8'"''"'hello.txt" "$0" &&
+             grep -qi "^content-type: application/octet-stream" "$0"' "$T/h"
 req "$WK" POST /v1/files/upload -F user=alice
 check "POST /v1/files/upload without a file: 400 (got $code: $(field .code))" is 400 '(.code | length > 0) and .status == 400'
 req "" POST /v1/files/upload -F "file=@$T/hello.txt;type=text/plain" -F user=alice
