@@ -1642,60 +1642,100 @@ static int build_params(request *r, const char *text)
     return rc;
 }
 
-/* Renders the headers text as a whole, then splits it into lines
- * "key:value" (dict semantics: a repeated key keeps the last value). */
+/* A character that must not reach a header: a control character (CR, LF,
+ * NUL, …; horizontal tab is allowed) or DEL.  Returns its position, or
+ * -1 when there is none. */
+static long header_bad_char(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if ((c < 0x20 && c != '\t') || c == 0x7f)
+            return (long)i;
+    }
+    return -1;
+}
+
+static const char *char_name(unsigned char c)
+{
+    return c == '\r' ? "a carriage return (CR)" : c == '\n' ? "a line feed (LF)"
+           : c == 0 ? "a NUL byte" : "a control character";
+}
+
+/* Splits the headers text into "key:value" lines (dict semantics: a
+ * repeated key keeps the last value) and renders each line.  A value
+ * that still holds a line break or another control character once its
+ * {{#…#}} references are filled in is refused: it would otherwise become
+ * headers of its own (Dify splits the rendered text into lines, so a
+ * variable could add any header). */
 static int build_headers(request *r, const char *text)
 {
-    sl_buf h;
-    sl_buf_init(&h, r->lim->http_max_binary_bytes);
-    int rc = render(r, "the headers", text, &h);
-    const char *pos = h.data ? h.data : "", *end = pos + h.len, *line;
-    size_t len;
-    while (rc == 0 && next_line(&pos, end, &line, &len)) {
-        const char *colon = memchr(line, ':', len);
-        const char *k = line, *v = colon ? colon + 1 : line + len;
-        size_t kn = colon ? (size_t)(colon - line) : len, vn = colon ? len - kn - 1 : 0;
+    const char *tpos = text ? text : "", *tend = tpos + strlen(tpos), *tline;
+    size_t tlen;
+    int rc = 0;
+    while (rc == 0 && next_line(&tpos, tend, &tline, &tlen)) {
+        char *tmpl = sl_xstrndup(tline, tlen);
+        sl_buf h;
+        sl_buf_init(&h, r->lim->http_max_binary_bytes);
+        rc = render(r, "the headers", tmpl, &h);
+        free(tmpl);
+        const char *line = h.data ? h.data : "";
+        const char *colon = memchr(line, ':', h.len);
+        const char *k = line, *v = colon ? colon + 1 : line + h.len;
+        size_t kn = colon ? (size_t)(colon - line) : h.len, vn = colon ? h.len - kn - 1 : 0;
         strip(&k, &kn);
         strip(&v, &vn);
-        if (!kn && !vn)
-            continue; /* a blank line */
-        char *name = sl_xstrndup(k, kn);
-        if (header_name_ok(name))
+        char *name = rc == 0 && (kn || vn) ? sl_xstrndup(k, kn) : NULL;
+        long bad = name ? header_bad_char(v, vn) : -1;
+        if (!name)
+            ;
+        else if (bad >= 0 || header_bad_char(k, kn) >= 0)
+            rc = sl_exec_fail(r->x, "HttpRequestNodeError",
+                              "header '%s': its %s holds %s once its {{#…#}} references are "
+                              "filled in; a header is one line, so sluice does not send it "
+                              "(it would add headers of its own): clean the variable, e.g. "
+                              "with a template or code node",
+                              header_name_ok(name) ? name : "(a line)",
+                              bad >= 0 ? "value" : "name",
+                              char_name((unsigned char)(bad >= 0 ? v[bad]
+                                                                 : k[header_bad_char(k, kn)])));
+        else if (header_name_ok(name))
             kv_put(&r->headers, k, kn, v, vn);
         else
             rc = sl_exec_fail(r->x, "HttpRequestNodeError",
                               "header name '%s' is not a valid HTTP header name (letters, digits "
                               "and !#$%%&'*+-.^_`|~ only); fix the node's headers", name);
         free(name);
+        sl_buf_release(&h);
     }
-    sl_buf_release(&h);
     return rc;
 }
 
 /* The Authorization header (or config.header) of api-key authorization.
- * `key` is the rendered API key. */
-static void add_auth_header(request *r, const sl_value *cfg, const sl_buf *key)
+ * `k` is the rendered API key, stripped, already checked to hold no
+ * control character. */
+static void add_auth_header(request *r, const sl_value *cfg, const char *k)
 {
+    size_t kn = strlen(k);
     const char *ctype = json_string_value(json_object_get(cfg, "type"));
     const char *hname = json_string_value(json_object_get(cfg, "header"));
     if (!hname || !*hname)
         hname = "Authorization";
     r->auth_header = sl_xstrdup(hname);
-    const char *k = key->data ? key->data : "";
     sl_buf val;
-    sl_buf_init(&val, key->len / 3 * 4 + 64);
+    sl_buf_init(&val, kn / 3 * 4 + 64);
     if (ctype && !strcmp(ctype, "bearer")) {
-        sl_buf_addf(&val, "Bearer %s", k);
+        sl_buf_adds(&val, "Bearer ");
+        sl_buf_add(&val, k, kn);
     } else if (ctype && !strcmp(ctype, "basic")) {
         /* "user:pass" is encoded; anything else is taken as already
          * encoded credentials. */
         sl_buf_adds(&val, "Basic ");
-        if (strchr(k, ':'))
-            sl_base64_encode((const unsigned char *)k, key->len, &val);
+        if (memchr(k, ':', kn))
+            sl_base64_encode((const unsigned char *)k, kn, &val);
         else
-            sl_buf_adds(&val, k);
+            sl_buf_add(&val, k, kn);
     } else if (ctype && !strcmp(ctype, "custom")) {
-        sl_buf_adds(&val, k);
+        sl_buf_add(&val, k, kn);
     }
     if (val.len)
         kv_puts(&r->headers, hname, val.data);
@@ -1759,6 +1799,7 @@ static int build_request(request *r)
     const sl_limits *L = r->lim;
     sl_buf key;
     sl_buf_init(&key, L->http_max_binary_bytes);
+    char *key_text = NULL; /* the key, stripped */
     int rc = -1;
 
     const char *m = json_string_value(json_object_get(d, "method"));
@@ -1783,12 +1824,28 @@ static int build_request(request *r)
         }
         if (render(r, "the API key", json_string_value(json_object_get(cfg, "api_key")), &key))
             goto done;
-        const char *k = key.data ? key.data : "";
-        size_t kn = key.len;
-        strip(&k, &kn);
-        if (!kn) {
+        const char *kt = key.data ? key.data : "";
+        size_t key_n = key.len;
+        strip(&kt, &key_n);
+        key_text = sl_xstrndup(kt, key_n);
+        if (!key_n) {
             sl_exec_fail(r->x, "AuthorizationConfigError", "API key is required for "
                          "authorization but was empty. Please provide a valid API key.");
+            goto done;
+        }
+        long bad = header_bad_char(key_text, key_n);
+        if (bad >= 0) {
+            sl_exec_fail(r->x, "AuthorizationConfigError",
+                         "the API key holds %s once its {{#…#}} references are filled in; it "
+                         "goes into a header, which is one line, so sluice does not send it: "
+                         "clean the key's variable", char_name((unsigned char)key_text[bad]));
+            goto done;
+        }
+        const char *hname = json_string_value(json_object_get(cfg, "header"));
+        if (hname && *hname && !header_name_ok(hname)) {
+            sl_exec_fail(r->x, "AuthorizationConfigError",
+                         "authorization.config.header '%s' is not a valid HTTP header name "
+                         "(letters, digits and !#$%%&'*+-.^_`|~ only); fix it", hname);
             goto done;
         }
     }
@@ -1815,7 +1872,7 @@ static int build_request(request *r)
     if (json_is_object(body) && build_body(r, body))
         goto done;
     if (api_key)
-        add_auth_header(r, cfg, &key);
+        add_auth_header(r, cfg, key_text);
     if (r->btype == B_FORM_DATA)
         kv_drop_ci(&r->headers, "content-type"); /* the multipart boundary must win */
     else if (r->btype >= 0 && body_ctype[r->btype] && !kv_find_ci(&r->headers, "content-type"))
@@ -1832,6 +1889,7 @@ static int build_request(request *r)
     rc = 0;
 done:
     sl_buf_release(&key);
+    free(key_text);
     return rc;
 }
 
