@@ -91,8 +91,11 @@ typedef struct op {
     int seq, steps;
     double elapsed;
     long long tokens, when;
-    /* OP_FINISH: the caller waits for its group */
+    /* OP_FINISH: the caller waits for its group, on a condition of its
+     * own (one broadcast for all woke every waiter at every commit, also
+     * those whose run is in the next group) */
     bool done;
+    pthread_cond_t done_cv;
     int rc;
     /* OP_FINISH: the run's OP_START in the same group, written with it as
      * one INSERT (a short run then costs one row write, not two). */
@@ -110,7 +113,7 @@ struct sl_store {
     pthread_t checkpointer;
     pthread_mutex_t rmu;       /* the reader connection */
     pthread_mutex_t qmu;
-    pthread_cond_t qcv, donecv;
+    pthread_cond_t qcv;
     op *head, *tail;
     bool stop;
     pthread_t writer;
@@ -353,11 +356,11 @@ static void *writer_main(void *arg)
             if (o->kind == OP_FINISH) {
                 o->rc = rc;
                 o->done = true; /* the waiter frees it */
+                pthread_cond_signal(&o->done_cv);
             } else {
                 free_op(o);
             }
         }
-        pthread_cond_broadcast(&s->donecv);
     }
     pthread_mutex_unlock(&s->qmu);
     return NULL;
@@ -473,7 +476,6 @@ int sl_store_open(const char *dir, sl_store **out, int *interrupted, sl_err *err
     pthread_mutex_init(&s->rmu, NULL);
     pthread_mutex_init(&s->qmu, NULL);
     pthread_cond_init(&s->qcv, NULL);
-    pthread_cond_init(&s->donecv, NULL);
     pthread_cond_init(&s->ckcv, NULL);
     char *path = sl_xasprintf("%s/sluice.db", dir);
     int rc = open_db(path, &s->w, err) || migrate(s->w, err) || open_db(path, &s->r, err) ||
@@ -536,7 +538,6 @@ void sl_store_close(sl_store *s)
     pthread_mutex_destroy(&s->rmu);
     pthread_mutex_destroy(&s->qmu);
     pthread_cond_destroy(&s->qcv);
-    pthread_cond_destroy(&s->donecv);
     pthread_cond_destroy(&s->ckcv);
     free(s->keys_stamp);
     free(s->dir);
@@ -954,11 +955,13 @@ int sl_store_finish_run(sl_store *s, const char *run_id, const char *status,
     o->tokens = tokens;
     o->steps = steps;
     o->when = finished_at;
+    pthread_cond_init(&o->done_cv, NULL);
     enqueue(s, o);
     pthread_mutex_lock(&s->qmu);
     while (!o->done)
-        pthread_cond_wait(&s->donecv, &s->qmu);
+        pthread_cond_wait(&o->done_cv, &s->qmu);
     pthread_mutex_unlock(&s->qmu);
+    pthread_cond_destroy(&o->done_cv);
     int rc = o->rc;
     free_op(o);
     if (rc)
