@@ -34,6 +34,7 @@ struct sl_workers {
 static void *worker_main(void *arg)
 {
     sl_workers *w = arg;
+    pthread_setname_np(pthread_self(), "sluice-worker");
     pthread_mutex_lock(&w->mu);
     for (;;) {
         while (!w->head && !w->stopping) {
