@@ -1513,6 +1513,10 @@ static void log_limited(void *cls, const char *fmt, va_list ap)
     char msg[512];
     vsnprintf(msg, sizeof msg, fmt, ap);
     msg[strcspn(msg, "\n")] = 0;
+    if (strstr(msg, "connection limit")) /* say which of ours it is */
+        snprintf(msg + strlen(msg), sizeof msg - strlen(msg),
+                 " (--max-connections %u, --max-connections-per-ip %u)", S.o.max_connections,
+                 S.o.max_connections_per_ip);
     if (before)
         fprintf(stderr, "sluice serve: libmicrohttpd: %s (and %ld more like it in the last %d s)\n",
                 msg, before, LOG_WINDOW_S);
