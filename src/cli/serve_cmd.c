@@ -30,6 +30,7 @@ static const char usage_serve[] =
     "  --config FILE         model providers (see docs/llm.md)\n"
     "  --max-runs N          concurrent runs per app (default 100)\n"
     "  --rate-limit N        run requests per second per app (default: no limit)\n"
+    "  --limit NAME=VALUE    a limit for every run (see sluice limits; also SLUICE_NAME)\n"
     "  --drain SECONDS       on SIGTERM or Ctrl-C, how long runs may go on before they\n"
     "                        are stopped (default 30)\n"
     "  --max-connections N   connections open at once, all clients (default 10000)\n"
@@ -113,6 +114,12 @@ int sl_cli_serve(int argc, char **argv)
 {
     sl_server_opts o;
     sl_server_opts_init(&o);
+    sl_err lerr = {0};
+    if (sl_limits_from_env(&o.limits, &lerr) < 0) {  /* SLUICE_*; --limit overrides */
+        fprintf(stderr, "sluice serve: %s\n", lerr.msg);
+        sl_err_clear(&lerr);
+        return 2;
+    }
     const char *config = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -123,7 +130,7 @@ int sl_cli_serve(int argc, char **argv)
         static const char *const known[] = {
             "--listen", "--data", "--config", "--max-runs", "--rate-limit", "--drain",
             "--max-connections", "--max-connections-per-ip", "--header-timeout",
-            "--idle-timeout", "--max-event-bytes", NULL};
+            "--idle-timeout", "--max-event-bytes", "--limit", NULL};
         int k = 0;
         while (known[k] && strcmp(a, known[k]))
             k++;
@@ -145,7 +152,14 @@ int sl_cli_serve(int argc, char **argv)
             o.max_runs_per_app = atoi(argv[++i]);
         else if (!strcmp(a, "--rate-limit"))
             o.rate_limit = atof(argv[++i]);
-        else if (!strcmp(a, "--drain")) {
+        else if (!strcmp(a, "--limit")) {
+            sl_err le = {0};
+            if (sl_limits_set(&o.limits, argv[++i], &le) < 0) {
+                fprintf(stderr, "sluice serve: --limit: %s\n", le.msg);
+                sl_err_clear(&le);
+                return 2;
+            }
+        } else if (!strcmp(a, "--drain")) {
             char *end;
             o.drain_s = strtod(argv[++i], &end);
             if (*end || !(o.drain_s >= 0 && o.drain_s <= 86400)) {

@@ -417,6 +417,7 @@ static sl_value *execute(job *j)
     live *l = j->l;
     sl_run_opts o;
     sl_run_opts_init(&o);
+    o.limits = S.o.limits;
     o.inputs = j->inputs;
     o.user_id = j->user;
     o.run_id = l->id;
@@ -1451,6 +1452,7 @@ void sl_server_opts_init(sl_server_opts *o)
     o->header_timeout_s = 10;
     o->idle_timeout_s = 60;
     o->max_event_bytes = (size_t)64 << 20;
+    sl_limits_default(&o->limits);
 }
 
 /* libmicrohttpd's messages, each kind at most once every 10 s and all

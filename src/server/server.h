@@ -22,6 +22,7 @@
 
 #include "../core/err.h"
 #include "../engine/graph.h"
+#include "../engine/limits.h"
 #include "../store/store.h"
 
 typedef struct {
@@ -36,6 +37,7 @@ typedef struct {
     unsigned header_timeout_s;        /* silence before a request's headers (default 10) */
     unsigned idle_timeout_s;          /* silence within a request (default 60) */
     size_t max_event_bytes;  /* one run's event log, and its SSE text (default 64 MB) */
+    struct sl_limits limits; /* every run's limits (--limit, SLUICE_*; Dify's defaults) */
 } sl_server_opts;
 
 void sl_server_opts_init(sl_server_opts *o);

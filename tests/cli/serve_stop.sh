@@ -231,4 +231,21 @@ kill -TERM "$SPID"
 wait_pid "$SPID" 10
 SPID=
 
+# Runs on the server obey the limits it was started with (--limit, or
+# SLUICE_* in its environment): the spinning template ends at max_time_s.
+start_server "$T/serve5.err" --limit max_time_s=1
+t0=$(date +%s%N)
+code=$(curl -s -o "$T/out" -w '%{http_code}' --max-time 20 -H "Authorization: Bearer $SPK" \
+    -H 'Content-Type: application/json' \
+    --data-binary '{"inputs": {}, "response_mode": "blocking", "user": "u"}' "$BASE/v1/workflows/run")
+ms=$(ms_since "$t0")
+check "serve --limit max_time_s=1: the run fails at its deadline (${ms} ms), naming the limit" \
+    bash -c "[ '$code' = 200 ] && [ $ms -lt 3500 ] && jq -e '.data.status == \"failed\" and (.data.error | test(\"max_time_s\"))' '$T/out' >/dev/null"
+kill -TERM "$SPID"
+wait_pid "$SPID" 10
+SPID=
+timeout 10 "$SLUICE" serve --limit bogus=1 --data "$D" >/dev/null 2>"$T/err"
+check "serve --limit with an unknown name: exit 2, naming it" \
+    bash -c "[ $? = 2 ] && grep -q bogus '$T/err'"
+
 echo "1..$n"
