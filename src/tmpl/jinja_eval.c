@@ -1412,8 +1412,13 @@ static int builtin_call(jrender *r, const jnode *e, const char *name, jargs *a, 
             return jerr(r, e, SL_ELIMIT, "range() of %lld items is over the loop cap of %ld", cnt,
                         r->lim.max_loop_iterations);
         json_t *res = json_array();
-        for (long long i = 0; i < cnt; i++)
+        for (long long i = 0; i < cnt; i++) {
+            if ((i & 1023) == 1023 && jwork(r, e, 1024)) {  /* a million items take a while */
+                jdecref(res);
+                return -1;
+            }
             json_array_append_new(res, jint(start + i * step));
+        }
         *out = jv_json(res);
         return 0;
     }

@@ -46,7 +46,7 @@ workflow:
   graph:
     nodes:
     - {id: start, data: {type: start, title: Start, variables: []}}
-    - {id: http, data: {type: http-request, title: Fetch, method: get, url: "{{#env.target#}}", authorization: {type: no-auth}, headers: "", params: "", body: {type: none, data: []}, timeout: {connect: 3, read: 5, write: 5}}}
+    - {id: http, data: {type: http-request, title: Fetch, method: get, url: "{{#env.target#}}", authorization: {type: no-auth}, headers: "", params: "", body: {type: none, data: []}, timeout: {connect: 10, read: 10, write: 10}}}
     - {id: end, data: {type: end, title: End, outputs: [{variable: body, value_selector: [http, body], value_type: string}]}}
     edges:
     - {source: start, target: http}

@@ -184,6 +184,26 @@ static struct {
     int cap_last;
 } base_plan = {.once = PTHREAD_ONCE_INIT};
 
+/* Appends the host's /etc/NAME as a record, when it is there. */
+static void etc_host_copy(sl_buf *b, const char *name)
+{
+    char path[128];
+    snprintf(path, sizeof path, "/etc/%s", name);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return;
+    sl_buf data;
+    sl_buf_init(&data, 1u << 20);
+    char chunk[8192];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        sl_buf_add(&data, chunk, n);
+    fclose(f);
+    if (!data.toobig)
+        etc_record(b, name, data.data ? data.data : "", data.len);
+    sl_buf_release(&data);
+}
+
 static void build_base_plan(void)
 {
     sl_buf *b = &base_plan.etc;
@@ -196,23 +216,8 @@ static void build_base_plan(void)
     etc_text(b, "hosts", "127.0.0.1\tlocalhost sandbox\n::1\tlocalhost ip6-localhost\n");
     etc_text(b, "nsswitch.conf", "passwd: files\ngroup: files\nhosts: files dns\n"
                                  "networks: files\nprotocols: files\nservices: files\n");
-    for (size_t i = 0; i < sizeof etc_copies / sizeof *etc_copies; i++) {
-        char path[128];
-        snprintf(path, sizeof path, "/etc/%s", etc_copies[i]);
-        FILE *f = fopen(path, "rb");
-        if (!f)
-            continue;
-        sl_buf data;
-        sl_buf_init(&data, 1u << 20);
-        char chunk[8192];
-        size_t n;
-        while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-            sl_buf_add(&data, chunk, n);
-        fclose(f);
-        if (!data.toobig)
-            etc_record(b, etc_copies[i], data.data ? data.data : "", data.len);
-        sl_buf_release(&data);
-    }
+    for (size_t i = 0; i < sizeof etc_copies / sizeof *etc_copies; i++)
+        etc_host_copy(b, etc_copies[i]);
     for (size_t i = 0; i < sizeof root_dirs / sizeof *root_dirs; i++)
         add_mount(&base_plan.mounts, &base_plan.n_mounts, root_dirs[i], root_dirs[i], false,
                   false);
@@ -433,26 +438,6 @@ int sl_local_memory_check(uint64_t bytes, sl_err *err)
     }
     sl_cgroup_destroy(cg);
     return 0;
-}
-
-/* Appends the host's /etc/NAME as a record, when it is there. */
-static void etc_host_copy(sl_buf *b, const char *name)
-{
-    char path[128];
-    snprintf(path, sizeof path, "/etc/%s", name);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return;
-    sl_buf data;
-    sl_buf_init(&data, 1u << 20);
-    char chunk[8192];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        sl_buf_add(&data, chunk, n);
-    fclose(f);
-    if (!data.toobig)
-        etc_record(b, name, data.data ? data.data : "", data.len);
-    sl_buf_release(&data);
 }
 
 /* sluice.yml `sandbox.local`: host_etc, a list of etc_optional names. */
