@@ -1604,19 +1604,20 @@ int sl_server_run(sl_store *store, const sl_server_opts *o, sl_err *err)
     sigaction(SIGTERM, &sa, NULL);
     fprintf(stderr, "sluice serve: listening on http://%s (Service API at /v1)\n", o->listen);
     /* idle: give memory freed by finished requests back to the system,
-     * after 0.5 s and again once the idle workers have exited (2 s) */
-    int idle = 0;
+     * after 0.5 s and again once the idle workers have exited (2 s after
+     * their last task; a tick later, when their thread caches are back) */
+    int idle = 0, gone = 0;
     while (!S.stopping) {
         usleep(250000);
         ping_readers();
         if (atomic_load(&S.active) == 0 && atomic_load(&S.pending) == 0) {
-            ++idle;
-            if (idle == 2 || (idle > 2 && idle < 40 && idle % 4 == 0 &&
-                              sl_workers_threads(S.workers) == 0)) {
+            idle += idle < 1000;
+            gone = sl_workers_threads(S.workers) == 0 ? gone + 1 : 0;
+            if (idle == 2 || (idle > 2 && idle < 1000 && gone == 2)) {
                 sl_store_release_memory(S.store);
                 malloc_trim(0);
                 if (idle > 2)
-                    idle = 40; /* done until the next load */
+                    idle = 1000; /* done until the next load */
             }
         } else {
             idle = 0;
