@@ -11,6 +11,10 @@ case $SLUICE in /*) ;; *) SLUICE=$PWD/$SLUICE ;; esac
 SHARED=${SLUICE_SHARED:-../shared}
 case $SHARED in /*) ;; *) SHARED=$PWD/$SHARED ;; esac
 T=$(mktemp -d)
+# "Within a second" checks time whole processes (exit, drain, teardown):
+# about 0.1 s here, so 1 s more leaves room for a loaded CI machine and
+# still catches a run that does not stop (it hung for 30 s and more).
+SLACK_MS=${SLACK_MS:-2000}
 n=0
 # A script may define on_exit (say, to kill a process it started).
 lib_cleanup() {

@@ -179,7 +179,7 @@ for app in spin think; do
     wait_pid "$pid" 10
     ms=$(ms_since "$t0")
     check "stop API on a run in its $node node: 200 (got $code), the stream ends within a second (${ms} ms)" \
-        [ "$code" = 200 -a "$rc" = 0 -a "$ms" -lt 1000 ]
+        [ "$code" = 200 -a "$rc" = 0 -a "$ms" -lt "$SLACK_MS" ]
     check "… with workflow_finished, status stopped (got '$(last "$T/$app.sse")')" \
         [ "$(last "$T/$app.sse")" = stopped ]
 done
@@ -218,7 +218,7 @@ wait_pid "$SPID" 10
 ms=$(ms_since "$t0")
 SPID=
 check "a second SIGTERM during the 30 s drain: exit 0 (got $rc) within a second (${ms} ms)" \
-    [ "$rc" = 0 -a "$ms" -lt 1000 ]
+    [ "$rc" = 0 -a "$ms" -lt "$SLACK_MS" ]
 wait_pid "$pid" 5
 check "… the run's stream ends with status stopped (got '$(last "$T/twice.sse")')" \
     [ "$(last "$T/twice.sse")" = stopped ]
