@@ -27,8 +27,10 @@ ok() { n=$((n + 1)); echo "ok $n - $*"; }
 skip() { n=$((n + 1)); echo "ok $n - $* # SKIP"; }
 nok() {
     n=$((n + 1)); echo "not ok $n - $*"
-    sed 's/^/#   stdout: /' "$T/out" 2>/dev/null | head -8
-    sed 's/^/#   stderr: /' "$T/err" 2>/dev/null | tail -8
+    # awk ends every line, so a file without a final newline cannot glue
+    # the next TAP line onto its last one (run.sh would not count it)
+    awk '{print "#   stdout: " $0}' "$T/out" 2>/dev/null | head -8
+    awk '{print "#   stderr: " $0}' "$T/err" 2>/dev/null | tail -8
 }
 # check DESCRIPTION TEST-COMMAND...: ok when the test command succeeds
 check() { local d=$1; shift; if "$@"; then ok "$d"; else nok "$d"; fi; }
