@@ -1342,6 +1342,13 @@ static void add_part(request *r, const char *key, const sl_value *f, sl_buf *dat
     const char *mt = json_string_value(json_object_get(f, "mime_type"));
     p->key = sl_xstrdup(key);
     p->filename = sl_xstrdup(fn ? fn : "");
+    /* a file value's mime_type is data: one with a control character
+     * (CR/LF would add part headers) is sent as octet-stream */
+    for (const char *c = mt; c && *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f) {
+            mt = NULL;
+            break;
+        }
     p->mime = sl_xstrdup(mt && *mt ? mt : "application/octet-stream");
     p->data = *data;
     sl_buf_init(data, r->lim->http_max_binary_bytes);
