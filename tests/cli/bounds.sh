@@ -38,7 +38,6 @@ tt "{% set s = 'x' * 300000 %}{% set l = [] %}{% for i in range(3000) %}{% set _
 # 40 appends of 300 KB: 12 MB, fine by default
 tt "{% set s = 'x' * 300000 %}{% set l = [] %}{% for i in range(40) %}{% set _ = l.append(s ~ i) %}{% endfor %}{{ l|length }}" >"$T/some.yml"
 
-ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
 
 # ---- the limit ----
 sl limits

@@ -38,3 +38,37 @@ check() { local d=$1; shift; if "$@"; then ok "$d"; else nok "$d"; fi; }
 sl() { timeout -k 2 20 "$SLUICE" "$@" >"$T/out" 2>"$T/err"; rc=$?; }
 out_has() { grep -qF -- "$1" "$T/out"; }
 err_has() { grep -qF -- "$1" "$T/err"; }
+
+# ---- helpers for scripts that start servers and time processes ----
+# free_port: a free TCP port on 127.0.0.1
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+# ms_since T0: milliseconds since T0 (date +%s%N)
+ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
+# wait_for FILE TEXT [SECONDS]: until FILE has TEXT (default 10 s)
+wait_for() {
+    local i
+    for ((i = 0; i < ${3:-10} * 20; i++)); do
+        grep -qF -- "$2" "$1" 2>/dev/null && return 0
+        sleep 0.05
+    done
+    return 1
+}
+# wait_pid PID [SECONDS]: until the process ended; rc its exit status, or
+# "hung" (it is then killed) after SECONDS (default 10)
+wait_pid() {
+    local i
+    for ((i = 0; i < ${2:-10} * 100; i++)); do
+        kill -0 "$1" 2>/dev/null || break
+        sleep 0.01
+    done
+    if kill -0 "$1" 2>/dev/null; then
+        kill -KILL "$1" 2>/dev/null
+        wait "$1" 2>/dev/null
+        rc=hung
+    else
+        wait "$1" 2>/dev/null
+        rc=$?
+    fi
+}

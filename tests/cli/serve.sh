@@ -50,9 +50,6 @@ leftovers() {
     find /proc/[0-9]*/fd -maxdepth 1 -name 2 -lname "$T/serve*.err" 2>/dev/null | cut -d/ -f3
 }
 
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 
 # start_server LOG: starts `sluice serve` on $PORT with the data in $D
 # (stderr appended to LOG) and waits up to 5 s for /health.
@@ -97,31 +94,6 @@ stream() {
         --data-binary "$3" "$BASE$2" >"$4" 2>/dev/null &
     spid=$!
     BG+=("$spid")
-}
-# wait_for FILE TEXT [SECONDS]: until FILE has TEXT
-wait_for() {
-    local i
-    for ((i = 0; i < ${3:-10} * 20; i++)); do
-        grep -qF -- "$2" "$1" 2>/dev/null && return 0
-        sleep 0.05
-    done
-    return 1
-}
-# wait_pid PID [SECONDS]: until the process ended; rc its exit status or "hung"
-wait_pid() {
-    local i
-    for ((i = 0; i < ${2:-10} * 20; i++)); do
-        kill -0 "$1" 2>/dev/null || break
-        sleep 0.05
-    done
-    if kill -0 "$1" 2>/dev/null; then
-        kill -KILL "$1" 2>/dev/null
-        wait "$1" 2>/dev/null
-        rc=hung
-    else
-        wait "$1" 2>/dev/null
-        rc=$?
-    fi
 }
 # sse FILE PY-EXPR: evaluates PY-EXPR over an SSE body: raw (text), blocks
 # (the "\n\n"-separated chunks), framed (every chunk is one `data: ` line

@@ -24,10 +24,6 @@ for tool in curl jq python3; do
     command -v "$tool" >/dev/null || { echo "1..0 # SKIP $tool is not installed"; exit 0; }
 done
 
-ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 
 # A model provider on loopback that reads the request and never answers.
 cat >"$T/silent.py" <<'EOF'
@@ -129,31 +125,6 @@ stream() {
         "$BASE/v1/workflows/run" >"$2" 2>/dev/null &
     spid=$!
     BG+=("$spid")
-}
-# wait_for FILE TEXT: until FILE has TEXT (10 s at most)
-wait_for() {
-    local i
-    for ((i = 0; i < 200; i++)); do
-        grep -qF -- "$2" "$1" 2>/dev/null && return 0
-        sleep 0.05
-    done
-    return 1
-}
-# wait_pid PID [SECONDS]: until it ended; rc its status or "hung"
-wait_pid() {
-    local i
-    for ((i = 0; i < ${2:-10} * 100; i++)); do
-        kill -0 "$1" 2>/dev/null || break
-        sleep 0.01
-    done
-    if kill -0 "$1" 2>/dev/null; then
-        kill -KILL "$1" 2>/dev/null
-        wait "$1" 2>/dev/null
-        rc=hung
-    else
-        wait "$1" 2>/dev/null
-        rc=$?
-    fi
 }
 # last FILE: the status in the stream's last event, when it is workflow_finished
 last() {
