@@ -7,11 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NFORMS 1  /* the raw text; encoded forms are matched as they are read */
 
 typedef struct {
-    char *form[NFORMS];
-    size_t len[NFORMS];
+    char *text;  /* the raw text; encoded forms are matched as text is read */
+    size_t len;
     int refs;
 } entry;
 
@@ -23,7 +22,7 @@ static atomic_size_t live;  /* ntab, read without the lock as a fast path */
 static entry *find(const char *s)
 {
     for (size_t i = 0; i < ntab; i++)
-        if (!strcmp(tab[i].form[0], s))
+        if (!strcmp(tab[i].text, s))
             return &tab[i];
     return NULL;
 }
@@ -42,9 +41,8 @@ void sl_secret_add(const char *s)
             tab = sl_xrealloc(tab, cap * sizeof *tab);
         }
         e = &tab[ntab++];
-        e->form[0] = sl_xstrdup(s);
-        for (int k = 0; k < NFORMS; k++)
-            e->len[k] = strlen(e->form[k]);
+        e->text = sl_xstrdup(s);
+        e->len = strlen(s);
         e->refs = 1;
         atomic_store(&live, ntab);
     }
@@ -58,10 +56,8 @@ void sl_secret_remove(const char *s)
     pthread_rwlock_wrlock(&lock);
     entry *e = find(s);
     if (e && --e->refs == 0) {
-        for (int k = 0; k < NFORMS; k++) {
-            memset(e->form[k], 0, e->len[k]);
-            free(e->form[k]);
-        }
+        memset(e->text, 0, e->len);
+        free(e->text);
         *e = tab[--ntab];
         atomic_store(&live, ntab);
     }
@@ -144,7 +140,7 @@ static size_t match_at(const char *p, const char *end, const entry *e)
 {
     const char *q = p;
     int budget = 4096;
-    return match_from(p, end, e->form[0], 0, e->len[0], &q, &budget) ? (size_t)(q - p) : 0;
+    return match_from(p, end, e->text, 0, e->len, &q, &budget) ? (size_t)(q - p) : 0;
 }
 
 /* The first secret found in s[0..n): its start, *len and *which.  Text
@@ -156,10 +152,10 @@ static const char *first_hit(const char *s, size_t n, size_t *len, const entry *
     if (!escapes) {
         const char *best = NULL;
         for (size_t i = 0; i < ntab; i++) {
-            const char *h = memmem(s, n, tab[i].form[0], tab[i].len[0]);
-            if (h && (!best || h < best || (h == best && tab[i].len[0] > *len))) {
+            const char *h = memmem(s, n, tab[i].text, tab[i].len);
+            if (h && (!best || h < best || (h == best && tab[i].len > *len))) {
                 best = h;
-                *len = tab[i].len[0];
+                *len = tab[i].len;
                 *which = &tab[i];
             }
         }
@@ -185,8 +181,8 @@ static const char *first_hit(const char *s, size_t n, size_t *len, const entry *
 
 static void shown(sl_buf *b, const entry *e)
 {
-    const char *sec = e->form[0];
-    size_t n = e->len[0];
+    const char *sec = e->text;
+    size_t n = e->len;
     if (n >= 24) {  /* Dify's form, where it gives away at most a third */
         sl_buf_add(b, sec, 6);
         sl_buf_adds(b, "************");
