@@ -5,7 +5,8 @@ CSTD     := -std=c17 -D_GNU_SOURCE
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wformat=2 -Wno-format-nonliteral -Wvla -Wpointer-arith -Wundef
 OPT      ?= -O2 -g
-CFLAGS   += $(CSTD) $(WARN) $(OPT) $(shell pkg-config --cflags $(PKGS))
+# -Isrc: includes name a module from the top ("core/err.h").
+CFLAGS   += $(CSTD) $(WARN) $(OPT) -Isrc $(shell pkg-config --cflags $(PKGS))
 # libarchive is dlopen'ed by src/dsl/bundle.c when a bundle is used.
 LDLIBS   += $(shell pkg-config --libs $(filter-out libarchive,$(PKGS))) -ldl -lpthread -lm
 BUILD    ?= build
@@ -32,7 +33,7 @@ $(BUILD)/%.o: %.c $(wildcard src/*/*.h src/*/*/*.h)
 # then a C array for the library (src/sandbox/local/local.c execs it).
 $(BUILD)/sluice-init: $(INIT_SRC) src/sandbox/local/proto.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) $(WARN) -O2 -static -o $@ $(INIT_SRC)
+	$(CC) $(CSTD) $(WARN) -Isrc -O2 -static -o $@ $(INIT_SRC)
 
 $(BUILD)/gen/init_blob.c: $(BUILD)/sluice-init
 	@mkdir -p $(dir $@)
@@ -66,7 +67,7 @@ asan:
 # The library is compiled once with coverage (fuzzer-no-link) and shared by
 # every target; UBSan aborts so libFuzzer records its findings as crashes.
 FUZZ_TARGETS := $(patsubst fuzz/%.c,build-fuzz/%,$(wildcard fuzz/fuzz_*.c))
-FUZZ_CFLAGS  := $(CSTD) -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+FUZZ_CFLAGS  := $(CSTD) -Isrc -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
                 -fno-sanitize-recover=all $(shell pkg-config --cflags $(PKGS))
 FUZZ_OBJ     := $(SRC:%.c=build-fuzz/%.o) build-fuzz/gen/init_blob.o
 .SECONDARY: $(FUZZ_OBJ)

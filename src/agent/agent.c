@@ -7,7 +7,7 @@
  * ending each command's stdout with a marker and the shell's $PWD, which
  * is cut off before the model sees the output.
  */
-#include "agent.h"
+#include "agent/agent.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -29,10 +29,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../core/buf.h"
-#include "../core/err.h"
-#include "../core/value.h"
-#include "../sandbox/sandbox.h"
+#include "core/buf.h"
+#include "core/err.h"
+#include "core/value.h"
+#include "sandbox/sandbox.h"
 
 typedef struct {
     int max_turns;             /* model calls (default 30) */

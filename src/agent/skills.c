@@ -3,7 +3,7 @@
  * (field names and limits) with the leniency of its client guide (warn on
  * cosmetic problems, skip only what cannot be used).
  */
-#include "skills.h"
+#include "agent/skills.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../dsl/yaml.h"
+#include "dsl/yaml.h"
 
 /* What the model reads before the catalog: how to use a skill.  The
  * agent's tools read files, so activation is reading SKILL.md. */

@@ -31,9 +31,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../core/buf.h"
-#include "../core/err.h"
-#include "../core/value.h"
+#include "core/buf.h"
+#include "core/err.h"
+#include "core/value.h"
 
 #define SL_SKILLS_MAX 200                  /* skills loaded from one folder */
 #define SL_SKILLS_MAX_ENTRIES 4096         /* folder entries looked at */

@@ -11,14 +11,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../core/mime.h"
-#include "../dsl/bundle.h"
-#include "../engine/run.h"
-#include "../llm/config.h"
-#include "../llm/llm.h"
-#include "cli.h"
-#include "term.h"
-#include "../tmpl/jinja.h"
+#include "core/mime.h"
+#include "dsl/bundle.h"
+#include "engine/run.h"
+#include "llm/config.h"
+#include "llm/llm.h"
+#include "cli/cli.h"
+#include "cli/term.h"
+#include "tmpl/jinja.h"
 
 #define SLUICE_VERSION "0.1.0"
 

@@ -9,10 +9,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../engine/limits.h"
-#include "../sandbox/local/local.h"
-#include "../sandbox/sandbox.h"
-#include "cli.h"
+#include "engine/limits.h"
+#include "sandbox/local/local.h"
+#include "sandbox/sandbox.h"
+#include "cli/cli.h"
 
 static const char usage[] =
     "usage: sluice sandbox run [options] -- COMMAND [ARG...]\n"

@@ -10,12 +10,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../engine/graph.h"
-#include "../llm/config.h"
-#include "../server/server.h"
-#include "../server/apps.h"
-#include "../store/store.h"
-#include "cli.h"
+#include "engine/graph.h"
+#include "llm/config.h"
+#include "server/server.h"
+#include "server/apps.h"
+#include "store/store.h"
+#include "cli/cli.h"
 
 static const char usage_serve[] =
     "usage: sluice serve [--listen ADDR:PORT] [--data DIR] [--config FILE]\n"

@@ -1,4 +1,4 @@
-#include "term.h"
+#include "cli/term.h"
 
 #include <stdbool.h>
 #include <string.h>

@@ -1,5 +1,5 @@
-#include "buf.h"
-#include "err.h"
+#include "core/buf.h"
+#include "core/err.h"
 
 #include <stdarg.h>
 #include <stdio.h>

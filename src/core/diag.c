@@ -1,5 +1,5 @@
-#include "diag.h"
-#include "err.h"
+#include "core/diag.h"
+#include "core/err.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
-#include "err.h"
-#include "secret.h"
+#include "core/err.h"
+#include "core/secret.h"
 
 #include <stdarg.h>
 #include <stdio.h>

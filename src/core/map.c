@@ -1,5 +1,5 @@
-#include "map.h"
-#include "err.h"
+#include "core/map.h"
+#include "core/err.h"
 
 #include <stdint.h>
 #include <stdlib.h>

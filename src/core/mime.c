@@ -1,7 +1,7 @@
 /*
  * mime — file extensions, MIME types and Dify's file kinds (mime.h).
  */
-#include "mime.h"
+#include "core/mime.h"
 
 #include <stdbool.h>
 #include <string.h>

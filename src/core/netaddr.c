@@ -1,4 +1,4 @@
-#include "netaddr.h"
+#include "core/netaddr.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "err.h"
+#include "core/err.h"
 
 /* ---- special-purpose ranges ---- */
 

@@ -1,7 +1,7 @@
 /*
  * random — see random.h.
  */
-#include "random.h"
+#include "core/random.h"
 
 #include <errno.h>
 #include <string.h>

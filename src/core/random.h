@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "err.h"
+#include "core/err.h"
 
 /* n random bytes into buf (any size; EINTR and short reads are retried). */
 int sl_random_bytes(void *buf, size_t n, sl_err *err);

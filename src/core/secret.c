@@ -1,6 +1,6 @@
-#include "secret.h"
-#include "buf.h"
-#include "err.h"
+#include "core/secret.h"
+#include "core/buf.h"
+#include "core/err.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -22,7 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "value.h"
+#include "core/value.h"
 
 #define SL_SECRET_MIN 4
 

@@ -1,7 +1,7 @@
 /*
  * sha256 — see sha256.h.
  */
-#include "sha256.h"
+#include "core/sha256.h"
 
 #include <string.h>
 

@@ -1,4 +1,4 @@
-#include "transfer.h"
+#include "core/transfer.h"
 
 CURLcode sl_transfer_perform(CURL *h, bool (*stop)(void *ud), void *ud)
 {

@@ -27,7 +27,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "buf.h"
+#include "core/buf.h"
 
 typedef json_t sl_value;
 

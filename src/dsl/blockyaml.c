@@ -1,11 +1,11 @@
-#include "blockyaml.h"
+#include "dsl/blockyaml.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "yaml.h"
+#include "dsl/yaml.h"
 
 #define MAX_DEPTH 200
 

@@ -21,7 +21,7 @@
 
 #include <stddef.h>
 
-#include "../core/value.h"
+#include "core/value.h"
 
 /* 0 with *out (a new reference) when the text is in the subset, -1 when the
  * caller must use the full parser. */

@@ -8,7 +8,7 @@
  * libarchive's C-string names would hide), entry types, the running total
  * of decompressed bytes, duplicates and files nested under files.
  */
-#include "bundle.h"
+#include "dsl/bundle.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -28,9 +28,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../core/buf.h"
-#include "../core/map.h"
-#include "../core/sha256.h"
+#include "core/buf.h"
+#include "core/map.h"
+#include "core/sha256.h"
 
 /* libarchive is loaded when a bundle is first read or written (dlopen):
  * it and what it pulls in (libxml2, ICU, libstdc++, the compressors) are

@@ -24,8 +24,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../core/err.h"
-#include "../core/value.h"
+#include "core/err.h"
+#include "core/value.h"
 
 /* Dify's own caps: a bundle of at most 50 MB, DSL and manifest read with
  * at most 10 MB each. */

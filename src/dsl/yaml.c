@@ -1,5 +1,5 @@
-#include "yaml.h"
-#include "blockyaml.h"
+#include "dsl/yaml.h"
+#include "dsl/blockyaml.h"
 
 #include <ctype.h>
 #include <errno.h>

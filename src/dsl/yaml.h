@@ -18,9 +18,9 @@
 #ifndef SL_YAML_H
 #define SL_YAML_H
 
-#include "../core/err.h"
-#include "../core/map.h"
-#include "../core/value.h"
+#include "core/err.h"
+#include "core/map.h"
+#include "core/value.h"
 
 typedef struct {
     int line, col; /* 1-based; 0 when unknown */

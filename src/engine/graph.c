@@ -1,4 +1,4 @@
-#include "graph.h"
+#include "engine/graph.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -9,10 +9,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../dsl/bundle.h"
-#include "stream.h"
-#include "../sandbox/sandbox.h"
-#include "../tmpl/ref.h"
+#include "dsl/bundle.h"
+#include "engine/stream.h"
+#include "sandbox/sandbox.h"
+#include "tmpl/ref.h"
 
 /* The DSL version sluice writes and the newest it reads. */
 #define DSL_CURRENT_MAJOR 0

@@ -13,11 +13,11 @@
 #ifndef SL_GRAPH_H
 #define SL_GRAPH_H
 
-#include "../core/diag.h"
-#include "../core/err.h"
-#include "../core/map.h"
-#include "../dsl/yaml.h"
-#include "../nodes/node.h"
+#include "core/diag.h"
+#include "core/err.h"
+#include "core/map.h"
+#include "dsl/yaml.h"
+#include "nodes/node.h"
 
 typedef struct sl_gnode {
     int idx;

@@ -2,7 +2,7 @@
  * inputs — checking and converting a run's start inputs, as Dify's
  * workflow entry does before anything runs.
  */
-#include "run.h"
+#include "engine/run.h"
 
 #include <string.h>
 

@@ -1,4 +1,4 @@
-#include "limits.h"
+#include "engine/limits.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../core/err.h"
+#include "core/err.h"
 
 struct sl_limits {
     int max_steps;              /* node runs per graph engine (Dify: 500) */

@@ -1,5 +1,5 @@
-#include "pool.h"
-#include "../core/err.h"
+#include "engine/pool.h"
+#include "core/err.h"
 
 #include <stdlib.h>
 #include <string.h>

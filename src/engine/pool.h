@@ -15,8 +15,8 @@
 
 #include <pthread.h>
 
-#include "../core/map.h"
-#include "../core/value.h"
+#include "core/map.h"
+#include "core/value.h"
 
 typedef struct sl_pool sl_pool;
 

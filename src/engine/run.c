@@ -1,4 +1,4 @@
-#include "run.h"
+#include "engine/run.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -15,12 +15,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../core/mime.h"
-#include "../core/secret.h"
-#include "../core/sha256.h"
-#include "../llm/config.h"
-#include "../tmpl/ref.h"
-#include "stream.h"
+#include "core/mime.h"
+#include "core/secret.h"
+#include "core/sha256.h"
+#include "llm/config.h"
+#include "tmpl/ref.h"
+#include "engine/stream.h"
 
 typedef enum { E_UNKNOWN = 0, E_TAKEN, E_SKIPPED } estate;
 typedef enum { NS_PENDING = 0, NS_RUNNING, NS_SUCCEEDED, NS_FAILED, NS_EXCEPTION, NS_SKIPPED } nstatus;

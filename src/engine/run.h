@@ -17,10 +17,10 @@
 #ifndef SL_RUN_H
 #define SL_RUN_H
 
-#include "graph.h"
-#include "limits.h"
-#include "pool.h"
-#include "../sandbox/sandbox.h"
+#include "engine/graph.h"
+#include "engine/limits.h"
+#include "engine/pool.h"
+#include "sandbox/sandbox.h"
 
 typedef void (*sl_event_fn)(const char *event, const sl_value *data, void *ud);
 

@@ -1,10 +1,10 @@
-#include "stream.h"
+#include "engine/stream.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/buf.h"
-#include "../tmpl/ref.h"
+#include "core/buf.h"
+#include "tmpl/ref.h"
 
 /* ---- the plan ---- */
 

@@ -32,7 +32,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "graph.h"
+#include "engine/graph.h"
 
 typedef struct sl_stream_plan sl_stream_plan;
 typedef struct sl_stream sl_stream;

@@ -1,7 +1,7 @@
 /*
  * config — see config.h.
  */
-#include "config.h"
+#include "llm/config.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -11,8 +11,8 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include "../core/secret.h"
-#include "../dsl/yaml.h"
+#include "core/secret.h"
+#include "dsl/yaml.h"
 
 struct sl_llm_config {
     sl_llm_endpoint *eps;

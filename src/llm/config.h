@@ -31,8 +31,8 @@
 
 #include <stdbool.h>
 
-#include "../core/err.h"
-#include "llm.h"
+#include "core/err.h"
+#include "llm/llm.h"
 
 typedef struct sl_llm_config sl_llm_config;
 

@@ -3,7 +3,7 @@
  * thread; the wire style decides how the request is written and how the
  * stream (or the blocking body) is read back into the neutral response.
  */
-#include "llm.h"
+#include "llm/llm.h"
 
 #include <curl/curl.h>
 #include <math.h>
@@ -14,9 +14,9 @@
 #include <strings.h>
 #include <time.h>
 
-#include "../core/buf.h"
-#include "../core/transfer.h"
-#include "sse.h"
+#include "core/buf.h"
+#include "core/transfer.h"
+#include "llm/sse.h"
 
 #define BODY_CAP (16u << 20)   /* a blocking answer or an error body */
 #define TEXT_CAP (16u << 20)   /* the answer's text, reasoning, tool arguments */

@@ -39,8 +39,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../core/err.h"
-#include "../core/value.h"
+#include "core/err.h"
+#include "core/value.h"
 
 typedef enum { SL_LLM_OPENAI, SL_LLM_ANTHROPIC } sl_llm_style;
 

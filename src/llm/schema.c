@@ -1,7 +1,7 @@
 /*
  * schema — see schema.h.
  */
-#include "schema.h"
+#include "llm/schema.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "../core/value.h"
+#include "core/value.h"
 
 /* 0 when v fits; -1 with a message naming the path ("$.items[2].name"). */
 int sl_schema_check(const sl_value *schema, const sl_value *v, char *why, size_t n);

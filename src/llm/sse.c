@@ -1,7 +1,7 @@
 /*
  * sse — see sse.h.  The WHATWG event-stream rules, minus reconnection.
  */
-#include "sse.h"
+#include "llm/sse.h"
 
 #include <string.h>
 

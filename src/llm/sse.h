@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../core/buf.h"
+#include "core/buf.h"
 
 /* Returns 0 to go on, non-zero to stop the stream (sl_sse_feed returns it). */
 typedef int (*sl_sse_fn)(const char *event, const char *data, size_t len, void *ud);

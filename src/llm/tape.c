@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/map.h"
-#include "llm.h"
+#include "core/map.h"
+#include "llm/llm.h"
 
 typedef struct {
     sl_value *exchanges;   /* array of {request, events, response} with the same key */

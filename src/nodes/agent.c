@@ -20,18 +20,18 @@
  *
  * Outputs, as in Dify: text, files, json (and usage).
  */
-#include "node.h"
+#include "nodes/node.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../agent/agent.h"
-#include "../agent/skills.h"
-#include "../engine/graph.h"
-#include "../engine/limits.h"
-#include "../sandbox/sandbox.h"
-#include "model.h"
+#include "agent/agent.h"
+#include "agent/skills.h"
+#include "engine/graph.h"
+#include "engine/limits.h"
+#include "sandbox/sandbox.h"
+#include "nodes/model.h"
 
 static const sl_value *param(const sl_value *data, const char *name)
 {

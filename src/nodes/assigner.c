@@ -44,8 +44,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../engine/graph.h"
-#include "node.h"
+#include "engine/graph.h"
+#include "nodes/node.h"
 
 typedef enum {
     T_NONE,

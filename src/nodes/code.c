@@ -30,11 +30,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../engine/graph.h"
-#include "../engine/limits.h"
-#include "../sandbox/sandbox.h"
-#include "code.h"
-#include "node.h"
+#include "engine/graph.h"
+#include "engine/limits.h"
+#include "sandbox/sandbox.h"
+#include "nodes/code.h"
+#include "nodes/node.h"
 
 /* The runners.  The program's stdout and stderr are the user's, as in
  * Dify: what the code prints goes to stdout, errors and tracebacks to

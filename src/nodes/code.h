@@ -7,7 +7,7 @@
 
 #include <stdbool.h>
 
-#include "../sandbox/sandbox.h"
+#include "sandbox/sandbox.h"
 
 /* A fresh result marker: "\n<<sluice-result-" + 32 hex digits + ">>". */
 #define SL_CODE_MARKER_SIZE 52

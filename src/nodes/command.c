@@ -16,10 +16,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../engine/graph.h"
-#include "../engine/limits.h"
-#include "../sandbox/sandbox.h"
-#include "node.h"
+#include "engine/graph.h"
+#include "engine/limits.h"
+#include "sandbox/sandbox.h"
+#include "nodes/node.h"
 
 static int check(sl_check *c, const sl_gnode *n)
 {

@@ -7,7 +7,7 @@
  * Python None, true/false are bool (and, as in Python, count as the
  * integers 1/0 wherever numbers are compared), integers stay integers.
  */
-#include "cond.h"
+#include "nodes/cond.h"
 
 #include <errno.h>
 #include <math.h>
@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../engine/graph.h"
-#include "../engine/limits.h"
+#include "engine/graph.h"
+#include "engine/limits.h"
 
 typedef enum {
     OP_CONTAINS,

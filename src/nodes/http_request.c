@@ -50,7 +50,7 @@
  * FileFetchError, ResponseSizeError, HttpRequestNodeError,
  * HTTPResponseCodeError; ToolSSRFError for refused addresses).
  */
-#include "node.h"
+#include "nodes/node.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -68,12 +68,12 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include "../core/mime.h"
-#include "../core/err.h"
-#include "../core/netaddr.h"
-#include "../core/transfer.h"
-#include "../engine/graph.h"
-#include "../engine/limits.h"
+#include "core/mime.h"
+#include "core/err.h"
+#include "core/netaddr.h"
+#include "core/transfer.h"
+#include "engine/graph.h"
+#include "engine/limits.h"
 
 /* Response header bytes kept per response: far above any real server, low
  * enough that a hostile one cannot grow our memory with headers. */

@@ -19,9 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../engine/graph.h"
-#include "cond.h"
-#include "node.h"
+#include "engine/graph.h"
+#include "nodes/cond.h"
+#include "nodes/node.h"
 
 static bool is_none(const sl_value *v)
 {

@@ -8,9 +8,9 @@
  * terminated (first failure fails the node), continue-on-error (null in
  * that slot), remove-abnormal-output (slot dropped).
  */
-#include "node.h"
-#include "../engine/graph.h"
-#include "../engine/limits.h"
+#include "nodes/node.h"
+#include "engine/graph.h"
+#include "engine/limits.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -32,10 +32,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../engine/graph.h"
-#include "../engine/limits.h"
-#include "cond.h"
-#include "node.h"
+#include "engine/graph.h"
+#include "engine/limits.h"
+#include "nodes/cond.h"
+#include "nodes/node.h"
 
 typedef enum { K_STR, K_NUM, K_BOOL, K_FILE, K_OTHER } elem_kind;
 

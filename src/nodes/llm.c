@@ -35,12 +35,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../engine/graph.h"
-#include "../engine/limits.h"
-#include "../llm/schema.h"
-#include "../tmpl/jinja.h"
-#include "model.h"
-#include "node.h"
+#include "engine/graph.h"
+#include "engine/limits.h"
+#include "llm/schema.h"
+#include "tmpl/jinja.h"
+#include "nodes/model.h"
+#include "nodes/node.h"
 
 static int check_prompt(sl_check *c, const sl_gnode *n, const sl_value *p, const char *field)
 {

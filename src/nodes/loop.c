@@ -9,10 +9,10 @@
  * zero rounds) and after every round, as Dify does.  The node's outputs are
  * the final loop variables.
  */
-#include "cond.h"
-#include "node.h"
-#include "../engine/graph.h"
-#include "../engine/limits.h"
+#include "nodes/cond.h"
+#include "nodes/node.h"
+#include "engine/graph.h"
+#include "engine/limits.h"
 
 #include <stdio.h>
 #include <stdlib.h>

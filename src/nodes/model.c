@@ -1,15 +1,15 @@
 /*
  * model — see model.h.
  */
-#include "model.h"
+#include "nodes/model.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "../engine/graph.h"
-#include "../llm/config.h"
+#include "engine/graph.h"
+#include "llm/config.h"
 
 /* The model's name: `name` in LLM nodes, `model` in agent nodes'
  * model-selector values. */

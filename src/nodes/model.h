@@ -9,8 +9,8 @@
 #ifndef SL_NODES_MODEL_H
 #define SL_NODES_MODEL_H
 
-#include "../llm/llm.h"
-#include "node.h"
+#include "llm/llm.h"
+#include "nodes/node.h"
 
 /* Load-time check of data.model. */
 int sl_model_check(sl_check *c, const struct sl_gnode *n);

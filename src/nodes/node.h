@@ -20,10 +20,10 @@
 
 #include <stdbool.h>
 
-#include "../core/buf.h"
-#include "../core/diag.h"
-#include "../core/err.h"
-#include "../core/value.h"
+#include "core/buf.h"
+#include "core/diag.h"
+#include "core/err.h"
+#include "core/value.h"
 
 struct sl_gnode;
 struct sl_graph;

@@ -27,10 +27,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../engine/graph.h"
-#include "../engine/limits.h"
-#include "model.h"
-#include "node.h"
+#include "engine/graph.h"
+#include "engine/limits.h"
+#include "nodes/model.h"
+#include "nodes/node.h"
 
 #define TOOL "extract_parameters"
 #define HISTORY                                                                            \

@@ -25,10 +25,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../engine/graph.h"
-#include "../engine/limits.h"
-#include "model.h"
-#include "node.h"
+#include "engine/graph.h"
+#include "engine/limits.h"
+#include "nodes/model.h"
+#include "nodes/node.h"
 
 static int check(sl_check *c, const sl_gnode *n)
 {

@@ -5,7 +5,7 @@
  * A type missing from this table is refused at load with its name (see
  * engine/graph.c), never skipped.
  */
-#include "node.h"
+#include "nodes/node.h"
 
 #include <string.h>
 

@@ -2,9 +2,9 @@
  * start, end, answer — the nodes that open and close a workflow, plus the
  * trivial start/end markers inside iteration and loop containers.
  */
-#include "node.h"
-#include "../engine/graph.h"
-#include "../engine/limits.h"
+#include "nodes/node.h"
+#include "engine/graph.h"
+#include "engine/limits.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -15,10 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../engine/graph.h"
-#include "../engine/limits.h"
-#include "../tmpl/jinja.h"
-#include "node.h"
+#include "engine/graph.h"
+#include "engine/limits.h"
+#include "tmpl/jinja.h"
+#include "nodes/node.h"
 
 typedef struct entry {
     struct entry *next;

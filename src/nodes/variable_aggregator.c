@@ -19,9 +19,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../core/buf.h"
-#include "../engine/graph.h"
-#include "node.h"
+#include "core/buf.h"
+#include "engine/graph.h"
+#include "nodes/node.h"
 
 /* "var.path": the selector without its node id, as Dify names inputs. */
 static void input_name(const sl_value *sel, sl_buf *out)

@@ -10,8 +10,8 @@
  * thread can also send stdin (SendInput/CloseStdin) and, on a timeout or a
  * cancel, SendSignal plus a process-group kill while it keeps reading.
  */
-#include "../core/secret.h"
-#include "e2b.h"
+#include "core/secret.h"
+#include "sandbox/e2b.h"
 
 #include <curl/curl.h>
 #include <dirent.h>
@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../core/value.h"
+#include "core/value.h"
 
 #define ENVD_PORT 49983
 #define FRAME_MAX ((size_t)4 << 20)    /* one Connect message; envd sends 32 KiB chunks */

@@ -25,9 +25,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../core/buf.h"
-#include "../core/err.h"
-#include "sandbox.h"
+#include "core/buf.h"
+#include "core/err.h"
+#include "sandbox/sandbox.h"
 
 /* Settings (sluice.yml `sandbox.e2b`), all optional:
  *   api_key           string; default $E2B_API_KEY (required one way or the other)

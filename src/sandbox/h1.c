@@ -1,4 +1,4 @@
-#include "h1.h"
+#include "sandbox/h1.h"
 
 #include <string.h>
 #include <strings.h>

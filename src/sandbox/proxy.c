@@ -1,4 +1,4 @@
-#include "proxy.h"
+#include "sandbox/proxy.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -20,9 +20,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../core/buf.h"
-#include "../core/netaddr.h"
-#include "h1.h"
+#include "core/buf.h"
+#include "core/netaddr.h"
+#include "sandbox/h1.h"
 
 #define HEAD_CAP (16 * 1024)          /* request line + headers */
 #define RESPONSE_HEAD_CAP (64 * 1024) /* status line + headers */

@@ -40,7 +40,7 @@
 
 #include <stddef.h>
 
-#include "../core/err.h"
+#include "core/err.h"
 
 typedef struct sl_proxy sl_proxy;
 

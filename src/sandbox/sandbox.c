@@ -1,7 +1,7 @@
 /*
  * sandbox — provider dispatch and the small shared helpers (sandbox.h).
  */
-#include "sandbox.h"
+#include "sandbox/sandbox.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "e2b.h"
-#include "ssh.h"
-#include "local/local.h"
+#include "sandbox/e2b.h"
+#include "sandbox/ssh.h"
+#include "sandbox/local/local.h"
 
 void sl_sandbox_opts_init(sl_sandbox_opts *o)
 {

@@ -21,9 +21,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../core/buf.h"
-#include "../core/err.h"
-#include "../core/value.h"
+#include "core/buf.h"
+#include "core/err.h"
+#include "core/value.h"
 
 typedef struct sl_sandbox sl_sandbox;
 

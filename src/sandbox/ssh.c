@@ -9,8 +9,8 @@
  * session's socket and its own eventfd, never holding the mutex while it
  * waits.
  */
-#include "../core/secret.h"
-#include "ssh.h"
+#include "core/secret.h"
+#include "sandbox/ssh.h"
 
 #include <ctype.h>
 #include <dirent.h>

@@ -24,7 +24,7 @@
 #ifndef SL_SANDBOX_SSH_H
 #define SL_SANDBOX_SSH_H
 
-#include "sandbox.h"
+#include "sandbox/sandbox.h"
 
 int sl_ssh_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err);
 

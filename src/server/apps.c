@@ -1,7 +1,7 @@
 /*
  * apps — import, load, export and delete apps with their files (apps.h).
  */
-#include "apps.h"
+#include "server/apps.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../dsl/bundle.h"
+#include "dsl/bundle.h"
 
 static char *app_path(sl_store *s, const char *id, const char *leaf)
 {

@@ -13,11 +13,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../core/buf.h"
-#include "../core/diag.h"
-#include "../core/err.h"
-#include "../engine/graph.h"
-#include "../store/store.h"
+#include "core/buf.h"
+#include "core/diag.h"
+#include "core/err.h"
+#include "engine/graph.h"
+#include "store/store.h"
 
 /* Imports a DSL file's bytes or a .zip bundle's (told apart by their first
  * bytes).  `origin` names it in messages.  *id: the new app's id (heap);

@@ -1,9 +1,9 @@
 /*
  * server — see server.h.
  */
-#include "server.h"
-#include "apps.h"
-#include "workers.h"
+#include "server/server.h"
+#include "server/apps.h"
+#include "server/workers.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -24,13 +24,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../core/map.h"
-#include "../core/mime.h"
-#include "../core/random.h"
-#include "../core/sha256.h"
-#include "../engine/graph.h"
-#include "../engine/run.h"
-#include "../llm/config.h"
+#include "core/map.h"
+#include "core/mime.h"
+#include "core/random.h"
+#include "core/sha256.h"
+#include "engine/graph.h"
+#include "engine/run.h"
+#include "llm/config.h"
 
 /* ---- apps, loaded once ---- */
 

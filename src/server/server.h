@@ -20,10 +20,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../core/err.h"
-#include "../engine/graph.h"
-#include "../engine/limits.h"
-#include "../store/store.h"
+#include "core/err.h"
+#include "engine/graph.h"
+#include "engine/limits.h"
+#include "store/store.h"
 
 typedef struct {
     const char *listen;      /* "127.0.0.1:5001" */

@@ -1,7 +1,7 @@
 /*
  * workers — see workers.h.
  */
-#include "workers.h"
+#include "server/workers.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "../core/err.h"
+#include "core/err.h"
 
 /* How long a thread waits for work before it exits. */
 #define IDLE_EXIT_S 2

@@ -1,8 +1,8 @@
 /*
  * store — see store.h.
  */
-#include "store.h"
-#include "../core/map.h"
+#include "store/store.h"
+#include "core/map.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,8 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../core/random.h"
-#include "../core/sha256.h"
+#include "core/random.h"
+#include "core/sha256.h"
 
 /* Migrations, in order; each runs once, in a transaction. */
 static const char *const migrations[] = {

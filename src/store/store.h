@@ -21,8 +21,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../core/err.h"
-#include "../core/value.h"
+#include "core/err.h"
+#include "core/value.h"
 
 typedef struct sl_store sl_store;
 

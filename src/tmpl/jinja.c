@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jinja_int.h"
+#include "tmpl/jinja_int.h"
 
 /* ---- arena ---- */
 

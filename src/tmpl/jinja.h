@@ -39,9 +39,9 @@
 
 #include <stddef.h>
 
-#include "../core/buf.h"
-#include "../core/err.h"
-#include "../core/value.h"
+#include "core/buf.h"
+#include "core/err.h"
+#include "core/value.h"
 
 typedef struct sl_jinja sl_jinja;
 

@@ -6,7 +6,7 @@
 #ifndef SL_JINJA_EV_H
 #define SL_JINJA_EV_H
 
-#include "jinja_int.h"
+#include "tmpl/jinja_int.h"
 
 typedef struct {
     json_t *items;

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jinja_ev.h"
+#include "tmpl/jinja_ev.h"
 
 /* the render running on this thread (tuples are looked up through it,
  * allocations are counted to it) */

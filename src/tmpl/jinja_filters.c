@@ -15,7 +15,7 @@
 
 #include <errno.h>
 
-#include "jinja_ev.h"
+#include "tmpl/jinja_ev.h"
 
 static long long d2ll(double d);
 

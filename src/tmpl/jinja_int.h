@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "jinja.h"
+#include "tmpl/jinja.h"
 
 /* ---- syntax tree ---- */
 

@@ -1,4 +1,4 @@
-#include "ref.h"
+#include "tmpl/ref.h"
 
 #include <ctype.h>
 #include <string.h>

@@ -12,8 +12,8 @@
 #ifndef SL_REF_H
 #define SL_REF_H
 
-#include "../core/buf.h"
-#include "../core/value.h"
+#include "core/buf.h"
+#include "core/value.h"
 
 #define SL_REF_MAX_PARTS 11
 

@@ -1,7 +1,7 @@
 /*
  * cgroup — see cgroup.h.
  */
-#include "cgroup.h"
+#include "sandbox/local/cgroup.h"
 
 #include <dirent.h>
 #include <errno.h>

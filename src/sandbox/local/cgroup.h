@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../../core/err.h"
+#include "core/err.h"
 
 typedef struct sl_cgroup sl_cgroup;
 

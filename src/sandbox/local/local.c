@@ -1,7 +1,7 @@
 /*
  * local — host side of the local sandbox (see local.h, proto.h, init.c).
  */
-#include "local.h"
+#include "sandbox/local/local.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -25,10 +25,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../proxy.h"
-#include "cgroup.h"
-#include "proto.h"
-#include "seccomp.h"
+#include "sandbox/proxy.h"
+#include "sandbox/local/cgroup.h"
+#include "sandbox/local/proto.h"
+#include "sandbox/local/seccomp.h"
 
 typedef struct {
     sl_sandbox base;

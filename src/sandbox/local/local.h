@@ -8,7 +8,7 @@
 #ifndef SL_SANDBOX_LOCAL_H
 #define SL_SANDBOX_LOCAL_H
 
-#include "../sandbox.h"
+#include "sandbox/sandbox.h"
 
 int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err);
 /* 0 when a sandbox made here can hold a memory limit of `bytes` (a memory

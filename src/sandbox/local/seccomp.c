@@ -18,7 +18,7 @@
  *   - device nodes: mknod/mknodat for anything but FIFOs and sockets;
  *   - netlink sockets, whose queues no memory cgroup is charged for.
  */
-#include "seccomp.h"
+#include "sandbox/local/seccomp.h"
 
 /* libseccomp's SCMP_A* macros leave struct fields to default */
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
@@ -36,7 +36,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../core/err.h"
+#include "core/err.h"
 
 static struct sock_fprog program;
 static char program_error[256];

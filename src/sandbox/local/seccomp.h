@@ -14,7 +14,7 @@
 
 #include <linux/filter.h>
 
-#include "../../core/err.h"
+#include "core/err.h"
 
 /* The compiled program (shared, never freed); NULL with err on failure. */
 const struct sock_fprog *sl_seccomp_program(sl_err *err);
