@@ -5,8 +5,9 @@ CSTD     := -std=c17 -D_GNU_SOURCE
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wformat=2 -Wno-format-nonliteral -Wvla -Wpointer-arith -Wundef
 OPT      ?= -O2 -g
-# -Isrc: includes name a module from the top ("core/err.h").
-CFLAGS   += $(CSTD) $(WARN) $(OPT) -Isrc $(shell pkg-config --cflags $(PKGS))
+# -Isrc: includes name a module from the top ("core/err.h"); -MMD writes each
+# object's header dependencies beside it, so a header change rebuilds its users.
+CFLAGS   += $(CSTD) $(WARN) $(OPT) -Isrc -MMD -MP $(shell pkg-config --cflags $(PKGS))
 # libarchive is dlopen'ed by src/dsl/bundle.c when a bundle is used.
 LDLIBS   += $(shell pkg-config --libs $(filter-out libarchive,$(PKGS))) -ldl -lpthread -lm
 BUILD    ?= build
@@ -25,7 +26,7 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 .PHONY: all test asan fuzz bench bench-sandbox bench-llm bench-serve bench-agent bench-jinja clean
 all: $(BUILD)/sluice $(UNIT_BIN)
 
-$(BUILD)/%.o: %.c $(wildcard src/*/*.h src/*/*/*.h)
+$(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
@@ -67,12 +68,12 @@ asan:
 # The library is compiled once with coverage (fuzzer-no-link) and shared by
 # every target; UBSan aborts so libFuzzer records its findings as crashes.
 FUZZ_TARGETS := $(patsubst fuzz/%.c,build-fuzz/%,$(wildcard fuzz/fuzz_*.c))
-FUZZ_CFLAGS  := $(CSTD) -Isrc -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+FUZZ_CFLAGS  := $(CSTD) -Isrc -MMD -MP -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
                 -fno-sanitize-recover=all $(shell pkg-config --cflags $(PKGS))
 FUZZ_OBJ     := $(SRC:%.c=build-fuzz/%.o) build-fuzz/gen/init_blob.o
 .SECONDARY: $(FUZZ_OBJ)
 fuzz: $(FUZZ_TARGETS)
-build-fuzz/src/%.o: src/%.c $(wildcard src/*/*.h src/*/*/*.h)
+build-fuzz/src/%.o: src/%.c
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 build-fuzz/gen/init_blob.o: $(BUILD)/gen/init_blob.c
@@ -124,6 +125,9 @@ bench-jinja: $(BUILD)/bench/jinja_bench
 
 bench-sandbox: $(BUILD)/bench/sandbox_bench
 	@$(BUILD)/bench/sandbox_bench
+
+# Header dependencies written by -MMD.
+-include $(shell find $(BUILD) build-fuzz -name '*.d' 2>/dev/null)
 
 clean:
 	rm -rf build build-asan build-fuzz
