@@ -19,19 +19,77 @@ static char *vfmt(const char *fmt, va_list ap)
     return s;
 }
 
+static int vset(sl_err *err, sl_errcode code, const char *type, const char *setting,
+                const char *fmt, va_list ap)
+{
+    char *m = vfmt(fmt, ap);
+    sl_secret_mask_inplace(&m);  /* errors quote URLs, tracebacks, bodies */
+    free(err->msg);
+    err->msg = m;
+    err->code = code;
+    sl_err_set_type(err, type);
+    err->setting = setting;
+    return -1;
+}
+
 int sl_err_set(sl_err *err, sl_errcode code, const char *fmt, ...)
 {
     if (!err)
         return -1;
     va_list ap;
     va_start(ap, fmt);
-    char *m = vfmt(fmt, ap);
+    vset(err, code, NULL, NULL, fmt, ap);
     va_end(ap);
-    sl_secret_mask_inplace(&m);  /* errors quote URLs, tracebacks, bodies */
-    free(err->msg);
-    err->msg = m;
-    err->code = code;
     return -1;
+}
+
+int sl_err_typed(sl_err *err, sl_errcode code, const char *type, const char *fmt, ...)
+{
+    if (!err)
+        return -1;
+    va_list ap;
+    va_start(ap, fmt);
+    vset(err, code, type, NULL, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int sl_err_limit(sl_err *err, sl_errcode code, const char *setting, const char *fmt, ...)
+{
+    if (!err)
+        return -1;
+    va_list ap;
+    va_start(ap, fmt);
+    vset(err, code, NULL, setting, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+void sl_err_set_type(sl_err *err, const char *type)
+{
+    if (!err)
+        return;
+    char *t = type ? sl_xstrdup(type) : NULL;  /* copy first: type may be err->type */
+    free(err->type);
+    err->type = t;
+}
+
+const char *sl_err_type(const sl_err *err, const char *fallback)
+{
+    return err && err->type ? err->type : fallback;
+}
+
+void sl_err_move(sl_err *dst, sl_err *src)
+{
+    if (dst == src)
+        return;
+    if (!dst) {
+        sl_err_clear(src);
+        return;
+    }
+    sl_err_clear(dst);
+    *dst = *src;
+    *src = (sl_err){0};
 }
 
 int sl_err_prefix(sl_err *err, const char *fmt, ...)
@@ -55,8 +113,8 @@ void sl_err_clear(sl_err *err)
     if (!err)
         return;
     free(err->msg);
-    err->msg = NULL;
-    err->code = SL_OK;
+    free(err->type);
+    *err = (sl_err){0};
 }
 
 const char *sl_errcode_name(sl_errcode code)
@@ -73,6 +131,7 @@ const char *sl_errcode_name(sl_errcode code)
     case SL_ECANCELED: return "canceled";
     case SL_EIO: return "io";
     case SL_ENODE: return "node";
+    case SL_ENOTFOUND: return "not-found";
     }
     return "unknown";
 }
