@@ -32,7 +32,7 @@
 
 #include "engine/graph.h"
 #include "engine/run.h"
-#include "llm/config.h"
+#include "engine/config.h"
 #include "llm/llm.h"
 
 static long long now_ns(void)
@@ -231,7 +231,7 @@ static int relay(int chunks)
     snprintf(url, sizeof url, "http://127.0.0.1:%d/v1", port);
     setenv("SLUICE_LLM_BASE_URL", url, 1);
     sl_err err = {0};
-    sl_llm_config_load(NULL, &err);
+    sl_config_load(NULL, &err);
     sl_graph g;
     sl_diag d;
     sl_diag_init(&d);

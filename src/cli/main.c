@@ -14,7 +14,7 @@
 #include "core/mime.h"
 #include "dsl/bundle.h"
 #include "engine/run.h"
-#include "llm/config.h"
+#include "engine/config.h"
 #include "llm/llm.h"
 #include "cli/cli.h"
 #include "cli/term.h"
@@ -624,8 +624,8 @@ static int cmd_run(int argc, char **argv)
         return EXIT_USAGE;
     }
     /* model providers first: loading checks that each model node's is set */
-    sl_llm_config_offline(replay);
-    if (sl_llm_config_load(config, &err)) {
+    sl_config_offline(replay);
+    if (sl_config_load(config, &err)) {
         fprintf(stderr, "sluice: %s\n", err.msg);
         sl_err_clear(&err);
         return EXIT_USAGE;

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "engine/graph.h"
-#include "llm/config.h"
+#include "engine/config.h"
 #include "server/server.h"
 #include "server/apps.h"
 #include "store/store.h"
@@ -193,7 +193,7 @@ int sl_cli_serve(int argc, char **argv)
         }
     }
     sl_err err = {0};
-    if (sl_llm_config_load(config, &err)) {
+    if (sl_config_load(config, &err)) {
         fprintf(stderr, "sluice serve: %s\n", err.msg);
         sl_err_clear(&err);
         return 2;

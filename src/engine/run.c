@@ -18,7 +18,7 @@
 #include "core/mime.h"
 #include "core/secret.h"
 #include "core/sha256.h"
-#include "llm/config.h"
+#include "engine/config.h"
 #include "tmpl/ref.h"
 #include "engine/stream.h"
 
@@ -1294,7 +1294,7 @@ static void policy_layer(sl_run *r, const sl_value *p)
 
 static void policy_init(sl_run *r)
 {
-    const sl_value *cfg = sl_llm_config_sandbox(sl_llm_config_get());
+    const sl_value *cfg = sl_config_sandbox(sl_config_get());
     snprintf(r->provider, sizeof r->provider, "local");
     /* Classic apps' code nodes reach the network as in Dify's code sandbox:
      * through the egress proxy to any public host (private, special and

@@ -9,7 +9,7 @@
 #include <time.h>
 
 #include "engine/graph.h"
-#include "llm/config.h"
+#include "engine/config.h"
 
 /* The model's name: `name` in LLM nodes, `model` in agent nodes'
  * model-selector values. */
@@ -46,7 +46,7 @@ int sl_model_check_value(sl_check *c, const sl_gnode *n, const sl_value *m, cons
     }
     const char *model;
     char why[512];
-    if (!sl_llm_resolve(sl_llm_config_get(), provider, name, &model, why, sizeof why)) {
+    if (!sl_config_resolve(sl_config_get(), provider, name, &model, why, sizeof why)) {
         snprintf(f, sizeof f, "%s.provider", field);
         sl_check_config(c, n, m, "provider", f, "%s", why);
     }
@@ -121,10 +121,10 @@ int sl_model_call_with(sl_node_exec *x, const sl_value *m, sl_value *req,
     *resp = NULL;
     const char *provider = json_string_value(json_object_get(m, "provider"));
     const char *name = model_name(m);
-    const sl_llm_config *cfg = sl_llm_config_get();
+    const sl_config *cfg = sl_config_get();
     const char *model;
     char why[512];
-    const sl_llm_endpoint *ep = sl_llm_resolve(cfg, provider, name, &model, why, sizeof why);
+    const sl_llm_endpoint *ep = sl_config_resolve(cfg, provider, name, &model, why, sizeof why);
     if (!ep)
         return sl_exec_fail(x, "LLMModeRequiredError", "%s", why);
     json_object_set_new(req, "model", json_string(model));
@@ -155,7 +155,7 @@ int sl_model_call_with(sl_node_exec *x, const sl_value *m, sl_value *req,
     long long ct = json_integer_value(json_object_get(u, "completion_tokens"));
     double pin = 0, pout = 0;
     const char *cur = "USD";
-    sl_llm_price(cfg, model, &pin, &pout, &cur);
+    sl_config_price(cfg, model, &pin, &pout, &cur);
     double prompt_price = (double)pt * pin / 1e6, completion_price = (double)ct * pout / 1e6;
     json_object_set_new(u, "prompt_unit_price", json_real(pin));
     json_object_set_new(u, "prompt_price_unit", json_real(1e-6));

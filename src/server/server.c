@@ -30,7 +30,6 @@
 #include "core/sha256.h"
 #include "engine/graph.h"
 #include "engine/run.h"
-#include "llm/config.h"
 
 /* ---- apps, loaded once ---- */
 

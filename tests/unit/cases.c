@@ -21,7 +21,7 @@
 #include <curl/curl.h>
 #include <fcntl.h>
 
-#include "llm/config.h"
+#include "engine/config.h"
 #include "llm/llm.h"
 #include "tap.h"
 #include "util.h"
@@ -118,7 +118,7 @@ static int start_llmd_once(void)
     unsetenv("OPENAI_API_KEY");
     unsetenv("SLUICE_LLM_MODEL");
     sl_err err = {0};
-    if (sl_llm_config_load(NULL, &err)) {
+    if (sl_config_load(NULL, &err)) {
         fprintf(stderr, "cases: %s\n", err.msg);
         sl_err_clear(&err);
         return -1;
@@ -561,7 +561,7 @@ static void run_file(const char *file)
         json_decref(x);
         if (fd >= 0 && json && write(fd, json, strlen(json)) == (ssize_t)strlen(json)) {
             own_config = true;
-            if (sl_llm_config_load(cfgpath, &err)) {
+            if (sl_config_load(cfgpath, &err)) {
                 CHECK(0, "%s: sluice_config: %s", file, err.msg);
                 sl_err_clear(&err);
             }
@@ -626,7 +626,7 @@ static void run_file(const char *file)
 out:
     if (own_config) {
         unlink(cfgpath);
-        sl_llm_config_load(NULL, &err);
+        sl_config_load(NULL, &err);
     }
     sl_err_clear(&err);
     sl_yaml_doc_release(&doc);

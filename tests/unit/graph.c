@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "engine/graph.h"
-#include "llm/config.h"
+#include "engine/config.h"
 #include "tap.h"
 #include "util.h"
 
@@ -551,7 +551,7 @@ int main(void)
      * endpoint (never called here). */
     setenv("SLUICE_LLM_BASE_URL", "http://127.0.0.1:9/v1", 1);
     sl_err cerr = {0};
-    if (sl_llm_config_load(NULL, &cerr))
+    if (sl_config_load(NULL, &cerr))
         sl_err_clear(&cerr);
     test_samples();
     test_secrets();

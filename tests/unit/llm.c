@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "llm/config.h"
+#include "engine/config.h"
 #include "llm/llm.h"
 #include "tap.h"
 #include "util.h"
@@ -282,37 +282,37 @@ static void config(void)
     unsetenv("ANTHROPIC_API_KEY");
     setenv("DEEPSEEK_API_KEY", "dk", 1);
     sl_err err = {0};
-    CHECK(sl_llm_config_load(path, &err) == 0, "a config file loads");
-    const sl_llm_config *c = sl_llm_config_get();
+    CHECK(sl_config_load(path, &err) == 0, "a config file loads");
+    const sl_config *c = sl_config_get();
     const char *model;
     char why[512];
-    const sl_llm_endpoint *e = sl_llm_resolve(c, "langgenius/openai/openai", "gpt-4o", &model, why,
+    const sl_llm_endpoint *e = sl_config_resolve(c, "langgenius/openai/openai", "gpt-4o", &model, why,
                                               sizeof why);
     CHECK(e && !strcmp(e->name, "local") && !strcmp(model, "llama3.1"),
           "a model override moves gpt-4o to a local model");
-    e = sl_llm_resolve(c, "openai_api_compatible", "x", &model, why, sizeof why);
+    e = sl_config_resolve(c, "openai_api_compatible", "x", &model, why, sizeof why);
     CHECK(e && !strcmp(e->name, "local"), "an alias maps a DSL provider to a configured one");
-    e = sl_llm_resolve(c, "bedrock", "anthropic.claude", &model, why, sizeof why);
+    e = sl_config_resolve(c, "bedrock", "anthropic.claude", &model, why, sizeof why);
     CHECK(e && e->style == SL_LLM_ANTHROPIC, "bedrock aliased to an Anthropic-style endpoint");
-    e = sl_llm_resolve(c, "deepseek", "deepseek-chat", &model, why, sizeof why);
+    e = sl_config_resolve(c, "deepseek", "deepseek-chat", &model, why, sizeof why);
     CHECK(e && !strcmp(e->name, "deepseek") && !strcmp(model, "ds-local") &&
               !strcmp(e->api_key, "dk") && strstr(e->base_url, "deepseek"),
           "an environment key configures a known provider; a provider/model override renames");
-    e = sl_llm_resolve(c, "openai", "gpt-4o-mini", &model, why, sizeof why);
+    e = sl_config_resolve(c, "openai", "gpt-4o-mini", &model, why, sizeof why);
     CHECK(!e && strstr(why, "OPENAI_API_KEY") && strstr(why, "llm.providers.openai"),
           "an unconfigured provider says which setting to add: %s", why);
-    e = sl_llm_resolve(c, "zzz", "m", &model, why, sizeof why);
+    e = sl_config_resolve(c, "zzz", "m", &model, why, sizeof why);
     CHECK(!e && strstr(why, "llm.providers.zzz") && strstr(why, "SLUICE_LLM_BASE_URL"),
           "an unknown provider too: %s", why);
     double in, out;
     const char *cur;
-    CHECK(sl_llm_price(c, "llama3.1", &in, &out, &cur) && in == 1.5 && out == 2 &&
+    CHECK(sl_config_price(c, "llama3.1", &in, &out, &cur) && in == 1.5 && out == 2 &&
               !strcmp(cur, "EUR"),
           "prices per million tokens");
     FILE *f = fopen(path, "w");
     fputs("llm:\n  providers:\n    x: {style: grpc, base_url: u}\n", f);
     fclose(f);
-    CHECK(sl_llm_config_load(path, &err) < 0 && strstr(err.msg, "style"),
+    CHECK(sl_config_load(path, &err) < 0 && strstr(err.msg, "style"),
           "a bad style is refused: %s", err.msg ? err.msg : "");
     sl_err_clear(&err);
     unlink(path);

@@ -1,7 +1,7 @@
 /*
  * config — see config.h.
  */
-#include "llm/config.h"
+#include "engine/config.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -14,7 +14,7 @@
 #include "core/secret.h"
 #include "dsl/yaml.h"
 
-struct sl_llm_config {
+struct sl_config {
     sl_llm_endpoint *eps;
     size_t n;
     sl_value *aliases;   /* object: DSL provider -> endpoint name */
@@ -22,7 +22,7 @@ struct sl_llm_config {
     sl_value *prices;    /* object: model -> {input, output, currency} */
     char *force_model;   /* SLUICE_LLM_MODEL */
     sl_value *sandbox;   /* the file's `sandbox` mapping, or NULL */
-    struct sl_llm_config *retired;  /* older configurations, freed at exit */
+    struct sl_config *retired;  /* older configurations, freed at exit */
 };
 
 /* Providers sluice knows by their environment variables. */
@@ -50,14 +50,14 @@ static const struct {
 };
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static sl_llm_config *current;
+static sl_config *current;
 /* Replaying a tape needs no endpoint: unconfigured providers resolve to this. */
 static bool offline;
 static sl_llm_endpoint replay_endpoint = {.name = "replay", .base_url = "replay:"};
-static sl_llm_config *retired;
+static sl_config *retired;
 static bool freeing_registered;
 
-static void config_free(sl_llm_config *c);
+static void config_free(sl_config *c);
 
 static void free_all(void)
 {
@@ -65,14 +65,14 @@ static void free_all(void)
     config_free(current);
     current = NULL;
     while (retired) {
-        sl_llm_config *next = retired->retired;
+        sl_config *next = retired->retired;
         config_free(retired);
         retired = next;
     }
     pthread_mutex_unlock(&mu);
 }
 
-void sl_llm_config_offline(bool on)
+void sl_config_offline(bool on)
 {
     offline = on;
 }
@@ -83,7 +83,7 @@ static const char *env(const char *name)
     return v && *v ? v : NULL;
 }
 
-static sl_llm_endpoint *add_endpoint(sl_llm_config *c, const char *name)
+static sl_llm_endpoint *add_endpoint(sl_config *c, const char *name)
 {
     for (size_t i = 0; i < c->n; i++)
         if (!strcmp(c->eps[i].name, name))
@@ -116,7 +116,7 @@ static void set_key(char **slot, const char *v)
     sl_secret_add(v);
 }
 
-static void config_free(sl_llm_config *c)
+static void config_free(sl_config *c)
 {
     if (!c)
         return;
@@ -134,7 +134,7 @@ static void config_free(sl_llm_config *c)
     free(c);
 }
 
-static void from_env(sl_llm_config *c)
+static void from_env(sl_config *c)
 {
     for (size_t i = 0; i < sizeof known / sizeof *known; i++) {
         const char *key = env(known[i].key_env), *base = env(known[i].base_env);
@@ -164,7 +164,7 @@ static int bad(sl_err *err, const char *path, const sl_yaml_doc *d, const sl_val
     return sl_err_set(err, SL_EINVAL, "%s:%d:%d: llm.%s: %s", path, m.line, m.col, key, what);
 }
 
-static int from_file(sl_llm_config *c, const char *path, sl_err *err)
+static int from_file(sl_config *c, const char *path, sl_err *err)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -280,9 +280,9 @@ out:
     return rc;
 }
 
-int sl_llm_config_load(const char *path, sl_err *err)
+int sl_config_load(const char *path, sl_err *err)
 {
-    sl_llm_config *c = sl_xcalloc(1, sizeof *c);
+    sl_config *c = sl_xcalloc(1, sizeof *c);
     c->aliases = json_object();
     c->models = json_object();
     c->prices = json_object();
@@ -312,17 +312,17 @@ int sl_llm_config_load(const char *path, sl_err *err)
     return 0;
 }
 
-const sl_llm_config *sl_llm_config_get(void)
+const sl_config *sl_config_get(void)
 {
     pthread_mutex_lock(&mu);
     bool have = current != NULL;
     pthread_mutex_unlock(&mu);
     if (!have) {
         sl_err err = {0};
-        if (sl_llm_config_load(NULL, &err)) {
+        if (sl_config_load(NULL, &err)) {
             /* a broken ./sluice.yml: environment only; the CLI reports it */
             sl_err_clear(&err);
-            sl_llm_config *c = sl_xcalloc(1, sizeof *c);
+            sl_config *c = sl_xcalloc(1, sizeof *c);
             c->aliases = json_object();
             c->models = json_object();
             c->prices = json_object();
@@ -340,7 +340,7 @@ const sl_llm_config *sl_llm_config_get(void)
         }
     }
     pthread_mutex_lock(&mu);
-    const sl_llm_config *c = current;
+    const sl_config *c = current;
     pthread_mutex_unlock(&mu);
     return c;
 }
@@ -352,7 +352,7 @@ static const char *short_name(const char *provider)
     return slash ? slash + 1 : provider;
 }
 
-static const sl_llm_endpoint *find(const sl_llm_config *c, const char *name)
+static const sl_llm_endpoint *find(const sl_config *c, const char *name)
 {
     for (size_t i = 0; i < c->n; i++)
         if (!strcasecmp(c->eps[i].name, name))
@@ -360,7 +360,7 @@ static const sl_llm_endpoint *find(const sl_llm_config *c, const char *name)
     return NULL;
 }
 
-const sl_llm_endpoint *sl_llm_resolve(const sl_llm_config *c, const char *provider,
+const sl_llm_endpoint *sl_config_resolve(const sl_config *c, const char *provider,
                                       const char *model, const char **model_out, char *why,
                                       size_t n)
 {
@@ -410,12 +410,12 @@ const sl_llm_endpoint *sl_llm_resolve(const sl_llm_config *c, const char *provid
     return NULL;
 }
 
-const sl_value *sl_llm_config_sandbox(const sl_llm_config *c)
+const sl_value *sl_config_sandbox(const sl_config *c)
 {
     return c ? c->sandbox : NULL;
 }
 
-bool sl_llm_price(const sl_llm_config *c, const char *model, double *input, double *output,
+bool sl_config_price(const sl_config *c, const char *model, double *input, double *output,
                   const char **currency)
 {
     const sl_value *p = json_object_get(c->prices, model ? model : "");

@@ -1,5 +1,6 @@
 /*
- * config — which endpoint serves the models a workflow names.
+ * config — sluice's settings (sluice.yml): which endpoint serves the models
+ * a workflow names, their prices, and the sandbox policy apps start from.
  *
  * Dify DSL files name a provider ("openai", "langgenius/openai/openai",
  * "deepseek", "openai_api_compatible", …) and a model.  sluice maps them to
@@ -25,41 +26,44 @@
  *      SLUICE_LLM_API_KEY, SLUICE_LLM_STYLE (openai|anthropic), and
  *      SLUICE_LLM_MODEL to run every model as that one.
  * API keys live only in endpoints; nothing here prints them.
+ *
+ * The file's `sandbox` mapping is kept as it is for the engine, which
+ * overlays each app's `sluice.sandbox` on it (see engine/graph.h).
  */
-#ifndef SL_LLM_CONFIG_H
-#define SL_LLM_CONFIG_H
+#ifndef SL_ENGINE_CONFIG_H
+#define SL_ENGINE_CONFIG_H
 
 #include <stdbool.h>
 
 #include "core/err.h"
 #include "llm/llm.h"
 
-typedef struct sl_llm_config sl_llm_config;
+typedef struct sl_config sl_config;
 
 /* Loads the process's configuration (path may be NULL: see above) and
- * makes it the one sl_llm_config_get() returns.  Call before loading
+ * makes it the one sl_config_get() returns.  Call before loading
  * workflows; a second call replaces the first. */
-int sl_llm_config_load(const char *path, sl_err *err);
+int sl_config_load(const char *path, sl_err *err);
 /* The process's configuration; loaded from the environment on first use
- * when sl_llm_config_load was not called. */
-const sl_llm_config *sl_llm_config_get(void);
+ * when sl_config_load was not called. */
+const sl_config *sl_config_get(void);
 
 /* The endpoint and model name for a DSL model.  NULL when the provider is
  * not configured; `why` then says which setting to add. */
-const sl_llm_endpoint *sl_llm_resolve(const sl_llm_config *c, const char *provider,
+const sl_llm_endpoint *sl_config_resolve(const sl_config *c, const char *provider,
                                       const char *model, const char **model_out, char *why,
                                       size_t n);
 /* While a tape is replayed no call leaves the process, so providers need
  * not be configured: unconfigured ones then resolve to a placeholder. */
-void sl_llm_config_offline(bool on);
+void sl_config_offline(bool on);
 
 /* The config file's `sandbox` mapping: the defaults for apps' sandboxes
  * (provider, network, limits) and each provider's settings
  * (sandbox.ssh, sandbox.e2b); NULL when the file has none.  Borrowed. */
-const sl_value *sl_llm_config_sandbox(const sl_llm_config *c);
+const sl_value *sl_config_sandbox(const sl_config *c);
 
 /* Price per million tokens for a model; false when the table has none. */
-bool sl_llm_price(const sl_llm_config *c, const char *model, double *input, double *output,
+bool sl_config_price(const sl_config *c, const char *model, double *input, double *output,
                   const char **currency);
 
 #endif
