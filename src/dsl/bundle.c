@@ -13,11 +13,9 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <dirent.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <locale.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,6 +27,7 @@
 #include <unistd.h>
 
 #include "core/buf.h"
+#include "core/dl.h"
 #include "core/map.h"
 #include "core/sha256.h"
 
@@ -39,30 +38,17 @@
 #define ARCHIVE_FNS(X) X(archive_entry_filetype) X(archive_entry_free) X(archive_entry_hardlink) X(archive_entry_is_encrypted) X(archive_entry_mode) X(archive_entry_new) X(archive_entry_pathname) X(archive_entry_pathname_utf8) X(archive_entry_perm) X(archive_entry_set_filetype) X(archive_entry_set_mtime) X(archive_entry_set_pathname_utf8) X(archive_entry_set_perm) X(archive_entry_set_size) X(archive_entry_size) X(archive_entry_size_is_set) X(archive_entry_symlink) X(archive_error_string) X(archive_read_data) X(archive_read_free) X(archive_read_new) X(archive_read_next_header) X(archive_read_open_memory) X(archive_read_support_format_zip) X(archive_write_close) X(archive_write_data) X(archive_write_free) X(archive_write_header) X(archive_write_new) X(archive_write_open_fd) X(archive_write_set_format_zip) X(archive_write_set_options)
 #define ARCHIVE_PTR(f) static __typeof__(&f) p_##f;
 ARCHIVE_FNS(ARCHIVE_PTR)
-static pthread_once_t archive_once = PTHREAD_ONCE_INIT;
-static char archive_why[256];
-
-static void archive_load(void)
-{
-    void *h = dlopen("libarchive.so.13", RTLD_NOW | RTLD_LOCAL);
-    if (!h)
-        h = dlopen("libarchive.so", RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        snprintf(archive_why, sizeof archive_why,
-                 "bundle: libarchive is not installed (apt-get install libarchive13): %s",
-                 dlerror());
-        return;
-    }
-#define ARCHIVE_SYM(f)                                                                             \
-    if (!(p_##f = (__typeof__(&f))dlsym(h, #f)) && !archive_why[0])                                \
-        snprintf(archive_why, sizeof archive_why, "bundle: libarchive has no %s", #f);
-    ARCHIVE_FNS(ARCHIVE_SYM)
-}
+#define ARCHIVE_SYM(f) {#f, (void **)&p_##f},
+static const sl_dl_sym archive_syms[] = {ARCHIVE_FNS(ARCHIVE_SYM){NULL, NULL}};
+static const char *const archive_names[] = {"libarchive.so.13", "libarchive.so", NULL};
+static sl_dl_lib archive_lib = {.what = "libarchive", .sonames = archive_names,
+                                .package = "libarchive13", .syms = archive_syms};
 
 static int archive_ready(sl_err *err)
 {
-    pthread_once(&archive_once, archive_load);
-    return archive_why[0] ? sl_err_set(err, SL_EUNSUPPORTED, "%s", archive_why) : 0;
+    if (sl_dl_load(&archive_lib, err))
+        return sl_err_prefix(err, "bundle");
+    return 0;
 }
 
 #define archive_entry_filetype p_archive_entry_filetype
