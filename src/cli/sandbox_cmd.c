@@ -84,6 +84,21 @@ static bool was_interrupted(void *ud)
     return interrupted != 0;
 }
 
+/* The option that raises a limit, for the message about hitting it. */
+static const char *limit_option(sl_sandbox_limit l)
+{
+    switch (l) {
+    case SL_SBLIMIT_MEMORY: return " (--mem)";
+    case SL_SBLIMIT_OUTPUT: return " (--output)";
+    case SL_SBLIMIT_CPU:
+    case SL_SBLIMIT_CPU_OR_FILE_SIZE: return " (--cpu-seconds)";
+    case SL_SBLIMIT_FILE_SIZE: return " (--file-size)";
+    case SL_SBLIMIT_PROCS: return " (--procs)";
+    case SL_SBLIMIT_NONE: break;
+    }
+    return "";
+}
+
 static int bad(const char *fmt, const char *arg)
 {
     fputs("sluice sandbox: ", stderr);
@@ -282,16 +297,13 @@ int sl_cli_sandbox(int argc, char **argv)
         if (!quiet && r.kind != SL_EXIT_EXITED && r.kind != SL_EXIT_SIGNALED) {
             char what[256];
             sl_sandbox_result_describe(&r, what, sizeof what);
-            const char *hint = r.kind == SL_EXIT_TIMEOUT                ? " (--timeout)"
-                               : strstr(r.limit, "memory") == r.limit   ? " (--mem)"
-                               : strstr(r.limit, "output")              ? " (--output)"
-                               : strstr(r.limit, "CPU") == r.limit      ? " (--cpu-seconds)"
-                               : strstr(r.limit, "file size") == r.limit ? " (--file-size)"
-                                                                        : "";
+            const char *hint = r.kind == SL_EXIT_TIMEOUT ? " (--timeout)"
+                               : r.kind != SL_EXIT_LIMIT  ? ""
+                               : limit_option(r.hit);
             fprintf(stderr, "sluice sandbox: the command %s%s\n", what, hint);
         }
         if (!quiet && r.note[0])
-            fprintf(stderr, "sluice sandbox: note: %s (--procs)\n", r.note);
+            fprintf(stderr, "sluice sandbox: note: %s%s\n", r.note, limit_option(r.touched));
     }
     sl_sandbox_result_release(&r);
     sl_sandbox_destroy(sb);

@@ -699,10 +699,11 @@ static int run(sl_node_exec *x)
         rc = sl_exec_fail(x, "CodeExecutionError",
                           "the code was killed: it went over the sandbox's %s limit%s",
                           res.limit,
-                          strstr(res.limit, "memory")   ? " (sandbox_memory_bytes)"
-                          : strstr(res.limit, "output") ? " (max_output_bytes)"
-                          : strstr(res.limit, "CPU")    ? " (sandbox_cpu_seconds)"
-                                                        : "");
+                          res.hit == SL_SBLIMIT_MEMORY   ? " (sandbox_memory_bytes)"
+                          : res.hit == SL_SBLIMIT_OUTPUT ? " (max_output_bytes)"
+                          : res.hit == SL_SBLIMIT_CPU || res.hit == SL_SBLIMIT_CPU_OR_FILE_SIZE
+                              ? " (sandbox_cpu_seconds)"
+                              : "");
         goto out;
     case SL_EXIT_SIGNALED:
         rc = sl_exec_fail(x, "CodeExecutionError", "the code was killed by signal %d (%s)%s%s",

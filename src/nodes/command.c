@@ -121,9 +121,9 @@ static int run(sl_node_exec *x)
         goto out;
     case SL_EXIT_LIMIT:
         rc = sl_exec_fail(x, "CommandExecutionError", "the command %s%s", what,
-                          strstr(res.limit, "output") ? " (sandbox_output_bytes)"
-                          : strstr(res.limit, "memory") ? " (sandbox_memory_bytes)"
-                                                        : "");
+                          res.hit == SL_SBLIMIT_OUTPUT   ? " (sandbox_output_bytes)"
+                          : res.hit == SL_SBLIMIT_MEMORY ? " (sandbox_memory_bytes)"
+                                                         : "");
         goto out;
     case SL_EXIT_CANCELED:
         rc = sl_exec_fail(x, "CommandExecutionError", "the run was stopped while the command ran");

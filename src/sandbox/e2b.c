@@ -679,6 +679,7 @@ static int on_event(const sl_e2b_event *ev, void *ud)
                 e->res->out_truncated = true;
             if (e->killed == K_NONE) {
                 e->killed = K_OUTPUT;
+                e->res->hit = SL_SBLIMIT_OUTPUT;
                 snprintf(e->res->limit, sizeof e->res->limit, "%s output (%zu bytes)",
                          k ? "stderr" : "stdout", cmd->max_output_bytes);
             }
@@ -1058,10 +1059,12 @@ static int e2b_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_result
             char size[32];
             if (sig == SIGXCPU) {
                 res->kind = SL_EXIT_LIMIT;
+                res->hit = SL_SBLIMIT_CPU;
                 snprintf(res->limit, sizeof res->limit, "CPU time (%d s)", s->o.cpu_seconds);
             } else if (sig == SIGXFSZ) {
                 sl_size_text(s->o.max_file_bytes, size, sizeof size);
                 res->kind = SL_EXIT_LIMIT;
+                res->hit = SL_SBLIMIT_FILE_SIZE;
                 snprintf(res->limit, sizeof res->limit, "file size (%s)", size);
             } else {
                 res->kind = SL_EXIT_SIGNALED;

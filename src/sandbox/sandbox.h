@@ -91,11 +91,25 @@ typedef enum {
     SL_EXIT_CANCELED,   /* the caller cancelled it */
 } sl_exit_kind;
 
+/* Which of the sandbox's limits a command hit; callers decide on this (the
+ * option or setting to name), `limit` and `note` are the words for people. */
+typedef enum {
+    SL_SBLIMIT_NONE = 0,
+    SL_SBLIMIT_MEMORY,          /* memory of everything inside (socket buffers too) */
+    SL_SBLIMIT_CPU,             /* CPU seconds of one process */
+    SL_SBLIMIT_FILE_SIZE,       /* the largest file one process writes */
+    SL_SBLIMIT_CPU_OR_FILE_SIZE,/* one of those two (ssh cannot say which) */
+    SL_SBLIMIT_OUTPUT,          /* bytes of stdout or stderr */
+    SL_SBLIMIT_PROCS,           /* processes + threads */
+} sl_sandbox_limit;
+
 typedef struct {
     sl_exit_kind kind;
     int code;            /* EXITED: exit code */
     int sig;             /* SIGNALED/LIMIT: the signal */
+    sl_sandbox_limit hit;/* LIMIT: which one */
     char limit[128];     /* LIMIT: which one, for people ("memory (256 MiB)") */
+    sl_sandbox_limit touched; /* the limit `note` is about */
     char note[128];      /* a limit touched without a kill ("process limit reached") */
     double seconds;      /* wall time */
     sl_buf out, err;     /* collected streams (when no callback) */

@@ -935,6 +935,7 @@ static int ssh_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_result
                 *x->truncated = true;
                 if (killed == K_NONE) {
                     killed = K_OUTPUT;
+                    res->hit = SL_SBLIMIT_OUTPUT;
                     snprintf(res->limit, sizeof res->limit, "%s output (%zu bytes)",
                              k == 0 ? "stdout" : "stderr", cmd->max_output_bytes);
                 }
@@ -1015,17 +1016,20 @@ static int ssh_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_result
         if (sig == SIGXCPU) {
             res->kind = SL_EXIT_LIMIT;
             res->sig = sig;
+            res->hit = SL_SBLIMIT_CPU;
             snprintf(res->limit, sizeof res->limit, "CPU time (%d s)", s->cpu_seconds);
         } else if (sig == SIGXFSZ) {
             sl_size_text(s->max_file_bytes, size, sizeof size);
             res->kind = SL_EXIT_LIMIT;
             res->sig = sig;
+            res->hit = SL_SBLIMIT_FILE_SIZE;
             snprintf(res->limit, sizeof res->limit, "file size (%s)", size);
         } else if (!sig && (s->cpu_seconds > 0 || s->max_file_bytes)) {
             /* OpenSSH names only 13 signals and sends "SIG@openssh.com"
              * for the rest, SIGXCPU and SIGXFSZ among them */
             sl_size_text(s->max_file_bytes, size, sizeof size);
             res->kind = SL_EXIT_LIMIT;
+            res->hit = SL_SBLIMIT_CPU_OR_FILE_SIZE;
             snprintf(res->limit, sizeof res->limit, "CPU time (%d s) or file size (%s)",
                      s->cpu_seconds, size);
         } else {

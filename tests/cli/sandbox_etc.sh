@@ -57,4 +57,11 @@ printf 'sandbox:\n  local: {host_etc: [shadow]}\n' >"$T/bad.yml"
 sl run "$T/cmd.yml" -q --limit sandbox_memory_bytes=0 --config "$T/bad.yml"
 check "host_etc refuses files outside its list (shadow), naming it" \
     bash -c "[ $rc != 0 ] && grep -q \"'shadow' is not one of pip.conf, npmrc, gitconfig, wgetrc\" '$T/err'"
+# A limit hit names the option that raises it (decided by the limit's kind)
+sl sandbox run --mem none --cpu-seconds 1 -- sh -c 'while :; do :; done'
+check "a CPU limit names --cpu-seconds" \
+    bash -c "[ $rc = 137 ] && grep -qF 'CPU time (1 s) limit (--cpu-seconds)' '$T/err'"
+sl sandbox run --mem none --output 100 -- sh -c 'yes'
+check "an output limit names --output" \
+    bash -c "[ $rc = 137 ] && grep -qF 'output (100 bytes) limit (--output)' '$T/err'"
 echo "1..$n"

@@ -136,7 +136,8 @@ static void test_streams(void)
     const char *yes[] = {"yes", NULL};
     sl_sandbox_cmd cap = {.max_output_bytes = 10000};
     CHECK(run(yes, &r, &cap) == 0 && r.kind == SL_EXIT_LIMIT && r.out.len == 10000 &&
-              r.out_truncated && strstr(r.limit, "stdout") && sl_sandbox_result_code(&r) == 137,
+              r.out_truncated && strstr(r.limit, "stdout") && sl_sandbox_result_code(&r) == 137 &&
+              r.hit == SL_SBLIMIT_OUTPUT,
           "output past its cap: killed, kept up to the cap, limit named (%s)", r.limit);
     sl_sandbox_result_release(&r);
 
@@ -300,6 +301,55 @@ static void test_parsers(void)
     sl_err_clear(&err);
 }
 
+/* Each per-process and sandbox limit a command hits is named by `hit` (the
+ * enum callers decide on), beside the words in `limit`. */
+static void test_limit_kinds(void)
+{
+    sl_sandbox_opts o;
+    sl_sandbox_opts_init(&o);
+    o.disk_bytes = 8 << 20;
+    o.memory_bytes = sb_memory ? 64 << 20 : 0;
+    o.cpu_seconds = 1;
+    o.max_file_bytes = 4096;
+    o.max_procs = 16;
+    sl_sandbox *lb = NULL;
+    sl_err err = {0};
+    if (sl_sandbox_create(&o, &lb, &err)) {
+        CHECK(0, "a sandbox with small limits: %s", err.msg);
+        sl_err_clear(&err);
+        return;
+    }
+    sl_sandbox *keep = sb;
+    sb = lb;
+    sl_sandbox_result r;
+    const char *fsize[] = {"sh", "-c", "exec head -c 10000 /dev/zero > big", NULL};
+    CHECK(run(fsize, &r, NULL) == 0 && r.kind == SL_EXIT_LIMIT && r.hit == SL_SBLIMIT_FILE_SIZE &&
+              strstr(r.limit, "file size"),
+          "a file past max_file_bytes: hit is FILE_SIZE (kind %d, '%s')", r.kind, r.limit);
+    sl_sandbox_result_release(&r);
+    const char *spin[] = {"sh", "-c", "while :; do :; done", NULL};
+    sl_sandbox_cmd to = {.timeout_s = 10};
+    CHECK(run(spin, &r, &to) == 0 && r.kind == SL_EXIT_LIMIT && r.hit == SL_SBLIMIT_CPU &&
+              strstr(r.limit, "CPU time"),
+          "a loop past cpu_seconds: hit is CPU (kind %d, '%s')", r.kind, r.limit);
+    sl_sandbox_result_release(&r);
+    if (o.memory_bytes) {
+        const char *hog[] = {"sh", "-c", "x=$(head -c 200000000 /dev/zero | tr '\\0' a)", NULL};
+        CHECK(run(hog, &r, &to) == 0 && r.kind == SL_EXIT_LIMIT && r.hit == SL_SBLIMIT_MEMORY &&
+                  strstr(r.limit, "memory"),
+              "200 MB in a 64 MiB sandbox: hit is MEMORY (kind %d, '%s')", r.kind, r.limit);
+        sl_sandbox_result_release(&r);
+    } else {
+        SKIP("hit is MEMORY", "no memory limit here");
+    }
+    const char *fork[] = {"sh", "-c", "for i in $(seq 40); do sleep 1 & done; wait", NULL};
+    CHECK(run(fork, &r, &to) == 0 && r.touched == SL_SBLIMIT_PROCS && strstr(r.note, "process"),
+          "forks past max_procs: touched is PROCS ('%s')", r.note);
+    sl_sandbox_result_release(&r);
+    sb = keep;
+    sl_sandbox_destroy(lb);
+}
+
 int main(void)
 {
     sl_sandbox_opts o;
@@ -317,6 +367,7 @@ int main(void)
         return 0;
     }
     test_files();
+    test_limit_kinds();
     test_streams();
     test_concurrency();
     sl_buf big;

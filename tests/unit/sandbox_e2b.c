@@ -451,6 +451,7 @@ static void test_create_and_exec(void)
     p1 = r.out.data ? atoi(r.out.data) : 0;
     CHECK(rc == 0 && r.kind == SL_EXIT_LIMIT && r.out.len == 1000 && r.out_truncated &&
               !r.err_truncated && strstr(r.limit, "stdout output (1000 bytes)") && took < 3 &&
+              r.hit == SL_SBLIMIT_OUTPUT &&
               p1 > 0 && pid_gone(p1),
           "output cap: %zu bytes kept, limit '%s', %.2f s", r.out.len, r.limit, took);
     sl_sandbox_result_release(&r);
@@ -630,7 +631,8 @@ static void test_files_and_limits(void)
     sl_sandbox_result_release(&r);
     const char *fsz[] = {"sh", "-c", "exec head -c 10000 /dev/zero > big", NULL};
     rc = run(sb, fsz, &r);
-    CHECK(rc == 0 && r.kind == SL_EXIT_LIMIT && r.sig == SIGXFSZ && strstr(r.limit, "file size (4 KiB)"),
+    CHECK(rc == 0 && r.kind == SL_EXIT_LIMIT && r.sig == SIGXFSZ && strstr(r.limit, "file size (4 KiB)") &&
+              r.hit == SL_SBLIMIT_FILE_SIZE,
           "file size limit via ulimit: kind %d sig %d '%s'", r.kind, r.sig, r.limit);
     sl_sandbox_result_release(&r);
     const char *lim[] = {"sh", "-c", "ulimit -n; ulimit -t", NULL};

@@ -526,7 +526,7 @@ static void test_streams_and_kills(void)
     t0 = now_s();
     rc = run(yes, &r, &c);
     CHECK(rc == 0 && r.kind == SL_EXIT_LIMIT && r.out.len == 1000 && r.out_truncated &&
-              has(r.limit, "stdout output (1000 bytes)"),
+              has(r.limit, "stdout output (1000 bytes)") && r.hit == SL_SBLIMIT_OUTPUT,
           "output over the cap is cut and the command killed (kind %d, %zu bytes, '%s')",
           r.kind, r.out.len, r.limit);
     CHECK(now_s() - t0 < 3 && gone("^[y]es (hello|other)$"), "yes is gone (%.2f s)",

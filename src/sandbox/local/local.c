@@ -890,6 +890,7 @@ static int local_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_resu
                         pthread_mutex_lock(&s->lock);
                         send_msg(s, SL_OP_KILL, id, 0, NULL, 0, NULL, 0);
                         pthread_mutex_unlock(&s->lock);
+                        res->hit = SL_SBLIMIT_OUTPUT;
                         snprintf(res->limit, sizeof res->limit, "%s output (%zu bytes)",
                                  ix[i] == 0 ? "stdout" : "stderr", cmd->max_output_bytes);
                     }
@@ -969,6 +970,7 @@ static int local_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_resu
         sl_size_text(s->o.memory_bytes, size, sizeof size);
         res->kind = SL_EXIT_LIMIT;
         res->sig = SIGKILL;
+        res->hit = SL_SBLIMIT_MEMORY;
         snprintf(res->limit, sizeof res->limit, "memory (%s; socket buffers)", size);
     } else if (WIFSIGNALED(w)) {
         res->sig = WTERMSIG(w);
@@ -976,6 +978,7 @@ static int local_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_resu
         if (res->sig == SIGKILL && ev1.oom_kills > ev0.oom_kills) {
             sl_size_text(s->o.memory_bytes, size, sizeof size);
             res->kind = SL_EXIT_LIMIT;
+            res->hit = SL_SBLIMIT_MEMORY;
             snprintf(res->limit, sizeof res->limit, "memory (%s)", size);
         } else if (res->sig == SIGXCPU ||
                    (res->sig == SIGKILL && s->o.cpu_seconds > 0 &&
@@ -983,10 +986,12 @@ static int local_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_resu
             /* SIGXCPU at the soft limit, SIGKILL at the hard one (a
              * program that ignored SIGXCPU) */
             res->kind = SL_EXIT_LIMIT;
+            res->hit = SL_SBLIMIT_CPU;
             snprintf(res->limit, sizeof res->limit, "CPU time (%d s)", s->o.cpu_seconds);
         } else if (res->sig == SIGXFSZ) {
             sl_size_text(s->o.max_file_bytes, size, sizeof size);
             res->kind = SL_EXIT_LIMIT;
+            res->hit = SL_SBLIMIT_FILE_SIZE;
             snprintf(res->limit, sizeof res->limit, "file size (%s)", size);
         } else {
             res->kind = SL_EXIT_SIGNALED;
@@ -995,9 +1000,11 @@ static int local_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_resu
         res->kind = SL_EXIT_EXITED;
         res->code = WEXITSTATUS(w);
     }
-    if (ev1.pids_max > ev0.pids_max)
+    if (ev1.pids_max > ev0.pids_max) {
+        res->touched = SL_SBLIMIT_PROCS;
         snprintf(res->note, sizeof res->note, "the process limit (%d) was reached",
                  s->o.max_procs);
+    }
     return 0;
 fail_pipes:
     sl_buf_release(&msg);
