@@ -8,8 +8,10 @@ OPT      ?= -O2 -g
 # -Isrc: includes name a module from the top ("core/err.h"); -MMD writes each
 # object's header dependencies beside it, so a header change rebuilds its users.
 CFLAGS   += $(CSTD) $(WARN) $(OPT) -Isrc -MMD -MP $(shell pkg-config --cflags $(PKGS))
-# libarchive is dlopen'ed by src/dsl/bundle.c when a bundle is used.
-LDLIBS   += $(shell pkg-config --libs $(filter-out libarchive,$(PKGS))) -ldl -lpthread -lm
+# Loaded on first use through core/dl (dlopen), not linked: a command that
+# does not use one does not map it and what it pulls in (docs/dependencies.md).
+DLOPENED := libarchive libmicrohttpd
+LDLIBS   += $(shell pkg-config --libs $(filter-out $(DLOPENED),$(PKGS))) -ldl -lpthread -lm
 BUILD    ?= build
 
 # src/sandbox/local/init.c is a program of its own (the sandbox's pid 1),

@@ -3,6 +3,7 @@
  */
 #include "server/server.h"
 #include "server/apps.h"
+#include "server/mhd.h"
 #include "server/workers.h"
 
 #include <arpa/inet.h>
@@ -10,7 +11,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
-#include <microhttpd.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -1536,6 +1536,8 @@ static void on_signal(int sig)
 
 int sl_server_run(sl_store *store, const sl_server_opts *o, sl_err *err)
 {
+    if (sl_mhd_load(err))
+        return -1;
     memset(&S, 0, sizeof S);
     /* Two malloc arenas, not eight per core: connection threads come and
      * go, and every arena one touched keeps its own free memory, which
