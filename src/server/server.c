@@ -905,7 +905,7 @@ static enum MHD_Result start_run(struct MHD_Connection *c, const char *app_id, s
         char *conv = NULL;
         const char *cid = json_string_value(json_object_get(body, "conversation_id"));
         if (sl_store_conversation(S.store, app_id, user, cid, query, &conv, &err)) {
-            bool gone = err.code == SL_EINVAL;
+            bool gone = err.code == SL_ENOTFOUND;
             enum MHD_Result r = reply_error(c, gone ? 404 : 500, gone ? "not_found" : "internal_error",
                                             "%s", err.msg);
             sl_err_clear(&err);
@@ -1242,10 +1242,10 @@ static enum MHD_Result admin(struct MHD_Connection *c, const char *method, const
             sl_value *info = NULL;
             if (sl_apps_update(S.store, id, q->body.data ? q->body.data : "", q->body.len,
                                "upload", &info, &d, &err))
-                ret = reply_error(c, err.code == SL_EIO ? 500 : strstr(err.msg, "no app with")
-                                                                    ? 404 : 400,
-                                  err.code == SL_EIO ? "internal_error"
-                                  : strstr(err.msg, "no app with") ? "not_found" : "invalid_param",
+                ret = reply_error(c, err.code == SL_EIO         ? 500
+                                     : err.code == SL_ENOTFOUND ? 404 : 400,
+                                  err.code == SL_EIO         ? "internal_error"
+                                  : err.code == SL_ENOTFOUND ? "not_found" : "invalid_param",
                                   "the app does not load: %s", d.n ? d.v[0].msg : err.msg);
             else
                 ret = reply_json(c, 200, info);

@@ -670,7 +670,7 @@ int sl_store_app_update(sl_store *s, const char *id, const char *name, const cha
     if (n < 0)
         return -1;
     if (n == 0)
-        return sl_err_set(err, SL_EINVAL, "no app with id '%s' (sluice app list shows them)", id);
+        return sl_err_set(err, SL_ENOTFOUND, "no app with id '%s' (sluice app list shows them)", id);
     sl_value *info = NULL;
     if (sl_store_app_get(s, id, NULL, &info, err))
         return -1;
@@ -696,7 +696,7 @@ int sl_store_app_versions(sl_store *s, const char *id, sl_value **out, sl_err *e
     q_close(&x);
     if (!json_array_size(arr)) {
         json_decref(arr);
-        return sl_err_set(err, SL_EINVAL, "no app with id '%s' (sluice app list shows them)", id);
+        return sl_err_set(err, SL_ENOTFOUND, "no app with id '%s' (sluice app list shows them)", id);
     }
     *out = arr;
     return 0;
@@ -714,7 +714,7 @@ int sl_store_app_get_version(sl_store *s, const char *id, int version, char **ds
         *dsl = sl_xstrdup((const char *)sqlite3_column_text(x.st, 0));
         rc = 0;
     } else {
-        sl_err_set(err, SL_EINVAL, "app '%s' has no version %d (sluice app versions %s lists "
+        sl_err_set(err, SL_ENOTFOUND, "app '%s' has no version %d (sluice app versions %s lists "
                    "them)", id, version, id);
     }
     q_close(&x);
@@ -756,7 +756,7 @@ int sl_store_app_get(sl_store *s, const char *id, char **dsl, sl_value **info, s
                               (json_int_t)sqlite3_column_int64(x.st, 4));
         rc = 0;
     } else {
-        sl_err_set(err, SL_EINVAL, "no app with id '%s' (sluice app list shows them)", id);
+        sl_err_set(err, SL_ENOTFOUND, "no app with id '%s' (sluice app list shows them)", id);
     }
     q_close(&x);
     return rc;
@@ -769,7 +769,7 @@ int sl_store_app_delete(sl_store *s, const char *id, sl_err *err)
     if (n < 0)
         return -1;
     if (n == 0)
-        return sl_err_set(err, SL_EINVAL, "no app with id '%s'", id);
+        return sl_err_set(err, SL_ENOTFOUND, "no app with id '%s'", id);
     write_now(s, "DELETE FROM app_versions WHERE app_id=?1", args, 1, NULL);
     write_now(s, "UPDATE app_keys SET revoked_at=strftime('%s','now') WHERE app_id=?1", args, 1,
               NULL);
@@ -848,7 +848,7 @@ int sl_store_key_revoke(sl_store *s, const char *key_id, sl_err *err)
     if (n < 0)
         return -1;
     keys_changed(s);
-    return n ? 0 : sl_err_set(err, SL_EINVAL, "no active key with id '%s'", key_id);
+    return n ? 0 : sl_err_set(err, SL_ENOTFOUND, "no active key with id '%s'", key_id);
 }
 
 char *sl_store_key_app(sl_store *s, const char *key)
@@ -1088,7 +1088,7 @@ int sl_store_conversation(sl_store *s, const char *app_id, const char *user, con
         bool mine = sqlite3_step(x.st) == SQLITE_ROW;
         q_close(&x);
         if (!mine)
-            return sl_err_set(err, SL_EINVAL, "Conversation Not Exists.");
+            return sl_err_set(err, SL_ENOTFOUND, "Conversation Not Exists.");
         const char *args[] = {id, when};
         write_now(s, "UPDATE conversations SET updated_at=?2 WHERE id=?1", args, 2, NULL);
         *out_id = sl_xstrdup(id);
@@ -1244,7 +1244,7 @@ int sl_store_conversation_delete(sl_store *s, const char *app_id, const char *id
     int n = write_now(s, "DELETE FROM conversations WHERE id=?1 AND app_id=?2 AND " OWNED_BY(3),
                       args, 3, err);
     if (n <= 0)
-        return n < 0 ? -1 : sl_err_set(err, SL_EINVAL, "Conversation Not Exists.");
+        return n < 0 ? -1 : sl_err_set(err, SL_ENOTFOUND, "Conversation Not Exists.");
     write_now(s, "DELETE FROM messages WHERE conversation_id=?1 AND app_id=?2", args, 2, NULL);
     return 0;
 }

@@ -87,6 +87,25 @@ static void test_random_fails_closed(void)
     CHECK(rc == 0 && key && strlen(key) == 52, "with getrandom back a key is made: %s",
           key ? key : "(none)");
     free(key);
+
+    /* what does not exist is SL_ENOTFOUND, which the server answers with 404 */
+    char *dsl = NULL;
+    sl_value *vs = NULL;
+    int ver = 0;
+    CHECK(sl_store_app_get(s, "nope", &dsl, NULL, &err) == -1 && err.code == SL_ENOTFOUND,
+          "get of a missing app: not-found (%s)", sl_errcode_name(err.code));
+    CHECK(sl_store_app_update(s, "nope", "a", "workflow", "app: {}", &ver, &err) == -1 &&
+              err.code == SL_ENOTFOUND,
+          "update of a missing app: not-found (%s)", sl_errcode_name(err.code));
+    CHECK(sl_store_app_versions(s, "nope", &vs, &err) == -1 && err.code == SL_ENOTFOUND,
+          "versions of a missing app: not-found (%s)", sl_errcode_name(err.code));
+    CHECK(sl_store_app_get_version(s, app, 99, &dsl, &err) == -1 && err.code == SL_ENOTFOUND,
+          "a missing version: not-found (%s)", sl_errcode_name(err.code));
+    CHECK(sl_store_app_delete(s, "nope", &err) == -1 && err.code == SL_ENOTFOUND,
+          "delete of a missing app: not-found (%s)", sl_errcode_name(err.code));
+    CHECK(sl_store_key_revoke(s, "nope", &err) == -1 && err.code == SL_ENOTFOUND,
+          "revoke of a missing key: not-found (%s)", sl_errcode_name(err.code));
+    sl_err_clear(&err);
     free(path);
     free(app);
     sl_store_close(s);
@@ -167,7 +186,7 @@ static void test_ownership(void)
         CHECK((rc == 0) == may[i], "user '%s' %s continue it (rc %d)", u,
               may[i] ? "may" : "may not", rc);
         if (rc)
-            CHECK(err.code == SL_EINVAL && err.msg && !strcmp(err.msg, "Conversation Not Exists."),
+            CHECK(err.code == SL_ENOTFOUND && err.msg && !strcmp(err.msg, "Conversation Not Exists."),
                   "… refused as Dify does: %s", err.msg ? err.msg : "(none)");
         sl_err_clear(&err);
         free(out);
