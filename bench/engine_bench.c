@@ -33,6 +33,7 @@
 
 #include "engine/graph.h"
 #include "engine/run.h"
+#include "nodes/registry.h"
 
 #define INPUT_TEXT "bench input"
 
@@ -108,7 +109,7 @@ static int load(const char *path, sl_graph *g)
     sl_diag diag;
     sl_err err = {0};
     sl_diag_init(&diag);
-    int rc = sl_graph_load_file(g, path, &diag, &err);
+    int rc = sl_graph_load_file(g, &sl_nodes, path, &diag, &err);
     if (rc < 0) {
         fprintf(stderr, "engine_bench: %s does not load: %s\n", path,
                 err.msg ? err.msg : "invalid");

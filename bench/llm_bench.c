@@ -34,6 +34,7 @@
 #include "engine/run.h"
 #include "engine/config.h"
 #include "llm/llm.h"
+#include "nodes/registry.h"
 
 static long long now_ns(void)
 {
@@ -235,7 +236,7 @@ static int relay(int chunks)
     sl_graph g;
     sl_diag d;
     sl_diag_init(&d);
-    if (sl_graph_load_text(&g, chatflow, strlen(chatflow), "relay.yml", &d, &err)) {
+    if (sl_graph_load_text(&g, &sl_nodes, chatflow, strlen(chatflow), "relay.yml", &d, &err)) {
         fprintf(stderr, "llm_bench: %s\n", d.n ? d.v[0].msg : err.msg);
         return 2;
     }

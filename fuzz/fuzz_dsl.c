@@ -20,6 +20,7 @@
 
 #include "dsl/blockyaml.h"
 #include "engine/graph.h"
+#include "nodes/registry.h"
 
 /* Exports bigger than this are skipped, not compared: fuzz inputs are small
  * but YAML aliases can expand them (within the parser's alias budget). */
@@ -64,8 +65,8 @@ static void reload(const sl_buf *text, sl_graph *g2, const char *what)
     sl_diag diag;
     sl_err err = {0};
     sl_diag_init(&diag);
-    if (sl_graph_load_text(g2, text->data ? text->data : "", text->len, "<export>", &diag,
-                           &err) < 0) {
+    if (sl_graph_load_text(g2, &sl_nodes, text->data ? text->data : "", text->len, "<export>",
+                           &diag, &err) < 0) {
         fprintf(stderr, "----- export -----\n%s\n------------------\n",
                 text->data ? text->data : "");
         dump_diag(what, &diag, &err);
@@ -130,7 +131,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sl_diag diag;
     sl_err err = {0};
     sl_diag_init(&diag);
-    if (sl_graph_load_text(&g, (const char *)data, size, "<fuzz>", &diag, &err) == 0)
+    if (sl_graph_load_text(&g, &sl_nodes, (const char *)data, size, "<fuzz>", &diag, &err) == 0)
         round_trip(&g);
     sl_graph_release(&g);
     sl_diag_release(&diag);

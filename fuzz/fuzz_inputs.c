@@ -16,6 +16,7 @@
 
 #include "engine/graph.h"
 #include "engine/run.h"
+#include "nodes/registry.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -71,8 +72,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     sl_diag diag;
     sl_err err = {0};
     sl_diag_init(&diag);
-    if (sl_graph_load_text(&graph, graph_yaml, sizeof graph_yaml - 1, "<fuzz_inputs>", &diag,
-                           &err) < 0) {
+    if (sl_graph_load_text(&graph, &sl_nodes, graph_yaml, sizeof graph_yaml - 1, "<fuzz_inputs>",
+                           &diag, &err) < 0) {
         fprintf(stderr, "fuzz_inputs: the fixed graph does not load: %s\n",
                 err.msg ? err.msg : "");
         for (size_t i = 0; i < diag.n; i++)

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "engine/graph.h"
+#include "nodes/registry.h"
 #include "server/server.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -49,7 +50,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     sl_diag d;
     sl_err err = {0};
     sl_diag_init(&d);
-    if (sl_graph_load_text(&g, app, strlen(app), "f.yml", &d, &err))
+    if (sl_graph_load_text(&g, &sl_nodes, app, strlen(app), "f.yml", &d, &err))
         abort();
     sl_diag_release(&d);
     return 0;

@@ -18,6 +18,7 @@
 #include "llm/llm.h"
 #include "cli/cli.h"
 #include "cli/term.h"
+#include "nodes/registry.h"
 #include "tmpl/jinja.h"
 
 #define SLUICE_VERSION "0.1.0"
@@ -640,7 +641,7 @@ static int cmd_run(int argc, char **argv)
     sl_graph g;
     sl_diag diag;
     sl_diag_init(&diag);
-    if (sl_graph_load_file(&g, file, &diag, &err) < 0) {
+    if (sl_graph_load_file(&g, &sl_nodes, file, &diag, &err) < 0) {
         print_diag(&diag, true);
         fprintf(stderr, "sluice: %s\n", err.msg);
         sl_diag_release(&diag);
@@ -823,7 +824,7 @@ static int cmd_validate(int argc, char **argv)
         sl_diag d;
         sl_err err = {0};
         sl_diag_init(&d);
-        int rc = sl_graph_load_file(&g, argv[i], &d, &err);
+        int rc = sl_graph_load_file(&g, &sl_nodes, argv[i], &d, &err);
         print_diag(&d, quiet);
         if (rc < 0) {
             bad++;
@@ -883,7 +884,7 @@ static int cmd_export(int argc, char **argv)
     int rc = EXIT_OK;
     sl_yaml_doc doc = {0};
     const sl_value *root = NULL;
-    if (sl_graph_load_file(&g, file, &d, &err) < 0) {
+    if (sl_graph_load_file(&g, &sl_nodes, file, &d, &err) < 0) {
         /* A file that parses but does not validate (say, node types sluice
          * does not run yet) is still exported; the problems are shown. */
         if (err.code != SL_EVALIDATE) {

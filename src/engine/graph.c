@@ -21,6 +21,7 @@
 struct sl_check {
     const sl_graph *g;
     sl_diag *diag;
+    const sl_node_kinds *kinds;
 };
 
 void sl_graph_where(const sl_graph *g, sl_mark m, char *out, size_t n)
@@ -307,7 +308,8 @@ static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *
 
 /* A .zip bundle: the DSL inside it, the app's files extracted to a private
  * folder that the graph owns. */
-static int load_bundle(sl_graph *g, const char *path, sl_diag *diag, sl_err *err)
+static int load_bundle(sl_graph *g, const sl_node_kinds *kinds, const char *path, sl_diag *diag,
+                       sl_err *err)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -348,7 +350,7 @@ static int load_bundle(sl_graph *g, const char *path, sl_diag *diag, sl_err *err
         return -1;
     }
     char *where = sl_xasprintf("%s:%s", path, bd.dsl_name);
-    rc = sl_graph_load_text(g, bd.dsl, strlen(bd.dsl), where, diag, err);
+    rc = sl_graph_load_text(g, kinds, bd.dsl, strlen(bd.dsl), where, diag, err);
     free(where);
     g->app_dir = files;
     g->app_tmp = dir;
@@ -357,16 +359,18 @@ static int load_bundle(sl_graph *g, const char *path, sl_diag *diag, sl_err *err
     return rc;
 }
 
-int sl_graph_load_file(sl_graph *g, const char *path, sl_diag *diag, sl_err *err)
+int sl_graph_load_file(sl_graph *g, const sl_node_kinds *kinds, const char *path, sl_diag *diag,
+                       sl_err *err)
 {
     char *text;
     size_t len;
     memset(g, 0, sizeof *g);
     if (strcmp(path, "-") && sl_bundle_path_is_zip(path))
-        return load_bundle(g, path, diag, err);
+        return load_bundle(g, kinds, path, diag, err);
     if (read_file(path, &text, &len, err) < 0)
         return -1;
-    int rc = sl_graph_load_text(g, text, len, strcmp(path, "-") == 0 ? "<stdin>" : path, diag, err);
+    int rc = sl_graph_load_text(g, kinds, text, len, strcmp(path, "-") == 0 ? "<stdin>" : path,
+                                diag, err);
     free(text);
     return rc;
 }
@@ -569,8 +573,8 @@ static void check_sluice(sl_check *c, const sl_value *sl)
     }
 }
 
-static int load(sl_graph *g, const char *text, size_t len, const char *path, bool marks,
-                sl_diag *diag, sl_err *err)
+static int load(sl_graph *g, const sl_node_kinds *kinds, const char *text, size_t len,
+                const char *path, bool marks, sl_diag *diag, sl_err *err)
 {
     memset(g, 0, sizeof *g);
     sl_map_init(&g->index);
@@ -580,7 +584,7 @@ static int load(sl_graph *g, const char *text, size_t len, const char *path, boo
                           "too", path);
     if (sl_yaml_parse_ex(text, len, path, &g->doc, marks, err) < 0)
         return -1;
-    sl_check chk = {g, diag};
+    sl_check chk = {g, diag, kinds};
     sl_check *c = &chk;
     size_t errors0 = diag->errors;
     const sl_value *root = g->doc.root;
@@ -719,9 +723,9 @@ static int load(sl_graph *g, const char *text, size_t len, const char *path, boo
         sl_gnode *n = &g->nodes[i];
         const sl_value *jn = json_array_get(nodes, 0);
         (void)jn;
-        n->kind = sl_node_kind_find(n->type);
+        n->kind = kinds->find(n->type);
         if (!n->kind && *n->type) {
-            if (sl_node_type_known(n->type))
+            if (kinds->known && kinds->known(n->type))
                 sl_check_error(c, n, n->data, "type", "data.type",
                                "node type '%s' is not supported by sluice yet, so this "
                                "workflow cannot run; see `sluice --help` for the node types "
@@ -933,22 +937,22 @@ done:
     return 0;
 }
 
-int sl_graph_load_text(sl_graph *g, const char *text, size_t len, const char *path,
-                       sl_diag *diag, sl_err *err)
+int sl_graph_load_text(sl_graph *g, const sl_node_kinds *kinds, const char *text, size_t len,
+                       const char *path, sl_diag *diag, sl_err *err)
 {
     /* Recording where every value sits costs a third of the load time and
      * only matters for messages: load without positions first, and again
      * with them when there is anything to report. */
     sl_diag quick;
     sl_diag_init(&quick);
-    int rc = load(g, text, len, path, false, &quick, err);
+    int rc = load(g, kinds, text, len, path, false, &quick, err);
     size_t said = quick.n;
     sl_diag_release(&quick);
     if (said == 0)
         return rc;
     sl_graph_release(g);
     sl_err_clear(err);
-    return load(g, text, len, path, true, diag, err);
+    return load(g, kinds, text, len, path, true, diag, err);
 }
 
 void sl_graph_release(sl_graph *g)

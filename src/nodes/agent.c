@@ -20,7 +20,7 @@
  *
  * Outputs, as in Dify: text, files, json (and usage).
  */
-#include "nodes/node.h"
+#include "engine/node.h"
 
 #include <stdio.h>
 #include <stdlib.h>

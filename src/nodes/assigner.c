@@ -45,7 +45,7 @@
 #include <string.h>
 
 #include "engine/graph.h"
-#include "nodes/node.h"
+#include "engine/node.h"
 
 typedef enum {
     T_NONE,

@@ -34,7 +34,7 @@
 #include "engine/limits.h"
 #include "sandbox/sandbox.h"
 #include "nodes/code.h"
-#include "nodes/node.h"
+#include "engine/node.h"
 
 /* The runners.  The program's stdout and stderr are the user's, as in
  * Dify: what the code prints goes to stdout, errors and tracebacks to

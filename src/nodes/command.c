@@ -19,7 +19,7 @@
 #include "engine/graph.h"
 #include "engine/limits.h"
 #include "sandbox/sandbox.h"
-#include "nodes/node.h"
+#include "engine/node.h"
 
 static int check(sl_check *c, const sl_gnode *n)
 {

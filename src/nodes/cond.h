@@ -40,7 +40,7 @@
 
 #include <stdbool.h>
 
-#include "nodes/node.h"
+#include "engine/node.h"
 
 typedef struct {
     const char *type; /* "ValueError" or "TypeError" (static), NULL when none */

@@ -50,7 +50,7 @@
  * FileFetchError, ResponseSizeError, HttpRequestNodeError,
  * HTTPResponseCodeError; ToolSSRFError for refused addresses).
  */
-#include "nodes/node.h"
+#include "engine/node.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>

@@ -21,7 +21,7 @@
 
 #include "engine/graph.h"
 #include "nodes/cond.h"
-#include "nodes/node.h"
+#include "engine/node.h"
 
 static bool is_none(const sl_value *v)
 {

@@ -8,7 +8,7 @@
  * terminated (first failure fails the node), continue-on-error (null in
  * that slot), remove-abnormal-output (slot dropped).
  */
-#include "nodes/node.h"
+#include "engine/node.h"
 #include "engine/graph.h"
 #include "engine/limits.h"
 

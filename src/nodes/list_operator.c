@@ -35,7 +35,7 @@
 #include "engine/graph.h"
 #include "engine/limits.h"
 #include "nodes/cond.h"
-#include "nodes/node.h"
+#include "engine/node.h"
 
 typedef enum { K_STR, K_NUM, K_BOOL, K_FILE, K_OTHER } elem_kind;
 

@@ -40,7 +40,7 @@
 #include "llm/schema.h"
 #include "tmpl/jinja.h"
 #include "nodes/model.h"
-#include "nodes/node.h"
+#include "engine/node.h"
 
 static int check_prompt(sl_check *c, const sl_gnode *n, const sl_value *p, const char *field)
 {

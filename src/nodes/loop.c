@@ -10,7 +10,7 @@
  * the final loop variables.
  */
 #include "nodes/cond.h"
-#include "nodes/node.h"
+#include "engine/node.h"
 #include "engine/graph.h"
 #include "engine/limits.h"
 

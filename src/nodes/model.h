@@ -10,7 +10,7 @@
 #define SL_NODES_MODEL_H
 
 #include "llm/llm.h"
-#include "nodes/node.h"
+#include "engine/node.h"
 
 /* Load-time check of data.model. */
 int sl_model_check(sl_check *c, const struct sl_gnode *n);

@@ -30,7 +30,7 @@
 #include "engine/graph.h"
 #include "engine/limits.h"
 #include "nodes/model.h"
-#include "nodes/node.h"
+#include "engine/node.h"
 
 #define TOOL "extract_parameters"
 #define HISTORY                                                                            \

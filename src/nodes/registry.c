@@ -5,7 +5,7 @@
  * A type missing from this table is refused at load with its name (see
  * engine/graph.c), never skipped.
  */
-#include "nodes/node.h"
+#include "nodes/registry.h"
 
 #include <string.h>
 
@@ -38,7 +38,7 @@ static const sl_node_kind *const kinds[] = {
     &sl_kind_template_transform,
 };
 
-const sl_node_kind *sl_node_kind_find(const char *type)
+static const sl_node_kind *find(const char *type)
 {
     if (!type)
         return NULL;
@@ -48,7 +48,7 @@ const sl_node_kind *sl_node_kind_find(const char *type)
     return NULL;
 }
 
-bool sl_node_type_known(const char *type)
+static bool known(const char *type)
 {
     static const char *const dify[] = {
         "start", "end", "answer", "llm", "knowledge-retrieval", "if-else", "code",
@@ -63,3 +63,5 @@ bool sl_node_type_known(const char *type)
             return true;
     return false;
 }
+
+const sl_node_kinds sl_nodes = {find, known};

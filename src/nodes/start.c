@@ -2,7 +2,7 @@
  * start, end, answer — the nodes that open and close a workflow, plus the
  * trivial start/end markers inside iteration and loop containers.
  */
-#include "nodes/node.h"
+#include "engine/node.h"
 #include "engine/graph.h"
 #include "engine/limits.h"
 

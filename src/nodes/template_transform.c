@@ -18,7 +18,7 @@
 #include "engine/graph.h"
 #include "engine/limits.h"
 #include "tmpl/jinja.h"
-#include "nodes/node.h"
+#include "engine/node.h"
 
 typedef struct entry {
     struct entry *next;

@@ -21,7 +21,7 @@
 
 #include "core/buf.h"
 #include "engine/graph.h"
-#include "nodes/node.h"
+#include "engine/node.h"
 
 /* "var.path": the selector without its node id, as Dify names inputs. */
 static void input_name(const sl_value *sel, sl_buf *out)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "dsl/bundle.h"
+#include "nodes/registry.h"
 
 static char *app_path(sl_store *s, const char *id, const char *leaf)
 {
@@ -106,7 +107,7 @@ static int import(sl_store *s, const char *update, const void *data, size_t len,
     sl_graph g;
     char *text = sl_xstrndup(dsl, dsl_len);
     int version = 1;
-    int rc = sl_graph_load_text(&g, text, dsl_len, origin, diag, err);
+    int rc = sl_graph_load_text(&g, &sl_nodes, text, dsl_len, origin, diag, err);
     if (!rc && update) {
         rc = sl_store_app_update(s, update, g.name ? g.name : "app", g.mode, text, &version, err);
         if (!rc)
@@ -163,7 +164,7 @@ int sl_apps_load(sl_store *s, const char *id, sl_graph *g, int *version, sl_err 
     json_decref(info);
     sl_diag d;
     sl_diag_init(&d);
-    int rc = sl_graph_load_text(g, dsl, strlen(dsl), id, &d, err);
+    int rc = sl_graph_load_text(g, &sl_nodes, dsl, strlen(dsl), id, &d, err);
     sl_diag_release(&d);
     free(dsl);
     char *files = app_path(s, id, "files");

@@ -23,6 +23,7 @@
 
 #include "engine/config.h"
 #include "llm/llm.h"
+#include "nodes/registry.h"
 #include "tap.h"
 #include "util.h"
 
@@ -578,7 +579,7 @@ static void run_file(const char *file)
     sl_graph g;
     sl_diag d;
     sl_diag_init(&d);
-    int rc = sl_graph_load_text(&g, text, len, file, &d, &err);
+    int rc = sl_graph_load_text(&g, &sl_nodes, text, len, file, &d, &err);
     /* sluice_app_dir: the app's files (skills/ …), relative to the repo */
     const char *ad = json_string_value(json_object_get(doc.root, "sluice_app_dir"));
     if (rc == 0 && ad)

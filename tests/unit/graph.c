@@ -20,6 +20,7 @@
 
 #include "engine/graph.h"
 #include "engine/config.h"
+#include "nodes/registry.h"
 #include "tap.h"
 #include "util.h"
 
@@ -158,7 +159,7 @@ static void check_sample(const char *path, const char *name)
     sl_graph g;
     sl_diag d;
     sl_diag_init(&d);
-    int rc = sl_graph_load_file(&g, path, &d, &err);
+    int rc = sl_graph_load_file(&g, &sl_nodes, path, &d, &err);
 
     /* Errors may only be about node types sluice does not run yet, or
      * about plugins it does not have (an agent's strategy plugin). */
@@ -191,7 +192,7 @@ static void check_sample(const char *path, const char *name)
         const char *id = json_string_value(json_object_get(jn, "id"));
         const sl_value *data = json_object_get(jn, "data");
         const char *type = json_string_value(json_object_get(data, "type"));
-        if (!id || !type || sl_node_kind_find(type))
+        if (!id || !type || sl_nodes.find(type))
             continue;
         lacking++;
         char want_node[128], want_type[96];
@@ -278,7 +279,8 @@ static void check_sample(const char *path, const char *name)
         sl_graph g2;
         sl_diag d2;
         sl_diag_init(&d2);
-        int rc2 = sl_graph_load_text(&g2, out.data, out.len, "export.yml", &d2, &eerr);
+        int rc2 = sl_graph_load_text(&g2, &sl_nodes, out.data, out.len, "export.yml", &d2,
+                                     &eerr);
         char *m1 = diag_bodies(&d), *m2 = diag_bodies(&d2);
         CHECK(rc2 == rc && !strcmp(m1, m2), "%s: loading the export gives the same result "
               "(rc %d vs %d; same messages: %s)", name, rc, rc2, strcmp(m1, m2) ? "no" : "yes");
@@ -384,7 +386,8 @@ static void test_secrets(void)
     sl_diag d;
     sl_err err = {0};
     sl_diag_init(&d);
-    int rc = sl_graph_load_text(&g, secret_doc, strlen(secret_doc), "secrets.yml", &d, &err);
+    int rc = sl_graph_load_text(&g, &sl_nodes, secret_doc, strlen(secret_doc), "secrets.yml",
+                                &d, &err);
     CHECK(rc == 0, "secrets.yml loads (%s)", d.n ? d.v[0].msg : err.msg ? err.msg : "ok");
     CHECK(g.nnodes == 2 && sl_graph_find(&g, "note1") < 0, "canvas notes are not nodes");
     sl_buf out;
@@ -472,7 +475,7 @@ static void test_locations(void)
     sl_diag d;
     sl_err err = {0};
     sl_diag_init(&d);
-    int rc = sl_graph_load_text(&g, text, strlen(text), "t.yml", &d, &err);
+    int rc = sl_graph_load_text(&g, &sl_nodes, text, strlen(text), "t.yml", &d, &err);
     CHECK(rc == -1 && err.code == SL_EVALIDATE, "a broken workflow is refused (rc %d)", rc);
     where_is(&d, "unknown node type 'bogus'", 11, 15);
     where_is(&d, "node 'n2' (Weird)", 11, 15);
@@ -487,7 +490,7 @@ static void test_locations(void)
     /* YAML syntax errors: file:line:col from the loader */
     const char *bad = "app: {mode: workflow, name: t}\nkind: app\nworkflow:\n  graph: [1, 2\n";
     sl_diag_init(&d);
-    rc = sl_graph_load_text(&g, bad, strlen(bad), "t.yml", &d, &err);
+    rc = sl_graph_load_text(&g, &sl_nodes, bad, strlen(bad), "t.yml", &d, &err);
     int l = 0, c = 0;
     CHECK(rc == -1 && err.msg && sscanf(err.msg, "t.yml:%d:%d:", &l, &c) == 2 && l >= 4,
           "a YAML syntax error says t.yml:line:col (got %s)", err.msg ? err.msg : "none");
@@ -505,7 +508,7 @@ static void test_locations(void)
                         "    - {id: s, data: {type: start, title: S}}\n"
                         "    edges: []\n";
     sl_diag_init(&d);
-    rc = sl_graph_load_text(&g, newer, strlen(newer), "t.yml", &d, &err);
+    rc = sl_graph_load_text(&g, &sl_nodes, newer, strlen(newer), "t.yml", &d, &err);
     CHECK(rc == -1, "DSL version 9.0.0 is refused");
     where_is(&d, "9.0.0", 3, 10);
     sl_diag_release(&d);
@@ -514,7 +517,7 @@ static void test_locations(void)
 
     /* a missing file */
     sl_diag_init(&d);
-    rc = sl_graph_load_file(&g, "no/such/file.yml", &d, &err);
+    rc = sl_graph_load_file(&g, &sl_nodes, "no/such/file.yml", &d, &err);
     CHECK(rc == -1 && err.msg && strstr(err.msg, "no/such/file.yml") && err.code == SL_EIO,
           "a missing file is refused naming it (%s)", err.msg ? err.msg : "none");
     sl_diag_release(&d);
@@ -533,12 +536,85 @@ static void test_locations(void)
                      "    edges:\n"
                      "    - {id: x, source: s, target: e}\n";
     sl_diag_init(&d);
-    rc = sl_graph_load_text(&g, ok, strlen(ok), "t.yml", &d, &err);
+    rc = sl_graph_load_text(&g, &sl_nodes, ok, strlen(ok), "t.yml", &d, &err);
     CHECK(rc == 0 && d.errors == 0 && g.nnodes == 2 && g.nedges == 1 &&
               g.start == sl_graph_find(&g, "s") && !strcmp(g.edges[0].handle, "source") &&
               !strcmp(g.mode, "workflow") && !strcmp(g.version, "0.1.5"),
           "a minimal workflow loads: 2 nodes, 1 edge, default handle 'source' (%s)",
           d.n ? d.v[0].msg : "ok");
+    sl_diag_release(&d);
+    sl_graph_release(&g);
+    sl_err_clear(&err);
+}
+
+/* The engine runs the node types the caller's table gives it, none other:
+ * a table of its own (one kind, `ping`) makes `ping` load and `end`
+ * unknown; its `known` only changes the message. */
+static int ping_checks;
+static int ping_check(sl_check *c, const sl_gnode *n)
+{
+    (void)c;
+    (void)n;
+    ping_checks++;
+    return 0;
+}
+static int ping_run(sl_node_exec *x)
+{
+    (void)x;
+    return 0;
+}
+static const sl_node_kind ping_kind = {"ping", 0, ping_check, ping_run};
+static const sl_node_kind *ping_find(const char *type)
+{
+    if (!strcmp(type, "ping"))
+        return &ping_kind;
+    return !strcmp(type, "start") ? sl_nodes.find(type) : NULL;
+}
+static bool ping_known(const char *type)
+{
+    return !strcmp(type, "end");
+}
+
+static void test_kinds_table(void)
+{
+    const char *text = "app: {mode: workflow, name: t}\n"
+                       "kind: app\n"
+                       "version: 0.1.5\n"
+                       "workflow:\n"
+                       "  graph:\n"
+                       "    nodes:\n"
+                       "    - {id: s, data: {type: start, title: S, variables: []}}\n"
+                       "    - {id: p, data: {type: ping, title: P}}\n"
+                       "    - {id: e, data: {type: end, title: E, outputs: []}}\n"
+                       "    edges:\n"
+                       "    - {id: x, source: s, target: p}\n"
+                       "    - {id: y, source: p, target: e}\n";
+    sl_node_kinds only_ping = {ping_find, NULL};
+    sl_graph g;
+    sl_diag d;
+    sl_err err = {0};
+    sl_diag_init(&d);
+    int rc = sl_graph_load_text(&g, &only_ping, text, strlen(text), "t.yml", &d, &err);
+    CHECK(rc == -1 && ping_checks > 0 && d.n == 1 && strstr(d.v[0].msg, "unknown node type 'end'"),
+          "a caller's kinds table: its own type loads and is checked, 'end' is unknown (%s)",
+          d.n ? d.v[0].msg : "no error");
+    sl_diag_release(&d);
+    sl_graph_release(&g);
+    sl_err_clear(&err);
+
+    only_ping.known = ping_known;
+    sl_diag_init(&d);
+    rc = sl_graph_load_text(&g, &only_ping, text, strlen(text), "t.yml", &d, &err);
+    CHECK(rc == -1 && d.n == 1 && strstr(d.v[0].msg, "'end' " UNSUPPORTED),
+          "the table's `known` makes it 'not supported yet' (%s)", d.n ? d.v[0].msg : "none");
+    sl_diag_release(&d);
+    sl_graph_release(&g);
+    sl_err_clear(&err);
+
+    sl_diag_init(&d);
+    rc = sl_graph_load_text(&g, &sl_nodes, text, strlen(text), "t.yml", &d, &err);
+    CHECK(rc == -1 && d.n == 1 && strstr(d.v[0].msg, "unknown node type 'ping'"),
+          "sluice's own table does not know 'ping' (%s)", d.n ? d.v[0].msg : "none");
     sl_diag_release(&d);
     sl_graph_release(&g);
     sl_err_clear(&err);
@@ -556,5 +632,6 @@ int main(void)
     test_samples();
     test_secrets();
     test_locations();
+    test_kinds_table();
     return tap_done();
 }

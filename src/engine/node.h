@@ -1,7 +1,9 @@
 /*
  * node — the contract between the engine and one node type.
  *
- * A node type is an `sl_node_kind` in the registry table (nodes/registry.c).
+ * A node type is an `sl_node_kind`.  The engine knows no node type by
+ * name: whoever loads a graph hands it an `sl_node_kinds` table (sluice's
+ * own is nodes/registry.h) and the engine looks each node's type up there.
  * At load time the engine calls `check` to validate the node's fields and
  * report every problem through sl_check_error() (file:line:col, node id and
  * title, field, what to do).  At run time the engine calls `run` on a worker
@@ -45,10 +47,14 @@ typedef struct sl_node_kind {
     int (*run)(sl_node_exec *x);
 } sl_node_kind;
 
-/* Registry: NULL when sluice does not run this type. */
-const sl_node_kind *sl_node_kind_find(const char *type);
-/* Types Dify has that sluice knows of but does not run yet (for messages). */
-bool sl_node_type_known(const char *type);
+/* The node types a graph may use, passed to sl_graph_load_*(). */
+typedef struct sl_node_kinds {
+    /* The kind that runs data.type `type`; NULL when none does. */
+    const sl_node_kind *(*find)(const char *type);
+    /* Whether `type` is a node type Dify has that is not run here (may be
+     * NULL): only changes the message a load gives for it. */
+    bool (*known)(const char *type);
+} sl_node_kinds;
 
 /* ---- load-time checking ---- */
 

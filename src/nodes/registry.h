@@ -1,0 +1,15 @@
+/*
+ * registry — the node types sluice runs, as the table the engine takes.
+ *
+ * The engine knows no node type by name (engine/node.h): every caller that
+ * loads a graph (the CLI, the server, tests, benches) passes &sl_nodes.
+ */
+#ifndef SL_REGISTRY_H
+#define SL_REGISTRY_H
+
+#include "engine/node.h"
+
+/* find: each type in src/nodes/; known: the rest of Dify's node types. */
+extern const sl_node_kinds sl_nodes;
+
+#endif
