@@ -9,6 +9,7 @@
  * session's socket and its own eventfd, never holding the mutex while it
  * waits.
  */
+#include "core/dl.h"
 #include "core/secret.h"
 #include "sandbox/ssh.h"
 
@@ -32,6 +33,90 @@
 #include <libssh/callbacks.h>
 #include <libssh/libssh.h>
 #include <libssh/sftp.h>
+
+/* libssh is loaded when the first ssh sandbox is made (core/dl.h): only
+ * the ssh provider needs it, and linked it would map libssh and its
+ * crypto library into every sluice process. */
+#define SSH_FNS(X) \
+    X(sftp_attributes_free) X(sftp_close) X(sftp_closedir) X(sftp_dir_eof) X(sftp_free) \
+    X(sftp_fstat) X(sftp_get_error) X(sftp_init) X(sftp_mkdir) X(sftp_new) X(sftp_open) \
+    X(sftp_opendir) X(sftp_read) X(sftp_readdir) X(sftp_write) X(ssh_channel_close) \
+    X(ssh_channel_free) X(ssh_channel_get_exit_status) X(ssh_channel_is_eof) \
+    X(ssh_channel_is_open) X(ssh_channel_new) X(ssh_channel_open_session) X(ssh_channel_poll) \
+    X(ssh_channel_read_nonblocking) X(ssh_channel_read_timeout) X(ssh_channel_request_exec) \
+    X(ssh_channel_send_eof) X(ssh_channel_window_size) X(ssh_channel_write) \
+    X(ssh_clean_pubkey_hash) X(ssh_connect) X(ssh_disconnect) X(ssh_event_add_session) \
+    X(ssh_event_dopoll) X(ssh_event_free) X(ssh_event_new) X(ssh_event_remove_session) \
+    X(ssh_free) X(ssh_get_error) X(ssh_get_fd) X(ssh_get_fingerprint_hash) \
+    X(ssh_get_publickey_hash) X(ssh_get_server_publickey) X(ssh_get_status) X(ssh_is_connected) \
+    X(ssh_key_free) X(ssh_new) X(ssh_options_set) X(ssh_pki_import_privkey_base64) \
+    X(ssh_pki_import_privkey_file) X(ssh_remove_channel_callbacks) \
+    X(ssh_session_is_known_server) X(ssh_set_channel_callbacks) X(ssh_string_free_char) \
+    X(ssh_userauth_password) X(ssh_userauth_publickey)
+#define SSH_PTR(f) static __typeof__(&f) p_##f;
+SSH_FNS(SSH_PTR)
+#define SSH_SYM(f) {#f, (void **)&p_##f},
+static const sl_dl_sym ssh_syms[] = {SSH_FNS(SSH_SYM){NULL, NULL}};
+static const char *const ssh_names[] = {"libssh.so.4", "libssh.so", NULL};
+static sl_dl_lib ssh_lib = {.what = "libssh", .sonames = ssh_names, .package = "libssh-4",
+                            .syms = ssh_syms};
+
+#define sftp_attributes_free p_sftp_attributes_free
+#define sftp_close p_sftp_close
+#define sftp_closedir p_sftp_closedir
+#define sftp_dir_eof p_sftp_dir_eof
+#define sftp_free p_sftp_free
+#define sftp_fstat p_sftp_fstat
+#define sftp_get_error p_sftp_get_error
+#define sftp_init p_sftp_init
+#define sftp_mkdir p_sftp_mkdir
+#define sftp_new p_sftp_new
+#define sftp_open p_sftp_open
+#define sftp_opendir p_sftp_opendir
+#define sftp_read p_sftp_read
+#define sftp_readdir p_sftp_readdir
+#define sftp_write p_sftp_write
+#define ssh_channel_close p_ssh_channel_close
+#define ssh_channel_free p_ssh_channel_free
+#define ssh_channel_get_exit_status p_ssh_channel_get_exit_status
+#define ssh_channel_is_eof p_ssh_channel_is_eof
+#define ssh_channel_is_open p_ssh_channel_is_open
+#define ssh_channel_new p_ssh_channel_new
+#define ssh_channel_open_session p_ssh_channel_open_session
+#define ssh_channel_poll p_ssh_channel_poll
+#define ssh_channel_read_nonblocking p_ssh_channel_read_nonblocking
+#define ssh_channel_read_timeout p_ssh_channel_read_timeout
+#define ssh_channel_request_exec p_ssh_channel_request_exec
+#define ssh_channel_send_eof p_ssh_channel_send_eof
+#define ssh_channel_window_size p_ssh_channel_window_size
+#define ssh_channel_write p_ssh_channel_write
+#define ssh_clean_pubkey_hash p_ssh_clean_pubkey_hash
+#define ssh_connect p_ssh_connect
+#define ssh_disconnect p_ssh_disconnect
+#define ssh_event_add_session p_ssh_event_add_session
+#define ssh_event_dopoll p_ssh_event_dopoll
+#define ssh_event_free p_ssh_event_free
+#define ssh_event_new p_ssh_event_new
+#define ssh_event_remove_session p_ssh_event_remove_session
+#define ssh_free p_ssh_free
+#define ssh_get_error p_ssh_get_error
+#define ssh_get_fd p_ssh_get_fd
+#define ssh_get_fingerprint_hash p_ssh_get_fingerprint_hash
+#define ssh_get_publickey_hash p_ssh_get_publickey_hash
+#define ssh_get_server_publickey p_ssh_get_server_publickey
+#define ssh_get_status p_ssh_get_status
+#define ssh_is_connected p_ssh_is_connected
+#define ssh_key_free p_ssh_key_free
+#define ssh_new p_ssh_new
+#define ssh_options_set p_ssh_options_set
+#define ssh_pki_import_privkey_base64 p_ssh_pki_import_privkey_base64
+#define ssh_pki_import_privkey_file p_ssh_pki_import_privkey_file
+#define ssh_remove_channel_callbacks p_ssh_remove_channel_callbacks
+#define ssh_session_is_known_server p_ssh_session_is_known_server
+#define ssh_set_channel_callbacks p_ssh_set_channel_callbacks
+#define ssh_string_free_char p_ssh_string_free_char
+#define ssh_userauth_password p_ssh_userauth_password
+#define ssh_userauth_publickey p_ssh_userauth_publickey
 
 #define MAX_SESSIONS 16
 #define EXEC_PER_SESSION 8   /* OpenSSH's MaxSessions is 10: room for SFTP and a kill */
@@ -1441,6 +1526,8 @@ static void ssh_destroy(sl_sandbox *sb)
 int sl_ssh_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
 {
     *out = NULL;
+    if (sl_dl_load(&ssh_lib, err))
+        return sl_err_prefix(err, "ssh sandbox");
     bool vm_net = false;
     const char *key_text = NULL, *key_file = NULL, *pass = NULL;
     ssh_sb *s = sl_xcalloc(1, sizeof *s);
