@@ -908,7 +908,7 @@ static jnode *parse_filter(P *p, jnode *e)
     jnode *f = nn(p, E_FILTER, off);
     f->a = e;
     f->s = k->s;
-    f->fn = sl_jinja_find_filter(k->s);
+    f->fn = sl_jx_find_filter(k->s);
     if (!f->fn)
         defer_err(p, k->off, "filter", k->s);
     if (is_op(p, "(")) {
@@ -945,7 +945,7 @@ static jnode *parse_filter_tail(P *p, jnode *e)
             }
             p->pos++;
             t->s = name;
-            t->fn = sl_jinja_find_test(name);
+            t->fn = sl_jx_find_test(name);
             if (!t->fn)
                 defer_err(p, k->off, "test", name);
             if (is_op(p, "(")) {
@@ -1685,9 +1685,9 @@ static bool scan(jnode *e, jnode *macro)
             macro->op |= 2;
     }
     if (e->type == E_ATTR)
-        e->neg = sl_jinja_dict_method(e->s) != NULL;
+        e->neg = sl_jx_dict_method(e->s) != NULL;
     if (e->type == E_FILTER && e->fn)
-        e->neg = !sl_jinja_filter_args_ok(e->fn, e->nv, e->kwn, e->nkw);
+        e->neg = !sl_jx_filter_args_ok(e->fn, e->nv, e->kwn, e->nkw);
     if (e->type == E_CALL && e->a && e->a->type == E_ATTR)
         for (int i = 0; mutators[i]; i++)
             if (!strcmp(e->a->s, mutators[i]))
@@ -1741,7 +1741,7 @@ int sl_jinja_compile(const char *text, size_t len, const char *name, sl_jinja **
     return 0;
 }
 
-void sl_jinja_line_col(const sl_jinja *t, size_t off, int *line, int *col)
+void sl_jx_line_col(const sl_jinja *t, size_t off, int *line, int *col)
 {
     line_col(t, off, line, col);
 }

@@ -27,14 +27,14 @@ typedef struct {
     jv pos_s[8], kwv_s[8];
 } jargs;
 
-typedef struct {
+typedef struct jinja_filter {
     const char *name;
     int (*fn)(jrender *r, const jnode *e, jv *x, jargs *a, jv *out);
     const char *params;    /* names after the value, comma-separated; "*": any */
 } jfilter;
-int check_filter_args(jrender *r, const jnode *e, const jfilter *fl, const jargs *a);
+int sl_jx_check_filter_args(jrender *r, const jnode *e, const jfilter *fl, const jargs *a);
 
-typedef struct {
+typedef struct jinja_test {
     const char *name;
     int (*fn)(jrender *r, const jnode *e, jv *x, jargs *a, bool *res);
 } jtest;
@@ -47,11 +47,11 @@ typedef struct {
     sl_buf_init_on(&name, (cap), name##_mem, sizeof name##_mem)
 
 /* Decimal digits of u into out (no NUL); returns how many (at most 20). */
-size_t fmt_u64(unsigned long long u, char *out);
+size_t sl_jx_fmt_u64(unsigned long long u, char *out);
 /* Decimal text of i into out[24] (NUL-terminated); returns its length. */
-size_t fmt_i64(long long i, char *out);
+size_t sl_jx_fmt_i64(long long i, char *out);
 /* An int value; small ones are shared, never freed (new reference). */
-json_t *jint(long long i);
+json_t *sl_jx_int(long long i);
 
 /* Templates can build values nested as deep as their loops run (a
  * million levels): what walks values recursively stops at this depth with
@@ -66,87 +66,85 @@ json_t *jint(long long i);
  * item a filter visits 1, 64 bytes allocated or scanned 1 (a unit is
  * some nanoseconds).  At safe points (statements, loop rounds, calls,
  * and inside filters that walk many items) jwork() polls once the units
- * run out: jinja_poll() checks the byte budget and asks the caller's
+ * run out: sl_jx_poll() checks the byte budget and asks the caller's
  * interrupt callback, then allows another JINJA_POLL_UNITS.  Code that
- * cannot fail (comparisons) only charges, through jcharge(), and the
+ * cannot fail (comparisons) only charges, through sl_jx_charge(), and the
  * next safe point polls. */
 #define JINJA_POLL_UNITS 65536
-int jinja_poll(jrender *r, const jnode *e);
+int sl_jx_poll(jrender *r, const jnode *e);
 static inline int jwork(jrender *r, const jnode *e, long units)
 {
-    return (r->work -= units) > 0 ? 0 : jinja_poll(r, e);
+    return (r->work -= units) > 0 ? 0 : sl_jx_poll(r, e);
 }
 /* Charges the render running on this thread (none: nothing). */
-void jcharge(long units);
+void sl_jx_charge(long units);
 
 /* Drops a reference; a container whose last reference this is, is taken
  * apart with an explicit stack (jansson's own delete recurses). */
-void jdecref_last(json_t *j);
+void sl_jx_decref_last(json_t *j);
 static inline void jdecref(json_t *j)
 {
     if (j && (json_is_array(j) || json_is_object(j)) &&
         __atomic_load_n(&j->refcount, __ATOMIC_ACQUIRE) == 1)
-        jdecref_last(j);
+        sl_jx_decref_last(j);
     else
         json_decref(j);
 }
 /* o[k] = v (stolen); the old value is released through jdecref */
-void jobj_set(json_t *o, const char *k, json_t *v);
+void sl_jx_obj_set(json_t *o, const char *k, json_t *v);
 /* Set on this thread when a walk stopped at JINJA_MAX_NEST; cleared by
  * the render that reads it. */
-extern _Thread_local bool jinja_too_deep;
+extern _Thread_local bool sl_jx_too_deep;
 /* Python ==, for values of any nesting (false beyond JINJA_MAX_NEST, with
- * jinja_too_deep set) */
-bool py_eq(const json_t *a, const json_t *b);
+ * sl_jx_too_deep set) */
+bool sl_jx_py_eq(const json_t *a, const json_t *b);
 
 /* Tuples: registers j (new reference kept by the render) as a tuple of
- * the given kind; jinja_tuple_kind() tells (0: not a tuple). */
-void jv_mark_tuple(jrender *r, json_t *j, int kind);
-int jinja_tuple_kind(const json_t *j);
+ * the given kind; sl_jx_tuple_kind() tells (0: not a tuple). */
+void sl_jx_mark_tuple(jrender *r, json_t *j, int kind);
+int sl_jx_tuple_kind(const json_t *j);
 /* -1 with an error when putting v into container `into` would make a
  * value contain itself (sluice refuses those; Python would allow them) */
-int check_insert(jrender *r, const jnode *e, const json_t *into, const jv *v);
+int sl_jx_check_insert(jrender *r, const jnode *e, const json_t *into, const jv *v);
 
 /* values (a jv owns its reference) */
-void jv_free(jv *v);
-jv jv_copy(const jv *v);
-jv jv_json(json_t *j);     /* steals */
-jv jv_undef(const char *name);
-json_t *jv_to_json(const jv *v);
-bool jv_truthy(const jv *v);
-bool jv_eq(const jv *a, const jv *b);
-int py_cmp(const json_t *a, const json_t *b);   /* -2: not orderable */
-const char *py_type(const jv *v);
-int num_of(const jv *v, long long *i, double *d);
-int mk_float(jrender *r, const jnode *e, double d, jv *out);
+void sl_jx_free(jv *v);
+jv sl_jx_copy(const jv *v);
+jv sl_jx_json(json_t *j); /* steals */
+jv sl_jx_undef(const char *name);
+json_t *sl_jx_to_json(const jv *v);
+bool sl_jx_truthy(const jv *v);
+bool sl_jx_eq(const jv *a, const jv *b);
+int sl_jx_py_cmp(const json_t *a, const json_t *b); /* -2: not orderable */
+const char *sl_jx_py_type(const jv *v);
+int sl_jx_num_of(const jv *v, long long *i, double *d);
+int sl_jx_float(jrender *r, const jnode *e, double d, jv *out);
 
 /* Python str() and repr() */
-void jv_str(const jv *v, sl_buf *out);
-void py_str(const json_t *j, sl_buf *out);
-void py_repr(const json_t *j, sl_buf *out);
-int py_percent(jrender *r, const jnode *e, const char *fmt, const jv *args, jv *out);
+void sl_jx_str(const jv *v, sl_buf *out);
+void sl_jx_py_str(const json_t *j, sl_buf *out);
+void sl_jx_py_repr(const json_t *j, sl_buf *out);
+int sl_jx_py_percent(jrender *r, const jnode *e, const char *fmt, const jv *args, jv *out);
 
-int jerr(jrender *r, const jnode *e, sl_errcode code, const char *fmt, ...)
+int sl_jx_err(jrender *r, const jnode *e, sl_errcode code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-int undef_err(jrender *r, const jnode *e, const jv *v);
-int jv_items(jrender *r, const jnode *e, const jv *v, json_t **out);
-int jv_contains(jrender *r, const jnode *e, const jv *needle, const jv *hay, bool *res);
-int get_attr(jrender *r, const jnode *e, const jv *o, const char *name, jv *out);
-int get_item(jrender *r, const jnode *e, const jv *o, const jv *key, jv *out);
-int do_slice(jrender *r, const jnode *e, const jv *o, const json_t *a, const json_t *b,
-             const json_t *st, jv *out);
+int sl_jx_undef_err(jrender *r, const jnode *e, const jv *v);
+int sl_jx_items(jrender *r, const jnode *e, const jv *v, json_t **out);
+int sl_jx_contains(jrender *r, const jnode *e, const jv *needle, const jv *hay, bool *res);
+int sl_jx_get_attr(jrender *r, const jnode *e, const jv *o, const char *name, jv *out);
+int sl_jx_get_item(jrender *r, const jnode *e, const jv *o, const jv *key, jv *out);
+int sl_jx_slice(jrender *r, const jnode *e, const jv *o, const json_t *a, const json_t *b,
+                const json_t *st, jv *out);
 
-int eval(jrender *r, const jnode *e, frame *f, jv *out);
-int eval_filter(jrender *r, const jnode *e, frame *f, const jv *in, jv *out);
-int eval_args(jrender *r, const jnode *e, frame *f, jargs *a);
-void args_release(jargs *a);
-jv *arg(jargs *a, int i, const char *name);
-void frame_set(frame *f, const char *name, jv v);
-int emit(jrender *r, sl_buf *out, const char *s, size_t n);
-void scratch_init(jrender *r, sl_buf *b);
+int sl_jx_eval(jrender *r, const jnode *e, frame *f, jv *out);
+int sl_jx_eval_filter(jrender *r, const jnode *e, frame *f, const jv *in, jv *out);
+int sl_jx_eval_args(jrender *r, const jnode *e, frame *f, jargs *a);
+void sl_jx_args_release(jargs *a);
+jv *sl_jx_arg(jargs *a, int i, const char *name);
+void sl_jx_frame_set(frame *f, const char *name, jv v);
+int sl_jx_emit(jrender *r, sl_buf *out, const char *s, size_t n);
+void sl_jx_scratch_init(jrender *r, sl_buf *b);
 
-int call_method(jrender *r, const jnode *e, jv *self, const char *name, jargs *a, jv *out);
-const jfilter *find_filter_rt(const char *name);
-const jtest *find_test_rt(const char *name);
+int sl_jx_call_method(jrender *r, const jnode *e, jv *self, const char *name, jargs *a, jv *out);
 
 #endif

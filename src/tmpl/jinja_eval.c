@@ -87,30 +87,33 @@ __attribute__((constructor)) static void count_init(void)
     json_set_alloc_funcs(count_alloc, count_free);
 }
 
-void jcharge(long units)
+void sl_jx_charge(long units)
 {
     jrender *r = cur_render;
     if (r)
         r->work -= units;
 }
 
-int jinja_poll(jrender *r, const jnode *e)
+int sl_jx_poll(jrender *r, const jnode *e)
 {
     r->work = JINJA_POLL_UNITS;
     if (r->halted) {
         /* the error that ended the render stands (a caller may have
          * dropped it; then say it again) */
         if (!r->err || r->err->code != r->halted)
-            jerr(r, e, r->halted, "the render was ended (stopped, out of time or over its "
-                 "memory budget)");
+            sl_jx_err(r, e, r->halted,
+                      "the render was ended (stopped, out of time or over its "
+                      "memory budget)");
         return -1;
     }
     if (r->bytes > 0 && (size_t)r->bytes > r->lim.max_bytes) {
         r->halted = SL_ELIMIT;
-        return jerr(r, e, SL_ELIMIT, "the values this template made take more than %zu bytes of "
-                    "memory (its budget); raise the limit %s if this is meant, or build smaller "
-                    "values", r->lim.max_bytes,
-                    r->lim.bytes_limit_name ? r->lim.bytes_limit_name : "max_bytes");
+        return sl_jx_err(r, e, SL_ELIMIT,
+                         "the values this template made take more than %zu bytes of "
+                         "memory (its budget); raise the limit %s if this is meant, or build "
+                         "smaller values",
+                         r->lim.max_bytes,
+                         r->lim.bytes_limit_name ? r->lim.bytes_limit_name : "max_bytes");
     }
     if (r->lim.interrupt) {
         sl_err why = {0};
@@ -119,7 +122,7 @@ int jinja_poll(jrender *r, const jnode *e)
         cur_render = r;
         if (stop < 0) {
             r->halted = why.code ? why.code : SL_ECANCELED;
-            jerr(r, e, r->halted, "%s", why.msg ? why.msg : "the render was stopped");
+            sl_jx_err(r, e, r->halted, "%s", why.msg ? why.msg : "the render was stopped");
             sl_err_clear(&why);
             return -1;
         }
@@ -156,8 +159,10 @@ static void stack_floor_init(void)
 
 static int stack_err(jrender *r, const jnode *e)
 {
-    return jerr(r, e, SL_ELIMIT, "the template nests too deeply for this thread's stack "
-                "(recursive macros or loops around deeply nested expressions); lower the nesting");
+    return sl_jx_err(r, e, SL_ELIMIT,
+                     "the template nests too deeply for this thread's stack "
+                     "(recursive macros or loops around deeply nested expressions); lower "
+                     "the nesting");
 }
 
 #define STACK_CHECK(r, e)                                                                    \
@@ -169,7 +174,7 @@ static int stack_err(jrender *r, const jnode *e)
 
 /* ---- values ---- */
 
-size_t fmt_u64(unsigned long long u, char *out)
+size_t sl_jx_fmt_u64(unsigned long long u, char *out)
 {
     char t[20];
     size_t n = 0;
@@ -182,7 +187,7 @@ size_t fmt_u64(unsigned long long u, char *out)
     return n;
 }
 
-size_t fmt_i64(long long i, char *out)
+size_t sl_jx_fmt_i64(long long i, char *out)
 {
     size_t n = 0;
     unsigned long long u = (unsigned long long)i;
@@ -190,7 +195,7 @@ size_t fmt_i64(long long i, char *out)
         out[n++] = '-';
         u = 0ULL - u;
     }
-    n += fmt_u64(u, out + n);
+    n += sl_jx_fmt_u64(u, out + n);
     out[n] = '\0';
     return n;
 }
@@ -207,7 +212,7 @@ static void small_init(void)
         small_ints[i - SMALL_MIN] = json_integer(i);
 }
 
-json_t *jint(long long i)
+json_t *sl_jx_int(long long i)
 {
     if (i < SMALL_MIN || i > SMALL_MAX)
         return json_integer(i);
@@ -215,9 +220,9 @@ json_t *jint(long long i)
     return json_incref(small_ints[i - SMALL_MIN]);
 }
 
-_Thread_local bool jinja_too_deep;
+_Thread_local bool sl_jx_too_deep;
 
-void jdecref_last(json_t *j)
+void sl_jx_decref_last(json_t *j)
 {
     /* the last reference to a container: empty it and its sole-owned
      * children level by level, so freeing does not recurse */
@@ -260,7 +265,7 @@ void jdecref_last(json_t *j)
 /* what kind of sequence an array is, for ==: a list, a tuple, or a dict view */
 static int seq_kind(const json_t *a)
 {
-    int k = jinja_tuple_kind(a);
+    int k = sl_jx_tuple_kind(a);
     return k == TUP_GROUP ? TUP_PLAIN : k;
 }
 
@@ -269,14 +274,14 @@ static bool eq_rec(const json_t *a, const json_t *b, int depth)
     if (a == b)
         return true;
     if (depth > JINJA_MAX_NEST) {
-        jinja_too_deep = true;
+        sl_jx_too_deep = true;
         return false;
     }
-    jcharge(1); /* comparing big values is work too */
+    sl_jx_charge(1); /* comparing big values is work too */
     jv va = {.k = K_JSON, .j = (json_t *)a}, vb = {.k = K_JSON, .j = (json_t *)b};
     long long ia, ib;
     double da, db;
-    int ta = num_of(&va, &ia, &da), tb = num_of(&vb, &ib, &db);
+    int ta = sl_jx_num_of(&va, &ia, &da), tb = sl_jx_num_of(&vb, &ib, &db);
     if (ta && tb)
         return ta == 1 && tb == 1 ? ia == ib : da == db;
     if (json_typeof(a) != json_typeof(b))
@@ -285,7 +290,7 @@ static bool eq_rec(const json_t *a, const json_t *b, int depth)
         size_t n = json_string_length(a);
         if (n != json_string_length(b))
             return false;
-        jcharge((long)(n >> 6));
+        sl_jx_charge((long)(n >> 6));
         return !memcmp(json_string_value(a), json_string_value(b), n);
     }
     if (json_is_array(a)) {
@@ -344,9 +349,9 @@ static void tup_rebuild(jrender *r, size_t cap)
     free(ok);
 }
 
-void jv_mark_tuple(jrender *r, json_t *j, int kind)
+void sl_jx_mark_tuple(jrender *r, json_t *j, int kind)
 {
-    if (!j || !json_is_array(j) || jinja_tuple_kind(j))
+    if (!j || !json_is_array(j) || sl_jx_tuple_kind(j))
         return;
     if ((r->ntup + 1) * 2 > r->atup && r->atup) {
         /* first drop the tuples only this set still holds: a loop that
@@ -374,7 +379,7 @@ void jv_mark_tuple(jrender *r, json_t *j, int kind)
     r->ntup++;
 }
 
-int jinja_tuple_kind(const json_t *j)
+int sl_jx_tuple_kind(const json_t *j)
 {
     const jrender *r = cur_render;
     if (!r || !r->ntup || !json_is_array(j))
@@ -387,7 +392,7 @@ int jinja_tuple_kind(const json_t *j)
 
 /* Is `into` reachable from v (v itself included)?  Visits containers only,
  * with an explicit stack, charged to the render's walk budget. */
-int check_insert(jrender *r, const jnode *e, const json_t *into, const jv *v)
+int sl_jx_check_insert(jrender *r, const jnode *e, const json_t *into, const jv *v)
 {
     json_t *j = v->k == K_JSON || v->k == K_NS ? v->j : NULL;
     if (!j || !(json_is_array(j) || json_is_object(j)))
@@ -399,18 +404,20 @@ int check_insert(jrender *r, const jnode *e, const json_t *into, const jv *v)
     while (n && !rc) {
         const json_t *c = st[--n];
         if (c == into) {
-            rc = jerr(r, e, SL_EINVAL, "this would make a value contain itself, which sluice "
-                      "does not allow (Python would print it as [...])");
+            rc = sl_jx_err(r, e, SL_EINVAL,
+                           "this would make a value contain itself, which sluice "
+                           "does not allow (Python would print it as [...])");
             break;
         }
         size_t m = json_is_array(c) ? json_array_size(c) : 0;
         void *it = json_is_object(c) ? json_object_iter((json_t *)c) : NULL;
         for (size_t i = 0;; i++) {
             if (--r->walk < 0) {
-                rc = jerr(r, e, SL_ELIMIT, "putting large values into lists or dicts in place "
-                          "looked through more than 10,000,000 items in this render (sluice's "
-                          "cap, which guards against self-containing values); append smaller "
-                          "values, or build the result with filters such as map and list");
+                rc = sl_jx_err(r, e, SL_ELIMIT,
+                               "putting large values into lists or dicts in place "
+                               "looked through more than 10,000,000 items in this render (sluice's "
+                               "cap, which guards against self-containing values); append smaller "
+                               "values, or build the result with filters such as map and list");
                 break;
             }
             const json_t *x;
@@ -437,19 +444,19 @@ int check_insert(jrender *r, const jnode *e, const json_t *into, const jv *v)
     return rc;
 }
 
-void jobj_set(json_t *o, const char *k, json_t *v)
+void sl_jx_obj_set(json_t *o, const char *k, json_t *v)
 {
     json_t *old = json_incref(json_object_get(o, k));
     json_object_set_new_nocheck(o, k, v);
     jdecref(old); /* not jansson's delete, which recurses */
 }
 
-bool py_eq(const json_t *a, const json_t *b)
+bool sl_jx_py_eq(const json_t *a, const json_t *b)
 {
     return a && b ? eq_rec(a, b, 0) : a == b;
 }
 
-void jv_free(jv *v)
+void sl_jx_free(jv *v)
 {
     if (v->j) {
         jdecref(v->j);
@@ -458,7 +465,7 @@ void jv_free(jv *v)
     v->k = K_ABSENT;
 }
 
-jv jv_copy(const jv *v)
+jv sl_jx_copy(const jv *v)
 {
     jv r = *v;
     if (r.j)
@@ -466,20 +473,20 @@ jv jv_copy(const jv *v)
     return r;
 }
 
-jv jv_json(json_t *j)
+jv sl_jx_json(json_t *j)
 {
     jv v = {.k = K_JSON, .j = j};
     return v;
 }
 
-jv jv_undef(const char *name)
+jv sl_jx_undef(const char *name)
 {
     jv v = {.k = K_UNDEF, .name = name};
     return v;
 }
 
 /* the value as JSON for a container (new reference) */
-json_t *jv_to_json(const jv *v)
+json_t *sl_jx_to_json(const jv *v)
 {
     if (v->k == K_NS && cur_render)
         cur_render->ns_escaped = true;
@@ -488,7 +495,7 @@ json_t *jv_to_json(const jv *v)
     return json_null();
 }
 
-int jerr(jrender *r, const jnode *e, sl_errcode code, const char *fmt, ...)
+int sl_jx_err(jrender *r, const jnode *e, sl_errcode code, const char *fmt, ...)
 {
     char msg[600];
     va_list ap;
@@ -498,7 +505,7 @@ int jerr(jrender *r, const jnode *e, sl_errcode code, const char *fmt, ...)
     if (!e)
         return sl_err_set(r->err, code, "%s: %s", r->t->name, msg);
     int line, col;
-    sl_jinja_line_col(r->t, e->off, &line, &col);
+    sl_jx_line_col(r->t, e->off, &line, &col);
     int len = (int)(e->len > 120 ? 120 : e->len);
     if (len > 0 && e->type >= E_CONST)
         return sl_err_set(r->err, code, "%s:%d:%d: %s (in '%.*s')", r->t->name, line, col, msg,
@@ -506,7 +513,7 @@ int jerr(jrender *r, const jnode *e, sl_errcode code, const char *fmt, ...)
     return sl_err_set(r->err, code, "%s:%d:%d: %s", r->t->name, line, col, msg);
 }
 
-const char *py_type(const jv *v)
+const char *sl_jx_py_type(const jv *v)
 {
     if (v->k == K_UNDEF)
         return "Undefined";
@@ -534,22 +541,22 @@ const char *py_type(const jv *v)
     }
 }
 
-int undef_err(jrender *r, const jnode *e, const jv *v)
+int sl_jx_undef_err(jrender *r, const jnode *e, const jv *v)
 {
     if (v->owner && v->j && json_is_integer(v->j))
-        return jerr(r, e, SL_EINVAL, "%s has no element %lld", v->owner,
-                    (long long)json_integer_value(v->j));
+        return sl_jx_err(r, e, SL_EINVAL, "%s has no element %lld", v->owner,
+                         (long long)json_integer_value(v->j));
     /* a name made at run time is kept as v->j (v->name may point into a
      * value that is gone) */
     const char *nm = v->j && json_is_string(v->j) ? json_string_value(v->j) : v->name;
     if (v->owner)
-        return jerr(r, e, SL_EINVAL, "'%s' has no attribute '%s'", v->owner, nm ? nm : "?");
+        return sl_jx_err(r, e, SL_EINVAL, "'%s' has no attribute '%s'", v->owner, nm ? nm : "?");
     if (nm)
-        return jerr(r, e, SL_EINVAL, "'%s' is undefined", nm);
-    return jerr(r, e, SL_EINVAL, "a value is undefined");
+        return sl_jx_err(r, e, SL_EINVAL, "'%s' is undefined", nm);
+    return sl_jx_err(r, e, SL_EINVAL, "a value is undefined");
 }
 
-bool jv_truthy(const jv *v)
+bool sl_jx_truthy(const jv *v)
 {
     switch (v->k) {
     case K_JSON: return sl_value_truthy(v->j);
@@ -564,17 +571,17 @@ bool jv_truthy(const jv *v)
 static void frame_release(frame *f)
 {
     for (int i = 0; i < f->n; i++)
-        jv_free(&f->vals[i]);
+        sl_jx_free(&f->vals[i]);
     free(f->names);
     free(f->vals);
 }
 
 /* steals v */
-void frame_set(frame *f, const char *name, jv v)
+void sl_jx_frame_set(frame *f, const char *name, jv v)
 {
     for (int i = 0; i < f->n; i++)
         if (f->names[i] == name || (f->names[i][0] == name[0] && !strcmp(f->names[i], name))) {
-            jv_free(&f->vals[i]);
+            sl_jx_free(&f->vals[i]);
             f->vals[i] = v;
             return;
         }
@@ -608,19 +615,22 @@ static size_t utf8_count(const char *s, size_t n)
 
 static int deep_err(jrender *r, const jnode *e)
 {
-    jinja_too_deep = false;
-    return jerr(r, e, SL_ELIMIT, "a value is nested deeper than %d levels (sluice's limit, like "
-                "Python's recursion limit)", JINJA_MAX_NEST);
+    sl_jx_too_deep = false;
+    return sl_jx_err(r, e, SL_ELIMIT,
+                     "a value is nested deeper than %d levels (sluice's limit, like "
+                     "Python's recursion limit)",
+                     JINJA_MAX_NEST);
 }
 
 static int cap_err(jrender *r)
 {
-    if (jinja_too_deep)
+    if (sl_jx_too_deep)
         return deep_err(r, NULL);
-    return jerr(r, NULL, SL_ELIMIT,
-                "the template's output is longer than %zu characters (the output cap); raise "
-                "the limit %s if this is meant",
-                r->lim.max_output_chars, r->lim.limit_name ? r->lim.limit_name : "max_output_chars");
+    return sl_jx_err(r, NULL, SL_ELIMIT,
+                     "the template's output is longer than %zu characters (the output cap); raise "
+                     "the limit %s if this is meant",
+                     r->lim.max_output_chars,
+                     r->lim.limit_name ? r->lim.limit_name : "max_output_chars");
 }
 
 /* characters in out; for the render's own output only what was added
@@ -638,7 +648,7 @@ static size_t out_chars(jrender *r, const sl_buf *out)
     return r->cnt_chars;
 }
 
-int emit(jrender *r, sl_buf *out, const char *s, size_t n)
+int sl_jx_emit(jrender *r, sl_buf *out, const char *s, size_t n)
 {
     if (sl_buf_add(out, s, n) < 0)
         return cap_err(r);
@@ -651,7 +661,7 @@ int emit(jrender *r, sl_buf *out, const char *s, size_t n)
 }
 
 /* a scratch buffer for captured output (macros, set blocks, filters) */
-void scratch_init(jrender *r, sl_buf *b)
+void sl_jx_scratch_init(jrender *r, sl_buf *b)
 {
     sl_buf_init(b, r->lim.max_output_chars * 4 + 16);
 }
@@ -680,7 +690,7 @@ static void capture_end(jrender *r, sl_buf *outer, size_t held)
 
 /* The items of an iterable as a JSON array (new reference): lists, dict
  * keys, string characters; undefined iterates as empty. */
-int jv_items(jrender *r, const jnode *e, const jv *v, json_t **out)
+int sl_jx_items(jrender *r, const jnode *e, const jv *v, json_t **out)
 {
     *out = NULL;
     if (v->k == K_UNDEF) {
@@ -688,7 +698,7 @@ int jv_items(jrender *r, const jnode *e, const jv *v, json_t **out)
         return 0;
     }
     if (v->k != K_JSON)
-        return jerr(r, e, SL_EINVAL, "'%s' object is not iterable", py_type(v));
+        return sl_jx_err(r, e, SL_EINVAL, "'%s' object is not iterable", sl_jx_py_type(v));
     json_t *j = v->j;
     if (json_is_array(j)) {
         *out = json_incref(j);
@@ -716,7 +726,7 @@ int jv_items(jrender *r, const jnode *e, const jv *v, json_t **out)
         *out = a;
         return 0;
     }
-    return jerr(r, e, SL_EINVAL, "'%s' object is not iterable", py_type(v));
+    return sl_jx_err(r, e, SL_EINVAL, "'%s' object is not iterable", sl_jx_py_type(v));
 }
 
 /* ---- lookups ---- */
@@ -725,17 +735,17 @@ static jv lookup(jrender *r, frame *f, const char *name)
 {
     const jv *v = frame_get(f, name);
     if (v)
-        return jv_copy(v);
+        return sl_jx_copy(v);
     json_t *j = r->ctx ? json_object_get(r->ctx, name) : NULL;
     if (j)
-        return jv_json(json_incref((json_t *)j));
+        return sl_jx_json(json_incref((json_t *)j));
     static const char *const builtins[] = {"range", "dict", "namespace", "cycler", "joiner", NULL};
     for (int i = 0; builtins[i]; i++)
         if (!strcmp(name, builtins[i])) {
             jv b = {.k = K_BUILTIN, .name = builtins[i]};
             return b;
         }
-    return jv_undef(name);
+    return sl_jx_undef(name);
 }
 
 static jv loop_attr(const jv *lv, const char *name)
@@ -743,7 +753,7 @@ static jv loop_attr(const jv *lv, const char *name)
     loopst *l = (loopst *)lv->p;
     long long i = (long long)l->i, n = (long long)json_array_size(l->items);
     if (name[0] == 'l' && !strcmp(name, "last"))
-        return jv_json(json_boolean(i == n - 1));
+        return sl_jx_json(json_boolean(i == n - 1));
     /* Jinja2 takes a loop's length once, when first asked (the list may
      * grow while it is walked) */
     if (!l->len_known) {
@@ -752,40 +762,40 @@ static jv loop_attr(const jv *lv, const char *name)
     }
     n = (long long)l->len;
     if (!strcmp(name, "index"))
-        return jv_json(jint(i + 1));
+        return sl_jx_json(sl_jx_int(i + 1));
     if (!strcmp(name, "index0"))
-        return jv_json(jint(i));
+        return sl_jx_json(sl_jx_int(i));
     if (!strcmp(name, "revindex"))
-        return jv_json(jint(n - i));
+        return sl_jx_json(sl_jx_int(n - i));
     if (!strcmp(name, "revindex0"))
-        return jv_json(jint(n - i - 1));
+        return sl_jx_json(sl_jx_int(n - i - 1));
     if (!strcmp(name, "first"))
-        return jv_json(json_boolean(i == 0));
+        return sl_jx_json(json_boolean(i == 0));
     if (!strcmp(name, "last"))
-        return jv_json(json_boolean(i == n - 1));
+        return sl_jx_json(json_boolean(i == n - 1));
     if (!strcmp(name, "length"))
-        return jv_json(jint(n));
+        return sl_jx_json(sl_jx_int(n));
     if (!strcmp(name, "depth"))
-        return jv_json(jint(l->depth + 1));
+        return sl_jx_json(sl_jx_int(l->depth + 1));
     if (!strcmp(name, "depth0"))
-        return jv_json(jint(l->depth));
+        return sl_jx_json(sl_jx_int(l->depth));
     if (!strcmp(name, "previtem")) {
         if (i == 0)
-            return jv_undef("previtem");
-        return jv_json(json_incref(json_array_get(l->items, (size_t)i - 1)));
+            return sl_jx_undef("previtem");
+        return sl_jx_json(json_incref(json_array_get(l->items, (size_t)i - 1)));
     }
     if (!strcmp(name, "nextitem")) {
         if (i + 1 >= n)
-            return jv_undef("nextitem");
-        return jv_json(json_incref(json_array_get(l->items, (size_t)i + 1)));
+            return sl_jx_undef("nextitem");
+        return sl_jx_json(json_incref(json_array_get(l->items, (size_t)i + 1)));
     }
-    jv u = jv_undef(name);
+    jv u = sl_jx_undef(name);
     u.owner = "LoopContext object";
     return u;
 }
 
 /* obj.name (Jinja2: attribute, then item) */
-const char *sl_jinja_dict_method(const char *name)
+const char *sl_jx_dict_method(const char *name)
 {
     static const char *const methods[] = {"items", "keys", "values", "get", "pop", "update",
                                           "copy", "clear", "setdefault", "popitem", NULL};
@@ -797,41 +807,41 @@ const char *sl_jinja_dict_method(const char *name)
     return NULL;
 }
 
-int get_attr(jrender *r, const jnode *e, const jv *o, const char *name, jv *out)
+int sl_jx_get_attr(jrender *r, const jnode *e, const jv *o, const char *name, jv *out)
 {
     if (o->k == K_UNDEF)
-        return undef_err(r, e, o);
+        return sl_jx_undef_err(r, e, o);
     if (o->k == K_LOOP) {
         *out = loop_attr(o, name);
         return 0;
     }
     if (o->k == K_CYCLER && !strcmp(name, "current")) {
         const jobj *c = o->p;
-        *out = jv_json(json_incref(json_array_get(c->items, c->pos)));
+        *out = sl_jx_json(json_incref(json_array_get(c->items, c->pos)));
         return 0;
     }
     json_t *j = o->j;
     if (o->k == K_JSON && json_is_array(j) && json_array_size(j) == 2 &&
-        (!strcmp(name, "grouper") || !strcmp(name, "list")) && jinja_tuple_kind(j) == TUP_GROUP) {
-        *out = jv_json(json_incref(json_array_get(j, name[0] == 'l')));
+        (!strcmp(name, "grouper") || !strcmp(name, "list")) && sl_jx_tuple_kind(j) == TUP_GROUP) {
+        *out = sl_jx_json(json_incref(json_array_get(j, name[0] == 'l')));
         return 0;
     }
     if (o->k == K_JSON && json_is_object(j) &&
-        (e && e->type == E_ATTR ? e->neg : sl_jinja_dict_method(name) != NULL)) {
+        (e && e->type == E_ATTR ? e->neg : sl_jx_dict_method(name) != NULL)) {
         /* Jinja2 reads an attribute before an item: d.items is the dict's
          * method even when d has a key "items" (use d['items'] for that) */
-        jv m = {.k = K_BUILTIN, .name = sl_jinja_dict_method(name), .owner = "dict object"};
+        jv m = {.k = K_BUILTIN, .name = sl_jx_dict_method(name), .owner = "dict object"};
         *out = m;
         return 0;
     }
     if ((o->k == K_JSON || o->k == K_NS) && json_is_object(j)) {
         json_t *x = json_object_get(j, name);
         if (x) {
-            *out = jv_json(json_incref(x));
+            *out = sl_jx_json(json_incref(x));
             return 0;
         }
     }
-    *out = jv_undef(name);
+    *out = sl_jx_undef(name);
     out->owner = o->k == K_JSON && json_is_object(j) ? "dict object"
                  : o->k == K_JSON && json_is_array(j) ? "list object"
                  : o->k == K_JSON && json_is_string(j) ? "str object"
@@ -840,19 +850,19 @@ int get_attr(jrender *r, const jnode *e, const jv *o, const char *name, jv *out)
 }
 
 /* obj[key] (Jinja2: item, then attribute) */
-int get_item(jrender *r, const jnode *e, const jv *o, const jv *key, jv *out)
+int sl_jx_get_item(jrender *r, const jnode *e, const jv *o, const jv *key, jv *out)
 {
     if (o->k == K_UNDEF)
-        return undef_err(r, e, o);
+        return sl_jx_undef_err(r, e, o);
     if (key->k == K_JSON && json_is_string(key->j)) {
         /* obj['name']: the item first, then the attribute */
         json_t *x = (o->k == K_JSON || o->k == K_NS) && json_is_object(o->j)
                         ? json_object_get(o->j, json_string_value(key->j)) : NULL;
         if (x) {
-            *out = jv_json(json_incref(x));
+            *out = sl_jx_json(json_incref(x));
             return 0;
         }
-        if (get_attr(r, e, o, json_string_value(key->j), out) < 0)
+        if (sl_jx_get_attr(r, e, o, json_string_value(key->j), out) < 0)
             return -1;
         /* an undefined result names the key: keep the key alive with it */
         if ((out->k == K_UNDEF || out->k == K_BUILTIN) && !out->j) {
@@ -870,7 +880,7 @@ int get_item(jrender *r, const jnode *e, const jv *o, const jv *key, jv *out)
             long long n = (long long)json_array_size(j);
             long long k = i < 0 ? i + n : i;
             if (k >= 0 && k < n) {
-                *out = jv_json(json_incref(json_array_get(j, (size_t)k)));
+                *out = sl_jx_json(json_incref(json_array_get(j, (size_t)k)));
                 return 0;
             }
         } else if (json_is_string(j)) {
@@ -891,12 +901,12 @@ int get_item(jrender *r, const jnode *e, const jv *o, const jv *key, jv *out)
                 size_t l = 1;
                 while (b + l < n && ((unsigned char)s[b + l] & 0xC0) == 0x80)
                     l++;
-                *out = jv_json(json_stringn_nocheck(s + b, l));
+                *out = sl_jx_json(json_stringn_nocheck(s + b, l));
                 return 0;
             }
         }
     }
-    *out = jv_undef(NULL);
+    *out = sl_jx_undef(NULL);
     out->owner = o->k == K_JSON && json_is_object(j) ? "dict object"
                  : o->k == K_JSON && json_is_array(j) ? "list object"
                  : o->k == K_JSON && json_is_string(j) ? "str object" : "object";
@@ -934,15 +944,15 @@ static void slice_bounds(long long n, const json_t *a, const json_t *b, long lon
     }
 }
 
-int do_slice(jrender *r, const jnode *e, const jv *o, const json_t *a, const json_t *b,
-             const json_t *st, jv *out)
+int sl_jx_slice(jrender *r, const jnode *e, const jv *o, const json_t *a, const json_t *b,
+                const json_t *st, jv *out)
 {
     if (o->k == K_UNDEF)
-        return undef_err(r, e, o);
+        return sl_jx_undef_err(r, e, o);
     for (int i = 0; i < 3; i++) {
         const json_t *x = i == 0 ? a : i == 1 ? b : st;
         if (x && !json_is_integer(x) && !json_is_null(x))
-            return jerr(r, e, SL_EINVAL, "slice indices must be integers or None");
+            return sl_jx_err(r, e, SL_EINVAL, "slice indices must be integers or None");
     }
     if (a && json_is_null(a))
         a = NULL;
@@ -950,7 +960,7 @@ int do_slice(jrender *r, const jnode *e, const jv *o, const json_t *a, const jso
         b = NULL;
     long long step = st && json_is_integer(st) ? json_integer_value(st) : 1;
     if (step == 0)
-        return jerr(r, e, SL_EINVAL, "slice step cannot be zero");
+        return sl_jx_err(r, e, SL_EINVAL, "slice step cannot be zero");
     json_t *j = o->j;
     if (o->k == K_JSON && json_is_array(j)) {
         long long n = (long long)json_array_size(j), s0, s1;
@@ -960,8 +970,8 @@ int do_slice(jrender *r, const jnode *e, const jv *o, const json_t *a, const jso
         for (long long i = s0; step > 0 ? i < s1 : i > s1; i += step)
             json_array_append(res, json_array_get(j, (size_t)i));
         if (seq_kind(j) == TUP_PLAIN)
-            jv_mark_tuple(r, res, TUP_PLAIN);
-        *out = jv_json(res);
+            sl_jx_mark_tuple(r, res, TUP_PLAIN);
+        *out = sl_jx_json(res);
         return 0;
     }
     if (o->k == K_JSON && json_is_string(j)) {
@@ -983,17 +993,17 @@ int do_slice(jrender *r, const jnode *e, const jv *o, const json_t *a, const jso
         for (long long i = s0; step > 0 ? i < s1 : i > s1; i += step)
             sl_buf_add(&res, s + offs[i], offs[i + 1] - offs[i]);
         free(offs);
-        *out = jv_json(json_stringn_nocheck(res.data ? res.data : "", res.len));
+        *out = sl_jx_json(json_stringn_nocheck(res.data ? res.data : "", res.len));
         sl_buf_release(&res);
         return 0;
     }
-    return jerr(r, e, SL_EINVAL, "'%s' object is not subscriptable", py_type(o));
+    return sl_jx_err(r, e, SL_EINVAL, "'%s' object is not subscriptable", sl_jx_py_type(o));
 }
 
 /* ---- arithmetic ---- */
 
 /* 1 int, 2 float, 0 not a number (bools are ints, as in Python) */
-int num_of(const jv *v, long long *i, double *d)
+int sl_jx_num_of(const jv *v, long long *i, double *d)
 {
     if (v->k != K_JSON)
         return 0;
@@ -1006,11 +1016,11 @@ int num_of(const jv *v, long long *i, double *d)
     }
 }
 
-int mk_float(jrender *r, const jnode *e, double d, jv *out)
+int sl_jx_float(jrender *r, const jnode *e, double d, jv *out)
 {
     if (!isfinite(d))
-        return jerr(r, e, SL_EINVAL, "the result is not a finite number");
-    *out = jv_json(json_real(d));
+        return sl_jx_err(r, e, SL_EINVAL, "the result is not a finite number");
+    *out = sl_jx_json(json_real(d));
     return 0;
 }
 
@@ -1020,51 +1030,52 @@ static int arith(jrender *r, const jnode *e, int op, const jv *a, const jv *b, j
     long long ia = 0, ib = 0;
     double da = 0, db = 0;
     if (a->k == K_UNDEF)
-        return undef_err(r, e, a);
+        return sl_jx_undef_err(r, e, a);
     if (b->k == K_UNDEF)
-        return undef_err(r, e, b);
-    int ta = num_of(a, &ia, &da), tb = num_of(b, &ib, &db);
+        return sl_jx_undef_err(r, e, b);
+    int ta = sl_jx_num_of(a, &ia, &da), tb = sl_jx_num_of(b, &ib, &db);
     if (ta && tb) {
         bool ints = ta == 1 && tb == 1;
         long long ir;
         switch (op) {
         case OP_ADD:
             if (ints && !__builtin_add_overflow(ia, ib, &ir))
-                return *out = jv_json(jint(ir)), 0;
-            return mk_float(r, e, da + db, out);
+                return *out = sl_jx_json(sl_jx_int(ir)), 0;
+            return sl_jx_float(r, e, da + db, out);
         case OP_SUB:
             if (ints && !__builtin_sub_overflow(ia, ib, &ir))
-                return *out = jv_json(jint(ir)), 0;
-            return mk_float(r, e, da - db, out);
+                return *out = sl_jx_json(sl_jx_int(ir)), 0;
+            return sl_jx_float(r, e, da - db, out);
         case OP_MUL:
             if (ints && !__builtin_mul_overflow(ia, ib, &ir))
-                return *out = jv_json(jint(ir)), 0;
-            return mk_float(r, e, da * db, out);
+                return *out = sl_jx_json(sl_jx_int(ir)), 0;
+            return sl_jx_float(r, e, da * db, out);
         case OP_DIV:
             if (db == 0)
-                return jerr(r, e, SL_EINVAL, "division by zero");
-            return mk_float(r, e, da / db, out);
+                return sl_jx_err(r, e, SL_EINVAL, "division by zero");
+            return sl_jx_float(r, e, da / db, out);
         case OP_FDIV:
         case OP_MOD:
             if (db == 0)
-                return jerr(r, e, SL_EINVAL, op == OP_MOD ? "modulo by zero" : "division by zero");
+                return sl_jx_err(r, e, SL_EINVAL,
+                                 op == OP_MOD ? "modulo by zero" : "division by zero");
             if (ints && !(ia == INT64_MIN && ib == -1)) {
                 long long q = ia / ib, m = ia % ib;
                 if (m != 0 && ((m < 0) != (ib < 0))) {
                     q--;
                     m += ib;
                 }
-                return *out = jv_json(jint(op == OP_FDIV ? q : m)), 0;
+                return *out = sl_jx_json(sl_jx_int(op == OP_FDIV ? q : m)), 0;
             }
             if (op == OP_FDIV)
-                return mk_float(r, e, floor(da / db), out);
+                return sl_jx_float(r, e, floor(da / db), out);
             {
                 double m = fmod(da, db);
                 if (m != 0 && ((m < 0) != (db < 0)))
                     m += db;
                 else if (m == 0)
                     m = copysign(0.0, db);
-                return mk_float(r, e, m, out);
+                return sl_jx_float(r, e, m, out);
             }
         case OP_POW:
             if (ints && ib >= 0) {
@@ -1078,45 +1089,49 @@ static int arith(jrender *r, const jnode *e, int op, const jv *a, const jv *b, j
                         of |= __builtin_mul_overflow(base, base, &base);
                 }
                 if (!of)
-                    return *out = jv_json(jint(res)), 0;
+                    return *out = sl_jx_json(sl_jx_int(res)), 0;
             }
             if (da == 0 && db < 0)
-                return jerr(r, e, SL_EINVAL, "0.0 cannot be raised to a negative power");
-            return mk_float(r, e, pow(da, db), out);
+                return sl_jx_err(r, e, SL_EINVAL, "0.0 cannot be raised to a negative power");
+            return sl_jx_float(r, e, pow(da, db), out);
         }
     }
     json_t *ja = a->k == K_JSON ? a->j : NULL, *jb = b->k == K_JSON ? b->j : NULL;
     if (op == OP_ADD && json_is_string(ja) && json_is_string(jb)) {
         size_t la = json_string_length(ja), lb = json_string_length(jb);
         if (la + lb > r->lim.max_output_chars * 4 + 16)
-            return jerr(r, e, SL_ELIMIT, "the joined string would be larger than the output cap");
+            return sl_jx_err(r, e, SL_ELIMIT,
+                             "the joined string would be larger than the output cap");
         char *s = sl_xmalloc(la + lb + 1);
         memcpy(s, json_string_value(ja), la);
         memcpy(s + la, json_string_value(jb), lb);
-        *out = jv_json(json_stringn_nocheck(s, la + lb));
+        *out = sl_jx_json(json_stringn_nocheck(s, la + lb));
         free(s);
         return 0;
     }
     if (op == OP_ADD && json_is_array(ja) && json_is_array(jb)) {
         bool ta2 = seq_kind(ja) == TUP_PLAIN, tb2 = seq_kind(jb) == TUP_PLAIN;
         if (ta2 != tb2)
-            return jerr(r, e, SL_EINVAL, "can only concatenate %s (not \"%s\") to %s",
-                        ta2 ? "tuple" : "list", tb2 ? "tuple" : "list", ta2 ? "tuple" : "list");
+            return sl_jx_err(r, e, SL_EINVAL, "can only concatenate %s (not \"%s\") to %s",
+                             ta2 ? "tuple" : "list", tb2 ? "tuple" : "list",
+                             ta2 ? "tuple" : "list");
         if (json_array_size(ja) + json_array_size(jb) > JINJA_MAX_ITEMS)
-            return jerr(r, e, SL_ELIMIT, "the list would have more than %d items (sluice's cap on "
-                        "lists a template builds)",
-                        JINJA_MAX_ITEMS);
+            return sl_jx_err(r, e, SL_ELIMIT,
+                             "the list would have more than %d items (sluice's cap on "
+                             "lists a template builds)",
+                             JINJA_MAX_ITEMS);
         json_t *res = json_copy(ja);
         json_array_extend(res, jb);
         if (ta2)
-            jv_mark_tuple(r, res, TUP_PLAIN);
-        *out = jv_json(res);
+            sl_jx_mark_tuple(r, res, TUP_PLAIN);
+        *out = sl_jx_json(res);
         return 0;
     }
     if (op == OP_MUL && ((json_is_string(ja) || json_is_array(ja)) && tb == 1 && !json_is_boolean(jb)) ) {
         long long unit = (long long)(json_is_string(ja) ? json_string_length(ja) : json_array_size(ja));
         if (unit > 0 && ib > (long long)(r->lim.max_output_chars * 4) / unit)
-            return jerr(r, e, SL_ELIMIT, "the repeated value would be larger than the output cap");
+            return sl_jx_err(r, e, SL_ELIMIT,
+                             "the repeated value would be larger than the output cap");
         if (unit == 0)
             ib = 0; /* "" * 10**15 is "" at once, not after 10**15 empty copies */
         if (json_is_string(ja)) {
@@ -1124,15 +1139,15 @@ static int arith(jrender *r, const jnode *e, int op, const jv *a, const jv *b, j
             sl_buf_init(&b2, 0);
             for (long long i = 0; i < ib; i++)
                 sl_buf_add(&b2, json_string_value(ja), json_string_length(ja));
-            *out = jv_json(json_stringn_nocheck(b2.data ? b2.data : "", b2.len));
+            *out = sl_jx_json(json_stringn_nocheck(b2.data ? b2.data : "", b2.len));
             sl_buf_release(&b2);
         } else {
             json_t *res = json_array();
             for (long long i = 0; i < ib; i++)
                 json_array_extend(res, ja);
             if (seq_kind(ja) == TUP_PLAIN)
-                jv_mark_tuple(r, res, TUP_PLAIN);
-            *out = jv_json(res);
+                sl_jx_mark_tuple(r, res, TUP_PLAIN);
+            *out = sl_jx_json(res);
         }
         return 0;
     }
@@ -1141,14 +1156,14 @@ static int arith(jrender *r, const jnode *e, int op, const jv *a, const jv *b, j
         return arith(r, e, op, b, a, &sw) ? -1 : (*out = sw, 0);
     }
     if (op == OP_MOD && json_is_string(ja))
-        return py_percent(r, e, json_string_value(ja), b, out);
-    return jerr(r, e, SL_EINVAL, "unsupported operand type(s) for %s: '%s' and '%s'", sym[op],
-                py_type(a), py_type(b));
+        return sl_jx_py_percent(r, e, json_string_value(ja), b, out);
+    return sl_jx_err(r, e, SL_EINVAL, "unsupported operand type(s) for %s: '%s' and '%s'", sym[op],
+                     sl_jx_py_type(a), sl_jx_py_type(b));
 }
 
 /* ---- comparisons ---- */
 
-bool jv_eq(const jv *a, const jv *b)
+bool sl_jx_eq(const jv *a, const jv *b)
 {
     if (a->k == K_UNDEF || b->k == K_UNDEF)
         return a->k == b->k;
@@ -1156,20 +1171,20 @@ bool jv_eq(const jv *a, const jv *b)
         return a->p == b->p && a->j == b->j;
     long long ia, ib;
     double da, db;
-    int ta = num_of(a, &ia, &da), tb = num_of(b, &ib, &db);
+    int ta = sl_jx_num_of(a, &ia, &da), tb = sl_jx_num_of(b, &ib, &db);
     if (ta && tb)
         return ta == 1 && tb == 1 ? ia == ib : da == db;
-    return py_eq(a->j, b->j);
+    return sl_jx_py_eq(a->j, b->j);
 }
 
 /* Python ordering: -2 when the types do not order */
 static int cmp_rec(const json_t *a, const json_t *b, int depth)
 {
-    jcharge(1);
+    sl_jx_charge(1);
     jv va = {.k = K_JSON, .j = (json_t *)a}, vb = {.k = K_JSON, .j = (json_t *)b};
     long long ia, ib;
     double da, db;
-    int ta = num_of(&va, &ia, &da), tb = num_of(&vb, &ib, &db);
+    int ta = sl_jx_num_of(&va, &ia, &da), tb = sl_jx_num_of(&vb, &ib, &db);
     if (ta && tb) {
         if (ta == 1 && tb == 1)
             return ia < ib ? -1 : ia > ib;
@@ -1187,7 +1202,7 @@ static int cmp_rec(const json_t *a, const json_t *b, int depth)
         for (size_t i = 0; i < la && i < lb; i++) {
             json_t *x = json_array_get(a, i), *y = json_array_get(b, i);
             if (depth >= JINJA_MAX_NEST) {
-                jinja_too_deep = true;
+                sl_jx_too_deep = true;
                 return -2;
             }
             if (eq_rec(x, y, depth + 1))
@@ -1199,12 +1214,12 @@ static int cmp_rec(const json_t *a, const json_t *b, int depth)
     return -2;
 }
 
-int py_cmp(const json_t *a, const json_t *b)
+int sl_jx_py_cmp(const json_t *a, const json_t *b)
 {
     return cmp_rec(a, b, 0);
 }
 
-int jv_contains(jrender *r, const jnode *e, const jv *needle, const jv *hay, bool *res)
+int sl_jx_contains(jrender *r, const jnode *e, const jv *needle, const jv *hay, bool *res)
 {
     *res = false;
     if (hay->k == K_UNDEF)
@@ -1212,8 +1227,9 @@ int jv_contains(jrender *r, const jnode *e, const jv *needle, const jv *hay, boo
     json_t *h = hay->k == K_JSON || hay->k == K_NS ? hay->j : NULL;
     if (json_is_string(h)) {
         if (needle->k != K_JSON || !json_is_string(needle->j))
-            return jerr(r, e, SL_EINVAL, "'in <string>' requires string as left operand, not %s",
-                        py_type(needle));
+            return sl_jx_err(r, e, SL_EINVAL,
+                             "'in <string>' requires string as left operand, not %s",
+                             sl_jx_py_type(needle));
         *res = memmem(json_string_value(h), json_string_length(h), json_string_value(needle->j),
                       json_string_length(needle->j)) != NULL;
         return jwork(r, e, (long)(json_string_length(h) >> 6));
@@ -1221,7 +1237,7 @@ int jv_contains(jrender *r, const jnode *e, const jv *needle, const jv *hay, boo
     if (json_is_array(h)) {
         for (size_t i = 0; i < json_array_size(h) && !*res; i++) {
             jv x = {.k = K_JSON, .j = json_array_get(h, i)};
-            *res = jv_eq(needle, &x);
+            *res = sl_jx_eq(needle, &x);
             if (jwork(r, e, 1) < 0)
                 return -1;
         }
@@ -1232,32 +1248,32 @@ int jv_contains(jrender *r, const jnode *e, const jv *needle, const jv *hay, boo
                json_object_get(h, json_string_value(needle->j));
         return 0;
     }
-    return jerr(r, e, SL_EINVAL, "argument of type '%s' is not iterable", py_type(hay));
+    return sl_jx_err(r, e, SL_EINVAL, "argument of type '%s' is not iterable", sl_jx_py_type(hay));
 }
 
 static int compare(jrender *r, const jnode *e, int op, const jv *a, const jv *b, bool *res)
 {
     switch (op) {
-    case OP_EQ: *res = jv_eq(a, b); return 0;
-    case OP_NE: *res = !jv_eq(a, b); return 0;
-    case OP_IN: return jv_contains(r, e, a, b, res);
+    case OP_EQ: *res = sl_jx_eq(a, b); return 0;
+    case OP_NE: *res = !sl_jx_eq(a, b); return 0;
+    case OP_IN: return sl_jx_contains(r, e, a, b, res);
     case OP_NOTIN:
-        if (jv_contains(r, e, a, b, res) < 0)
+        if (sl_jx_contains(r, e, a, b, res) < 0)
             return -1;
         *res = !*res;
         return 0;
     }
     static const char *const sym[] = {[OP_LT] = "<", [OP_LE] = "<=", [OP_GT] = ">", [OP_GE] = ">="};
     if (a->k == K_UNDEF)
-        return undef_err(r, e, a);
+        return sl_jx_undef_err(r, e, a);
     if (b->k == K_UNDEF)
-        return undef_err(r, e, b);
-    int c = a->k == K_JSON && b->k == K_JSON ? py_cmp(a->j, b->j) : -2;
-    if (c == -2 && jinja_too_deep)
+        return sl_jx_undef_err(r, e, b);
+    int c = a->k == K_JSON && b->k == K_JSON ? sl_jx_py_cmp(a->j, b->j) : -2;
+    if (c == -2 && sl_jx_too_deep)
         return deep_err(r, e);
     if (c == -2)
-        return jerr(r, e, SL_EINVAL, "'%s' not supported between instances of '%s' and '%s'",
-                    sym[op], py_type(a), py_type(b));
+        return sl_jx_err(r, e, SL_EINVAL, "'%s' not supported between instances of '%s' and '%s'",
+                         sym[op], sl_jx_py_type(a), sl_jx_py_type(b));
     *res = op == OP_LT ? c < 0 : op == OP_LE ? c <= 0 : op == OP_GT ? c > 0 : c >= 0;
     return 0;
 }
@@ -1266,40 +1282,40 @@ static int compare(jrender *r, const jnode *e, int op, const jv *a, const jv *b,
 
 static int render_body(jrender *r, const jnode *body, frame *f, sl_buf *out);
 
-int eval_args(jrender *r, const jnode *e, frame *f, jargs *a)
+int sl_jx_eval_args(jrender *r, const jnode *e, frame *f, jargs *a)
 {
     a->n = e->nv;
     a->nkw = e->nkw;
     a->kwn = e->kwn;
     a->pos = e->nv <= 8 ? a->pos_s : sl_xmalloc((size_t)e->nv * sizeof *a->pos);
     a->kwv = e->nkw <= 8 ? a->kwv_s : sl_xmalloc((size_t)e->nkw * sizeof *a->kwv);
-    /* eval() clears each slot first, so a failure leaves them releasable */
+    /* sl_jx_eval() clears each slot first, so a failure leaves them releasable */
     for (int i = 0; i < e->nv; i++)
         a->pos[i].j = NULL;
     for (int i = 0; i < e->nkw; i++)
         a->kwv[i].j = NULL;
     for (int i = 0; i < e->nv; i++)
-        if (eval(r, e->v[i], f, &a->pos[i]) < 0)
+        if (sl_jx_eval(r, e->v[i], f, &a->pos[i]) < 0)
             return -1;
     for (int i = 0; i < e->nkw; i++)
-        if (eval(r, e->kwv[i], f, &a->kwv[i]) < 0)
+        if (sl_jx_eval(r, e->kwv[i], f, &a->kwv[i]) < 0)
             return -1;
     return 0;
 }
 
-void args_release(jargs *a)
+void sl_jx_args_release(jargs *a)
 {
     for (int i = 0; i < a->n; i++)
-        jv_free(&a->pos[i]);
+        sl_jx_free(&a->pos[i]);
     for (int i = 0; i < a->nkw; i++)
-        jv_free(&a->kwv[i]);
+        sl_jx_free(&a->kwv[i]);
     if (a->pos != a->pos_s)
         free(a->pos);
     if (a->kwv != a->kwv_s)
         free(a->kwv);
 }
 
-jv *arg(jargs *a, int i, const char *name)
+jv *sl_jx_arg(jargs *a, int i, const char *name)
 {
     if (i >= 0 && i < a->n)
         return &a->pos[i];
@@ -1315,39 +1331,39 @@ static int call_macro(jrender *r, const jnode *e, const jv *fn, jargs *a, const 
 {
     const jnode *m = fn->p;
     if (r->depth >= r->lim.max_depth)
-        return jerr(r, e, SL_ELIMIT, "macro calls nest deeper than %d (the recursion cap)",
-                    r->lim.max_depth);
+        return sl_jx_err(r, e, SL_ELIMIT, "macro calls nest deeper than %d (the recursion cap)",
+                         r->lim.max_depth);
     if (jwork(r, e, 1) < 0) /* macros calling themselves twice run 2^depth calls */
         return -1;
     const char *mname = fn->k == K_CALLER ? "caller" : m->s;
     bool uses_var = m->op & 1, uses_kw = m->op & 2;
     if (m->nkw > 64)
-        return jerr(r, e, SL_EINVAL, "macro '%s' has more than 64 parameters", mname);
+        return sl_jx_err(r, e, SL_EINVAL, "macro '%s' has more than 64 parameters", mname);
     if (a->n > m->nkw && !uses_var)
-        return jerr(r, e, SL_EINVAL, "macro '%s' takes not more than %d argument(s)", mname,
-                    m->nkw);
+        return sl_jx_err(r, e, SL_EINVAL, "macro '%s' takes not more than %d argument(s)", mname,
+                         m->nkw);
     for (int k = 0; k < a->nkw; k++) {
         int i = 0;
         while (i < m->nkw && strcmp(m->kwn[i], a->kwn[k]))
             i++;
         if (i == m->nkw && !uses_kw && strcmp(a->kwn[k], "caller"))
-            return jerr(r, e, SL_EINVAL, "macro '%s' takes no keyword argument '%s'", mname,
-                        a->kwn[k]);
+            return sl_jx_err(r, e, SL_EINVAL, "macro '%s' takes no keyword argument '%s'", mname,
+                             a->kwn[k]);
         if (i < m->nkw && i < a->n)
-            return jerr(r, e, SL_EINVAL, "macro '%s' got multiple values for argument '%s'",
-                        mname, a->kwn[k]);
+            return sl_jx_err(r, e, SL_EINVAL, "macro '%s' got multiple values for argument '%s'",
+                             mname, a->kwn[k]);
     }
     frame f = {.parent = fn->k == K_CALLER ? (frame *)fn->p2 : r->root};
     json_t *varargs = json_array(), *kwargs = json_object();
     if (uses_var)
-        jv_mark_tuple(r, varargs, TUP_PLAIN);
+        sl_jx_mark_tuple(r, varargs, TUP_PLAIN);
     bool bound[64] = {false};
     for (int i = 0; i < a->n; i++) {
         if (i < m->nkw) {
-            frame_set(&f, m->kwn[i], jv_copy(&a->pos[i]));
+            sl_jx_frame_set(&f, m->kwn[i], sl_jx_copy(&a->pos[i]));
             bound[i] = true;
         } else {
-            json_array_append_new(varargs, jv_to_json(&a->pos[i]));
+            json_array_append_new(varargs, sl_jx_to_json(&a->pos[i]));
         }
     }
     for (int k = 0; k < a->nkw; k++) {
@@ -1356,26 +1372,26 @@ static int call_macro(jrender *r, const jnode *e, const jv *fn, jargs *a, const 
             if (!strcmp(m->kwn[i], a->kwn[k]))
                 break;
         if (i < m->nkw) {
-            frame_set(&f, m->kwn[i], jv_copy(&a->kwv[k]));
+            sl_jx_frame_set(&f, m->kwn[i], sl_jx_copy(&a->kwv[k]));
             bound[i] = true;
         } else if (strcmp(a->kwn[k], "caller")) {
-            json_object_set_new(kwargs, a->kwn[k], jv_to_json(&a->kwv[k]));
+            json_object_set_new(kwargs, a->kwn[k], sl_jx_to_json(&a->kwv[k]));
         }
     }
     int rc = 0;
     for (int i = 0; i < m->nkw && !rc; i++) {
         if (bound[i])
             continue;
-        jv d = jv_undef(m->kwn[i]);
+        jv d = sl_jx_undef(m->kwn[i]);
         if (m->kwv[i])
-            rc = eval(r, m->kwv[i], &f, &d);
+            rc = sl_jx_eval(r, m->kwv[i], &f, &d);
         if (!rc)
-            frame_set(&f, m->kwn[i], d);
+            sl_jx_frame_set(&f, m->kwn[i], d);
     }
-    frame_set(&f, "varargs", jv_json(varargs));
-    frame_set(&f, "kwargs", jv_json(kwargs));
+    sl_jx_frame_set(&f, "varargs", sl_jx_json(varargs));
+    sl_jx_frame_set(&f, "kwargs", sl_jx_json(kwargs));
     if (caller)
-        frame_set(&f, "caller", jv_copy(caller));
+        sl_jx_frame_set(&f, "caller", sl_jx_copy(caller));
     STACKBUF(b, r->lim.max_output_chars * 4 + 16);
     size_t held;
     sl_buf *outer = capture_begin(r, &b, &held);
@@ -1385,7 +1401,7 @@ static int call_macro(jrender *r, const jnode *e, const jv *fn, jargs *a, const 
     r->depth--;
     capture_end(r, outer, held);
     if (!rc)
-        *out = jv_json(json_stringn_nocheck(b.data ? b.data : "", b.len));
+        *out = sl_jx_json(json_stringn_nocheck(b.data ? b.data : "", b.len));
     sl_buf_release(&b);
     frame_release(&f);
     return rc;
@@ -1396,30 +1412,31 @@ static int builtin_call(jrender *r, const jnode *e, const char *name, jargs *a, 
     if (!strcmp(name, "range")) {
         long long v[3] = {0, 0, 1};
         if (a->n < 1 || a->n > 3)
-            return jerr(r, e, SL_EINVAL, "range expected 1 to 3 arguments, got %d", a->n);
+            return sl_jx_err(r, e, SL_EINVAL, "range expected 1 to 3 arguments, got %d", a->n);
         for (int i = 0; i < a->n; i++) {
             double d;
-            if (num_of(&a->pos[i], &v[i], &d) != 1)
-                return jerr(r, e, SL_EINVAL, "range() takes integers, not '%s'", py_type(&a->pos[i]));
+            if (sl_jx_num_of(&a->pos[i], &v[i], &d) != 1)
+                return sl_jx_err(r, e, SL_EINVAL, "range() takes integers, not '%s'",
+                                 sl_jx_py_type(&a->pos[i]));
         }
         long long start = a->n == 1 ? 0 : v[0], stop = a->n == 1 ? v[0] : v[1],
                   step = a->n == 3 ? v[2] : 1;
         if (step == 0)
-            return jerr(r, e, SL_EINVAL, "range() arg 3 must not be zero");
+            return sl_jx_err(r, e, SL_EINVAL, "range() arg 3 must not be zero");
         long long cnt = step > 0 ? (stop > start ? (stop - start + step - 1) / step : 0)
                                  : (start > stop ? (start - stop - step - 1) / -step : 0);
         if (cnt > r->lim.max_loop_iterations)
-            return jerr(r, e, SL_ELIMIT, "range() of %lld items is over the loop cap of %ld", cnt,
-                        r->lim.max_loop_iterations);
+            return sl_jx_err(r, e, SL_ELIMIT, "range() of %lld items is over the loop cap of %ld",
+                             cnt, r->lim.max_loop_iterations);
         json_t *res = json_array();
         for (long long i = 0; i < cnt; i++) {
             if ((i & 1023) == 1023 && jwork(r, e, 1024)) {  /* a million items take a while */
                 jdecref(res);
                 return -1;
             }
-            json_array_append_new(res, jint(start + i * step));
+            json_array_append_new(res, sl_jx_int(start + i * step));
         }
-        *out = jv_json(res);
+        *out = sl_jx_json(res);
         return 0;
     }
     if (!strcmp(name, "dict") || !strcmp(name, "namespace")) {
@@ -1427,8 +1444,8 @@ static int builtin_call(jrender *r, const jnode *e, const char *name, jargs *a, 
         if (a->n >= 1 && a->pos[0].k == K_JSON && json_is_object(a->pos[0].j))
             json_object_update(o, a->pos[0].j);
         for (int k = 0; k < a->nkw; k++)
-            json_object_set_new(o, a->kwn[k], jv_to_json(&a->kwv[k]));
-        *out = jv_json(o);
+            json_object_set_new(o, a->kwn[k], sl_jx_to_json(&a->kwv[k]));
+        *out = sl_jx_json(o);
         if (name[0] == 'n')
             out->k = K_NS;
         return 0;
@@ -1442,13 +1459,13 @@ static int builtin_call(jrender *r, const jnode *e, const char *name, jargs *a, 
             if (!a->n) {
                 jdecref(o->items);
                 free(o);
-                return jerr(r, e, SL_EINVAL, "a cycler needs at least one item");
+                return sl_jx_err(r, e, SL_EINVAL, "a cycler needs at least one item");
             }
             for (int i = 0; i < a->n; i++)
-                json_array_append_new(o->items, jv_to_json(&a->pos[i]));
+                json_array_append_new(o->items, sl_jx_to_json(&a->pos[i]));
         } else {
-            jv *sep = arg(a, 0, "sep");
-            json_array_append_new(o->items, sep ? jv_to_json(sep) : json_string(", "));
+            jv *sep = sl_jx_arg(a, 0, "sep");
+            json_array_append_new(o->items, sep ? sl_jx_to_json(sep) : json_string(", "));
         }
         o->next = r->objs;
         r->objs = o;
@@ -1466,13 +1483,14 @@ static int call_loop(jrender *r, const jnode *e, const jv *lv, jargs *a, jv *out
 {
     const loopst *l = lv->p;
     if (!l->node->neg)
-        return jerr(r, e, SL_EINVAL, "the loop is not recursive: it can be called only in a "
-                    "`for ... recursive` loop");
+        return sl_jx_err(r, e, SL_EINVAL,
+                         "the loop is not recursive: it can be called only in a "
+                         "`for ... recursive` loop");
     if (a->n != 1 || a->nkw)
-        return jerr(r, e, SL_EINVAL, "loop() takes exactly one argument, the items");
+        return sl_jx_err(r, e, SL_EINVAL, "loop() takes exactly one argument, the items");
     if (r->depth >= r->lim.max_depth)
-        return jerr(r, e, SL_ELIMIT, "recursive loops nest deeper than %d (the recursion cap)",
-                    r->lim.max_depth);
+        return sl_jx_err(r, e, SL_ELIMIT, "recursive loops nest deeper than %d (the recursion cap)",
+                         r->lim.max_depth);
     STACKBUF(b, r->lim.max_output_chars * 4 + 16);
     size_t held;
     sl_buf *outer = capture_begin(r, &b, &held);
@@ -1481,7 +1499,7 @@ static int call_loop(jrender *r, const jnode *e, const jv *lv, jargs *a, jv *out
     r->depth--;
     capture_end(r, outer, held);
     if (!rc)
-        *out = jv_json(json_stringn_nocheck(b.data ? b.data : "", b.len));
+        *out = sl_jx_json(json_stringn_nocheck(b.data ? b.data : "", b.len));
     sl_buf_release(&b);
     return rc;
 }
@@ -1493,129 +1511,129 @@ static int eval_call(jrender *r, const jnode *e, frame *f, const jv *caller, jv 
     jargs a;
     if (fe->type == E_ATTR) {
         jv self;
-        if (eval(r, fe->a, f, &self) < 0)
+        if (sl_jx_eval(r, fe->a, f, &self) < 0)
             return -1;
         if (self.k == K_UNDEF) {
-            rc = undef_err(r, fe, &self);
-            jv_free(&self);
+            rc = sl_jx_undef_err(r, fe, &self);
+            sl_jx_free(&self);
             return rc;
         }
-        rc = eval_args(r, e, f, &a);
+        rc = sl_jx_eval_args(r, e, f, &a);
         if (!rc) {
             if (self.k == K_LOOP && !strcmp(fe->s, "cycle")) {
                 const loopst *l = self.p;
                 if (!a.n)
-                    rc = jerr(r, e, SL_EINVAL, "no items for cycling given");
+                    rc = sl_jx_err(r, e, SL_EINVAL, "no items for cycling given");
                 else
-                    *out = jv_copy(&a.pos[l->i % (size_t)a.n]);
+                    *out = sl_jx_copy(&a.pos[l->i % (size_t)a.n]);
             } else if (self.k == K_LOOP && !strcmp(fe->s, "changed")) {
                 /* True when the arguments differ from the last call's */
                 loopst *l = (loopst *)self.p;
                 json_t *now = json_array();
                 for (int i = 0; i < a.n; i++)
-                    json_array_append_new(now, jv_to_json(&a.pos[i]));
-                bool same = l->changed && py_eq(l->changed, now);
+                    json_array_append_new(now, sl_jx_to_json(&a.pos[i]));
+                bool same = l->changed && sl_jx_py_eq(l->changed, now);
                 jdecref(l->changed);
                 l->changed = now;
-                *out = jv_json(json_boolean(!same));
+                *out = sl_jx_json(json_boolean(!same));
             } else if (self.k == K_CYCLER && (!strcmp(fe->s, "next") || !strcmp(fe->s, "reset"))) {
                 jobj *c = (jobj *)self.p;
                 if (fe->s[0] == 'n') {
-                    *out = jv_json(json_incref(json_array_get(c->items, c->pos)));
+                    *out = sl_jx_json(json_incref(json_array_get(c->items, c->pos)));
                     c->pos = (c->pos + 1) % json_array_size(c->items);
                 } else {
                     c->pos = 0;
-                    *out = jv_json(json_null());
+                    *out = sl_jx_json(json_null());
                 }
             } else {
-                rc = call_method(r, e, &self, fe->s, &a, out);
+                rc = sl_jx_call_method(r, e, &self, fe->s, &a, out);
             }
             if (!rc && jwork(r, e, 0) < 0) {
-                jv_free(out);
+                sl_jx_free(out);
                 rc = -1;
             }
         }
-        args_release(&a);
-        jv_free(&self);
+        sl_jx_args_release(&a);
+        sl_jx_free(&self);
         return rc;
     }
     jv fn;
-    if (eval(r, fe, f, &fn) < 0)
+    if (sl_jx_eval(r, fe, f, &fn) < 0)
         return -1;
-    rc = eval_args(r, e, f, &a);
+    rc = sl_jx_eval_args(r, e, f, &a);
     if (!rc) {
         if (fn.k == K_MACRO || fn.k == K_CALLER) {
             rc = call_macro(r, e, &fn, &a, caller, out);
         } else if (fn.k == K_BUILTIN && fn.owner) {
-            rc = jerr(r, e, SL_EINVAL, "call the method where it is read (d.%s(...)); sluice "
-                      "does not keep bound methods in variables", fn.name);
+            rc = sl_jx_err(r, e, SL_EINVAL,
+                           "call the method where it is read (d.%s(...)); sluice "
+                           "does not keep bound methods in variables",
+                           fn.name);
         } else if (fn.k == K_BUILTIN) {
             rc = builtin_call(r, e, fn.name, &a, out);
         } else if (fn.k == K_LOOP) {
             rc = call_loop(r, e, &fn, &a, out);
         } else if (fn.k == K_JOINER) {
             jobj *o = (jobj *)fn.p;
-            *out = o->pos++ ? jv_json(json_incref(json_array_get(o->items, 0)))
-                            : jv_json(json_stringn_nocheck("", 0));
+            *out = o->pos++ ? sl_jx_json(json_incref(json_array_get(o->items, 0)))
+                            : sl_jx_json(json_stringn_nocheck("", 0));
         } else if (fn.k == K_UNDEF) {
-            rc = undef_err(r, fe, &fn);
+            rc = sl_jx_undef_err(r, fe, &fn);
         } else {
-            rc = jerr(r, e, SL_EINVAL, "'%s' object is not callable", py_type(&fn));
+            rc = sl_jx_err(r, e, SL_EINVAL, "'%s' object is not callable", sl_jx_py_type(&fn));
         }
     }
-    args_release(&a);
-    jv_free(&fn);
+    sl_jx_args_release(&a);
+    sl_jx_free(&fn);
     return rc;
 }
 
 /* ---- expressions ---- */
 
-int eval_filter(jrender *r, const jnode *e, frame *f, const jv *in, jv *out)
+int sl_jx_eval_filter(jrender *r, const jnode *e, frame *f, const jv *in, jv *out)
 {
     jv x;
     int rc = 0;
     if (!e->fn) /* unknown, inside an if: an error once it runs */
-        return jerr(r, e, SL_EINVAL, "no filter named '%s'", e->s);
+        return sl_jx_err(r, e, SL_EINVAL, "no filter named '%s'", e->s);
     if (!e->a)
-        x = jv_copy(in);
+        x = sl_jx_copy(in);
     else if (e->a->type == E_FILTER)
-        rc = eval_filter(r, e->a, f, in, &x);
+        rc = sl_jx_eval_filter(r, e->a, f, in, &x);
     else
-        rc = eval(r, e->a, f, &x);
+        rc = sl_jx_eval(r, e->a, f, &x);
     if (e->a && rc < 0)
         return -1;
     jargs a;
-    rc = eval_args(r, e, f, &a);
+    rc = sl_jx_eval_args(r, e, f, &a);
     if (!rc) {
         const jfilter *fl = e->fn;
         if (e->neg) /* the arguments do not fit: say how */
-            rc = check_filter_args(r, e, fl, &a);
+            rc = sl_jx_check_filter_args(r, e, fl, &a);
         if (!rc)
             rc = fl->fn(r, e, &x, &a, out);
-        if (!rc && jinja_too_deep) {
-            jv_free(out);
+        if (!rc && sl_jx_too_deep) {
+            sl_jx_free(out);
             rc = deep_err(r, e);
         }
         if (!rc && jwork(r, e, 0) < 0) {
-            jv_free(out);
+            sl_jx_free(out);
             rc = -1;
         }
     }
-    args_release(&a);
-    jv_free(&x);
+    sl_jx_args_release(&a);
+    sl_jx_free(&x);
     return rc;
 }
 
-int eval(jrender *r, const jnode *e, frame *f, jv *out)
+int sl_jx_eval(jrender *r, const jnode *e, frame *f, jv *out)
 {
     memset(out, 0, sizeof *out);
     STACK_CHECK(r, e);
     int rc = 0;
     jv a, b;
     switch (e->type) {
-    case E_CONST:
-        *out = jv_json(json_incref(e->c));
-        return 0;
+    case E_CONST: *out = sl_jx_json(json_incref(e->c)); return 0;
     case E_NAME:
         *out = lookup(r, f, e->s);
         return 0;
@@ -1623,196 +1641,196 @@ int eval(jrender *r, const jnode *e, frame *f, jv *out)
     case E_TUPLE: {
         json_t *l = json_array();
         for (int i = 0; i < e->nv; i++) {
-            if (eval(r, e->v[i], f, &a) < 0) {
+            if (sl_jx_eval(r, e->v[i], f, &a) < 0) {
                 jdecref(l);
                 return -1;
             }
-            json_array_append_new(l, jv_to_json(&a));
-            jv_free(&a);
+            json_array_append_new(l, sl_jx_to_json(&a));
+            sl_jx_free(&a);
         }
         if (e->type == E_TUPLE)
-            jv_mark_tuple(r, l, TUP_PLAIN);
-        *out = jv_json(l);
+            sl_jx_mark_tuple(r, l, TUP_PLAIN);
+        *out = sl_jx_json(l);
         return 0;
     }
     case E_DICT: {
         json_t *d = json_object();
         for (int i = 0; i + 1 < e->nv; i += 2) {
-            if (eval(r, e->v[i], f, &a) < 0) {
+            if (sl_jx_eval(r, e->v[i], f, &a) < 0) {
                 jdecref(d);
                 return -1;
             }
-            if (eval(r, e->v[i + 1], f, &b) < 0) {
-                jv_free(&a);
+            if (sl_jx_eval(r, e->v[i + 1], f, &b) < 0) {
+                sl_jx_free(&a);
                 jdecref(d);
                 return -1;
             }
             STACKBUF(k, 0);
-            jv_str(&a, &k);
+            sl_jx_str(&a, &k);
             if (k.len && memchr(k.data, 0, k.len)) {
                 /* jansson would keep it, but every C-string lookup would miss it */
                 sl_buf_release(&k);
-                jv_free(&a);
-                jv_free(&b);
+                sl_jx_free(&a);
+                sl_jx_free(&b);
                 jdecref(d);
-                return jerr(r, e, SL_EINVAL, "sluice's dict keys cannot hold NUL characters");
+                return sl_jx_err(r, e, SL_EINVAL, "sluice's dict keys cannot hold NUL characters");
             }
-            json_object_setn_new_nocheck(d, k.data ? k.data : "", k.len, jv_to_json(&b));
+            json_object_setn_new_nocheck(d, k.data ? k.data : "", k.len, sl_jx_to_json(&b));
             sl_buf_release(&k);
-            jv_free(&a);
-            jv_free(&b);
+            sl_jx_free(&a);
+            sl_jx_free(&b);
         }
-        *out = jv_json(d);
+        *out = sl_jx_json(d);
         return 0;
     }
     case E_ATTR:
-        if (eval(r, e->a, f, &a) < 0)
+        if (sl_jx_eval(r, e->a, f, &a) < 0)
             return -1;
-        rc = get_attr(r, e, &a, e->s, out);
-        jv_free(&a);
+        rc = sl_jx_get_attr(r, e, &a, e->s, out);
+        sl_jx_free(&a);
         return rc;
     case E_ITEM:
-        if (eval(r, e->a, f, &a) < 0)
+        if (sl_jx_eval(r, e->a, f, &a) < 0)
             return -1;
-        if (eval(r, e->b, f, &b) < 0) {
-            jv_free(&a);
+        if (sl_jx_eval(r, e->b, f, &b) < 0) {
+            sl_jx_free(&a);
             return -1;
         }
-        rc = get_item(r, e, &a, &b, out);
-        jv_free(&a);
-        jv_free(&b);
+        rc = sl_jx_get_item(r, e, &a, &b, out);
+        sl_jx_free(&a);
+        sl_jx_free(&b);
         return rc;
     case E_SLICE: {
         jv p[3] = {{0}, {0}, {0}};
         const jnode *pn[3] = {e->b, e->x, e->cond};
-        if (eval(r, e->a, f, &a) < 0)
+        if (sl_jx_eval(r, e->a, f, &a) < 0)
             return -1;
         for (int i = 0; i < 3 && !rc; i++)
             if (pn[i])
-                rc = eval(r, pn[i], f, &p[i]);
+                rc = sl_jx_eval(r, pn[i], f, &p[i]);
         if (!rc)
-            rc = do_slice(r, e, &a, p[0].k == K_JSON ? p[0].j : NULL, p[1].k == K_JSON ? p[1].j : NULL,
-                          p[2].k == K_JSON ? p[2].j : NULL, out);
+            rc = sl_jx_slice(r, e, &a, p[0].k == K_JSON ? p[0].j : NULL,
+                             p[1].k == K_JSON ? p[1].j : NULL, p[2].k == K_JSON ? p[2].j : NULL,
+                             out);
         for (int i = 0; i < 3; i++)
-            jv_free(&p[i]);
-        jv_free(&a);
+            sl_jx_free(&p[i]);
+        sl_jx_free(&a);
         return rc;
     }
     case E_BIN:
-        if (eval(r, e->a, f, &a) < 0)
+        if (sl_jx_eval(r, e->a, f, &a) < 0)
             return -1;
-        if (eval(r, e->b, f, &b) < 0) {
-            jv_free(&a);
+        if (sl_jx_eval(r, e->b, f, &b) < 0) {
+            sl_jx_free(&a);
             return -1;
         }
         if (e->op == OP_CAT) {
             STACKBUF(s, r->lim.max_output_chars * 4 + 16);
-            jv_str(&a, &s);
-            jv_str(&b, &s);
+            sl_jx_str(&a, &s);
+            sl_jx_str(&b, &s);
             if (s.toobig)
                 rc = cap_err(r);
             else
-                *out = jv_json(json_stringn_nocheck(s.data ? s.data : "", s.len));
+                *out = sl_jx_json(json_stringn_nocheck(s.data ? s.data : "", s.len));
             sl_buf_release(&s);
         } else {
             rc = arith(r, e, e->op, &a, &b, out);
         }
-        jv_free(&a);
-        jv_free(&b);
+        sl_jx_free(&a);
+        sl_jx_free(&b);
         return rc;
     case E_NEG:
     case E_POS: {
-        if (eval(r, e->a, f, &a) < 0)
+        if (sl_jx_eval(r, e->a, f, &a) < 0)
             return -1;
         long long i;
         double d;
-        int t = num_of(&a, &i, &d);
+        int t = sl_jx_num_of(&a, &i, &d);
         if (!t)
-            rc = a.k == K_UNDEF ? undef_err(r, e, &a)
-                                : jerr(r, e, SL_EINVAL, "bad operand type for unary %c: '%s'",
-                                       e->type == E_NEG ? '-' : '+', py_type(&a));
+            rc = a.k == K_UNDEF ? sl_jx_undef_err(r, e, &a)
+                                : sl_jx_err(r, e, SL_EINVAL, "bad operand type for unary %c: '%s'",
+                                            e->type == E_NEG ? '-' : '+', sl_jx_py_type(&a));
         else if (e->type == E_POS)
-            *out = t == 1 ? jv_json(jint(i)) : jv_json(json_real(d));
+            *out = t == 1 ? sl_jx_json(sl_jx_int(i)) : sl_jx_json(json_real(d));
         else if (t == 1 && i != INT64_MIN)
-            *out = jv_json(jint(-i));
+            *out = sl_jx_json(sl_jx_int(-i));
         else
-            *out = jv_json(json_real(-d));
-        jv_free(&a);
+            *out = sl_jx_json(json_real(-d));
+        sl_jx_free(&a);
         return rc;
     }
     case E_NOT:
-        if (eval(r, e->a, f, &a) < 0)
+        if (sl_jx_eval(r, e->a, f, &a) < 0)
             return -1;
-        *out = jv_json(json_boolean(!jv_truthy(&a)));
-        jv_free(&a);
+        *out = sl_jx_json(json_boolean(!sl_jx_truthy(&a)));
+        sl_jx_free(&a);
         return 0;
     case E_AND:
     case E_OR:
-        if (eval(r, e->a, f, &a) < 0)
+        if (sl_jx_eval(r, e->a, f, &a) < 0)
             return -1;
-        if (jv_truthy(&a) == (e->type == E_OR)) {
+        if (sl_jx_truthy(&a) == (e->type == E_OR)) {
             *out = a;
             return 0;
         }
-        jv_free(&a);
-        return eval(r, e->b, f, out);
+        sl_jx_free(&a);
+        return sl_jx_eval(r, e->b, f, out);
     case E_CMP: {
-        if (eval(r, e->v[0], f, &a) < 0)
+        if (sl_jx_eval(r, e->v[0], f, &a) < 0)
             return -1;
         bool res = true;
         for (int i = 1; i < e->nv && res; i++) {
-            if (eval(r, e->v[i], f, &b) < 0) {
-                jv_free(&a);
+            if (sl_jx_eval(r, e->v[i], f, &b) < 0) {
+                sl_jx_free(&a);
                 return -1;
             }
             rc = compare(r, e, (unsigned char)e->s[i - 1], &a, &b, &res);
-            jv_free(&a);
+            sl_jx_free(&a);
             a = b;
             if (rc)
                 break;
         }
-        jv_free(&a);
+        sl_jx_free(&a);
         if (!rc)
-            *out = jv_json(json_boolean(res));
+            *out = sl_jx_json(json_boolean(res));
         return rc;
     }
     case E_COND:
-        if (eval(r, e->cond, f, &a) < 0)
+        if (sl_jx_eval(r, e->cond, f, &a) < 0)
             return -1;
         {
-            bool t = jv_truthy(&a);
-            jv_free(&a);
+            bool t = sl_jx_truthy(&a);
+            sl_jx_free(&a);
             if (t)
-                return eval(r, e->a, f, out);
+                return sl_jx_eval(r, e->a, f, out);
             if (e->b)
-                return eval(r, e->b, f, out);
-            *out = jv_undef(NULL);
+                return sl_jx_eval(r, e->b, f, out);
+            *out = sl_jx_undef(NULL);
             return 0;
         }
-    case E_FILTER:
-        return eval_filter(r, e, f, NULL, out);
+    case E_FILTER: return sl_jx_eval_filter(r, e, f, NULL, out);
     case E_TEST: {
         if (!e->fn)
-            return jerr(r, e, SL_EINVAL, "no test named '%s'", e->s);
-        if (eval(r, e->a, f, &a) < 0)
+            return sl_jx_err(r, e, SL_EINVAL, "no test named '%s'", e->s);
+        if (sl_jx_eval(r, e->a, f, &a) < 0)
             return -1;
         jargs ar;
         bool res = false;
-        rc = eval_args(r, e, f, &ar);
+        rc = sl_jx_eval_args(r, e, f, &ar);
         if (!rc) {
             const jtest *t = e->fn;
             rc = t->fn(r, e, &a, &ar, &res);
         }
-        args_release(&ar);
-        jv_free(&a);
+        sl_jx_args_release(&ar);
+        sl_jx_free(&a);
         if (!rc)
-            *out = jv_json(json_boolean(res != e->neg));
+            *out = sl_jx_json(json_boolean(res != e->neg));
         return rc;
     }
     case E_CALL:
         return eval_call(r, e, f, NULL, out);
     }
-    return jerr(r, e, SL_EINVAL, "cannot evaluate this expression");
+    return sl_jx_err(r, e, SL_EINVAL, "cannot evaluate this expression");
 }
 
 /* ---- statements ---- */
@@ -1820,20 +1838,20 @@ int eval(jrender *r, const jnode *e, frame *f, jv *out)
 static int assign_targets(jrender *r, const jnode *s, frame *f, const jv *v)
 {
     if (s->nnames == 1 && !s->op) {
-        frame_set(f, s->names[0], jv_copy(v));
+        sl_jx_frame_set(f, s->names[0], sl_jx_copy(v));
         return 0;
     }
     json_t *items;
-    if (jv_items(r, s, v, &items) < 0)
+    if (sl_jx_items(r, s, v, &items) < 0)
         return -1;
     size_t n = json_array_size(items);
     if (n != (size_t)s->nnames) {
         jdecref(items);
-        return jerr(r, s, SL_EINVAL, "%s values to unpack (expected %d, got %zu)",
-                    n < (size_t)s->nnames ? "not enough" : "too many", s->nnames, n);
+        return sl_jx_err(r, s, SL_EINVAL, "%s values to unpack (expected %d, got %zu)",
+                         n < (size_t)s->nnames ? "not enough" : "too many", s->nnames, n);
     }
     for (int i = 0; i < s->nnames; i++)
-        frame_set(f, s->names[i], jv_json(json_incref(json_array_get(items, (size_t)i))));
+        sl_jx_frame_set(f, s->names[i], sl_jx_json(json_incref(json_array_get(items, (size_t)i))));
     jdecref(items);
     return 0;
 }
@@ -1841,7 +1859,7 @@ static int assign_targets(jrender *r, const jnode *s, frame *f, const jv *v)
 static int run_loop(jrender *r, const jnode *s, frame *f, const jv *it, int depth, sl_buf *out)
 {
     json_t *items;
-    int rc = jv_items(r, s->a, it, &items);
+    int rc = sl_jx_items(r, s->a, it, &items);
     if (rc < 0)
         return -1;
     /* When the template changes lists in place, a loop walks the list as it
@@ -1852,21 +1870,21 @@ static int run_loop(jrender *r, const jnode *s, frame *f, const jv *it, int dept
     if (s->cond) {
         json_t *keep = json_array();
         for (size_t i = 0; i < json_array_size(items) && !rc; i++) {
-            jv x = jv_json(json_incref(json_array_get(items, i))), c;
+            jv x = sl_jx_json(json_incref(json_array_get(items, i))), c;
             if (++r->iters > r->lim.max_loop_iterations)
-                rc = jerr(r, s, SL_ELIMIT, "loops ran more than %ld iterations (the loop cap)",
-                          r->lim.max_loop_iterations);
+                rc = sl_jx_err(r, s, SL_ELIMIT, "loops ran more than %ld iterations (the loop cap)",
+                               r->lim.max_loop_iterations);
             else
                 rc = jwork(r, s, 1);
             if (!rc)
                 rc = assign_targets(r, s, &lf, &x);
             if (!rc)
-                rc = eval(r, s->cond, &lf, &c);
-            if (!rc && jv_truthy(&c))
+                rc = sl_jx_eval(r, s->cond, &lf, &c);
+            if (!rc && sl_jx_truthy(&c))
                 json_array_append(keep, x.j);
             if (!rc)
-                jv_free(&c);
-            jv_free(&x);
+                sl_jx_free(&c);
+            sl_jx_free(&x);
         }
         jdecref(items);
         items = keep;
@@ -1875,8 +1893,8 @@ static int run_loop(jrender *r, const jnode *s, frame *f, const jv *it, int dept
     for (size_t i = 0; i < (live ? (ls.n = json_array_size(items)) : ls.n) && !rc; i++) {
         ls.i = i;
         if (++r->iters > r->lim.max_loop_iterations) {
-            rc = jerr(r, s, SL_ELIMIT, "loops ran more than %ld iterations (the loop cap)",
-                      r->lim.max_loop_iterations);
+            rc = sl_jx_err(r, s, SL_ELIMIT, "loops ran more than %ld iterations (the loop cap)",
+                           r->lim.max_loop_iterations);
             break;
         }
         if ((rc = jwork(r, s, 1)) < 0)
@@ -1885,7 +1903,7 @@ static int run_loop(jrender *r, const jnode *s, frame *f, const jv *it, int dept
         rc = assign_targets(r, s, &lf, &x);
         if (!rc) {
             jv lv = {.k = K_LOOP, .p = &ls};
-            frame_set(&lf, "loop", lv);
+            sl_jx_frame_set(&lf, "loop", lv);
             rc = render_body(r, s->b, &lf, out);
         }
     }
@@ -1900,10 +1918,10 @@ static int run_loop(jrender *r, const jnode *s, frame *f, const jv *it, int dept
 static int run_for(jrender *r, const jnode *s, frame *f, sl_buf *out)
 {
     jv it;
-    if (eval(r, s->a, f, &it) < 0)
+    if (sl_jx_eval(r, s->a, f, &it) < 0)
         return -1;
     int rc = run_loop(r, s, f, &it, 0, out);
-    jv_free(&it);
+    sl_jx_free(&it);
     return rc;
 }
 
@@ -1913,32 +1931,31 @@ static int run_stmt(jrender *r, const jnode *s, frame *f, sl_buf *out)
     jv v;
     int rc = 0;
     switch (s->type) {
-    case N_TEXT:
-        return emit(r, out, s->s, s->slen);
+    case N_TEXT: return sl_jx_emit(r, out, s->s, s->slen);
     case N_OUT:
-        if (eval(r, s->a, f, &v) < 0)
+        if (sl_jx_eval(r, s->a, f, &v) < 0)
             return -1;
         if (v.k == K_JSON && json_is_string(v.j)) {
-            rc = emit(r, out, json_string_value(v.j), json_string_length(v.j));
+            rc = sl_jx_emit(r, out, json_string_value(v.j), json_string_length(v.j));
         } else if (v.k == K_JSON && json_is_integer(v.j)) {
             char num[24];
-            rc = emit(r, out, num, fmt_i64((long long)json_integer_value(v.j), num));
+            rc = sl_jx_emit(r, out, num, sl_jx_fmt_i64((long long)json_integer_value(v.j), num));
         } else if (v.k != K_UNDEF) {
             STACKBUF(b, r->lim.max_output_chars * 4 + 16);
-            jv_str(&v, &b);
-            rc = b.toobig ? cap_err(r) : emit(r, out, b.data ? b.data : "", b.len);
+            sl_jx_str(&v, &b);
+            rc = b.toobig ? cap_err(r) : sl_jx_emit(r, out, b.data ? b.data : "", b.len);
             sl_buf_release(&b);
         }
-        jv_free(&v);
+        sl_jx_free(&v);
         return rc;
     case N_IF:
         for (; s; s = s->x) {
             if (s->type != N_IF)
                 return render_body(r, s, f, out);
-            if (eval(r, s->a, f, &v) < 0)
+            if (sl_jx_eval(r, s->a, f, &v) < 0)
                 return -1;
-            bool t = jv_truthy(&v);
-            jv_free(&v);
+            bool t = sl_jx_truthy(&v);
+            sl_jx_free(&v);
             if (t)
                 return render_body(r, s->b, f, out);
         }
@@ -1946,47 +1963,48 @@ static int run_stmt(jrender *r, const jnode *s, frame *f, sl_buf *out)
     case N_FOR:
         return run_for(r, s, f, out);
     case N_SET:
-        if (eval(r, s->a, f, &v) < 0)
+        if (sl_jx_eval(r, s->a, f, &v) < 0)
             return -1;
         if (s->neg) {
             const jv *ns = frame_get(f, s->names[0]);
             if (!ns || ns->k != K_NS)
-                rc = jerr(r, s, SL_EINVAL, "cannot assign attribute '%s' on '%s': it is not a namespace()",
-                          s->s2, s->names[0]);
-            else if (r->ns_escaped && (rc = check_insert(r, s, ns->j, &v)) < 0)
+                rc = sl_jx_err(r, s, SL_EINVAL,
+                               "cannot assign attribute '%s' on '%s': it is not a namespace()",
+                               s->s2, s->names[0]);
+            else if (r->ns_escaped && (rc = sl_jx_check_insert(r, s, ns->j, &v)) < 0)
                 ;
             else
-                jobj_set(ns->j, s->s2, jv_to_json(&v));
+                sl_jx_obj_set(ns->j, s->s2, sl_jx_to_json(&v));
         } else {
             rc = assign_targets(r, s, f, &v);
         }
-        jv_free(&v);
+        sl_jx_free(&v);
         return rc;
     case N_SETBLOCK:
     case N_FILTERBLOCK: {
         sl_buf b;
-        scratch_init(r, &b);
+        sl_jx_scratch_init(r, &b);
         size_t held;
         sl_buf *outer = capture_begin(r, &b, &held);
         rc = render_body(r, s->b, f, &b);
         capture_end(r, outer, held);
         if (!rc) {
-            jv in = jv_json(json_stringn_nocheck(b.data ? b.data : "", b.len));
+            jv in = sl_jx_json(json_stringn_nocheck(b.data ? b.data : "", b.len));
             if (s->x) {
-                rc = eval_filter(r, s->x, f, &in, &v);
-                jv_free(&in);
+                rc = sl_jx_eval_filter(r, s->x, f, &in, &v);
+                sl_jx_free(&in);
             } else {
                 v = in;
             }
             if (!rc && s->type == N_SETBLOCK) {
-                frame_set(f, s->names[0], v);
+                sl_jx_frame_set(f, s->names[0], v);
             } else if (!rc) {
                 sl_buf t;
-                scratch_init(r, &t);
-                jv_str(&v, &t);
-                rc = emit(r, out, t.data ? t.data : "", t.len);
+                sl_jx_scratch_init(r, &t);
+                sl_jx_str(&v, &t);
+                rc = sl_jx_emit(r, out, t.data ? t.data : "", t.len);
                 sl_buf_release(&t);
-                jv_free(&v);
+                sl_jx_free(&v);
             }
         }
         sl_buf_release(&b);
@@ -1994,7 +2012,7 @@ static int run_stmt(jrender *r, const jnode *s, frame *f, sl_buf *out)
     }
     case N_MACRO: {
         jv m = {.k = K_MACRO, .p = s, .name = s->s};
-        frame_set(f, s->s, m);
+        sl_jx_frame_set(f, s->s, m);
         return 0;
     }
     case N_CALLBLOCK: {
@@ -2002,19 +2020,19 @@ static int run_stmt(jrender *r, const jnode *s, frame *f, sl_buf *out)
         if (eval_call(r, s->a, f, &caller, &v) < 0)
             return -1;
         sl_buf t;
-        scratch_init(r, &t);
-        jv_str(&v, &t);
-        rc = emit(r, out, t.data ? t.data : "", t.len);
+        sl_jx_scratch_init(r, &t);
+        sl_jx_str(&v, &t);
+        rc = sl_jx_emit(r, out, t.data ? t.data : "", t.len);
         sl_buf_release(&t);
-        jv_free(&v);
+        sl_jx_free(&v);
         return rc;
     }
     case N_WITH: {
         frame wf = {.parent = f};
         for (int i = 0; i < s->nkw && !rc; i++) {
-            rc = eval(r, s->kwv[i], &wf, &v);
+            rc = sl_jx_eval(r, s->kwv[i], &wf, &v);
             if (!rc)
-                frame_set(&wf, s->kwn[i], v);
+                sl_jx_frame_set(&wf, s->kwn[i], v);
         }
         if (!rc)
             rc = render_body(r, s->b, &wf, out);
@@ -2024,7 +2042,7 @@ static int run_stmt(jrender *r, const jnode *s, frame *f, sl_buf *out)
     case N_BODY:
         return render_body(r, s, f, out);
     }
-    return jerr(r, s, SL_EINVAL, "cannot run this statement");
+    return sl_jx_err(r, s, SL_EINVAL, "cannot run this statement");
 }
 
 static int render_body(jrender *r, const jnode *body, frame *f, sl_buf *out)
@@ -2034,7 +2052,7 @@ static int render_body(jrender *r, const jnode *body, frame *f, sl_buf *out)
     for (int i = 0; i < body->nv; i++) {
         if (run_stmt(r, body->v[i], f, out) < 0)
             return -1;
-        if (jinja_too_deep)
+        if (sl_jx_too_deep)
             return deep_err(r, body->v[i]);
         if (jwork(r, body->v[i], 0) < 0) /* a check only: what ran charged its work */
             return -1;
@@ -2075,7 +2093,7 @@ int sl_jinja_render(const sl_jinja *t, const sl_value *ctx, const sl_jinja_limit
     r.walk = 10000000;
     r.work = JINJA_POLL_UNITS;
     r.cnt_buf = out;
-    jinja_too_deep = false;
+    sl_jx_too_deep = false;
     if (t->mutates && r.ctx) {
         /* list.append() and friends change values in place: never the
          * caller's (Dify's sandbox gets a copy of the inputs too) */
@@ -2089,7 +2107,7 @@ int sl_jinja_render(const sl_jinja *t, const sl_value *ctx, const sl_jinja_limit
     size_t start = out->len;
     int rc = render_body(&r, t->root, &root, out);
     frame_release(&root);
-    jinja_too_deep = false;
+    sl_jx_too_deep = false;
     cur_render = prev;
     for (size_t i = 0; i < r.atup; i++)
         jdecref(r.tup[i]);

@@ -228,7 +228,7 @@ static size_t uoff(const char *s, size_t n, size_t k)
 
 static jv jstr(const char *s, size_t n)
 {
-    return jv_json(json_stringn_nocheck(s ? s : "", n));
+    return sl_jx_json(json_stringn_nocheck(s ? s : "", n));
 }
 
 static jv jbuf(sl_buf *b)
@@ -254,7 +254,7 @@ static void text_of(const jv *v, text *t)
         t->n = json_string_length(v->j);
         return;
     }
-    jv_str(v, &t->b);
+    sl_jx_str(v, &t->b);
     t->s = t->b.data ? t->b.data : "";
     t->n = t->b.len;
 }
@@ -331,7 +331,7 @@ static void py_num(const json_t *j, sl_buf *out)
 {
     if (json_is_integer(j)) {
         char d[24];
-        sl_buf_add(out, d, fmt_i64((long long)json_integer_value(j), d));
+        sl_buf_add(out, d, sl_jx_fmt_i64((long long)json_integer_value(j), d));
     } else {
         char d[32];
         sl_fmt_double(json_real_value(j), d);
@@ -348,14 +348,14 @@ static int key_cmp(const void *x, const void *y)
 static void repr_rec(const json_t *j, sl_buf *out, int depth, bool sorted)
 {
     if (depth > JINJA_MAX_NEST) {
-        jinja_too_deep = true;
+        sl_jx_too_deep = true;
         out->toobig = true;
         return;
     }
     switch (json_typeof(j)) {
     case JSON_STRING: repr_str(json_string_value(j), json_string_length(j), out); return;
     case JSON_ARRAY: {
-        int kind = jinja_tuple_kind(j);
+        int kind = sl_jx_tuple_kind(j);
         bool tup = kind == TUP_PLAIN || kind == TUP_GROUP;
         size_t n = json_array_size(j);
         if (kind >= VIEW_KEYS)
@@ -408,16 +408,16 @@ static void repr_rec(const json_t *j, sl_buf *out, int depth, bool sorted)
         sl_buf_addc(out, '}');
         return;
     }
-    default: py_str(j, out);
+    default: sl_jx_py_str(j, out);
     }
 }
 
-void py_repr(const json_t *j, sl_buf *out)
+void sl_jx_py_repr(const json_t *j, sl_buf *out)
 {
     repr_rec(j, out, 0, false);
 }
 
-void py_str(const json_t *j, sl_buf *out)
+void sl_jx_py_str(const json_t *j, sl_buf *out)
 {
     switch (json_typeof(j)) {
     case JSON_STRING: sl_buf_add(out, json_string_value(j), json_string_length(j)); return;
@@ -426,17 +426,17 @@ void py_str(const json_t *j, sl_buf *out)
     case JSON_TRUE: sl_buf_adds(out, "True"); return;
     case JSON_FALSE: sl_buf_adds(out, "False"); return;
     case JSON_NULL: sl_buf_adds(out, "None"); return;
-    default: py_repr(j, out);
+    default: sl_jx_py_repr(j, out);
     }
 }
 
-void jv_str(const jv *v, sl_buf *out)
+void sl_jx_str(const jv *v, sl_buf *out)
 {
     switch (v->k) {
-    case K_JSON: py_str(v->j, out); return;
+    case K_JSON: sl_jx_py_str(v->j, out); return;
     case K_NS:
         sl_buf_adds(out, "<Namespace ");
-        py_repr(v->j, out);
+        sl_jx_py_repr(v->j, out);
         sl_buf_adds(out, ">");
         return;
     case K_MACRO: sl_buf_addf(out, "<Macro '%s'>", v->name ? v->name : ""); return;
@@ -463,7 +463,7 @@ void jv_str(const jv *v, sl_buf *out)
 static void tojson_rec(const json_t *j, int indent, int level, sl_buf *out)
 {
     if (level > JINJA_MAX_NEST) {
-        jinja_too_deep = true;
+        sl_jx_too_deep = true;
         out->toobig = true;
         return;
     }
@@ -585,7 +585,7 @@ static bool fixed_fast(double a, int p, sl_buf *b)
         return false;
     unsigned long long v = (unsigned long long)fl + (fr > 0.5);
     char dg[24];
-    size_t n = fmt_u64(v, dg);
+    size_t n = sl_jx_fmt_u64(v, dg);
     char t[40];
     size_t k = 0;
     if (n <= (size_t)p) {
@@ -616,22 +616,22 @@ static int fmt_value(jrender *r, const jnode *e, const jv *v, fspec *f, sl_buf *
     char s_mem[256];
     long long i;
     double d;
-    int t = num_of(v, &i, &d);
+    int t = sl_jx_num_of(v, &i, &d);
     char ty = f->type;
     bool numeric = false;
     if (ty && !strchr("sdifFeEgGxXoc%r", ty)) {
         sl_buf_release(&b);
-        return jerr(r, e, SL_EINVAL, "unknown format code '%c' for a value of type '%s'",
-                    ty > 32 && ty < 127 ? ty : '?', py_type(v));
+        return sl_jx_err(r, e, SL_EINVAL, "unknown format code '%c' for a value of type '%s'",
+                         ty > 32 && ty < 127 ? ty : '?', sl_jx_py_type(v));
     }
     if (ty == 's' || ty == 0 || ty == 'r') {
         if (ty == 'r' && v->k == K_JSON)
-            py_repr(v->j, &b);
+            sl_jx_py_repr(v->j, &b);
         else if (ty == 0 && t == 2 && f->prec >= 0) {
             sl_buf_addf(&b, "%.*g", f->prec, d);
             numeric = true;
         } else
-            jv_str(v, &b);
+            sl_jx_str(v, &b);
         if (f->prec >= 0 && ty != 0) {
             size_t cut = uoff(b.data ? b.data : "", b.len, (size_t)f->prec);
             b.len = cut;
@@ -640,7 +640,8 @@ static int fmt_value(jrender *r, const jnode *e, const jv *v, fspec *f, sl_buf *
     } else {
         if (!t) {
             sl_buf_release(&b);
-            return jerr(r, e, SL_EINVAL, "format %%%c needs a number, not '%s'", ty, py_type(v));
+            return sl_jx_err(r, e, SL_EINVAL, "format %%%c needs a number, not '%s'", ty,
+                             sl_jx_py_type(v));
         }
         numeric = true;
         bool neg = false;
@@ -648,7 +649,7 @@ static int fmt_value(jrender *r, const jnode *e, const jv *v, fspec *f, sl_buf *
             if (t == 2) {
                 if (ty != 'd' && ty != 'i') {
                     sl_buf_release(&b);
-                    return jerr(r, e, SL_EINVAL, "format %%%c needs an integer", ty);
+                    return sl_jx_err(r, e, SL_EINVAL, "format %%%c needs an integer", ty);
                 }
                 i = d2ll(d);
             }
@@ -664,7 +665,7 @@ static int fmt_value(jrender *r, const jnode *e, const jv *v, fspec *f, sl_buf *
                     sl_buf_addf(&b, ty == 'x' ? "%llx" : ty == 'X' ? "%llX" : "%llo", u);
                 } else if (f->comma) {
                     char dg[32];
-                    int n = (int)fmt_u64(u, dg);
+                    int n = (int)sl_jx_fmt_u64(u, dg);
                     for (int k = 0; k < n; k++) {
                         if (k && (n - k) % 3 == 0)
                             sl_buf_addc(&b, ',');
@@ -672,7 +673,7 @@ static int fmt_value(jrender *r, const jnode *e, const jv *v, fspec *f, sl_buf *
                     }
                 } else {
                     char dg[24];
-                    sl_buf_add(&b, dg, fmt_u64(u, dg));
+                    sl_buf_add(&b, dg, sl_jx_fmt_u64(u, dg));
                 }
             }
         } else {
@@ -743,7 +744,7 @@ static int fmt_value(jrender *r, const jnode *e, const jv *v, fspec *f, sl_buf *
 }
 
 /* "fmt" % args: args is a tuple/list, a dict (for %(name)s) or one value */
-int py_percent(jrender *r, const jnode *e, const char *fmt, const jv *args, jv *out)
+int sl_jx_py_percent(jrender *r, const jnode *e, const char *fmt, const jv *args, jv *out)
 {
     STACKBUF(b, r->lim.max_output_chars * 4 + 16);
     size_t ai = 0;
@@ -766,16 +767,16 @@ int py_percent(jrender *r, const jnode *e, const char *fmt, const jv *args, jv *
             const char *q = strchr(p, ')');
             if (!q || args->k != K_JSON || !json_is_object(args->j)) {
                 sl_buf_release(&b);
-                return jerr(r, e, SL_EINVAL, "format requires a mapping");
+                return sl_jx_err(r, e, SL_EINVAL, "format requires a mapping");
             }
             char key[256];
             snprintf(key, sizeof key, "%.*s", (int)(q - p - 1), p + 1);
             json_t *x = json_object_get(args->j, key);
             if (!x) {
                 sl_buf_release(&b);
-                return jerr(r, e, SL_EINVAL, "KeyError: '%s'", key);
+                return sl_jx_err(r, e, SL_EINVAL, "KeyError: '%s'", key);
             }
-            item = jv_json(json_incref(x));
+            item = sl_jx_json(json_incref(x));
             have = true;
             p = q + 1;
         }
@@ -804,9 +805,9 @@ int py_percent(jrender *r, const jnode *e, const char *fmt, const jv *args, jv *
         while (*p == 'l' || *p == 'h' || *p == 'L')
             p++;
         if (!*p || !strchr("sdiuxXofFeEgGrca", *p)) {
-            jv_free(&item);
+            sl_jx_free(&item);
             sl_buf_release(&b);
-            return jerr(r, e, SL_EINVAL, "unsupported format character '%c'", *p ? *p : '?');
+            return sl_jx_err(r, e, SL_EINVAL, "unsupported format character '%c'", *p ? *p : '?');
         }
         f.type = *p == 'u' ? 'd' : *p == 'a' ? 'r' : *p;
         if (f.align == '<')
@@ -819,20 +820,20 @@ int py_percent(jrender *r, const jnode *e, const char *fmt, const jv *args, jv *
             if (multi) {
                 if (ai >= json_array_size(args->j)) {
                     sl_buf_release(&b);
-                    return jerr(r, e, SL_EINVAL, "not enough arguments for format string");
+                    return sl_jx_err(r, e, SL_EINVAL, "not enough arguments for format string");
                 }
-                item = jv_json(json_incref(json_array_get(args->j, ai++)));
+                item = sl_jx_json(json_incref(json_array_get(args->j, ai++)));
             } else {
                 if (single_used) {
                     sl_buf_release(&b);
-                    return jerr(r, e, SL_EINVAL, "not enough arguments for format string");
+                    return sl_jx_err(r, e, SL_EINVAL, "not enough arguments for format string");
                 }
                 single_used = true;
-                item = jv_copy(args);
+                item = sl_jx_copy(args);
             }
         }
         int rc = fmt_value(r, e, &item, &f, &b);
-        jv_free(&item);
+        sl_jx_free(&item);
         if (rc < 0) {
             sl_buf_release(&b);
             return -1;
@@ -840,7 +841,7 @@ int py_percent(jrender *r, const jnode *e, const char *fmt, const jv *args, jv *
     }
     if (multi && ai < json_array_size(args->j)) {
         sl_buf_release(&b);
-        return jerr(r, e, SL_EINVAL, "not all arguments converted during string formatting");
+        return sl_jx_err(r, e, SL_EINVAL, "not all arguments converted during string formatting");
     }
     *out = jbuf(&b);
     return 0;
@@ -863,7 +864,7 @@ static int py_format(jrender *r, const jnode *e, const char *s, jargs *a, jv *ou
         const char *q = strchr(p, '}');
         if (!q) {
             sl_buf_release(&b);
-            return jerr(r, e, SL_EINVAL, "single '{' encountered in format string");
+            return sl_jx_err(r, e, SL_EINVAL, "single '{' encountered in format string");
         }
         char field[256];
         snprintf(field, sizeof field, "%.*s", (int)(q - p - 1), p + 1);
@@ -875,14 +876,14 @@ static int py_format(jrender *r, const jnode *e, const char *s, jargs *a, jv *ou
             *conv++ = 0;
         jv *v = NULL;
         if (!field[0])
-            v = arg(a, auto_i++, NULL);
+            v = sl_jx_arg(a, auto_i++, NULL);
         else if (isdigit((unsigned char)field[0]))
-            v = arg(a, atoi(field), NULL);
+            v = sl_jx_arg(a, atoi(field), NULL);
         else
-            v = arg(a, -1, field);
+            v = sl_jx_arg(a, -1, field);
         if (!v) {
             sl_buf_release(&b);
-            return jerr(r, e, SL_EINVAL, "format: no argument for '{%s}'", field);
+            return sl_jx_err(r, e, SL_EINVAL, "format: no argument for '{%s}'", field);
         }
         fspec f = {.prec = -1};
         if (conv && *conv == 'r')
@@ -954,7 +955,7 @@ static long long int_arg(jv *v, long long def)
 {
     long long i;
     double d;
-    int t = v ? num_of(v, &i, &d) : 0;
+    int t = v ? sl_jx_num_of(v, &i, &d) : 0;
     return t == 1 ? i : t == 2 ? d2ll(d) : def;
 }
 
@@ -969,16 +970,17 @@ static int int_param(jrender *r, const jnode *e, jv *v, const char *name, long l
         *out = def;
         return 0;
     }
-    int t = num_of(v, &i, &d);
+    int t = sl_jx_num_of(v, &i, &d);
     if (!t)
-        return jerr(r, e, SL_EINVAL, "%s must be an integer, not '%s'", name, py_type(v));
+        return sl_jx_err(r, e, SL_EINVAL, "%s must be an integer, not '%s'", name,
+                         sl_jx_py_type(v));
     *out = t == 1 ? i : d2ll(d);
     return 0;
 }
 
 static bool bool_arg(jv *v, bool def)
 {
-    return v && v->k != K_UNDEF ? jv_truthy(v) : def;
+    return v && v->k != K_UNDEF ? sl_jx_truthy(v) : def;
 }
 
 /* item.a.b (dots; integer parts index lists); borrowed or NULL */
@@ -1045,7 +1047,7 @@ static _Thread_local bool sort_bad; /* renders run on many threads */
 
 static int kv_cmp(const kv *a, const kv *b)
 {
-    int c = a->key && b->key ? py_cmp(a->key, b->key) : -2;
+    int c = a->key && b->key ? sl_jx_py_cmp(a->key, b->key) : -2;
     if (c == -2) {
         sort_bad = true;
         return 0;
@@ -1053,7 +1055,7 @@ static int kv_cmp(const kv *a, const kv *b)
     return c;
 }
 
-/* keys all of one kind compare without py_cmp: 1 ints, 2 numbers that
+/* keys all of one kind compare without sl_jx_py_cmp: 1 ints, 2 numbers that
  * doubles hold exactly, 3 strings; 0 mixed */
 static int key_kind(const kv *v, size_t n)
 {
@@ -1134,7 +1136,7 @@ static int sort_items(jrender *r, const jnode *e, kv *v, size_t n, bool reverse)
 /* (filters read their items through here: walking them is charged as work) */
 static int items_of(jrender *r, const jnode *e, jv *x, json_t **items)
 {
-    if (jv_items(r, e, x, items) < 0)
+    if (sl_jx_items(r, e, x, items) < 0)
         return -1;
     r->work -= (long)json_array_size(*items);
     return 0;
@@ -1148,23 +1150,23 @@ FILTER(abs)
 {
     long long i;
     double d;
-    int t = num_of(x, &i, &d);
+    int t = sl_jx_num_of(x, &i, &d);
     (void)a;
     if (!t)
-        return jerr(r, e, SL_EINVAL, "bad operand type for abs(): '%s'", py_type(x));
+        return sl_jx_err(r, e, SL_EINVAL, "bad operand type for abs(): '%s'", sl_jx_py_type(x));
     if (t == 1 && i != INT64_MIN)
-        *out = jv_json(jint(i < 0 ? -i : i));
+        *out = sl_jx_json(sl_jx_int(i < 0 ? -i : i));
     else
-        *out = jv_json(json_real(fabs(d)));
+        *out = sl_jx_json(json_real(fabs(d)));
     return 0;
 }
 
 FILTER(attr)
 {
-    jv *n = arg(a, 0, "name");
+    jv *n = sl_jx_arg(a, 0, "name");
     if (x->k == K_UNDEF)
-        return undef_err(r, e, x);
-    *out = jv_undef(is_str(n) ? NULL : "?");
+        return sl_jx_undef_err(r, e, x);
+    *out = sl_jx_undef(is_str(n) ? NULL : "?");
     if (is_str(n))
         out->j = json_incref(n->j); /* the name, kept alive with the value */
     return 0;
@@ -1200,16 +1202,17 @@ FILTER(title) { (void)e, (void)a; return str_case(r, x, 4, out); }
 
 FILTER(center)
 {
-    jv *wv = arg(a, 0, "width"), *fc = arg(a, 1, "fillchar");
+    jv *wv = sl_jx_arg(a, 0, "width"), *fc = sl_jx_arg(a, 1, "fillchar");
     long long w = 80;
-    if (wv && num_of(wv, &w, &(double){0}) != 1)
-        return jerr(r, e, SL_EINVAL, "'%s' object cannot be interpreted as an integer",
-                    py_type(wv));
+    if (wv && sl_jx_num_of(wv, &w, &(double){0}) != 1)
+        return sl_jx_err(r, e, SL_EINVAL, "'%s' object cannot be interpreted as an integer",
+                         sl_jx_py_type(wv));
     const char *fill = " ";
     size_t fl = 1;
     if (fc) {
         if (!is_str(fc) || ulen(json_string_value(fc->j), json_string_length(fc->j)) != 1)
-            return jerr(r, e, SL_EINVAL, "The fill character must be exactly one character long");
+            return sl_jx_err(r, e, SL_EINVAL,
+                             "The fill character must be exactly one character long");
         fill = json_string_value(fc->j);
         fl = json_string_length(fc->j);
     }
@@ -1235,12 +1238,12 @@ FILTER(center)
 FILTER(default)
 {
     (void)r, (void)e;
-    jv *d = arg(a, 0, "default_value");
-    bool boolean = bool_arg(arg(a, 1, "boolean"), false);
-    if (x->k == K_UNDEF || (boolean && !jv_truthy(x)))
-        *out = d ? jv_copy(d) : jstr("", 0);
+    jv *d = sl_jx_arg(a, 0, "default_value");
+    bool boolean = bool_arg(sl_jx_arg(a, 1, "boolean"), false);
+    if (x->k == K_UNDEF || (boolean && !sl_jx_truthy(x)))
+        *out = d ? sl_jx_copy(d) : jstr("", 0);
     else
-        *out = jv_copy(x);
+        *out = sl_jx_copy(x);
     return 0;
 }
 
@@ -1273,7 +1276,7 @@ FILTER(escape)
 FILTER(safe)
 {
     (void)r, (void)e, (void)a;
-    *out = jv_copy(x);
+    *out = sl_jx_copy(x);
     return 0;
 }
 
@@ -1283,7 +1286,8 @@ FILTER(first)
     json_t *items;
     if (items_of(r, e, x, &items) < 0)
         return -1;
-    *out = json_array_size(items) ? jv_json(json_incref(json_array_get(items, 0))) : jv_undef("first");
+    *out = json_array_size(items) ? sl_jx_json(json_incref(json_array_get(items, 0)))
+                                  : sl_jx_undef("first");
     jdecref(items);
     return 0;
 }
@@ -1295,21 +1299,21 @@ FILTER(last)
     if (items_of(r, e, x, &items) < 0)
         return -1;
     size_t n = json_array_size(items);
-    *out = n ? jv_json(json_incref(json_array_get(items, n - 1))) : jv_undef("last");
+    *out = n ? sl_jx_json(json_incref(json_array_get(items, n - 1))) : sl_jx_undef("last");
     jdecref(items);
     return 0;
 }
 
 FILTER(float)
 {
-    jv *d = arg(a, 0, "default");
+    jv *d = sl_jx_arg(a, 0, "default");
     long long i;
     double v;
     if (x->k == K_UNDEF)
-        return undef_err(r, e, x);
-    int t = num_of(x, &i, &v);
+        return sl_jx_undef_err(r, e, x);
+    int t = sl_jx_num_of(x, &i, &v);
     if (t)
-        return mk_float(r, e, v, out);
+        return sl_jx_float(r, e, v, out);
     if (is_str(x)) {
         const char *s = json_string_value(x->j);
         char *end;
@@ -1326,34 +1330,36 @@ FILTER(float)
             end++;
         if (end != s && !*end) {
             if (!isfinite(v))
-                return jerr(r, e, SL_EINVAL, "'%s' is not a finite number, and sluice's values "
-                            "are JSON numbers (no nan or inf)", json_string_value(x->j));
-            *out = jv_json(json_real(v));
+                return sl_jx_err(r, e, SL_EINVAL,
+                                 "'%s' is not a finite number, and sluice's values "
+                                 "are JSON numbers (no nan or inf)",
+                                 json_string_value(x->j));
+            *out = sl_jx_json(json_real(v));
             return 0;
         }
     }
-    *out = d ? jv_copy(d) : jv_json(json_real(0.0));
+    *out = d ? sl_jx_copy(d) : sl_jx_json(json_real(0.0));
     return 0;
 }
 
 FILTER(int)
 {
     (void)r, (void)e;
-    jv *d = arg(a, 0, "default");
-    long long base = int_arg(arg(a, 1, "base"), 10);
+    jv *d = sl_jx_arg(a, 0, "default");
+    long long base = int_arg(sl_jx_arg(a, 1, "base"), 10);
     long long i;
     double v;
     if (a->n > 2)
-        return jerr(r, e, SL_EINVAL, "int takes at most 2 arguments (%d given)", a->n);
+        return sl_jx_err(r, e, SL_EINVAL, "int takes at most 2 arguments (%d given)", a->n);
     if (x->k == K_UNDEF)
-        return undef_err(r, e, x);
-    int t = num_of(x, &i, &v);
+        return sl_jx_undef_err(r, e, x);
+    int t = sl_jx_num_of(x, &i, &v);
     if (t == 1) {
-        *out = jv_json(jint(i));
+        *out = sl_jx_json(sl_jx_int(i));
         return 0;
     }
     if (t == 2 && fabs(v) < 9.2e18) {
-        *out = jv_json(jint((long long)v));
+        *out = sl_jx_json(sl_jx_int((long long)v));
         return 0;
     }
     if (is_str(x)) {
@@ -1391,7 +1397,7 @@ FILTER(int)
         while (end != s && isspace((unsigned char)*end))
             end++;
         if (end != s && !*end && !errno) {
-            *out = jv_json(jint(n));
+            *out = sl_jx_json(sl_jx_int(n));
             return 0;
         }
         v = ok && !strchr(s, 'x') && !strchr(s, 'X') ? strtod(s, &end) : 0;
@@ -1400,23 +1406,23 @@ FILTER(int)
         while (end != s && isspace((unsigned char)*end))
             end++;
         if (end != s && !*end && isfinite(v) && fabs(v) < 9.2e18) {
-            *out = jv_json(jint((long long)v));
+            *out = sl_jx_json(sl_jx_int((long long)v));
             return 0;
         }
         if (end != s && !*end && isfinite(v)) {
             /* beyond 64 bits: sluice's ints stop there, so the nearest float */
-            *out = jv_json(json_real(trunc(v)));
+            *out = sl_jx_json(json_real(trunc(v)));
             return 0;
         }
     }
-    *out = d ? jv_copy(d) : jv_json(jint(0));
+    *out = d ? sl_jx_copy(d) : sl_jx_json(sl_jx_int(0));
     return 0;
 }
 
 FILTER(join)
 {
-    jv *d = arg(a, 0, "d");
-    jv *at = arg(a, 1, "attribute");
+    jv *d = sl_jx_arg(a, 0, "d");
+    jv *at = sl_jx_arg(a, 1, "attribute");
     json_t *items;
     if (items_of(r, e, x, &items) < 0)
         return -1;
@@ -1434,13 +1440,13 @@ FILTER(join)
             sl_buf_add(&b, sep.s, sep.n);
         json_t *it = attr_of(json_array_get(items, i), at);
         if (it)
-            py_str(it, &b);
+            sl_jx_py_str(it, &b);
     }
     text_done(&sep);
     jdecref(items);
-    if (b.toobig && !jinja_too_deep) {
+    if (b.toobig && !sl_jx_too_deep) {
         sl_buf_release(&b);
-        return jerr(r, e, SL_ELIMIT, "the joined text is longer than the output cap");
+        return sl_jx_err(r, e, SL_ELIMIT, "the joined text is longer than the output cap");
     }
     *out = jbuf(&b);
     return 0;
@@ -1450,21 +1456,21 @@ FILTER(length)
 {
     (void)a;
     if (x->k == K_UNDEF) {
-        *out = jv_json(jint(0));
+        *out = sl_jx_json(sl_jx_int(0));
         return 0;
     }
     json_t *j = x->k == K_JSON || x->k == K_NS ? x->j : NULL;
     if (json_is_string(j)) {
         r->work -= (long)(json_string_length(j) >> 6);
-        *out = jv_json(jint((long long)ulen(json_string_value(j), json_string_length(j))));
+        *out = sl_jx_json(sl_jx_int((long long)ulen(json_string_value(j), json_string_length(j))));
     } else if (json_is_array(j))
-        *out = jv_json(jint((long long)json_array_size(j)));
+        *out = sl_jx_json(sl_jx_int((long long)json_array_size(j)));
     else if (json_is_object(j))
-        *out = jv_json(jint((long long)json_object_size(j)));
+        *out = sl_jx_json(sl_jx_int((long long)json_object_size(j)));
     else if (x->k == K_LOOP)
-        *out = jv_json(jint((long long)((const loopst *)x->p)->n));
+        *out = sl_jx_json(sl_jx_int((long long)((const loopst *)x->p)->n));
     else
-        return jerr(r, e, SL_EINVAL, "object of type '%s' has no len()", py_type(x));
+        return sl_jx_err(r, e, SL_EINVAL, "object of type '%s' has no len()", sl_jx_py_type(x));
     return 0;
 }
 
@@ -1474,7 +1480,7 @@ FILTER(list)
     json_t *items;
     if (items_of(r, e, x, &items) < 0)
         return -1;
-    *out = jv_json(json_copy(items));
+    *out = sl_jx_json(json_copy(items));
     jdecref(items);
     return 0;
 }
@@ -1483,17 +1489,17 @@ FILTER(string)
 {
     (void)r, (void)e, (void)a;
     STACKBUF(b, 0);
-    jv_str(x, &b);
+    sl_jx_str(x, &b);
     *out = jbuf(&b);
     return 0;
 }
 
 FILTER(replace)
 {
-    jv *o = arg(a, 0, "old"), *n = arg(a, 1, "new");
-    jv *c = arg(a, 2, "count");
+    jv *o = sl_jx_arg(a, 0, "old"), *n = sl_jx_arg(a, 1, "new");
+    jv *c = sl_jx_arg(a, 2, "count");
     if (!o || !n)
-        return jerr(r, e, SL_EINVAL, "replace() needs the old and new text");
+        return sl_jx_err(r, e, SL_EINVAL, "replace() needs the old and new text");
     text s, ot, nt;
     text_of(x, &s);
     text_of(o, &ot);
@@ -1533,9 +1539,9 @@ FILTER(replace)
     text_done(&s);
     text_done(&ot);
     text_done(&nt);
-    if (b.toobig && !jinja_too_deep) {
+    if (b.toobig && !sl_jx_too_deep) {
         sl_buf_release(&b);
-        return jerr(r, e, SL_ELIMIT, "the replaced text is longer than the output cap");
+        return sl_jx_err(r, e, SL_ELIMIT, "the replaced text is longer than the output cap");
     }
     *out = jbuf(&b);
     return 0;
@@ -1568,7 +1574,7 @@ FILTER(reverse)
     for (size_t i = json_array_size(items); i > 0; i--)
         json_array_append(res, json_array_get(items, i - 1));
     jdecref(items);
-    *out = jv_json(res);
+    *out = sl_jx_json(res);
     return 0;
 }
 
@@ -1589,38 +1595,38 @@ static double py_round(double v, long long p)
 
 FILTER(round)
 {
-    long long p = int_arg(arg(a, 0, "precision"), 0);
-    jv *m = arg(a, 1, "method");
+    long long p = int_arg(sl_jx_arg(a, 0, "precision"), 0);
+    jv *m = sl_jx_arg(a, 1, "method");
     const char *method = is_str(m) ? json_string_value(m->j) : "common";
     long long i;
     double d;
-    int t = num_of(x, &i, &d);
+    int t = sl_jx_num_of(x, &i, &d);
     if (!t)
-        return jerr(r, e, SL_EINVAL, "round needs a number, not '%s'", py_type(x));
+        return sl_jx_err(r, e, SL_EINVAL, "round needs a number, not '%s'", sl_jx_py_type(x));
     if (t == 1 && !(x->k == K_JSON && json_is_boolean(x->j)) && p >= 0 &&
         !strcmp(method, "common")) {
         /* Python's round() of an int keeps the int */
-        *out = jv_json(jint(i));
+        *out = sl_jx_json(sl_jx_int(i));
         return 0;
     }
     if (!strcmp(method, "common"))
-        return mk_float(r, e, py_round(d, p), out);
+        return sl_jx_float(r, e, py_round(d, p), out);
     if (strcmp(method, "ceil") && strcmp(method, "floor"))
-        return jerr(r, e, SL_EINVAL, "method must be common, ceil or floor");
+        return sl_jx_err(r, e, SL_EINVAL, "method must be common, ceil or floor");
     double mul = pow(10, (double)p);
     double v = method[0] == 'c' ? ceil(d * mul) / mul : floor(d * mul) / mul;
-    return mk_float(r, e, v, out);
+    return sl_jx_float(r, e, v, out);
 }
 
 static const jtest *test_arg(jrender *r, const jnode *e, jv *name)
 {
     if (!is_str(name)) {
-        jerr(r, e, SL_EINVAL, "expected a test name");
+        sl_jx_err(r, e, SL_EINVAL, "expected a test name");
         return NULL;
     }
-    const jtest *t = find_test_rt(json_string_value(name->j));
+    const jtest *t = sl_jx_find_test(json_string_value(name->j));
     if (!t)
-        jerr(r, e, SL_EINVAL, "no test named '%s'", json_string_value(name->j));
+        sl_jx_err(r, e, SL_EINVAL, "no test named '%s'", json_string_value(name->j));
     return t;
 }
 
@@ -1631,7 +1637,7 @@ static int do_select(jrender *r, const jnode *e, jv *x, jargs *a, bool attr, boo
     if (items_of(r, e, x, &items) < 0)
         return -1;
     int first = attr ? 1 : 0;
-    jv *an = attr ? arg(a, 0, NULL) : NULL;
+    jv *an = attr ? sl_jx_arg(a, 0, NULL) : NULL;
     const jtest *t = NULL;
     if (a->n > first && !(t = test_arg(r, e, &a->pos[first]))) {
         jdecref(items);
@@ -1645,15 +1651,16 @@ static int do_select(jrender *r, const jnode *e, jv *x, jargs *a, bool attr, boo
     for (size_t i = 0; i < json_array_size(items) && !rc; i++) {
         json_t *it = json_array_get(items, i);
         json_t *v = attr ? attr_of(it, an) : it;
-        jv jx = v ? jv_json(json_incref(v)) : jv_undef(an && is_str(an) ? json_string_value(an->j) : NULL);
+        jv jx = v ? sl_jx_json(json_incref(v))
+                  : sl_jx_undef(an && is_str(an) ? json_string_value(an->j) : NULL);
         bool ok;
         if (t)
             rc = t->fn(r, e, &jx, &rest, &ok);
         else
-            ok = jv_truthy(&jx);
+            ok = sl_jx_truthy(&jx);
         if (!rc && ok == keep)
             json_array_append(res, it);
-        jv_free(&jx);
+        sl_jx_free(&jx);
         if (!rc)
             rc = jwork(r, e, 1);
     }
@@ -1662,7 +1669,7 @@ static int do_select(jrender *r, const jnode *e, jv *x, jargs *a, bool attr, boo
         jdecref(res);
         return -1;
     }
-    *out = jv_json(res);
+    *out = sl_jx_json(res);
     return 0;
 }
 
@@ -1676,32 +1683,32 @@ FILTER(map)
     json_t *items;
     if (items_of(r, e, x, &items) < 0)
         return -1;
-    jv *at = arg(a, -1, "attribute");
+    jv *at = sl_jx_arg(a, -1, "attribute");
     json_t *res = json_array();
     int rc = 0;
     if (at) {
-        jv *def = arg(a, -1, "default");
+        jv *def = sl_jx_arg(a, -1, "default");
         for (size_t i = 0; i < json_array_size(items); i++) {
             json_t *v = attr_of(json_array_get(items, i), at);
-            json_array_append_new(res, v ? json_incref(v) : def ? jv_to_json(def) : json_null());
+            json_array_append_new(res, v ? json_incref(v) : def ? sl_jx_to_json(def) : json_null());
         }
     } else if (a->n >= 1 && is_str(&a->pos[0])) {
-        const jfilter *fl = find_filter_rt(json_string_value(a->pos[0].j));
+        const jfilter *fl = sl_jx_find_filter(json_string_value(a->pos[0].j));
         if (!fl) {
-            rc = jerr(r, e, SL_EINVAL, "no filter named '%s'", json_string_value(a->pos[0].j));
+            rc = sl_jx_err(r, e, SL_EINVAL, "no filter named '%s'", json_string_value(a->pos[0].j));
         } else {
             jargs rest = *a;
             rest.n = a->n - 1;
             rest.pos = a->pos + 1;
             for (size_t i = 0; i < json_array_size(items) && !rc; i++) {
-                jv it = jv_json(json_incref(json_array_get(items, i))), o;
+                jv it = sl_jx_json(json_incref(json_array_get(items, i))), o;
                 rc = fl->fn(r, e, &it, &rest, &o);
                 if (!rc) {
-                    json_array_append_new(res, jv_to_json(&o));
-                    jv_free(&o);
+                    json_array_append_new(res, sl_jx_to_json(&o));
+                    sl_jx_free(&o);
                     rc = jwork(r, e, 1);
                 }
-                jv_free(&it);
+                sl_jx_free(&it);
             }
         }
     } else {
@@ -1712,7 +1719,7 @@ FILTER(map)
         jdecref(res);
         return -1;
     }
-    *out = jv_json(res);
+    *out = sl_jx_json(res);
     return 0;
 }
 
@@ -1770,21 +1777,22 @@ static int minmax(jrender *r, const jnode *e, jv *x, jargs *a, bool max, jv *out
     if (items_of(r, e, x, &items) < 0)
         return -1;
     size_t n;
-    kv *v = keyed(items, arg(a, 1, "attribute"), bool_arg(arg(a, 0, "case_sensitive"), false), &n);
+    kv *v = keyed(items, sl_jx_arg(a, 1, "attribute"),
+                  bool_arg(sl_jx_arg(a, 0, "case_sensitive"), false), &n);
     size_t best = 0;
     int rc = 0;
     for (size_t i = 1; i < n; i++) {
         sort_bad = false;
         int c = kv_cmp(&v[i], &v[best]);
         if (sort_bad) {
-            rc = jerr(r, e, SL_EINVAL, "the items do not compare");
+            rc = sl_jx_err(r, e, SL_EINVAL, "the items do not compare");
             break;
         }
         if (max ? c > 0 : c < 0)
             best = i;
     }
     if (!rc)
-        *out = n ? jv_json(json_incref(v[best].item)) : jv_undef(max ? "max" : "min");
+        *out = n ? sl_jx_json(json_incref(v[best].item)) : sl_jx_undef(max ? "max" : "min");
     keyed_free(v, n);
     jdecref(items);
     return rc;
@@ -1799,20 +1807,21 @@ FILTER(sort)
     if (items_of(r, e, x, &items) < 0)
         return -1;
     size_t n;
-    kv *v = keyed(items, arg(a, 2, "attribute"), bool_arg(arg(a, 1, "case_sensitive"), false), &n);
-    int rc = sort_items(r, e, v, n, bool_arg(arg(a, 0, "reverse"), false));
+    kv *v = keyed(items, sl_jx_arg(a, 2, "attribute"),
+                  bool_arg(sl_jx_arg(a, 1, "case_sensitive"), false), &n);
+    int rc = sort_items(r, e, v, n, bool_arg(sl_jx_arg(a, 0, "reverse"), false));
     if (rc == -2) {
         rc = -1;
-    } else if (rc < 0 && jinja_too_deep) {
-        rc = 0; /* eval_filter reports it */
-        *out = jv_json(json_array());
+    } else if (rc < 0 && sl_jx_too_deep) {
+        rc = 0; /* sl_jx_eval_filter reports it */
+        *out = sl_jx_json(json_array());
     } else if (rc < 0) {
-        rc = jerr(r, e, SL_EINVAL, "the items do not compare");
+        rc = sl_jx_err(r, e, SL_EINVAL, "the items do not compare");
     } else {
         json_t *res = json_array();
         for (size_t i = 0; i < n; i++)
             json_array_append(res, v[i].item);
-        *out = jv_json(res);
+        *out = sl_jx_json(res);
     }
     keyed_free(v, n);
     jdecref(items);
@@ -1825,13 +1834,14 @@ FILTER(unique)
     if (items_of(r, e, x, &items) < 0)
         return -1;
     size_t n;
-    kv *v = keyed(items, arg(a, 1, "attribute"), bool_arg(arg(a, 0, "case_sensitive"), false), &n);
+    kv *v = keyed(items, sl_jx_arg(a, 1, "attribute"),
+                  bool_arg(sl_jx_arg(a, 0, "case_sensitive"), false), &n);
     json_t *res = json_array();
     int rc = 0;
     for (size_t i = 0; i < n && !rc; i++) {
         bool seen = false;
         for (size_t k = 0; k < i && !seen; k++)
-            seen = v[k].key && v[i].key ? py_eq(v[k].key, v[i].key) : v[k].key == v[i].key;
+            seen = v[k].key && v[i].key ? sl_jx_py_eq(v[k].key, v[i].key) : v[k].key == v[i].key;
         if (!seen)
             json_array_append(res, v[i].item);
         rc = jwork(r, e, (long)i + 1); /* each item is compared with those before it */
@@ -1842,16 +1852,16 @@ FILTER(unique)
         jdecref(res);
         return -1;
     }
-    *out = jv_json(res);
+    *out = sl_jx_json(res);
     return 0;
 }
 
 FILTER(dictsort)
 {
     if (x->k != K_JSON || !json_is_object(x->j))
-        return jerr(r, e, SL_EINVAL, "dictsort needs a dict, not '%s'", py_type(x));
-    bool cs = bool_arg(arg(a, 0, "case_sensitive"), false);
-    jv *by = arg(a, 1, "by");
+        return sl_jx_err(r, e, SL_EINVAL, "dictsort needs a dict, not '%s'", sl_jx_py_type(x));
+    bool cs = bool_arg(sl_jx_arg(a, 0, "case_sensitive"), false);
+    jv *by = sl_jx_arg(a, 1, "by");
     bool byval = is_str(by) && !strcmp(json_string_value(by->j), "value");
     size_t n = json_object_size(x->j), i = 0;
     r->work -= (long)n;
@@ -1860,12 +1870,12 @@ FILTER(dictsort)
     json_t *val;
     json_object_foreach(x->j, k, val) {
         json_t *pair = kv_pair(k, strlen(k), val);
-        jv_mark_tuple(r, pair, TUP_PLAIN);
+        sl_jx_mark_tuple(r, pair, TUP_PLAIN);
         v[i].item = pair;
         v[i].key = sort_key(byval ? val : json_array_get(pair, 0), cs);
         i++;
     }
-    int rc = sort_items(r, e, v, n, bool_arg(arg(a, 2, "reverse"), false));
+    int rc = sort_items(r, e, v, n, bool_arg(sl_jx_arg(a, 2, "reverse"), false));
     json_t *res = json_array();
     for (i = 0; i < n; i++) {
         json_array_append_new(res, v[i].item);
@@ -1874,9 +1884,9 @@ FILTER(dictsort)
     free(v);
     if (rc < 0) {
         jdecref(res);
-        return rc == -2 ? -1 : jerr(r, e, SL_EINVAL, "the values do not compare");
+        return rc == -2 ? -1 : sl_jx_err(r, e, SL_EINVAL, "the values do not compare");
     }
-    *out = jv_json(res);
+    *out = sl_jx_json(res);
     return 0;
 }
 
@@ -1884,20 +1894,21 @@ FILTER(items)
 {
     (void)a;
     if (x->k == K_UNDEF) {
-        *out = jv_json(json_array());
+        *out = sl_jx_json(json_array());
         return 0;
     }
     if (x->k != K_JSON || !json_is_object(x->j))
-        return jerr(r, e, SL_EINVAL, "can only get item pairs from a mapping, not '%s'", py_type(x));
+        return sl_jx_err(r, e, SL_EINVAL, "can only get item pairs from a mapping, not '%s'",
+                         sl_jx_py_type(x));
     json_t *res = json_array();
     const char *k;
     json_t *val;
     json_object_foreach(x->j, k, val) {
         json_t *pair = kv_pair(k, strlen(k), val);
-        jv_mark_tuple(r, pair, TUP_PLAIN);
+        sl_jx_mark_tuple(r, pair, TUP_PLAIN);
         json_array_append_new(res, pair);
     }
-    *out = jv_json(res);
+    *out = sl_jx_json(res);
     return 0;
 }
 
@@ -1906,17 +1917,17 @@ FILTER(sum)
     json_t *items;
     if (items_of(r, e, x, &items) < 0)
         return -1;
-    jv *at = arg(a, 0, "attribute");
-    jv *st = arg(a, 1, "start");
+    jv *at = sl_jx_arg(a, 0, "attribute");
+    jv *st = sl_jx_arg(a, 1, "start");
     /* the running sum stays a C number (int until a float or an overflow,
      * as Python's would) and becomes a value once, at the end */
     long long ia = 0;
     double da = 0;
     int ta = 1;
-    if (st && !(ta = num_of(st, &ia, &da))) {
+    if (st && !(ta = sl_jx_num_of(st, &ia, &da))) {
         jdecref(items);
-        return jerr(r, e, SL_EINVAL, "unsupported operand type(s) for +: '%s' and '%s'",
-                    py_type(st), "int");
+        return sl_jx_err(r, e, SL_EINVAL, "unsupported operand type(s) for +: '%s' and '%s'",
+                         sl_jx_py_type(st), "int");
     }
     int rc = 0;
     for (size_t i = 0; i < json_array_size(items) && !rc; i++) {
@@ -1924,10 +1935,10 @@ FILTER(sum)
         long long ib;
         double db;
         jv iv = {.k = K_JSON, .j = it};
-        int tb = it ? num_of(&iv, &ib, &db) : 0;
+        int tb = it ? sl_jx_num_of(&iv, &ib, &db) : 0;
         if (!tb) {
-            rc = jerr(r, e, SL_EINVAL, "unsupported operand type(s) for +: '%s' and '%s'",
-                      ta == 1 ? "int" : "float", it ? py_type(&iv) : "Undefined");
+            rc = sl_jx_err(r, e, SL_EINVAL, "unsupported operand type(s) for +: '%s' and '%s'",
+                           ta == 1 ? "int" : "float", it ? sl_jx_py_type(&iv) : "Undefined");
             break;
         }
         long long s;
@@ -1938,7 +1949,7 @@ FILTER(sum)
             da = (ta == 1 ? (double)ia : da) + db;
             ta = 2;
             if (!isfinite(da))
-                rc = jerr(r, e, SL_EINVAL, "the result is not a finite number");
+                rc = sl_jx_err(r, e, SL_EINVAL, "the result is not a finite number");
         }
     }
     bool none = json_array_size(items) == 0;
@@ -1946,9 +1957,9 @@ FILTER(sum)
     if (rc)
         return -1;
     if (none && st)
-        *out = jv_copy(st);
+        *out = sl_jx_copy(st);
     else
-        *out = jv_json(ta == 1 ? jint(ia) : json_real(da));
+        *out = sl_jx_json(ta == 1 ? sl_jx_int(ia) : json_real(da));
     return 0;
 }
 
@@ -2029,7 +2040,7 @@ static void strip(const char *s, size_t n, const char *chars, size_t cn, int whe
 FILTER(trim)
 {
     (void)r, (void)e;
-    jv *c = arg(a, 0, "chars");
+    jv *c = sl_jx_arg(a, 0, "chars");
     text t, ct;
     text_of(x, &t);
     bool have = c && c->k == K_JSON && !json_is_null(c->j);
@@ -2047,11 +2058,11 @@ FILTER(trim)
 FILTER(truncate)
 {
     long long length;
-    if (int_param(r, e, arg(a, 0, "length"), "length", 255, &length) < 0)
+    if (int_param(r, e, sl_jx_arg(a, 0, "length"), "length", 255, &length) < 0)
         return -1;
-    bool kill = bool_arg(arg(a, 1, "killwords"), false);
-    jv *endv = arg(a, 2, "end");
-    jv *lw = arg(a, 3, "leeway");
+    bool kill = bool_arg(sl_jx_arg(a, 1, "killwords"), false);
+    jv *endv = sl_jx_arg(a, 2, "end");
+    jv *lw = sl_jx_arg(a, 3, "leeway");
     long long leeway = lw && lw->k == K_JSON && !json_is_null(lw->j) ? int_arg(lw, 5) : 5;
     text t, et;
     text_of(x, &t);
@@ -2066,9 +2077,9 @@ FILTER(truncate)
     long long elen = (long long)ulen(et.s, et.n), tlen = (long long)ulen(t.s, t.n);
     int rc = 0;
     if (length < elen || leeway < 0) {
-        rc = jerr(r, e, SL_EINVAL, "expected length >= %lld and leeway >= 0", elen);
+        rc = sl_jx_err(r, e, SL_EINVAL, "expected length >= %lld and leeway >= 0", elen);
     } else if (tlen <= length || tlen - length <= leeway) {
-        *out = x->k == K_JSON && json_is_string(x->j) ? jv_copy(x) : jstr(t.s, t.n);
+        *out = x->k == K_JSON && json_is_string(x->j) ? sl_jx_copy(x) : jstr(t.s, t.n);
     } else {
         size_t cut = uoff(t.s, t.n, (size_t)(length - elen));
         STACKBUF(b, 0);
@@ -2106,26 +2117,26 @@ FILTER(wordcount)
         i += l;
     }
     text_done(&t);
-    *out = jv_json(jint(n));
+    *out = sl_jx_json(sl_jx_int(n));
     return 0;
 }
 
 FILTER(tojson)
 {
     if (x->k == K_UNDEF)
-        return jerr(r, e, SL_EINVAL, "Object of type Undefined is not JSON serializable");
+        return sl_jx_err(r, e, SL_EINVAL, "Object of type Undefined is not JSON serializable");
     (void)r, (void)e;
-    jv *ind = arg(a, 0, "indent");
+    jv *ind = sl_jx_arg(a, 0, "indent");
     int indent = ind && ind->k == K_JSON && json_is_integer(ind->j) ? (int)int_arg(ind, -1) : -1;
     if (indent > 100)
         indent = 100;
-    json_t *j = jv_to_json(x);
+    json_t *j = sl_jx_to_json(x);
     STACKBUF(b, r->lim.max_output_chars * 4 + 16);
     tojson_rec(j, indent, 0, &b);
     jdecref(j);
-    if (b.toobig && !jinja_too_deep) {
+    if (b.toobig && !sl_jx_too_deep) {
         sl_buf_release(&b);
-        return jerr(r, e, SL_ELIMIT, "the JSON is longer than the output cap");
+        return sl_jx_err(r, e, SL_ELIMIT, "the JSON is longer than the output cap");
     }
     *out = jbuf(&b);
     return 0;
@@ -2160,7 +2171,7 @@ FILTER(urlencode)
                 url_quote(k, strlen(k), "", true, &b);
                 sl_buf_addc(&b, '=');
                 STACKBUF(s, 0);
-                py_str(v, &s);
+                sl_jx_py_str(v, &s);
                 url_quote(s.data ? s.data : "", s.len, "", true, &b);
                 sl_buf_release(&s);
             }
@@ -2174,7 +2185,9 @@ FILTER(urlencode)
                     if (k)
                         sl_buf_addc(&b, '=');
                     STACKBUF(s, 0);
-                    py_str(json_array_get(p, (size_t)k) ? json_array_get(p, (size_t)k) : json_null(), &s);
+                    sl_jx_py_str(json_array_get(p, (size_t)k) ? json_array_get(p, (size_t)k)
+                                                              : json_null(),
+                                 &s);
                     url_quote(s.data ? s.data : "", s.len, "", true, &b);
                     sl_buf_release(&s);
                 }
@@ -2254,8 +2267,9 @@ FILTER(striptags)
 FILTER(indent)
 {
     (void)r, (void)e;
-    jv *w = arg(a, 0, "width");
-    bool first = bool_arg(arg(a, 1, "first"), false), blank = bool_arg(arg(a, 2, "blank"), false);
+    jv *w = sl_jx_arg(a, 0, "width");
+    bool first = bool_arg(sl_jx_arg(a, 1, "first"), false),
+         blank = bool_arg(sl_jx_arg(a, 2, "blank"), false);
     STACKBUF(ind, 0);
     if (is_str(w)) {
         sl_buf_add(&ind, json_string_value(w->j), json_string_length(w->j));
@@ -2309,21 +2323,21 @@ FILTER(format)
     if (!a->nkw && a->n == 1 &&
         !(a->pos[0].k == K_JSON && (json_is_array(a->pos[0].j) || json_is_object(a->pos[0].j)))) {
         /* s % (x,) is s % x for a single value that is not a list or dict */
-        rc = py_percent(r, e, t.s, &a->pos[0], out);
+        rc = sl_jx_py_percent(r, e, t.s, &a->pos[0], out);
     } else if (a->nkw) {
         json_t *o = json_object();
         for (int k = 0; k < a->nkw; k++)
-            json_object_set_new(o, a->kwn[k], jv_to_json(&a->kwv[k]));
-        jv d = jv_json(o);
-        rc = py_percent(r, e, t.s, &d, out);
-        jv_free(&d);
+            json_object_set_new(o, a->kwn[k], sl_jx_to_json(&a->kwv[k]));
+        jv d = sl_jx_json(o);
+        rc = sl_jx_py_percent(r, e, t.s, &d, out);
+        sl_jx_free(&d);
     } else {
         json_t *l = json_array();
         for (int i = 0; i < a->n; i++)
-            json_array_append_new(l, jv_to_json(&a->pos[i]));
-        jv d = jv_json(l);
-        rc = py_percent(r, e, t.s, &d, out);
-        jv_free(&d);
+            json_array_append_new(l, sl_jx_to_json(&a->pos[i]));
+        jv d = sl_jx_json(l);
+        rc = sl_jx_py_percent(r, e, t.s, &d, out);
+        sl_jx_free(&d);
     }
     text_done(&t);
     return rc;
@@ -2331,15 +2345,17 @@ FILTER(format)
 
 static int chunks(jrender *r, const jnode *e, jv *x, jargs *a, bool batch, jv *out)
 {
-    long long n = int_arg(arg(a, 0, batch ? "linecount" : "slices"), 0);
-    jv *fill = arg(a, 1, "fill_with");
+    long long n = int_arg(sl_jx_arg(a, 0, batch ? "linecount" : "slices"), 0);
+    jv *fill = sl_jx_arg(a, 1, "fill_with");
     if (fill && fill->k == K_JSON && json_is_null(fill->j))
         fill = NULL;
     if (n <= 0)
-        return jerr(r, e, SL_EINVAL, "%s needs a positive count", batch ? "batch" : "slice");
+        return sl_jx_err(r, e, SL_EINVAL, "%s needs a positive count", batch ? "batch" : "slice");
     if (batch && fill && n > JINJA_MAX_ITEMS)
-        return jerr(r, e, SL_ELIMIT, "batch(%lld) with a fill value would make lists of more "
-                    "than %d items (sluice's cap on lists a template builds)", n, JINJA_MAX_ITEMS);
+        return sl_jx_err(r, e, SL_ELIMIT,
+                         "batch(%lld) with a fill value would make lists of more "
+                         "than %d items (sluice's cap on lists a template builds)",
+                         n, JINJA_MAX_ITEMS);
     json_t *items;
     if (items_of(r, e, x, &items) < 0)
         return -1;
@@ -2358,7 +2374,7 @@ static int chunks(jrender *r, const jnode *e, jv *x, jargs *a, bool batch, jv *o
         }
         if (cur) {
             while (fill && (long long)json_array_size(cur) < n)
-                json_array_append_new(cur, jv_to_json(fill));
+                json_array_append_new(cur, sl_jx_to_json(fill));
             json_array_append_new(res, cur);
         }
     } else if (n <= 100000) {
@@ -2372,12 +2388,12 @@ static int chunks(jrender *r, const jnode *e, jv *x, jargs *a, bool batch, jv *o
             for (size_t i = start; i < end && i < len; i++)
                 json_array_append(cur, json_array_get(items, i));
             if (fill && s >= extra)
-                json_array_append_new(cur, jv_to_json(fill));
+                json_array_append_new(cur, sl_jx_to_json(fill));
             json_array_append_new(res, cur);
         }
     }
     jdecref(items);
-    *out = jv_json(res);
+    *out = sl_jx_json(res);
     return 0;
 }
 
@@ -2388,10 +2404,10 @@ FILTER(slice) { return chunks(r, e, x, a, false, out); }
  * tuples sorted by the grouper */
 FILTER(groupby)
 {
-    jv *at = arg(a, 0, "attribute"), *dflt = arg(a, 1, "default");
-    bool cs = bool_arg(arg(a, 2, "case_sensitive"), false);
+    jv *at = sl_jx_arg(a, 0, "attribute"), *dflt = sl_jx_arg(a, 1, "default");
+    bool cs = bool_arg(sl_jx_arg(a, 2, "case_sensitive"), false);
     if (!at)
-        return jerr(r, e, SL_EINVAL, "groupby needs the attribute to group by");
+        return sl_jx_err(r, e, SL_EINVAL, "groupby needs the attribute to group by");
     json_t *items;
     if (items_of(r, e, x, &items) < 0)
         return -1;
@@ -2402,14 +2418,14 @@ FILTER(groupby)
         v[i].item = json_array_get(items, i);
         json_t *k = attr_of(v[i].item, at);
         if (!k && dflt)
-            k = jv_to_json(dflt), json_decref(k); /* borrowed from the argument */
+            k = sl_jx_to_json(dflt), json_decref(k); /* borrowed from the argument */
         if (!k) {
             for (size_t j = 0; j < i; j++)
                 jdecref(v[j].key);
             free(v);
             jdecref(items);
-            return jerr(r, e, SL_EINVAL, "an item has no attribute '%s' to group by",
-                        is_str(at) ? json_string_value(at->j) : "?");
+            return sl_jx_err(r, e, SL_EINVAL, "an item has no attribute '%s' to group by",
+                             is_str(at) ? json_string_value(at->j) : "?");
         }
         v[i].key = sort_key(k, cs);
     }
@@ -2419,29 +2435,29 @@ FILTER(groupby)
         jdecref(items);
         if (rc == -2)
             return -1;
-        if (jinja_too_deep) {
-            *out = jv_json(json_array());
+        if (sl_jx_too_deep) {
+            *out = sl_jx_json(json_array());
             return 0;
         }
-        return jerr(r, e, SL_EINVAL, "the group keys do not compare");
+        return sl_jx_err(r, e, SL_EINVAL, "the group keys do not compare");
     }
     json_t *res = json_array();
     for (size_t i = 0; i < n;) {
         size_t j = i;
         json_t *list = json_array();
-        while (j < n && py_eq(v[j].key, v[i].key))
+        while (j < n && sl_jx_py_eq(v[j].key, v[i].key))
             json_array_append(list, v[j++].item);
         json_t *g = attr_of(v[i].item, at);
         json_t *grp = json_array();
         json_array_append(grp, cs || !g ? v[i].key : g);
         json_array_append_new(grp, list);
-        jv_mark_tuple(r, grp, TUP_GROUP);
+        sl_jx_mark_tuple(r, grp, TUP_GROUP);
         json_array_append_new(res, grp);
         i = j;
     }
     keyed_free(v, n);
     jdecref(items);
-    *out = jv_json(res);
+    *out = sl_jx_json(res);
     return 0;
 }
 
@@ -2450,17 +2466,18 @@ FILTER(filesizeformat)
 {
     long long i;
     double d;
-    int t = num_of(x, &i, &d);
+    int t = sl_jx_num_of(x, &i, &d);
     if (!t && is_str(x)) {
         char *end;
         d = strtod(json_string_value(x->j), &end);
         t = *end ? 0 : 2;
     }
     if (!t)
-        return jerr(r, e, SL_EINVAL, "filesizeformat needs a number, not '%s'", py_type(x));
+        return sl_jx_err(r, e, SL_EINVAL, "filesizeformat needs a number, not '%s'",
+                         sl_jx_py_type(x));
     if (!isfinite(d) || fabs(d) >= 9e18)
-        return jerr(r, e, SL_EINVAL, "filesizeformat: %g bytes is out of range", d);
-    bool binary = bool_arg(arg(a, 0, "binary"), false);
+        return sl_jx_err(r, e, SL_EINVAL, "filesizeformat: %g bytes is out of range", d);
+    bool binary = bool_arg(sl_jx_arg(a, 0, "binary"), false);
     double base = binary ? 1024 : 1000;
     static const char *const dec[] = {"kB", "MB", "GB", "TB", "PB", "EB", "ZB", "YB"};
     static const char *const bin[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB"};
@@ -2659,13 +2676,13 @@ static void wrap_line(const char *s, size_t n, size_t width, bool brk, bool hyph
 FILTER(wordwrap)
 {
     long long width;
-    if (int_param(r, e, arg(a, 0, "width"), "width", 79, &width) < 0)
+    if (int_param(r, e, sl_jx_arg(a, 0, "width"), "width", 79, &width) < 0)
         return -1;
-    bool brk = bool_arg(arg(a, 1, "break_long_words"), true);
-    jv *ws = arg(a, 2, "wrapstring");
-    bool hyph = bool_arg(arg(a, 3, "break_on_hyphens"), true);
+    bool brk = bool_arg(sl_jx_arg(a, 1, "break_long_words"), true);
+    jv *ws = sl_jx_arg(a, 2, "wrapstring");
+    bool hyph = bool_arg(sl_jx_arg(a, 3, "break_on_hyphens"), true);
     if (width <= 0)
-        return jerr(r, e, SL_EINVAL, "invalid width %lld (must be > 0)", width);
+        return sl_jx_err(r, e, SL_EINVAL, "invalid width %lld (must be > 0)", width);
     text t, sep;
     text_of(x, &t);
     if (ws && !(ws->k == K_JSON && json_is_null(ws->j))) {
@@ -2731,7 +2748,7 @@ static void pformat(jrender *r, const json_t *j, size_t indent, sl_buf *out, int
                 }
                 json_t *ks = json_string_nocheck(keys[x]);
                 size_t before = out->len;
-                py_repr(ks, out);
+                sl_jx_py_repr(ks, out);
                 jdecref(ks);
                 sl_buf_adds(out, ": ");
                 pformat(r, obj_val(j, keys[x]), indent + 1 + (out->len - before), out,
@@ -2748,7 +2765,7 @@ static void pformat(jrender *r, const json_t *j, size_t indent, sl_buf *out, int
         sl_buf_release(&one);
         return;
     }
-    int kind = jinja_tuple_kind(j);
+    int kind = sl_jx_tuple_kind(j);
     bool tup = kind == TUP_PLAIN || kind == TUP_GROUP;
     sl_buf_addc(out, tup ? '(' : '[');
     for (size_t i = 0; i < json_array_size(j); i++) {
@@ -2772,14 +2789,14 @@ FILTER(pprint)
     if (x->k == K_JSON)
         pformat(r, x->j, 0, &b, 0);
     else
-        jv_str(x, &b);
+        sl_jx_str(x, &b);
     if (r->halted) {
         sl_buf_release(&b);
         return -1;
     }
-    if (b.toobig && !jinja_too_deep) {
+    if (b.toobig && !sl_jx_too_deep) {
         sl_buf_release(&b);
-        return jerr(r, e, SL_ELIMIT, "the printed value is longer than the output cap");
+        return sl_jx_err(r, e, SL_ELIMIT, "the printed value is longer than the output cap");
     }
     *out = jbuf(&b);
     return 0;
@@ -2791,8 +2808,8 @@ FILTER(pprint)
 FILTER(xmlattr)
 {
     if (x->k != K_JSON || !json_is_object(x->j))
-        return jerr(r, e, SL_EINVAL, "xmlattr needs a dict, not '%s'", py_type(x));
-    bool autospace = bool_arg(arg(a, 0, "autospace"), true);
+        return sl_jx_err(r, e, SL_EINVAL, "xmlattr needs a dict, not '%s'", sl_jx_py_type(x));
+    bool autospace = bool_arg(sl_jx_arg(a, 0, "autospace"), true);
     STACKBUF(b, r->lim.max_output_chars * 4 + 16);
     const char *k;
     json_t *v;
@@ -2802,7 +2819,7 @@ FILTER(xmlattr)
             continue;
         if (strpbrk(k, " /\t\n\f>=")) {
             sl_buf_release(&b);
-            return jerr(r, e, SL_EINVAL, "invalid character in attribute name: '%s'", k);
+            return sl_jx_err(r, e, SL_EINVAL, "invalid character in attribute name: '%s'", k);
         }
         if (!first || autospace)
             sl_buf_addc(&b, ' ');
@@ -2810,7 +2827,7 @@ FILTER(xmlattr)
         html_escape(k, strlen(k), &b);
         sl_buf_adds(&b, "=\"");
         STACKBUF(t, 0);
-        py_str(v, &t);
+        sl_jx_py_str(v, &t);
         html_escape(t.data ? t.data : "", t.len, &b);
         sl_buf_release(&t);
         sl_buf_addc(&b, '"');
@@ -2833,14 +2850,14 @@ FILTER(random)
     if (items_of(r, e, x, &items) < 0)
         return -1;
     size_t n = json_array_size(items);
-    *out = n ? jv_json(json_incref(json_array_get(items, (size_t)(state % n))))
-             : jv_undef("random");
+    *out = n ? sl_jx_json(json_incref(json_array_get(items, (size_t)(state % n))))
+             : sl_jx_undef("random");
     jdecref(items);
     return 0;
 }
 
 /* Each filter with the parameters Jinja2 3.1 gives it after the value
- * ("*": any); eval_filter refuses other keyword arguments and extra
+ * ("*": any); sl_jx_eval_filter refuses other keyword arguments and extra
  * positional ones, as Python's call would. */
 static const jfilter filters[] = {
     {"abs", f_abs, ""},
@@ -2898,16 +2915,15 @@ static const jfilter filters[] = {
     {"xmlattr", f_xmlattr, "autospace"},
 };
 
-bool sl_jinja_filter_args_ok(const void *filter, int n, const char *const *kwn, int nkw)
+bool sl_jx_filter_args_ok(const jfilter *fl, int n, const char *const *kwn, int nkw)
 {
-    const jfilter *fl = filter;
     jargs a = {.n = n, .nkw = nkw, .kwn = (const char **)kwn};
-    return check_filter_args(NULL, NULL, fl, &a) == 0;
+    return sl_jx_check_filter_args(NULL, NULL, fl, &a) == 0;
 }
 
 /* -1 with an error when the call does not fit the filter's parameters
  * (r NULL: only say whether) */
-int check_filter_args(jrender *r, const jnode *e, const jfilter *fl, const jargs *a)
+int sl_jx_check_filter_args(jrender *r, const jnode *e, const jfilter *fl, const jargs *a)
 {
     const char *ps = fl->params;
     if (!ps || !strcmp(ps, "*") || (!a->nkw && !a->n))
@@ -2916,8 +2932,10 @@ int check_filter_args(jrender *r, const jnode *e, const jfilter *fl, const jargs
     for (const char *q = ps; *q; q++)
         np += *q == ',';
     if (a->n > np)
-        return !r ? -1 : jerr(r, e, SL_EINVAL, "%s() takes at most %d argument%s after the value (%d given)",
-                    fl->name, np, np == 1 ? "" : "s", a->n);
+        return !r ? -1
+                  : sl_jx_err(r, e, SL_EINVAL,
+                              "%s() takes at most %d argument%s after the value (%d given)",
+                              fl->name, np, np == 1 ? "" : "s", a->n);
     for (int k = 0; k < a->nkw; k++) {
         const char *kw = a->kwn[k];
         size_t kl = strlen(kw);
@@ -2937,25 +2955,24 @@ int check_filter_args(jrender *r, const jnode *e, const jfilter *fl, const jargs
             q = c + 1;
         }
         if (!found)
-            return !r ? -1 : jerr(r, e, SL_EINVAL, "%s() got an unexpected keyword argument '%s' (it takes %s)",
-                        fl->name, kw, *ps ? ps : "no arguments");
+            return !r ? -1
+                      : sl_jx_err(r, e, SL_EINVAL,
+                                  "%s() got an unexpected keyword argument '%s' (it takes %s)",
+                                  fl->name, kw, *ps ? ps : "no arguments");
         if (idx < a->n)
-            return !r ? -1 : jerr(r, e, SL_EINVAL, "%s() got multiple values for argument '%s'", fl->name, kw);
+            return !r ? -1
+                      : sl_jx_err(r, e, SL_EINVAL, "%s() got multiple values for argument '%s'",
+                                  fl->name, kw);
     }
     return 0;
 }
 
-const jfilter *find_filter_rt(const char *name)
+const jfilter *sl_jx_find_filter(const char *name)
 {
     for (size_t i = 0; i < sizeof filters / sizeof filters[0]; i++)
         if (!strcmp(filters[i].name, name))
             return &filters[i];
     return NULL;
-}
-
-const void *sl_jinja_find_filter(const char *name)
-{
-    return find_filter_rt(name);
 }
 
 /* ---- tests ---- */
@@ -2976,7 +2993,7 @@ TEST(number)
     (void)r, (void)e, (void)a;
     long long i;
     double d;
-    *res = num_of(x, &i, &d) != 0;
+    *res = sl_jx_num_of(x, &i, &d) != 0;
     return 0;
 }
 TEST(string) { (void)r, (void)e, (void)a; *res = JT(x) == JSON_STRING; return 0; }
@@ -3003,27 +3020,28 @@ TEST(callable)
 TEST(filter)
 {
     (void)r, (void)e, (void)a;
-    *res = is_str(x) && sl_jinja_find_filter(json_string_value(x->j));
+    *res = is_str(x) && sl_jx_find_filter(json_string_value(x->j));
     return 0;
 }
 TEST(test)
 {
     (void)r, (void)e, (void)a;
-    *res = is_str(x) && sl_jinja_find_test(json_string_value(x->j));
+    *res = is_str(x) && sl_jx_find_test(json_string_value(x->j));
     return 0;
 }
 
 static int int_test(jrender *r, const jnode *e, jv *x, long long *v)
 {
     double d;
-    int t = num_of(x, v, &d);
+    int t = sl_jx_num_of(x, v, &d);
     if (t == 2) {
         *v = d2ll(d);
         return d == floor(d) ? 0 : 1;
     }
     if (!t)
-        return x->k == K_UNDEF ? undef_err(r, e, x)
-                               : jerr(r, e, SL_EINVAL, "the test needs a number, not '%s'", py_type(x));
+        return x->k == K_UNDEF ? sl_jx_undef_err(r, e, x)
+                               : sl_jx_err(r, e, SL_EINVAL, "the test needs a number, not '%s'",
+                                           sl_jx_py_type(x));
     return 0;
 }
 TEST(even)
@@ -3044,18 +3062,18 @@ TEST(odd)
 }
 TEST(divisibleby)
 {
-    long long v, n = int_arg(arg(a, 0, "num"), 0);
+    long long v, n = int_arg(sl_jx_arg(a, 0, "num"), 0);
     if (int_test(r, e, x, &v) < 0)
         return -1;
     if (n == 0)
-        return jerr(r, e, SL_EINVAL, "divisibleby 0: division by zero");
+        return sl_jx_err(r, e, SL_EINVAL, "divisibleby 0: division by zero");
     *res = v % n == 0;
     return 0;
 }
 TEST(sameas)
 {
     (void)r, (void)e;
-    jv *o = arg(a, 0, "other");
+    jv *o = sl_jx_arg(a, 0, "other");
     if (!o) {
         *res = false;
         return 0;
@@ -3070,17 +3088,17 @@ TEST(sameas)
 }
 TEST(in)
 {
-    jv *o = arg(a, 0, "seq");
+    jv *o = sl_jx_arg(a, 0, "seq");
     if (!o)
-        return jerr(r, e, SL_EINVAL, "the in test needs a sequence");
-    return jv_contains(r, e, x, o, res);
+        return sl_jx_err(r, e, SL_EINVAL, "the in test needs a sequence");
+    return sl_jx_contains(r, e, x, o, res);
 }
 TEST(eq)
 {
     (void)r, (void)e;
-    jv *o = arg(a, 0, "b");
-    jv u = jv_undef(NULL);
-    *res = jv_eq(x, o ? o : &u);
+    jv *o = sl_jx_arg(a, 0, "b");
+    jv u = sl_jx_undef(NULL);
+    *res = sl_jx_eq(x, o ? o : &u);
     return 0;
 }
 TEST(ne)
@@ -3091,12 +3109,13 @@ TEST(ne)
 }
 static int ord_test(jrender *r, const jnode *e, jv *x, jargs *a, int want, bool *res)
 {
-    jv *o = arg(a, 0, "b");
+    jv *o = sl_jx_arg(a, 0, "b");
     if (!o || x->k != K_JSON || o->k != K_JSON)
-        return jerr(r, e, SL_EINVAL, "the comparison needs two values");
-    int c = py_cmp(x->j, o->j);
+        return sl_jx_err(r, e, SL_EINVAL, "the comparison needs two values");
+    int c = sl_jx_py_cmp(x->j, o->j);
     if (c == -2)
-        return jerr(r, e, SL_EINVAL, "'%s' and '%s' do not compare", py_type(x), py_type(o));
+        return sl_jx_err(r, e, SL_EINVAL, "'%s' and '%s' do not compare", sl_jx_py_type(x),
+                         sl_jx_py_type(o));
     *res = want == 0 ? c < 0 : want == 1 ? c <= 0 : want == 2 ? c > 0 : c >= 0;
     return 0;
 }
@@ -3142,17 +3161,12 @@ static const jtest tests[] = {
     {"lower", t_lower}, {"upper", t_upper}, {"escaped", t_escaped},
 };
 
-const jtest *find_test_rt(const char *name)
+const jtest *sl_jx_find_test(const char *name)
 {
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
         if (!strcmp(tests[i].name, name))
             return &tests[i];
     return NULL;
-}
-
-const void *sl_jinja_find_test(const char *name)
-{
-    return find_test_rt(name);
 }
 
 /* ---- methods of str, list and dict ---- */
@@ -3196,8 +3210,8 @@ static const char *last_of(const char *s, size_t n, const char *p, size_t l)
 static int split(jrender *r, const jnode *e, const char *s, size_t n, jargs *a, bool right, jv *out)
 {
     (void)r, (void)e;
-    jv *sepv = arg(a, 0, "sep");
-    long long max = int_arg(arg(a, 1, "maxsplit"), -1);
+    jv *sepv = sl_jx_arg(a, 0, "sep");
+    long long max = int_arg(sl_jx_arg(a, 1, "maxsplit"), -1);
     json_t *res = json_array();
     if (!sepv || (sepv->k == K_JSON && json_is_null(sepv->j))) {
         /* runs of whitespace; no empty strings */
@@ -3237,7 +3251,7 @@ static int split(jrender *r, const jnode *e, const char *s, size_t n, jargs *a, 
             }
             res = reversed(res);
         }
-        *out = jv_json(res);
+        *out = sl_jx_json(res);
         return 0;
     }
     text sp;
@@ -3245,7 +3259,7 @@ static int split(jrender *r, const jnode *e, const char *s, size_t n, jargs *a, 
     if (!sp.n) {
         text_done(&sp);
         jdecref(res);
-        return jerr(r, e, SL_EINVAL, "empty separator");
+        return sl_jx_err(r, e, SL_EINVAL, "empty separator");
     }
     long long cnt = 0;
     if (!right) {
@@ -3281,7 +3295,7 @@ static int split(jrender *r, const jnode *e, const char *s, size_t n, jargs *a, 
         res = reversed(res);
     }
     text_done(&sp);
-    *out = jv_json(res);
+    *out = sl_jx_json(res);
     return 0;
 }
 
@@ -3326,13 +3340,15 @@ static int str_method(jrender *r, const jnode *e, jv *self, const char *m, jargs
         if (!strcmp(m, str_arity[i].name)) {
             int lo = str_arity[i].lo, hi = str_arity[i].hi, got = a->n + a->nkw;
             if (got < lo || got > hi)
-                return jerr(r, e, SL_EINVAL, "str.%s() takes %s %d argument%s (%d given)", m,
-                            lo == hi ? "exactly" : got < lo ? "at least" : "at most",
-                            got < lo ? lo : hi, (got < lo ? lo : hi) == 1 ? "" : "s", got);
+                return sl_jx_err(r, e, SL_EINVAL, "str.%s() takes %s %d argument%s (%d given)", m,
+                                 lo == hi   ? "exactly"
+                                 : got < lo ? "at least"
+                                            : "at most",
+                                 got < lo ? lo : hi, (got < lo ? lo : hi) == 1 ? "" : "s", got);
             break;
         }
     if (!strcmp(m, "strip") || !strcmp(m, "lstrip") || !strcmp(m, "rstrip")) {
-        jv *c = arg(a, 0, "chars");
+        jv *c = sl_jx_arg(a, 0, "chars");
         bool have = c && is_str(c);
         size_t b, en;
         strip(s, n, have ? json_string_value(c->j) : NULL, have ? json_string_length(c->j) : 0,
@@ -3345,7 +3361,7 @@ static int str_method(jrender *r, const jnode *e, jv *self, const char *m, jargs
     if (!strcmp(m, "rsplit"))
         return split(r, e, s, n, a, true, out);
     if (!strcmp(m, "startswith") || !strcmp(m, "endswith")) {
-        *out = jv_json(json_boolean(affix(s, n, arg(a, 0, NULL), m[0] == 'e')));
+        *out = sl_jx_json(json_boolean(affix(s, n, sl_jx_arg(a, 0, NULL), m[0] == 'e')));
         return 0;
     }
     if (!strcmp(m, "replace"))
@@ -3361,9 +3377,9 @@ static int str_method(jrender *r, const jnode *e, jv *self, const char *m, jargs
     if (!strcmp(m, "center"))
         return f_center(r, e, self, a, out);
     if (!strcmp(m, "find") || !strcmp(m, "index") || !strcmp(m, "rfind") || !strcmp(m, "count")) {
-        jv *sub = arg(a, 0, NULL);
+        jv *sub = sl_jx_arg(a, 0, NULL);
         if (!is_str(sub))
-            return jerr(r, e, SL_EINVAL, "%s() needs a string argument", m);
+            return sl_jx_err(r, e, SL_EINVAL, "%s() needs a string argument", m);
         const char *p = json_string_value(sub->j);
         size_t l = json_string_length(sub->j);
         if (!strcmp(m, "count")) {
@@ -3379,28 +3395,28 @@ static int str_method(jrender *r, const jnode *e, jv *self, const char *m, jargs
                     i = (size_t)(h - s) + l;
                 }
             }
-            *out = jv_json(jint(c));
+            *out = sl_jx_json(sl_jx_int(c));
             return 0;
         }
         const char *h = m[0] == 'r' ? last_of(s, n, p, l) : memmem(s, n, p, l);
         if (!h && m[0] == 'i')
-            return jerr(r, e, SL_EINVAL, "substring not found");
-        *out = jv_json(jint(h ? (long long)ulen(s, (size_t)(h - s)) : -1));
+            return sl_jx_err(r, e, SL_EINVAL, "substring not found");
+        *out = sl_jx_json(sl_jx_int(h ? (long long)ulen(s, (size_t)(h - s)) : -1));
         return 0;
     }
     if (!strcmp(m, "join")) {
-        jv *it = arg(a, 0, NULL);
+        jv *it = sl_jx_arg(a, 0, NULL);
         if (!it)
-            return jerr(r, e, SL_EINVAL, "join() needs an iterable");
+            return sl_jx_err(r, e, SL_EINVAL, "join() needs an iterable");
         json_t *items;
-        if (jv_items(r, e, it, &items) < 0)
+        if (sl_jx_items(r, e, it, &items) < 0)
             return -1;
         STACKBUF(b, r->lim.max_output_chars * 4 + 16);
         int rc = 0;
         for (size_t i = 0; i < json_array_size(items); i++) {
             json_t *x = json_array_get(items, i);
             if (!json_is_string(x)) {
-                rc = jerr(r, e, SL_EINVAL, "sequence item %zu: expected str instance", i);
+                rc = sl_jx_err(r, e, SL_EINVAL, "sequence item %zu: expected str instance", i);
                 break;
             }
             if (i)
@@ -3429,7 +3445,7 @@ static int str_method(jrender *r, const jnode *e, jv *self, const char *m, jargs
                 j++;
             i = j + 1;
         }
-        *out = jv_json(res);
+        *out = sl_jx_json(res);
         return 0;
     }
     if (!strncmp(m, "is", 2)) {
@@ -3448,17 +3464,17 @@ static int str_method(jrender *r, const jnode *e, jv *self, const char *m, jargs
             else if (!strcmp(m, "islower") || !strcmp(m, "isupper"))
                 break;
             else
-                return jerr(r, e, SL_EINVAL, "'str' object has no attribute '%s'", m);
+                return sl_jx_err(r, e, SL_EINVAL, "'str' object has no attribute '%s'", m);
             i += l;
         }
         if (!strcmp(m, "islower") || !strcmp(m, "isupper"))
             ok = cased(self, m[2] == 'u');
-        *out = jv_json(json_boolean(ok));
+        *out = sl_jx_json(json_boolean(ok));
         return 0;
     }
     if (!strcmp(m, "zfill") || !strcmp(m, "ljust") || !strcmp(m, "rjust")) {
-        long long w = int_arg(arg(a, 0, "width"), 0);
-        jv *fc = arg(a, 1, "fillchar");
+        long long w = int_arg(sl_jx_arg(a, 0, "width"), 0);
+        jv *fc = sl_jx_arg(a, 1, "fillchar");
         const char *fill = is_str(fc) ? json_string_value(fc->j) : m[0] == 'z' ? "0" : " ";
         long long l = (long long)ulen(s, n);
         STACKBUF(b, 0);
@@ -3478,9 +3494,9 @@ static int str_method(jrender *r, const jnode *e, jv *self, const char *m, jargs
         return 0;
     }
     if (!strcmp(m, "partition") || !strcmp(m, "rpartition")) {
-        jv *sep = arg(a, 0, NULL);
+        jv *sep = sl_jx_arg(a, 0, NULL);
         if (!is_str(sep) || !json_string_length(sep->j))
-            return jerr(r, e, SL_EINVAL, "partition() needs a non-empty separator");
+            return sl_jx_err(r, e, SL_EINVAL, "partition() needs a non-empty separator");
         const char *p = json_string_value(sep->j);
         size_t l = json_string_length(sep->j);
         const char *h = m[0] == 'r' ? last_of(s, n, p, l) : memmem(s, n, p, l);
@@ -3495,8 +3511,8 @@ static int str_method(jrender *r, const jnode *e, jv *self, const char *m, jargs
             json_array_append_new(res, json_stringn_nocheck(p, l));
             json_array_append_new(res, json_stringn_nocheck(s + k + l, n - k - l));
         }
-        jv_mark_tuple(r, res, TUP_PLAIN); /* Python's partition gives a tuple */
-        *out = jv_json(res);
+        sl_jx_mark_tuple(r, res, TUP_PLAIN); /* Python's partition gives a tuple */
+        *out = sl_jx_json(res);
         return 0;
     }
     if (!strcmp(m, "swapcase")) {
@@ -3511,7 +3527,7 @@ static int str_method(jrender *r, const jnode *e, jv *self, const char *m, jargs
         *out = jbuf(&b);
         return 0;
     }
-    return jerr(r, e, SL_EINVAL, "'str' object has no attribute '%s'", m);
+    return sl_jx_err(r, e, SL_EINVAL, "'str' object has no attribute '%s'", m);
 }
 
 /* Python's index rules for insert/pop: negative from the end */
@@ -3527,11 +3543,13 @@ static long long py_index(long long i, long long n, bool clamp)
 static int nargs(jrender *r, const jnode *e, const char *m, jargs *a, int lo, int hi)
 {
     if (a->nkw)
-        return jerr(r, e, SL_EINVAL, "%s() takes no keyword arguments", m);
+        return sl_jx_err(r, e, SL_EINVAL, "%s() takes no keyword arguments", m);
     if (a->n < lo || a->n > hi)
-        return jerr(r, e, SL_EINVAL, "%s() takes %s %d argument%s (%d given)", m,
-                    lo == hi ? "exactly" : a->n < lo ? "at least" : "at most", a->n < lo ? lo : hi,
-                    (a->n < lo ? lo : hi) == 1 ? "" : "s", a->n);
+        return sl_jx_err(r, e, SL_EINVAL, "%s() takes %s %d argument%s (%d given)", m,
+                         lo == hi    ? "exactly"
+                         : a->n < lo ? "at least"
+                                     : "at most",
+                         a->n < lo ? lo : hi, (a->n < lo ? lo : hi) == 1 ? "" : "s", a->n);
     return 0;
 }
 
@@ -3540,7 +3558,7 @@ static int nargs(jrender *r, const jnode *e, const char *m, jargs *a, int lo, in
  * render works on a copy of its context: see t->mutates) */
 static int mutate(jrender *r, const jnode *e, json_t *j, const char *m, jargs *a, jv *out)
 {
-    *out = jv_json(json_null());
+    *out = sl_jx_json(json_null());
     if (json_is_array(j)) {
         long long n = (long long)json_array_size(j);
         if (strcmp(m, "append") && strcmp(m, "pop"))
@@ -3548,27 +3566,30 @@ static int mutate(jrender *r, const jnode *e, json_t *j, const char *m, jargs *a
         else if (!strcmp(m, "pop") && a->n)
             r->work -= (long)(n >> 3); /* pop(i) moves the items after i */
         if ((!strcmp(m, "append") || !strcmp(m, "insert")) && n >= JINJA_MAX_ITEMS)
-            return jerr(r, e, SL_ELIMIT, "the list would have more than %d items (sluice's cap on "
-                        "lists a template builds)",
-                        JINJA_MAX_ITEMS);
+            return sl_jx_err(r, e, SL_ELIMIT,
+                             "the list would have more than %d items (sluice's cap on "
+                             "lists a template builds)",
+                             JINJA_MAX_ITEMS);
         if (!strcmp(m, "append")) {
-            if (nargs(r, e, m, a, 1, 1) < 0 || check_insert(r, e, j, &a->pos[0]) < 0)
+            if (nargs(r, e, m, a, 1, 1) < 0 || sl_jx_check_insert(r, e, j, &a->pos[0]) < 0)
                 return -1;
-            json_array_append_new(j, jv_to_json(&a->pos[0]));
+            json_array_append_new(j, sl_jx_to_json(&a->pos[0]));
             return 0;
         }
         if (!strcmp(m, "extend")) {
             json_t *items;
-            if (nargs(r, e, m, a, 1, 1) < 0 || jv_items(r, e, &a->pos[0], &items) < 0)
+            if (nargs(r, e, m, a, 1, 1) < 0 || sl_jx_items(r, e, &a->pos[0], &items) < 0)
                 return -1;
             if ((size_t)n + json_array_size(items) > JINJA_MAX_ITEMS) {
                 jdecref(items);
-                return jerr(r, e, SL_ELIMIT, "the list would have more than %d items (sluice's "
-                            "cap on lists a template builds)", JINJA_MAX_ITEMS);
+                return sl_jx_err(r, e, SL_ELIMIT,
+                                 "the list would have more than %d items (sluice's "
+                                 "cap on lists a template builds)",
+                                 JINJA_MAX_ITEMS);
             }
             for (size_t i = 0; i < json_array_size(items); i++) {
                 jv x = {.k = K_JSON, .j = json_array_get(items, i)};
-                if (check_insert(r, e, j, &x) < 0) {
+                if (sl_jx_check_insert(r, e, j, &x) < 0) {
                     jdecref(items);
                     return -1;
                 }
@@ -3586,27 +3607,27 @@ static int mutate(jrender *r, const jnode *e, json_t *j, const char *m, jargs *a
             long long i;
             if (nargs(r, e, m, a, 2, 2) < 0)
                 return -1;
-            if (num_of(&a->pos[0], &i, &(double){0}) != 1)
-                return jerr(r, e, SL_EINVAL, "insert() needs an integer index");
-            if (check_insert(r, e, j, &a->pos[1]) < 0)
+            if (sl_jx_num_of(&a->pos[0], &i, &(double){0}) != 1)
+                return sl_jx_err(r, e, SL_EINVAL, "insert() needs an integer index");
+            if (sl_jx_check_insert(r, e, j, &a->pos[1]) < 0)
                 return -1;
-            json_array_insert_new(j, (size_t)py_index(i, n, true), jv_to_json(&a->pos[1]));
+            json_array_insert_new(j, (size_t)py_index(i, n, true), sl_jx_to_json(&a->pos[1]));
             return 0;
         }
         if (!strcmp(m, "pop")) {
             long long i = -1;
             if (nargs(r, e, m, a, 0, 1) < 0)
                 return -1;
-            if (a->n && num_of(&a->pos[0], &i, &(double){0}) != 1)
-                return jerr(r, e, SL_EINVAL, "pop() needs an integer index");
+            if (a->n && sl_jx_num_of(&a->pos[0], &i, &(double){0}) != 1)
+                return sl_jx_err(r, e, SL_EINVAL, "pop() needs an integer index");
             if (!n)
-                return jerr(r, e, SL_EINVAL, "pop from empty list");
+                return sl_jx_err(r, e, SL_EINVAL, "pop from empty list");
             i = py_index(i, n, false);
             if (i < 0 || i >= n)
-                return jerr(r, e, SL_EINVAL, "pop index out of range");
+                return sl_jx_err(r, e, SL_EINVAL, "pop index out of range");
             json_t *x = json_incref(json_array_get(j, (size_t)i));
             json_array_remove(j, (size_t)i);
-            *out = jv_json(x);
+            *out = sl_jx_json(x);
             return 0;
         }
         if (!strcmp(m, "remove")) {
@@ -3614,25 +3635,26 @@ static int mutate(jrender *r, const jnode *e, json_t *j, const char *m, jargs *a
                 return -1;
             for (long long i = 0; i < n; i++) {
                 jv it = {.k = K_JSON, .j = json_array_get(j, (size_t)i)};
-                if (jv_eq(&it, &a->pos[0])) {
+                if (sl_jx_eq(&it, &a->pos[0])) {
                     json_t *x = json_incref(it.j);
                     json_array_remove(j, (size_t)i);
                     jdecref(x);
                     return 0;
                 }
             }
-            return jerr(r, e, SL_EINVAL, "list.remove(x): x not in list");
+            return sl_jx_err(r, e, SL_EINVAL, "list.remove(x): x not in list");
         }
         if (!strcmp(m, "clear") || !strcmp(m, "reverse") || !strcmp(m, "sort")) {
             bool rev = false;
             if (m[1] == 'o') {
                 if (a->n)
-                    return jerr(r, e, SL_EINVAL, "sort() takes no positional arguments");
+                    return sl_jx_err(r, e, SL_EINVAL, "sort() takes no positional arguments");
                 for (int k = 0; k < a->nkw; k++)
                     if (strcmp(a->kwn[k], "reverse"))
-                        return jerr(r, e, SL_EINVAL, "sort() takes only reverse= in templates "
-                                    "(no key functions)");
-                rev = bool_arg(arg(a, -1, "reverse"), false);
+                        return sl_jx_err(r, e, SL_EINVAL,
+                                         "sort() takes only reverse= in templates "
+                                         "(no key functions)");
+                rev = bool_arg(sl_jx_arg(a, -1, "reverse"), false);
             } else if (nargs(r, e, m, a, 0, 0) < 0) {
                 return -1;
             }
@@ -3651,8 +3673,10 @@ static int mutate(jrender *r, const jnode *e, json_t *j, const char *m, jargs *a
                 keyed_free(v, k);
                 if (rc < 0) {
                     jdecref(old);
-                    return rc == -2 ? -1 : jinja_too_deep ? 0
-                                     : jerr(r, e, SL_EINVAL, "the items do not compare");
+                    return rc == -2 ? -1
+                           : sl_jx_too_deep
+                               ? 0
+                               : sl_jx_err(r, e, SL_EINVAL, "the items do not compare");
                 }
             }
             jdecref(old);
@@ -3661,7 +3685,7 @@ static int mutate(jrender *r, const jnode *e, json_t *j, const char *m, jargs *a
         if (!strcmp(m, "copy")) {
             if (nargs(r, e, m, a, 0, 0) < 0)
                 return -1;
-            *out = jv_json(json_copy(j));
+            *out = sl_jx_json(json_copy(j));
             return 0;
         }
         return 1;
@@ -3669,71 +3693,73 @@ static int mutate(jrender *r, const jnode *e, json_t *j, const char *m, jargs *a
     if (!strcmp(m, "update")) {
         json_t *src = NULL;
         if (a->n > 1)
-            return jerr(r, e, SL_EINVAL, "update expected at most 1 argument, got %d", a->n);
+            return sl_jx_err(r, e, SL_EINVAL, "update expected at most 1 argument, got %d", a->n);
         if (a->n == 1 && !(a->pos[0].k == K_JSON && (json_is_object(a->pos[0].j) ||
                                                      json_is_array(a->pos[0].j))))
-            return jerr(r, e, SL_EINVAL, "update() needs a dict or a list of pairs");
+            return sl_jx_err(r, e, SL_EINVAL, "update() needs a dict or a list of pairs");
         if (a->n == 1)
             src = a->pos[0].j;
         jv whole = {.k = K_JSON, .j = src};
-        if (src && check_insert(r, e, j, &whole) < 0)
+        if (src && sl_jx_check_insert(r, e, j, &whole) < 0)
             return -1;
         for (int k = 0; k < a->nkw; k++)
-            if (check_insert(r, e, j, &a->kwv[k]) < 0)
+            if (sl_jx_check_insert(r, e, j, &a->kwv[k]) < 0)
                 return -1;
         if (json_is_object(src)) {
             const char *k;
             json_t *v;
-            json_object_foreach(src, k, v) jobj_set(j, k, json_incref(v));
+            json_object_foreach(src, k, v) sl_jx_obj_set(j, k, json_incref(v));
         } else if (src) {
             for (size_t i = 0; i < json_array_size(src); i++) {
                 json_t *pair = json_array_get(src, i);
                 if (!json_is_array(pair) || json_array_size(pair) != 2 ||
                     !json_is_string(json_array_get(pair, 0)))
-                    return jerr(r, e, SL_EINVAL, "update() needs pairs of a string key and a value");
+                    return sl_jx_err(r, e, SL_EINVAL,
+                                     "update() needs pairs of a string key and a value");
                 const json_t *ks = json_array_get(pair, 0);
                 if (memchr(json_string_value(ks), 0, json_string_length(ks)))
-                    return jerr(r, e, SL_EINVAL, "sluice's dict keys cannot hold NUL characters");
-                jobj_set(j, json_string_value(ks), json_incref(json_array_get(pair, 1)));
+                    return sl_jx_err(r, e, SL_EINVAL,
+                                     "sluice's dict keys cannot hold NUL characters");
+                sl_jx_obj_set(j, json_string_value(ks), json_incref(json_array_get(pair, 1)));
             }
         }
         for (int k = 0; k < a->nkw; k++)
-            jobj_set(j, a->kwn[k], jv_to_json(&a->kwv[k]));
+            sl_jx_obj_set(j, a->kwn[k], sl_jx_to_json(&a->kwv[k]));
         return 0;
     }
     if (!strcmp(m, "pop") || !strcmp(m, "setdefault")) {
         if (nargs(r, e, m, a, 1, 2) < 0)
             return -1;
         if (!is_str(&a->pos[0]))
-            return jerr(r, e, SL_EINVAL, "sluice's dict keys are strings");
+            return sl_jx_err(r, e, SL_EINVAL, "sluice's dict keys are strings");
         const char *k = json_string_value(a->pos[0].j);
         size_t kl = json_string_length(a->pos[0].j);
         if (memchr(k, 0, kl))
-            return jerr(r, e, SL_EINVAL, "sluice's dict keys cannot hold NUL characters");
+            return sl_jx_err(r, e, SL_EINVAL, "sluice's dict keys cannot hold NUL characters");
         json_t *v = json_object_getn(j, k, kl);
         if (m[0] == 'p') {
             if (!v && a->n < 2)
-                return jerr(r, e, SL_EINVAL, "KeyError: '%s'", k);
+                return sl_jx_err(r, e, SL_EINVAL, "KeyError: '%s'", k);
             if (!v) {
-                *out = jv_copy(&a->pos[1]);
+                *out = sl_jx_copy(&a->pos[1]);
                 return 0;
             }
             json_incref(v);
             json_object_deln(j, k, kl);
-            jv_free(out);
-            *out = jv_json(v);
+            sl_jx_free(out);
+            *out = sl_jx_json(v);
             return 0;
         }
         if (v) {
-            *out = jv_json(json_incref(v));
+            *out = sl_jx_json(json_incref(v));
             return 0;
         }
-        jv none = jv_json(json_null());
+        jv none = sl_jx_json(json_null());
         jv *d = a->n > 1 ? &a->pos[1] : &none;
-        if (check_insert(r, e, j, d) < 0)
+        if (sl_jx_check_insert(r, e, j, d) < 0)
             return -1;
-        json_object_setn_new(j, k, kl, jv_to_json(d));
-        *out = jv_copy(d);
+        json_object_setn_new(j, k, kl, sl_jx_to_json(d));
+        *out = sl_jx_copy(d);
         return 0;
     }
     if (!strcmp(m, "popitem")) {
@@ -3747,13 +3773,13 @@ static int mutate(jrender *r, const jnode *e, json_t *j, const char *m, jargs *a
             ll = json_object_iter_key_len(it);
         }
         if (!last)
-            return jerr(r, e, SL_EINVAL, "popitem(): dictionary is empty");
+            return sl_jx_err(r, e, SL_EINVAL, "popitem(): dictionary is empty");
         json_t *v = json_incref(json_object_getn(j, last, ll));
         json_t *pair = kv_pair(last, ll, v);
-        jv_mark_tuple(r, pair, TUP_PLAIN);
+        sl_jx_mark_tuple(r, pair, TUP_PLAIN);
         json_object_deln(j, last, ll);
         jdecref(v);
-        *out = jv_json(pair);
+        *out = sl_jx_json(pair);
         return 0;
     }
     if (!strcmp(m, "clear")) {
@@ -3767,13 +3793,13 @@ static int mutate(jrender *r, const jnode *e, json_t *j, const char *m, jargs *a
     if (!strcmp(m, "copy")) {
         if (nargs(r, e, m, a, 0, 0) < 0)
             return -1;
-        *out = jv_json(json_copy(j));
+        *out = sl_jx_json(json_copy(j));
         return 0;
     }
     return 1;
 }
 
-int call_method(jrender *r, const jnode *e, jv *self, const char *m, jargs *a, jv *out)
+int sl_jx_call_method(jrender *r, const jnode *e, jv *self, const char *m, jargs *a, jv *out)
 {
     json_t *j = self->k == K_JSON || self->k == K_NS ? self->j : NULL;
     if (self->k == K_JSON && json_is_string(j))
@@ -3782,13 +3808,13 @@ int call_method(jrender *r, const jnode *e, jv *self, const char *m, jargs *a, j
         int rc = mutate(r, e, j, m, a, out);
         if (rc <= 0)
             return rc;
-        jv_free(out);
+        sl_jx_free(out);
     }
     if (json_is_object(j)) {
         if (!strcmp(m, "items")) {
             if (f_items(r, e, self, a, out) < 0)
                 return -1;
-            jv_mark_tuple(r, out->j, VIEW_ITEMS);
+            sl_jx_mark_tuple(r, out->j, VIEW_ITEMS);
             return 0;
         }
         if (!strcmp(m, "keys") || !strcmp(m, "values")) {
@@ -3797,40 +3823,41 @@ int call_method(jrender *r, const jnode *e, jv *self, const char *m, jargs *a, j
             json_t *v;
             json_object_foreach(j, k, v)
                 json_array_append_new(res, m[0] == 'k' ? json_string_nocheck(k) : json_incref(v));
-            jv_mark_tuple(r, res, m[0] == 'k' ? VIEW_KEYS : VIEW_VALUES);
-            *out = jv_json(res);
+            sl_jx_mark_tuple(r, res, m[0] == 'k' ? VIEW_KEYS : VIEW_VALUES);
+            *out = sl_jx_json(res);
             return 0;
         }
         if (!strcmp(m, "get")) {
-            jv *k = arg(a, 0, NULL), *d = arg(a, 1, "default");
+            jv *k = sl_jx_arg(a, 0, NULL), *d = sl_jx_arg(a, 1, "default");
             json_t *v = is_str(k) ? json_object_get(j, json_string_value(k->j)) : NULL;
-            *out = v ? jv_json(json_incref(v)) : d ? jv_copy(d) : jv_json(json_null());
+            *out = v ? sl_jx_json(json_incref(v)) : d ? sl_jx_copy(d) : sl_jx_json(json_null());
             return 0;
         }
         json_t *f = json_object_get(j, m);
         if (f)
-            return jerr(r, e, SL_EINVAL, "'%s' object is not callable", json_is_string(f) ? "str" : "value");
-        return jerr(r, e, SL_EINVAL, "'dict object' has no attribute '%s'", m);
+            return sl_jx_err(r, e, SL_EINVAL, "'%s' object is not callable",
+                             json_is_string(f) ? "str" : "value");
+        return sl_jx_err(r, e, SL_EINVAL, "'dict object' has no attribute '%s'", m);
     }
     if (json_is_array(j)) {
         if (!strcmp(m, "count") || !strcmp(m, "index")) {
-            jv *x = arg(a, 0, NULL);
+            jv *x = sl_jx_arg(a, 0, NULL);
             long long c = 0, at = -1;
             r->work -= (long)json_array_size(j);
             for (size_t i = 0; x && i < json_array_size(j); i++) {
                 jv it = {.k = K_JSON, .j = json_array_get(j, i)};
-                if (jv_eq(&it, x)) {
+                if (sl_jx_eq(&it, x)) {
                     c++;
                     if (at < 0)
                         at = (long long)i;
                 }
             }
             if (m[0] == 'i' && at < 0)
-                return jerr(r, e, SL_EINVAL, "value is not in list");
-            *out = jv_json(jint(m[0] == 'c' ? c : at));
+                return sl_jx_err(r, e, SL_EINVAL, "value is not in list");
+            *out = sl_jx_json(sl_jx_int(m[0] == 'c' ? c : at));
             return 0;
         }
-        return jerr(r, e, SL_EINVAL, "'list object' has no attribute '%s'", m);
+        return sl_jx_err(r, e, SL_EINVAL, "'list object' has no attribute '%s'", m);
     }
-    return jerr(r, e, SL_EINVAL, "'%s object' has no attribute '%s'", py_type(self), m);
+    return sl_jx_err(r, e, SL_EINVAL, "'%s object' has no attribute '%s'", sl_jx_py_type(self), m);
 }

@@ -5,6 +5,9 @@
  *
  * The tree lives in one arena owned by the sl_jinja and is never written
  * after compile.  A `jv` owns one reference of its json_t.
+ *
+ * Names: what the Jinja files share is sl_jx_* (sl_jinja_* is the public
+ * API of jinja.h); everything else is static to its file.
  */
 #ifndef SL_JINJA_INT_H
 #define SL_JINJA_INT_H
@@ -105,11 +108,11 @@ typedef struct {
     sl_jinja_limits lim;
     sl_err *err;
     long iters;
-    long work;             /* units of work left before the next poll (jinja_poll) */
+    long work;             /* units of work left before the next poll (sl_jx_poll) */
     sl_errcode halted;     /* set once a poll ended the render: later polls fail too */
     long walk;             /* container visits left for self-reference checks */
     const sl_buf *cnt_buf; /* the render's output: its first cnt_len bytes */
-    size_t cnt_len, cnt_chars; /* hold cnt_chars characters (emit's count) */
+    size_t cnt_len, cnt_chars; /* hold cnt_chars characters (sl_jx_emit's count) */
     bool ns_escaped;       /* a namespace was put into a list or dict: setting its
                               attributes must check for self-reference */
     int depth;
@@ -130,13 +133,15 @@ enum { TUP_PLAIN = 1, TUP_GROUP = 2,           /* print as (a, b) */
        VIEW_KEYS = 3, VIEW_VALUES = 4, VIEW_ITEMS = 5 }; /* print as dict_keys([...]) */
 
 /* Is name one of dict's methods (d.items reads the method, as in Jinja2)? */
-const char *sl_jinja_dict_method(const char *name); /* its static name, or NULL */
+const char *sl_jx_dict_method(const char *name); /* its static name, or NULL */
 /* Do n positional and these keyword arguments fit the filter's parameters? */
-bool sl_jinja_filter_args_ok(const void *filter, int n, const char *const *kwn, int nkw);
+bool sl_jx_filter_args_ok(const struct jinja_filter *filter, int n, const char *const *kwn,
+                          int nkw);
 
-/* Filters and tests by name (jinja_eval.c); NULL when there is none. */
-const void *sl_jinja_find_filter(const char *name);
-const void *sl_jinja_find_test(const char *name);
-void sl_jinja_line_col(const sl_jinja *t, size_t off, int *line, int *col);
+/* Filters and tests by name; NULL when there is none. */
+const struct jinja_filter *sl_jx_find_filter(const char *name);
+const struct jinja_test *sl_jx_find_test(const char *name);
+/* The line and column (from 1) of byte off of the template's source. */
+void sl_jx_line_col(const sl_jinja *t, size_t off, int *line, int *col);
 
 #endif
