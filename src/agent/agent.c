@@ -134,7 +134,7 @@ static int run(sl_agent_session *s, const char *const *argv, double timeout,
 {
     double left = time_left(s);
     if (left <= 0)
-        return sl_err_set(err, SL_ETIMEOUT, "the agent's time is up");
+        return sl_err_limit(err, SL_ETIMEOUT, "agent_timeout_s", "the agent's time is up");
     sl_sandbox_cmd cmd = {.argv = argv, .cwd = NULL, .timeout_s = timeout < left ? timeout : left,
                           .max_output_bytes = s->L->max_command_output,
                           .cancelled = io_cancelled, .ud = s};
@@ -609,13 +609,13 @@ int sl_agent_run(sl_agent_session *s, const char *system, const sl_value *user,
             break;
         }
         if (time_left(s) <= 0) {
-            rc = sl_err_set(err, SL_ETIMEOUT, "the agent ran out of time after %d turns (limit "
-                            "%g s)", res->turns, L->timeout_s);
+            rc = sl_err_limit(err, SL_ETIMEOUT, "agent_timeout_s", "the agent ran out of time "
+                              "after %d turns (limit %g s)", res->turns, L->timeout_s);
             break;
         }
         if (res->turns >= L->max_turns) {
-            rc = sl_err_set(err, SL_ELIMIT, "the agent used its %d turns without a final "
-                            "answer", L->max_turns);
+            rc = sl_err_limit(err, SL_ELIMIT, "agent_max_turns", "the agent used its %d turns "
+                              "without a final answer", L->max_turns);
             break;
         }
         sl_value *req = json_pack("{s:s,s:O,s:O}", "system", system ? system : "", "messages",
@@ -693,8 +693,9 @@ int sl_agent_run(sl_agent_session *s, const char *system, const sl_value *user,
         }
         json_decref(resp);
         if (L->max_tokens > 0 && res->tokens > L->max_tokens) {
-            rc = sl_err_set(err, SL_ELIMIT, "the agent used %lld tokens, over its limit of %lld",
-                            res->tokens, L->max_tokens);
+            rc = sl_err_limit(err, SL_ELIMIT, "agent_max_tokens",
+                              "the agent used %lld tokens, over its limit of %lld", res->tokens,
+                              L->max_tokens);
             break;
         }
     }

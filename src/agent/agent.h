@@ -99,7 +99,8 @@ void sl_agent_result_release(sl_agent_result *r);
 
 /* Runs the loop from a system prompt and the user's message content (a
  * string or content parts; borrowed).  0 with res filled, or -1 with err:
- * SL_ELIMIT (turns, tokens), SL_ETIMEOUT, SL_ECANCELED, SL_ENODE (the model
+ * SL_ELIMIT (err->setting: agent_max_turns or agent_max_tokens), SL_ETIMEOUT
+ * (agent_timeout_s), SL_ECANCELED, SL_ENODE (the model
  * call failed; the caller knows why).  res is filled as far as it got
  * either way. */
 int sl_agent_run(sl_agent_session *s, const char *system, const sl_value *user,

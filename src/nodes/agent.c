@@ -512,7 +512,8 @@ static int agent_run(sl_node_exec *x)
                                  : e.code == SL_ETIMEOUT ? "AgentTimeoutError"
                                                          : "AgentLimitError",
                               "%s%s", e.msg,
-                              e.code == SL_ELIMIT && strstr(e.msg, "turns")
+                              e.code == SL_ELIMIT && e.setting &&
+                                      !strcmp(e.setting, "agent_max_turns")
                                   ? "; raise data.sluice.max_turns (maximum_iterations), within "
                                     "the limit agent_max_turns"
                               : e.code == SL_ELIMIT ? "; raise data.sluice.max_tokens, within the "
