@@ -26,7 +26,7 @@ static const char usage_serve[] =
     "events, and every conversation are kept in DIR/sluice.db.\n"
     "\n"
     "  --listen ADDR:PORT    default 127.0.0.1:5001\n"
-    "  --data DIR            the store\n"
+    "  --data DIR            the store: a folder (or sqlite:FOLDER)\n"
     "  --config FILE         model providers (see docs/llm.md)\n"
     "  --max-runs N          concurrent runs per app (default 100)\n"
     "  --rate-limit N        run requests per second per app (default: no limit)\n"

@@ -1,5 +1,8 @@
 /*
- * store — see store.h.
+ * store/sqlite — the SQLite backend of the store (see store.h): one
+ * database in WAL mode under the data folder, a writer thread that commits
+ * finished runs in groups, a reader connection for everything else, and a
+ * checkpointer thread.  Only this file knows SQL.
  */
 #include "store/store.h"
 #include "core/map.h"
@@ -103,7 +106,7 @@ typedef struct op {
     bool merged;               /* OP_START: written by its OP_FINISH */
 } op;
 
-struct sl_store {
+struct sl_store_be {
     char *dir;
     char *keys_stamp;          /* DIR/keys-changed */
     sqlite3 *w, *r;            /* writer (writer thread only) and reader */
@@ -205,7 +208,7 @@ static void bind_text(sqlite3_stmt *st, int i, const char *s)
         sqlite3_bind_null(st, i);
 }
 
-static int apply(sl_store *s, op *o)
+static int apply(sl_store_be *s, op *o)
 {
     sqlite3 *db = s->w;
     static const char *const sql[] = {
@@ -317,7 +320,7 @@ static void free_op(op *o)
 
 static void *writer_main(void *arg)
 {
-    sl_store *s = arg;
+    sl_store_be *s = arg;
     pthread_mutex_lock(&s->qmu);
     for (;;) {
         while (!s->head && !s->stop)
@@ -370,7 +373,7 @@ static void *writer_main(void *arg)
  * path, so no request waits for their disk syncs. */
 static void *checkpoint_main(void *arg)
 {
-    sl_store *s = arg;
+    sl_store_be *s = arg;
     pthread_mutex_lock(&s->qmu);
     while (!s->stop) {
         struct timespec ts;
@@ -391,7 +394,7 @@ static void *checkpoint_main(void *arg)
     return NULL;
 }
 
-static void enqueue(sl_store *s, op *o)
+static void enqueue(sl_store_be *s, op *o)
 {
     pthread_mutex_lock(&s->qmu);
     if (s->tail)
@@ -459,7 +462,7 @@ static int private_db(const char *db, sl_err *err)
     return 0;
 }
 
-int sl_store_open(const char *dir, sl_store **out, int *interrupted, sl_err *err)
+static int sq_open(const char *dir, sl_store_be **out, int *interrupted, sl_err *err)
 {
     *out = NULL;
     *interrupted = 0;
@@ -470,7 +473,7 @@ int sl_store_open(const char *dir, sl_store **out, int *interrupted, sl_err *err
     free(db);
     if (prc)
         return -1;
-    sl_store *s = sl_xcalloc(1, sizeof *s);
+    sl_store_be *s = sl_xcalloc(1, sizeof *s);
     s->dir = sl_xstrdup(dir);
     s->keys_stamp = sl_xasprintf("%s/keys-changed", dir);
     pthread_mutex_init(&s->rmu, NULL);
@@ -511,14 +514,14 @@ int sl_store_open(const char *dir, sl_store **out, int *interrupted, sl_err *err
     return 0;
 }
 
-void sl_store_release_memory(sl_store *s)
+static void sq_release_memory(sl_store_be *s)
 {
     sqlite3_db_release_memory(s->w);
     sqlite3_db_release_memory(s->r);
     sqlite3_db_release_memory(s->ck);
 }
 
-void sl_store_close(sl_store *s)
+static void sq_close(sl_store_be *s)
 {
     if (!s)
         return;
@@ -544,7 +547,7 @@ void sl_store_close(sl_store *s)
     free(s);
 }
 
-const char *sl_store_dir(const sl_store *s)
+static const char *sq_dir(const sl_store_be *s)
 {
     return s->dir;
 }
@@ -552,11 +555,11 @@ const char *sl_store_dir(const sl_store *s)
 /* ---- reads and small writes on the reader connection ---- */
 
 typedef struct {
-    sl_store *s;
+    sl_store_be *s;
     sqlite3_stmt *st;
 } q;
 
-static bool q_open(q *x, sl_store *s, const char *sql)
+static bool q_open(q *x, sl_store_be *s, const char *sql)
 {
     x->s = s;
     pthread_mutex_lock(&s->rmu);
@@ -587,7 +590,7 @@ static sl_value *col_str(sqlite3_stmt *st, int i)
 }
 
 /* A statement on the reader connection that changes something. */
-static int write_now(sl_store *s, const char *sql, const char *const *args, int n, sl_err *err)
+static int write_now(sl_store_be *s, const char *sql, const char *const *args, int n, sl_err *err)
 {
     q x;
     if (!q_open(&x, s, sql))
@@ -600,12 +603,13 @@ static int write_now(sl_store *s, const char *sql, const char *const *args, int 
     return rc ? rc : changed;
 }
 
-static void keys_changed(sl_store *s);
+static void keys_changed(sl_store_be *s);
+static int sq_app_get(sl_store_be *s, const char *id, char **dsl, sl_value **info, sl_err *err);
 
 /* Statements on the reader connection in one transaction; args[i] binds
  * ?1.. of sql[i] (NULL-terminated lists).  The number of rows the last
  * statement changed, or -1. */
-static int write_tx(sl_store *s, const char *const *sql, const char *const *const *args,
+static int write_tx(sl_store_be *s, const char *const *sql, const char *const *const *args,
                     sl_err *err)
 {
     pthread_mutex_lock(&s->rmu);
@@ -633,8 +637,8 @@ static int write_tx(sl_store *s, const char *const *sql, const char *const *cons
     return rc ? -1 : changed;
 }
 
-int sl_store_app_add(sl_store *s, const char *name, const char *mode, const char *dsl, char **id,
-                     sl_err *err)
+static int sq_app_add(sl_store_be *s, const char *name, const char *mode, const char *dsl,
+                      char **id, sl_err *err)
 {
     if (!(*id = uuid(err)))
         return -1;
@@ -654,8 +658,8 @@ int sl_store_app_add(sl_store *s, const char *name, const char *mode, const char
     return 0;
 }
 
-int sl_store_app_update(sl_store *s, const char *id, const char *name, const char *mode,
-                        const char *dsl, int *version, sl_err *err)
+static int sq_app_update(sl_store_be *s, const char *id, const char *name, const char *mode,
+                         const char *dsl, int *version, sl_err *err)
 {
     char when[32];
     snprintf(when, sizeof when, "%lld", now_s());
@@ -672,7 +676,7 @@ int sl_store_app_update(sl_store *s, const char *id, const char *name, const cha
     if (n == 0)
         return sl_err_set(err, SL_ENOTFOUND, "no app with id '%s' (sluice app list shows them)", id);
     sl_value *info = NULL;
-    if (sl_store_app_get(s, id, NULL, &info, err))
+    if (sq_app_get(s, id, NULL, &info, err))
         return -1;
     *version = (int)json_integer_value(json_object_get(info, "version"));
     json_decref(info);
@@ -680,7 +684,7 @@ int sl_store_app_update(sl_store *s, const char *id, const char *name, const cha
     return 0;
 }
 
-int sl_store_app_versions(sl_store *s, const char *id, sl_value **out, sl_err *err)
+static int sq_app_versions(sl_store_be *s, const char *id, sl_value **out, sl_err *err)
 {
     q x;
     if (!q_open(&x, s, "SELECT version, created_at FROM app_versions WHERE app_id=?1"
@@ -702,7 +706,7 @@ int sl_store_app_versions(sl_store *s, const char *id, sl_value **out, sl_err *e
     return 0;
 }
 
-int sl_store_app_get_version(sl_store *s, const char *id, int version, char **dsl, sl_err *err)
+static int sq_app_get_version(sl_store_be *s, const char *id, int version, char **dsl, sl_err *err)
 {
     q x;
     if (!q_open(&x, s, "SELECT dsl FROM app_versions WHERE app_id=?1 AND version=?2"))
@@ -721,7 +725,7 @@ int sl_store_app_get_version(sl_store *s, const char *id, int version, char **ds
     return rc;
 }
 
-int sl_store_app_list(sl_store *s, sl_value **out, sl_err *err)
+static int sq_app_list(sl_store_be *s, sl_value **out, sl_err *err)
 {
     q x;
     if (!q_open(&x, s, "SELECT id, name, mode, created_at, version FROM apps"
@@ -739,7 +743,7 @@ int sl_store_app_list(sl_store *s, sl_value **out, sl_err *err)
     return 0;
 }
 
-int sl_store_app_get(sl_store *s, const char *id, char **dsl, sl_value **info, sl_err *err)
+static int sq_app_get(sl_store_be *s, const char *id, char **dsl, sl_value **info, sl_err *err)
 {
     q x;
     if (!q_open(&x, s, "SELECT dsl, name, mode, created_at, version FROM apps WHERE id=?1"))
@@ -762,7 +766,7 @@ int sl_store_app_get(sl_store *s, const char *id, char **dsl, sl_value **info, s
     return rc;
 }
 
-int sl_store_app_delete(sl_store *s, const char *id, sl_err *err)
+static int sq_app_delete(sl_store_be *s, const char *id, sl_err *err)
 {
     const char *args[] = {id};
     int n = write_now(s, "DELETE FROM apps WHERE id=?1", args, 1, err);
@@ -777,9 +781,9 @@ int sl_store_app_delete(sl_store *s, const char *id, sl_err *err)
     return 0;
 }
 
-int sl_store_key_create(sl_store *s, const char *app_id, char **key, sl_err *err)
+static int sq_key_create(sl_store_be *s, const char *app_id, char **key, sl_err *err)
 {
-    if (sl_store_app_get(s, app_id, NULL, NULL, err))
+    if (sq_app_get(s, app_id, NULL, NULL, err))
         return -1;
     char secret[49];
     char *id = NULL, hint[16], when[32];
@@ -804,7 +808,7 @@ int sl_store_key_create(sl_store *s, const char *app_id, char **key, sl_err *err
     return 0;
 }
 
-int sl_store_key_list(sl_store *s, const char *app_id, sl_value **out, sl_err *err)
+static int sq_key_list(sl_store_be *s, const char *app_id, sl_value **out, sl_err *err)
 {
     q x;
     if (!q_open(&x, s, "SELECT id, hint, created_at, revoked_at FROM app_keys WHERE app_id=?1 "
@@ -823,7 +827,7 @@ int sl_store_key_list(sl_store *s, const char *app_id, sl_value **out, sl_err *e
 }
 
 /* Servers cache keys; touching this file tells them to forget the cache. */
-static void keys_changed(sl_store *s)
+static void keys_changed(sl_store_be *s)
 {
     int fd = open(s->keys_stamp, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
     if (fd >= 0) {
@@ -832,14 +836,14 @@ static void keys_changed(sl_store *s)
     }
 }
 
-long long sl_store_keys_version(sl_store *s)
+static long long sq_keys_version(sl_store_be *s)
 {
     struct stat sb;
     return stat(s->keys_stamp, &sb) ? 0
                                     : (long long)sb.st_mtim.tv_sec * 1000000000LL + sb.st_mtim.tv_nsec;
 }
 
-int sl_store_key_revoke(sl_store *s, const char *key_id, sl_err *err)
+static int sq_key_revoke(sl_store_be *s, const char *key_id, sl_err *err)
 {
     const char *args[] = {key_id};
     int n = write_now(s, "UPDATE app_keys SET revoked_at=strftime('%s','now') WHERE id=?1 AND "
@@ -851,7 +855,7 @@ int sl_store_key_revoke(sl_store *s, const char *key_id, sl_err *err)
     return n ? 0 : sl_err_set(err, SL_ENOTFOUND, "no active key with id '%s'", key_id);
 }
 
-char *sl_store_key_app(sl_store *s, const char *key)
+static char *sq_key_app(sl_store_be *s, const char *key)
 {
     char hash[65];
     sl_sha256_hex(key, strlen(key), hash);
@@ -866,7 +870,7 @@ char *sl_store_key_app(sl_store *s, const char *key)
     return app;
 }
 
-int sl_store_admin_token(sl_store *s, char **token, bool *created, sl_err *err)
+static int sq_admin_token(sl_store_be *s, char **token, bool *created, sl_err *err)
 {
     *created = false;
     char *path = sl_xasprintf("%s/admin-token", s->dir);
@@ -905,7 +909,7 @@ int sl_store_admin_token(sl_store *s, char **token, bool *created, sl_err *err)
     return 0;
 }
 
-bool sl_store_admin_ok(sl_store *s, const char *token)
+static bool sq_admin_ok(sl_store_be *s, const char *token)
 {
     char hash[65];
     sl_sha256_hex(token, strlen(token), hash);
@@ -920,7 +924,7 @@ bool sl_store_admin_ok(sl_store *s, const char *token)
 
 /* ---- runs ---- */
 
-int sl_store_start_run(sl_store *s, const sl_run_row *r, sl_err *err)
+static int sq_start_run(sl_store_be *s, const sl_run_row *r, sl_err *err)
 {
     (void)err;
     op *o = sl_xcalloc(1, sizeof *o);
@@ -938,10 +942,10 @@ int sl_store_start_run(sl_store *s, const sl_run_row *r, sl_err *err)
     return 0;
 }
 
-int sl_store_finish_run(sl_store *s, const char *run_id, const char *status,
-                        const sl_value *outputs, const char *error, double elapsed,
-                        long long tokens, int steps, long long finished_at, const char *answer,
-                        char *events, sl_err *err)
+static int sq_finish_run(sl_store_be *s, const char *run_id, const char *status,
+                         const sl_value *outputs, const char *error, double elapsed,
+                         long long tokens, int steps, long long finished_at, const char *answer,
+                         char *events, sl_err *err)
 {
     op *o = sl_xcalloc(1, sizeof *o);
     o->json2 = events;
@@ -988,7 +992,7 @@ static sl_value *run_row(sqlite3_stmt *st)
     "id, app_id, status, inputs, outputs, error, elapsed, total_tokens, total_steps, created_at, " \
     "finished_at"
 
-sl_value *sl_store_run_get(sl_store *s, const char *app_id, const char *run_id)
+static sl_value *sq_run_get(sl_store_be *s, const char *app_id, const char *run_id)
 {
     q x;
     if (!q_open(&x, s, "SELECT " RUN_COLS " FROM runs WHERE id=?1 AND app_id=?2"))
@@ -1000,7 +1004,7 @@ sl_value *sl_store_run_get(sl_store *s, const char *app_id, const char *run_id)
     return v;
 }
 
-sl_value *sl_store_run_events(sl_store *s, const char *app_id, const char *run_id)
+static sl_value *sq_run_events(sl_store_be *s, const char *app_id, const char *run_id)
 {
     q x;
     if (!q_open(&x, s, "SELECT l.events FROM run_log l JOIN runs r ON r.id=l.run_id "
@@ -1016,8 +1020,8 @@ sl_value *sl_store_run_events(sl_store *s, const char *app_id, const char *run_i
     return NULL;
 }
 
-sl_value *sl_store_run_logs(sl_store *s, const char *app_id, const char *status, int page,
-                            int limit)
+static sl_value *sq_run_logs(sl_store_be *s, const char *app_id, const char *status, int page,
+                             int limit)
 {
     if (limit <= 0 || limit > 100)
         limit = 20;
@@ -1072,8 +1076,8 @@ static const char *owner_of(const char *user)
  * versions stored without a user belong to the default user. */
 #define OWNED_BY(n) "coalesce(user, '" SL_STORE_DEFAULT_USER "')=?" #n
 
-int sl_store_conversation(sl_store *s, const char *app_id, const char *user, const char *id,
-                          const char *first_query, char **out_id, sl_err *err)
+static int sq_conversation(sl_store_be *s, const char *app_id, const char *user, const char *id,
+                           const char *first_query, char **out_id, sl_err *err)
 {
     char when[32];
     snprintf(when, sizeof when, "%lld", now_s());
@@ -1109,7 +1113,7 @@ int sl_store_conversation(sl_store *s, const char *app_id, const char *user, con
     return 0;
 }
 
-sl_value *sl_store_history(sl_store *s, const char *conversation_id, int limit)
+static sl_value *sq_history(sl_store_be *s, const char *conversation_id, int limit)
 {
     q x;
     if (!q_open(&x, s, "SELECT query, answer FROM (SELECT query, answer, created_at, rowid FROM "
@@ -1126,8 +1130,8 @@ sl_value *sl_store_history(sl_store *s, const char *conversation_id, int limit)
     return arr;
 }
 
-int sl_store_message_add(sl_store *s, const char *id, const char *conversation_id,
-                         const char *app_id, const char *query, const char *run_id, sl_err *err)
+static int sq_message_add(sl_store_be *s, const char *id, const char *conversation_id,
+                          const char *app_id, const char *query, const char *run_id, sl_err *err)
 {
     char when[32];
     snprintf(when, sizeof when, "%lld", now_s());
@@ -1139,7 +1143,7 @@ int sl_store_message_add(sl_store *s, const char *id, const char *conversation_i
                : 0;
 }
 
-sl_value *sl_store_conversations(sl_store *s, const char *app_id, const char *user, int limit)
+static sl_value *sq_conversations(sl_store_be *s, const char *app_id, const char *user, int limit)
 {
     q x;
     if (!q_open(&x, s, "SELECT id, name, created_at, updated_at FROM conversations WHERE "
@@ -1167,8 +1171,8 @@ sl_value *sl_store_conversations(sl_store *s, const char *app_id, const char *us
     return json_pack("{s:i, s:b, s:o}", "limit", lim, "has_more", more, "data", data);
 }
 
-sl_value *sl_store_messages(sl_store *s, const char *app_id, const char *conversation_id,
-                            const char *user, int limit)
+static sl_value *sq_messages(sl_store_be *s, const char *app_id, const char *conversation_id,
+                             const char *user, int limit)
 {
     /* the conversation must be this app's and this user's */
     q c;
@@ -1205,8 +1209,8 @@ sl_value *sl_store_messages(sl_store *s, const char *app_id, const char *convers
     return json_pack("{s:i, s:b, s:o}", "limit", (int)lim, "has_more", n > lim, "data", data);
 }
 
-int sl_store_file_add(sl_store *s, const char *id, const char *app_id, const char *name,
-                      long long size, const char *mime, const char *user, sl_err *err)
+static int sq_file_add(sl_store_be *s, const char *id, const char *app_id, const char *name,
+                       long long size, const char *mime, const char *user, sl_err *err)
 {
     char when[32], sz[32];
     snprintf(when, sizeof when, "%lld", now_s());
@@ -1219,7 +1223,7 @@ int sl_store_file_add(sl_store *s, const char *id, const char *app_id, const cha
                : 0;
 }
 
-sl_value *sl_store_file_get(sl_store *s, const char *app_id, const char *id)
+static sl_value *sq_file_get(sl_store_be *s, const char *app_id, const char *id)
 {
     q x;
     if (!q_open(&x, s, "SELECT id, name, size, mime, user, created_at FROM files WHERE id=?1 AND "
@@ -1237,8 +1241,8 @@ sl_value *sl_store_file_get(sl_store *s, const char *app_id, const char *id)
     return v;
 }
 
-int sl_store_conversation_delete(sl_store *s, const char *app_id, const char *id,
-                                 const char *user, sl_err *err)
+static int sq_conversation_delete(sl_store_be *s, const char *app_id, const char *id,
+                                  const char *user, sl_err *err)
 {
     const char *args[] = {id, app_id, owner_of(user)};
     int n = write_now(s, "DELETE FROM conversations WHERE id=?1 AND app_id=?2 AND " OWNED_BY(3),
@@ -1249,8 +1253,8 @@ int sl_store_conversation_delete(sl_store *s, const char *app_id, const char *id
     return 0;
 }
 
-sl_value *sl_store_conversation_rename(sl_store *s, const char *app_id, const char *id,
-                                       const char *user, const char *name)
+static sl_value *sq_conversation_rename(sl_store_be *s, const char *app_id, const char *id,
+                                        const char *user, const char *name)
 {
     const char *args[] = {id, app_id, owner_of(user), name};
     if (write_now(s, "UPDATE conversations SET name=?4 WHERE id=?1 AND app_id=?2 AND " OWNED_BY(3),
@@ -1270,8 +1274,8 @@ sl_value *sl_store_conversation_rename(sl_store *s, const char *app_id, const ch
     return v;
 }
 
-int sl_store_feedback(sl_store *s, const char *app_id, const char *message_id, const char *user,
-                      const char *rating)
+static int sq_feedback(sl_store_be *s, const char *app_id, const char *message_id,
+                       const char *user, const char *rating)
 {
     const char *args[] = {message_id, app_id, rating, owner_of(user)};
     return write_now(s, "UPDATE messages SET feedback=?3 WHERE id=?1 AND app_id=?2 AND "
@@ -1281,3 +1285,40 @@ int sl_store_feedback(sl_store *s, const char *app_id, const char *message_id, c
                ? 0
                : -1;
 }
+
+const sl_store_ops sl_store_sqlite = {
+    .scheme = "sqlite",
+    .open = sq_open,
+    .close = sq_close,
+    .release_memory = sq_release_memory,
+    .dir = sq_dir,
+    .app_add = sq_app_add,
+    .app_list = sq_app_list,
+    .app_get = sq_app_get,
+    .app_delete = sq_app_delete,
+    .app_update = sq_app_update,
+    .app_versions = sq_app_versions,
+    .app_get_version = sq_app_get_version,
+    .key_create = sq_key_create,
+    .key_list = sq_key_list,
+    .key_revoke = sq_key_revoke,
+    .key_app = sq_key_app,
+    .keys_version = sq_keys_version,
+    .admin_token = sq_admin_token,
+    .admin_ok = sq_admin_ok,
+    .start_run = sq_start_run,
+    .finish_run = sq_finish_run,
+    .run_get = sq_run_get,
+    .run_events = sq_run_events,
+    .run_logs = sq_run_logs,
+    .conversation = sq_conversation,
+    .history = sq_history,
+    .message_add = sq_message_add,
+    .conversations = sq_conversations,
+    .messages = sq_messages,
+    .conversation_delete = sq_conversation_delete,
+    .conversation_rename = sq_conversation_rename,
+    .feedback = sq_feedback,
+    .file_add = sq_file_add,
+    .file_get = sq_file_get,
+};

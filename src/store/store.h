@@ -1,13 +1,20 @@
 /*
- * store — everything `sluice serve` keeps, in one SQLite database (WAL)
- * under the data folder: apps (their DSL), hashed API keys, runs with
- * their inputs, outputs, status, timings and tokens, every event of every
- * run, conversations and messages, and uploaded files (bytes on disk,
- * metadata here).
+ * store — everything `sluice serve` keeps: apps (their DSL), hashed API
+ * keys, runs with their inputs, outputs, status, timings and tokens, every
+ * event of every run, conversations and messages, and uploaded files and
+ * files runs made (metadata, and their bytes as blobs).
  *
- * Migrations are numbered; opening a store applies the missing ones in
- * order inside a transaction.  Opening also marks runs that were running
- * when the previous process died as failed, with the reason.
+ * One interface, backends behind it: an sl_store is opened from a location
+ * ("sqlite:FOLDER", or a plain FOLDER) and every function below dispatches
+ * through the backend's sl_store_ops.  Nothing outside store/ knows which
+ * backend holds the data or how: no SQL and no paths of stored files leave
+ * this module; file bytes go through the blob functions, by key.
+ *
+ * The SQLite backend (store/sqlite.c) keeps one database (WAL) in the
+ * folder, files/ID for blobs, and admin-token beside them.  Migrations are
+ * numbered; opening a store applies the missing ones in order inside a
+ * transaction.  Opening also marks runs that were running when the
+ * previous process died as failed, with the reason.
  *
  * Writes of finished runs go through one writer thread that commits them
  * in groups (one transaction for every run that finished meanwhile), so a
@@ -21,17 +28,22 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core/buf.h"
 #include "core/err.h"
 #include "core/value.h"
 
 typedef struct sl_store sl_store;
 
-/* Opens (creating) DIR/sluice.db; *interrupted gets how many runs the last
- * process left running (now failed). */
-int sl_store_open(const char *dir, sl_store **out, int *interrupted, sl_err *err);
+/* Opens (creating) the store at `where`: "sqlite:FOLDER", or a FOLDER
+ * (a folder whose name starts with letters and a colon is written
+ * ./NAME).  An unknown backend is refused (SL_EUNSUPPORTED, naming it and
+ * the ones there are).  *interrupted gets how many runs the last process
+ * left running (now failed). */
+int sl_store_open(const char *where, sl_store **out, int *interrupted, sl_err *err);
 void sl_store_close(sl_store *s);
-/* Gives the connections' page caches back (the server calls it when idle). */
+/* Gives caches back (the server calls it when idle). */
 void sl_store_release_memory(sl_store *s);
+/* The folder the store keeps on this machine (for app bundles' files). */
 const char *sl_store_dir(const sl_store *s);
 
 /* ---- apps ---- */
@@ -135,5 +147,74 @@ int sl_store_file_add(sl_store *s, const char *id, const char *app_id, const cha
                       long long size, const char *mime, const char *user, sl_err *err);
 /* {id, name, size, mime_type, created_by, created_at}, NULL when not this app's. */
 sl_value *sl_store_file_get(sl_store *s, const char *app_id, const char *id);
+
+/* ---- backends ----
+ * A backend is a table of functions, one for each of the above, named as
+ * them without "sl_store_"; sl_store_open picks it by the scheme of the
+ * location and hands `where` after the colon to its open.  Its own state
+ * (struct sl_store_be) is its business: the functions get it back.  Each
+ * function keeps the contract written above for its sl_store_ twin; the
+ * store checks what is the same for every backend (blob keys, caps, who
+ * may open a file) before it calls them. */
+typedef struct sl_store_be sl_store_be;
+
+typedef struct sl_store_ops {
+    const char *scheme;  /* "sqlite": the location's scheme */
+    int (*open)(const char *where, sl_store_be **out, int *interrupted, sl_err *err);
+    void (*close)(sl_store_be *b);
+    void (*release_memory)(sl_store_be *b);
+    const char *(*dir)(const sl_store_be *b);
+
+    int (*app_add)(sl_store_be *b, const char *name, const char *mode, const char *dsl,
+                   char **id, sl_err *err);
+    int (*app_list)(sl_store_be *b, sl_value **out, sl_err *err);
+    int (*app_get)(sl_store_be *b, const char *id, char **dsl, sl_value **info, sl_err *err);
+    int (*app_delete)(sl_store_be *b, const char *id, sl_err *err);
+    int (*app_update)(sl_store_be *b, const char *id, const char *name, const char *mode,
+                      const char *dsl, int *version, sl_err *err);
+    int (*app_versions)(sl_store_be *b, const char *id, sl_value **out, sl_err *err);
+    int (*app_get_version)(sl_store_be *b, const char *id, int version, char **dsl,
+                           sl_err *err);
+
+    int (*key_create)(sl_store_be *b, const char *app_id, char **key, sl_err *err);
+    int (*key_list)(sl_store_be *b, const char *app_id, sl_value **out, sl_err *err);
+    int (*key_revoke)(sl_store_be *b, const char *key_id, sl_err *err);
+    char *(*key_app)(sl_store_be *b, const char *key);
+    long long (*keys_version)(sl_store_be *b);
+    int (*admin_token)(sl_store_be *b, char **token, bool *created, sl_err *err);
+    bool (*admin_ok)(sl_store_be *b, const char *token);
+
+    int (*start_run)(sl_store_be *b, const sl_run_row *r, sl_err *err);
+    int (*finish_run)(sl_store_be *b, const char *run_id, const char *status,
+                      const sl_value *outputs, const char *error, double elapsed,
+                      long long tokens, int steps, long long finished_at, const char *answer,
+                      char *events, sl_err *err);
+    sl_value *(*run_get)(sl_store_be *b, const char *app_id, const char *run_id);
+    sl_value *(*run_events)(sl_store_be *b, const char *app_id, const char *run_id);
+    sl_value *(*run_logs)(sl_store_be *b, const char *app_id, const char *status, int page,
+                          int limit);
+
+    int (*conversation)(sl_store_be *b, const char *app_id, const char *user, const char *id,
+                        const char *first_query, char **out_id, sl_err *err);
+    sl_value *(*history)(sl_store_be *b, const char *conversation_id, int limit);
+    int (*message_add)(sl_store_be *b, const char *id, const char *conversation_id,
+                       const char *app_id, const char *query, const char *run_id, sl_err *err);
+    sl_value *(*conversations)(sl_store_be *b, const char *app_id, const char *user, int limit);
+    sl_value *(*messages)(sl_store_be *b, const char *app_id, const char *conversation_id,
+                          const char *user, int limit);
+    int (*conversation_delete)(sl_store_be *b, const char *app_id, const char *id,
+                               const char *user, sl_err *err);
+    sl_value *(*conversation_rename)(sl_store_be *b, const char *app_id, const char *id,
+                                     const char *user, const char *name);
+    int (*feedback)(sl_store_be *b, const char *app_id, const char *message_id,
+                    const char *user, const char *rating);
+
+    int (*file_add)(sl_store_be *b, const char *id, const char *app_id, const char *name,
+                    long long size, const char *mime, const char *user, sl_err *err);
+    sl_value *(*file_get)(sl_store_be *b, const char *app_id, const char *id);
+} sl_store_ops;
+
+/* The backends sluice has. */
+extern const sl_store_ops sl_store_sqlite;
 
 #endif

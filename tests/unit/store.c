@@ -3,7 +3,9 @@
  * only from getrandom (a failure refuses, never falls back to a guessable
  * source); the data folder 0700 and the database 0600, also when they
  * existed with looser modes; conversations and messages only for the
- * (app, user) that started them, no user being Dify's default user.
+ * (app, user) that started them, no user being Dify's default user; a
+ * location names its backend ("sqlite:FOLDER" or a folder) and an unknown
+ * one is refused by name, without echoing the rest of the location.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -239,8 +241,48 @@ static void test_ownership(void)
     free(dir);
 }
 
+static void test_backends(void)
+{
+    char *dir = tmpdir();
+    sl_store *s = NULL;
+    int interrupted = -1;
+    sl_err err = {0};
+    int rc = sl_store_open("postgres://sluice:hunter2@db.example/sluice", &s, &interrupted, &err);
+    CHECK(rc == -1 && !s && err.code == SL_EUNSUPPORTED, "an unknown backend is refused (rc %d)",
+          rc);
+    CHECK(err.msg && strstr(err.msg, "'postgres'") && strstr(err.msg, "sqlite:FOLDER"),
+          "… naming it and the backends there are: %s", err.msg ? err.msg : "(none)");
+    CHECK(err.msg && !strstr(err.msg, "hunter2") && !strstr(err.msg, "db.example"),
+          "… without the rest of the location (it may hold a password)");
+    sl_err_clear(&err);
+    CHECK(sl_store_open("sqlite:", &s, &interrupted, &err) == -1 && !s && err.code == SL_EINVAL,
+          "sqlite: without a folder is refused: %s", err.msg ? err.msg : "(none)");
+    sl_err_clear(&err);
+
+    char *where = sl_xasprintf("sqlite:%s", dir);
+    CHECK(sl_store_open(where, &s, &interrupted, &err) == 0 && s, "sqlite:FOLDER opens: %s",
+          err.msg ? err.msg : "");
+    CHECK(s && !strcmp(sl_store_dir(s), dir), "… the store keeps its folder: %s",
+          s ? sl_store_dir(s) : "(none)");
+    char *app = NULL;
+    CHECK(sl_store_app_add(s, "kept", "workflow", "app: {}", &app, &err) == 0, "an app is added");
+    sl_store_close(s);
+    s = NULL;
+    CHECK(sl_store_open(dir, &s, &interrupted, &err) == 0, "the same folder opens without scheme");
+    char *dsl = NULL;
+    CHECK(s && sl_store_app_get(s, app, &dsl, NULL, &err) == 0 && dsl && !strcmp(dsl, "app: {}"),
+          "… and holds the app that sqlite:FOLDER stored");
+    free(dsl);
+    sl_store_close(s);
+    free(app);
+    free(where);
+    rm_rf(dir);
+    free(dir);
+}
+
 int main(void)
 {
+    test_backends();
     test_ownership();
     test_private_modes();
     test_random_fails_closed();

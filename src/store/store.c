@@ -1,0 +1,256 @@
+/*
+ * store — see store.h.  The one interface: picks the backend by the
+ * location's scheme and dispatches every call through its sl_store_ops.
+ */
+#include "store/store.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+struct sl_store {
+    const sl_store_ops *ops;
+    sl_store_be *b;
+};
+
+static const sl_store_ops *const backends[] = {&sl_store_sqlite};
+#define NBACKENDS (sizeof backends / sizeof *backends)
+
+/* The length of the scheme `where` starts with ("sqlite" of "sqlite:x"),
+ * 0 when it has none: a scheme is a letter, then letters, digits, '+',
+ * '-' or '.', then a colon (as in a URL). */
+static size_t scheme_len(const char *where)
+{
+    static const char az[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    if (!where[0] || !strchr(az, where[0]))
+        return 0;
+    size_t n = 1 + strspn(where + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                     "0123456789+-.");
+    return where[n] == ':' ? n : 0;
+}
+
+int sl_store_open(const char *where, sl_store **out, int *interrupted, sl_err *err)
+{
+    *out = NULL;
+    *interrupted = 0;
+    const sl_store_ops *ops = backends[0];  /* a plain folder: SQLite */
+    size_t n = scheme_len(where);
+    if (n) {
+        ops = NULL;
+        for (size_t i = 0; i < NBACKENDS && !ops; i++)
+            if (strlen(backends[i]->scheme) == n && !strncasecmp(where, backends[i]->scheme, n))
+                ops = backends[i];
+        if (!ops) {
+            /* only the scheme is shown: the rest may hold a password */
+            char known[128] = "";
+            for (size_t i = 0; i < NBACKENDS; i++)
+                snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s:FOLDER",
+                         i ? ", " : "", backends[i]->scheme);
+            return sl_err_set(err, SL_EUNSUPPORTED,
+                              "store: no backend '%.*s' (the data location '%.*s:…'); sluice "
+                              "keeps its data in %s or a plain FOLDER (write a folder whose "
+                              "name has a colon as ./NAME)",
+                              (int)(n > 32 ? 32 : n), where, (int)(n > 32 ? 32 : n), where, known);
+        }
+        where += n + 1;
+        if (!*where)
+            return sl_err_set(err, SL_EINVAL, "store: '%s:' names no folder (write %s:FOLDER)",
+                              ops->scheme, ops->scheme);
+    }
+    sl_store_be *b;
+    if (ops->open(where, &b, interrupted, err))
+        return -1;
+    sl_store *s = sl_xcalloc(1, sizeof *s);
+    s->ops = ops;
+    s->b = b;
+    *out = s;
+    return 0;
+}
+
+void sl_store_close(sl_store *s)
+{
+    if (!s)
+        return;
+    s->ops->close(s->b);
+    free(s);
+}
+
+void sl_store_release_memory(sl_store *s)
+{
+    s->ops->release_memory(s->b);
+}
+
+const char *sl_store_dir(const sl_store *s)
+{
+    return s->ops->dir(s->b);
+}
+
+/* ---- apps ---- */
+
+int sl_store_app_add(sl_store *s, const char *name, const char *mode, const char *dsl, char **id,
+                     sl_err *err)
+{
+    return s->ops->app_add(s->b, name, mode, dsl, id, err);
+}
+
+int sl_store_app_list(sl_store *s, sl_value **out, sl_err *err)
+{
+    return s->ops->app_list(s->b, out, err);
+}
+
+int sl_store_app_get(sl_store *s, const char *id, char **dsl, sl_value **info, sl_err *err)
+{
+    return s->ops->app_get(s->b, id, dsl, info, err);
+}
+
+int sl_store_app_delete(sl_store *s, const char *id, sl_err *err)
+{
+    return s->ops->app_delete(s->b, id, err);
+}
+
+int sl_store_app_update(sl_store *s, const char *id, const char *name, const char *mode,
+                        const char *dsl, int *version, sl_err *err)
+{
+    return s->ops->app_update(s->b, id, name, mode, dsl, version, err);
+}
+
+int sl_store_app_versions(sl_store *s, const char *id, sl_value **out, sl_err *err)
+{
+    return s->ops->app_versions(s->b, id, out, err);
+}
+
+int sl_store_app_get_version(sl_store *s, const char *id, int version, char **dsl, sl_err *err)
+{
+    return s->ops->app_get_version(s->b, id, version, dsl, err);
+}
+
+/* ---- keys and the admin token ---- */
+
+int sl_store_key_create(sl_store *s, const char *app_id, char **key, sl_err *err)
+{
+    return s->ops->key_create(s->b, app_id, key, err);
+}
+
+int sl_store_key_list(sl_store *s, const char *app_id, sl_value **out, sl_err *err)
+{
+    return s->ops->key_list(s->b, app_id, out, err);
+}
+
+int sl_store_key_revoke(sl_store *s, const char *key_id, sl_err *err)
+{
+    return s->ops->key_revoke(s->b, key_id, err);
+}
+
+char *sl_store_key_app(sl_store *s, const char *key)
+{
+    return s->ops->key_app(s->b, key);
+}
+
+long long sl_store_keys_version(sl_store *s)
+{
+    return s->ops->keys_version(s->b);
+}
+
+int sl_store_admin_token(sl_store *s, char **token, bool *created, sl_err *err)
+{
+    return s->ops->admin_token(s->b, token, created, err);
+}
+
+bool sl_store_admin_ok(sl_store *s, const char *token)
+{
+    return s->ops->admin_ok(s->b, token);
+}
+
+/* ---- runs ---- */
+
+int sl_store_start_run(sl_store *s, const sl_run_row *r, sl_err *err)
+{
+    return s->ops->start_run(s->b, r, err);
+}
+
+int sl_store_finish_run(sl_store *s, const char *run_id, const char *status,
+                        const sl_value *outputs, const char *error, double elapsed,
+                        long long tokens, int steps, long long finished_at, const char *answer,
+                        char *events, sl_err *err)
+{
+    return s->ops->finish_run(s->b, run_id, status, outputs, error, elapsed, tokens, steps,
+                              finished_at, answer, events, err);
+}
+
+sl_value *sl_store_run_get(sl_store *s, const char *app_id, const char *run_id)
+{
+    return s->ops->run_get(s->b, app_id, run_id);
+}
+
+sl_value *sl_store_run_events(sl_store *s, const char *app_id, const char *run_id)
+{
+    return s->ops->run_events(s->b, app_id, run_id);
+}
+
+sl_value *sl_store_run_logs(sl_store *s, const char *app_id, const char *status, int page,
+                            int limit)
+{
+    return s->ops->run_logs(s->b, app_id, status, page, limit);
+}
+
+/* ---- conversations ---- */
+
+int sl_store_conversation(sl_store *s, const char *app_id, const char *user, const char *id,
+                          const char *first_query, char **out_id, sl_err *err)
+{
+    return s->ops->conversation(s->b, app_id, user, id, first_query, out_id, err);
+}
+
+sl_value *sl_store_history(sl_store *s, const char *conversation_id, int limit)
+{
+    return s->ops->history(s->b, conversation_id, limit);
+}
+
+int sl_store_message_add(sl_store *s, const char *id, const char *conversation_id,
+                         const char *app_id, const char *query, const char *run_id, sl_err *err)
+{
+    return s->ops->message_add(s->b, id, conversation_id, app_id, query, run_id, err);
+}
+
+sl_value *sl_store_conversations(sl_store *s, const char *app_id, const char *user, int limit)
+{
+    return s->ops->conversations(s->b, app_id, user, limit);
+}
+
+sl_value *sl_store_messages(sl_store *s, const char *app_id, const char *conversation_id,
+                            const char *user, int limit)
+{
+    return s->ops->messages(s->b, app_id, conversation_id, user, limit);
+}
+
+int sl_store_conversation_delete(sl_store *s, const char *app_id, const char *id,
+                                 const char *user, sl_err *err)
+{
+    return s->ops->conversation_delete(s->b, app_id, id, user, err);
+}
+
+sl_value *sl_store_conversation_rename(sl_store *s, const char *app_id, const char *id,
+                                       const char *user, const char *name)
+{
+    return s->ops->conversation_rename(s->b, app_id, id, user, name);
+}
+
+int sl_store_feedback(sl_store *s, const char *app_id, const char *message_id, const char *user,
+                      const char *rating)
+{
+    return s->ops->feedback(s->b, app_id, message_id, user, rating);
+}
+
+/* ---- files ---- */
+
+int sl_store_file_add(sl_store *s, const char *id, const char *app_id, const char *name,
+                      long long size, const char *mime, const char *user, sl_err *err)
+{
+    return s->ops->file_add(s->b, id, app_id, name, size, mime, user, err);
+}
+
+sl_value *sl_store_file_get(sl_store *s, const char *app_id, const char *id)
+{
+    return s->ops->file_get(s->b, app_id, id);
+}
