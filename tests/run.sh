@@ -58,10 +58,11 @@ run_tap() { # name, command...
   fi
 }
 
-for t in "$BUILD"/tests/*; do
-  name=$(basename "$t")
+# One binary per tests/unit/*.c (the build folder also holds -MMD's .d files).
+for src in tests/unit/*.c; do
+  name=$(basename "$src" .c)
   [ "$name" = cases ] && continue
-  run_tap "$name" "$t"
+  run_tap "$name" "$BUILD/tests/$name"
 done
 run_tap cases "$BUILD/tests/cases" tests/cases
 run_tap llm-llmd bash tests/llm/test_llmd.sh
