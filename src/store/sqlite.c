@@ -18,8 +18,57 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/dl.h"
 #include "core/random.h"
 #include "core/sha256.h"
+
+/* libsqlite3 is loaded when a store opens (core/dl.h), not linked: only
+ * `sluice serve` and `sluice app` keep a store, and every other command
+ * need not map it.  The calls below go through pointers sq_open fills. */
+#define SQ_FNS(X)                                                                                 \
+    X(sqlite3_bind_double) X(sqlite3_bind_int) X(sqlite3_bind_int64) X(sqlite3_bind_null)         \
+    X(sqlite3_bind_text) X(sqlite3_busy_timeout) X(sqlite3_changes) X(sqlite3_clear_bindings)     \
+    X(sqlite3_close) X(sqlite3_column_double) X(sqlite3_column_int) X(sqlite3_column_int64)       \
+    X(sqlite3_column_text) X(sqlite3_column_type) X(sqlite3_db_release_memory)                    \
+    X(sqlite3_errmsg) X(sqlite3_exec) X(sqlite3_finalize) X(sqlite3_free) X(sqlite3_open_v2)      \
+    X(sqlite3_prepare_v2) X(sqlite3_prepare_v3) X(sqlite3_reset) X(sqlite3_step)                  \
+    X(sqlite3_wal_checkpoint_v2)
+
+#define SQ_PTR(f) static __typeof__(&f) sq_##f;
+SQ_FNS(SQ_PTR)
+#undef SQ_PTR
+#define SQ_SYM(f) {#f, (void **)&sq_##f},
+static const sl_dl_sym sq_syms[] = {SQ_FNS(SQ_SYM){NULL, NULL}};
+#undef SQ_SYM
+static const char *const sq_names[] = {"libsqlite3.so.0", "libsqlite3.so", NULL};
+static sl_dl_lib sq_lib = {.what = "libsqlite3", .sonames = sq_names, .package = "libsqlite3-0",
+                           .syms = sq_syms};
+
+#define sqlite3_bind_double sq_sqlite3_bind_double
+#define sqlite3_bind_int sq_sqlite3_bind_int
+#define sqlite3_bind_int64 sq_sqlite3_bind_int64
+#define sqlite3_bind_null sq_sqlite3_bind_null
+#define sqlite3_bind_text sq_sqlite3_bind_text
+#define sqlite3_busy_timeout sq_sqlite3_busy_timeout
+#define sqlite3_changes sq_sqlite3_changes
+#define sqlite3_clear_bindings sq_sqlite3_clear_bindings
+#define sqlite3_close sq_sqlite3_close
+#define sqlite3_column_double sq_sqlite3_column_double
+#define sqlite3_column_int sq_sqlite3_column_int
+#define sqlite3_column_int64 sq_sqlite3_column_int64
+#define sqlite3_column_text sq_sqlite3_column_text
+#define sqlite3_column_type sq_sqlite3_column_type
+#define sqlite3_db_release_memory sq_sqlite3_db_release_memory
+#define sqlite3_errmsg sq_sqlite3_errmsg
+#define sqlite3_exec sq_sqlite3_exec
+#define sqlite3_finalize sq_sqlite3_finalize
+#define sqlite3_free sq_sqlite3_free
+#define sqlite3_open_v2 sq_sqlite3_open_v2
+#define sqlite3_prepare_v2 sq_sqlite3_prepare_v2
+#define sqlite3_prepare_v3 sq_sqlite3_prepare_v3
+#define sqlite3_reset sq_sqlite3_reset
+#define sqlite3_step sq_sqlite3_step
+#define sqlite3_wal_checkpoint_v2 sq_sqlite3_wal_checkpoint_v2
 
 /* Migrations, in order; each runs once, in a transaction. */
 static const char *const migrations[] = {
@@ -466,6 +515,8 @@ static int sq_open(const char *dir, sl_store_be **out, int *interrupted, sl_err 
 {
     *out = NULL;
     *interrupted = 0;
+    if (sl_dl_load(&sq_lib, err))
+        return sl_err_prefix(err, "store");
     char *files = sl_xasprintf("%s/files", dir);
     char *db = sl_xasprintf("%s/sluice.db", dir);
     int prc = private_dir(dir, err) || private_dir(files, err) || private_db(db, err);
