@@ -5,9 +5,7 @@
  */
 #include "llm/llm.h"
 
-#include <curl/curl.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,24 +13,18 @@
 #include <time.h>
 
 #include "core/buf.h"
-#include "core/transfer.h"
 #include "llm/sse.h"
+#include "net/http.h"
 
 #define BODY_CAP (16u << 20)   /* a blocking answer or an error body */
 #define TEXT_CAP (16u << 20)   /* the answer's text, reasoning, tool arguments */
-
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static void curl_init(void)
-{
-    curl_global_init(CURL_GLOBAL_DEFAULT);
-}
 
 /* ---- the state of one attempt ---- */
 
 typedef struct {
     const sl_llm_endpoint *ep;
     const sl_llm_stream *st;
-    CURL *h;
+    sl_http *h;
     sl_sse sse;
     bool sse_on;           /* the answer is an event stream */
     bool body_mode;        /* not an event stream: collect the body */
@@ -583,10 +575,9 @@ static double mono_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-static size_t on_header(char *p, size_t size, size_t n, void *ud)
+static int on_header(const char *p, size_t len, void *ud)
 {
     call *c = ud;
-    size_t len = size * n;
     c->last_rx = mono_s();
     if (len > 12 && !strncasecmp(p, "retry-after:", 12)) {
         char v[64];
@@ -598,57 +589,47 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
         if (end != v && secs >= 0)
             c->retry_after = secs;
         else {
-            time_t when = curl_getdate(v, NULL);
+            time_t when = sl_http_date(v);
             if (when > 0)
                 c->retry_after = difftime(when, time(NULL));
         }
     }
-    return len;
+    return 0;
 }
 
-static size_t on_body(char *p, size_t size, size_t n, void *ud)
+static int on_body(const char *p, size_t len, void *ud)
 {
     call *c = ud;
-    size_t len = size * n;
     c->last_rx = mono_s();
     if (!c->sse_on && !c->body_mode) {
-        curl_easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, &c->status);
-        const char *ct = NULL;
-        curl_easy_getinfo(c->h, CURLINFO_CONTENT_TYPE, &ct);
+        c->status = sl_http_status(c->h);
+        const char *ct = sl_http_content_type(c->h);
         if (c->status == 200 && ct && strstr(ct, "text/event-stream"))
             c->sse_on = true;
         else
             c->body_mode = true;
     }
     if (c->body_mode)
-        return sl_buf_add(&c->body, p, len) ? 0 : len;
-    return sl_sse_feed(&c->sse, p, len) ? 0 : len;
+        return sl_buf_add(&c->body, p, len);
+    return sl_sse_feed(&c->sse, p, len);
 }
 
-/* The caller's stop: asked by the progress callback and, while the
- * provider is silent, by sl_transfer_perform every 50 ms. */
-static bool call_cancelled(void *ud)
+/* The caller's stop, and the read timeout: the longest silence since the
+ * attempt began or bytes last arrived (net/http's read_idle_s counts only
+ * once connected).  Asked by net/http while the transfer runs. */
+static bool call_stop(void *ud)
 {
     call *c = ud;
     if (c->st && c->st->cancelled && c->st->cancelled(c->st->ud))
         c->cancelled = true;
-    return c->cancelled;
-}
-
-static int on_progress(void *ud, curl_off_t a, curl_off_t b, curl_off_t x, curl_off_t y)
-{
-    (void)a, (void)b, (void)x, (void)y;
-    call *c = ud;
-    if (call_cancelled(c))
-        return 1;
-    /* the read timeout: the longest silence, counted here because curl's
-     * low-speed check only looks once a response has started */
+    if (c->cancelled)
+        return true;
     double limit = c->ep->read_timeout_s > 0 ? c->ep->read_timeout_s : 600;
     if (mono_s() - c->last_rx > limit) {
         c->timed_out = true;
-        return 1;
+        return true;
     }
-    return 0;
+    return false;
 }
 
 static char *url_for(const sl_llm_endpoint *ep)
@@ -692,11 +673,10 @@ static bool retryable_status(long s)
            s == 529;
 }
 
-static bool retryable_curl(CURLcode rc)
+static bool retryable_transfer(sl_http_result rc)
 {
-    return rc == CURLE_COULDNT_CONNECT || rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR ||
-           rc == CURLE_PARTIAL_FILE || rc == CURLE_GOT_NOTHING || rc == CURLE_OPERATION_TIMEDOUT ||
-           rc == CURLE_HTTP2 || rc == CURLE_HTTP2_STREAM || rc == CURLE_SSL_CONNECT_ERROR;
+    return rc == SL_HTTP_CONNECT || rc == SL_HTTP_BROKEN || rc == SL_HTTP_TIMEOUT ||
+           rc == SL_HTTP_CONNECT_TIMEOUT;
 }
 
 /* Sleeps `secs`, waking early when the caller cancels. */
@@ -786,38 +766,31 @@ static sl_value *finish_response(call *c)
                      c->prompt_tokens + c->completion_tokens);
 }
 
-static int perform(call *c, const char *url, const char *body, struct curl_slist *hdrs,
-                   sl_value **resp, sl_err *err)
+/* One request, retried as the endpoint allows; the handle carries the
+ * URL, body and headers already. */
+static int perform(call *c, const char *url, sl_value **resp, sl_err *err)
 {
+    sl_http_opts *o = sl_http_opts_of(c->h);
+    o->accept_encoding = "";
+    o->tcp_keepalive = true;
+    o->buffer_size = 16384;
+    o->connect_s = c->ep->connect_timeout_s > 0 ? c->ep->connect_timeout_s : 10;
+    o->stop = call_stop;
+    o->stop_ud = c;
+    o->on_body = on_body;
+    o->on_header = on_header;
+    o->ud = c;
     int attempts = (c->ep->max_retries > 0 ? c->ep->max_retries : 0) + 1;
     for (int a = 0; a < attempts; a++) {
         reset_call(c);
-        curl_easy_reset(c->h);
-        curl_easy_setopt(c->h, CURLOPT_URL, url);
-        curl_easy_setopt(c->h, CURLOPT_POSTFIELDS, body);
-        curl_easy_setopt(c->h, CURLOPT_HTTPHEADER, hdrs);
-        curl_easy_setopt(c->h, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(c->h, CURLOPT_WRITEFUNCTION, on_body);
-        curl_easy_setopt(c->h, CURLOPT_WRITEDATA, c);
-        curl_easy_setopt(c->h, CURLOPT_HEADERFUNCTION, on_header);
-        curl_easy_setopt(c->h, CURLOPT_HEADERDATA, c);
-        curl_easy_setopt(c->h, CURLOPT_NOPROGRESS, 0L);
-        curl_easy_setopt(c->h, CURLOPT_XFERINFOFUNCTION, on_progress);
-        curl_easy_setopt(c->h, CURLOPT_XFERINFODATA, c);
-        curl_easy_setopt(c->h, CURLOPT_ACCEPT_ENCODING, "");
-        curl_easy_setopt(c->h, CURLOPT_TCP_KEEPALIVE, 1L);
-        curl_easy_setopt(c->h, CURLOPT_BUFFERSIZE, 16384L);
-        curl_easy_setopt(c->h, CURLOPT_CONNECTTIMEOUT_MS,
-                         (long)((c->ep->connect_timeout_s > 0 ? c->ep->connect_timeout_s : 10) *
-                                1000));
         c->last_rx = mono_s();
         c->timed_out = false;
-        CURLcode rc = sl_transfer_perform(c->h, call_cancelled, c);
+        sl_http_result rc = sl_http_perform(c->h);
         if (c->timed_out)
-            rc = CURLE_OPERATION_TIMEDOUT;
+            rc = SL_HTTP_TIMEOUT;
         if (c->sse_on)
             sl_sse_finish(&c->sse);
-        curl_easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, &c->status);
+        c->status = sl_http_status(c->h);
         if (c->cancelled)
             return sl_err_set(err, SL_ECANCELED, "the model call was cancelled");
         bool last = a + 1 == attempts || c->emitted;
@@ -830,22 +803,22 @@ static int perform(call *c, const char *url, const char *body, struct curl_slist
             return sl_err_set(err, SL_ENODE, "model provider '%s' failed mid-answer: %s",
                               c->ep->name, c->stream_error);
         }
-        if (rc != CURLE_OK && rc != CURLE_WRITE_ERROR) {
-            if (!last && retryable_curl(rc)) {
+        if (rc != SL_HTTP_OK && rc != SL_HTTP_CALLBACK) {
+            if (!last && retryable_transfer(rc)) {
                 if (!backoff(c, 0.5 * pow(2, a)))
                     return sl_err_set(err, SL_ECANCELED, "the model call was cancelled");
                 continue;
             }
-            if (rc == CURLE_OPERATION_TIMEDOUT)
+            if (rc == SL_HTTP_TIMEOUT || rc == SL_HTTP_CONNECT_TIMEOUT)
                 return sl_err_set(err, SL_ETIMEOUT,
                                   "model provider '%s' at %s sent nothing for %g s (its "
                                   "read_timeout)",
                                   c->ep->name, url,
                                   c->ep->read_timeout_s > 0 ? c->ep->read_timeout_s : 600);
             return sl_err_set(err, SL_EIO, "cannot reach model provider '%s' at %s: %s",
-                              c->ep->name, url, curl_easy_strerror(rc));
+                              c->ep->name, url, sl_http_strerror(c->h));
         }
-        if (rc == CURLE_WRITE_ERROR && !c->body.toobig && !c->sse.failed)
+        if (rc == SL_HTTP_CALLBACK && !c->body.toobig && !c->sse.failed)
             return sl_err_set(err, SL_EIO, "model provider '%s': the answer could not be read",
                               c->ep->name);
         if (c->body.toobig || c->sse.failed)
@@ -920,45 +893,46 @@ int sl_llm_call(const sl_llm_endpoint *ep, const sl_value *req, const sl_llm_str
         *resp = r;
         return 0;
     }
-    pthread_once(&curl_once, curl_init);
     bool streaming = stream && (stream->on_text || stream->on_reasoning);
     sl_value *wire = ep->style == SL_LLM_ANTHROPIC ? anthropic_request(req, streaming)
                                                    : openai_request(req, streaming);
     char *body = json_dumps(wire, JSON_COMPACT);
     json_decref(wire);
     char *url = url_for(ep);
-    struct curl_slist *hdrs = curl_slist_append(NULL, "Content-Type: application/json");
-    hdrs = curl_slist_append(hdrs, streaming ? "Accept: text/event-stream" : "Accept: application/json");
-    char *auth = NULL;
-    if (ep->style == SL_LLM_ANTHROPIC) {
-        hdrs = curl_slist_append(hdrs, "anthropic-version: 2023-06-01");
-        if (ep->api_key)
-            auth = sl_xasprintf("x-api-key: %s", ep->api_key);
-    } else if (ep->api_key && *ep->api_key) {
-        auth = sl_xasprintf("Authorization: Bearer %s", ep->api_key);
-    }
-    if (auth)
-        hdrs = curl_slist_append(hdrs, auth);
     call c;
     memset(&c, 0, sizeof c);
     c.ep = ep;
     c.st = stream;
-    c.h = curl_easy_init();
+    c.h = sl_http_new(err);
+    char *auth = NULL;
+    if (c.h) {
+        sl_http_url(c.h, url);
+        sl_http_method(c.h, "POST", body, strlen(body), true);
+        sl_http_header(c.h, "Content-Type: application/json");
+        sl_http_header(c.h, streaming ? "Accept: text/event-stream" : "Accept: application/json");
+        if (ep->style == SL_LLM_ANTHROPIC) {
+            sl_http_header(c.h, "anthropic-version: 2023-06-01");
+            if (ep->api_key)
+                auth = sl_xasprintf("x-api-key: %s", ep->api_key);
+        } else if (ep->api_key && *ep->api_key) {
+            auth = sl_xasprintf("Authorization: Bearer %s", ep->api_key);
+        }
+        if (auth)
+            sl_http_header(c.h, auth);
+    }
     sl_buf_init(&c.body, BODY_CAP);
     sl_buf_init(&c.text, TEXT_CAP);
     sl_buf_init(&c.reasoning, TEXT_CAP);
     sl_sse_init(&c.sse, 4u << 20, openai_event, &c);
     c.calls = json_array();
     c.events = tape ? json_array() : NULL;
-    int rc = c.h ? perform(&c, url, body, hdrs, resp, err)
-                 : sl_err_set(err, SL_ENOMEM, "libcurl could not make a handle");
+    int rc = c.h ? perform(&c, url, resp, err) : -1;
     if (!rc && tape && sl_llm_tape_add(tape, req, c.events, *resp, err)) {
         json_decref(*resp);
         *resp = NULL;
         rc = -1;
     }
-    if (c.h)
-        curl_easy_cleanup(c.h);
+    sl_http_free(c.h);
     sl_sse_release(&c.sse);
     sl_buf_release(&c.body);
     sl_buf_release(&c.text);
@@ -966,7 +940,6 @@ int sl_llm_call(const sl_llm_endpoint *ep, const sl_value *req, const sl_llm_str
     json_decref(c.calls);
     json_decref(c.events);
     free(c.stream_error);
-    curl_slist_free_all(hdrs);
     if (auth) {
         memset(auth, 0, strlen(auth));  /* the key leaves no copy behind */
         free(auth);

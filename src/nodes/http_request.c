@@ -1,5 +1,5 @@
 /*
- * http_request — Dify's http-request node, on libcurl's easy interface.
+ * http_request — Dify's http-request node, on net/http (the one HTTP client).
  *
  * The node renders its url, params, headers, API key and body (each may
  * hold {{#node.var#}} references), sends one request and publishes
@@ -28,22 +28,22 @@
  * client.
  *
  * Network policy (Dify delegates it to its ssrf_proxy; sluice enforces it
- * here): only http and https; proxies from the environment are ignored so
- * the guard sees the real peer; every connection, redirects included, is
- * checked on the address it connects to, in libcurl's open-socket callback
- * (so a name that resolves differently later, DNS rebinding, gains
+ * with net/http's guard): only http and https; proxies from the
+ * environment are ignored so the guard sees the real peer; every
+ * connection, redirects included, is checked on the address it connects
+ * to (so a name that resolves differently later, DNS rebinding, gains
  * nothing), and again when a reused connection is picked up.  Special-
  * purpose ranges (loopback, private, link-local, documentation, ...), the
  * IPv6 forms that carry them, and this machine's own interface addresses
  * are refused unless http_allow_private is set (core/netaddr classifies
  * them, shared with the sandbox proxy).  Redirects are followed here rather than by
- * libcurl so that httpx's rules apply (303, and POST after 301/302, become
+ * net/http so that httpx's rules apply (303, and POST after 301/302, become
  * GET without a body; Authorization is dropped when the origin changes) and
  * the count obeys http_max_redirects.
  *
- * Timeouts: connect is libcurl's; read and write are "no bytes moved for N
- * seconds", watched from the progress callback, which also stops the
- * transfer when the run is cancelled or its time budget runs out.
+ * Timeouts: connect, and read and write as "no bytes moved for N seconds",
+ * are net/http's deadlines; its stop callback ends the transfer when the
+ * run is cancelled or its time budget runs out.
  *
  * Errors go through sl_exec_fail() with Dify's error type names
  * (InvalidURLError, AuthorizationConfigError, RequestBodyError,
@@ -52,28 +52,23 @@
  */
 #include "engine/node.h"
 
-#include <arpa/inet.h>
 #include <ctype.h>
-#include <curl/curl.h>
 #include <errno.h>
 #include <iconv.h>
-#include <netinet/in.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/random.h>
-#include <sys/socket.h>
 #include <time.h>
 
 #include "core/mime.h"
 #include "core/err.h"
-#include "core/netaddr.h"
-#include "core/transfer.h"
 #include "engine/graph.h"
 #include "engine/limits.h"
+#include "net/http.h"
+#include "net/url.h"
 
 /* Response header bytes kept per response: far above any real server, low
  * enough that a hostile one cannot grow our memory with headers. */
@@ -516,29 +511,6 @@ static void url_for_msg(const char *u, char *out, size_t n)
     }
 }
 
-/* "scheme://host:port" with the default port filled in, for the
- * same-origin rule of redirects. */
-static bool url_origin(const char *url, char *out, size_t n, char *scheme, size_t sn,
-                       char *host, size_t hn)
-{
-    CURLU *u = curl_url();
-    char *s = NULL, *h = NULL, *p = NULL;
-    bool ok = u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
-              curl_url_get(u, CURLUPART_SCHEME, &s, 0) == CURLUE_OK &&
-              curl_url_get(u, CURLUPART_HOST, &h, 0) == CURLUE_OK &&
-              curl_url_get(u, CURLUPART_PORT, &p, CURLU_DEFAULT_PORT) == CURLUE_OK;
-    if (ok) {
-        snprintf(out, n, "%s://%s:%s", s, h, p);
-        snprintf(scheme, sn, "%s", s);
-        snprintf(host, hn, "%s", h);
-    }
-    curl_free(s);
-    curl_free(h);
-    curl_free(p);
-    curl_url_cleanup(u);
-    return ok;
-}
-
 /* ---- header parameters (Content-Type, Content-Disposition) ---- */
 
 /* Copies the main value (before ';'), stripped and lower-cased. */
@@ -787,72 +759,18 @@ static void response_release(response *o)
 
 /* ---- the transfer ---- */
 
-enum { AB_NONE, AB_CANCEL, AB_BUDGET, AB_READ, AB_WRITE, AB_HEADERS };
+/* What stopped the transfer from the run's side. */
+enum { AB_NONE, AB_CANCEL, AB_BUDGET };
 
 typedef struct {
     request *r;
     response *o;
-    CURL *h;
-    bool allow_private;
-    char refused_addr[INET6_ADDRSTRLEN + 32];
-    const char *refused_kind;
-    double connected_at;      /* 0 until the request can go out */
-    double last_move;
-    curl_off_t last_ul, last_dl;
     int abort;
-    size_t header_bytes;
     char *last_name;          /* for folded header lines */
 } xfer;
 
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static CURLcode curl_init_rc = CURLE_FAILED_INIT;
-
-static void curl_init_once(void)
-{
-    curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
-
-static curl_socket_t on_open_socket(void *ud, curlsocktype purpose, struct curl_sockaddr *a)
-{
-    xfer *t = ud;
-    if (purpose == CURLSOCKTYPE_IPCXN && !t->allow_private) {
-        /* libcurl goes on to the next address after a refusal; the text
-         * is kept only for a refused one, so the message names it. */
-        char text[sizeof t->refused_addr];
-        const char *kind = sl_addr_kind(&a->addr, text, sizeof text);
-        if (kind) {
-            memcpy(t->refused_addr, text, sizeof text);
-            t->refused_kind = kind;
-            return CURL_SOCKET_BAD;
-        }
-    }
-    return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
-}
-
-/* Runs once a connection (new or reused) is ready for the request: starts
- * the read/write clocks and checks the peer again, since reused
- * connections skip the socket callback. */
-static int on_prereq(void *ud, char *ip, char *local_ip, int port, int local_port)
-{
-    xfer *t = ud;
-    (void)local_ip;
-    (void)port;
-    (void)local_port;
-    if (!t->allow_private) {
-        const char *kind = sl_ip_text_kind(ip);
-        if (kind) {
-            snprintf(t->refused_addr, sizeof t->refused_addr, "%s", ip);
-            t->refused_kind = kind;
-            return CURL_PREREQFUNC_ABORT;
-        }
-    }
-    t->connected_at = t->last_move = mono_s();
-    return CURL_PREREQFUNC_OK;
-}
-
 /* The run stopped or its budget spent (recorded in t->abort): asked by
- * the progress callback and, while the server is silent, by
- * sl_transfer_perform every 50 ms. */
+ * net/http while the transfer runs. */
 static bool run_ended(void *ud)
 {
     xfer *t = ud;
@@ -869,63 +787,29 @@ static bool run_ended(void *ud)
     return false;
 }
 
-static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
-                       curl_off_t ulnow)
+/* The body, within the cap net/http enforces (o->body's own). */
+static int on_body(const char *p, size_t n, void *ud)
 {
     xfer *t = ud;
-    (void)dltotal;
-    if (run_ended(t))
-        return 1;
-    double now = mono_s();
-    if (dlnow != t->last_dl || ulnow != t->last_ul) {
-        t->last_dl = dlnow;
-        t->last_ul = ulnow;
-        t->last_move = now;
-        return 0;
-    }
-    if (t->connected_at <= 0)
-        return 0; /* still connecting: the connect timeout applies */
-    bool uploading = ultotal > 0 && ulnow < ultotal;
-    double limit = uploading ? t->r->write_s : t->r->read_s;
-    if (limit > 0 && now - t->last_move > limit) {
-        t->abort = uploading ? AB_WRITE : AB_READ;
-        return 1;
-    }
+    sl_buf_add(&t->o->body, p, n);
     return 0;
 }
 
-static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
+static int on_header(const char *p, size_t n, void *ud)
 {
     xfer *t = ud;
-    size_t n = size * nmemb;
-    if (sl_buf_add(&t->o->body, p, n) < 0) {
-        t->o->over = true;
-        return 0; /* stops the transfer; the size check reports it */
-    }
-    return n;
-}
-
-static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
-{
-    xfer *t = ud;
-    size_t n = size * nmemb;
-    t->header_bytes += n;
-    if (t->header_bytes > HEADER_CAP) {
-        t->abort = AB_HEADERS;
-        return 0;
-    }
     if (n >= 5 && !memcmp(p, "HTTP/", 5)) {
         /* A new response (after 100 Continue, or the next hop). */
         json_object_clear(t->o->headers);
         free(t->last_name);
         t->last_name = NULL;
-        return n;
+        return 0;
     }
     size_t len = n;
     while (len && (p[len - 1] == '\n' || p[len - 1] == '\r'))
         len--;
     if (!len)
-        return n;
+        return 0;
     if ((p[0] == ' ' || p[0] == '\t') && t->last_name) {
         /* An obsolete folded line continues the previous header. */
         const char *v = p;
@@ -939,11 +823,11 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
         sl_buf_add(&b, v, vn);
         json_object_set_new(t->o->headers, t->last_name, header_text(b.data, b.len));
         sl_buf_release(&b);
-        return n;
+        return 0;
     }
     const char *colon = memchr(p, ':', len);
     if (!colon)
-        return n;
+        return 0;
     const char *k = p, *v = colon + 1;
     size_t kn = (size_t)(colon - p), vn = len - kn - 1;
     strip(&k, &kn);
@@ -953,7 +837,7 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
         *c = (char)tolower((unsigned char)*c);
     if (!sl_utf8_valid(name, strlen(name))) {
         free(name);
-        return n;
+        return 0;
     }
     sl_value *nv = header_text(v, vn);
     const char *old = json_string_value(json_object_get(t->o->headers, name));
@@ -970,72 +854,36 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
     json_object_set_new(t->o->headers, name, nv);
     free(t->last_name);
     t->last_name = name;
-    return n;
+    return 0;
 }
 
 /* The request's headers in libcurl's form.  An empty value needs "Name;"
  * (libcurl drops "Name:"); "Expect:" stops the 100-continue round trip
  * httpx never makes; "Content-Type:" stops libcurl from labelling a raw
  * payload as a form when the user did not label it. */
-static struct curl_slist *wire_headers(const kvlist *h, bool no_auto_ctype)
+static void wire_headers(sl_http *h, const kvlist *l, bool no_auto_ctype)
 {
-    struct curl_slist *l = NULL;
-    sl_buf b;
-    sl_buf_init(&b, 0);
-    for (size_t i = 0; i < h->n; i++) {
-        sl_buf_reset(&b);
-        if (*h->a[i].v)
-            sl_buf_addf(&b, "%s: %s", h->a[i].k, h->a[i].v);
+    sl_http_clear_headers(h);
+    for (size_t i = 0; i < l->n; i++) {
+        if (*l->a[i].v)
+            sl_http_headerf(h, "%s: %s", l->a[i].k, l->a[i].v);
         else
-            sl_buf_addf(&b, "%s;", h->a[i].k);
-        l = curl_slist_append(l, b.data);
+            sl_http_headerf(h, "%s;", l->a[i].k);
     }
-    sl_buf_release(&b);
-    if (no_auto_ctype && !kv_find_ci(h, "content-type"))
-        l = curl_slist_append(l, "Content-Type:");
-    return curl_slist_append(l, "Expect:");
+    if (no_auto_ctype && !kv_find_ci(l, "content-type"))
+        sl_http_header(h, "Content-Type:");
+    sl_http_header(h, "Expect:");
 }
 
-/* Sets the method and body for one hop.  HEAD never waits for a body;
- * POST, PUT and PATCH without one still send Content-Length: 0. */
-static void set_method(CURL *h, const char *m, bool with_body, const request *r, curl_mime *mime)
+static void build_form(sl_http *h, const request *r)
 {
-    curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
-    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, (char *)NULL);
-    if (!strcmp(m, "HEAD")) {
-        curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
-        return;
-    }
-    bool post_like = !strcmp(m, "POST") || !strcmp(m, "PUT") || !strcmp(m, "PATCH");
-    if (with_body && mime) {
-        curl_easy_setopt(h, CURLOPT_MIMEPOST, mime);
-    } else if (with_body || post_like) {
-        const char *data = with_body && r->payload.data ? r->payload.data : "";
-        curl_easy_setopt(h, CURLOPT_POSTFIELDS, data);
-        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
-                         (curl_off_t)(with_body ? r->payload.len : 0));
-    }
-    if (strcmp(m, "POST") != 0 && (strcmp(m, "GET") != 0 || with_body))
-        curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, m);
-}
-
-static curl_mime *build_mime(CURL *h, const request *r)
-{
-    curl_mime *mime = curl_mime_init(h);
-    for (size_t i = 0; i < r->form.n; i++) {
-        curl_mimepart *p = curl_mime_addpart(mime);
-        curl_mime_name(p, r->form.a[i].k);
-        curl_mime_data(p, r->form.a[i].v, CURL_ZERO_TERMINATED);
-    }
-    for (size_t i = 0; i < r->nparts; i++) {
-        curl_mimepart *p = curl_mime_addpart(mime);
-        curl_mime_name(p, r->parts[i].key);
-        curl_mime_filename(p, r->parts[i].filename);
-        curl_mime_type(p, r->parts[i].mime);
-        curl_mime_data(p, r->parts[i].data.data ? r->parts[i].data.data : "",
-                       r->parts[i].data.len);
-    }
-    return mime;
+    sl_http_form_start(h);
+    for (size_t i = 0; i < r->form.n; i++)
+        sl_http_form_add(h, r->form.a[i].k, NULL, NULL, r->form.a[i].v, strlen(r->form.a[i].v));
+    for (size_t i = 0; i < r->nparts; i++)
+        sl_http_form_add(h, r->parts[i].key, r->parts[i].filename, r->parts[i].mime,
+                         r->parts[i].data.data ? r->parts[i].data.data : "",
+                         r->parts[i].data.len);
 }
 
 static bool is_redirect(long status)
@@ -1044,73 +892,70 @@ static bool is_redirect(long status)
 }
 
 /* Explains a failed transfer through sl_exec_fail(). */
-static int transfer_error(xfer *t, CURLcode rc, const char *errbuf, const char *url)
+static int transfer_error(xfer *t, sl_http *h, sl_http_result res, const char *url)
 {
     request *r = t->r;
     const sl_limits *L = r->lim;
     char u[512];
     url_for_msg(url, u, sizeof u);
-    if (t->refused_kind)
+    const char *why = sl_http_why(h);
+    switch (res) {
+    case SL_HTTP_REFUSED: {
+        const char *kind;
+        const char *addr = sl_http_refused(h, &kind);
         return sl_exec_fail(r->x, "ToolSSRFError",
                             "Access to '%s' was blocked by SSRF protection: it connects to %s, "
                             "%s. To let workflows reach this machine and its networks, set "
                             "http_allow_private=true (--limit http_allow_private=true)",
-                            u, t->refused_addr, t->refused_kind);
-    switch (t->abort) {
-    case AB_CANCEL:
-        return sl_exec_fail(r->x, "Stopped", "the run was stopped during the HTTP request to %s",
-                            u);
-    case AB_BUDGET:
+                            u, addr, kind);
+    }
+    case SL_HTTP_STOPPED:
+        if (t->abort == AB_CANCEL)
+            return sl_exec_fail(r->x, "Stopped",
+                                "the run was stopped during the HTTP request to %s", u);
         return sl_exec_fail(r->x, r->etype,
                             "the run's time budget (max_time_s=%g) ran out during the HTTP "
                             "request to %s; raise max_time_s (--limit max_time_s=N)",
                             L->max_time_s, u);
-    case AB_READ:
+    case SL_HTTP_IDLE_READ:
         return sl_exec_fail(r->x, r->etype,
                             "HTTP request to %s timed out: no response data for %g s (read "
                             "timeout); raise timeout.read on the node (at most "
                             "http_read_timeout_s=%g, --limit http_read_timeout_s=N)",
                             u, r->read_s, L->http_read_timeout_s);
-    case AB_WRITE:
+    case SL_HTTP_IDLE_WRITE:
         return sl_exec_fail(r->x, r->etype,
                             "HTTP request to %s timed out: the server took no request data for "
                             "%g s (write timeout); raise timeout.write on the node (at most "
                             "http_write_timeout_s=%g, --limit http_write_timeout_s=N)",
                             u, r->write_s, L->http_write_timeout_s);
-    case AB_HEADERS:
+    case SL_HTTP_HEADERS_TOO_BIG:
         return sl_exec_fail(r->x, r->etype,
                             "the response from %s has more than %zu KB of headers; sluice "
                             "stops reading such responses", u, HEADER_CAP >> 10);
-    default:
-        break;
-    }
-    const char *why = errbuf[0] ? errbuf : curl_easy_strerror(rc);
-    switch (rc) {
-    case CURLE_OPERATION_TIMEDOUT:
-        if (t->connected_at <= 0)
-            return sl_exec_fail(r->x, r->etype,
-                                "HTTP request to %s timed out: no connection within %g s "
-                                "(connect timeout); check that the host is up, or raise "
-                                "timeout.connect on the node (at most http_connect_timeout_s=%g, "
-                                "--limit http_connect_timeout_s=N)",
-                                u, r->connect_s, L->http_connect_timeout_s);
+    case SL_HTTP_CONNECT_TIMEOUT:
+        return sl_exec_fail(r->x, r->etype,
+                            "HTTP request to %s timed out: no connection within %g s "
+                            "(connect timeout); check that the host is up, or raise "
+                            "timeout.connect on the node (at most http_connect_timeout_s=%g, "
+                            "--limit http_connect_timeout_s=N)",
+                            u, r->connect_s, L->http_connect_timeout_s);
+    case SL_HTTP_TIMEOUT:
         return sl_exec_fail(r->x, r->etype,
                             "the run's time budget (max_time_s=%g) ran out during the HTTP "
                             "request to %s; raise max_time_s (--limit max_time_s=N)",
                             L->max_time_s, u);
-    case CURLE_COULDNT_RESOLVE_HOST:
+    case SL_HTTP_RESOLVE:
         return sl_exec_fail(r->x, r->etype,
                             "HTTP request to %s failed: %s; check the host name in the url", u,
                             why);
-    case CURLE_COULDNT_CONNECT:
+    case SL_HTTP_CONNECT:
         return sl_exec_fail(r->x, r->etype,
                             "HTTP request to %s failed: %s; check that the server is running "
                             "and the port is right", u, why);
-    case CURLE_URL_MALFORMAT:
+    case SL_HTTP_BAD_URL:
         return sl_exec_fail(r->x, "InvalidURLError", "url '%s' is not a valid URL: %s", u, why);
-    case CURLE_PEER_FAILED_VERIFICATION:
-    case CURLE_SSL_CACERT_BADFILE:
-    case CURLE_SSL_CERTPROBLEM:
+    case SL_HTTP_TLS_VERIFY:
         return sl_exec_fail(r->x, r->etype,
                             "HTTP request to %s failed: the server's TLS certificate could not "
                             "be verified (%s); fix the certificate, or set ssl_verify: false on "
@@ -1126,40 +971,35 @@ static int transfer_error(xfer *t, CURLcode rc, const char *errbuf, const char *
 static int perform(request *r, response *o)
 {
     const sl_limits *L = r->lim;
-    pthread_once(&curl_once, curl_init_once);
-    if (curl_init_rc != CURLE_OK)
-        return sl_exec_fail(r->x, r->etype, "libcurl could not be initialised: %s",
-                            curl_easy_strerror(curl_init_rc));
-    CURL *h = curl_easy_init();
-    if (!h)
-        return sl_exec_fail(r->x, r->etype, "libcurl could not start a transfer (out of memory)");
-    xfer t = {.r = r, .o = o, .h = h, .allow_private = L->http_allow_private};
-    char errbuf[CURL_ERROR_SIZE];
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-    curl_easy_setopt(h, CURLOPT_PROXY, ""); /* no proxy from the environment */
-    curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, on_open_socket);
-    curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, &t);
-    curl_easy_setopt(h, CURLOPT_PREREQFUNCTION, on_prereq);
-    curl_easy_setopt(h, CURLOPT_PREREQDATA, &t);
-    curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
-    curl_easy_setopt(h, CURLOPT_XFERINFODATA, &t);
-    curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &t);
-    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(h, CURLOPT_HEADERDATA, &t);
-    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)(r->connect_s * 1000));
-    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, r->ssl_verify ? 1L : 0L);
-    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, r->ssl_verify ? 2L : 0L);
-    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "gzip, deflate");
-    curl_easy_setopt(h, CURLOPT_USERAGENT, "sluice");
-    curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+    sl_err e = {0};
+    sl_http *h = sl_http_new(&e);
+    if (!h) {
+        int rc = sl_exec_fail(r->x, r->etype, "%s", e.msg);
+        sl_err_clear(&e);
+        return rc;
+    }
+    xfer t = {.r = r, .o = o};
+    sl_http_opts *op = sl_http_opts_of(h);
+    op->guard = true;
+    op->allow_private = L->http_allow_private;
+    op->connect_s = r->connect_s;
+    op->read_idle_s = r->read_s;
+    op->write_idle_s = r->write_s;
+    op->max_body = o->body.cap;
+    op->max_headers = HEADER_CAP;
+    op->insecure = !r->ssl_verify;
+    op->accept_encoding = "gzip, deflate";
+    op->user_agent = "sluice";
+    op->http11 = true;
+    op->stop = run_ended;
+    op->stop_ud = &t;
+    op->on_body = on_body;
+    op->on_header = on_header;
+    op->ud = &t;
 
-    curl_mime *mime = r->btype == B_FORM_DATA && r->send ? build_mime(h, r) : NULL;
+    bool form = r->btype == B_FORM_DATA && r->send;
+    if (form)
+        build_form(h, r);
     kvlist hdrs = {0};
     kv_copy(&hdrs, &r->headers);
     char *url = sl_xstrdup(r->wire_url);
@@ -1168,36 +1008,28 @@ static int perform(request *r, response *o)
     bool with_body = r->send;
     int rc = 0;
     for (int hops = 0;; hops++) {
-        set_method(h, method, with_body, r, mime);
+        sl_http_method(h, method, r->payload.data, r->payload.len, with_body);
         /* libcurl labels any POSTFIELDS, empty ones too, as a form; only
          * multipart (whose boundary it must write) keeps its own label. */
-        struct curl_slist *sl = wire_headers(&hdrs, !(with_body && mime));
-        curl_easy_setopt(h, CURLOPT_HTTPHEADER, sl);
-        curl_easy_setopt(h, CURLOPT_URL, url);
+        wire_headers(h, &hdrs, !(with_body && form));
+        sl_http_url(h, url);
         /* The run's budget bounds the whole hop (0: no bound, for budgets
          * too large to count in milliseconds). */
         double left = sl_exec_time_left(r->x);
-        curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, left < 1e9 ? (long)(left * 1000) + 1 : 0L);
-        errbuf[0] = 0;
+        op->timeout_s = left < 1e9 ? left + 0.001 : 0;
         t.abort = AB_NONE;
-        t.connected_at = 0;
-        t.last_move = mono_s();
-        t.last_ul = t.last_dl = -1;
-        t.header_bytes = 0;
-        t.refused_kind = NULL;
         o->over = false;
         sl_buf_reset(&o->body);
         json_object_clear(o->headers);
-        CURLcode cc = sl_transfer_perform(h, run_ended, &t);
-        curl_easy_setopt(h, CURLOPT_HTTPHEADER, (struct curl_slist *)NULL);
-        curl_slist_free_all(sl);
-        if (cc != CURLE_OK && !(cc == CURLE_WRITE_ERROR && o->over && !t.abort)) {
-            rc = transfer_error(&t, cc, errbuf, url);
+        sl_http_result res = sl_http_perform(h);
+        if (res == SL_HTTP_TOO_BIG) {
+            o->over = true;
+        } else if (res != SL_HTTP_OK) {
+            rc = transfer_error(&t, h, res, url);
             break;
         }
-        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &o->status);
-        char *next = NULL;
-        curl_easy_getinfo(h, CURLINFO_REDIRECT_URL, &next);
+        o->status = sl_http_status(h);
+        const char *next = sl_http_redirect(h);
         if (!is_redirect(o->status) || !next || o->over)
             break;
         char u[512];
@@ -1211,8 +1043,8 @@ static int perform(request *r, response *o)
             break;
         }
         char from[512], to[512], s1[16], s2[16], h1[256], h2[256];
-        if (!url_origin(url, from, sizeof from, s1, sizeof s1, h1, sizeof h1) ||
-            !url_origin(next, to, sizeof to, s2, sizeof s2, h2, sizeof h2) ||
+        if (!sl_url_origin(url, from, sizeof from, s1, sizeof s1, h1, sizeof h1) ||
+            !sl_url_origin(next, to, sizeof to, s2, sizeof s2, h2, sizeof h2) ||
             (strcasecmp(s2, "http") && strcasecmp(s2, "https"))) {
             char n2[512];
             url_for_msg(next, n2, sizeof n2);
@@ -1233,14 +1065,14 @@ static int perform(request *r, response *o)
         if (strcmp(from, to) && !upgrade)
             kv_drop_ci(&hdrs, "authorization");
         kv_drop_ci(&hdrs, "cookie");
+        char *n = sl_xstrdup(next);
         free(url);
-        url = sl_xstrdup(next);
+        url = n;
     }
     free(url);
     free(t.last_name);
     kv_release(&hdrs);
-    curl_easy_cleanup(h);
-    curl_mime_free(mime);
+    sl_http_free(h);
     return rc;
 }
 
@@ -1787,15 +1619,17 @@ static int build_wire_url(request *r, const char *url)
     }
     sl_buf_release(&q);
     r->wire_url = sl_buf_detach(&w);
-    CURLU *cu = curl_url();
-    CURLUcode uc = cu ? curl_url_set(cu, CURLUPART_URL, r->wire_url, 0) : CURLUE_OUT_OF_MEMORY;
-    curl_url_cleanup(cu);
-    if (uc == CURLUE_OK)
+    sl_err e = {0};
+    if (sl_url_check(r->wire_url, &e) == 0)
         return 0;
     char u[512];
     url_for_msg(url, u, sizeof u);
-    return sl_exec_fail(r->x, "InvalidURLError", "url '%s' is not a valid URL: %s; fix the node's "
-                        "url", u, curl_url_strerror(uc));
+    int rc = e.code == SL_EINVAL
+                 ? sl_exec_fail(r->x, "InvalidURLError",
+                                "url '%s' is not a valid URL: %s; fix the node's url", u, e.msg)
+                 : sl_exec_fail(r->x, "HttpRequestNodeError", "%s", e.msg);
+    sl_err_clear(&e);
+    return rc;
 }
 
 /* Everything Dify's Executor does before sending, in its order: API key,

@@ -6,14 +6,13 @@
  * id, envd's access token and domain; every later call goes to envd at
  * {envd_url} with the E2b-Sandbox-Id/-Port headers the E2B proxy routes by;
  * DELETE /sandboxes/{id} ends it.  A command is one server-streaming Connect
- * call (process.Process/Start) read on a curl multi handle, so the same
+ * call (process.Process/Start) read in a net/http group, so the same
  * thread can also send stdin (SendInput/CloseStdin) and, on a timeout or a
  * cancel, SendSignal plus a process-group kill while it keeps reading.
  */
 #include "core/secret.h"
 #include "sandbox/e2b.h"
 
-#include <curl/curl.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +27,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "net/http.h"
 
 #include "core/value.h"
 
@@ -361,16 +362,11 @@ typedef struct {
     long request_ms;
     char *id;
     char *token;             /* envd access token; NULL when the sandbox is not "secure" */
-    struct curl_slist *envd_headers_base;   /* never mutated after create */
+    char *envd_hdr[5];       /* header lines every envd call sends; set at create */
+    int n_envd_hdr;
     pthread_mutex_t lock;
     run *runs;
 } e2b_sb;
-
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static void curl_init(void)
-{
-    curl_global_init(CURL_GLOBAL_DEFAULT);
-}
 
 static double now_s(void)
 {
@@ -382,13 +378,11 @@ static double now_s(void)
 /* ---- one HTTP transfer ---- */
 
 typedef struct {
-    CURL *h;
-    struct curl_slist *hdrs;
+    sl_http *h;
     char *url;
     const char *method;
     char *body;
     size_t body_len;
-    curl_mime *mime;
     sl_buf own;              /* the answer, unless `out` points elsewhere */
     sl_buf *out;
     size_t got, max;         /* max 0: the buffer's own cap */
@@ -398,84 +392,78 @@ typedef struct {
     sl_e2b_stream *parser;   /* streaming: the body goes here */
     bool parse_failed;
     sl_err perr;
-    char errbuf[CURL_ERROR_SIZE];
     long status;
-    CURLcode rc;
+    sl_http_result rc;
     int role;                /* exec: what this transfer is for */
 } xfer;
 
-static size_t on_write(char *p, size_t size, size_t n, void *ud)
+static int on_write(const char *p, size_t len, void *ud)
 {
     xfer *x = ud;
-    size_t len = size * n;
-    long st = 0;
-    curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &st);
+    long st = sl_http_status(x->h);
     if (st < 200 || st >= 300) {
         size_t room = ERRBODY_MAX > x->errbody.len ? ERRBODY_MAX - x->errbody.len : 0;
         sl_buf_add(&x->errbody, p, len < room ? len : room);
-        return len;
+        return 0;
     }
     if (x->discard)
-        return len;
+        return 0;
     if (x->parser) {
         if (x->parse_failed)
-            return 0;
+            return -1;
         if (sl_e2b_stream_feed(x->parser, p, len, &x->perr)) {
             x->parse_failed = true;
-            return 0;
+            return -1;
         }
-        return len;
+        return 0;
     }
     if ((x->max && x->got + len > x->max) || sl_buf_add(x->out, p, len)) {
         x->over = true;
-        return 0;
+        return -1;
     }
     x->got += len;
-    return len;
+    return 0;
 }
 
 static void xfer_init(xfer *x, const char *method, char *url, size_t max)
 {
     memset(x, 0, sizeof *x);
-    pthread_once(&curl_once, curl_init);
-    x->h = curl_easy_init();
+    /* libcurl is ready: sl_e2b_create() made sure before the first call */
+    sl_err e = {0};
+    x->h = sl_http_new(&e);
     if (!x->h)
-        SL_BUG("curl_easy_init failed");
+        SL_BUG("sl_http_new failed after sl_http_init succeeded");
     x->method = method;
     x->url = url;
     x->max = max;
     sl_buf_init(&x->own, max ? max + 1 : JSON_MAX);
     sl_buf_init(&x->errbody, ERRBODY_MAX + 1);
     x->out = &x->own;
-    curl_easy_setopt(x->h, CURLOPT_URL, url);
-    curl_easy_setopt(x->h, CURLOPT_CUSTOMREQUEST, method);
-    if (!strcmp(method, "GET"))
-        curl_easy_setopt(x->h, CURLOPT_HTTPGET, 1L);
-    curl_easy_setopt(x->h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(x->h, CURLOPT_WRITEFUNCTION, on_write);
-    curl_easy_setopt(x->h, CURLOPT_WRITEDATA, x);
-    curl_easy_setopt(x->h, CURLOPT_ERRORBUFFER, x->errbuf);
-    curl_easy_setopt(x->h, CURLOPT_CONNECTTIMEOUT_MS, 15000L);
-    curl_easy_setopt(x->h, CURLOPT_TCP_KEEPALIVE, 1L);
-    curl_easy_setopt(x->h, CURLOPT_USERAGENT, "sluice-e2b");
-    curl_easy_setopt(x->h, CURLOPT_PROTOCOLS_STR, "http,https");
+    sl_http_url(x->h, url);
+    sl_http_method(x->h, method, NULL, 0, false);
+    sl_http_opts *o = sl_http_opts_of(x->h);
+    o->on_body = on_write;
+    o->ud = x;
+    o->connect_s = 15;
+    o->tcp_keepalive = true;
+    o->user_agent = "sluice-e2b";
+}
+
+static void xfer_timeout(xfer *x, long ms)
+{
+    sl_http_opts_of(x->h)->timeout_s = (double)ms / 1000;
 }
 
 static void xfer_body(xfer *x, char *body, size_t len)
 {
     x->body = body;
     x->body_len = len;
-    curl_easy_setopt(x->h, CURLOPT_POSTFIELDS, body);
-    curl_easy_setopt(x->h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    sl_http_method(x->h, x->method, body, len, true);
 }
 
 static void xfer_release(xfer *x)
 {
-    if (x->h)
-        curl_easy_cleanup(x->h);
-    curl_slist_free_all(x->hdrs);
-    if (x->mime)
-        curl_mime_free(x->mime);
+    sl_http_free(x->h);
     free(x->url);
     free(x->body);
     sl_buf_release(&x->own);
@@ -487,7 +475,7 @@ static void xfer_release(xfer *x)
 static void xfer_header(xfer *x, const char *fmt, const char *value)
 {
     char *line = sl_xasprintf(fmt, value);
-    x->hdrs = curl_slist_append(x->hdrs, line);
+    sl_http_header(x->h, line);
     free(line);
 }
 
@@ -510,22 +498,23 @@ static void body_reason(const sl_buf *b, char *out, size_t n)
 }
 
 /* Turns a failed transfer into an sl_err: what was being done, the method
- * and URL (which never hold a secret), the status or curl's reason, and
+ * and URL (which never hold a secret), the status or libcurl's reason, and
  * what to check. */
 static int xfer_fail(const xfer *x, const char *what, bool envd, sl_err *err)
 {
     char reason[256];
-    if (x->rc != CURLE_OK && !(x->rc == CURLE_WRITE_ERROR && (x->over || x->parse_failed))) {
+    if (x->rc != SL_HTTP_OK &&
+        !(x->rc == SL_HTTP_CALLBACK && (x->over || x->parse_failed))) {
         const char *hint = envd ? "check envd_url and that the sandbox is still alive"
                                 : "check api_url and your network";
-        if (x->rc == CURLE_OPERATION_TIMEDOUT)
+        const char *detail = sl_http_detail(x->h);
+        if (x->rc == SL_HTTP_TIMEOUT || x->rc == SL_HTTP_CONNECT_TIMEOUT)
             return sl_err_set(err, SL_ETIMEOUT,
                               "e2b: %s: %s %s: no answer in time (%s); raise "
                               "sandbox.e2b.request_timeout_s or %s",
-                              what, x->method, x->url, x->errbuf[0] ? x->errbuf : "timeout", hint);
+                              what, x->method, x->url, detail[0] ? detail : "timeout", hint);
         return sl_err_set(err, SL_EIO, "e2b: %s: %s %s: %s (%s); %s", what, x->method, x->url,
-                          curl_easy_strerror(x->rc), x->errbuf[0] ? x->errbuf : "no detail",
-                          hint);
+                          sl_http_strerror(x->h), detail[0] ? detail : "no detail", hint);
     }
     if (x->parse_failed)
         return sl_err_set(err, SL_EIO, "e2b: %s: %s %s: %s", what, x->method, x->url,
@@ -566,12 +555,11 @@ static int xfer_fail(const xfer *x, const char *what, bool envd, sl_err *err)
 /* Runs one transfer to its end; 0 when the answer was 2xx and complete. */
 static int xfer_run(xfer *x, long timeout_ms, const char *what, bool envd, sl_err *err)
 {
-    curl_easy_setopt(x->h, CURLOPT_HTTPHEADER, x->hdrs);
     if (timeout_ms > 0)
-        curl_easy_setopt(x->h, CURLOPT_TIMEOUT_MS, timeout_ms);
-    x->rc = curl_easy_perform(x->h);
-    curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &x->status);
-    if (x->rc == CURLE_OK && x->status >= 200 && x->status < 300)
+        xfer_timeout(x, timeout_ms);
+    x->rc = sl_http_perform(x->h);
+    x->status = sl_http_status(x->h);
+    if (x->rc == SL_HTTP_OK && x->status >= 200 && x->status < 300)
         return 0;
     if (x->over)
         return sl_err_set(err, SL_ELIMIT, "e2b: %s: the answer is over the limit of %zu bytes", what,
@@ -588,8 +576,8 @@ static char *envd_url(const e2b_sb *s, const char *path)
 
 static void envd_headers(const e2b_sb *s, xfer *x, const char *content_type)
 {
-    for (const struct curl_slist *l = s->envd_headers_base; l; l = l->next)
-        x->hdrs = curl_slist_append(x->hdrs, l->data);
+    for (int i = 0; i < s->n_envd_hdr; i++)
+        sl_http_header(x->h, s->envd_hdr[i]);
     if (content_type)
         xfer_header(x, "Content-Type: %s", content_type);
 }
@@ -630,11 +618,11 @@ static char *abs_path(const e2b_sb *s, const char *p)
 
 static char *files_url(const e2b_sb *s, const char *abs)
 {
-    char *ep = curl_easy_escape(NULL, abs, 0);
-    char *eu = curl_easy_escape(NULL, s->user, 0);
+    char *ep = sl_http_escape(abs);
+    char *eu = sl_http_escape(s->user);
     char *u = sl_xasprintf("%s/files?path=%s&username=%s", s->envd_url, ep, eu);
-    curl_free(ep);
-    curl_free(eu);
+    free(ep);
+    free(eu);
     return u;
 }
 
@@ -819,13 +807,12 @@ static xfer *stream_xfer(e2b_sb *s, const char *json, sl_e2b_stream *parser)
     xfer *x = sl_xcalloc(1, sizeof *x);
     xfer_init(x, "POST", envd_url(s, "/process.Process/Start"), 0);
     envd_headers(s, x, "application/connect+json");
-    x->hdrs = curl_slist_append(x->hdrs, "Keepalive-Ping-Interval: 30");
+    sl_http_header(x->h, "Keepalive-Ping-Interval: 30");
     size_t len;
     char *b = envelope(json, &len);
     xfer_body(x, b, len);
     x->parser = parser;
     x->discard = parser == NULL;
-    curl_easy_setopt(x->h, CURLOPT_HTTPHEADER, x->hdrs);
     return x;
 }
 
@@ -837,8 +824,7 @@ static xfer *unary_xfer(e2b_sb *s, const char *method, char *body, int role)
     xfer_init(x, "POST", envd_url(s, path), 0);
     envd_headers(s, x, "application/json");
     xfer_body(x, body, strlen(body));
-    curl_easy_setopt(x->h, CURLOPT_HTTPHEADER, x->hdrs);
-    curl_easy_setopt(x->h, CURLOPT_TIMEOUT_MS, s->request_ms);
+    xfer_timeout(x, s->request_ms);
     x->role = role;
     return x;
 }
@@ -846,7 +832,7 @@ static xfer *unary_xfer(e2b_sb *s, const char *method, char *body, int role)
 #define MAX_AUX 6
 
 typedef struct {
-    CURLM *m;
+    sl_http_group *g;
     xfer *aux[MAX_AUX];
     int n_aux;
     bool stdin_busy;
@@ -860,7 +846,7 @@ static void pump_add(pump *p, xfer *x)
         return;
     }
     p->aux[p->n_aux++] = x;
-    curl_multi_add_handle(p->m, x->h);
+    sl_http_group_add(p->g, x->h);
     if (x->role == ROLE_STDIN)
         p->stdin_busy = true;
 }
@@ -878,7 +864,7 @@ static void send_kill(e2b_sb *s, pump *p, uint32_t pid)
     free(script);
     xfer *g = stream_xfer(s, text, NULL);
     g->role = ROLE_GROUPKILL;
-    curl_easy_setopt(g->h, CURLOPT_TIMEOUT_MS, s->request_ms);
+    xfer_timeout(g, s->request_ms);
     free(text);
     pump_add(p, g);
 }
@@ -911,8 +897,8 @@ static int e2b_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_result
     sl_e2b_stream_init(&parser, FRAME_MAX, on_event, &e);
     xfer *st = stream_xfer(s, json, &parser);
     free(json);
-    pump p = {.m = curl_multi_init()};
-    curl_multi_add_handle(p.m, st->h);
+    pump p = {.g = sl_http_group_new()};
+    sl_http_group_add(p.g, st->h);
 
     run me = {0};
     atomic_init(&me.kill, false);
@@ -928,25 +914,20 @@ static int e2b_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_result
     double t0 = now_s(), kill_at = 0, t_end = 0;
     char chunk[65536];
     for (;;) {
-        int still = 0;
-        curl_multi_perform(p.m, &still);
-        CURLMsg *msg;
-        int left;
-        while ((msg = curl_multi_info_read(p.m, &left))) {
-            if (msg->msg != CURLMSG_DONE)
-                continue;
-            if (msg->easy_handle == st->h) {
-                st->rc = msg->data.result;
-                curl_easy_getinfo(st->h, CURLINFO_RESPONSE_CODE, &st->status);
+        sl_http_group_run(p.g);
+        sl_http *done;
+        while ((done = sl_http_group_done(p.g))) {
+            if (done == st->h) {
+                st->rc = sl_http_result_of(st->h);
+                st->status = sl_http_status(st->h);
                 stream_done = true;
                 continue;
             }
             for (int i = 0; i < p.n_aux; i++) {
-                if (p.aux[i]->h != msg->easy_handle)
+                if (p.aux[i]->h != done)
                     continue;
                 if (p.aux[i]->role == ROLE_STDIN)
                     p.stdin_busy = false;
-                curl_multi_remove_handle(p.m, p.aux[i]->h);
                 xfer_release(p.aux[i]);
                 free(p.aux[i]);
                 p.aux[i] = p.aux[--p.n_aux];
@@ -1020,9 +1001,8 @@ static int e2b_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_result
             if (left_s * 1000 < wait_ms)
                 wait_ms = left_s > 0 ? (int)(left_s * 1000) + 1 : 0;
         }
-        struct curl_waitfd wfd = {0, CURL_WAIT_POLLIN, 0};
         bool watch0 = cmd->inherit_stdin && e.started && !stdin_closed && !fd0_eof && !p.stdin_busy;
-        curl_multi_poll(p.m, watch0 ? &wfd : NULL, watch0 ? 1 : 0, wait_ms, NULL);
+        sl_http_group_wait(p.g, watch0 ? 0 : -1, wait_ms);
     }
 
     pthread_mutex_lock(&s->lock);
@@ -1033,12 +1013,12 @@ static int e2b_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_result
         }
     pthread_mutex_unlock(&s->lock);
     for (int i = 0; i < p.n_aux; i++) {
-        curl_multi_remove_handle(p.m, p.aux[i]->h);
+        sl_http_group_remove(p.g, p.aux[i]->h);
         xfer_release(p.aux[i]);
         free(p.aux[i]);
     }
-    curl_multi_remove_handle(p.m, st->h);
-    curl_multi_cleanup(p.m);
+    sl_http_group_remove(p.g, st->h);
+    sl_http_group_free(p.g);
     res->seconds = (t_end ? t_end : now_s()) - t0;
 
     int rc = 0;
@@ -1077,7 +1057,7 @@ static int e2b_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_result
         if (e.eos_code[0])
             rc = sl_err_set(err, SL_EIO, "e2b exec: envd %s the command: %s: %s",
                             e.started ? "ended" : "refused to start", e.eos_code, e.eos_msg);
-        else if (st->rc == CURLE_OK && st->status >= 200 && st->status < 300)
+        else if (st->rc == SL_HTTP_OK && st->status >= 200 && st->status < 300)
             rc = sl_err_set(err, SL_EIO,
                             "e2b exec: POST %s: the stream ended without an end event; the "
                             "sandbox may have been killed or timed out",
@@ -1107,14 +1087,10 @@ static int upload_abs(e2b_sb *s, const char *abs, const void *data, size_t len, 
     xfer x;
     xfer_init(&x, "POST", files_url(s, abs), 0);
     envd_headers(s, &x, NULL);
-    x.mime = curl_mime_init(x.h);
-    curl_mimepart *part = curl_mime_addpart(x.mime);
-    curl_mime_name(part, "file");
     const char *slash = strrchr(abs, '/');
-    curl_mime_filename(part, slash && slash[1] ? slash + 1 : "file");
-    curl_mime_type(part, "application/octet-stream");
-    curl_mime_data(part, len ? data : "", len);
-    curl_easy_setopt(x.h, CURLOPT_MIMEPOST, x.mime);
+    sl_http_form_add(x.h, "file", slash && slash[1] ? slash + 1 : "file",
+                     "application/octet-stream", data, len);
+    sl_http_method(x.h, "POST", NULL, 0, true);
     char what[300];
     snprintf(what, sizeof what, "uploading %.250s", abs);
     int rc = xfer_run(&x, s->request_ms, what, true, err);
@@ -1199,10 +1175,10 @@ static int e2b_list(sl_sandbox *sb, const char *dir, size_t limit, sl_value **ou
 
 static void api_delete(e2b_sb *s)
 {
-    char *eid = curl_easy_escape(NULL, s->id, 0);
+    char *eid = sl_http_escape(s->id);
     xfer x;
     xfer_init(&x, "DELETE", sl_xasprintf("%s/sandboxes/%s", s->api_url, eid), 0);
-    curl_free(eid);
+    free(eid);
     xfer_header(&x, "X-API-Key: %s", s->api_key);
     sl_err ignore = {0};
     xfer_run(&x, s->request_ms, "killing the sandbox", false, &ignore);
@@ -1212,7 +1188,8 @@ static void api_delete(e2b_sb *s)
 
 static void free_sb(e2b_sb *s)
 {
-    curl_slist_free_all(s->envd_headers_base);
+    for (int i = 0; i < s->n_envd_hdr; i++)
+        free(s->envd_hdr[i]);
     if (s->api_key) {
         sl_secret_remove(s->api_key);
         memset(s->api_key, 0, strlen(s->api_key));
@@ -1455,17 +1432,10 @@ static int make_headers(e2b_sb *s)
 {
     if (!s->envd_url)
         s->envd_url = sl_xasprintf("https://%d-%s.%s", ENVD_PORT, s->id, s->domain);
-    char *line = sl_xasprintf("E2b-Sandbox-Id: %s", s->id);
-    s->envd_headers_base = curl_slist_append(s->envd_headers_base, line);
-    free(line);
-    line = sl_xasprintf("E2b-Sandbox-Port: %d", ENVD_PORT);
-    s->envd_headers_base = curl_slist_append(s->envd_headers_base, line);
-    free(line);
-    if (s->token) {
-        line = sl_xasprintf("X-Access-Token: %s", s->token);
-        s->envd_headers_base = curl_slist_append(s->envd_headers_base, line);
-        free(line);
-    }
+    s->envd_hdr[s->n_envd_hdr++] = sl_xasprintf("E2b-Sandbox-Id: %s", s->id);
+    s->envd_hdr[s->n_envd_hdr++] = sl_xasprintf("E2b-Sandbox-Port: %d", ENVD_PORT);
+    if (s->token)
+        s->envd_hdr[s->n_envd_hdr++] = sl_xasprintf("X-Access-Token: %s", s->token);
     /* envd picks the user from Basic auth with an empty password */
     sl_buf cred;
     sl_buf_init(&cred, 0);
@@ -1473,9 +1443,8 @@ static int make_headers(e2b_sb *s)
     sl_buf_adds(&cred, "Authorization: Basic ");
     sl_e2b_base64_encode(&cred, up, strlen(up));
     free(up);
-    s->envd_headers_base = curl_slist_append(s->envd_headers_base, cred.data);
-    sl_buf_release(&cred);
-    s->envd_headers_base = curl_slist_append(s->envd_headers_base, "Connect-Protocol-Version: 1");
+    s->envd_hdr[s->n_envd_hdr++] = sl_buf_detach(&cred);
+    s->envd_hdr[s->n_envd_hdr++] = sl_xstrdup("Connect-Protocol-Version: 1");
     return 0;
 }
 
@@ -1607,7 +1576,7 @@ int sl_e2b_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
         return -1;
     }
     s->base.workspace = s->workdir;
-    if (api_create(s, o, err)) {
+    if (sl_http_init(err) || api_create(s, o, err)) {
         free_sb(s);
         return -1;
     }
