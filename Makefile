@@ -1,5 +1,5 @@
 # sluice — build with `make`, test with `make test` (see README).
-PKGS     := yaml-0.1 jansson libcurl libseccomp sqlite3 libmicrohttpd libarchive libssh
+PKGS     := yaml-0.1 jansson libcurl sqlite3 libmicrohttpd libarchive libssh
 CC       ?= cc
 CSTD     := -std=c17 -D_GNU_SOURCE
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
