@@ -25,7 +25,7 @@ LIB      := $(BUILD)/libsluice.a
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all test asan fuzz bench bench-sandbox bench-llm bench-serve bench-agent bench-jinja clean
+.PHONY: all test asan fuzz bench bench-startup bench-sandbox bench-llm bench-serve bench-agent bench-jinja clean
 all: $(BUILD)/sluice $(UNIT_BIN)
 
 $(BUILD)/%.o: %.c
@@ -114,7 +114,16 @@ bench-llm: $(BUILD)/bench/llm_bench
 bench-serve: $(BUILD)/sluice
 	@bench/serve_bench.sh $(BUILD)
 
-bench: $(BUILD)/bench/engine_bench $(BUILD)/bench/sandbox_bench $(BUILD)/bench/llm_bench
+# Whole processes: sluice's start against /bin/true, sandbox run against bwrap (issue 14).
+$(BUILD)/bench/startup_bench: bench/startup_bench.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) $(OPT) -o $@ $<
+
+bench-startup: $(BUILD)/sluice $(BUILD)/bench/startup_bench
+	@bench/startup.sh $(BUILD)
+
+bench: $(BUILD)/bench/engine_bench $(BUILD)/bench/sandbox_bench $(BUILD)/bench/llm_bench \
+       $(BUILD)/sluice $(BUILD)/bench/startup_bench
 	@bench/run.sh $(BUILD)
 
 # The Jinja2 engine against Python's Jinja2, in-process and spawned (issue 7).

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The benchmark behind the issue's speed targets; `make bench` runs it.
 #
-#   bench/run.sh [BUILD]        BUILD holds bench/engine_bench and
-#                               bench/sandbox_bench (default: build)
+#   bench/run.sh [BUILD]        BUILD holds sluice, bench/engine_bench,
+#                               bench/sandbox_bench, bench/startup_bench
+#                               (default: build)
 #
 # 1. bench/gen.py writes chain and fan-out workflows of 100, 1,000 and
 #    10,000 pass-through nodes into bench/out/ (YAML, plus a JSON twin for
@@ -65,6 +66,9 @@ if [ -x "$BUILD/bench/sandbox_bench" ]; then
 else
   echo "bench: $BUILD/bench/sandbox_bench is missing; run make bench" >&2; status=2
 fi
+echo
+echo "# whole processes (issue 14): sluice's start against /bin/true, sandbox run against bwrap"
+bench/startup.sh "$BUILD" || status=1
 echo
 echo "# model calls (issue 4): streaming relay overhead and memory per concurrent call"
 if [ -x "$BUILD/bench/llm_bench" ]; then
