@@ -383,11 +383,8 @@ typedef struct {
  * (chatflows find files of earlier turns so).  NULL for any other id. */
 static char *store_file_path(const char *app_id, const char *user, const char *id)
 {
-    if (!sl_file_id_ok(id))
-        return NULL;
-    sl_value *meta = sl_store_file_get(S.store, app_id, id);
-    const char *owner = json_string_value(json_object_get(meta, "created_by"));
-    bool ok = meta && (!owner || !*owner || (user && !strcmp(owner, user)));
+    sl_value *meta = sl_store_file_find(S.store, app_id, user, id);
+    bool ok = meta != NULL;
     json_decref(meta);
     return ok ? sl_xasprintf("%s/files/%s", sl_store_dir(S.store), id) : NULL;
 }
@@ -608,7 +605,7 @@ typedef struct {
     bool too_big;
     /* a multipart upload (POST /v1/files/upload) goes straight to disk */
     struct MHD_PostProcessor *pp;
-    FILE *file;
+    sl_blob_writer *blob;
     char file_id[40], name[256], user[128];
     unsigned char head[512];  /* the file's first bytes, to tell its type */
     size_t head_n;
@@ -632,31 +629,31 @@ static enum MHD_Result upload_part(void *cls, enum MHD_ValueKind kind, const cha
     }
     if (strcmp(key, "file"))
         return MHD_YES;
-    if (!q->file && !q->upload_failed) {
+    if (!q->blob && !q->upload_failed) {
         if (uuid(q->file_id)) {
             q->upload_failed = true;
             return MHD_YES;
         }
         snprintf(q->name, sizeof q->name, "%s", filename ? filename : "upload");
-        char *path = sl_xasprintf("%s/files/%s", sl_store_dir(S.store), q->file_id);
-        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        q->file = fd < 0 ? NULL : fdopen(fd, "wb");
-        if (fd >= 0 && !q->file)
-            close(fd);
-        free(path);
-        if (!q->file)
+        sl_err err = {0};
+        if (sl_store_blob_create(S.store, q->file_id, S.o.max_body_bytes, &q->blob, &err))
             q->upload_failed = true;
+        sl_err_clear(&err);
     }
-    if (q->file && size) {
+    if (q->blob && size) {
         size_t h = sizeof q->head - q->head_n < size ? sizeof q->head - q->head_n : size;
         memcpy(q->head + q->head_n, data, h);
         q->head_n += h;
         q->file_size += (long long)size;
-        if (q->file_size > S.o.max_body_bytes) {
+        sl_err err = {0};
+        int rc = sl_blob_write(q->blob, data, size, &err);
+        bool limit = rc && err.code == SL_ELIMIT;
+        sl_err_clear(&err);
+        if (limit) {
             q->too_big = true;
             return MHD_NO;
         }
-        if (fwrite(data, 1, size, q->file) != size)
+        if (rc)
             q->upload_failed = true;
     }
     return MHD_YES;
@@ -772,9 +769,7 @@ static sl_value *file_input(const char *app_id, const char *user, const sl_value
     }
     if (!id)  /* a file value as sluice gives it out (an earlier answer's) */
         id = json_string_value(json_object_get(in, "related_id"));
-    char *path = store_file_path(app_id, user, id);
-    sl_value *meta = path ? sl_store_file_get(S.store, app_id, id) : NULL;
-    free(path);
+    sl_value *meta = sl_store_file_find(S.store, app_id, user, id);
     if (!meta) {
         char shown[48];
         sl_excerpt(id ? id : "(none)", shown, sizeof shown);
@@ -1093,17 +1088,26 @@ static enum MHD_Result v1(struct MHD_Connection *c, const char *method, const ch
         else
             ret = reply_json(c, 200, msgs);
     } else if (post && !strcmp(path, "/files/upload")) {
-        if (!q->file_id[0] || !q->file)
+        if (!q->file_id[0] || !q->blob)
             ret = reply_error(c, 400, "no_file_uploaded",
                               "send the file as multipart/form-data in a field named file");
         else {
-            fclose(q->file);
-            q->file = NULL;
+            sl_blob_writer *w = q->blob;
+            q->blob = NULL;
             sl_err err = {0};
             const char *dot = strrchr(q->name, '.');
             const char *mime = sl_mime_of_file(q->name, q->head, q->head_n);
-            if (q->upload_failed || sl_store_file_add(S.store, q->file_id, app_id, q->name,
-                                                      q->file_size, mime, q->user, &err))
+            bool failed = q->upload_failed;
+            if (failed)
+                sl_blob_abort(w);
+            else
+                failed = sl_blob_commit(w, &err) != 0;
+            if (!failed && sl_store_file_add(S.store, q->file_id, app_id, q->name,
+                                             q->file_size, mime, q->user, &err)) {
+                sl_store_blob_delete(S.store, q->file_id, NULL);
+                failed = true;
+            }
+            if (failed)
                 ret = reply_error(c, 500, "internal_error", "the file could not be stored in the data folder (check free disk space and permissions)");
             else
                 ret = reply_json(c, 201, json_pack("{s:s, s:s, s:I, s:s, s:s, s:s, s:I}", "id",
@@ -1117,10 +1121,9 @@ static enum MHD_Result v1(struct MHD_Connection *c, const char *method, const ch
     } else if (get && !strncmp(path, "/files/", 7) && strstr(path, "/preview")) {
         char id[64];
         snprintf(id, sizeof id, "%.*s", (int)(strstr(path, "/preview") - path - 7), path + 7);
+        /* any file of this app: the key is the app's */
         sl_value *meta = sl_store_file_get(S.store, app_id, id);
-        char *p = meta ? sl_xasprintf("%s/files/%s", sl_store_dir(S.store), id) : NULL;
-        int fd = p ? open(p, O_RDONLY | O_CLOEXEC) : -1;
-        free(p);
+        int fd = meta ? sl_store_blob_open(S.store, id, NULL, NULL) : -1;
         if (fd < 0) {
             ret = reply_error(c, 404, "file_not_found", "File not found");
         } else {
@@ -1426,12 +1429,7 @@ static void done(void *cls, struct MHD_Connection *c, void **con_cls,
     if (q) {
         if (q->pp)
             MHD_destroy_post_processor(q->pp);
-        if (q->file) { /* an upload that did not finish */
-            fclose(q->file);
-            char *path = sl_xasprintf("%s/files/%s", sl_store_dir(S.store), q->file_id);
-            unlink(path);
-            free(path);
-        }
+        sl_blob_abort(q->blob);  /* an upload that did not finish */
         sl_buf_release(&q->body);
         free(q->app_id);
         free(q);

@@ -1337,6 +1337,99 @@ static int sq_feedback(sl_store_be *s, const char *app_id, const char *message_i
                : -1;
 }
 
+/* ---- blobs: DIR/files/KEY (the store checked the key) ---- */
+
+struct sl_store_bw {
+    FILE *f;
+    char *path;
+};
+
+static char *blob_path(const sl_store_be *s, const char *key)
+{
+    return sl_xasprintf("%s/files/%s", s->dir, key);
+}
+
+static int sq_blob_create(sl_store_be *s, const char *key, sl_store_bw **out, sl_err *err)
+{
+    char *path = blob_path(s, key);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "wb");
+    if (!f) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        free(path);
+        return sl_err_set(err, SL_EIO, "store: cannot store blob %s in %s/files: %s", key, s->dir,
+                          strerror(e));
+    }
+    sl_store_bw *w = sl_xcalloc(1, sizeof *w);
+    w->f = f;
+    w->path = path;
+    *out = w;
+    return 0;
+}
+
+static int sq_blob_write(sl_store_bw *w, const void *data, size_t len, sl_err *err)
+{
+    if (fwrite(data, 1, len, w->f) != len)
+        return sl_err_set(err, SL_EIO, "store: cannot write %s: %s", w->path, strerror(errno));
+    return 0;
+}
+
+static void bw_free(sl_store_bw *w)
+{
+    free(w->path);
+    free(w);
+}
+
+static int sq_blob_commit(sl_store_bw *w, sl_err *err)
+{
+    int rc = 0;
+    if (fclose(w->f)) {
+        rc = sl_err_set(err, SL_EIO, "store: cannot write %s: %s", w->path, strerror(errno));
+        unlink(w->path);
+    }
+    bw_free(w);
+    return rc;
+}
+
+static void sq_blob_abort(sl_store_bw *w)
+{
+    fclose(w->f);
+    unlink(w->path);
+    bw_free(w);
+}
+
+static int sq_blob_open(sl_store_be *s, const char *key, long long *size, sl_err *err)
+{
+    char *path = blob_path(s, key);
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat sb;
+    if (fd >= 0 && size) {
+        if (fstat(fd, &sb)) {
+            close(fd);
+            fd = -1;
+        } else {
+            *size = (long long)sb.st_size;
+        }
+    }
+    if (fd < 0)
+        sl_err_set(err, errno == ENOENT ? SL_ENOTFOUND : SL_EIO, "store: cannot open %s: %s",
+                   path, strerror(errno));
+    free(path);
+    return fd;
+}
+
+static int sq_blob_delete(sl_store_be *s, const char *key, sl_err *err)
+{
+    char *path = blob_path(s, key);
+    int rc = unlink(path) ? sl_err_set(err, errno == ENOENT ? SL_ENOTFOUND : SL_EIO,
+                                       "store: cannot remove %s: %s", path, strerror(errno))
+                          : 0;
+    free(path);
+    return rc;
+}
+
 const sl_store_ops sl_store_sqlite = {
     .scheme = "sqlite",
     .open = sq_open,
@@ -1372,4 +1465,10 @@ const sl_store_ops sl_store_sqlite = {
     .feedback = sq_feedback,
     .file_add = sq_file_add,
     .file_get = sq_file_get,
+    .blob_create = sq_blob_create,
+    .blob_write = sq_blob_write,
+    .blob_commit = sq_blob_commit,
+    .blob_abort = sq_blob_abort,
+    .blob_open = sq_blob_open,
+    .blob_delete = sq_blob_delete,
 };

@@ -4,10 +4,12 @@
  */
 #include "store/store.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 struct sl_store {
     const sl_store_ops *ops;
@@ -253,4 +255,145 @@ int sl_store_file_add(sl_store *s, const char *id, const char *app_id, const cha
 sl_value *sl_store_file_get(sl_store *s, const char *app_id, const char *id)
 {
     return s->ops->file_get(s->b, app_id, id);
+}
+
+sl_value *sl_store_file_find(sl_store *s, const char *app_id, const char *user, const char *id)
+{
+    if (!sl_file_id_ok(id))
+        return NULL;
+    sl_value *meta = sl_store_file_get(s, app_id, id);
+    const char *owner = json_string_value(json_object_get(meta, "created_by"));
+    if (meta && owner && *owner && !(user && !strcmp(owner, user))) {
+        json_decref(meta);
+        return NULL;
+    }
+    return meta;
+}
+
+int sl_store_file_open(sl_store *s, const char *app_id, const char *user, const char *id,
+                       sl_err *err)
+{
+    sl_value *meta = sl_store_file_find(s, app_id, user, id);
+    if (!meta) {
+        char shown[48];
+        sl_excerpt(id ? id : "(none)", shown, sizeof shown);
+        return sl_err_set(err, SL_ENOTFOUND, "store: '%s' is not a file of this app and user",
+                          shown);
+    }
+    json_decref(meta);
+    return sl_store_blob_open(s, id, NULL, err);
+}
+
+/* ---- blobs ---- */
+
+struct sl_blob_writer {
+    const sl_store_ops *ops;
+    sl_store_bw *w;
+    long long cap, n;
+};
+
+static int key_ok(const char *key, sl_err *err)
+{
+    if (sl_file_id_ok(key))
+        return 0;
+    char shown[48];
+    sl_excerpt(key ? key : "(none)", shown, sizeof shown);
+    return sl_err_set(err, SL_EINVAL, "store: '%s' is not a blob key (an id sluice issued)",
+                      shown);
+}
+
+int sl_store_blob_create(sl_store *s, const char *key, long long cap, sl_blob_writer **out,
+                         sl_err *err)
+{
+    *out = NULL;
+    sl_store_bw *w;
+    if (key_ok(key, err) || s->ops->blob_create(s->b, key, &w, err))
+        return -1;
+    sl_blob_writer *bw = sl_xcalloc(1, sizeof *bw);
+    bw->ops = s->ops;
+    bw->w = w;
+    bw->cap = cap;
+    *out = bw;
+    return 0;
+}
+
+int sl_blob_write(sl_blob_writer *w, const void *data, size_t len, sl_err *err)
+{
+    if (w->cap > 0 && (long long)len > w->cap - w->n)
+        return sl_err_set(err, SL_ELIMIT, "store: the file is larger than %lld bytes", w->cap);
+    if (len && w->ops->blob_write(w->w, data, len, err))
+        return -1;
+    w->n += (long long)len;
+    return 0;
+}
+
+int sl_blob_commit(sl_blob_writer *w, sl_err *err)
+{
+    int rc = w->ops->blob_commit(w->w, err);
+    free(w);
+    return rc;
+}
+
+void sl_blob_abort(sl_blob_writer *w)
+{
+    if (!w)
+        return;
+    w->ops->blob_abort(w->w);
+    free(w);
+}
+
+int sl_store_blob_put(sl_store *s, const char *key, const void *data, size_t len,
+                      long long cap, sl_err *err)
+{
+    sl_blob_writer *w;
+    if (sl_store_blob_create(s, key, cap, &w, err))
+        return -1;
+    if (sl_blob_write(w, data, len, err)) {
+        sl_blob_abort(w);
+        return -1;
+    }
+    return sl_blob_commit(w, err);
+}
+
+int sl_store_blob_open(sl_store *s, const char *key, long long *size, sl_err *err)
+{
+    if (key_ok(key, err))
+        return -1;
+    return s->ops->blob_open(s->b, key, size, err);
+}
+
+int sl_store_blob_get(sl_store *s, const char *key, size_t cap, sl_buf *out, sl_err *err)
+{
+    int fd = sl_store_blob_open(s, key, NULL, err);
+    if (fd < 0)
+        return -1;
+    char chunk[65536];
+    size_t total = 0;
+    int rc = 0;
+    for (;;) {
+        ssize_t k = read(fd, chunk, sizeof chunk);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0) {
+            rc = sl_err_set(err, SL_EIO, "store: reading blob %s: %s", key, strerror(errno));
+            break;
+        }
+        if (k == 0)
+            break;
+        total += (size_t)k;
+        if ((cap && total > cap) || sl_buf_add(out, chunk, (size_t)k)) {
+            rc = sl_err_set(err, SL_ELIMIT, "store: blob %s is larger than %zu bytes", key,
+                            cap ? cap : out->cap);
+            break;
+        }
+    }
+    close(fd);
+    return rc;
+}
+
+int sl_store_blob_delete(sl_store *s, const char *key, sl_err *err)
+{
+    if (key_ok(key, err))
+        return -1;
+    return s->ops->blob_delete(s->b, key, err);
 }

@@ -141,22 +141,63 @@ sl_value *sl_store_conversation_rename(sl_store *s, const char *app_id, const ch
 int sl_store_feedback(sl_store *s, const char *app_id, const char *message_id, const char *user,
                       const char *rating);
 
-/* ---- files ---- */
-/* Metadata of an uploaded file whose bytes are in DIR/files/ID. */
+/* ---- files ----
+ * An uploaded file or one a run made: its metadata here, its bytes the
+ * blob of the same key.  A file is reached only by its id, and only for
+ * its app and, when it has one, its user. */
 int sl_store_file_add(sl_store *s, const char *id, const char *app_id, const char *name,
                       long long size, const char *mime, const char *user, sl_err *err);
 /* {id, name, size, mime_type, created_by, created_at}, NULL when not this app's. */
 sl_value *sl_store_file_get(sl_store *s, const char *app_id, const char *id);
+/* The same, when a run of app_id for `user` may read the file: it is the
+ * app's and has no owner or is this user's (chatflows find files of
+ * earlier turns so).  NULL for any other id (also ids of no file shape). */
+sl_value *sl_store_file_find(sl_store *s, const char *app_id, const char *user, const char *id);
+/* Opens the bytes of such a file: a read-only descriptor the caller
+ * closes; -1 with SL_ENOTFOUND when sl_store_file_find would say NULL. */
+int sl_store_file_open(sl_store *s, const char *app_id, const char *user, const char *id,
+                       sl_err *err);
+
+/* ---- blobs: bytes by key ----
+ * A key is an id sluice issued (a lowercase UUID, sl_file_id_ok): nothing
+ * else is taken, so no key names a path.  A blob is written once (a key
+ * that exists is refused), within a cap, and read whole or as a stream. */
+typedef struct sl_blob_writer sl_blob_writer;
+
+/* Starts blob `key`; its bytes come with sl_blob_write, and it exists once
+ * sl_blob_commit returns 0.  cap: the most bytes it may hold (0: none). */
+int sl_store_blob_create(sl_store *s, const char *key, long long cap, sl_blob_writer **out,
+                         sl_err *err);
+/* Adds bytes; -1 with SL_ELIMIT when they would pass the cap (none of
+ * them is written), SL_EIO when the backend cannot write. */
+int sl_blob_write(sl_blob_writer *w, const void *data, size_t len, sl_err *err);
+/* Keeps the blob and frees w; on failure nothing is kept. */
+int sl_blob_commit(sl_blob_writer *w, sl_err *err);
+/* Drops what was written and frees w (NULL: nothing). */
+void sl_blob_abort(sl_blob_writer *w);
+/* The whole blob in one call (create, write, commit). */
+int sl_store_blob_put(sl_store *s, const char *key, const void *data, size_t len,
+                      long long cap, sl_err *err);
+/* A read-only descriptor on the blob's bytes, at their start, that the
+ * caller closes; *size (may be NULL) gets their number.  -1 with
+ * SL_ENOTFOUND when there is no such blob. */
+int sl_store_blob_open(sl_store *s, const char *key, long long *size, sl_err *err);
+/* Appends the blob's bytes to out; -1 with SL_ELIMIT when there are more
+ * than cap (0: out's own cap). */
+int sl_store_blob_get(sl_store *s, const char *key, size_t cap, sl_buf *out, sl_err *err);
+int sl_store_blob_delete(sl_store *s, const char *key, sl_err *err);
 
 /* ---- backends ----
  * A backend is a table of functions, one for each of the above, named as
- * them without "sl_store_"; sl_store_open picks it by the scheme of the
+ * them without "sl_store_" (but for file_find, file_open, blob_put and
+ * blob_get, which store.c builds on the others); sl_store_open picks it by the scheme of the
  * location and hands `where` after the colon to its open.  Its own state
  * (struct sl_store_be) is its business: the functions get it back.  Each
  * function keeps the contract written above for its sl_store_ twin; the
  * store checks what is the same for every backend (blob keys, caps, who
  * may open a file) before it calls them. */
 typedef struct sl_store_be sl_store_be;
+typedef struct sl_store_bw sl_store_bw;  /* a blob being written */
 
 typedef struct sl_store_ops {
     const char *scheme;  /* "sqlite": the location's scheme */
@@ -212,6 +253,14 @@ typedef struct sl_store_ops {
     int (*file_add)(sl_store_be *b, const char *id, const char *app_id, const char *name,
                     long long size, const char *mime, const char *user, sl_err *err);
     sl_value *(*file_get)(sl_store_be *b, const char *app_id, const char *id);
+
+    /* blobs: the store checked the key and keeps the cap */
+    int (*blob_create)(sl_store_be *b, const char *key, sl_store_bw **out, sl_err *err);
+    int (*blob_write)(sl_store_bw *w, const void *data, size_t len, sl_err *err);
+    int (*blob_commit)(sl_store_bw *w, sl_err *err);  /* frees w */
+    void (*blob_abort)(sl_store_bw *w);               /* frees w */
+    int (*blob_open)(sl_store_be *b, const char *key, long long *size, sl_err *err);
+    int (*blob_delete)(sl_store_be *b, const char *key, sl_err *err);
 } sl_store_ops;
 
 /* The backends sluice has. */

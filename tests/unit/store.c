@@ -5,9 +5,12 @@
  * existed with looser modes; conversations and messages only for the
  * (app, user) that started them, no user being Dify's default user; a
  * location names its backend ("sqlite:FOLDER" or a folder) and an unknown
- * one is refused by name, without echoing the rest of the location.
+ * one is refused by name, without echoing the rest of the location; file
+ * bytes are blobs reached only by a key sluice issued, written once within
+ * a cap, and a file opens only for its app and owner.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -280,9 +283,145 @@ static void test_backends(void)
     free(dir);
 }
 
+static const char K1[] = "0123abcd-0000-4000-8000-00000000aaaa";
+static const char K2[] = "0123abcd-0000-4000-8000-00000000bbbb";
+static const char K3[] = "0123abcd-0000-4000-8000-00000000cccc";
+
+static void test_blobs(void)
+{
+    char *dir = tmpdir();
+    sl_store *s;
+    int interrupted;
+    sl_err err = {0};
+    CHECK(sl_store_open(dir, &s, &interrupted, &err) == 0, "store opens");
+
+    CHECK(sl_store_blob_put(s, K1, "hello", 5, 0, &err) == 0, "a blob is put: %s",
+          err.msg ? err.msg : "");
+    long long size = -1;
+    int fd = sl_store_blob_open(s, K1, &size, &err);
+    char got[16] = "";
+    ssize_t n = fd >= 0 ? read(fd, got, sizeof got - 1) : -1;
+    CHECK(fd >= 0 && size == 5 && n == 5 && !memcmp(got, "hello", 5),
+          "… opens as a stream of its 5 bytes (size %lld, read %zd)", size, n);
+    if (fd >= 0)
+        CHECK(fcntl(fd, F_GETFL) >= 0 && (fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDONLY,
+              "… read-only");
+    if (fd >= 0)
+        close(fd);
+    sl_buf b;
+    sl_buf_init(&b, 0);
+    CHECK(sl_store_blob_get(s, K1, 0, &b, &err) == 0 && b.len == 5 && !memcmp(b.data, "hello", 5),
+          "… and reads back whole");
+    sl_buf_reset(&b);
+    CHECK(sl_store_blob_get(s, K1, 4, &b, &err) == -1 && err.code == SL_ELIMIT,
+          "… but not past a cap of 4 bytes: %s", err.msg ? err.msg : "(none)");
+    sl_err_clear(&err);
+    sl_buf_release(&b);
+    CHECK(sl_store_blob_put(s, K1, "other", 5, 0, &err) == -1,
+          "a key that exists is refused (blobs are written once)");
+    sl_err_clear(&err);
+    fd = sl_store_blob_open(s, K1, NULL, &err);
+    n = fd >= 0 ? read(fd, got, sizeof got - 1) : -1;
+    CHECK(n == 5 && !memcmp(got, "hello", 5), "… and the blob keeps its bytes");
+    if (fd >= 0)
+        close(fd);
+
+    /* in pieces, within a cap */
+    sl_blob_writer *w = NULL;
+    CHECK(sl_store_blob_create(s, K2, 8, &w, &err) == 0 && w, "a blob is started with a cap of 8");
+    CHECK(sl_blob_write(w, "12345", 5, &err) == 0, "5 bytes go in");
+    CHECK(sl_blob_write(w, "6789", 4, &err) == -1 && err.code == SL_ELIMIT,
+          "4 more pass the cap: SL_ELIMIT (%s)", err.msg ? err.msg : "(none)");
+    sl_err_clear(&err);
+    CHECK(sl_blob_write(w, "678", 3, &err) == 0, "3 more fit");
+    CHECK(sl_blob_commit(w, &err) == 0, "it is committed");
+    sl_buf_init(&b, 0);
+    CHECK(sl_store_blob_get(s, K2, 0, &b, &err) == 0 && b.len == 8 &&
+              !memcmp(b.data, "12345678", 8),
+          "… holding the 8 bytes that fit");
+    sl_buf_release(&b);
+
+    w = NULL;
+    sl_store_blob_create(s, K3, 0, &w, &err);
+    sl_blob_write(w, "gone", 4, &err);
+    sl_blob_abort(w);
+    CHECK(sl_store_blob_open(s, K3, NULL, &err) == -1 && err.code == SL_ENOTFOUND,
+          "an aborted blob does not exist (SL_ENOTFOUND)");
+    sl_err_clear(&err);
+    CHECK(sl_store_blob_put(s, K3, "again", 5, 0, &err) == 0, "… and its key can be used again");
+
+    CHECK(sl_store_blob_delete(s, K2, &err) == 0, "a blob is deleted");
+    CHECK(sl_store_blob_open(s, K2, NULL, &err) == -1 && err.code == SL_ENOTFOUND,
+          "… and is gone");
+    sl_err_clear(&err);
+    CHECK(sl_store_blob_delete(s, K2, &err) == -1 && err.code == SL_ENOTFOUND,
+          "deleting it again: SL_ENOTFOUND");
+    sl_err_clear(&err);
+
+    /* keys that could name a path are never taken */
+    const char *bad[] = {"../sluice.db", "sluice.db", "/etc/passwd", "",
+                         "0123ABCD-0000-4000-8000-00000000AAAA", K1 + 1};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        CHECK(sl_store_blob_open(s, bad[i], NULL, &err) == -1 && err.code == SL_EINVAL,
+              "key '%s' is refused for reading: %s", bad[i], err.msg ? err.msg : "(none)");
+        sl_err_clear(&err);
+        CHECK(sl_store_blob_put(s, bad[i], "x", 1, 0, &err) == -1 && err.code == SL_EINVAL,
+              "… and for writing");
+        sl_err_clear(&err);
+        CHECK(sl_store_blob_delete(s, bad[i], &err) == -1 && err.code == SL_EINVAL,
+              "… and for deleting");
+        sl_err_clear(&err);
+    }
+    CHECK(sl_store_blob_open(s, NULL, NULL, &err) == -1, "no key is refused");
+    sl_err_clear(&err);
+    sl_store_close(s);
+    rm_rf(dir);
+    free(dir);
+}
+
+/* A file opens only for its app and, when it has an owner, that user. */
+static void test_file_owner(void)
+{
+    char *dir = tmpdir();
+    sl_store *s;
+    int interrupted;
+    sl_err err = {0};
+    sl_store_open(dir, &s, &interrupted, &err);
+    sl_store_blob_put(s, K1, "dave's", 6, 0, &err);
+    sl_store_file_add(s, K1, "app1", "d.txt", 6, "text/plain", "dave", &err);
+    sl_store_blob_put(s, K2, "anyone's", 8, 0, &err);
+    sl_store_file_add(s, K2, "app1", "a.txt", 8, "text/plain", "", &err);
+    struct {
+        const char *app, *user, *id;
+        bool may;
+    } cases[] = {
+        {"app1", "dave", K1, true},   {"app1", "erin", K1, false}, {"app1", NULL, K1, false},
+        {"app2", "dave", K1, false},  {"app1", "erin", K2, true},  {"app1", NULL, K2, true},
+        {"app2", NULL, K2, false},    {"app1", "dave", K3, false}, {"app1", "dave", "x", false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        sl_value *m = sl_store_file_find(s, cases[i].app, cases[i].user, cases[i].id);
+        int fd = sl_store_file_open(s, cases[i].app, cases[i].user, cases[i].id, &err);
+        CHECK((m != NULL) == cases[i].may && (fd >= 0) == cases[i].may,
+              "file %s for %s and user %s: %s", cases[i].id, cases[i].app,
+              cases[i].user ? cases[i].user : "(none)", cases[i].may ? "opens" : "refused");
+        if (fd < 0)
+            CHECK(err.code == SL_ENOTFOUND, "… as not found");
+        sl_err_clear(&err);
+        if (fd >= 0)
+            close(fd);
+        json_decref(m);
+    }
+    sl_store_close(s);
+    rm_rf(dir);
+    free(dir);
+}
+
 int main(void)
 {
     test_backends();
+    test_blobs();
+    test_file_owner();
     test_ownership();
     test_private_modes();
     test_random_fails_closed();
