@@ -10,7 +10,7 @@ OPT      ?= -O2 -g
 CFLAGS   += $(CSTD) $(WARN) $(OPT) -Isrc -MMD -MP $(shell pkg-config --cflags $(PKGS))
 # Loaded on first use through core/dl (dlopen), not linked: a command that
 # does not use one does not map it and what it pulls in (docs/dependencies.md).
-DLOPENED := libarchive libmicrohttpd libssh sqlite3
+DLOPENED := libarchive libmicrohttpd libssh sqlite3 libcurl
 LDLIBS   += $(shell pkg-config --libs $(filter-out $(DLOPENED),$(PKGS))) -ldl -lpthread -lm
 BUILD    ?= build
 

@@ -6,7 +6,6 @@
  */
 #include "net/http.h"
 
-#include <curl/curl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -16,7 +15,9 @@
 #include <netinet/in.h>
 #include <arpa/inet.h>
 
+#include "core/dl.h"
 #include "core/netaddr.h"
+#include "net/curl.h"
 
 /* What stopped a transfer from inside, beside libcurl's own code. */
 enum { AB_NONE, AB_STOP, AB_BODY, AB_HEADERS, AB_READ, AB_WRITE, AB_CALLBACK };
@@ -57,6 +58,21 @@ static double mono_s(void)
 
 /* ---- once per process ---- */
 
+#define NC_DEF(f) __typeof__(nc_##f) nc_##f;
+NC_FNS(NC_DEF)
+#undef NC_DEF
+#define NC_SYM(f) {#f, (void **)&nc_##f},
+static const sl_dl_sym curl_syms[] = {NC_FNS(NC_SYM){NULL, NULL}};
+#undef NC_SYM
+static const char *const curl_names[] = {"libcurl.so.4", "libcurl.so", NULL};
+static sl_dl_lib curl_lib = {.what = "libcurl", .sonames = curl_names, .package = "libcurl4",
+                             .syms = curl_syms};
+
+int sl_net_curl_load(sl_err *err)
+{
+    return sl_dl_load(&curl_lib, err);
+}
+
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static CURLcode init_rc = CURLE_FAILED_INIT;
 
@@ -67,6 +83,8 @@ static void init_curl(void)
 
 int sl_http_init(sl_err *err)
 {
+    if (sl_net_curl_load(err))
+        return -1;
     pthread_once(&init_once, init_curl);
     if (init_rc != CURLE_OK)
         return sl_err_set(err, SL_EIO, "libcurl could not be initialised: %s",
@@ -622,5 +640,10 @@ char *sl_http_escape(const char *s)
 
 time_t sl_http_date(const char *s)
 {
+    sl_err e = {0};
+    if (sl_http_init(&e)) {
+        sl_err_clear(&e);
+        return -1;
+    }
     return curl_getdate(s, NULL);
 }

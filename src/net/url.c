@@ -1,9 +1,9 @@
 /* net/url — see url.h. */
 #include "net/url.h"
 
-#include <curl/curl.h>
 #include <stdio.h>
 
+#include "net/curl.h"
 #include "net/http.h"
 
 int sl_url_check(const char *url, sl_err *err)

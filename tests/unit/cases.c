@@ -18,20 +18,14 @@
 
 #include "core/sha256.h"
 #include "engine/run.h"
-#include <curl/curl.h>
 #include <fcntl.h>
 
 #include "engine/config.h"
 #include "llm/llm.h"
+#include "net/http.h"
 #include "nodes/registry.h"
 #include "tap.h"
 #include "util.h"
-
-static size_t discard(char *p, size_t s, size_t n, void *ud)
-{
-    (void)p, (void)ud;
-    return s * n;
-}
 
 static pid_t httpd_pid;
 static FILE *httpd_in;
@@ -134,12 +128,15 @@ static void reset_llmd(void)
     if (!llmd_pid || !u)
         return;
     char *url = sl_xasprintf("%s/__reset", u);
-    CURL *h = curl_easy_init();
-    curl_easy_setopt(h, CURLOPT_URL, url);
-    curl_easy_setopt(h, CURLOPT_POSTFIELDS, "");
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
-    curl_easy_perform(h);
-    curl_easy_cleanup(h);
+    sl_err e = {0};
+    sl_http *h = sl_http_new(&e);
+    if (h) {
+        sl_http_url(h, url);
+        sl_http_method(h, "POST", "", 0, true);
+        sl_http_perform(h);
+        sl_http_free(h);
+    }
+    sl_err_clear(&e);
     free(url);
 }
 

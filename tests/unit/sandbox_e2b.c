@@ -4,7 +4,6 @@
  * the commands as real processes on this host (so the tests can check that
  * a killed command is really gone).
  */
-#include <curl/curl.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -13,6 +12,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "net/http.h"
 #include "sandbox/e2b.h"
 #include "sandbox/sandbox.h"
 #include "tap.h"
@@ -33,28 +33,43 @@ static pid_t start_e2bd(int *p)
     return start_stand_in("e2bd", false, p);
 }
 
-static size_t to_buf(char *p, size_t size, size_t n, void *ud)
+static int to_buf(const char *p, size_t n, void *ud)
 {
-    sl_buf_add(ud, p, size * n);
-    return size * n;
+    sl_buf_add(ud, p, n);
+    return 0;
+}
+
+/* A request to the stand-in through net/http; the answer goes to `out`
+ * when given. */
+static void request(const char *method, const char *url, const char *header, sl_buf *out)
+{
+    sl_err e = {0};
+    sl_http *h = sl_http_new(&e);
+    if (!h) {
+        printf("# %s\n", e.msg);
+        sl_err_clear(&e);
+        return;
+    }
+    sl_http_url(h, url);
+    sl_http_method(h, method, "", 0, !strcmp(method, "POST"));
+    if (header)
+        sl_http_header(h, header);
+    if (out) {
+        sl_http_opts_of(h)->on_body = to_buf;
+        sl_http_opts_of(h)->ud = out;
+    }
+    sl_http_perform(h);
+    sl_http_free(h);
 }
 
 /* A test helper endpoint of the stand-in, as JSON (new reference). */
 static sl_value *helper(const char *method, const char *path)
 {
-    CURL *h = curl_easy_init();
     char url[128];
     snprintf(url, sizeof url, "%s%s", api, path);
     sl_buf b;
     sl_buf_init(&b, 0);
-    curl_easy_setopt(h, CURLOPT_URL, url);
-    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
-    if (!strcmp(method, "POST"))
-        curl_easy_setopt(h, CURLOPT_POSTFIELDS, "");
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, to_buf);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
-    curl_easy_perform(h);
-    curl_easy_cleanup(h);
+    request(method, url, NULL, &b);
     json_error_t je;
     sl_value *v = b.len ? json_loadb(b.data, b.len, 0, &je) : NULL;
     sl_buf_release(&b);
@@ -758,16 +773,9 @@ static void test_network_and_errors(void)
     if (!rc) {
         char del[256];
         snprintf(del, sizeof del, "/sandboxes/%s", last_sandbox_id());
-        CURL *h = curl_easy_init();
         char url[400];
         snprintf(url, sizeof url, "%s%s", api, del);
-        struct curl_slist *hd = curl_slist_append(NULL, "X-API-Key: e2b_test");
-        curl_easy_setopt(h, CURLOPT_URL, url);
-        curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, "DELETE");
-        curl_easy_setopt(h, CURLOPT_HTTPHEADER, hd);
-        curl_easy_perform(h);
-        curl_easy_cleanup(h);
-        curl_slist_free_all(hd);
+        request("DELETE", url, "X-API-Key: e2b_test", NULL);
         const char *echo[] = {"echo", NULL};
         sl_sandbox_cmd cmd = {.argv = echo};
         sl_sandbox_result r;
@@ -825,7 +833,6 @@ static void test_network_and_errors(void)
 
 int main(void)
 {
-    curl_global_init(CURL_GLOBAL_DEFAULT);
     pid_t d = start_e2bd(&port);
     CHECK(d > 0, "e2bd started on port %d", port);
     if (d <= 0)
@@ -843,6 +850,5 @@ int main(void)
     int st = 0;
     waitpid(d, &st, 0);
     CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "e2bd stopped cleanly");
-    curl_global_cleanup();
     return tap_done();
 }
