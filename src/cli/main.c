@@ -699,18 +699,15 @@ static int cmd_run(int argc, char **argv)
     }
     sl_value *inputs = NULL;
     if (sl_run_prepare_inputs(&g, given, &inputs, &diag) < 0) {
-        /* on the command line, "give it a value (inputs.X)" means --input X= */
+        /* on the command line, a missing input is given with --input X= */
         for (size_t k = 0; k < diag.n; k++) {
-            char *m = diag.v[k].msg, *hint = strstr(m, "give it a value (inputs.");
-            if (!hint)
+            sl_diag_entry *e = &diag.v[k];
+            if (e->kind != SL_DIAG_MISSING || !e->input)
                 continue;
-            char *name = hint + 24, *end = strchr(name, ')');
-            if (!end)
-                continue;
-            char *nm = sl_xasprintf("%.*spass it with --input %.*s=VALUE%s", (int)(hint - m), m,
-                                    (int)(end - name), name, end + 1);
-            free(diag.v[k].msg);
-            diag.v[k].msg = nm;
+            char *nm = sl_xasprintf("%.*s; pass it with --input %s=VALUE", (int)e->what_len,
+                                    e->msg, e->input);
+            free(e->msg);
+            e->msg = nm;
         }
         print_diag(&diag, true);
         fprintf(stderr, "sluice: %s: the inputs are not valid; nothing was run (give inputs "

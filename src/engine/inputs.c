@@ -38,8 +38,9 @@ int sl_run_prepare_inputs(const sl_graph *g, const sl_value *given, sl_value **o
             declared = v && !strcmp(v, given_name);
         }
         if (!declared)
-            sl_diag_add(diag, true, "input '%s' is not declared by the start node; it is passed "
-                        "through unused (check the name)", given_name);
+            sl_diag_input(diag, true, SL_DIAG_UNDECLARED, given_name, NULL,
+                          "input '%s' is not declared by the start node; it is passed "
+                          "through unused (check the name)", given_name);
     }
     for (size_t i = 0; i < json_array_size(g->inputs); i++) {
         const sl_value *d = json_array_get(g->inputs, i);
@@ -64,8 +65,9 @@ int sl_run_prepare_inputs(const sl_graph *g, const sl_value *given, sl_value **o
                 json_object_set(res, name, (sl_value *)def);
                 v = json_object_get(res, name);
             } else if (required) {
-                sl_diag_add(diag, false, "%s is required; give it a value (inputs.%s)", who,
-                            name);
+                char fix[320];
+                snprintf(fix, sizeof fix, "give it a value (inputs.%s)", name);
+                sl_diag_input(diag, false, SL_DIAG_MISSING, name, fix, "%s is required", who);
                 continue;
             } else {
                 if (!v)
@@ -84,14 +86,16 @@ int sl_run_prepare_inputs(const sl_graph *g, const sl_value *given, sl_value **o
                 v = json_object_get(res, name);
             }
             if (!json_is_string(v)) {
-                sl_diag_add(diag, false, "%s must be text, not %s", who, sl_value_type_name(v));
+                sl_diag_input(diag, false, SL_DIAG_INVALID, name, NULL,
+                              "%s must be text, not %s", who, sl_value_type_name(v));
                 continue;
             }
             const sl_value *ml = json_object_get(d, "max_length");
             if (json_is_integer(ml) && json_integer_value(ml) > 0 &&
                 utf8_len(json_string_value(v)) > (size_t)json_integer_value(ml))
-                sl_diag_add(diag, false, "%s is %zu characters; at most %lld are allowed", who,
-                            utf8_len(json_string_value(v)), (long long)json_integer_value(ml));
+                sl_diag_input(diag, false, SL_DIAG_INVALID, name, NULL,
+                              "%s is %zu characters; at most %lld are allowed", who,
+                              utf8_len(json_string_value(v)), (long long)json_integer_value(ml));
             if (!strcmp(type, "select")) {
                 const sl_value *opts = json_object_get(d, "options");
                 bool found = false;
@@ -102,8 +106,9 @@ int sl_run_prepare_inputs(const sl_graph *g, const sl_value *given, sl_value **o
                     sl_buf b;
                     sl_buf_init(&b, 4096);
                     sl_value_pyjson(opts, &b, false);
-                    sl_diag_add(diag, false, "%s must be one of %s, not '%s'", who,
-                                b.data ? b.data : "[]", json_string_value(v));
+                    sl_diag_input(diag, false, SL_DIAG_INVALID, name, NULL,
+                                  "%s must be one of %s, not '%s'", who,
+                                  b.data ? b.data : "[]", json_string_value(v));
                     sl_buf_release(&b);
                 }
             }
@@ -111,13 +116,15 @@ int sl_run_prepare_inputs(const sl_graph *g, const sl_value *given, sl_value **o
             if (json_is_string(v)) {
                 sl_value *num = sl_value_number_from_text(json_string_value(v));
                 if (!num) {
-                    sl_diag_add(diag, false, "%s must be a number, not '%s'", who,
-                                json_string_value(v));
+                    sl_diag_input(diag, false, SL_DIAG_INVALID, name, NULL,
+                                  "%s must be a number, not '%s'", who,
+                                  json_string_value(v));
                     continue;
                 }
                 json_object_set_new(res, name, num);
             } else if (!sl_value_is_number(v)) {
-                sl_diag_add(diag, false, "%s must be a number, not %s", who, sl_value_type_name(v));
+                sl_diag_input(diag, false, SL_DIAG_INVALID, name, NULL,
+                              "%s must be a number, not %s", who, sl_value_type_name(v));
             }
         } else if (!strcmp(type, "checkbox")) {
             if (json_is_string(v)) {
@@ -127,27 +134,32 @@ int sl_run_prepare_inputs(const sl_graph *g, const sl_value *given, sl_value **o
                 else if (!strcasecmp(s, "false") || !strcmp(s, "0"))
                     json_object_set_new(res, name, json_false());
                 else
-                    sl_diag_add(diag, false, "%s must be true or false, not '%s'", who, s);
+                    sl_diag_input(diag, false, SL_DIAG_INVALID, name, NULL,
+                                  "%s must be true or false, not '%s'", who, s);
             } else if (!json_is_boolean(v)) {
-                sl_diag_add(diag, false, "%s must be true or false", who);
+                sl_diag_input(diag, false, SL_DIAG_INVALID, name, NULL,
+                              "%s must be true or false", who);
             }
         } else if (!strcmp(type, "json_object")) {
             if (json_is_string(v)) {
                 json_error_t je;
                 sl_value *pv = json_loads(json_string_value(v), 0, &je);
                 if (!json_is_object(pv)) {
-                    sl_diag_add(diag, false, "%s must be a JSON object: %s", who,
-                                pv ? "got another JSON value" : je.text);
+                    sl_diag_input(diag, false, SL_DIAG_INVALID, name, NULL,
+                                  "%s must be a JSON object: %s", who,
+                                  pv ? "got another JSON value" : je.text);
                     json_decref(pv);
                     continue;
                 }
                 json_object_set_new(res, name, pv);
             } else if (!json_is_object(v)) {
-                sl_diag_add(diag, false, "%s must be a JSON object", who);
+                sl_diag_input(diag, false, SL_DIAG_INVALID, name, NULL,
+                              "%s must be a JSON object", who);
             }
         } else if (!strcmp(type, "file")) {
             if (!sl_value_is_file(v))
-                sl_diag_add(diag, false, "%s must be a file (pass --input %s=@PATH)", who, name);
+                sl_diag_input(diag, false, SL_DIAG_INVALID, name, NULL,
+                              "%s must be a file (pass --input %s=@PATH)", who, name);
         } else if (!strcmp(type, "file-list")) {
             if (sl_value_is_file(v)) {
                 sl_value *a = json_array();
@@ -158,8 +170,9 @@ int sl_run_prepare_inputs(const sl_graph *g, const sl_value *given, sl_value **o
                 for (size_t k = 0; ok && k < json_array_size(v); k++)
                     ok = sl_value_is_file(json_array_get(v, k));
                 if (!ok)
-                    sl_diag_add(diag, false, "%s must be a list of files (repeat --input %s=@PATH)",
-                                who, name);
+                    sl_diag_input(diag, false, SL_DIAG_INVALID, name, NULL,
+                                  "%s must be a list of files (repeat --input %s=@PATH)",
+                                  who, name);
             }
         }
     }

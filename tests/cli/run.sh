@@ -106,6 +106,8 @@ check "run: the same through --inputs JSON (exit $rc)" [ $rc -eq 0 ]
 sl run "$W/greet.yml" -q
 check "run: a missing required input is still refused (exit $rc)" \
     bash -c "[ $rc -eq 2 ] && grep -q \"input 'name' (Name) is required\" '$T/err'"
+check "run: … and says how to give it on the command line" \
+    grep -qx "error: input 'name' (Name) is required; pass it with --input name=VALUE" "$T/err"
 
 sl run "$W/greet.yml" --input name=Bob --events -q
 check "run --events: exit 0" [ $rc -eq 0 ]

@@ -7,6 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/diag.h"
+#include "engine/graph.h"
+#include "engine/run.h"
+#include "nodes/registry.h"
 #include "tap.h"
 
 static void test_fields(void)
@@ -55,9 +59,89 @@ static void test_fields(void)
     CHECK(e.code == SL_OK && !e.msg && !e.type && !e.setting, "err: clear releases every field");
 }
 
+static void test_diag(void)
+{
+    sl_diag d;
+    sl_diag_init(&d);
+    sl_diag_add(&d, true, "plain %d", 1);
+    sl_diag_input(&d, false, SL_DIAG_MISSING, "city", "give it a value (inputs.city)",
+                  "input '%s' is required", "city");
+    sl_diag_input(&d, false, SL_DIAG_INVALID, "n", NULL, "input 'n' must be a number");
+    CHECK(d.n == 3 && d.errors == 2 && d.warnings == 1, "diag: counts errors and warnings");
+    CHECK(d.v[0].kind == SL_DIAG_OTHER && !d.v[0].input && d.v[0].what_len == strlen("plain 1"),
+          "diag: a plain entry concerns no input");
+    CHECK(!strcmp(d.v[1].msg, "input 'city' is required; give it a value (inputs.city)") &&
+              d.v[1].kind == SL_DIAG_MISSING && !strcmp(d.v[1].input, "city") &&
+              d.v[1].what_len == strlen("input 'city' is required"),
+          "diag: an input entry names the input and where its what-to-do starts (%s)",
+          d.v[1].msg);
+    CHECK(!strcmp(d.v[2].msg, "input 'n' must be a number") && d.v[2].kind == SL_DIAG_INVALID &&
+              d.v[2].what_len == strlen(d.v[2].msg),
+          "diag: an input entry without a fix is its message alone");
+    sl_diag_release(&d);
+    CHECK(d.n == 0 && !d.v, "diag: release empties the list");
+}
+
+/* The start node's inputs: each problem names the input it is about, so
+ * the CLI and the server say how to give it without reading the text. */
+static void test_inputs(void)
+{
+    static const char dsl[] =
+        "app: {mode: workflow, name: t}\n"
+        "kind: app\n"
+        "version: 0.1.5\n"
+        "workflow:\n"
+        "  graph:\n"
+        "    nodes:\n"
+        "    - {id: start, data: {type: start, title: Start, variables: ["
+        "{variable: city, label: City, type: text-input, required: true}, "
+        "{variable: n, label: N, type: number, required: false}]}}\n"
+        "    - {id: end, data: {type: end, title: End, outputs: []}}\n"
+        "    edges:\n"
+        "    - {source: start, target: end}\n";
+    sl_graph g;
+    sl_diag d;
+    sl_diag_init(&d);
+    sl_err err = {0};
+    if (sl_graph_load_text(&g, &sl_nodes, dsl, strlen(dsl), "t.yml", &d, &err)) {
+        CHECK(0, "inputs: the test DSL loads: %s", d.n ? d.v[0].msg : err.msg);
+        sl_diag_release(&d);
+        sl_err_clear(&err);
+        return;
+    }
+    sl_diag_release(&d);
+    sl_diag_init(&d);
+    sl_value *given = json_pack("{s:s,s:s}", "n", "abc", "cty", "x"), *out = NULL;
+    CHECK(sl_run_prepare_inputs(&g, given, &out, &d) == -1, "inputs: refused");
+    const sl_diag_entry *miss = NULL, *bad = NULL, *undeclared = NULL;
+    for (size_t i = 0; i < d.n; i++) {
+        if (d.v[i].kind == SL_DIAG_MISSING)
+            miss = &d.v[i];
+        else if (d.v[i].kind == SL_DIAG_INVALID)
+            bad = &d.v[i];
+        else if (d.v[i].kind == SL_DIAG_UNDECLARED)
+            undeclared = &d.v[i];
+    }
+    CHECK(miss && !strcmp(miss->input, "city") &&
+              !strcmp(miss->msg, "input 'city' (City) is required; give it a value (inputs.city)") &&
+              miss->what_len == strlen("input 'city' (City) is required"),
+          "inputs: the missing one is MISSING, names city (%s)", miss ? miss->msg : "none");
+    CHECK(bad && !strcmp(bad->input, "n"), "inputs: the bad number is INVALID, names n (%s)",
+          bad ? bad->msg : "none");
+    CHECK(undeclared && undeclared->warning && !strcmp(undeclared->input, "cty"),
+          "inputs: the misspelt one is UNDECLARED, names cty (%s)",
+          undeclared ? undeclared->msg : "none");
+    json_decref(given);
+    json_decref(out);
+    sl_diag_release(&d);
+    sl_graph_release(&g);
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
     test_fields();
+    test_diag();
+    test_inputs();
     return tap_done();
 }
