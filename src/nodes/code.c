@@ -736,7 +736,7 @@ static int run(sl_node_exec *x)
     size_t rn = res.out.len - (size_t)(rj - out);
     json_error_t je;
     sl_value *result = json_loadb(rj, rn, JSON_ALLOW_NUL, &je);
-    if (!result && strstr(je.text, "too big integer"))
+    if (!result && json_error_code(&je) == json_error_numeric_overflow)
         /* JavaScript writes 2**63 as 9223372036854776000; read numbers as
          * floats so the range check can name the output */
         result = json_loadb(rj, rn, JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, &je);
