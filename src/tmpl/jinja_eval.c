@@ -479,6 +479,14 @@ jv sl_jx_json(json_t *j)
     return v;
 }
 
+json_t *sl_jx_pair(const char *k, size_t kl, json_t *v)
+{
+    json_t *p = json_array();
+    json_array_append_new(p, json_stringn_nocheck(k, kl));
+    json_array_append(p, v);
+    return p;
+}
+
 jv sl_jx_undef(const char *name)
 {
     jv v = {.k = K_UNDEF, .name = name};

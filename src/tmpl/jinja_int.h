@@ -1,13 +1,14 @@
 /*
  * jinja_int — what the parts of the Jinja2 engine share: the syntax tree
- * (jinja.c builds it), the runtime value and render state (jinja_eval.c
- * walks the tree, jinja_filters.c has the filters and Python formatting).
+ * (jinja.c builds it) and the runtime value and render state (jinja_eval.c
+ * walks the tree; jinja_ev.h lists the parts rendering calls).
  *
  * The tree lives in one arena owned by the sl_jinja and is never written
  * after compile.  A `jv` owns one reference of its json_t.
  *
  * Names: what the Jinja files share is sl_jx_* (sl_jinja_* is the public
- * API of jinja.h); everything else is static to its file.
+ * API of jinja.h); everything else is static to its file (or a static
+ * inline helper of jinja_ev.h).
  */
 #ifndef SL_JINJA_INT_H
 #define SL_JINJA_INT_H
