@@ -79,36 +79,12 @@ bool sl_cond_op_known(const char *op)
 
 /* ---- errors ---- */
 
-void sl_cond_err_clear(sl_cond_err *e)
-{
-    if (!e)
-        return;
-    free(e->msg);
-    e->msg = NULL;
-    e->type = NULL;
-}
-
-static int cerr(sl_cond_err *e, const char *type, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int cerr(sl_cond_err *e, const char *type, const char *fmt, ...)
-{
-    if (!e)
-        return -1;
-    va_list ap;
-    va_start(ap, fmt);
-    char *m = NULL;
-    if (vasprintf(&m, fmt, ap) < 0)
-        m = NULL;
-    va_end(ap);
-    free(e->msg);
-    e->msg = m ? m : sl_xstrdup(fmt);
-    e->type = type;
-    return -1;
-}
+/* A condition that cannot be evaluated: SL_EINVAL with the Python class
+ * Dify names (ValueError, TypeError) as the error_type. */
+#define cerr(e, type, ...) sl_err_typed((e), SL_EINVAL, (type), __VA_ARGS__)
 
 /* Prepends context ("condition 2 (start.x): ") to an error on the way up. */
-static void cerr_prefix(sl_cond_err *e, const char *prefix)
+static void cerr_prefix(sl_err *e, const char *prefix)
 {
     if (!e || !e->msg)
         return;
@@ -432,7 +408,7 @@ static bool array_has(const sl_value *arr, const sl_value *item)
 /* ---- one comparison ---- */
 
 static int op_contains(const sl_value *actual, const sl_value *expected, bool *out,
-                       sl_cond_err *err, const char *opname)
+                       sl_err *err, const char *opname)
 {
     char b1[160];
     if (json_is_string(actual)) {
@@ -459,7 +435,7 @@ static int op_contains(const sl_value *actual, const sl_value *expected, bool *o
 }
 
 static int need_text(const sl_value *actual, const sl_value *expected, const char *opname,
-                     sl_cond_err *err)
+                     sl_err *err)
 {
     char b[160];
     if (!json_is_string(actual)) {
@@ -501,7 +477,7 @@ static const char *py_class(const sl_value *v)
  * (bool(), int(), float()), so "3" equals 3 and any non-empty text is True
  * next to a boolean.  int() of "3.5" is an error, as in Python. */
 static int op_equal(const sl_value *actual, const sl_value *expected, bool *out,
-                    sl_cond_err *err, const char *opname)
+                    sl_err *err, const char *opname)
 {
     char b[160];
     if (json_is_boolean(actual)) {
@@ -570,7 +546,7 @@ static int op_equal(const sl_value *actual, const sl_value *expected, bool *out,
  * float, then compares an integer value with an integral float as
  * integers, otherwise as floats. */
 static int num_compare(const sl_value *actual, const sl_value *expected, int *cmp,
-                       sl_cond_err *err, const char *opname)
+                       sl_err *err, const char *opname)
 {
     char b[160];
     if (!is_numlike(actual)) {
@@ -620,7 +596,7 @@ static int num_compare(const sl_value *actual, const sl_value *expected, int *cm
 
 /* `all of` wants a list of texts or a list of booleans. */
 static int op_all_of(const sl_value *actual, const sl_value *expected, bool *out,
-                     sl_cond_err *err)
+                     sl_err *err)
 {
     char b[160];
     bool all_str = json_is_array(expected), all_bool = json_is_array(expected);
@@ -655,7 +631,7 @@ static int op_all_of(const sl_value *actual, const sl_value *expected, bool *out
 }
 
 int sl_cond_eval_one(const char *opname, const sl_value *actual, const sl_value *expected,
-                     bool *out, sl_cond_err *err)
+                     bool *out, sl_err *err)
 {
     char b[160];
     int cmp = 0;
@@ -848,7 +824,7 @@ static sl_value *sub_expected(const sl_value *v)
  * files are combined with all() when the operator says "not" (no file may
  * match) and with any() otherwise (some file matches) — Dify's rule. */
 static int file_sub_conditions(const sl_value *files, const sl_value *subc, bool *out,
-                               sl_cond_err *err)
+                               sl_err *err)
 {
     const char *lop = json_string_value(json_object_get(subc, "logical_operator"));
     bool is_or = lop && strcmp(lop, "or") == 0;
@@ -928,7 +904,7 @@ static int file_sub_conditions(const sl_value *files, const sl_value *subc, bool
 
 /* Dify's _convert_to_bool: an int (or bool) by truth, text through
  * json.loads, which must give an int or a bool ("true", "0", ...). */
-static int to_bool(const sl_value *v, bool *out, sl_cond_err *err)
+static int to_bool(const sl_value *v, bool *out, sl_err *err)
 {
     char b[160];
     if (is_intlike(v)) {
@@ -971,7 +947,7 @@ static bool is_bool_segment(const sl_value *v)
  * booleans pass; anything else is a TypeError.  *exp gets a new reference
  * or NULL (None). */
 static int prepare_expected(const sl_cond_env *env, const sl_value *actual, const sl_value *raw,
-                            sl_value **exp, sl_cond_err *err)
+                            sl_value **exp, sl_err *err)
 {
     *exp = NULL;
     if (is_none(raw))
@@ -1054,7 +1030,7 @@ void sl_cond_outcome_release(sl_cond_outcome *o)
 }
 
 int sl_cond_eval_list_env(const sl_cond_env *env, const sl_value *conditions,
-                          const char *logical_operator, sl_cond_outcome *out, sl_cond_err *err)
+                          const char *logical_operator, sl_cond_outcome *out, sl_err *err)
 {
     bool is_or = logical_operator && strcmp(logical_operator, "or") == 0;
     out->inputs = json_array();
@@ -1135,7 +1111,7 @@ static int exec_render(void *ud, const char *text, sl_buf *out)
 }
 
 int sl_cond_eval_list(sl_node_exec *x, const sl_value *conditions, const char *logical_operator,
-                      sl_cond_outcome *out, sl_cond_err *err)
+                      sl_cond_outcome *out, sl_err *err)
 {
     const sl_limits *l = sl_exec_limits(x);
     sl_cond_env env = {exec_get, exec_render, x, l ? l->max_string_bytes : 0};

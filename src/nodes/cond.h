@@ -27,10 +27,10 @@
  * rendered before comparing.  Sluice accepts a plain number as `value`
  * (hand-written YAML says `value: 5`) and reads it as its text, "5".
  *
- * Errors come back as sl_cond_err: a Python-style class name (ValueError,
- * TypeError — what Dify reports as the node's error_type) and a message
- * that says which condition, what was wrong and what to do.  The caller
- * owns the message and releases it with sl_cond_err_clear().
+ * Errors come back as an sl_err (SL_EINVAL): its type is a Python-style
+ * class name (ValueError, TypeError — what Dify reports as the node's
+ * error_type), its message says which condition, what was wrong and what
+ * to do.  The caller releases it with sl_err_clear().
  *
  * Ownership: inputs are borrowed; outcomes own their arrays and are
  * released with sl_cond_outcome_release().
@@ -42,13 +42,6 @@
 
 #include "engine/node.h"
 
-typedef struct {
-    const char *type; /* "ValueError" or "TypeError" (static), NULL when none */
-    char *msg;        /* heap; NULL when no error */
-} sl_cond_err;
-
-void sl_cond_err_clear(sl_cond_err *e);
-
 /* True for every comparison_operator Dify knows: contains, not contains,
  * start with, end with, is, is not, empty, not empty, in, not in, all of,
  * =, ≠, >, <, ≥, ≤, null, not null, exists, not exists. */
@@ -59,7 +52,7 @@ bool sl_cond_op_known(const char *op);
  * -1 with err filled (the message names the operator and the values, the
  * caller adds which condition it was). */
 int sl_cond_eval_one(const char *op, const sl_value *actual, const sl_value *expected,
-                     bool *out, sl_cond_err *err);
+                     bool *out, sl_err *err);
 
 /* What evaluating a condition list produced, for node inputs and
  * process_data (Dify records the same). */
@@ -99,19 +92,19 @@ typedef struct {
  * Used by if-else (once per case) and by loop nodes for break_conditions:
  *
  *     sl_cond_outcome o;
- *     sl_cond_err e = {0};
+ *     sl_err e = {0};
  *     if (sl_cond_eval_list(x, break_conditions, logical_operator, &o, &e) < 0) {
  *         int rc = sl_exec_fail(x, e.type, "break conditions: %s", e.msg);
- *         sl_cond_err_clear(&e);
+ *         sl_err_clear(&e);
  *         return rc;
  *     }
  *     bool stop = o.result;
  *     sl_cond_outcome_release(&o);
  */
 int sl_cond_eval_list(sl_node_exec *x, const sl_value *conditions, const char *logical_operator,
-                      sl_cond_outcome *out, sl_cond_err *err);
+                      sl_cond_outcome *out, sl_err *err);
 int sl_cond_eval_list_env(const sl_cond_env *env, const sl_value *conditions,
-                          const char *logical_operator, sl_cond_outcome *out, sl_cond_err *err);
+                          const char *logical_operator, sl_cond_outcome *out, sl_err *err);
 
 /* ---- load-time checks ---- */
 

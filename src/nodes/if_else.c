@@ -94,7 +94,7 @@ static int run(sl_node_exec *x)
         const char *case_id = legacy ? "true" : json_string_value(json_object_get(cs, "case_id"));
         const char *lop = json_string_value(json_object_get(cs, "logical_operator"));
         sl_cond_outcome o;
-        sl_cond_err e = {0};
+        sl_err e = {0};
         if (sl_cond_eval_list(x, json_object_get(cs, "conditions"), lop ? lop : "and", &o,
                               &e) < 0) {
             json_decref(last_inputs);
@@ -102,10 +102,10 @@ static int run(sl_node_exec *x)
             sl_exec_process(x, "condition_results", results);
             int rc;
             if (legacy)
-                rc = sl_exec_fail(x, e.type, "%s", e.msg);
+                rc = sl_exec_fail(x, sl_err_type(&e, NULL), "%s", e.msg);
             else
-                rc = sl_exec_fail(x, e.type, "case '%s': %s", case_id ? case_id : "?", e.msg);
-            sl_cond_err_clear(&e);
+                rc = sl_exec_fail(x, sl_err_type(&e, NULL), "case '%s': %s", case_id ? case_id : "?", e.msg);
+            sl_err_clear(&e);
             return rc;
         }
         sl_value *entry = json_object();

@@ -127,12 +127,12 @@ static int should_break(sl_node_exec *x, loop_env *e, bool *stop)
         return 0;
     sl_cond_env env = {env_get, env_render, e, sl_exec_limits(x)->max_string_bytes};
     sl_cond_outcome o;
-    sl_cond_err err = {0};
+    sl_err err = {0};
     if (sl_cond_eval_list_env(&env, conds, json_string_value(json_object_get(d, "logical_operator")),
                               &o, &err) < 0) {
-        int rc = sl_exec_fail(x, err.type ? err.type : "LoopNodeError", "break conditions: %s",
+        int rc = sl_exec_fail(x, sl_err_type(&err, "LoopNodeError"), "break conditions: %s",
                               err.msg ? err.msg : "cannot be evaluated");
-        sl_cond_err_clear(&err);
+        sl_err_clear(&err);
         return rc;
     }
     *stop = o.result;
