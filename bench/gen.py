@@ -21,13 +21,16 @@ A pass-through node is a variable-aggregator with one variable, the
 previous node's output (the first ones read the start input `q`); the
 fan-out join reads the first branch, as the only branch Dify would need
 to finish.  `--kind answer` writes answer nodes ("{{#prev.answer#}}")
-instead, for engines without the aggregator.
+instead, for engines without the aggregator; `--kind template-transform`
+writes template-transform nodes rendering "{{ x }}" of the previous
+output, to measure what a Jinja template costs per run.
 
 With --json the same document is also written as JSON next to the YAML,
 so the Python peer engine can read the graph without paying PyYAML's cost
 for every size (the YAML peer measures that cost separately).
 
-Usage: gen.py {chain|fanout} N OUT.yml [--kind variable-aggregator|answer] [--json]
+Usage: gen.py {chain|fanout} N OUT.yml [--kind variable-aggregator|answer|template-transform]
+              [--json]
 """
 
 import argparse
@@ -128,6 +131,10 @@ def pass_node(kind, nid, title, prev, prev_var, x, y):
         data = {"type": "answer", "title": title,
                 "answer": "{{#" + prev + "." + prev_var + "#}}", "variables": []}
         return node(nid, data, x, y, 104), "answer"
+    if kind == "template-transform":
+        data = {"type": "template-transform", "title": title, "template": "{{ x }}",
+                "variables": [{"variable": "x", "value_selector": [prev, prev_var]}]}
+        return node(nid, data, x, y, 54), "output"
     data = {"type": "variable-aggregator", "title": title, "output_type": "string",
             "variables": [[prev, prev_var]]}
     return node(nid, data, x, y, 130), "output"
@@ -205,7 +212,7 @@ def main(argv):
     ap.add_argument("shape", choices=["chain", "fanout"])
     ap.add_argument("n", type=int)
     ap.add_argument("out")
-    ap.add_argument("--kind", choices=["variable-aggregator", "answer"],
+    ap.add_argument("--kind", choices=["variable-aggregator", "answer", "template-transform"],
                     default="variable-aggregator")
     ap.add_argument("--json", action="store_true", help="also write OUT with .json")
     a = ap.parse_args(argv)

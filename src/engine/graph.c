@@ -879,6 +879,8 @@ static int load(sl_graph *g, const sl_node_kinds *kinds, const char *text, size_
         sl_gnode *n = &g->nodes[i];
         if (n->kind && n->kind->check)
             n->kind->check(c, n);
+        if (n->kind && n->kind->prepare)
+            n->kind->prepare(c, n, &n->state);
     }
     /* Every node may carry retry_config and error_strategy. */
     for (int i = 0; i < g->nnodes; i++) {
@@ -958,8 +960,11 @@ int sl_graph_load_text(sl_graph *g, const sl_node_kinds *kinds, const char *text
 void sl_graph_release(sl_graph *g)
 {
     for (int i = 0; i < g->nnodes; i++) {
-        free(g->nodes[i].in);
-        free(g->nodes[i].out);
+        sl_gnode *n = &g->nodes[i];
+        if (n->state && n->kind->release)
+            n->kind->release(n->state);
+        free(n->in);
+        free(n->out);
     }
     free(g->nodes);
     free(g->edges);

@@ -35,6 +35,7 @@ typedef struct sl_gnode {
     enum { SL_ON_ERROR_FAIL, SL_ON_ERROR_BRANCH, SL_ON_ERROR_DEFAULT } on_error;
     int max_retries;
     int retry_interval_ms;
+    void *state;          /* kind->prepare()'s result, freed by kind->release() */
 } sl_gnode;
 
 typedef struct {

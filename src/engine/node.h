@@ -6,7 +6,8 @@
  * own is nodes/registry.h) and the engine looks each node's type up there.
  * At load time the engine calls `check` to validate the node's fields and
  * report every problem through sl_check_error() (file:line:col, node id and
- * title, field, what to do).  At run time the engine calls `run` on a worker
+ * title, field, what to do), then `prepare` to compile what every run would
+ * otherwise redo (templates).  At run time the engine calls `run` on a worker
  * thread with an `sl_node_exec` that gives access to the variable pool,
  * limits and cancellation, and collects what the node produces.
  *
@@ -45,6 +46,17 @@ typedef struct sl_node_kind {
     unsigned flags;
     int (*check)(sl_check *c, const struct sl_gnode *n);  /* may be NULL */
     int (*run)(sl_node_exec *x);
+    /* The compile step (may be NULL).  Called at load right after check,
+     * even when check reported problems (a load reports them all at once),
+     * so it must not rely on check's findings.  It reports what does not
+     * compile through sl_check_error() like check, and may set *state
+     * (NULL before the call) to what it compiled: the graph owns it and
+     * hands it to release() when the graph is released (release may be
+     * NULL when state is never set).  Runs read it through
+     * sl_exec_state(), from any number of threads at once: it is read-only
+     * after prepare. */
+    int (*prepare)(sl_check *c, const struct sl_gnode *n, void **state);
+    void (*release)(void *state);
 } sl_node_kind;
 
 /* The node types a graph may use, passed to sl_graph_load_*(). */
@@ -91,6 +103,9 @@ const struct sl_graph *sl_check_graph(sl_check *c);
 /* ---- run time ---- */
 
 const sl_value *sl_exec_data(sl_node_exec *x);          /* the node's data (borrowed) */
+/* What the kind's prepare() made for this node (borrowed, read-only:
+ * concurrent runs share it); NULL when it made nothing. */
+const void *sl_exec_state(sl_node_exec *x);
 const struct sl_gnode *sl_exec_node(sl_node_exec *x);
 const struct sl_graph *sl_exec_graph(sl_node_exec *x);   /* e.g. declared variable types */
 const sl_limits *sl_exec_limits(sl_node_exec *x);

@@ -159,6 +159,7 @@ static void emit(sl_run *r, const char *event, sl_value *data)
 /* ---- the node execution API ---- */
 
 const sl_value *sl_exec_data(sl_node_exec *x) { return x->n->data; }
+const void *sl_exec_state(sl_node_exec *x) { return x->n->state; }
 const sl_gnode *sl_exec_node(sl_node_exec *x) { return x->n; }
 const sl_graph *sl_exec_graph(sl_node_exec *x) { return x->s->run->g; }
 const sl_limits *sl_exec_limits(sl_node_exec *x) { return &x->s->run->L; }

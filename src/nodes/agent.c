@@ -541,4 +541,4 @@ static int agent_run(sl_node_exec *x)
     return rc;
 }
 
-const sl_node_kind sl_kind_agent = {"agent", 0, agent_check, agent_run};
+const sl_node_kind sl_kind_agent = {.type = "agent", .check = agent_check, .run = agent_run};

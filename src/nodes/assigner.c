@@ -807,4 +807,4 @@ static int check(sl_check *c, const sl_gnode *n)
     }
 }
 
-const sl_node_kind sl_kind_assigner = {"assigner", 0, check, run};
+const sl_node_kind sl_kind_assigner = {.type = "assigner", .check = check, .run = run};

@@ -764,4 +764,4 @@ out:
     return rc;
 }
 
-const sl_node_kind sl_kind_code = {"code", 0, check, run};
+const sl_node_kind sl_kind_code = {.type = "code", .check = check, .run = run};

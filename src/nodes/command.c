@@ -155,4 +155,4 @@ out:
     return rc;
 }
 
-const sl_node_kind sl_kind_command = {"command", 0, check, run};
+const sl_node_kind sl_kind_command = {.type = "command", .check = check, .run = run};

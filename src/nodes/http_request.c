@@ -2196,4 +2196,4 @@ static int check(sl_check *c, const sl_gnode *n)
     return bad;
 }
 
-const sl_node_kind sl_kind_http_request = {"http-request", 0, check, run};
+const sl_node_kind sl_kind_http_request = {.type = "http-request", .check = check, .run = run};

@@ -215,4 +215,9 @@ static int check(sl_check *c, const sl_gnode *n)
     return bad ? -1 : 0;
 }
 
-const sl_node_kind sl_kind_if_else = {"if-else", SL_KIND_BRANCH, check, run};
+const sl_node_kind sl_kind_if_else = {
+    .type = "if-else",
+    .flags = SL_KIND_BRANCH,
+    .check = check,
+    .run = run,
+};

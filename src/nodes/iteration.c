@@ -225,5 +225,9 @@ static int iteration_run(sl_node_exec *x)
     return rc;
 }
 
-const sl_node_kind sl_kind_iteration = {"iteration", SL_KIND_CONTAINER, iteration_check,
-                                        iteration_run};
+const sl_node_kind sl_kind_iteration = {
+    .type = "iteration",
+    .flags = SL_KIND_CONTAINER,
+    .check = iteration_check,
+    .run = iteration_run,
+};

@@ -711,4 +711,4 @@ static int check(sl_check *c, const sl_gnode *n)
     return bad ? -1 : 0;
 }
 
-const sl_node_kind sl_kind_list_operator = {"list-operator", 0, check, run};
+const sl_node_kind sl_kind_list_operator = {.type = "list-operator", .check = check, .run = run};

@@ -27,8 +27,9 @@
  *   (the engine's response coordinator decides when the pieces go out).
  * - Prompts with edition_type jinja2 render their jinja2_text with the
  *   Jinja2 engine (tmpl/jinja.h), the context being the node's
- *   prompt_config.jinja2_variables [{variable, value_selector}]; syntax
- *   errors are load errors.
+ *   prompt_config.jinja2_variables [{variable, value_selector}].  They are
+ *   compiled once, at load (prepare; syntax errors are load errors), and
+ *   runs only render them.
  * Outputs: text, reasoning_content, usage, finish_reason, structured_output.
  */
 #include <stdio.h>
@@ -37,10 +38,10 @@
 
 #include "engine/graph.h"
 #include "engine/limits.h"
-#include "llm/schema.h"
-#include "tmpl/jinja.h"
-#include "nodes/model.h"
 #include "engine/node.h"
+#include "llm/schema.h"
+#include "nodes/model.h"
+#include "tmpl/jinja.h"
 
 static int check_prompt(sl_check *c, const sl_gnode *n, const sl_value *p, const char *field)
 {
@@ -52,21 +53,21 @@ static int check_prompt(sl_check *c, const sl_gnode *n, const sl_value *p, const
                            "this prompt is a jinja2 template but has no jinja2_text");
             return -1;
         }
-        sl_err err = {0};
-        sl_jinja *t;
-        if (sl_jinja_compile(jt, strlen(jt), "jinja2_text", &t, &err) < 0) {
-            sl_check_error(c, n, p, "jinja2_text", field, "%s; fix the template's syntax", err.msg);
-            sl_err_clear(&err);
-            return -1;
-        }
-        sl_jinja_free(t);
-        return 0;
+        return 0; /* prepare compiles it */
     }
     if (!json_is_string(json_object_get(p, "text"))) {
         sl_check_error(c, n, p, "text", field, "the prompt has no text");
         return -1;
     }
     return sl_check_text_refs(c, n, p, "text", field);
+}
+
+/* A chat message with a role sluice sends. */
+static bool has_role(const sl_value *p)
+{
+    const char *role = json_string_value(json_object_get(p, "role"));
+    return json_is_object(p) && role &&
+           (!strcmp(role, "system") || !strcmp(role, "user") || !strcmp(role, "assistant"));
 }
 
 static int check(sl_check *c, const sl_gnode *n)
@@ -79,9 +80,7 @@ static int check(sl_check *c, const sl_gnode *n)
         for (size_t i = 0; i < json_array_size(pt); i++) {
             const sl_value *p = json_array_get(pt, i);
             snprintf(f, sizeof f, "prompt_template[%zu]", i);
-            const char *role = json_string_value(json_object_get(p, "role"));
-            if (!json_is_object(p) || !role ||
-                (strcmp(role, "system") && strcmp(role, "user") && strcmp(role, "assistant"))) {
+            if (!has_role(p)) {
                 sl_check_error(c, n, p, NULL, f,
                                "each message needs a role (system, user or assistant) and a text");
                 bad = 1;
@@ -133,6 +132,65 @@ static int check(sl_check *c, const sl_gnode *n)
     return bad ? -1 : 0;
 }
 
+/* ---- compiling jinja2 prompts ---- */
+
+static bool is_jinja(const sl_value *p)
+{
+    const char *ed = json_string_value(json_object_get(p, "edition_type"));
+    return ed && !strcmp(ed, "jinja2");
+}
+
+/* The compiled jinja2 prompts of a node: t[i] for prompt_template[i] (a
+ * completion model's single {text}: t[0]), NULL for plain texts. */
+typedef struct {
+    size_t n;
+    sl_jinja *t[];
+} prompts;
+
+static void release(void *state)
+{
+    prompts *ps = state;
+    for (size_t i = 0; i < ps->n; i++)
+        sl_jinja_free(ps->t[i]);
+    free(ps);
+}
+
+/* Compiles the jinja2 prompts; check has said what is wrong with the rest.
+ * A node without jinja2 prompts gets no state. */
+static int prepare(sl_check *c, const sl_gnode *n, void **state)
+{
+    const sl_value *pt = json_object_get(n->data, "prompt_template");
+    size_t np = json_is_array(pt) ? json_array_size(pt) : json_is_object(pt) ? 1 : 0;
+    prompts *ps = NULL;
+    int bad = 0;
+    for (size_t i = 0; i < np; i++) {
+        const sl_value *p = json_is_array(pt) ? json_array_get(pt, i) : pt;
+        const char *jt = json_string_value(json_object_get(p, "jinja2_text"));
+        if (!is_jinja(p) || !jt || (json_is_array(pt) && !has_role(p)))
+            continue; /* check has reported it */
+        char field[64];
+        if (json_is_array(pt))
+            snprintf(field, sizeof field, "prompt_template[%zu]", i);
+        else
+            snprintf(field, sizeof field, "prompt_template");
+        sl_err err = {0};
+        sl_jinja *t;
+        if (sl_jinja_compile(jt, strlen(jt), "jinja2_text", &t, &err) < 0) {
+            sl_check_error(c, n, p, "jinja2_text", field, "%s; fix the template's syntax", err.msg);
+            sl_err_clear(&err);
+            bad = 1;
+            continue;
+        }
+        if (!ps) {
+            ps = sl_xcalloc(1, sizeof *ps + np * sizeof ps->t[0]);
+            ps->n = np;
+        }
+        ps->t[i] = t;
+    }
+    *state = ps;
+    return bad ? -1 : 0;
+}
+
 /* ---- building the request ---- */
 
 static void context_text(sl_node_exec *x, sl_buf *out)
@@ -160,18 +218,17 @@ static int jinja_interrupted(void *ud, sl_err *err)
     return sl_exec_interrupted(ud, err);
 }
 
-/* A jinja2 prompt: jinja2_text with prompt_config.jinja2_variables; the
- * render obeys the run's deadline and stop, and template_max_bytes. */
-static int render_jinja(sl_node_exec *x, const sl_value *p, sl_buf *out)
+/* Jinja2 prompt `at` (compiled by prepare) with prompt_config.jinja2_variables;
+ * the render obeys the run's deadline and stop, and template_max_bytes. */
+static int render_jinja(sl_node_exec *x, size_t at, sl_buf *out)
 {
-    const char *jt = json_string_value(json_object_get(p, "jinja2_text"));
-    sl_err err = {0};
-    sl_jinja *t;
-    if (sl_jinja_compile(jt ? jt : "", jt ? strlen(jt) : 0, "jinja2_text", &t, &err) < 0) {
-        sl_exec_fail(x, "LLMNodeError", "%s", err.msg);
-        sl_err_clear(&err);
+    const prompts *ps = sl_exec_state(x);
+    const sl_jinja *t = ps && at < ps->n ? ps->t[at] : NULL;
+    if (!t) { /* a graph that loaded has every jinja2 prompt compiled */
+        sl_exec_fail(x, "LLMNodeError", "jinja2 prompt %zu was not compiled at load", at);
         return -2;
     }
+    sl_err err = {0};
     sl_value *ctx = json_object();
     const sl_value *vars =
         json_object_get(json_object_get(sl_exec_data(x), "prompt_config"), "jinja2_variables");
@@ -202,14 +259,7 @@ static int render_jinja(sl_node_exec *x, const sl_value *p, sl_buf *out)
     }
     sl_err_clear(&err);
     json_decref(ctx);
-    sl_jinja_free(t);
     return rc;
-}
-
-static bool is_jinja(const sl_value *p)
-{
-    const char *ed = json_string_value(json_object_get(p, "edition_type"));
-    return ed && !strcmp(ed, "jinja2");
 }
 
 /* Renders a prompt text, then puts the context where {{#context#}} stands. */
@@ -248,7 +298,7 @@ static int build_messages(sl_node_exec *x, sl_value **out)
             const sl_value *p = json_array_get(pt, i);
             sl_buf t;
             sl_buf_init(&t, cap);
-            rc = is_jinja(p) ? render_jinja(x, p, &t)
+            rc = is_jinja(p) ? render_jinja(x, i, &t)
                              : render(x, json_string_value(json_object_get(p, "text")), &context, &t);
             /* Dify drops messages that render empty */
             if (!rc && t.len)
@@ -260,7 +310,7 @@ static int build_messages(sl_node_exec *x, sl_value **out)
     } else {
         sl_buf t;
         sl_buf_init(&t, cap);
-        rc = is_jinja(pt) ? render_jinja(x, pt, &t)
+        rc = is_jinja(pt) ? render_jinja(x, 0, &t)
                           : render(x, json_string_value(json_object_get(pt, "text")), &context, &t);
         if (!rc)
             json_array_append_new(msgs, json_pack("{s:s, s:s%}", "role", "user", "content",
@@ -566,4 +616,10 @@ static int run(sl_node_exec *x)
     return rc;
 }
 
-const sl_node_kind sl_kind_llm = {"llm", 0, check, run};
+const sl_node_kind sl_kind_llm = {
+    .type = "llm",
+    .check = check,
+    .run = run,
+    .prepare = prepare,
+    .release = release,
+};

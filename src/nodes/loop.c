@@ -231,4 +231,9 @@ static int loop_run(sl_node_exec *x)
     return rc;
 }
 
-const sl_node_kind sl_kind_loop = {"loop", SL_KIND_CONTAINER, loop_check, loop_run};
+const sl_node_kind sl_kind_loop = {
+    .type = "loop",
+    .flags = SL_KIND_CONTAINER,
+    .check = loop_check,
+    .run = loop_run,
+};

@@ -459,4 +459,8 @@ static int run(sl_node_exec *x)
     return 0;
 }
 
-const sl_node_kind sl_kind_parameter_extractor = {"parameter-extractor", 0, check, run};
+const sl_node_kind sl_kind_parameter_extractor = {
+    .type = "parameter-extractor",
+    .check = check,
+    .run = run,
+};

@@ -315,5 +315,9 @@ static int run(sl_node_exec *x)
     return 0;
 }
 
-const sl_node_kind sl_kind_question_classifier = {"question-classifier", SL_KIND_BRANCH, check,
-                                                  run};
+const sl_node_kind sl_kind_question_classifier = {
+    .type = "question-classifier",
+    .flags = SL_KIND_BRANCH,
+    .check = check,
+    .run = run,
+};

@@ -56,7 +56,12 @@ static int start_run(sl_node_exec *x)
     return 0;
 }
 
-const sl_node_kind sl_kind_start = {"start", SL_KIND_ROOT_START, start_check, start_run};
+const sl_node_kind sl_kind_start = {
+    .type = "start",
+    .flags = SL_KIND_ROOT_START,
+    .check = start_check,
+    .run = start_run,
+};
 
 static int end_check(sl_check *c, const sl_gnode *n)
 {
@@ -95,7 +100,7 @@ static int end_run(sl_node_exec *x)
     return 0;
 }
 
-const sl_node_kind sl_kind_end = {"end", 0, end_check, end_run};
+const sl_node_kind sl_kind_end = {.type = "end", .check = end_check, .run = end_run};
 
 static int answer_check(sl_check *c, const sl_gnode *n)
 {
@@ -126,7 +131,7 @@ static int answer_run(sl_node_exec *x)
     return 0;
 }
 
-const sl_node_kind sl_kind_answer = {"answer", 0, answer_check, answer_run};
+const sl_node_kind sl_kind_answer = {.type = "answer", .check = answer_check, .run = answer_run};
 
 /* Container markers: they only mark where a child graph starts or ends;
  * the engine treats a finished loop-end as "break". */
@@ -136,7 +141,14 @@ static int marker_run(sl_node_exec *x)
     return 0;
 }
 
-const sl_node_kind sl_kind_iteration_start = {"iteration-start", SL_KIND_INNER_START, NULL,
-                                              marker_run};
-const sl_node_kind sl_kind_loop_start = {"loop-start", SL_KIND_INNER_START, NULL, marker_run};
-const sl_node_kind sl_kind_loop_end = {"loop-end", 0, NULL, marker_run};
+const sl_node_kind sl_kind_iteration_start = {
+    .type = "iteration-start",
+    .flags = SL_KIND_INNER_START,
+    .run = marker_run,
+};
+const sl_node_kind sl_kind_loop_start = {
+    .type = "loop-start",
+    .flags = SL_KIND_INNER_START,
+    .run = marker_run,
+};
+const sl_node_kind sl_kind_loop_end = {.type = "loop-end", .run = marker_run};

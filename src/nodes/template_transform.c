@@ -5,86 +5,18 @@
  * The variables' values are the template's context; the rendering is the
  * output `output` (a string, capped at max_string_bytes characters, Dify's
  * 400,000).  A render obeys the run's deadline and stop (it polls them)
- * and template_max_bytes.  The template is compiled at load (syntax errors are load
- * errors with the template's line:col) and kept in a cache keyed by the
- * node's data, so runs only render.  Cache entries are reference counted:
- * a run holds its entry while it renders.
+ * and template_max_bytes.  The template is compiled once, at load
+ * (prepare; syntax errors are load errors with the template's line:col):
+ * the graph keeps it and every run only renders it.
  */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine/graph.h"
 #include "engine/limits.h"
-#include "tmpl/jinja.h"
 #include "engine/node.h"
-
-typedef struct entry {
-    struct entry *next;
-    const void *key;
-    char *text;
-    sl_jinja *t;
-    int refs;
-} entry;
-
-#define CACHE_MAX 256
-static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
-static entry *cache;
-static int cache_n;
-
-static void entry_unref(entry *e)
-{
-    if (--e->refs == 0) {
-        sl_jinja_free(e->t);
-        free(e->text);
-        free(e);
-    }
-}
-
-/* The compiled template of this node's data (held: release with
- * entry_release), compiling on first use.  NULL with err on a syntax error. */
-static entry *cache_get(const void *key, const char *text, sl_err *err)
-{
-    pthread_mutex_lock(&cache_mu);
-    for (entry *e = cache; e; e = e->next)
-        if (e->key == key && !strcmp(e->text, text)) {
-            e->refs++;
-            pthread_mutex_unlock(&cache_mu);
-            return e;
-        }
-    pthread_mutex_unlock(&cache_mu);
-    sl_jinja *t;
-    if (sl_jinja_compile(text, strlen(text), "template", &t, err) < 0)
-        return NULL;
-    entry *ne = sl_xcalloc(1, sizeof *ne);
-    ne->key = key;
-    ne->text = sl_xstrdup(text);
-    ne->t = t;
-    ne->refs = 2; /* the cache's and the caller's */
-    pthread_mutex_lock(&cache_mu);
-    ne->next = cache;
-    cache = ne;
-    if (++cache_n > CACHE_MAX) {
-        /* drop the oldest; a render holding it keeps it alive */
-        entry **pp = &cache;
-        while ((*pp)->next)
-            pp = &(*pp)->next;
-        entry *old = *pp;
-        *pp = NULL;
-        cache_n--;
-        entry_unref(old);
-    }
-    pthread_mutex_unlock(&cache_mu);
-    return ne;
-}
-
-static void entry_release(entry *e)
-{
-    pthread_mutex_lock(&cache_mu);
-    entry_unref(e);
-    pthread_mutex_unlock(&cache_mu);
-}
+#include "tmpl/jinja.h"
 
 static int check(sl_check *c, const sl_gnode *n)
 {
@@ -94,17 +26,6 @@ static int check(sl_check *c, const sl_gnode *n)
     if (!json_is_string(tv)) {
         sl_check_error(c, n, d, "template", "template", "missing: the Jinja2 template to render");
         bad = 1;
-    } else {
-        sl_err err = {0};
-        entry *e = cache_get(d, json_string_value(tv), &err);
-        if (!e) {
-            sl_check_error(c, n, d, "template", "template", "%s; fix the template's syntax",
-                           err.msg ? err.msg : "the template does not compile");
-            bad = 1;
-        } else {
-            entry_release(e);
-        }
-        sl_err_clear(&err);
     }
     const sl_value *vars = json_object_get(d, "variables");
     if (vars && !json_is_array(vars)) {
@@ -127,6 +48,30 @@ static int check(sl_check *c, const sl_gnode *n)
     return bad ? -1 : 0;
 }
 
+/* Compiles the template; check has said what is wrong when it is missing. */
+static int prepare(sl_check *c, const sl_gnode *n, void **state)
+{
+    const sl_value *tv = json_object_get(n->data, "template");
+    if (!json_is_string(tv))
+        return -1;
+    sl_err err = {0};
+    sl_jinja *t;
+    const char *text = json_string_value(tv);
+    if (sl_jinja_compile(text, strlen(text), "template", &t, &err) < 0) {
+        sl_check_error(c, n, n->data, "template", "template", "%s; fix the template's syntax",
+                       err.msg ? err.msg : "the template does not compile");
+        sl_err_clear(&err);
+        return -1;
+    }
+    *state = t;
+    return 0;
+}
+
+static void release(void *state)
+{
+    sl_jinja_free(state);
+}
+
 static int interrupted(void *ud, sl_err *err)
 {
     return sl_exec_interrupted(ud, err);
@@ -135,14 +80,8 @@ static int interrupted(void *ud, sl_err *err)
 static int run(sl_node_exec *x)
 {
     const sl_value *d = sl_exec_data(x);
-    const char *text = json_string_value(json_object_get(d, "template"));
+    const sl_jinja *t = sl_exec_state(x); /* a graph that loaded has it */
     sl_err err = {0};
-    entry *e = cache_get(d, text ? text : "", &err);
-    if (!e) {
-        int rc = sl_exec_fail(x, "TemplateTransformError", "%s", err.msg);
-        sl_err_clear(&err);
-        return rc;
-    }
     sl_value *ctx = json_object();
     const sl_value *vars = json_object_get(d, "variables");
     for (size_t i = 0; i < json_array_size(vars); i++) {
@@ -168,8 +107,7 @@ static int run(sl_node_exec *x)
     lim.interrupt_ud = x;
     sl_buf out;
     sl_buf_init(&out, l->max_string_bytes * 4 + 16);
-    int rc = sl_jinja_render(e->t, ctx, &lim, &out, &err);
-    entry_release(e);
+    int rc = sl_jinja_render(t, ctx, &lim, &out, &err);
     json_decref(ctx);
     if (rc < 0) {
         rc = sl_exec_fail(x, err.code == SL_ETIMEOUT ? "WorkflowTimeout"
@@ -183,4 +121,10 @@ static int run(sl_node_exec *x)
     return rc;
 }
 
-const sl_node_kind sl_kind_template_transform = {"template-transform", 0, check, run};
+const sl_node_kind sl_kind_template_transform = {
+    .type = "template-transform",
+    .check = check,
+    .run = run,
+    .prepare = prepare,
+    .release = release,
+};

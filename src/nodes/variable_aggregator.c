@@ -184,5 +184,13 @@ static int check(sl_check *c, const sl_gnode *n)
     return bad ? -1 : 0;
 }
 
-const sl_node_kind sl_kind_variable_aggregator = {"variable-aggregator", 0, check, run};
-const sl_node_kind sl_kind_variable_assigner_legacy = {"variable-assigner", 0, check, run};
+const sl_node_kind sl_kind_variable_aggregator = {
+    .type = "variable-aggregator",
+    .check = check,
+    .run = run,
+};
+const sl_node_kind sl_kind_variable_assigner_legacy = {
+    .type = "variable-assigner",
+    .check = check,
+    .run = run,
+};

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "engine/graph.h"
+#include "engine/run.h"
 #include "engine/config.h"
 #include "nodes/registry.h"
 #include "tap.h"
@@ -563,7 +564,7 @@ static int ping_run(sl_node_exec *x)
     (void)x;
     return 0;
 }
-static const sl_node_kind ping_kind = {"ping", 0, ping_check, ping_run};
+static const sl_node_kind ping_kind = {.type = "ping", .check = ping_check, .run = ping_run};
 static const sl_node_kind *ping_find(const char *type)
 {
     if (!strcmp(type, "ping"))
@@ -620,6 +621,116 @@ static void test_kinds_table(void)
     sl_err_clear(&err);
 }
 
+/* prepare/release: a kind's compile step runs once per node at load, its
+ * errors are load errors naming the node and field, runs read its state,
+ * and the graph releases it (also when the load failed). */
+static int word_prepares, word_releases, word_live;
+static int word_prepare(sl_check *c, const sl_gnode *n, void **state)
+{
+    word_prepares++;
+    const char *w = json_string_value(json_object_get(n->data, "word"));
+    if (w && !strcmp(w, "bad")) {
+        sl_check_error(c, n, n->data, "word", "word", "'bad' does not compile");
+        return -1;
+    }
+    *state = sl_xstrdup(w ? w : "");
+    word_live++;
+    return 0;
+}
+static void word_release(void *state)
+{
+    word_releases++;
+    word_live--;
+    free(state);
+}
+static int word_run(sl_node_exec *x)
+{
+    sl_exec_output(x, "word", json_string(sl_exec_state(x)));
+    return 0;
+}
+static const sl_node_kind word_kind = {
+    .type = "word", .run = word_run, .prepare = word_prepare, .release = word_release};
+static const sl_node_kind *word_find(const char *type)
+{
+    return !strcmp(type, "word") ? &word_kind : sl_nodes.find(type);
+}
+
+static void test_prepare(void)
+{
+    const sl_node_kinds kinds = {word_find, NULL};
+    const char *fmt = "app: {mode: workflow, name: t}\n"
+                      "kind: app\n"
+                      "version: 0.1.5\n"
+                      "workflow:\n"
+                      "  graph:\n"
+                      "    nodes:\n"
+                      "    - {id: s, data: {type: start, title: S, variables: []}}\n"
+                      "    - {id: w, data: {type: word, title: W, word: %s}}\n"
+                      "    - id: e\n"
+                      "      data: {type: end, title: E, outputs: [{variable: o, "
+                      "value_selector: [w, word]}]}\n"
+                      "    edges:\n"
+                      "    - {id: x, source: s, target: w}\n"
+                      "    - {id: y, source: w, target: e}\n";
+    char text[1024];
+    snprintf(text, sizeof text, fmt, "hello");
+    sl_graph g;
+    sl_diag d;
+    sl_err err = {0};
+    sl_diag_init(&d);
+    int rc = sl_graph_load_text(&g, &kinds, text, strlen(text), "t.yml", &d, &err);
+    CHECK(rc == 0 && word_prepares == 1 && word_releases == 0,
+          "prepare runs once per node at load (rc %d, %d prepares, %d releases)", rc,
+          word_prepares, word_releases);
+    for (int i = 0; rc == 0 && i < 2; i++) {
+        sl_run_opts o;
+        sl_run_opts_init(&o);
+        sl_value *in = json_object();
+        o.inputs = in;
+        sl_run *r = sl_run_new(&g, &o);
+        sl_run_exec(r, &err);
+        sl_value *want = json_pack("{s:s}", "o", "hello");
+        CHECK(sl_run_status_of(r) == SL_RUN_SUCCEEDED &&
+                  sl_value_equal(want, sl_run_outputs(r)) && word_prepares == 1,
+              "run %d reads what prepare made, without preparing again (%s)", i + 1,
+              sl_run_error(r) ? sl_run_error(r) : "ok");
+        json_decref(want);
+        json_decref(in);
+        sl_run_free(r);
+        sl_err_clear(&err);
+    }
+    sl_diag_release(&d);
+    sl_graph_release(&g);
+    CHECK(word_releases == 1, "the graph releases the state with itself (%d)", word_releases);
+
+    snprintf(text, sizeof text, fmt, "bad");
+    sl_diag_init(&d);
+    rc = sl_graph_load_text(&g, &kinds, text, strlen(text), "t.yml", &d, &err);
+    CHECK(rc == -1 && d.n == 1 && strstr(d.v[0].msg, "t.yml:8:") &&
+              strstr(d.v[0].msg, "node 'w' (W): field word: 'bad' does not compile"),
+          "a prepare error is a load error with file:line, node and field (%s)",
+          d.n ? d.v[0].msg : "none");
+    sl_diag_release(&d);
+    sl_graph_release(&g);
+    sl_err_clear(&err);
+    CHECK(word_live == 0, "a load that prepare failed leaves nothing behind (%d)", word_live);
+
+    /* a load that fails elsewhere (end reads a node that does not exist) */
+    char broken[1024];
+    snprintf(broken, sizeof broken, fmt, "hello");
+    char *at = strstr(broken, "[w, word]");
+    memcpy(at, "[v, word]", 9);
+    sl_diag_init(&d);
+    rc = sl_graph_load_text(&g, &kinds, broken, strlen(broken), "t.yml", &d, &err);
+    int live = word_live;
+    sl_diag_release(&d);
+    sl_graph_release(&g);
+    sl_err_clear(&err);
+    CHECK(rc == -1 && live == 1 && word_live == 0,
+          "a failed load keeps one state until released (rc %d, %d, then %d)", rc, live,
+          word_live);
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0); /* keep TAP lines if a sanitizer ends the run */
@@ -633,5 +744,6 @@ int main(void)
     test_secrets();
     test_locations();
     test_kinds_table();
+    test_prepare();
     return tap_done();
 }
