@@ -62,10 +62,9 @@ struct sl_run {
     sl_net_mode net;
     char *net_allow;
     sl_value *sb_settings;    /* the provider's settings, or NULL */
-    /* Files the run's nodes made (artifacts): opts.files_dir, or a private
-     * folder made on first use and removed with the run. */
+    /* Files the run's nodes made (artifacts): the caller's opts.file_put,
+     * or this private folder, made on first use and removed with the run. */
     char *files_dir;
-    bool files_tmp;
     sl_value *made;           /* {id: true} of files this run stored (sb_lock) */
     const sl_value *packages; /* {pip:[…], npm:[…]} (borrowed) or NULL */
 };
@@ -419,11 +418,10 @@ sl_sandbox *sl_exec_sandbox(sl_node_exec *x, sl_err *err)
  * trusted but its related_id, and that only as a key: the bytes come from
  * a file sluice placed itself.  Ids are UUIDs, so no id builds a path. */
 
-/* The host path of file id `id` (heap), or NULL when the run holds none. */
+/* The host path of file id `id` in the run's own folder or the caller's
+ * `files` (heap), or NULL when neither holds it. */
 static char *file_path_of(sl_run *r, const char *id)
 {
-    if (!sl_file_id_ok(id))
-        return NULL;
     char *path = NULL;
     pthread_mutex_lock(&r->sb_lock);
     if (r->files_dir && json_object_get(r->made, id))
@@ -434,8 +432,6 @@ static char *file_path_of(sl_run *r, const char *id)
         if (p)
             path = sl_xstrdup(p);
     }
-    if (!path && r->opts.file_path)
-        path = r->opts.file_path(id, r->opts.file_ud);
     return path;
 }
 
@@ -445,8 +441,21 @@ int sl_run_file_open(sl_run *r, const sl_value *f, sl_err *err)
     const char *id = json_string_value(json_object_get(f, "related_id"));
     if (!sl_value_is_file(f))
         return sl_err_set(err, SL_EINVAL, "not a file value");
-    char *path = file_path_of(r, id);
-    if (!path) {
+    char *path = sl_file_id_ok(id) ? file_path_of(r, id) : NULL;
+    int fd = -1;
+    sl_err e = {.code = SL_ENOTFOUND};
+    if (path) {
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+            sl_err_set(&e, SL_EIO, "%s", strerror(errno));
+        free(path);
+    } else if (sl_file_id_ok(id) && r->opts.file_open) {
+        fd = r->opts.file_open(id, r->opts.file_ud, &e);
+    }
+    if (fd >= 0)
+        return fd;
+    if (e.code == SL_ENOTFOUND) {
+        sl_err_clear(&e);
         char shown[48];
         sl_excerpt(id ? id : "(none)", shown, sizeof shown);
         return sl_err_set(err, SL_EINVAL,
@@ -456,44 +465,28 @@ int sl_run_file_open(sl_run *r, const sl_value *f, sl_err *err)
                           "POST /v1/files/upload) or as a remote_url",
                           name ? name : "?", shown);
     }
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    free(path);
-    if (fd < 0)
-        return sl_err_set(err, SL_EIO, "file '%s' cannot be read: %s", name ? name : "?",
-                          strerror(errno));
-    return fd;
+    sl_err_set(err, SL_EIO, "file '%s' cannot be read: %s", name ? name : "?",
+               e.msg ? e.msg : "?");
+    sl_err_clear(&e);
+    return -1;
 }
 
-sl_value *sl_exec_store_file(sl_node_exec *x, const char *name, const void *data, size_t len,
-                             sl_err *err)
+/* Writes the bytes of file `id` into the run's private folder (made on
+ * first use). */
+static int put_private(sl_run *r, const char *id, const char *name, const void *data,
+                       size_t len, sl_err *err)
 {
-    sl_run *r = x->s->run;
     pthread_mutex_lock(&r->sb_lock);
     if (!r->files_dir) {
-        if (r->opts.files_dir) {
-            r->files_dir = sl_xstrdup(r->opts.files_dir);
-            mkdir(r->files_dir, 0700);
-        } else {
-            char tmpl[] = "/tmp/sluice-files-XXXXXX";
-            char *t = mkdtemp(tmpl) ? sl_xstrdup(tmpl) : NULL;
-            if (t) {
-                r->files_dir = t;
-                r->files_tmp = true;
-            }
-        }
+        char tmpl[] = "/tmp/sluice-files-XXXXXX";
+        if (mkdtemp(tmpl))
+            r->files_dir = sl_xstrdup(tmpl);
     }
     char *dir = r->files_dir ? sl_xstrdup(r->files_dir) : NULL;
     pthread_mutex_unlock(&r->sb_lock);
-    if (!dir) {
-        sl_err_set(err, SL_EIO, "cannot make a folder for the run's files: %s", strerror(errno));
-        return NULL;
-    }
-    char id[37];
-    if (sl_file_id_new(id) < 0) {
-        free(dir);
-        sl_err_set(err, SL_EIO, "no randomness for a file id: %s", strerror(errno));
-        return NULL;
-    }
+    if (!dir)
+        return sl_err_set(err, SL_EIO, "cannot make a folder for the run's files: %s",
+                          strerror(errno));
     char *path = sl_xasprintf("%s/%s", dir, id);
     free(dir);
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -512,9 +505,29 @@ sl_value *sl_exec_store_file(sl_node_exec *x, const char *name, const void *data
         sl_err_set(err, SL_EIO, "cannot store file '%s' in %s: %s", name, path, strerror(errno));
         unlink(path);
         free(path);
-        return NULL;
+        return -1;
     }
     free(path);
+    return 0;
+}
+
+sl_value *sl_exec_store_file(sl_node_exec *x, const char *name, const void *data, size_t len,
+                             sl_err *err)
+{
+    sl_run *r = x->s->run;
+    char id[37];
+    if (sl_file_id_new(id) < 0) {
+        sl_err_set(err, SL_EIO, "no randomness for a file id: %s", strerror(errno));
+        return NULL;
+    }
+    if (r->opts.file_put) {
+        if (r->opts.file_put(id, data, len, r->opts.file_ud, err)) {
+            sl_err_prefix(err, "cannot store file '%s'", name);
+            return NULL;
+        }
+    } else if (put_private(r, id, name, data, len, err)) {
+        return NULL;
+    }
     pthread_mutex_lock(&r->sb_lock);
     json_object_set_new(r->made, id, json_true());
     pthread_mutex_unlock(&r->sb_lock);
@@ -593,7 +606,7 @@ int sl_exec_file_bytes(sl_node_exec *x, const sl_value *f, size_t cap, sl_buf *o
 /* Removes a private files folder (flat: file ids only). */
 static void files_cleanup(sl_run *r)
 {
-    if (!r->files_tmp || !r->files_dir)
+    if (!r->files_dir)
         return;
     DIR *d = opendir(r->files_dir);
     struct dirent *e;

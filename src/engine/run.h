@@ -44,21 +44,25 @@ typedef struct {
     /* Files.  A file value is data, never a capability: it reaches bytes
      * only through an id sluice issued (its related_id), looked up in the
      * run's table: files its nodes made, the caller's `files`, then the
-     * caller's `file_path`.  A url, path or id inside a value is never
+     * caller's `file_open`.  A url, path or id inside a value is never
      * opened; a remote_url is fetched only through the SSRF guard. */
-    const char *files_dir;         /* where files nodes make are kept (artifacts); NULL: a
-                                      private folder removed with the run */
     const sl_value *files;         /* {id: host path} of files the caller placed (the CLI's
                                       --input @FILE), borrowed; may be NULL */
-    /* Host path (heap) of a file the caller's store issued with this id and
-     * this run may read (uploads of this app and user, files earlier runs of
-     * the conversation made); NULL when none.  May be NULL. */
-    char *(*file_path)(const char *id, void *ud);
+    /* Keeps the bytes of a file a node made under the new id `id` in the
+     * caller's store (the server's blobs); -1 with err when it cannot.
+     * NULL: they go to a private folder removed with the run. */
+    int (*file_put)(const char *id, const void *data, size_t len, void *ud, sl_err *err);
+    /* A read-only descriptor on a file the caller's store holds with this
+     * id and this run may read (files put by file_put, uploads of this app
+     * and user, files earlier runs of the conversation made); -1 with
+     * SL_ENOTFOUND when none, another code when it cannot be read.  May be
+     * NULL. */
+    int (*file_open)(const char *id, void *ud, sl_err *err);
     const char *files_url;         /* format with one %s (the file id) for the url of file
                                       values nodes make ("/v1/files/%s/preview"); NULL: none */
     /* Called for each file a node stores (artifacts), e.g. to index it. */
     void (*on_file)(const sl_value *file, void *ud);
-    void *file_ud;                 /* for on_file and file_path */
+    void *file_ud;                 /* for file_put, file_open and on_file */
     sl_event_fn on_event;    /* may be NULL */
     void *event_ud;
 } sl_run_opts;

@@ -378,21 +378,21 @@ typedef struct {
     live *l;
 } job;
 
-/* The host path of a stored file this app's run may read: uploads and
- * files runs made, of this app and, when the file has one, this user
- * (chatflows find files of earlier turns so).  NULL for any other id. */
-static char *store_file_path(const char *app_id, const char *user, const char *id)
-{
-    sl_value *meta = sl_store_file_find(S.store, app_id, user, id);
-    bool ok = meta != NULL;
-    json_decref(meta);
-    return ok ? sl_xasprintf("%s/files/%s", sl_store_dir(S.store), id) : NULL;
-}
-
-static char *run_file_path(const char *id, void *ud)
+/* The files a run of this app may read: uploads and files runs made, of
+ * this app and, when the file has one, this user (chatflows find files of
+ * earlier turns so); sl_store_file_open keeps the rule. */
+static int run_file_open(const char *id, void *ud, sl_err *err)
 {
     job *j = ud;
-    return store_file_path(j->app_id, j->user, id);
+    return sl_store_file_open(S.store, j->app_id, j->user, id, err);
+}
+
+/* Files nodes make (agent artifacts) join the uploads as blobs; on_file
+ * then gives them their metadata. */
+static int run_file_put(const char *id, const void *data, size_t len, void *ud, sl_err *err)
+{
+    (void)ud;
+    return sl_store_blob_put(S.store, id, data, len, 0, err);
 }
 
 static void on_file(const sl_value *f, void *ud)
@@ -425,11 +425,10 @@ static sl_value *execute(job *j)
     o.event_ud = l;
     /* Files nodes make (agent artifacts) join the uploads: downloadable at
      * /v1/files/ID/preview by this app's keys. */
-    char *files = sl_xasprintf("%s/files", sl_store_dir(S.store));
-    o.files_dir = files;
+    o.file_put = run_file_put;
+    o.file_open = run_file_open;
     o.files_url = "/v1/files/%s/preview";
     o.on_file = on_file;
-    o.file_path = run_file_path;
     o.file_ud = j;
     sl_run *r = sl_run_new(&j->a->g, &o);
     pthread_mutex_lock(&l->mu);
@@ -472,7 +471,6 @@ static sl_value *execute(job *j)
     wake_readers(l);
     pthread_mutex_unlock(&l->mu);
     sl_run_free(r);
-    free(files);
     atomic_fetch_sub(&j->a->running, 1);
     atomic_fetch_sub(&S.active, 1);
     return body;
