@@ -293,8 +293,6 @@ static int proxy_socket(void)
 
 static void build_root(sl_sb_plan *p)
 {
-    if (unshare(CLONE_NEWCGROUP))
-        die("unshare", "cgroup namespace");
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
         die("mount", "make / private");
     /* Bind sources are taken while init still has the host's view and its
@@ -804,8 +802,7 @@ int main(void)
     syscall(SYS_close_range, (unsigned)ctl + 1, ~0U, 0);
     syscall(SYS_close_range, 0, ~0U, CLOSE_RANGE_CLOEXEC);
     prctl(PR_SET_NAME, "sluice-init", 0, 0, 0);
-    /* wait for the host to write our uid/gid maps and cgroup; the plan
-     * comes with GO */
+    /* wait for the host to write our uid/gid maps; the plan comes with GO */
     ssize_t r;
     do
         r = recv(ctl, msgbuf, sizeof msgbuf - 1, 0);
@@ -823,6 +820,18 @@ int main(void)
     if (p->new_net)
         loopback_up();
     int proxy = p->proxy ? proxy_socket() : -1;
+    /* The host moved us into the sandbox's cgroup meanwhile (proto.h);
+     * our cgroup namespace is rooted where we are now. */
+    do
+        r = recv(ctl, msgbuf, sizeof msgbuf - 1, 0);
+    while (r < 0 && errno == EINTR);
+    if (r != (ssize_t)sizeof h)
+        _exit(1);
+    memcpy(&h, msgbuf, sizeof h);
+    if (h.op != SL_OP_PLACED)
+        _exit(1);
+    if (unshare(CLONE_NEWCGROUP))
+        die("unshare", "cgroup namespace");
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGCHLD);

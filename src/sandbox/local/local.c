@@ -630,9 +630,8 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
     snprintf(map, sizeof map, "%d %ld 1\n", SL_SB_GID, (long)gid);
     if (write_proc(pid, "gid_map", map, err))
         goto fail;
-    if (s->cg && sl_cgroup_attach(s->cg, pid, err))
-        goto fail;
-    /* GO carries the plan (proto.h). */
+    /* GO carries the plan (proto.h); init builds the root while we move it
+     * into its cgroup, then PLACED lets it make its cgroup namespace. */
     sl_sb_plan_wire w = {plan.new_net, plan.shared_net, plan.proxy, plan.cap_last, plan.n_mounts,
                          prog->len, (uint32_t)etc_len, {0}};
     memcpy(w.data_opts, plan.data_opts, sizeof w.data_opts);
@@ -654,15 +653,30 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
         sl_err_set(err, SL_EIO, "sandbox: cannot start init: %s", strerror(errno));
         goto fail;
     }
+    /* A failed move is reported after init's answer: when init died
+     * during set-up, its own reason is the one to give. */
+    sl_err cgerr2 = {0};
+    bool placed = !s->cg || !sl_cgroup_attach(s->cg, pid, &cgerr2);
+    if (placed)
+        send_msg(s, SL_OP_PLACED, 0, 0, NULL, 0, NULL, 0);
+    else
+        shutdown(s->ctl, SHUT_WR);  /* init ends; an ERROR it sent first still comes */
     struct pollfd pf = {s->ctl, POLLIN, 0};
     if (poll(&pf, 1, 10000) != 1) {
+        sl_err_clear(&cgerr2);
         sl_err_set(err, SL_ETIMEOUT, "sandbox: init did not report within 10 s");
         goto fail;
     }
     sl_sb_hdr h;
     char text[1100];
     int fd;
-    if (recv_msg(s->ctl, &h, text, sizeof text, &fd) < 0) {
+    ssize_t got = recv_msg(s->ctl, &h, text, sizeof text, &fd);
+    if (got < 0 && !placed) {
+        sl_err_set(err, cgerr2.code, "%s", cgerr2.msg);
+        sl_err_clear(&cgerr2);
+        goto fail;
+    }
+    if (got < 0) {
         /* init died before it could say why: its exit code tells */
         int st = 0;
         pid_t dead;
@@ -684,11 +698,21 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
         goto fail;
     }
     if (h.op == SL_OP_ERROR) {
+        sl_err_clear(&cgerr2);
         sl_err_set(err, SL_EUNSUPPORTED, "sandbox set-up failed: %s. %s", text,
                    h.arg == EPERM ? userns_hint() : "");
         goto fail;
     }
+    if (!placed) {
+        if (fd >= 0)
+            close(fd);
+        sl_err_set(err, cgerr2.code, "%s", cgerr2.msg);
+        sl_err_clear(&cgerr2);
+        goto fail;
+    }
     if (h.op != SL_OP_READY) {
+        if (fd >= 0)
+            close(fd);
         sl_err_set(err, SL_EIO, "sandbox: unexpected message %u from init", h.op);
         goto fail;
     }

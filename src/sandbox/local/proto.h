@@ -3,6 +3,13 @@
  * the set-up plan (built by the host, sent to init flattened with GO) and
  * the messages on the control socket.
  *
+ * Set-up: the host sends GO (the plan) as soon as the uid/gid maps are
+ * written, moves init into the sandbox's cgroup while init builds the
+ * root, then sends PLACED; init makes its own cgroup namespace only after
+ * PLACED (its root is the cgroup init is in at that moment), then drops
+ * its privileges and answers READY (or ERROR).  The two waits overlap:
+ * on cgroup v1 the move alone can take milliseconds.
+ *
  * The control socket is SOCK_SEQPACKET, one message per request.  The host
  * sends EXEC (with the command's stdin/stdout/stderr and a status pipe as
  * SCM_RIGHTS), KILL, and OPEN; only OPEN is answered on the socket (with a
@@ -19,7 +26,7 @@
 #include <stdint.h>
 
 enum { SL_OP_GO = 1, SL_OP_READY, SL_OP_ERROR, SL_OP_EXEC, SL_OP_KILL, SL_OP_KILLALL,
-       SL_OP_OPEN, SL_OP_FD };
+       SL_OP_OPEN, SL_OP_FD, SL_OP_PLACED };
 
 enum { SL_OPEN_READ = 1, SL_OPEN_WRITE, SL_OPEN_DIR };
 
