@@ -104,12 +104,18 @@ static char *slurp(const char *path, size_t *len)
     return sl_buf_detach(&b);
 }
 
+/* The settings every load and run uses: the environment's, as `sluice
+ * validate` sees them (made on first use, kept for the process). */
+static sl_config *config;
+
 static int load(const char *path, sl_graph *g)
 {
+    if (!config)
+        config = sl_config_default();
     sl_diag diag;
     sl_err err = {0};
     sl_diag_init(&diag);
-    int rc = sl_graph_load_file(g, &sl_nodes, path, &diag, &err);
+    int rc = sl_graph_load_file(g, &sl_nodes, config, path, &diag, &err);
     if (rc < 0) {
         fprintf(stderr, "engine_bench: %s does not load: %s\n", path,
                 err.msg ? err.msg : "invalid");
@@ -216,6 +222,7 @@ static int bench_file(const char *path, int workers, bool events, const reps *lr
 
     sl_run_opts o;
     sl_run_opts_init(&o);
+    o.config = config;
     o.inputs = inputs;
     o.limits.workers = workers;
     if (events) {

@@ -232,17 +232,19 @@ static int relay(int chunks)
     snprintf(url, sizeof url, "http://127.0.0.1:%d/v1", port);
     setenv("SLUICE_LLM_BASE_URL", url, 1);
     sl_err err = {0};
-    sl_config_load(NULL, &err);
+    sl_config *cfg = NULL;
+    sl_config_load(NULL, &cfg, &err);
     sl_graph g;
     sl_diag d;
     sl_diag_init(&d);
-    if (sl_graph_load_text(&g, &sl_nodes, chatflow, strlen(chatflow), "relay.yml", &d, &err)) {
+    if (sl_graph_load_text(&g, &sl_nodes, cfg, chatflow, strlen(chatflow), "relay.yml", &d, &err)) {
         fprintf(stderr, "llm_bench: %s\n", d.n ? d.v[0].msg : err.msg);
         return 2;
     }
     lat_log l = {calloc((size_t)chunks, sizeof(long long)), 0, chunks};
     sl_run_opts o;
     sl_run_opts_init(&o);
+    o.config = cfg;
     sl_value *inputs = json_object();
     o.inputs = inputs;
     o.query = "go";
@@ -257,6 +259,7 @@ static int relay(int chunks)
     json_decref(inputs);
     sl_graph_release(&g);
     sl_diag_release(&d);
+    sl_config_free(cfg);
     double floor2 = floor_us(port, chunks);
     kill(srv, SIGKILL);
     waitpid(srv, NULL, 0);

@@ -38,6 +38,16 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     return 0;
 }
 
+/* The settings loads check against: the environment's, as `sluice
+ * validate` sees them (made once, kept for the process). */
+static const sl_config *config(void)
+{
+    static sl_config *c;
+    if (!c)
+        c = sl_config_default();
+    return c;
+}
+
 static void dump_diag(const char *what, const sl_diag *d, const sl_err *e)
 {
     fprintf(stderr, "%s: %s\n", what, e->msg ? e->msg : "");
@@ -65,8 +75,8 @@ static void reload(const sl_buf *text, sl_graph *g2, const char *what)
     sl_diag diag;
     sl_err err = {0};
     sl_diag_init(&diag);
-    if (sl_graph_load_text(g2, &sl_nodes, text->data ? text->data : "", text->len, "<export>",
-                           &diag, &err) < 0) {
+    if (sl_graph_load_text(g2, &sl_nodes, config(), text->data ? text->data : "", text->len,
+                           "<export>", &diag, &err) < 0) {
         fprintf(stderr, "----- export -----\n%s\n------------------\n",
                 text->data ? text->data : "");
         dump_diag(what, &diag, &err);
@@ -131,7 +141,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sl_diag diag;
     sl_err err = {0};
     sl_diag_init(&diag);
-    if (sl_graph_load_text(&g, &sl_nodes, (const char *)data, size, "<fuzz>", &diag, &err) == 0)
+    if (sl_graph_load_text(&g, &sl_nodes, config(), (const char *)data, size, "<fuzz>", &diag,
+                           &err) == 0)
         round_trip(&g);
     sl_graph_release(&g);
     sl_diag_release(&diag);

@@ -72,8 +72,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     sl_diag diag;
     sl_err err = {0};
     sl_diag_init(&diag);
-    if (sl_graph_load_text(&graph, &sl_nodes, graph_yaml, sizeof graph_yaml - 1, "<fuzz_inputs>",
-                           &diag, &err) < 0) {
+    if (sl_graph_load_text(&graph, &sl_nodes, NULL, graph_yaml, sizeof graph_yaml - 1,
+                           "<fuzz_inputs>", &diag, &err) < 0) {
         fprintf(stderr, "fuzz_inputs: the fixed graph does not load: %s\n",
                 err.msg ? err.msg : "");
         for (size_t i = 0; i < diag.n; i++)

@@ -50,7 +50,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     sl_diag d;
     sl_err err = {0};
     sl_diag_init(&d);
-    if (sl_graph_load_text(&g, &sl_nodes, app, strlen(app), "f.yml", &d, &err))
+    if (sl_graph_load_text(&g, &sl_nodes, NULL, app, strlen(app), "f.yml", &d, &err))
         abort();
     sl_diag_release(&d);
     return 0;

@@ -625,35 +625,40 @@ static int cmd_run(int argc, char **argv)
         return EXIT_USAGE;
     }
     /* model providers first: loading checks that each model node's is set */
-    sl_config_offline(replay);
-    if (sl_config_load(config, &err)) {
+    sl_config *cfg;
+    if (sl_config_load(config, &cfg, &err)) {
         fprintf(stderr, "sluice: %s\n", err.msg);
         sl_err_clear(&err);
         return EXIT_USAGE;
     }
+    sl_config_set_offline(cfg, replay);
+    opts.config = cfg;
     sl_llm_tape *tape = NULL;
     if (tape_path && sl_llm_tape_open(tape_path, replay, &tape, &err)) {
         fprintf(stderr, "sluice run: %s\n", err.msg);
         sl_err_clear(&err);
+        sl_config_free(cfg);
         return EXIT_USAGE;
     }
     opts.llm_tape = tape;
     sl_graph g;
     sl_diag diag;
     sl_diag_init(&diag);
-    if (sl_graph_load_file(&g, &sl_nodes, file, &diag, &err) < 0) {
+    if (sl_graph_load_file(&g, &sl_nodes, cfg, file, &diag, &err) < 0) {
         print_diag(&diag, true);
         fprintf(stderr, "sluice: %s\n", err.msg);
         sl_diag_release(&diag);
         sl_err_clear(&err);
         sl_graph_release(&g);
         sl_llm_tape_close(tape);
+        sl_config_free(cfg);
         return EXIT_USAGE;
     }
     if (app_dir && set_app_dir(&g, app_dir, "sluice run")) {
         sl_diag_release(&diag);
         sl_graph_release(&g);
         sl_llm_tape_close(tape);
+        sl_config_free(cfg);
         return EXIT_USAGE;
     }
     sl_value *given = json_object(), *files = json_object();
@@ -787,6 +792,7 @@ out:
     sl_err_clear(&err);
     sl_graph_release(&g);
     sl_llm_tape_close(tape);
+    sl_config_free(cfg);
     return rc;
 }
 
@@ -813,6 +819,7 @@ static int cmd_validate(int argc, char **argv)
         }
     }
     sl_graph_config_warnings(!strict);
+    sl_config *cfg = sl_config_default();
     for (int i = 1; i < argc; i++) {
         if (argv[i][0] == '-' && argv[i][1])
             continue;
@@ -821,7 +828,7 @@ static int cmd_validate(int argc, char **argv)
         sl_diag d;
         sl_err err = {0};
         sl_diag_init(&d);
-        int rc = sl_graph_load_file(&g, &sl_nodes, argv[i], &d, &err);
+        int rc = sl_graph_load_file(&g, &sl_nodes, cfg, argv[i], &d, &err);
         print_diag(&d, quiet);
         if (rc < 0) {
             bad++;
@@ -833,6 +840,7 @@ static int cmd_validate(int argc, char **argv)
         sl_err_clear(&err);
         sl_graph_release(&g);
     }
+    sl_config_free(cfg);
     if (!files) {
         fputs(usage_validate, stderr);
         return EXIT_USAGE;
@@ -881,7 +889,10 @@ static int cmd_export(int argc, char **argv)
     int rc = EXIT_OK;
     sl_yaml_doc doc = {0};
     const sl_value *root = NULL;
-    if (sl_graph_load_file(&g, &sl_nodes, file, &d, &err) < 0) {
+    sl_config *cfg = sl_config_default();
+    int lrc = sl_graph_load_file(&g, &sl_nodes, cfg, file, &d, &err);
+    sl_config_free(cfg);
+    if (lrc < 0) {
         /* A file that parses but does not validate (say, node types sluice
          * does not run yet) is still exported; the problems are shown. */
         if (err.code != SL_EVALIDATE) {

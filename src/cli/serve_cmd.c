@@ -193,20 +193,25 @@ int sl_cli_serve(int argc, char **argv)
         }
     }
     sl_err err = {0};
-    if (sl_config_load(config, &err)) {
+    sl_config *cfg;
+    if (sl_config_load(config, &cfg, &err)) {
         fprintf(stderr, "sluice serve: %s\n", err.msg);
         sl_err_clear(&err);
         return 2;
     }
+    o.config = cfg;
     const char *dir = data_dir(argc, argv);
     sl_store *s = open_store(dir);
-    if (!s)
+    if (!s) {
+        sl_config_free(cfg);
         return 1;
+    }
     char *token = NULL;
     bool created = false;
     if (sl_store_admin_token(s, &token, &created, &err)) {
         fprintf(stderr, "sluice serve: %s\n", err.msg);
         sl_store_close(s);
+        sl_config_free(cfg);
         return 1;
     }
     if (created)
@@ -217,6 +222,7 @@ int sl_cli_serve(int argc, char **argv)
         fprintf(stderr, "sluice serve: %s\n", err.msg);
     sl_err_clear(&err);
     sl_store_close(s);
+    sl_config_free(cfg);
     return rc ? 1 : 0;
 }
 
@@ -292,9 +298,11 @@ int sl_cli_app(int argc, char **argv)
         char *id = NULL;
         const char *update = opt(argc, argv, "--app");
         sl_value *info = NULL;
+        sl_config *cfg = sl_config_default();
         int irc = !text ? -1
-                  : update ? sl_apps_update(s, update, text, len, arg, &info, &d, &err)
-                           : sl_apps_import(s, text, len, arg, &id, &info, &d, &err);
+                  : update ? sl_apps_update(s, update, text, len, arg, cfg, &info, &d, &err)
+                           : sl_apps_import(s, text, len, arg, cfg, &id, &info, &d, &err);
+        sl_config_free(cfg);
         if (!text) {
             fprintf(stderr, "sluice app import: cannot read %s (or it is over 50 MB)\n", arg);
             rc = 1;
@@ -347,7 +355,10 @@ int sl_cli_app(int argc, char **argv)
         sl_buf out;
         sl_buf_init(&out, 0);
         bool zip;
-        if (!(rc = sl_apps_export(s, arg, &out, &zip, &err) ? 1 : 0)) {
+        sl_config *cfg = sl_config_default();
+        rc = sl_apps_export(s, arg, cfg, &out, &zip, &err) ? 1 : 0;
+        sl_config_free(cfg);
+        if (!rc) {
             if (zip && isatty(1)) {
                 fprintf(stderr, "sluice app export: %s is a .zip bundle; redirect it to a file "
                         "(> app.zip)\n", arg);

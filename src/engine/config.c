@@ -4,7 +4,6 @@
 #include "engine/config.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +21,7 @@ struct sl_config {
     sl_value *prices;    /* object: model -> {input, output, currency} */
     char *force_model;   /* SLUICE_LLM_MODEL */
     sl_value *sandbox;   /* the file's `sandbox` mapping, or NULL */
-    struct sl_config *retired;  /* older configurations, freed at exit */
+    bool offline;        /* a tape is replayed: see sl_config_set_offline */
 };
 
 /* Providers sluice knows by their environment variables. */
@@ -49,33 +48,8 @@ static const struct {
      SL_LLM_OPENAI, false},
 };
 
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static sl_config *current;
 /* Replaying a tape needs no endpoint: unconfigured providers resolve to this. */
-static bool offline;
-static sl_llm_endpoint replay_endpoint = {.name = "replay", .base_url = "replay:"};
-static sl_config *retired;
-static bool freeing_registered;
-
-static void config_free(sl_config *c);
-
-static void free_all(void)
-{
-    pthread_mutex_lock(&mu);
-    config_free(current);
-    current = NULL;
-    while (retired) {
-        sl_config *next = retired->retired;
-        config_free(retired);
-        retired = next;
-    }
-    pthread_mutex_unlock(&mu);
-}
-
-void sl_config_offline(bool on)
-{
-    offline = on;
-}
+static const sl_llm_endpoint replay_endpoint = {.name = "replay", .base_url = "replay:"};
 
 static const char *env(const char *name)
 {
@@ -116,7 +90,7 @@ static void set_key(char **slot, const char *v)
     sl_secret_add(v);
 }
 
-static void config_free(sl_config *c)
+void sl_config_free(sl_config *c)
 {
     if (!c)
         return;
@@ -280,70 +254,57 @@ out:
     return rc;
 }
 
-int sl_config_load(const char *path, sl_err *err)
+static sl_config *config_new(void)
 {
     sl_config *c = sl_xcalloc(1, sizeof *c);
     c->aliases = json_object();
     c->models = json_object();
     c->prices = json_object();
     from_env(c);
+    return c;
+}
+
+int sl_config_load(const char *path, sl_config **out, sl_err *err)
+{
+    *out = NULL;
+    sl_config *c = config_new();
     if (!path)
         path = env("SLUICE_CONFIG");
     struct stat st;
     if (!path && !stat("sluice.yml", &st))
         path = "sluice.yml";
     if (path && from_file(c, path, err)) {
-        config_free(c);
+        sl_config_free(c);
         return -1;
     }
-    pthread_mutex_lock(&mu);
-    /* a replaced configuration may still serve a running call: it is
-     * retired, and freed at exit */
-    if (current) {
-        current->retired = retired;
-        retired = current;
-    }
-    current = c;
-    if (!freeing_registered) {
-        freeing_registered = true;
-        atexit(free_all);
-    }
-    pthread_mutex_unlock(&mu);
+    *out = c;
     return 0;
 }
 
-const sl_config *sl_config_get(void)
+sl_config *sl_config_env(void)
 {
-    pthread_mutex_lock(&mu);
-    bool have = current != NULL;
-    pthread_mutex_unlock(&mu);
-    if (!have) {
-        sl_err err = {0};
-        if (sl_config_load(NULL, &err)) {
-            /* a broken ./sluice.yml: environment only; the CLI reports it */
-            sl_err_clear(&err);
-            sl_config *c = sl_xcalloc(1, sizeof *c);
-            c->aliases = json_object();
-            c->models = json_object();
-            c->prices = json_object();
-            from_env(c);
-            pthread_mutex_lock(&mu);
-            if (!current)
-                current = c;
-            else
-                config_free(c);
-            if (!freeing_registered) {
-                freeing_registered = true;
-                atexit(free_all);
-            }
-            pthread_mutex_unlock(&mu);
-        }
+    return config_new();
+}
+
+sl_config *sl_config_default(void)
+{
+    sl_config *c;
+    sl_err err = {0};
+    if (sl_config_load(NULL, &c, &err)) {
+        /* a broken ./sluice.yml: environment only; `sluice run` reports it */
+        sl_err_clear(&err);
+        c = config_new();
     }
-    pthread_mutex_lock(&mu);
-    const sl_config *c = current;
-    pthread_mutex_unlock(&mu);
     return c;
 }
+
+void sl_config_set_offline(sl_config *c, bool on)
+{
+    c->offline = on;
+}
+
+/* What a NULL configuration reads as: nothing configured. */
+static const sl_config nothing;
 
 /* "langgenius/openai/openai" -> "openai" */
 static const char *short_name(const char *provider)
@@ -361,11 +322,13 @@ static const sl_llm_endpoint *find(const sl_config *c, const char *name)
 }
 
 const sl_llm_endpoint *sl_config_resolve(const sl_config *c, const char *provider,
-                                      const char *model, const char **model_out, char *why,
-                                      size_t n)
+                                         const char *model, const char **model_out, char *why,
+                                         size_t n)
 {
     const char *p = short_name(provider ? provider : "");
     *model_out = model;
+    if (!c)
+        c = &nothing;
     /* a model override may move the model to another provider */
     char key[512];
     snprintf(key, sizeof key, "%s/%s", p, model ? model : "");
@@ -387,7 +350,7 @@ const sl_llm_endpoint *sl_config_resolve(const sl_config *c, const char *provide
     const sl_llm_endpoint *e = find(c, target);
     if (!e)
         e = find(c, "default");
-    if (!e && offline)
+    if (!e && c->offline)
         e = &replay_endpoint;
     if (e)
         return e;
@@ -416,8 +379,10 @@ const sl_value *sl_config_sandbox(const sl_config *c)
 }
 
 bool sl_config_price(const sl_config *c, const char *model, double *input, double *output,
-                  const char **currency)
+                     const char **currency)
 {
+    if (!c)
+        return false;
     const sl_value *p = json_object_get(c->prices, model ? model : "");
     if (!json_is_object(p))
         return false;

@@ -38,24 +38,37 @@
 #include "core/err.h"
 #include "llm/llm.h"
 
+/* Ownership: the caller (the CLI, the server, a test) loads the settings
+ * once, lends them to every graph load (sl_graph_load_*) and run
+ * (sl_run_opts.config) that uses them, and frees them after the last.
+ * Nothing here is process-wide: two configurations may serve two runs at
+ * once.  A configuration is read-only once lent, so runs on several
+ * threads may share it.  Every reader takes NULL as "nothing configured". */
 typedef struct sl_config sl_config;
 
-/* Loads the process's configuration (path may be NULL: see above) and
- * makes it the one sl_config_get() returns.  Call before loading
- * workflows; a second call replaces the first. */
-int sl_config_load(const char *path, sl_err *err);
-/* The process's configuration; loaded from the environment on first use
- * when sl_config_load was not called. */
-const sl_config *sl_config_get(void);
+/* Loads the settings: the environment's (see above), overlaid with the
+ * file at path (NULL: $SLUICE_CONFIG, else ./sluice.yml when present).
+ * *out is new (sl_config_free), NULL on failure. */
+int sl_config_load(const char *path, sl_config **out, sl_err *err);
+/* The settings of the environment alone (no file).  Never fails. */
+sl_config *sl_config_env(void);
+/* sl_config_load(NULL), or the environment alone when that file does not
+ * load: for commands that judge or export a workflow without running it
+ * (they say nothing of a broken sluice.yml; `sluice run` does).  New. */
+sl_config *sl_config_default(void);
+void sl_config_free(sl_config *c);
+
+/* While a tape is replayed no call leaves the process, so providers need
+ * not be configured: with on, unconfigured ones resolve to a placeholder.
+ * Set it before lending the configuration. */
+void sl_config_set_offline(sl_config *c, bool on);
 
 /* The endpoint and model name for a DSL model.  NULL when the provider is
- * not configured; `why` then says which setting to add. */
+ * not configured; `why` then says which setting to add.  The endpoint is
+ * borrowed from c. */
 const sl_llm_endpoint *sl_config_resolve(const sl_config *c, const char *provider,
-                                      const char *model, const char **model_out, char *why,
-                                      size_t n);
-/* While a tape is replayed no call leaves the process, so providers need
- * not be configured: unconfigured ones then resolve to a placeholder. */
-void sl_config_offline(bool on);
+                                         const char *model, const char **model_out, char *why,
+                                         size_t n);
 
 /* The config file's `sandbox` mapping: the defaults for apps' sandboxes
  * (provider, network, limits) and each provider's settings
@@ -64,6 +77,6 @@ const sl_value *sl_config_sandbox(const sl_config *c);
 
 /* Price per million tokens for a model; false when the table has none. */
 bool sl_config_price(const sl_config *c, const char *model, double *input, double *output,
-                  const char **currency);
+                     const char **currency);
 
 #endif

@@ -22,6 +22,7 @@ struct sl_check {
     const sl_graph *g;
     sl_diag *diag;
     const sl_node_kinds *kinds;
+    const sl_config *config;  /* borrowed for the load; may be NULL */
 };
 
 void sl_graph_where(const sl_graph *g, sl_mark m, char *out, size_t n)
@@ -92,6 +93,11 @@ void sl_check_config(sl_check *c, const sl_gnode *n, const sl_value *at, const c
 const sl_graph *sl_check_graph(sl_check *c)
 {
     return c->g;
+}
+
+const sl_config *sl_check_config_get(sl_check *c)
+{
+    return c->config;
 }
 
 int sl_graph_find(const sl_graph *g, const char *id)
@@ -308,8 +314,8 @@ static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *
 
 /* A .zip bundle: the DSL inside it, the app's files extracted to a private
  * folder that the graph owns. */
-static int load_bundle(sl_graph *g, const sl_node_kinds *kinds, const char *path, sl_diag *diag,
-                       sl_err *err)
+static int load_bundle(sl_graph *g, const sl_node_kinds *kinds, const sl_config *config,
+                       const char *path, sl_diag *diag, sl_err *err)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -350,7 +356,7 @@ static int load_bundle(sl_graph *g, const sl_node_kinds *kinds, const char *path
         return -1;
     }
     char *where = sl_xasprintf("%s:%s", path, bd.dsl_name);
-    rc = sl_graph_load_text(g, kinds, bd.dsl, strlen(bd.dsl), where, diag, err);
+    rc = sl_graph_load_text(g, kinds, config, bd.dsl, strlen(bd.dsl), where, diag, err);
     free(where);
     g->app_dir = files;
     g->app_tmp = dir;
@@ -359,18 +365,18 @@ static int load_bundle(sl_graph *g, const sl_node_kinds *kinds, const char *path
     return rc;
 }
 
-int sl_graph_load_file(sl_graph *g, const sl_node_kinds *kinds, const char *path, sl_diag *diag,
-                       sl_err *err)
+int sl_graph_load_file(sl_graph *g, const sl_node_kinds *kinds, const sl_config *config,
+                       const char *path, sl_diag *diag, sl_err *err)
 {
     char *text;
     size_t len;
     memset(g, 0, sizeof *g);
     if (strcmp(path, "-") && sl_bundle_path_is_zip(path))
-        return load_bundle(g, kinds, path, diag, err);
+        return load_bundle(g, kinds, config, path, diag, err);
     if (read_file(path, &text, &len, err) < 0)
         return -1;
-    int rc = sl_graph_load_text(g, kinds, text, len, strcmp(path, "-") == 0 ? "<stdin>" : path,
-                                diag, err);
+    int rc = sl_graph_load_text(g, kinds, config, text, len,
+                                strcmp(path, "-") == 0 ? "<stdin>" : path, diag, err);
     free(text);
     return rc;
 }
@@ -573,8 +579,9 @@ static void check_sluice(sl_check *c, const sl_value *sl)
     }
 }
 
-static int load(sl_graph *g, const sl_node_kinds *kinds, const char *text, size_t len,
-                const char *path, bool marks, sl_diag *diag, sl_err *err)
+static int load(sl_graph *g, const sl_node_kinds *kinds, const sl_config *config,
+                const char *text, size_t len, const char *path, bool marks, sl_diag *diag,
+                sl_err *err)
 {
     memset(g, 0, sizeof *g);
     sl_map_init(&g->index);
@@ -584,7 +591,7 @@ static int load(sl_graph *g, const sl_node_kinds *kinds, const char *text, size_
                           "too", path);
     if (sl_yaml_parse_ex(text, len, path, &g->doc, marks, err) < 0)
         return -1;
-    sl_check chk = {g, diag, kinds};
+    sl_check chk = {g, diag, kinds, config};
     sl_check *c = &chk;
     size_t errors0 = diag->errors;
     const sl_value *root = g->doc.root;
@@ -939,22 +946,23 @@ done:
     return 0;
 }
 
-int sl_graph_load_text(sl_graph *g, const sl_node_kinds *kinds, const char *text, size_t len,
-                       const char *path, sl_diag *diag, sl_err *err)
+int sl_graph_load_text(sl_graph *g, const sl_node_kinds *kinds, const sl_config *config,
+                       const char *text, size_t len, const char *path, sl_diag *diag,
+                       sl_err *err)
 {
     /* Recording where every value sits costs a third of the load time and
      * only matters for messages: load without positions first, and again
      * with them when there is anything to report. */
     sl_diag quick;
     sl_diag_init(&quick);
-    int rc = load(g, kinds, text, len, path, false, &quick, err);
+    int rc = load(g, kinds, config, text, len, path, false, &quick, err);
     size_t said = quick.n;
     sl_diag_release(&quick);
     if (said == 0)
         return rc;
     sl_graph_release(g);
     sl_err_clear(err);
-    return load(g, kinds, text, len, path, true, diag, err);
+    return load(g, kinds, config, text, len, path, true, diag, err);
 }
 
 void sl_graph_release(sl_graph *g)

@@ -17,6 +17,7 @@
 #include "core/err.h"
 #include "core/map.h"
 #include "dsl/yaml.h"
+#include "engine/config.h"
 #include "engine/node.h"
 
 typedef struct sl_gnode {
@@ -85,14 +86,18 @@ typedef struct sl_graph {
 
 /* Loads and validates.  Each node's data.type is looked up in `kinds`
  * (borrowed; it must outlive the graph), e.g. &sl_nodes (nodes/registry.h).
- * A file that is a .zip bundle (by its first bytes) is read whole, its app
- * files extracted to a private folder (app_dir).  Returns 0 when the graph
- * can run; -1 when not, with every reason in diag (and a summary in err).
- * Warnings (older minor versions, ignored keys) go to diag too. */
-int sl_graph_load_file(sl_graph *g, const sl_node_kinds *kinds, const char *path, sl_diag *diag,
-                       sl_err *err);
-int sl_graph_load_text(sl_graph *g, const sl_node_kinds *kinds, const char *text, size_t len,
+ * config (borrowed for the load; NULL: nothing configured) holds the
+ * settings nodes check this machine against, e.g. that a model's provider
+ * is configured.  A file that is a .zip bundle (by its first bytes) is read
+ * whole, its app files extracted to a private folder (app_dir).  Returns 0
+ * when the graph can run; -1 when not, with every reason in diag (and a
+ * summary in err).  Warnings (older minor versions, ignored keys) go to
+ * diag too. */
+int sl_graph_load_file(sl_graph *g, const sl_node_kinds *kinds, const sl_config *config,
                        const char *path, sl_diag *diag, sl_err *err);
+int sl_graph_load_text(sl_graph *g, const sl_node_kinds *kinds, const sl_config *config,
+                       const char *text, size_t len, const char *path, sl_diag *diag,
+                       sl_err *err);
 void sl_graph_release(sl_graph *g);
 
 int sl_graph_find(const sl_graph *g, const char *id); /* -1 when absent */

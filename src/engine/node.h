@@ -99,6 +99,9 @@ int sl_check_selector_or_skip(sl_check *c, const struct sl_gnode *n, const sl_va
 int sl_check_text_refs(sl_check *c, const struct sl_gnode *n, const sl_value *at,
                        const char *key, const char *field);
 const struct sl_graph *sl_check_graph(sl_check *c);
+/* The settings the graph is loaded against (engine/config.h; NULL:
+ * nothing configured), e.g. whether a model's provider is configured. */
+const struct sl_config *sl_check_config_get(sl_check *c);
 
 /* ---- run time ---- */
 
@@ -163,6 +166,8 @@ void sl_exec_usage(sl_node_exec *x, long long tokens, double price, const char *
 const sl_value *sl_exec_history(sl_node_exec *x);
 /* The run's record/replay tape for model calls (NULL: call live). */
 struct sl_llm_tape *sl_exec_llm_tape(sl_node_exec *x);
+/* The run's settings (sl_run_opts.config; NULL: nothing configured). */
+const struct sl_config *sl_exec_config(sl_node_exec *x);
 /* Keeps bytes as a file of the run (an artifact) and returns its Dify file
  * value (transfer_method tool_file; related_id names it; filename,
  * extension, mime_type, type, size, sha256).  NULL with err on failure. */

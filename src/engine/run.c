@@ -18,7 +18,6 @@
 #include "core/mime.h"
 #include "core/secret.h"
 #include "core/sha256.h"
-#include "engine/config.h"
 #include "tmpl/ref.h"
 #include "engine/stream.h"
 
@@ -292,6 +291,11 @@ const sl_value *sl_exec_history(sl_node_exec *x)
 struct sl_llm_tape *sl_exec_llm_tape(sl_node_exec *x)
 {
     return x->s->run->opts.llm_tape;
+}
+
+const struct sl_config *sl_exec_config(sl_node_exec *x)
+{
+    return x->s->run->opts.config;
 }
 
 /* The run stopped or out of time (the package install's cancel check). */
@@ -1308,7 +1312,7 @@ static void policy_layer(sl_run *r, const sl_value *p)
 
 static void policy_init(sl_run *r)
 {
-    const sl_value *cfg = sl_config_sandbox(sl_config_get());
+    const sl_value *cfg = sl_config_sandbox(r->opts.config);
     snprintf(r->provider, sizeof r->provider, "local");
     /* Classic apps' code nodes reach the network as in Dify's code sandbox:
      * through the egress proxy to any public host (private, special and

@@ -17,6 +17,7 @@
 #ifndef SL_RUN_H
 #define SL_RUN_H
 
+#include "engine/config.h"
 #include "engine/graph.h"
 #include "engine/limits.h"
 #include "engine/pool.h"
@@ -26,6 +27,10 @@ typedef void (*sl_event_fn)(const char *event, const sl_value *data, void *ud);
 
 typedef struct {
     struct sl_limits limits;
+    /* The settings (sluice.yml) the run uses: model endpoints and prices,
+     * the sandbox policy apps start from.  Borrowed: it must outlive the
+     * run.  NULL: nothing configured. */
+    const sl_config *config;
     sl_value *inputs;        /* start inputs (borrowed), object */
     const char *query;       /* sys.query for advanced-chat */
     const char *user_id;     /* sys.user_id */

@@ -46,7 +46,7 @@ int sl_model_check_value(sl_check *c, const sl_gnode *n, const sl_value *m, cons
     }
     const char *model;
     char why[512];
-    if (!sl_config_resolve(sl_config_get(), provider, name, &model, why, sizeof why)) {
+    if (!sl_config_resolve(sl_check_config_get(c), provider, name, &model, why, sizeof why)) {
         snprintf(f, sizeof f, "%s.provider", field);
         sl_check_config(c, n, m, "provider", f, "%s", why);
     }
@@ -121,7 +121,7 @@ int sl_model_call_with(sl_node_exec *x, const sl_value *m, sl_value *req,
     *resp = NULL;
     const char *provider = json_string_value(json_object_get(m, "provider"));
     const char *name = model_name(m);
-    const sl_config *cfg = sl_config_get();
+    const sl_config *cfg = sl_exec_config(x);
     const char *model;
     char why[512];
     const sl_llm_endpoint *ep = sl_config_resolve(cfg, provider, name, &model, why, sizeof why);

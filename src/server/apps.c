@@ -88,7 +88,8 @@ static int keep_files(sl_store *s, const char *id, const sl_bundle *b, sl_err *e
 
 /* Import (update == NULL) or a new version of app `update`. */
 static int import(sl_store *s, const char *update, const void *data, size_t len,
-                  const char *origin, char **id, sl_value **info, sl_diag *diag, sl_err *err)
+                  const char *origin, const sl_config *config, char **id, sl_value **info,
+                  sl_diag *diag, sl_err *err)
 {
     *id = NULL;
     if (info)
@@ -107,7 +108,7 @@ static int import(sl_store *s, const char *update, const void *data, size_t len,
     sl_graph g;
     char *text = sl_xstrndup(dsl, dsl_len);
     int version = 1;
-    int rc = sl_graph_load_text(&g, &sl_nodes, text, dsl_len, origin, diag, err);
+    int rc = sl_graph_load_text(&g, &sl_nodes, config, text, dsl_len, origin, diag, err);
     if (!rc && update) {
         rc = sl_store_app_update(s, update, g.name ? g.name : "app", g.mode, text, &version, err);
         if (!rc)
@@ -137,22 +138,25 @@ static int import(sl_store *s, const char *update, const void *data, size_t len,
     return rc;
 }
 
-int sl_apps_import(sl_store *s, const void *data, size_t len, const char *origin, char **id,
-                   sl_value **info, sl_diag *diag, sl_err *err)
+int sl_apps_import(sl_store *s, const void *data, size_t len, const char *origin,
+                   const sl_config *config, char **id, sl_value **info, sl_diag *diag,
+                   sl_err *err)
 {
-    return import(s, NULL, data, len, origin, id, info, diag, err);
+    return import(s, NULL, data, len, origin, config, id, info, diag, err);
 }
 
 int sl_apps_update(sl_store *s, const char *app_id, const void *data, size_t len,
-                   const char *origin, sl_value **info, sl_diag *diag, sl_err *err)
+                   const char *origin, const sl_config *config, sl_value **info, sl_diag *diag,
+                   sl_err *err)
 {
     char *id = NULL;
-    int rc = import(s, app_id, data, len, origin, &id, info, diag, err);
+    int rc = import(s, app_id, data, len, origin, config, &id, info, diag, err);
     free(id);
     return rc;
 }
 
-int sl_apps_load(sl_store *s, const char *id, sl_graph *g, int *version, sl_err *err)
+int sl_apps_load(sl_store *s, const char *id, const sl_config *config, sl_graph *g, int *version,
+                 sl_err *err)
 {
     char *dsl = NULL;
     sl_value *info = NULL;
@@ -164,7 +168,7 @@ int sl_apps_load(sl_store *s, const char *id, sl_graph *g, int *version, sl_err 
     json_decref(info);
     sl_diag d;
     sl_diag_init(&d);
-    int rc = sl_graph_load_text(g, &sl_nodes, dsl, strlen(dsl), id, &d, err);
+    int rc = sl_graph_load_text(g, &sl_nodes, config, dsl, strlen(dsl), id, &d, err);
     sl_diag_release(&d);
     free(dsl);
     char *files = app_path(s, id, "files");
@@ -176,12 +180,13 @@ int sl_apps_load(sl_store *s, const char *id, sl_graph *g, int *version, sl_err 
     return rc;
 }
 
-int sl_apps_export(sl_store *s, const char *id, sl_buf *out, bool *zip, sl_err *err)
+int sl_apps_export(sl_store *s, const char *id, const sl_config *config, sl_buf *out, bool *zip,
+                   sl_err *err)
 {
     *zip = false;
     sl_graph g;
     char *dsl = NULL;
-    if (sl_apps_load(s, id, &g, NULL, err) || sl_store_app_get(s, id, &dsl, NULL, err)) {
+    if (sl_apps_load(s, id, config, &g, NULL, err) || sl_store_app_get(s, id, &dsl, NULL, err)) {
         sl_graph_release(&g);
         return -1;
     }

@@ -20,19 +20,27 @@
 #include "store/store.h"
 
 /* Imports a DSL file's bytes or a .zip bundle's (told apart by their first
- * bytes).  `origin` names it in messages.  *id: the new app's id (heap);
- * *info (may be NULL): {id, name, mode, version, files} (new reference). */
-int sl_apps_import(sl_store *s, const void *data, size_t len, const char *origin, char **id,
-                   sl_value **info, sl_diag *diag, sl_err *err);
+ * bytes).  `origin` names it in messages; the app is checked against
+ * config (borrowed; see sl_graph_load_text).  *id: the new app's id
+ * (heap); *info (may be NULL): {id, name, mode, version, files} (new
+ * reference). */
+int sl_apps_import(sl_store *s, const void *data, size_t len, const char *origin,
+                   const sl_config *config, char **id, sl_value **info, sl_diag *diag,
+                   sl_err *err);
 /* A new version of app `app_id` from a DSL or a bundle (a bundle's files
  * replace the app's; a DSL keeps them).  *info as for import. */
 int sl_apps_update(sl_store *s, const char *app_id, const void *data, size_t len,
-                   const char *origin, sl_value **info, sl_diag *diag, sl_err *err);
+                   const char *origin, const sl_config *config, sl_value **info, sl_diag *diag,
+                   sl_err *err);
 /* Loads app `id`'s current version into g (its files folder, when it has
- * one, as app_dir); *version (may be NULL) gets its number. */
-int sl_apps_load(sl_store *s, const char *id, sl_graph *g, int *version, sl_err *err);
-/* The app as YAML (*zip false) or as a bundle (*zip true), appended to out. */
-int sl_apps_export(sl_store *s, const char *id, sl_buf *out, bool *zip, sl_err *err);
+ * one, as app_dir), checked against config; *version (may be NULL) gets
+ * its number. */
+int sl_apps_load(sl_store *s, const char *id, const sl_config *config, sl_graph *g, int *version,
+                 sl_err *err);
+/* The app as YAML (*zip false) or as a bundle (*zip true), appended to
+ * out; the app must load against config. */
+int sl_apps_export(sl_store *s, const char *id, const sl_config *config, sl_buf *out, bool *zip,
+                   sl_err *err);
 /* Deletes the app and its files. */
 int sl_apps_delete(sl_store *s, const char *id, sl_err *err);
 

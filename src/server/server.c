@@ -159,7 +159,7 @@ static app *app_get(const char *id, sl_err *err)
         return a;
     a = sl_xcalloc(1, sizeof *a);
     pthread_mutex_init(&a->rate_mu, NULL);
-    if (sl_apps_load(S.store, id, &a->g, &a->version, err)) {
+    if (sl_apps_load(S.store, id, S.o.config, &a->g, &a->version, err)) {
         sl_graph_release(&a->g);
         free(a);
         return NULL;
@@ -414,6 +414,7 @@ static sl_value *execute(job *j)
     sl_run_opts o;
     sl_run_opts_init(&o);
     o.limits = S.o.limits;
+    o.config = S.o.config;
     o.inputs = j->inputs;
     o.user_id = j->user;
     o.run_id = l->id;
@@ -1206,8 +1207,8 @@ static enum MHD_Result admin(struct MHD_Connection *c, const char *method, const
         sl_diag_init(&d);
         char *id = NULL;
         sl_value *info = NULL;
-        if (sl_apps_import(S.store, q->body.data ? q->body.data : "", q->body.len, "upload", &id,
-                           &info, &d, &err))
+        if (sl_apps_import(S.store, q->body.data ? q->body.data : "", q->body.len, "upload",
+                           S.o.config, &id, &info, &d, &err))
             ret = reply_error(c, err.code == SL_EIO ? 500 : 400,
                               err.code == SL_EIO ? "internal_error" : "invalid_param",
                               "the app does not load: %s", d.n ? d.v[0].msg : err.msg);
@@ -1242,7 +1243,7 @@ static enum MHD_Result admin(struct MHD_Connection *c, const char *method, const
             sl_diag_init(&d);
             sl_value *info = NULL;
             if (sl_apps_update(S.store, id, q->body.data ? q->body.data : "", q->body.len,
-                               "upload", &info, &d, &err))
+                               "upload", S.o.config, &info, &d, &err))
                 ret = reply_error(c, err.code == SL_EIO         ? 500
                                      : err.code == SL_ENOTFOUND ? 404 : 400,
                                   err.code == SL_EIO         ? "internal_error"
@@ -1260,7 +1261,7 @@ static enum MHD_Result admin(struct MHD_Connection *c, const char *method, const
             sl_buf out;
             sl_buf_init(&out, 0);
             bool zip;
-            if (sl_apps_export(S.store, id, &out, &zip, &err)) {
+            if (sl_apps_export(S.store, id, S.o.config, &out, &zip, &err)) {
                 ret = reply_error(c, 404, "not_found", "%s", err.msg);
                 sl_buf_release(&out);
             } else {

@@ -21,6 +21,7 @@
 #include <stddef.h>
 
 #include "core/err.h"
+#include "engine/config.h"
 #include "engine/graph.h"
 #include "engine/limits.h"
 #include "store/store.h"
@@ -38,6 +39,9 @@ typedef struct {
     unsigned idle_timeout_s;          /* silence within a request (default 60) */
     size_t max_event_bytes;  /* one run's event log, and its SSE text (default 64 MB) */
     struct sl_limits limits; /* every run's limits (--limit, SLUICE_*; Dify's defaults) */
+    /* the settings (sluice.yml) apps are checked against and run with;
+     * borrowed: they must outlive sl_server_run.  NULL: nothing configured */
+    const sl_config *config;
 } sl_server_opts;
 
 void sl_server_opts_init(sl_server_opts *o);

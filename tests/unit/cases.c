@@ -77,6 +77,17 @@ static int start_httpd(void)
     return 0;
 }
 
+/* The settings case files load and run with, unless one brings its own
+ * (sluice_config): the environment's, as `sluice run` would see them. */
+static sl_config *env_config;
+
+static const sl_config *base_config(void)
+{
+    if (!env_config)
+        env_config = sl_config_default();
+    return env_config;
+}
+
 /* The LLM stand-in (tests/tools/llmd.py), started once for the first case
  * file with a model node; every provider then points at it. */
 static pid_t llmd_pid;
@@ -113,7 +124,8 @@ static int start_llmd_once(void)
     unsetenv("OPENAI_API_KEY");
     unsetenv("SLUICE_LLM_MODEL");
     sl_err err = {0};
-    if (sl_config_load(NULL, &err)) {
+    sl_config_free(env_config);
+    if (sl_config_load(NULL, &env_config, &err)) {
         fprintf(stderr, "cases: %s\n", err.msg);
         sl_err_clear(&err);
         return -1;
@@ -333,7 +345,8 @@ static void check_files(sl_buf *fail, sl_run *r, const sl_value *want, const sl_
     }
 }
 
-static void run_entry(const char *file, const sl_graph *g, const sl_value *t)
+static void run_entry(const char *file, const sl_graph *g, const sl_config *cfg,
+                      const sl_value *t)
 {
     const char *name = json_string_value(json_object_get(t, "name"));
     const sl_value *ex = json_object_get(t, "expect");
@@ -342,6 +355,7 @@ static void run_entry(const char *file, const sl_graph *g, const sl_value *t)
     sl_run_opts o;
     sl_run_opts_init(&o);
     o.limits.workers = 4;
+    o.config = cfg;
     sl_err err = {0};
     const sl_value *lim = json_object_get(t, "limits");
     const char *k;
@@ -552,6 +566,7 @@ static void run_file(const char *file)
     const sl_value *sc = json_object_get(doc.root, "sluice_config");
     char cfgpath[] = "/tmp/sluice-case-config-XXXXXX";
     bool own_config = false;
+    sl_config *own = NULL;
     if (sc) {
         int fd = mkstemp(cfgpath);
         sl_value *x = expand_value(sc);
@@ -559,7 +574,7 @@ static void run_file(const char *file)
         json_decref(x);
         if (fd >= 0 && json && write(fd, json, strlen(json)) == (ssize_t)strlen(json)) {
             own_config = true;
-            if (sl_config_load(cfgpath, &err)) {
+            if (sl_config_load(cfgpath, &own, &err)) {
                 CHECK(0, "%s: sluice_config: %s", file, err.msg);
                 sl_err_clear(&err);
             }
@@ -576,7 +591,8 @@ static void run_file(const char *file)
     sl_graph g;
     sl_diag d;
     sl_diag_init(&d);
-    int rc = sl_graph_load_text(&g, &sl_nodes, text, len, file, &d, &err);
+    const sl_config *cfg = own ? own : base_config();
+    int rc = sl_graph_load_text(&g, &sl_nodes, cfg, text, len, file, &d, &err);
     /* sluice_app_dir: the app's files (skills/ …), relative to the repo */
     const char *ad = json_string_value(json_object_get(doc.root, "sluice_app_dir"));
     if (rc == 0 && ad)
@@ -616,16 +632,15 @@ static void run_file(const char *file)
                 CHECK(found, "%s: %s: a load warning says '%s'", file, name ? name : "(unnamed)",
                       want ? want : "?");
             }
-            run_entry(file, &g, t);
+            run_entry(file, &g, cfg, t);
         }
     }
     sl_diag_release(&d);
     sl_graph_release(&g);
 out:
-    if (own_config) {
+    if (own_config)
         unlink(cfgpath);
-        sl_config_load(NULL, &err);
-    }
+    sl_config_free(own);
     sl_err_clear(&err);
     sl_yaml_doc_release(&doc);
     free(text);
@@ -683,5 +698,6 @@ int main(int argc, char **argv)
     if (httpd_in)
         fclose(httpd_in);
     stop_httpd();
+    sl_config_free(env_config);
     return tap_done();
 }

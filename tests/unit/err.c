@@ -103,7 +103,7 @@ static void test_inputs(void)
     sl_diag d;
     sl_diag_init(&d);
     sl_err err = {0};
-    if (sl_graph_load_text(&g, &sl_nodes, dsl, strlen(dsl), "t.yml", &d, &err)) {
+    if (sl_graph_load_text(&g, &sl_nodes, NULL, dsl, strlen(dsl), "t.yml", &d, &err)) {
         CHECK(0, "inputs: the test DSL loads: %s", d.n ? d.v[0].msg : err.msg);
         sl_diag_release(&d);
         sl_err_clear(&err);

@@ -139,6 +139,9 @@ static char *diag_bodies(const sl_diag *d)
     return sl_buf_detach(&b);
 }
 
+/* The settings every load here checks against (see main). */
+static sl_config *config;
+
 static void check_sample(const char *path, const char *name)
 {
     size_t len = 0;
@@ -160,7 +163,7 @@ static void check_sample(const char *path, const char *name)
     sl_graph g;
     sl_diag d;
     sl_diag_init(&d);
-    int rc = sl_graph_load_file(&g, &sl_nodes, path, &d, &err);
+    int rc = sl_graph_load_file(&g, &sl_nodes, config, path, &d, &err);
 
     /* Errors may only be about node types sluice does not run yet, or
      * about plugins it does not have (an agent's strategy plugin). */
@@ -280,7 +283,7 @@ static void check_sample(const char *path, const char *name)
         sl_graph g2;
         sl_diag d2;
         sl_diag_init(&d2);
-        int rc2 = sl_graph_load_text(&g2, &sl_nodes, out.data, out.len, "export.yml", &d2,
+        int rc2 = sl_graph_load_text(&g2, &sl_nodes, config, out.data, out.len, "export.yml", &d2,
                                      &eerr);
         char *m1 = diag_bodies(&d), *m2 = diag_bodies(&d2);
         CHECK(rc2 == rc && !strcmp(m1, m2), "%s: loading the export gives the same result "
@@ -387,8 +390,8 @@ static void test_secrets(void)
     sl_diag d;
     sl_err err = {0};
     sl_diag_init(&d);
-    int rc = sl_graph_load_text(&g, &sl_nodes, secret_doc, strlen(secret_doc), "secrets.yml",
-                                &d, &err);
+    int rc = sl_graph_load_text(&g, &sl_nodes, config, secret_doc, strlen(secret_doc),
+                                "secrets.yml", &d, &err);
     CHECK(rc == 0, "secrets.yml loads (%s)", d.n ? d.v[0].msg : err.msg ? err.msg : "ok");
     CHECK(g.nnodes == 2 && sl_graph_find(&g, "note1") < 0, "canvas notes are not nodes");
     sl_buf out;
@@ -476,7 +479,7 @@ static void test_locations(void)
     sl_diag d;
     sl_err err = {0};
     sl_diag_init(&d);
-    int rc = sl_graph_load_text(&g, &sl_nodes, text, strlen(text), "t.yml", &d, &err);
+    int rc = sl_graph_load_text(&g, &sl_nodes, config, text, strlen(text), "t.yml", &d, &err);
     CHECK(rc == -1 && err.code == SL_EVALIDATE, "a broken workflow is refused (rc %d)", rc);
     where_is(&d, "unknown node type 'bogus'", 11, 15);
     where_is(&d, "node 'n2' (Weird)", 11, 15);
@@ -491,7 +494,7 @@ static void test_locations(void)
     /* YAML syntax errors: file:line:col from the loader */
     const char *bad = "app: {mode: workflow, name: t}\nkind: app\nworkflow:\n  graph: [1, 2\n";
     sl_diag_init(&d);
-    rc = sl_graph_load_text(&g, &sl_nodes, bad, strlen(bad), "t.yml", &d, &err);
+    rc = sl_graph_load_text(&g, &sl_nodes, config, bad, strlen(bad), "t.yml", &d, &err);
     int l = 0, c = 0;
     CHECK(rc == -1 && err.msg && sscanf(err.msg, "t.yml:%d:%d:", &l, &c) == 2 && l >= 4,
           "a YAML syntax error says t.yml:line:col (got %s)", err.msg ? err.msg : "none");
@@ -509,7 +512,7 @@ static void test_locations(void)
                         "    - {id: s, data: {type: start, title: S}}\n"
                         "    edges: []\n";
     sl_diag_init(&d);
-    rc = sl_graph_load_text(&g, &sl_nodes, newer, strlen(newer), "t.yml", &d, &err);
+    rc = sl_graph_load_text(&g, &sl_nodes, config, newer, strlen(newer), "t.yml", &d, &err);
     CHECK(rc == -1, "DSL version 9.0.0 is refused");
     where_is(&d, "9.0.0", 3, 10);
     sl_diag_release(&d);
@@ -518,7 +521,7 @@ static void test_locations(void)
 
     /* a missing file */
     sl_diag_init(&d);
-    rc = sl_graph_load_file(&g, &sl_nodes, "no/such/file.yml", &d, &err);
+    rc = sl_graph_load_file(&g, &sl_nodes, config, "no/such/file.yml", &d, &err);
     CHECK(rc == -1 && err.msg && strstr(err.msg, "no/such/file.yml") && err.code == SL_EIO,
           "a missing file is refused naming it (%s)", err.msg ? err.msg : "none");
     sl_diag_release(&d);
@@ -537,7 +540,7 @@ static void test_locations(void)
                      "    edges:\n"
                      "    - {id: x, source: s, target: e}\n";
     sl_diag_init(&d);
-    rc = sl_graph_load_text(&g, &sl_nodes, ok, strlen(ok), "t.yml", &d, &err);
+    rc = sl_graph_load_text(&g, &sl_nodes, config, ok, strlen(ok), "t.yml", &d, &err);
     CHECK(rc == 0 && d.errors == 0 && g.nnodes == 2 && g.nedges == 1 &&
               g.start == sl_graph_find(&g, "s") && !strcmp(g.edges[0].handle, "source") &&
               !strcmp(g.mode, "workflow") && !strcmp(g.version, "0.1.5"),
@@ -595,7 +598,7 @@ static void test_kinds_table(void)
     sl_diag d;
     sl_err err = {0};
     sl_diag_init(&d);
-    int rc = sl_graph_load_text(&g, &only_ping, text, strlen(text), "t.yml", &d, &err);
+    int rc = sl_graph_load_text(&g, &only_ping, config, text, strlen(text), "t.yml", &d, &err);
     CHECK(rc == -1 && ping_checks > 0 && d.n == 1 && strstr(d.v[0].msg, "unknown node type 'end'"),
           "a caller's kinds table: its own type loads and is checked, 'end' is unknown (%s)",
           d.n ? d.v[0].msg : "no error");
@@ -605,7 +608,7 @@ static void test_kinds_table(void)
 
     only_ping.known = ping_known;
     sl_diag_init(&d);
-    rc = sl_graph_load_text(&g, &only_ping, text, strlen(text), "t.yml", &d, &err);
+    rc = sl_graph_load_text(&g, &only_ping, config, text, strlen(text), "t.yml", &d, &err);
     CHECK(rc == -1 && d.n == 1 && strstr(d.v[0].msg, "'end' " UNSUPPORTED),
           "the table's `known` makes it 'not supported yet' (%s)", d.n ? d.v[0].msg : "none");
     sl_diag_release(&d);
@@ -613,7 +616,7 @@ static void test_kinds_table(void)
     sl_err_clear(&err);
 
     sl_diag_init(&d);
-    rc = sl_graph_load_text(&g, &sl_nodes, text, strlen(text), "t.yml", &d, &err);
+    rc = sl_graph_load_text(&g, &sl_nodes, config, text, strlen(text), "t.yml", &d, &err);
     CHECK(rc == -1 && d.n == 1 && strstr(d.v[0].msg, "unknown node type 'ping'"),
           "sluice's own table does not know 'ping' (%s)", d.n ? d.v[0].msg : "none");
     sl_diag_release(&d);
@@ -678,7 +681,7 @@ static void test_prepare(void)
     sl_diag d;
     sl_err err = {0};
     sl_diag_init(&d);
-    int rc = sl_graph_load_text(&g, &kinds, text, strlen(text), "t.yml", &d, &err);
+    int rc = sl_graph_load_text(&g, &kinds, config, text, strlen(text), "t.yml", &d, &err);
     CHECK(rc == 0 && word_prepares == 1 && word_releases == 0,
           "prepare runs once per node at load (rc %d, %d prepares, %d releases)", rc,
           word_prepares, word_releases);
@@ -705,7 +708,7 @@ static void test_prepare(void)
 
     snprintf(text, sizeof text, fmt, "bad");
     sl_diag_init(&d);
-    rc = sl_graph_load_text(&g, &kinds, text, strlen(text), "t.yml", &d, &err);
+    rc = sl_graph_load_text(&g, &kinds, config, text, strlen(text), "t.yml", &d, &err);
     CHECK(rc == -1 && d.n == 1 && strstr(d.v[0].msg, "t.yml:8:") &&
               strstr(d.v[0].msg, "node 'w' (W): field word: 'bad' does not compile"),
           "a prepare error is a load error with file:line, node and field (%s)",
@@ -721,7 +724,7 @@ static void test_prepare(void)
     char *at = strstr(broken, "[w, word]");
     memcpy(at, "[v, word]", 9);
     sl_diag_init(&d);
-    rc = sl_graph_load_text(&g, &kinds, broken, strlen(broken), "t.yml", &d, &err);
+    rc = sl_graph_load_text(&g, &kinds, config, broken, strlen(broken), "t.yml", &d, &err);
     int live = word_live;
     sl_diag_release(&d);
     sl_graph_release(&g);
@@ -738,12 +741,13 @@ int main(void)
      * endpoint (never called here). */
     setenv("SLUICE_LLM_BASE_URL", "http://127.0.0.1:9/v1", 1);
     sl_err cerr = {0};
-    if (sl_config_load(NULL, &cerr))
+    if (sl_config_load(NULL, &config, &cerr))
         sl_err_clear(&cerr);
     test_samples();
     test_secrets();
     test_locations();
     test_kinds_table();
     test_prepare();
+    sl_config_free(config);
     return tap_done();
 }

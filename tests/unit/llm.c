@@ -3,7 +3,8 @@
  * in both wire styles: text, streaming, tool calls (parallel, Ollama's
  * reused index, invalid arguments), usage, finish reasons, retries with
  * Retry-After, mid-stream errors, dropped and malformed streams, timeouts,
- * cancellation, record and replay, and the config's provider resolution.
+ * cancellation, record and replay.  (The config's provider resolution:
+ * tests/unit/config.c.)
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -14,7 +15,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/config.h"
 #include "llm/llm.h"
 #include "tap.h"
 #include "util.h"
@@ -260,65 +260,6 @@ static void tape(void)
     sl_buf_release(&k.text);
 }
 
-static void config(void)
-{
-    char path[] = "/tmp/sluice-llmcfg-XXXXXX";
-    int fd = mkstemp(path);
-    const char *yml = "llm:\n"
-                      "  providers:\n"
-                      "    local: {style: openai, base_url: http://127.0.0.1:9/v1, api_key: k1}\n"
-                      "    claude: {style: anthropic, base_url: http://127.0.0.1:9}\n"
-                      "  aliases: {openai_api_compatible: local, bedrock: claude}\n"
-                      "  models:\n"
-                      "    gpt-4o: {provider: local, name: llama3.1}\n"
-                      "    deepseek/deepseek-chat: {name: ds-local}\n"
-                      "  prices:\n"
-                      "    llama3.1: {input: 1.5, output: 2, currency: EUR}\n";
-    if (write(fd, yml, strlen(yml)) < 0)
-        return;
-    close(fd);
-    unsetenv("SLUICE_LLM_BASE_URL");
-    unsetenv("OPENAI_API_KEY");
-    unsetenv("ANTHROPIC_API_KEY");
-    setenv("DEEPSEEK_API_KEY", "dk", 1);
-    sl_err err = {0};
-    CHECK(sl_config_load(path, &err) == 0, "a config file loads");
-    const sl_config *c = sl_config_get();
-    const char *model;
-    char why[512];
-    const sl_llm_endpoint *e = sl_config_resolve(c, "langgenius/openai/openai", "gpt-4o", &model, why,
-                                              sizeof why);
-    CHECK(e && !strcmp(e->name, "local") && !strcmp(model, "llama3.1"),
-          "a model override moves gpt-4o to a local model");
-    e = sl_config_resolve(c, "openai_api_compatible", "x", &model, why, sizeof why);
-    CHECK(e && !strcmp(e->name, "local"), "an alias maps a DSL provider to a configured one");
-    e = sl_config_resolve(c, "bedrock", "anthropic.claude", &model, why, sizeof why);
-    CHECK(e && e->style == SL_LLM_ANTHROPIC, "bedrock aliased to an Anthropic-style endpoint");
-    e = sl_config_resolve(c, "deepseek", "deepseek-chat", &model, why, sizeof why);
-    CHECK(e && !strcmp(e->name, "deepseek") && !strcmp(model, "ds-local") &&
-              !strcmp(e->api_key, "dk") && strstr(e->base_url, "deepseek"),
-          "an environment key configures a known provider; a provider/model override renames");
-    e = sl_config_resolve(c, "openai", "gpt-4o-mini", &model, why, sizeof why);
-    CHECK(!e && strstr(why, "OPENAI_API_KEY") && strstr(why, "llm.providers.openai"),
-          "an unconfigured provider says which setting to add: %s", why);
-    e = sl_config_resolve(c, "zzz", "m", &model, why, sizeof why);
-    CHECK(!e && strstr(why, "llm.providers.zzz") && strstr(why, "SLUICE_LLM_BASE_URL"),
-          "an unknown provider too: %s", why);
-    double in, out;
-    const char *cur;
-    CHECK(sl_config_price(c, "llama3.1", &in, &out, &cur) && in == 1.5 && out == 2 &&
-              !strcmp(cur, "EUR"),
-          "prices per million tokens");
-    FILE *f = fopen(path, "w");
-    fputs("llm:\n  providers:\n    x: {style: grpc, base_url: u}\n", f);
-    fclose(f);
-    CHECK(sl_config_load(path, &err) < 0 && strstr(err.msg, "style"),
-          "a bad style is refused: %s", err.msg ? err.msg : "");
-    sl_err_clear(&err);
-    unlink(path);
-    unsetenv("DEEPSEEK_API_KEY");
-}
-
 int main(void)
 {
     if (start()) {
@@ -329,6 +270,5 @@ int main(void)
     both_styles(SL_LLM_ANTHROPIC);
     ollama_quirk();
     tape();
-    config();
     return tap_done();
 }
