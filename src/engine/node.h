@@ -194,15 +194,16 @@ int sl_exec_interrupted(sl_node_exec *x, sl_err *err);
  * container's own node id (e.g. {"item":…, "index":…}).  After the round,
  * `collect` (a selector, may be NULL) is read from the layer into *result
  * (new reference or NULL).  For loops, *broke is set when a loop-end node
- * ran.  Returns 0, or -1 with *err_msg (heap) when a child node failed. */
+ * ran.  Returns 0, or -1 with `err` set when a child node failed (SL_ENODE,
+ * its message and error_type) or containers nest past max_depth (SL_ELIMIT);
+ * the caller releases err. */
 typedef struct {
     sl_value *scope_vars;
     const sl_value *collect;
     sl_value *result;
     sl_value *scope_after;  /* the layer's scope vars after the round (new ref) */
     bool broke;
-    char *err_msg;
-    char *err_type;
+    sl_err err;
 } sl_round;
 int sl_exec_round(sl_node_exec *x, sl_round *r);
 

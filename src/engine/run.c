@@ -1177,14 +1177,13 @@ int sl_exec_round(sl_node_exec *x, sl_round *rd)
     rd->result = NULL;
     rd->scope_after = NULL;
     rd->broke = false;
-    rd->err_msg = NULL;
-    rd->err_type = NULL;
+    rd->err = (sl_err){0};
     if (x->s->depth + 1 > r->L.max_depth) {
         json_decref(rd->scope_vars);
         rd->scope_vars = NULL;
-        rd->err_msg = sl_xasprintf("containers nested deeper than max_depth (%d); raise it "
-                                   "with --limit max_depth=N", r->L.max_depth);
-        rd->err_type = sl_xstrdup("DepthLimitExceeded");
+        sl_err_limit(&rd->err, SL_ELIMIT, "max_depth", "containers nested deeper than max_depth "
+                     "(%d); raise it with --limit max_depth=N", r->L.max_depth);
+        sl_err_set_type(&rd->err, "DepthLimitExceeded");
         return -1;
     }
     sl_pool *layer = sl_pool_new(x->s->pool);
@@ -1196,9 +1195,8 @@ int sl_exec_round(sl_node_exec *x, sl_round *rd)
     sched_run(&sub, n->inner_start);
     int rc = 0;
     if (sub.abort) {
-        rd->err_msg = sl_xstrdup(sub.fail_msg ? sub.fail_msg : "a node inside failed");
-        rd->err_type = sl_xstrdup(sub.fail_type ? sub.fail_type : "NodeError");
-        rc = -1;
+        rc = sl_err_typed(&rd->err, SL_ENODE, sub.fail_type ? sub.fail_type : "NodeError", "%s",
+                          sub.fail_msg ? sub.fail_msg : "a node inside failed");
     }
     if (rd->collect)
         rd->result = sl_pool_get_sel(layer, rd->collect);

@@ -76,8 +76,9 @@ static void run_item(iter_state *st, size_t i)
     json_decref(rd.scope_after);
     if (rc < 0) {
         st->failed[i] = 1;
-        st->errors[i] = rd.err_msg;
-        free(rd.err_type);
+        st->errors[i] = rd.err.msg;  /* taken: the error's message is all kept */
+        rd.err.msg = NULL;
+        sl_err_clear(&rd.err);
         json_decref(rd.result);
         if (st->mode == MODE_TERMINATED)
             atomic_store(&st->stop, 1);

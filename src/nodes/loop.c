@@ -206,15 +206,14 @@ static int loop_run(sl_node_exec *x)
         }
         json_decref(rd.result);
         if (r < 0) {
-            rc = sl_exec_fail(x, rd.err_type ? rd.err_type : "LoopNodeError", "round %lld: %s",
-                              (long long)i, rd.err_msg ? rd.err_msg : "a node inside failed");
+            rc = sl_exec_fail(x, sl_err_type(&rd.err, "LoopNodeError"), "round %lld: %s",
+                              (long long)i, rd.err.msg ? rd.err.msg : "a node inside failed");
         } else if (rd.broke) {
             stop = true;
         } else if (should_break(x, &e, &stop) < 0) {
             rc = -1;
         }
-        free(rd.err_msg);
-        free(rd.err_type);
+        sl_err_clear(&rd.err);
     }
     const char *k;
     sl_value *v;
