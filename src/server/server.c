@@ -602,7 +602,7 @@ typedef struct {
     bool idle_timeout;    /* the connection has the idle timeout, not the header one */
     sl_buf body;
     bool too_big;
-    /* a multipart upload (POST /v1/files/upload) goes straight to disk */
+    /* a multipart upload (POST /v1/files/upload) streams into a blob */
     struct MHD_PostProcessor *pp;
     sl_blob_writer *blob;
     char file_id[40], name[256], user[128];
