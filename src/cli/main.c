@@ -13,6 +13,7 @@
 
 #include "core/mime.h"
 #include "dsl/bundle.h"
+#include "dsl/dsl.h"
 #include "engine/run.h"
 #include "engine/config.h"
 #include "llm/llm.h"

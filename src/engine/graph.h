@@ -16,6 +16,7 @@
 #include "core/diag.h"
 #include "core/err.h"
 #include "core/map.h"
+#include "dsl/dsl.h"
 #include "dsl/yaml.h"
 #include "engine/config.h"
 #include "engine/node.h"
@@ -108,17 +109,11 @@ int sl_graph_find(const sl_graph *g, const char *id); /* -1 when absent */
  * --strict, apps imported into a server that may be configured later). */
 void sl_graph_config_warnings(bool on);
 
-/* Export back to YAML: the document as loaded, canvas notes dropped, secret
- * environment variables masked unless include_secrets. */
+/* Export back to YAML: the document as loaded, as sl_dsl_export (dsl/dsl.h)
+ * gives it. */
 int sl_graph_export(const sl_graph *g, bool include_secrets, sl_buf *out, sl_err *err);
-/* The same for a parsed document that may not validate (a workflow with
- * node types sluice does not run can still be exported). */
-int sl_dsl_export(const sl_value *doc, bool include_secrets, sl_buf *out, sl_err *err);
 
 /* "file:line:col" for a mark, into out (64+ bytes). */
 void sl_graph_where(const sl_graph *g, sl_mark m, char *out, size_t n);
-
-/* Largest DSL file accepted (Dify refuses files over 10 MB). */
-#define SL_DSL_MAX_BYTES ((size_t)10 << 20)
 
 #endif
