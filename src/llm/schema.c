@@ -34,14 +34,14 @@ static size_t chars(const char *s, size_t n)
     return c;
 }
 
-static int check(const sl_value *s, const sl_value *v, char *path, size_t plen, char *why,
-                 size_t n, int depth)
+static int check(const sl_value *s, const sl_value *v, char *path, size_t plen, sl_err *err,
+                 int depth)
 {
     if (!json_is_object(s) || depth > 64)
         return 0;
     const sl_value *t = json_object_get(s, "type");
     if (json_is_string(t) && !is_type(v, json_string_value(t))) {
-        snprintf(why, n, "%s should be %s, not %s", path, json_string_value(t),
+        sl_err_set(err, SL_EINVAL, "%s should be %s, not %s", path, json_string_value(t),
                  sl_value_type_name(v));
         return -1;
     }
@@ -51,7 +51,7 @@ static int check(const sl_value *s, const sl_value *v, char *path, size_t plen, 
             any = json_is_string(json_array_get(t, i)) &&
                   is_type(v, json_string_value(json_array_get(t, i)));
         if (!any) {
-            snprintf(why, n, "%s has a type the schema does not allow (%s)", path,
+            sl_err_set(err, SL_EINVAL, "%s has a type the schema does not allow (%s)", path,
                      sl_value_type_name(v));
             return -1;
         }
@@ -62,13 +62,13 @@ static int check(const sl_value *s, const sl_value *v, char *path, size_t plen, 
         for (size_t i = 0; i < json_array_size(en) && !found; i++)
             found = sl_value_equal(json_array_get(en, i), v);
         if (!found) {
-            snprintf(why, n, "%s is not one of the values the schema lists", path);
+            sl_err_set(err, SL_EINVAL, "%s is not one of the values the schema lists", path);
             return -1;
         }
     }
     const sl_value *cn = json_object_get(s, "const");
     if (cn && !sl_value_equal(cn, v)) {
-        snprintf(why, n, "%s is not the constant the schema asks for", path);
+        sl_err_set(err, SL_EINVAL, "%s is not the constant the schema asks for", path);
         return -1;
     }
     if (json_is_string(v)) {
@@ -76,7 +76,7 @@ static int check(const sl_value *s, const sl_value *v, char *path, size_t plen, 
         const sl_value *mn = json_object_get(s, "minLength"), *mx = json_object_get(s, "maxLength");
         if ((json_is_integer(mn) && (json_int_t)c < json_integer_value(mn)) ||
             (json_is_integer(mx) && (json_int_t)c > json_integer_value(mx))) {
-            snprintf(why, n, "%s has a length the schema does not allow (%zu)", path, c);
+            sl_err_set(err, SL_EINVAL, "%s has a length the schema does not allow (%zu)", path, c);
             return -1;
         }
     }
@@ -85,7 +85,7 @@ static int check(const sl_value *s, const sl_value *v, char *path, size_t plen, 
         const sl_value *mn = json_object_get(s, "minimum"), *mx = json_object_get(s, "maximum");
         if ((sl_value_is_number(mn) && d < sl_value_number(mn)) ||
             (sl_value_is_number(mx) && d > sl_value_number(mx))) {
-            snprintf(why, n, "%s is out of the schema's range", path);
+            sl_err_set(err, SL_EINVAL, "%s is out of the schema's range", path);
             return -1;
         }
     }
@@ -95,7 +95,7 @@ static int check(const sl_value *s, const sl_value *v, char *path, size_t plen, 
         for (size_t i = 0; i < json_array_size(req); i++) {
             const char *k = json_string_value(json_array_get(req, i));
             if (k && !json_object_get(v, k)) {
-                snprintf(why, n, "%s.%s is required but missing", path, k);
+                sl_err_set(err, SL_EINVAL, "%s.%s is required but missing", path, k);
                 return -1;
             }
         }
@@ -105,7 +105,7 @@ static int check(const sl_value *s, const sl_value *v, char *path, size_t plen, 
         json_object_foreach((sl_value *)v, k, x) {
             const sl_value *ps = json_object_get(props, k);
             if (!ps && json_is_false(ap)) {
-                snprintf(why, n, "%s.%s is not a property the schema allows", path, k);
+                sl_err_set(err, SL_EINVAL, "%s.%s is not a property the schema allows", path, k);
                 return -1;
             }
             if (!ps && json_is_object(ap))
@@ -113,7 +113,7 @@ static int check(const sl_value *s, const sl_value *v, char *path, size_t plen, 
             if (ps) {
                 size_t old = strlen(path);
                 snprintf(path + old, plen - old, ".%s", k);
-                int rc = check(ps, x, path, plen, why, n, depth + 1);
+                int rc = check(ps, x, path, plen, err, depth + 1);
                 path[old] = 0;
                 if (rc)
                     return rc;
@@ -125,7 +125,7 @@ static int check(const sl_value *s, const sl_value *v, char *path, size_t plen, 
         json_int_t sz = (json_int_t)json_array_size(v);
         if ((json_is_integer(mn) && sz < json_integer_value(mn)) ||
             (json_is_integer(mx) && sz > json_integer_value(mx))) {
-            snprintf(why, n, "%s has %lld items, which the schema does not allow", path,
+            sl_err_set(err, SL_EINVAL, "%s has %lld items, which the schema does not allow", path,
                      (long long)sz);
             return -1;
         }
@@ -133,7 +133,7 @@ static int check(const sl_value *s, const sl_value *v, char *path, size_t plen, 
         for (size_t i = 0; json_is_object(items) && i < json_array_size(v); i++) {
             size_t old = strlen(path);
             snprintf(path + old, plen - old, "[%zu]", i);
-            int rc = check(items, json_array_get(v, i), path, plen, why, n, depth + 1);
+            int rc = check(items, json_array_get(v, i), path, plen, err, depth + 1);
             path[old] = 0;
             if (rc)
                 return rc;
@@ -142,10 +142,10 @@ static int check(const sl_value *s, const sl_value *v, char *path, size_t plen, 
     return 0;
 }
 
-int sl_schema_check(const sl_value *schema, const sl_value *v, char *why, size_t n)
+int sl_schema_check(const sl_value *schema, const sl_value *v, sl_err *err)
 {
     char path[512] = "$";
-    return check(schema, v, path, sizeof path, why, n, 0);
+    return check(schema, v, path, sizeof path, err, 0);
 }
 
 sl_value *sl_json_in_text(const char *text, size_t len)

@@ -10,10 +10,11 @@
 
 #include <stddef.h>
 
+#include "core/err.h"
 #include "core/value.h"
 
-/* 0 when v fits; -1 with a message naming the path ("$.items[2].name"). */
-int sl_schema_check(const sl_value *schema, const sl_value *v, char *why, size_t n);
+/* 0 when v fits; -1 with err (SL_EINVAL) naming the path ("$.items[2].name"). */
+int sl_schema_check(const sl_value *schema, const sl_value *v, sl_err *err);
 
 /* The JSON object in a model's answer: the whole text, or the text inside
  * a ```json fence, or from the first '{' to the last '}'.  New reference

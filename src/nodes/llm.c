@@ -567,10 +567,11 @@ static int run(sl_node_exec *x)
         /* the answer's JSON against the schema, with one repair round */
         for (int round = 0; round < 2 && !rc; round++) {
             const char *text = json_string_value(json_object_get(resp, "text"));
-            char why[512] = "the answer holds no JSON object";
+            sl_err bad = {0};
             structured = sl_json_in_text(text, strlen(text));
-            if (json_is_object(structured) && !sl_schema_check(schema, structured, why, sizeof why))
+            if (json_is_object(structured) && !sl_schema_check(schema, structured, &bad))
                 break;
+            const char *why = bad.msg ? bad.msg : "the answer holds no JSON object";
             json_decref(structured);
             structured = NULL;
             if (round == 1) {
@@ -578,6 +579,7 @@ static int run(sl_node_exec *x)
                                   "the model's answer does not follow the output schema, also "
                                   "after one repair: %s",
                                   why);
+                sl_err_clear(&bad);
                 break;
             }
             sl_value *m2 = json_object_get(req, "messages");
@@ -587,6 +589,7 @@ static int run(sl_node_exec *x)
                                      why);
             json_array_append_new(m2, json_pack("{s:s, s:s}", "role", "user", "content", fix));
             free(fix);
+            sl_err_clear(&bad);
             json_decref(resp);
             resp = NULL;
             rs.relay = false;

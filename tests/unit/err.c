@@ -10,6 +10,7 @@
 #include "core/diag.h"
 #include "engine/graph.h"
 #include "engine/run.h"
+#include "llm/schema.h"
 #include "nodes/registry.h"
 #include "tap.h"
 
@@ -137,11 +138,38 @@ static void test_inputs(void)
     sl_graph_release(&g);
 }
 
+/* The schema check fails with an sl_err naming the path (it wrote into a
+ * caller's char buffer before). */
+static void test_schema(void)
+{
+    sl_value *schema = json_loads("{\"type\": \"object\", \"required\": [\"a\"], "
+                                  "\"properties\": {\"a\": {\"type\": \"array\", "
+                                  "\"items\": {\"type\": \"integer\"}}}}",
+                                  0, NULL);
+    sl_value *good = json_loads("{\"a\": [1, 2]}", 0, NULL);
+    sl_value *bad = json_loads("{\"a\": [1, \"x\"]}", 0, NULL);
+    sl_value *none = json_loads("{}", 0, NULL);
+    sl_err e = {0};
+    CHECK(sl_schema_check(schema, good, &e) == 0 && e.code == SL_OK && !e.msg,
+          "schema: a fitting value leaves err clear");
+    CHECK(sl_schema_check(schema, bad, &e) == -1 && e.code == SL_EINVAL &&
+              !strcmp(e.msg, "$.a[1] should be integer, not string"),
+          "schema: a misfit names its path (%s)", e.msg ? e.msg : "");
+    CHECK(sl_schema_check(schema, none, &e) == -1 && !strcmp(e.msg, "$.a is required but missing"),
+          "schema: a missing property (%s)", e.msg ? e.msg : "");
+    sl_err_clear(&e);
+    json_decref(schema);
+    json_decref(good);
+    json_decref(bad);
+    json_decref(none);
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
     test_fields();
     test_diag();
     test_inputs();
+    test_schema();
     return tap_done();
 }
