@@ -18,8 +18,9 @@
 #include "core/mime.h"
 #include "core/secret.h"
 #include "core/sha256.h"
-#include "tmpl/ref.h"
 #include "engine/stream.h"
+#include "sandbox/policy.h"
+#include "tmpl/ref.h"
 
 typedef enum { E_UNKNOWN = 0, E_TAKEN, E_SKIPPED } estate;
 typedef enum { NS_PENDING = 0, NS_RUNNING, NS_SUCCEEDED, NS_FAILED, NS_EXCEPTION, NS_SKIPPED } nstatus;
@@ -57,15 +58,11 @@ struct sl_run {
     char *sandbox_error;
     /* The sandbox policy: sluice.yml's `sandbox` overlaid with the app's
      * `sluice.sandbox` (sizes and timeouts went into L). */
-    char provider[16];
-    sl_net_mode net;
-    char *net_allow;
-    sl_value *sb_settings;    /* the provider's settings, or NULL */
+    sl_sandbox_policy policy;
     /* Files the run's nodes made (artifacts): the caller's opts.file_put,
      * or this private folder, made on first use and removed with the run. */
     char *files_dir;
     sl_value *made;           /* {id: true} of files this run stored (sb_lock) */
-    const sl_value *packages; /* {pip:[…], npm:[…]} (borrowed) or NULL */
 };
 
 typedef struct sched sched;
@@ -298,75 +295,13 @@ const struct sl_config *sl_exec_config(sl_node_exec *x)
     return x->s->run->opts.config;
 }
 
-/* The run stopped or out of time (the package install's cancel check). */
-static bool run_over(void *ud)
+/* Why the app's package install should end early. */
+static sl_errcode install_over(void *ud)
 {
     sl_run *r = ud;
-    return atomic_load(&r->cancel) || now_s() - r->t0 >= r->L.max_time_s;
-}
-
-/* Installs the app's packages (sluice.sandbox.packages) in a new sandbox,
- * through its network policy; a stop or the run's deadline ends it.  Heap
- * message on failure. */
-static char *install_packages(sl_run *r, sl_sandbox *sb)
-{
-    static const struct {
-        const char *key;
-        const char *argv0[10];
-    } tools[] = {
-        {"pip", {"python3", "-m", "pip", "install", "--user", "--quiet", "--retries", "1",
-                 "--disable-pip-version-check", NULL}},
-        {"npm", {"npm", "install", "--prefix", ".", "--no-audit", "--no-fund", "--silent", NULL}},
-    };
-    for (size_t t = 0; t < sizeof tools / sizeof tools[0]; t++) {
-        const sl_value *list = json_object_get(r->packages, tools[t].key);
-        size_t n = json_array_size(list);
-        if (!n)
-            continue;
-        const char **argv = sl_xcalloc(n + 11, sizeof *argv);
-        size_t k = 0;
-        for (; tools[t].argv0[k]; k++)
-            argv[k] = tools[t].argv0[k];
-        for (size_t i = 0; i < n; i++)
-            argv[k++] = json_string_value(json_array_get(list, i));
-        static const char *const env[] = {"PIP_BREAK_SYSTEM_PACKAGES=1", NULL};
-        sl_sandbox_cmd cmd = {.argv = argv, .env = env, .timeout_s = 600,
-                              .max_output_bytes = 64 << 10, .cancelled = run_over, .ud = r};
-        sl_sandbox_result res;
-        sl_sandbox_result_init(&res);
-        sl_err e = {0};
-        char *msg = NULL;
-        if (sl_sandbox_exec(sb, &cmd, &res, &e)) {
-            msg = sl_xasprintf("installing the app's %s packages failed: %s", tools[t].key,
-                               e.msg ? e.msg : "?");
-        } else if (sl_sandbox_result_code(&res) != 0 && run_over(r)) {
-            msg = atomic_load(&r->cancel)
-                      ? sl_xasprintf("the run was stopped while the app's %s packages were "
-                                     "installing", tools[t].key)
-                      : sl_xasprintf("the run took longer than max_time_s (%g s) while the "
-                                     "app's %s packages were installing "
-                                     "(sluice.sandbox.packages); raise it with --limit "
-                                     "max_time_s=N", r->L.max_time_s, tools[t].key);
-        } else if (sl_sandbox_result_code(&res) != 0) {
-            char how[160];
-            sl_sandbox_result_describe(&res, how, sizeof how);
-            size_t el = res.err.len, off = el > 600 ? el - 600 : 0;
-            msg = sl_xasprintf("installing the app's %s packages (sluice.sandbox.packages) "
-                               "failed: %s %s: %.*s%s", tools[t].key, argv[0], how,
-                               (int)(el - off), res.err.data ? res.err.data + off : "",
-                               r->net == SL_NET_NONE
-                                   ? " (the sandbox has no network: set sluice.sandbox.network "
-                                     "to allow the package index, e.g. {allow: [pypi.org, "
-                                     "files.pythonhosted.org]})"
-                                   : "");
-        }
-        sl_err_clear(&e);
-        sl_sandbox_result_release(&res);
-        free(argv);
-        if (msg)
-            return msg;
-    }
-    return NULL;
+    if (atomic_load(&r->cancel))
+        return SL_ECANCELED;
+    return now_s() - r->t0 >= r->L.max_time_s ? SL_ETIMEOUT : SL_OK;
 }
 
 sl_sandbox *sl_exec_sandbox(sl_node_exec *x, sl_err *err)
@@ -377,9 +312,9 @@ sl_sandbox *sl_exec_sandbox(sl_node_exec *x, sl_err *err)
         const struct sl_limits *L = &r->L;
         sl_sandbox_opts o;
         sl_sandbox_opts_init(&o);
-        o.provider = r->provider;
-        o.net = r->net;
-        o.net_allow = r->net_allow;
+        o.provider = r->policy.provider;
+        o.net = r->policy.net;
+        o.net_allow = r->policy.net_allow;
         o.memory_bytes = L->sandbox_memory_bytes;
         o.max_procs = L->sandbox_max_procs;
         o.cpu_cores = L->sandbox_cpu_cores;
@@ -387,7 +322,7 @@ sl_sandbox *sl_exec_sandbox(sl_node_exec *x, sl_err *err)
         o.cpu_seconds = L->sandbox_cpu_seconds;
         o.max_open_files = L->sandbox_open_files;
         o.max_file_bytes = L->sandbox_file_bytes;
-        o.settings = r->sb_settings;
+        o.settings = r->policy.settings;
         /* The app's skills, read-only, at skills/ in the workspace. */
         sl_sandbox_bind bind;
         char *skills = r->g->app_dir ? sl_xasprintf("%s/skills", r->g->app_dir) : NULL;
@@ -403,7 +338,10 @@ sl_sandbox *sl_exec_sandbox(sl_node_exec *x, sl_err *err)
             /* remembered, so parallel nodes do not each retry a broken set-up */
             r->sandbox_error = sl_xstrdup(e.msg ? e.msg : "the sandbox could not be made");
             sl_err_clear(&e);
-        } else if (r->packages && (r->sandbox_error = install_packages(r, r->sandbox))) {
+        } else if (sl_sandbox_policy_install(&r->policy, r->sandbox, install_over, r,
+                                             r->L.max_time_s, &e)) {
+            r->sandbox_error = sl_xstrdup(e.msg);
+            sl_err_clear(&e);
             sl_sandbox_destroy(r->sandbox);
             r->sandbox = NULL;
         }
@@ -1257,88 +1195,30 @@ static sl_value *typed_value(const sl_value *decl, const sl_value *given)
     return json_incref((sl_value *)v);
 }
 
-/* One layer of sandbox policy (sluice.yml's `sandbox`, then the app's
- * `sluice.sandbox`): each field it sets replaces the one below. */
-static void policy_layer(sl_run *r, const sl_value *p)
-{
-    if (!json_is_object(p))
-        return;
-    const sl_value *v;
-    if (json_is_string(v = json_object_get(p, "provider")))
-        snprintf(r->provider, sizeof r->provider, "%s", json_string_value(v));
-    if ((v = json_object_get(p, "network"))) {
-        const char *net = json_string_value(v);
-        const sl_value *allow = json_object_get(v, "allow");
-        if (net && !strcmp(net, "open")) {
-            r->net = SL_NET_OPEN;
-        } else if (net && !strcmp(net, "none")) {
-            r->net = SL_NET_NONE;
-        } else if (json_is_array(allow) || (net && !strncmp(net, "allow=", 6))) {
-            sl_buf b;
-            sl_buf_init(&b, 0);
-            if (net)
-                sl_buf_adds(&b, net + 6);
-            for (size_t i = 0; i < json_array_size(allow); i++) {
-                if (b.len)
-                    sl_buf_addc(&b, ',');
-                sl_buf_adds(&b, json_string_value(json_array_get(allow, i)));
-            }
-            free(r->net_allow);
-            r->net_allow = sl_buf_detach(&b);
-            r->net = SL_NET_ALLOW;
-        }
-    }
-    uint64_t n;
-    const char *sizes[] = {"memory", "disk"};
-    size_t *slots[] = {&r->L.sandbox_memory_bytes, &r->L.sandbox_disk_bytes};
-    for (int i = 0; i < 2; i++) {
-        v = json_object_get(p, sizes[i]);
-        if (json_is_integer(v) && json_integer_value(v) > 0)
-            *slots[i] = (size_t)json_integer_value(v);
-        else if (json_is_string(v) && !sl_size_parse(json_string_value(v), &n) && n)
-            *slots[i] = (size_t)n;
-    }
-    if (sl_value_is_number(v = json_object_get(p, "cpu_cores")))
-        r->L.sandbox_cpu_cores = sl_value_number(v);
-    if (json_is_integer(v = json_object_get(p, "max_procs")))
-        r->L.sandbox_max_procs = (int)json_integer_value(v);
-    if (sl_value_is_number(v = json_object_get(p, "command_timeout")))
-        r->L.command_timeout_s = sl_value_number(v);
-    if (json_is_object(v = json_object_get(p, "packages")))
-        r->packages = v;
-}
-
+/* The run's sandbox policy (sandbox/policy.h): sluice.yml's, the app's,
+ * then the caller's overrides; its sizes and times go into L. */
 static void policy_init(sl_run *r)
 {
     const sl_value *cfg = sl_config_sandbox(r->opts.config);
-    snprintf(r->provider, sizeof r->provider, "local");
-    /* Classic apps' code nodes reach the network as in Dify's code sandbox:
-     * through the egress proxy to any public host (private, special and
-     * this host's addresses refused).  Sandboxed apps start with none. */
-    if (r->g->sandboxed) {
-        r->net = SL_NET_NONE;
-    } else {
-        r->net = SL_NET_ALLOW;
-        r->net_allow = sl_xstrdup("*");
-    }
-    policy_layer(r, cfg);
-    policy_layer(r, r->g->sandbox);
+    sl_sandbox_policy *p = &r->policy;
+    sl_sandbox_policy_init(p, r->g->sandboxed);
+    p->memory_bytes = r->L.sandbox_memory_bytes;
+    p->disk_bytes = r->L.sandbox_disk_bytes;
+    p->cpu_cores = r->L.sandbox_cpu_cores;
+    p->max_procs = r->L.sandbox_max_procs;
+    p->command_timeout_s = r->L.command_timeout_s;
+    sl_sandbox_policy_layer(p, cfg);
+    sl_sandbox_policy_layer(p, r->g->sandbox);
     if (r->opts.sandbox_provider)
-        snprintf(r->provider, sizeof r->provider, "%s", r->opts.sandbox_provider);
-    if (r->opts.net_given) {
-        r->net = r->opts.net;
-        free(r->net_allow);
-        r->net_allow = r->opts.net_allow ? sl_xstrdup(r->opts.net_allow) : NULL;
-    }
-    /* The provider's own settings; the app's template (an image) joins them. */
-    const sl_value *ps = json_object_get(cfg, r->provider);
-    r->sb_settings = json_is_object(ps) ? json_deep_copy(ps) : NULL;
-    const sl_value *tpl = json_object_get(r->g->sandbox, "template");
-    if (json_is_string(tpl)) {
-        if (!r->sb_settings)
-            r->sb_settings = json_object();
-        json_object_set(r->sb_settings, "template", (sl_value *)tpl);
-    }
+        snprintf(p->provider, sizeof p->provider, "%s", r->opts.sandbox_provider);
+    if (r->opts.net_given)
+        sl_sandbox_policy_net(p, r->opts.net, r->opts.net_allow);
+    sl_sandbox_policy_settings(p, cfg, r->g->sandbox);
+    r->L.sandbox_memory_bytes = p->memory_bytes;
+    r->L.sandbox_disk_bytes = p->disk_bytes;
+    r->L.sandbox_cpu_cores = p->cpu_cores;
+    r->L.sandbox_max_procs = p->max_procs;
+    r->L.command_timeout_s = p->command_timeout_s;
 }
 
 sl_run *sl_run_new(const sl_graph *g, const sl_run_opts *opts)
@@ -1506,8 +1386,7 @@ void sl_run_free(sl_run *r)
     pthread_mutex_destroy(&r->ev_lock);
     sl_sandbox_destroy(r->sandbox);
     free(r->sandbox_error);
-    free(r->net_allow);
-    json_decref(r->sb_settings);
+    sl_sandbox_policy_release(&r->policy);
     files_cleanup(r);
     free(r->files_dir);
     json_decref(r->made);
