@@ -11,8 +11,10 @@
  *   target <= 0.5x (skipped, and counted, when bubblewrap is missing).
  *
  * Each pair alternates (sluice, peer, sluice, peer, ...) so that noise on a
- * shared machine hits both alike; the figures are medians (and minimums)
- * of the wall time from posix_spawn to waitpid, output to /dev/null.
+ * shared machine hits both alike; the times are medians (and minimums) of
+ * the wall time from posix_spawn to waitpid, output to /dev/null, and the
+ * ratio is the median of the ratios of each pair's two runs, which a
+ * machine whose speed drifts during the run moves least.
  * Prints one line per command and PASS/FAIL per target; exits 1 on a miss.
  *
  *   startup_bench SLUICE DSL TEMPLATE [-n ROUNDS]
@@ -86,7 +88,8 @@ static int pair(const char *what, char *const ours[], char *const peer[], int ro
                 double target)
 {
     double *a = calloc((size_t)rounds, sizeof *a), *b = calloc((size_t)rounds, sizeof *b);
-    if (!a || !b)
+    double *r = calloc((size_t)rounds, sizeof *r);
+    if (!a || !b || !r)
         return 2;
     run_once(ours); /* warm the page cache and the dynamic loader's */
     run_once(peer);
@@ -97,12 +100,13 @@ static int pair(const char *what, char *const ours[], char *const peer[], int ro
             char cmd[256];
             show(a[i] < 0 ? ours : peer, cmd, sizeof cmd);
             printf("%-22s FAIL: `%s` did not run or exit 0\n", what, cmd);
-            free(a), free(b);
+            free(a), free(b), free(r);
             return 2;
         }
+        r[i] = a[i] / b[i];
     }
     double ma = median(a, rounds), mb = median(b, rounds);
-    double ratio = ma / mb;
+    double ratio = median(r, rounds);
     char pn[96];
     show(peer, pn, sizeof pn);
     if (strlen(pn) > 14)
@@ -110,7 +114,7 @@ static int pair(const char *what, char *const ours[], char *const peer[], int ro
     printf("%-22s %7.2f ms (min %6.2f)  %-9s %6.2f ms (min %6.2f)  %5.2fx (target <= %.1fx)  %s\n",
            what, ma * 1e3, a[0] * 1e3, pn, mb * 1e3, b[0] * 1e3, ratio, target,
            ratio <= target ? "PASS" : "FAIL");
-    free(a), free(b);
+    free(a), free(b), free(r);
     return ratio <= target ? 0 : 1;
 }
 
@@ -137,7 +141,8 @@ int main(int argc, char **argv)
     char *render[] = {sl, "render", tmpl, "--context", "{\"name\": \"world\"}", NULL};
     char *validate[] = {sl, "validate", dsl, NULL};
     int missed = 0, rc;
-    printf("# medians of %d alternating runs, each a whole process (posix_spawn to waitpid)\n",
+    printf("# %d alternating runs, each a whole process (posix_spawn to waitpid): median "
+           "(min) times, median of the pairs' ratios\n",
            rounds);
     if ((rc = pair("sluice --help", help, truth, rounds, 3.0)))
         missed++;
