@@ -140,12 +140,6 @@ static void make_file(const char *path, const char *content, size_t n)
     close(fd);
 }
 
-static void bind_dir(const char *from, const char *to)
-{
-    if (mount(from, to, NULL, MS_BIND | MS_REC, NULL))
-        die("bind", to);
-}
-
 static void clone_sources(sl_sb_plan *p)
 {
     for (int i = 0; i < p->n_mounts; i++) {
@@ -291,6 +285,56 @@ static int proxy_socket(void)
     return s;
 }
 
+/* The data tmpfs is made detached (fsopen/fsmount) and its folders are
+ * cloned onto /workspace, /tmp, home and /dev/shm from there: it never has
+ * a place of its own in the tree, so nothing has to be unmounted, and an
+ * unmount waits for an RCU grace period (milliseconds on a busy host).
+ * init keeps the detached mount's descriptor for its life (closing it
+ * would be that unmount); commands do not inherit it (close-on-exec). */
+static void data_mounts(const char *opts)
+{
+    int fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
+    if (fs < 0)
+        die("fsopen", "workspace tmpfs");
+    if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "source", "sluice-data", 0))
+        die("fsconfig", "source");
+    char opt[sizeof ((sl_sb_plan *)0)->data_opts];
+    snprintf(opt, sizeof opt, "%s", opts);
+    for (char *save = NULL, *kv = strtok_r(opt, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(kv, '=');
+        if (!eq)
+            die("fsconfig", kv);
+        *eq = 0;
+        if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, kv, eq + 1, 0))
+            die("fsconfig", kv);
+    }
+    if (syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0))
+        die("mount", "workspace tmpfs");
+    int data = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
+                            SL_MOUNT_ATTR_NOSUID | SL_MOUNT_ATTR_NODEV);
+    if (data < 0)
+        die("fsmount", "workspace tmpfs");
+    close(fs);
+    static const struct {
+        const char *dir, *target;
+        mode_t mode;
+    } parts[] = {{"workspace", "/workspace", 0755},
+                 {"tmp", "/tmp", 01777},
+                 {"home", "/home/sandbox", 0755},
+                 {"shm", "/dev/shm", 01777}};
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) {
+        /* mkdirat applies the umask; the sticky folders get their mode */
+        if (mkdirat(data, parts[i].dir, 0755) || fchmodat(data, parts[i].dir, parts[i].mode, 0))
+            die("mkdir", parts[i].target);
+        int t = (int)syscall(SYS_open_tree, data, parts[i].dir,
+                             OPEN_TREE_CLONE | O_CLOEXEC | AT_RECURSIVE);
+        if (t < 0 || syscall(SYS_move_mount, t, "", AT_FDCWD, parts[i].target,
+                             MOVE_MOUNT_F_EMPTY_PATH))
+            die("bind", parts[i].target);
+        close(t);
+    }
+}
+
 static void build_root(sl_sb_plan *p)
 {
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
@@ -313,7 +357,7 @@ static void build_root(sl_sb_plan *p)
         die("pivot_root", NULL);
     /* Every mount point first: the root turns read-only below. */
     static const char *const dirs[] = {"/proc", "/dev", "/workspace", "/tmp", "/home",
-                                       "/home/sandbox", "/run", "/var", "/.data"};
+                                       "/home/sandbox", "/run", "/var"};
     for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++)
         mkdir(dirs[i], 0755);
     symlink("/tmp", "/var/tmp");
@@ -342,20 +386,7 @@ static void build_root(sl_sb_plan *p)
 
     /* One tmpfs holds the workspace, /tmp, home and /dev/shm, so one size
      * limit covers everything a command can write. */
-    if (mount("sluice-data", "/.data", "tmpfs", MS_NOSUID | MS_NODEV, p->data_opts))
-        die("mount", "workspace tmpfs");
-    mkdir("/.data/workspace", 0755);
-    mkdir("/.data/tmp", 01777);
-    mkdir("/.data/home", 0755);
-    mkdir("/.data/shm", 01777);
-    chmod("/.data/tmp", 01777);
-    chmod("/.data/shm", 01777);
-    bind_dir("/.data/workspace", "/workspace");
-    bind_dir("/.data/tmp", "/tmp");
-    bind_dir("/.data/home", "/home/sandbox");
-    bind_dir("/.data/shm", "/dev/shm");
-    if (umount2("/.data", MNT_DETACH))
-        die("detach", "/.data");
+    data_mounts(p->data_opts);
     place_mounts(p, true);
     if (mount(NULL, "/dev", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC, NULL))
         die("remount", "/dev read-only");
