@@ -223,10 +223,10 @@ static void check_allow_list(const uint8_t *data, size_t size)
     sl_proxy *p = NULL;
     sl_err err = {0};
     if (sl_proxy_start(fd, text, &p, &err) == 0) {
-        char why[256];
-        const char *r = sl_proxy_check_host(p, host, 443, why, sizeof why);
-        if (r && !*r)
+        sl_err why = {0};
+        if (sl_proxy_check_host(p, host, 443, &why) && (!why.msg || !*why.msg))
             abort(); /* a refusal always says why */
+        sl_err_clear(&why);
         sl_proxy_stop(p);
     } else if (!err.msg) {
         abort(); /* a refused list always says why */

@@ -311,17 +311,15 @@ static bool host_matches(const rule *r, const char *h, size_t hl, bool literal,
     }
 }
 
-const char *sl_proxy_check_host(const sl_proxy *p, const char *host, int port, char *why,
-                                size_t n)
+int sl_proxy_check_host(const sl_proxy *p, const char *host, int port, sl_err *err)
 {
     char h[HOST_MAX + 1];
     if (!norm_host(host, strlen(host), h, sizeof h)) {
-        snprintf(why, n, "host %.300s is not a valid host name or IP address", host);
-        return why;
+        return sl_err_set(err, SL_EINVAL, "host %.300s is not a valid host name or IP address",
+                          host);
     }
     if (port < 1 || port > 65535) {
-        snprintf(why, n, "port %d of host %s is not a valid port", port, h);
-        return why;
+        return sl_err_set(err, SL_EINVAL, "port %d of host %s is not a valid port", port, h);
     }
     unsigned char ip[16];
     bool literal = parse_ip(h, ip);
@@ -331,28 +329,28 @@ const char *sl_proxy_check_host(const sl_proxy *p, const char *host, int port, c
         if (!host_matches(&p->rules[i], h, hl, literal, ip))
             continue;
         if (port_ok(&p->rules[i], port))
-            return NULL;
+            return 0;
         host_ok = true;
     }
     if (host_ok) {
-        snprintf(why, n,
-                 "port %d of host %s is not in the allow list: an entry without a port allows "
-                 "ports 80 and 443 only; list %s%s%s:%d to allow this one (%s)",
-                 port, h, strchr(h, ':') ? "[" : "", h, strchr(h, ':') ? "]" : "", port,
-                 p->allowed);
+        sl_err_set(err, SL_EINVAL,
+                   "port %d of host %s is not in the allow list: an entry without a port allows "
+                   "ports 80 and 443 only; list %s%s%s:%d to allow this one (%s)",
+                   port, h, strchr(h, ':') ? "[" : "", h, strchr(h, ':') ? "]" : "", port,
+                   p->allowed);
     } else if (literal) {
         struct sockaddr_storage ss;
         char text[INET6_ADDRSTRLEN];
         make_sockaddr(ip, port, &ss);
         const char *kind = sl_addr_kind((const struct sockaddr *)&ss, text, sizeof text);
-        snprintf(why, n,
-                 "host %s is not in the allow list: IP addresses must be listed literally%s%s "
-                 "(%s)",
-                 h, kind ? ", and this one is " : "", kind ? kind : "", p->allowed);
+        sl_err_set(err, SL_EINVAL,
+                   "host %s is not in the allow list: IP addresses must be listed literally%s%s "
+                   "(%s)",
+                   h, kind ? ", and this one is " : "", kind ? kind : "", p->allowed);
     } else {
-        snprintf(why, n, "host %s is not in the allow list (%s)", h, p->allowed);
+        sl_err_set(err, SL_EINVAL, "host %s is not in the allow list (%s)", h, p->allowed);
     }
-    return why;
+    return -1;
 }
 
 /* ---- waiting on sockets ---- */
@@ -1295,10 +1293,10 @@ static bool serve_one(conn *c, inbuf *in, request *r)
             return false;
         }
     }
-    char why[1024];
-    const char *refused = sl_proxy_check_host(c->p, r->norm, r->port, why, sizeof why);
-    if (refused) {
-        refuse(c, refused);
+    sl_err refused = {0};
+    if (sl_proxy_check_host(c->p, r->norm, r->port, &refused)) {
+        refuse(c, refused.msg);
+        sl_err_clear(&refused);
         return false;
     }
     addr as[MAX_ADDRS];

@@ -70,11 +70,10 @@ typedef struct {
 void sl_proxy_get_stats(sl_proxy *p, sl_proxy_stats *s);
 
 /* Checks one target against the allow list: host is a name or an IP literal
- * (brackets around IPv6 optional), port 1-65535.  Returns NULL when allowed,
- * else a reason (static, or written into why[n]) that names the host, such
- * as "host evil.com is not in the allow list (allowed: pypi.org)".  Names are
- * not resolved here; the proxy checks their addresses when it connects. */
-const char *sl_proxy_check_host(const sl_proxy *p, const char *host, int port, char *why,
-                                size_t n);
+ * (brackets around IPv6 optional), port 1-65535.  Returns 0 when allowed,
+ * else -1 with err (SL_EINVAL) naming the host, such as "host evil.com is
+ * not in the allow list (allowed: pypi.org)".  Names are not resolved here;
+ * the proxy checks their addresses when it connects. */
+int sl_proxy_check_host(const sl_proxy *p, const char *host, int port, sl_err *err);
 
 #endif

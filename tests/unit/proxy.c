@@ -342,13 +342,18 @@ static sl_proxy *proxy_for_origin(int *port)
 
 static void expect(const sl_proxy *p, const char *host, int port, const char *want)
 {
-    char why[1024];
-    const char *r = sl_proxy_check_host(p, host, port, why, sizeof why);
+    sl_err e = {0};
+    int rc = sl_proxy_check_host(p, host, port, &e);
+    const char *r = rc ? e.msg : NULL;
+    CHECK(rc == (want ? -1 : 0) && (!rc || (e.code == SL_EINVAL && e.msg)),
+          "%s port %d: %s, and err %s", host, port, rc ? "refused" : "allowed",
+          rc ? "says why" : "is clear");
     if (!want)
         CHECK(r == NULL, "%s port %d is allowed (got: %s)", host, port, r ? r : "allowed");
     else
         CHECK(r && strstr(r, want), "%s port %d is refused with \"%s\" (got: %s)", host, port, want,
               r ? r : "allowed");
+    sl_err_clear(&e);
 }
 
 static void test_rules(void)
