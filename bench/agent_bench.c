@@ -22,15 +22,9 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "core/clock.h"
 #include "sandbox/local/local.h"
 #include "sandbox/sandbox.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int cmp(const void *a, const void *b)
 {
@@ -87,9 +81,9 @@ static double overhead(sl_sandbox *sb, const char *kind, int steps, int *calls)
     sl_agent_result res;
     sl_err err = {0};
     sl_value *user = json_string("go");
-    double t0 = now();
+    double t0 = sl_clock_s();
     int rc = sl_agent_run(&s, "bench", user, &res, &err);
-    double total = now() - t0;
+    double total = sl_clock_s() - t0;
     json_decref(user);
     if (rc) {
         fprintf(stderr, "agent_bench: %s\n", err.msg);
@@ -158,7 +152,7 @@ int main(void)
     const char *bwrap = access("/usr/bin/bwrap", X_OK) == 0 ? "/usr/bin/bwrap" : NULL;
     double a[41], b[41];
     for (int i = 0; i < 41; i++) {
-        double t0 = now();
+        double t0 = sl_clock_s();
         sl_sandbox *s2;
         if (sl_sandbox_create(&o, &s2, &err)) {
             fprintf(stderr, "agent_bench: %s\n", err.msg);
@@ -173,7 +167,7 @@ int main(void)
         sl_buf_init(&out, 0);
         sl_value *args = json_pack("{s:s}", "command", "true");
         bool bad = sl_agent_tool(&s, "bash", args, &out);
-        a[i] = now() - t0;
+        a[i] = sl_clock_s() - t0;
         json_decref(args);
         if (bad)
             fprintf(stderr, "agent_bench: the first bash call failed: %s\n", out.data);
@@ -181,9 +175,9 @@ int main(void)
         sl_agent_session_release(&s);
         sl_sandbox_destroy(s2);
         if (bwrap) {
-            t0 = now();
+            t0 = sl_clock_s();
             run_bwrap(bwrap);
-            b[i] = now() - t0;
+            b[i] = sl_clock_s() - t0;
         }
     }
     double ours = median(a, 41);

@@ -31,18 +31,12 @@
 #include <time.h>
 #include <yaml.h>
 
+#include "core/clock.h"
 #include "engine/graph.h"
 #include "engine/run.h"
 #include "nodes/registry.h"
 
 #define INPUT_TEXT "bench input"
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -74,7 +68,7 @@ static bool more(const reps *r, int done, double spent)
  * Returns seconds, or -1 when libyaml rejects the text. */
 static double yaml_events_s(const char *text, size_t len)
 {
-    double t0 = now_s();
+    double t0 = sl_clock_s();
     yaml_parser_t p;
     yaml_event_t ev;
     yaml_parser_initialize(&p);
@@ -85,7 +79,7 @@ static double yaml_events_s(const char *text, size_t len)
         yaml_event_delete(&ev);
     }
     yaml_parser_delete(&p);
-    return ok ? now_s() - t0 : -1;
+    return ok ? sl_clock_s() - t0 : -1;
 }
 
 static char *slurp(const char *path, size_t *len)
@@ -133,7 +127,7 @@ static int load(const char *path, sl_graph *g)
  * not do the work.  The checks cost a few string compares. */
 static int run_once(const sl_graph *g, const sl_run_opts *o, double *secs)
 {
-    double t0 = now_s();
+    double t0 = sl_clock_s();
     sl_run *r = sl_run_new(g, o);
     sl_err err = {0};
     int rc = r ? sl_run_exec(r, &err) : -1;
@@ -158,7 +152,7 @@ static int run_once(const sl_graph *g, const sl_run_opts *o, double *secs)
     }
     sl_err_clear(&err);
     sl_run_free(r);
-    *secs = now_s() - t0;
+    *secs = sl_clock_s() - t0;
     return rc;
 }
 
@@ -179,12 +173,12 @@ static int bench_file(const char *path, int workers, bool events, const reps *lr
     int nload = 0;
     double spent = 0;
     while (more(lr, nload, spent)) {
-        double t0 = now_s();
+        double t0 = sl_clock_s();
         if (load(path, &g) < 0) {
             free(samples);
             return -1;
         }
-        double t1 = now_s();
+        double t1 = sl_clock_s();
         samples[nload++] = t1 - t0;
         spent += t1 - t0;
         sl_graph_release(&g);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/buf.h"
+#include "core/clock.h"
 #include "tmpl/jinja.h"
 
 static const char *tpl =
@@ -34,13 +35,6 @@ static const char *tpl =
     "{% if user.vip %}Thank you for being a VIP, {{ user.name.split(' ')[0] }}!{% else %}Upgrade today.{% endif %}\n"
     "{{ notes|default('No notes.') }}\n"
     "-- {{ footer|trim }} --\n";
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static json_t *context(void)
 {
@@ -83,12 +77,12 @@ int main(int argc, char **argv)
     sl_buf out;
     sl_buf_init(&out, 0);
     if (profile > 0) {
-        double p0 = now();
+        double p0 = sl_clock_s();
         for (long i = 0; i < profile; i++) {
             sl_buf_reset(&out);
             sl_jinja_render(t, ctx, NULL, &out, NULL);
         }
-        printf("sluice: %.1f us/render\n", (now() - p0) / profile * 1e6);
+        printf("sluice: %.1f us/render\n", (sl_clock_s() - p0) / profile * 1e6);
         sl_buf_release(&out);
         sl_jinja_free(t);
         json_decref(ctx);
@@ -161,7 +155,7 @@ int main(int argc, char **argv)
     double ours = 1e9, py = 1e9, spawn = 1e9;
     for (int round = 0; round < 7; round++) {
         int n = 300;
-        double t0 = now();
+        double t0 = sl_clock_s();
         for (int i = 0; i < n; i++) {
             sl_buf_reset(&out);
             if (sl_jinja_render(t, ctx, NULL, &out, &err) < 0) {
@@ -169,7 +163,7 @@ int main(int argc, char **argv)
                 return 1;
             }
         }
-        double per = (now() - t0) / n;
+        double per = (sl_clock_s() - t0) / n;
         if (per < ours)
             ours = per;
         double pyr;
@@ -181,13 +175,13 @@ int main(int argc, char **argv)
         }
         if (pyr < py)
             py = pyr;
-        t0 = now();
+        t0 = sl_clock_s();
         if (system(cmd) != 0) {
             fprintf(stderr, "python3 -c failed\n");
             return 1;
         }
-        if (now() - t0 < spawn)
-            spawn = now() - t0;
+        if (sl_clock_s() - t0 < spawn)
+            spawn = sl_clock_s() - t0;
     }
     fclose(pin);
     fclose(pout);

@@ -30,18 +30,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "engine/graph.h"
 #include "engine/run.h"
 #include "engine/config.h"
 #include "llm/llm.h"
 #include "nodes/registry.h"
-
-static long long now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
-}
 
 /* ---- the server (child process) ---- */
 
@@ -61,7 +55,7 @@ static void serve(int lfd, int chunks, int interval_ms)
     for (;;) {
         struct pollfd p[MAXC + 1];
         p[0] = (struct pollfd){lfd, POLLIN, 0};
-        long long now = now_ns(), wait = 1000000000LL;
+        long long now = sl_clock_ns(), wait = 1000000000LL;
         for (int i = 0; i < n; i++) {
             p[i + 1] = (struct pollfd){cs[i].fd, cs[i].sent < 0 ? POLLIN : 0, 0};
             if (cs[i].sent >= 0 && cs[i].next - now < wait)
@@ -77,7 +71,7 @@ static void serve(int lfd, int chunks, int interval_ms)
                 n++;
             }
         }
-        now = now_ns();
+        now = sl_clock_ns();
         for (int i = 0; i < n; i++) {
             conn *c = &cs[i];
             if (c->sent < 0 && (p[i + 1].revents & (POLLIN | POLLHUP))) {
@@ -107,7 +101,7 @@ static void serve(int lfd, int chunks, int interval_ms)
                     len = snprintf(buf, sizeof buf,
                                    "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":"
                                    "\"%lld \"}}]}\n\n",
-                                   now_ns());
+                                   sl_clock_ns());
                 else
                     len = snprintf(buf, sizeof buf,
                                    "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":"
@@ -157,7 +151,7 @@ static void on_event(const char *event, const sl_value *data, void *ud)
 {
     if (strcmp(event, "text_chunk"))
         return;
-    long long t = now_ns();
+    long long t = sl_clock_ns();
     lat_log *l = ud;
     long long sent = atoll(json_string_value(json_object_get(data, "text")));
     if (sent > 0 && l->n < l->cap)
@@ -208,7 +202,7 @@ static double floor_us(int port, int chunks)
     char buf[65536];
     ssize_t r;
     while ((r = read(fd, buf, sizeof buf - 1)) > 0) {
-        long long t = now_ns();
+        long long t = sl_clock_ns();
         buf[r] = 0;
         for (char *p = buf; (p = strstr(p, "\"content\":\"")) && n < chunks; p += 11) {
             long long sent = atoll(p + 11);
@@ -357,7 +351,7 @@ static int concurrency(int calls)
     sampling = 1;
     pthread_t s;
     pthread_create(&s, NULL, sampler, NULL);
-    long long t0 = now_ns();
+    long long t0 = sl_clock_ns();
     for (int i = 0; i < calls; i++) {
         jobs[i] = (job){&ep, 0, 0};
         pthread_create(&t[i], &at, one_call, &jobs[i]);
@@ -367,7 +361,7 @@ static int concurrency(int calls)
         pthread_join(t[i], NULL);
         ok += jobs[i].ok;
     }
-    double secs = (double)(now_ns() - t0) / 1e9;
+    double secs = (double)(sl_clock_ns() - t0) / 1e9;
     sampling = 0;
     pthread_join(s, NULL);
     kill(srv, SIGKILL);

@@ -25,18 +25,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "nodes/code.h"
 #include "sandbox/local/local.h"
 #include "sandbox/sandbox.h"
 
 extern char **environ;
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 static int cmp(const void *a, const void *b)
 {
@@ -149,13 +143,13 @@ int main(int argc, char **argv)
             printf("cold  bubblewrap does not run here; cold comparison skipped\n");
         } else {
             for (int i = 0; i < n; i++) {
-                double t0 = now();
+                double t0 = sl_clock_s();
                 if (cold_once(&o, &tcmd))
                     return 2;
-                a[i] = now() - t0;
-                t0 = now();
+                a[i] = sl_clock_s() - t0;
+                t0 = sl_clock_s();
                 fork_exec(bwrap, bargv);
-                b[i] = now() - t0;
+                b[i] = sl_clock_s() - t0;
             }
             failed |= report("cold", median(a, n), median(b, n), "bwrap --unshare-all", 0.5);
         }
@@ -173,14 +167,14 @@ int main(int argc, char **argv)
     char *targv[] = {(char *)truebin, NULL};
     for (int i = 0; i < n * 4; i++) {
         int k = i % n;
-        double t0 = now();
+        double t0 = sl_clock_s();
         sl_sandbox_result r;
         sl_sandbox_result_init(&r);
         sl_sandbox_exec(sb, &tcmd, &r, &err);
         sl_sandbox_result_release(&r);
-        double t1 = now();
+        double t1 = sl_clock_s();
         fork_exec(truebin, targv);
-        double t2 = now();
+        double t2 = sl_clock_s();
         if (i >= n * 3 || i < n) { /* keep the last round; the first fills the arrays */
             a[k] = t1 - t0;
             b[k] = t2 - t1;
@@ -193,7 +187,7 @@ int main(int argc, char **argv)
     sl_value *inputs = json_pack("{s:i}", "x", 41);
     char *pargv[] = {(char *)py, "-c", "pass", NULL};
     for (int i = 0; i < n; i++) {
-        double t0 = now();
+        double t0 = sl_clock_s();
         sl_sandbox_result r;
         sl_sandbox_result_init(&r);
         char marker[SL_CODE_MARKER_SIZE];
@@ -206,10 +200,10 @@ int main(int argc, char **argv)
             return 2;
         }
         sl_sandbox_result_release(&r);
-        a[i] = now() - t0;
-        t0 = now();
+        a[i] = sl_clock_s() - t0;
+        t0 = sl_clock_s();
         fork_exec(py, pargv);
-        b[i] = now() - t0;
+        b[i] = sl_clock_s() - t0;
     }
     failed |= report("code", median(a, n), median(b, n), "python3 -c pass", 1.3);
     json_decref(inputs);

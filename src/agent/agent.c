@@ -8,6 +8,7 @@
  * is cut off before the model sees the output.
  */
 #include "agent/agent.h"
+#include "core/clock.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,13 +16,6 @@
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
-
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 void sl_agent_limits_init(sl_agent_limits *L)
 {
@@ -52,7 +46,7 @@ void sl_agent_session_init(sl_agent_session *s, sl_sandbox *sb, const sl_agent_l
         p += sprintf(p, "%02x", r[i]);
     sprintf(p, "__");
     if (L->timeout_s > 0)
-        s->deadline = mono_s() + L->timeout_s;
+        s->deadline = sl_clock_s() + L->timeout_s;
 }
 
 void sl_agent_session_release(sl_agent_session *s)
@@ -125,7 +119,7 @@ static bool io_cancelled(void *ud)
 
 static double time_left(const sl_agent_session *s)
 {
-    return s->deadline > 0 ? s->deadline - mono_s() : 1e9;
+    return s->deadline > 0 ? s->deadline - sl_clock_s() : 1e9;
 }
 
 /* Runs argv in the sandbox, collecting both streams. */
@@ -139,9 +133,9 @@ static int run(sl_agent_session *s, const char *const *argv, double timeout,
                           .max_output_bytes = s->L->max_command_output,
                           .cancelled = io_cancelled, .ud = s};
     sl_sandbox_result_init(res);
-    double t0 = mono_s();
+    double t0 = sl_clock_s();
     int rc = sl_sandbox_exec(s->sb, &cmd, res, err);
-    s->sandbox_s += mono_s() - t0;
+    s->sandbox_s += sl_clock_s() - t0;
     return rc;
 }
 
@@ -248,9 +242,9 @@ static bool is_binary(const char *d, size_t n)
 static int download(sl_agent_session *s, const char *path, sl_buf *b, sl_buf *out)
 {
     sl_err e = {0};
-    double t0 = mono_s();
+    double t0 = sl_clock_s();
     int rc = sl_sandbox_download(s->sb, path, s->L->max_file_bytes, b, &e);
-    s->sandbox_s += mono_s() - t0;
+    s->sandbox_s += sl_clock_s() - t0;
     if (rc) {
         fail(out, "%s", e.msg);
         sl_err_clear(&e);
@@ -264,9 +258,9 @@ static int upload(sl_agent_session *s, const char *path, const char *data, size_
                   sl_buf *out)
 {
     sl_err e = {0};
-    double t0 = mono_s();
+    double t0 = sl_clock_s();
     int urc = sl_sandbox_upload(s->sb, path, data, len, &e);
-    s->sandbox_s += mono_s() - t0;
+    s->sandbox_s += sl_clock_s() - t0;
     if (!urc)
         return 0;
     const char *slash = strrchr(path, '/');
@@ -469,9 +463,9 @@ static bool tool_list(sl_agent_session *s, const sl_value *args, sl_buf *out)
     }
     sl_value *list = NULL;
     sl_err e = {0};
-    double t0 = mono_s();
+    double t0 = sl_clock_s();
     int lrc = sl_sandbox_list(s->sb, path, 1001, &list, &e);
-    s->sandbox_s += mono_s() - t0;
+    s->sandbox_s += sl_clock_s() - t0;
     if (lrc) {
         bool r = fail(out, "%s", e.msg);
         sl_err_clear(&e);
@@ -621,9 +615,9 @@ int sl_agent_run(sl_agent_session *s, const char *system, const sl_value *user,
         sl_value *req = json_pack("{s:s,s:O,s:O}", "system", system ? system : "", "messages",
                                   msgs, "tools", tools);
         sl_value *resp = NULL;
-        double t0 = mono_s();
+        double t0 = sl_clock_s();
         int crc = s->io->call(s->io->ud, req, &resp);
-        s->model_s += mono_s() - t0;
+        s->model_s += sl_clock_s() - t0;
         json_decref(req);
         res->turns++;
         if (crc) {
@@ -640,7 +634,7 @@ int sl_agent_run(sl_agent_session *s, const char *system, const sl_value *user,
         log_step(s, json_pack("{s:s,s:s,s:n,s:s,s:{s:s,s:O?},s:{s:f,s:I}}", "id", round_id,
                               "label", ncalls ? "ROUND" : "ROUND (final answer)", "parent_id",
                               "status", "success", "data", "text", text ? text : "",
-                              "tool_calls", calls, "metadata", "elapsed_time", mono_s() - t0,
+                              "tool_calls", calls, "metadata", "elapsed_time", sl_clock_s() - t0,
                               "total_tokens", (json_int_t)res->tokens));
         sl_value *am = json_pack("{s:s,s:s}", "role", "assistant", "content", text ? text : "");
         if (ncalls)
@@ -659,7 +653,7 @@ int sl_agent_run(sl_agent_session *s, const char *system, const sl_value *user,
             sl_buf out;
             sl_buf_init(&out, 0);
             bool is_err;
-            double t1 = mono_s();
+            double t1 = sl_clock_s();
             if (json_is_object(json_object_get(c, "arguments")))
                 args = json_incref(json_object_get(c, "arguments"));
             else if (atext && *atext)
@@ -682,7 +676,7 @@ int sl_agent_run(sl_agent_session *s, const char *system, const sl_value *user,
                                   is_err ? "error" : "success", "data", "tool_name",
                                   name ? name : "", "tool_input", args, "output",
                                   out.data ? out.data : "", out.len, "metadata", "elapsed_time",
-                                  mono_s() - t1));
+                                  sl_clock_s() - t1));
             json_decref(args);
             json_array_append_new(msgs, json_pack("{s:s,s:s,s:s%}", "role", "tool",
                                                   "tool_call_id", id ? id : "", "content",

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/mime.h"
 #include "dsl/bundle.h"
 #include "dsl/dsl.h"
@@ -174,13 +175,6 @@ typedef struct {
     sl_value *containers; /* container execution id -> [rounds, last line time] */
 } progress;
 
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void on_event(const char *event, const sl_value *data, void *ud)
 {
     progress *p = ud;
@@ -247,7 +241,7 @@ static void on_event(const char *event, const sl_value *data, void *ud)
          * show the first few, then one line a second. */
         long long i = (long long)json_integer_value(json_object_get(data, "index"));
         sl_value *st = json_object_get(p->containers, json_string_value(json_object_get(data, "id")));
-        double t = mono_s(), last = json_real_value(json_array_get(st, 1));
+        double t = sl_clock_s(), last = json_real_value(json_array_get(st, 1));
         if (i < 3 || t - last >= 1.0) {
             fprintf(stderr, "  .. %s %s %lld of %lld\n", title, event[0] == 'i' ? "item" : "round",
                     i + 1, (long long)json_integer_value(json_array_get(st, 0)));
@@ -1038,7 +1032,7 @@ static char *read_path(const char *path, size_t *len)
 static int render_interrupted(void *ud, sl_err *err)
 {
     const double *deadline = ud;
-    if (mono_s() > deadline[0])
+    if (sl_clock_s() > deadline[0])
         return sl_err_set(err, SL_ETIMEOUT, "the render took longer than max_time_s (%g s); "
                           "raise it with --limit max_time_s=N", deadline[1]);
     return 0;
@@ -1150,7 +1144,7 @@ static int cmd_render(int argc, char **argv)
         }
     }
     lim.max_bytes = L.template_max_bytes ? L.template_max_bytes : SIZE_MAX;
-    double deadline[2] = {mono_s() + L.max_time_s, L.max_time_s};
+    double deadline[2] = {sl_clock_s() + L.max_time_s, L.max_time_s};
     lim.interrupt = render_interrupted;
     lim.interrupt_ud = deadline;
     sl_err err = {0};

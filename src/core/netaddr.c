@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "core/err.h"
 
 /* ---- special-purpose ranges ---- */
@@ -157,13 +158,6 @@ static size_t nown;
 static long long own_at = -1;   /* when the list was read; -1: never */
 static bool own_ok;             /* the last read worked */
 
-static long long mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 static void v4_as_v6(const unsigned char *v4, unsigned char out[16])
 {
     memset(out, 0, 10);
@@ -175,7 +169,7 @@ static void v4_as_v6(const unsigned char *v4, unsigned char out[16])
 static void own_refresh(void)
 {
     struct ifaddrs *list = NULL;
-    own_at = mono_ns();
+    own_at = sl_clock_ns();
     if (getifaddrs(&list) < 0) {
         /* Keep nothing: a stale list could miss an address, and the
          * guards fail closed while own_ok is false. */
@@ -209,7 +203,7 @@ static void own_refresh(void)
 static int own_has(const unsigned char ip[16])
 {
     pthread_mutex_lock(&own_mu);
-    long long now = mono_ns();
+    long long now = sl_clock_ns();
     if (own_at < 0 || now - own_at >= OWN_TTL_NS || now < own_at)
         own_refresh();
     int r = own_ok ? 0 : -1;

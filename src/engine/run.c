@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/mime.h"
 #include "core/secret.h"
 #include "core/sha256.h"
@@ -102,13 +103,6 @@ struct sl_node_exec {
 };
 
 void *sl__worker_main(void *arg);
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static long long wall_s(void)
 {
@@ -301,7 +295,7 @@ static sl_errcode install_over(void *ud)
     sl_run *r = ud;
     if (atomic_load(&r->cancel))
         return SL_ECANCELED;
-    return now_s() - r->t0 >= r->L.max_time_s ? SL_ETIMEOUT : SL_OK;
+    return sl_clock_s() - r->t0 >= r->L.max_time_s ? SL_ETIMEOUT : SL_OK;
 }
 
 sl_sandbox *sl_exec_sandbox(sl_node_exec *x, sl_err *err)
@@ -567,13 +561,13 @@ bool sl_exec_cancelled(sl_node_exec *x)
 
 double sl_exec_elapsed(sl_node_exec *x)
 {
-    return now_s() - x->t_start;
+    return sl_clock_s() - x->t_start;
 }
 
 double sl_exec_time_left(sl_node_exec *x)
 {
     sl_run *r = x->s->run;
-    double left = r->L.max_time_s - (now_s() - r->t0);
+    double left = r->L.max_time_s - (sl_clock_s() - r->t0);
     return left > 0 ? left : 0;
 }
 
@@ -808,11 +802,11 @@ static sl_value *default_values(const sl_gnode *n)
 /* Sleeps secs, or less: a stop or the run's deadline ends it. */
 static void sleep_interruptible(sl_run *r, double secs)
 {
-    double end = now_s() + secs, deadline = r->t0 + r->L.max_time_s;
+    double end = sl_clock_s() + secs, deadline = r->t0 + r->L.max_time_s;
     if (end > deadline)
         end = deadline;
     while (!atomic_load(&r->cancel)) {
-        double left = end - now_s();
+        double left = end - sl_clock_s();
         if (left <= 0)
             break;
         if (left > 0.05)
@@ -878,7 +872,7 @@ static void exec_node(sched *s, int v)
     bool fail_branch = n->on_error == SL_ON_ERROR_BRANCH;
     bool default_value = n->on_error == SL_ON_ERROR_DEFAULT;
     int index = atomic_fetch_add(&r->event_index, 1) + 1;
-    double t_start = now_s();
+    double t_start = sl_clock_s();
     x.t_start = t_start;
     long long created = wall_s();
     const char *pred = NULL;
@@ -970,7 +964,7 @@ static void exec_node(sched *s, int v)
                                                      : nstatus_name[st]));
         json_object_set_new(d, "error", x.err_msg ? json_string(x.err_msg) : json_null());
         json_object_set_new(d, "error_type", x.err_type ? json_string(x.err_type) : json_null());
-        json_object_set_new(d, "elapsed_time", json_real(now_s() - t_start));
+        json_object_set_new(d, "elapsed_time", json_real(sl_clock_s() - t_start));
         sl_value *meta = json_object();
         json_object_set_new(meta, "total_tokens", json_integer(x.tokens));
         json_object_set_new(meta, "total_price", x.price > 0 ? json_real(x.price) : json_integer(0));
@@ -1044,7 +1038,7 @@ static void worker_loop(sched *s)
             s->stopped = true;
             fail_sched(s, "Stopped", "the run was stopped");
         }
-        if (!s->abort && r->L.max_time_s > 0 && now_s() - r->t0 > r->L.max_time_s) {
+        if (!s->abort && r->L.max_time_s > 0 && sl_clock_s() - r->t0 > r->L.max_time_s) {
             char msg[256];
             snprintf(msg, sizeof msg, "the run took longer than max_time_s (%g s); raise it "
                      "with --limit max_time_s=N", r->L.max_time_s);
@@ -1299,7 +1293,7 @@ static void set_sys(sl_run *r)
 int sl_run_exec(sl_run *r, sl_err *err)
 {
     (void)err;
-    r->t0 = now_s();
+    r->t0 = sl_clock_s();
     long long created = wall_s();
     r->created_at = created;
     set_sys(r);
@@ -1342,7 +1336,7 @@ int sl_run_exec(sl_run *r, sl_err *err)
     sl_value *shown = sl_secret_mask_value(r->outputs);
     json_decref(r->outputs);
     r->outputs = shown;
-    r->t1 = now_s();
+    r->t1 = sl_clock_s();
     r->finished_at = wall_s();
     if (r->opts.on_event) {
         sl_value *d = json_object();

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "core/buf.h"
+#include "core/clock.h"
 #include "llm/sse.h"
 #include "net/http.h"
 
@@ -568,17 +569,10 @@ static sl_value *anthropic_request(const sl_value *req, bool stream)
 
 /* ---- transport ---- */
 
-static double mono_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
 static int on_header(const char *p, size_t len, void *ud)
 {
     call *c = ud;
-    c->last_rx = mono_s();
+    c->last_rx = sl_clock_s();
     if (len > 12 && !strncasecmp(p, "retry-after:", 12)) {
         char v[64];
         size_t k = len - 12 < sizeof v - 1 ? len - 12 : sizeof v - 1;
@@ -600,7 +594,7 @@ static int on_header(const char *p, size_t len, void *ud)
 static int on_body(const char *p, size_t len, void *ud)
 {
     call *c = ud;
-    c->last_rx = mono_s();
+    c->last_rx = sl_clock_s();
     if (!c->sse_on && !c->body_mode) {
         c->status = sl_http_status(c->h);
         const char *ct = sl_http_content_type(c->h);
@@ -625,7 +619,7 @@ static bool call_stop(void *ud)
     if (c->cancelled)
         return true;
     double limit = c->ep->read_timeout_s > 0 ? c->ep->read_timeout_s : 600;
-    if (mono_s() - c->last_rx > limit) {
+    if (sl_clock_s() - c->last_rx > limit) {
         c->timed_out = true;
         return true;
     }
@@ -783,7 +777,7 @@ static int perform(call *c, const char *url, sl_value **resp, sl_err *err)
     int attempts = (c->ep->max_retries > 0 ? c->ep->max_retries : 0) + 1;
     for (int a = 0; a < attempts; a++) {
         reset_call(c);
-        c->last_rx = mono_s();
+        c->last_rx = sl_clock_s();
         c->timed_out = false;
         sl_http_result rc = sl_http_perform(c->h);
         if (c->timed_out)

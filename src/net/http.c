@@ -15,6 +15,7 @@
 #include <netinet/in.h>
 #include <arpa/inet.h>
 
+#include "core/clock.h"
 #include "core/dl.h"
 #include "core/netaddr.h"
 #include "net/curl.h"
@@ -48,13 +49,6 @@ struct sl_http {
 struct sl_http_group {
     CURLM *m;
 };
-
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* ---- once per process ---- */
 
@@ -128,7 +122,7 @@ static int on_prereq(void *ud, char *ip, char *local_ip, int port, int local_por
             return CURL_PREREQFUNC_ABORT;
         }
     }
-    h->connected_at = h->last_move = mono_s();
+    h->connected_at = h->last_move = sl_clock_s();
     return CURL_PREREQFUNC_OK;
 }
 
@@ -148,7 +142,7 @@ static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_
     (void)dltotal;
     if (stopped(h))
         return 1;
-    double now = mono_s();
+    double now = sl_clock_s();
     if (dlnow != h->last_dl || ulnow != h->last_ul) {
         h->last_dl = dlnow;
         h->last_ul = ulnow;
@@ -384,7 +378,7 @@ static void prepare(sl_http *h)
     h->result = SL_HTTP_OK;
     h->abort = AB_NONE;
     h->connected_at = 0;
-    h->last_move = mono_s();
+    h->last_move = sl_clock_s();
     h->last_ul = h->last_dl = -1;
     h->body_bytes = h->header_bytes = 0;
     h->refused_kind = NULL;

@@ -11,6 +11,7 @@
 #include <strings.h>
 #include <sys/random.h>
 
+#include "core/clock.h"
 #include "net/url.h"
 
 const char *const sl_hr_body_types[] = {"none", "form-data", "x-www-form-urlencoded",
@@ -713,7 +714,7 @@ sl_value *sl_hr_request_log(const request *r)
     unsigned char rnd[16];
     if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
         for (size_t i = 0; i < sizeof rnd; i++)
-            rnd[i] = (unsigned char)(sl_hr_mono_s() * 1e6 + (double)i * 7);
+            rnd[i] = (unsigned char)(sl_clock_s() * 1e6 + (double)i * 7);
     for (size_t i = 0; i < sizeof rnd; i++)
         boundary[22 + i] = (char)('a' + rnd[i] % 26);
     boundary[38] = 0;

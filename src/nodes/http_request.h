@@ -88,7 +88,6 @@ typedef struct {
 /* http_text.c: small helpers, key/value lists (Python dict rules), text
  * encodings, URL pieces and header parameters, as each definition says */
 int sl_hr_index_of(const char *s, const char *const *set, bool nocase);
-double sl_hr_mono_s(void);
 bool sl_hr_is_space(unsigned char c);
 void sl_hr_strip(const char **s, size_t *n);
 bool sl_hr_next_line(const char **pos, const char *end, const char **line, size_t *len);

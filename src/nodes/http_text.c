@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
 /* ---- small helpers ---- */
 
@@ -23,13 +22,6 @@ int sl_hr_index_of(const char *s, const char *const *set, bool nocase)
         if (nocase ? strcasecmp(s, set[i]) == 0 : strcmp(s, set[i]) == 0)
             return i;
     return -1;
-}
-
-double sl_hr_mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* Python's str.sl_hr_strip() set, limited to ASCII (plus the separators that

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "engine/graph.h"
 #include "engine/config.h"
 
@@ -103,13 +104,6 @@ void sl_model_text(const sl_value *v, sl_buf *out)
         sl_value_text(v, out);
 }
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
 int sl_model_call(sl_node_exec *x, sl_value *req, const sl_llm_stream *stream, sl_value **resp)
 {
     return sl_model_call_with(x, json_object_get(sl_exec_data(x), "model"), req, stream, resp);
@@ -134,7 +128,7 @@ int sl_model_call_with(sl_node_exec *x, const sl_value *m, sl_value *req,
     if (!json_object_get(req, "params"))
         json_object_set_new(req, "params", sl_model_params(m));
     sl_err err = {0};
-    double t0 = now_s();
+    double t0 = sl_clock_s();
     int rc = sl_llm_call(ep, req, stream, sl_exec_llm_tape(x), resp, &err);
     if (rc) {
         /* a call the run's deadline cut short says so, and how to raise it */
@@ -165,7 +159,7 @@ int sl_model_call_with(sl_node_exec *x, const sl_value *m, sl_value *req,
     json_object_set_new(u, "completion_price", json_real(completion_price));
     json_object_set_new(u, "total_price", json_real(prompt_price + completion_price));
     json_object_set_new(u, "currency", json_string(cur));
-    json_object_set_new(u, "latency", json_real(now_s() - t0));
+    json_object_set_new(u, "latency", json_real(sl_clock_s() - t0));
     sl_exec_usage(x, pt + ct, prompt_price + completion_price, cur);
     return 0;
 }

@@ -10,6 +10,7 @@
  * thread can also send stdin (SendInput/CloseStdin) and, on a timeout or a
  * cancel, SendSignal plus a process-group kill while it keeps reading.
  */
+#include "core/clock.h"
 #include "core/secret.h"
 #include "sandbox/e2b.h"
 
@@ -367,13 +368,6 @@ typedef struct {
     pthread_mutex_t lock;
     run *runs;
 } e2b_sb;
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 /* ---- one HTTP transfer ---- */
 
@@ -911,7 +905,7 @@ static int e2b_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_result
     bool stdin_closed = !has_stdin;
     bool fd0_eof = false;
     bool stream_done = false;
-    double t0 = now_s(), kill_at = 0, t_end = 0;
+    double t0 = sl_clock_s(), kill_at = 0, t_end = 0;
     char chunk[65536];
     for (;;) {
         sl_http_group_run(p.g);
@@ -935,12 +929,12 @@ static int e2b_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_result
             }
         }
         if ((e.ended || stream_done) && !t_end)
-            t_end = now_s();
+            t_end = sl_clock_s();
         /* done: without a kill, pending stdin no longer matters; after one,
          * give the signal and the group kill their moment */
         if (stream_done && (p.n_aux == 0 || !kill_at))
             break;
-        if (kill_at && now_s() > kill_at + KILL_GRACE_S)
+        if (kill_at && sl_clock_s() > kill_at + KILL_GRACE_S)
             break;  /* envd never ended the stream after the kill */
 
         /* stdin, one SendInput at a time so the pieces arrive in order */
@@ -979,7 +973,7 @@ static int e2b_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_result
         /* timeout, cancel, output cap, sl_sandbox_kill() */
         if (!e.ended && !stream_done) {
             if (e.killed == K_NONE) {
-                if (cmd->timeout_s > 0 && now_s() - t0 >= cmd->timeout_s)
+                if (cmd->timeout_s > 0 && sl_clock_s() - t0 >= cmd->timeout_s)
                     e.killed = K_TIMEOUT;
                 else if (cmd->cancelled && cmd->cancelled(cmd->ud))
                     e.killed = K_CANCEL;
@@ -987,7 +981,7 @@ static int e2b_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_result
             bool want = e.killed != K_NONE || atomic_load(&me.kill);
             if (want && !e.kill_sent) {
                 if (!kill_at)
-                    kill_at = now_s();
+                    kill_at = sl_clock_s();
                 if (e.started) {
                     send_kill(s, &p, e.pid);
                     e.kill_sent = true;
@@ -997,7 +991,7 @@ static int e2b_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_result
 
         int wait_ms = 50;
         if (cmd->timeout_s > 0 && !e.killed) {
-            double left_s = t0 + cmd->timeout_s - now_s();
+            double left_s = t0 + cmd->timeout_s - sl_clock_s();
             if (left_s * 1000 < wait_ms)
                 wait_ms = left_s > 0 ? (int)(left_s * 1000) + 1 : 0;
         }
@@ -1019,7 +1013,7 @@ static int e2b_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_result
     }
     sl_http_group_remove(p.g, st->h);
     sl_http_group_free(p.g);
-    res->seconds = (t_end ? t_end : now_s()) - t0;
+    res->seconds = (t_end ? t_end : sl_clock_s()) - t0;
 
     int rc = 0;
     if (e.killed == K_TIMEOUT) {

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "core/buf.h"
+#include "core/clock.h"
 #include "core/netaddr.h"
 #include "sandbox/h1.h"
 
@@ -355,16 +356,9 @@ int sl_proxy_check_host(const sl_proxy *p, const char *host, int port, sl_err *e
 
 /* ---- waiting on sockets ---- */
 
-static long long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int ms_left(long long deadline)
 {
-    long long left = deadline - now_ms();
+    long long left = deadline - sl_clock_ms();
     return left <= 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left;
 }
 
@@ -423,12 +417,12 @@ static void reply(conn *c, int code, const char *status, const char *fmt, ...)
     char *msg = sl_xasprintf("HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
                              "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
                              code, status, strlen(body), body);
-    int rc = send_all(c->p, c->cfd, msg, strlen(msg), now_ms() + REPLY_TIMEOUT_MS);
+    int rc = send_all(c->p, c->cfd, msg, strlen(msg), sl_clock_ms() + REPLY_TIMEOUT_MS);
     free(msg);
     if (rc < 0)
         return;
     shutdown(c->cfd, SHUT_WR);
-    long long deadline = now_ms() + LINGER_MS;
+    long long deadline = sl_clock_ms() + LINGER_MS;
     char sink[4096];
     for (size_t total = 0; total < LINGER_BYTES;) {
         ssize_t r = recv(c->cfd, sink, sizeof sink, 0);
@@ -749,7 +743,7 @@ static int connect_any(conn *c, request *r, const addr *as, size_t n)
             return fd;
         err = errno;
         if (err == EINPROGRESS) {
-            int w = wait_fd(c->p, fd, POLLOUT, now_ms() + CONNECT_TIMEOUT_MS);
+            int w = wait_fd(c->p, fd, POLLOUT, sl_clock_ms() + CONNECT_TIMEOUT_MS);
             if (w < 0) {
                 close(fd);
                 return -1;
@@ -795,7 +789,7 @@ static void relay(conn *c, int ufd, const char *pre, size_t npre)
     memcpy(f[0].buf, pre, npre);
     int fds[2] = {c->cfd, ufd};
     bool quiet[2] = {false, false};    /* hung up; poll only when we want it */
-    long long idle = now_ms() + IDLE_TIMEOUT_MS;
+    long long idle = sl_clock_ms() + IDLE_TIMEOUT_MS;
     for (;;) {
         for (int k = 0; k < 2; k++)
             if (f[k].eof && f[k].off == f[k].len && !f[k].shut) {
@@ -866,7 +860,7 @@ static void relay(conn *c, int ufd, const char *pre, size_t npre)
             }
         }
         if (moved)
-            idle = now_ms() + IDLE_TIMEOUT_MS;
+            idle = sl_clock_ms() + IDLE_TIMEOUT_MS;
     }
 out:
     free(mem);
@@ -988,13 +982,13 @@ static int status_of(const char *head)
  * answer is still worth reading); -1 timed out or stopping. */
 static int send_up(conn *c, int ufd, const char *b, size_t n)
 {
-    long long deadline = now_ms() + IDLE_TIMEOUT_MS;
+    long long deadline = sl_clock_ms() + IDLE_TIMEOUT_MS;
     while (n) {
         ssize_t k = send(ufd, b, n, MSG_NOSIGNAL);
         if (k > 0) {
             b += k;
             n -= (size_t)k;
-            deadline = now_ms() + IDLE_TIMEOUT_MS;
+            deadline = sl_clock_ms() + IDLE_TIMEOUT_MS;
             continue;
         }
         if (k < 0 && errno == EINTR)
@@ -1033,7 +1027,7 @@ enum { BODY_DONE, BODY_EARLY, BODY_BAD, BODY_GONE };
  * caller comes back after an interim one.  BODY_BAD sets *why. */
 static int send_body(conn *c, inbuf *in, int ufd, body *bd, const char **why)
 {
-    long long idle = now_ms() + IDLE_TIMEOUT_MS;
+    long long idle = sl_clock_ms() + IDLE_TIMEOUT_MS;
     for (;;) {
         while (in->len) {
             int s;
@@ -1095,7 +1089,7 @@ static int send_body(conn *c, inbuf *in, int ufd, body *bd, const char **why)
             }
             if (k < 0 && k != -2)
                 return BODY_GONE;
-            idle = now_ms() + IDLE_TIMEOUT_MS;
+            idle = sl_clock_ms() + IDLE_TIMEOUT_MS;
         }
     }
 }
@@ -1114,13 +1108,13 @@ static bool send_response_body(conn *c, inbuf *up, const sl_h1_body *frame)
             (frame->kind == SL_H1_CHUNKED && chunks.done))
             return true;
         if (!up->len) {
-            long k = fill(c, up, now_ms() + IDLE_TIMEOUT_MS);
+            long k = fill(c, up, sl_clock_ms() + IDLE_TIMEOUT_MS);
             if (k == 0)
                 return frame->kind == SL_H1_CLOSE;
             if (k < 0)
                 return false;
         }
-        long long deadline = now_ms() + IDLE_TIMEOUT_MS;
+        long long deadline = sl_clock_ms() + IDLE_TIMEOUT_MS;
         if (frame->kind == SL_H1_CHUNKED) {
             size_t off, dlen;
             const char *why;
@@ -1185,7 +1179,7 @@ static bool exchange(conn *c, inbuf *in, const request *r, const sl_h1_body *fra
                 break;
         }
         size_t end;
-        int h = read_head(c, &up, now_ms() + IDLE_TIMEOUT_MS, &end);
+        int h = read_head(c, &up, sl_clock_ms() + IDLE_TIMEOUT_MS, &end);
         char *head = h == HEAD_OK ? sl_xstrndup(up.buf, end) : NULL;
         int status = head ? status_of(head) : -1;
         const char *bad = head ? check_fields(strchr(head, '\n') + 1) : NULL;
@@ -1207,7 +1201,7 @@ static bool exchange(conn *c, inbuf *in, const request *r, const sl_h1_body *fra
              * to the origin was cut short and the body cannot go on. */
             sl_buf_init(&out, 0);
             rewrite_response(head, false, false, &out);
-            ok = send_all(c->p, c->cfd, out.data, out.len, now_ms() + IDLE_TIMEOUT_MS) == 0;
+            ok = send_all(c->p, c->cfd, out.data, out.len, sl_clock_ms() + IDLE_TIMEOUT_MS) == 0;
             sl_buf_release(&out);
             free(head);
             if (!ok || (bd.cut && !bd.done))
@@ -1231,7 +1225,7 @@ static bool exchange(conn *c, inbuf *in, const request *r, const sl_h1_body *fra
                 !sl_h1_has_token(r->fields, "connection", "close") && rf.kind != SL_H1_CLOSE;
         sl_buf_init(&out, 0);
         rewrite_response(head, rf.both, !again, &out);
-        ok = send_all(c->p, c->cfd, out.data, out.len, now_ms() + IDLE_TIMEOUT_MS) == 0;
+        ok = send_all(c->p, c->cfd, out.data, out.len, sl_clock_ms() + IDLE_TIMEOUT_MS) == 0;
         sl_buf_release(&out);
         free(head);
         if (!ok || !send_response_body(c, &up, &rf))
@@ -1312,7 +1306,7 @@ static bool serve_one(conn *c, inbuf *in, request *r)
     bool again = false;
     if (tunnel) {
         static const char ok[] = "HTTP/1.1 200 Connection Established\r\n\r\n";
-        if (send_all(c->p, c->cfd, ok, sizeof ok - 1, now_ms() + REPLY_TIMEOUT_MS) == 0)
+        if (send_all(c->p, c->cfd, ok, sizeof ok - 1, sl_clock_ms() + REPLY_TIMEOUT_MS) == 0)
             relay(c, ufd, in->buf, in->len);
     } else {
         again = exchange(c, in, r, &frame, ufd);
@@ -1330,7 +1324,7 @@ static void serve(conn *c)
     inbuf_init(&in, c->cfd, HEAD_CAP);
     for (bool first = true;; first = false) {
         size_t end;
-        int h = read_head(c, &in, now_ms() + HEAD_TIMEOUT_MS, &end);
+        int h = read_head(c, &in, sl_clock_ms() + HEAD_TIMEOUT_MS, &end);
         if (h == HEAD_CLOSED || (h == HEAD_TIMEOUT && !first && !in.len))
             break;
         if (h == HEAD_TIMEOUT) {

@@ -9,6 +9,7 @@
  * session's socket and its own eventfd, never holding the mutex while it
  * waits.
  */
+#include "core/clock.h"
 #include "core/dl.h"
 #include "core/secret.h"
 #include "sandbox/ssh.h"
@@ -168,13 +169,6 @@ typedef struct {
 } ssh_sb;
 
 static const sl_sandbox_ops ssh_ops;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* Appends s as one single-quoted shell word ('it'\''s'). */
 static void sq(sl_buf *b, const char *s)
@@ -522,7 +516,7 @@ static int run_script(ssh_sb *s, sess *se, const char *script, sl_buf *out, sl_b
     }
     ssh_channel_send_eof(ch);
     char buf[8192];
-    double t0 = now_s();
+    double t0 = sl_clock_s();
     int rc = 0;
     while (!ssh_channel_is_eof(ch)) {
         int n = ssh_channel_read_timeout(ch, buf, sizeof buf, 0, 200);
@@ -543,7 +537,7 @@ static int run_script(ssh_sb *s, sess *se, const char *script, sl_buf *out, sl_b
             }
             break;
         }
-        if (now_s() - t0 > limit_s) {
+        if (sl_clock_s() - t0 > limit_s) {
             rc = sl_err_set(err, SL_ETIMEOUT, "ssh %s: a housekeeping command took over %.0f s",
                             s->host, limit_s);
             break;
@@ -901,7 +895,7 @@ static int ssh_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_result
         job_free(j);
         return sl_err_set(err, SL_EIO, "sandbox exec: eventfd: %s", strerror(errno));
     }
-    double t0 = now_s();
+    double t0 = sl_clock_s();
     sess *se = pick_session(s, j, err);
     if (!se) {
         job_free(j);
@@ -1034,7 +1028,7 @@ static int ssh_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_result
             }
             sl_buf_reset(&got[k]);
         }
-        double t = now_s();
+        double t = sl_clock_s();
         if (have_exit && !exit_at)
             exit_at = t;
         if (closed || (have_exit && eof))
@@ -1085,7 +1079,7 @@ static int ssh_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_result
     }
     sl_buf_release(&got[0]);
     sl_buf_release(&got[1]);
-    res->seconds = now_s() - t0;
+    res->seconds = sl_clock_s() - t0;
     if (rc)
         goto done;
     if (killed == K_TIMEOUT) {

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/map.h"
 #include "core/mime.h"
 #include "core/random.h"
@@ -42,20 +43,13 @@ typedef struct app {
     double tokens, last;
 } app;
 
-static double mono(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
 /* One request's worth of the app's rate; false when it is used up. */
 static bool rate_ok(app *a, double per_s)
 {
     if (per_s <= 0)
         return true;
     pthread_mutex_lock(&a->rate_mu);
-    double now = mono();
+    double now = sl_clock_s();
     if (a->last == 0)
         a->tokens = per_s;
     else
@@ -539,7 +533,7 @@ static ssize_t sse_read(void *cls, uint64_t off, char *buf, size_t max)
         return (ssize_t)(sizeof ping - 1);
     }
     if (n == 0) {
-        rd->since = mono();
+        rd->since = sl_clock_s();
         rd->next = l->waiting;
         l->waiting = rd;
         atomic_fetch_add(&S.suspended, 1);
@@ -558,7 +552,7 @@ static ssize_t sse_read(void *cls, uint64_t off, char *buf, size_t max)
 /* Readers that waited 10 s get a ping (Dify's keep-alive). */
 static void ping_readers(void)
 {
-    double now = mono();
+    double now = sl_clock_s();
     pthread_mutex_lock(&S.mu);
     for (live *l = S.lives; l; l = l->next) {
         pthread_mutex_lock(&l->mu);
@@ -1475,7 +1469,7 @@ static struct {
 static void log_limited(void *cls, const char *fmt, va_list ap)
 {
     (void)cls;
-    double now = mono();
+    double now = sl_clock_s();
     pthread_mutex_lock(&L.mu);
     if (now - L.window >= LOG_WINDOW_S) {
         if (L.dropped)
@@ -1624,12 +1618,9 @@ int sl_server_run(sl_store *store, const sl_server_opts *o, sl_err *err)
     /* drain: no new runs; running ones get drain_s, then they are stopped */
     fprintf(stderr, "sluice serve: stopping; %d run(s) still going\n", atomic_load(&S.active));
     MHD_quiesce_daemon(d);
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = sl_clock_s();
     for (;;) {
-        struct timespec t;
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        double el = (double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9;
+        double el = sl_clock_s() - t0;
         if (atomic_load(&S.active) == 0)
             break;
         if (el > o->drain_s || S.stopping > 1) {

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "tap.h"
+#include "core/clock.h"
 #include "dsl/yaml.h"
 #include "tmpl/jinja.h"
 #include "util.h"
@@ -351,18 +352,11 @@ typedef struct {
     double deadline;
 } stopper;
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static int stop_cb(void *ud, sl_err *err)
 {
     stopper *s = ud;
     s->calls++;
-    if (s->deadline && now_s() > s->deadline)
+    if (s->deadline && sl_clock_s() > s->deadline)
         return sl_err_set(err, SL_ETIMEOUT, "the run took longer than max_time_s (0.3 s)");
     if (s->stop_at && s->calls >= s->stop_at)
         return sl_err_set(err, s->code, "the run was stopped");
@@ -406,13 +400,13 @@ static void interrupts(void)
         "{% for i in range(1000000) %}{{ a == b }}{% endfor %}",
     };
     for (size_t i = 0; i < sizeof slow / sizeof *slow; i++) {
-        stopper dl = {.deadline = now_s() + 0.3};
+        stopper dl = {.deadline = sl_clock_s() + 0.3};
         lim.interrupt_ud = &dl;
         lim.max_output_chars = 100000000;
         lim.max_bytes = (size_t)1 << 30;
-        double t0 = now_s();
+        double t0 = sl_clock_s();
         c = render_code(slow[i], NULL, &lim, &msg);
-        double took = now_s() - t0;
+        double took = sl_clock_s() - t0;
         CHECK(c == SL_ETIMEOUT && took < 1.3 && strstr(msg, "max_time_s"),
               "deadline 0.3 s: %.40s... ended in %.2f s: %s", slow[i], took, msg);
         free(msg);
@@ -458,9 +452,9 @@ static void linear(void)
          "{% endfor %}{{ d|tojson|length }}", "1677780"},
     };
     for (size_t i = 0; i < sizeof big / sizeof *big; i++) {
-        double t0 = now_s();
+        double t0 = sl_clock_s();
         char *got = render(big[i].tpl, NULL, &lim);
-        double took = now_s() - t0;
+        double took = sl_clock_s() - t0;
         CHECK(!strcmp(got, big[i].want) && took < 2, "%s -> %.20s in %.2f s", big[i].tpl, got, took);
         free(got);
     }

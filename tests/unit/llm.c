@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "llm/llm.h"
 #include "tap.h"
 #include "util.h"
@@ -40,13 +41,6 @@ static int start(void)
     snprintf(root, sizeof root, "http://127.0.0.1:%d", port);
     snprintf(base, sizeof base, "%s/v1", root);
     return 0;
-}
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
 static sl_llm_endpoint ep(sl_llm_style style)
@@ -77,7 +71,7 @@ static void on_text(const char *s, size_t n, void *ud)
 static bool cancel_at(void *ud)
 {
     sink *k = ud;
-    return k->cancel_at > 0 && now_s() >= k->cancel_at;
+    return k->cancel_at > 0 && sl_clock_s() >= k->cancel_at;
 }
 
 /* One call; returns the response (or NULL with *err). */
@@ -152,10 +146,10 @@ static void both_styles(sl_llm_style style)
           err.msg ? err.msg : "");
     sl_err_clear(&err);
 
-    double t0 = now_s();
+    double t0 = sl_clock_s();
     /* the stand-in counts per model string, so each style has its own */
     r = call(&e, style == SL_LLM_ANTHROPIC ? "ratelimit:01" : "ratelimit:1", true, &k, &err);
-    double took = now_s() - t0;
+    double took = sl_clock_s() - t0;
     CHECK(r && took >= 0.9 && took < 4, "%s: 429 with Retry-After: 1 is retried after ~1 s (%.2f s)",
           who, took);
     json_decref(r);
@@ -177,19 +171,19 @@ static void both_styles(sl_llm_style style)
 
     e = ep(style);
     e.read_timeout_s = 1;
-    t0 = now_s();
+    t0 = sl_clock_s();
     e.max_retries = 0;
     r = call(&e, "hang", true, &k, &err);
-    took = now_s() - t0;
+    took = sl_clock_s() - t0;
     CHECK(!r && took < 4 && err.code == SL_ETIMEOUT, "%s: silence past read_timeout ends the call (%.1f s)",
           who, took);
     sl_err_clear(&err);
 
     e = ep(style);
-    k.cancel_at = now_s() + 0.3;
-    t0 = now_s();
+    k.cancel_at = sl_clock_s() + 0.3;
+    t0 = sl_clock_s();
     r = call(&e, "slow:500", true, &k, &err);
-    took = now_s() - t0;
+    took = sl_clock_s() - t0;
     CHECK(!r && err.code == SL_ECANCELED && took < 1.5, "%s: cancellation aborts the transfer (%.2f s)",
           who, took);
     k.cancel_at = 0;

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "sandbox/local/local.h"
 #include "sandbox/sandbox.h"
 #include "tap.h"
@@ -191,18 +192,11 @@ static void *killer(void *arg)
     return NULL;
 }
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
 static void test_concurrency(void)
 {
     pthread_t t[4];
     job j[4];
-    double t0 = now_s();
+    double t0 = sl_clock_s();
     for (int i = 0; i < 4; i++) {
         j[i] = (job){i, false};
         pthread_create(&t[i], NULL, parallel, &j[i]);
@@ -212,16 +206,16 @@ static void test_concurrency(void)
         pthread_join(t[i], NULL);
         all &= j[i].ok;
     }
-    double took = now_s() - t0;
+    double took = sl_clock_s() - t0;
     CHECK(all && took < 1.1, "four commands run at once in one sandbox (%.2f s)", took);
 
     pthread_t k;
     pthread_create(&k, NULL, killer, NULL);
     const char *sleep5[] = {"sleep", "5", NULL};
     sl_sandbox_result r;
-    t0 = now_s();
+    t0 = sl_clock_s();
     CHECK(run(sleep5, &r, NULL) == 0 && r.kind == SL_EXIT_SIGNALED && r.sig == SIGKILL &&
-              now_s() - t0 < 2,
+              sl_clock_s() - t0 < 2,
           "sl_sandbox_kill stops a running command");
     sl_sandbox_result_release(&r);
     pthread_join(k, NULL);

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "net/http.h"
 #include "sandbox/e2b.h"
 #include "sandbox/sandbox.h"
@@ -20,13 +21,6 @@
 
 static int port;
 static char api[64];
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 static pid_t start_e2bd(int *p)
 {
@@ -168,7 +162,7 @@ static void on_out(const char *d, size_t n, void *ud)
 {
     stream_rec *r = ud;
     if (!r->chunks++)
-        r->first_at = now_s() - r->t0;
+        r->first_at = sl_clock_s() - r->t0;
     sl_buf_add(&r->out, d, n);
 }
 
@@ -178,7 +172,7 @@ static double cancel_at;
 static bool cancel_after(void *ud)
 {
     (void)ud;
-    return now_s() >= cancel_at;
+    return sl_clock_s() >= cancel_at;
 }
 
 /* ---- threads ---- */
@@ -415,7 +409,7 @@ static void test_create_and_exec(void)
     close(saved);
 
     /* streaming to callbacks, as the output arrives */
-    stream_rec rec = {.t0 = now_s()};
+    stream_rec rec = {.t0 = sl_clock_s()};
     sl_buf_init(&rec.out, 0);
     const char *slow[] = {"sh", "-c", "echo a; sleep 0.6; echo b", NULL};
     sl_sandbox_cmd c6 = {.argv = slow, .timeout_s = 20, .on_stdout = on_out, .ud = &rec};
@@ -432,9 +426,9 @@ static void test_create_and_exec(void)
     const char *hang[] = {"sh", "-c", "sleep 30 & echo $$ $!; wait", NULL};
     sl_sandbox_cmd c7 = {.argv = hang, .timeout_s = 0.6};
     sl_sandbox_result_init(&r);
-    double t0 = now_s();
+    double t0 = sl_clock_s();
     rc = sl_sandbox_exec(sb, &c7, &r, &err);
-    double took = now_s() - t0;
+    double took = sl_clock_s() - t0;
     int p1 = 0, p2 = 0;
     if (r.out.data)
         sscanf(r.out.data, "%d %d", &p1, &p2);
@@ -445,12 +439,12 @@ static void test_create_and_exec(void)
 
     /* cancel */
     const char *hang2[] = {"sh", "-c", "echo $$; sleep 30", NULL};
-    cancel_at = now_s() + 0.4;
+    cancel_at = sl_clock_s() + 0.4;
     sl_sandbox_cmd c8 = {.argv = hang2, .timeout_s = 20, .cancelled = cancel_after};
     sl_sandbox_result_init(&r);
-    t0 = now_s();
+    t0 = sl_clock_s();
     rc = sl_sandbox_exec(sb, &c8, &r, &err);
-    took = now_s() - t0;
+    took = sl_clock_s() - t0;
     p1 = r.out.data ? atoi(r.out.data) : 0;
     CHECK(rc == 0 && r.kind == SL_EXIT_CANCELED && took < 2.5 && p1 > 0 && pid_gone(p1),
           "cancelled after %.2f s, pid %d gone", took, p1);
@@ -460,9 +454,9 @@ static void test_create_and_exec(void)
     const char *flood[] = {"sh", "-c", "echo $$; head -c 100000 /dev/zero | tr '\\0' x; sleep 30", NULL};
     sl_sandbox_cmd c9 = {.argv = flood, .timeout_s = 20, .max_output_bytes = 1000};
     sl_sandbox_result_init(&r);
-    t0 = now_s();
+    t0 = sl_clock_s();
     rc = sl_sandbox_exec(sb, &c9, &r, &err);
-    took = now_s() - t0;
+    took = sl_clock_s() - t0;
     p1 = r.out.data ? atoi(r.out.data) : 0;
     CHECK(rc == 0 && r.kind == SL_EXIT_LIMIT && r.out.len == 1000 && r.out_truncated &&
               !r.err_truncated && strstr(r.limit, "stdout output (1000 bytes)") && took < 3 &&
@@ -490,10 +484,10 @@ static void test_create_and_exec(void)
     pthread_t bt;
     pthread_create(&bt, NULL, bg_run, &b);
     usleep(400000);
-    t0 = now_s();
+    t0 = sl_clock_s();
     sl_sandbox_kill(sb);
     pthread_join(bt, NULL);
-    took = now_s() - t0;
+    took = sl_clock_s() - t0;
     CHECK(b.rc == 0 && b.r.kind == SL_EXIT_SIGNALED && b.r.sig == SIGKILL && took < 2,
           "kill(): the running command was killed (kind %d sig %d) in %.2f s", b.r.kind, b.r.sig,
           took);
@@ -504,14 +498,14 @@ static void test_create_and_exec(void)
 
     /* round trip */
     const char *tru[] = {"true", NULL};
-    t0 = now_s();
+    t0 = sl_clock_s();
     int n_ok = 0;
     for (int i = 0; i < 20; i++) {
         if (!run(sb, tru, &r) && r.code == 0)
             n_ok++;
         sl_sandbox_result_release(&r);
     }
-    double per = (now_s() - t0) / 20 * 1000;
+    double per = (sl_clock_s() - t0) / 20 * 1000;
     CHECK(n_ok == 20, "20 x true");
     printf("# exec round trip against the stand-in: %.1f ms\n", per);
 

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/ssh.h"
 #include "tap.h"
@@ -35,13 +36,6 @@ static int g_port;
 static pid_t g_watchdog = -1;
 static int g_watch_fd = -1;
 static sl_sandbox *sb;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static bool has(const char *s, const char *sub)
 {
@@ -270,9 +264,9 @@ static void test_connection_errors(void)
     close(fd);
     char extra[128];
     snprintf(extra, sizeof extra, "{\"port\": %d, \"connect_timeout_s\": 3}", ntohs(a.sin_port));
-    double t0 = now_s();
+    double t0 = sl_clock_s();
     expect_create_error(settings(extra), SL_NET_OPEN, "cannot connect to 127.0.0.1", "closed port");
-    CHECK(now_s() - t0 < 3, "closed port fails fast (%.2f s)", now_s() - t0);
+    CHECK(sl_clock_s() - t0 < 3, "closed port fails fast (%.2f s)", sl_clock_s() - t0);
 
     expect_create_error(
         settings("{\"host_key_sha256\": \"SHA256:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\"}"),
@@ -468,7 +462,7 @@ static void on_out(const char *data, size_t len, void *ud)
 {
     sink *k = ud;
     if (!k->chunks++)
-        k->first_at = now_s();
+        k->first_at = sl_clock_s();
     sl_buf_add(&k->got, data, len);
 }
 
@@ -476,7 +470,7 @@ static double cancel_at;
 static bool cancel_fn(void *ud)
 {
     (void)ud;
-    return now_s() >= cancel_at;
+    return sl_clock_s() >= cancel_at;
 }
 
 static void test_streams_and_kills(void)
@@ -488,9 +482,9 @@ static void test_streams_and_kills(void)
     c.on_stdout = on_out;
     c.ud = &k;
     const char *slow[] = {"sh", "-c", "echo first; sleep 0.5; echo second", NULL};
-    double t0 = now_s();
+    double t0 = sl_clock_s();
     int rc = run(slow, &r, &c);
-    double t1 = now_s();
+    double t1 = sl_clock_s();
     CHECK(rc == 0 && k.got.len == 13 && !memcmp(k.got.data, "first\nsecond\n", 13) && !r.out.len,
           "stdout streams to the callback (%s)", esc(k.got.data));
     CHECK(k.chunks >= 2 && k.first_at - t0 < t1 - t0 - 0.3,
@@ -503,11 +497,11 @@ static void test_streams_and_kills(void)
     c = (sl_sandbox_cmd){0};
     c.timeout_s = 1;
     const char *to[] = {"sh", "-c", "sleep 1001 & sleep 1002; echo never", NULL};
-    t0 = now_s();
+    t0 = sl_clock_s();
     rc = run(to, &r, &c);
     CHECK(rc == 0 && r.kind == SL_EXIT_TIMEOUT && sl_sandbox_result_code(&r) == 124,
           "timeout reported (kind %d, code %d)", r.kind, sl_sandbox_result_code(&r));
-    CHECK(now_s() - t0 < 2.5 && r.seconds >= 0.95, "timeout after ~1 s (%.2f s)", now_s() - t0);
+    CHECK(sl_clock_s() - t0 < 2.5 && r.seconds >= 0.95, "timeout after ~1 s (%.2f s)", sl_clock_s() - t0);
     CHECK(gone("[s]leep 100[12]"), "the remote process group (sleep child too) is gone");
     sl_sandbox_result_release(&r);
 
@@ -523,14 +517,14 @@ static void test_streams_and_kills(void)
     c = (sl_sandbox_cmd){0};
     c.max_output_bytes = 1000;
     const char *yes[] = {"sh", "-c", "yes hello & yes other; wait", NULL};
-    t0 = now_s();
+    t0 = sl_clock_s();
     rc = run(yes, &r, &c);
     CHECK(rc == 0 && r.kind == SL_EXIT_LIMIT && r.out.len == 1000 && r.out_truncated &&
               has(r.limit, "stdout output (1000 bytes)") && r.hit == SL_SBLIMIT_OUTPUT,
           "output over the cap is cut and the command killed (kind %d, %zu bytes, '%s')",
           r.kind, r.out.len, r.limit);
-    CHECK(now_s() - t0 < 3 && gone("^[y]es (hello|other)$"), "yes is gone (%.2f s)",
-          now_s() - t0);
+    CHECK(sl_clock_s() - t0 < 3 && gone("^[y]es (hello|other)$"), "yes is gone (%.2f s)",
+          sl_clock_s() - t0);
     sl_sandbox_result_release(&r);
     const char *errcap[] = {"sh", "-c", "head -c 5000 /dev/zero >&2", NULL};
     rc = run(errcap, &r, &c);
@@ -541,22 +535,22 @@ static void test_streams_and_kills(void)
     /* cancel */
     c = (sl_sandbox_cmd){0};
     c.cancelled = cancel_fn;
-    cancel_at = now_s() + 0.4;
+    cancel_at = sl_clock_s() + 0.4;
     const char *can[] = {"sh", "-c", "sleep 1003 & sleep 1004", NULL};
-    t0 = now_s();
+    t0 = sl_clock_s();
     rc = run(can, &r, &c);
-    CHECK(rc == 0 && r.kind == SL_EXIT_CANCELED && now_s() - t0 < 2,
-          "cancel stops the command (kind %d, %.2f s)", r.kind, now_s() - t0);
+    CHECK(rc == 0 && r.kind == SL_EXIT_CANCELED && sl_clock_s() - t0 < 2,
+          "cancel stops the command (kind %d, %.2f s)", r.kind, sl_clock_s() - t0);
     CHECK(gone("[s]leep 100[34]"), "cancelled command's group is gone");
     sl_sandbox_result_release(&r);
 
     /* a finished command's background child holding stdout: killed as local does */
     const char *bg[] = {"sh", "-c", "sleep 1005 & echo done", NULL};
-    t0 = now_s();
+    t0 = sl_clock_s();
     rc = run(bg, &r, NULL);
     CHECK(rc == 0 && r.kind == SL_EXIT_EXITED && r.code == 0 && out_is(&r, "done\n") &&
-              now_s() - t0 < 2,
-          "a command whose child holds stdout ends with its own exit (%.2f s)", now_s() - t0);
+              sl_clock_s() - t0 < 2,
+          "a command whose child holds stdout ends with its own exit (%.2f s)", sl_clock_s() - t0);
     CHECK(gone("[s]leep 1005"), "and the child is killed");
     sl_sandbox_result_release(&r);
 }
@@ -574,9 +568,9 @@ static void *worker_main(void *arg)
     char name[32];
     snprintf(name, sizeof name, "t%d", w->n);
     const char *argv[] = {"sh", "-c", "sleep 1.5; echo \"$0\"", name, NULL};
-    double t0 = now_s();
+    double t0 = sl_clock_s();
     w->rc = run(argv, &w->r, NULL);
-    w->took = now_s() - t0;
+    w->took = sl_clock_s() - t0;
     return NULL;
 }
 
@@ -593,7 +587,7 @@ static void test_threads(void)
     enum { N = 12 };  /* more than one connection holds (8) */
     worker w[N];
     pthread_t t[N];
-    double t0 = now_s();
+    double t0 = sl_clock_s();
     for (int i = 0; i < N; i++) {
         w[i] = (worker){.n = i};
         pthread_create(&t[i], NULL, worker_main, &w[i]);
@@ -610,7 +604,7 @@ static void test_threads(void)
                    out_s(&w[i].r));
         sl_sandbox_result_release(&w[i].r);
     }
-    double took = now_s() - t0;
+    double took = sl_clock_s() - t0;
     CHECK(ok == N, "%d threads exec at once in one sandbox, each gets its own output (%d ok)", N,
           ok);
     CHECK(took < 8, "they run in parallel (%.2f s for %d x 1.5 s)", took, N);
@@ -621,14 +615,14 @@ static void test_threads(void)
     pthread_create(&ta, NULL, killer_target, &a);
     pthread_create(&tb, NULL, killer_target, &b);
     usleep(600000);
-    double k0 = now_s();
+    double k0 = sl_clock_s();
     sl_sandbox_kill(sb);
     pthread_join(ta, NULL);
     pthread_join(tb, NULL);
     CHECK(a.rc == 0 && b.rc == 0 && a.r.kind == SL_EXIT_SIGNALED && a.r.sig == SIGKILL &&
               b.r.kind == SL_EXIT_SIGNALED,
           "kill() ends both running commands (kinds %d %d, %.2f s)", a.r.kind, b.r.kind,
-          now_s() - k0);
+          sl_clock_s() - k0);
     CHECK(gone("[s]leep 100[78]"), "kill() leaves nothing running");
     sl_sandbox_result_release(&a.r);
     sl_sandbox_result_release(&b.r);
@@ -782,13 +776,13 @@ static void test_timing(void)
     sl_sandbox_result r;
     const char *t[] = {"true", NULL};
     int ok = 0;
-    double t0 = now_s();
+    double t0 = sl_clock_s();
     for (int i = 0; i < 100; i++) {
         if (run(t, &r, NULL) == 0 && r.kind == SL_EXIT_EXITED && r.code == 0)
             ok++;
         sl_sandbox_result_release(&r);
     }
-    double avg = (now_s() - t0) / 100 * 1000;
+    double avg = (sl_clock_s() - t0) / 100 * 1000;
     printf("# exec round trip of `true`: %.2f ms on average over 100 runs\n", avg);
     CHECK(ok == 100 && avg < 1000, "100 x true over one connection (%.2f ms each)", avg);
 }

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "sandbox/proxy.h"
 #include "sandbox/local/cgroup.h"
 #include "sandbox/local/proto.h"
@@ -45,13 +46,6 @@ typedef struct {
 } local_sb;
 
 static const sl_sandbox_ops local_ops;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* ---- control socket ---- */
 
@@ -825,7 +819,7 @@ static int local_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_resu
     }
     uint32_t id = atomic_fetch_add(&s->next_id, 1) + 1;
     int fds[4] = {out[1], errp[1], st[1], cmd->inherit_stdin ? 0 : in[0]};
-    double t0 = now_s();
+    double t0 = sl_clock_s();
     pthread_mutex_lock(&s->lock);
     int sent = send_msg(s, SL_OP_EXEC, id, 0, msg.data, msg.len, fds, e.has_stdin ? 4 : 3);
     pthread_mutex_unlock(&s->lock);
@@ -881,11 +875,11 @@ static int local_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_resu
             p[np] = (struct pollfd){in[1], POLLOUT, 0};
             ix[np++] = 3;
         }
-        if (have_status && (np == 0 || now_s() >= drain_until))
+        if (have_status && (np == 0 || sl_clock_s() >= drain_until))
             break;
         int wait_ms = watch_sockets ? 10 : 50;
         if (cmd->timeout_s > 0 && !killed) {
-            double left = t0 + cmd->timeout_s - now_s();
+            double left = t0 + cmd->timeout_s - sl_clock_s();
             if (left * 1000 < wait_ms)
                 wait_ms = left > 0 ? (int)(left * 1000) + 1 : 0;
         }
@@ -930,10 +924,10 @@ static int local_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_resu
                     if (n == 0)
                         status.status = SIGKILL, status.error = EPIPE, status.cpu_ms = 0;
                     have_status = true;
-                    res->seconds = now_s() - t0;
+                    res->seconds = sl_clock_s() - t0;
                     /* background writers were killed with the command's
                      * group; give the pipes a moment to report EOF */
-                    drain_until = now_s() + 0.25;
+                    drain_until = sl_clock_s() + 0.25;
                 }
             } else {
                 ssize_t n = write(in[1], cmd->stdin_data + in_off, cmd->stdin_len - in_off);
@@ -945,8 +939,8 @@ static int local_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_resu
                 }
             }
         }
-        if (watch_sockets && !killed && !have_status && now_s() >= next_watch) {
-            next_watch = now_s() + 0.01;  /* busy output does not read it more often */
+        if (watch_sockets && !killed && !have_status && sl_clock_s() >= next_watch) {
+            next_watch = sl_clock_s() + 0.01;  /* busy output does not read it more often */
             if (sl_cgroup_v1_socket_usage(s->cg) > s->o.memory_bytes / 2) {
                 killed = K_SOCKETS;
                 pthread_mutex_lock(&s->lock);
@@ -955,7 +949,7 @@ static int local_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_resu
             }
         }
         if (!killed && !have_status) {
-            bool timeout = cmd->timeout_s > 0 && now_s() - t0 >= cmd->timeout_s;
+            bool timeout = cmd->timeout_s > 0 && sl_clock_s() - t0 >= cmd->timeout_s;
             bool cancel = cmd->cancelled && cmd->cancelled(cmd->ud);
             if (timeout || cancel) {
                 killed = timeout ? K_TIMEOUT : K_CANCEL;

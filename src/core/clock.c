@@ -1,0 +1,31 @@
+/*
+ * clock — see clock.h.
+ */
+#include "core/clock.h"
+
+#include <time.h>
+
+static struct timespec now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts;
+}
+
+double sl_clock_s(void)
+{
+    struct timespec ts = now();
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+long long sl_clock_ms(void)
+{
+    struct timespec ts = now();
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+long long sl_clock_ns(void)
+{
+    struct timespec ts = now();
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
