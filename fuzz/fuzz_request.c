@@ -68,8 +68,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     sl_value *inputs = NULL;
     bool streaming = false;
-    char why[1024] = "";
-    int rc = sl_server_check_request(&g, body, chat, &inputs, &streaming, why, sizeof why);
+    sl_err why = {0};
+    int rc = sl_server_check_request(&g, body, chat, &inputs, &streaming, &why);
     if (rc == 0) {
         if (!json_is_object(inputs))
             abort();
@@ -81,9 +81,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 strcmp(k, "c") && strcmp(k, "j") && strcmp(k, "f") && strcmp(k, "fl"))
                 abort();
         }
-    } else if (!why[0] || inputs) {
+    } else if (!why.msg || !why.msg[0] || why.code != SL_EINVAL || inputs) {
         abort();
     }
+    sl_err_clear(&why);
     json_decref(inputs);
     json_decref(body);
     return 0;

@@ -667,31 +667,27 @@ static sl_value *body_json(req *q, struct MHD_Connection *c, enum MHD_Result *re
 }
 
 int sl_server_check_request(const sl_graph *g, const sl_value *body, bool chat,
-                            sl_value **inputs_out, bool *streaming, char *why, size_t n)
+                            sl_value **inputs_out, bool *streaming, sl_err *err)
 {
     *inputs_out = NULL;
     const sl_value *inputs = json_object_get(body, "inputs");
     if (inputs && !json_is_object(inputs) && !json_is_null(inputs)) {
-        snprintf(why, n, "inputs must be a JSON object");
-        return -1;
+        return sl_err_set(err, SL_EINVAL, "inputs must be a JSON object");
     }
     const sl_value *rm = json_object_get(body, "response_mode");
     const char *mode = json_string_value(rm);
     if ((rm && !json_is_null(rm) && !mode) ||
         (mode && strcmp(mode, "blocking") && strcmp(mode, "streaming"))) {
-        snprintf(why, n, "response_mode must be blocking or streaming");
-        return -1;
+        return sl_err_set(err, SL_EINVAL, "response_mode must be blocking or streaming");
     }
     *streaming = mode && !strcmp(mode, "streaming");
     const sl_value *user = json_object_get(body, "user");
     if (user && !json_is_null(user) && !json_is_string(user)) {
-        snprintf(why, n, "user must be a string");
-        return -1;
+        return sl_err_set(err, SL_EINVAL, "user must be a string");
     }
     const char *query = json_string_value(json_object_get(body, "query"));
     if (chat && (!query || !*query)) {
-        snprintf(why, n, "query is required");
-        return -1;
+        return sl_err_set(err, SL_EINVAL, "query is required");
     }
     sl_diag d;
     sl_diag_init(&d);
@@ -700,7 +696,7 @@ int sl_server_check_request(const sl_graph *g, const sl_value *body, bool chat,
     int rc = sl_run_prepare_inputs(g, given, inputs_out, &d);
     json_decref(given);
     if (rc)
-        snprintf(why, n, "%s", d.n ? d.v[0].msg : "the inputs are not valid");
+        sl_err_set(err, SL_EINVAL, "%s", d.n ? d.v[0].msg : "the inputs are not valid");
     sl_diag_release(&d);
     if (rc)
         return -1;
@@ -725,10 +721,10 @@ int sl_server_check_request(const sl_graph *g, const sl_value *body, bool chat,
  * upload_file_id}, {type, transfer_method tool_file, tool_file_id} or
  * {type, transfer_method remote_url, url}) as a file value of sluice's
  * making: an id only when it names a file of this app and user, never a
- * path, url or id the client wrote into a file value.  NULL (and *why)
+ * path, url or id the client wrote into a file value.  NULL (and err)
  * otherwise. */
 static sl_value *file_input(const char *app_id, const char *user, const sl_value *in,
-                            char *why, size_t n)
+                            sl_err *err)
 {
     const char *method = json_string_value(json_object_get(in, "transfer_method"));
     const char *type = json_string_value(json_object_get(in, "type"));
@@ -737,7 +733,7 @@ static sl_value *file_input(const char *app_id, const char *user, const sl_value
         if (!url)
             url = json_string_value(json_object_get(in, "remote_url"));
         if (!url || (strncmp(url, "http://", 7) && strncmp(url, "https://", 8))) {
-            snprintf(why, n, "a remote_url file input needs an http(s) url");
+            sl_err_set(err, SL_EINVAL, "a remote_url file input needs an http(s) url");
             return NULL;
         }
         const char *name = strrchr(url, '/');
@@ -755,9 +751,9 @@ static sl_value *file_input(const char *app_id, const char *user, const sl_value
     else {
         char m[40];
         sl_excerpt(method ? method : "(none)", m, sizeof m);
-        snprintf(why, n, "file input: transfer_method '%s' is not one sluice takes "
-                 "(local_file with upload_file_id, tool_file with tool_file_id, remote_url "
-                 "with url)", m);
+        sl_err_set(err, SL_EINVAL, "file input: transfer_method '%s' is not one sluice takes "
+                   "(local_file with upload_file_id, tool_file with tool_file_id, remote_url "
+                   "with url)", m);
         return NULL;
     }
     if (!id)  /* a file value as sluice gives it out (an earlier answer's) */
@@ -766,8 +762,8 @@ static sl_value *file_input(const char *app_id, const char *user, const sl_value
     if (!meta) {
         char shown[48];
         sl_excerpt(id ? id : "(none)", shown, sizeof shown);
-        snprintf(why, n, "file input '%s' is not a file of this app and user (upload it "
-                 "with POST /v1/files/upload and the same user)", shown);
+        sl_err_set(err, SL_EINVAL, "file input '%s' is not a file of this app and user (upload "
+                   "it with POST /v1/files/upload and the same user)", shown);
         return NULL;
     }
     const char *name = json_string_value(json_object_get(meta, "name"));
@@ -795,14 +791,13 @@ static bool looks_like_file(const sl_value *v)
 }
 
 /* Replaces file inputs given the Dify client way by file values. */
-static int resolve_files(const char *app_id, const char *user, sl_value *inputs, char *why,
-                         size_t n)
+static int resolve_files(const char *app_id, const char *user, sl_value *inputs, sl_err *err)
 {
     const char *k;
     sl_value *val;
     json_object_foreach(inputs, k, val) {
         if (looks_like_file(val)) {
-            sl_value *fv = file_input(app_id, user, val, why, n);
+            sl_value *fv = file_input(app_id, user, val, err);
             if (!fv)
                 return -1;
             json_object_set_new(inputs, k, fv);
@@ -811,7 +806,7 @@ static int resolve_files(const char *app_id, const char *user, sl_value *inputs,
                 sl_value *e = json_array_get(val, i);
                 if (!looks_like_file(e))
                     continue;
-                sl_value *fv = file_input(app_id, user, e, why, n);
+                sl_value *fv = file_input(app_id, user, e, err);
                 if (!fv)
                     return -1;
                 json_array_set_new(val, i, fv);
@@ -843,13 +838,14 @@ static enum MHD_Result start_run(struct MHD_Connection *c, const char *app_id, s
                                 : "this app is a chatflow: use POST /v1/chat-messages");
     sl_value *prepared = NULL;
     bool streaming = false;
-    char why[1024];
     sl_value *given = json_object_get(body, "inputs");
     const char *who = json_string_value(json_object_get(body, "user"));
-    if (json_is_object(given) && resolve_files(app_id, who, given, why, sizeof why))
-        return reply_error(c, 400, "invalid_param", "%s", why);
-    if (sl_server_check_request(&a->g, body, chat, &prepared, &streaming, why, sizeof why))
-        return reply_error(c, 400, "invalid_param", "%s", why);
+    if ((json_is_object(given) && resolve_files(app_id, who, given, &err)) ||
+        sl_server_check_request(&a->g, body, chat, &prepared, &streaming, &err)) {
+        enum MHD_Result r = reply_error(c, 400, "invalid_param", "%s", err.msg);
+        sl_err_clear(&err);
+        return r;
+    }
     const char *user = json_string_value(json_object_get(body, "user"));
     const char *query = json_string_value(json_object_get(body, "query"));
     if (S.o.max_runs_per_app > 0 && atomic_load(&a->running) >= S.o.max_runs_per_app) {

@@ -52,8 +52,9 @@ int sl_server_run(sl_store *store, const sl_server_opts *o, sl_err *err);
 
 /* Checks a run request's body (inputs, response_mode, user, query) against
  * the app: 0 with the checked, converted inputs (new object), or -1 with
- * the message for a 400 invalid_param in why.  Fuzzed by fuzz_request. */
+ * err (SL_EINVAL) holding the message for a 400 invalid_param.  Fuzzed by
+ * fuzz_request. */
 int sl_server_check_request(const sl_graph *g, const sl_value *body, bool chat,
-                            sl_value **inputs, bool *streaming, char *why, size_t n);
+                            sl_value **inputs, bool *streaming, sl_err *err);
 
 #endif
