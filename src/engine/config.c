@@ -322,8 +322,8 @@ static const sl_llm_endpoint *find(const sl_config *c, const char *name)
 }
 
 const sl_llm_endpoint *sl_config_resolve(const sl_config *c, const char *provider,
-                                         const char *model, const char **model_out, char *why,
-                                         size_t n)
+                                         const char *model, const char **model_out,
+                                         sl_err *err)
 {
     const char *p = short_name(provider ? provider : "");
     *model_out = model;
@@ -359,17 +359,17 @@ const sl_llm_endpoint *sl_config_resolve(const sl_config *c, const char *provide
         if (!strcasecmp(known[i].name, target))
             hint_env = known[i].key_env ? known[i].key_env : known[i].base_env;
     if (hint_env)
-        snprintf(why, n,
-                 "model provider '%s' is not configured: set %s, or add llm.providers.%s to "
-                 "sluice.yml (or SLUICE_LLM_BASE_URL for one endpoint that serves every model)",
-                 target, hint_env, target);
+        sl_err_set(err, SL_ENOTFOUND,
+                   "model provider '%s' is not configured: set %s, or add llm.providers.%s to "
+                   "sluice.yml (or SLUICE_LLM_BASE_URL for one endpoint that serves every model)",
+                   target, hint_env, target);
     else
-        snprintf(why, n,
-                 "model provider '%s' is not configured: add llm.providers.%s (style, base_url, "
-                 "api_key_env) to sluice.yml, map it to a configured provider with "
-                 "llm.aliases.%s, or set SLUICE_LLM_BASE_URL for one endpoint that serves every "
-                 "model",
-                 target, target, target);
+        sl_err_set(err, SL_ENOTFOUND,
+                   "model provider '%s' is not configured: add llm.providers.%s (style, "
+                   "base_url, api_key_env) to sluice.yml, map it to a configured provider with "
+                   "llm.aliases.%s, or set SLUICE_LLM_BASE_URL for one endpoint that serves "
+                   "every model",
+                   target, target, target);
     return NULL;
 }
 

@@ -64,11 +64,11 @@ void sl_config_free(sl_config *c);
 void sl_config_set_offline(sl_config *c, bool on);
 
 /* The endpoint and model name for a DSL model.  NULL when the provider is
- * not configured; `why` then says which setting to add.  The endpoint is
- * borrowed from c. */
+ * not configured, with err (SL_ENOTFOUND) saying which setting to add.  The
+ * endpoint is borrowed from c. */
 const sl_llm_endpoint *sl_config_resolve(const sl_config *c, const char *provider,
-                                         const char *model, const char **model_out, char *why,
-                                         size_t n);
+                                         const char *model, const char **model_out,
+                                         sl_err *err);
 
 /* The config file's `sandbox` mapping: the defaults for apps' sandboxes
  * (provider, network, limits) and each provider's settings

@@ -46,10 +46,11 @@ int sl_model_check_value(sl_check *c, const sl_gnode *n, const sl_value *m, cons
         return -1;
     }
     const char *model;
-    char why[512];
-    if (!sl_config_resolve(sl_check_config_get(c), provider, name, &model, why, sizeof why)) {
+    sl_err why = {0};
+    if (!sl_config_resolve(sl_check_config_get(c), provider, name, &model, &why)) {
         snprintf(f, sizeof f, "%s.provider", field);
-        sl_check_config(c, n, m, "provider", f, "%s", why);
+        sl_check_config(c, n, m, "provider", f, "%s", why.msg);
+        sl_err_clear(&why);
     }
     const sl_value *cp = json_object_get(m, "completion_params");
     if (cp && !json_is_null(cp) && !json_is_object(cp)) {
@@ -117,10 +118,13 @@ int sl_model_call_with(sl_node_exec *x, const sl_value *m, sl_value *req,
     const char *name = model_name(m);
     const sl_config *cfg = sl_exec_config(x);
     const char *model;
-    char why[512];
-    const sl_llm_endpoint *ep = sl_config_resolve(cfg, provider, name, &model, why, sizeof why);
-    if (!ep)
-        return sl_exec_fail(x, "LLMModeRequiredError", "%s", why);
+    sl_err why = {0};
+    const sl_llm_endpoint *ep = sl_config_resolve(cfg, provider, name, &model, &why);
+    if (!ep) {
+        int rc = sl_exec_fail(x, "LLMModeRequiredError", "%s", why.msg);
+        sl_err_clear(&why);
+        return rc;
+    }
     json_object_set_new(req, "model", json_string(model));
     char *tm = sl_xasprintf("%s/%s", provider, name);
     json_object_set_new(req, "tape_model", json_string(tm));

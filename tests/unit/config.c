@@ -62,25 +62,25 @@ static void resolve(void)
                         "    llama3.1: {input: 1.5, output: 2, currency: EUR}\n");
     CHECK(c != NULL, "a config file loads");
     const char *model;
-    char why[512];
+    sl_err why = {0};
     const sl_llm_endpoint *e = sl_config_resolve(c, "langgenius/openai/openai", "gpt-4o", &model,
-                                                 why, sizeof why);
+                                                 &why);
     CHECK(e && !strcmp(e->name, "local") && !strcmp(model, "llama3.1"),
           "a model override moves gpt-4o to a local model");
-    e = sl_config_resolve(c, "openai_api_compatible", "x", &model, why, sizeof why);
+    e = sl_config_resolve(c, "openai_api_compatible", "x", &model, &why);
     CHECK(e && !strcmp(e->name, "local"), "an alias maps a DSL provider to a configured one");
-    e = sl_config_resolve(c, "bedrock", "anthropic.claude", &model, why, sizeof why);
+    e = sl_config_resolve(c, "bedrock", "anthropic.claude", &model, &why);
     CHECK(e && e->style == SL_LLM_ANTHROPIC, "bedrock aliased to an Anthropic-style endpoint");
-    e = sl_config_resolve(c, "deepseek", "deepseek-chat", &model, why, sizeof why);
+    e = sl_config_resolve(c, "deepseek", "deepseek-chat", &model, &why);
     CHECK(e && !strcmp(e->name, "deepseek") && !strcmp(model, "ds-local") &&
               !strcmp(e->api_key, "dk") && strstr(e->base_url, "deepseek"),
           "an environment key configures a known provider; a provider/model override renames");
-    e = sl_config_resolve(c, "openai", "gpt-4o-mini", &model, why, sizeof why);
-    CHECK(!e && strstr(why, "OPENAI_API_KEY") && strstr(why, "llm.providers.openai"),
-          "an unconfigured provider says which setting to add: %s", why);
-    e = sl_config_resolve(c, "zzz", "m", &model, why, sizeof why);
-    CHECK(!e && strstr(why, "llm.providers.zzz") && strstr(why, "SLUICE_LLM_BASE_URL"),
-          "an unknown provider too: %s", why);
+    e = sl_config_resolve(c, "openai", "gpt-4o-mini", &model, &why);
+    CHECK(!e && why.code == SL_ENOTFOUND && strstr(why.msg, "OPENAI_API_KEY") && strstr(why.msg, "llm.providers.openai"),
+          "an unconfigured provider says which setting to add: %s", why.msg);
+    e = sl_config_resolve(c, "zzz", "m", &model, &why);
+    CHECK(!e && strstr(why.msg, "llm.providers.zzz") && strstr(why.msg, "SLUICE_LLM_BASE_URL"),
+          "an unknown provider too: %s", why.msg);
     double in, out;
     const char *cur;
     CHECK(sl_config_price(c, "llama3.1", &in, &out, &cur) && in == 1.5 && out == 2 &&
@@ -99,7 +99,7 @@ static void resolve(void)
      * the environment when the file does not load */
     setenv("SLUICE_CONFIG", path, 1);
     c = sl_config_default();
-    e = c ? sl_config_resolve(c, "deepseek", "deepseek-chat", &model, why, sizeof why) : NULL;
+    e = c ? sl_config_resolve(c, "deepseek", "deepseek-chat", &model, &why) : NULL;
     CHECK(e && !strcmp(e->name, "deepseek"),
           "sl_config_default: a broken $SLUICE_CONFIG leaves the environment's settings");
     sl_config_free(c);
@@ -107,27 +107,29 @@ static void resolve(void)
     unlink(path);
     free(path);
     unsetenv("DEEPSEEK_API_KEY");
+    sl_err_clear(&why);
 }
 
 static void nothing_and_offline(void)
 {
     const char *model;
-    char why[512] = "";
+    sl_err why = {0};
     double in, out;
     const char *cur;
-    CHECK(!sl_config_resolve(NULL, "openai", "gpt-4o", &model, why, sizeof why) &&
-              strstr(why, "not configured"),
-          "a NULL configuration configures nothing: %s", why);
+    CHECK(!sl_config_resolve(NULL, "openai", "gpt-4o", &model, &why) &&
+              strstr(why.msg, "not configured"),
+          "a NULL configuration configures nothing: %s", why.msg);
     CHECK(!sl_config_price(NULL, "gpt-4o", &in, &out, &cur) && !sl_config_sandbox(NULL),
           "and has no prices and no sandbox mapping");
     sl_config *c = sl_config_env();
-    const sl_llm_endpoint *e = sl_config_resolve(c, "nosuch", "m", &model, why, sizeof why);
+    const sl_llm_endpoint *e = sl_config_resolve(c, "nosuch", "m", &model, &why);
     CHECK(!e, "an unconfigured provider does not resolve");
     sl_config_set_offline(c, true);
-    e = sl_config_resolve(c, "nosuch", "m", &model, why, sizeof why);
+    e = sl_config_resolve(c, "nosuch", "m", &model, &why);
     CHECK(e && !strcmp(e->base_url, "replay:"),
           "offline (a tape is replayed), it resolves to the replay placeholder");
     sl_config_free(c);
+    sl_err_clear(&why);
 }
 
 static void sandbox_and_secrets(void)
