@@ -613,14 +613,6 @@ static const jv *frame_get(const frame *f, const char *name)
 
 /* ---- output ---- */
 
-static size_t utf8_count(const char *s, size_t n)
-{
-    size_t c = 0;
-    for (size_t i = 0; i < n; i++)
-        c += ((unsigned char)s[i] & 0xC0) != 0x80;
-    return c;
-}
-
 static int deep_err(jrender *r, const jnode *e)
 {
     sl_jx_too_deep = false;
@@ -651,7 +643,7 @@ static size_t out_chars(jrender *r, const sl_buf *out)
                      its text is counted here when it reaches the output */
     if (out->len < r->cnt_len)
         r->cnt_len = r->cnt_chars = 0;
-    r->cnt_chars += utf8_count(out->data + r->cnt_len, out->len - r->cnt_len);
+    r->cnt_chars += sl_jx_ulen(out->data + r->cnt_len, out->len - r->cnt_len);
     r->cnt_len = out->len;
     return r->cnt_chars;
 }
@@ -896,7 +888,7 @@ int sl_jx_get_item(jrender *r, const jnode *e, const jv *o, const jv *key, jv *o
             size_t n = json_string_length(j);
             r->work -= (long)(n >> 6); /* s[i] counts the characters: indexing a long
                                           string in a loop is quadratic work */
-            long long cn = (long long)utf8_count(s, n);
+            long long cn = (long long)sl_jx_ulen(s, n);
             long long k = i < 0 ? i + cn : i;
             if (k >= 0 && k < cn) {
                 size_t b = 0, c = 0;
@@ -987,7 +979,7 @@ int sl_jx_slice(jrender *r, const jnode *e, const jv *o, const json_t *a, const 
         size_t n = json_string_length(j);
         r->work -= (long)(n >> 3);
         /* codepoint offsets */
-        size_t cn = utf8_count(s, n);
+        size_t cn = sl_jx_ulen(s, n);
         size_t *offs = sl_xmalloc((cn + 1) * sizeof *offs);
         size_t c = 0;
         for (size_t i = 0; i < n; i++)
