@@ -81,6 +81,9 @@ static inline int jwork(jrender *r, const jnode *e, long units)
 }
 /* Charges the render running on this thread (none: nothing). */
 void sl_jx_charge(long units);
+/* The render running on this thread (NULL: none): tuples are looked up
+ * through it and allocations counted to it. */
+extern _Thread_local jrender *sl_jx_cur_render;
 
 /* Drops a reference; a container whose last reference this is, is taken
  * apart with an explicit stack (jansson's own delete recurses). */
@@ -98,6 +101,8 @@ void sl_jx_obj_set(json_t *o, const char *k, json_t *v);
 /* Set on this thread when a walk stopped at JINJA_MAX_NEST; cleared by
  * the render that reads it. */
 extern _Thread_local bool sl_jx_too_deep;
+/* the error for sl_jx_too_deep (which it clears) */
+int sl_jx_deep_err(jrender *r, const jnode *e);
 /* Python ==, for values of any nesting (false beyond JINJA_MAX_NEST, with
  * sl_jx_too_deep set) */
 bool sl_jx_py_eq(const json_t *a, const json_t *b);
@@ -135,6 +140,10 @@ int sl_jx_get_attr(jrender *r, const jnode *e, const jv *o, const char *name, jv
 int sl_jx_get_item(jrender *r, const jnode *e, const jv *o, const jv *key, jv *out);
 int sl_jx_slice(jrender *r, const jnode *e, const jv *o, const json_t *a, const json_t *b,
                 const json_t *st, jv *out);
+/* a OP b for the arithmetic operators (OP_ADD ... OP_CAT) */
+int sl_jx_arith(jrender *r, const jnode *e, int op, const jv *a, const jv *b, jv *out);
+/* a OP b for the comparison operators (OP_EQ ... OP_NOTIN) */
+int sl_jx_compare(jrender *r, const jnode *e, int op, const jv *a, const jv *b, bool *res);
 
 int sl_jx_eval(jrender *r, const jnode *e, frame *f, jv *out);
 int sl_jx_eval_filter(jrender *r, const jnode *e, frame *f, const jv *in, jv *out);
