@@ -536,11 +536,30 @@ static void add_auth_header(request *r, const sl_value *cfg, const char *k)
     sl_buf_release(&val);
 }
 
-/* The URL as sent: path and query escaped where needed, params merged. */
+/* An InvalidURLError for `url` (or the error that libcurl is missing). */
+static int url_error(request *r, const char *url, sl_err *e)
+{
+    char u[512];
+    sl_hr_url_for_msg(url, u, sizeof u);
+    int rc = e->code == SL_EINVAL
+                 ? sl_exec_fail(r->x, "InvalidURLError",
+                                "url '%s' is not a valid URL: %s; fix the node's url", u, e->msg)
+                 : sl_exec_fail(r->x, "HttpRequestNodeError", "%s", e->msg);
+    sl_err_clear(e);
+    return rc;
+}
+
+/* The URL as sent: cut by libcurl's URL API, path and query escaped where
+ * needed, params merged. */
 static int build_wire_url(request *r, const char *url)
 {
-    urlparts up;
-    sl_hr_url_split(url, &up);
+    char *src = sl_hr_url_controls(url);
+    sl_url_parts up;
+    sl_err e = {0};
+    if (sl_url_split(src, &up, &e)) {
+        free(src);
+        return url_error(r, url, &e);
+    }
     sl_buf w, q;
     sl_buf_init(&w, 0);
     sl_buf_init(&q, 0);
@@ -565,18 +584,11 @@ static int build_wire_url(request *r, const char *url)
         sl_buf_add(&w, q.data ? q.data : "", q.len);
     }
     sl_buf_release(&q);
+    free(src);
     r->wire_url = sl_buf_detach(&w);
-    sl_err e = {0};
     if (sl_url_check(r->wire_url, &e) == 0)
         return 0;
-    char u[512];
-    sl_hr_url_for_msg(url, u, sizeof u);
-    int rc = e.code == SL_EINVAL
-                 ? sl_exec_fail(r->x, "InvalidURLError",
-                                "url '%s' is not a valid URL: %s; fix the node's url", u, e.msg)
-                 : sl_exec_fail(r->x, "HttpRequestNodeError", "%s", e.msg);
-    sl_err_clear(&e);
-    return rc;
+    return url_error(r, url, &e);
 }
 
 /* Everything Dify's Executor does before sending, in its order: API key,
@@ -685,9 +697,12 @@ done:
  * masked, binary content summarised. */
 sl_value *sl_hr_request_log(const request *r)
 {
-    urlparts up;
-    const char *url = r->url.data ? r->url.data : "";
-    sl_hr_url_split(url, &up);
+    /* build_wire_url split the same text; it cannot fail here */
+    char *url = sl_hr_url_controls(r->url.data ? r->url.data : "");
+    sl_url_parts up;
+    sl_err e = {0};
+    if (sl_url_split(url, &up, &e))
+        SL_BUG("a URL that was sent no longer parses");
     sl_buf s;
     sl_buf_init(&s, 0);
     sl_buf_addf(&s, "%s ", r->method);
@@ -776,5 +791,6 @@ sl_value *sl_hr_request_log(const request *r)
     sl_value *v = json_stringn_nocheck(clean.data ? clean.data : "", clean.len);
     sl_buf_release(&clean);
     sl_buf_release(&s);
+    free(url);
     return v;
 }

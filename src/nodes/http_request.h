@@ -46,13 +46,6 @@ typedef struct {
     size_t n, alloc;
 } kvlist;
 
-/* The parts of an http(s) URL, as urllib.parse.urlparse cuts them. */
-typedef struct {
-    const char *scheme, *netloc, *path, *query;
-    size_t scheme_n, netloc_n, path_n, query_n;
-    bool has_query;
-} urlparts;
-
 typedef struct {
     char *key, *filename, *mime;
     sl_buf data;
@@ -106,7 +99,9 @@ sl_value *sl_hr_decode_body(const char *charset, const char *s, size_t n);
 void sl_hr_urlencode(sl_buf *out, const kvlist *l);
 char *sl_hr_unquote(const char *s, size_t n, bool plus);
 void sl_hr_url_fix(sl_buf *out, const char *s, size_t n);
-void sl_hr_url_split(const char *u, urlparts *p);
+/* the URL with control characters percent-encoded (libcurl refuses them;
+ * sluice has always sent them escaped); a new string */
+char *sl_hr_url_controls(const char *u);
 void sl_hr_merge_query(sl_buf *out, const char *q, size_t qn, const kvlist *params);
 void sl_hr_url_for_msg(const char *u, char *out, size_t n);
 void sl_hr_header_main(const char *h, char *out, size_t n);

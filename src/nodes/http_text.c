@@ -287,7 +287,10 @@ static int hexval(int c)
            : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
 }
 
-/* Percent-decoding; plus becomes a space when `plus`. */
+/* Percent-decoding; plus becomes a space when `plus`.  libcurl's URL API
+ * decodes a whole part at once, never "+", and refuses control
+ * characters, where urllib's unquote works on one query key or path
+ * segment and keeps them. */
 char *sl_hr_unquote(const char *s, size_t n, bool plus)
 {
     char *o = sl_xmalloc(n + 1), *w = o;
@@ -305,7 +308,9 @@ char *sl_hr_unquote(const char *s, size_t n, bool plus)
 
 /* Percent-encodes what may not stand in a URL's path or query (spaces,
  * controls, non-ASCII bytes, "<>\"^`{|}\\") and keeps the rest, existing
- * escapes included, as httpx does. */
+ * escapes included, as httpx does.  libcurl's own encoder (CURLU_URLENCODE)
+ * is not used: it leaves "<>\"^`{|}\\" as they are, writes lower-case hex
+ * and turns a space in a query into "+" (tests/cases/http/url.yml). */
 void sl_hr_url_fix(sl_buf *out, const char *s, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -317,24 +322,17 @@ void sl_hr_url_fix(sl_buf *out, const char *s, size_t n)
     }
 }
 
-void sl_hr_url_split(const char *u, urlparts *p)
+char *sl_hr_url_controls(const char *u)
 {
-    memset(p, 0, sizeof *p);
-    const char *sep = strstr(u, "://");
-    p->scheme = u;
-    p->scheme_n = (size_t)(sep - u);
-    const char *s = sep + 3;
-    p->netloc = s;
-    p->netloc_n = strcspn(s, "/?#");
-    s += p->netloc_n;
-    p->path = s;
-    p->path_n = strcspn(s, "?#");
-    s += p->path_n;
-    if (*s == '?') {
-        p->has_query = true;
-        p->query = s + 1;
-        p->query_n = strcspn(s + 1, "#");
+    sl_buf b;
+    sl_buf_init(&b, 0);
+    for (const unsigned char *p = (const unsigned char *)u; *p; p++) {
+        if (*p < 0x20 || *p == 0x7f)
+            sl_buf_addf(&b, "%%%02X", *p);
+        else
+            sl_buf_addc(&b, (char)*p);
     }
+    return b.data ? sl_buf_detach(&b) : sl_xstrdup("");
 }
 
 /* The URL's query merged with the node's params the way httpx merges

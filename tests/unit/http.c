@@ -3,7 +3,8 @@
  * loopback: a plain answer, the body and header caps, the caller's stop
  * and the read deadline ending a silent transfer, the SSRF guard refusing
  * loopback (and allowing it when told), a refused connection, groups, and
- * the text helpers (escape, HTTP dates, net/url origins).
+ * the text helpers (escape, HTTP dates), and net/url: origins, checks and
+ * splits as written.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -237,6 +238,40 @@ int main(void)
     sl_err e = {0};
     CHECK(sl_url_check("http://exa mple.com/", &e) == -1 && e.code == SL_EINVAL && e.msg,
           "a malformed URL is refused: %s", e.msg ? e.msg : "-");
+    sl_err_clear(&e);
+
+    /* sl_url_split: the parts as written, where libcurl cuts them */
+    static const struct {
+        const char *url, *netloc, *path, *query; /* query NULL: none */
+    } splits[] = {
+        {"http://h/a b?x y", "h", "/a b", "x y"},
+        {"http://h", "h", "", NULL},
+        {"http://h?x=1", "h", "", "x=1"},
+        {"http://h/x?", "h", "/x", ""},
+        {"http://h/x?#", "h", "/x", ""},
+        {"http://h/x#", "h", "/x", NULL},
+        {"http://h/x?a=1#f?g", "h", "/x", "a=1"},
+        {"http://h/a/../b/./c", "h", "/a/../b/./c", NULL},
+        {"http://u:p%40ss@[::1]:8080/p", "u:p%40ss@[::1]:8080", "/p", NULL},
+        {"http://h:/x", "h:", "/x", NULL},
+        {"http://h/{a}|^`<>\"\\x?q=\xc3\xa9", "h", "/{a}|^`<>\"\\x", "q=\xc3\xa9"},
+    };
+    for (size_t i = 0; i < sizeof splits / sizeof *splits; i++) {
+        sl_url_parts up;
+        int rc = sl_url_split(splits[i].url, &up, &e);
+        bool okq = splits[i].query ? up.has_query && up.query_n == strlen(splits[i].query) &&
+                                         !memcmp(up.query, splits[i].query, up.query_n)
+                                   : !up.has_query;
+        CHECK(rc == 0 && up.scheme_n == 4 && up.netloc_n == strlen(splits[i].netloc) &&
+                  !memcmp(up.netloc, splits[i].netloc, up.netloc_n) &&
+                  up.path_n == strlen(splits[i].path) &&
+                  !memcmp(up.path, splits[i].path, up.path_n) && okq,
+              "split %s: netloc '%.*s', path '%.*s'", splits[i].url, (int)up.netloc_n,
+              up.netloc ? up.netloc : "", (int)up.path_n, up.path ? up.path : "");
+        sl_err_clear(&e);
+    }
+    CHECK(sl_url_split("http://h/a\tb", &(sl_url_parts){0}, &e) == -1 && e.code == SL_EINVAL,
+          "a control character is refused by libcurl: %s", e.msg ? e.msg : "-");
     sl_err_clear(&e);
 
     sl_buf_release(&body);
