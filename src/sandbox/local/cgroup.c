@@ -426,6 +426,28 @@ int sl_cgroup_attach(sl_cgroup *cg, pid_t pid, sl_err *err)
     return 0;
 }
 
+int sl_cgroup_join_fds(sl_cgroup *cg, int *fds, int max, sl_err *err)
+{
+    int n = 0;
+    if (cg->version != 1)
+        return 0;
+    for (int i = 0; i < V1_N; i++) {
+        if (!cg->dirs[i])
+            continue;
+        char path[512];
+        snprintf(path, sizeof path, "%s/tasks", cg->dirs[i]);
+        int fd = n < max ? open(path, O_WRONLY | O_CLOEXEC) : -1;
+        if (fd < 0) {
+            int e = n < max ? errno : EMFILE;
+            while (n)
+                close(fds[--n]);
+            return sl_err_set(err, SL_EIO, "cannot open %s: %s", path, strerror(e));
+        }
+        fds[n++] = fd;
+    }
+    return n;
+}
+
 void sl_cgroup_events_read(sl_cgroup *cg, sl_cgroup_events *ev)
 {
     memset(ev, 0, sizeof *ev);

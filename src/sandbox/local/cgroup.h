@@ -47,6 +47,17 @@ uint64_t sl_cgroup_v1_socket_bytes(uint64_t memory_bytes);
 uint64_t sl_cgroup_v1_socket_usage(const sl_cgroup *cg);
 /* Moves process pid into the group. */
 int sl_cgroup_attach(sl_cgroup *cg, pid_t pid, sl_err *err);
+/* cgroup v1: opens each controller's "tasks" file for writing, into
+ * fds[0..max), for the sandbox's init to move itself with.  Moving
+ * another process (sl_cgroup_attach) takes a global lock that waits for
+ * an RCU grace period, milliseconds and up to tens of them on a busy
+ * host; a thread that writes "0" moves only itself and takes no such
+ * lock.  The kernel checks the opener's credentials (root), so the
+ * receiver needs no rights of its own.  Returns how many were opened: 0
+ * for cgroup v2 (moving a thread across domains is not allowed there;
+ * use sl_cgroup_attach), -1 with err when one cannot be opened.  The
+ * caller closes them. */
+int sl_cgroup_join_fds(sl_cgroup *cg, int *fds, int max, sl_err *err);
 void sl_cgroup_events_read(sl_cgroup *cg, sl_cgroup_events *ev);
 /* "cgroup v1" / "cgroup v2" */
 const char *sl_cgroup_kind(const sl_cgroup *cg);

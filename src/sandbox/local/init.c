@@ -810,6 +810,33 @@ static void read_plan(const char *payload, size_t len, sl_sb_plan *p)
     p->etc_files = etc;
 }
 
+/* Receives GO into msgbuf, and up to 4 descriptors with it. */
+static ssize_t recv_go(int *fds, int *nfds)
+{
+    struct iovec iov = {msgbuf, sizeof msgbuf - 1};
+    union {
+        char buf[CMSG_SPACE(sizeof(int) * 4)];
+        struct cmsghdr align;
+    } u;
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                       .msg_controllen = sizeof u.buf};
+    ssize_t r;
+    do
+        r = recvmsg(ctl, &m, MSG_CMSG_CLOEXEC);
+    while (r < 0 && errno == EINTR);
+    *nfds = 0;
+    if (r < 0 || (m.msg_flags & MSG_CTRUNC))
+        return -1;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+            continue;
+        int n = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+        for (int i = 0; i < n && *nfds < 4; i++)
+            memcpy(&fds[(*nfds)++], CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+    }
+    return r;
+}
+
 /* init is a small static program of its own: the host clones with
  * CLONE_VM | CLONE_VFORK (no copy of its address space) and the child
  * execs this from a sealed memfd, the control socket on fd 3. */
@@ -833,17 +860,23 @@ int main(void)
     syscall(SYS_close_range, (unsigned)ctl + 1, ~0U, 0);
     syscall(SYS_close_range, 0, ~0U, CLOSE_RANGE_CLOEXEC);
     prctl(PR_SET_NAME, "sluice-init", 0, 0, 0);
-    /* wait for the host to write our uid/gid maps; the plan comes with GO */
-    ssize_t r;
-    do
-        r = recv(ctl, msgbuf, sizeof msgbuf - 1, 0);
-    while (r < 0 && errno == EINTR);
+    /* wait for the host to write our uid/gid maps; the plan comes with GO,
+     * and on cgroup v1 the sandbox's cgroups' tasks files to join */
+    int join[4], n_join = 0;
+    ssize_t r = recv_go(join, &n_join);
     sl_sb_hdr h;
     if (r < (ssize_t)sizeof h)
         _exit(1);
     memcpy(&h, msgbuf, sizeof h);
     if (h.op != SL_OP_GO || h.len != (size_t)r - sizeof h)
         _exit(1);
+    /* "0" moves the writing thread, which is all of init (proto.h); this
+     * comes first, so all init does is counted in the sandbox's limits */
+    for (int i = 0; i < n_join; i++) {
+        if (write(join[i], "0", 1) != 1)
+            die("join", "the sandbox's cgroup");
+        close(join[i]);
+    }
     sl_sb_plan plan;
     read_plan(msgbuf + sizeof h, h.len, &plan);
     sl_sb_plan *p = &plan;

@@ -641,8 +641,17 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
                    SL_SB_MSG_MAX);
         goto fail;
     }
-    int go = send_msg(s, SL_OP_GO, 0, 0, wire.data, wire.len, NULL, 0);
+    /* On cgroup v1, init moves itself with the tasks files sent with GO
+     * (see sl_cgroup_join_fds); elsewhere we move it. */
+    int join[4], n_join = s->cg ? sl_cgroup_join_fds(s->cg, join, 4, err) : 0;
+    if (n_join < 0) {
+        sl_buf_release(&wire);
+        goto fail;
+    }
+    int go = send_msg(s, SL_OP_GO, 0, 0, wire.data, wire.len, join, n_join);
     sl_buf_release(&wire);
+    for (int i = 0; i < n_join; i++)
+        close(join[i]);
     if (go) {
         sl_err_set(err, SL_EIO, "sandbox: cannot start init: %s", strerror(errno));
         goto fail;
@@ -650,7 +659,7 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
     /* A failed move is reported after init's answer: when init died
      * during set-up, its own reason is the one to give. */
     sl_err cgerr2 = {0};
-    bool placed = !s->cg || !sl_cgroup_attach(s->cg, pid, &cgerr2);
+    bool placed = !s->cg || n_join > 0 || !sl_cgroup_attach(s->cg, pid, &cgerr2);
     if (placed)
         send_msg(s, SL_OP_PLACED, 0, 0, NULL, 0, NULL, 0);
     else

@@ -4,11 +4,14 @@
  * the messages on the control socket.
  *
  * Set-up: the host sends GO (the plan) as soon as the uid/gid maps are
- * written, moves init into the sandbox's cgroup while init builds the
- * root, then sends PLACED; init makes its own cgroup namespace only after
- * PLACED (its root is the cgroup init is in at that moment), then drops
- * its privileges and answers READY (or ERROR).  The two waits overlap:
- * on cgroup v1 the move alone can take milliseconds.
+ * written.  On cgroup v1, GO carries the sandbox's cgroups' "tasks" files
+ * (opened by the host) and init moves itself first thing by writing "0"
+ * to each: a thread moving itself skips the global lock whose RCU grace
+ * period makes moving another process take milliseconds.  Elsewhere the
+ * host moves init while init builds the root.  Either way the host then
+ * sends PLACED; init makes its own cgroup namespace only after PLACED
+ * (its root is the cgroup init is in at that moment), then drops its
+ * privileges and answers READY (or ERROR).
  *
  * The control socket is SOCK_SEQPACKET, one message per request.  The host
  * sends EXEC (with the command's stdin/stdout/stderr and a status pipe as
