@@ -15,6 +15,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <locale.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -774,6 +775,70 @@ int sl_bundle_extract(const sl_bundle *b, const char *dir, sl_err *err)
         rc = extract_one(root, &b->files[i], dir, err);
     close(root);
     return rc;
+}
+
+int sl_bundle_read_file(const char *path, sl_bundle *out, sl_err *err)
+{
+    memset(out, 0, sizeof *out);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return sl_err_set(err, SL_EIO, "cannot open %s: %s", path, strerror(errno));
+    sl_buf b;
+    sl_buf_init(&b, SL_BUNDLE_MAX_TOTAL + 1);
+    char chunk[65536];
+    size_t k;
+    while ((k = fread(chunk, 1, sizeof chunk, f)) > 0 && !b.toobig)
+        sl_buf_add(&b, chunk, k);
+    fclose(f);
+    if (b.toobig) {
+        sl_buf_release(&b);
+        return sl_err_set(err, SL_ELIMIT, "%s: the bundle is larger than %zu MB, the most an "
+                          "app may be", path, SL_BUNDLE_MAX_TOTAL >> 20);
+    }
+    int rc = sl_bundle_read(b.data ? b.data : "", b.len, NULL, out, err);
+    sl_buf_release(&b);
+    if (rc)
+        return sl_err_set(err, err->code ? err->code : SL_EPARSE, "%s: %s", path,
+                          err->msg ? err->msg : "not a valid app bundle");
+    return 0;
+}
+
+int sl_bundle_extract_tmp(const sl_bundle *b, const char *origin, char **dir, char **files,
+                          sl_err *err)
+{
+    *dir = *files = NULL;
+    const char *tmp = getenv("TMPDIR");
+    char *d = sl_xasprintf("%s/sluice-app-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(d)) {
+        int rc = sl_err_set(err, SL_EIO, "cannot make a folder for %s's files: %s", origin,
+                            strerror(errno));
+        free(d);
+        return rc;
+    }
+    char *f = sl_xasprintf("%s/files", d);
+    if (sl_bundle_extract(b, f, err)) {
+        sl_bundle_remove_dir(d);
+        free(f);
+        free(d);
+        return -1;
+    }
+    *dir = d;
+    *files = f;
+    return 0;
+}
+
+static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+    (void)st;
+    (void)f;
+    return flag == FTW_DP ? rmdir(p) : unlink(p);
+}
+
+void sl_bundle_remove_dir(const char *dir)
+{
+    /* FTW_PHYS: a symlink inside is removed, never followed */
+    if (dir)
+        nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 /* ------------------------------------------------------------------ */

@@ -76,6 +76,23 @@ int sl_bundle_read(const void *zip, size_t len, const sl_bundle_limits *lim, sl_
  * of the files; the caller removes it. */
 int sl_bundle_extract(const sl_bundle *b, const char *dir, sl_err *err);
 
+/* Reads the bundle file at path (at most SL_BUNDLE_MAX_TOTAL bytes) into
+ * *out, as sl_bundle_read does; messages name path. */
+int sl_bundle_read_file(const char *path, sl_bundle *out, sl_err *err);
+
+/* Extracts the bundle's files (sl_bundle_extract) into a new private
+ * folder under $TMPDIR (else /tmp): *dir is that folder and *files its
+ * `files` folder that holds them (both heap).  The caller owns the folder
+ * and removes it with sl_bundle_remove_dir(*dir).  On failure nothing is
+ * left behind; origin names the bundle in messages. */
+int sl_bundle_extract_tmp(const sl_bundle *b, const char *origin, char **dir, char **files,
+                          sl_err *err);
+
+/* Removes a folder of an app's files and everything in it (one made by
+ * sl_bundle_extract_tmp, or one sl_bundle_extract wrote).  A symlink
+ * inside is removed, never followed.  NULL does nothing. */
+void sl_bundle_remove_dir(const char *dir);
+
 /* Writes a bundle at zip_path from a DSL text and a host folder of files
  * (files_dir may be NULL for none).  app_name is sanitised the way Dify
  * does it (<>:"/\|?* and control characters become _, dots and spaces

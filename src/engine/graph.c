@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <ftw.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -265,59 +264,21 @@ int sl_check_text_refs(sl_check *c, const sl_gnode *n, const sl_value *at, const
 
 /* ---- loading ---- */
 
-/* Removes a folder tree this process made (never follows links). */
-static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *f)
-{
-    (void)st;
-    (void)f;
-    return flag == FTW_DP ? rmdir(p) : unlink(p);
-}
-
 /* A .zip bundle: the DSL inside it, the app's files extracted to a private
  * folder that the graph owns. */
 static int load_bundle(sl_graph *g, const sl_node_kinds *kinds, const sl_config *config,
                        const char *path, sl_diag *diag, sl_err *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return sl_err_set(err, SL_EIO, "cannot open %s: %s", path, strerror(errno));
-    sl_buf b;
-    sl_buf_init(&b, SL_BUNDLE_MAX_TOTAL + 1);
-    char chunk[65536];
-    size_t k;
-    while ((k = fread(chunk, 1, sizeof chunk, f)) > 0 && !b.toobig)
-        sl_buf_add(&b, chunk, k);
-    fclose(f);
-    if (b.toobig) {
-        sl_buf_release(&b);
-        return sl_err_set(err, SL_ELIMIT, "%s: the bundle is larger than %zu MB, the most an "
-                          "app may be", path, SL_BUNDLE_MAX_TOTAL >> 20);
-    }
     sl_bundle bd;
-    int rc = sl_bundle_read(b.data ? b.data : "", b.len, NULL, &bd, err);
-    sl_buf_release(&b);
-    if (rc)
-        return sl_err_set(err, err->code ? err->code : SL_EPARSE, "%s: %s", path,
-                          err->msg ? err->msg : "not a valid app bundle");
-    const char *tmp = getenv("TMPDIR");
-    char *dir = sl_xasprintf("%s/sluice-app-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(dir)) {
-        rc = sl_err_set(err, SL_EIO, "cannot make a folder for %s's files: %s", path,
-                        strerror(errno));
-        free(dir);
-        sl_bundle_release(&bd);
-        return rc;
-    }
-    char *files = sl_xasprintf("%s/files", dir);
-    if (sl_bundle_extract(&bd, files, err)) {
-        nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-        free(files);
-        free(dir);
+    char *dir, *files;
+    if (sl_bundle_read_file(path, &bd, err))
+        return -1;
+    if (sl_bundle_extract_tmp(&bd, path, &dir, &files, err)) {
         sl_bundle_release(&bd);
         return -1;
     }
     char *where = sl_xasprintf("%s:%s", path, bd.dsl_name);
-    rc = sl_graph_load_text(g, kinds, config, bd.dsl, strlen(bd.dsl), where, diag, err);
+    int rc = sl_graph_load_text(g, kinds, config, bd.dsl, strlen(bd.dsl), where, diag, err);
     free(where);
     g->app_dir = files;
     g->app_tmp = dir;
@@ -940,8 +901,7 @@ void sl_graph_release(sl_graph *g)
     sl_map_release(&g->index);
     sl_yaml_doc_release(&g->doc);
     free(g->app_dir);
-    if (g->app_tmp)
-        nftw(g->app_tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    sl_bundle_remove_dir(g->app_tmp);
     free(g->app_tmp);
     json_decref(g->manifest);
     sl_stream_plan_free(g->stream_plan);

@@ -5,7 +5,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,19 +23,6 @@ static bool is_dir(const char *p)
 {
     struct stat st;
     return p && !stat(p, &st) && S_ISDIR(st.st_mode);
-}
-
-static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *f)
-{
-    (void)st;
-    (void)f;
-    return flag == FTW_DP ? rmdir(p) : unlink(p);
-}
-
-static void rm_tree(const char *p)
-{
-    if (p)
-        nftw(p, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 static int write_file(const char *path, const char *data, size_t len, sl_err *err)
@@ -60,8 +46,8 @@ static int keep_files(sl_store *s, const char *id, const sl_bundle *b, sl_err *e
     char *man = app_path(s, id, "manifest.json");
     char *apps = sl_xasprintf("%s/apps", sl_store_dir(s));
     mkdir(apps, 0700);
-    rm_tree(tmp);
-    rm_tree(old);
+    sl_bundle_remove_dir(tmp);
+    sl_bundle_remove_dir(old);
     char *mj = json_dumps(b->manifest, JSON_COMPACT);
     int rc = 0;
     if ((mkdir(dir, 0700) && errno != EEXIST) || sl_bundle_extract(b, tmp, err) ||
@@ -70,12 +56,12 @@ static int keep_files(sl_store *s, const char *id, const sl_bundle *b, sl_err *e
         if (!err->msg)
             sl_err_set(err, SL_EIO, "cannot keep the app's files in %s: %s", dir,
                        strerror(errno));
-        rm_tree(tmp);
+        sl_bundle_remove_dir(tmp);
         if (is_dir(old) && !is_dir(files))
             rename(old, files);
         rc = -1;
     }
-    rm_tree(old);
+    sl_bundle_remove_dir(old);
     free(mj);
     free(apps);
     free(dir);
@@ -119,7 +105,7 @@ static int import(sl_store *s, const char *update, const void *data, size_t len,
     if (!rc && zip && b.nfiles && keep_files(s, *id, &b, err)) {
         if (!update) {  /* a new app without its files is no app */
             char *dir = app_path(s, *id, NULL);
-            rm_tree(dir);
+            sl_bundle_remove_dir(dir);
             free(dir);
             sl_err e2 = {0};
             sl_store_app_delete(s, *id, &e2);
@@ -230,7 +216,7 @@ int sl_apps_delete(sl_store *s, const char *id, sl_err *err)
         return -1;
     char *dir = app_path(s, id, NULL);
     if (strchr(id, '/') == NULL && strcmp(id, "..") && strcmp(id, "."))
-        rm_tree(dir);
+        sl_bundle_remove_dir(dir);
     free(dir);
     return 0;
 }

@@ -422,6 +422,68 @@ static void test_write(void)
     sl_err_clear(&err);
 }
 
+/* A bundle file read from disk, its files unpacked into a private
+ * folder and that folder removed (run after test_write: mine.zip). */
+static void test_tmp(void)
+{
+    char zip[160], p[512];
+    snprintf(zip, sizeof zip, "%s/mine.zip", tmp);
+    sl_bundle b;
+    sl_err err = {0};
+    CHECK(sl_bundle_read_file(zip, &b, &err) == 0 && b.nfiles == 3,
+          "read_file: a bundle on disk (%s)", esc(err.msg));
+    sl_err_clear(&err);
+    sl_bundle other;
+    CHECK(sl_bundle_read_file("tests/unit/bundle.c", &other, &err) < 0 && err.msg &&
+              strstr(err.msg, "tests/unit/bundle.c: "),
+          "read_file: a file that is no bundle is refused, named: %s", esc(err.msg));
+    sl_err_clear(&err);
+    CHECK(sl_bundle_read_file("/nonexistent.zip", &other, &err) < 0 && err.code == SL_EIO,
+          "read_file: a missing file: %s", esc(err.msg));
+    sl_err_clear(&err);
+
+    const char *old = getenv("TMPDIR");
+    char *saved = old ? sl_xstrdup(old) : NULL;
+    setenv("TMPDIR", tmp, 1);
+    char *dir = NULL, *files = NULL;
+    int rc = sl_bundle_extract_tmp(&b, "mine.zip", &dir, &files, &err);
+    snprintf(p, sizeof p, "%s/skills/greet/scripts/hi.sh", files ? files : "");
+    struct stat st;
+    CHECK(rc == 0 && dir && !strncmp(dir, tmp, strlen(tmp)) && strstr(dir, "/sluice-app-") &&
+              files && !strncmp(files, dir, strlen(dir)) && !stat(p, &st) &&
+              (st.st_mode & 0111),
+          "extract_tmp: the files in a new folder under $TMPDIR (%s)", esc(err.msg));
+    sl_err_clear(&err);
+    /* a symlink in the folder to something outside it */
+    char outside[128], keep[160], link[512];
+    snprintf(outside, sizeof outside, "%s/outside", tmp);
+    mkdir(outside, 0755);
+    snprintf(keep, sizeof keep, "%s/keep", outside);
+    put(keep, "stay\n", 0644);
+    snprintf(link, sizeof link, "%s/out", files ? files : tmp);
+    CHECK(symlink(outside, link) == 0, "a symlink placed in the folder");
+    sl_bundle_remove_dir(dir);
+    CHECK(dir && stat(dir, &st) < 0 && errno == ENOENT && stat(keep, &st) == 0,
+          "remove_dir: the folder is gone, what a symlink in it named is not");
+    free(dir);
+    free(files);
+
+    snprintf(p, sizeof p, "%s/no/such/folder", tmp);
+    setenv("TMPDIR", p, 1);
+    dir = files = NULL;
+    rc = sl_bundle_extract_tmp(&b, "mine.zip", &dir, &files, &err);
+    CHECK(rc < 0 && !dir && !files && err.code == SL_EIO && strstr(err.msg, "mine.zip"),
+          "extract_tmp: no folder to make it in: %s", esc(err.msg));
+    sl_err_clear(&err);
+    if (saved)
+        setenv("TMPDIR", saved, 1);
+    else
+        unsetenv("TMPDIR");
+    free(saved);
+    sl_bundle_remove_dir(NULL);
+    sl_bundle_release(&b);
+}
+
 int main(void)
 {
     snprintf(tmp, sizeof tmp, "/tmp/sluice-bundle-XXXXXX");
@@ -433,6 +495,7 @@ int main(void)
     test_dify();
     test_refusals();
     test_write();
+    test_tmp();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
     run(cmd);
