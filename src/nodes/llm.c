@@ -219,16 +219,15 @@ static int jinja_interrupted(void *ud, sl_err *err)
 }
 
 /* Jinja2 prompt `at` (compiled by prepare) with prompt_config.jinja2_variables;
- * the render obeys the run's deadline and stop, and template_max_bytes. */
-static int render_jinja(sl_node_exec *x, size_t at, sl_buf *out)
+ * the render obeys the run's deadline and stop, and template_max_bytes.
+ * -1 with err (its type the node's error_type) when it fails. */
+static int render_jinja(sl_node_exec *x, size_t at, sl_buf *out, sl_err *err)
 {
     const prompts *ps = sl_exec_state(x);
     const sl_jinja *t = ps && at < ps->n ? ps->t[at] : NULL;
-    if (!t) { /* a graph that loaded has every jinja2 prompt compiled */
-        sl_exec_fail(x, "LLMNodeError", "jinja2 prompt %zu was not compiled at load", at);
-        return -2;
-    }
-    sl_err err = {0};
+    if (!t) /* a graph that loaded has every jinja2 prompt compiled */
+        return sl_err_typed(err, SL_ENODE, "LLMNodeError",
+                            "jinja2 prompt %zu was not compiled at load", at);
     sl_value *ctx = json_object();
     const sl_value *vars =
         json_object_get(json_object_get(sl_exec_data(x), "prompt_config"), "jinja2_variables");
@@ -250,26 +249,33 @@ static int render_jinja(sl_node_exec *x, size_t at, sl_buf *out)
     lim.bytes_limit_name = "template_max_bytes (--limit template_max_bytes=N)";
     lim.interrupt = jinja_interrupted;
     lim.interrupt_ud = x;
-    int rc = sl_jinja_render(t, ctx, &lim, out, &err);
-    if (rc < 0) {
-        /* -2: the node has failed with the template's own message */
-        sl_exec_fail(x, err.code == SL_ETIMEOUT ? "WorkflowTimeout"
-                        : err.code == SL_ECANCELED ? "Stopped" : "LLMNodeError", "%s", err.msg);
-        rc = -2;
-    }
-    sl_err_clear(&err);
+    int rc = sl_jinja_render(t, ctx, &lim, out, err);
+    if (rc < 0)  /* the template's own message */
+        sl_err_set_type(err, err->code == SL_ETIMEOUT    ? "WorkflowTimeout"
+                             : err->code == SL_ECANCELED ? "Stopped"
+                                                         : "LLMNodeError");
     json_decref(ctx);
     return rc;
 }
 
-/* Renders a prompt text, then puts the context where {{#context#}} stands. */
-static int render(sl_node_exec *x, const char *text, const sl_buf *context, sl_buf *out)
+static int prompt_too_big(sl_err *err)
+{
+    sl_err_limit(err, SL_ELIMIT, "max_output_bytes",
+                 "the prompt is larger than max_output_bytes; shorten the variables it shows");
+    sl_err_set_type(err, "LLMNodeError");
+    return -1;
+}
+
+/* Renders a prompt text, then puts the context where {{#context#}} stands;
+ * -1 with err when it grows past its cap. */
+static int render(sl_node_exec *x, const char *text, const sl_buf *context, sl_buf *out,
+                  sl_err *err)
 {
     sl_buf r;
     sl_buf_init(&r, out->cap);
     if (sl_exec_render(x, text ? text : "", &r) < 0) {
         sl_buf_release(&r);
-        return -1;
+        return prompt_too_big(err);
     }
     const char *p = r.data ? r.data : "";
     const char *hit;
@@ -280,7 +286,7 @@ static int render(sl_node_exec *x, const char *text, const sl_buf *context, sl_b
     }
     sl_buf_adds(out, p);
     sl_buf_release(&r);
-    return out->toobig ? -1 : 0;
+    return out->toobig ? prompt_too_big(err) : 0;
 }
 
 static int build_messages(sl_node_exec *x, sl_value **out)
@@ -292,14 +298,16 @@ static int build_messages(sl_node_exec *x, sl_value **out)
     context_text(x, &context);
     sl_value *msgs = json_array();
     const sl_value *pt = json_object_get(d, "prompt_template");
+    sl_err err = {0};
     int rc = 0;
     if (json_is_array(pt)) {
         for (size_t i = 0; i < json_array_size(pt) && !rc; i++) {
             const sl_value *p = json_array_get(pt, i);
             sl_buf t;
             sl_buf_init(&t, cap);
-            rc = is_jinja(p) ? render_jinja(x, i, &t)
-                             : render(x, json_string_value(json_object_get(p, "text")), &context, &t);
+            rc = is_jinja(p) ? render_jinja(x, i, &t, &err)
+                             : render(x, json_string_value(json_object_get(p, "text")), &context, &t,
+                                      &err);
             /* Dify drops messages that render empty */
             if (!rc && t.len)
                 json_array_append_new(msgs, json_pack("{s:O, s:s%}", "role",
@@ -310,8 +318,9 @@ static int build_messages(sl_node_exec *x, sl_value **out)
     } else {
         sl_buf t;
         sl_buf_init(&t, cap);
-        rc = is_jinja(pt) ? render_jinja(x, 0, &t)
-                          : render(x, json_string_value(json_object_get(pt, "text")), &context, &t);
+        rc = is_jinja(pt) ? render_jinja(x, 0, &t, &err)
+                          : render(x, json_string_value(json_object_get(pt, "text")), &context, &t,
+                                   &err);
         if (!rc)
             json_array_append_new(msgs, json_pack("{s:s, s:s%}", "role", "user", "content",
                                                   t.data ? t.data : "", t.len));
@@ -335,22 +344,18 @@ static int build_messages(sl_node_exec *x, sl_value **out)
         const char *qt = json_string_value(json_object_get(mem, "query_prompt_template"));
         sl_buf t;
         sl_buf_init(&t, cap);
-        rc = render(x, qt && *qt ? qt : "{{#sys.query#}}", &context, &t);
+        rc = render(x, qt && *qt ? qt : "{{#sys.query#}}", &context, &t, &err);
         if (!rc && t.len)
             json_array_append_new(msgs, json_pack("{s:s, s:s%}", "role", "user", "content",
                                                   t.data, t.len));
         sl_buf_release(&t);
     }
     sl_buf_release(&context);
-    if (rc == -2) {
-        json_decref(msgs);
-        return -1;
-    }
     if (rc) {
         json_decref(msgs);
-        return sl_exec_fail(x, "LLMNodeError",
-                            "the prompt is larger than max_output_bytes; shorten the variables "
-                            "it shows");
+        rc = sl_exec_fail(x, sl_err_type(&err, "LLMNodeError"), "%s", err.msg);
+        sl_err_clear(&err);
+        return rc;
     }
     if (sl_model_add_images(x, msgs, NULL) < 0) {
         json_decref(msgs);
