@@ -39,33 +39,17 @@
 
 typedef enum { K_STR, K_NUM, K_BOOL, K_FILE, K_OTHER } elem_kind;
 
-typedef struct {
-    const char *type; /* error class, as Dify names it */
-    char msg[1024];
-} lo_err;
-
-static int fail_with(lo_err *e, const char *type, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int fail_with(lo_err *e, const char *type, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(e->msg, sizeof e->msg, fmt, ap);
-    va_end(ap);
-    e->type = type;
-    return -1;
-}
+/* A failure of the node: SL_EINVAL with the error class Dify names as its
+ * type; the node fails with it. */
+#define fail_with(e, type, ...) sl_err_typed((e), SL_EINVAL, (type), __VA_ARGS__)
 
 /* The run stopped or out of time: the node fails with the run's own
  * message (fills e).  Asked every few thousand items. */
-static bool ended(sl_node_exec *x, lo_err *e)
+static bool ended(sl_node_exec *x, sl_err *e)
 {
-    sl_err err = {0};
-    if (sl_exec_interrupted(x, &err) == 0)
+    if (sl_exec_interrupted(x, e) == 0)
         return false;
-    fail_with(e, err.code == SL_ETIMEOUT ? "WorkflowTimeout" : "Stopped", "%s", err.msg);
-    sl_err_clear(&err);
+    sl_err_set_type(e, e->code == SL_ETIMEOUT ? "WorkflowTimeout" : "Stopped");
     return true;
 }
 
@@ -100,7 +84,7 @@ static void brief(const sl_value *v, char *out, size_t n)
 /* Renders a template text (or a plain number, read as its text) into a
  * new string value. */
 static int render_value(sl_node_exec *x, const sl_value *raw, sl_value **out, const char *what,
-                        lo_err *e)
+                        sl_err *e)
 {
     if (!raw || json_is_null(raw)) {
         *out = json_string("");
@@ -225,7 +209,7 @@ static const char *const order_keys[] = {"name", "type", "extension", "mime_type
                                          "transfer_method", "url", "related_id", NULL};
 
 static int apply_filter(sl_node_exec *x, const sl_value *cond, size_t ci, elem_kind kind,
-                        sl_value **arr, lo_err *e)
+                        sl_value **arr, sl_err *e)
 {
     const char *opname = json_string_value(json_object_get(cond, "comparison_operator"));
     if (!opname)
@@ -389,7 +373,7 @@ typedef struct {
     const char *key; /* files */
     bool desc;
     sl_node_exec *x;
-    lo_err *e;
+    sl_err *e;
     bool stopped;    /* the run ended while sorting (e says how) */
 } order_ctx;
 
@@ -448,7 +432,7 @@ static void merge_sort(const sl_value **v, const sl_value **tmp, size_t n, order
 }
 
 static int apply_order(sl_node_exec *x, const sl_value *cfg, elem_kind kind, sl_value **arr,
-                       lo_err *e)
+                       sl_err *e)
 {
     const char *dir = json_string_value(json_object_get(cfg, "value"));
     order_ctx o = {kind, json_string_value(json_object_get(cfg, "key")),
@@ -482,7 +466,7 @@ static int apply_order(sl_node_exec *x, const sl_value *cfg, elem_kind kind, sl_
 
 /* ---- extract, limit ---- */
 
-static int apply_extract(sl_node_exec *x, const sl_value *cfg, sl_value **arr, lo_err *e)
+static int apply_extract(sl_node_exec *x, const sl_value *cfg, sl_value **arr, sl_err *e)
 {
     const sl_value *raw = json_object_get(cfg, "serial");
     sl_value *text = NULL;
@@ -578,7 +562,7 @@ static int run(sl_node_exec *x)
 
     sl_value *arr = json_copy(v); /* shallow: items are shared, never mutated */
     json_decref(v);
-    lo_err e = {NULL, {0}};
+    sl_err e = {0};
     const sl_value *filter = json_object_get(data, "filter_by");
     if (enabled(filter)) {
         const sl_value *conds = json_object_get(filter, "conditions");
@@ -598,7 +582,9 @@ static int run(sl_node_exec *x)
     return 0;
 fail:
     json_decref(arr);
-    return sl_exec_fail(x, e.type, "%s", e.msg);
+    int rc = sl_exec_fail(x, sl_err_type(&e, NULL), "%s", e.msg);
+    sl_err_clear(&e);
+    return rc;
 }
 
 /* ---- load-time checks ---- */
