@@ -231,22 +231,17 @@ static int check(sl_check *c, const sl_gnode *n)
 
 typedef struct {
     const struct sl_limits *L;
-    const char *type;
-    char msg[1024];
+    sl_err err;  /* why the result was refused; its type is the error_type */
 } vctx;
 
-static sl_value *vfail(vctx *v, const char *type, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static sl_value *vfail(vctx *v, const char *type, const char *fmt, ...)
+static sl_value *no_value(int rc)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(v->msg, sizeof v->msg, fmt, ap);
-    va_end(ap);
-    v->type = type;
+    (void)rc;
     return NULL;
 }
+
+/* Refuses the result: SL_EINVAL with Dify's error class; NULL. */
+#define vfail(v, type, ...) no_value(sl_err_typed(&(v)->err, SL_EINVAL, (type), __VA_ARGS__))
 
 /* Python's name for the type of a JSON value, and type()'s repr. */
 static const char *pyname(const sl_value *x)
@@ -750,7 +745,8 @@ static int run(sl_node_exec *x)
     sl_value *outs = transform(&v, json_object_get(d, "outputs"), result, "", 1);
     json_decref(result);
     if (!outs) {
-        rc = sl_exec_fail(x, v.type, "%s", v.msg);
+        rc = sl_exec_fail(x, sl_err_type(&v.err, NULL), "%s", v.err.msg ? v.err.msg : "");
+        sl_err_clear(&v.err);
         goto out;
     }
     const char *k;
