@@ -174,9 +174,9 @@ static const char *rfind(const char *from, const char *end, const char *pat)
 
 /* The JSON of a model's answer the way Dify's parse_json_markdown finds it:
  * the first marker of ```json ``` `` ` { [ that occurs opens it, the last
- * of ``` `` ` } ] closes it.  NULL with *type and why set when there is
- * none or it does not parse. */
-static sl_value *json_in_answer(const char *text, const char **type, char *why, size_t n)
+ * of ``` `` ` } ] closes it.  NULL with err (its type Dify's error class)
+ * when there is none or it does not parse. */
+static sl_value *json_in_answer(const char *text, sl_err *err)
 {
     static const char *const starts[] = {"```json", "```", "``", "`", "{", "["};
     static const char *const ends[] = {"```", "``", "`", "}", "]"};
@@ -192,8 +192,7 @@ static sl_value *json_in_answer(const char *text, const char **type, char *why, 
         if ((b = rfind(a, end, ends[i])) && i >= 3)
             b++;
     if (!a || !b || a >= b) {
-        *type = "ValueError";
-        snprintf(why, n, "could not find json block in the output.");
+        sl_err_typed(err, SL_EINVAL, "ValueError", "could not find json block in the output.");
         return NULL;
     }
     json_error_t je;
@@ -203,11 +202,12 @@ static sl_value *json_in_answer(const char *text, const char **type, char *why, 
         json_decref(v);
         v = o;
     }
-    *type = "OutputParserError";
     if (!v)
-        snprintf(why, n, "got invalid json object. error: %s", je.text);
+        sl_err_typed(err, SL_EINVAL, "OutputParserError", "got invalid json object. error: %s",
+                     je.text);
     if (json_is_array(v)) {
-        snprintf(why, n, "got invalid return object: a list that is not one object");
+        sl_err_typed(err, SL_EINVAL, "OutputParserError",
+                     "got invalid return object: a list that is not one object");
         json_decref(v);
         v = NULL;
     }
@@ -285,16 +285,18 @@ static int run(sl_node_exec *x)
     const char *answer = json_string_value(json_object_get(resp, "text"));
     char *text = sl_xstrdup(answer ? answer : "");
     strip_think(text);
-    const char *etype;
-    char why[512];
-    sl_value *ans = json_in_answer(text, &etype, why, sizeof why);
+    sl_err why = {0};
+    sl_value *ans = json_in_answer(text, &why);
     free(text);
     if (!ans) {
         json_decref(cats);
         json_decref(resp);
-        return sl_exec_fail(x, etype, "%s (the model must answer with a JSON object naming "
-                            "category_id and category_name: use a model that follows "
-                            "instructions better, or ask for it in the instruction)", why);
+        rc = sl_exec_fail(x, sl_err_type(&why, NULL), "%s (the model must answer with a JSON "
+                          "object naming category_id and category_name: use a model that "
+                          "follows instructions better, or ask for it in the instruction)",
+                          why.msg);
+        sl_err_clear(&why);
+        return rc;
     }
     /* the first class unless the answer names another one by id */
     const sl_value *pick = NULL, *cid = json_object_get(ans, "category_id");
