@@ -106,7 +106,9 @@ const char *sl_run_error(const sl_run *r);         /* NULL when none */
 int sl_run_steps(const sl_run *r);
 double sl_run_elapsed(const sl_run *r);
 const char *sl_run_id(const sl_run *r);
-long long sl_run_tokens(const sl_run *r);       /* model tokens of every node */
+/* Model tokens the run's nodes have used so far: the total once it has
+ * ended, a running count while it runs (thread-safe). */
+long long sl_run_tokens(const sl_run *r);
 long long sl_run_created_at(const sl_run *r);   /* Unix seconds */
 long long sl_run_finished_at(const sl_run *r);  /* Unix seconds; 0 while running */
 /* A copy of v with every secret sluice knows masked (core/secret.h), for

@@ -83,7 +83,6 @@ typedef struct live {
     sl_buf answer;
     sl_buf log;           /* the run's events as a JSON array, for the store */
     long long created;
-    sl_value *finished;   /* workflow_finished data */
     char *user;           /* who started it (NULL: Dify's default end user) */
     struct live *next;
 } live;
@@ -266,7 +265,6 @@ static void live_unref(live *l)
     sl_buf_release(&l->sse);
     sl_buf_release(&l->answer);
     sl_buf_release(&l->log);
-    json_decref(l->finished);
     free(l->user);
     pthread_mutex_destroy(&l->mu);
     free(l);
@@ -341,10 +339,6 @@ static void on_event(const char *event, const sl_value *data, void *ud)
     char *text = json_dumps(data, JSON_COMPACT);
     log_event(l, event, text ? text : "null");
     free(text);
-    if (!strcmp(event, "workflow_finished")) {
-        json_decref(l->finished);
-        l->finished = json_deep_copy(data);
-    }
     if (l->chat && !strcmp(event, "text_chunk")) {
         const sl_value *t = json_object_get(data, "text");
         sl_buf_add(&l->answer, json_string_value(t), json_string_length(t));
@@ -433,7 +427,7 @@ static sl_value *execute(job *j)
     sl_run_exec(r, &err);
     sl_err_clear(&err);
     const char *status = sl_run_status_name(sl_run_status_of(r));
-    long long tokens = json_integer_value(json_object_get(l->finished, "total_tokens"));
+    long long tokens = sl_run_tokens(r);
     const char *answer = json_string_value(json_object_get(sl_run_outputs(r), "answer"));
     sl_buf_addc(&l->log, ']');
     sl_store_finish_run(S.store, l->id, status, sl_run_outputs(r), sl_run_error(r),

@@ -649,7 +649,19 @@ static void word_release(void *state)
 static int word_run(sl_node_exec *x)
 {
     sl_exec_output(x, "word", json_string(sl_exec_state(x)));
+    sl_exec_usage(x, 5, 0, NULL);
     return 0;
+}
+
+/* sl_run_tokens while the run runs: read when the word node finishes. */
+static sl_run *tokens_run;
+static long long tokens_seen = -1;
+static void tokens_event(const char *event, const sl_value *data, void *ud)
+{
+    (void)ud;
+    if (!strcmp(event, "node_finished") &&
+        !strcmp(json_string_value(json_object_get(data, "node_id")), "w"))
+        tokens_seen = sl_run_tokens(tokens_run);
 }
 static const sl_node_kind word_kind = {
     .type = "word", .run = word_run, .prepare = word_prepare, .release = word_release};
@@ -690,8 +702,13 @@ static void test_prepare(void)
         sl_run_opts_init(&o);
         sl_value *in = json_object();
         o.inputs = in;
-        sl_run *r = sl_run_new(&g, &o);
+        o.on_event = tokens_event;
+        sl_run *r = tokens_run = sl_run_new(&g, &o);
+        tokens_seen = -1;
         sl_run_exec(r, &err);
+        CHECK(tokens_seen == 5 && sl_run_tokens(r) == 5,
+              "sl_run_tokens: the tokens used so far while it runs (%lld), and at its end (%lld)",
+              tokens_seen, sl_run_tokens(r));
         sl_value *want = json_pack("{s:s}", "o", "hello");
         CHECK(sl_run_status_of(r) == SL_RUN_SUCCEEDED &&
                   sl_value_equal(want, sl_run_outputs(r)) && word_prepares == 1,
