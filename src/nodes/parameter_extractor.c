@@ -302,17 +302,18 @@ static sl_value *zero(const char *t)
            : !strcmp(t, "number") ? json_integer(0) : json_false();
 }
 
-/* Dify's checks of the result, in its order: the first problem, or NULL. */
-static char *problem(const sl_value *ps, const sl_value *result)
+/* Dify's checks of the result, in its order: 0, or -1 with the first
+ * problem in err (SL_EINVAL). */
+static int problem(const sl_value *ps, const sl_value *result, sl_err *err)
 {
     if (json_array_size(ps) != json_object_size(result))
-        return sl_xstrdup("Invalid number of parameters");
+        return sl_err_set(err, SL_EINVAL, "Invalid number of parameters");
     for (size_t i = 0; i < json_array_size(ps); i++) {
         const sl_value *p = json_array_get(ps, i), *opts = json_object_get(p, "options");
         const char *name = json_string_value(json_object_get(p, "name")), *t = param_type(p);
         const sl_value *v = json_object_get(result, name);
         if (!v && json_is_true(json_object_get(p, "required")))
-            return sl_xasprintf("Parameter %s is required", name);
+            return sl_err_set(err, SL_EINVAL, "Parameter %s is required", name);
         if (!valid(t, v)) {
             sl_buf b;
             sl_buf_init(&b, 0);
@@ -320,26 +321,26 @@ static char *problem(const sl_value *ps, const sl_value *result)
             size_t len = b.len > 500 ? 500 : b.len; /* cut on a character boundary */
             while (len && !sl_utf8_valid(b.data, len))
                 len--;
-            char *m = sl_xasprintf("Invalid value for parameter %s, expected segment type: %s, "
-                                   "actual_type: %s, value: %.*s%s", name, t, sl_value_type_name(v),
-                                   (int)len, b.data, len < b.len ? "…" : "");
+            sl_err_set(err, SL_EINVAL, "Invalid value for parameter %s, expected segment type: %s, "
+                       "actual_type: %s, value: %.*s%s", name, t, sl_value_type_name(v),
+                       (int)len, b.data, len < b.len ? "…" : "");
             sl_buf_release(&b);
-            return m;
+            return -1;
         }
         bool listed = !json_array_size(opts) || strcmp(t, "string");
         for (size_t k = 0; !listed && k < json_array_size(opts); k++)
             listed = json_equal(json_array_get(opts, k), (sl_value *)v);
         if (!listed)
-            return sl_xasprintf("Invalid `select` value for parameter %s", name);
+            return sl_err_set(err, SL_EINVAL, "Invalid `select` value for parameter %s", name);
     }
-    return NULL;
+    return 0;
 }
 
 /* The values the model gave: the first tool call's arguments, else the
  * text's first JSON object, else Dify's fallback (zeros, arrays left out).
- * *why gets the first problem Dify would report, or stays NULL. */
+ * why gets the first problem Dify would report, or stays clear. */
 static sl_value *read_result(const sl_value *ps, const sl_value *call, const char *text,
-                             char **why)
+                             sl_err *why)
 {
     const char *args = json_string_value(json_object_get(call, "arguments"));
     sl_value *result = first_object(call ? (args ? args : "") : text ? text : "");
@@ -351,16 +352,12 @@ static sl_value *read_result(const sl_value *ps, const sl_value *call, const cha
                 json_object_set_new(result, json_string_value(json_object_get(
                                                 json_array_get(ps, i), "name")), zero(t));
         }
-        *why = sl_xstrdup("Failed to extract result from function call or text response, "
-                          "using empty result.");
+        sl_err_set(why, SL_EINVAL, "Failed to extract result from function call or text "
+                   "response, using empty result.");
     }
     if (!result)
         result = json_object();
-    char *p = problem(ps, result);
-    if (p) {
-        free(*why);
-        *why = p;
-    }
+    problem(ps, result, why);  /* a problem replaces the message above */
     return result;
 }
 
@@ -442,10 +439,10 @@ static int run(sl_node_exec *x)
     sl_exec_process(x, "usage", json_incref(usage));
     sl_exec_process(x, "tool_call", call ? json_deep_copy(call) : json_null());
     sl_exec_process(x, "llm_text", json_string(text ? text : ""));
-    char *why = NULL;
+    sl_err why = {0};
     sl_value *result = read_result(ps, call, text, &why);
-    sl_exec_output(x, "__is_success", json_integer(!why));
-    sl_exec_output(x, "__reason", why ? json_string(why) : json_null());
+    sl_exec_output(x, "__is_success", json_integer(!why.msg));
+    sl_exec_output(x, "__reason", why.msg ? json_string(why.msg) : json_null());
     sl_exec_output(x, "__usage", json_incref(usage));
     for (size_t i = 0; i < json_array_size(ps); i++) {
         const sl_value *pp = json_array_get(ps, i);
@@ -453,7 +450,7 @@ static int run(sl_node_exec *x)
         sl_value *v = convert(t, json_object_get(result, name), false);
         sl_exec_output(x, name, v ? v : zero(t));
     }
-    free(why);
+    sl_err_clear(&why);
     json_decref(result);
     json_decref(resp);
     return 0;
