@@ -1,19 +1,16 @@
 /*
- * jinja — compiling: the lexer cuts the source into text and tag tokens
- * (Jinja2's rules: whitespace control with '-', raw blocks, comments, end
- * delimiters only count outside brackets), the parser builds the tree of
- * jinja_int.h.  Filters and tests are looked up here, so an unknown one is
- * a compile error, as in Jinja2.  Rendering is jinja_eval.c.
+ * jinja — compiling: the parser builds the tree of jinja_int.h from the
+ * lexer's tokens (jinja_lex.c), and the API of jinja.h lives here.
+ * Filters and tests are looked up while parsing, so an unknown one is a
+ * compile error, as in Jinja2.  Rendering is jinja_eval.c.
  */
-#include <ctype.h>
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "tmpl/jinja_int.h"
+#include "tmpl/jinja_lex.h"
 
 /* ---- arena ---- */
 
@@ -23,7 +20,7 @@ struct arena {
     _Alignas(16) char data[];
 };
 
-static void *amalloc(sl_jinja *t, size_t n)
+void *sl_jx_amalloc(sl_jinja *t, size_t n)
 {
     n = (n + 15) & ~(size_t)15;
     struct arena *a = t->arena;
@@ -41,44 +38,15 @@ static void *amalloc(sl_jinja *t, size_t n)
     return p;
 }
 
-static char *astrndup(sl_jinja *t, const char *s, size_t n)
+char *sl_jx_astrndup(sl_jinja *t, const char *s, size_t n)
 {
-    char *p = amalloc(t, n + 1);
+    char *p = sl_jx_amalloc(t, n + 1);
     memcpy(p, s, n);
     p[n] = 0;
     return p;
 }
 
-/* ---- tokens ---- */
-
-enum { T_EOF, T_TEXT, T_VB, T_VE, T_BB, T_BE, T_NAME, T_INT, T_FLOAT, T_STR, T_OP };
-
-typedef struct {
-    uint8_t type;
-    uint32_t off, len;
-    int64_t i;
-    double f;
-    const char *s;   /* name, decoded string, text (into src), operator */
-    size_t slen;
-} tok;
-
-typedef struct {
-    sl_jinja *t;
-    sl_err *err;
-    bool failed;
-    tok *toks;
-    size_t n, cap, pos;
-    int depth;
-    int blocks;      /* tags open around the one being read */
-    /* an unknown filter or test outside any `if` tag: an error once the
-     * expression is read, unless it was the value part of an inline if
-     * (`x|nope if c else y`, which Jinja2 also defers to run time) */
-    bool pend;
-    size_t pend_off;
-    char pend_msg[160];
-    int soft;        /* > 0 inside an if tag or an inline if: an unknown filter or test
-                        there is an error only if it runs (Jinja2's "soft frame") */
-} P;
+/* ---- errors ---- */
 
 static void line_col(const sl_jinja *t, size_t off, int *line, int *col)
 {
@@ -95,7 +63,7 @@ static void line_col(const sl_jinja *t, size_t off, int *line, int *col)
     *col = c;
 }
 
-__attribute__((format(printf, 3, 4))) static void *perr(P *p, size_t off, const char *fmt, ...)
+void *sl_jx_perr(P *p, size_t off, const char *fmt, ...)
 {
     if (p->failed)
         return NULL;
@@ -111,6 +79,8 @@ __attribute__((format(printf, 3, 4))) static void *perr(P *p, size_t off, const 
     return NULL;
 }
 
+/* ---- parser ---- */
+
 static void defer_err(P *p, size_t off, const char *what, const char *name)
 {
     if (p->soft || p->pend)
@@ -119,391 +89,6 @@ static void defer_err(P *p, size_t off, const char *what, const char *name)
     p->pend_off = off;
     snprintf(p->pend_msg, sizeof p->pend_msg, "no %s named '%s'", what, name);
 }
-
-static tok *push(P *p, int type, size_t off, size_t len)
-{
-    if (p->n == p->cap) {
-        p->cap = p->cap ? p->cap * 2 : 64;
-        p->toks = sl_xrealloc(p->toks, p->cap * sizeof *p->toks);
-    }
-    tok *k = &p->toks[p->n++];
-    memset(k, 0, sizeof *k);
-    k->type = (uint8_t)type;
-    k->off = (uint32_t)off;
-    k->len = (uint32_t)len;
-    return k;
-}
-
-static bool is_ws(char c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
-
-static void put_utf8(char **o, unsigned long cp)
-{
-    unsigned char *q = (unsigned char *)*o;
-    if (cp < 0x80) {
-        *q++ = (unsigned char)cp;
-    } else if (cp < 0x800) {
-        *q++ = (unsigned char)(0xC0 | (cp >> 6));
-        *q++ = (unsigned char)(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-        *q++ = (unsigned char)(0xE0 | (cp >> 12));
-        *q++ = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
-        *q++ = (unsigned char)(0x80 | (cp & 0x3F));
-    } else {
-        *q++ = (unsigned char)(0xF0 | (cp >> 18));
-        *q++ = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
-        *q++ = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
-        *q++ = (unsigned char)(0x80 | (cp & 0x3F));
-    }
-    *o = (char *)q;
-}
-
-/* A string literal's escapes, as Python's unicode-escape decodes them. */
-static void decode_string(P *p, tok *k, const char *s, size_t n)
-{
-    char *o = amalloc(p->t, n + 1), *start = o;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] != '\\' || i + 1 >= n) {
-            *o++ = s[i];
-            continue;
-        }
-        char e = s[++i];
-        int hex = 0;
-        switch (e) {
-        case 'n': *o++ = '\n'; break;
-        case 't': *o++ = '\t'; break;
-        case 'r': *o++ = '\r'; break;
-        case 'a': *o++ = '\a'; break;
-        case 'b': *o++ = '\b'; break;
-        case 'f': *o++ = '\f'; break;
-        case 'v': *o++ = '\v'; break;
-        case '\\': *o++ = '\\'; break;
-        case '\'': *o++ = '\''; break;
-        case '"': *o++ = '"'; break;
-        case '\n': break;
-        case 'x': hex = 2; break;
-        case 'u': hex = 4; break;
-        case 'U': hex = 8; break;
-        default:
-            if (e >= '0' && e <= '7') {
-                unsigned long cp = 0;
-                int d = 0;
-                while (d < 3 && i < n && s[i] >= '0' && s[i] <= '7') {
-                    cp = cp * 8 + (unsigned long)(s[i] - '0');
-                    i++;
-                    d++;
-                }
-                i--;
-                put_utf8(&o, cp);
-            } else {
-                *o++ = '\\';
-                *o++ = e;
-            }
-        }
-        if (hex) {
-            unsigned long cp = 0;
-            int d = 0;
-            while (d < hex && i + 1 < n && isxdigit((unsigned char)s[i + 1])) {
-                char h = s[++i];
-                cp = cp * 16 + (unsigned long)(isdigit((unsigned char)h) ? h - '0'
-                                                                         : (tolower(h) - 'a' + 10));
-                d++;
-            }
-            if (d < hex || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
-                perr(p, k->off, "bad escape \\%c in a string literal", e);
-                return;
-            }
-            put_utf8(&o, cp);
-        }
-    }
-    *o = 0;
-    k->s = start;
-    k->slen = (size_t)(o - start);
-}
-
-static const char *const ops3[] = {"//", "**", "==", "!=", ">=", "<=", NULL};
-
-/* Tokens of one {{ }} or {% %} tag from s[j]; returns the position after
- * the end delimiter, or 0 on error.  *strip: the tag ended with '-'. */
-static size_t lex_tag(P *p, char kind, size_t start, size_t j, bool *strip)
-{
-    const char *s = p->t->src;
-    size_t n = p->t->srclen;
-    char close = kind == '{' ? '}' : '%';
-    int depth = 0;
-    for (;;) {
-        while (j < n && is_ws(s[j]))
-            j++;
-        if (j >= n) {
-            perr(p, start, "unexpected end of template: the tag opened here has no closing '%s'",
-                 kind == '{' ? "}}" : "%}");
-            return 0;
-        }
-        if (depth == 0) {
-            if (s[j] == '-' && j + 2 < n && s[j + 1] == close && s[j + 2] == '}') {
-                push(p, kind == '{' ? T_VE : T_BE, j, 3);
-                *strip = true;
-                return j + 3;
-            }
-            if (s[j] == close && j + 1 < n && s[j + 1] == '}') {
-                push(p, kind == '{' ? T_VE : T_BE, j, 2);
-                return j + 2;
-            }
-        }
-        char c = s[j];
-        if (isalpha((unsigned char)c) || c == '_') {
-            size_t b = j;
-            while (j < n && (isalnum((unsigned char)s[j]) || s[j] == '_'))
-                j++;
-            tok *k = push(p, T_NAME, b, j - b);
-            k->s = astrndup(p->t, s + b, j - b);
-            k->slen = j - b;
-        } else if (c == '0' && j + 2 < n && strchr("xXoObB", s[j + 1]) &&
-                   isxdigit((unsigned char)s[j + 2])) {
-            /* 0x1F, 0o17, 0b101 (underscores between digits allowed) */
-            int base = (s[j + 1] | 32) == 'x' ? 16 : (s[j + 1] | 32) == 'o' ? 8 : 2;
-            size_t b = j;
-            j += 2;
-            unsigned long long v = 0;
-            double dv = 0; /* the value once it no longer fits */
-            bool over = false, bad = false;
-            while (j < n && (isalnum((unsigned char)s[j]) || (s[j] == '_' && j + 1 < n &&
-                                                             isalnum((unsigned char)s[j + 1])))) {
-                if (s[j] != '_') {
-                    int d = isdigit((unsigned char)s[j]) ? s[j] - '0'
-                                                         : ((s[j] | 32) >= 'a' && (s[j] | 32) <= 'f')
-                                                               ? (s[j] | 32) - 'a' + 10 : 99;
-                    if (d >= base)
-                        bad = true;
-                    if (v > (unsigned long long)INT64_MAX / (unsigned)base)
-                        over = true;
-                    dv = dv * base + (d < base ? d : 0);
-                    if (!over)
-                        v = v * (unsigned)base + (unsigned)(d < base ? d : 0);
-                }
-                j++;
-            }
-            if (bad) {
-                perr(p, b, "invalid digit in the number literal '%.*s'", (int)(j - b), s + b);
-                return 0;
-            }
-            tok *k = push(p, T_INT, b, j - b);
-            if (over || v > (unsigned long long)INT64_MAX) {
-                k->type = T_FLOAT;
-                k->f = dv;
-            } else {
-                k->i = (long long)v;
-            }
-        } else if (isdigit((unsigned char)c)) {
-            size_t b = j;
-            bool after_dot = p->n && p->toks[p->n - 1].type == T_OP &&
-                             !strcmp(p->toks[p->n - 1].s, ".");
-            bool isf = false;
-            while (j < n && (isdigit((unsigned char)s[j]) ||
-                             (s[j] == '_' && j + 1 < n && isdigit((unsigned char)s[j + 1]))))
-                j++;
-            if (!after_dot && j + 1 < n && s[j] == '.' && isdigit((unsigned char)s[j + 1])) {
-                isf = true;
-                j++;
-                while (j < n && (isdigit((unsigned char)s[j]) ||
-                                 (s[j] == '_' && j + 1 < n && isdigit((unsigned char)s[j + 1]))))
-                    j++;
-            }
-            if (!after_dot && j < n && (s[j] == 'e' || s[j] == 'E')) {
-                size_t e = j + 1;
-                if (e < n && (s[e] == '+' || s[e] == '-'))
-                    e++;
-                if (e < n && isdigit((unsigned char)s[e])) {
-                    isf = true;
-                    j = e;
-                    while (j < n && isdigit((unsigned char)s[j]))
-                        j++;
-                }
-            }
-            char buf[128];
-            size_t m = 0;
-            for (size_t i = b; i < j && m < sizeof buf - 1; i++)
-                if (s[i] != '_')
-                    buf[m++] = s[i];
-            buf[m] = 0;
-            tok *k = push(p, isf ? T_FLOAT : T_INT, b, j - b);
-            if (isf) {
-                k->f = strtod(buf, NULL);
-            } else {
-                errno = 0;
-                long long v = strtoll(buf, NULL, 10);
-                if (errno == ERANGE) {
-                    k->type = T_FLOAT;
-                    k->f = strtod(buf, NULL);
-                } else {
-                    k->i = v;
-                }
-            }
-        } else if (c == '\'' || c == '"') {
-            size_t b = j++;
-            while (j < n && s[j] != c) {
-                if (s[j] == '\\')
-                    j++;
-                j++;
-            }
-            if (j >= n) {
-                perr(p, b, "unterminated string literal");
-                return 0;
-            }
-            j++;
-            tok *k = push(p, T_STR, b, j - b);
-            decode_string(p, k, s + b + 1, j - b - 2);
-            if (p->failed)
-                return 0;
-        } else {
-            const char *op = NULL;
-            for (int i = 0; ops3[i]; i++)
-                if (j + 1 < n && s[j] == ops3[i][0] && s[j + 1] == ops3[i][1])
-                    op = ops3[i];
-            size_t len = 2;
-            if (!op) {
-                static const char single[] = "+-/*%~[](){}><=.:|,";
-                const char *q = strchr(single, c);
-                if (!q || !c) {
-                    perr(p, j, "unexpected character '%c' in a tag", isprint((unsigned char)c) ? c : '?');
-                    return 0;
-                }
-                static const char *const names[] = {"+", "-", "/", "*", "%", "~", "[", "]", "(",
-                                                    ")", "{", "}", ">", "<", "=", ".", ":", "|", ","};
-                op = names[q - single];
-                len = 1;
-            }
-            if (strchr("([{", op[0]) && len == 1) {
-                depth++;
-            } else if (strchr(")]}", op[0]) && len == 1) {
-                if (depth == 0) {
-                    perr(p, j, "unexpected '%s'", op);
-                    return 0;
-                }
-                depth--;
-            }
-            tok *k = push(p, T_OP, j, len);
-            k->s = op;
-            k->slen = len;
-            j += len;
-        }
-    }
-}
-
-/* `{% raw %}` at s[i]: returns the end of its opening tag or 0 */
-static size_t raw_open(const char *s, size_t n, size_t i, const char *word, bool *dash_end)
-{
-    size_t j = i + 2;
-    if (j < n && (s[j] == '-' || s[j] == '+'))
-        j++;
-    while (j < n && is_ws(s[j]))
-        j++;
-    size_t wl = strlen(word);
-    if (j + wl > n || memcmp(s + j, word, wl))
-        return 0;
-    j += wl;
-    if (j < n && (isalnum((unsigned char)s[j]) || s[j] == '_'))
-        return 0;
-    while (j < n && is_ws(s[j]))
-        j++;
-    *dash_end = false;
-    if (j + 2 < n && s[j] == '-' && s[j + 1] == '%' && s[j + 2] == '}') {
-        *dash_end = true;
-        return j + 3;
-    }
-    if (j + 1 < n && s[j] == '%' && s[j + 1] == '}')
-        return j + 2;
-    return 0;
-}
-
-static int lex(P *p)
-{
-    const char *s = p->t->src;
-    size_t n = p->t->srclen, pos = 0;
-    bool strip_next = false;
-    while (pos < n) {
-        size_t i = pos;
-        while (i + 1 < n && !(s[i] == '{' && (s[i + 1] == '{' || s[i + 1] == '%' || s[i + 1] == '#')))
-            i++;
-        if (i + 1 >= n)
-            i = n;
-        size_t ts = pos, te = i;
-        if (strip_next)
-            while (ts < te && is_ws(s[ts]))
-                ts++;
-        strip_next = false;
-        if (i < n && i + 2 < n && s[i + 2] == '-')
-            while (te > ts && is_ws(s[te - 1]))
-                te--;
-        if (te > ts) {
-            tok *k = push(p, T_TEXT, ts, te - ts);
-            k->s = s + ts;
-            k->slen = te - ts;
-        }
-        if (i >= n)
-            break;
-        char kind = s[i + 1];
-        size_t j = i + 2;
-        if (j < n && (s[j] == '-' || s[j] == '+'))
-            j++;
-        if (kind == '#') {
-            const char *e = NULL;
-            for (size_t q = j; q + 1 < n; q++)
-                if (s[q] == '#' && s[q + 1] == '}') {
-                    e = s + q;
-                    break;
-                }
-            if (!e) {
-                perr(p, i, "missing end of comment tag '#}'");
-                return -1;
-            }
-            size_t q = (size_t)(e - s);
-            strip_next = q > j && s[q - 1] == '-';
-            pos = q + 2;
-            continue;
-        }
-        bool dash;
-        size_t ro;
-        if (kind == '%' && (ro = raw_open(s, n, i, "raw", &dash))) {
-            size_t q = ro, ce = 0;
-            bool edash = false;
-            for (; q + 1 < n; q++)
-                if (s[q] == '{' && s[q + 1] == '%' && (ce = raw_open(s, n, q, "endraw", &edash)))
-                    break;
-            if (!ce) {
-                perr(p, i, "missing {%% endraw %%} for the raw block opened here");
-                return -1;
-            }
-            size_t cs = ro, cend = q;
-            if (dash)
-                while (cs < cend && is_ws(s[cs]))
-                    cs++;
-            if (q + 2 < n && s[q + 2] == '-')
-                while (cend > cs && is_ws(s[cend - 1]))
-                    cend--;
-            if (cend > cs) {
-                tok *k = push(p, T_TEXT, cs, cend - cs);
-                k->s = s + cs;
-                k->slen = cend - cs;
-            }
-            strip_next = edash;
-            pos = ce;
-            continue;
-        }
-        push(p, kind == '{' ? T_VB : T_BB, i, (size_t)(j - i));
-        bool strip = false;
-        pos = lex_tag(p, kind, i, j, &strip);
-        if (!pos)
-            return -1;
-        strip_next = strip;
-    }
-    push(p, T_EOF, n, 0);
-    return 0;
-}
-
-/* ---- parser ---- */
 
 static tok *cur(P *p)
 {
@@ -545,8 +130,8 @@ static bool expect_op(P *p, const char *op, const char *what)
         return true;
     }
     char b[80];
-    perr(p, cur(p)->off, "expected '%s'%s%s, found %s", op, what ? " " : "", what ? what : "",
-         tok_desc(cur(p), b, sizeof b));
+    sl_jx_perr(p, cur(p)->off, "expected '%s'%s%s, found %s", op, what ? " " : "", what ? what : "",
+               tok_desc(cur(p), b, sizeof b));
     return false;
 }
 
@@ -557,13 +142,13 @@ static bool expect(P *p, int type, const char *what)
         return true;
     }
     char b[80];
-    perr(p, cur(p)->off, "expected %s, found %s", what, tok_desc(cur(p), b, sizeof b));
+    sl_jx_perr(p, cur(p)->off, "expected %s, found %s", what, tok_desc(cur(p), b, sizeof b));
     return false;
 }
 
 static jnode *nn(P *p, int type, size_t off)
 {
-    jnode *e = amalloc(p->t, sizeof *e);
+    jnode *e = sl_jx_amalloc(p->t, sizeof *e);
     e->type = (uint8_t)type;
     e->off = (uint32_t)off;
     return e;
@@ -598,7 +183,7 @@ static jnode **vdone(P *p, vec *v, int *n)
     *n = v->n;
     jnode **a = NULL;
     if (v->n) {
-        a = amalloc(p->t, (size_t)v->n * sizeof *a);
+        a = sl_jx_amalloc(p->t, (size_t)v->n * sizeof *a);
         memcpy(a, v->v, (size_t)v->n * sizeof *a);
     }
     free(v->v);
@@ -611,7 +196,7 @@ static jnode *konst(P *p, size_t off, json_t *c)
 {
     sl_jinja *t = p->t;
     if (!c) {
-        perr(p, off, "a number that is not finite");
+        sl_jx_perr(p, off, "a number that is not finite");
         return NULL;
     }
     if (t->nconsts == t->aconsts) {
@@ -629,12 +214,12 @@ static jnode *parse_or(P *p);
 static jnode *parse_unary(P *p, bool with_filter);
 static jnode *parse_filter_tail(P *p, jnode *e);
 
-#define DEEP(p)                                                                            \
-    do {                                                                                   \
-        if (++(p)->depth > 200) {                                                          \
-            (p)->depth--;                                                                  \
-            return perr((p), cur(p)->off, "expression nested too deeply");                 \
-        }                                                                                  \
+#define DEEP(p)                                                                                    \
+    do {                                                                                           \
+        if (++(p)->depth > 200) {                                                                  \
+            (p)->depth--;                                                                          \
+            return sl_jx_perr((p), cur(p)->off, "expression nested too deeply");                   \
+        }                                                                                          \
     } while (0)
 
 static bool starts_expr(P *p)
@@ -660,7 +245,7 @@ static bool parse_args(P *p, jnode *e)
         if (cur(p)->type == T_NAME && p->toks[p->pos + 1].type == T_OP &&
             !strcmp(p->toks[p->pos + 1].s, "=")) {
             if (nn_ == 64) {
-                perr(p, cur(p)->off, "too many keyword arguments");
+                sl_jx_perr(p, cur(p)->off, "too many keyword arguments");
                 goto fail;
             }
             names[nn_++] = cur(p)->s;
@@ -671,7 +256,7 @@ static bool parse_args(P *p, jnode *e)
             vpush(&kw, v);
         } else {
             if (kw.n) {
-                perr(p, cur(p)->off, "a positional argument follows keyword arguments");
+                sl_jx_perr(p, cur(p)->off, "a positional argument follows keyword arguments");
                 goto fail;
             }
             jnode *v = parse_expr(p);
@@ -684,7 +269,7 @@ static bool parse_args(P *p, jnode *e)
     e->v = vdone(p, &pos, &e->nv);
     e->kwv = vdone(p, &kw, &e->nkw);
     if (nn_) {
-        e->kwn = amalloc(p->t, (size_t)nn_ * sizeof *e->kwn);
+        e->kwn = sl_jx_amalloc(p->t, (size_t)nn_ * sizeof *e->kwn);
         memcpy(e->kwn, names, (size_t)nn_ * sizeof *names);
     }
     return true;
@@ -718,7 +303,7 @@ static jnode *parse_primary(P *p)
         size_t total = 0, q = p->pos;
         while (p->toks[q].type == T_STR)
             total += p->toks[q++].slen;
-        char *buf = amalloc(p->t, total + 1), *o = buf;
+        char *buf = sl_jx_amalloc(p->t, total + 1), *o = buf;
         while (cur(p)->type == T_STR) {
             memcpy(o, cur(p)->s, cur(p)->slen);
             o += cur(p)->slen;
@@ -821,7 +406,7 @@ static jnode *parse_primary(P *p)
         break;
     }
     char b[80];
-    return perr(p, off, "expected an expression, found %s", tok_desc(k, b, sizeof b));
+    return sl_jx_perr(p, off, "expected an expression, found %s", tok_desc(k, b, sizeof b));
 }
 
 static jnode *parse_postfix(P *p, jnode *e)
@@ -846,8 +431,8 @@ static jnode *parse_postfix(P *p, jnode *e)
                 e = a;
             } else {
                 char b[80];
-                return perr(p, k->off, "expected an attribute name after '.', found %s",
-                            tok_desc(k, b, sizeof b));
+                return sl_jx_perr(p, k->off, "expected an attribute name after '.', found %s",
+                                  tok_desc(k, b, sizeof b));
             }
         } else if (is_op(p, "[")) {
             p->pos++;
@@ -860,20 +445,20 @@ static jnode *parse_postfix(P *p, jnode *e)
                     p->pos++;
                     np++;
                     if (np > 2)
-                        return perr(p, cur(p)->off, "too many ':' in a slice");
+                        return sl_jx_perr(p, cur(p)->off, "too many ':' in a slice");
                     continue;
                 }
                 if (is_op(p, "]"))
                     break;
                 if (parts[np])
-                    return perr(p, cur(p)->off, "expected ']' or ':'");
+                    return sl_jx_perr(p, cur(p)->off, "expected ']' or ':'");
                 parts[np] = parse_expr(p);
                 if (!parts[np])
                     return NULL;
             }
             p->pos++;
             if (!slice && !parts[0])
-                return perr(p, off, "empty subscript []");
+                return sl_jx_perr(p, off, "empty subscript []");
             jnode *a = nn(p, slice ? E_SLICE : E_ITEM, off);
             a->a = e;
             a->b = parts[0];
@@ -901,8 +486,8 @@ static jnode *parse_filter(P *p, jnode *e)
     tok *k = cur(p);
     if (k->type != T_NAME) {
         char b[80];
-        return perr(p, k->off, "expected a filter name after '|', found %s",
-                    tok_desc(k, b, sizeof b));
+        return sl_jx_perr(p, k->off, "expected a filter name after '|', found %s",
+                          tok_desc(k, b, sizeof b));
     }
     p->pos++;
     jnode *f = nn(p, E_FILTER, off);
@@ -940,8 +525,8 @@ static jnode *parse_filter_tail(P *p, jnode *e)
                 name = k->s;
             } else {
                 char b[80];
-                return perr(p, k->off, "expected a test name after 'is', found %s",
-                            tok_desc(k, b, sizeof b));
+                return sl_jx_perr(p, k->off, "expected a test name after 'is', found %s",
+                                  tok_desc(k, b, sizeof b));
             }
             p->pos++;
             t->s = name;
@@ -966,7 +551,7 @@ static jnode *parse_filter_tail(P *p, jnode *e)
                     jnode *x = parse_postfix(p, parse_primary(p));
                     if (!x)
                         return NULL;
-                    t->v = amalloc(p->t, sizeof *t->v);
+                    t->v = sl_jx_amalloc(p->t, sizeof *t->v);
                     t->v[0] = x;
                     t->nv = 1;
                 }
@@ -1092,14 +677,14 @@ static jnode *parse_compare(P *p)
         jnode *r = parse_math1(p);
         if (!r || nops == 64) {
             free(v.v);
-            return r ? perr(p, cur(p)->off, "too many comparisons in a chain") : NULL;
+            return r ? sl_jx_perr(p, cur(p)->off, "too many comparisons in a chain") : NULL;
         }
         ops[nops++] = (char)op;
         vpush(&v, r);
     }
     jnode *c = nn(p, E_CMP, e->off);
     c->v = vdone(p, &v, &c->nv);
-    c->s = astrndup(p->t, ops, (size_t)nops);
+    c->s = sl_jx_astrndup(p->t, ops, (size_t)nops);
     c->slen = (size_t)nops;
     end_span(p, c);
     return c;
@@ -1233,7 +818,7 @@ static const char *expect_name(P *p, const char *what)
     tok *k = cur(p);
     if (k->type != T_NAME) {
         char b[80];
-        perr(p, k->off, "expected %s, found %s", what, tok_desc(k, b, sizeof b));
+        sl_jx_perr(p, k->off, "expected %s, found %s", what, tok_desc(k, b, sizeof b));
         return NULL;
     }
     p->pos++;
@@ -1254,7 +839,7 @@ static bool parse_targets(P *p, jnode *s)
         if (n && !paren && (is_name(p, "in") || is_op(p, "=")))
             break;
         if (n == 32)
-            return perr(p, cur(p)->off, "too many names to unpack"), false;
+            return sl_jx_perr(p, cur(p)->off, "too many names to unpack"), false;
         const char *nm = expect_name(p, "a variable name");
         if (!nm)
             return false;
@@ -1262,7 +847,7 @@ static bool parse_targets(P *p, jnode *s)
     } while (is_op(p, ","));
     if (paren && !expect_op(p, ")", "to close the names"))
         return false;
-    s->names = amalloc(p->t, (size_t)n * sizeof *names);
+    s->names = sl_jx_amalloc(p->t, (size_t)n * sizeof *names);
     memcpy(s->names, names, (size_t)n * sizeof *names);
     s->nnames = n;
     if (n > 1)
@@ -1284,7 +869,7 @@ static bool parse_params(P *p, jnode *m)
         if (is_op(p, ")"))
             break;
         if (n == 64)
-            return perr(p, cur(p)->off, "too many parameters"), false;
+            return sl_jx_perr(p, cur(p)->off, "too many parameters"), false;
         const char *nm = expect_name(p, "a parameter name");
         if (!nm)
             return false;
@@ -1294,14 +879,16 @@ static bool parse_params(P *p, jnode *m)
             if (!(defs[n] = parse_expr(p)))
                 return false;
         } else if (n && defs[n - 1]) {
-            return perr(p, cur(p)->off, "parameter '%s' without a default follows one with a default", nm), false;
+            return sl_jx_perr(p, cur(p)->off,
+                              "parameter '%s' without a default follows one with a default", nm),
+                   false;
         }
         names[n++] = nm;
     }
     p->pos++;
     m->nkw = n;
-    m->kwn = amalloc(p->t, ((size_t)n + 1) * sizeof *m->kwn);
-    m->kwv = amalloc(p->t, ((size_t)n + 1) * sizeof *m->kwv);
+    m->kwn = sl_jx_amalloc(p->t, ((size_t)n + 1) * sizeof *m->kwn);
+    m->kwv = sl_jx_amalloc(p->t, ((size_t)n + 1) * sizeof *m->kwv);
     memcpy(m->kwn, names, (size_t)n * sizeof *names);
     memcpy(m->kwv, defs, (size_t)n * sizeof *defs);
     return true;
@@ -1314,7 +901,7 @@ static bool close_tag(P *p, const char *name)
         return false;
     if (!is_name(p, name)) {
         char b[80];
-        perr(p, cur(p)->off, "expected '%s', found %s", name, tok_desc(cur(p), b, sizeof b));
+        sl_jx_perr(p, cur(p)->off, "expected '%s', found %s", name, tok_desc(cur(p), b, sizeof b));
         return false;
     }
     p->pos++;
@@ -1364,7 +951,7 @@ static jnode *parse_stmt(P *p)
 {
     if (++p->blocks > 100) {
         p->blocks--;
-        return perr(p, cur(p)->off, "tags nested too deeply (more than 100)");
+        return sl_jx_perr(p, cur(p)->off, "tags nested too deeply (more than 100)");
     }
     jnode *s = parse_stmt_tag(p);
     p->blocks--;
@@ -1378,7 +965,8 @@ static jnode *parse_stmt_tag(P *p)
     tok *k = cur(p);
     if (k->type != T_NAME) {
         char b[80];
-        return perr(p, k->off, "expected a tag name after '{%%', found %s", tok_desc(k, b, sizeof b));
+        return sl_jx_perr(p, k->off, "expected a tag name after '{%%', found %s",
+                          tok_desc(k, b, sizeof b));
     }
     const char *tag = k->s;
     p->pos++;
@@ -1392,8 +980,8 @@ static jnode *parse_stmt_tag(P *p)
             return NULL;
         if (!is_name(p, "in")) {
             char b[80];
-            return perr(p, cur(p)->off, "expected 'in' in the for tag, found %s",
-                        tok_desc(cur(p), b, sizeof b));
+            return sl_jx_perr(p, cur(p)->off, "expected 'in' in the for tag, found %s",
+                              tok_desc(cur(p), b, sizeof b));
         }
         p->pos++;
         /* the iterable: a tuple without inline if (that is the loop filter) */
@@ -1452,7 +1040,7 @@ static jnode *parse_stmt_tag(P *p)
         if (cur(p)->type == T_NAME && p->toks[p->pos + 1].type == T_OP &&
             !strcmp(p->toks[p->pos + 1].s, ".")) {
             /* namespace attribute */
-            s->names = amalloc(p->t, sizeof *s->names);
+            s->names = sl_jx_amalloc(p->t, sizeof *s->names);
             s->names[0] = cur(p)->s;
             s->nnames = 1;
             p->pos += 2;
@@ -1469,7 +1057,7 @@ static jnode *parse_stmt_tag(P *p)
             return s;
         }
         if (s->nnames != 1 || s->neg)
-            return perr(p, cur(p)->off, "expected '=' in the set tag");
+            return sl_jx_perr(p, cur(p)->off, "expected '=' in the set tag");
         s->type = N_SETBLOCK;
         jnode *chain = NULL;
         while (is_op(p, "|")) {
@@ -1504,7 +1092,7 @@ static jnode *parse_stmt_tag(P *p)
         if (!c)
             return NULL;
         if (c->type != E_CALL)
-            return perr(p, c->off, "expected a macro call in the call tag");
+            return sl_jx_perr(p, c->off, "expected a macro call in the call tag");
         s->a = c;
         if (!end_tag(p) || !(s->b = parse_body(p, ends, "call", off)))
             return NULL;
@@ -1535,15 +1123,15 @@ static jnode *parse_stmt_tag(P *p)
             if (n && !expect_op(p, ",", "between assignments"))
                 return NULL;
             if (n == 64)
-                return perr(p, cur(p)->off, "too many assignments");
+                return sl_jx_perr(p, cur(p)->off, "too many assignments");
             if (!(names[n] = expect_name(p, "a variable name")) || !expect_op(p, "=", NULL) ||
                 !(vals[n] = parse_expr(p)))
                 return NULL;
             n++;
         }
         s->nkw = n;
-        s->kwn = amalloc(p->t, ((size_t)n + 1) * sizeof *s->kwn);
-        s->kwv = amalloc(p->t, ((size_t)n + 1) * sizeof *s->kwv);
+        s->kwn = sl_jx_amalloc(p->t, ((size_t)n + 1) * sizeof *s->kwn);
+        s->kwv = sl_jx_amalloc(p->t, ((size_t)n + 1) * sizeof *s->kwv);
         memcpy(s->kwn, names, (size_t)n * sizeof *names);
         memcpy(s->kwv, vals, (size_t)n * sizeof *vals);
         if (!end_tag(p) || !(s->b = parse_body(p, ends, "with", off)))
@@ -1563,8 +1151,9 @@ static jnode *parse_stmt_tag(P *p)
     }
     if (!strcmp(tag, "include") || !strcmp(tag, "import") || !strcmp(tag, "from") ||
         !strcmp(tag, "extends"))
-        return perr(p, k->off, "'%s' needs other templates; a sluice template stands alone", tag);
-    return perr(p, k->off, "unknown tag '%s'", tag);
+        return sl_jx_perr(p, k->off, "'%s' needs other templates; a sluice template stands alone",
+                          tag);
+    return sl_jx_perr(p, k->off, "unknown tag '%s'", tag);
 }
 
 static jnode *parse_body(P *p, const char *const *ends, const char *block, size_t block_off)
@@ -1581,8 +1170,10 @@ static jnode *parse_body(P *p, const char *const *ends, const char *block, size_
                 for (int i = 0; ends[i]; i++)
                     snprintf(want + strlen(want), sizeof want - strlen(want), "%s'%s'",
                              i ? " or " : "", ends[i]);
-                perr(p, k->off, "unexpected end of template: expected %s to close the '%s' "
-                     "block opened at line %d", want, block, line);
+                sl_jx_perr(p, k->off,
+                           "unexpected end of template: expected %s to close the '%s' "
+                           "block opened at line %d",
+                           want, block, line);
                 goto fail;
             }
             break;
@@ -1601,7 +1192,7 @@ static jnode *parse_body(P *p, const char *const *ends, const char *block, size_
                 goto fail;
             vpush(&v, o);
             if (p->pend) {
-                perr(p, p->pend_off, "%s", p->pend_msg);
+                sl_jx_perr(p, p->pend_off, "%s", p->pend_msg);
                 goto fail;
             }
         } else if (k->type == T_BB) {
@@ -1616,9 +1207,9 @@ static jnode *parse_body(P *p, const char *const *ends, const char *block, size_
                                                       "endblock", "endraw", NULL};
                 for (int i = 0; closers[i]; i++)
                     if (!strcmp(nm->s, closers[i])) {
-                        perr(p, nm->off, "unexpected '%s'%s%s%s", nm->s,
-                             block ? " in the '" : " outside any block", block ? block : "",
-                             block ? "' block" : "");
+                        sl_jx_perr(p, nm->off, "unexpected '%s'%s%s%s", nm->s,
+                                   block ? " in the '" : " outside any block", block ? block : "",
+                                   block ? "' block" : "");
                         goto fail;
                     }
             }
@@ -1627,12 +1218,12 @@ static jnode *parse_body(P *p, const char *const *ends, const char *block, size_
                 goto fail;
             vpush(&v, s);
             if (p->pend) {
-                perr(p, p->pend_off, "%s", p->pend_msg);
+                sl_jx_perr(p, p->pend_off, "%s", p->pend_msg);
                 goto fail;
             }
         } else {
             char b[80];
-            perr(p, k->off, "unexpected %s", tok_desc(k, b, sizeof b));
+            sl_jx_perr(p, k->off, "unexpected %s", tok_desc(k, b, sizeof b));
             goto fail;
         }
     }
@@ -1727,7 +1318,7 @@ int sl_jinja_compile(const char *text, size_t len, const char *name, sl_jinja **
     t->src[n] = 0;
     t->srclen = n;
     P p = {.t = t, .err = err};
-    if (lex(&p) == 0)
+    if (sl_jx_lex(&p) == 0)
         t->root = parse_body(&p, NULL, NULL, 0);
     free(p.toks);
     if (!t->root || p.failed) {
