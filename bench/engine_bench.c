@@ -130,7 +130,9 @@ static int run_once(const sl_graph *g, const sl_run_opts *o, double *secs)
     double t0 = sl_clock_s();
     sl_run *r = sl_run_new(g, o);
     sl_err err = {0};
-    int rc = r ? sl_run_exec(r, &err) : -1;
+    int rc = r ? 0 : -1;
+    if (r)
+        sl_run_exec(r, &err);
     if (rc == 0 && sl_run_status_of(r) != SL_RUN_SUCCEEDED) {
         fprintf(stderr, "engine_bench: run %s: %s\n", sl_run_status_name(sl_run_status_of(r)),
                 sl_run_error(r) ? sl_run_error(r) : "?");

@@ -196,7 +196,6 @@ static void set_sys(sl_run *r)
 
 int sl_run_exec(sl_run *r, sl_err *err)
 {
-    (void)err;
     r->t0 = sl_clock_s();
     long long created = sl_rx_wall();
     r->created_at = created;
@@ -219,9 +218,14 @@ int sl_run_exec(sl_run *r, sl_err *err)
     if (s.stopped || atomic_load(&r->cancel)) {
         r->status = SL_RUN_STOPPED;
         r->error = sl_xstrdup("the run was stopped");
+        r->error_code = SL_ECANCELED;
+        r->error_type = sl_xstrdup("Stopped");
     } else if (s.abort) {
         r->status = SL_RUN_FAILED;
         r->error = sl_xstrdup(s.fail_msg ? s.fail_msg : "failed");
+        r->error_code = s.fail_code ? s.fail_code : SL_ENODE;
+        r->error_type = s.fail_type ? sl_xstrdup(s.fail_type) : NULL;
+        r->error_setting = s.fail_setting;
     } else {
         r->status = atomic_load(&r->exceptions) ? SL_RUN_PARTIAL : SL_RUN_SUCCEEDED;
     }
@@ -258,7 +262,14 @@ int sl_run_exec(sl_run *r, sl_err *err)
         json_object_set_new(d, "finished_at", json_integer(r->finished_at));
         sl_rx_emit(r, "workflow_finished", d);
     }
-    return 0;
+    if (!r->error)
+        return 0;
+    sl_err_set(err, r->error_code, "%s", r->error);
+    if (err) {
+        sl_err_set_type(err, r->error_type);
+        err->setting = r->error_setting;
+    }
+    return -1;
 }
 
 void sl_run_cancel(sl_run *r)
@@ -274,6 +285,7 @@ void sl_run_free(sl_run *r)
     json_decref(r->outputs);
     json_decref(r->conversation);
     free(r->error);
+    free(r->error_type);
     for (int i = 0; i < r->nsecrets; i++) {
         sl_secret_remove(r->secrets[i]);
         memset(r->secrets[i], 0, strlen(r->secrets[i]));

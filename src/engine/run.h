@@ -92,8 +92,13 @@ int sl_run_prepare_inputs(const sl_graph *g, const sl_value *given, sl_value **o
                           sl_diag *diag);
 
 sl_run *sl_run_new(const sl_graph *g, const sl_run_opts *opts);
-/* Runs to completion on the calling thread plus workers.  Returns 0 when the
- * run ended (whatever its status), -1 when it could not start. */
+/* Runs to completion on the calling thread plus workers.  Returns 0 when
+ * the run succeeded (or partially: some node ended in exception); -1 with
+ * err when it failed or was stopped.  err's message is sl_run_error()'s,
+ * its code says what kind (SL_ENODE a node failed, SL_ECANCELED stopped,
+ * SL_ETIMEOUT max_time_s, SL_ELIMIT max_steps), its type is Dify's
+ * error_type and its setting the limit to raise.  Either way the run has
+ * ended: status, outputs and events are complete. */
 int sl_run_exec(sl_run *r, sl_err *err);
 /* Thread-safe; the run ends with status stopped. */
 void sl_run_cancel(sl_run *r);

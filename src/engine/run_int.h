@@ -48,6 +48,9 @@ struct sl_run {
     pthread_mutex_t ev_lock;  /* serialises events, answer text, outputs */
     sl_run_status status;
     char *error;
+    sl_errcode error_code;    /* with error: what kind of failure (sl_run_exec's err) */
+    char *error_type;         /* Dify's error_type, or NULL */
+    const char *error_setting;/* the limit to raise (static), or NULL */
     sl_value *outputs;
     sl_value *conversation;
     int steps;
@@ -87,6 +90,8 @@ struct sched {
     int steps;
     bool abort, done, broke;
     char *fail_msg, *fail_type;
+    sl_errcode fail_code;     /* SL_ENODE, or what stopped the graph */
+    const char *fail_setting; /* the limit that did (static), or NULL */
     bool stopped;
     sl_stream *stream;        /* this graph's response coordinator, or NULL (mu) */
     pthread_mutex_t mu;

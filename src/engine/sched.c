@@ -167,7 +167,10 @@ static int complete(sched *s, int v, const char *handle, bool fail_branch_node)
     return s->qt - s->qh - before;
 }
 
-static void fail_sched(sched *s, const char *type, const char *msg)
+/* Stops the graph for the first reason given: `code` says what kind
+ * (SL_ENODE a node failed), `setting` the limit hit (or NULL). */
+static void fail_sched(sched *s, sl_errcode code, const char *setting, const char *type,
+                       const char *msg)
 {
     if (!s->abort) {
         s->abort = true;
@@ -175,6 +178,8 @@ static void fail_sched(sched *s, const char *type, const char *msg)
         free(s->fail_type);
         s->fail_msg = sl_xstrdup(msg);
         s->fail_type = sl_xstrdup(type);
+        s->fail_code = code;
+        s->fail_setting = setting;
     }
 }
 
@@ -396,7 +401,8 @@ static void exec_node(sched *s, int v)
         char *msg = el <= 3000 ? sl_xasprintf("node '%s' (%s) failed: %s", n->id, n->title, em)
                                : sl_xasprintf("node '%s' (%s) failed: %.800s\n[…]\n%s", n->id,
                                               n->title, em, em + el - 2000);
-        fail_sched(s, x.err_type ? x.err_type : "NodeError", stopped ? "the run was stopped" : msg);
+        fail_sched(s, stopped ? SL_ECANCELED : SL_ENODE, NULL,
+                   x.err_type ? x.err_type : "NodeError", stopped ? "the run was stopped" : msg);
         free(msg);
     } else {
         if (strcmp(n->type, "loop-end") == 0)
@@ -443,13 +449,13 @@ static void worker_loop(sched *s)
     while (!s->done) {
         if (!s->abort && atomic_load(&r->cancel)) {
             s->stopped = true;
-            fail_sched(s, "Stopped", "the run was stopped");
+            fail_sched(s, SL_ECANCELED, NULL, "Stopped", "the run was stopped");
         }
         if (!s->abort && r->L.max_time_s > 0 && sl_clock_s() - r->t0 > r->L.max_time_s) {
             char msg[256];
             snprintf(msg, sizeof msg, "the run took longer than max_time_s (%g s); raise it "
                      "with --limit max_time_s=N", r->L.max_time_s);
-            fail_sched(s, "WorkflowTimeout", msg);
+            fail_sched(s, SL_ETIMEOUT, "max_time_s", "WorkflowTimeout", msg);
         }
         if (s->qh != s->qt && !s->abort) {
             int v = s->queue[s->qh++];
@@ -457,7 +463,7 @@ static void worker_loop(sched *s)
                 char msg[256];
                 snprintf(msg, sizeof msg, "the workflow ran more than max_steps (%d) nodes; "
                          "raise it with --limit max_steps=N", r->L.max_steps);
-                fail_sched(s, "MaxStepsExceeded", msg);
+                fail_sched(s, SL_ELIMIT, "max_steps", "MaxStepsExceeded", msg);
                 continue;
             }
             s->status[v] = NS_RUNNING;

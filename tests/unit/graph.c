@@ -648,6 +648,8 @@ static void word_release(void *state)
 }
 static int word_run(sl_node_exec *x)
 {
+    if (!strcmp(sl_exec_state(x), "fail"))
+        return sl_exec_fail(x, "WordError", "the word is 'fail'");
     sl_exec_output(x, "word", json_string(sl_exec_state(x)));
     sl_exec_usage(x, 5, 0, NULL);
     return 0;
@@ -734,6 +736,51 @@ static void test_prepare(void)
     sl_graph_release(&g);
     sl_err_clear(&err);
     CHECK(word_live == 0, "a load that prepare failed leaves nothing behind (%d)", word_live);
+
+    /* sl_run_exec: 0 on success; -1 with the run's error, its kind, Dify's
+     * error_type and the limit to raise when it failed or was stopped */
+    struct {
+        const char *word;
+        int max_steps;
+        bool cancel;
+        sl_errcode code;
+        const char *type, *setting;
+    } ends[] = {
+        {"hello", 100, false, SL_OK, NULL, NULL},
+        {"fail", 100, false, SL_ENODE, "WordError", NULL},
+        {"hello", 1, false, SL_ELIMIT, "MaxStepsExceeded", "max_steps"},
+        {"hello", 100, true, SL_ECANCELED, "Stopped", NULL},
+    };
+    for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++) {
+        snprintf(text, sizeof text, fmt, ends[i].word);
+        sl_diag_init(&d);
+        rc = sl_graph_load_text(&g, &kinds, config, text, strlen(text), "t.yml", &d, &err);
+        sl_run_opts o;
+        sl_run_opts_init(&o);
+        sl_value *in = json_object();
+        o.inputs = in;
+        o.limits.max_steps = ends[i].max_steps;
+        sl_run *r = sl_run_new(&g, &o);
+        if (ends[i].cancel)
+            sl_run_cancel(r);
+        int xrc = sl_run_exec(r, &err);
+        bool same_msg = ends[i].code ? err.msg && sl_run_error(r) && !strcmp(err.msg,
+                                                                             sl_run_error(r))
+                                     : !err.msg && !sl_run_error(r);
+        CHECK(rc == 0 && xrc == (ends[i].code ? -1 : 0) && err.code == ends[i].code &&
+                  same_msg && !strcmp(sl_err_type(&err, "-"), ends[i].type ? ends[i].type : "-") &&
+                  (ends[i].setting ? err.setting && !strcmp(err.setting, ends[i].setting)
+                                   : !err.setting),
+              "sl_run_exec ends %s: rc %d, code %s, type %s, setting %s (%s)",
+              sl_run_status_name(sl_run_status_of(r)), xrc, sl_errcode_name(err.code),
+              sl_err_type(&err, "none"), err.setting ? err.setting : "none",
+              err.msg ? err.msg : "no message");
+        sl_run_free(r);
+        json_decref(in);
+        sl_err_clear(&err);
+        sl_diag_release(&d);
+        sl_graph_release(&g);
+    }
 
     /* a load that fails elsewhere (end reads a node that does not exist) */
     char broken[1024];
