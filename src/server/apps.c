@@ -14,9 +14,16 @@
 #include "dsl/bundle.h"
 #include "nodes/registry.h"
 
+/* A path in the folder the store keeps for app id's files (leaf NULL: the
+ * folder itself), or NULL when the store has none for that id. */
 static char *app_path(sl_store *s, const char *id, const char *leaf)
 {
-    return sl_xasprintf("%s/apps/%s%s%s", sl_store_dir(s), id, leaf ? "/" : "", leaf ? leaf : "");
+    char *dir = sl_store_app_dir(s, id, NULL);
+    if (!dir || !leaf)
+        return dir;
+    char *p = sl_xasprintf("%s/%s", dir, leaf);
+    free(dir);
+    return p;
 }
 
 static bool is_dir(const char *p)
@@ -41,11 +48,11 @@ static int write_file(const char *path, const char *data, size_t len, sl_err *er
  * replacing what was there only once the new ones are complete. */
 static int keep_files(sl_store *s, const char *id, const sl_bundle *b, sl_err *err)
 {
-    char *dir = app_path(s, id, NULL), *tmp = app_path(s, id, "files.tmp");
-    char *files = app_path(s, id, "files"), *old = app_path(s, id, "files.old");
-    char *man = app_path(s, id, "manifest.json");
-    char *apps = sl_xasprintf("%s/apps", sl_store_dir(s));
-    mkdir(apps, 0700);
+    char *dir = sl_store_app_dir(s, id, err);
+    if (!dir)
+        return -1;
+    char *tmp = sl_xasprintf("%s/files.tmp", dir), *files = sl_xasprintf("%s/files", dir);
+    char *old = sl_xasprintf("%s/files.old", dir), *man = sl_xasprintf("%s/manifest.json", dir);
     sl_bundle_remove_dir(tmp);
     sl_bundle_remove_dir(old);
     char *mj = json_dumps(b->manifest, JSON_COMPACT);
@@ -63,7 +70,6 @@ static int keep_files(sl_store *s, const char *id, const sl_bundle *b, sl_err *e
     }
     sl_bundle_remove_dir(old);
     free(mj);
-    free(apps);
     free(dir);
     free(tmp);
     free(files);
@@ -180,7 +186,7 @@ int sl_apps_export(sl_store *s, const char *id, const sl_config *config, sl_buf 
     if (g.app_dir || g.sandboxed) {  /* the DSL as imported, with the files */
         *zip = true;
         char *man = app_path(s, id, "manifest.json");
-        sl_value *refs = json_load_file(man, 0, NULL);
+        sl_value *refs = man ? json_load_file(man, 0, NULL) : NULL;
         const char *tmp = getenv("TMPDIR");
         char *tmpl = sl_xasprintf("%s/sluice-export-XXXXXX", tmp && *tmp ? tmp : "/tmp");
         int fd = mkstemp(tmpl);
@@ -215,8 +221,7 @@ int sl_apps_delete(sl_store *s, const char *id, sl_err *err)
     if (sl_store_app_delete(s, id, err))
         return -1;
     char *dir = app_path(s, id, NULL);
-    if (strchr(id, '/') == NULL && strcmp(id, "..") && strcmp(id, "."))
-        sl_bundle_remove_dir(dir);
+    sl_bundle_remove_dir(dir);
     free(dir);
     return 0;
 }

@@ -598,9 +598,18 @@ static void sq_close(sl_store_be *s)
     free(s);
 }
 
-static const char *sq_dir(const sl_store_be *s)
+/* DIR/apps/ID; DIR/apps is made (0700) on first use. */
+static char *sq_app_dir(sl_store_be *s, const char *id, sl_err *err)
 {
-    return s->dir;
+    char *apps = sl_xasprintf("%s/apps", s->dir);
+    if (mkdir(apps, 0700) && errno != EEXIST) {
+        sl_err_set(err, SL_EIO, "store: cannot create %s: %s", apps, strerror(errno));
+        free(apps);
+        return NULL;
+    }
+    char *dir = sl_xasprintf("%s/%s", apps, id);
+    free(apps);
+    return dir;
 }
 
 /* ---- reads and small writes on the reader connection ---- */
@@ -1435,7 +1444,6 @@ const sl_store_ops sl_store_sqlite = {
     .open = sq_open,
     .close = sq_close,
     .release_memory = sq_release_memory,
-    .dir = sq_dir,
     .app_add = sq_app_add,
     .app_list = sq_app_list,
     .app_get = sq_app_get,
@@ -1443,6 +1451,7 @@ const sl_store_ops sl_store_sqlite = {
     .app_update = sq_app_update,
     .app_versions = sq_app_versions,
     .app_get_version = sq_app_get_version,
+    .app_dir = sq_app_dir,
     .key_create = sq_key_create,
     .key_list = sq_key_list,
     .key_revoke = sq_key_revoke,

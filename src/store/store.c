@@ -83,10 +83,6 @@ void sl_store_release_memory(sl_store *s)
     s->ops->release_memory(s->b);
 }
 
-const char *sl_store_dir(const sl_store *s)
-{
-    return s->ops->dir(s->b);
-}
 
 /* ---- apps ---- */
 
@@ -125,6 +121,17 @@ int sl_store_app_versions(sl_store *s, const char *id, sl_value **out, sl_err *e
 int sl_store_app_get_version(sl_store *s, const char *id, int version, char **dsl, sl_err *err)
 {
     return s->ops->app_get_version(s->b, id, version, dsl, err);
+}
+
+char *sl_store_app_dir(sl_store *s, const char *id, sl_err *err)
+{
+    if (!id || !*id || strchr(id, '/') || !strcmp(id, ".") || !strcmp(id, "..")) {
+        char shown[48];
+        sl_excerpt(id ? id : "(none)", shown, sizeof shown);
+        sl_err_set(err, SL_EINVAL, "store: '%s' is not an app id", shown);
+        return NULL;
+    }
+    return s->ops->app_dir(s->b, id, err);
 }
 
 /* ---- keys and the admin token ---- */

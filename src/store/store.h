@@ -11,7 +11,8 @@
  * this module; file bytes go through the blob functions, by key.
  *
  * The SQLite backend (store/sqlite.c) keeps one database (WAL) in the
- * folder, files/ID for blobs, and admin-token beside them.  Migrations are
+ * folder, files/ID for blobs, apps/ID for apps' bundle files, and
+ * admin-token beside them.  Migrations are
  * numbered; opening a store applies the missing ones in order inside a
  * transaction.  Opening also marks runs that were running when the
  * previous process died as failed, with the reason.
@@ -43,8 +44,6 @@ int sl_store_open(const char *where, sl_store **out, int *interrupted, sl_err *e
 void sl_store_close(sl_store *s);
 /* Gives caches back (the server calls it when idle). */
 void sl_store_release_memory(sl_store *s);
-/* The folder the store keeps on this machine (for app bundles' files). */
-const char *sl_store_dir(const sl_store *s);
 
 /* ---- apps ---- */
 /* *id gets a new app id (heap). */
@@ -62,6 +61,11 @@ int sl_store_app_update(sl_store *s, const char *id, const char *name, const cha
 /* [{version, created_at}] newest first. */
 int sl_store_app_versions(sl_store *s, const char *id, sl_value **out, sl_err *err);
 int sl_store_app_get_version(sl_store *s, const char *id, int version, char **dsl, sl_err *err);
+/* The folder on this machine for app id's bundle files (its files/ and
+ * manifest.json: runs mount them, export reads them), heap; its parent
+ * exists, the folder itself may not.  NULL with SL_EINVAL for an id that
+ * could name another folder ("", ".", "..", a '/'). */
+char *sl_store_app_dir(sl_store *s, const char *id, sl_err *err);
 
 /* ---- keys ---- */
 /* A new key "app-…" for the app (heap); only its hash is kept. */
@@ -204,7 +208,6 @@ typedef struct sl_store_ops {
     int (*open)(const char *where, sl_store_be **out, int *interrupted, sl_err *err);
     void (*close)(sl_store_be *b);
     void (*release_memory)(sl_store_be *b);
-    const char *(*dir)(const sl_store_be *b);
 
     int (*app_add)(sl_store_be *b, const char *name, const char *mode, const char *dsl,
                    char **id, sl_err *err);
@@ -216,6 +219,7 @@ typedef struct sl_store_ops {
     int (*app_versions)(sl_store_be *b, const char *id, sl_value **out, sl_err *err);
     int (*app_get_version)(sl_store_be *b, const char *id, int version, char **dsl,
                            sl_err *err);
+    char *(*app_dir)(sl_store_be *b, const char *id, sl_err *err);
 
     int (*key_create)(sl_store_be *b, const char *app_id, char **key, sl_err *err);
     int (*key_list)(sl_store_be *b, const char *app_id, sl_value **out, sl_err *err);

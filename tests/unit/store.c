@@ -265,10 +265,21 @@ static void test_backends(void)
     char *where = sl_xasprintf("sqlite:%s", dir);
     CHECK(sl_store_open(where, &s, &interrupted, &err) == 0 && s, "sqlite:FOLDER opens: %s",
           err.msg ? err.msg : "");
-    CHECK(s && !strcmp(sl_store_dir(s), dir), "… the store keeps its folder: %s",
-          s ? sl_store_dir(s) : "(none)");
     char *app = NULL;
     CHECK(sl_store_app_add(s, "kept", "workflow", "app: {}", &app, &err) == 0, "an app is added");
+    char *want = sl_xasprintf("%s/apps/%s", dir, app);
+    char *adir = sl_store_app_dir(s, app, &err);
+    CHECK(adir && !strcmp(adir, want), "its bundle files have a folder in FOLDER/apps: %s",
+          adir ? adir : "(none)");
+    free(adir);
+    free(want);
+    const char *bad[] = {"", ".", "..", "../x", "a/b"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        adir = sl_store_app_dir(s, bad[i], &err);
+        CHECK(!adir && err.code == SL_EINVAL, "app id '%s' names no folder", bad[i]);
+        free(adir);
+        sl_err_clear(&err);
+    }
     sl_store_close(s);
     s = NULL;
     CHECK(sl_store_open(dir, &s, &interrupted, &err) == 0, "the same folder opens without scheme");
