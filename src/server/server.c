@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/log.h"
 #include "core/map.h"
 #include "core/mime.h"
 #include "core/random.h"
@@ -387,11 +388,12 @@ static void on_file(const sl_value *f, void *ud)
 {
     job *j = ud;
     sl_err err = {0};
-    sl_store_file_add(S.store, json_string_value(json_object_get(f, "id")), j->app_id,
+    if (sl_store_file_add(S.store, json_string_value(json_object_get(f, "id")), j->app_id,
                       json_string_value(json_object_get(f, "filename")),
                       (long long)json_integer_value(json_object_get(f, "size")),
                       json_string_value(json_object_get(f, "mime_type")),
-                      j->user ? j->user : "", &err);
+                      j->user ? j->user : "", &err)) /* the run goes on; its file is not listed */
+        sl_log(SL_LOG_ERROR, "run %s: a file it made could not be recorded: %s", j->l->id, err.msg);
     sl_err_clear(&err);
 }
 
@@ -430,9 +432,11 @@ static sl_value *execute(job *j)
     long long tokens = sl_run_tokens(r);
     const char *answer = json_string_value(json_object_get(sl_run_outputs(r), "answer"));
     sl_buf_addc(&l->log, ']');
-    sl_store_finish_run(S.store, l->id, status, sl_run_outputs(r), sl_run_error(r),
+    if (sl_store_finish_run(S.store, l->id, status, sl_run_outputs(r), sl_run_error(r),
                         sl_run_elapsed(r), tokens, sl_run_steps(r), wall(),
-                        l->chat ? (answer ? answer : "") : NULL, sl_buf_detach(&l->log), &err);
+                        l->chat ? (answer ? answer : "") : NULL, sl_buf_detach(&l->log), &err))
+        sl_log(SL_LOG_ERROR, "run %s finished (%s) but could not be recorded: %s", l->id, status,
+               err.msg);
     sl_err_clear(&err);
     sl_value *body;
     if (l->chat) {
@@ -623,8 +627,10 @@ static enum MHD_Result upload_part(void *cls, enum MHD_ValueKind kind, const cha
         }
         snprintf(q->name, sizeof q->name, "%s", filename ? filename : "upload");
         sl_err err = {0};
-        if (sl_store_blob_create(S.store, q->file_id, S.o.max_body_bytes, &q->blob, &err))
+        if (sl_store_blob_create(S.store, q->file_id, S.o.max_body_bytes, &q->blob, &err)) {
+            sl_log(SL_LOG_ERROR, "upload %s could not be stored: %s", q->file_id, err.msg);
             q->upload_failed = true;
+        }
         sl_err_clear(&err);
     }
     if (q->blob && size) {
@@ -894,12 +900,18 @@ static enum MHD_Result start_run(struct MHD_Connection *c, const char *app_id, s
         snprintf(l->conversation_id, sizeof l->conversation_id, "%s", conv);
         free(conv);
         j->history = sl_store_history(S.store, l->conversation_id, 500);
-        sl_store_message_add(S.store, l->message_id, l->conversation_id, app_id, query, l->id,
-                             NULL);
+        if (sl_store_message_add(S.store, l->message_id, l->conversation_id, app_id, query, l->id,
+                                 &err)) { /* the answer still comes; history will lack it */
+            sl_log(SL_LOG_ERROR, "message %s could not be recorded: %s", l->message_id, err.msg);
+            sl_err_clear(&err);
+        }
     }
     sl_run_row row = {l->id, app_id, l->task_id, user, chat ? l->conversation_id : NULL,
                       chat ? l->message_id : NULL, prepared, a->version};
-    sl_store_start_run(S.store, &row, &err);
+    if (sl_store_start_run(S.store, &row, &err)) { /* the run goes on; its record may be missing */
+        sl_log(SL_LOG_ERROR, "run %s could not be recorded as started: %s", l->id, err.msg);
+        sl_err_clear(&err);
+    }
     atomic_fetch_add(&a->running, 1);
     atomic_fetch_add(&S.active, 1);
     pthread_mutex_lock(&S.mu);
@@ -1435,76 +1447,19 @@ void sl_server_opts_init(sl_server_opts *o)
     sl_limits_default(&o->limits);
 }
 
-/* libmicrohttpd's messages, each kind at most once every 10 s and all
- * kinds together at most 50 lines in 10 s: a flood of refused connections
- * or failing accepts must not flood stderr in turn (it once wrote 1.27 GB
- * in 45 s).  Kinds are told apart by their format string (static text in
- * the library). */
-#define LOG_WINDOW_S 10
-#define LOG_KINDS 32
-#define LOG_LINES 50
-
-static struct {
-    pthread_mutex_t mu;
-    struct {
-        const char *fmt;
-        double last;
-        long dropped;
-    } kind[LOG_KINDS];
-    double window;          /* start of the current window */
-    int lines;              /* lines printed in it */
-    long dropped;           /* lines dropped over the total cap */
-} L = {.mu = PTHREAD_MUTEX_INITIALIZER};
-
-static void log_limited(void *cls, const char *fmt, va_list ap)
+/* libmicrohttpd's messages go through core/log, rate-limited per kind
+ * (told apart by the library's format string, static text). */
+static void log_mhd(void *cls, const char *fmt, va_list ap)
 {
     (void)cls;
-    double now = sl_clock_s();
-    pthread_mutex_lock(&L.mu);
-    if (now - L.window >= LOG_WINDOW_S) {
-        if (L.dropped)
-            fprintf(stderr, "sluice serve: libmicrohttpd: %ld more messages in the last %d s "
-                            "were not shown\n", L.dropped, LOG_WINDOW_S);
-        L.window = now;
-        L.lines = 0;
-        L.dropped = 0;
-    }
-    int k = 0;
-    for (int i = 0; i < LOG_KINDS; i++) {
-        if (L.kind[i].fmt == fmt) {
-            k = i;
-            break;
-        }
-        if (L.kind[i].last < L.kind[k].last)
-            k = i; /* the least recently used, if this kind is new */
-    }
-    bool same = L.kind[k].fmt == fmt;
-    if ((same && now - L.kind[k].last < LOG_WINDOW_S) || L.lines >= LOG_LINES) {
-        if (same && now - L.kind[k].last < LOG_WINDOW_S)
-            L.kind[k].dropped++;
-        else
-            L.dropped++;
-        pthread_mutex_unlock(&L.mu);
-        return;
-    }
-    long before = same ? L.kind[k].dropped : 0;
-    L.kind[k].fmt = fmt;
-    L.kind[k].last = now;
-    L.kind[k].dropped = 0;
-    L.lines++;
     char msg[512];
     vsnprintf(msg, sizeof msg, fmt, ap);
     msg[strcspn(msg, "\n")] = 0;
-    if (strstr(msg, "connection limit")) /* say which of ours it is */
-        snprintf(msg + strlen(msg), sizeof msg - strlen(msg),
-                 " (--max-connections %u, --max-connections-per-ip %u)", S.o.max_connections,
-                 S.o.max_connections_per_ip);
-    if (before)
-        fprintf(stderr, "sluice serve: libmicrohttpd: %s (and %ld more like it in the last %d s)\n",
-                msg, before, LOG_WINDOW_S);
-    else
-        fprintf(stderr, "sluice serve: libmicrohttpd: %s\n", msg);
-    pthread_mutex_unlock(&L.mu);
+    char hint[96] = "";
+    if (strstr(msg, "connection limit")) /* the library's text: say which of ours it is */
+        snprintf(hint, sizeof hint, " (--max-connections %u, --max-connections-per-ip %u)",
+                 S.o.max_connections, S.o.max_connections_per_ip);
+    sl_log_site(SL_LOG_WARN, fmt, "libmicrohttpd: %s%s", msg, hint);
 }
 
 /* The first SIGINT/SIGTERM starts the drain; another one ends it: the
@@ -1519,6 +1474,7 @@ int sl_server_run(sl_store *store, const sl_server_opts *o, sl_err *err)
 {
     if (sl_mhd_load(err))
         return -1;
+    sl_log_init("serve");
     memset(&S, 0, sizeof S);
     /* Two malloc arenas, not eight per core: connection threads come and
      * go, and every arena one touched keeps its own free memory, which
@@ -1570,7 +1526,7 @@ int sl_server_run(sl_store *store, const sl_server_opts *o, sl_err *err)
      * readers suspend until their run's next event. */
     struct MHD_Daemon *d = MHD_start_daemon(
         MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG,
-        (uint16_t)port, NULL, NULL, handle, NULL, MHD_OPTION_EXTERNAL_LOGGER, log_limited, NULL,
+        (uint16_t)port, NULL, NULL, handle, NULL, MHD_OPTION_EXTERNAL_LOGGER, log_mhd, NULL,
         MHD_OPTION_SOCK_ADDR, &addr, MHD_OPTION_THREAD_POOL_SIZE, loops,
         MHD_OPTION_NOTIFY_COMPLETED, done, NULL, MHD_OPTION_CONNECTION_LIMIT, conns,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, S.o.max_connections_per_ip,
