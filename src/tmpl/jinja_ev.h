@@ -145,14 +145,8 @@ int sl_jx_arith(jrender *r, const jnode *e, int op, const jv *a, const jv *b, jv
 /* a OP b for the comparison operators (OP_EQ ... OP_NOTIN) */
 int sl_jx_compare(jrender *r, const jnode *e, int op, const jv *a, const jv *b, bool *res);
 
-int sl_jx_eval(jrender *r, const jnode *e, frame *f, jv *out);
-int sl_jx_eval_filter(jrender *r, const jnode *e, frame *f, const jv *in, jv *out);
-int sl_jx_eval_args(jrender *r, const jnode *e, frame *f, jargs *a);
-void sl_jx_args_release(jargs *a);
+/* argument i (a positional one), else the keyword argument name; NULL: none */
 jv *sl_jx_arg(jargs *a, int i, const char *name);
-void sl_jx_frame_set(frame *f, const char *name, jv v);
-int sl_jx_emit(jrender *r, sl_buf *out, const char *s, size_t n);
-void sl_jx_scratch_init(jrender *r, sl_buf *b);
 
 /* ---- small helpers every part uses (static inline: not symbols) ---- */
 
@@ -257,10 +251,6 @@ static inline unsigned long utf8_dec(const char *s, size_t n, size_t *len)
 
 /* cp as UTF-8, appended to b */
 void sl_jx_utf8_enc(unsigned long cp, sl_buf *b);
-/* Python's lower (upper 0) or upper (1) of one code point (ß's upper,
- * "SS", comes back as the marker SL_JX_UPPER_SS) */
-#define SL_JX_UPPER_SS 0x1E9E0053UL
-unsigned long sl_jx_cp_case(unsigned long c, int upper);
 bool sl_jx_cp_alpha(unsigned long c); /* str.isalpha() of one code point */
 bool sl_jx_cp_space(unsigned long c); /* str.isspace() of one code point */
 /* s[0..n) case-mapped onto out; mode: 0 lower, 1 upper, 2 capitalize,
@@ -288,9 +278,8 @@ int sl_jx_str_method(jrender *r, const jnode *e, jv *self, const char *m, jargs 
 
 /* ---- values as Python prints them, and formatting (jinja_format.c) ---- */
 
-/* Python's str() (sl_jx_str: of any runtime value) and repr() */
+/* Python's str() (sl_jx_str: of any runtime value) */
 void sl_jx_py_str(const json_t *j, sl_buf *out);
-void sl_jx_py_repr(const json_t *j, sl_buf *out);
 /* json.dumps(sort_keys=True, indent) with Jinja2's HTML-safe escapes
  * (indent < 0: none) */
 void sl_jx_tojson(const json_t *j, int indent, sl_buf *out);

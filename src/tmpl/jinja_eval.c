@@ -205,7 +205,7 @@ static void frame_release(frame *f)
 }
 
 /* steals v */
-void sl_jx_frame_set(frame *f, const char *name, jv v)
+static void frame_set(frame *f, const char *name, jv v)
 {
     for (int i = 0; i < f->n; i++)
         if (f->names[i] == name || (f->names[i][0] == name[0] && !strcmp(f->names[i], name))) {
@@ -277,7 +277,7 @@ static size_t out_chars(jrender *r, const sl_buf *out)
     return r->cnt_chars;
 }
 
-int sl_jx_emit(jrender *r, sl_buf *out, const char *s, size_t n)
+static int emit(jrender *r, sl_buf *out, const char *s, size_t n)
 {
     if (sl_buf_add(out, s, n) < 0)
         return cap_err(r);
@@ -290,7 +290,7 @@ int sl_jx_emit(jrender *r, sl_buf *out, const char *s, size_t n)
 }
 
 /* a scratch buffer for captured output (macros, set blocks, filters) */
-void sl_jx_scratch_init(jrender *r, sl_buf *b)
+static void scratch_init(jrender *r, sl_buf *b)
 {
     sl_buf_init(b, r->lim.max_output_chars * 4 + 16);
 }
@@ -317,30 +317,31 @@ static void capture_end(jrender *r, sl_buf *outer, size_t held)
 
 /* ---- calls ---- */
 
+static int eval(jrender *r, const jnode *e, frame *f, jv *out);
 static int render_body(jrender *r, const jnode *body, frame *f, sl_buf *out);
 
-int sl_jx_eval_args(jrender *r, const jnode *e, frame *f, jargs *a)
+static int eval_args(jrender *r, const jnode *e, frame *f, jargs *a)
 {
     a->n = e->nv;
     a->nkw = e->nkw;
     a->kwn = e->kwn;
     a->pos = e->nv <= 8 ? a->pos_s : sl_xmalloc((size_t)e->nv * sizeof *a->pos);
     a->kwv = e->nkw <= 8 ? a->kwv_s : sl_xmalloc((size_t)e->nkw * sizeof *a->kwv);
-    /* sl_jx_eval() clears each slot first, so a failure leaves them releasable */
+    /* eval() clears each slot first, so a failure leaves them releasable */
     for (int i = 0; i < e->nv; i++)
         a->pos[i].j = NULL;
     for (int i = 0; i < e->nkw; i++)
         a->kwv[i].j = NULL;
     for (int i = 0; i < e->nv; i++)
-        if (sl_jx_eval(r, e->v[i], f, &a->pos[i]) < 0)
+        if (eval(r, e->v[i], f, &a->pos[i]) < 0)
             return -1;
     for (int i = 0; i < e->nkw; i++)
-        if (sl_jx_eval(r, e->kwv[i], f, &a->kwv[i]) < 0)
+        if (eval(r, e->kwv[i], f, &a->kwv[i]) < 0)
             return -1;
     return 0;
 }
 
-void sl_jx_args_release(jargs *a)
+static void args_release(jargs *a)
 {
     for (int i = 0; i < a->n; i++)
         sl_jx_free(&a->pos[i]);
@@ -397,7 +398,7 @@ static int call_macro(jrender *r, const jnode *e, const jv *fn, jargs *a, const 
     bool bound[64] = {false};
     for (int i = 0; i < a->n; i++) {
         if (i < m->nkw) {
-            sl_jx_frame_set(&f, m->kwn[i], sl_jx_copy(&a->pos[i]));
+            frame_set(&f, m->kwn[i], sl_jx_copy(&a->pos[i]));
             bound[i] = true;
         } else {
             json_array_append_new(varargs, sl_jx_to_json(&a->pos[i]));
@@ -409,7 +410,7 @@ static int call_macro(jrender *r, const jnode *e, const jv *fn, jargs *a, const 
             if (!strcmp(m->kwn[i], a->kwn[k]))
                 break;
         if (i < m->nkw) {
-            sl_jx_frame_set(&f, m->kwn[i], sl_jx_copy(&a->kwv[k]));
+            frame_set(&f, m->kwn[i], sl_jx_copy(&a->kwv[k]));
             bound[i] = true;
         } else if (strcmp(a->kwn[k], "caller")) {
             json_object_set_new(kwargs, a->kwn[k], sl_jx_to_json(&a->kwv[k]));
@@ -421,14 +422,14 @@ static int call_macro(jrender *r, const jnode *e, const jv *fn, jargs *a, const 
             continue;
         jv d = sl_jx_undef(m->kwn[i]);
         if (m->kwv[i])
-            rc = sl_jx_eval(r, m->kwv[i], &f, &d);
+            rc = eval(r, m->kwv[i], &f, &d);
         if (!rc)
-            sl_jx_frame_set(&f, m->kwn[i], d);
+            frame_set(&f, m->kwn[i], d);
     }
-    sl_jx_frame_set(&f, "varargs", sl_jx_json(varargs));
-    sl_jx_frame_set(&f, "kwargs", sl_jx_json(kwargs));
+    frame_set(&f, "varargs", sl_jx_json(varargs));
+    frame_set(&f, "kwargs", sl_jx_json(kwargs));
     if (caller)
-        sl_jx_frame_set(&f, "caller", sl_jx_copy(caller));
+        frame_set(&f, "caller", sl_jx_copy(caller));
     STACKBUF(b, r->lim.max_output_chars * 4 + 16);
     size_t held;
     sl_buf *outer = capture_begin(r, &b, &held);
@@ -548,14 +549,14 @@ static int eval_call(jrender *r, const jnode *e, frame *f, const jv *caller, jv 
     jargs a;
     if (fe->type == E_ATTR) {
         jv self;
-        if (sl_jx_eval(r, fe->a, f, &self) < 0)
+        if (eval(r, fe->a, f, &self) < 0)
             return -1;
         if (self.k == K_UNDEF) {
             rc = sl_jx_undef_err(r, fe, &self);
             sl_jx_free(&self);
             return rc;
         }
-        rc = sl_jx_eval_args(r, e, f, &a);
+        rc = eval_args(r, e, f, &a);
         if (!rc) {
             if (self.k == K_LOOP && !strcmp(fe->s, "cycle")) {
                 const loopst *l = self.p;
@@ -590,14 +591,14 @@ static int eval_call(jrender *r, const jnode *e, frame *f, const jv *caller, jv 
                 rc = -1;
             }
         }
-        sl_jx_args_release(&a);
+        args_release(&a);
         sl_jx_free(&self);
         return rc;
     }
     jv fn;
-    if (sl_jx_eval(r, fe, f, &fn) < 0)
+    if (eval(r, fe, f, &fn) < 0)
         return -1;
-    rc = sl_jx_eval_args(r, e, f, &a);
+    rc = eval_args(r, e, f, &a);
     if (!rc) {
         if (fn.k == K_MACRO || fn.k == K_CALLER) {
             rc = call_macro(r, e, &fn, &a, caller, out);
@@ -620,14 +621,14 @@ static int eval_call(jrender *r, const jnode *e, frame *f, const jv *caller, jv 
             rc = sl_jx_err(r, e, SL_EINVAL, "'%s' object is not callable", sl_jx_py_type(&fn));
         }
     }
-    sl_jx_args_release(&a);
+    args_release(&a);
     sl_jx_free(&fn);
     return rc;
 }
 
 /* ---- expressions ---- */
 
-int sl_jx_eval_filter(jrender *r, const jnode *e, frame *f, const jv *in, jv *out)
+static int eval_filter(jrender *r, const jnode *e, frame *f, const jv *in, jv *out)
 {
     jv x;
     int rc = 0;
@@ -636,13 +637,13 @@ int sl_jx_eval_filter(jrender *r, const jnode *e, frame *f, const jv *in, jv *ou
     if (!e->a)
         x = sl_jx_copy(in);
     else if (e->a->type == E_FILTER)
-        rc = sl_jx_eval_filter(r, e->a, f, in, &x);
+        rc = eval_filter(r, e->a, f, in, &x);
     else
-        rc = sl_jx_eval(r, e->a, f, &x);
+        rc = eval(r, e->a, f, &x);
     if (e->a && rc < 0)
         return -1;
     jargs a;
-    rc = sl_jx_eval_args(r, e, f, &a);
+    rc = eval_args(r, e, f, &a);
     if (!rc) {
         const jfilter *fl = e->fn;
         if (e->neg) /* the arguments do not fit: say how */
@@ -658,12 +659,12 @@ int sl_jx_eval_filter(jrender *r, const jnode *e, frame *f, const jv *in, jv *ou
             rc = -1;
         }
     }
-    sl_jx_args_release(&a);
+    args_release(&a);
     sl_jx_free(&x);
     return rc;
 }
 
-int sl_jx_eval(jrender *r, const jnode *e, frame *f, jv *out)
+static int eval(jrender *r, const jnode *e, frame *f, jv *out)
 {
     memset(out, 0, sizeof *out);
     STACK_CHECK(r, e);
@@ -678,7 +679,7 @@ int sl_jx_eval(jrender *r, const jnode *e, frame *f, jv *out)
     case E_TUPLE: {
         json_t *l = json_array();
         for (int i = 0; i < e->nv; i++) {
-            if (sl_jx_eval(r, e->v[i], f, &a) < 0) {
+            if (eval(r, e->v[i], f, &a) < 0) {
                 jdecref(l);
                 return -1;
             }
@@ -693,11 +694,11 @@ int sl_jx_eval(jrender *r, const jnode *e, frame *f, jv *out)
     case E_DICT: {
         json_t *d = json_object();
         for (int i = 0; i + 1 < e->nv; i += 2) {
-            if (sl_jx_eval(r, e->v[i], f, &a) < 0) {
+            if (eval(r, e->v[i], f, &a) < 0) {
                 jdecref(d);
                 return -1;
             }
-            if (sl_jx_eval(r, e->v[i + 1], f, &b) < 0) {
+            if (eval(r, e->v[i + 1], f, &b) < 0) {
                 sl_jx_free(&a);
                 jdecref(d);
                 return -1;
@@ -721,15 +722,15 @@ int sl_jx_eval(jrender *r, const jnode *e, frame *f, jv *out)
         return 0;
     }
     case E_ATTR:
-        if (sl_jx_eval(r, e->a, f, &a) < 0)
+        if (eval(r, e->a, f, &a) < 0)
             return -1;
         rc = sl_jx_get_attr(r, e, &a, e->s, out);
         sl_jx_free(&a);
         return rc;
     case E_ITEM:
-        if (sl_jx_eval(r, e->a, f, &a) < 0)
+        if (eval(r, e->a, f, &a) < 0)
             return -1;
-        if (sl_jx_eval(r, e->b, f, &b) < 0) {
+        if (eval(r, e->b, f, &b) < 0) {
             sl_jx_free(&a);
             return -1;
         }
@@ -740,11 +741,11 @@ int sl_jx_eval(jrender *r, const jnode *e, frame *f, jv *out)
     case E_SLICE: {
         jv p[3] = {{0}, {0}, {0}};
         const jnode *pn[3] = {e->b, e->x, e->cond};
-        if (sl_jx_eval(r, e->a, f, &a) < 0)
+        if (eval(r, e->a, f, &a) < 0)
             return -1;
         for (int i = 0; i < 3 && !rc; i++)
             if (pn[i])
-                rc = sl_jx_eval(r, pn[i], f, &p[i]);
+                rc = eval(r, pn[i], f, &p[i]);
         if (!rc)
             rc = sl_jx_slice(r, e, &a, p[0].k == K_JSON ? p[0].j : NULL,
                              p[1].k == K_JSON ? p[1].j : NULL, p[2].k == K_JSON ? p[2].j : NULL,
@@ -755,9 +756,9 @@ int sl_jx_eval(jrender *r, const jnode *e, frame *f, jv *out)
         return rc;
     }
     case E_BIN:
-        if (sl_jx_eval(r, e->a, f, &a) < 0)
+        if (eval(r, e->a, f, &a) < 0)
             return -1;
-        if (sl_jx_eval(r, e->b, f, &b) < 0) {
+        if (eval(r, e->b, f, &b) < 0) {
             sl_jx_free(&a);
             return -1;
         }
@@ -778,7 +779,7 @@ int sl_jx_eval(jrender *r, const jnode *e, frame *f, jv *out)
         return rc;
     case E_NEG:
     case E_POS: {
-        if (sl_jx_eval(r, e->a, f, &a) < 0)
+        if (eval(r, e->a, f, &a) < 0)
             return -1;
         long long i;
         double d;
@@ -797,27 +798,27 @@ int sl_jx_eval(jrender *r, const jnode *e, frame *f, jv *out)
         return rc;
     }
     case E_NOT:
-        if (sl_jx_eval(r, e->a, f, &a) < 0)
+        if (eval(r, e->a, f, &a) < 0)
             return -1;
         *out = sl_jx_json(json_boolean(!sl_jx_truthy(&a)));
         sl_jx_free(&a);
         return 0;
     case E_AND:
     case E_OR:
-        if (sl_jx_eval(r, e->a, f, &a) < 0)
+        if (eval(r, e->a, f, &a) < 0)
             return -1;
         if (sl_jx_truthy(&a) == (e->type == E_OR)) {
             *out = a;
             return 0;
         }
         sl_jx_free(&a);
-        return sl_jx_eval(r, e->b, f, out);
+        return eval(r, e->b, f, out);
     case E_CMP: {
-        if (sl_jx_eval(r, e->v[0], f, &a) < 0)
+        if (eval(r, e->v[0], f, &a) < 0)
             return -1;
         bool res = true;
         for (int i = 1; i < e->nv && res; i++) {
-            if (sl_jx_eval(r, e->v[i], f, &b) < 0) {
+            if (eval(r, e->v[i], f, &b) < 0) {
                 sl_jx_free(&a);
                 return -1;
             }
@@ -833,32 +834,32 @@ int sl_jx_eval(jrender *r, const jnode *e, frame *f, jv *out)
         return rc;
     }
     case E_COND:
-        if (sl_jx_eval(r, e->cond, f, &a) < 0)
+        if (eval(r, e->cond, f, &a) < 0)
             return -1;
         {
             bool t = sl_jx_truthy(&a);
             sl_jx_free(&a);
             if (t)
-                return sl_jx_eval(r, e->a, f, out);
+                return eval(r, e->a, f, out);
             if (e->b)
-                return sl_jx_eval(r, e->b, f, out);
+                return eval(r, e->b, f, out);
             *out = sl_jx_undef(NULL);
             return 0;
         }
-    case E_FILTER: return sl_jx_eval_filter(r, e, f, NULL, out);
+    case E_FILTER: return eval_filter(r, e, f, NULL, out);
     case E_TEST: {
         if (!e->fn)
             return sl_jx_err(r, e, SL_EINVAL, "no test named '%s'", e->s);
-        if (sl_jx_eval(r, e->a, f, &a) < 0)
+        if (eval(r, e->a, f, &a) < 0)
             return -1;
         jargs ar;
         bool res = false;
-        rc = sl_jx_eval_args(r, e, f, &ar);
+        rc = eval_args(r, e, f, &ar);
         if (!rc) {
             const jtest *t = e->fn;
             rc = t->fn(r, e, &a, &ar, &res);
         }
-        sl_jx_args_release(&ar);
+        args_release(&ar);
         sl_jx_free(&a);
         if (!rc)
             *out = sl_jx_json(json_boolean(res != e->neg));
@@ -875,7 +876,7 @@ int sl_jx_eval(jrender *r, const jnode *e, frame *f, jv *out)
 static int assign_targets(jrender *r, const jnode *s, frame *f, const jv *v)
 {
     if (s->nnames == 1 && !s->op) {
-        sl_jx_frame_set(f, s->names[0], sl_jx_copy(v));
+        frame_set(f, s->names[0], sl_jx_copy(v));
         return 0;
     }
     json_t *items;
@@ -888,7 +889,7 @@ static int assign_targets(jrender *r, const jnode *s, frame *f, const jv *v)
                          n < (size_t)s->nnames ? "not enough" : "too many", s->nnames, n);
     }
     for (int i = 0; i < s->nnames; i++)
-        sl_jx_frame_set(f, s->names[i], sl_jx_json(json_incref(json_array_get(items, (size_t)i))));
+        frame_set(f, s->names[i], sl_jx_json(json_incref(json_array_get(items, (size_t)i))));
     jdecref(items);
     return 0;
 }
@@ -916,7 +917,7 @@ static int run_loop(jrender *r, const jnode *s, frame *f, const jv *it, int dept
             if (!rc)
                 rc = assign_targets(r, s, &lf, &x);
             if (!rc)
-                rc = sl_jx_eval(r, s->cond, &lf, &c);
+                rc = eval(r, s->cond, &lf, &c);
             if (!rc && sl_jx_truthy(&c))
                 json_array_append(keep, x.j);
             if (!rc)
@@ -940,7 +941,7 @@ static int run_loop(jrender *r, const jnode *s, frame *f, const jv *it, int dept
         rc = assign_targets(r, s, &lf, &x);
         if (!rc) {
             jv lv = {.k = K_LOOP, .p = &ls};
-            sl_jx_frame_set(&lf, "loop", lv);
+            frame_set(&lf, "loop", lv);
             rc = render_body(r, s->b, &lf, out);
         }
     }
@@ -955,7 +956,7 @@ static int run_loop(jrender *r, const jnode *s, frame *f, const jv *it, int dept
 static int run_for(jrender *r, const jnode *s, frame *f, sl_buf *out)
 {
     jv it;
-    if (sl_jx_eval(r, s->a, f, &it) < 0)
+    if (eval(r, s->a, f, &it) < 0)
         return -1;
     int rc = run_loop(r, s, f, &it, 0, out);
     sl_jx_free(&it);
@@ -968,19 +969,19 @@ static int run_stmt(jrender *r, const jnode *s, frame *f, sl_buf *out)
     jv v;
     int rc = 0;
     switch (s->type) {
-    case N_TEXT: return sl_jx_emit(r, out, s->s, s->slen);
+    case N_TEXT: return emit(r, out, s->s, s->slen);
     case N_OUT:
-        if (sl_jx_eval(r, s->a, f, &v) < 0)
+        if (eval(r, s->a, f, &v) < 0)
             return -1;
         if (v.k == K_JSON && json_is_string(v.j)) {
-            rc = sl_jx_emit(r, out, json_string_value(v.j), json_string_length(v.j));
+            rc = emit(r, out, json_string_value(v.j), json_string_length(v.j));
         } else if (v.k == K_JSON && json_is_integer(v.j)) {
             char num[24];
-            rc = sl_jx_emit(r, out, num, sl_jx_fmt_i64((long long)json_integer_value(v.j), num));
+            rc = emit(r, out, num, sl_jx_fmt_i64((long long)json_integer_value(v.j), num));
         } else if (v.k != K_UNDEF) {
             STACKBUF(b, r->lim.max_output_chars * 4 + 16);
             sl_jx_str(&v, &b);
-            rc = b.toobig ? cap_err(r) : sl_jx_emit(r, out, b.data ? b.data : "", b.len);
+            rc = b.toobig ? cap_err(r) : emit(r, out, b.data ? b.data : "", b.len);
             sl_buf_release(&b);
         }
         sl_jx_free(&v);
@@ -989,7 +990,7 @@ static int run_stmt(jrender *r, const jnode *s, frame *f, sl_buf *out)
         for (; s; s = s->x) {
             if (s->type != N_IF)
                 return render_body(r, s, f, out);
-            if (sl_jx_eval(r, s->a, f, &v) < 0)
+            if (eval(r, s->a, f, &v) < 0)
                 return -1;
             bool t = sl_jx_truthy(&v);
             sl_jx_free(&v);
@@ -1000,7 +1001,7 @@ static int run_stmt(jrender *r, const jnode *s, frame *f, sl_buf *out)
     case N_FOR:
         return run_for(r, s, f, out);
     case N_SET:
-        if (sl_jx_eval(r, s->a, f, &v) < 0)
+        if (eval(r, s->a, f, &v) < 0)
             return -1;
         if (s->neg) {
             const jv *ns = frame_get(f, s->names[0]);
@@ -1020,7 +1021,7 @@ static int run_stmt(jrender *r, const jnode *s, frame *f, sl_buf *out)
     case N_SETBLOCK:
     case N_FILTERBLOCK: {
         sl_buf b;
-        sl_jx_scratch_init(r, &b);
+        scratch_init(r, &b);
         size_t held;
         sl_buf *outer = capture_begin(r, &b, &held);
         rc = render_body(r, s->b, f, &b);
@@ -1028,18 +1029,18 @@ static int run_stmt(jrender *r, const jnode *s, frame *f, sl_buf *out)
         if (!rc) {
             jv in = sl_jx_json(json_stringn_nocheck(b.data ? b.data : "", b.len));
             if (s->x) {
-                rc = sl_jx_eval_filter(r, s->x, f, &in, &v);
+                rc = eval_filter(r, s->x, f, &in, &v);
                 sl_jx_free(&in);
             } else {
                 v = in;
             }
             if (!rc && s->type == N_SETBLOCK) {
-                sl_jx_frame_set(f, s->names[0], v);
+                frame_set(f, s->names[0], v);
             } else if (!rc) {
                 sl_buf t;
-                sl_jx_scratch_init(r, &t);
+                scratch_init(r, &t);
                 sl_jx_str(&v, &t);
-                rc = sl_jx_emit(r, out, t.data ? t.data : "", t.len);
+                rc = emit(r, out, t.data ? t.data : "", t.len);
                 sl_buf_release(&t);
                 sl_jx_free(&v);
             }
@@ -1049,7 +1050,7 @@ static int run_stmt(jrender *r, const jnode *s, frame *f, sl_buf *out)
     }
     case N_MACRO: {
         jv m = {.k = K_MACRO, .p = s, .name = s->s};
-        sl_jx_frame_set(f, s->s, m);
+        frame_set(f, s->s, m);
         return 0;
     }
     case N_CALLBLOCK: {
@@ -1057,9 +1058,9 @@ static int run_stmt(jrender *r, const jnode *s, frame *f, sl_buf *out)
         if (eval_call(r, s->a, f, &caller, &v) < 0)
             return -1;
         sl_buf t;
-        sl_jx_scratch_init(r, &t);
+        scratch_init(r, &t);
         sl_jx_str(&v, &t);
-        rc = sl_jx_emit(r, out, t.data ? t.data : "", t.len);
+        rc = emit(r, out, t.data ? t.data : "", t.len);
         sl_buf_release(&t);
         sl_jx_free(&v);
         return rc;
@@ -1067,9 +1068,9 @@ static int run_stmt(jrender *r, const jnode *s, frame *f, sl_buf *out)
     case N_WITH: {
         frame wf = {.parent = f};
         for (int i = 0; i < s->nkw && !rc; i++) {
-            rc = sl_jx_eval(r, s->kwv[i], &wf, &v);
+            rc = eval(r, s->kwv[i], &wf, &v);
             if (!rc)
-                sl_jx_frame_set(&wf, s->kwn[i], v);
+                frame_set(&wf, s->kwn[i], v);
         }
         if (!rc)
             rc = render_body(r, s->b, &wf, out);

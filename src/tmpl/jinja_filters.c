@@ -748,7 +748,7 @@ FILTER(sort)
     if (rc == -2) {
         rc = -1;
     } else if (rc < 0 && sl_jx_too_deep) {
-        rc = 0; /* sl_jx_eval_filter reports it */
+        rc = 0; /* eval_filter reports it */
         *out = sl_jx_json(json_array());
     } else if (rc < 0) {
         rc = sl_jx_err(r, e, SL_EINVAL, "the items do not compare");
@@ -1628,7 +1628,7 @@ FILTER(random)
 }
 
 /* Each filter with the parameters Jinja2 3.1 gives it after the value
- * ("*": any); sl_jx_eval_filter refuses other keyword arguments and extra
+ * ("*": any); eval_filter refuses other keyword arguments and extra
  * positional ones, as Python's call would. */
 static const jfilter filters[] = {
     {"abs", f_abs, ""},

@@ -149,7 +149,7 @@ static void repr_rec(const json_t *j, sl_buf *out, int depth, bool sorted)
     }
 }
 
-void sl_jx_py_repr(const json_t *j, sl_buf *out)
+static void py_repr(const json_t *j, sl_buf *out)
 {
     repr_rec(j, out, 0, false);
 }
@@ -163,7 +163,7 @@ void sl_jx_py_str(const json_t *j, sl_buf *out)
     case JSON_TRUE: sl_buf_adds(out, "True"); return;
     case JSON_FALSE: sl_buf_adds(out, "False"); return;
     case JSON_NULL: sl_buf_adds(out, "None"); return;
-    default: sl_jx_py_repr(j, out);
+    default: py_repr(j, out);
     }
 }
 
@@ -173,7 +173,7 @@ void sl_jx_str(const jv *v, sl_buf *out)
     case K_JSON: sl_jx_py_str(v->j, out); return;
     case K_NS:
         sl_buf_adds(out, "<Namespace ");
-        sl_jx_py_repr(v->j, out);
+        py_repr(v->j, out);
         sl_buf_adds(out, ">");
         return;
     case K_MACRO: sl_buf_addf(out, "<Macro '%s'>", v->name ? v->name : ""); return;
@@ -332,7 +332,7 @@ static void pformat(jrender *r, const json_t *j, size_t indent, sl_buf *out, int
                 }
                 json_t *ks = json_string_nocheck(keys[x]);
                 size_t before = out->len;
-                sl_jx_py_repr(ks, out);
+                py_repr(ks, out);
                 jdecref(ks);
                 sl_buf_adds(out, ": ");
                 pformat(r, obj_val(j, keys[x]), indent + 1 + (out->len - before), out,
@@ -441,7 +441,7 @@ static int fmt_value(jrender *r, const jnode *e, const jv *v, fspec *f, sl_buf *
     }
     if (ty == 's' || ty == 0 || ty == 'r') {
         if (ty == 'r' && v->k == K_JSON)
-            sl_jx_py_repr(v->j, &b);
+            py_repr(v->j, &b);
         else if (ty == 0 && t == 2 && f->prec >= 0) {
             sl_buf_addf(&b, "%.*g", f->prec, d);
             numeric = true;

@@ -113,7 +113,7 @@ typedef struct {
     sl_errcode halted;     /* set once a poll ended the render: later polls fail too */
     long walk;             /* container visits left for self-reference checks */
     const sl_buf *cnt_buf; /* the render's output: its first cnt_len bytes */
-    size_t cnt_len, cnt_chars; /* hold cnt_chars characters (sl_jx_emit's count) */
+    size_t cnt_len, cnt_chars; /* hold cnt_chars characters (emit's count) */
     bool ns_escaped;       /* a namespace was put into a list or dict: setting its
                               attributes must check for self-reference */
     int depth;

@@ -48,10 +48,13 @@ void sl_jx_utf8_enc(unsigned long cp, sl_buf *b)
     sl_buf_add(b, t, (size_t)n);
 }
 
-unsigned long sl_jx_cp_case(unsigned long c, int upper)
+/* Python's lower (upper 0) or upper (1) of one code point (ß's upper,
+ * "SS", comes back as the marker UPPER_SS) */
+#define UPPER_SS 0x1E9E0053UL
+static unsigned long cp_case(unsigned long c, int upper)
 {
     if (c == 0xDF && upper == 1)
-        return SL_JX_UPPER_SS; /* "SS": sl_jx_case_map writes it */
+        return UPPER_SS; /* "SS": sl_jx_case_map writes it */
     if (c < 0x80)
         return upper ? (unsigned long)toupper((int)c) : (unsigned long)tolower((int)c);
     pthread_once(&loc_once, loc_init);
@@ -148,21 +151,21 @@ void sl_jx_case_map(const char *s, size_t n, int mode, sl_buf *out)
         unsigned long c = utf8_dec(s + i, n - i, &l);
         unsigned long o;
         if (mode <= 1) {
-            o = sl_jx_cp_case(c, mode);
+            o = cp_case(c, mode);
         } else if (mode == 2) {
-            o = sl_jx_cp_case(c, i == 0);
+            o = cp_case(c, i == 0);
         } else if (mode == 3) {
             bool a = sl_jx_cp_alpha(c);
-            o = a ? sl_jx_cp_case(c, start) : c;
+            o = a ? cp_case(c, start) : c;
             start = !a;
         } else {
             bool sep = sl_jx_cp_space(c);
-            o = sep ? c : sl_jx_cp_case(c, start);
+            o = sep ? c : cp_case(c, start);
             start = sep;
         }
         if (o == c)
             sl_buf_add(out, s + i, l);
-        else if (o == SL_JX_UPPER_SS)
+        else if (o == UPPER_SS)
             sl_buf_add(out, "SS", 2); /* Python: 'ß'.upper() == 'SS' */
         else
             sl_jx_utf8_enc(o, out);
@@ -385,7 +388,7 @@ bool sl_jx_str_cased(jv *x, bool upper)
     for (size_t i = 0; i < n;) {
         size_t l;
         unsigned long c = utf8_dec(s + i, n - i, &l);
-        unsigned long lo = sl_jx_cp_case(c, 0), up = sl_jx_cp_case(c, 1);
+        unsigned long lo = cp_case(c, 0), up = cp_case(c, 1);
         if (lo != up) {
             any = true;
             if (upper ? c != up : c != lo)
@@ -747,7 +750,7 @@ int sl_jx_str_method(jrender *r, const jnode *e, jv *self, const char *m, jargs 
         for (size_t i = 0; i < n;) {
             size_t l;
             unsigned long c = utf8_dec(s + i, n - i, &l);
-            unsigned long lo = sl_jx_cp_case(c, 0), up = sl_jx_cp_case(c, 1);
+            unsigned long lo = cp_case(c, 0), up = cp_case(c, 1);
             sl_jx_utf8_enc(c == lo ? up : lo, &b);
             i += l;
         }
