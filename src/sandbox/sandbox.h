@@ -1,7 +1,7 @@
 /*
  * sandbox — the provider interface behind which sluice runs untrusted
  * commands: the local provider (Linux namespaces + seccomp + cgroups, the
- * embedded default) and, later, SSH VMs and E2B.
+ * embedded default), SSH VMs (ssh.c) and E2B (e2b.c).
  *
  * A sandbox is made once per workflow run and destroyed at its end (also
  * when the run fails or is cancelled); files written by one command are
