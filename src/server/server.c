@@ -81,7 +81,6 @@ typedef struct live {
     bool done;
     bool streaming;       /* a client reads the SSE text (else it is not built) */
     int refs;             /* the run thread and each reader */
-    sl_buf answer;
     sl_buf log;           /* the run's events as a JSON array, for the store */
     long long created;
     char *user;           /* who started it (NULL: Dify's default end user) */
@@ -264,7 +263,6 @@ static void live_unref(live *l)
         }
     pthread_mutex_unlock(&S.mu);
     sl_buf_release(&l->sse);
-    sl_buf_release(&l->answer);
     sl_buf_release(&l->log);
     free(l->user);
     pthread_mutex_destroy(&l->mu);
@@ -274,14 +272,8 @@ static void live_unref(live *l)
 /* Appends one SSE event for readers.  An event that would take the text
  * past --max-event-bytes is replaced by Dify's error event, which ends the
  * stream (the run goes on, and is stored whole). */
-static void push(live *l, sl_value *ev)
+static void push_text(live *l, const char *text)
 {
-    if (!l->streaming) {
-        json_decref(ev);
-        return;
-    }
-    char *text = json_dumps(ev, JSON_COMPACT);
-    json_decref(ev);
     pthread_mutex_lock(&l->mu);
     if (!l->sse_full && l->sse.len + strlen(text) + 8 > S.o.max_event_bytes) {
         l->sse_full = true;
@@ -306,7 +298,17 @@ static void push(live *l, sl_value *ev)
     }
     wake_readers(l);
     pthread_mutex_unlock(&l->mu);
-    free(text);
+}
+
+static void push(live *l, sl_value *ev)
+{
+    if (l->streaming) {
+        char *text = json_dumps(ev, JSON_COMPACT);
+        if (text)
+            push_text(l, text);
+        free(text);
+    }
+    json_decref(ev);
 }
 
 /* Appends one event to the run's log (a JSON array).  An event that would
@@ -339,22 +341,31 @@ static void on_event(const char *event, const sl_value *data, void *ud)
     /* the event log, kept with the run's end */
     char *text = json_dumps(data, JSON_COMPACT);
     log_event(l, event, text ? text : "null");
-    free(text);
     if (l->chat && !strcmp(event, "text_chunk")) {
+        free(text);
         const sl_value *t = json_object_get(data, "text");
-        sl_buf_add(&l->answer, json_string_value(t), json_string_length(t));
         push(l, json_pack("{s:s, s:s, s:s, s:s, s:O, s:I}", "event", "message", "task_id",
                           l->task_id, "message_id", l->message_id, "conversation_id",
                           l->conversation_id, "answer", t, "created_at", (json_int_t)l->created));
         return;
     }
-    sl_value *ev = json_pack("{s:s, s:s, s:s, s:O}", "event", event, "task_id", l->task_id,
-                             "workflow_run_id", l->id, "data", data);
-    if (l->chat) {
-        json_object_set_new(ev, "message_id", json_string(l->message_id));
-        json_object_set_new(ev, "conversation_id", json_string(l->conversation_id));
+    if (!l->streaming || !text) {
+        free(text);
+        return;
     }
-    push(l, ev);
+    /* The envelope around the data text the log holds: the same bytes, not
+     * a second serialisation (event names and ids are ours, no escaping). */
+    sl_buf e;
+    sl_buf_init(&e, 0);
+    sl_buf_addf(&e, "{\"event\":\"%s\",\"task_id\":\"%s\",\"workflow_run_id\":\"%s\",\"data\":%s",
+                event, l->task_id, l->id, text);
+    if (l->chat)
+        sl_buf_addf(&e, ",\"message_id\":\"%s\",\"conversation_id\":\"%s\"", l->message_id,
+                    l->conversation_id);
+    sl_buf_addc(&e, '}');
+    free(text);
+    push_text(l, e.data);
+    sl_buf_release(&e);
 }
 
 typedef struct {
@@ -871,7 +882,6 @@ static enum MHD_Result start_run(struct MHD_Connection *c, const char *app_id, s
     snprintf(l->app_id, sizeof l->app_id, "%s", app_id);
     pthread_mutex_init(&l->mu, NULL);
     sl_buf_init(&l->sse, S.o.max_event_bytes + EVENT_CAP_ROOM);
-    sl_buf_init(&l->answer, 0);
     sl_buf_init(&l->log, S.o.max_event_bytes + EVENT_CAP_ROOM);
     sl_buf_addc(&l->log, '[');
     l->chat = chat;
