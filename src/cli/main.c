@@ -813,8 +813,8 @@ static int cmd_validate(int argc, char **argv)
             return EXIT_USAGE;
         }
     }
-    sl_graph_config_warnings(!strict);
     sl_config *cfg = sl_config_default();
+    sl_config_set_lenient(cfg, !strict);
     for (int i = 1; i < argc; i++) {
         if (argv[i][0] == '-' && argv[i][1])
             continue;

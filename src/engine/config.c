@@ -22,6 +22,7 @@ struct sl_config {
     char *force_model;   /* SLUICE_LLM_MODEL */
     sl_value *sandbox;   /* the file's `sandbox` mapping, or NULL */
     bool offline;        /* a tape is replayed: see sl_config_set_offline */
+    bool lenient;        /* unconfigured is a warning: see sl_config_set_lenient */
 };
 
 /* Providers sluice knows by their environment variables. */
@@ -301,6 +302,16 @@ sl_config *sl_config_default(void)
 void sl_config_set_offline(sl_config *c, bool on)
 {
     c->offline = on;
+}
+
+void sl_config_set_lenient(sl_config *c, bool on)
+{
+    c->lenient = on;
+}
+
+bool sl_config_lenient(const sl_config *c)
+{
+    return c && c->lenient;
 }
 
 /* What a NULL configuration reads as: nothing configured. */

@@ -63,6 +63,14 @@ void sl_config_free(sl_config *c);
  * Set it before lending the configuration. */
 void sl_config_set_offline(sl_config *c, bool on);
 
+/* Problems of this machine's configuration (a model provider not
+ * configured) are errors when a load is meant to run; with on, loads
+ * checked against c report them as warnings (sluice validate without
+ * --strict judges the file alone).  Set it before lending c. */
+void sl_config_set_lenient(sl_config *c, bool on);
+/* Whether c is lenient; false for NULL. */
+bool sl_config_lenient(const sl_config *c);
+
 /* The endpoint and model name for a DSL model.  NULL when the provider is
  * not configured, with err (SL_ENOTFOUND) saying which setting to add.  The
  * endpoint is borrowed from c. */

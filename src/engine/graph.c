@@ -70,22 +70,12 @@ void sl_check_warn(sl_check *c, const sl_gnode *n, const sl_value *at, const cha
     va_end(ap);
 }
 
-/* How problems of this machine's configuration (not of the file) are
- * reported by loads in this process: errors, unless a command that judges
- * the file alone (sluice validate, app import) asks for warnings. */
-static _Atomic bool config_warn;
-
-void sl_graph_config_warnings(bool on)
-{
-    config_warn = on;
-}
-
 void sl_check_config(sl_check *c, const sl_gnode *n, const sl_value *at, const char *key,
                      const char *field, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vreport(c, config_warn, n, at, key, field, fmt, ap);
+    vreport(c, sl_config_lenient(c->config), n, at, key, field, fmt, ap);
     va_end(ap);
 }
 

@@ -103,12 +103,6 @@ void sl_graph_release(sl_graph *g);
 
 int sl_graph_find(const sl_graph *g, const char *id); /* -1 when absent */
 
-/* Problems that depend on this machine's configuration (a model provider
- * not configured) are errors when a load is meant to run; with on, later
- * loads in this process report them as warnings (sluice validate without
- * --strict, apps imported into a server that may be configured later). */
-void sl_graph_config_warnings(bool on);
-
 /* Export back to YAML: the document as loaded, as sl_dsl_export (dsl/dsl.h)
  * gives it. */
 int sl_graph_export(const sl_graph *g, bool include_secrets, sl_buf *out, sl_err *err);

@@ -80,8 +80,8 @@ void sl_check_warn(sl_check *c, const struct sl_gnode *n, const sl_value *at, co
                    const char *field, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
 /* A problem of this machine's configuration rather than of the file (a
- * provider not configured): an error, or a warning after
- * sl_graph_config_warnings(true). */
+ * provider not configured): an error, or a warning when the load's
+ * configuration is lenient (sl_config_set_lenient). */
 void sl_check_config(sl_check *c, const struct sl_gnode *n, const sl_value *at, const char *key,
                      const char *field, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));

@@ -232,6 +232,8 @@ static void two_runs(void)
     const char *wf = "tests/cases/llm/llm_replay.yml", *tp = "tests/cases/llm/llm_replay.jsonl";
     /* Two configurations of one process: the same replayed model priced
      * in two currencies. */
+    unsetenv("SLUICE_LLM_BASE_URL");
+    unsetenv("OPENAI_API_KEY");
     sl_config *eur = load("llm:\n  prices:\n    gpt-offline-1: {input: 1000, output: 2000, "
                           "currency: EUR}\n");
     sl_config *usd = load("llm:\n  prices:\n    gpt-offline-1: {input: 3000, output: 4000, "
@@ -243,8 +245,6 @@ static void two_runs(void)
     }
     sl_config_set_offline(eur, true);
     sl_config_set_offline(usd, true);
-    unsetenv("SLUICE_LLM_BASE_URL");
-    unsetenv("OPENAI_API_KEY");
 
     sl_graph g;
     sl_diag d;
@@ -257,6 +257,19 @@ static void two_runs(void)
     sl_graph_release(&g);
     sl_diag_release(&d);
     sl_err_clear(&err);
+    /* the same settings, lenient: what sluice validate does without --strict */
+    sl_config *lenient = sl_config_env();
+    sl_config_set_lenient(lenient, true);
+    sl_diag_init(&d);
+    rc = sl_graph_load_file(&g, &sl_nodes, lenient, wf, &d, &err);
+    CHECK(rc == 0 && d.n == 1 && d.v[0].warning && strstr(d.v[0].msg, "not configured"),
+          "loaded against lenient settings, that is a warning: %s",
+          d.n ? d.v[0].msg : err.msg ? err.msg : "none");
+    sl_graph_release(&g);
+    sl_diag_release(&d);
+    sl_err_clear(&err);
+    sl_config_free(lenient);
+    CHECK(!sl_config_lenient(NULL), "a NULL configuration is not lenient");
     sl_diag_init(&d);
     rc = sl_graph_load_file(&g, &sl_nodes, eur, wf, &d, &err);
     CHECK(rc == 0, "loaded against offline settings, it loads (%s)",
