@@ -334,7 +334,8 @@ static sl_value *load_json_arg(const char *arg, const char *what, bool *ok)
     return load_json_value(arg, what, false, ok);
 }
 
-static int add_input(sl_value *inputs, sl_value *files, const sl_graph *g, const char *arg)
+static int add_input(sl_value *inputs, sl_value *files, const sl_graph *g, const char *arg,
+                     size_t max_file_bytes)
 {
     const char *eq = strchr(arg, '=');
     if (!eq || eq == arg) {
@@ -372,7 +373,7 @@ static int add_input(sl_value *inputs, sl_value *files, const sl_graph *g, const
         /* Like curl's -d @file: the input's text comes from a file. */
         FILE *f = fopen(val + 1, "rb");
         sl_buf b;
-        sl_buf_init(&b, (size_t)10 << 20);
+        sl_buf_init(&b, max_file_bytes);
         char tmp[65536];
         size_t n;
         bool ok = f != NULL;
@@ -384,7 +385,9 @@ static int add_input(sl_value *inputs, sl_value *files, const sl_graph *g, const
         sl_buf_release(&b);
         if (!s) {
             fprintf(stderr, "sluice: --input %s: cannot use file '%s': %s\n", name, val + 1,
-                    !f ? strerror(errno) : ok ? "not valid UTF-8 text" : "larger than 10 MB");
+                    !f ? strerror(errno) : ok ? "not valid UTF-8 text"
+                                             : "larger than input_file_bytes (raise it with "
+                                               "--limit input_file_bytes=N)");
             free(name);
             return -1;
         }
@@ -663,7 +666,7 @@ static int cmd_run(int argc, char **argv)
         const char *a = argv[i];
         bool ok = true;
         if (!strcmp(a, "--input")) {
-            ok = add_input(given, files, &g, argv[++i]) == 0;
+            ok = add_input(given, files, &g, argv[++i], opts.limits.input_file_bytes) == 0;
         } else if (!strcmp(a, "--inputs")) {
             sl_value *all = load_json_arg(argv[++i], "--inputs", &ok);
             if (ok)

@@ -198,8 +198,11 @@ sl_sandbox *sl_exec_sandbox(sl_node_exec *x, sl_err *err)
             /* remembered, so parallel nodes do not each retry a broken set-up */
             r->sandbox_error = sl_xstrdup(e.msg ? e.msg : "the sandbox could not be made");
             sl_err_clear(&e);
-        } else if (sl_sandbox_policy_install(&r->policy, r->sandbox, install_over, r,
-                                             r->L.max_time_s, &e)) {
+        } else if (sl_sandbox_policy_install(
+                       &r->policy, r->sandbox, install_over, r,
+                       &(sl_sandbox_install_limits){r->L.install_timeout_s, r->L.sandbox_output_bytes,
+                                                    r->L.command_error_bytes, r->L.max_time_s},
+                       &e)) {
             r->sandbox_error = sl_xstrdup(e.msg);
             sl_err_clear(&e);
             sl_sandbox_destroy(r->sandbox);

@@ -29,6 +29,8 @@ static const field fields[] = {
     F(parallel_iterations, T_INT, "cap on an iteration's parallel_nums"),
     F(max_string_bytes, T_SIZE, "strings produced by nodes (Dify: 400,000)"),
     F(template_max_bytes, T_SIZE, "memory a Jinja2 render's values may hold (0: no limit)"),
+    F(history_messages, T_INT, "earlier messages a chat run is given (Dify: 500)"),
+    F(input_file_bytes, T_SIZE, "size of an input read from a file (--input NAME=@FILE)"),
     F(http_connect_timeout_s, T_DOUBLE, "http-request connect timeout cap (Dify: 10)"),
     F(http_read_timeout_s, T_DOUBLE, "http-request read timeout cap (Dify: 600)"),
     F(http_write_timeout_s, T_DOUBLE, "http-request write timeout cap (Dify: 600)"),
@@ -44,9 +46,13 @@ static const field fields[] = {
     F(sandbox_cpu_seconds, T_INT, "CPU seconds one sandboxed process may use"),
     F(sandbox_open_files, T_INT, "open files per sandboxed process"),
     F(sandbox_file_bytes, T_SIZE, "largest file a sandboxed process may write"),
-    F(sandbox_output_bytes, T_SIZE, "stdout (and stderr) kept per sandboxed command"),
+    F(sandbox_output_bytes, T_SIZE, "stdout (and stderr) one sandboxed command may write"),
+    F(install_timeout_s, T_DOUBLE, "wall seconds to install an app's packages (sandbox.packages)"),
+    F(command_error_bytes, T_SIZE, "end of stderr a failed command or install quotes"),
     F(command_timeout_s, T_DOUBLE, "wall seconds of a command node (Dify: 60)"),
     F(code_timeout_s, T_DOUBLE, "wall seconds of a code node (Dify: 60)"),
+    F(code_log_bytes, T_SIZE, "end of a code node's stdout/stderr kept in its process data"),
+    F(code_error_bytes, T_SIZE, "end of stderr a failed code node quotes (its traceback)"),
     F(code_max_string_length, T_SIZE, "characters in a code node string output (Dify: 400,000)"),
     F(code_max_depth, T_INT, "nesting depth of code node outputs (Dify: 5)"),
     F(code_max_precision, T_INT, "decimal places of code node numbers (Dify: 20)"),
@@ -77,6 +83,8 @@ void sl_limits_default(struct sl_limits *l)
     l->parallel_iterations = 10;
     l->max_string_bytes = 400000;
     l->template_max_bytes = (size_t)64 << 20;
+    l->history_messages = 500;
+    l->input_file_bytes = (size_t)10 << 20;
     l->http_connect_timeout_s = 10;
     l->http_read_timeout_s = 600;
     l->http_write_timeout_s = 600;
@@ -92,9 +100,14 @@ void sl_limits_default(struct sl_limits *l)
     l->sandbox_cpu_seconds = 600;
     l->sandbox_open_files = 1024;
     l->sandbox_file_bytes = (size_t)1 << 30;
-    l->sandbox_output_bytes = (size_t)1 << 20;
+    /* the node output cap: a code node's result comes through stdout */
+    l->sandbox_output_bytes = (size_t)16 << 20;
+    l->install_timeout_s = 600;
+    l->command_error_bytes = 2000;
     l->command_timeout_s = 60;
     l->code_timeout_s = 60;
+    l->code_log_bytes = 16384;
+    l->code_error_bytes = 8192;
     l->code_max_string_length = 400000;
     l->code_max_depth = 5;
     l->code_max_precision = 20;
@@ -212,10 +225,10 @@ void sl_limits_describe(const struct sl_limits *l, void (*line)(const char *, vo
         const char *p = (const char *)l + f->off;
         char buf[256];
         switch (f->type) {
-        case T_INT: snprintf(buf, sizeof buf, "%-24s %-10d %s", f->name, *(const int *)p, f->help); break;
-        case T_DOUBLE: snprintf(buf, sizeof buf, "%-24s %-10g %s", f->name, *(const double *)p, f->help); break;
-        case T_SIZE: snprintf(buf, sizeof buf, "%-24s %-10zu %s", f->name, *(const size_t *)p, f->help); break;
-        case T_BOOL: snprintf(buf, sizeof buf, "%-24s %-10s %s", f->name, *(const bool *)p ? "true" : "false", f->help); break;
+        case T_INT: snprintf(buf, sizeof buf, "%-28s %-10d %s", f->name, *(const int *)p, f->help); break;
+        case T_DOUBLE: snprintf(buf, sizeof buf, "%-28s %-10g %s", f->name, *(const double *)p, f->help); break;
+        case T_SIZE: snprintf(buf, sizeof buf, "%-28s %-10zu %s", f->name, *(const size_t *)p, f->help); break;
+        case T_BOOL: snprintf(buf, sizeof buf, "%-28s %-10s %s", f->name, *(const bool *)p ? "true" : "false", f->help); break;
         }
         line(buf, ud);
     }

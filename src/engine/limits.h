@@ -24,6 +24,8 @@ struct sl_limits {
     int max_loop_count;         /* loop_count cap (Dify: 100) */
     int parallel_iterations;    /* cap on iteration parallel_nums (Dify: 10) */
     size_t max_string_bytes;    /* strings produced by nodes (Dify: 400,000 chars) */
+    int history_messages;       /* conversation messages a chat run is given (Dify: 500) */
+    size_t input_file_bytes;    /* an input read from a file, --input NAME=@FILE: 10 MiB */
     size_t template_max_bytes;  /* memory one Jinja2 render's values hold (64 MiB; 0: no limit) */
     /* http-request node (Dify's HTTP_REQUEST_* settings) */
     double http_connect_timeout_s;   /* 10 */
@@ -42,10 +44,15 @@ struct sl_limits {
     int sandbox_cpu_seconds;         /* 600 s of CPU per process */
     int sandbox_open_files;          /* 1024 */
     size_t sandbox_file_bytes;       /* 1 GiB, largest file one process writes */
-    size_t sandbox_output_bytes;     /* 1 MiB of stdout (and of stderr) per command */
+    size_t sandbox_output_bytes;     /* 16 MiB of stdout (and of stderr) per command:
+                                        code, command and package installs alike */
+    double install_timeout_s;        /* installing an app's packages: 600 s */
+    size_t command_error_bytes;      /* stderr a failed command/install quotes: 2000 */
     double command_timeout_s;        /* command node (Dify: 60 s) */
     /* code node (Dify's CODE_* settings) */
     double code_timeout_s;           /* CODE_EXECUTION_READ_TIMEOUT: 60 s */
+    size_t code_log_bytes;           /* end of stdout/stderr kept in process data: 16384 */
+    size_t code_error_bytes;         /* end of stderr a failed code node quotes: 8192 */
     size_t code_max_string_length;   /* CODE_MAX_STRING_LENGTH: 400,000 */
     int code_max_depth;              /* CODE_MAX_DEPTH: 5 */
     int code_max_precision;          /* CODE_MAX_PRECISION: 20 */

@@ -650,7 +650,7 @@ static int run(sl_node_exec *x)
     double timeout = L->code_timeout_s > 0 && L->code_timeout_s < left ? L->code_timeout_s : left;
     char marker[SL_CODE_MARKER_SIZE];
     sl_code_marker(marker);
-    int rc = sl_code_exec(sb, py, code, inputs, marker, timeout, L->max_output_bytes,
+    int rc = sl_code_exec(sb, py, code, inputs, marker, timeout, L->sandbox_output_bytes,
                           exec_cancelled, x, &res, &err);
     json_decref(inputs);
     if (rc) {
@@ -668,15 +668,15 @@ static int run(sl_node_exec *x)
     if (printed) {
         sl_buf b;
         sl_buf_init(&b, 0);
-        sl_utf8_clean(out + (printed > 16384 ? printed - 16384 : 0),
-                      printed > 16384 ? 16384 : printed, &b);
+        size_t keep = printed > L->code_log_bytes ? L->code_log_bytes : printed;
+        sl_utf8_clean(out + (printed - keep), keep, &b);
         sl_exec_process(x, "stdout", json_stringn(b.data ? b.data : "", b.len));
         sl_buf_release(&b);
     }
     if (res.err.len) {
         sl_buf b;
         sl_buf_init(&b, 0);
-        const char *t = tail(&res.err, 16384);
+        const char *t = tail(&res.err, L->code_log_bytes);
         sl_utf8_clean(t, strlen(t), &b);
         sl_exec_process(x, "stderr", json_stringn(b.data ? b.data : "", b.len));
         sl_buf_release(&b);
@@ -695,7 +695,7 @@ static int run(sl_node_exec *x)
                           "the code was killed: it went over the sandbox's %s limit%s",
                           res.limit,
                           res.hit == SL_SBLIMIT_MEMORY   ? " (sandbox_memory_bytes)"
-                          : res.hit == SL_SBLIMIT_OUTPUT ? " (max_output_bytes)"
+                          : res.hit == SL_SBLIMIT_OUTPUT ? " (sandbox_output_bytes)"
                           : res.hit == SL_SBLIMIT_CPU || res.hit == SL_SBLIMIT_CPU_OR_FILE_SIZE
                               ? " (sandbox_cpu_seconds)"
                               : "");
@@ -710,7 +710,7 @@ static int run(sl_node_exec *x)
     if (res.code != 0) {
         /* the error is what the program wrote on stderr (the traceback),
          * as in Dify */
-        const char *text = tail(&res.err, 8192);
+        const char *text = tail(&res.err, L->code_error_bytes);
         size_t n = strlen(text);
         while (n && (text[n - 1] == '\n' || text[n - 1] == ' '))
             n--;

@@ -137,7 +137,7 @@ static int run(sl_node_exec *x)
         size_t n = res.err.len;
         while (n && (e[n - 1] == '\n' || e[n - 1] == ' '))
             n--;
-        size_t from = n > 2000 ? n - 2000 : 0;
+        size_t from = n > L->command_error_bytes ? n - L->command_error_bytes : 0;
         rc = sl_exec_fail(x, "CommandExecutionError", "the command %s%s%.*s%s%s", what,
                           n ? ": " : "", (int)(n - from), e + from, res.note[0] ? "; " : "",
                           res.note);

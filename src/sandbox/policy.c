@@ -107,8 +107,8 @@ static bool cmd_over(void *ud)
 }
 
 int sl_sandbox_policy_install(const sl_sandbox_policy *p, sl_sandbox *sb,
-                              sl_sandbox_over_fn over, void *ud, double max_time_s,
-                              sl_err *err)
+                              sl_sandbox_over_fn over, void *ud,
+                              const sl_sandbox_install_limits *lim, sl_err *err)
 {
     static const struct {
         const char *key;
@@ -131,8 +131,8 @@ int sl_sandbox_policy_install(const sl_sandbox_policy *p, sl_sandbox *sb,
         for (size_t i = 0; i < n; i++)
             argv[k++] = json_string_value(json_array_get(list, i));
         static const char *const env[] = {"PIP_BREAK_SYSTEM_PACKAGES=1", NULL};
-        sl_sandbox_cmd cmd = {.argv = argv, .env = env, .timeout_s = 600,
-                              .max_output_bytes = 64 << 10, .cancelled = cmd_over, .ud = &oc};
+        sl_sandbox_cmd cmd = {.argv = argv, .env = env, .timeout_s = lim->timeout_s,
+                              .max_output_bytes = lim->max_output_bytes, .cancelled = cmd_over, .ud = &oc};
         sl_sandbox_result res;
         sl_sandbox_result_init(&res);
         sl_err e = {0};
@@ -148,11 +148,15 @@ int sl_sandbox_policy_install(const sl_sandbox_policy *p, sl_sandbox *sb,
                      : sl_err_limit(err, SL_ETIMEOUT, "max_time_s", "the run took longer than "
                                     "max_time_s (%g s) while the app's %s packages were "
                                     "installing (sluice.sandbox.packages); raise it with "
-                                    "--limit max_time_s=N", max_time_s, tools[t].key);
+                                    "--limit max_time_s=N", lim->max_time_s, tools[t].key);
         } else if (sl_sandbox_result_code(&res) != 0) {
-            char how[160];
+            char how[256];
             sl_sandbox_result_describe(&res, how, sizeof how);
-            size_t el = res.err.len, off = el > 600 ? el - 600 : 0;
+            if (res.kind == SL_EXIT_TIMEOUT) /* say which setting gives it more */
+                snprintf(how + strlen(how), sizeof how - strlen(how),
+                         " (install_timeout_s=%g; raise it with --limit install_timeout_s=N)",
+                         lim->timeout_s);
+            size_t el = res.err.len, off = el > lim->error_bytes ? el - lim->error_bytes : 0;
             rc = sl_err_set(err, SL_EIO, "installing the app's %s packages "
                             "(sluice.sandbox.packages) failed: %s %s: %.*s%s", tools[t].key,
                             argv[0], how, (int)(el - off), res.err.data ? res.err.data + off : "",

@@ -62,13 +62,20 @@ void sl_sandbox_policy_release(sl_sandbox_policy *p);
  * run was stopped, SL_ETIMEOUT when its time (max_time_s seconds) is up. */
 typedef sl_errcode (*sl_sandbox_over_fn)(void *ud);
 
+/* The bounds of an install, from the run's limits. */
+typedef struct {
+    double timeout_s;        /* each tool's wall time (install_timeout_s) */
+    size_t max_output_bytes; /* its stdout and stderr each (sandbox_output_bytes) */
+    size_t error_bytes;      /* end of stderr quoted on failure (command_error_bytes) */
+    double max_time_s;       /* the run's budget, named when `over` says SL_ETIMEOUT */
+} sl_sandbox_install_limits;
+
 /* Installs p->packages (pip, then npm) in sb, through sb's network.  `over`
- * (may be NULL) is polled while they install; max_time_s is the run's
- * budget, named when `over` says SL_ETIMEOUT.  0 when there was nothing to
+ * (may be NULL) is polled while they install.  0 when there was nothing to
  * do or all installed; -1 with err saying which tool failed and why (with
  * the tool's last words, and how to open the network when it is shut). */
 int sl_sandbox_policy_install(const sl_sandbox_policy *p, sl_sandbox *sb,
-                              sl_sandbox_over_fn over, void *ud, double max_time_s,
-                              sl_err *err);
+                              sl_sandbox_over_fn over, void *ud,
+                              const sl_sandbox_install_limits *lim, sl_err *err);
 
 #endif

@@ -909,7 +909,7 @@ static enum MHD_Result start_run(struct MHD_Connection *c, const char *app_id, s
         }
         snprintf(l->conversation_id, sizeof l->conversation_id, "%s", conv);
         free(conv);
-        j->history = sl_store_history(S.store, l->conversation_id, 500);
+        j->history = sl_store_history(S.store, l->conversation_id, S.o.limits.history_messages);
         if (sl_store_message_add(S.store, l->message_id, l->conversation_id, app_id, query, l->id,
                                  &err)) { /* the answer still comes; history will lack it */
             sl_log(SL_LOG_ERROR, "message %s could not be recorded: %s", l->message_id, err.msg);

@@ -158,6 +158,12 @@ check "installing the app's packages, max_time_s=1.5: exit 1 (got $rc), within 0
     [ "$rc" = 1 -a "${ms:-99999}" -lt 2000 ]
 check "… saying the limit" \
     err_has "the run took longer than max_time_s (1.5 s) while the app's pip packages were installing"
+sl run "$T/pkg.yml" --limit install_timeout_s=1
+ms=$(elapsed)
+check "… with install_timeout_s=1 the install itself stops: exit 1 (got $rc, ${ms} ms)" \
+    [ "$rc" = 1 -a "${ms:-99999}" -lt 5000 ]
+check "… naming install_timeout_s and how to raise it" \
+    err_has "(install_timeout_s=1; raise it with --limit install_timeout_s=N)"
 
 # ---- a retry interval (up to 5 s) ----
 CLOSED=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')

@@ -75,6 +75,12 @@ check "run --inputs JSON" bash -c "[ $rc -eq 0 ] && grep -qx 'greeting: Hello Al
 printf '{"name": "Fi", "n": 7}' >"$T/in.json"
 sl run "$W/greet.yml" --inputs "@$T/in.json" -q
 check "run --inputs @file" bash -c "[ $rc -eq 0 ] && grep -qx 'greeting: Hello Fi from eu' '$T/out' && grep -qx 'n: 7' '$T/out'"
+printf 'Twelve chars' >"$T/name.txt"
+sl run "$W/greet.yml" --input "name=@$T/name.txt" --input n=1 -q
+check "run --input NAME=@FILE reads the input's text from the file" grep -qx 'greeting: Hello Twelve chars from eu' "$T/out"
+sl run "$W/greet.yml" --input "name=@$T/name.txt" --input n=1 --limit input_file_bytes=11
+check "… and a file over input_file_bytes is refused, naming the setting (exit $rc)" \
+    bash -c "[ $rc -ne 0 ] && grep -qF 'larger than input_file_bytes (raise it with --limit input_file_bytes=N)' '$T/err'"
 sl run "$W/greet.yml" --input 'name=Zoë ✓' -q
 check "run --input with non-ASCII text" grep -qx 'greeting: Hello Zoë ✓ from eu' "$T/out"
 sl run "$W/greet.yml" --input 'name=a=b' -q

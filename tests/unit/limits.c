@@ -23,6 +23,21 @@ static void test_defaults(void)
     CHECK(l.max_variable_bytes == 204800, "max_variable_bytes defaults to 200 KB = 204800 (got %zu)",
           l.max_variable_bytes);
     CHECK(l.workers == 10, "workers defaults to 10 (got %d)", l.workers);
+    /* bounds that were fixed numbers in the code, same defaults */
+    CHECK(l.install_timeout_s == 600 && l.command_error_bytes == 2000 && l.code_log_bytes == 16384 &&
+              l.code_error_bytes == 8192 && l.history_messages == 500 &&
+              l.input_file_bytes == (size_t)10 << 20 && l.sandbox_output_bytes == l.max_output_bytes,
+          "install, error tails, history, input files and sandbox output keep their defaults");
+    {
+        struct sl_limits m;
+        sl_limits_default(&m);
+        sl_err e = {0};
+        CHECK(!sl_limits_set(&m, "install_timeout_s=5", &e) && m.install_timeout_s == 5 &&
+                  !sl_limits_set(&m, "history_messages=20", &e) && m.history_messages == 20 &&
+                  !sl_limits_set(&m, "code_error_bytes=1k", &e) && m.code_error_bytes == 1024,
+              "the new entries are set like every other (%s)", e.msg ? e.msg : "");
+        sl_err_clear(&e);
+    }
     CHECK(l.max_loop_count == 100, "max_loop_count defaults to 100 (got %d)", l.max_loop_count);
     CHECK(l.parallel_iterations == 10, "parallel_iterations defaults to 10 (got %d)",
           l.parallel_iterations);

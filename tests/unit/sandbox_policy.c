@@ -78,12 +78,13 @@ static void test_install_nothing(void)
     sl_sandbox_policy p;
     sl_sandbox_policy_init(&p, true);
     sl_err err = {0};
+    const sl_sandbox_install_limits lim = {600, 1 << 20, 2000, 1200};
     /* No packages: the sandbox is never touched, so none is needed. */
-    CHECK(sl_sandbox_policy_install(&p, NULL, NULL, NULL, 600, &err) == 0 && !err.msg,
+    CHECK(sl_sandbox_policy_install(&p, NULL, NULL, NULL, &lim, &err) == 0 && !err.msg,
           "no packages: nothing to install");
     sl_value *empty = json_obj("{\"packages\": {\"pip\": [], \"npm\": []}}");
     sl_sandbox_policy_layer(&p, empty);
-    CHECK(sl_sandbox_policy_install(&p, NULL, NULL, NULL, 600, &err) == 0 && !err.msg,
+    CHECK(sl_sandbox_policy_install(&p, NULL, NULL, NULL, &lim, &err) == 0 && !err.msg,
           "empty package lists: nothing to install");
     sl_sandbox_policy_release(&p);
     json_decref(empty);
