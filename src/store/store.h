@@ -12,9 +12,8 @@
  *
  * The SQLite backend (store/sqlite.c) keeps one database (WAL) in the
  * folder, files/ID for blobs, apps/ID for apps' bundle files, and
- * admin-token beside them.  Migrations are
- * numbered; opening a store applies the missing ones in order inside a
- * transaction.  Opening also marks runs that were running when the
+ * admin-token beside them.  Migrations are numbered; opening a store
+ * applies the missing ones in order inside a transaction.  Opening also marks runs that were running when the
  * previous process died as failed, with the reason.
  *
  * Writes of finished runs go through one writer thread that commits them
@@ -51,7 +50,7 @@ int sl_store_app_add(sl_store *s, const char *name, const char *mode, const char
                      sl_err *err);
 /* {id, name, mode, created_at} objects, newest first. */
 int sl_store_app_list(sl_store *s, sl_value **out, sl_err *err);
-/* The app's DSL text (heap) and mode/name; -1 with SL_EINVAL when unknown. */
+/* The app's DSL text (heap) and mode/name; -1 with SL_ENOTFOUND when unknown. */
 int sl_store_app_get(sl_store *s, const char *id, char **dsl, sl_value **info, sl_err *err);
 int sl_store_app_delete(sl_store *s, const char *id, sl_err *err);
 /* A new version of an app (its DSL, name and mode); *version: its number.
