@@ -10,15 +10,25 @@
  *   {"dify_model_identity": "__dify__file__", "type": "document", ...}
  * so a file survives JSON round trips and Dify clients recognise it.
  *
- * OWNERSHIP (the rule, stated once):
- *   - Functions named *_new, *_copy, *_parse, or documented "new reference"
- *     return a reference the caller must sl_decref().
- *   - Getters (sl_obj_get, sl_arr_get, sl_pool_peek...) return a borrowed
- *     reference valid while the container holds it.
- *   - Setters ending in _new (sl_obj_set_new, sl_arr_append_new) steal the
- *     reference passed in; the others add their own reference.
+ * OWNERSHIP (the rule, stated once; every function of sluice follows it):
+ *   - A `const sl_value *` parameter is borrowed: the callee neither keeps
+ *     nor changes it (it takes its own reference if it keeps it).
+ *   - A non-const `sl_value *` parameter is borrowed too, and the callee may
+ *     change it (sl_model_call fills a request), unless the comment says
+ *     "steals": then the callee owns it from the call on, also on failure.
+ *     Setters that store a value steal it: sl_exec_output/_input/_process,
+ *     sl_exec_event, sl_pool_set/_set_node/_assign, sl_rx_emit; jansson's
+ *     own follow its convention (json_object_set_new steals, _set does not).
+ *   - A returned `sl_value *` is a new reference the caller must
+ *     json_decref(), unless the comment says "borrowed" (getters into a
+ *     container, json_object_get, sl_run_outputs): valid while the
+ *     container holds it.
  *   - Values shared between threads are never mutated after they are
  *     published (to the variable pool or an event); mutate a deep copy.
+ *
+ * The jansson names are used throughout (json_object_get, json_decref…):
+ * sl_value is json_t, and a second set of names for the same calls would
+ * only be two ways to read one thing.
  */
 #ifndef SL_VALUE_H
 #define SL_VALUE_H
