@@ -77,7 +77,11 @@ static double overhead(sl_sandbox *sb, const char *kind, int steps, int *calls)
     fake_model m = {0, steps, kind};
     sl_agent_io io = {.call = fake_call, .ud = &m};
     sl_agent_session s;
-    sl_agent_session_init(&s, sb, &L, &io);
+    sl_err e = {0};
+    if (sl_agent_session_init(&s, sb, &L, &io, &e)) {
+        fprintf(stderr, "agent_bench: %s\n", e.msg);
+        exit(2);
+    }
     sl_agent_result res;
     sl_err err = {0};
     sl_value *user = json_string("go");
@@ -162,7 +166,10 @@ int main(void)
         sl_agent_limits_init(&L);
         sl_agent_io io = {0};
         sl_agent_session s;
-        sl_agent_session_init(&s, s2, &L, &io);
+        if (sl_agent_session_init(&s, s2, &L, &io, &err)) {
+            fprintf(stderr, "agent_bench: %s\n", err.msg);
+            return 2;
+        }
         sl_buf out;
         sl_buf_init(&out, 0);
         sl_value *args = json_pack("{s:s}", "command", "true");

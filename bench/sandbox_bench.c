@@ -191,8 +191,8 @@ int main(int argc, char **argv)
         sl_sandbox_result r;
         sl_sandbox_result_init(&r);
         char marker[SL_CODE_MARKER_SIZE];
-        sl_code_marker(marker);
-        if (sl_code_exec(sb, true, code, inputs, marker, 30, 1 << 20, NULL, NULL, &r, &err) ||
+        if (sl_code_marker(marker, &err) ||
+            sl_code_exec(sb, true, code, inputs, marker, 30, 1 << 20, NULL, NULL, &r, &err) ||
             r.kind != SL_EXIT_EXITED || r.code != 0 ||
             !strstr(r.out.data ? r.out.data : "", "42")) {
             fprintf(stderr, "sandbox_bench: the code node failed: %s%s\n",

@@ -9,12 +9,12 @@
  */
 #include "agent/agent.h"
 #include "core/clock.h"
+#include "core/rand.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 
 void sl_agent_limits_init(sl_agent_limits *L)
@@ -29,24 +29,21 @@ void sl_agent_limits_init(sl_agent_limits *L)
     L->max_command_output = (size_t)1 << 20;
 }
 
-void sl_agent_session_init(sl_agent_session *s, sl_sandbox *sb, const sl_agent_limits *L,
-                           const sl_agent_io *io)
+int sl_agent_session_init(sl_agent_session *s, sl_sandbox *sb, const sl_agent_limits *L,
+                          const sl_agent_io *io, sl_err *err)
 {
     memset(s, 0, sizeof *s);
+    char r[25];
+    if (sl_rand_hex(r, 12, err))
+        return -1;
+    snprintf(s->mark, sizeof s->mark, "__SLUICE_CWD_%s__", r);
     s->sb = sb;
     s->L = L;
     s->io = io;
     s->cwd = sl_xstrdup(sl_sandbox_workspace(sb));
-    unsigned char r[12];
-    if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r)
-        memset(r, 0x5a, sizeof r);
-    char *p = s->mark;
-    p += sprintf(p, "__SLUICE_CWD_");
-    for (size_t i = 0; i < sizeof r; i++)
-        p += sprintf(p, "%02x", r[i]);
-    sprintf(p, "__");
     if (L->timeout_s > 0)
         s->deadline = sl_clock_s() + L->timeout_s;
+    return 0;
 }
 
 void sl_agent_session_release(sl_agent_session *s)

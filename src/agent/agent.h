@@ -72,8 +72,11 @@ typedef struct {
     double sandbox_s, model_s;
 } sl_agent_session;
 
-void sl_agent_session_init(sl_agent_session *s, sl_sandbox *sb, const sl_agent_limits *L,
-                           const sl_agent_io *io);
+/* -1 and err (nothing to release) when the kernel gives no randomness for
+ * the session's cwd marker: a guessable one could be forged by a command's
+ * output. */
+int sl_agent_session_init(sl_agent_session *s, sl_sandbox *sb, const sl_agent_limits *L,
+                          const sl_agent_io *io, sl_err *err);
 void sl_agent_session_release(sl_agent_session *s);
 
 /* The tools' definitions for a model request (new array). */

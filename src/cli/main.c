@@ -13,6 +13,7 @@
 
 #include "core/clock.h"
 #include "core/mime.h"
+#include "core/rand.h"
 #include "dsl/bundle.h"
 #include "dsl/dsl.h"
 #include "engine/run.h"
@@ -284,7 +285,7 @@ static sl_value *file_value(const char *path, sl_value *files)
         return NULL;
     char *abs = realpath(path, NULL);
     char id[37];
-    if (!abs || sl_file_id_new(id) < 0) {
+    if (!abs || sl_rand_uuid(id, NULL)) {
         free(abs);
         return NULL;
     }

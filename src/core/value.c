@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 bool sl_value_is_file(const sl_value *v)
 {
@@ -26,32 +25,6 @@ bool sl_file_id_ok(const char *id)
             return false;
     }
     return n == 36;
-}
-
-int sl_file_id_new(char out[37])
-{
-    unsigned char rnd[16];
-    size_t got = 0;
-    while (got < sizeof rnd) {
-        ssize_t k = getrandom(rnd + got, sizeof rnd - got, 0);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return -1;
-        got += (size_t)k;
-    }
-    rnd[6] = (unsigned char)((rnd[6] & 0x0f) | 0x40);
-    rnd[8] = (unsigned char)((rnd[8] & 0x3f) | 0x80);
-    static const char hex[] = "0123456789abcdef";
-    size_t k = 0;
-    for (int i = 0; i < 16; i++) {
-        if (i == 4 || i == 6 || i == 8 || i == 10)
-            out[k++] = '-';
-        out[k++] = hex[rnd[i] >> 4];
-        out[k++] = hex[rnd[i] & 15];
-    }
-    out[k] = 0;
-    return 0;
 }
 
 bool sl_value_is_number(const sl_value *v)

@@ -57,12 +57,10 @@ typedef json_t sl_value;
 const char *sl_value_type_name(const sl_value *v);
 
 bool sl_value_is_file(const sl_value *v);
-/* Whether id has the shape of a file id sluice issues (a lowercase UUID):
+/* Whether id has the shape of a file id sluice issues (a lowercase UUID from
+ * sl_rand_uuid; ids guard files, so a caller without one must fail):
  * anything else (a path, "../x", a URL) never names a stored file. */
 bool sl_file_id_ok(const char *id);
-/* A new file id (a random UUID v4) in out[37]; -1 when the system gives no
- * randomness (the caller must fail: ids guard files). */
-int sl_file_id_new(char out[37]);
 bool sl_value_is_number(const sl_value *v);     /* int or double */
 double sl_value_number(const sl_value *v);      /* int or double as double */
 

@@ -22,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -30,6 +29,7 @@
 #include "core/buf.h"
 #include "core/dl.h"
 #include "core/map.h"
+#include "core/rand.h"
 #include "core/sha256.h"
 
 /* libarchive is loaded when a bundle is first read or written (dlopen):
@@ -1041,26 +1041,6 @@ static char *sanitize_name(const char *name)
     return out;
 }
 
-static void new_uuid(char out[40])
-{
-    unsigned char r[16];
-    size_t got = 0;
-    while (got < sizeof r) {
-        ssize_t n = getrandom(r + got, sizeof r - got, 0);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            SL_BUG("getrandom failed");
-        got += (size_t)n;
-    }
-    r[6] = (unsigned char)((r[6] & 0x0f) | 0x40);
-    r[8] = (unsigned char)((r[8] & 0x3f) | 0x80);
-    snprintf(out, 40,
-             "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", r[0], r[1],
-             r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12], r[13], r[14],
-             r[15]);
-}
-
 /* path -> node id from what the caller kept of an earlier manifest. */
 static void refs_map(const sl_value *refs, sl_map *out)
 {
@@ -1116,7 +1096,9 @@ static void refs_map(const sl_value *refs, sl_map *out)
     sl_map_release(&byid);
 }
 
-static sl_value *build_manifest(walk *w, const char *dsl_name, const sl_value *refs)
+/* NULL and err when the kernel gives no randomness for a new file id. */
+static sl_value *build_manifest(walk *w, const char *dsl_name, const sl_value *refs,
+                                sl_err *err)
 {
     sl_map ref, used;
     sl_map_init(&ref);
@@ -1127,8 +1109,11 @@ static sl_value *build_manifest(walk *w, const char *dsl_name, const sl_value *r
         const char *id = sl_map_get(&ref, w->v[i].path);
         if (id && strlen(id) < sizeof w->v[i].id && !sl_map_get(&used, id))
             snprintf(w->v[i].id, sizeof w->v[i].id, "%s", id);
-        else
-            new_uuid(w->v[i].id);
+        else if (sl_rand_uuid(w->v[i].id, err)) {
+            sl_map_release(&ref);
+            sl_map_release(&used);
+            return NULL;
+        }
         sl_map_put(&used, w->v[i].id, (void *)1);
     }
     sl_map_release(&ref);
@@ -1241,11 +1226,12 @@ int sl_bundle_write(const char *zip_path, const char *app_name, const char *dsl_
     char *mtext = NULL, *tmp = NULL;
     int fd = -1;
     if (!rc) {
-        manifest = build_manifest(&w, dsl_name, file_refs);
-        mtext = json_dumps(manifest, JSON_INDENT(2));
-        if (!mtext)
+        manifest = build_manifest(&w, dsl_name, file_refs, err);
+        if (!manifest)
+            rc = -1;
+        else if (!(mtext = json_dumps(manifest, JSON_INDENT(2))))
             SL_BUG("manifest does not serialise");
-        if (w.total + dsl_len + strlen(mtext) > SL_BUNDLE_MAX_TOTAL)
+        else if (w.total + dsl_len + strlen(mtext) > SL_BUNDLE_MAX_TOTAL)
             rc = sl_err_set(err, SL_ELIMIT,
                             "bundle: the DSL, manifest and files come to more than the 50 MB a "
                             "bundle may hold");

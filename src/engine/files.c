@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/mime.h"
+#include "core/rand.h"
 #include "core/sha256.h"
 
 /* ---- the run's files ----
@@ -118,10 +119,8 @@ sl_value *sl_exec_store_file(sl_node_exec *x, const char *name, const void *data
 {
     sl_run *r = x->s->run;
     char id[37];
-    if (sl_file_id_new(id) < 0) {
-        sl_err_set(err, SL_EIO, "no randomness for a file id: %s", strerror(errno));
+    if (sl_rand_uuid(id, err))
         return NULL;
-    }
     if (r->opts.file_put) {
         if (r->opts.file_put(id, data, len, r->opts.file_ud, err)) {
             sl_err_prefix(err, "cannot store file '%s'", name);

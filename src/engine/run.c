@@ -7,13 +7,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/rand.h"
 #include "core/secret.h"
 
 /* ---- ids and events ---- */
 
 static unsigned long long rng_next(unsigned long long *s)
 {
-    /* splitmix64: ids only need to be unique, not secret */
+    /* splitmix64 from a getrandom seed: ids unique and not guessable,
+     * without a system call for each node's */
     unsigned long long z = (*s += 0x9e3779b97f4a7c15ULL);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
@@ -138,10 +140,7 @@ sl_run *sl_run_new(const sl_graph *g, const sl_run_opts *opts)
     if (opts->on_event || !strcmp(g->mode, "advanced-chat"))
         r->plan = g->stream_plan;
     sl_buf_init(&r->answer, r->L.max_string_bytes ? r->L.max_string_bytes * 4 : 0);
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    r->rng = (unsigned long long)ts.tv_nsec ^ ((unsigned long long)ts.tv_sec << 20) ^
-             ((unsigned long long)(uintptr_t)r << 7) ^ (unsigned long long)getpid();
+    sl_rand_bytes(&r->rng, sizeof r->rng, &r->no_rand);  /* sl_run_exec refuses */
     if (opts->run_id && *opts->run_id)
         snprintf(r->id, sizeof r->id, "%s", opts->run_id);
     else
@@ -196,6 +195,13 @@ static void set_sys(sl_run *r)
 
 int sl_run_exec(sl_run *r, sl_err *err)
 {
+    if (r->no_rand.code) {
+        r->status = SL_RUN_FAILED;
+        r->error = sl_xstrdup(r->no_rand.msg);
+        r->error_code = r->no_rand.code;
+        sl_err_move(err, &r->no_rand);
+        return -1;
+    }
     r->t0 = sl_clock_s();
     long long created = sl_rx_wall();
     r->created_at = created;
@@ -286,6 +292,7 @@ void sl_run_free(sl_run *r)
     json_decref(r->conversation);
     free(r->error);
     free(r->error_type);
+    sl_err_clear(&r->no_rand);
     for (int i = 0; i < r->nsecrets; i++) {
         sl_secret_remove(r->secrets[i]);
         memset(r->secrets[i], 0, strlen(r->secrets[i]));

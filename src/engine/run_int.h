@@ -58,7 +58,8 @@ struct sl_run {
     int nsecrets;
     sl_buf answer;            /* the text answers and end nodes streamed (ev_lock) */
     const sl_stream_plan *plan; /* the graph's, or NULL when nobody sees what answers show */
-    unsigned long long rng;
+    unsigned long long rng;   /* the ids' generator, seeded by the kernel */
+    sl_err no_rand;           /* set: the kernel gave no seed; the run refuses */
     /* The run's sandbox, made by the first node that needs one (code,
      * command) and destroyed when the run ends, however it ends. */
     pthread_mutex_t sb_lock;

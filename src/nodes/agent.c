@@ -496,7 +496,15 @@ static int agent_run(sl_node_exec *x)
     agent_ctx a = {.x = x, .model = model, .log = json_array()};
     sl_agent_io io = {.call = call_model, .log = log_step, .cancelled = ctx_cancelled, .ud = &a};
     sl_agent_session s;
-    sl_agent_session_init(&s, sb, &L, &io);
+    if (sl_agent_session_init(&s, sb, &L, &io, &e)) {
+        rc = sl_exec_fail(x, "SandboxError", "%s", e.msg);
+        sl_err_clear(&e);
+        json_decref(a.log);
+        sl_buf_release(&sys);
+        free(instruction);
+        free(query);
+        return rc;
+    }
     sl_agent_result res;
     sl_value *user = json_string(query);
     rc = sl_agent_run(&s, sys.data, user, &res, &e);

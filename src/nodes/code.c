@@ -22,7 +22,6 @@
  * nested paths read "obj.x" (graphon's fix), not ".obj.x".
  */
 #include <math.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 #include <stdarg.h>
@@ -30,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/rand.h"
 #include "engine/graph.h"
 #include "engine/limits.h"
 #include "sandbox/sandbox.h"
@@ -575,24 +575,13 @@ static const char *tail(const sl_buf *b, size_t keep)
     return nl && nl[1] ? nl + 1 : p;
 }
 
-void sl_code_marker(char out[SL_CODE_MARKER_SIZE])
+int sl_code_marker(char out[SL_CODE_MARKER_SIZE], sl_err *err)
 {
-    unsigned char r[16];
-    if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) {
-        /* no entropy source: still unique per run and process */
-        static unsigned long n;
-        unsigned long long t = (unsigned long long)time(NULL) ^ ((unsigned long long)getpid() << 32);
-        t ^= __atomic_add_fetch(&n, 1, __ATOMIC_RELAXED) * 0x9e3779b97f4a7c15ull;
-        memcpy(r, &t, sizeof t);
-        memcpy(r + 8, &n, sizeof n < 8 ? sizeof n : 8);
-    }
-    static const char hex[] = "0123456789abcdef";
-    memcpy(out, "\n<<sluice-result-", 17);
-    for (int i = 0; i < 16; i++) {
-        out[17 + 2 * i] = hex[r[i] >> 4];
-        out[18 + 2 * i] = hex[r[i] & 15];
-    }
-    memcpy(out + 49, ">>", 3);
+    char r[33];
+    if (sl_rand_hex(r, 16, err))
+        return -1;
+    snprintf(out, SL_CODE_MARKER_SIZE, "\n<<sluice-result-%s>>", r);
+    return 0;
 }
 
 int sl_code_exec(sl_sandbox *sb, bool python, const char *code, const sl_value *inputs,
@@ -649,8 +638,9 @@ static int run(sl_node_exec *x)
     double left = sl_exec_time_left(x);
     double timeout = L->code_timeout_s > 0 && L->code_timeout_s < left ? L->code_timeout_s : left;
     char marker[SL_CODE_MARKER_SIZE];
-    sl_code_marker(marker);
-    int rc = sl_code_exec(sb, py, code, inputs, marker, timeout, L->sandbox_output_bytes,
+    int rc = sl_code_marker(marker, &err);
+    if (!rc)
+        rc = sl_code_exec(sb, py, code, inputs, marker, timeout, L->sandbox_output_bytes,
                           exec_cancelled, x, &res, &err);
     json_decref(inputs);
     if (rc) {

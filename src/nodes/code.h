@@ -9,9 +9,11 @@
 
 #include "sandbox/sandbox.h"
 
-/* A fresh result marker: "\n<<sluice-result-" + 32 hex digits + ">>". */
+/* A fresh result marker: "\n<<sluice-result-" + 32 hex digits + ">>".
+ * -1 and err when the kernel gives no randomness: the code must not run
+ * then, since a guessable marker lets its output forge the result. */
 #define SL_CODE_MARKER_SIZE 52
-void sl_code_marker(char out[SL_CODE_MARKER_SIZE]);
+int sl_code_marker(char out[SL_CODE_MARKER_SIZE], sl_err *err);
 
 /* The program writes what the code printed, then `marker`, then the result
  * JSON on stdout; errors on stderr. */

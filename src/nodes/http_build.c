@@ -9,9 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/random.h>
 
-#include "core/clock.h"
+#include "core/rand.h"
 #include "net/url.h"
 
 const char *const sl_hr_body_types[] = {"none", "form-data", "x-www-form-urlencoded",
@@ -694,9 +693,18 @@ done:
 }
 
 /* Dify's process_data.request: the request as raw HTTP text, the API key
- * masked, binary content summarised. */
-sl_value *sl_hr_request_log(const request *r)
+ * masked, binary content summarised.  NULL and err when the kernel gives no
+ * randomness for the multipart boundary shown. */
+sl_value *sl_hr_request_log(const request *r, sl_err *err)
 {
+    char boundary[40] = "----WebKitFormBoundary";
+    unsigned char rnd[16];
+    if (sl_rand_bytes(rnd, sizeof rnd, err))
+        return NULL;
+    for (size_t i = 0; i < sizeof rnd; i++)
+        boundary[22 + i] = (char)('a' + rnd[i] % 26);
+    boundary[38] = 0;
+
     /* build_wire_url split the same text; it cannot fail here */
     char *url = sl_hr_url_controls(r->url.data ? r->url.data : "");
     sl_url_parts up;
@@ -724,15 +732,6 @@ sl_value *sl_hr_request_log(const request *r)
     const char *host = at ? at + 1 : up.netloc;
     sl_buf_add(&s, host, up.netloc_n - (size_t)(host - up.netloc));
     sl_buf_adds(&s, "\r\n");
-
-    char boundary[40] = "----WebKitFormBoundary";
-    unsigned char rnd[16];
-    if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
-        for (size_t i = 0; i < sizeof rnd; i++)
-            rnd[i] = (unsigned char)(sl_clock_s() * 1e6 + (double)i * 7);
-    for (size_t i = 0; i < sizeof rnd; i++)
-        boundary[22 + i] = (char)('a' + rnd[i] % 26);
-    boundary[38] = 0;
 
     kvlist h = {0};
     sl_hr_kv_copy(&h, &r->headers);

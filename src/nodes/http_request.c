@@ -111,7 +111,15 @@ static int run(sl_node_exec *x)
     sl_hr_request_init(&r, x);
     int rc = sl_hr_build_request(&r);
     if (rc == 0) {
-        sl_exec_process(x, "request", sl_hr_request_log(&r));
+        sl_err e = {0};
+        sl_value *log = sl_hr_request_log(&r, &e);
+        if (log)
+            sl_exec_process(x, "request", log);
+        else
+            rc = sl_exec_fail(x, "HttpRequestNodeError", "%s", e.msg);
+        sl_err_clear(&e);
+    }
+    if (rc == 0) {
         size_t cap = r.lim->http_max_text_bytes > r.lim->http_max_binary_bytes
                          ? r.lim->http_max_text_bytes
                          : r.lim->http_max_binary_bytes;

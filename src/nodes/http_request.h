@@ -111,7 +111,7 @@ char *sl_hr_disposition_filename(const char *cd);
 /* http_build.c: the request from the node's data (0, or -1 after
  * sl_exec_fail), and Dify's process_data.request for it (new reference) */
 int sl_hr_build_request(request *r);
-sl_value *sl_hr_request_log(const request *r);
+sl_value *sl_hr_request_log(const request *r, sl_err *err);
 
 /* http_response.c: sends the request, following redirects (0, or -1
  * after sl_exec_fail; a body over the cap sets o->over), and publishes

@@ -11,6 +11,7 @@
  */
 #include "core/clock.h"
 #include "core/dl.h"
+#include "core/rand.h"
 #include "core/secret.h"
 #include "sandbox/ssh.h"
 
@@ -26,7 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -1572,13 +1572,10 @@ int sl_ssh_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
     s->max_open_files = o->max_open_files;
     s->max_file_bytes = o->max_file_bytes;
     s->max_procs = o->max_procs;
-    unsigned char rnd[8];
-    if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) {
-        sl_err_set(err, SL_EIO, "sandbox: getrandom: %s", strerror(errno));
+    if (sl_rand_hex(s->id, (sizeof s->id - 1) / 2, err)) {
+        sl_err_prefix(err, "sandbox");
         goto fail;
     }
-    for (size_t i = 0; i < sizeof rnd; i++)
-        snprintf(s->id + 2 * i, 3, "%02x", rnd[i]);
     s->ws = sl_xasprintf("%s/%s", s->base_path, s->id);
     s->ctl = sl_xasprintf("%s/%s.ctl", s->base_path, s->id);
 

@@ -28,7 +28,7 @@
 #include "core/log.h"
 #include "core/map.h"
 #include "core/mime.h"
-#include "core/random.h"
+#include "core/rand.h"
 #include "core/sha256.h"
 #include "engine/graph.h"
 #include "engine/run.h"
@@ -128,7 +128,7 @@ static int uuid(char out[40])
 {
     unsigned char b[16];
     out[0] = 0;
-    if (sl_random_bytes(b, sizeof b, NULL))
+    if (sl_rand_bytes(b, sizeof b, NULL))
         return -1;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "core/dl.h"
-#include "core/random.h"
+#include "core/rand.h"
 #include "core/sha256.h"
 
 /* libsqlite3 is loaded when a store opens (core/dl.h), not linked: only
@@ -181,7 +181,7 @@ static long long now_s(void)
 static char *uuid(sl_err *err)
 {
     char h[33];
-    if (sl_random_hex(h, 16, err))
+    if (sl_rand_hex(h, 16, err))
         return NULL;
     h[12] = '4';
     h[16] = "89ab"[h[16] % 4];
@@ -848,7 +848,7 @@ static int sq_key_create(sl_store_be *s, const char *app_id, char **key, sl_err 
     char secret[49];
     char *id = NULL, hint[16], when[32];
     *key = NULL;
-    if (sl_random_hex(secret, 24, err) || !(id = uuid(err)))
+    if (sl_rand_hex(secret, 24, err) || !(id = uuid(err)))
         return -1;
     *key = sl_xasprintf("app-%s", secret);
     char hash[65];
@@ -944,7 +944,7 @@ static int sq_admin_token(sl_store_be *s, char **token, bool *created, sl_err *e
     }
     if (!buf[0]) {
         char secret[65];
-        if (sl_random_hex(secret, 32, err)) {
+        if (sl_rand_hex(secret, 32, err)) {
             free(path);
             return -1;
         }
