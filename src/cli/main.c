@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/file.h"
 #include "core/mime.h"
 #include "core/rand.h"
 #include "dsl/bundle.h"
@@ -298,10 +299,9 @@ static sl_value *file_value(const char *path, sl_value *files)
     if (!mime)
         mime = "application/octet-stream";
     const char *kind = sl_file_kind(dot, mime);
-    return json_pack("{s:s,s:s,s:s,s:s,s:n,s:s,s:s,s:s,s:s,s:I}", "dify_model_identity",
-                     "__dify__file__", "id", id, "type", kind, "transfer_method", "local_file",
-                     "remote_url", "related_id", id, "filename", base, "extension",
-                     dot ? dot : "", "mime_type", mime, "size", (json_int_t)stt.st_size);
+    return sl_file_new(&(sl_file){.id = id, .type = kind, .transfer_method = "local_file",
+                                  .related_id = id, .filename = base, .extension = dot ? dot : "",
+                                  .mime_type = mime, .size = (long long)stt.st_size});
 }
 
 /* A JSON object (or, with want_list, a list) given inline or as @FILE. */

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/file.h"
 #include "core/mime.h"
 #include "core/rand.h"
 #include "core/sha256.h"
@@ -141,16 +142,13 @@ sl_value *sl_exec_store_file(sl_node_exec *x, const char *name, const void *data
         lower[i] = (char)tolower((unsigned char)ext[i]);
     char sha[65];
     sl_sha256_hex(data, len, sha);
-    sl_value *f = json_pack("{s:s,s:s,s:s,s:s,s:n,s:s,s:s,s:s,s:s,s:I,s:s}",
-                            "dify_model_identity", "__dify__file__", "id", id, "type",
-                            sl_file_kind(ext, mime), "transfer_method", "tool_file", "remote_url",
-                            "related_id", id, "filename", name, "extension", lower, "mime_type",
-                            mime, "size", (json_int_t)len, "sha256", sha);
-    if (r->opts.files_url) {
-        char url[512];
+    char url[512] = "";
+    if (r->opts.files_url)
         snprintf(url, sizeof url, r->opts.files_url, id);
-        json_object_set_new(f, "url", json_string(url));
-    }
+    sl_value *f = sl_file_new(&(sl_file){
+        .id = id, .type = sl_file_kind(ext, mime), .transfer_method = "tool_file",
+        .related_id = id, .filename = name, .extension = lower, .mime_type = mime,
+        .size = (long long)len, .sha256 = sha, .url = r->opts.files_url ? url : NULL});
     if (r->opts.on_file)
         r->opts.on_file(f, r->opts.file_ud);
     return f;

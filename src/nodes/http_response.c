@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/file.h"
 #include "core/mime.h"
 #include "net/http.h"
 #include "net/url.h"
@@ -426,17 +427,10 @@ static sl_value *response_file(const request *r, const response *o, const char *
     for (char *c = ext; *c; c++)
         *c = (char)tolower((unsigned char)*c);
 
-    sl_value *f = json_object();
-    json_object_set_new(f, "dify_model_identity", json_string("__dify__file__"));
-    json_object_set_new(f, "id", json_null());
-    json_object_set_new(f, "type", json_string(sl_file_kind(ext, mime)));
-    json_object_set_new(f, "transfer_method", json_string("tool_file"));
-    json_object_set_new(f, "remote_url", json_null());
-    json_object_set_new(f, "related_id", json_null());
-    json_object_set_new(f, "filename", json_string(name.data));
-    json_object_set_new(f, "extension", json_string(ext));
-    json_object_set_new(f, "mime_type", json_string(mime));
-    json_object_set_new(f, "size", json_integer((json_int_t)o->body.len));
+    /* every string is UTF-8 (the names were checked or decoded above) */
+    sl_value *f = sl_file_new(&(sl_file){
+        .type = sl_file_kind(ext, mime), .transfer_method = "tool_file", .filename = name.data,
+        .extension = ext, .mime_type = mime, .size = (long long)o->body.len});
     sl_buf b64;
     sl_buf_init(&b64, o->body.len / 3 * 4 + 16);
     sl_base64_encode((const unsigned char *)(o->body.data ? o->body.data : ""), o->body.len, &b64);

@@ -26,6 +26,7 @@
 
 #include "core/clock.h"
 #include "core/log.h"
+#include "core/file.h"
 #include "core/map.h"
 #include "core/mime.h"
 #include "core/rand.h"
@@ -748,11 +749,10 @@ static sl_value *file_input(const char *app_id, const char *user, const sl_value
             return NULL;
         }
         const char *name = strrchr(url, '/');
-        return json_pack("{s:s, s:n, s:s, s:s, s:s, s:n, s:s, s:s, s:n, s:i, s:s}",
-                         "dify_model_identity", "__dify__file__", "id", "type",
-                         type ? type : "custom", "transfer_method", "remote_url", "remote_url", url,
-                         "related_id", "filename", name && name[1] ? name + 1 : url, "extension",
-                         "", "mime_type", "size", -1, "url", url);
+        return sl_file_new(&(sl_file){.type = type ? type : "custom",
+                                      .transfer_method = "remote_url", .remote_url = url,
+                                      .filename = name && name[1] ? name + 1 : url,
+                                      .extension = "", .size = -1, .url = url});
     }
     const char *id = NULL;
     if (method && !strcmp(method, "local_file"))
@@ -782,13 +782,11 @@ static sl_value *file_input(const char *app_id, const char *user, const sl_value
     const char *mime = json_string_value(json_object_get(meta, "mime_type"));
     char url[96];
     snprintf(url, sizeof url, "/v1/files/%s/preview", id);
-    sl_value *fv = json_pack("{s:s, s:s, s:s, s:s, s:n, s:s, s:s, s:s, s:s, s:O, s:s}",
-                             "dify_model_identity", "__dify__file__", "id", id, "type",
-                             type ? type : sl_file_kind(dot, mime ? mime : ""),
-                             "transfer_method", method, "remote_url", "related_id", id,
-                             "filename", name ? name : id, "extension", dot ? dot : "",
-                             "mime_type", mime ? mime : "application/octet-stream", "size",
-                             json_object_get(meta, "size"), "url", url);
+    sl_value *fv = sl_file_new(&(sl_file){
+        .id = id, .type = type ? type : sl_file_kind(dot, mime ? mime : ""),
+        .transfer_method = method, .related_id = id, .filename = name ? name : id,
+        .extension = dot ? dot : "", .mime_type = mime ? mime : "application/octet-stream",
+        .size = json_integer_value(json_object_get(meta, "size")), .url = url});
     json_decref(meta);
     return fv;
 }
