@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "engine/limits.h"
+#include "core/size.h"
 #include "sandbox/local/local.h"
 #include "sandbox/sandbox.h"
 #include "cli/cli.h"

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/size.h"
 #include "dsl/bundle.h"
 #include "engine/stream.h"
 #include "sandbox/sandbox.h"

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/size.h"
+
 typedef enum { T_INT, T_DOUBLE, T_SIZE, T_BOOL } ftype;
 
 typedef struct {
@@ -124,30 +126,6 @@ void sl_limits_default(struct sl_limits *l)
     l->agent_max_file_bytes = (size_t)10 << 20;
 }
 
-static int parse_size(const char *v, size_t *out)
-{
-    char *end;
-    errno = 0;
-    double d = strtod(v, &end);
-    if (end == v || errno || !isfinite(d) || d < 0)
-        return -1;
-    double mult = 1;
-    if (*end) {
-        if (!strcasecmp(end, "k") || !strcasecmp(end, "kb") || !strcasecmp(end, "kib"))
-            mult = 1024;
-        else if (!strcasecmp(end, "m") || !strcasecmp(end, "mb") || !strcasecmp(end, "mib"))
-            mult = 1024.0 * 1024;
-        else if (!strcasecmp(end, "g") || !strcasecmp(end, "gb") || !strcasecmp(end, "gib"))
-            mult = 1024.0 * 1024 * 1024;
-        else
-            return -1;
-    }
-    if (d * mult > 1e18)
-        return -1;
-    *out = (size_t)(d * mult);
-    return 0;
-}
-
 static int set_field(struct sl_limits *l, const field *f, const char *v, sl_err *err)
 {
     char *p = (char *)l + f->off;
@@ -171,11 +149,15 @@ static int set_field(struct sl_limits *l, const field *f, const char *v, sl_err 
         *(double *)p = d;
         return 0;
     }
-    case T_SIZE:
-        if (parse_size(v, (size_t *)p) < 0)
+    case T_SIZE: {
+        /* at most 10^18: limits are added and multiplied without overflow */
+        uint64_t n;
+        if (sl_size_parse(v, &n) < 0 || n > 1000000000000000000ull)
             return sl_err_set(err, SL_EINVAL,
                               "limit '%s': '%s' is not a size (bytes, or with k/m/g)", f->name, v);
+        *(size_t *)p = (size_t)n;
         return 0;
+    }
     case T_BOOL:
         if (!strcasecmp(v, "true") || !strcmp(v, "1") || !strcasecmp(v, "yes") ||
             !strcasecmp(v, "on"))

@@ -28,6 +28,7 @@
 
 #include "agent/agent.h"
 #include "agent/skills.h"
+#include "core/size.h"
 #include "engine/graph.h"
 #include "engine/limits.h"
 #include "sandbox/sandbox.h"

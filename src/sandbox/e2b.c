@@ -12,6 +12,7 @@
  */
 #include "core/clock.h"
 #include "core/secret.h"
+#include "core/size.h"
 #include "sandbox/e2b.h"
 
 #include <dirent.h>

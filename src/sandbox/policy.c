@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/buf.h"
+#include "core/size.h"
 
 void sl_sandbox_policy_init(sl_sandbox_policy *p, bool sandboxed)
 {

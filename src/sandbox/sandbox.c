@@ -157,43 +157,6 @@ int sl_net_parse(const char *text, sl_net_mode *mode, const char **allow, sl_err
                       text);
 }
 
-int sl_size_parse(const char *text, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(text, &end);
-    if (end == text || errno || v < 0)
-        return -1;
-    uint64_t mul = 1;
-    switch (*end) {
-    case 'k': case 'K': mul = 1ull << 10; end++; break;
-    case 'm': case 'M': mul = 1ull << 20; end++; break;
-    case 'g': case 'G': mul = 1ull << 30; end++; break;
-    case 't': case 'T': mul = 1ull << 40; end++; break;
-    default: break;
-    }
-    if (*end == 'i' && mul > 1)
-        end++;
-    if ((*end == 'B' || *end == 'b') && end[1] == 0)
-        end++;
-    if (*end || v * (double)mul > 1.8e19)
-        return -1;
-    *out = (uint64_t)(v * (double)mul);
-    return 0;
-}
-
-void sl_size_text(uint64_t n, char *out, size_t len)
-{
-    if (n >= (1ull << 30) && n % (1ull << 30) == 0)
-        snprintf(out, len, "%" PRIu64 " GiB", n >> 30);
-    else if (n >= (1ull << 20))
-        snprintf(out, len, "%" PRIu64 " MiB", n >> 20);
-    else if (n >= 1024)
-        snprintf(out, len, "%" PRIu64 " KiB", n >> 10);
-    else
-        snprintf(out, len, "%" PRIu64 " bytes", n);
-}
-
 static int by_name(const void *a, const void *b)
 {
     return strcmp(json_string_value(json_object_get(*(sl_value *const *)a, "name")),

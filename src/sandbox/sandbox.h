@@ -163,10 +163,6 @@ struct sl_sandbox {
 
 /* Parses "none", "open", "allow=a,b" (the CLI's --net). */
 int sl_net_parse(const char *text, sl_net_mode *mode, const char **allow, sl_err *err);
-/* Parses sizes like "512M", "2G", "1048576" into bytes. */
-int sl_size_parse(const char *text, uint64_t *out);
-/* A size for people: "1 GiB", "256 MiB", "12 KiB", "100 bytes". */
-void sl_size_text(uint64_t n, char *out, size_t len);
 /* For providers' list(): sorts the n entries ({name, type, size}) by name
  * and returns them as an array of at most `limit` (0: all); takes the
  * entries and frees the items array. */

@@ -13,6 +13,7 @@
 #include "core/dl.h"
 #include "core/rand.h"
 #include "core/secret.h"
+#include "core/size.h"
 #include "sandbox/ssh.h"
 
 #include <ctype.h>

@@ -239,13 +239,6 @@ static void test_parsers(void)
     sl_err_clear(&err);
     CHECK(sl_net_parse("everything", &m, &allow, &err) < 0, "unknown policy refused");
     sl_err_clear(&err);
-    uint64_t v;
-    CHECK(sl_size_parse("512M", &v) == 0 && v == 512ull << 20, "512M");
-    CHECK(sl_size_parse("2GiB", &v) == 0 && v == 2ull << 30, "2GiB");
-    CHECK(sl_size_parse("1.5k", &v) == 0 && v == 1536, "1.5k");
-    CHECK(sl_size_parse("12", &v) == 0 && v == 12, "12");
-    CHECK(sl_size_parse("12X", &v) < 0 && sl_size_parse("", &v) < 0 && sl_size_parse("-1", &v) < 0,
-          "bad sizes refused");
     sl_sandbox_opts o;
     sl_sandbox_opts_init(&o);
     o.provider = "nonesuch";

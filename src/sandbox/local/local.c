@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/size.h"
 #include "sandbox/proxy.h"
 #include "sandbox/local/cgroup.h"
 #include "sandbox/local/proto.h"
