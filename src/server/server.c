@@ -1042,162 +1042,253 @@ static enum MHD_Result parameters(struct MHD_Connection *c, const char *app_id)
                                 "file_upload"));
 }
 
+/* ---- the Service API (/v1), one handler per route ---- */
+
+/* What a route's handler gets: the request, its app, and the path's
+ * captured segments (":" in the pattern). */
+typedef struct {
+    struct MHD_Connection *c;
+    req *q;
+    const char *app_id;
+    const char *method;
+    const char *path;
+    char cap[2][64];
+} route_ctx;
+
+typedef enum MHD_Result (*route_fn)(route_ctx *x);
+
+static enum MHD_Result v1_run(route_ctx *x)
+{
+    enum MHD_Result ret;
+    sl_value *body = body_json(x->q, x->c, &ret);
+    if (body) {
+        ret = start_run(x->c, x->app_id, body, !strcmp(x->path, "/chat-messages"));
+        json_decref(body);
+    }
+    return ret;
+}
+
+static enum MHD_Result v1_run_get(route_ctx *x)
+{
+    sl_value *run = sl_store_run_get(S.store, x->app_id, x->cap[0]);
+    return run ? reply_json(x->c, 200, run)
+               : reply_error(x->c, 404, "not_found", "Workflow run not found");
+}
+
+static enum MHD_Result v1_run_events(route_ctx *x)
+{
+    sl_value *evs = sl_store_run_events(S.store, x->app_id, x->cap[0]);
+    if (evs && json_array_size(evs))
+        return reply_json(x->c, 200, json_pack("{s:o}", "data", evs));
+    json_decref(evs);
+    return reply_error(x->c, 404, "not_found", "Workflow run not found");
+}
+
+static enum MHD_Result v1_stop(route_ctx *x)
+{
+    return stop_task(x->c, x->app_id, x->cap[0], x->q);
+}
+
+static enum MHD_Result v1_logs(route_ctx *x)
+{
+    const char *st = MHD_lookup_connection_value(x->c, MHD_GET_ARGUMENT_KIND, "status");
+    return reply_json(x->c, 200, sl_store_run_logs(S.store, x->app_id, st && *st ? st : NULL,
+                                                   arg_int(x->c, "page", 1),
+                                                   arg_int(x->c, "limit", 20)));
+}
+
+static enum MHD_Result v1_conversations(route_ctx *x)
+{
+    const char *user = MHD_lookup_connection_value(x->c, MHD_GET_ARGUMENT_KIND, "user");
+    return reply_json(x->c, 200, sl_store_conversations(S.store, x->app_id, user,
+                                                        arg_int(x->c, "limit", 20)));
+}
+
+static enum MHD_Result v1_messages(route_ctx *x)
+{
+    const char *cid = MHD_lookup_connection_value(x->c, MHD_GET_ARGUMENT_KIND, "conversation_id");
+    if (!cid || !*cid)
+        return reply_error(x->c, 400, "invalid_param", "conversation_id is required");
+    sl_value *msgs = sl_store_messages(
+        S.store, x->app_id, cid, MHD_lookup_connection_value(x->c, MHD_GET_ARGUMENT_KIND, "user"),
+        arg_int(x->c, "limit", 20));
+    return msgs ? reply_json(x->c, 200, msgs)
+                : reply_error(x->c, 404, "not_found", "Conversation Not Exists.");
+}
+
+static enum MHD_Result v1_upload(route_ctx *x)
+{
+    req *q = x->q;
+    if (!q->file_id[0] || !q->blob)
+        return reply_error(x->c, 400, "no_file_uploaded",
+                           "send the file as multipart/form-data in a field named file");
+    enum MHD_Result ret;
+    sl_blob_writer *w = q->blob;
+    q->blob = NULL;
+    sl_err err = {0};
+    const char *dot = strrchr(q->name, '.');
+    const char *mime = sl_mime_of_file(q->name, q->head, q->head_n);
+    bool failed = q->upload_failed;
+    if (failed)
+        sl_blob_abort(w);
+    else
+        failed = sl_blob_commit(w, &err) != 0;
+    if (!failed && sl_store_file_add(S.store, q->file_id, x->app_id, q->name, q->file_size, mime,
+                                     q->user, &err)) {
+        sl_store_blob_delete(S.store, q->file_id, NULL);
+        failed = true;
+    }
+    if (failed)
+        ret = reply_error(x->c, 500, "internal_error", "the file could not be stored in the data folder (check free disk space and permissions)");
+    else
+        ret = reply_json(x->c, 201, json_pack("{s:s, s:s, s:I, s:s, s:s, s:s, s:I}", "id",
+                                              q->file_id, "name", q->name, "size",
+                                              (json_int_t)q->file_size, "extension",
+                                              dot ? dot + 1 : "", "mime_type", mime,
+                                              "created_by", q->user, "created_at",
+                                              (json_int_t)wall()));
+    sl_err_clear(&err);
+    return ret;
+}
+
+static enum MHD_Result v1_preview(route_ctx *x)
+{
+    enum MHD_Result ret;
+    /* any file of this app: the key is the app's */
+    sl_value *meta = sl_store_file_get(S.store, x->app_id, x->cap[0]);
+    int fd = meta ? sl_store_blob_open(S.store, x->cap[0], NULL, NULL) : -1;
+    if (fd < 0) {
+        ret = reply_error(x->c, 404, "file_not_found", "File not found");
+    } else {
+        struct MHD_Response *r = MHD_create_response_from_fd(
+            (uint64_t)json_integer_value(json_object_get(meta, "size")), fd);
+        preview_headers(r, meta, MHD_lookup_connection_value(x->c, MHD_GET_ARGUMENT_KIND,
+                                                             "as_attachment"));
+        ret = MHD_queue_response(x->c, 200, r);
+        MHD_destroy_response(r);
+    }
+    json_decref(meta);
+    return ret;
+}
+
+/* DELETE /conversations/ID and POST /conversations/ID/name */
+static enum MHD_Result v1_conversation(route_ctx *x)
+{
+    enum MHD_Result ret;
+    bool del = !strcmp(x->method, "DELETE");
+    sl_value *b = x->q->body.len ? body_json(x->q, x->c, &ret) : json_object();
+    if (!b)
+        return ret;
+    const char *user = json_string_value(json_object_get(b, "user"));
+    sl_err err = {0};
+    if (del) {
+        ret = sl_store_conversation_delete(S.store, x->app_id, x->cap[0], user, &err)
+                  ? reply_error(x->c, 404, "not_found", "Conversation Not Exists.")
+                  : reply_json(x->c, 200, json_pack("{s:s}", "result", "success"));
+    } else {
+        const char *name = json_string_value(json_object_get(b, "name"));
+        sl_value *conv = sl_store_conversation_rename(S.store, x->app_id, x->cap[0], user,
+                                                      name ? name : "New conversation");
+        ret = conv ? reply_json(x->c, 200, conv)
+                   : reply_error(x->c, 404, "not_found", "Conversation Not Exists.");
+    }
+    sl_err_clear(&err);
+    json_decref(b);
+    return ret;
+}
+
+static enum MHD_Result v1_feedback(route_ctx *x)
+{
+    enum MHD_Result ret;
+    sl_value *b = body_json(x->q, x->c, &ret);
+    if (!b)
+        return ret;
+    const sl_value *rating = json_object_get(b, "rating");
+    const char *r = json_string_value(rating);
+    if (rating && !json_is_null(rating) && (!r || (strcmp(r, "like") && strcmp(r, "dislike"))))
+        ret = reply_error(x->c, 400, "invalid_param", "rating must be like, dislike or null");
+    else if (sl_store_feedback(S.store, x->app_id, x->cap[0],
+                               json_string_value(json_object_get(b, "user")), r))
+        ret = reply_error(x->c, 404, "not_found", "Message Not Exists.");
+    else
+        ret = reply_json(x->c, 200, json_pack("{s:s}", "result", "success"));
+    json_decref(b);
+    return ret;
+}
+
+static enum MHD_Result v1_parameters(route_ctx *x)
+{
+    return parameters(x->c, x->app_id);
+}
+
+static enum MHD_Result v1_info(route_ctx *x)
+{
+    sl_value *info = NULL;
+    sl_err err = {0};
+    if (sl_store_app_get(S.store, x->app_id, NULL, &info, &err)) {
+        enum MHD_Result ret = reply_error(x->c, 404, "not_found", "%s", err.msg);
+        sl_err_clear(&err);
+        return ret;
+    }
+    json_object_set_new(info, "description", json_string(""));
+    json_object_set_new(info, "tags", json_array());
+    json_object_del(info, "id");
+    return reply_json(x->c, 200, info);
+}
+
+/* The Service API.  In a pattern, ":" stands for one path segment (an id:
+ * non-empty, no '/', under 64 bytes), captured in order. */
+static const struct {
+    const char *method;
+    const char *pattern;
+    route_fn fn;
+} v1_routes[] = {
+    {"POST", "/workflows/run", v1_run},
+    {"POST", "/chat-messages", v1_run},
+    {"GET", "/workflows/run/:", v1_run_get},
+    {"GET", "/workflows/runs/:/events", v1_run_events},
+    {"POST", "/workflows/tasks/:/stop", v1_stop},
+    {"POST", "/chat-messages/:/stop", v1_stop},
+    {"GET", "/workflows/logs", v1_logs},
+    {"GET", "/conversations", v1_conversations},
+    {"GET", "/messages", v1_messages},
+    {"POST", "/files/upload", v1_upload},
+    {"GET", "/files/:/preview", v1_preview},
+    {"DELETE", "/conversations/:", v1_conversation},
+    {"POST", "/conversations/:/name", v1_conversation},
+    {"POST", "/messages/:/feedbacks", v1_feedback},
+    {"GET", "/parameters", v1_parameters},
+    {"GET", "/info", v1_info},
+};
+
+/* Whether path matches pattern, filling x->cap with the ":" segments. */
+static bool route_match(const char *pattern, const char *path, route_ctx *x)
+{
+    int k = 0;
+    while (*pattern) {
+        if (*pattern == ':') {
+            size_t n = strcspn(path, "/");
+            if (!n || n >= sizeof x->cap[0] || k == 2)
+                return false;
+            memcpy(x->cap[k], path, n);
+            x->cap[k++][n] = 0;
+            path += n;
+            pattern++;
+        } else if (*pattern++ != *path++) {
+            return false;
+        }
+    }
+    return !*path;
+}
+
 static enum MHD_Result v1(struct MHD_Connection *c, const char *method, const char *path, req *q)
 {
-    const char *app_id = q->app_id;
-    enum MHD_Result ret;
-    sl_value *body = NULL;
-    bool post = !strcmp(method, "POST"), get = !strcmp(method, "GET");
-    if (post && (!strcmp(path, "/workflows/run") || !strcmp(path, "/chat-messages"))) {
-        if ((body = body_json(q, c, &ret)))
-            ret = start_run(c, app_id, body, !strcmp(path, "/chat-messages"));
-    } else if (get && !strncmp(path, "/workflows/run/", 15)) {
-        sl_value *run = sl_store_run_get(S.store, app_id, path + 15);
-        ret = run ? reply_json(c, 200, run)
-                  : reply_error(c, 404, "not_found", "Workflow run not found");
-    } else if (get && !strncmp(path, "/workflows/runs/", 16) && strstr(path, "/events")) {
-        char id[64];
-        snprintf(id, sizeof id, "%.*s", (int)(strstr(path, "/events") - path - 16), path + 16);
-        sl_value *evs = sl_store_run_events(S.store, app_id, id);
-        ret = evs && json_array_size(evs) ? reply_json(c, 200, json_pack("{s:o}", "data", evs))
-                                          : (json_decref(evs),
-                                             reply_error(c, 404, "not_found", "Workflow run not found"));
-    } else if (post && !strncmp(path, "/workflows/tasks/", 17) && strstr(path, "/stop")) {
-        char task[64];
-        snprintf(task, sizeof task, "%.*s", (int)(strstr(path, "/stop") - path - 17), path + 17);
-        ret = stop_task(c, app_id, task, q);
-    } else if (post && !strncmp(path, "/chat-messages/", 15) && strstr(path, "/stop")) {
-        char task[64];
-        snprintf(task, sizeof task, "%.*s", (int)(strstr(path, "/stop") - path - 15), path + 15);
-        ret = stop_task(c, app_id, task, q);
-    } else if (get && !strcmp(path, "/workflows/logs")) {
-        const char *st = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "status");
-        ret = reply_json(c, 200, sl_store_run_logs(S.store, app_id, st && *st ? st : NULL,
-                                                   arg_int(c, "page", 1), arg_int(c, "limit", 20)));
-    } else if (get && !strcmp(path, "/conversations")) {
-        const char *user = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "user");
-        ret = reply_json(c, 200, sl_store_conversations(S.store, app_id, user,
-                                                        arg_int(c, "limit", 20)));
-    } else if (get && !strcmp(path, "/messages")) {
-        const char *cid = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "conversation_id");
-        sl_value *msgs = NULL;
-        if (!cid || !*cid)
-            ret = reply_error(c, 400, "invalid_param", "conversation_id is required");
-        else if (!(msgs = sl_store_messages(S.store, app_id, cid,
-                                            MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
-                                                                        "user"),
-                                            arg_int(c, "limit", 20))))
-            ret = reply_error(c, 404, "not_found", "Conversation Not Exists.");
-        else
-            ret = reply_json(c, 200, msgs);
-    } else if (post && !strcmp(path, "/files/upload")) {
-        if (!q->file_id[0] || !q->blob)
-            ret = reply_error(c, 400, "no_file_uploaded",
-                              "send the file as multipart/form-data in a field named file");
-        else {
-            sl_blob_writer *w = q->blob;
-            q->blob = NULL;
-            sl_err err = {0};
-            const char *dot = strrchr(q->name, '.');
-            const char *mime = sl_mime_of_file(q->name, q->head, q->head_n);
-            bool failed = q->upload_failed;
-            if (failed)
-                sl_blob_abort(w);
-            else
-                failed = sl_blob_commit(w, &err) != 0;
-            if (!failed && sl_store_file_add(S.store, q->file_id, app_id, q->name,
-                                             q->file_size, mime, q->user, &err)) {
-                sl_store_blob_delete(S.store, q->file_id, NULL);
-                failed = true;
-            }
-            if (failed)
-                ret = reply_error(c, 500, "internal_error", "the file could not be stored in the data folder (check free disk space and permissions)");
-            else
-                ret = reply_json(c, 201, json_pack("{s:s, s:s, s:I, s:s, s:s, s:s, s:I}", "id",
-                                                   q->file_id, "name", q->name, "size",
-                                                   (json_int_t)q->file_size, "extension",
-                                                   dot ? dot + 1 : "", "mime_type", mime,
-                                                   "created_by", q->user, "created_at",
-                                                   (json_int_t)wall()));
-            sl_err_clear(&err);
-        }
-    } else if (get && !strncmp(path, "/files/", 7) && strstr(path, "/preview")) {
-        char id[64];
-        snprintf(id, sizeof id, "%.*s", (int)(strstr(path, "/preview") - path - 7), path + 7);
-        /* any file of this app: the key is the app's */
-        sl_value *meta = sl_store_file_get(S.store, app_id, id);
-        int fd = meta ? sl_store_blob_open(S.store, id, NULL, NULL) : -1;
-        if (fd < 0) {
-            ret = reply_error(c, 404, "file_not_found", "File not found");
-        } else {
-            struct MHD_Response *r = MHD_create_response_from_fd(
-                (uint64_t)json_integer_value(json_object_get(meta, "size")), fd);
-            preview_headers(r, meta, MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
-                                                                 "as_attachment"));
-            ret = MHD_queue_response(c, 200, r);
-            MHD_destroy_response(r);
-        }
-        json_decref(meta);
-    } else if (!strncmp(path, "/conversations/", 15) && (!strcmp(method, "DELETE") ||
-                                                         (post && strstr(path, "/name")))) {
-        char id[64];
-        const char *end = strchr(path + 15, '/');
-        snprintf(id, sizeof id, "%.*s", (int)(end ? (size_t)(end - path - 15) : strlen(path + 15)),
-                 path + 15);
-        sl_value *b = q->body.len ? body_json(q, c, &ret) : json_object();
-        if (b) {
-            const char *user = json_string_value(json_object_get(b, "user"));
-            sl_err err = {0};
-            if (!strcmp(method, "DELETE")) {
-                ret = sl_store_conversation_delete(S.store, app_id, id, user, &err)
-                          ? reply_error(c, 404, "not_found", "Conversation Not Exists.")
-                          : reply_json(c, 200, json_pack("{s:s}", "result", "success"));
-            } else {
-                const char *name = json_string_value(json_object_get(b, "name"));
-                sl_value *conv = sl_store_conversation_rename(S.store, app_id, id, user,
-                                                              name ? name : "New conversation");
-                ret = conv ? reply_json(c, 200, conv)
-                           : reply_error(c, 404, "not_found", "Conversation Not Exists.");
-            }
-            sl_err_clear(&err);
-            json_decref(b);
-        }
-    } else if (post && !strncmp(path, "/messages/", 10) && strstr(path, "/feedbacks")) {
-        char id[64];
-        snprintf(id, sizeof id, "%.*s", (int)(strstr(path, "/feedbacks") - path - 10), path + 10);
-        sl_value *b = body_json(q, c, &ret);
-        if (b) {
-            const sl_value *rating = json_object_get(b, "rating");
-            const char *r = json_string_value(rating);
-            if (rating && !json_is_null(rating) && (!r || (strcmp(r, "like") && strcmp(r, "dislike"))))
-                ret = reply_error(c, 400, "invalid_param", "rating must be like, dislike or null");
-            else if (sl_store_feedback(S.store, app_id, id,
-                                       json_string_value(json_object_get(b, "user")), r))
-                ret = reply_error(c, 404, "not_found", "Message Not Exists.");
-            else
-                ret = reply_json(c, 200, json_pack("{s:s}", "result", "success"));
-            json_decref(b);
-        }
-    } else if (get && !strcmp(path, "/parameters")) {
-        ret = parameters(c, app_id);
-    } else if (get && !strcmp(path, "/info")) {
-        sl_value *info = NULL;
-        sl_err err = {0};
-        if (sl_store_app_get(S.store, app_id, NULL, &info, &err)) {
-            ret = reply_error(c, 404, "not_found", "%s", err.msg);
-            sl_err_clear(&err);
-        } else {
-            json_object_set_new(info, "description", json_string(""));
-            json_object_set_new(info, "tags", json_array());
-            json_object_del(info, "id");
-            ret = reply_json(c, 200, info);
-        }
-    } else {
-        ret = reply_error(c, 404, "not_found", "%s %s is not an endpoint of the Service API",
-                          method, path);
-    }
-    json_decref(body);
-    return ret;
+    route_ctx x = {.c = c, .q = q, .app_id = q->app_id, .method = method, .path = path};
+    for (size_t i = 0; i < sizeof v1_routes / sizeof v1_routes[0]; i++)
+        if (!strcmp(method, v1_routes[i].method) && route_match(v1_routes[i].pattern, path, &x))
+            return v1_routes[i].fn(&x);
+    return reply_error(c, 404, "not_found", "%s %s is not an endpoint of the Service API", method,
+                       path);
 }
 
 static enum MHD_Result admin(struct MHD_Connection *c, const char *method, const char *path,
