@@ -688,14 +688,39 @@ static void do_open(const sl_sb_hdr *h, const char *path)
         close(fd);
 }
 
+/* One message from the host into msgbuf, and the descriptors passed with
+ * it (close-on-exec) into fds[0..max), those past max closed; returns what
+ * recvmsg returned. */
+static ssize_t recv_fds(int *fds, int max, int *nfds)
+{
+    struct iovec iov = {msgbuf, sizeof msgbuf - 1};
+    union {
+        char buf[CMSG_SPACE(sizeof(int) * 8)];
+        struct cmsghdr align;
+    } u;
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                       .msg_controllen = sizeof u.buf};
+    ssize_t r = recvmsg(ctl, &m, MSG_CMSG_CLOEXEC);
+    *nfds = 0;
+    for (struct cmsghdr *c = r >= 0 ? CMSG_FIRSTHDR(&m) : NULL; c; c = CMSG_NXTHDR(&m, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+            continue;
+        int n = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+        for (int i = 0; i < n; i++) {
+            int fd;
+            memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+            if (*nfds < max)
+                fds[(*nfds)++] = fd;
+            else
+                close(fd);
+        }
+    }
+    return r;
+}
+
 static void serve(int sfd)
 {
     for (;;) {
-        struct iovec iov = {msgbuf, sizeof msgbuf - 1};
-        union {
-            char buf[CMSG_SPACE(sizeof(int) * 8)];
-            struct cmsghdr align;
-        } u;
         fd_set rd;
         FD_ZERO(&rd);
         FD_SET(ctl, &rd);
@@ -714,21 +739,13 @@ static void serve(int sfd)
         }
         if (!FD_ISSET(ctl, &rd))
             continue;
-        struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                           .msg_controllen = sizeof u.buf};
-        ssize_t r = recvmsg(ctl, &m, MSG_CMSG_CLOEXEC);
+        int fds[8], nfds;
+        ssize_t r = recv_fds(fds, 8, &nfds);
         if (r <= 0) {
             if (r < 0 && errno == EINTR)
                 continue;
             _exit(0);  /* the host closed the socket: the sandbox ends */
         }
-        int fds[8], nfds = 0;
-        for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
-            if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-                int n = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-                for (int i = 0; i < n && nfds < 8; i++)
-                    memcpy(&fds[nfds++], CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-            }
         sl_sb_hdr h;
         if ((size_t)r < sizeof h) {
             for (int i = 0; i < nfds; i++)
@@ -810,33 +827,6 @@ static void read_plan(const char *payload, size_t len, sl_sb_plan *p)
     p->etc_files = etc;
 }
 
-/* Receives GO into msgbuf, and up to 4 descriptors with it. */
-static ssize_t recv_go(int *fds, int *nfds)
-{
-    struct iovec iov = {msgbuf, sizeof msgbuf - 1};
-    union {
-        char buf[CMSG_SPACE(sizeof(int) * 4)];
-        struct cmsghdr align;
-    } u;
-    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                       .msg_controllen = sizeof u.buf};
-    ssize_t r;
-    do
-        r = recvmsg(ctl, &m, MSG_CMSG_CLOEXEC);
-    while (r < 0 && errno == EINTR);
-    *nfds = 0;
-    if (r < 0 || (m.msg_flags & MSG_CTRUNC))
-        return -1;
-    for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
-        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-            continue;
-        int n = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-        for (int i = 0; i < n && *nfds < 4; i++)
-            memcpy(&fds[(*nfds)++], CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-    }
-    return r;
-}
-
 /* init is a small static program of its own: the host clones with
  * CLONE_VM | CLONE_VFORK (no copy of its address space) and the child
  * execs this from a sealed memfd, the control socket on fd 3. */
@@ -862,8 +852,11 @@ int main(void)
     prctl(PR_SET_NAME, "sluice-init", 0, 0, 0);
     /* wait for the host to write our uid/gid maps; the plan comes with GO,
      * and on cgroup v1 the sandbox's cgroups' tasks files to join */
-    int join[4], n_join = 0;
-    ssize_t r = recv_go(join, &n_join);
+    int join[4], n_join;
+    ssize_t r;
+    do
+        r = recv_fds(join, 4, &n_join);
+    while (r < 0 && errno == EINTR);
     sl_sb_hdr h;
     if (r < (ssize_t)sizeof h)
         _exit(1);
