@@ -14,6 +14,7 @@
 #include "core/clock.h"
 #include "core/file.h"
 #include "core/mime.h"
+#include "core/opt.h"
 #include "core/rand.h"
 #include "dsl/bundle.h"
 #include "dsl/dsl.h"
@@ -28,6 +29,8 @@
 #define SLUICE_VERSION "0.1.0"
 
 enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_PARTIAL = 3, EXIT_STOPPED = 130 };
+
+/* ---- usage and each command's option table ---- */
 
 static const char usage_main[] =
     "usage: sluice <command> [options]\n"
@@ -56,61 +59,76 @@ static const char usage_main[] =
     "sandbox with bash, file tools and the app's skills; see docs/agent.md).  Files\n"
     "using other types (tool, ...) are refused when loaded, naming each such node.\n";
 
-static const char usage_render[] =
-    "usage: sluice render FILE|- [--context JSON|@FILE] [--limit NAME=N] [--repeat N]\n"
-    "\n"
-    "Renders a Jinja2 template (FILE, or standard input for -) the way a\n"
-    "template-transform node does, and prints exactly the rendered text.\n"
-    "  --context JSON|@FILE  the variables: a JSON object, inline or from a file\n"
-    "  --limit NAME=N        max_output_chars (400000, Dify's), max_loop_iterations\n"
-    "                        (1000000), max_depth (100, macro and recursive-loop\n"
-    "                        nesting), template_max_bytes (64m: memory the template's\n"
-    "                        values may hold; 0: no limit) or max_time_s (1200:\n"
-    "                        seconds for all renders); repeatable;\n"
-    "                        SLUICE_TEMPLATE_MAX_BYTES and SLUICE_MAX_TIME_S set the\n"
-    "                        last two too\n"
-    "  --repeat N            render N times (timing) and print the last\n"
-    "exit status: 0 rendered, 1 template or render error (on stderr), 2 bad usage.\n";
+enum {
+    O_INPUT = 1, O_INPUTS, O_QUERY, O_CONVERSATION, O_HISTORY, O_ENV, O_LIMIT, O_CONFIG,
+    O_RECORD, O_REPLAY, O_NET, O_APP_DIR, O_OUT, O_JSON, O_EVENTS, O_QUIET, O_STRICT,
+    O_OUTFILE, O_SECRETS, O_CONTEXT, O_REPEAT,
+};
 
-static const char usage_run[] =
+static const sl_opt run_opts[] = {
+    {"--input", NULL, "NAME=VALUE",
+     "a start input (repeatable); VALUE is text and is converted\n"
+     "to the input's declared type; NAME=@PATH reads the text\n"
+     "from a file, or passes the file itself to file inputs", O_INPUT},
+    {"--inputs", NULL, "JSON|@FILE", "all inputs as a JSON object (inline or from a file)",
+     O_INPUTS},
+    {"--query", NULL, "TEXT", "the user's message (sys.query) for advanced-chat apps", O_QUERY},
+    {"--conversation", NULL, "JSON", "conversation variable values as a JSON object",
+     O_CONVERSATION},
+    {"--history", NULL, "JSON|@FILE",
+     "earlier turns of the chat, [{\"query\", \"answer\"}] oldest\n"
+     "first, for LLM nodes with memory", O_HISTORY},
+    {"--env", NULL, "NAME=VALUE", "override an environment variable of the workflow", O_ENV},
+    {"--limit", NULL, "NAME=VALUE",
+     "override a limit (see `sluice limits`), e.g. max_steps=1000;\n"
+     "SLUICE_<NAME> environment variables work too", O_LIMIT},
+    {"--config", NULL, "FILE",
+     "model providers and prices (default $SLUICE_CONFIG, else\n"
+     "./sluice.yml; environment variables such as\n"
+     "OPENAI_API_KEY work too; see docs/llm.md)", O_CONFIG},
+    {"--record", NULL, "FILE", "append every model exchange to FILE (JSON lines)", O_RECORD},
+    {"--replay", NULL, "FILE",
+     "answer model calls from FILE, with no network; a call\n"
+     "that was not recorded fails", O_REPLAY},
+    {"--net", NULL, "POLICY",
+     "network of the sandbox code and command nodes run in:\n"
+     "none (default), allow=HOST,... (HTTP(S) through sluice's\n"
+     "proxy to listed hosts; *.example.org wildcards), or open", O_NET},
+    {"--app-dir", NULL, "DIR",
+     "the app's files (skills/ …) for a .yml app in the sandboxed\n"
+     "runtime (a .zip bundle carries its own)", O_APP_DIR},
+    {"--out", NULL, "DIR",
+     "write the files the run made (agent artifacts in the\n"
+     "outputs) to DIR, by their names", O_OUT},
+    {"--json", NULL, NULL, "print the result as one JSON object", O_JSON},
+    {"--events", NULL, NULL, "print every run event as a JSON line on stdout", O_EVENTS},
+    {"--quiet", "-q", NULL, "no progress on stderr", O_QUIET},
+    {0},
+};
+
+static const sl_optspec run_spec = {
+    "sluice run",
     "usage: sluice run FILE [options]\n"
     "\n"
     "Runs the workflow in FILE: a DSL .yml ('-' reads standard input) or a .zip app\n"
     "bundle (the DSL and the app's files).  Progress goes to stderr, outputs to stdout.\n"
     "\n"
-    "options:\n"
-    "  --input NAME=VALUE    a start input (repeatable); VALUE is text and is converted\n"
-    "                        to the input's declared type; NAME=@PATH reads the text\n"
-    "                        from a file, or passes the file itself to file inputs\n"
-    "  --inputs JSON|@FILE   all inputs as a JSON object (inline or from a file)\n"
-    "  --query TEXT          the user's message (sys.query) for advanced-chat apps\n"
-    "  --conversation JSON   conversation variable values as a JSON object\n"
-    "  --history JSON|@FILE  earlier turns of the chat, [{\"query\", \"answer\"}] oldest\n"
-    "                        first, for LLM nodes with memory\n"
-    "  --env NAME=VALUE      override an environment variable of the workflow\n"
-    "  --limit NAME=VALUE    override a limit (see `sluice limits`), e.g. max_steps=1000;\n"
-    "                        SLUICE_<NAME> environment variables work too\n"
-    "  --config FILE         model providers and prices (default $SLUICE_CONFIG, else\n"
-    "                        ./sluice.yml; environment variables such as\n"
-    "                        OPENAI_API_KEY work too; see docs/llm.md)\n"
-    "  --record FILE         append every model exchange to FILE (JSON lines)\n"
-    "  --replay FILE         answer model calls from FILE, with no network; a call\n"
-    "                        that was not recorded fails\n"
-    "  --net POLICY          network of the sandbox code and command nodes run in:\n"
-    "                        none (default), allow=HOST,... (HTTP(S) through sluice's\n"
-    "                        proxy to listed hosts; *.example.org wildcards), or open\n"
-    "  --app-dir DIR         the app's files (skills/ …) for a .yml app in the sandboxed\n"
-    "                        runtime (a .zip bundle carries its own)\n"
-    "  --out DIR             write the files the run made (agent artifacts in the\n"
-    "                        outputs) to DIR, by their names\n"
-    "  --json                print the result as one JSON object\n"
-    "  --events              print every run event as a JSON line on stdout\n"
-    "  -q, --quiet           no progress on stderr\n"
+    "options:\n",
+    run_opts,
     "\n"
     "exit status: 0 succeeded, 1 failed, 2 bad usage / invalid workflow / bad inputs,\n"
-    "3 partial-succeeded (some node ended in exception), 130 stopped (Ctrl-C).\n";
+    "3 partial-succeeded (some node ended in exception), 130 stopped (Ctrl-C).\n",
+    false,
+};
 
-static const char usage_validate[] =
+static const sl_opt validate_opts[] = {
+    {"--quiet", "-q", NULL, "print only problems (no warnings, no OK lines)", O_QUIET},
+    {"--strict", NULL, NULL, "this machine's configuration problems are errors too", O_STRICT},
+    {0},
+};
+
+static const sl_optspec validate_spec = {
+    "sluice validate",
     "usage: sluice validate FILE…\n"
     "\n"
     "Loads and checks each file: YAML syntax, DSL version and mode, node types (a type\n"
@@ -120,11 +138,22 @@ static const char usage_validate[] =
     "1 when any is not, 2 on bad usage.  What depends on this machine rather than on\n"
     "the file (a model provider not configured) is a warning; `sluice run` refuses it.\n"
     "\n"
-    "options:\n"
-    "  -q, --quiet    print only problems (no warnings, no OK lines)\n"
-    "  --strict       this machine's configuration problems are errors too\n";
+    "options:\n",
+    validate_opts,
+    NULL,
+    false,
+};
 
-static const char usage_export[] =
+static const sl_opt export_opts[] = {
+    {"-o", NULL, "OUT", "write to OUT (a .zip name makes a bundle), not stdout", O_OUTFILE},
+    {"--app-dir", NULL, "DIR", "the app's files (skills/ …) to bundle with a .yml app",
+     O_APP_DIR},
+    {"--include-secrets", NULL, NULL, "keep secret environment variables' values", O_SECRETS},
+    {0},
+};
+
+static const sl_optspec export_spec = {
+    "sluice export",
     "usage: sluice export FILE [-o OUT] [--app-dir DIR] [--include-secrets]\n"
     "\n"
     "Loads FILE (.yml or .zip) and writes it back.  A classic app becomes YAML (to\n"
@@ -132,22 +161,53 @@ static const char usage_export[] =
     "(--app-dir, or a .zip) or an OUT ending in .zip becomes a .zip bundle: the DSL,\n"
     "manifest.json and the app's files.  Canvas notes are dropped and secret\n"
     "environment variables emptied unless --include-secrets.  Importing the export\n"
-    "gives the same graph (and files).\n";
+    "gives the same graph (and files).\n"
+    "\n"
+    "options:\n",
+    export_opts,
+    NULL,
+    false,
+};
 
-static const char usage_limits[] =
+static const sl_opt limits_opts[] = {{0}};
+
+static const sl_optspec limits_spec = {
+    "sluice limits",
     "usage: sluice limits\n"
     "\n"
     "Lists every limit, its default (or the value set through SLUICE_<NAME>\n"
     "environment variables) and what it bounds.  Override one for a run with\n"
-    "`sluice run FILE --limit NAME=VALUE`.\n";
+    "`sluice run FILE --limit NAME=VALUE`.\n",
+    limits_opts,
+    NULL,
+    false,
+};
 
-static bool want_help(int argc, char **argv)
-{
-    for (int i = 0; i < argc; i++)
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
-            return true;
-    return false;
-}
+static const sl_opt render_opts[] = {
+    {"--context", NULL, "JSON|@FILE", "the variables: a JSON object, inline or from a file",
+     O_CONTEXT},
+    {"--limit", NULL, "NAME=N",
+     "max_output_chars (400000, Dify's), max_loop_iterations\n"
+     "(1000000), max_depth (100, macro and recursive-loop\n"
+     "nesting), template_max_bytes (64m: memory the template's\n"
+     "values may hold; 0: no limit) or max_time_s (1200:\n"
+     "seconds for all renders); repeatable;\n"
+     "SLUICE_TEMPLATE_MAX_BYTES and SLUICE_MAX_TIME_S set the\n"
+     "last two too", O_LIMIT},
+    {"--repeat", NULL, "N", "render N times (timing) and print the last", O_REPEAT},
+    {0},
+};
+
+static const sl_optspec render_spec = {
+    "sluice render",
+    "usage: sluice render FILE|- [--context JSON|@FILE] [--limit NAME=N] [--repeat N]\n"
+    "\n"
+    "Renders a Jinja2 template (FILE, or standard input for -) the way a\n"
+    "template-transform node does, and prints exactly the rendered text.\n",
+    render_opts,
+    "exit status: 0 rendered, 1 template or render error (on stderr), 2 bad usage.\n",
+    false,
+};
 
 static void print_diag(const sl_diag *d, bool quiet)
 {
@@ -548,81 +608,73 @@ static int write_files(sl_run *r, const char *out_dir, bool quiet)
     return rc;
 }
 
-static int cmd_run(int argc, char **argv)
+/* An option applied after the parse, in a fixed order: every --limit once
+ * SLUICE_<NAME> is read, then --input, --inputs, --conversation, --env,
+ * --query and --history (in argv order) once the graph is loaded, since an
+ * input's declared type and the input_file_bytes limit shape them. */
+typedef struct {
+    int id;
+    const char *value;
+} late_opt;
+
+typedef struct {
+    const char *file, *config, *tape_path, *app_dir, *out_dir;
+    bool json_out, quiet, events, replay;
+    sl_run_opts *opts;
+    late_opt *late;
+    size_t nlate;
+} run_args;
+
+static int run_opt(void *ud, int id, const char *v)
 {
-    if (want_help(argc, argv)) {
-        fputs(usage_run, stdout);
-        return EXIT_OK;
-    }
-    const char *file = NULL, *config = NULL, *tape_path = NULL, *app_dir = NULL, *out_dir = NULL;
-    bool json_out = false, quiet = false, events = false, replay = false;
-    sl_run_opts opts;
-    sl_run_opts_init(&opts);
+    run_args *a = ud;
     sl_err err = {0};
-    if (sl_limits_from_env(&opts.limits, &err) < 0) {
-        fprintf(stderr, "sluice: %s\n", err.msg);
-        sl_err_clear(&err);
-        return EXIT_USAGE;
-    }
-    /* First pass: options that do not need the graph. */
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        bool takes = !strcmp(a, "--input") || !strcmp(a, "--inputs") || !strcmp(a, "--query") ||
-                     !strcmp(a, "--conversation") || !strcmp(a, "--env") || !strcmp(a, "--limit") ||
-                     !strcmp(a, "--net") || !strcmp(a, "--config") || !strcmp(a, "--record") ||
-                     !strcmp(a, "--replay") || !strcmp(a, "--history") ||
-                     !strcmp(a, "--app-dir") || !strcmp(a, "--out");
-        if (takes && i + 1 >= argc) {
-            fprintf(stderr, "sluice run: %s needs a value (see sluice run --help)\n", a);
-            return EXIT_USAGE;
+    switch (id) {
+    case SL_OPT_ARG:
+        if (a->file) {
+            fprintf(stderr, "sluice run: one workflow file at a time ('%s' and '%s')\n", a->file,
+                    v);
+            return -1;
         }
-        if (takes) {
-            if (!strcmp(a, "--limit") && sl_limits_set(&opts.limits, argv[i + 1], &err) < 0) {
-                fprintf(stderr, "sluice run: --limit: %s\n", err.msg);
-                sl_err_clear(&err);
-                return EXIT_USAGE;
-            }
-            if (!strcmp(a, "--net") && (opts.net_given = true) &&
-                sl_net_parse(argv[i + 1], &opts.net, &opts.net_allow, &err)) {
-                fprintf(stderr, "sluice run: --net: %s\n", err.msg);
-                sl_err_clear(&err);
-                return EXIT_USAGE;
-            }
-            if (!strcmp(a, "--config"))
-                config = argv[i + 1];
-            if (!strcmp(a, "--app-dir"))
-                app_dir = argv[i + 1];
-            if (!strcmp(a, "--out"))
-                out_dir = argv[i + 1];
-            if (!strcmp(a, "--record") || !strcmp(a, "--replay")) {
-                if (tape_path) {
-                    fprintf(stderr, "sluice run: --record and --replay: one tape at a time\n");
-                    return EXIT_USAGE;
-                }
-                tape_path = argv[i + 1];
-                replay = !strcmp(a, "--replay");
-            }
-            i++;
-        } else if (!strcmp(a, "--json")) {
-            json_out = true;
-        } else if (!strcmp(a, "--events")) {
-            events = true;
-        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-            quiet = true;
-        } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "sluice run: unknown option '%s' (see sluice run --help)\n", a);
-            return EXIT_USAGE;
-        } else if (file) {
-            fprintf(stderr, "sluice run: one workflow file at a time ('%s' and '%s')\n", file, a);
-            return EXIT_USAGE;
-        } else {
-            file = a;
+        a->file = v;
+        return 0;
+    case O_NET:
+        a->opts->net_given = true;
+        if (sl_net_parse(v, &a->opts->net, &a->opts->net_allow, &err)) {
+            fprintf(stderr, "sluice run: --net: %s\n", err.msg);
+            sl_err_clear(&err);
+            return -1;
         }
+        return 0;
+    case O_RECORD:
+    case O_REPLAY:
+        if (a->tape_path) {
+            fprintf(stderr, "sluice run: --record and --replay: one tape at a time\n");
+            return -1;
+        }
+        a->tape_path = v;
+        a->replay = id == O_REPLAY;
+        return 0;
+    case O_CONFIG: a->config = v; return 0;
+    case O_APP_DIR: a->app_dir = v; return 0;
+    case O_OUT: a->out_dir = v; return 0;
+    case O_JSON: a->json_out = true; return 0;
+    case O_EVENTS: a->events = true; return 0;
+    case O_QUIET: a->quiet = true; return 0;
+    default:
+        a->late[a->nlate++] = (late_opt){id, v};
+        return 0;
     }
-    if (!file) {
-        fputs(usage_run, stderr);
-        return EXIT_USAGE;
-    }
+}
+
+/* The run, once the command line is parsed. */
+static int run_workflow(run_args *ra)
+{
+    const char *file = ra->file, *config = ra->config, *tape_path = ra->tape_path;
+    const char *app_dir = ra->app_dir, *out_dir = ra->out_dir;
+    bool json_out = ra->json_out, quiet = ra->quiet, events = ra->events, replay = ra->replay;
+    sl_run_opts opts = *ra->opts;
+    sl_err err = {0};
     /* model providers first: loading checks that each model node's is set */
     sl_config *cfg;
     if (sl_config_load(config, &cfg, &err)) {
@@ -663,40 +715,44 @@ static int cmd_run(int argc, char **argv)
     sl_value *given = json_object(), *files = json_object();
     sl_value *conv = NULL, *env = json_object(), *history = NULL;
     int rc = EXIT_USAGE;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
+    for (size_t i = 0; i < ra->nlate; i++) {
+        const char *v = ra->late[i].value;
         bool ok = true;
-        if (!strcmp(a, "--input")) {
-            ok = add_input(given, files, &g, argv[++i], opts.limits.input_file_bytes) == 0;
-        } else if (!strcmp(a, "--inputs")) {
-            sl_value *all = load_json_arg(argv[++i], "--inputs", &ok);
+        switch (ra->late[i].id) {
+        case O_INPUT:
+            ok = add_input(given, files, &g, v, opts.limits.input_file_bytes) == 0;
+            break;
+        case O_INPUTS: {
+            sl_value *all = load_json_arg(v, "--inputs", &ok);
             if (ok)
                 json_object_update(given, all);
             json_decref(all);
-        } else if (!strcmp(a, "--conversation")) {
+            break;
+        }
+        case O_CONVERSATION:
             json_decref(conv);
-            conv = load_json_arg(argv[++i], "--conversation", &ok);
-        } else if (!strcmp(a, "--env")) {
-            const char *kv = argv[++i];
-            const char *eq = strchr(kv, '=');
+            conv = load_json_arg(v, "--conversation", &ok);
+            break;
+        case O_ENV: {
+            const char *eq = strchr(v, '=');
             if (!eq) {
-                fprintf(stderr, "sluice run: --env '%s': expected NAME=VALUE\n", kv);
+                fprintf(stderr, "sluice run: --env '%s': expected NAME=VALUE\n", v);
                 ok = false;
             } else {
-                char *k = sl_xstrndup(kv, (size_t)(eq - kv));
+                char *k = sl_xstrndup(v, (size_t)(eq - v));
                 json_object_set_new(env, k, json_string(eq + 1));
                 free(k);
             }
-        } else if (!strcmp(a, "--query")) {
-            opts.query = argv[++i];
-        } else if (!strcmp(a, "--history")) {
+            break;
+        }
+        case O_QUERY:
+            opts.query = v;
+            break;
+        case O_HISTORY:
             json_decref(history);
-            history = load_json_value(argv[++i], "--history [{\"query\", \"answer\"}, ...]",
-                                      true, &ok);
+            history = load_json_value(v, "--history [{\"query\", \"answer\"}, ...]", true, &ok);
             opts.history = history;
-        } else if (!strcmp(a, "--limit") || !strcmp(a, "--net") || !strcmp(a, "--config") ||
-                   !strcmp(a, "--record") || !strcmp(a, "--replay")) {
-            i++;
+            break;
         }
         if (!ok)
             goto out;
@@ -795,45 +851,84 @@ out:
     return rc;
 }
 
+static int cmd_run(int argc, char **argv)
+{
+    sl_run_opts opts;
+    sl_run_opts_init(&opts);
+    run_args ra = {.opts = &opts, .late = sl_xcalloc((size_t)argc, sizeof(late_opt))};
+    int rc = EXIT_USAGE;
+    int prc = sl_opt_parse(&run_spec, argc, argv, 1, run_opt, &ra, NULL);
+    if (prc == SL_OPT_HELP) {
+        rc = EXIT_OK;
+        goto done;
+    }
+    if (prc < 0)
+        goto done;
+    /* the limits in a fixed order: defaults, SLUICE_<NAME>, then each
+     * --limit as given; the inputs read them (input_file_bytes) later */
+    sl_err err = {0};
+    if (sl_limits_from_env(&opts.limits, &err) < 0) {
+        fprintf(stderr, "sluice: %s\n", err.msg);
+        sl_err_clear(&err);
+        goto done;
+    }
+    for (size_t i = 0; i < ra.nlate; i++)
+        if (ra.late[i].id == O_LIMIT && sl_limits_set(&opts.limits, ra.late[i].value, &err) < 0) {
+            fprintf(stderr, "sluice run: --limit: %s\n", err.msg);
+            sl_err_clear(&err);
+            goto done;
+        }
+    if (!ra.file) {
+        sl_opt_usage(&run_spec, stderr);
+        goto done;
+    }
+    rc = run_workflow(&ra);
+done:
+    free(ra.late);
+    return rc;
+}
+
+typedef struct {
+    bool quiet, strict;
+    char **files;
+    int nfiles;
+} validate_args;
+
+static int validate_opt(void *ud, int id, const char *v)
+{
+    validate_args *a = ud;
+    if (id == O_QUIET)
+        a->quiet = true;
+    else if (id == O_STRICT)
+        a->strict = true;
+    else
+        a->files[a->nfiles++] = (char *)v;
+    return 0;
+}
+
 static int cmd_validate(int argc, char **argv)
 {
-    if (want_help(argc, argv)) {
-        fputs(usage_validate, stdout);
-        return EXIT_OK;
-    }
-    bool quiet = false, strict = false;
+    validate_args va = {.files = argv}; /* the file names overwrite argv's front */
+    int prc = sl_opt_parse(&validate_spec, argc, argv, 1, validate_opt, &va, NULL);
+    if (prc != SL_OPT_OK)
+        return prc == SL_OPT_HELP ? EXIT_OK : EXIT_USAGE;
+    bool quiet = va.quiet, strict = va.strict;
     int files = 0, bad = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) {
-            quiet = true;
-            continue;
-        }
-        if (!strcmp(argv[i], "--strict")) {
-            strict = true;
-            continue;
-        }
-        if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "sluice validate: unknown option '%s'\n", argv[i]);
-            return EXIT_USAGE;
-        }
-    }
     sl_config *cfg = sl_config_default();
     sl_config_set_lenient(cfg, !strict);
-    for (int i = 1; i < argc; i++) {
-        if (argv[i][0] == '-' && argv[i][1])
-            continue;
+    for (int i = 0; i < va.nfiles; i++) {
         files++;
         sl_graph g;
         sl_diag d;
         sl_err err = {0};
         sl_diag_init(&d);
-        int rc = sl_graph_load_file(&g, &sl_nodes, cfg, argv[i], &d, &err);
+        int rc = sl_graph_load_file(&g, &sl_nodes, cfg, va.files[i], &d, &err);
         print_diag(&d, quiet);
         if (rc < 0) {
             bad++;
             fprintf(stderr, "%s\n", err.msg);
         } else if (!quiet) {
-            printf("%s: OK (%s, DSL %s, %d nodes)\n", argv[i], g.mode, g.version, g.nnodes);
+            printf("%s: OK (%s, DSL %s, %d nodes)\n", va.files[i], g.mode, g.version, g.nnodes);
         }
         sl_diag_release(&d);
         sl_err_clear(&err);
@@ -841,44 +936,39 @@ static int cmd_validate(int argc, char **argv)
     }
     sl_config_free(cfg);
     if (!files) {
-        fputs(usage_validate, stderr);
+        sl_opt_usage(&validate_spec, stderr);
         return EXIT_USAGE;
     }
     return bad ? EXIT_FAILED : EXIT_OK;
 }
 
+typedef struct {
+    const char *file, *out, *app_dir;
+    bool secrets;
+} export_args;
+
+static int export_opt(void *ud, int id, const char *v)
+{
+    export_args *a = ud;
+    switch (id) {
+    case O_OUTFILE: a->out = v; break;
+    case O_APP_DIR: a->app_dir = v; break;
+    case O_SECRETS: a->secrets = true; break;
+    default: a->file = v; break; /* the last one given, as before */
+    }
+    return 0;
+}
+
 static int cmd_export(int argc, char **argv)
 {
-    if (want_help(argc, argv)) {
-        fputs(usage_export, stdout);
-        return EXIT_OK;
-    }
-    const char *file = NULL, *out = NULL, *app_dir = NULL;
-    bool secrets = false;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--app-dir")) {
-            if (++i >= argc) {
-                fprintf(stderr, "sluice export: --app-dir needs a folder\n");
-                return EXIT_USAGE;
-            }
-            app_dir = argv[i];
-        } else if (!strcmp(argv[i], "-o")) {
-            if (++i >= argc) {
-                fprintf(stderr, "sluice export: -o needs a file name\n");
-                return EXIT_USAGE;
-            }
-            out = argv[i];
-        } else if (!strcmp(argv[i], "--include-secrets")) {
-            secrets = true;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "sluice export: unknown option '%s'\n", argv[i]);
-            return EXIT_USAGE;
-        } else {
-            file = argv[i];
-        }
-    }
+    export_args ea = {0};
+    int prc = sl_opt_parse(&export_spec, argc, argv, 1, export_opt, &ea, NULL);
+    if (prc != SL_OPT_OK)
+        return prc == SL_OPT_HELP ? EXIT_OK : EXIT_USAGE;
+    const char *file = ea.file, *out = ea.out, *app_dir = ea.app_dir;
+    bool secrets = ea.secrets;
     if (!file) {
-        fputs(usage_export, stderr);
+        sl_opt_usage(&export_spec, stderr);
         return EXIT_USAGE;
     }
     sl_graph g;
@@ -979,17 +1069,19 @@ static void print_line(const char *line, void *ud)
     printf("  %s\n", line);
 }
 
+static int limits_opt(void *ud, int id, const char *v)
+{
+    (void)ud, (void)id;
+    fprintf(stderr, "sluice limits: unknown argument '%s' (it takes none; see sluice limits "
+            "--help)\n", v);
+    return -1;
+}
+
 static int cmd_limits(int argc, char **argv)
 {
-    if (want_help(argc, argv)) {
-        fputs(usage_limits, stdout);
-        return EXIT_OK;
-    }
-    if (argc > 1) {
-        fprintf(stderr, "sluice limits: unknown %s '%s' (it takes none; see sluice limits "
-                "--help)\n", argv[1][0] == '-' ? "option" : "argument", argv[1]);
-        return EXIT_USAGE;
-    }
+    int prc = sl_opt_parse(&limits_spec, argc, argv, 1, limits_opt, NULL, NULL);
+    if (prc != SL_OPT_OK)
+        return prc == SL_OPT_HELP ? EXIT_OK : EXIT_USAGE;
     struct sl_limits l;
     sl_err err = {0};
     sl_limits_default(&l);
@@ -1042,10 +1134,69 @@ static int render_interrupted(void *ud, sl_err *err)
     return 0;
 }
 
+typedef struct {
+    const char *file, *ctxarg;
+    long repeat;
+    sl_jinja_limits *lim;
+    struct sl_limits *L;
+} render_args;
+
+static int render_opt(void *ud, int id, const char *v)
+{
+    render_args *a = ud;
+    sl_err lerr = {0};
+    if (id == SL_OPT_ARG) {
+        if (a->file) {
+            fprintf(stderr, "sluice render: one template only, not also '%s' (see sluice render "
+                    "--help)\n", v);
+            return -1;
+        }
+        a->file = v;
+    } else if (id == O_CONTEXT) {
+        a->ctxarg = v;
+    } else if (id == O_LIMIT && (!strncmp(v, "template_max_bytes=", 19) ||
+                                 !strncmp(v, "max_time_s=", 11))) {
+        if (sl_limits_set(a->L, v, &lerr) < 0) {
+            fprintf(stderr, "sluice render: %s\n", lerr.msg);
+            sl_err_clear(&lerr);
+            return -1;
+        }
+    } else if (id == O_LIMIT) {
+        const char *eq = strchr(v, '=');
+        char *end = NULL;
+        long long n = eq ? strtoll(eq + 1, &end, 10) : 0;
+        if (!eq || !*(eq + 1) || *end || n < 1 || n > 1000000000LL) {
+            fprintf(stderr, "sluice render: --limit needs NAME=N with N from 1 to 1000000000, "
+                    "not '%s'\n", v);
+            return -1;
+        }
+        size_t nl = (size_t)(eq - v);
+        if (nl == 16 && !strncmp(v, "max_output_chars", nl))
+            a->lim->max_output_chars = (size_t)n;
+        else if (nl == 19 && !strncmp(v, "max_loop_iterations", nl))
+            a->lim->max_loop_iterations = (long)n;
+        else if (nl == 9 && !strncmp(v, "max_depth", nl) && n <= 10000)
+            a->lim->max_depth = (int)n;
+        else {
+            fprintf(stderr, "sluice render: unknown limit '%.*s' (or out of range): use "
+                    "max_output_chars, max_loop_iterations, max_depth (at most 10000), "
+                    "template_max_bytes or max_time_s\n",
+                    (int)nl, v);
+            return -1;
+        }
+    } else if (id == O_REPEAT) {
+        char *end;
+        a->repeat = strtol(v, &end, 10);
+        if (*end || a->repeat < 1) {
+            fprintf(stderr, "sluice render: --repeat needs a positive number\n");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static int cmd_render(int argc, char **argv)
 {
-    const char *file = NULL, *ctxarg = NULL;
-    long repeat = 1;
     sl_jinja_limits lim;
     sl_jinja_limits_default(&lim);
     lim.limit_name = "max_output_chars (sluice render --limit max_output_chars=N)";
@@ -1059,62 +1210,14 @@ static int cmd_render(int argc, char **argv)
         sl_err_clear(&lerr);
         return EXIT_USAGE;
     }
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            fputs(usage_render, stdout);
-            return EXIT_OK;
-        } else if (!strcmp(argv[i], "--context") && i + 1 < argc) {
-            ctxarg = argv[++i];
-        } else if (!strcmp(argv[i], "--limit") && i + 1 < argc &&
-                   (!strncmp(argv[i + 1], "template_max_bytes=", 19) ||
-                    !strncmp(argv[i + 1], "max_time_s=", 11))) {
-            if (sl_limits_set(&L, argv[++i], &lerr) < 0) {
-                fprintf(stderr, "sluice render: %s\n", lerr.msg);
-                sl_err_clear(&lerr);
-                return EXIT_USAGE;
-            }
-        } else if (!strcmp(argv[i], "--limit") && i + 1 < argc) {
-            const char *spec = argv[++i], *eq = strchr(spec, '=');
-            char *end = NULL;
-            long long v = eq ? strtoll(eq + 1, &end, 10) : 0;
-            if (!eq || !*(eq + 1) || *end || v < 1 || v > 1000000000LL) {
-                fprintf(stderr, "sluice render: --limit needs NAME=N with N from 1 to 1000000000, "
-                        "not '%s'\n", spec);
-                return EXIT_USAGE;
-            }
-            size_t nl = (size_t)(eq - spec);
-            if (nl == 16 && !strncmp(spec, "max_output_chars", nl))
-                lim.max_output_chars = (size_t)v;
-            else if (nl == 19 && !strncmp(spec, "max_loop_iterations", nl))
-                lim.max_loop_iterations = (long)v;
-            else if (nl == 9 && !strncmp(spec, "max_depth", nl) && v <= 10000)
-                lim.max_depth = (int)v;
-            else {
-                fprintf(stderr, "sluice render: unknown limit '%.*s' (or out of range): use "
-                        "max_output_chars, max_loop_iterations, max_depth (at most 10000), "
-                        "template_max_bytes or max_time_s\n",
-                        (int)nl, spec);
-                return EXIT_USAGE;
-            }
-        } else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) {
-            char *end;
-            repeat = strtol(argv[++i], &end, 10);
-            if (*end || repeat < 1) {
-                fprintf(stderr, "sluice render: --repeat needs a positive number\n");
-                return EXIT_USAGE;
-            }
-        } else if (!file && (argv[i][0] != '-' || !strcmp(argv[i], "-"))) {
-            file = argv[i];
-        } else {
-            fprintf(stderr, "sluice render: %s '%s' (see sluice render --help)\n",
-                    argv[i][0] == '-' && strcmp(argv[i], "-") ? "unknown option or no value for"
-                                                              : "one template only, not also",
-                    argv[i]);
-            return EXIT_USAGE;
-        }
-    }
+    render_args ra = {.repeat = 1, .lim = &lim, .L = &L};
+    int prc = sl_opt_parse(&render_spec, argc, argv, 1, render_opt, &ra, NULL);
+    if (prc != SL_OPT_OK)
+        return prc == SL_OPT_HELP ? EXIT_OK : EXIT_USAGE;
+    const char *file = ra.file, *ctxarg = ra.ctxarg;
+    long repeat = ra.repeat;
     if (!file) {
-        fputs(usage_render, stderr);
+        sl_opt_usage(&render_spec, stderr);
         return EXIT_USAGE;
     }
     size_t len;
