@@ -32,32 +32,26 @@ enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_PARTIAL = 3, EXIT_STOP
 
 /* ---- usage and each command's option table ---- */
 
-static const char usage_main[] =
+static const char usage_head[] =
     "usage: sluice <command> [options]\n"
     "\n"
     "Runs Dify workflow files (DSL 0.1.0 to 0.6.0, modes workflow and advanced-chat).\n"
     "\n"
-    "commands:\n"
-    "  run FILE        run a workflow (.yml, or a .zip app bundle) and print its outputs\n"
-    "  validate FILE…  check workflow files without running them\n"
-    "  export FILE     write the workflow back: YAML, or a .zip bundle for apps with files\n"
-    "  limits          list every limit with its default\n"
-    "  render FILE|-   render a Jinja2 template (--context JSON|@file)\n"
-    "  sandbox         run a command in a local sandbox (run, shell, check)\n"
-    "  serve           serve Dify's Service API for the apps in a data folder\n"
-    "  app             import (new versions too), list, export, delete apps; keys\n"
+    "commands:\n";
+
+static const char usage_foot[] =
     "\n"
     "  sluice <command> --help   shows a command's options\n"
-    "  sluice --version          prints the version\n"
-    "\n"
-    "node types it runs: start, end, answer, if-else, variable-aggregator (and the\n"
-    "legacy variable-assigner), assigner, list-operator, iteration, loop,\n"
-    "http-request, code (python3, javascript) and command (the last two in a local\n"
-    "sandbox), llm, parameter-extractor and question-classifier (OpenAI-style and\n"
-    "Anthropic endpoints; see docs/llm.md), template-transform (Jinja2, see\n"
-    "docs/jinja.md), agent (in the sandboxed runtime: a model working in the run's\n"
-    "sandbox with bash, file tools and the app's skills; see docs/agent.md).  Files\n"
-    "using other types (tool, ...) are refused when loaded, naming each such node.\n";
+    "  sluice --version          prints the version\n";
+
+/* After the registry's list of node types: what the list cannot say. */
+static const char usage_types_notes[] =
+    "code and command run in a local sandbox; llm, parameter-extractor and\n"
+    "question-classifier use OpenAI-style and Anthropic endpoints (docs/llm.md);\n"
+    "template-transform is Jinja2 (docs/jinja.md); agent is a model working in the\n"
+    "run's sandbox with bash, file tools and the app's skills (docs/agent.md).\n"
+    "Files using other types (tool, ...) are refused when loaded, naming each such\n"
+    "node.\n";
 
 enum {
     O_INPUT = 1, O_INPUTS, O_QUERY, O_CONVERSATION, O_HISTORY, O_ENV, O_LIMIT, O_CONFIG,
@@ -1281,38 +1275,86 @@ static int cmd_render(int argc, char **argv)
     return rc;
 }
 
+/* ---- the commands ---- */
+
+typedef struct {
+    const char *name;
+    const char *args; /* shown after the name in sluice --help */
+    int (*fn)(int argc, char **argv);
+    const char *help; /* one line */
+} command;
+
+static const command commands[] = {
+    {"run", "FILE", cmd_run, "run a workflow (.yml, or a .zip app bundle) and print its outputs"},
+    {"validate", "FILE…", cmd_validate, "check workflow files without running them"},
+    {"export", "FILE", cmd_export,
+     "write the workflow back: YAML, or a .zip bundle for apps with files"},
+    {"limits", "", cmd_limits, "list every limit with its default"},
+    {"render", "FILE|-", cmd_render, "render a Jinja2 template (--context JSON|@file)"},
+    {"sandbox", "", sl_cli_sandbox, "run a command in a local sandbox (run, shell, check)"},
+    {"serve", "", sl_cli_serve, "serve Dify's Service API for the apps in a data folder"},
+    {"app", "", sl_cli_app, "import (new versions too), list, export, delete apps; keys"},
+};
+
+/* Columns `s` takes on a terminal (UTF-8: continuation bytes take none). */
+static int columns(const char *s)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += ((unsigned char)*s & 0xC0) != 0x80;
+    return n;
+}
+
+/* sluice --help: the commands from the table, the node types from the
+ * registry the engine is given, so neither list is kept by hand. */
+static void usage_main(FILE *f)
+{
+    fputs(usage_head, f);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        const command *c = &commands[i];
+        int w = fprintf(f, "  %s%s%s", c->name, *c->args ? " " : "", c->args) - 2 -
+                (int)strlen(c->args) + columns(c->args);
+        fprintf(f, "%*s%s\n", w < 16 ? 16 - w : 1, "", c->help);
+    }
+    fputs(usage_foot, f);
+    fputs("\nnode types it runs:", f);
+    int col = 19;
+    for (size_t i = 0; sl_nodes_nth(i); i++) {
+        const char *t = sl_nodes_nth(i)->type;
+        int w = (int)strlen(t) + 2; /* ", " or ":" and a space before it */
+        if (col + w > 80) {
+            fputs(i ? ",\n" : "\n", f);
+            col = 0;
+        } else {
+            fputs(i ? ", " : " ", f);
+            col += i ? 2 : 1;
+        }
+        fputs(t, f);
+        col += (int)strlen(t);
+    }
+    fputs(".\n", f);
+    fputs(usage_types_notes, f);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fputs(usage_main, stderr);
+        usage_main(stderr);
         return EXIT_USAGE;
     }
     const char *cmd = argv[1];
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
-        fputs(usage_main, stdout);
+        usage_main(stdout);
         return EXIT_OK;
     }
     if (!strcmp(cmd, "--version")) {
         printf("sluice %s\n", SLUICE_VERSION);
         return EXIT_OK;
     }
-    if (!strcmp(cmd, "run"))
-        return cmd_run(argc - 1, argv + 1);
-    if (!strcmp(cmd, "validate"))
-        return cmd_validate(argc - 1, argv + 1);
-    if (!strcmp(cmd, "export"))
-        return cmd_export(argc - 1, argv + 1);
-    if (!strcmp(cmd, "limits"))
-        return cmd_limits(argc - 1, argv + 1);
-    if (!strcmp(cmd, "render"))
-        return cmd_render(argc - 1, argv + 1);
-    if (!strcmp(cmd, "sandbox"))
-        return sl_cli_sandbox(argc - 1, argv + 1);
-    if (!strcmp(cmd, "serve"))
-        return sl_cli_serve(argc - 1, argv + 1);
-    if (!strcmp(cmd, "app"))
-        return sl_cli_app(argc - 1, argv + 1);
-    fprintf(stderr, "sluice: unknown command '%s'\n\n%s", cmd, usage_main);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(cmd, commands[i].name))
+            return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "sluice: unknown command '%s'\n\n", cmd);
+    usage_main(stderr);
     return EXIT_USAGE;
 }
-

@@ -48,6 +48,11 @@ static const sl_node_kind *find(const char *type)
     return NULL;
 }
 
+const sl_node_kind *sl_nodes_nth(size_t i)
+{
+    return i < sizeof kinds / sizeof kinds[0] ? kinds[i] : NULL;
+}
+
 static bool known(const char *type)
 {
     static const char *const dify[] = {

@@ -12,4 +12,8 @@
 /* find: each type in src/nodes/; known: the rest of Dify's node types. */
 extern const sl_node_kinds sl_nodes;
 
+/* The i-th type sluice runs, in the table's order; NULL past the last
+ * (for lists shown to people, such as sluice --help). */
+const sl_node_kind *sl_nodes_nth(size_t i);
+
 #endif
