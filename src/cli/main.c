@@ -989,18 +989,9 @@ static int cmd_export(int argc, char **argv)
         sl_err_clear(&err);
         char *text = NULL;
         size_t len = 0;
-        FILE *f = strcmp(file, "-") ? fopen(file, "rb") : NULL;
-        if (f) {
-            sl_buf fb;
-            sl_buf_init(&fb, SL_DSL_MAX_BYTES);
-            char tmp[65536];
-            size_t n;
-            while ((n = fread(tmp, 1, sizeof tmp, f)) > 0 && sl_buf_add(&fb, tmp, n) == 0)
-                ;
-            fclose(f);
-            len = fb.len;
-            text = sl_buf_detach(&fb);
-        }
+        /* standard input was read once already */
+        if (strcmp(file, "-"))
+            sl_dsl_read_file(file, &text, &len, &err);
         if (!text || sl_yaml_parse(text, len, file, &doc, &err) < 0) {
             fprintf(stderr, "sluice export: cannot read %s again%s%s\n", file,
                     err.msg ? ": " : "", err.msg ? err.msg : "");
