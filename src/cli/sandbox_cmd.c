@@ -9,13 +9,44 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/opt.h"
 #include "engine/limits.h"
 #include "core/size.h"
 #include "sandbox/local/local.h"
 #include "sandbox/sandbox.h"
 #include "cli/cli.h"
 
-static const char usage[] =
+enum {
+    O_NET = 1, O_MEM, O_TIMEOUT, O_PROCS, O_DISK, O_CPU_SECONDS, O_CPUS, O_FILES, O_FILE_SIZE,
+    O_OUTPUT, O_BIND, O_CWD, O_ENV, O_QUIET,
+};
+
+static const sl_opt opts[] = {
+    {"--net", NULL, "none|open|allow=HOST,...",
+     "network: none (default); only HTTP(S) to the\n"
+     "listed hosts, through sluice's proxy (*.example.org\n"
+     "wildcards; private addresses only when listed as\n"
+     "literals); or the host's network, unfiltered", O_NET},
+    {"--mem", NULL, "SIZE|none",
+     "memory of everything inside (default 1G); refused\n"
+     "where no memory cgroup can hold it (see check)", O_MEM},
+    {"--timeout", NULL, "SECONDS", "wall time (default: none for run and shell)", O_TIMEOUT},
+    {"--procs", NULL, "N", "processes and threads (default 512)", O_PROCS},
+    {"--disk", NULL, "SIZE", "workspace + /tmp + home together (default 1G)", O_DISK},
+    {"--cpu-seconds", NULL, "N", "CPU time per process (default 600)", O_CPU_SECONDS},
+    {"--cpus", NULL, "N", "CPU bandwidth in cores (default: no cap)", O_CPUS},
+    {"--files", NULL, "N", "open files per process (default 1024)", O_FILES},
+    {"--file-size", NULL, "SIZE", "largest file a process may write (default 1G)", O_FILE_SIZE},
+    {"--output", NULL, "SIZE", "stdout and stderr bytes each (default: unlimited)", O_OUTPUT},
+    {"--bind", NULL, "HOST:TARGET", "make a host folder visible read-only at TARGET", O_BIND},
+    {"--cwd", NULL, "DIR", "working directory inside (default /workspace)", O_CWD},
+    {"--env", "-e", "NAME=VALUE", "set an environment variable inside", O_ENV},
+    {"--quiet", "-q", NULL, "no message on stderr when a limit ends the command", O_QUIET},
+    {NULL, NULL, NULL, NULL, 0},
+};
+
+static const sl_optspec spec = {
+    "sluice sandbox",
     "usage: sluice sandbox run [options] -- COMMAND [ARG...]\n"
     "       sluice sandbox shell [options]\n"
     "       sluice sandbox check\n"
@@ -24,30 +55,25 @@ static const char usage[] =
     "ipc, uts and cgroup namespaces, a read-only view of /usr, /bin and /lib, an\n"
     "empty workspace (/workspace, the working directory), seccomp, and limits.\n"
     "\n"
-    "options:\n"
-    "  --net none|open|allow=HOST,...  network: none (default); only HTTP(S) to the\n"
-    "                        listed hosts, through sluice's proxy (*.example.org\n"
-    "                        wildcards; private addresses only when listed as\n"
-    "                        literals); or the host's network, unfiltered\n"
-    "  --mem SIZE|none       memory of everything inside (default 1G); refused\n"
-    "                        where no memory cgroup can hold it (see check)\n"
-    "  --timeout SECONDS     wall time (default: none for run and shell)\n"
-    "  --procs N             processes and threads (default 512)\n"
-    "  --disk SIZE           workspace + /tmp + home together (default 1G)\n"
-    "  --cpu-seconds N       CPU time per process (default 600)\n"
-    "  --cpus N              CPU bandwidth in cores (default: no cap)\n"
-    "  --files N             open files per process (default 1024)\n"
-    "  --file-size SIZE      largest file a process may write (default 1G)\n"
-    "  --output SIZE         stdout and stderr bytes each (default: unlimited)\n"
-    "  --bind HOST:TARGET    make a host folder visible read-only at TARGET\n"
-    "  --cwd DIR             working directory inside (default /workspace)\n"
-    "  -e, --env NAME=VALUE  set an environment variable inside\n"
-    "  -q, --quiet           no message on stderr when a limit ends the command\n"
+    "options:\n",
+    opts,
     "\n"
     "exit status: the command's own; 128+N when it died of signal N; 124 when it\n"
     "timed out; 137 when it was killed for a limit (stderr says which); 125 when\n"
     "the sandbox could not be made; 2 for bad options, or a memory limit that\n"
-    "cannot be enforced here.\n";
+    "cannot be enforced here.\n",
+    true,
+};
+
+/* `sluice sandbox check` takes no options. */
+static const sl_opt no_opts[] = {{NULL, NULL, NULL, NULL, 0}};
+static const sl_optspec check_spec = {
+    "sluice sandbox check",
+    "usage: sluice sandbox check\n"
+    "\n"
+    "Says what this machine's local sandbox can do, then runs `true` in one.\n",
+    no_opts, NULL, false,
+};
 
 static void to_fd1(const char *d, size_t n, void *ud)
 {
@@ -142,15 +168,110 @@ static int check(void)
     return rc ? 1 : 0;
 }
 
+static int no_args(void *ud, int id, const char *v)
+{
+    (void)ud, (void)id;
+    fprintf(stderr, "sluice sandbox check: unexpected argument '%s' (see sluice sandbox "
+            "check --help)\n", v);
+    return -1;
+}
+
+/* What the options set: the sandbox, the command, and their lists. */
+typedef struct {
+    sl_sandbox_opts *o;
+    sl_sandbox_cmd *c;
+    const char **envs;
+    size_t nenv;
+    sl_sandbox_bind *binds;
+    char **bind_text;
+    size_t nbind;
+    bool quiet;
+} sandbox_args;
+
+static int sandbox_opt(void *ud, int id, const char *v)
+{
+    sandbox_args *a = ud;
+    sl_sandbox_opts *o = a->o;
+    sl_err err = {0};
+    uint64_t size;
+    char *end;
+    switch (id) {
+    case O_QUIET:
+        a->quiet = true;
+        return 0;
+    case O_NET:
+        if (sl_net_parse(v, &o->net, &o->net_allow, &err)) {
+            fprintf(stderr, "sluice sandbox: %s\n", err.msg);
+            sl_err_clear(&err);
+            return -1;
+        }
+        return 0;
+    case O_MEM:
+    case O_DISK:
+    case O_FILE_SIZE:
+    case O_OUTPUT:
+        if (id == O_MEM && !strcmp(v, "none")) {
+            o->memory_bytes = 0;
+            return 0;
+        }
+        if (sl_size_parse(v, &size) || size == 0)
+            return bad("'%s' is not a size (like 512M or 2G)", v) ? -1 : 0;
+        *(id == O_MEM ? &o->memory_bytes : id == O_DISK ? &o->disk_bytes
+          : id == O_FILE_SIZE ? &o->max_file_bytes : &a->c->max_output_bytes) = size;
+        return 0;
+    case O_TIMEOUT:
+    case O_CPUS: {
+        double d = strtod(v, &end);
+        if (end == v || *end || d <= 0 || d > 1e7)
+            return bad("'%s' is not a positive number", v) ? -1 : 0;
+        *(id == O_TIMEOUT ? &a->c->timeout_s : &o->cpu_cores) = d;
+        return 0;
+    }
+    case O_PROCS:
+    case O_CPU_SECONDS:
+    case O_FILES: {
+        long n = strtol(v, &end, 10);
+        if (end == v || *end || n <= 0 || n > 10000000)
+            return bad("'%s' is not a positive whole number", v) ? -1 : 0;
+        *(id == O_PROCS ? &o->max_procs : id == O_CPU_SECONDS ? &o->cpu_seconds
+                                                              : &o->max_open_files) = (int)n;
+        return 0;
+    }
+    case O_BIND: {
+        const char *colon = strchr(v, ':');
+        if (!colon || colon == v || colon[1] != '/' || a->nbind == 32)
+            return bad("--bind wants HOST:TARGET with an absolute TARGET (got '%s')", v) ? -1 : 0;
+        char *t = a->bind_text[a->nbind] = sl_xstrdup(v);
+        t[colon - v] = 0;
+        a->binds[a->nbind].host = t;
+        a->binds[a->nbind].target = t + (colon - v) + 1;
+        a->nbind++;
+        return 0;
+    }
+    case O_CWD:
+        a->c->cwd = v;
+        return 0;
+    case O_ENV:
+        if (!strchr(v, '=') || a->nenv == 255)
+            return bad("--env wants NAME=VALUE (got '%s')", v) ? -1 : 0;
+        a->envs[a->nenv++] = v;
+        return 0;
+    default: /* SL_OPT_ARG: stop_at_arg hands none */
+        return -1;
+    }
+}
+
 int sl_cli_sandbox(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        fputs(usage, argc < 2 ? stderr : stdout);
+        sl_opt_usage(&spec, argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
     const char *sub = argv[1];
-    if (!strcmp(sub, "check"))
-        return check();
+    if (!strcmp(sub, "check")) {
+        int prc = sl_opt_parse(&check_spec, argc, argv, 2, no_args, NULL, NULL);
+        return prc == SL_OPT_OK ? check() : prc == SL_OPT_HELP ? 0 : 2;
+    }
     bool shell = !strcmp(sub, "shell");
     if (!shell && strcmp(sub, "run"))
         return bad("unknown subcommand '%s' (run, shell, check)", sub);
@@ -167,93 +288,19 @@ int sl_cli_sandbox(int argc, char **argv)
     o.max_file_bytes = L.sandbox_file_bytes;
     sl_sandbox_cmd c = {0};
     const char *envs[256];
-    size_t nenv = 0;
     sl_sandbox_bind binds[32];
     char *bind_text[32];
-    size_t nbind = 0;
-    bool quiet = false;
+    sandbox_args args = {.o = &o, .c = &c, .envs = envs, .binds = binds, .bind_text = bind_text};
     int i = 2;
     sl_err err = {0};
-    for (; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        uint64_t size;
-        if (!strcmp(a, "--")) {
-            i++;
-            break;
-        }
-        if (a[0] != '-')
-            break;
-        if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-            quiet = true;
-            continue;
-        }
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(usage, stdout);
-            return 0;
-        }
-        if (!v)
-            return bad("option %s needs a value", a);
-        i++;
-        if (!strcmp(a, "--net")) {
-            if (sl_net_parse(v, &o.net, &o.net_allow, &err)) {
-                fprintf(stderr, "sluice sandbox: %s\n", err.msg);
-                sl_err_clear(&err);
-                return 2;
-            }
-        } else if (!strcmp(a, "--mem") && !strcmp(v, "none")) {
-            o.memory_bytes = 0;
-        } else if (!strcmp(a, "--mem") || !strcmp(a, "--disk") || !strcmp(a, "--file-size") ||
-                   !strcmp(a, "--output")) {
-            if (sl_size_parse(v, &size) || size == 0)
-                return bad("'%s' is not a size (like 512M or 2G)", v);
-            if (!strcmp(a, "--mem"))
-                o.memory_bytes = size;
-            else if (!strcmp(a, "--disk"))
-                o.disk_bytes = size;
-            else if (!strcmp(a, "--file-size"))
-                o.max_file_bytes = size;
-            else
-                c.max_output_bytes = size;
-        } else if (!strcmp(a, "--timeout") || !strcmp(a, "--cpus")) {
-            char *end;
-            double d = strtod(v, &end);
-            if (end == v || *end || d <= 0 || d > 1e7)
-                return bad("'%s' is not a positive number", v);
-            if (!strcmp(a, "--timeout"))
-                c.timeout_s = d;
-            else
-                o.cpu_cores = d;
-        } else if (!strcmp(a, "--procs") || !strcmp(a, "--cpu-seconds") || !strcmp(a, "--files")) {
-            char *end;
-            long n = strtol(v, &end, 10);
-            if (end == v || *end || n <= 0 || n > 10000000)
-                return bad("'%s' is not a positive whole number", v);
-            if (!strcmp(a, "--procs"))
-                o.max_procs = (int)n;
-            else if (!strcmp(a, "--cpu-seconds"))
-                o.cpu_seconds = (int)n;
-            else
-                o.max_open_files = (int)n;
-        } else if (!strcmp(a, "--bind")) {
-            const char *colon = strchr(v, ':');
-            if (!colon || colon == v || colon[1] != '/' || nbind == 32)
-                return bad("--bind wants HOST:TARGET with an absolute TARGET (got '%s')", v);
-            bind_text[nbind] = strdup(v);
-            bind_text[nbind][colon - v] = 0;
-            binds[nbind].host = bind_text[nbind];
-            binds[nbind].target = bind_text[nbind] + (colon - v) + 1;
-            nbind++;
-        } else if (!strcmp(a, "--cwd")) {
-            c.cwd = v;
-        } else if (!strcmp(a, "-e") || !strcmp(a, "--env")) {
-            if (!strchr(v, '=') || nenv == 255)
-                return bad("--env wants NAME=VALUE (got '%s')", v);
-            envs[nenv++] = v;
-        } else {
-            return bad("unknown option '%s'", a);
-        }
+    int prc = sl_opt_parse(&spec, argc, argv, 2, sandbox_opt, &args, &i);
+    if (prc != SL_OPT_OK) {
+        for (size_t k = 0; k < args.nbind; k++)
+            free(bind_text[k]);
+        return prc == SL_OPT_HELP ? 0 : 2;
     }
+    size_t nenv = args.nenv, nbind = args.nbind;
+    bool quiet = args.quiet;
     envs[nenv] = NULL;
     static const char *const shell_argv[] = {"/bin/bash", "-i", NULL};
     if (shell) {
