@@ -271,7 +271,7 @@ static void check_name(sl_skill *sk, const char *folder)
 /* An optional text field: absent -> NULL; not text -> NULL and a note. */
 static char *opt_text(sl_skill *sk, sl_value *root, const char *key)
 {
-    sl_value *v = sl_obj_get(root, key);
+    sl_value *v = json_object_get(root, key);
     if (!v || json_is_null(v))
         return NULL;
     char *s = scalar_text(v);
@@ -282,7 +282,7 @@ static char *opt_text(sl_skill *sk, sl_value *root, const char *key)
 
 static char *allowed_tools(sl_skill *sk, sl_value *root)
 {
-    sl_value *v = sl_obj_get(root, "allowed-tools");
+    sl_value *v = json_object_get(root, "allowed-tools");
     if (!json_is_array(v))
         return opt_text(sk, root, "allowed-tools");
     /* A YAML list (as some clients write it) becomes the spec's string. */
@@ -306,7 +306,7 @@ static char *allowed_tools(sl_skill *sk, sl_value *root)
 
 static sl_value *metadata(sl_skill *sk, sl_value *root)
 {
-    sl_value *v = sl_obj_get(root, "metadata");
+    sl_value *v = json_object_get(root, "metadata");
     if (!v || json_is_null(v))
         return NULL;
     if (!json_is_object(v)) {
@@ -385,7 +385,7 @@ int sl_skills_parse(const char *text, size_t len, const char *folder, sl_skill *
                               "skill does and when to use it>`");
     }
 
-    sl_value *dv = sl_obj_get(root, "description");
+    sl_value *dv = json_object_get(root, "description");
     char *desc = scalar_text(dv);
     if (!desc || blank(desc)) {
         bool other = dv && !json_is_null(dv) && !desc;
@@ -411,7 +411,7 @@ int sl_skills_parse(const char *text, size_t len, const char *folder, sl_skill *
     }
     out->description = desc;
 
-    char *name = scalar_text(sl_obj_get(root, "name"));
+    char *name = scalar_text(json_object_get(root, "name"));
     if (!name || !*name) {
         free(name);
         if (!folder || !*folder) {
@@ -453,7 +453,7 @@ void sl_skill_release(sl_skill *sk)
     free(sk->compatibility);
     free(sk->allowed_tools);
     if (sk->metadata)
-        sl_decref(sk->metadata);
+        json_decref(sk->metadata);
     free(sk->folder);
     free(sk->location);
     for (size_t i = 0; i < sk->nnotes; i++)
@@ -781,13 +781,13 @@ sl_value *sl_skills_warnings(const sl_skills *s)
         const sl_skill_warning *w = &s->warnings[i];
         char *msg = sl_xasprintf("%s: %s%s", w->path, w->skipped ? "skipped: " : "", w->reason);
         sl_value *o = json_object();
-        sl_obj_set_new(o, "folder", jstr(w->folder));
-        sl_obj_set_new(o, "path", jstr(w->path));
-        sl_obj_set_new(o, "reason", jstr(w->reason));
-        sl_obj_set_new(o, "skipped", json_boolean(w->skipped));
-        sl_obj_set_new(o, "message", jstr(msg));
+        json_object_set_new(o, "folder", jstr(w->folder));
+        json_object_set_new(o, "path", jstr(w->path));
+        json_object_set_new(o, "reason", jstr(w->reason));
+        json_object_set_new(o, "skipped", json_boolean(w->skipped));
+        json_object_set_new(o, "message", jstr(msg));
         free(msg);
-        sl_arr_append_new(arr, o);
+        json_array_append_new(arr, o);
     }
     return arr;
 }

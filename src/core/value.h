@@ -41,15 +41,6 @@
 
 typedef json_t sl_value;
 
-#define sl_incref json_incref
-#define sl_decref json_decref
-#define sl_obj_get json_object_get
-#define sl_obj_set json_object_set
-#define sl_obj_set_new json_object_set_new
-#define sl_arr_get json_array_get
-#define sl_arr_len json_array_size
-#define sl_arr_append json_array_append
-#define sl_arr_append_new json_array_append_new
 
 /* Dify's names for value types: string, number, integer, boolean, object,
  * file, array[string], array[number], array[object], array[boolean],

@@ -421,7 +421,7 @@ static int check_manifest(const sl_value *m, sl_map *ids, sl_err *err)
 {
     if (!json_is_object(m))
         return sl_err_set(err, SL_EINVAL, "bundle: manifest.json is not a JSON object");
-    const sl_value *v = sl_obj_get(m, "schema_version");
+    const sl_value *v = json_object_get(m, "schema_version");
     /* missing means 1.0, the default of Dify's model */
     if (v && (!json_is_string(v) || strcmp(json_string_value(v), SL_BUNDLE_SCHEMA))) {
         char *s = json_dumps(v, JSON_ENCODE_ANY);
@@ -432,24 +432,24 @@ static int check_manifest(const sl_value *m, sl_map *ids, sl_err *err)
         free(s);
         return -1;
     }
-    v = sl_obj_get(m, "generated_at");
+    v = json_object_get(m, "generated_at");
     if (v && !json_is_string(v) && !json_is_number(v))
         return sl_err_set(err, SL_EINVAL,
                           "bundle: manifest.json generated_at must be an ISO-8601 date-time");
-    if (!json_is_string(sl_obj_get(m, "dsl_filename")))
+    if (!json_is_string(json_object_get(m, "dsl_filename")))
         return sl_err_set(err, SL_EINVAL,
                           "bundle: manifest.json has no dsl_filename (the name of the .yml)");
-    const sl_value *tree = sl_obj_get(sl_obj_get(m, "app_assets"), "tree");
+    const sl_value *tree = json_object_get(json_object_get(m, "app_assets"), "tree");
     if (!json_is_object(tree))
         return sl_err_set(err, SL_EINVAL, "bundle: manifest.json has no app_assets.tree object");
-    const sl_value *nodes = sl_obj_get(tree, "nodes");
+    const sl_value *nodes = json_object_get(tree, "nodes");
     if (nodes && !json_is_array(nodes))
         return sl_err_set(err, SL_EINVAL, "bundle: manifest.json app_assets.tree.nodes is not a list");
-    for (size_t i = 0; i < sl_arr_len(nodes); i++) {
-        const sl_value *nd = sl_arr_get(nodes, i);
-        const char *id = json_string_value(sl_obj_get(nd, "id"));
-        const char *type = json_string_value(sl_obj_get(nd, "node_type"));
-        if (!id || !type || !json_is_string(sl_obj_get(nd, "name")) ||
+    for (size_t i = 0; i < json_array_size(nodes); i++) {
+        const sl_value *nd = json_array_get(nodes, i);
+        const char *id = json_string_value(json_object_get(nd, "id"));
+        const char *type = json_string_value(json_object_get(nd, "node_type"));
+        if (!id || !type || !json_is_string(json_object_get(nd, "name")) ||
             (strcmp(type, "file") && strcmp(type, "folder")))
             return sl_err_set(err, SL_EINVAL,
                               "bundle: manifest.json app_assets.tree.nodes[%zu] needs a string "
@@ -458,16 +458,16 @@ static int check_manifest(const sl_value *m, sl_map *ids, sl_err *err)
         if (!strcmp(type, "file"))
             sl_map_put(ids, id, (void *)nd);
     }
-    const sl_value *files = sl_obj_get(m, "files");
+    const sl_value *files = json_object_get(m, "files");
     if (!json_is_array(files))
         return sl_err_set(err, SL_EINVAL, "bundle: manifest.json has no files list");
-    for (size_t i = 0; i < sl_arr_len(files); i++) {
-        const sl_value *f = sl_arr_get(files, i);
-        if (!json_is_string(sl_obj_get(f, "node_id")) || !json_is_string(sl_obj_get(f, "path")))
+    for (size_t i = 0; i < json_array_size(files); i++) {
+        const sl_value *f = json_array_get(files, i);
+        if (!json_is_string(json_object_get(f, "node_id")) || !json_is_string(json_object_get(f, "path")))
             return sl_err_set(err, SL_EINVAL,
                               "bundle: manifest.json files[%zu] needs string node_id and path", i);
     }
-    if (!json_is_integer(sl_obj_get(sl_obj_get(m, "integrity"), "file_count")))
+    if (!json_is_integer(json_object_get(json_object_get(m, "integrity"), "file_count")))
         return sl_err_set(err, SL_EINVAL,
                           "bundle: manifest.json has no integrity.file_count number");
     return 0;
@@ -501,7 +501,7 @@ static int assemble(entries *es, sl_bundle *out, sl_err *err)
     const sl_value *m = out->manifest;
     char nm[256];
     if (!rc) {
-        const char *dsl = json_string_value(sl_obj_get(m, "dsl_filename"));
+        const char *dsl = json_string_value(json_object_get(m, "dsl_filename"));
         const entry *de = find(es, dsl);
         if (!dsl_name_ok(dsl)) {
             rc = sl_err_set(err, SL_EINVAL,
@@ -575,20 +575,20 @@ static int assemble(entries *es, sl_bundle *out, sl_err *err)
         const entry *de = find(es, out->dsl_name);
         out->dsl_len = de->data.len;
         out->dsl = sl_buf_detach(&((entry *)de)->data);
-        json_int_t count = json_integer_value(sl_obj_get(sl_obj_get(m, "integrity"), "file_count"));
-        const sl_value *files = sl_obj_get(m, "files");
+        json_int_t count = json_integer_value(json_object_get(json_object_get(m, "integrity"), "file_count"));
+        const sl_value *files = json_object_get(m, "files");
         if (count < 0 || (uint64_t)count != out->nfiles)
             rc = sl_err_set(err, SL_EINVAL,
                             "bundle: manifest.json integrity.file_count is %lld but the %s/ "
                             "folder holds %zu files",
                             (long long)count, out->app_dir, out->nfiles);
-        else if (sl_arr_len(files) != out->nfiles)
+        else if (json_array_size(files) != out->nfiles)
             rc = sl_err_set(err, SL_EINVAL,
                             "bundle: manifest.json lists %zu files but integrity.file_count is %lld",
-                            sl_arr_len(files), (long long)count);
-        for (size_t i = 0; i < sl_arr_len(files) && !rc; i++) {
-            const char *path = json_string_value(sl_obj_get(sl_arr_get(files, i), "path"));
-            const char *id = json_string_value(sl_obj_get(sl_arr_get(files, i), "node_id"));
+                            json_array_size(files), (long long)count);
+        for (size_t i = 0; i < json_array_size(files) && !rc; i++) {
+            const char *path = json_string_value(json_object_get(json_array_get(files, i), "path"));
+            const char *id = json_string_value(json_object_get(json_array_get(files, i), "node_id"));
             uintptr_t at = (uintptr_t)sl_map_get(&paths, path);
             if (!at)
                 rc = sl_err_set(err, SL_EINVAL,
@@ -662,7 +662,7 @@ void sl_bundle_release(sl_bundle *b)
     free(b->app_dir);
     free(b->dsl);
     if (b->manifest)
-        sl_decref(b->manifest);
+        json_decref(b->manifest);
     memset(b, 0, sizeof *b);
 }
 
@@ -1045,34 +1045,34 @@ static char *sanitize_name(const char *name)
 static void refs_map(const sl_value *refs, sl_map *out)
 {
     if (json_is_array(refs)) {
-        for (size_t i = 0; i < sl_arr_len(refs); i++) {
-            const sl_value *r = sl_arr_get(refs, i);
-            const char *p = json_string_value(sl_obj_get(r, "path"));
-            const char *id = json_string_value(sl_obj_get(r, "node_id"));
+        for (size_t i = 0; i < json_array_size(refs); i++) {
+            const sl_value *r = json_array_get(refs, i);
+            const char *p = json_string_value(json_object_get(r, "path"));
+            const char *id = json_string_value(json_object_get(r, "node_id"));
             if (p && id && !sl_map_get(out, p))
                 sl_map_put(out, p, (void *)id);
         }
         return;
     }
-    const sl_value *nodes = sl_obj_get(sl_obj_get(sl_obj_get(refs, "app_assets"), "tree"), "nodes");
+    const sl_value *nodes = json_object_get(json_object_get(json_object_get(refs, "app_assets"), "tree"), "nodes");
     sl_map byid;
     sl_map_init(&byid);
-    for (size_t i = 0; i < sl_arr_len(nodes); i++) {
-        const char *id = json_string_value(sl_obj_get(sl_arr_get(nodes, i), "id"));
+    for (size_t i = 0; i < json_array_size(nodes); i++) {
+        const char *id = json_string_value(json_object_get(json_array_get(nodes, i), "id"));
         if (id)
-            sl_map_put(&byid, id, (void *)sl_arr_get(nodes, i));
+            sl_map_put(&byid, id, (void *)json_array_get(nodes, i));
     }
-    for (size_t i = 0; i < sl_arr_len(nodes); i++) {
-        const sl_value *nd = sl_arr_get(nodes, i);
-        const char *id = json_string_value(sl_obj_get(nd, "id"));
+    for (size_t i = 0; i < json_array_size(nodes); i++) {
+        const sl_value *nd = json_array_get(nodes, i);
+        const char *id = json_string_value(json_object_get(nd, "id"));
         sl_buf path;
         sl_buf_init(&path, MAX_PATH_BYTES);
         bool ok = id != NULL;
         /* the path is the names up the parent chain; a cycle or a missing
          * parent leaves the node out */
         for (int depth = 0; ok && nd; depth++) {
-            const char *name = json_string_value(sl_obj_get(nd, "name"));
-            const char *parent = json_string_value(sl_obj_get(nd, "parent_id"));
+            const char *name = json_string_value(json_object_get(nd, "name"));
+            const char *parent = json_string_value(json_object_get(nd, "parent_id"));
             if (!name || depth > MAX_DEPTH) {
                 ok = false;
                 break;
@@ -1138,10 +1138,10 @@ static sl_value *build_manifest(walk *w, const char *dsl_name, const sl_value *r
         char sum[65] = "";
         if (!n->dir)
             sl_sha256_hex(n->data, n->len, sum);
-        sl_obj_set_new(nd, "checksum", json_string(sum));
-        sl_arr_append_new(nodes, nd);
+        json_object_set_new(nd, "checksum", json_string(sum));
+        json_array_append_new(nodes, nd);
         if (!n->dir) {
-            sl_arr_append_new(files, json_pack("{s:s, s:s}", "node_id", n->id, "path", n->path));
+            json_array_append_new(files, json_pack("{s:s, s:s}", "node_id", n->id, "path", n->path));
             nfiles++;
         }
     }
@@ -1259,7 +1259,7 @@ int sl_bundle_write(const char *zip_path, const char *app_name, const char *dsl_
     free(tmp);
     free(mtext);
     if (manifest)
-        sl_decref(manifest);
+        json_decref(manifest);
     free(dsl_name);
     free(app);
     walk_release(&w);

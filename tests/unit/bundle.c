@@ -119,7 +119,7 @@ static void test_dify(void)
         CHECK(b.files[0].len == 26 && !memcmp(b.files[0].data, "name,value\n", 11),
               "file bytes (%zu)", b.files[0].len);
     }
-    CHECK(json_is_string(sl_obj_get(b.manifest, "generated_at")), "manifest kept");
+    CHECK(json_is_string(json_object_get(b.manifest, "generated_at")), "manifest kept");
 
     /* extract */
     char dir[128], path[256];
@@ -303,20 +303,20 @@ static void test_write(void)
               "exec bit kept");
     }
     const sl_value *m = b.manifest;
-    CHECK(!strcmp(json_string_value(sl_obj_get(m, "schema_version")), "1.0") &&
-              json_integer_value(sl_obj_get(sl_obj_get(m, "integrity"), "file_count")) == 3,
+    CHECK(!strcmp(json_string_value(json_object_get(m, "schema_version")), "1.0") &&
+              json_integer_value(json_object_get(json_object_get(m, "integrity"), "file_count")) == 3,
           "schema 1.0, file_count 3");
-    const char *when = json_string_value(sl_obj_get(m, "generated_at"));
+    const char *when = json_string_value(json_object_get(m, "generated_at"));
     CHECK(when && strlen(when) == 20 && when[10] == 'T' && when[19] == 'Z', "generated_at %s",
           when ? when : "?");
-    const sl_value *nodes = sl_obj_get(sl_obj_get(sl_obj_get(m, "app_assets"), "tree"), "nodes");
-    CHECK(sl_arr_len(nodes) == 8, "tree: 5 folders + 3 files (%zu)", sl_arr_len(nodes));
-    const sl_value *first = sl_arr_get(nodes, 0);
+    const sl_value *nodes = json_object_get(json_object_get(json_object_get(m, "app_assets"), "tree"), "nodes");
+    CHECK(json_array_size(nodes) == 8, "tree: 5 folders + 3 files (%zu)", json_array_size(nodes));
+    const sl_value *first = json_array_get(nodes, 0);
     char *shown_first = show(first);
-    CHECK(!strcmp(json_string_value(sl_obj_get(first, "name")), "data") &&
-              json_is_null(sl_obj_get(first, "parent_id")) &&
-              !strcmp(json_string_value(sl_obj_get(first, "node_type")), "folder") &&
-              strlen(json_string_value(sl_obj_get(first, "id"))) == 36,
+    CHECK(!strcmp(json_string_value(json_object_get(first, "name")), "data") &&
+              json_is_null(json_object_get(first, "parent_id")) &&
+              !strcmp(json_string_value(json_object_get(first, "node_type")), "folder") &&
+              strlen(json_string_value(json_object_get(first, "id"))) == 36,
           "a folder node: %s", esc(shown_first));
     free(shown_first);
 
@@ -350,11 +350,11 @@ static void test_write(void)
         bool same = b2.nfiles == b.nfiles;
         for (size_t i = 0; same && i < b.nfiles; i++)
             same = !strcmp(b.files[i].node_id, b2.files[i].node_id);
-        const sl_value *n2 = sl_obj_get(sl_obj_get(sl_obj_get(b2.manifest, "app_assets"), "tree"),
+        const sl_value *n2 = json_object_get(json_object_get(json_object_get(b2.manifest, "app_assets"), "tree"),
                                         "nodes");
-        for (size_t i = 0; same && i < sl_arr_len(nodes); i++)
-            same = json_equal(sl_obj_get(sl_arr_get(nodes, i), "id"),
-                              sl_obj_get(sl_arr_get(n2, i), "id"));
+        for (size_t i = 0; same && i < json_array_size(nodes); i++)
+            same = json_equal(json_object_get(json_array_get(nodes, i), "id"),
+                              json_object_get(json_array_get(n2, i), "id"));
         CHECK(same, "file and folder node ids kept");
         sl_bundle_release(&b2);
     }
@@ -371,7 +371,7 @@ static void test_write(void)
           "file_refs as a files[] list: %s", esc(err.msg));
     if (!rc)
         sl_bundle_release(&b2);
-    sl_decref(refs);
+    json_decref(refs);
     free(z);
     sl_err_clear(&err);
 

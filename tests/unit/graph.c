@@ -276,7 +276,7 @@ static void check_sample(const char *path, const char *name)
             json_object_get(json_object_get(back.root, "workflow"), "graph"), "edges");
         CHECK(sl_value_equal(we, be), "%s: %zu edges come back the same", name,
               json_array_size(we));
-        sl_decref(want);
+        json_decref(want);
         sl_yaml_doc_release(&back);
 
         /* Importing the export gives the same graph, or the same refusal. */

@@ -30,15 +30,15 @@ static void get_is(sl_pool *p, const char *path, const char *want_json, const ch
         char *g = show(got);
         CHECK(got == NULL, "%s: %s is absent (got %s)", what, path, g);
         free(g);
-        sl_decref(got);
+        json_decref(got);
         return;
     }
     sl_value *want = J(want_json);
     char *g = show(got);
     CHECK(got && sl_value_equal(got, want), "%s: %s is %s (got %s)", what, path, want_json, g);
     free(g);
-    sl_decref(want);
-    sl_decref(got);
+    json_decref(want);
+    json_decref(got);
 }
 
 static void test_basic(void)
@@ -79,23 +79,23 @@ static void test_basic(void)
     sl_pool_set(p, "n1", "x", json_integer(3));
     CHECK(held && json_integer_value(json_object_get(held, "x")) == 2,
           "a node object held by a reader does not change under a later set");
-    sl_decref(held);
+    json_decref(held);
     get_is(p, "n1.x", "3", "but new reads see the new value");
 
     sl_value *sel = J("[\"n1\", \"obj\", \"a\", \"b\", \"0\"]");
     sl_value *v = sl_pool_get_sel(p, sel);
     CHECK(v && json_integer_value(v) == 10, "get_sel with a 5-part selector");
-    sl_decref(v);
-    sl_decref(sel);
+    json_decref(v);
+    json_decref(sel);
     sel = J("[\"n1\"]");
     CHECK(sl_pool_get_sel(p, sel) == NULL, "get_sel with one part gets nothing");
-    sl_decref(sel);
+    json_decref(sel);
     sel = J("[\"n1\", 5]");
     CHECK(sl_pool_get_sel(p, sel) == NULL, "get_sel with a non-text part gets nothing");
-    sl_decref(sel);
+    json_decref(sel);
     sel = J("\"n1.x\"");
     CHECK(sl_pool_get_sel(p, sel) == NULL, "get_sel with a string selector gets nothing");
-    sl_decref(sel);
+    json_decref(sel);
     CHECK(sl_pool_get_sel(p, NULL) == NULL, "get_sel(NULL) gets nothing");
 
     /* set_node replaces the whole output object */
@@ -107,7 +107,7 @@ static void test_basic(void)
     v = get_path(p, "n1.only");
     sl_pool_free(p);
     CHECK(v && json_integer_value(v) == 1, "a value from get outlives the pool");
-    sl_decref(v);
+    json_decref(v);
 }
 
 static void test_layers(void)
@@ -141,7 +141,7 @@ static void test_layers(void)
     get_is(root, "conversation.count", "5", "assign wrote to the root layer");
     sl_value *cnode = sl_pool_node(grand, "conversation");
     CHECK(cnode && json_object_size(cnode) == 1, "assign did not copy the node into a lower layer");
-    sl_decref(cnode);
+    json_decref(cnode);
     sl_pool_set_node(child, "loop1", J("{\"acc\": 100}"));
     CHECK(sl_pool_assign(grand, "loop1", "acc", json_integer(101)) == 0,
           "assign to a node held by two layers");
@@ -159,7 +159,7 @@ static void test_layers(void)
 
     sl_value *n = sl_pool_node(grand, "sys");
     CHECK(n && json_is_object(n) && json_object_get(n, "query"), "node() reads through layers");
-    sl_decref(n);
+    json_decref(n);
     CHECK(sl_pool_node(root, "iter1") == NULL, "node() does not look down");
 
     sl_pool_free(grand);
@@ -219,12 +219,12 @@ static void *reader_main(void *arg)
             if (t != 2 * n || n < last[k])
                 w->bad++;
             last[k] = (long)n;
-            sl_decref(o);
+            json_decref(o);
             const char *parts[] = {"sys", "query"};
             sl_value *q = sl_pool_get(w->p, parts, 2);
             if (!q || strcmp(json_string_value(q), "stable"))
                 w->bad++;
-            sl_decref(q);
+            json_decref(q);
         }
     }
     return NULL;
@@ -264,9 +264,9 @@ static void test_threads(void)
         if (v && json_integer_value(v) == ROUNDS - 1 && t && json_integer_value(t) == ROUNDS - 1 &&
             c && json_integer_value(c) == ROUNDS - 1)
             final_ok++;
-        sl_decref(v);
-        sl_decref(t);
-        sl_decref(c);
+        json_decref(v);
+        json_decref(t);
+        json_decref(c);
     }
     CHECK(final_ok == WRITERS, "final values are the last ones written, incl. concurrent "
           "assigns to one shared node (%d/%d)", final_ok, WRITERS);

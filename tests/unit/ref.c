@@ -306,6 +306,6 @@ int main(void)
     test_scan();
     test_pieces();
     test_cap();
-    sl_decref(vars);
+    json_decref(vars);
     return tap_done();
 }

@@ -359,17 +359,17 @@ static void test_load(void)
     /* the warnings as JSON */
     sl_value *w0 = NULL;
     for (size_t i = 0; i < json_array_size(w); i++)
-        if (!strcmp(json_string_value(sl_obj_get(sl_arr_get(w, i), "folder")), "nodesc"))
-            w0 = sl_arr_get(w, i);
+        if (!strcmp(json_string_value(json_object_get(json_array_get(w, i), "folder")), "nodesc"))
+            w0 = json_array_get(w, i);
     char *msg = sl_xasprintf("%s/nodesc/SKILL.md: skipped: the frontmatter has no description; add "
                              "`description: <what the skill does and when to use it>`",
                              dir);
-    CHECK(w0 && json_is_true(sl_obj_get(w0, "skipped")) &&
-              !strcmp(json_string_value(sl_obj_get(w0, "message")), msg) && sl_obj_get(w0, "reason") &&
-              sl_obj_get(w0, "path"),
+    CHECK(w0 && json_is_true(json_object_get(w0, "skipped")) &&
+              !strcmp(json_string_value(json_object_get(w0, "message")), msg) && json_object_get(w0, "reason") &&
+              json_object_get(w0, "path"),
           "warning JSON: {folder, path, reason, skipped, message}");
     free(msg);
-    sl_decref(w);
+    json_decref(w);
 
     const sl_skill *f = sl_skills_find(&s, "pdf");
     CHECK(f && !strcmp(f->folder, "pdf") && !sl_skills_find(&s, "nope") && !sl_skills_find(&s, "zz-dup"),

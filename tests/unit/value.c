@@ -28,7 +28,7 @@ static void text_is(sl_value *v, const char *want, const char *what)
     CHECK(rc == 0 && strcmp(got, want) == 0, "text of %s is '%s' (got '%s')", what, esc(want),
           esc(got));
     sl_buf_release(&b);
-    sl_decref(v);
+    json_decref(v);
 }
 
 static void double_is(double d, const char *want)
@@ -49,7 +49,7 @@ static void pyjson_is(const char *json, bool pretty, const char *want)
     CHECK(rc == 0 && strcmp(got, want) == 0, "pyjson%s %s gives '%s' (got '%s')",
           pretty ? " pretty" : "", json, esc(want), esc(got));
     sl_buf_release(&b);
-    sl_decref(v);
+    json_decref(v);
 }
 
 static void test_text(void)
@@ -172,7 +172,7 @@ static void test_truthy(void)
         sl_value *v = J(t[i].json);
         CHECK(sl_value_truthy(v) == t[i].want, "bool(%s) is %s", t[i].json,
               t[i].want ? "True" : "False");
-        sl_decref(v);
+        json_decref(v);
     }
     CHECK(!sl_value_truthy(NULL), "a missing value is falsy");
 }
@@ -213,13 +213,13 @@ static void test_equal(void)
         sl_value *a = J(t[i].a), *b = J(t[i].b);
         CHECK(sl_value_equal(a, b) == t[i].want && sl_value_equal(b, a) == t[i].want,
               "(%s == %s) is %s both ways", t[i].a, t[i].b, t[i].want ? "True" : "False");
-        sl_decref(a);
-        sl_decref(b);
+        json_decref(a);
+        json_decref(b);
     }
     sl_value *x = J("[1]");
     CHECK(!sl_value_equal(x, NULL) && !sl_value_equal(NULL, x), "a value never equals NULL");
     CHECK(sl_value_equal(NULL, NULL), "NULL equals NULL");
-    sl_decref(x);
+    json_decref(x);
 }
 
 static void test_type_names(void)
@@ -251,15 +251,15 @@ static void test_type_names(void)
         const char *got = sl_value_type_name(v);
         CHECK(got && strcmp(got, t[i].want) == 0, "type of %s is %s (got %s)", t[i].json,
               t[i].want, got ? got : "NULL");
-        sl_decref(v);
+        json_decref(v);
     }
     CHECK(strcmp(sl_value_type_name(NULL), "none") == 0, "type of a missing value is none");
     sl_value *f = J("{\"dify_model_identity\": \"__dify__file__\"}");
     CHECK(sl_value_is_file(f), "a tagged object is a file");
-    sl_decref(f);
+    json_decref(f);
     f = J("{\"dify_model_identity\": 1}");
     CHECK(!sl_value_is_file(f), "an object whose tag is not the file tag is not a file");
-    sl_decref(f);
+    json_decref(f);
 }
 
 static void number_is(const char *text, const char *want_json)
@@ -267,7 +267,7 @@ static void number_is(const char *text, const char *want_json)
     sl_value *got = sl_value_number_from_text(text);
     if (!want_json) {
         CHECK(got == NULL, "'%s' is not a number (Python int()/float() refuse it)", esc(text));
-        sl_decref(got);
+        json_decref(got);
         return;
     }
     sl_value *want = J(want_json);
@@ -275,8 +275,8 @@ static void number_is(const char *text, const char *want_json)
     char *g = got ? json_dumps(got, JSON_ENCODE_ANY) : NULL;
     CHECK(ok, "'%s' reads as %s (got %s)", esc(text), want_json, g ? g : "NULL");
     free(g);
-    sl_decref(got);
-    sl_decref(want);
+    json_decref(got);
+    json_decref(want);
 }
 
 static void test_number_from_text(void)
@@ -312,7 +312,7 @@ static void test_size(void)
     sl_value *v = json_string("abcd");
     size_t s = sl_value_size(v, 1000);
     CHECK(s >= 4 && s <= 12, "size of \"abcd\" is about its JSON length (got %zu)", s);
-    sl_decref(v);
+    json_decref(v);
     v = json_array();
     for (int i = 0; i < 1000; i++)
         json_array_append_new(v, json_string("0123456789"));
@@ -320,7 +320,7 @@ static void test_size(void)
     CHECK(s >= 12000 && s <= 20000, "size of 1000 ten-char strings is ~13 KB (got %zu)", s);
     s = sl_value_size(v, 100);
     CHECK(s > 100, "size stops past the limit and reports more than it (got %zu)", s);
-    sl_decref(v);
+    json_decref(v);
     /* A huge string: the size must say so without walking further. */
     char *big = malloc(300000);
     memset(big, 'x', 299999);
@@ -329,12 +329,12 @@ static void test_size(void)
     json_object_set_new(v, "text", json_string(big));
     s = sl_value_size(v, 204800);
     CHECK(s > 204800, "an object holding a 300 KB string is over a 200 KB limit (got %zu)", s);
-    sl_decref(v);
+    json_decref(v);
     free(big);
     v = J("{\"a\": {\"b\": [1, 2, 3]}}");
     s = sl_value_size(v, 1000);
     CHECK(s >= 10 && s <= 100, "size of a small nested object is small (got %zu)", s);
-    sl_decref(v);
+    json_decref(v);
 }
 
 static void test_pyjson(void)
@@ -360,7 +360,7 @@ static void test_pyjson(void)
     sl_buf_init(&b, 10);
     CHECK(sl_value_pyjson(v, &b, false) < 0, "pyjson reports a buffer that hit its cap");
     sl_buf_release(&b);
-    sl_decref(v);
+    json_decref(v);
 }
 
 static void test_buf(void)
@@ -524,14 +524,14 @@ static void test_deep_copy(void)
     CHECK(json_integer_value(json_object_get(json_array_get(json_object_get(v, "a"), 1), "b")) ==
               2,
           "deep copy does not share nested objects");
-    sl_decref(v);
-    sl_decref(c);
+    json_decref(v);
+    json_decref(c);
     v = J("[1, 2.5]");
     CHECK(sl_value_is_number(json_array_get(v, 0)) && sl_value_is_number(json_array_get(v, 1)) &&
               sl_value_number(json_array_get(v, 0)) == 1.0 &&
               sl_value_number(json_array_get(v, 1)) == 2.5,
           "is_number / number on int and real");
-    sl_decref(v);
+    json_decref(v);
 }
 
 int main(void)

@@ -57,7 +57,7 @@ static void doc_is(const char *text, const char *want_json, const char *what)
     CHECK(rc == 0 && same(doc.root, want), "%s: %s -> %s (got %s)", what, esc(text), want_json,
           esc(got));
     free(got);
-    sl_decref(want);
+    json_decref(want);
     if (rc == 0)
         sl_yaml_doc_release(&doc);
     sl_err_clear(&err);
@@ -560,9 +560,9 @@ static void test_emit(void)
             json_object_set_new(o, strs[i], json_integer(1));
             snprintf(what, sizeof what, "key #%zu", i);
             round_trip(o, what);
-            sl_decref(o);
+            json_decref(o);
         }
-        sl_decref(v);
+        json_decref(v);
     }
     /* numbers and other scalars keep their types */
     static const char *const vals[] = {
@@ -576,8 +576,8 @@ static void test_emit(void)
         sl_value *v = J(vals[i]);
         sl_value *o = json_pack("{s:O,s:[O]}", "v", v, "l", v);
         round_trip(o, what);
-        sl_decref(o);
-        sl_decref(v);
+        json_decref(o);
+        json_decref(v);
     }
     /* Strings that PyYAML (Dify) would read as something else must be quoted
      * in the YAML sluice writes, even where sluice itself keeps them text. */
@@ -592,7 +592,7 @@ static void test_emit(void)
               "'%s' is written quoted so PyYAML reads a string (got %s)", pyyaml_nonstr[i],
               esc(out.data ? out.data : ""));
         sl_buf_release(&out);
-        sl_decref(o);
+        json_decref(o);
     }
     /* emit honours the buffer cap */
     sl_value *big = json_array();
@@ -605,7 +605,7 @@ static void test_emit(void)
           err.msg ? err.msg : "no message");
     sl_buf_release(&out);
     sl_err_clear(&err);
-    sl_decref(big);
+    json_decref(big);
 }
 
 int main(void)
