@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/opt.h"
 #include "engine/graph.h"
 #include "engine/config.h"
 #include "server/server.h"
@@ -17,64 +18,119 @@
 #include "store/store.h"
 #include "cli/cli.h"
 
-static const char usage_serve[] =
+enum {
+    O_LISTEN = 1, O_DATA, O_CONFIG, O_MAX_RUNS, O_RATE_LIMIT, O_LIMIT, O_DRAIN, O_MAX_CONN,
+    O_MAX_CONN_IP, O_HEADER_TIMEOUT, O_IDLE_TIMEOUT, O_MAX_EVENT_BYTES, O_APP, O_VERSION,
+};
+
+static const sl_opt serve_opts[] = {
+    {"--listen", NULL, "ADDR:PORT", "default 127.0.0.1:5001", O_LISTEN},
+    {"--data", NULL, "DIR", "the store: a folder (or sqlite:FOLDER)", O_DATA},
+    {"--config", NULL, "FILE", "model providers (see docs/llm.md)", O_CONFIG},
+    {"--max-runs", NULL, "N", "concurrent runs per app (default 100)", O_MAX_RUNS},
+    {"--rate-limit", NULL, "N", "run requests per second per app (default: no limit)",
+     O_RATE_LIMIT},
+    {"--limit", NULL, "NAME=VALUE", "a limit for every run (see sluice limits; also SLUICE_NAME)",
+     O_LIMIT},
+    {"--drain", NULL, "SECONDS",
+     "on SIGTERM or Ctrl-C, how long runs may go on before they\n"
+     "are stopped (default 30)", O_DRAIN},
+    {"--max-connections", NULL, "N", "connections open at once, all clients (default 10000)",
+     O_MAX_CONN},
+    {"--max-connections-per-ip", NULL, "N",
+     "connections open at once from one address (default 2048;\n"
+     "raise it behind a proxy, where every client is one address)", O_MAX_CONN_IP},
+    {"--header-timeout", NULL, "S",
+     "seconds a connection may stay silent before a request's\n"
+     "headers are in (default 10)", O_HEADER_TIMEOUT},
+    {"--idle-timeout", NULL, "S", "seconds a request may stay silent once under way (default 60)",
+     O_IDLE_TIMEOUT},
+    {"--max-event-bytes", NULL, "N",
+     "one run's stored event log, and its stream, in bytes (default\n"
+     "64 MB); past it they end with an error event", O_MAX_EVENT_BYTES},
+    {NULL, NULL, NULL, NULL, 0},
+};
+
+static const sl_optspec serve_spec = {
+    "sluice serve",
     "usage: sluice serve [--listen ADDR:PORT] [--data DIR] [--config FILE]\n"
     "\n"
     "Serves Dify's Service API (/v1: workflows/run, chat-messages, conversations,\n"
     "messages, parameters, info, logs, stop) and an admin API (/admin) for the apps in\n"
     "the data folder (default $SLUICE_DATA, else ./sluice-data).  Every run, its\n"
     "events, and every conversation are kept in DIR/sluice.db.\n"
-    "\n"
-    "  --listen ADDR:PORT    default 127.0.0.1:5001\n"
-    "  --data DIR            the store: a folder (or sqlite:FOLDER)\n"
-    "  --config FILE         model providers (see docs/llm.md)\n"
-    "  --max-runs N          concurrent runs per app (default 100)\n"
-    "  --rate-limit N        run requests per second per app (default: no limit)\n"
-    "  --limit NAME=VALUE    a limit for every run (see sluice limits; also SLUICE_NAME)\n"
-    "  --drain SECONDS       on SIGTERM or Ctrl-C, how long runs may go on before they\n"
-    "                        are stopped (default 30)\n"
-    "  --max-connections N   connections open at once, all clients (default 10000)\n"
-    "  --max-connections-per-ip N\n"
-    "                        connections open at once from one address (default 2048;\n"
-    "                        raise it behind a proxy, where every client is one address)\n"
-    "  --header-timeout S    seconds a connection may stay silent before a request's\n"
-    "                        headers are in (default 10)\n"
-    "  --idle-timeout S      seconds a request may stay silent once under way (default 60)\n"
-    "  --max-event-bytes N   one run's stored event log, and its stream, in bytes (default\n"
-    "                        64 MB); past it they end with an error event\n"
+    "\n",
+    serve_opts,
     "\n"
     "Add apps with `sluice app import FILE` and keys with `sluice app key create APP_ID`.\n"
     "SIGTERM or Ctrl-C stops accepting, lets runs finish (--drain, 30 s), then stops\n"
-    "the rest; a second SIGTERM or Ctrl-C stops them at once.\n";
+    "the rest; a second SIGTERM or Ctrl-C stops them at once.\n",
+    false,
+};
 
-static const char usage_app[] =
-    "usage: sluice app import FILE [--data DIR]    a .yml or .zip bundle; prints the new app's id\n"
-    "       sluice app import FILE --app APP_ID [--data DIR]   a new version of that app\n"
-    "       sluice app list [--data DIR]\n"
-    "       sluice app versions APP_ID [--data DIR]\n"
-    "       sluice app export APP_ID [--version N] [--data DIR]   prints the DSL (a .zip for apps\n"
-    "                                               with files; --version N: that version's DSL)\n"
-    "       sluice app delete APP_ID [--data DIR]\n"
-    "       sluice app key create APP_ID [--data DIR]   prints a new key (app-…)\n"
-    "       sluice app key list APP_ID [--data DIR]\n"
-    "       sluice app key revoke KEY_ID [--data DIR]\n";
+/* sluice app's verbs: each takes --data and what its table adds. */
+#define DATA_OPT {"--data", NULL, "DIR", "the store (default $SLUICE_DATA, else ./sluice-data)", O_DATA}
+static const sl_opt app_data_opts[] = {DATA_OPT, {NULL, NULL, NULL, NULL, 0}};
+static const sl_opt app_import_opts[] = {
+    {"--app", NULL, "APP_ID", "import as a new version of that app", O_APP},
+    DATA_OPT,
+    {NULL, NULL, NULL, NULL, 0},
+};
+static const sl_opt app_export_opts[] = {
+    {"--version", NULL, "N", "that version's DSL", O_VERSION},
+    DATA_OPT,
+    {NULL, NULL, NULL, NULL, 0},
+};
 
-static const char *data_dir(int argc, char **argv)
+typedef struct {
+    const char *name; /* "import", "key create" */
+    const char *arg;  /* its one argument, or NULL */
+    const sl_opt *opts;
+    const char *help; /* or NULL */
+} app_verb;
+
+static const app_verb app_verbs[] = {
+    {"import", "FILE", app_import_opts,
+     "a .yml or .zip bundle; prints the new app's id (with --app: a new\n"
+     "version of that app)"},
+    {"list", NULL, app_data_opts, NULL},
+    {"versions", "APP_ID", app_data_opts, NULL},
+    {"export", "APP_ID", app_export_opts,
+     "prints the DSL (a .zip for apps with files; --version N: that\n"
+     "version's DSL)"},
+    {"delete", "APP_ID", app_data_opts, NULL},
+    {"key create", "APP_ID", app_data_opts, "prints a new key (app-…)"},
+    {"key list", "APP_ID", app_data_opts, NULL},
+    {"key revoke", "KEY_ID", app_data_opts, NULL},
+};
+#define N_VERBS (sizeof app_verbs / sizeof app_verbs[0])
+
+/* The synopsis of one verb, from its table: "sluice app import FILE [--app APP_ID] ...". */
+static void verb_synopsis(const app_verb *v, FILE *f)
 {
-    for (int i = 0; i + 1 < argc; i++)
-        if (!strcmp(argv[i], "--data"))
-            return argv[i + 1];
-    const char *e = getenv("SLUICE_DATA");
-    return e && *e ? e : "sluice-data";
+    fprintf(f, "sluice app %s%s%s", v->name, v->arg ? " " : "", v->arg ? v->arg : "");
+    for (const sl_opt *o = v->opts; o->name; o++)
+        fprintf(f, " [%s%s%s]", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+    fputc('\n', f);
+    for (const char *h = v->help; h && *h; h = strchr(h, '\n') ? strchr(h, '\n') + 1 : "")
+        fprintf(f, "           %.*s\n", (int)strcspn(h, "\n"), h);
 }
 
-/* The value of option `name` (--app, --version), or NULL. */
-static const char *opt(int argc, char **argv, const char *name)
+static void usage_app(FILE *f)
 {
-    for (int i = 0; i + 1 < argc; i++)
-        if (!strcmp(argv[i], name))
-            return argv[i + 1];
-    return NULL;
+    for (size_t i = 0; i < N_VERBS; i++) {
+        fputs(i ? "       " : "usage: ", f);
+        verb_synopsis(&app_verbs[i], f);
+    }
+}
+
+/* The store's folder: --data, else $SLUICE_DATA, else ./sluice-data. */
+static const char *data_dir(const char *given)
+{
+    if (given)
+        return given;
+    const char *e = getenv("SLUICE_DATA");
+    return e && *e ? e : "sluice-data";
 }
 
 static sl_store *open_store(const char *dir)
@@ -110,6 +166,65 @@ static int positive(const char *name, const char *text, unsigned *out)
     return 0;
 }
 
+/* What the options of sluice serve set. */
+typedef struct {
+    sl_server_opts *o;
+    const char *config, *data;
+} serve_args;
+
+static int serve_opt(void *ud, int id, const char *v)
+{
+    serve_args *a = ud;
+    sl_server_opts *o = a->o;
+    char *end;
+    switch (id) {
+    case SL_OPT_ARG:
+        fprintf(stderr, "sluice serve: unexpected argument '%s' (see sluice serve --help)\n", v);
+        return -1;
+    case O_LISTEN: o->listen = v; return 0;
+    case O_DATA: a->data = v; return 0;
+    case O_CONFIG: a->config = v; return 0;
+    case O_MAX_RUNS: o->max_runs_per_app = atoi(v); return 0;
+    case O_RATE_LIMIT: o->rate_limit = atof(v); return 0;
+    case O_LIMIT: {
+        sl_err le = {0};
+        if (sl_limits_set(&o->limits, v, &le) < 0) {
+            fprintf(stderr, "sluice serve: --limit: %s\n", le.msg);
+            sl_err_clear(&le);
+            return -1;
+        }
+        return 0;
+    }
+    case O_DRAIN:
+        o->drain_s = strtod(v, &end);
+        if (*end || !(o->drain_s >= 0 && o->drain_s <= 86400)) {
+            fprintf(stderr, "sluice serve: --drain '%s': give seconds from 0 to 86400\n", v);
+            return -1;
+        }
+        return 0;
+    case O_MAX_CONN:
+        return positive("--max-connections", v, &o->max_connections);
+    case O_MAX_CONN_IP:
+        return positive("--max-connections-per-ip", v, &o->max_connections_per_ip);
+    case O_HEADER_TIMEOUT:
+        return positive("--header-timeout", v, &o->header_timeout_s);
+    case O_IDLE_TIMEOUT:
+        return positive("--idle-timeout", v, &o->idle_timeout_s);
+    case O_MAX_EVENT_BYTES: {
+        errno = 0;
+        unsigned long long n = strtoull(v, &end, 10);
+        if (errno || end == v || *end || v[0] == '-' || n < 4096 || n > (1ull << 30)) {
+            fprintf(stderr, "sluice serve: --max-event-bytes '%s': give a number of bytes "
+                            "from 4096 to 1073741824\n", v);
+            return -1;
+        }
+        o->max_event_bytes = (size_t)n;
+        return 0;
+    }
+    }
+    return -1;
+}
+
 int sl_cli_serve(int argc, char **argv)
 {
     sl_server_opts o;
@@ -120,78 +235,11 @@ int sl_cli_serve(int argc, char **argv)
         sl_err_clear(&lerr);
         return 2;
     }
-    const char *config = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(usage_serve, stdout);
-            return 0;
-        }
-        static const char *const known[] = {
-            "--listen", "--data", "--config", "--max-runs", "--rate-limit", "--drain",
-            "--max-connections", "--max-connections-per-ip", "--header-timeout",
-            "--idle-timeout", "--max-event-bytes", "--limit", NULL};
-        int k = 0;
-        while (known[k] && strcmp(a, known[k]))
-            k++;
-        if (!known[k]) {
-            fprintf(stderr, "sluice serve: unknown option '%s' (see --help)\n", a);
-            return 2;
-        }
-        if (i + 1 >= argc) {
-            fprintf(stderr, "sluice serve: %s needs a value (see --help)\n", a);
-            return 2;
-        }
-        if (!strcmp(a, "--listen"))
-            o.listen = argv[++i];
-        else if (!strcmp(a, "--data"))
-            i++;
-        else if (!strcmp(a, "--config"))
-            config = argv[++i];
-        else if (!strcmp(a, "--max-runs"))
-            o.max_runs_per_app = atoi(argv[++i]);
-        else if (!strcmp(a, "--rate-limit"))
-            o.rate_limit = atof(argv[++i]);
-        else if (!strcmp(a, "--limit")) {
-            sl_err le = {0};
-            if (sl_limits_set(&o.limits, argv[++i], &le) < 0) {
-                fprintf(stderr, "sluice serve: --limit: %s\n", le.msg);
-                sl_err_clear(&le);
-                return 2;
-            }
-        } else if (!strcmp(a, "--drain")) {
-            char *end;
-            o.drain_s = strtod(argv[++i], &end);
-            if (*end || !(o.drain_s >= 0 && o.drain_s <= 86400)) {
-                fprintf(stderr, "sluice serve: --drain '%s': give seconds from 0 to 86400\n",
-                        argv[i]);
-                return 2;
-            }
-        } else if (!strcmp(a, "--max-connections") || !strcmp(a, "--max-connections-per-ip") ||
-                 !strcmp(a, "--header-timeout") || !strcmp(a, "--idle-timeout")) {
-            unsigned v;
-            if (positive(a, argv[++i], &v))
-                return 2;
-            *(!strcmp(a, "--max-connections")          ? &o.max_connections
-              : !strcmp(a, "--max-connections-per-ip") ? &o.max_connections_per_ip
-              : !strcmp(a, "--header-timeout")         ? &o.header_timeout_s
-                                                       : &o.idle_timeout_s) = v;
-        } else if (!strcmp(a, "--max-event-bytes")) {
-            char *end;
-            errno = 0;
-            unsigned long long v = strtoull(argv[++i], &end, 10);
-            if (errno || end == argv[i] || *end || argv[i][0] == '-' || v < 4096 ||
-                v > (1ull << 30)) {
-                fprintf(stderr, "sluice serve: --max-event-bytes '%s': give a number of bytes "
-                                "from 4096 to 1073741824\n", argv[i]);
-                return 2;
-            }
-            o.max_event_bytes = (size_t)v;
-        } else {
-            fprintf(stderr, "sluice serve: unknown option '%s' (see --help)\n", a);
-            return 2;
-        }
-    }
+    serve_args sa = {.o = &o};
+    int prc = sl_opt_parse(&serve_spec, argc, argv, 1, serve_opt, &sa, NULL);
+    if (prc != SL_OPT_OK)
+        return prc == SL_OPT_HELP ? 0 : 2;
+    const char *config = sa.config;
     sl_err err = {0};
     sl_config *cfg;
     if (sl_config_load(config, &cfg, &err)) {
@@ -200,7 +248,7 @@ int sl_cli_serve(int argc, char **argv)
         return 2;
     }
     o.config = cfg;
-    const char *dir = data_dir(argc, argv);
+    const char *dir = data_dir(sa.data);
     sl_store *s = open_store(dir);
     if (!s) {
         sl_config_free(cfg);
@@ -247,45 +295,72 @@ static char *read_all(const char *path, size_t *len)
     return sl_buf_detach(&b);
 }
 
+/* What one verb's words set. */
+typedef struct {
+    const app_verb *verb;
+    const char *arg, *data, *app, *version;
+} app_args;
+
+static int app_opt(void *ud, int id, const char *v)
+{
+    app_args *a = ud;
+    switch (id) {
+    case O_DATA: a->data = v; return 0;
+    case O_APP: a->app = v; return 0;
+    case O_VERSION: a->version = v; return 0;
+    }
+    if (a->verb->arg && !a->arg) {
+        a->arg = v;
+        return 0;
+    }
+    fprintf(stderr, "sluice app %s: unexpected argument '%s' (see sluice app %s --help)\n",
+            a->verb->name, v, a->verb->name);
+    return -1;
+}
+
 int sl_cli_app(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        fputs(usage_app, argc < 2 ? stderr : stdout);
+        usage_app(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
     const char *sub = argv[1];
     bool key = !strcmp(sub, "key");
     const char *verb = key ? (argc > 2 ? argv[2] : "") : sub;
-    const char *arg = NULL;  /* the verb's one argument */
-    bool needs = strcmp(verb, "list") || key;
-    /* Every word after the verb: its one argument, --data DIR, and the
-     * verb's own option; anything else is refused, never ignored. */
-    int pos = 0;
-    for (int i = key ? 3 : 2; i < argc; i++) {
-        const char *a = argv[i];
-        bool takes = !strcmp(a, "--data") || (!key && !strcmp(verb, "import") && !strcmp(a, "--app")) ||
-                     (!key && !strcmp(verb, "export") && !strcmp(a, "--version"));
-        if (takes && i + 1 < argc) {
-            i++;
-        } else if (takes || (a[0] == '-' && a[1])) {
-            fprintf(stderr, "sluice app %s%s: %s '%s' (see sluice app --help)\n",
-                    key ? "key " : "", verb, takes ? "no value for" : "unknown option", a);
-            return 2;
-        } else if (!arg && needs) {
-            arg = a;
-            pos++;
-        } else if (++pos > (needs ? 1 : 0)) {
-            fprintf(stderr, "sluice app %s%s: unexpected argument '%s' (see sluice app --help)\n",
-                    key ? "key " : "", verb, a);
-            return 2;
-        }
-    }
-    if (needs && !arg) {
-        fprintf(stderr, "sluice app: %s%s%s needs an argument\n%s", key ? "key " : "", verb,
-                "", usage_app);
+    app_args aa = {0};
+    for (size_t i = 0; i < N_VERBS; i++)
+        if (!strncmp(app_verbs[i].name, "key ", 4) == key &&
+            !strcmp(app_verbs[i].name + (key ? 4 : 0), verb))
+            aa.verb = &app_verbs[i];
+    if (!aa.verb) {
+        fprintf(stderr, "sluice app: unknown command '%s%s'\n", key ? "key " : "", verb);
+        usage_app(stderr);
         return 2;
     }
-    sl_store *s = open_store(data_dir(argc, argv));
+    /* Every word after the verb: its one argument and the options of its
+     * table; anything else is refused, never ignored. */
+    char cmd[64], *head = NULL;
+    size_t hl = 0;
+    snprintf(cmd, sizeof cmd, "sluice app %s", aa.verb->name);
+    FILE *hf = open_memstream(&head, &hl);
+    if (hf) {
+        fputs("usage: ", hf);
+        verb_synopsis(aa.verb, hf);
+        fputs("\noptions:\n", hf);
+        fclose(hf);
+    }
+    sl_optspec spec = {cmd, head ? head : "", aa.verb->opts, NULL, false};
+    int prc = sl_opt_parse(&spec, argc, argv, key ? 3 : 2, app_opt, &aa, NULL);
+    free(head);
+    if (prc != SL_OPT_OK)
+        return prc == SL_OPT_HELP ? 0 : 2;
+    const char *arg = aa.arg;
+    if (aa.verb->arg && !arg) {
+        fprintf(stderr, "sluice app: %s needs an argument\n", aa.verb->name);
+        usage_app(stderr);
+        return 2;
+    }
+    sl_store *s = open_store(data_dir(aa.data));
     if (!s)
         return 1;
     sl_err err = {0};
@@ -296,7 +371,7 @@ int sl_cli_app(int argc, char **argv)
         sl_diag d;
         sl_diag_init(&d);
         char *id = NULL;
-        const char *update = opt(argc, argv, "--app");
+        const char *update = aa.app;
         sl_value *info = NULL;
         sl_config *cfg = sl_config_default();
         int irc = !text ? -1
@@ -345,9 +420,9 @@ int sl_cli_app(int argc, char **argv)
                        (long long)json_integer_value(json_object_get(a, "version")));
             }
         json_decref(apps);
-    } else if (!key && !strcmp(verb, "export") && opt(argc, argv, "--version")) {
+    } else if (!key && !strcmp(verb, "export") && aa.version) {
         char *dsl = NULL;
-        int v = atoi(opt(argc, argv, "--version"));
+        int v = atoi(aa.version);
         if (!(rc = sl_store_app_get_version(s, arg, v, &dsl, &err) ? 1 : 0))
             fputs(dsl, stdout);
         free(dsl);
@@ -388,8 +463,8 @@ int sl_cli_app(int argc, char **argv)
     } else if (key && !strcmp(verb, "revoke")) {
         rc = sl_store_key_revoke(s, arg, &err) ? 1 : 0;
     } else {
-        fprintf(stderr, "sluice app: unknown command '%s%s'\n%s", key ? "key " : "", verb,
-                usage_app);
+        fprintf(stderr, "sluice app: unknown command '%s%s'\n", key ? "key " : "", verb);
+        usage_app(stderr);
         rc = 2;
     }
     if (rc == 1 && err.msg)
