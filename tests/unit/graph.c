@@ -798,9 +798,25 @@ static void test_prepare(void)
           word_live);
 }
 
+/* sl_nodes_nth lists each kind find() runs, once (sluice --help shows it). */
+static void test_registry_list(void)
+{
+    size_t n = 0, found = 0, twice = 0;
+    for (; sl_nodes_nth(n); n++) {
+        const sl_node_kind *k = sl_nodes_nth(n);
+        found += sl_nodes.find(k->type) == k;
+        for (size_t j = 0; j < n; j++)
+            twice += !strcmp(sl_nodes_nth(j)->type, k->type);
+    }
+    CHECK(n >= 20 && found == n && !twice,
+          "the registry lists %zu types, each once (%zu twice), found by its name", n, twice);
+    CHECK(!sl_nodes.find("tool") && sl_nodes.find("loop-end"), "tool is not run, loop-end is");
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0); /* keep TAP lines if a sanitizer ends the run */
+    test_registry_list();
     /* The samples' model nodes need a provider to load: one catch-all
      * endpoint (never called here). */
     setenv("SLUICE_LLM_BASE_URL", "http://127.0.0.1:9/v1", 1);
