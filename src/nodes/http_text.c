@@ -24,7 +24,7 @@ int sl_hr_index_of(const char *s, const char *const *set, bool nocase)
     return -1;
 }
 
-/* Python's str.sl_hr_strip() set, limited to ASCII (plus the separators that
+/* Python's str.strip() set, limited to ASCII (plus the separators that
  * splitlines also breaks on). */
 bool sl_hr_is_space(unsigned char c)
 {
