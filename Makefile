@@ -33,10 +33,11 @@ $(BUILD)/%.o: %.c
 	$(CC) $(CFLAGS) -c $< -o $@
 
 # The sandbox's init: static, no sanitizers (it runs alone in the sandbox),
-# then a C array for the library (src/sandbox/local/local.c execs it).
+# then a C array for the library (src/sandbox/local/local.c execs this file
+# when it sits beside sluice and checks out, else a memfd copy of the array).
 $(BUILD)/sluice-init: $(INIT_SRC) src/sandbox/local/proto.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) $(WARN) -Isrc -O2 -static -o $@ $(INIT_SRC)
+	$(CC) $(CSTD) $(WARN) -Isrc -O2 -static -Wl,--build-id=sha1 -o $@ $(INIT_SRC)
 
 $(BUILD)/gen/init_blob.c: $(BUILD)/sluice-init
 	@mkdir -p $(dir $@)
