@@ -328,6 +328,7 @@ int sl_cli_sandbox(int argc, char **argv)
 
     sl_sandbox *sb;
     int code;
+    sl_local_reap_in_place();  /* we exit right after this one sandbox */
     if (sl_sandbox_create(&o, &sb, &err)) {
         fprintf(stderr, "sluice sandbox: %s\n", err.msg);
         /* a memory limit this machine cannot hold is the options' fault */

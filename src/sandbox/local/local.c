@@ -1281,15 +1281,25 @@ static struct {
 } reaper = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
             NULL, false, false};
 
-static void reap_one(reap *r)
+static atomic_bool reap_in_place;
+
+/* keep: pool the empty cgroup and network namespace for the next sandbox
+ * (their drain at exit comes with the reaper thread's atexit). */
+static void reap_one(reap *r, bool keep)
 {
     if (r->init > 0)
         while (waitpid(r->init, NULL, __WALL) < 0 && errno == EINTR) {
         }
     if (r->proxy)
         sl_proxy_stop(r->proxy);  /* its listening socket lived in r->netns */
-    sl_cgroup_release(r->cg);
-    netns_give(r->netns);
+    if (keep) {
+        sl_cgroup_release(r->cg);
+        netns_give(r->netns);
+    } else {
+        sl_cgroup_destroy(r->cg);  /* init reaped: its pid namespace is empty */
+        if (r->netns >= 0)
+            close(r->netns);
+    }
     free(r);
 }
 
@@ -1304,7 +1314,7 @@ static void *reaper_main(void *arg)
         reaper.head = r->next;
         reaper.busy = true;
         pthread_mutex_unlock(&reaper.mu);
-        reap_one(r);
+        reap_one(r, true);
         pthread_mutex_lock(&reaper.mu);
         reaper.busy = false;
         if (!reaper.head)
@@ -1323,6 +1333,11 @@ void sl_local_reap_all(void)
     netns_drain();
 }
 
+void sl_local_reap_in_place(void)
+{
+    atomic_store(&reap_in_place, true);
+}
+
 static void local_destroy(sl_sandbox *sb)
 {
     local_sb *s = (local_sb *)sb;
@@ -1337,6 +1352,10 @@ static void local_destroy(sl_sandbox *sb)
     r->proxy = s->proxy;
     pthread_mutex_destroy(&s->lock);
     free(s);
+    if (atomic_load(&reap_in_place)) {
+        reap_one(r, false);
+        return;
+    }
     pthread_mutex_lock(&reaper.mu);
     if (!reaper.started) {
         pthread_t t;
@@ -1349,9 +1368,9 @@ static void local_destroy(sl_sandbox *sb)
         }
         pthread_attr_destroy(&a);
     }
-    if (!reaper.started) {  /* no thread: do it here */
+    if (!reaper.started) {  /* no thread: do it here (no atexit drains a pool) */
         pthread_mutex_unlock(&reaper.mu);
-        reap_one(r);
+        reap_one(r, false);
         return;
     }
     r->next = reaper.head;

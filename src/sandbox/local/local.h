@@ -23,5 +23,10 @@ const char *sl_local_notes(const sl_sandbox *sb);
 /* Waits until every destroyed sandbox is fully reaped (its processes gone,
  * its cgroup removed).  Runs at exit by itself. */
 void sl_local_reap_all(void);
+/* For a process that exits once its sandboxes are destroyed (the CLI's
+ * sandbox run): from now on sl_sandbox_destroy waits for the sandbox's
+ * processes and removes its cgroup itself, with no reaper thread and no
+ * pools kept for sandboxes that will not come. */
+void sl_local_reap_in_place(void);
 
 #endif
