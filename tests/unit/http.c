@@ -24,7 +24,8 @@
 static int port;
 
 /* Answers by path: /hello, /big (64 KB), /headers (64 KB of them),
- * /silent (says nothing for 3 s). */
+ * /silent (says nothing for 3 s).  send(MSG_NOSIGNAL): a client that stops
+ * reading at its cap must not kill the test with SIGPIPE. */
 static void *serve_one(void *arg)
 {
     int c = (int)(long)arg;
@@ -34,26 +35,26 @@ static void *serve_one(void *arg)
     if (strstr(req, "GET /hello ")) {
         const char *a = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n"
                         "Connection: close\r\n\r\nhello";
-        (void)!write(c, a, strlen(a));
+        (void)!send(c, a, strlen(a), MSG_NOSIGNAL);
     } else if (strstr(req, "GET /big ")) {
         const char *a = "HTTP/1.1 200 OK\r\nContent-Length: 65536\r\nConnection: close\r\n\r\n";
-        (void)!write(c, a, strlen(a));
+        (void)!send(c, a, strlen(a), MSG_NOSIGNAL);
         char *b = calloc(1, 65536);
-        (void)!write(c, b, 65536);
+        (void)!send(c, b, 65536, MSG_NOSIGNAL);
         free(b);
     } else if (strstr(req, "GET /headers ")) {
         const char *a = "HTTP/1.1 200 OK\r\n";
-        (void)!write(c, a, strlen(a));
+        (void)!send(c, a, strlen(a), MSG_NOSIGNAL);
         for (int i = 0; i < 1024; i++) {
             char line[80];
             int k = snprintf(line, sizeof line, "X-Pad-%d: %050d\r\n", i, 0);
-            (void)!write(c, line, (size_t)k);
+            (void)!send(c, line, (size_t)k, MSG_NOSIGNAL);
         }
-        (void)!write(c, "Content-Length: 0\r\n\r\n", 21);
+        (void)!send(c, "Content-Length: 0\r\n\r\n", 21, MSG_NOSIGNAL);
     } else if (strstr(req, "GET /redirect ")) {
         const char *a = "HTTP/1.1 302 Found\r\nLocation: /hello\r\nContent-Length: 0\r\n"
                         "Connection: close\r\n\r\n";
-        (void)!write(c, a, strlen(a));
+        (void)!send(c, a, strlen(a), MSG_NOSIGNAL);
     } else {
         sleep(3);
     }
