@@ -328,6 +328,7 @@ extern const size_t sl_init_blob_len;
 #endif
 
 static int init_fd = -1;
+static bool init_installed; /* init_fd is the installed sluice-init, not a memfd */
 static char init_err[200];
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
@@ -406,7 +407,8 @@ static int installed_init(void)
 static void make_init_exe(void)
 {
     init_fd = installed_init();
-    if (init_fd >= 0)
+    init_installed = init_fd >= 0;
+    if (init_installed)
         return;
     /* MFD_EXEC: kernels with vm.memfd_noexec=1 make memfds unexecutable
      * unless asked; older kernels do not know the flag (EINVAL). */
@@ -765,7 +767,12 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
         if (dead == s->init)
             s->init = 0;  /* reaped here; the teardown must not wait for it */
         int code = dead > 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-        if (code == 127)
+        if (code == 127 && init_installed)
+            sl_err_set(err, SL_EUNSUPPORTED,
+                       "sandbox: the kernel refused to run the sandbox's init program (the "
+                       "sluice-init installed beside sluice); check that its file system "
+                       "allows exec, or remove it so the copy built into sluice is used");
+        else if (code == 127)
             sl_err_set(err, SL_EUNSUPPORTED,
                        "sandbox: the kernel refused to run the sandbox's init program from "
                        "memory (memfd exec); set the sysctl vm.memfd_noexec to 0 or 1");
