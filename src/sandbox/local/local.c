@@ -466,8 +466,12 @@ static int spawn_init(void *arg)
     data[1].inheritable = data[1].permitted;
     if (syscall(SYS_capset, &hdr, data))
         syscall(SYS_exit, 126);
+    /* capabilities are numbered from 0 up to the kernel's last one, past
+     * which the raise fails with EINVAL: stop there */
     for (int c = 0; c < 64; c++)
-        syscall(SYS_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, c, 0, 0);
+        if (syscall(SYS_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, c, 0, 0) &&
+            errno == EINVAL)
+            break;
     if (a->ctl == SL_SB_CTL_FD)
         syscall(SYS_fcntl, a->ctl, F_SETFD, 0);
     else if (syscall(SYS_dup2, a->ctl, SL_SB_CTL_FD) < 0)
