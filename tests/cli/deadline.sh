@@ -9,29 +9,9 @@
 PEER=
 on_exit() { [ -n "$PEER" ] && kill -KILL "$PEER" 2>/dev/null && wait "$PEER" 2>/dev/null; }
 
-# A loopback peer that accepts connections, reads the request and never
-# answers; its port on its first line.
-cat >"$T/silent.py" <<'EOF'
-import socket, sys, threading, time
-s = socket.socket()
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("127.0.0.1", 0))
-s.listen(16)
-print(s.getsockname()[1], flush=True)
-def hold(c):
-    try:
-        c.recv(65536)
-        time.sleep(120)
-    except OSError:
-        pass
-while True:
-    c, _ = s.accept()
-    threading.Thread(target=hold, args=(c,), daemon=True).start()
-EOF
-/usr/bin/python3 "$T/silent.py" >"$T/port" &
-PEER=$!
-for ((i = 0; i < 50; i++)); do [ -s "$T/port" ] && break; sleep 0.1; done
-PORT=$(head -1 "$T/port")
+# A loopback peer that reads the request and never answers.
+start_silent_peer "$T/port"
+PORT=$PEER_PORT
 
 # elapsed: the run's own time from the CLI summary, in ms
 elapsed() { sed -n 's/^workflow [a-z-]* in \([0-9]*\)\.[0-9] ms.*/\1/p' "$T/err" | tail -1; }

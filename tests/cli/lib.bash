@@ -55,6 +55,16 @@ wait_for() {
     done
     return 1
 }
+# start_silent_peer FILE: starts tests/cli/silent_peer.py (accepts, reads,
+# never answers); its pid goes to $PEER (the script kills it on exit), its
+# port to FILE's first line and $PEER_PORT
+start_silent_peer() {
+    /usr/bin/python3 "$(dirname "${BASH_SOURCE[0]}")/silent_peer.py" >"$1" &
+    PEER=$!
+    local i
+    for ((i = 0; i < 50; i++)); do [ -s "$1" ] && break; sleep 0.1; done
+    PEER_PORT=$(head -1 "$1")
+}
 # wait_pid PID [SECONDS]: until the process ended; rc its exit status, or
 # "hung" (it is then killed) after SECONDS (default 10)
 wait_pid() {

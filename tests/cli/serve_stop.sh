@@ -24,29 +24,8 @@ for tool in curl jq python3; do
     command -v "$tool" >/dev/null || { echo "1..0 # SKIP $tool is not installed"; exit 0; }
 done
 
-
 # A model provider on loopback that reads the request and never answers.
-cat >"$T/silent.py" <<'EOF'
-import socket, threading, time
-s = socket.socket()
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("127.0.0.1", 0))
-s.listen(16)
-print(s.getsockname()[1], flush=True)
-def hold(c):
-    try:
-        c.recv(65536)
-        time.sleep(120)
-    except OSError:
-        pass
-while True:
-    c, _ = s.accept()
-    threading.Thread(target=hold, args=(c,), daemon=True).start()
-EOF
-/usr/bin/python3 "$T/silent.py" >"$T/peer-port" &
-PEER=$!
-for ((i = 0; i < 50; i++)); do [ -s "$T/peer-port" ] && break; sleep 0.1; done
-PEER_PORT=$(head -1 "$T/peer-port")
+start_silent_peer "$T/peer-port"
 
 # ---- the apps ----
 cat >"$T/spin.yml" <<'EOF'
