@@ -82,9 +82,12 @@ static int put_private(sl_run *r, const char *id, const char *name, const void *
 {
     pthread_mutex_lock(&r->sb_lock);
     if (!r->files_dir) {
-        char tmpl[] = "/tmp/sluice-files-XXXXXX";
+        const char *tmp = getenv("TMPDIR"); /* where the user keeps temporary files */
+        char *tmpl = sl_xasprintf("%s/sluice-files-XXXXXX", tmp && *tmp ? tmp : "/tmp");
         if (mkdtemp(tmpl))
-            r->files_dir = sl_xstrdup(tmpl);
+            r->files_dir = tmpl;
+        else
+            free(tmpl);
     }
     char *dir = r->files_dir ? sl_xstrdup(r->files_dir) : NULL;
     pthread_mutex_unlock(&r->sb_lock);
