@@ -50,6 +50,7 @@ static const sl_optspec spec = {
     "usage: sluice sandbox run [options] -- COMMAND [ARG...]\n"
     "       sluice sandbox shell [options]\n"
     "       sluice sandbox check\n"
+    "       sluice sandbox clean\n"
     "\n"
     "Runs a command in a fresh local sandbox: its own user, mount, pid, network,\n"
     "ipc, uts and cgroup namespaces, a read-only view of /usr, /bin and /lib, an\n"
@@ -61,12 +62,27 @@ static const sl_optspec spec = {
     "exit status: the command's own; 128+N when it died of signal N; 124 when it\n"
     "timed out; 137 when it was killed for a limit (stderr says which); 125 when\n"
     "the sandbox could not be made; 2 for bad options, or a memory limit that\n"
-    "cannot be enforced here.\n",
+    "cannot be enforced here.\n"
+    "\n"
+    "Run as root, sluice keeps each sandbox root it builds and a few empty\n"
+    "network namespaces in /run/sluice for the next sandbox, in this process or\n"
+    "another (until reboot): `clean` removes them, SLUICE_SANDBOX_KEPT=off turns\n"
+    "that off, SLUICE_SANDBOX_KEPT=DIR keeps them in DIR (root's, mode 0700).\n",
     true,
 };
 
-/* `sluice sandbox check` takes no options. */
+/* `sluice sandbox check` and `clean` take no options. */
 static const sl_opt no_opts[] = {{NULL, NULL, NULL, NULL, 0}};
+static const sl_optspec clean_spec = {
+    "sluice sandbox clean",
+    "usage: sluice sandbox clean\n"
+    "\n"
+    "Removes the sandbox roots and network namespaces kept for new sandboxes\n"
+    "(see sluice sandbox --help); those in use stay.\n",
+    no_opts, NULL, false,
+};
+
+/* `sluice sandbox check` takes no options. */
 static const sl_optspec check_spec = {
     "sluice sandbox check",
     "usage: sluice sandbox check\n"
@@ -272,9 +288,25 @@ int sl_cli_sandbox(int argc, char **argv)
         int prc = sl_opt_parse(&check_spec, argc, argv, 2, no_args, NULL, NULL);
         return prc == SL_OPT_OK ? check() : prc == SL_OPT_HELP ? 0 : 2;
     }
+    if (!strcmp(sub, "clean")) {
+        int prc = sl_opt_parse(&clean_spec, argc, argv, 2, no_args, NULL, NULL);
+        if (prc != SL_OPT_OK)
+            return prc == SL_OPT_HELP ? 0 : 2;
+        sl_buf b;
+        sl_buf_init(&b, 0);
+        sl_err err = {0};
+        int rc = sl_local_clean(&b, &err);
+        if (rc)
+            fprintf(stderr, "sluice sandbox clean: %s\n", err.msg);
+        else
+            fputs(b.data ? b.data : "", stdout);
+        sl_buf_release(&b);
+        sl_err_clear(&err);
+        return rc ? 1 : 0;
+    }
     bool shell = !strcmp(sub, "shell");
     if (!shell && strcmp(sub, "run"))
-        return bad("unknown subcommand '%s' (run, shell, check)", sub);
+        return bad("unknown subcommand '%s' (run, shell, check, clean)", sub);
 
     struct sl_limits L;
     sl_limits_default(&L);

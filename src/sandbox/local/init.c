@@ -73,6 +73,9 @@ struct sl_mount_attr {
     unsigned long long attr_set, attr_clr, propagation, userns_fd;
 };
 
+#define SL_STR2(x) #x
+#define SL_STR(x) SL_STR2(x)
+
 static int ctl = -1;
 static char msgbuf[SL_SB_MSG_MAX + sizeof(sl_sb_hdr) + 64];
 
@@ -343,7 +346,12 @@ static void data_mounts(const char *opts)
     }
 }
 
-static void build_root(sl_sb_plan *p)
+/* The sandbox's root.  FRESH: the whole of it, as the sandbox's user in
+ * its own user namespace.  TEMPLATE (shared): the part every sandbox of
+ * one plan has in common, as root, owned by the id the sandbox's user
+ * stands for (SL_SB_HOST_ID): no proc, no workspace, no user binds; a
+ * KEPT sandbox adds those to its copy (enter_kept). */
+static void build_root(sl_sb_plan *p, bool shared)
 {
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
         die("mount", "make / private");
@@ -353,11 +361,21 @@ static void build_root(sl_sb_plan *p)
     clone_sources(p);
     /* Raw system calls: glibc's setresuid() would try to change every
      * thread of the process this init was cloned from and wait forever
-     * for threads that do not exist here. */
-    if (syscall(SYS_setresgid, SL_SB_GID, SL_SB_GID, SL_SB_GID) ||
-        syscall(SYS_setresuid, SL_SB_UID, SL_SB_UID, SL_SB_UID))
+     * for threads that do not exist here.  The template keeps root's
+     * capabilities and creates its files as the sandbox's user. */
+    if (shared) {
+        syscall(SYS_setfsgid, SL_SB_HOST_ID);
+        syscall(SYS_setfsuid, SL_SB_HOST_ID);
+    } else if (syscall(SYS_setresgid, SL_SB_GID, SL_SB_GID, SL_SB_GID) ||
+               syscall(SYS_setresuid, SL_SB_UID, SL_SB_UID, SL_SB_UID)) {
         die("setresuid", "1000");
-    if (mount("sluice", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=8m,mode=0755"))
+    }
+    const char *owner = shared ? ",uid=" SL_STR(SL_SB_HOST_ID) ",gid=" SL_STR(SL_SB_HOST_ID) : "";
+    char opts[96];
+    size_t at = 0;
+    put(opts, sizeof opts, &at, "size=8m,mode=0755");
+    put(opts, sizeof opts, &at, owner);
+    if (mount("sluice", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, opts))
         die("mount", "root tmpfs");
     if (chdir("/tmp") || mkdir("oldroot", 0700))
         die("prepare", "new root");
@@ -372,7 +390,7 @@ static void build_root(sl_sb_plan *p)
     write_etc(p->etc_files);
     /* A fresh proc needs a fully visible proc somewhere in the namespace,
      * so it is mounted before the old root goes. */
-    if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
+    if (!shared && mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
         die("mount", "/proc");
     if (umount2("/oldroot", MNT_DETACH) || rmdir("/oldroot"))
         die("detach", "old root");
@@ -384,7 +402,10 @@ static void build_root(sl_sb_plan *p)
     if (syscall(SYS_mount_setattr, AT_FDCWD, "/", AT_RECURSIVE, &ro, sizeof ro))
         die("mount_setattr", "/ read-only");
 
-    if (mount("sluice-dev", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "size=64k,mode=0755"))
+    at = 0;
+    put(opts, sizeof opts, &at, "size=64k,mode=0755");
+    put(opts, sizeof opts, &at, owner);
+    if (mount("sluice-dev", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, opts))
         die("mount", "/dev");
     symlink("/proc/self/fd", "/dev/fd");
     symlink("/proc/self/fd/0", "/dev/stdin");
@@ -394,14 +415,81 @@ static void build_root(sl_sb_plan *p)
 
     /* One tmpfs holds the workspace, /tmp, home and /dev/shm, so one size
      * limit covers everything a command can write. */
-    data_mounts(p->data_opts);
+    if (!shared)
+        data_mounts(p->data_opts);
     place_mounts(p, true);
     if (mount(NULL, "/dev", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC, NULL))
         die("remount", "/dev read-only");
-    if (chdir("/workspace"))
+    if (!shared && chdir("/workspace"))
         die("chdir", "/workspace");
     if (sethostname("sandbox", 7))
         die("sethostname", NULL);
+}
+
+/* KEPT, as root: the kept root (a private copy of it), host name and
+ * network namespace, then this sandbox's own proc, IPC namespace and
+ * workspace.  ns: the root's, the host name's and (shared_net) the
+ * network namespace's descriptors. */
+static void enter_kept(sl_sb_plan *p, const int *ns)
+{
+    if (setns(ns[0], CLONE_NEWNS))
+        die("setns", "the kept root");
+    if (setns(ns[1], CLONE_NEWUTS))
+        die("setns", "the kept host name");
+    if (p->shared_net && setns(ns[2], CLONE_NEWNET))
+        die("setns", "the kept network namespace");
+    for (int i = 0; i < p->n_ns; i++)
+        close(ns[i]);
+    if (p->new_net) {
+        if (unshare(CLONE_NEWNET))
+            die("unshare", "network namespace");
+        loopback_up();
+    }
+    if (unshare(CLONE_NEWNS | CLONE_NEWIPC))
+        die("unshare", "mount and IPC namespaces");
+    if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
+        die("mount", "/proc");
+    syscall(SYS_setfsgid, SL_SB_HOST_ID);
+    syscall(SYS_setfsuid, SL_SB_HOST_ID);
+    data_mounts(p->data_opts);
+    if (chdir("/workspace"))
+        die("chdir", "/workspace");
+}
+
+#define ID_MAP SL_STR(SL_SB_UID) " " SL_STR(SL_SB_HOST_ID) " 1\n"
+
+static void write_self(const char *file, const char *text)
+{
+    int fd = open(file, O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text))
+        die("write", file);
+    close(fd);
+}
+
+/* KEPT, last step as root: become the sandbox's user (SL_SB_HOST_ID, no
+ * capabilities left in the host's user namespace) in a user namespace of
+ * its own where it is 1000, with a mount namespace that namespace owns
+ * (every mount copied into it is locked in place), and turn proc
+ * read-only there, as FRESH has it. */
+static void become_user(void)
+{
+    if (syscall(SYS_setgroups, 0, NULL) ||
+        syscall(SYS_setresgid, SL_SB_HOST_ID, SL_SB_HOST_ID, SL_SB_HOST_ID) ||
+        syscall(SYS_setresuid, SL_SB_HOST_ID, SL_SB_HOST_ID, SL_SB_HOST_ID))
+        die("setresuid", "the sandbox's user");
+    /* The change of user made us not dumpable, and so our own /proc files
+     * root's: dumpable again until drop_privileges, to write our maps. */
+    if (syscall(SYS_prctl, PR_SET_DUMPABLE, 1, 0, 0, 0))
+        die("dumpable", NULL);
+    if (unshare(CLONE_NEWUSER | CLONE_NEWNS))
+        die("unshare", "user namespace");
+    write_self("/proc/self/setgroups", "deny");
+    write_self("/proc/self/uid_map", ID_MAP);
+    write_self("/proc/self/gid_map", ID_MAP);
+    struct sl_mount_attr ro = {.attr_set = SL_MOUNT_ATTR_RDONLY | SL_MOUNT_ATTR_NOSUID |
+                                           SL_MOUNT_ATTR_NODEV};
+    if (syscall(SYS_mount_setattr, AT_FDCWD, "/proc", 0, &ro, sizeof ro))
+        die("mount_setattr", "/proc read-only");
 }
 
 static void drop_privileges(sl_sb_plan *p)
@@ -827,6 +915,10 @@ static void read_plan(const char *payload, size_t len, sl_sb_plan *p)
     p->shared_net = w.shared_net;
     p->proxy = w.proxy;
     p->cap_last = w.cap_last;
+    p->mode = w.mode;
+    p->n_ns = w.n_ns;
+    if (p->mode < SL_SB_FRESH || p->mode > SL_SB_KEPT || p->n_ns < 0 || p->n_ns > 3)
+        _exit(1);
     memcpy(p->data_opts, w.data_opts, sizeof p->data_opts);
     p->data_opts[sizeof p->data_opts - 1] = 0;
     p->seccomp = &prog;
@@ -858,12 +950,13 @@ int main(void)
     syscall(SYS_close_range, (unsigned)ctl + 1, ~0U, 0);
     syscall(SYS_close_range, 0, ~0U, CLOSE_RANGE_CLOEXEC);
     prctl(PR_SET_NAME, "sluice-init", 0, 0, 0);
-    /* wait for the host to write our uid/gid maps; the plan comes with GO,
-     * and on cgroup v1 the sandbox's cgroups' tasks files to join */
-    int join[4], n_join;
+    /* wait for the host to write our uid/gid maps (FRESH); the plan comes
+     * with GO, and the kept namespaces (KEPT) and, on cgroup v1, the
+     * sandbox's cgroups' tasks files to join */
+    int fds[8], n_fds;
     ssize_t r;
     do
-        r = recv_fds(join, 4, &n_join);
+        r = recv_fds(fds, 8, &n_fds);
     while (r < 0 && errno == EINTR);
     sl_sb_hdr h;
     if (r < (ssize_t)sizeof h)
@@ -871,19 +964,36 @@ int main(void)
     memcpy(&h, msgbuf, sizeof h);
     if (h.op != SL_OP_GO || h.len != (size_t)r - sizeof h)
         _exit(1);
-    /* "0" moves the writing thread, which is all of init (proto.h); this
-     * comes first, so all init does is counted in the sandbox's limits */
-    for (int i = 0; i < n_join; i++) {
-        if (write(join[i], "0", 1) != 1)
-            die("join", "the sandbox's cgroup");
-        close(join[i]);
-    }
     sl_sb_plan plan;
     read_plan(msgbuf + sizeof h, h.len, &plan);
     sl_sb_plan *p = &plan;
-    build_root(p);
-    if (p->new_net)
-        loopback_up();
+    int n_ns = p->mode == SL_SB_KEPT ? p->n_ns : 0;
+    if (n_ns > n_fds || (p->mode == SL_SB_KEPT && n_ns < 2 + p->shared_net))
+        _exit(1);
+    /* "0" moves the writing thread, which is all of init (proto.h); this
+     * comes first, so all init does is counted in the sandbox's limits */
+    for (int i = n_ns; i < n_fds; i++) {
+        if (write(fds[i], "0", 1) != 1)
+            die("join", "the sandbox's cgroup");
+        close(fds[i]);
+    }
+    if (p->mode == SL_SB_TEMPLATE) {
+        /* the host pins our namespaces, then closes the socket */
+        build_root(p, true);
+        send_msg(SL_OP_READY, 0, 0, NULL, 0, -1);
+        for (;;) {
+            ssize_t n = recv(ctl, msgbuf, sizeof msgbuf, 0);
+            if (n == 0 || (n < 0 && errno != EINTR))
+                _exit(0);
+        }
+    }
+    if (p->mode == SL_SB_KEPT) {
+        enter_kept(p, fds);
+    } else {
+        build_root(p, false);
+        if (p->new_net)
+            loopback_up();
+    }
     int proxy = p->proxy ? proxy_socket() : -1;
     /* The host moved us into the sandbox's cgroup meanwhile (proto.h);
      * our cgroup namespace is rooted where we are now. */
@@ -897,6 +1007,8 @@ int main(void)
         _exit(1);
     if (unshare(CLONE_NEWCGROUP))
         die("unshare", "cgroup namespace");
+    if (p->mode == SL_SB_KEPT)
+        become_user();
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGCHLD);

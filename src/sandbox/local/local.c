@@ -31,6 +31,7 @@
 #include "core/size.h"
 #include "sandbox/proxy.h"
 #include "sandbox/local/cgroup.h"
+#include "sandbox/local/kept.h"
 #include "sandbox/local/proto.h"
 #include "sandbox/local/seccomp.h"
 
@@ -39,6 +40,7 @@ typedef struct {
     pid_t init;
     int ctl;
     int netns;                /* the sandbox's network namespace, kept for reuse; -1 */
+    int kept_lock;            /* holds a kept network namespace slot (kept.h); -1 */
     pthread_mutex_t lock;     /* sends on ctl; OPEN request/answer pairs */
     atomic_uint next_id;
     sl_cgroup *cg;
@@ -52,13 +54,13 @@ static const sl_sandbox_ops local_ops;
 
 /* ---- control socket ---- */
 
-static int send_msg(local_sb *s, uint32_t op, uint32_t id, int32_t arg, const void *p, size_t len,
-                    const int *fds, int nfds)
+static int send_on(int ctl, uint32_t op, uint32_t id, int32_t arg, const void *p, size_t len,
+                   const int *fds, int nfds)
 {
     sl_sb_hdr h = {op, id, arg, (uint32_t)len};
     struct iovec iov[2] = {{&h, sizeof h}, {(void *)p, len}};
     union {
-        char buf[CMSG_SPACE(sizeof(int) * 4)];
+        char buf[CMSG_SPACE(sizeof(int) * 8)];
         struct cmsghdr align;
     } u;
     struct msghdr m = {.msg_iov = iov, .msg_iovlen = len ? 2 : 1};
@@ -73,9 +75,15 @@ static int send_msg(local_sb *s, uint32_t op, uint32_t id, int32_t arg, const vo
     }
     ssize_t r;
     do
-        r = sendmsg(s->ctl, &m, MSG_NOSIGNAL);
+        r = sendmsg(ctl, &m, MSG_NOSIGNAL);
     while (r < 0 && errno == EINTR);
     return r < 0 ? -1 : 0;
+}
+
+static int send_msg(local_sb *s, uint32_t op, uint32_t id, int32_t arg, const void *p, size_t len,
+                    const int *fds, int nfds)
+{
+    return send_on(s->ctl, op, id, arg, p, len, fds, nfds);
 }
 
 /* Receives one message; *fd gets a passed descriptor or -1. */
@@ -445,6 +453,7 @@ static int init_exe(sl_err *err)
 
 typedef struct {
     int exe, ctl;
+    bool ambient; /* FRESH: carry the new user namespace's capabilities over exec */
 } spawn_arg;
 
 #define SPAWN_STACK (64 * 1024)
@@ -457,21 +466,24 @@ static int spawn_init(void *arg)
     const spawn_arg *a = arg;
     /* The clone gave us every capability in the new user namespace; exec
      * as a non-root user would drop them, so they ride along as ambient
-     * capabilities (init drops them all itself once the root is built). */
+     * capabilities (init drops them all itself once the root is built).
+     * A kept or template init is root in the host's namespace already. */
     struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
     struct __user_cap_data_struct data[2];
-    if (syscall(SYS_capget, &hdr, data))
-        syscall(SYS_exit, 126);
-    data[0].inheritable = data[0].permitted;
-    data[1].inheritable = data[1].permitted;
-    if (syscall(SYS_capset, &hdr, data))
-        syscall(SYS_exit, 126);
-    /* capabilities are numbered from 0 up to the kernel's last one, past
-     * which the raise fails with EINVAL: stop there */
-    for (int c = 0; c < 64; c++)
-        if (syscall(SYS_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, c, 0, 0) &&
-            errno == EINVAL)
-            break;
+    if (a->ambient) {
+        if (syscall(SYS_capget, &hdr, data))
+            syscall(SYS_exit, 126);
+        data[0].inheritable = data[0].permitted;
+        data[1].inheritable = data[1].permitted;
+        if (syscall(SYS_capset, &hdr, data))
+            syscall(SYS_exit, 126);
+        /* capabilities are numbered from 0 up to the kernel's last one, past
+         * which the raise fails with EINVAL: stop there */
+        for (int c = 0; c < 64; c++)
+            if (syscall(SYS_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, c, 0, 0) &&
+                errno == EINVAL)
+                break;
+    }
     if (a->ctl == SL_SB_CTL_FD)
         syscall(SYS_fcntl, a->ctl, F_SETFD, 0);
     else if (syscall(SYS_dup2, a->ctl, SL_SB_CTL_FD) < 0)
@@ -481,6 +493,110 @@ static int spawn_init(void *arg)
     syscall(SYS_execveat, a->exe, "", argv, envp, AT_EMPTY_PATH);
     syscall(SYS_exit, 127);
     return 127;
+}
+
+/* The GO message's payload (proto.h). */
+static void plan_wire(sl_buf *out, const sl_sb_plan *plan, size_t etc_len)
+{
+    sl_sb_plan_wire w = {plan->new_net, plan->shared_net, plan->proxy, plan->cap_last,
+                         plan->mode, plan->n_ns, plan->n_mounts, plan->seccomp->len,
+                         (uint32_t)etc_len, {0}};
+    memcpy(w.data_opts, plan->data_opts, sizeof w.data_opts);
+    sl_buf_init(out, 0);
+    sl_buf_add(out, &w, sizeof w);
+    sl_buf_add(out, plan->mounts, sizeof *plan->mounts * (size_t)plan->n_mounts);
+    sl_buf_add(out, plan->seccomp->filter, sizeof *plan->seccomp->filter * plan->seccomp->len);
+    sl_buf_add(out, plan->etc_files, etc_len);
+}
+
+static uint64_t fnv(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+/* What a kept root is made of: the binds, the /etc files, and init (its
+ * first page holds the linker's build ID, a hash of all of it). */
+static uint64_t plan_hash(const sl_sb_plan *plan, size_t etc_len)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (int i = 0; i < plan->n_mounts; i++) {
+        const sl_sb_mount *m = &plan->mounts[i];
+        bool flags[4] = {m->is_link, m->required, m->device, m->is_file};
+        h = fnv(h, flags, sizeof flags);
+        h = fnv(h, m->source, strlen(m->source) + 1);
+        h = fnv(h, m->target, strlen(m->target) + 1);
+        h = fnv(h, m->link, strlen(m->link) + 1);
+    }
+    h = fnv(h, &etc_len, sizeof etc_len);
+    h = fnv(h, plan->etc_files, etc_len);
+    h = fnv(h, &sl_init_blob_len, sizeof sl_init_blob_len);
+    return fnv(h, sl_init_blob, sl_init_blob_len < 4096 ? sl_init_blob_len : 4096);
+}
+
+/* A template init (SL_SB_TEMPLATE): root in new mount and uts namespaces,
+ * it builds the shared root and waits for kept.c to pin them. */
+typedef struct {
+    sl_sb_plan plan;
+    sl_buf wire;
+    int ctl;
+    pid_t pid;
+} template_arg;
+
+static void template_done(void *arg)
+{
+    template_arg *t = arg;
+    if (t->ctl >= 0)
+        close(t->ctl);  /* init ends */
+    t->ctl = -1;
+    if (t->pid > 0)
+        while (waitpid(t->pid, NULL, __WALL) < 0 && errno == EINTR) {
+        }
+    t->pid = -1;
+}
+
+static pid_t build_template(void *arg, sl_err *err)
+{
+    template_arg *t = arg;
+    int exe = init_exe(err);
+    if (exe < 0)
+        return -1;
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
+        return sl_err_set(err, SL_EIO, "sandbox: socketpair: %s", strerror(errno));
+    spawn_arg sa = {exe, sv[1], false};
+    char *stack = sl_xmalloc(SPAWN_STACK);
+    pid_t pid = clone(spawn_init, stack + SPAWN_STACK,
+                      CLONE_NEWNS | CLONE_NEWUTS | CLONE_VM | CLONE_VFORK | SIGCHLD, &sa);
+    int e = errno;
+    free(stack);
+    close(sv[1]);
+    if (pid < 0) {
+        close(sv[0]);
+        return sl_err_set(err, SL_EUNSUPPORTED, "sandbox: cannot make a kept root: %s",
+                          strerror(e));
+    }
+    t->ctl = sv[0];
+    t->pid = pid;
+    struct pollfd pf = {t->ctl, POLLIN, 0};
+    sl_sb_hdr h;
+    char text[1100];
+    int fd = -1;
+    if (send_on(t->ctl, SL_OP_GO, 0, 0, t->wire.data, t->wire.len, NULL, 0) ||
+        poll(&pf, 1, 10000) != 1 || recv_msg(t->ctl, &h, text, sizeof text, &fd) < 0) {
+        template_done(t);
+        return sl_err_set(err, SL_EIO, "sandbox: the kept root's init ended during set-up");
+    }
+    if (fd >= 0)
+        close(fd);
+    if (h.op != SL_OP_READY) {
+        template_done(t);
+        return sl_err_set(err, SL_EIO, "sandbox: making the kept root failed: %s",
+                          h.op == SL_OP_ERROR ? text : "unexpected message");
+    }
+    return pid;
 }
 
 /* The refusal of a memory limit that no cgroup can hold.  rlimits cannot
@@ -589,6 +705,7 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
     s->o.n_binds = 0;
     s->ctl = -1;
     s->netns = -1;
+    s->kept_lock = -1;
     pthread_mutex_init(&s->lock, NULL);
 
     if (!cg) {
@@ -636,6 +753,38 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
     snprintf(plan.data_opts, sizeof plan.data_opts, "size=%" PRIu64 ",mode=0755",
              o->disk_bytes ? o->disk_bytes : (uint64_t)1 << 30);
 
+    /* Run as root, the root and the network namespace are kept between
+     * sandboxes and processes (kept.h) and init only joins them. */
+    int kept_ns[3] = {-1, -1, -1}, net_slot = -1;
+    if (o->n_binds == 0 && sl_kept_usable()) {
+        template_arg ta = {.plan = plan, .ctl = -1, .pid = -1};
+        ta.plan.mode = SL_SB_TEMPLATE;
+        ta.plan.new_net = ta.plan.shared_net = ta.plan.proxy = false;
+        plan_wire(&ta.wire, &ta.plan, etc_len);
+        sl_err kerr = {0};
+        if (sl_kept_root(plan_hash(&ta.plan, etc_len), build_template, &ta, template_done, kept_ns,
+                         &kerr) == 0) {
+            plan.mode = SL_SB_KEPT;
+            plan.n_ns = 2;
+            snprintf(plan.data_opts + strlen(plan.data_opts),
+                     sizeof plan.data_opts - strlen(plan.data_opts), ",uid=%d,gid=%d",
+                     SL_SB_HOST_ID, SL_SB_HOST_ID);
+        } else {
+            snprintf(s->notes + strlen(s->notes), sizeof s->notes - strlen(s->notes),
+                     "; root built here: %s", kerr.msg);
+            sl_err_clear(&kerr);
+        }
+        sl_buf_release(&ta.wire);
+    }
+    if (plan.mode == SL_SB_KEPT && plan.new_net) {
+        kept_ns[2] = sl_kept_net_take(&s->kept_lock, &net_slot);
+        if (kept_ns[2] >= 0) {
+            plan.new_net = false;
+            plan.shared_net = true;
+            plan.n_ns = 3;
+        }
+    }
+
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
         sl_err_set(err, SL_EIO, "sandbox: socketpair: %s", strerror(errno));
@@ -645,8 +794,10 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
     plan.ctl = sv[1];
     unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC |
                           CLONE_NEWUTS | SIGCHLD;
+    if (plan.mode == SL_SB_KEPT)
+        flags = CLONE_NEWPID | SIGCHLD;  /* init makes the rest itself */
     int home = -1;
-    if (plan.new_net) {
+    if (plan.mode != SL_SB_KEPT && plan.new_net) {
         /* An empty network namespace left by a finished sandbox costs
          * nothing to join; making one costs about a millisecond, and
          * tearing it down later holds locks every new one needs. */
@@ -671,7 +822,7 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
     int exe = init_exe(err);
     pid_t pid = -1;
     if (exe >= 0) {
-        spawn_arg sa = {exe, sv[1]};
+        spawn_arg sa = {exe, sv[1], plan.mode != SL_SB_KEPT};
         char *stack = sl_xmalloc(SPAWN_STACK);
         pid = clone(spawn_init, stack + SPAWN_STACK, (int)flags | CLONE_VM | CLONE_VFORK, &sa);
         free(stack);
@@ -698,26 +849,21 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
         goto fail;
     }
     s->init = pid;
-    char map[64];
-    uid_t uid = geteuid() == 0 ? 65534 : geteuid();
-    gid_t gid = getegid() == 0 ? 65534 : getegid();
-    snprintf(map, sizeof map, "%d %ld 1\n", SL_SB_UID, (long)uid);
-    if (write_proc(pid, "setgroups", "deny", err) || write_proc(pid, "uid_map", map, err))
-        goto fail;
-    snprintf(map, sizeof map, "%d %ld 1\n", SL_SB_GID, (long)gid);
-    if (write_proc(pid, "gid_map", map, err))
-        goto fail;
+    if (plan.mode != SL_SB_KEPT) {
+        char map[64];
+        uid_t uid = geteuid() == 0 ? SL_SB_HOST_ID : geteuid();
+        gid_t gid = getegid() == 0 ? SL_SB_HOST_ID : getegid();
+        snprintf(map, sizeof map, "%d %ld 1\n", SL_SB_UID, (long)uid);
+        if (write_proc(pid, "setgroups", "deny", err) || write_proc(pid, "uid_map", map, err))
+            goto fail;
+        snprintf(map, sizeof map, "%d %ld 1\n", SL_SB_GID, (long)gid);
+        if (write_proc(pid, "gid_map", map, err))
+            goto fail;
+    }
     /* GO carries the plan (proto.h); init builds the root while we move it
      * into its cgroup, then PLACED lets it make its cgroup namespace. */
-    sl_sb_plan_wire w = {plan.new_net, plan.shared_net, plan.proxy, plan.cap_last, plan.n_mounts,
-                         prog->len, (uint32_t)etc_len, {0}};
-    memcpy(w.data_opts, plan.data_opts, sizeof w.data_opts);
     sl_buf wire;
-    sl_buf_init(&wire, 0);
-    sl_buf_add(&wire, &w, sizeof w);
-    sl_buf_add(&wire, ms, sizeof *ms * (size_t)nm);
-    sl_buf_add(&wire, prog->filter, sizeof *prog->filter * prog->len);
-    sl_buf_add(&wire, etc, w.etc_len);
+    plan_wire(&wire, &plan, etc_len);
     if (wire.len > SL_SB_MSG_MAX) {
         sl_buf_release(&wire);
         sl_err_set(err, SL_ELIMIT, "sandbox: too many binds (the plan is over %d bytes)",
@@ -725,16 +871,23 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
         goto fail;
     }
     /* On cgroup v1, init moves itself with the tasks files sent with GO
-     * (see sl_cgroup_join_fds); elsewhere we move it. */
-    int join[4], n_join = s->cg ? sl_cgroup_join_fds(s->cg, join, 4, err) : 0;
+     * (see sl_cgroup_join_fds); elsewhere we move it.  A KEPT init gets
+     * its namespaces first. */
+    int fds[8], n_fds = plan.mode == SL_SB_KEPT ? plan.n_ns : 0;
+    for (int i = 0; i < n_fds; i++)
+        fds[i] = kept_ns[i];
+    int n_join = s->cg ? sl_cgroup_join_fds(s->cg, fds + n_fds, 4, err) : 0;
     if (n_join < 0) {
         sl_buf_release(&wire);
         goto fail;
     }
-    int go = send_msg(s, SL_OP_GO, 0, 0, wire.data, wire.len, join, n_join);
+    int go = send_msg(s, SL_OP_GO, 0, 0, wire.data, wire.len, fds, n_fds + n_join);
     sl_buf_release(&wire);
     for (int i = 0; i < n_join; i++)
-        close(join[i]);
+        close(fds[n_fds + i]);
+    for (int i = 0; i < 3; i++)
+        if (kept_ns[i] >= 0)
+            close(kept_ns[i]), kept_ns[i] = -1;
     if (go) {
         sl_err_set(err, SL_EIO, "sandbox: cannot start init: %s", strerror(errno));
         goto fail;
@@ -807,6 +960,8 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
         sl_err_set(err, SL_EIO, "sandbox: unexpected message %u from init", h.op);
         goto fail;
     }
+    if (net_slot >= 0 && plan.new_net)
+        sl_kept_net_fill(net_slot, s->init);  /* the next sandbox joins it */
     if (plan.proxy) {
         if (fd < 0) {
             sl_err_set(err, SL_EIO, "sandbox: init did not hand over the proxy socket");
@@ -824,6 +979,9 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
 fail:
     free(ms);
     free(etc);
+    for (int i = 0; i < 3; i++)
+        if (kept_ns[i] >= 0)
+            close(kept_ns[i]);
     sl_sandbox_destroy(&s->base);
     return -1;
 }
@@ -1390,6 +1548,11 @@ static void local_destroy(sl_sandbox *sb)
     pthread_mutex_unlock(&reaper.mu);
 }
 
+int sl_local_clean(sl_buf *out, sl_err *err)
+{
+    return sl_kept_clean(out, err);
+}
+
 const char *sl_local_notes(const sl_sandbox *sb)
 {
     return ((const local_sb *)sb)->notes;
@@ -1401,6 +1564,7 @@ void sl_local_describe(sl_buf *out)
     sl_buf_addf(out, "user: %s (uid %ld)\n", geteuid() == 0 ? "root" : "unprivileged",
                 (long)geteuid());
     sl_buf_addf(out, "seccomp: filter built in (%u instructions)\n", sl_seccomp_program()->len);
+    sl_buf_addf(out, "kept roots and network namespaces: %s\n", sl_kept_note());
     sl_cgroup *cg = NULL;
     sl_cgroup_limits l = {64 << 20, 64, 0};
     if (sl_cgroup_create(&l, &cg, &err)) {

@@ -28,5 +28,8 @@ void sl_local_reap_all(void);
  * processes and removes its cgroup itself, with no reaper thread and no
  * pools kept for sandboxes that will not come. */
 void sl_local_reap_in_place(void);
+/* Removes the namespaces kept for new sandboxes (kept.h) that no sandbox
+ * uses; says what went in out.  -1 and err when none can be kept here. */
+int sl_local_clean(sl_buf *out, sl_err *err);
 
 #endif

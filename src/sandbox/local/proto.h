@@ -35,6 +35,21 @@ enum { SL_OPEN_READ = 1, SL_OPEN_WRITE, SL_OPEN_DIR };
 
 #define SL_SB_UID 1000
 #define SL_SB_GID 1000
+/* The host user the sandbox's 1000 stands for when sluice runs as root. */
+#define SL_SB_HOST_ID 65534
+
+/* How init makes the sandbox (kept.h):
+ *   FRESH     in the new user namespace the host cloned it into: builds
+ *             the root, as for an unprivileged host;
+ *   TEMPLATE  as root, in a new mount and uts namespace: builds the shared
+ *             read-only root only, answers READY and waits for the host
+ *             to pin it and close the socket;
+ *   KEPT      as root, pid 1 of a new pid namespace: joins the kept root,
+ *             host name and network namespace (GO's first n_ns
+ *             descriptors), copies the root, mounts its own proc and
+ *             workspace, and only then becomes the sandbox user in a user
+ *             namespace of its own. */
+enum { SL_SB_FRESH = 0, SL_SB_TEMPLATE, SL_SB_KEPT };
 #define SL_SB_MSG_MAX (128 * 1024)
 #define SL_SB_PROXY_PORT 3128
 
@@ -80,6 +95,8 @@ typedef struct {
     int n_mounts;
     const char *etc_files;         /* "name\0size\0content" records, ends with "\0" */
     int cap_last;                  /* highest capability number of this kernel */
+    int mode;                      /* SL_SB_FRESH, _TEMPLATE or _KEPT */
+    int n_ns;                      /* KEPT: root, uts[, net] descriptors first in GO */
 } sl_sb_plan;
 
 /* The GO message's payload: the plan, flattened (init is its own small
@@ -88,6 +105,7 @@ typedef struct {
  * struct sock_filter, etc_len bytes of etc_files. */
 typedef struct {
     int32_t new_net, shared_net, proxy, cap_last;
+    int32_t mode, n_ns;
     int32_t n_mounts;
     uint32_t n_filter;
     uint32_t etc_len;
