@@ -35,6 +35,12 @@ check "the next sandbox has an empty workspace and /tmp (got: $(tr '\n' ' ' <"$T
     bash -c "! grep -q mark '$T/out'"
 check "the next sandbox is still called sandbox" grep -qx sandbox "$T/out"
 check "the same root served both" [ "$(ls "$K" | grep -c '^root-')" = 1 ]
+if ls -d /sys/fs/cgroup/pids/sluice /sys/fs/cgroup/sluice >/dev/null 2>&1; then
+    check "a cgroup is kept too, with its slot's lock" \
+        bash -c "ls -d /sys/fs/cgroup/*/sluice/kept-* /sys/fs/cgroup/sluice/kept-* 2>/dev/null | grep -q kept && ls '$K' | grep -q '^cg-'"
+else
+    skip "no cgroup hierarchy of sluice's here"
+fi
 
 # A port a sandbox listened on is free for the next one in the same namespace.
 py='import socket; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1", 8765)); s.listen(); print("bound")'
@@ -69,6 +75,7 @@ check "and is a namespace again" bash -c "[ \"\$(stat -f -c %T '$K/$root')\" = n
 sl sandbox clean
 check "clean removes what is kept ($(cat "$T/out"))" \
     bash -c "grep -q 'removed 1 kept root' '$T/out' && [ -z \"\$(ls '$K' | grep -v lock)\" ]"
+check "and the cgroups kept for new sandboxes" grep -q 'kept cgroups' "$T/out"
 chmod 0755 "$K"
 SLUICE_SANDBOX_KEPT=$K sl sandbox check
 check "sandbox check says a folder open to others is not used" grep -q "must be a folder owned by root with mode 0700" "$T/out"

@@ -19,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sandbox/local/kept.h"
+
 enum { V1_MEMORY, V1_PIDS, V1_CPU, V1_N };
 static const char *const v1_names[V1_N] = {"memory", "pids", "cpu"};
 
@@ -26,6 +28,7 @@ struct sl_cgroup {
     int version;           /* 1 or 2 */
     char *dirs[V1_N];      /* v1: one per controller (NULL when absent); v2: dirs[0] */
     sl_cgroup_limits limits;
+    int kept_lock;         /* a group kept between processes: its slot's lock; else -1 */
     sl_cgroup *next;       /* in the pool of empty groups */
 };
 
@@ -207,14 +210,36 @@ out:
     return cached;
 }
 
-static int v2_create(const sl_cgroup_limits *l, sl_cgroup **out, const char **why)
+/* A group's name: <pid>-<n>, or the kept group's (kept != NULL). */
+static char *group_path(const char *parent, const char *kept, unsigned seq)
+{
+    return kept ? sl_xasprintf("%s/%s", parent, kept)
+                : sl_xasprintf("%s/%ld-%u", parent, (long)getpid(), seq);
+}
+
+/* A kept group is used as it is when it is there (its name says its
+ * limits, which it got when made) and empty. */
+static bool kept_ready(sl_cgroup *cg);
+
+static int v2_create(const sl_cgroup_limits *l, sl_cgroup **out, const char **why, const char *kept)
 {
     char *parent = v2_parent(why);
     if (!parent)
         return -1;
     sl_cgroup *cg = sl_xcalloc(1, sizeof *cg);
     cg->version = 2;
-    cg->dirs[0] = sl_xasprintf("%s/%ld-%u", parent, (long)getpid(), atomic_fetch_add(&group_seq, 1));
+    cg->kept_lock = -1;
+    cg->dirs[0] = group_path(parent, kept, atomic_fetch_add(&group_seq, 1));
+    if (kept && !access(cg->dirs[0], F_OK)) {
+        if (kept_ready(cg)) {
+            *out = cg;
+            return 0;
+        }
+        *why = "a kept cgroup2 group is not empty";
+        free(cg->dirs[0]);
+        free(cg);
+        return -1;
+    }
     if (mkdir(cg->dirs[0], 0755)) {
         *why = "cannot create a cgroup2 group";
         free(cg->dirs[0]);
@@ -273,23 +298,43 @@ static const char *v1_probe(void)
     return NULL;
 }
 
-static int v1_create(const sl_cgroup_limits *l, sl_cgroup **out, const char **why)
+static int v1_create(const sl_cgroup_limits *l, sl_cgroup **out, const char **why, const char *kept)
 {
     if ((*why = v1_probe()))
         return -1;
     sl_cgroup *cg = sl_xcalloc(1, sizeof *cg);
     cg->version = 1;
+    cg->kept_lock = -1;
     unsigned seq = atomic_fetch_add(&group_seq, 1);
+    bool there = true;
     for (int i = 0; i < V1_N; i++) {
-        char parent[256];
-        snprintf(parent, sizeof parent, "/sys/fs/cgroup/%s/sluice", v1_names[i]);
         /* no CPU cap asked for: no cpu group to make, join and remove */
         if (i == V1_CPU && (l->cpu_cores <= 0 || access("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", F_OK)))
             continue;
+        char parent[256];
+        snprintf(parent, sizeof parent, "/sys/fs/cgroup/%s/sluice", v1_names[i]);
+        cg->dirs[i] = group_path(parent, kept, seq);
+        there = there && kept && !access(cg->dirs[i], F_OK);
+    }
+    if (there) {
+        if (kept_ready(cg)) {
+            *out = cg;
+            return 0;
+        }
+        *why = "a kept cgroup v1 group is not empty";
+        for (int i = 0; i < V1_N; i++)
+            free(cg->dirs[i]);
+        free(cg);
+        return -1;
+    }
+    for (int i = 0; i < V1_N; i++) {
+        if (!cg->dirs[i])
+            continue;
+        char parent[256];
+        snprintf(parent, sizeof parent, "/sys/fs/cgroup/%s/sluice", v1_names[i]);
         if (mkdir(parent, 0755) && errno != EEXIST)
             goto fail;
-        cg->dirs[i] = sl_xasprintf("%s/%ld-%u", parent, (long)getpid(), seq);
-        if (mkdir(cg->dirs[i], 0755)) {
+        if (mkdir(cg->dirs[i], 0755) && !(kept && errno == EEXIST)) {
             free(cg->dirs[i]);
             cg->dirs[i] = NULL;
             goto fail;
@@ -380,6 +425,17 @@ static const char *memcg_gaps(void)
     return NULL;
 }
 
+/* The limits, as part of a kept group's name. */
+static unsigned limits_key(const sl_cgroup_limits *l)
+{
+    char text[96];
+    snprintf(text, sizeof text, "%" PRIu64 " %d %.3f", l->memory_bytes, l->max_procs, l->cpu_cores);
+    unsigned h = 2166136261u;
+    for (const char *p = text; *p; p++)
+        h = (h ^ (unsigned char)*p) * 16777619u;
+    return h;
+}
+
 int sl_cgroup_create(const sl_cgroup_limits *l, sl_cgroup **out, sl_err *err)
 {
     static pthread_once_t swept = PTHREAD_ONCE_INIT;
@@ -399,14 +455,28 @@ int sl_cgroup_create(const sl_cgroup_limits *l, sl_cgroup **out, sl_err *err)
     const char *gap = l->memory_bytes ? memcg_gaps() : NULL;
     if (gap)
         return sl_err_set(err, SL_EUNSUPPORTED, "%s", gap);
-    if (!v2_create(l, out, &why2)) {
-        (*out)->limits = *l;
-        return 0;
-    }
-    pthread_once(&swept, sweep_v1);
-    if (!v1_create(l, out, &why1)) {
-        (*out)->limits = *l;
-        return 0;
+    /* Root keeps groups between processes (kept.h): kept-KEY-N, where KEY
+     * says the limits, held by the lock of slot cg-KEY-N. */
+    char kind[40], kept[48];
+    snprintf(kind, sizeof kind, "cg-%08x", limits_key(l));
+    int slot, lock = sl_kept_lock(kind, 64, &slot);
+    snprintf(kept, sizeof kept, "kept-%s-%d", kind + 3, slot);
+    for (int k = lock >= 0 ? 0 : 1; k < 2; k++) {
+        const char *name = k == 0 ? kept : NULL;
+        if (!v2_create(l, out, &why2, name)) {
+            (*out)->limits = *l;
+            (*out)->kept_lock = name ? lock : -1;
+            return 0;
+        }
+        pthread_once(&swept, sweep_v1);
+        if (!v1_create(l, out, &why1, name)) {
+            (*out)->limits = *l;
+            (*out)->kept_lock = name ? lock : -1;
+            return 0;
+        }
+        if (lock >= 0)
+            close(lock);  /* not usable: a group of our own */
+        lock = -1;
     }
     return sl_err_set(err, SL_EUNSUPPORTED, "no usable cgroup: v2: %s; v1: %s",
                       why2 ? why2 : "unusable", why1 ? why1 : "unusable");
@@ -487,6 +557,11 @@ static bool group_empty(const sl_cgroup *cg)
     return true;
 }
 
+static bool kept_ready(sl_cgroup *cg)
+{
+    return group_empty(cg);
+}
+
 void sl_cgroup_release(sl_cgroup *cg)
 {
     if (!cg)
@@ -523,8 +598,52 @@ void sl_cgroup_destroy(sl_cgroup *cg)
     for (int i = 0; i < V1_N; i++) {
         if (!cg->dirs[i])
             continue;
-        rmdir_retry(cg->dirs[i]);
+        if (cg->kept_lock < 0)
+            rmdir_retry(cg->dirs[i]);
         free(cg->dirs[i]);
     }
+    if (cg->kept_lock >= 0)
+        close(cg->kept_lock);  /* the next sandbox, here or elsewhere, takes it */
     free(cg);
+}
+
+/* Removes one kept-* group of parent when its slot is free. */
+static int clean_kept_in(const char *parent)
+{
+    DIR *d = opendir(parent);
+    if (!d)
+        return 0;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        char key[16];
+        int slot;
+        if (sscanf(e->d_name, "kept-%15[0-9a-f]-%d", key, &slot) != 2)
+            continue;
+        char lock[64];
+        snprintf(lock, sizeof lock, "cg-%s-%d", key, slot);
+        int l = sl_kept_try(lock);
+        if (l < 0)
+            continue;  /* in use */
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", parent, e->d_name);
+        n += !rmdir(path);
+        close(l);
+    }
+    closedir(d);
+    return n;
+}
+
+int sl_cgroup_clean_kept(void)
+{
+    int n = 0;
+    for (int i = 0; i < V1_N; i++) {
+        char parent[256];
+        snprintf(parent, sizeof parent, "/sys/fs/cgroup/%s/sluice", v1_names[i]);
+        n += clean_kept_in(parent);
+    }
+    const char *why;
+    char *v2 = v2_parent(&why);
+    if (v2)
+        n += clean_kept_in(v2);
+    return n;
 }

@@ -244,30 +244,53 @@ int sl_kept_root(uint64_t hash, sl_kept_build_fn build, void *arg, void (*done)(
     return rc;
 }
 
-int sl_kept_net_take(int *lock, int *slot)
+int sl_kept_lock(const char *kind, int max, int *slot)
 {
-    *lock = -1;
     *slot = -1;
     if (!sl_kept_usable())
         return -1;
-    for (int i = 0; i < NET_SLOTS; i++) {
-        char name[32];
-        snprintf(name, sizeof name, "net-%d.lock", i);
+    for (int i = 0; i < max; i++) {
+        char name[96];
+        snprintf(name, sizeof name, "%s-%d.lock", kind, i);
         int l = openat(kept.dir, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (l < 0)
             return -1;
-        if (flock(l, LOCK_EX | LOCK_NB)) {
-            close(l);
-            continue;  /* another sandbox's */
+        if (!flock(l, LOCK_EX | LOCK_NB)) {
+            *slot = i;
+            return l;
         }
-        snprintf(name, sizeof name, "net-%d", i);
-        int ns = open_pin(name, CLONE_NEWNET);
-        *lock = l;
-        if (ns < 0)
-            *slot = i;  /* free to fill */
-        return ns;
+        close(l);  /* another sandbox's */
     }
     return -1;
+}
+
+int sl_kept_try(const char *name)
+{
+    if (!sl_kept_usable())
+        return -1;
+    char file[96];
+    snprintf(file, sizeof file, "%s.lock", name);
+    int l = openat(kept.dir, file, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (l >= 0 && flock(l, LOCK_EX | LOCK_NB)) {
+        close(l);
+        l = -1;
+    }
+    return l;
+}
+
+int sl_kept_net_take(int *lock, int *slot)
+{
+    int i;
+    *slot = -1;
+    *lock = sl_kept_lock("net", NET_SLOTS, &i);
+    if (*lock < 0)
+        return -1;
+    char name[32];
+    snprintf(name, sizeof name, "net-%d", i);
+    int ns = open_pin(name, CLONE_NEWNET);
+    if (ns < 0)
+        *slot = i;  /* free to fill */
+    return ns;
 }
 
 void sl_kept_net_fill(int slot, pid_t pid)

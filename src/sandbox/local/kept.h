@@ -52,6 +52,14 @@ const char *sl_kept_note(void);
 int sl_kept_root(uint64_t hash, sl_kept_build_fn build, void *arg, void (*done)(void *arg),
                  int fds[2], sl_err *err);
 
+/* Takes the first free slot of `kind` (of max): returns the lock that
+ * holds it until closed, and the slot's number in *slot; -1 when kept
+ * namespaces are not usable here or every slot is taken. */
+int sl_kept_lock(const char *kind, int max, int *slot);
+
+/* Takes the lock NAME.lock when it is free: the lock, or -1. */
+int sl_kept_try(const char *name);
+
 /* Takes a network namespace slot for one sandbox: returns its namespace
  * (>= 0), or -1 with *slot >= 0 when the slot is free to fill (the sandbox
  * makes a namespace and sl_kept_net_fill pins it), or -1 with *slot -1

@@ -1550,7 +1550,11 @@ static void local_destroy(sl_sandbox *sb)
 
 int sl_local_clean(sl_buf *out, sl_err *err)
 {
-    return sl_kept_clean(out, err);
+    if (sl_kept_clean(out, err))
+        return -1;
+    int groups = sl_cgroup_clean_kept();
+    sl_buf_addf(out, "removed %d kept cgroups\n", groups);
+    return 0;
 }
 
 const char *sl_local_notes(const sl_sandbox *sb)
