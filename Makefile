@@ -11,7 +11,11 @@ CFLAGS   += $(CSTD) $(WARN) $(OPT) -Isrc -MMD -MP $(shell pkg-config --cflags $(
 # Loaded on first use through core/dl (dlopen), not linked: a command that
 # does not use one does not map it and what it pulls in (docs/dependencies.md).
 DLOPENED := libarchive libmicrohttpd libssh sqlite3 libcurl
-LDLIBS   += $(shell pkg-config --libs $(filter-out $(DLOPENED),$(PKGS))) -ldl -lpthread -lm
+# libyaml and jansson (MIT) are linked in statically: two shared libraries
+# fewer to find, map and relocate at every start (docs/dependencies.md).
+STATIC   := yaml-0.1 jansson
+LDLIBS   += -Wl,-Bstatic $(shell pkg-config --libs $(STATIC)) -Wl,-Bdynamic \
+            $(shell pkg-config --libs $(filter-out $(DLOPENED) $(STATIC),$(PKGS))) -ldl -lpthread -lm
 BUILD    ?= build
 
 # src/sandbox/local/init.c is a program of its own (the sandbox's pid 1),
