@@ -455,12 +455,13 @@ int sl_cgroup_create(const sl_cgroup_limits *l, sl_cgroup **out, sl_err *err)
     const char *gap = l->memory_bytes ? memcg_gaps() : NULL;
     if (gap)
         return sl_err_set(err, SL_EUNSUPPORTED, "%s", gap);
-    /* Root keeps groups between processes (kept.h): kept-KEY-N, where KEY
-     * says the limits, held by the lock of slot cg-KEY-N. */
-    char kind[40], kept[48];
+    /* Root keeps groups between processes (kept.h): kept-ID-KEY-N, where
+     * ID names the kept folder and KEY says the limits, held by the lock
+     * of slot cg-KEY-N in that folder. */
+    char kind[40], kept[64];
     snprintf(kind, sizeof kind, "cg-%08x", limits_key(l));
     int slot, lock = sl_kept_lock(kind, 64, &slot);
-    snprintf(kept, sizeof kept, "kept-%s-%d", kind + 3, slot);
+    snprintf(kept, sizeof kept, "kept-%s-%s-%d", sl_kept_id(), kind + 3, slot);
     for (int k = lock >= 0 ? 0 : 1; k < 2; k++) {
         const char *name = k == 0 ? kept : NULL;
         if (!v2_create(l, out, &why2, name)) {
@@ -468,7 +469,8 @@ int sl_cgroup_create(const sl_cgroup_limits *l, sl_cgroup **out, sl_err *err)
             (*out)->kept_lock = name ? lock : -1;
             return 0;
         }
-        pthread_once(&swept, sweep_v1);
+        if (!name)  /* groups of dead processes are <pid>-<n>, never kept ones */
+            pthread_once(&swept, sweep_v1);
         if (!v1_create(l, out, &why1, name)) {
             (*out)->limits = *l;
             (*out)->kept_lock = name ? lock : -1;
@@ -615,10 +617,11 @@ static int clean_kept_in(const char *parent)
         return 0;
     int n = 0;
     for (struct dirent *e; (e = readdir(d));) {
-        char key[16];
+        char id[16], key[16];
         int slot;
-        if (sscanf(e->d_name, "kept-%15[0-9a-f]-%d", key, &slot) != 2)
-            continue;
+        if (sscanf(e->d_name, "kept-%15[0-9a-f]-%15[0-9a-f]-%d", id, key, &slot) != 3 ||
+            strcmp(id, sl_kept_id()))
+            continue;  /* another kept folder's */
         char lock[64];
         snprintf(lock, sizeof lock, "cg-%s-%d", key, slot);
         int l = sl_kept_try(lock);

@@ -13,9 +13,10 @@
  *
  * A group is named sluice/<pid>-<n>; groups left behind by a dead sluice
  * are removed when the next one is made.  Run as root, groups are kept
- * between processes instead: sluice/kept-KEY-N, KEY a hash of the limits
- * the group was made with, N a slot one sandbox at a time holds by a lock
- * in the kept folder (kept.h); it is used only when empty.
+ * between processes instead: sluice/kept-ID-KEY-N, ID the kept folder's
+ * (kept.h), KEY a hash of the limits the group was made with, N a slot one
+ * sandbox at a time holds by a lock in that folder; a kept group is used
+ * only when empty.
  */
 #ifndef SL_SANDBOX_CGROUP_H
 #define SL_SANDBOX_CGROUP_H
@@ -71,7 +72,7 @@ void sl_cgroup_destroy(sl_cgroup *cg);
 void sl_cgroup_release(sl_cgroup *cg);
 /* Removes every kept group (at exit). */
 void sl_cgroup_pool_drain(void);
-/* Run as root, groups are also kept between processes (kept-KEY-N, see
+/* Run as root, groups are also kept between processes (kept-ID-KEY-N, see
  * kept.h), emptied and used again rather than made and removed for each
  * sandbox; this removes those no sandbox holds, and says how many. */
 int sl_cgroup_clean_kept(void);

@@ -33,6 +33,7 @@ static struct {
     int dir;          /* the checked folder, or -1 */
     char path[256];
     char note[400];
+    char id[12];
     struct stat userns; /* our user namespace, the owner every pin must have */
 } kept = {.once = PTHREAD_ONCE_INIT, .dir = -1};
 
@@ -101,6 +102,8 @@ static void open_kept(void)
         return;
     }
     kept.dir = fd;
+    snprintf(kept.id, sizeof kept.id, "%08x",
+             (unsigned)((st.st_dev * 0x9e3779b97f4a7c15ULL) ^ st.st_ino) & 0xffffffffu);
     snprintf(kept.note, sizeof kept.note, "kept in %s (sluice sandbox clean removes them)",
              path);
 }
@@ -262,6 +265,11 @@ int sl_kept_lock(const char *kind, int max, int *slot)
         close(l);  /* another sandbox's */
     }
     return -1;
+}
+
+const char *sl_kept_id(void)
+{
+    return sl_kept_usable() ? kept.id : "";
 }
 
 int sl_kept_try(const char *name)

@@ -57,6 +57,11 @@ int sl_kept_root(uint64_t hash, sl_kept_build_fn build, void *arg, void (*done)(
  * namespaces are not usable here or every slot is taken. */
 int sl_kept_lock(const char *kind, int max, int *slot);
 
+/* Eight hex digits naming the kept folder (its device and inode), for
+ * what is kept outside it (cgroups) to be told apart from another
+ * folder's; "" when kept namespaces are not usable. */
+const char *sl_kept_id(void);
+
 /* Takes the lock NAME.lock when it is free: the lock, or -1. */
 int sl_kept_try(const char *name);
 
