@@ -540,7 +540,7 @@ static uint64_t plan_hash(const sl_sb_plan *plan, size_t etc_len)
  * it builds the shared root and waits for kept.c to pin them. */
 typedef struct {
     sl_sb_plan plan;
-    sl_buf wire;
+    size_t etc_len;
     int ctl;
     pid_t pid;
 } template_arg;
@@ -584,8 +584,11 @@ static pid_t build_template(void *arg, sl_err *err)
     sl_sb_hdr h;
     char text[1100];
     int fd = -1;
-    if (send_on(t->ctl, SL_OP_GO, 0, 0, t->wire.data, t->wire.len, NULL, 0) ||
-        poll(&pf, 1, 10000) != 1 || recv_msg(t->ctl, &h, text, sizeof text, &fd) < 0) {
+    sl_buf wire;
+    plan_wire(&wire, &t->plan, t->etc_len);
+    int sent = send_on(t->ctl, SL_OP_GO, 0, 0, wire.data, wire.len, NULL, 0);
+    sl_buf_release(&wire);
+    if (sent || poll(&pf, 1, 10000) != 1 || recv_msg(t->ctl, &h, text, sizeof text, &fd) < 0) {
         template_done(t);
         return sl_err_set(err, SL_EIO, "sandbox: the kept root's init ended during set-up");
     }
@@ -760,7 +763,7 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
         template_arg ta = {.plan = plan, .ctl = -1, .pid = -1};
         ta.plan.mode = SL_SB_TEMPLATE;
         ta.plan.new_net = ta.plan.shared_net = ta.plan.proxy = false;
-        plan_wire(&ta.wire, &ta.plan, etc_len);
+        ta.etc_len = etc_len;
         sl_err kerr = {0};
         if (sl_kept_root(plan_hash(&ta.plan, etc_len), build_template, &ta, template_done, kept_ns,
                          &kerr) == 0) {
@@ -774,7 +777,6 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
                      "; root built here: %s", kerr.msg);
             sl_err_clear(&kerr);
         }
-        sl_buf_release(&ta.wire);
     }
     if (plan.mode == SL_SB_KEPT && plan.new_net) {
         kept_ns[2] = sl_kept_net_take(&s->kept_lock, &net_slot);
@@ -863,6 +865,8 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
     /* GO carries the plan (proto.h); init builds the root while we move it
      * into its cgroup, then PLACED lets it make its cgroup namespace. */
     sl_buf wire;
+    if (plan.mode == SL_SB_KEPT)
+        plan.n_mounts = 0, etc_len = 0;  /* the kept root has them */
     plan_wire(&wire, &plan, etc_len);
     if (wire.len > SL_SB_MSG_MAX) {
         sl_buf_release(&wire);
@@ -1437,6 +1441,7 @@ static int local_list(sl_sandbox *sb, const char *dir, size_t limit, sl_value **
 typedef struct reap {
     struct reap *next;
     int netns;
+    int kept_lock;   /* the kept network namespace's slot: free once init is gone */
     pid_t init;
     sl_cgroup *cg;
     sl_proxy *proxy;
@@ -1461,6 +1466,8 @@ static void reap_one(reap *r, bool keep)
         }
     if (r->proxy)
         sl_proxy_stop(r->proxy);  /* its listening socket lived in r->netns */
+    if (r->kept_lock >= 0)
+        close(r->kept_lock);
     if (keep) {
         sl_cgroup_release(r->cg);
         netns_give(r->netns);
@@ -1517,6 +1524,7 @@ static void local_destroy(sl_sandbox *sb)
     reap *r = sl_xcalloc(1, sizeof *r);
     r->init = s->init;
     r->netns = s->netns;
+    r->kept_lock = s->kept_lock;
     r->cg = s->cg;
     r->proxy = s->proxy;
     pthread_mutex_destroy(&s->lock);
