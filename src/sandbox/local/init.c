@@ -995,16 +995,22 @@ int main(void)
             loopback_up();
     }
     int proxy = p->proxy ? proxy_socket() : -1;
-    /* The host moved us into the sandbox's cgroup meanwhile (proto.h);
-     * our cgroup namespace is rooted where we are now. */
+    /* The host moved us into the sandbox's cgroup meanwhile (proto.h), or
+     * (KEPT, cgroup v1) sends its tasks files with PLACED; our cgroup
+     * namespace is rooted where we are now. */
     do
-        r = recv(ctl, msgbuf, sizeof msgbuf - 1, 0);
+        r = recv_fds(fds, 4, &n_fds);
     while (r < 0 && errno == EINTR);
     if (r != (ssize_t)sizeof h)
         _exit(1);
     memcpy(&h, msgbuf, sizeof h);
     if (h.op != SL_OP_PLACED)
         _exit(1);
+    for (int i = 0; i < n_fds; i++) {
+        if (write(fds[i], "0", 1) != 1)
+            die("join", "the sandbox's cgroup");
+        close(fds[i]);
+    }
     if (unshare(CLONE_NEWCGROUP))
         die("unshare", "cgroup namespace");
     if (p->mode == SL_SB_KEPT)

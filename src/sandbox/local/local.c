@@ -668,6 +668,23 @@ static int local_settings(const sl_value *set, const sl_value **host_etc, sl_err
     return 0;
 }
 
+/* Limits: a cgroup when we may make one.  Without one, processes are
+ * counted by RLIMIT_NPROC (per user namespace, so per sandbox) and a
+ * memory limit is refused: nothing else can hold it. */
+static int make_limits(local_sb *s, const sl_sandbox_opts *o, sl_err *err)
+{
+    sl_cgroup_limits cl = {o->memory_bytes, o->max_procs, o->cpu_cores};
+    sl_err cgerr = {0};
+    if (sl_cgroup_create(&cl, &s->cg, &cgerr) && o->memory_bytes) {
+        memory_refused(o->memory_bytes, cgerr.msg, err);
+        sl_err_clear(&cgerr);
+        return -1;
+    }
+    sl_err_clear(&cgerr);
+    s->rlimit_procs = !s->cg && o->max_procs > 0;
+    return 0;
+}
+
 int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
 {
     *out = NULL;
@@ -688,19 +705,7 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
         if (strlen(b->host) >= 255 || strlen(b->target) >= 255)
             return sl_err_set(err, SL_EINVAL, "sandbox bind: path too long: %s", b->host);
     }
-    /* Limits: a cgroup when we may make one.  Without one, processes are
-     * counted by RLIMIT_NPROC (per user namespace, so per sandbox) and a
-     * memory limit is refused: nothing else can hold it. */
-    sl_cgroup_limits cl = {o->memory_bytes, o->max_procs, o->cpu_cores};
-    sl_cgroup *cg = NULL;
-    sl_err cgerr = {0};
-    if (sl_cgroup_create(&cl, &cg, &cgerr) && o->memory_bytes) {
-        memory_refused(o->memory_bytes, cgerr.msg, err);
-        sl_err_clear(&cgerr);
-        return -1;
-    }
     local_sb *s = sl_xcalloc(1, sizeof *s);
-    s->cg = cg;
     s->base.ops = &local_ops;
     s->base.workspace = "/workspace";
     s->o = *o;
@@ -710,16 +715,7 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
     s->netns = -1;
     s->kept_lock = -1;
     pthread_mutex_init(&s->lock, NULL);
-
-    if (!cg) {
-        s->rlimit_procs = o->max_procs > 0;
-        snprintf(s->notes, sizeof s->notes,
-                 "limits: no cgroup: memory not limited (none was asked for), processes by "
-                 "RLIMIT_NPROC, CPU bandwidth not capped");
-        sl_err_clear(&cgerr);
-    } else {
-        snprintf(s->notes, sizeof s->notes, "limits: %s", sl_cgroup_kind(s->cg));
-    }
+    char kept_why[300] = "";
 
     /* The plan init follows (sent with GO). */
     sl_sb_plan plan = {0};
@@ -773,8 +769,7 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
                      sizeof plan.data_opts - strlen(plan.data_opts), ",uid=%d,gid=%d",
                      SL_SB_HOST_ID, SL_SB_HOST_ID);
         } else {
-            snprintf(s->notes + strlen(s->notes), sizeof s->notes - strlen(s->notes),
-                     "; root built here: %s", kerr.msg);
+            snprintf(kept_why, sizeof kept_why, "; root built here: %s", kerr.msg);
             sl_err_clear(&kerr);
         }
     }
@@ -787,6 +782,10 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
         }
     }
 
+    /* A KEPT init joins its namespaces while we make its cgroup (it gets
+     * the group with PLACED); a FRESH one is placed first thing. */
+    if (plan.mode != SL_SB_KEPT && make_limits(s, o, err))
+        goto fail;
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
         sl_err_set(err, SL_EIO, "sandbox: socketpair: %s", strerror(errno));
@@ -880,7 +879,7 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
     int fds[8], n_fds = plan.mode == SL_SB_KEPT ? plan.n_ns : 0;
     for (int i = 0; i < n_fds; i++)
         fds[i] = kept_ns[i];
-    int n_join = s->cg ? sl_cgroup_join_fds(s->cg, fds + n_fds, 4, err) : 0;
+    int n_join = s->cg && plan.mode != SL_SB_KEPT ? sl_cgroup_join_fds(s->cg, fds + n_fds, 4, err) : 0;
     if (n_join < 0) {
         sl_buf_release(&wire);
         goto fail;
@@ -896,14 +895,24 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
         sl_err_set(err, SL_EIO, "sandbox: cannot start init: %s", strerror(errno));
         goto fail;
     }
+    if (plan.mode == SL_SB_KEPT) {
+        if (make_limits(s, o, err))
+            goto fail;
+        n_join = s->cg ? sl_cgroup_join_fds(s->cg, fds, 4, err) : 0;
+        if (n_join < 0)
+            goto fail;
+    }
     /* A failed move is reported after init's answer: when init died
      * during set-up, its own reason is the one to give. */
     sl_err cgerr2 = {0};
     bool placed = !s->cg || n_join > 0 || !sl_cgroup_attach(s->cg, pid, &cgerr2);
     if (placed)
-        send_msg(s, SL_OP_PLACED, 0, 0, NULL, 0, NULL, 0);
+        send_msg(s, SL_OP_PLACED, 0, 0, NULL, 0, fds, plan.mode == SL_SB_KEPT ? n_join : 0);
     else
         shutdown(s->ctl, SHUT_WR);  /* init ends; an ERROR it sent first still comes */
+    if (plan.mode == SL_SB_KEPT)
+        for (int i = 0; i < n_join; i++)
+            close(fds[i]);
     struct pollfd pf = {s->ctl, POLLIN, 0};
     if (poll(&pf, 1, 10000) != 1) {
         sl_err_clear(&cgerr2);
@@ -964,6 +973,12 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
         sl_err_set(err, SL_EIO, "sandbox: unexpected message %u from init", h.op);
         goto fail;
     }
+    if (!s->cg)
+        snprintf(s->notes, sizeof s->notes,
+                 "limits: no cgroup: memory not limited (none was asked for), processes by "
+                 "RLIMIT_NPROC, CPU bandwidth not capped%s", kept_why);
+    else
+        snprintf(s->notes, sizeof s->notes, "limits: %s%s", sl_cgroup_kind(s->cg), kept_why);
     if (net_slot >= 0 && plan.new_net)
         sl_kept_net_fill(net_slot, s->init);  /* the next sandbox joins it */
     if (plan.proxy) {
