@@ -180,14 +180,34 @@ static void etc_text(sl_buf *b, const char *name, const char *text)
     etc_record(b, name, text, strlen(text));
 }
 
-/* The part of the plan that is the same for every sandbox of this process. */
+/* The part of the plan that is the same for every sandbox of this process.
+ * The host's files are read only when a root is built here (a kept root
+ * is found by their fingerprints: name, size, modification time, inode). */
 static struct {
-    pthread_once_t once;
-    sl_buf etc;            /* generated files and host copies */
+    pthread_once_t once, copies_once;
+    sl_buf etc;            /* generated files */
+    sl_buf copies;         /* the host's etc_copies, read on first need */
+    sl_buf prints;         /* their fingerprints */
     sl_sb_mount *mounts;   /* root dirs, /etc folders, devices */
     int n_mounts;
     int cap_last;
-} base_plan = {.once = PTHREAD_ONCE_INIT};
+} base_plan = {.once = PTHREAD_ONCE_INIT, .copies_once = PTHREAD_ONCE_INIT};
+
+/* Appends what identifies the host's /etc/NAME (or that it is missing). */
+static void etc_print(sl_buf *b, const char *name)
+{
+    char path[128];
+    struct stat st;
+    snprintf(path, sizeof path, "/etc/%s", name);
+    sl_buf_add(b, name, strlen(name) + 1);
+    if (stat(path, &st))
+        sl_buf_adds(b, "-");
+    else
+        sl_buf_addf(b, "%lld.%09ld %lld %llu %llu", (long long)st.st_mtim.tv_sec,
+                    st.st_mtim.tv_nsec, (long long)st.st_size, (unsigned long long)st.st_ino,
+                    (unsigned long long)st.st_dev);
+    sl_buf_addc(b, 0);
+}
 
 /* Appends the host's /etc/NAME as a record, when it is there. */
 static void etc_host_copy(sl_buf *b, const char *name)
@@ -222,7 +242,7 @@ static void build_base_plan(void)
     etc_text(b, "nsswitch.conf", "passwd: files\ngroup: files\nhosts: files dns\n"
                                  "networks: files\nprotocols: files\nservices: files\n");
     for (size_t i = 0; i < sizeof etc_copies / sizeof *etc_copies; i++)
-        etc_host_copy(b, etc_copies[i]);
+        etc_print(&base_plan.prints, etc_copies[i]);
     for (size_t i = 0; i < sizeof root_dirs / sizeof *root_dirs; i++)
         add_mount(&base_plan.mounts, &base_plan.n_mounts, root_dirs[i], root_dirs[i], false,
                   false);
@@ -252,6 +272,29 @@ static void build_base_plan(void)
             base_plan.cap_last = 63;
         fclose(f);
     }
+}
+
+static void read_copies(void)
+{
+    sl_buf_init(&base_plan.copies, 64u << 20);
+    for (size_t i = 0; i < sizeof etc_copies / sizeof *etc_copies; i++)
+        etc_host_copy(&base_plan.copies, etc_copies[i]);
+}
+
+/* The records of a sandbox's whole /etc (generated files, the host's
+ * copies, sluice.yml's host_etc), NUL-terminated; *len counts the NUL. */
+static char *plan_etc(const sl_value *host_etc, size_t *len)
+{
+    pthread_once(&base_plan.copies_once, read_copies);
+    sl_buf b;
+    sl_buf_init(&b, 0);
+    sl_buf_add(&b, base_plan.etc.data, base_plan.etc.len);
+    sl_buf_add(&b, base_plan.copies.data, base_plan.copies.len);
+    for (size_t i = 0; i < json_array_size(host_etc); i++)
+        etc_host_copy(&b, json_string_value(json_array_get(host_etc, i)));
+    sl_buf_addc(&b, 0);
+    *len = b.len;  /* records hold NULs: never strlen() */
+    return sl_buf_detach(&b);
 }
 
 /* ---- network namespaces for reuse ----
@@ -519,7 +562,7 @@ static uint64_t fnv(uint64_t h, const void *data, size_t n)
 
 /* What a kept root is made of: the binds, the /etc files, and init (its
  * first page holds the linker's build ID, a hash of all of it). */
-static uint64_t plan_hash(const sl_sb_plan *plan, size_t etc_len)
+static uint64_t plan_hash(const sl_sb_plan *plan, const sl_value *host_etc)
 {
     uint64_t h = 0xcbf29ce484222325ULL;
     for (int i = 0; i < plan->n_mounts; i++) {
@@ -530,8 +573,14 @@ static uint64_t plan_hash(const sl_sb_plan *plan, size_t etc_len)
         h = fnv(h, m->target, strlen(m->target) + 1);
         h = fnv(h, m->link, strlen(m->link) + 1);
     }
-    h = fnv(h, &etc_len, sizeof etc_len);
-    h = fnv(h, plan->etc_files, etc_len);
+    h = fnv(h, base_plan.etc.data, base_plan.etc.len);
+    h = fnv(h, base_plan.prints.data, base_plan.prints.len);
+    sl_buf extra;
+    sl_buf_init(&extra, 0);
+    for (size_t i = 0; i < json_array_size(host_etc); i++)
+        etc_print(&extra, json_string_value(json_array_get(host_etc, i)));
+    h = fnv(h, extra.data ? extra.data : "", extra.len);
+    sl_buf_release(&extra);
     h = fnv(h, &sl_init_blob_len, sizeof sl_init_blob_len);
     return fnv(h, sl_init_blob, sl_init_blob_len < 4096 ? sl_init_blob_len : 4096);
 }
@@ -540,7 +589,7 @@ static uint64_t plan_hash(const sl_sb_plan *plan, size_t etc_len)
  * it builds the shared root and waits for kept.c to pin them. */
 typedef struct {
     sl_sb_plan plan;
-    size_t etc_len;
+    const sl_value *host_etc;
     int ctl;
     pid_t pid;
 } template_arg;
@@ -585,7 +634,12 @@ static pid_t build_template(void *arg, sl_err *err)
     char text[1100];
     int fd = -1;
     sl_buf wire;
-    plan_wire(&wire, &t->plan, t->etc_len);
+    size_t etc_len;
+    char *etc = plan_etc(t->host_etc, &etc_len);
+    t->plan.etc_files = etc;
+    plan_wire(&wire, &t->plan, etc_len);
+    t->plan.etc_files = "";
+    free(etc);
     int sent = send_on(t->ctl, SL_OP_GO, 0, 0, wire.data, wire.len, NULL, 0);
     sl_buf_release(&wire);
     if (sent || poll(&pf, 1, 10000) != 1 || recv_msg(t->ctl, &h, text, sizeof text, &fd) < 0) {
@@ -734,21 +788,15 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
         }
         add_mount(&ms, &nm, o->binds[i].host, t, true, false);
     }
-    sl_buf etcb;
-    sl_buf_init(&etcb, 0);
-    sl_buf_add(&etcb, base_plan.etc.data, base_plan.etc.len);
-    for (size_t i = 0; i < json_array_size(host_etc); i++)
-        etc_host_copy(&etcb, json_string_value(json_array_get(host_etc, i)));
-    sl_buf_addc(&etcb, 0);
-    size_t etc_len = etcb.len;  /* records hold NULs: never strlen() */
-    char *etc = sl_buf_detach(&etcb);
+    size_t etc_len = 0;
+    char *etc = NULL;  /* plan_etc, when this sandbox's root is built here */
     plan.cap_last = base_plan.cap_last;
     plan.new_net = o->net != SL_NET_OPEN;
     plan.proxy = o->net == SL_NET_ALLOW;
     plan.seccomp = prog;
     plan.mounts = ms;
     plan.n_mounts = nm;
-    plan.etc_files = etc;
+    plan.etc_files = "";
     snprintf(plan.data_opts, sizeof plan.data_opts, "size=%" PRIu64 ",mode=0755",
              o->disk_bytes ? o->disk_bytes : (uint64_t)1 << 30);
 
@@ -759,10 +807,10 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
         template_arg ta = {.plan = plan, .ctl = -1, .pid = -1};
         ta.plan.mode = SL_SB_TEMPLATE;
         ta.plan.new_net = ta.plan.shared_net = ta.plan.proxy = false;
-        ta.etc_len = etc_len;
+        ta.host_etc = host_etc;
         sl_err kerr = {0};
-        if (sl_kept_root(plan_hash(&ta.plan, etc_len), build_template, &ta, template_done, kept_ns,
-                         &kerr) == 0) {
+        if (sl_kept_root(plan_hash(&ta.plan, host_etc), build_template, &ta, template_done,
+                         kept_ns, &kerr) == 0) {
             plan.mode = SL_SB_KEPT;
             plan.n_ns = 2;
             snprintf(plan.data_opts + strlen(plan.data_opts),
@@ -782,6 +830,8 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
         }
     }
 
+    if (plan.mode != SL_SB_KEPT)
+        plan.etc_files = etc = plan_etc(host_etc, &etc_len);
     /* A KEPT init joins its namespaces while we make its cgroup (it gets
      * the group with PLACED); a FRESH one is placed first thing. */
     if (plan.mode != SL_SB_KEPT && make_limits(s, o, err))
@@ -865,7 +915,7 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
      * into its cgroup, then PLACED lets it make its cgroup namespace. */
     sl_buf wire;
     if (plan.mode == SL_SB_KEPT)
-        plan.n_mounts = 0, etc_len = 0;  /* the kept root has them */
+        plan.n_mounts = 0;  /* the kept root has them, and the /etc files */
     plan_wire(&wire, &plan, etc_len);
     if (wire.len > SL_SB_MSG_MAX) {
         sl_buf_release(&wire);
