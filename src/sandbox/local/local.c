@@ -501,6 +501,40 @@ typedef struct {
 
 #define SPAWN_STACK (64 * 1024)
 
+/* A system call that leaves errno alone: an early init (start_early) runs
+ * in our memory beside us, and errno is the thread's that cloned it. */
+__attribute__((no_sanitize("address", "undefined")))
+static long raw_call(long n, long a, long b, long c, long d, long e)
+{
+#if defined(__x86_64__)
+    long r;
+    register long r10 __asm__("r10") = d;
+    register long r8 __asm__("r8") = e;
+    __asm__ volatile("syscall"
+                     : "=a"(r)
+                     : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8)
+                     : "rcx", "r11", "memory");
+    return r;
+#elif defined(__aarch64__)
+    register long x8 __asm__("x8") = n;
+    register long x0 __asm__("x0") = a;
+    register long x1 __asm__("x1") = b;
+    register long x2 __asm__("x2") = c;
+    register long x3 __asm__("x3") = d;
+    register long x4 __asm__("x4") = e;
+    __asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4) : "memory");
+    return x0;
+#else
+    return syscall(n, a, b, c, d, e);  /* elsewhere inits start with CLONE_VFORK only */
+#endif
+}
+
+#if defined(__x86_64__) || defined(__aarch64__)
+#define EARLY_INIT 1
+#else
+#define EARLY_INIT 0
+#endif
+
 /* The clone's child: still in our memory, so only system calls.  Puts the
  * control socket on fd 3 and becomes init. */
 __attribute__((no_sanitize("address", "undefined")))
@@ -528,13 +562,13 @@ static int spawn_init(void *arg)
                 break;
     }
     if (a->ctl == SL_SB_CTL_FD)
-        syscall(SYS_fcntl, a->ctl, F_SETFD, 0);
-    else if (syscall(SYS_dup2, a->ctl, SL_SB_CTL_FD) < 0)
-        syscall(SYS_exit, 127);
+        raw_call(SYS_fcntl, a->ctl, F_SETFD, 0, 0, 0);
+    else if (raw_call(SYS_dup3, a->ctl, SL_SB_CTL_FD, 0, 0, 0) < 0)
+        raw_call(SYS_exit, 127, 0, 0, 0, 0);
     static const char *const argv[] = {"sluice-init", NULL};
     static const char *const envp[] = {NULL};
-    syscall(SYS_execveat, a->exe, "", argv, envp, AT_EMPTY_PATH);
-    syscall(SYS_exit, 127);
+    raw_call(SYS_execveat, a->exe, (long)"", (long)argv, (long)envp, AT_EMPTY_PATH);
+    raw_call(SYS_exit, 127, 0, 0, 0, 0);
     return 127;
 }
 
@@ -739,6 +773,57 @@ static int make_limits(local_sb *s, const sl_sandbox_opts *o, sl_err *err)
     return 0;
 }
 
+/* An init started before the plan is made (KEPT only; see sl_local_create).
+ * Cloned without CLONE_VFORK, it runs in our memory beside us until its
+ * exec, on a stack of its own: the stack is freed only once init is known
+ * to be past it (it answered, or it was reaped). */
+typedef struct {
+    pid_t pid;
+    int ctl;
+    char *stack;
+    spawn_arg sa;
+} early_init;
+
+static void start_early(early_init *e)
+{
+    e->pid = -1;
+    e->ctl = -1;
+    e->stack = NULL;
+    sl_err ignore = {0};
+    int exe = EARLY_INIT ? init_exe(&ignore) : -1;
+    sl_err_clear(&ignore);
+    int sv[2];
+    if (exe < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
+        return;
+    e->sa = (spawn_arg){exe, sv[1], false};
+    e->stack = sl_xmalloc(SPAWN_STACK);
+    e->pid = clone(spawn_init, e->stack + SPAWN_STACK, CLONE_NEWPID | CLONE_VM | SIGCHLD, &e->sa);
+    close(sv[1]);  /* the child has its own table of descriptors */
+    if (e->pid < 0) {
+        close(sv[0]);
+        free(e->stack);
+        e->stack = NULL;
+        return;
+    }
+    e->ctl = sv[0];
+}
+
+/* Ends an early init that will not be used, or that failed. */
+static void stop_early(early_init *e)
+{
+    if (e->pid > 0) {
+        if (e->ctl >= 0)
+            close(e->ctl);
+        kill(e->pid, SIGKILL);
+        while (waitpid(e->pid, NULL, __WALL) < 0 && errno == EINTR) {
+        }
+    }
+    free(e->stack);
+    e->pid = -1;
+    e->ctl = -1;
+    e->stack = NULL;
+}
+
 int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
 {
     *out = NULL;
@@ -770,6 +855,13 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
     s->kept_lock = -1;
     pthread_mutex_init(&s->lock, NULL);
     char kept_why[300] = "";
+    /* Run as root with no binds of the user's, the sandbox will most
+     * likely join kept namespaces (kept.h), and nothing of the plan is
+     * needed to start its init: it is started now and execs on the other
+     * CPU while we make the plan and find what is kept. */
+    early_init early = {.pid = -1, .ctl = -1};
+    if (o->n_binds == 0 && geteuid() == 0 && sl_kept_usable())
+        start_early(&early);
 
     /* The plan init follows (sent with GO). */
     sl_sb_plan plan = {0};
@@ -803,7 +895,7 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
     /* Run as root, the root and the network namespace are kept between
      * sandboxes and processes (kept.h) and init only joins them. */
     int kept_ns[3] = {-1, -1, -1}, net_slot = -1;
-    if (o->n_binds == 0 && sl_kept_usable()) {
+    if (early.pid > 0) {
         template_arg ta = {.plan = plan, .ctl = -1, .pid = -1};
         ta.plan.mode = SL_SB_TEMPLATE;
         ta.plan.new_net = ta.plan.shared_net = ta.plan.proxy = false;
@@ -836,6 +928,16 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
      * the group with PLACED); a FRESH one is placed first thing. */
     if (plan.mode != SL_SB_KEPT && make_limits(s, o, err))
         goto fail;
+    if (plan.mode != SL_SB_KEPT)
+        stop_early(&early);  /* not needed after all */
+    pid_t pid = -1;
+    int exe = -1;
+    if (plan.mode == SL_SB_KEPT) {
+        s->ctl = early.ctl;
+        early.ctl = -1;
+        pid = early.pid;
+        goto started;
+    }
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
         sl_err_set(err, SL_EIO, "sandbox: socketpair: %s", strerror(errno));
@@ -845,8 +947,6 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
     plan.ctl = sv[1];
     unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC |
                           CLONE_NEWUTS | SIGCHLD;
-    if (plan.mode == SL_SB_KEPT)
-        flags = CLONE_NEWPID | SIGCHLD;  /* init makes the rest itself */
     int home = -1;
     if (plan.mode != SL_SB_KEPT && plan.new_net) {
         /* An empty network namespace left by a finished sandbox costs
@@ -870,10 +970,9 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
     }
     /* The child shares our memory until it execs init (CLONE_VFORK keeps
      * us waiting until then): no copy of this process's ~200 mappings. */
-    int exe = init_exe(err);
-    pid_t pid = -1;
+    exe = init_exe(err);
     if (exe >= 0) {
-        spawn_arg sa = {exe, sv[1], plan.mode != SL_SB_KEPT};
+        spawn_arg sa = {exe, sv[1], true};
         char *stack = sl_xmalloc(SPAWN_STACK);
         pid = clone(spawn_init, stack + SPAWN_STACK, (int)flags | CLONE_VM | CLONE_VFORK, &sa);
         free(stack);
@@ -899,6 +998,7 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
                    strerror(errno), userns_hint());
         goto fail;
     }
+started:
     s->init = pid;
     if (plan.mode != SL_SB_KEPT) {
         char map[64];
@@ -1041,11 +1141,18 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
     } else if (fd >= 0) {
         close(fd);
     }
+    free(early.stack);  /* init answered: it runs its own program */
     free(ms);
     free(etc);
     *out = &s->base;
     return 0;
 fail:
+    if (early.stack) {
+        /* init may not be past its exec yet: gone first, then its stack */
+        if (s->init == early.pid)
+            s->init = 0;
+        stop_early(&early);
+    }
     free(ms);
     free(etc);
     for (int i = 0; i < 3; i++)
