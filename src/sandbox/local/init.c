@@ -10,7 +10,8 @@
  * (capabilities, bounding set, new-privs, dumpability) and loads the
  * seccomp filter on itself, so every command it starts inherits all of
  * that for free: a warm exec is one vfork + execve.  Then it serves the
- * control socket (proto.h).
+ * control socket (proto.h).  Run as root, it may instead build a root to
+ * keep (TEMPLATE) or join kept ones (KEPT): see proto.h and kept.h.
  *
  * Process trees: each command is its own session and process group; when a
  * command ends its group is killed, and whenever no command is running

@@ -11,7 +11,9 @@
  * host moves init while init builds the root.  Either way the host then
  * sends PLACED; init makes its own cgroup namespace only after PLACED
  * (its root is the cgroup init is in at that moment), then drops its
- * privileges and answers READY (or ERROR).
+ * privileges and answers READY (or ERROR).  A KEPT init (below) gets the
+ * kept namespaces with GO instead, and the tasks files with PLACED: the
+ * host makes its cgroup while it joins them.
  *
  * The control socket is SOCK_SEQPACKET, one message per request.  The host
  * sends EXEC (with the command's stdin/stdout/stderr and a status pipe as
