@@ -431,8 +431,13 @@ static void build_root(sl_sb_plan *p, bool shared)
  * network namespace, then this sandbox's own proc, IPC namespace and
  * workspace.  ns: the root's, the host name's and (shared_net) the
  * network namespace's descriptors. */
+static int host_proc = -1; /* KEPT: the host's /proc until our maps are written */
+
 static void enter_kept(sl_sb_plan *p, const int *ns)
 {
+    host_proc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (host_proc < 0)
+        die("open", "/proc");
     if (setns(ns[0], CLONE_NEWNS))
         die("setns", "the kept root");
     if (setns(ns[1], CLONE_NEWUTS))
@@ -448,7 +453,7 @@ static void enter_kept(sl_sb_plan *p, const int *ns)
     }
     if (unshare(CLONE_NEWNS | CLONE_NEWIPC))
         die("unshare", "mount and IPC namespaces");
-    if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
+    if (mount("proc", "/proc", "proc", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
         die("mount", "/proc");
     syscall(SYS_setfsgid, SL_SB_HOST_ID);
     syscall(SYS_setfsuid, SL_SB_HOST_ID);
@@ -461,7 +466,7 @@ static void enter_kept(sl_sb_plan *p, const int *ns)
 
 static void write_self(const char *file, const char *text)
 {
-    int fd = open(file, O_WRONLY | O_CLOEXEC);
+    int fd = openat(host_proc, file, O_WRONLY | O_CLOEXEC);
     if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text))
         die("write", file);
     close(fd);
@@ -469,9 +474,10 @@ static void write_self(const char *file, const char *text)
 
 /* KEPT, last step as root: become the sandbox's user (SL_SB_HOST_ID, no
  * capabilities left in the host's user namespace) in a user namespace of
- * its own where it is 1000, with a mount namespace that namespace owns
- * (every mount copied into it is locked in place), and turn proc
- * read-only there, as FRESH has it. */
+ * its own where it is 1000.  The mount namespace stays the host's user
+ * namespace's, where the sandbox has no capability: it can mount,
+ * unmount or remount nothing.  Our maps are written through the host's
+ * /proc (ours is read-only), held open since before the kept root. */
 static void become_user(void)
 {
     if (syscall(SYS_setgroups, 0, NULL) ||
@@ -482,15 +488,13 @@ static void become_user(void)
      * root's: dumpable again until drop_privileges, to write our maps. */
     if (syscall(SYS_prctl, PR_SET_DUMPABLE, 1, 0, 0, 0))
         die("dumpable", NULL);
-    if (unshare(CLONE_NEWUSER | CLONE_NEWNS))
+    if (unshare(CLONE_NEWUSER))
         die("unshare", "user namespace");
-    write_self("/proc/self/setgroups", "deny");
-    write_self("/proc/self/uid_map", ID_MAP);
-    write_self("/proc/self/gid_map", ID_MAP);
-    struct sl_mount_attr ro = {.attr_set = SL_MOUNT_ATTR_RDONLY | SL_MOUNT_ATTR_NOSUID |
-                                           SL_MOUNT_ATTR_NODEV};
-    if (syscall(SYS_mount_setattr, AT_FDCWD, "/proc", 0, &ro, sizeof ro))
-        die("mount_setattr", "/proc read-only");
+    write_self("self/setgroups", "deny");
+    write_self("self/uid_map", ID_MAP);
+    write_self("self/gid_map", ID_MAP);
+    close(host_proc);
+    host_proc = -1;
 }
 
 static void drop_privileges(sl_sb_plan *p)
