@@ -84,7 +84,7 @@ static void check_forwarded(const char *got, size_t n)
         abort(); /* hop-by-hop headers are the proxy's own */
     bool http10 = !strncmp(eol - 8, "HTTP/1.0", 8);
     sl_h1_body b;
-    if (sl_h1_body_of(eol + 2, true, http10, &b))
+    if (sl_h1_body_of(eol + 2, true, http10, &b, NULL) < 0)
         abort(); /* only framing the proxy accepts goes out */
     const char *rest = got + e + 4;
     size_t rn = n - e - 4;
@@ -98,8 +98,7 @@ static void check_forwarded(const char *got, size_t n)
         size_t at = 0;
         while (at < rn && !c.done) {
             size_t off, dlen;
-            const char *why;
-            long used = sl_h1_chunked_feed(&c, rest + at, rn - at, &off, &dlen, &why);
+            long used = sl_h1_chunked_feed(&c, rest + at, rn - at, &off, &dlen, NULL);
             if (used < 0)
                 abort(); /* the proxy writes well-formed chunks */
             at += (size_t)used;
@@ -256,15 +255,18 @@ static decoded decode(const char *in, size_t n, size_t step)
         size_t used_here = 0;
         while (used_here < piece && !c.done) {
             size_t off, dlen;
-            const char *why = NULL;
+            sl_err why = {0};
             long used = sl_h1_chunked_feed(&c, in + at + used_here, piece - used_here, &off,
                                            &dlen, &why);
             if (used < 0) {
-                if (!why || !*why)
-                    abort(); /* an error says why */
+                if (why.code != SL_EINVAL || !why.msg || !*why.msg)
+                    abort(); /* an error says what kind and why */
+                sl_err_clear(&why);
                 d.status = -1;
                 return d;
             }
+            if (why.code != SL_OK || why.msg)
+                abort(); /* success leaves err alone */
             if (dlen > (size_t)used || off + dlen > (size_t)used)
                 abort(); /* data lies inside what was consumed */
             memcpy(d.data + d.len, in + at + used_here + off, dlen);
@@ -288,13 +290,17 @@ static void check_framing(const uint8_t *data, size_t size)
     for (int req = 0; req < 2; req++)
         for (int v10 = 0; v10 < 2; v10++) {
             sl_h1_body b;
-            const char *why = sl_h1_body_of(text, req, v10, &b);
-            if (why && !*why)
-                abort();
-            if (!why && req && (b.kind == SL_H1_CLOSE || b.both))
+            sl_err why = {0};
+            int rc = sl_h1_body_of(text, req, v10, &b, &why);
+            if (rc < 0 && (why.code != SL_EINVAL || !why.msg || !*why.msg))
+                abort(); /* an error says what kind and why */
+            if (rc == 0 && (why.code != SL_OK || why.msg))
+                abort(); /* success leaves err alone */
+            if (!rc && req && (b.kind == SL_H1_CLOSE || b.both))
                 abort(); /* a request body is never framed by closing */
-            if (!why && b.kind == SL_H1_LENGTH && !b.length)
+            if (!rc && b.kind == SL_H1_LENGTH && !b.length)
                 abort();
+            sl_err_clear(&why);
         }
     (void)sl_h1_has_token(text, "connection", "close");
     decoded whole = decode((const char *)data, size, 0);

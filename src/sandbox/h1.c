@@ -103,7 +103,7 @@ bool sl_h1_has_token(const char *fields, const char *name, const char *tok)
     return false;
 }
 
-const char *sl_h1_body_of(const char *fields, bool request, bool http10, sl_h1_body *out)
+int sl_h1_body_of(const char *fields, bool request, bool http10, sl_h1_body *out, sl_err *err)
 {
     memset(out, 0, sizeof *out);
     elements te = {0};
@@ -121,35 +121,39 @@ const char *sl_h1_body_of(const char *fields, bool request, bool http10, sl_h1_b
         } else if (field_value(f, len, "content-length", &v, &vlen)) {
             /* One decimal number; a repeat must say the same. */
             if (vlen == 0 || vlen > MAX_LENGTH_DIGITS)
-                return "Content-Length is not a number of bytes";
+                return sl_err_set(err, SL_EINVAL, "Content-Length is not a number of bytes");
             uint64_t n = 0;
             for (size_t i = 0; i < vlen; i++) {
                 if (v[i] < '0' || v[i] > '9')
-                    return "Content-Length is not a number of bytes";
+                    return sl_err_set(err, SL_EINVAL,
+                                      "Content-Length is not a number of bytes");
                 n = n * 10 + (uint64_t)(v[i] - '0');
             }
             if (has_cl && n != cl)
-                return "Content-Length is given twice with different values";
+                return sl_err_set(err, SL_EINVAL,
+                                  "Content-Length is given twice with different values");
             has_cl = true;
             cl = n;
         }
     }
     if (request) {
         if (has_te && has_cl)
-            return "the request has both Content-Length and Transfer-Encoding, which frame its "
-                   "body differently";
+            return sl_err_set(err, SL_EINVAL,
+                              "the request has both Content-Length and Transfer-Encoding, "
+                              "which frame its body differently");
         if (has_te && http10)
-            return "an HTTP/1.0 request cannot use Transfer-Encoding";
+            return sl_err_set(err, SL_EINVAL, "an HTTP/1.0 request cannot use Transfer-Encoding");
         if (has_te) {
             if (te.count != 1 || !is_token(te.last, te.last_len, "chunked"))
-                return "the request's Transfer-Encoding is not \"chunked\", the only coding "
-                       "the proxy passes on";
+                return sl_err_set(err, SL_EINVAL,
+                                  "the request's Transfer-Encoding is not \"chunked\", the "
+                                  "only coding the proxy passes on");
             out->kind = SL_H1_CHUNKED;
         } else if (has_cl && cl) {
             out->kind = SL_H1_LENGTH;
             out->length = cl;
         }
-        return NULL;
+        return 0;
     }
     out->both = has_te && has_cl;
     if (has_te)
@@ -160,7 +164,7 @@ const char *sl_h1_body_of(const char *fields, bool request, bool http10, sl_h1_b
         out->length = cl;
     } else
         out->kind = SL_H1_CLOSE;
-    return NULL;
+    return 0;
 }
 
 /* ---- the chunked coding ---- */
@@ -195,7 +199,7 @@ static bool is_ctl(unsigned char ch)
 }
 
 long sl_h1_chunked_feed(sl_h1_chunked *c, const char *in, size_t n, size_t *data_off,
-                        size_t *data_len, const char **why)
+                        size_t *data_len, sl_err *err)
 {
     *data_off = *data_len = 0;
     size_t i = 0;
@@ -205,10 +209,8 @@ long sl_h1_chunked_feed(sl_h1_chunked *c, const char *in, size_t n, size_t *data
         case CH_SIZE: {
             int h = hex_value(ch);
             if (h >= 0) {
-                if (++c->digits > MAX_SIZE_DIGITS) {
-                    *why = "a chunk size is too large";
-                    return -1;
-                }
+                if (++c->digits > MAX_SIZE_DIGITS)
+                    return sl_err_set(err, SL_EINVAL, "a chunk size is too large");
                 c->left = c->left * 16 + (uint64_t)h;
                 c->line++;
             } else if (c->digits && ch == ';') {
@@ -217,11 +219,10 @@ long sl_h1_chunked_feed(sl_h1_chunked *c, const char *in, size_t n, size_t *data
             } else if (c->digits && ch == '\r') {
                 c->state = CH_SIZE_LF;
             } else if (c->digits && ch == '\n') {
-                *why = "a chunk size line does not end in CRLF";
-                return -1;
+                return sl_err_set(err, SL_EINVAL, "a chunk size line does not end in CRLF");
             } else {
-                *why = "a chunk size is not a hexadecimal number followed by CRLF";
-                return -1;
+                return sl_err_set(err, SL_EINVAL,
+                                  "a chunk size is not a hexadecimal number followed by CRLF");
             }
             i++;
             break;
@@ -230,16 +231,14 @@ long sl_h1_chunked_feed(sl_h1_chunked *c, const char *in, size_t n, size_t *data
             if (ch == '\r') {
                 c->state = CH_SIZE_LF;
             } else if (is_ctl((unsigned char)ch) || ++c->line > MAX_EXT_BYTES) {
-                *why = "a chunk extension holds a control byte or is too long";
-                return -1;
+                return sl_err_set(err, SL_EINVAL,
+                                  "a chunk extension holds a control byte or is too long");
             }
             i++;
             break;
         case CH_SIZE_LF:
-            if (ch != '\n') {
-                *why = "a chunk size line does not end in CRLF";
-                return -1;
-            }
+            if (ch != '\n')
+                return sl_err_set(err, SL_EINVAL, "a chunk size line does not end in CRLF");
             i++;
             c->line = 0;
             c->digits = 0;
@@ -259,10 +258,8 @@ long sl_h1_chunked_feed(sl_h1_chunked *c, const char *in, size_t n, size_t *data
         }
         case CH_DATA_CR:
         case CH_DATA_LF:
-            if (ch != (c->state == CH_DATA_CR ? '\r' : '\n')) {
-                *why = "chunk data is not followed by CRLF";
-                return -1;
-            }
+            if (ch != (c->state == CH_DATA_CR ? '\r' : '\n'))
+                return sl_err_set(err, SL_EINVAL, "chunk data is not followed by CRLF");
             i++;
             c->state = c->state == CH_DATA_CR ? CH_DATA_LF : CH_SIZE;
             break;
@@ -270,26 +267,20 @@ long sl_h1_chunked_feed(sl_h1_chunked *c, const char *in, size_t n, size_t *data
             if (ch == '\r') {
                 c->state = c->line ? CH_TRAILER_LF : CH_END_LF;
             } else if (ch == '\n') {
-                *why = "a trailer line does not end in CRLF";
-                return -1;
+                return sl_err_set(err, SL_EINVAL, "a trailer line does not end in CRLF");
             } else if (is_ctl((unsigned char)ch)) {
-                *why = "a trailer field holds a control byte";
-                return -1;
+                return sl_err_set(err, SL_EINVAL, "a trailer field holds a control byte");
             } else {
                 c->line++;
             }
-            if (++c->trailers > MAX_TRAILER_BYTES) {
-                *why = "the trailer fields are longer than 16 KiB";
-                return -1;
-            }
+            if (++c->trailers > MAX_TRAILER_BYTES)
+                return sl_err_set(err, SL_EINVAL, "the trailer fields are longer than 16 KiB");
             i++;
             break;
         case CH_TRAILER_LF:
         case CH_END_LF:
-            if (ch != '\n') {
-                *why = "a trailer line does not end in CRLF";
-                return -1;
-            }
+            if (ch != '\n')
+                return sl_err_set(err, SL_EINVAL, "a trailer line does not end in CRLF");
             i++;
             c->line = 0;
             c->state = c->state == CH_END_LF ? CH_DONE : CH_TRAILER;

@@ -12,7 +12,12 @@
  * bodies are re-encoded on the way out, so the origin sees only framing
  * the proxy wrote.
  *
- * Errors come back as a static phrase for a 400 or 502 body.
+ * Errors come back in the caller's sl_err (which may be NULL): always
+ * SL_EINVAL, the message a phrase for a 400 or 502 body.  The caps here
+ * (chunk-size digits, extension and trailer bytes) are the protocol's,
+ * not `sluice limits` settings, so going over one is malformed input too.
+ * Only a failure with an err to fill allocates (its message): framing
+ * that is fine, and any failure with a NULL err, allocate nothing.
  */
 #ifndef SL_H1_H
 #define SL_H1_H
@@ -20,6 +25,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "core/err.h"
 
 typedef enum {
     SL_H1_NONE,        /* no body */
@@ -39,8 +46,9 @@ typedef struct {
  * up to an empty line or the NUL: the framing of its body.  request: a
  * request (strict: see above; HTTP/1.0 requests cannot be chunked);
  * otherwise a response whose status and request method allow a body (the
- * caller handles HEAD, 1xx, 204 and 304).  NULL when fine, else why not. */
-const char *sl_h1_body_of(const char *fields, bool request, bool http10, sl_h1_body *out);
+ * caller handles HEAD, 1xx, 204 and 304).  0 when fine, else -1 with err
+ * saying why not. */
+int sl_h1_body_of(const char *fields, bool request, bool http10, sl_h1_body *out, sl_err *err);
 
 /* Whether the header lines hold header name (case-insensitive) with token
  * tok among its comma-separated values ("Connection: keep-alive, close"). */
@@ -59,11 +67,11 @@ typedef struct {
 /* Consumes bytes from in[0..n) and stops after one run of chunk data, so
  * the caller can pass it on: *data_off and *data_len say where that run is
  * in `in` (*data_len 0: none).  Returns how many bytes were consumed (0
- * once done), or -1 with *why set when the coding is malformed: a size
+ * once done), or -1 with err set when the coding is malformed: a size
  * that is not hex or is too large, a missing CRLF (bare LF included), a
  * control byte in an extension or trailer, or trailers over 16 KiB.
  * Extensions and trailers are consumed and dropped. */
 long sl_h1_chunked_feed(sl_h1_chunked *c, const char *in, size_t n, size_t *data_off,
-                        size_t *data_len, const char **why);
+                        size_t *data_len, sl_err *err);
 
 #endif

@@ -1024,8 +1024,9 @@ enum { BODY_DONE, BODY_EARLY, BODY_BAD, BODY_GONE };
 /* Passes the request body from the client (in) to the origin, chunked
  * bodies re-encoded.  BODY_EARLY when the origin answers first (an interim
  * 100 Continue, or a final answer that does not wait for the body); the
- * caller comes back after an interim one.  BODY_BAD sets *why. */
-static int send_body(conn *c, inbuf *in, int ufd, body *bd, const char **why)
+ * caller comes back after an interim one.  BODY_BAD sets err: SL_EINVAL
+ * for a malformed chunk, SL_EIO when the client closed mid-body. */
+static int send_body(conn *c, inbuf *in, int ufd, body *bd, sl_err *err)
 {
     long long idle = sl_clock_ms() + IDLE_TIMEOUT_MS;
     for (;;) {
@@ -1039,7 +1040,7 @@ static int send_body(conn *c, inbuf *in, int ufd, body *bd, const char **why)
                 bd->done = bd->left == 0;
             } else {
                 size_t off, dlen;
-                long used = sl_h1_chunked_feed(&bd->chunks, in->buf, in->len, &off, &dlen, why);
+                long used = sl_h1_chunked_feed(&bd->chunks, in->buf, in->len, &off, &dlen, err);
                 if (used < 0)
                     return BODY_BAD;
                 s = 0;
@@ -1084,7 +1085,8 @@ static int send_body(conn *c, inbuf *in, int ufd, body *bd, const char **why)
         if (f[0].revents) {
             long k = fill(c, in, idle);
             if (k == 0) {
-                *why = "the client closed the connection in the middle of the request body";
+                sl_err_set(err, SL_EIO,
+                           "the client closed the connection in the middle of the request body");
                 return BODY_BAD;
             }
             if (k < 0 && k != -2)
@@ -1117,8 +1119,9 @@ static bool send_response_body(conn *c, inbuf *up, const sl_h1_body *frame)
         long long deadline = sl_clock_ms() + IDLE_TIMEOUT_MS;
         if (frame->kind == SL_H1_CHUNKED) {
             size_t off, dlen;
-            const char *why;
-            long used = sl_h1_chunked_feed(&chunks, up->buf, up->len, &off, &dlen, &why);
+            /* The client gets no reply here (the head went out): no
+             * message is needed, so none is made. */
+            long used = sl_h1_chunked_feed(&chunks, up->buf, up->len, &off, &dlen, NULL);
             if (used < 0)
                 return false;
             if (dlen) {
@@ -1171,10 +1174,11 @@ static bool exchange(conn *c, inbuf *in, const request *r, const sl_h1_body *fra
     bool again = false;
     for (;;) {
         if (!bd.done && !bd.cut) {
-            const char *why = NULL;
+            sl_err why = {0};
             int b = send_body(c, in, ufd, &bd, &why);
             if (b == BODY_BAD)
-                reply(c, 400, "Bad Request", "%s", why);
+                reply(c, 400, "Bad Request", "%s", why.msg);
+            sl_err_clear(&why);
             if (b == BODY_BAD || b == BODY_GONE)
                 break;
         }
@@ -1210,14 +1214,13 @@ static bool exchange(conn *c, inbuf *in, const request *r, const sl_h1_body *fra
         }
         sl_h1_body rf;
         memset(&rf, 0, sizeof rf);
-        bad = NULL;
-        if (!strcmp(r->method, "HEAD") || status == 204 || status == 304)
+        sl_err framing = {0};
+        if (!strcmp(r->method, "HEAD") || status == 204 || status == 304) {
             rf.kind = SL_H1_NONE;
-        else
-            bad = sl_h1_body_of(strchr(head, '\n') + 1, false, false, &rf);
-        if (bad) {
+        } else if (sl_h1_body_of(strchr(head, '\n') + 1, false, false, &rf, &framing) < 0) {
             reply(c, 502, "Bad Gateway", "host %s sent a response the proxy cannot frame: %s",
-                  r->norm, bad);
+                  r->norm, framing.msg);
+            sl_err_clear(&framing);
             free(head);
             break;
         }
@@ -1281,9 +1284,11 @@ static bool serve_one(conn *c, inbuf *in, request *r)
     sl_h1_body frame;
     memset(&frame, 0, sizeof frame);
     if (!tunnel) {
-        bad = sl_h1_body_of(r->fields, true, !strcmp(r->version, "HTTP/1.0"), &frame);
-        if (bad) {
-            reply(c, 400, "Bad Request", "%s", bad);
+        sl_err framing = {0};
+        if (sl_h1_body_of(r->fields, true, !strcmp(r->version, "HTTP/1.0"), &frame,
+                          &framing) < 0) {
+            reply(c, 400, "Bad Request", "%s", framing.msg);
+            sl_err_clear(&framing);
             return false;
         }
     }
