@@ -435,12 +435,13 @@ static void reply(conn *c, int code, const char *status, const char *fmt, ...)
     }
 }
 
-static void refuse(conn *c, const char *why)
+/* Answers 403 with why the allow list refused the request. */
+static void refuse(conn *c, const sl_err *why)
 {
     pthread_mutex_lock(&c->p->mu);
     c->p->stats.refused++;
     pthread_mutex_unlock(&c->p->mu);
-    reply(c, 403, "Forbidden", "%s", why);
+    reply(c, 403, "Forbidden", "%s", why->msg);
 }
 
 /* ---- reading heads ---- */
@@ -588,9 +589,9 @@ typedef struct {
 } request;
 
 /* Checks the shape of header lines, up to an empty line or the NUL: each
- * is "name: value" with a token for a name.  NULL when fine, else what is
- * wrong. */
-static const char *check_fields(const char *s)
+ * is "name: value" with a token for a name.  0 when fine, else -1 with err
+ * (SL_EINVAL; NULL: no message is made) saying what is wrong. */
+static int check_fields(const char *s, sl_err *err)
 {
     size_t len;
     while (*s) {
@@ -598,20 +599,21 @@ static const char *check_fields(const char *s)
         if (!len)
             break;
         if (f[0] == ' ' || f[0] == '\t')
-            return "folded header lines are not accepted";
+            return sl_err_set(err, SL_EINVAL, "folded header lines are not accepted");
         const char *colon = memchr(f, ':', len);
         if (!colon || colon == f)
-            return "a header line has no name";
+            return sl_err_set(err, SL_EINVAL, "a header line has no name");
         for (const char *c = f; c < colon; c++)
             if (!is_tchar((unsigned char)*c))
-                return "a header name has characters a header name cannot have";
+                return sl_err_set(err, SL_EINVAL,
+                                  "a header name has characters a header name cannot have");
     }
-    return NULL;
+    return 0;
 }
 
-/* Checks the request line and the header lines' shape; NULL when fine,
- * else what is wrong (for a 400). */
-static const char *parse_head(request *r)
+/* Checks the request line and the header lines' shape; 0 when fine, else
+ * -1 with err (SL_EINVAL) saying what is wrong (for a 400). */
+static int parse_head(request *r, sl_err *err)
 {
     const char *s = r->head;
     size_t len;
@@ -621,19 +623,19 @@ static const char *parse_head(request *r)
     char *sp1 = strchr(l, ' '), *sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
     if (!sp1 || !sp2 || strchr(sp2 + 1, ' ') || sp1 == l || sp2 == sp1 + 1 ||
         (size_t)(sp1 - l) >= sizeof r->method)
-        return "the request line is not \"METHOD target HTTP/1.1\"";
+        return sl_err_set(err, SL_EINVAL, "the request line is not \"METHOD target HTTP/1.1\"");
     for (const char *m = l; m < sp1; m++)
         if (!is_tchar((unsigned char)*m))
-            return "the request method is not a token";
+            return sl_err_set(err, SL_EINVAL, "the request method is not a token");
     memcpy(r->method, l, (size_t)(sp1 - l));
     r->method[sp1 - l] = '\0';
     *sp1 = *sp2 = '\0';
     r->target = sp1 + 1;
     r->version = sp2 + 1;
     if (strcmp(r->version, "HTTP/1.1") && strcmp(r->version, "HTTP/1.0"))
-        return "only HTTP/1.0 and HTTP/1.1 requests can be proxied";
+        return sl_err_set(err, SL_EINVAL, "only HTTP/1.0 and HTTP/1.1 requests can be proxied");
     r->fields = s;
-    return check_fields(s);
+    return check_fields(s, err);
 }
 
 /* Reads "host:port" or "[v6]:port" into r->norm and r->port; the port may
@@ -702,10 +704,11 @@ static int resolve(conn *c, request *r, addr *out, size_t *nout)
             else
                 memcpy(a6, &((struct sockaddr_in6 *)(void *)ai->ai_addr)->sin6_addr, 16);
             if (!listed_ip(c->p, a6, r->port)) {
-                char why[512];
-                snprintf(why, sizeof why, "host %s resolves to %s, %s", r->norm, text, kind);
+                sl_err why = {0};
+                sl_err_set(&why, SL_EINVAL, "host %s resolves to %s, %s", r->norm, text, kind);
                 freeaddrinfo(res);
-                refuse(c, why);
+                refuse(c, &why);
+                sl_err_clear(&why);
                 return -1;
             }
         }
@@ -1186,7 +1189,8 @@ static bool exchange(conn *c, inbuf *in, const request *r, const sl_h1_body *fra
         int h = read_head(c, &up, sl_clock_ms() + IDLE_TIMEOUT_MS, &end);
         char *head = h == HEAD_OK ? sl_xstrndup(up.buf, end) : NULL;
         int status = head ? status_of(head) : -1;
-        const char *bad = head ? check_fields(strchr(head, '\n') + 1) : NULL;
+        /* The reply names no header line, so no message is made. */
+        bool bad = head && check_fields(strchr(head, '\n') + 1, NULL) < 0;
         if (status < 0 || bad || status == 101) {
             reply(c, 502, "Bad Gateway", "host %s sent %s", r->norm,
                   h == HEAD_TOOBIG    ? "a response head longer than 64 KiB"
@@ -1244,9 +1248,10 @@ static bool exchange(conn *c, inbuf *in, const request *r, const sl_h1_body *fra
  * may follow on this connection. */
 static bool serve_one(conn *c, inbuf *in, request *r)
 {
-    const char *bad = parse_head(r);
-    if (bad) {
-        reply(c, 400, "Bad Request", "%s", bad);
+    sl_err bad = {0};
+    if (parse_head(r, &bad) < 0) {
+        reply(c, 400, "Bad Request", "%s", bad.msg);
+        sl_err_clear(&bad);
         return false;
     }
     bool tunnel = !strcmp(r->method, "CONNECT");
@@ -1294,7 +1299,7 @@ static bool serve_one(conn *c, inbuf *in, request *r)
     }
     sl_err refused = {0};
     if (sl_proxy_check_host(c->p, r->norm, r->port, &refused)) {
-        refuse(c, refused.msg);
+        refuse(c, &refused);
         sl_err_clear(&refused);
         return false;
     }
