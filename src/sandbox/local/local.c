@@ -184,14 +184,30 @@ static void etc_text(sl_buf *b, const char *name, const char *text)
  * The host's files are read only when a root is built here (a kept root
  * is found by their fingerprints: name, size, modification time, inode). */
 static struct {
-    pthread_once_t once, copies_once;
+    pthread_once_t once, copies_once, mounts_once;
     sl_buf etc;            /* generated files */
     sl_buf copies;         /* the host's etc_copies, read on first need */
     sl_buf prints;         /* their fingerprints */
     sl_sb_mount *mounts;   /* root dirs, /etc folders, devices */
     int n_mounts;
     int cap_last;
-} base_plan = {.once = PTHREAD_ONCE_INIT, .copies_once = PTHREAD_ONCE_INIT};
+} base_plan = {.once = PTHREAD_ONCE_INIT, .copies_once = PTHREAD_ONCE_INIT,
+               .mounts_once = PTHREAD_ONCE_INIT};
+
+/* Appends what identifies a folder's entries: its device, inode and
+ * modification time, which any entry made, removed or renamed in it
+ * changes (a symlink replaced, a folder added, ldconfig's new cache). */
+static void dir_print(sl_buf *b, const char *path)
+{
+    struct stat st;
+    sl_buf_add(b, path, strlen(path) + 1);
+    if (stat(path, &st))
+        sl_buf_adds(b, "-");
+    else
+        sl_buf_addf(b, "%lld.%09ld %llu %llu", (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
+                    (unsigned long long)st.st_ino, (unsigned long long)st.st_dev);
+    sl_buf_addc(b, 0);
+}
 
 /* Appends what identifies the host's /etc/NAME (or that it is missing). */
 static void etc_print(sl_buf *b, const char *name)
@@ -241,12 +257,31 @@ static void build_base_plan(void)
     etc_text(b, "hosts", "127.0.0.1\tlocalhost sandbox\n::1\tlocalhost ip6-localhost\n");
     etc_text(b, "nsswitch.conf", "passwd: files\ngroup: files\nhosts: files dns\n"
                                  "networks: files\nprotocols: files\nservices: files\n");
+    etc_text(b, "resolv.conf", "# no DNS in this sandbox: use the proxy (HTTPS_PROXY)\n");
+    /* What the binds and copies are made of, for finding a kept root:
+     * the folders that hold the bound paths (and /usr, a mount point of
+     * its own on some hosts), and each copied file. */
+    static const char *const dirs[] = {"/", "/usr", "/etc", "/dev"};
+    for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++)
+        dir_print(&base_plan.prints, dirs[i]);
     for (size_t i = 0; i < sizeof etc_copies / sizeof *etc_copies; i++)
         etc_print(&base_plan.prints, etc_copies[i]);
+    base_plan.cap_last = 63;
+    FILE *f = fopen("/proc/sys/kernel/cap_last_cap", "r");
+    if (f) {
+        if (fscanf(f, "%d", &base_plan.cap_last) != 1 || base_plan.cap_last < 0 ||
+            base_plan.cap_last > 63)
+            base_plan.cap_last = 63;
+        fclose(f);
+    }
+}
+
+/* The binds every sandbox has, on first need (a kept root has them). */
+static void build_base_mounts(void)
+{
     for (size_t i = 0; i < sizeof root_dirs / sizeof *root_dirs; i++)
         add_mount(&base_plan.mounts, &base_plan.n_mounts, root_dirs[i], root_dirs[i], false,
                   false);
-    etc_text(b, "resolv.conf", "# no DNS in this sandbox: use the proxy (HTTPS_PROXY)\n");
     /* init writes these into the sandbox's own root: a bind of a host
      * folder would show its host path in /proc/self/mountinfo */
     /* ld.so.cache can be larger than the plan message: bound, read-only */
@@ -264,14 +299,29 @@ static void build_base_plan(void)
         snprintf(src, sizeof src, "/dev/%s", dev_nodes[i]);
         add_mount(&base_plan.mounts, &base_plan.n_mounts, src, src, true, true);
     }
-    base_plan.cap_last = 63;
-    FILE *f = fopen("/proc/sys/kernel/cap_last_cap", "r");
-    if (f) {
-        if (fscanf(f, "%d", &base_plan.cap_last) != 1 || base_plan.cap_last < 0 ||
-            base_plan.cap_last > 63)
-            base_plan.cap_last = 63;
-        fclose(f);
+}
+
+/* A sandbox's binds: everyone's, resolv.conf for the open network, the
+ * user's (--bind).  The caller frees. */
+static sl_sb_mount *plan_mounts(const sl_sandbox_opts *o, int *n)
+{
+    pthread_once(&base_plan.mounts_once, build_base_mounts);
+    int nm = base_plan.n_mounts;
+    sl_sb_mount *ms = sl_xmalloc(sizeof *ms * (size_t)(nm + 1));
+    memcpy(ms, base_plan.mounts, sizeof *ms * (size_t)nm);
+    if (o->net == SL_NET_OPEN)
+        add_mount(&ms, &nm, "/etc/resolv.conf", "/etc/resolv.conf", false, false);
+    for (size_t i = 0; i < o->n_binds; i++) {
+        char target[512];
+        const char *t = o->binds[i].target;
+        if (t[0] != '/') {  /* relative to the workspace */
+            snprintf(target, sizeof target, "/workspace/%s", t);
+            t = target;
+        }
+        add_mount(&ms, &nm, o->binds[i].host, t, true, false);
     }
+    *n = nm;
+    return ms;
 }
 
 static void read_copies(void)
@@ -594,19 +644,15 @@ static uint64_t fnv(uint64_t h, const void *data, size_t n)
     return h;
 }
 
-/* What a kept root is made of: the binds, the /etc files, and init (its
- * first page holds the linker's build ID, a hash of all of it). */
-static uint64_t plan_hash(const sl_sb_plan *plan, const sl_value *host_etc)
+/* What a kept root is made of: the binds (by the fingerprints of the
+ * folders that hold them), the /etc files (generated, and the copies'
+ * fingerprints), and init (its first page holds the linker's build ID, a
+ * hash of all of it).  No user binds: those sandboxes are built here. */
+static uint64_t plan_hash(const sl_sandbox_opts *o, const sl_value *host_etc)
 {
     uint64_t h = 0xcbf29ce484222325ULL;
-    for (int i = 0; i < plan->n_mounts; i++) {
-        const sl_sb_mount *m = &plan->mounts[i];
-        bool flags[4] = {m->is_link, m->required, m->device, m->is_file};
-        h = fnv(h, flags, sizeof flags);
-        h = fnv(h, m->source, strlen(m->source) + 1);
-        h = fnv(h, m->target, strlen(m->target) + 1);
-        h = fnv(h, m->link, strlen(m->link) + 1);
-    }
+    bool open_net = o->net == SL_NET_OPEN;  /* binds the host's resolv.conf */
+    h = fnv(h, &open_net, sizeof open_net);
     h = fnv(h, base_plan.etc.data, base_plan.etc.len);
     h = fnv(h, base_plan.prints.data, base_plan.prints.len);
     sl_buf extra;
@@ -623,6 +669,7 @@ static uint64_t plan_hash(const sl_sb_plan *plan, const sl_value *host_etc)
  * it builds the shared root and waits for kept.c to pin them. */
 typedef struct {
     sl_sb_plan plan;
+    const sl_sandbox_opts *o;
     const sl_value *host_etc;
     int ctl;
     pid_t pid;
@@ -671,8 +718,12 @@ static pid_t build_template(void *arg, sl_err *err)
     size_t etc_len;
     char *etc = plan_etc(t->host_etc, &etc_len);
     t->plan.etc_files = etc;
+    t->plan.mounts = plan_mounts(t->o, &t->plan.n_mounts);
     plan_wire(&wire, &t->plan, etc_len);
     t->plan.etc_files = "";
+    free(t->plan.mounts);
+    t->plan.mounts = NULL;
+    t->plan.n_mounts = 0;
     free(etc);
     int sent = send_on(t->ctl, SL_OP_GO, 0, 0, wire.data, wire.len, NULL, 0);
     sl_buf_release(&wire);
@@ -866,28 +917,14 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
     /* The plan init follows (sent with GO). */
     sl_sb_plan plan = {0};
     pthread_once(&base_plan.once, build_base_plan);
-    int nm = base_plan.n_mounts;
-    sl_sb_mount *ms = sl_xmalloc(sizeof *ms * (size_t)(nm + 1));
-    memcpy(ms, base_plan.mounts, sizeof *ms * (size_t)nm);
-    if (o->net == SL_NET_OPEN)
-        add_mount(&ms, &nm, "/etc/resolv.conf", "/etc/resolv.conf", false, false);
-    for (size_t i = 0; i < o->n_binds; i++) {
-        char target[512];
-        const char *t = o->binds[i].target;
-        if (t[0] != '/') {  /* relative to the workspace */
-            snprintf(target, sizeof target, "/workspace/%s", t);
-            t = target;
-        }
-        add_mount(&ms, &nm, o->binds[i].host, t, true, false);
-    }
+    int nm = 0;
+    sl_sb_mount *ms = NULL;  /* plan_mounts, when this sandbox's root is built here */
     size_t etc_len = 0;
     char *etc = NULL;  /* plan_etc, when this sandbox's root is built here */
     plan.cap_last = base_plan.cap_last;
     plan.new_net = o->net != SL_NET_OPEN;
     plan.proxy = o->net == SL_NET_ALLOW;
     plan.seccomp = prog;
-    plan.mounts = ms;
-    plan.n_mounts = nm;
     plan.etc_files = "";
     snprintf(plan.data_opts, sizeof plan.data_opts, "size=%" PRIu64 ",mode=0755",
              o->disk_bytes ? o->disk_bytes : (uint64_t)1 << 30);
@@ -900,9 +937,10 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
         ta.plan.mode = SL_SB_TEMPLATE;
         ta.plan.new_net = ta.plan.shared_net = ta.plan.proxy = false;
         ta.host_etc = host_etc;
+        ta.o = o;
         sl_err kerr = {0};
-        if (sl_kept_root(plan_hash(&ta.plan, host_etc), build_template, &ta, template_done,
-                         kept_ns, &kerr) == 0) {
+        if (sl_kept_root(plan_hash(o, host_etc), build_template, &ta, template_done, kept_ns,
+                         &kerr) == 0) {
             plan.mode = SL_SB_KEPT;
             plan.n_ns = 2;
             snprintf(plan.data_opts + strlen(plan.data_opts),
@@ -922,8 +960,11 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
         }
     }
 
-    if (plan.mode != SL_SB_KEPT)
+    if (plan.mode != SL_SB_KEPT) {
         plan.etc_files = etc = plan_etc(host_etc, &etc_len);
+        plan.mounts = ms = plan_mounts(o, &nm);
+        plan.n_mounts = nm;
+    }
     /* A KEPT init joins its namespaces while we make its cgroup (it gets
      * the group with PLACED); a FRESH one is placed first thing. */
     if (plan.mode != SL_SB_KEPT && make_limits(s, o, err))
