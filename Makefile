@@ -39,21 +39,23 @@ $(BUILD)/%.o: %.c
 # The sandbox's init: static, no sanitizers (it runs alone in the sandbox),
 # then a C array for the library (src/sandbox/local/local.c execs this file
 # when it sits beside sluice and checks out, else a memfd copy of the array).
-# Built with musl when musl-gcc is there (scripts/setup installs it): a
+# Built with musl when musl-gcc is there (scripts/install-deps installs it): a
 # static glibc program spends about 0.4 ms of every sandbox start in its
 # own start-up; musl's is a few pages.  musl's headers lack the kernel's
 # (linux/, asm/), so a folder of links to the system's is added last.
 INIT_CC  ?= $(shell command -v musl-gcc 2>/dev/null)
-ARCH_INC := $(firstword $(wildcard /usr/include/$(shell $(CC) -dumpmachine)/asm))
-$(BUILD)/init-include:
-	@mkdir -p $@
-	ln -sfn /usr/include/linux $@/linux
-	ln -sfn /usr/include/asm-generic $@/asm-generic
-	ln -sfn $(if $(ARCH_INC),$(ARCH_INC),/usr/include/asm) $@/asm
-
-$(BUILD)/sluice-init: $(INIT_SRC) src/sandbox/local/proto.h | $(BUILD)/init-include
+ARCH_INC := $(firstword $(wildcard /usr/include/$(shell $(or $(INIT_CC),$(CC)) -dumpmachine)/asm))
+$(BUILD)/sluice-init: $(INIT_SRC) src/sandbox/local/proto.h
 	@mkdir -p $(dir $@)
-	$(if $(INIT_CC),$(INIT_CC) -isystem $(BUILD)/init-include,$(CC)) $(CSTD) $(WARN) -Isrc -O2 -static -Wl,--build-id=sha1 -o $@ $(INIT_SRC)
+ifneq ($(INIT_CC),)
+	@mkdir -p $(BUILD)/init-include
+	@ln -sfn /usr/include/linux $(BUILD)/init-include/linux
+	@ln -sfn /usr/include/asm-generic $(BUILD)/init-include/asm-generic
+	@ln -sfn $(if $(ARCH_INC),$(ARCH_INC),/usr/include/asm) $(BUILD)/init-include/asm
+	$(INIT_CC) -isystem $(BUILD)/init-include $(CSTD) $(WARN) -Isrc -O2 -static -Wl,--build-id=sha1 -o $@ $(INIT_SRC)
+else
+	$(CC) $(CSTD) $(WARN) -Isrc -O2 -static -Wl,--build-id=sha1 -o $@ $(INIT_SRC)
+endif
 
 $(BUILD)/gen/init_blob.c: $(BUILD)/sluice-init
 	@mkdir -p $(dir $@)
