@@ -5,6 +5,7 @@
  * (tests/cli/sandbox_kept.sh covers one sandbox per process).
  */
 #include <dirent.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,21 @@ static bool run_true(sl_sandbox *sb)
     return ok;
 }
 
+/* Threads making the first sandboxes at once: one builds the root, the
+ * others wait for it and join it. */
+static sl_sandbox_opts topts;
+static void *make_one(void *arg)
+{
+    sl_sandbox **sb = arg;
+    sl_err err = {0};
+    if (sl_sandbox_create(&topts, sb, &err)) {
+        printf("# thread: %s\n", err.msg);
+        *sb = NULL;
+    }
+    sl_err_clear(&err);
+    return NULL;
+}
+
 int main(void)
 {
     if (geteuid() != 0) {
@@ -57,6 +73,27 @@ int main(void)
     sl_sandbox_opts_init(&o);
     o.memory_bytes = 0;
     sl_err err = {0};
+
+    topts = o;
+    sl_sandbox *first[3] = {NULL, NULL, NULL};
+    pthread_t th[3];
+    for (int i = 0; i < 3; i++)
+        pthread_create(&th[i], NULL, make_one, &first[i]);
+    int kept_ok = 0;
+    for (int i = 0; i < 3; i++) {
+        pthread_join(th[i], NULL);
+        if (first[i] && run_true(first[i]) && !strstr(sl_local_notes(first[i]), "built here"))
+            kept_ok++;
+        else if (first[i])
+            printf("# notes: %s\n", sl_local_notes(first[i]));
+    }
+    CHECK(kept_ok == 3 && count("root-") == 1,
+          "three threads' first sandboxes at once share one kept root (%d kept, %d roots)",
+          kept_ok, count("root-"));
+    for (int i = 0; i < 3; i++)
+        if (first[i])
+            sl_sandbox_destroy(first[i]);
+    sl_local_reap_all();
 
     int made = 0, ran = 0;
     for (int i = 0; i < 80; i++) {

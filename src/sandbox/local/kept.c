@@ -37,6 +37,10 @@ static struct {
     struct stat userns; /* our user namespace, the owner every pin must have */
 } kept = {.once = PTHREAD_ONCE_INIT, .dir = -1};
 
+/* The folder's flock is held by its open file description, which every
+ * thread here shares: threads take this first. */
+static pthread_mutex_t build_mu = PTHREAD_MUTEX_INITIALIZER;
+
 static void refuse(const char *fmt, const char *a)
 {
     snprintf(kept.note, sizeof kept.note, fmt, a, strerror(errno));
@@ -205,9 +209,12 @@ int sl_kept_root(uint64_t hash, sl_kept_build_fn build, void *arg, void (*done)(
     fds[0] = -1;
     /* Missing: one process builds it (the folder's lock), the others wait
      * for it and use it. */
-    if (flock(kept.dir, LOCK_EX))
+    pthread_mutex_lock(&build_mu);
+    if (flock(kept.dir, LOCK_EX)) {
+        pthread_mutex_unlock(&build_mu);
         return sl_err_set(err, SL_EIO, "kept namespaces: lock %s: %s", kept.path,
                           strerror(errno));
+    }
     int rc = 0;
     fds[0] = open_pin(root, CLONE_NEWNS);
     fds[1] = fds[0] >= 0 ? open_pin(uts, CLONE_NEWUTS) : -1;
@@ -238,6 +245,7 @@ int sl_kept_root(uint64_t hash, sl_kept_build_fn build, void *arg, void (*done)(
         }
     }
     flock(kept.dir, LOCK_UN);
+    pthread_mutex_unlock(&build_mu);
     if (rc) {
         for (int i = 0; i < 2; i++)
             if (fds[i] >= 0)
@@ -314,14 +322,18 @@ int sl_kept_clean(sl_buf *out, sl_err *err)
 {
     if (!sl_kept_usable())
         return sl_err_set(err, SL_EUNSUPPORTED, "kept namespaces: %s", kept.note);
-    if (flock(kept.dir, LOCK_EX))
+    pthread_mutex_lock(&build_mu);
+    if (flock(kept.dir, LOCK_EX)) {
+        pthread_mutex_unlock(&build_mu);
         return sl_err_set(err, SL_EIO, "lock %s: %s", kept.path, strerror(errno));
+    }
     int fd = dup(kept.dir);
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
     if (!d) {
         if (fd >= 0)
             close(fd);
         flock(kept.dir, LOCK_UN);
+        pthread_mutex_unlock(&build_mu);
         return sl_err_set(err, SL_EIO, "read %s: %s", kept.path, strerror(errno));
     }
     rewinddir(d);
@@ -353,6 +365,7 @@ int sl_kept_clean(sl_buf *out, sl_err *err)
     }
     closedir(d);
     flock(kept.dir, LOCK_UN);
+    pthread_mutex_unlock(&build_mu);
     sl_buf_addf(out, "removed %d kept root namespaces and %d network namespaces from %s", roots,
                 nets, kept.path);
     if (busy)
