@@ -50,8 +50,10 @@ static int grow(sl_buf *b, size_t n)
 int sl_buf_add(sl_buf *b, const void *p, size_t n)
 {
     if (n < b->alloc - b->len && !b->toobig && n <= b->cap - b->len) {
-        /* room already (the common case: no call to grow) */
-        memcpy(b->data + b->len, p, n);
+        /* room already (the common case: no call to grow); p may be NULL
+         * when n is 0 */
+        if (n)
+            memcpy(b->data + b->len, p, n);
         b->len += n;
         b->data[b->len] = '\0';
         return 0;
