@@ -875,6 +875,86 @@ static void stop_early(early_init *e)
     e->stack = NULL;
 }
 
+/* A FRESH sandbox: init cloned into new user, mount, pid, IPC, uts and
+ * (unless an empty one is at hand) network namespaces, and its uid and
+ * gid maps written.  Returns init's pid (also in s->init), or -1 and err;
+ * s->ctl is the host's end of the control socket either way. */
+static pid_t start_fresh(local_sb *s, sl_sb_plan *plan, sl_err *err)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
+        sl_err_set(err, SL_EIO, "sandbox: socketpair: %s", strerror(errno));
+        return -1;
+    }
+    s->ctl = sv[0];
+    plan->ctl = sv[1];
+    unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC |
+                          CLONE_NEWUTS | SIGCHLD;
+    int home = -1;
+    if (plan->new_net) {
+        /* An empty network namespace left by a finished sandbox costs
+         * nothing to join; making one costs about a millisecond, and
+         * tearing it down later holds locks every new one needs. */
+        s->netns = netns_take();
+        if (s->netns >= 0) {
+            home = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+            if (home < 0 || setns(s->netns, CLONE_NEWNET)) {
+                if (home >= 0)
+                    close(home);
+                home = -1;
+                close(s->netns);
+                s->netns = -1;
+            }
+        }
+        if (s->netns >= 0)
+            plan->new_net = false, plan->shared_net = true;
+        else
+            flags |= CLONE_NEWNET;
+    }
+    /* The child shares our memory until it execs init (CLONE_VFORK keeps
+     * us waiting until then): no copy of this process's ~200 mappings. */
+    pid_t pid = -1;
+    int exe = init_exe(err);
+    if (exe >= 0) {
+        spawn_arg sa = {exe, sv[1], true};
+        char *stack = sl_xmalloc(SPAWN_STACK);
+        pid = clone(spawn_init, stack + SPAWN_STACK, (int)flags | CLONE_VM | CLONE_VFORK, &sa);
+        free(stack);
+    }
+    int clone_errno = errno;
+    if (home >= 0) {
+        if (setns(home, CLONE_NEWNET))
+            SL_BUG("cannot return to the host's network namespace");
+        close(home);
+    }
+    errno = clone_errno;
+    close(sv[1]);
+    if (pid > 0 && s->netns < 0 && (flags & CLONE_NEWNET)) {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%ld/ns/net", (long)pid);
+        s->netns = open(path, O_RDONLY | O_CLOEXEC);
+    }
+    if (pid < 0 && exe < 0)
+        return -1;  /* err says why */
+    if (pid < 0) {
+        sl_err_set(err, SL_EUNSUPPORTED,
+                   "the kernel refused to create the sandbox's namespaces (%s). %s",
+                   strerror(errno), userns_hint());
+        return -1;
+    }
+    s->init = pid;  /* from here on, the teardown ends it */
+    char map[64];
+    uid_t uid = geteuid() == 0 ? SL_SB_HOST_ID : geteuid();
+    gid_t gid = getegid() == 0 ? SL_SB_HOST_ID : getegid();
+    snprintf(map, sizeof map, "%d %ld 1\n", SL_SB_UID, (long)uid);
+    if (write_proc(pid, "setgroups", "deny", err) || write_proc(pid, "uid_map", map, err))
+        return -1;
+    snprintf(map, sizeof map, "%d %ld 1\n", SL_SB_GID, (long)gid);
+    if (write_proc(pid, "gid_map", map, err))
+        return -1;
+    return pid;
+}
+
 int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
 {
     *out = NULL;
@@ -969,89 +1049,18 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
      * the group with PLACED); a FRESH one is placed first thing. */
     if (plan.mode != SL_SB_KEPT && make_limits(s, o, err))
         goto fail;
-    if (plan.mode != SL_SB_KEPT)
-        stop_early(&early);  /* not needed after all */
-    pid_t pid = -1;
-    int exe = -1;
+    pid_t pid;
     if (plan.mode == SL_SB_KEPT) {
         s->ctl = early.ctl;
         early.ctl = -1;
         pid = early.pid;
-        goto started;
+    } else {
+        stop_early(&early);  /* not needed after all */
+        pid = start_fresh(s, &plan, err);
+        if (pid < 0)
+            goto fail;
     }
-    int sv[2];
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
-        sl_err_set(err, SL_EIO, "sandbox: socketpair: %s", strerror(errno));
-        goto fail;
-    }
-    s->ctl = sv[0];
-    plan.ctl = sv[1];
-    unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC |
-                          CLONE_NEWUTS | SIGCHLD;
-    int home = -1;
-    if (plan.mode != SL_SB_KEPT && plan.new_net) {
-        /* An empty network namespace left by a finished sandbox costs
-         * nothing to join; making one costs about a millisecond, and
-         * tearing it down later holds locks every new one needs. */
-        s->netns = netns_take();
-        if (s->netns >= 0) {
-            home = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-            if (home < 0 || setns(s->netns, CLONE_NEWNET)) {
-                if (home >= 0)
-                    close(home);
-                home = -1;
-                close(s->netns);
-                s->netns = -1;
-            }
-        }
-        if (s->netns >= 0)
-            plan.new_net = false, plan.shared_net = true;
-        else
-            flags |= CLONE_NEWNET;
-    }
-    /* The child shares our memory until it execs init (CLONE_VFORK keeps
-     * us waiting until then): no copy of this process's ~200 mappings. */
-    exe = init_exe(err);
-    if (exe >= 0) {
-        spawn_arg sa = {exe, sv[1], true};
-        char *stack = sl_xmalloc(SPAWN_STACK);
-        pid = clone(spawn_init, stack + SPAWN_STACK, (int)flags | CLONE_VM | CLONE_VFORK, &sa);
-        free(stack);
-    }
-    int clone_errno = errno;
-    if (home >= 0) {
-        if (setns(home, CLONE_NEWNET))
-            SL_BUG("cannot return to the host's network namespace");
-        close(home);
-    }
-    errno = clone_errno;
-    close(sv[1]);
-    if (pid > 0 && s->netns < 0 && (flags & CLONE_NEWNET)) {
-        char path[64];
-        snprintf(path, sizeof path, "/proc/%ld/ns/net", (long)pid);
-        s->netns = open(path, O_RDONLY | O_CLOEXEC);
-    }
-    if (pid < 0 && exe < 0)
-        goto fail;  /* err says why */
-    if (pid < 0) {
-        sl_err_set(err, SL_EUNSUPPORTED,
-                   "the kernel refused to create the sandbox's namespaces (%s). %s",
-                   strerror(errno), userns_hint());
-        goto fail;
-    }
-started:
     s->init = pid;
-    if (plan.mode != SL_SB_KEPT) {
-        char map[64];
-        uid_t uid = geteuid() == 0 ? SL_SB_HOST_ID : geteuid();
-        gid_t gid = getegid() == 0 ? SL_SB_HOST_ID : getegid();
-        snprintf(map, sizeof map, "%d %ld 1\n", SL_SB_UID, (long)uid);
-        if (write_proc(pid, "setgroups", "deny", err) || write_proc(pid, "uid_map", map, err))
-            goto fail;
-        snprintf(map, sizeof map, "%d %ld 1\n", SL_SB_GID, (long)gid);
-        if (write_proc(pid, "gid_map", map, err))
-            goto fail;
-    }
     /* GO carries the plan (proto.h); init builds the root while we move it
      * into its cgroup, then PLACED lets it make its cgroup namespace. */
     sl_buf wire;
