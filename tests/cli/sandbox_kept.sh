@@ -71,6 +71,13 @@ run -- cat /etc/hostname
 check "a root pin that is a plain file is rebuilt (exit $rc)" [ "$rc" = 0 ]
 check "and is a namespace again" bash -c "[ \"\$(stat -f -c %T '$K/$root')\" = nsfs ]"
 
+# Roots of other builds pile up: past 32 the others are let go.
+for i in $(seq 40); do : >"$K/root-$(printf %016x "$i")"; : >"$K/uts-$(printf %016x "$i")"; done
+umount "$K/$root" "$K/uts-${root#root-}" && rm -f "$K/$root" "$K/uts-${root#root-}"
+run -- true
+check "past 32 kept roots, the others are let go (exit $rc, $(ls "$K" | grep -c '^root-') left)" \
+    bash -c "[ $rc = 0 ] && [ \"\$(ls '$K' | grep -c '^root-')\" = 1 ] && [ \"\$(ls '$K' | grep -c '^uts-')\" = 1 ]"
+
 # A folder others may write is refused: the sandbox is built in place.
 sl sandbox clean
 check "clean removes what is kept ($(cat "$T/out"))" \

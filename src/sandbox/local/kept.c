@@ -26,7 +26,7 @@
 
 #define KEPT_DEFAULT "/run/sluice"
 #define NET_SLOTS 64
-#define MAX_ROOTS 32 /* plans kept at once; past it sandboxes build their own */
+#define MAX_ROOTS 32 /* plans kept at once; past it the others are let go */
 
 static struct {
     pthread_once_t once;
@@ -156,7 +156,11 @@ static int pin(const char *name, pid_t pid, const char *ns)
 {
     int fd = openat(kept.dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0 && errno == EEXIST) {
-        /* an earlier pin that failed left its empty file */
+        /* an earlier pin that failed left its empty file, or one that did
+         * not check out is still mounted there */
+        char path[96];
+        snprintf(path, sizeof path, "/proc/self/fd/%d/%s", kept.dir, name);
+        umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW);
         if (unlinkat(kept.dir, name, 0))
             return -1;
         fd = openat(kept.dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -176,20 +180,33 @@ static int pin(const char *name, pid_t pid, const char *ns)
     return 0;
 }
 
-static int count_roots(void)
+/* Unpins every kept root but `keep` when MAX_ROOTS are kept (each new
+ * sluice build, or a new host file, makes a new one): sandboxes using one
+ * hold their own references, so only the next ones build it again. */
+static void evict_roots(const char *keep)
 {
     int fd = dup(kept.dir), n = 0;
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
     if (!d) {
         if (fd >= 0)
             close(fd);
-        return MAX_ROOTS;
+        return;
     }
     rewinddir(d);
     for (struct dirent *e; (e = readdir(d));)
         n += !strncmp(e->d_name, "root-", 5);
+    rewinddir(d);
+    for (struct dirent *e; n >= MAX_ROOTS && (e = readdir(d));) {
+        const char *dash = strchr(e->d_name, '-');
+        if ((strncmp(e->d_name, "root-", 5) && strncmp(e->d_name, "uts-", 4)) || !dash ||
+            !strcmp(dash, keep))
+            continue;
+        char path[400];
+        snprintf(path, sizeof path, "/proc/self/fd/%d/%s", kept.dir, e->d_name);
+        umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW);
+        unlinkat(kept.dir, e->d_name, 0);
+    }
     closedir(d);
-    return n;
 }
 
 int sl_kept_root(uint64_t hash, sl_kept_build_fn build, void *arg, void (*done)(void *arg),
@@ -222,25 +239,20 @@ int sl_kept_root(uint64_t hash, sl_kept_build_fn build, void *arg, void (*done)(
         if (fds[0] >= 0)
             close(fds[0]);
         fds[0] = -1;
-        if (count_roots() >= MAX_ROOTS) {
-            rc = sl_err_set(err, SL_ELIMIT, "kept namespaces: %d roots kept already",
-                            MAX_ROOTS);
+        evict_roots(strchr(root, '-'));
+        pid_t pid = build(arg, err);
+        if (pid < 0) {
+            rc = -1;
         } else {
-            pid_t pid = build(arg, err);
-            if (pid < 0) {
-                rc = -1;
-            } else {
-                if (pin(root, pid, "mnt") || pin(uts, pid, "uts"))
-                    rc = sl_err_set(err, SL_EIO, "kept namespaces: pin %s in %s: %s", root,
-                                    kept.path, strerror(errno));
-                done(arg);
-                if (!rc) {
-                    fds[0] = open_pin(root, CLONE_NEWNS);
-                    fds[1] = fds[0] >= 0 ? open_pin(uts, CLONE_NEWUTS) : -1;
-                    if (fds[1] < 0)
-                        rc = sl_err_set(err, SL_EIO, "kept namespaces: %s did not check out",
-                                        root);
-                }
+            if (pin(root, pid, "mnt") || pin(uts, pid, "uts"))
+                rc = sl_err_set(err, SL_EIO, "kept namespaces: pin %s in %s: %s", root,
+                                kept.path, strerror(errno));
+            done(arg);
+            if (!rc) {
+                fds[0] = open_pin(root, CLONE_NEWNS);
+                fds[1] = fds[0] >= 0 ? open_pin(uts, CLONE_NEWUTS) : -1;
+                if (fds[1] < 0)
+                    rc = sl_err_set(err, SL_EIO, "kept namespaces: %s did not check out", root);
             }
         }
     }
