@@ -427,12 +427,12 @@ static void build_root(sl_sb_plan *p, bool shared)
         die("sethostname", NULL);
 }
 
+static int host_proc = -1; /* KEPT: the host's /proc until our maps are written */
+
 /* KEPT, as root: the kept root (a private copy of it), host name and
  * network namespace, then this sandbox's own proc, IPC namespace and
  * workspace.  ns: the root's, the host name's and (shared_net) the
  * network namespace's descriptors. */
-static int host_proc = -1; /* KEPT: the host's /proc until our maps are written */
-
 static void enter_kept(sl_sb_plan *p, const int *ns)
 {
     host_proc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
