@@ -219,7 +219,7 @@ static char *group_path(const char *parent, const char *kept, unsigned seq)
 
 /* A kept group is used as it is when it is there (its name says its
  * limits, which it got when made) and empty. */
-static bool kept_ready(sl_cgroup *cg);
+static bool group_empty(const sl_cgroup *cg);
 
 static int v2_create(const sl_cgroup_limits *l, sl_cgroup **out, const char **why, const char *kept)
 {
@@ -231,7 +231,7 @@ static int v2_create(const sl_cgroup_limits *l, sl_cgroup **out, const char **wh
     cg->kept_lock = -1;
     cg->dirs[0] = group_path(parent, kept, atomic_fetch_add(&group_seq, 1));
     if (kept && !access(cg->dirs[0], F_OK)) {
-        if (kept_ready(cg)) {
+        if (group_empty(cg)) {
             *out = cg;
             return 0;
         }
@@ -317,7 +317,7 @@ static int v1_create(const sl_cgroup_limits *l, sl_cgroup **out, const char **wh
         there = there && kept && !access(cg->dirs[i], F_OK);
     }
     if (there) {
-        if (kept_ready(cg)) {
+        if (group_empty(cg)) {
             *out = cg;
             return 0;
         }
@@ -559,10 +559,6 @@ static bool group_empty(const sl_cgroup *cg)
     return true;
 }
 
-static bool kept_ready(sl_cgroup *cg)
-{
-    return group_empty(cg);
-}
 
 void sl_cgroup_release(sl_cgroup *cg)
 {
