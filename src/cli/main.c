@@ -1084,11 +1084,7 @@ static char *read_all(FILE *f, size_t *len)
 {
     sl_buf b;
     sl_buf_init(&b, 0);
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        if (sl_buf_add(&b, chunk, n) < 0)
-            break;
+    sl_buf_add_file(&b, f);
     if (b.toobig) {
         sl_buf_release(&b);
         return NULL;

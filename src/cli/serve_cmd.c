@@ -281,10 +281,7 @@ static char *read_all(const char *path, size_t *len)
         return NULL;
     sl_buf b;
     sl_buf_init(&b, 50u << 20);  /* a bundle may be 50 MB; a DSL 10 MB (checked on load) */
-    char chunk[8192];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        sl_buf_add(&b, chunk, n);
+    sl_buf_add_file(&b, f);
     if (f != stdin)
         fclose(f);
     if (b.toobig) {

@@ -67,6 +67,15 @@ int sl_buf_add(sl_buf *b, const void *p, size_t n)
     return 0;
 }
 
+int sl_buf_add_file(sl_buf *b, FILE *f)
+{
+    char chunk[65536];
+    size_t n;
+    while (!b->toobig && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        sl_buf_add(b, chunk, n);
+    return ferror(f) ? -1 : 0;
+}
+
 int sl_buf_adds(sl_buf *b, const char *s)
 {
     return sl_buf_add(b, s, strlen(s));

@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #define SL_BUF_DEFAULT_CAP ((size_t)64 << 20)
@@ -58,6 +59,9 @@ int sl_buf_add(sl_buf *b, const void *p, size_t n);
 int sl_buf_adds(sl_buf *b, const char *s);
 int sl_buf_addc(sl_buf *b, char c);
 int sl_buf_addf(sl_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends the rest of f, until its end or the buffer's cap (toobig says
+ * which).  -1 when reading failed. */
+int sl_buf_add_file(sl_buf *b, FILE *f);
 char *sl_buf_detach(sl_buf *b);
 /* An untrusted string fit to show in a message or on a terminal: control
  * characters (C0, DEL, C1 and the ESC that starts terminal sequences)

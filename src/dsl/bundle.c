@@ -785,10 +785,7 @@ int sl_bundle_read_file(const char *path, sl_bundle *out, sl_err *err)
         return sl_err_set(err, SL_EIO, "cannot open %s: %s", path, strerror(errno));
     sl_buf b;
     sl_buf_init(&b, SL_BUNDLE_MAX_TOTAL + 1);
-    char chunk[65536];
-    size_t k;
-    while ((k = fread(chunk, 1, sizeof chunk, f)) > 0 && !b.toobig)
-        sl_buf_add(&b, chunk, k);
+    sl_buf_add_file(&b, f);
     fclose(f);
     if (b.toobig) {
         sl_buf_release(&b);

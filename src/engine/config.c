@@ -146,10 +146,7 @@ static int from_file(sl_config *c, const char *path, sl_err *err)
         return sl_err_set(err, SL_EIO, "config %s: cannot open: %s", path, strerror(errno));
     sl_buf b;
     sl_buf_init(&b, 4u << 20);
-    char chunk[8192];
-    size_t k;
-    while ((k = fread(chunk, 1, sizeof chunk, f)) > 0)
-        sl_buf_add(&b, chunk, k);
+    sl_buf_add_file(&b, f);
     fclose(f);
     if (b.toobig) {
         sl_buf_release(&b);

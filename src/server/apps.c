@@ -197,12 +197,10 @@ int sl_apps_export(sl_store *s, const char *id, const sl_config *config, sl_buf 
             rc = sl_bundle_write(tmpl, g.name ? g.name : "app", dsl, strlen(dsl), g.app_dir, refs,
                                  err);
             FILE *f = rc ? NULL : fopen(tmpl, "rb");
-            char chunk[65536];
-            size_t k;
-            while (f && (k = fread(chunk, 1, sizeof chunk, f)) > 0)
-                sl_buf_add(out, chunk, k);
-            if (f)
+            if (f) {
+                sl_buf_add_file(out, f);
                 fclose(f);
+            }
             unlink(tmpl);
         }
         free(tmpl);

@@ -420,6 +420,26 @@ static void test_buf(void)
     CHECK(sl_buf_add(&b, "a\0b", 3) == 0 && b.len == 3 && b.data[1] == '\0' && b.data[2] == 'b',
           "buf: binary bytes with NUL are kept");
     sl_buf_release(&b);
+
+    /* a file of 200,000 bytes (more than one read), then under a cap */
+    FILE *f = tmpfile();
+    for (int i = 0; f && i < 20000; i++)
+        fputs("0123456789", f);
+    if (f)
+        rewind(f);
+    sl_buf_init(&b, 0);
+    CHECK(f && sl_buf_add_file(&b, f) == 0 && b.len == 200000 && !b.toobig &&
+              !memcmp(b.data + 199990, "0123456789", 10),
+          "buf: add_file reads a file whole");
+    sl_buf_release(&b);
+    if (f)
+        rewind(f);
+    sl_buf_init(&b, 100000);
+    CHECK(f && sl_buf_add_file(&b, f) == 0 && b.toobig && b.len < 100000,
+          "buf: add_file stops at the cap and says so");
+    sl_buf_release(&b);
+    if (f)
+        fclose(f);
 }
 
 static void test_map(void)

@@ -123,10 +123,7 @@ static void etc_host_copy(sl_buf *b, const char *name)
         return;
     sl_buf data;
     sl_buf_init(&data, 1u << 20);
-    char chunk[8192];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        sl_buf_add(&data, chunk, n);
+    sl_buf_add_file(&data, f);
     fclose(f);
     if (!data.toobig)
         etc_record(b, name, data.data ? data.data : "", data.len);
