@@ -56,12 +56,21 @@ void sl_secret_remove(const char *s)
     pthread_rwlock_wrlock(&lock);
     entry *e = find(s);
     if (e && --e->refs == 0) {
-        memset(e->text, 0, e->len);
+        explicit_bzero(e->text, e->len);
         free(e->text);
         *e = tab[--ntab];
         atomic_store(&live, ntab);
     }
     pthread_rwlock_unlock(&lock);
+}
+
+void sl_secret_free(char *s)
+{
+    if (!s)
+        return;
+    sl_secret_remove(s);
+    explicit_bzero(s, strlen(s));
+    free(s);
 }
 
 static int hexval(char c)

@@ -28,6 +28,9 @@
 
 void sl_secret_add(const char *s);
 void sl_secret_remove(const char *s);
+/* For the holder of a secret it registered: removes s, wipes its bytes
+ * (a wipe the compiler may not drop) and frees it.  NULL is fine. */
+void sl_secret_free(char *s);
 
 /* s with every registered secret masked, as a new heap string; NULL when
  * s holds none (the common case, and no allocation). */

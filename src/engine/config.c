@@ -83,11 +83,8 @@ static void set_str(char **slot, const char *v)
  * no error or event can show one (core/secret.h). */
 static void set_key(char **slot, const char *v)
 {
-    if (*slot) {
-        sl_secret_remove(*slot);
-        memset(*slot, 0, strlen(*slot));
-    }
-    set_str(slot, v);
+    sl_secret_free(*slot);
+    *slot = v ? sl_xstrdup(v) : NULL;
     sl_secret_add(v);
 }
 

@@ -293,11 +293,8 @@ void sl_run_free(sl_run *r)
     free(r->error);
     free(r->error_type);
     sl_err_clear(&r->no_rand);
-    for (int i = 0; i < r->nsecrets; i++) {
-        sl_secret_remove(r->secrets[i]);
-        memset(r->secrets[i], 0, strlen(r->secrets[i]));
-        free(r->secrets[i]);
-    }
+    for (int i = 0; i < r->nsecrets; i++)
+        sl_secret_free(r->secrets[i]);
     free(r->secrets);
     sl_buf_release(&r->answer);
     pthread_mutex_destroy(&r->ev_lock);

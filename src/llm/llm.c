@@ -935,7 +935,7 @@ int sl_llm_call(const sl_llm_endpoint *ep, const sl_value *req, const sl_llm_str
     json_decref(c.events);
     free(c.stream_error);
     if (auth) {
-        memset(auth, 0, strlen(auth));  /* the key leaves no copy behind */
+        explicit_bzero(auth, strlen(auth));  /* the key leaves no copy behind */
         free(auth);
     }
     free(url);

@@ -1185,11 +1185,7 @@ static void free_sb(e2b_sb *s)
 {
     for (int i = 0; i < s->n_envd_hdr; i++)
         free(s->envd_hdr[i]);
-    if (s->api_key) {
-        sl_secret_remove(s->api_key);
-        memset(s->api_key, 0, strlen(s->api_key));
-    }
-    free(s->api_key);
+    sl_secret_free(s->api_key);
     free(s->api_url);
     free(s->domain);
     free(s->envd_url);

@@ -1502,11 +1502,7 @@ static void ssh_destroy(sl_sandbox *sb)
         sess_free(s->pool[i]);
     if (s->key)
         ssh_key_free(s->key);
-    if (s->password) {
-        sl_secret_remove(s->password);
-        memset(s->password, 0, strlen(s->password));
-        free(s->password);
-    }
+    sl_secret_free(s->password);
     free(s->ws);
     free(s->ctl);
     free(s->host);

@@ -70,5 +70,12 @@ int main(void)
     CHECK(masked_is("sk-abcdefghijklmnopqrstuv", NULL), "counted: gone when the last holder removes it");
     sl_secret_remove("a\"b\\c/d+e f!");
     CHECK(masked_is("a\"b\\c/d+e f!", NULL), "removed");
+
+    char *held = strdup("token-0123456789abcdef");
+    sl_secret_add(held);
+    CHECK(masked_is("x token-0123456789abcdef", "x ******"), "sl_secret_free: held first");
+    sl_secret_free(held);
+    CHECK(masked_is("x token-0123456789abcdef", NULL), "sl_secret_free: forgotten with its holder");
+    sl_secret_free(NULL);
     return tap_done();
 }
