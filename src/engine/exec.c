@@ -244,6 +244,23 @@ int sl_exec_interrupted(sl_node_exec *x, sl_err *err)
     return 0;
 }
 
+static int jinja_interrupted(void *x, sl_err *err)
+{
+    return sl_exec_interrupted(x, err);
+}
+
+void sl_exec_jinja_limits(sl_node_exec *x, sl_jinja_limits *lim)
+{
+    const sl_limits *l = sl_exec_limits(x);
+    sl_jinja_limits_default(lim);
+    lim->max_output_chars = l->max_string_bytes;
+    lim->limit_name = "max_string_bytes";
+    lim->max_bytes = l->template_max_bytes ? l->template_max_bytes : SIZE_MAX;
+    lim->bytes_limit_name = "template_max_bytes (--limit template_max_bytes=N)";
+    lim->interrupt = jinja_interrupted;
+    lim->interrupt_ud = x;
+}
+
 void sl_exec_event(sl_node_exec *x, const char *event, sl_value *data)
 {
     sl_run *r = x->s->run;

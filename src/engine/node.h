@@ -27,6 +27,7 @@
 #include "core/diag.h"
 #include "core/err.h"
 #include "core/value.h"
+#include "tmpl/jinja.h"
 
 struct sl_gnode;
 struct sl_graph;
@@ -186,6 +187,10 @@ double sl_exec_time_left(sl_node_exec *x);
  * (SL_ECANCELED) or its time budget is spent (SL_ETIMEOUT, naming
  * max_time_s and how to raise it).  For work that polls (template renders). */
 int sl_exec_interrupted(sl_node_exec *x, sl_err *err);
+/* The bounds of a template the node renders: the run's max_string_bytes
+ * for its output, template_max_bytes for its work, and the run's stop
+ * and deadline (sl_exec_interrupted) as its interrupt. */
+void sl_exec_jinja_limits(sl_node_exec *x, sl_jinja_limits *lim);
 
 /* ---- containers (iteration, loop) ---- */
 

@@ -213,11 +213,6 @@ static void context_text(sl_node_exec *x, sl_buf *out)
     json_decref(v);
 }
 
-static int jinja_interrupted(void *ud, sl_err *err)
-{
-    return sl_exec_interrupted(ud, err);
-}
-
 /* Jinja2 prompt `at` (compiled by prepare) with prompt_config.jinja2_variables;
  * the render obeys the run's deadline and stop, and template_max_bytes.
  * -1 with err (its type the node's error_type) when it fails. */
@@ -240,15 +235,8 @@ static int render_jinja(sl_node_exec *x, size_t at, sl_buf *out, sl_err *err)
         sl_value *val = json_array_size(sel) ? sl_exec_get(x, sel) : NULL;
         json_object_set_new(ctx, name, val ? val : json_null());
     }
-    const sl_limits *l = sl_exec_limits(x);
     sl_jinja_limits lim;
-    sl_jinja_limits_default(&lim);
-    lim.max_output_chars = l->max_string_bytes;
-    lim.limit_name = "max_string_bytes";
-    lim.max_bytes = l->template_max_bytes ? l->template_max_bytes : SIZE_MAX;
-    lim.bytes_limit_name = "template_max_bytes (--limit template_max_bytes=N)";
-    lim.interrupt = jinja_interrupted;
-    lim.interrupt_ud = x;
+    sl_exec_jinja_limits(x, &lim);
     int rc = sl_jinja_render(t, ctx, &lim, out, err);
     if (rc < 0)  /* the template's own message */
         sl_err_set_type(err, err->code == SL_ETIMEOUT    ? "WorkflowTimeout"

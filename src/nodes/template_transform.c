@@ -72,11 +72,6 @@ static void release(void *state)
     sl_jinja_free(state);
 }
 
-static int interrupted(void *ud, sl_err *err)
-{
-    return sl_exec_interrupted(ud, err);
-}
-
 static int run(sl_node_exec *x)
 {
     const sl_value *d = sl_exec_data(x);
@@ -98,13 +93,7 @@ static int run(sl_node_exec *x)
     }
     const sl_limits *l = sl_exec_limits(x);
     sl_jinja_limits lim;
-    sl_jinja_limits_default(&lim);
-    lim.max_output_chars = l->max_string_bytes;
-    lim.limit_name = "max_string_bytes";
-    lim.max_bytes = l->template_max_bytes ? l->template_max_bytes : SIZE_MAX;
-    lim.bytes_limit_name = "template_max_bytes (--limit template_max_bytes=N)";
-    lim.interrupt = interrupted;
-    lim.interrupt_ud = x;
+    sl_exec_jinja_limits(x, &lim);
     sl_buf out;
     sl_buf_init(&out, l->max_string_bytes * 4 + 16);
     int rc = sl_jinja_render(t, ctx, &lim, &out, &err);
