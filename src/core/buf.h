@@ -63,6 +63,14 @@ int sl_buf_addf(sl_buf *b, const char *fmt, ...) __attribute__((format(printf, 2
  * which).  -1 when reading failed. */
 int sl_buf_add_file(sl_buf *b, FILE *f);
 char *sl_buf_detach(sl_buf *b);
+/* The value of the hex digit c (0-15), or -1 when c is not one. */
+static inline int sl_hex_digit(int c)
+{
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+}
 /* An untrusted string fit to show in a message or on a terminal: control
  * characters (C0, DEL, C1 and the ESC that starts terminal sequences)
  * become \n, \t or \xNN, and a string longer than out holds ends in

@@ -73,24 +73,13 @@ void sl_secret_free(char *s)
     free(s);
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* One character c of a secret encoded at p (before end), other than as
  * itself: %XX (URL-encoded, any case), + for a space (form encoding), or a
  * JSON escape (\" \\ \/ \n \t \r \b \f \u00XX).  The bytes it takes, or 0. */
 static size_t escaped_at(const char *p, const char *end, unsigned char c)
 {
     if (*p == '%' && end - p >= 3) {
-        int h = hexval(p[1]), l = hexval(p[2]);
+        int h = sl_hex_digit(p[1]), l = sl_hex_digit(p[2]);
         return h >= 0 && l >= 0 && (unsigned char)(h * 16 + l) == c ? 3 : 0;
     }
     if (*p == '+')
@@ -104,7 +93,7 @@ static size_t escaped_at(const char *p, const char *end, unsigned char c)
         if (e == 'u' && end - p >= 6 && c < 0x80) {
             int v = 0;
             for (int i = 2; i < 6; i++) {
-                int h = hexval(p[i]);
+                int h = sl_hex_digit(p[i]);
                 if (h < 0)
                     return 0;
                 v = v * 16 + h;

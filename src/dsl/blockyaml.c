@@ -1,5 +1,7 @@
 #include "dsl/blockyaml.h"
 
+#include "core/buf.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -272,17 +274,6 @@ static sl_value *single_quoted(const rd *r, const char *p, int parent, const cha
     return quoted_done(r, &b, NULL, next);
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 static sl_value *double_quoted(const rd *r, const char *p, int parent, const char **next)
 {
     sl_buf b;
@@ -340,7 +331,7 @@ static sl_value *double_quoted(const rd *r, const char *p, int parent, const cha
         }
         uint32_t cp = 0;
         for (int i = 0; q && i < digits; i++) {
-            int h = q < r->end ? hexval(*q) : -1;
+            int h = q < r->end ? sl_hex_digit(*q) : -1;
             if (h < 0)
                 q = NULL;
             else

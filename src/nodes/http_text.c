@@ -281,12 +281,6 @@ void sl_hr_urlencode(sl_buf *out, const kvlist *l)
     }
 }
 
-static int hexval(int c)
-{
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-           : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-}
-
 /* Percent-decoding; plus becomes a space when `plus`.  libcurl's URL API
  * decodes a whole part at once, never "+", and refuses control
  * characters, where urllib's unquote works on one query key or path
@@ -295,8 +289,8 @@ char *sl_hr_unquote(const char *s, size_t n, bool plus)
 {
     char *o = sl_xmalloc(n + 1), *w = o;
     for (size_t i = 0; i < n; i++) {
-        if (s[i] == '%' && i + 2 < n && hexval(s[i + 1]) >= 0 && hexval(s[i + 2]) >= 0) {
-            *w++ = (char)(hexval(s[i + 1]) * 16 + hexval(s[i + 2]));
+        if (s[i] == '%' && i + 2 < n && sl_hex_digit(s[i + 1]) >= 0 && sl_hex_digit(s[i + 2]) >= 0) {
+            *w++ = (char)(sl_hex_digit(s[i + 1]) * 16 + sl_hex_digit(s[i + 2]));
             i += 2;
         } else {
             *w++ = plus && s[i] == '+' ? ' ' : s[i];

@@ -1,5 +1,7 @@
 #include "sandbox/h1.h"
 
+#include "core/buf.h"
+
 #include <string.h>
 #include <strings.h>
 
@@ -182,17 +184,6 @@ enum {
     CH_DONE,
 };
 
-static int hex_value(char ch)
-{
-    if (ch >= '0' && ch <= '9')
-        return ch - '0';
-    if (ch >= 'a' && ch <= 'f')
-        return ch - 'a' + 10;
-    if (ch >= 'A' && ch <= 'F')
-        return ch - 'A' + 10;
-    return -1;
-}
-
 static bool is_ctl(unsigned char ch)
 {
     return (ch < 0x20 && ch != '\t') || ch == 0x7f;
@@ -207,7 +198,7 @@ long sl_h1_chunked_feed(sl_h1_chunked *c, const char *in, size_t n, size_t *data
         char ch = in[i];
         switch (c->state) {
         case CH_SIZE: {
-            int h = hex_value(ch);
+            int h = sl_hex_digit(ch);
             if (h >= 0) {
                 if (++c->digits > MAX_SIZE_DIGITS)
                     return sl_err_set(err, SL_EINVAL, "a chunk size is too large");
