@@ -61,16 +61,7 @@ void sl_agent_result_release(sl_agent_result *r)
 
 /* ---- output for the model ---- */
 
-/* Number of whole UTF-8 characters in s[0..n) and where the k-th starts. */
-static size_t utf8_count(const char *s, size_t n)
-{
-    size_t c = 0;
-    for (size_t i = 0; i < n; i++)
-        if (((unsigned char)s[i] & 0xc0) != 0x80)
-            c++;
-    return c;
-}
-
+/* Where the chars-th UTF-8 character of s[0..n) starts. */
 static size_t utf8_offset(const char *s, size_t n, size_t chars)
 {
     size_t c = 0, i = 0;
@@ -90,7 +81,7 @@ void sl_agent_cap(const sl_agent_limits *L, const char *text, size_t len, sl_buf
     sl_buf_init(&clean, 0);
     sl_utf8_clean(text ? text : "", len, &clean);
     const char *t = clean.data ? clean.data : "";
-    size_t n = clean.len, chars = utf8_count(t, n);
+    size_t n = clean.len, chars = sl_utf8_chars(t, n);
     if (!L->output_chars || chars <= L->output_chars) {
         sl_buf_add(out, t, n);
     } else {

@@ -513,6 +513,14 @@ bool sl_utf8_valid(const char *s, size_t n)
     return true;
 }
 
+size_t sl_utf8_chars(const char *s, size_t n)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++)
+        c += ((unsigned char)s[i] & 0xc0) != 0x80;
+    return c;
+}
+
 void sl_utf8_clean(const char *s, size_t n, sl_buf *out)
 {
     const unsigned char *p = (const unsigned char *)s;

@@ -94,6 +94,9 @@ bool sl_utf8_valid(const char *s, size_t n);
 /* Length of the UTF-8 sequence at p (1 for a bad byte; *ok false then, or
  * the length of the valid prefix Python replaces with one U+FFFD). */
 size_t sl_utf8_step(const unsigned char *p, size_t n, bool *ok);
+/* The number of characters in the UTF-8 text s[0..n) (continuation bytes
+ * not counted), as Python's len() on the decoded string. */
+size_t sl_utf8_chars(const char *s, size_t n);
 /* Appends s to out with every invalid sequence replaced by U+FFFD, the
  * way Python's decode(errors="replace") does. */
 void sl_utf8_clean(const char *s, size_t n, sl_buf *out);

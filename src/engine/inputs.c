@@ -6,15 +6,6 @@
 
 #include <string.h>
 
-static size_t utf8_len(const char *s)
-{
-    size_t n = 0;
-    for (; *s; s++)
-        if (((unsigned char)*s & 0xc0) != 0x80)
-            n++;
-    return n;
-}
-
 static bool is_empty(const sl_value *v)
 {
     return !v || json_is_null(v) || (json_is_string(v) && json_string_length(v) == 0);
@@ -92,10 +83,10 @@ int sl_run_prepare_inputs(const sl_graph *g, const sl_value *given, sl_value **o
             }
             const sl_value *ml = json_object_get(d, "max_length");
             if (json_is_integer(ml) && json_integer_value(ml) > 0 &&
-                utf8_len(json_string_value(v)) > (size_t)json_integer_value(ml))
+                sl_utf8_chars(json_string_value(v), json_string_length(v)) > (size_t)json_integer_value(ml))
                 sl_diag_input(diag, false, SL_DIAG_INVALID, name, NULL,
                               "%s is %zu characters; at most %lld are allowed", who,
-                              utf8_len(json_string_value(v)), (long long)json_integer_value(ml));
+                              sl_utf8_chars(json_string_value(v), json_string_length(v)), (long long)json_integer_value(ml));
             if (!strcmp(type, "select")) {
                 const sl_value *opts = json_object_get(d, "options");
                 bool found = false;

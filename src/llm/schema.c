@@ -26,14 +26,6 @@ static bool is_type(const sl_value *v, const char *t)
     return true; /* unknown type names do not fail */
 }
 
-static size_t chars(const char *s, size_t n)
-{
-    size_t c = 0;
-    for (size_t i = 0; i < n; i++)
-        c += ((unsigned char)s[i] & 0xc0) != 0x80;
-    return c;
-}
-
 static int check(const sl_value *s, const sl_value *v, char *path, size_t plen, sl_err *err,
                  int depth)
 {
@@ -72,7 +64,7 @@ static int check(const sl_value *s, const sl_value *v, char *path, size_t plen, 
         return -1;
     }
     if (json_is_string(v)) {
-        size_t c = chars(json_string_value(v), json_string_length(v));
+        size_t c = sl_utf8_chars(json_string_value(v), json_string_length(v));
         const sl_value *mn = json_object_get(s, "minLength"), *mx = json_object_get(s, "maxLength");
         if ((json_is_integer(mn) && (json_int_t)c < json_integer_value(mn)) ||
             (json_is_integer(mx) && (json_int_t)c > json_integer_value(mx))) {

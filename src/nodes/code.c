@@ -309,21 +309,13 @@ static sl_value *check_number(vctx *v, const sl_value *x, const char *path)
     return json_incref((sl_value *)x);
 }
 
-static size_t utf8_chars(const char *s, size_t n)
-{
-    size_t c = 0;
-    for (size_t i = 0; i < n; i++)
-        c += ((unsigned char)s[i] & 0xc0) != 0x80;
-    return c;
-}
-
 static sl_value *check_string(vctx *v, const sl_value *x, const char *path)
 {
     if (json_is_null(x))
         return json_null();
     const char *s = json_string_value(x);
     size_t n = json_string_length(x);
-    if (utf8_chars(s, n) > v->L->code_max_string_length)
+    if (sl_utf8_chars(s, n) > v->L->code_max_string_length)
         return vfail(v, "OutputValidationError",
                      "The length of output variable `%s` must be less than %zu characters", path,
                      v->L->code_max_string_length);

@@ -743,7 +743,7 @@ sl_value *sl_hr_request_log(const request *r, sl_err *err)
     for (size_t i = 0; i < h.n; i++) {
         sl_buf_addf(&s, "%s: ", h.a[i].k);
         if (r->auth_header && !strcasecmp(h.a[i].k, r->auth_header))
-            for (size_t k = sl_hr_utf8_chars(h.a[i].v, strlen(h.a[i].v)); k; k--)
+            for (size_t k = sl_utf8_chars(h.a[i].v, strlen(h.a[i].v)); k; k--)
                 sl_buf_addc(&s, '*');
         else
             sl_buf_adds(&s, h.a[i].v);
@@ -780,7 +780,7 @@ sl_value *sl_hr_request_log(const request *r, sl_err *err)
             sl_buf_add(&b, p, r->payload.len);
     }
     if (b.len)
-        sl_buf_addf(&s, "Content-Length: %zu\r\n", sl_hr_utf8_chars(b.data, b.len));
+        sl_buf_addf(&s, "Content-Length: %zu\r\n", sl_utf8_chars(b.data, b.len));
     sl_buf_adds(&s, "\r\n");
     sl_buf_add(&s, b.data ? b.data : "", b.len);
     sl_buf_release(&b);

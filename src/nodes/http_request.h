@@ -93,7 +93,6 @@ void sl_hr_kv_copy(kvlist *dst, const kvlist *src);
 void sl_hr_kv_release(kvlist *l);
 sl_value *sl_hr_header_text(const char *s, size_t n);
 size_t sl_hr_utf8_cut(const char *s, size_t n);
-size_t sl_hr_utf8_chars(const char *s, size_t n);
 void sl_hr_ascii_escape(const char *s, size_t n, sl_buf *out);
 sl_value *sl_hr_decode_body(const char *charset, const char *s, size_t n);
 void sl_hr_urlencode(sl_buf *out, const kvlist *l);

@@ -177,15 +177,6 @@ size_t sl_hr_utf8_cut(const char *s, size_t n)
 }
 
 /* Python counts characters, not bytes, in len(). */
-size_t sl_hr_utf8_chars(const char *s, size_t n)
-{
-    size_t c = 0;
-    for (size_t i = 0; i < n; i++)
-        if (((unsigned char)s[i] & 0xc0) != 0x80)
-            c++;
-    return c;
-}
-
 /* JSON text with every non-ASCII character written as \uXXXX, as Python's
  * json.dumps (ensure_ascii) and therefore httpx's json= send it.  The input
  * is valid UTF-8 (jansson wrote it). */

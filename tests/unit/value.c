@@ -442,6 +442,15 @@ static void test_buf(void)
         fclose(f);
 }
 
+static void test_utf8_chars(void)
+{
+    CHECK(sl_utf8_chars("", 0) == 0, "utf8_chars: empty");
+    CHECK(sl_utf8_chars("abc", 3) == 3, "utf8_chars: ASCII");
+    CHECK(sl_utf8_chars("h\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", 10) == 4,
+          "utf8_chars: 1-, 2-, 3- and 4-byte characters count one each");
+    CHECK(sl_utf8_chars("a\0b", 3) == 3, "utf8_chars: a NUL inside counts");
+}
+
 static void test_map(void)
 {
     sl_map m;
@@ -565,6 +574,7 @@ int main(void)
     test_number_from_text();
     test_size();
     test_pyjson();
+    test_utf8_chars();
     test_buf();
     test_map();
     test_err();
