@@ -974,20 +974,19 @@ static void set_nonblock(int fd)
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 }
 
-static int local_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_result *res,
-                      sl_err *err)
+/* The EXEC message for cmd (proto.h) into msg (capped at SL_SB_MSG_MAX):
+ * its argv, cwd and env over the sandbox's base env, and the per-process
+ * limits.  `what` names the caller in the error. */
+static int exec_msg(local_sb *s, const sl_sandbox_cmd *cmd, bool has_stdin, const char *what,
+                    sl_buf *msg, sl_err *err)
 {
-    local_sb *s = (local_sb *)sb;
-    if (!cmd->argv || !cmd->argv[0])
-        return sl_err_set(err, SL_EINVAL, "sandbox exec: no command given");
-    sl_buf msg;
-    sl_buf_init(&msg, SL_SB_MSG_MAX);
+    sl_buf_init(msg, SL_SB_MSG_MAX);
     sl_sb_exec e = {0};
     e.rlim_cpu = s->o.cpu_seconds > 0 ? s->o.cpu_seconds : -1;
     e.rlim_nofile = s->o.max_open_files > 0 ? s->o.max_open_files : -1;
     e.rlim_fsize = s->o.max_file_bytes ? (int64_t)s->o.max_file_bytes : -1;
     e.rlim_nproc = s->rlimit_procs ? s->o.max_procs : -1;
-    e.has_stdin = cmd->stdin_data != NULL || cmd->inherit_stdin;
+    e.has_stdin = has_stdin;
     const char *const *base[2] = {base_env, s->o.net == SL_NET_ALLOW ? proxy_env : NULL};
     for (const char *const *a = cmd->argv; *a; a++)
         e.argc++;
@@ -997,23 +996,96 @@ static int local_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_resu
         for (const char *const *v = base[k]; v && *v; v++)
             if (!env_has(cmd->env, *v))
                 e.envc++;
-    sl_buf_add(&msg, &e, sizeof e);
-    add_str(&msg, cmd->cwd ? cmd->cwd : "");
+    sl_buf_add(msg, &e, sizeof e);
+    add_str(msg, cmd->cwd ? cmd->cwd : "");
     for (const char *const *a = cmd->argv; *a; a++)
-        add_str(&msg, *a);
+        add_str(msg, *a);
     for (const char *const *v = cmd->env; v && *v; v++)
-        add_str(&msg, *v);
+        add_str(msg, *v);
     for (int k = 0; k < 2; k++)
         for (const char *const *v = base[k]; v && *v; v++)
             if (!env_has(cmd->env, *v))
-                add_str(&msg, *v);
-    if (msg.toobig) {
-        sl_buf_release(&msg);
+                add_str(msg, *v);
+    if (msg->toobig) {
+        sl_buf_release(msg);
         return sl_err_set(err, SL_ELIMIT,
-                          "sandbox exec: the command line and environment exceed %d KiB; pass "
+                          "sandbox %s: the command line and environment exceed %d KiB; pass "
                           "large data on stdin or in a file",
-                          SL_SB_MSG_MAX / 1024);
+                          what, SL_SB_MSG_MAX / 1024);
     }
+    return 0;
+}
+
+/* How a command was stopped by sluice rather than by itself. */
+enum { K_NONE, K_TIMEOUT, K_OUTPUT, K_CANCEL, K_SOCKETS };
+
+/* Fills res from a command's end: init's status, what sluice did to it
+ * (K_*), and the cgroup's events before and after (an OOM kill, the
+ * process limit reached).  o holds the sandbox's limits, for the words. */
+static void exec_end(const sl_sandbox_opts *o, const sl_exec_status *status, int killed,
+                     const sl_cgroup_events *ev0, const sl_cgroup_events *ev1,
+                     sl_sandbox_result *res)
+{
+    int w = status->status;
+    if (killed == K_TIMEOUT) {
+        res->kind = SL_EXIT_TIMEOUT;
+    } else if (killed == K_CANCEL) {
+        res->kind = SL_EXIT_CANCELED;
+    } else if (killed == K_OUTPUT) {
+        res->kind = SL_EXIT_LIMIT;
+        res->sig = SIGKILL;
+    } else if (killed == K_SOCKETS) {
+        char size[32];
+        sl_size_text(o->memory_bytes, size, sizeof size);
+        res->kind = SL_EXIT_LIMIT;
+        res->sig = SIGKILL;
+        res->hit = SL_SBLIMIT_MEMORY;
+        snprintf(res->limit, sizeof res->limit, "memory (%s; socket buffers)", size);
+    } else if (WIFSIGNALED(w)) {
+        res->sig = WTERMSIG(w);
+        char size[32];
+        if (res->sig == SIGKILL && ev1->oom_kills > ev0->oom_kills) {
+            sl_size_text(o->memory_bytes, size, sizeof size);
+            res->kind = SL_EXIT_LIMIT;
+            res->hit = SL_SBLIMIT_MEMORY;
+            snprintf(res->limit, sizeof res->limit, "memory (%s)", size);
+        } else if (res->sig == SIGXCPU ||
+                   (res->sig == SIGKILL && o->cpu_seconds > 0 &&
+                    status->cpu_ms >= (int64_t)o->cpu_seconds * 1000)) {
+            /* SIGXCPU at the soft limit, SIGKILL at the hard one (a
+             * program that ignored SIGXCPU) */
+            res->kind = SL_EXIT_LIMIT;
+            res->hit = SL_SBLIMIT_CPU;
+            snprintf(res->limit, sizeof res->limit, "CPU time (%d s)", o->cpu_seconds);
+        } else if (res->sig == SIGXFSZ) {
+            sl_size_text(o->max_file_bytes, size, sizeof size);
+            res->kind = SL_EXIT_LIMIT;
+            res->hit = SL_SBLIMIT_FILE_SIZE;
+            snprintf(res->limit, sizeof res->limit, "file size (%s)", size);
+        } else {
+            res->kind = SL_EXIT_SIGNALED;
+        }
+    } else {
+        res->kind = SL_EXIT_EXITED;
+        res->code = WEXITSTATUS(w);
+    }
+    if (ev1->pids_max > ev0->pids_max) {
+        res->touched = SL_SBLIMIT_PROCS;
+        snprintf(res->note, sizeof res->note, "the process limit (%d) was reached",
+                 o->max_procs);
+    }
+}
+
+static int local_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_result *res,
+                      sl_err *err)
+{
+    local_sb *s = (local_sb *)sb;
+    if (!cmd->argv || !cmd->argv[0])
+        return sl_err_set(err, SL_EINVAL, "sandbox exec: no command given");
+    sl_buf msg;
+    bool has_stdin = cmd->stdin_data != NULL || cmd->inherit_stdin;
+    if (exec_msg(s, cmd, has_stdin, "exec", &msg, err))
+        return -1;
     int out[2] = {-1, -1}, errp[2] = {-1, -1}, st[2] = {-1, -1}, in[2] = {-1, -1};
     if (pipe2(out, O_CLOEXEC) || pipe2(errp, O_CLOEXEC) || pipe2(st, O_CLOEXEC) ||
         (cmd->stdin_data && !cmd->inherit_stdin && pipe2(in, O_CLOEXEC))) {
@@ -1024,7 +1096,7 @@ static int local_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_resu
     int fds[4] = {out[1], errp[1], st[1], cmd->inherit_stdin ? 0 : in[0]};
     double t0 = sl_clock_s();
     pthread_mutex_lock(&s->lock);
-    int sent = send_msg(s, SL_OP_EXEC, id, 0, msg.data, msg.len, fds, e.has_stdin ? 4 : 3);
+    int sent = send_msg(s, SL_OP_EXEC, id, 0, msg.data, msg.len, fds, has_stdin ? 4 : 3);
     pthread_mutex_unlock(&s->lock);
     sl_buf_release(&msg);
     close(out[1]);
@@ -1050,7 +1122,7 @@ static int local_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_resu
             in[1] = -1;
         }
     }
-    enum { K_NONE, K_TIMEOUT, K_OUTPUT, K_CANCEL, K_SOCKETS } killed = K_NONE;
+    int killed = K_NONE;
     /* cgroup v1 keeps socket buffers on a counter of their own, lets each
      * socket pass its limit by a segment and never OOM-kills for them:
      * thousands of sockets could hold several times the memory limit.
@@ -1176,54 +1248,7 @@ static int local_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_resu
         return sl_err_set(err, SL_ELIMIT, "sandbox exec: too many commands running at once");
     sl_cgroup_events ev1;
     sl_cgroup_events_read(s->cg, &ev1);
-    int w = status.status;
-    if (killed == K_TIMEOUT) {
-        res->kind = SL_EXIT_TIMEOUT;
-    } else if (killed == K_CANCEL) {
-        res->kind = SL_EXIT_CANCELED;
-    } else if (killed == K_OUTPUT) {
-        res->kind = SL_EXIT_LIMIT;
-        res->sig = SIGKILL;
-    } else if (killed == K_SOCKETS) {
-        char size[32];
-        sl_size_text(s->o.memory_bytes, size, sizeof size);
-        res->kind = SL_EXIT_LIMIT;
-        res->sig = SIGKILL;
-        res->hit = SL_SBLIMIT_MEMORY;
-        snprintf(res->limit, sizeof res->limit, "memory (%s; socket buffers)", size);
-    } else if (WIFSIGNALED(w)) {
-        res->sig = WTERMSIG(w);
-        char size[32];
-        if (res->sig == SIGKILL && ev1.oom_kills > ev0.oom_kills) {
-            sl_size_text(s->o.memory_bytes, size, sizeof size);
-            res->kind = SL_EXIT_LIMIT;
-            res->hit = SL_SBLIMIT_MEMORY;
-            snprintf(res->limit, sizeof res->limit, "memory (%s)", size);
-        } else if (res->sig == SIGXCPU ||
-                   (res->sig == SIGKILL && s->o.cpu_seconds > 0 &&
-                    status.cpu_ms >= (int64_t)s->o.cpu_seconds * 1000)) {
-            /* SIGXCPU at the soft limit, SIGKILL at the hard one (a
-             * program that ignored SIGXCPU) */
-            res->kind = SL_EXIT_LIMIT;
-            res->hit = SL_SBLIMIT_CPU;
-            snprintf(res->limit, sizeof res->limit, "CPU time (%d s)", s->o.cpu_seconds);
-        } else if (res->sig == SIGXFSZ) {
-            sl_size_text(s->o.max_file_bytes, size, sizeof size);
-            res->kind = SL_EXIT_LIMIT;
-            res->hit = SL_SBLIMIT_FILE_SIZE;
-            snprintf(res->limit, sizeof res->limit, "file size (%s)", size);
-        } else {
-            res->kind = SL_EXIT_SIGNALED;
-        }
-    } else {
-        res->kind = SL_EXIT_EXITED;
-        res->code = WEXITSTATUS(w);
-    }
-    if (ev1.pids_max > ev0.pids_max) {
-        res->touched = SL_SBLIMIT_PROCS;
-        snprintf(res->note, sizeof res->note, "the process limit (%d) was reached",
-                 s->o.max_procs);
-    }
+    exec_end(&s->o, &status, killed, &ev0, &ev1, res);
     return 0;
 fail_pipes:
     sl_buf_release(&msg);
