@@ -119,6 +119,44 @@ int sl_sandbox_list(sl_sandbox *sb, const char *dir, size_t limit, sl_value **ou
     return sb->ops->list(sb, dir, limit, out, err);
 }
 
+int sl_sandbox_spawn(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_proc **out,
+                     int *in_fd, int *out_fd, sl_err *err)
+{
+    *out = NULL;
+    *in_fd = *out_fd = -1;
+    if (!sb->ops->spawn)
+        return sl_err_set(err, SL_EUNSUPPORTED,
+                          "sandbox: the %s provider cannot keep a process running with pipes "
+                          "to it (as an MCP stdio server needs); use the local provider "
+                          "(sandbox: {provider: local} in sluice.yml or the app's "
+                          "sluice.sandbox)",
+                          sb->ops->name);
+    if (!cmd->argv || !cmd->argv[0])
+        return sl_err_set(err, SL_EINVAL, "sandbox spawn: no command given");
+    return sb->ops->spawn(sb, cmd, out, in_fd, out_fd, err);
+}
+
+bool sl_sandbox_proc_running(sl_sandbox_proc *p, sl_sandbox_result *res)
+{
+    return !p->ops->wait(p, 0, res);
+}
+
+bool sl_sandbox_proc_wait(sl_sandbox_proc *p, double timeout_s, sl_sandbox_result *res)
+{
+    return p->ops->wait(p, timeout_s, res);
+}
+
+const char *sl_sandbox_proc_stderr(sl_sandbox_proc *p)
+{
+    return p->ops->stderr_text(p);
+}
+
+void sl_sandbox_proc_free(sl_sandbox_proc *p)
+{
+    if (p)
+        p->ops->free(p);
+}
+
 const char *sl_sandbox_provider(const sl_sandbox *sb)
 {
     return sb->ops->name;

@@ -9,7 +9,9 @@
  * streams stdout/stderr to callbacks (or collects them), enforces the wall
  * time, output caps and the sandbox's resource limits, and reports how the
  * command ended.  Files move in and out with upload/download/list; paths
- * are sandbox paths, relative ones are relative to the workspace.
+ * are sandbox paths, relative ones are relative to the workspace.  A
+ * process that must keep running with pipes to it (an MCP stdio server) is
+ * started with sl_sandbox_spawn() instead (the local provider only).
  *
  * Several threads may exec in one sandbox at once.  Errors come back the
  * sluice way: -1 and a filled sl_err that says what failed and what to do.
@@ -145,6 +147,44 @@ void sl_sandbox_destroy(sl_sandbox *sb);
 const char *sl_sandbox_provider(const sl_sandbox *sb);
 const char *sl_sandbox_workspace(const sl_sandbox *sb);
 
+/* A process kept running inside the sandbox with pipes to it (an MCP stdio
+ * server: JSON lines in on stdin, out on stdout, across many calls).  Only
+ * the local provider has them; the others refuse with SL_EUNSUPPORTED. */
+typedef struct sl_sandbox_proc sl_sandbox_proc;
+
+/* Starts cmd and returns at once.  argv, env and cwd are as for exec; the
+ * rest of cmd is not used (no wall time: it runs until it exits or is
+ * killed; no output caps or callbacks).  *in_fd is the write end of its
+ * stdin, *out_fd the read end of its stdout: both blocking, O_CLOEXEC and
+ * the caller's, who closes them (closing in_fd is the process's EOF).  A
+ * write after the process ended raises SIGPIPE unless the caller ignores
+ * it.  Its stderr is collected, the newest 64 KiB kept, for
+ * sl_sandbox_proc_stderr; nobody needs to read it for the process to go on.
+ * The sandbox's limits (memory, processes, CPU, network policy, seccomp)
+ * apply as to exec'd commands, and sl_sandbox_kill ends it too.  While it
+ * runs, what finished commands left running in other sessions is not killed
+ * (the local sandbox kills those only when nothing runs).  The sandbox may
+ * be destroyed before the process is freed: that kills it, and the process
+ * then reports SL_EXIT_SIGNALED (SIGKILL).  -1 and err when it could not be
+ * started; a program that is not found exits 127 as with exec. */
+int sl_sandbox_spawn(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_proc **out,
+                     int *in_fd, int *out_fd, sl_err *err);
+/* Whether it still runs (never blocks).  Once it has ended, *res (may be
+ * NULL) says how, as exec's would, limits included; res's streams are left
+ * alone (stderr is sl_sandbox_proc_stderr's, stdout was the caller's). */
+bool sl_sandbox_proc_running(sl_sandbox_proc *p, sl_sandbox_result *res);
+/* Waits up to timeout_s (< 0: for ever) for it to end; then as
+ * sl_sandbox_proc_running, but true means it has ended.  For after EOF on
+ * out_fd, which can come a moment before the exit is known. */
+bool sl_sandbox_proc_wait(sl_sandbox_proc *p, double timeout_s, sl_sandbox_result *res);
+/* Its stderr so far, the newest 64 KiB (borrowed, NUL-terminated, valid
+ * until the next call on p). */
+const char *sl_sandbox_proc_stderr(sl_sandbox_proc *p);
+/* Kills it with SIGKILL (and its process group), waits until it is gone,
+ * frees everything but in_fd and out_fd; NULL is fine.  For a gentle end,
+ * close in_fd and sl_sandbox_proc_wait first. */
+void sl_sandbox_proc_free(sl_sandbox_proc *p);
+
 /* Provider internals: a provider fills in the vtable. */
 typedef struct sl_sandbox_ops {
     const char *name;
@@ -154,11 +194,26 @@ typedef struct sl_sandbox_ops {
     int (*download)(sl_sandbox *, const char *, size_t, sl_buf *, sl_err *);
     int (*list)(sl_sandbox *, const char *, size_t, sl_value **, sl_err *);
     void (*destroy)(sl_sandbox *);
+    /* Optional (NULL: sl_sandbox_spawn refuses, naming the provider). */
+    int (*spawn)(sl_sandbox *, const sl_sandbox_cmd *, sl_sandbox_proc **, int *, int *,
+                 sl_err *);
 } sl_sandbox_ops;
 
 struct sl_sandbox {
     const sl_sandbox_ops *ops;
     const char *workspace;   /* absolute path inside; set by the provider */
+};
+
+/* A provider's spawned process starts with this; its functions may be
+ * called after the sandbox is destroyed. */
+typedef struct sl_sandbox_proc_ops {
+    bool (*wait)(sl_sandbox_proc *, double timeout_s, sl_sandbox_result *);
+    const char *(*stderr_text)(sl_sandbox_proc *);
+    void (*free)(sl_sandbox_proc *);
+} sl_sandbox_proc_ops;
+
+struct sl_sandbox_proc {
+    const sl_sandbox_proc_ops *ops;
 };
 
 /* Parses "none", "open", "allow=a,b" (the CLI's --net). */
