@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/capability.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -48,6 +49,7 @@ typedef struct {
     sl_proxy *proxy;
     sl_sandbox_opts o;
     bool rlimit_procs;        /* no cgroup: RLIMIT_NPROC counts the processes */
+    struct local_proc *procs; /* spawned and not yet freed; procs_mu */
     char notes[512];
 } local_sb;
 
@@ -1398,6 +1400,372 @@ static int local_list(sl_sandbox *sb, const char *dir, size_t limit, sl_value **
     return 0;
 }
 
+/* ---- spawned processes ----
+ *
+ * A spawned process is an EXEC like any other (init neither knows nor
+ * cares): the host keeps its stdin's write end and its stdout's read end
+ * for the caller instead of pumping them.  One thread per process reads
+ * its stderr into a ring (so a chatty server never stalls on a full pipe)
+ * and waits for its status; on cgroup v1 it also watches the socket
+ * buffers every 10 ms as exec does, else it sleeps in poll until something
+ * happens.  A process may outlive its sandbox: destroy detaches it (sets
+ * p->sb to NULL under procs_mu, which also guards every use of p->sb), init
+ * ends, its status pipe reports EOF, and the process counts as killed.
+ */
+#define PROC_ERR_CAP 65536
+
+typedef struct local_proc {
+    sl_sandbox_proc base;
+    struct local_proc *next;      /* in sb->procs; procs_mu */
+    local_sb *sb;                 /* NULL once detached; procs_mu */
+    uint32_t id;
+    int err_fd, st_fd, wake_fd;   /* stderr, status, proc_free's eventfd */
+    pthread_t thread;
+    sl_sandbox_opts o;            /* the sandbox's limits, for the words of res */
+    sl_cgroup_events ev0;
+    double t0;
+    bool watch_sockets;
+    pthread_mutex_t mu;           /* guards what follows */
+    pthread_cond_t cv;            /* ended */
+    bool ended;
+    int start_error;              /* init could not start it: errno */
+    sl_sandbox_result res;        /* once ended; its streams stay empty */
+    char ring[PROC_ERR_CAP];      /* stderr, the newest PROC_ERR_CAP bytes */
+    size_t ring_len, ring_at;     /* bytes held; where the next one goes */
+    char text[PROC_ERR_CAP + 1];  /* proc_stderr's answer */
+} local_proc;
+
+static pthread_mutex_t procs_mu = PTHREAD_MUTEX_INITIALIZER;
+static const sl_sandbox_proc_ops local_proc_ops;
+
+static void ring_add(local_proc *p, const char *d, size_t n)
+{
+    if (n > PROC_ERR_CAP) {
+        d += n - PROC_ERR_CAP;
+        n = PROC_ERR_CAP;
+    }
+    while (n) {
+        size_t k = PROC_ERR_CAP - p->ring_at;
+        if (k > n)
+            k = n;
+        memcpy(p->ring + p->ring_at, d, k);
+        p->ring_at = (p->ring_at + k) % PROC_ERR_CAP;
+        p->ring_len = p->ring_len + k > PROC_ERR_CAP ? PROC_ERR_CAP : p->ring_len + k;
+        d += k;
+        n -= k;
+    }
+}
+
+/* The process ended (status) or init did (!status: the sandbox was
+ * destroyed or broke); says how, for proc_wait. */
+static void proc_ended(local_proc *p, const sl_exec_status *status, int killed)
+{
+    sl_exec_status st = {SIGKILL, EPIPE, 0};  /* init gone: killed with its namespace */
+    if (status)
+        st = *status;
+    sl_cgroup_events ev1 = p->ev0;
+    pthread_mutex_lock(&procs_mu);
+    if (p->sb)
+        sl_cgroup_events_read(p->sb->cg, &ev1);
+    pthread_mutex_unlock(&procs_mu);
+    sl_sandbox_result r;
+    sl_sandbox_result_init(&r);
+    r.seconds = sl_clock_s() - p->t0;
+    /* init answers a command it could not start with an errno and no wait
+     * status (do_exec) */
+    bool not_started = status && st.error && st.status == 0;
+    if (not_started) {
+        r.kind = SL_EXIT_EXITED;
+        r.code = 126;
+    } else {
+        exec_end(&p->o, &st, killed, &p->ev0, &ev1, &r);
+    }
+    pthread_mutex_lock(&p->mu);
+    if (not_started) {
+        char why[160];
+        int n = snprintf(why, sizeof why, "sandbox: could not start the command: %s\n",
+                         strerror(st.error));
+        ring_add(p, why, (size_t)n < sizeof why ? (size_t)n : sizeof why - 1);
+        p->start_error = st.error;
+    }
+    p->res = r;
+    p->ended = true;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* Once the socket buffers pass half the memory limit, everything in the
+ * sandbox is killed, as exec does (cgroup.h); true when it was. */
+static bool proc_watch(local_proc *p)
+{
+    bool over = false;
+    pthread_mutex_lock(&procs_mu);
+    local_sb *s = p->sb;
+    if (s && sl_cgroup_v1_socket_usage(s->cg) > s->o.memory_bytes / 2) {
+        over = true;
+        pthread_mutex_lock(&s->lock);
+        send_msg(s, SL_OP_KILLALL, 0, 0, NULL, 0, NULL, 0);
+        pthread_mutex_unlock(&s->lock);
+    }
+    pthread_mutex_unlock(&procs_mu);
+    return over;
+}
+
+static void *proc_main(void *arg)
+{
+    local_proc *p = arg;
+    bool err_eof = false, have_status = p->ended;  /* local_spawn may have seen it end */
+    int killed = K_NONE;
+    double next_watch = 0;
+    char chunk[16384];
+    while (!(have_status && err_eof)) {
+        struct pollfd pf[3] = {{p->wake_fd, POLLIN, 0}, {p->err_fd, POLLIN, 0},
+                               {p->st_fd, POLLIN, 0}};
+        if (err_eof)
+            pf[1].fd = -1;
+        if (have_status)
+            pf[2].fd = -1;
+        bool watch = p->watch_sockets && !have_status && !killed;
+        int r = poll(pf, 3, watch ? 10 : -1);
+        if (r < 0 && errno != EINTR)
+            break;
+        if (r > 0 && pf[0].revents)
+            break;  /* proc_free: the process is gone or given up on */
+        if (r > 0 && pf[1].revents) {
+            ssize_t n = read(p->err_fd, chunk, sizeof chunk);
+            if (n > 0) {
+                pthread_mutex_lock(&p->mu);
+                ring_add(p, chunk, (size_t)n);
+                pthread_mutex_unlock(&p->mu);
+            } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+                err_eof = true;
+            }
+        }
+        if (r > 0 && pf[2].revents) {
+            sl_exec_status st;
+            ssize_t n = read(p->st_fd, &st, sizeof st);
+            if (n < 0 && (errno == EINTR || errno == EAGAIN))
+                continue;
+            have_status = true;
+            proc_ended(p, n == (ssize_t)sizeof st ? &st : NULL, killed);
+        }
+        if (watch && sl_clock_s() >= next_watch) {
+            next_watch = sl_clock_s() + 0.01;
+            if (proc_watch(p))
+                killed = K_SOCKETS;
+        }
+    }
+    if (!have_status)
+        proc_ended(p, NULL, killed);
+    return NULL;
+}
+
+static bool proc_wait(sl_sandbox_proc *bp, double timeout_s, sl_sandbox_result *res)
+{
+    local_proc *p = (local_proc *)bp;
+    pthread_mutex_lock(&p->mu);
+    if (!p->ended && timeout_s != 0) {
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        if (timeout_s > 0) {
+            double whole = (double)(time_t)timeout_s;
+            until.tv_sec += (time_t)timeout_s;
+            until.tv_nsec += (long)((timeout_s - whole) * 1e9);
+            if (until.tv_nsec >= 1000000000L) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000L;
+            }
+        }
+        while (!p->ended) {
+            if (timeout_s < 0)
+                pthread_cond_wait(&p->cv, &p->mu);
+            else if (pthread_cond_timedwait(&p->cv, &p->mu, &until) == ETIMEDOUT)
+                break;
+        }
+    }
+    bool ended = p->ended;
+    if (ended && res) {
+        res->kind = p->res.kind;
+        res->code = p->res.code;
+        res->sig = p->res.sig;
+        res->hit = p->res.hit;
+        memcpy(res->limit, p->res.limit, sizeof res->limit);
+        res->touched = p->res.touched;
+        memcpy(res->note, p->res.note, sizeof res->note);
+        res->seconds = p->res.seconds;
+    }
+    pthread_mutex_unlock(&p->mu);
+    return ended;
+}
+
+static const char *proc_stderr(sl_sandbox_proc *bp)
+{
+    local_proc *p = (local_proc *)bp;
+    pthread_mutex_lock(&p->mu);
+    size_t start = (p->ring_at + PROC_ERR_CAP - p->ring_len) % PROC_ERR_CAP;
+    size_t first = PROC_ERR_CAP - start < p->ring_len ? PROC_ERR_CAP - start : p->ring_len;
+    memcpy(p->text, p->ring + start, first);
+    memcpy(p->text + first, p->ring, p->ring_len - first);
+    p->text[p->ring_len] = 0;
+    pthread_mutex_unlock(&p->mu);
+    return p->text;
+}
+
+/* Takes p out of its sandbox's list; procs_mu held. */
+static void proc_detach(local_proc *p)
+{
+    if (!p->sb)
+        return;
+    for (local_proc **at = &p->sb->procs; *at; at = &(*at)->next)
+        if (*at == p) {
+            *at = p->next;
+            break;
+        }
+    p->sb = NULL;
+    p->next = NULL;
+}
+
+static void proc_free(sl_sandbox_proc *bp)
+{
+    local_proc *p = (local_proc *)bp;
+    pthread_mutex_lock(&procs_mu);
+    local_sb *s = p->sb;
+    if (s) {
+        /* init kills its process group too, and reaps it */
+        pthread_mutex_lock(&s->lock);
+        send_msg(s, SL_OP_KILL, p->id, 0, NULL, 0, NULL, 0);
+        pthread_mutex_unlock(&s->lock);
+        proc_detach(p);
+    }
+    pthread_mutex_unlock(&procs_mu);
+    /* init reaps it at once; 10 s is for an init that is wedged, after
+     * which the thread is told to stop waiting for it */
+    proc_wait(bp, 10, NULL);
+    uint64_t one = 1;
+    if (write(p->wake_fd, &one, sizeof one) < 0) {
+        /* an eventfd's counter cannot overflow here */
+    }
+    pthread_join(p->thread, NULL);
+    close(p->err_fd);
+    close(p->st_fd);
+    close(p->wake_fd);
+    pthread_cond_destroy(&p->cv);
+    pthread_mutex_destroy(&p->mu);
+    free(p);
+}
+
+static int local_spawn(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_proc **out,
+                       int *in_fd, int *out_fd, sl_err *err)
+{
+    local_sb *s = (local_sb *)sb;
+    sl_buf msg;
+    if (exec_msg(s, cmd, true, "spawn", &msg, err))
+        return -1;
+    int in[2] = {-1, -1}, op[2] = {-1, -1}, ep[2] = {-1, -1}, st[2] = {-1, -1};
+    int wake = -1;
+    if (pipe2(in, O_CLOEXEC) || pipe2(op, O_CLOEXEC) || pipe2(ep, O_CLOEXEC) ||
+        pipe2(st, O_CLOEXEC) || (wake = eventfd(0, EFD_CLOEXEC)) < 0) {
+        sl_err_set(err, SL_EIO, "sandbox spawn: pipe: %s", strerror(errno));
+        sl_buf_release(&msg);
+        int all[] = {in[0], in[1], op[0], op[1], ep[0], ep[1], st[0], st[1]};
+        for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+            if (all[i] >= 0)
+                close(all[i]);
+        return -1;
+    }
+    local_proc *p = sl_xcalloc(1, sizeof *p);
+    p->base.ops = &local_proc_ops;
+    p->id = atomic_fetch_add(&s->next_id, 1) + 1;
+    p->err_fd = ep[0];
+    p->st_fd = st[0];
+    p->wake_fd = wake;
+    p->o = s->o;
+    p->watch_sockets = s->cg && s->o.memory_bytes && !strcmp(sl_cgroup_kind(s->cg), "cgroup v1");
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&p->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    sl_cgroup_events_read(s->cg, &p->ev0);
+    pthread_mutex_lock(&procs_mu);
+    p->sb = s;
+    p->next = s->procs;
+    s->procs = p;
+    pthread_mutex_unlock(&procs_mu);
+
+    p->t0 = sl_clock_s();
+    int fds[4] = {op[1], ep[1], st[1], in[0]};
+    pthread_mutex_lock(&s->lock);
+    int sent = send_msg(s, SL_OP_EXEC, p->id, 0, msg.data, msg.len, fds, 4);
+    int e = errno;
+    pthread_mutex_unlock(&s->lock);
+    sl_buf_release(&msg);
+    close(op[1]);  /* the process holds these now */
+    close(ep[1]);
+    close(st[1]);
+    close(in[0]);
+    /* init handles messages in order: once it has answered an OPEN, it has
+     * started the command, or written on the status pipe why it could not. */
+    int fd = -1;
+    if (sent)
+        sl_err_set(err, SL_EIO, "sandbox spawn: the sandbox is gone (%s)", strerror(e));
+    else
+        fd = open_remote(s, "/", SL_OPEN_DIR, err);
+    if (fd >= 0)
+        close(fd);
+    sl_exec_status status;
+    struct pollfd pf = {st[0], POLLIN, 0};
+    bool have_status = fd >= 0 && poll(&pf, 1, 0) == 1 &&
+                       read(st[0], &status, sizeof status) == (ssize_t)sizeof status;
+    bool ok = fd >= 0;
+    if (have_status && status.error && status.status == 0) {
+        if (status.error == EAGAIN)
+            sl_err_set(err, SL_ELIMIT,
+                       "sandbox spawn: too many processes or commands in the sandbox to start "
+                       "another");
+        else
+            sl_err_set(err, SL_EIO, "sandbox spawn: could not start the command: %s",
+                       strerror(status.error));
+        ok = false;
+    } else if (have_status) {
+        proc_ended(p, &status, K_NONE);  /* it has already exited; proc_main knows */
+    }
+    int rc = ok ? pthread_create(&p->thread, NULL, proc_main, p) : 0;
+    if (rc) {
+        /* nothing would watch it: kill it and wait until init has reaped it */
+        pthread_mutex_lock(&s->lock);
+        send_msg(s, SL_OP_KILL, p->id, 0, NULL, 0, NULL, 0);
+        pthread_mutex_unlock(&s->lock);
+        while (!have_status && read(st[0], &status, sizeof status) < 0 && errno == EINTR) {
+        }
+        sl_err_set(err, SL_EIO, "sandbox spawn: cannot start a thread: %s", strerror(rc));
+        ok = false;
+    }
+    if (!ok) {
+        pthread_mutex_lock(&procs_mu);
+        proc_detach(p);
+        pthread_mutex_unlock(&procs_mu);
+        int all[] = {in[1], op[0], ep[0], st[0], wake};
+        for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+            close(all[i]);
+        pthread_cond_destroy(&p->cv);
+        pthread_mutex_destroy(&p->mu);
+        free(p);
+        return -1;
+    }
+    *out = &p->base;
+    *in_fd = in[1];
+    *out_fd = op[0];
+    return 0;
+}
+
+static const sl_sandbox_proc_ops local_proc_ops = {
+    .wait = proc_wait,
+    .stderr_text = proc_stderr,
+    .free = proc_free,
+};
+
 /* ---- teardown ----
  *
  * Killing a sandbox is immediate: closing the control socket ends init,
@@ -1486,6 +1854,12 @@ void sl_local_reap_in_place(void)
 static void local_destroy(sl_sandbox *sb)
 {
     local_sb *s = (local_sb *)sb;
+    /* live spawned processes die with init below; their threads see the
+     * status pipe close and must not touch s from now on */
+    pthread_mutex_lock(&procs_mu);
+    while (s->procs)
+        proc_detach(s->procs);
+    pthread_mutex_unlock(&procs_mu);
     if (s->ctl >= 0)
         close(s->ctl);  /* init exits; the kernel kills its whole pid namespace */
     if (s->init > 0)
@@ -1580,4 +1954,5 @@ static const sl_sandbox_ops local_ops = {
     .download = local_download,
     .list = local_list,
     .destroy = local_destroy,
+    .spawn = local_spawn,
 };
