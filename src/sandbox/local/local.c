@@ -1428,7 +1428,6 @@ typedef struct local_proc {
     pthread_mutex_t mu;           /* guards what follows */
     pthread_cond_t cv;            /* ended */
     bool ended;
-    int start_error;              /* init could not start it: errno */
     sl_sandbox_result res;        /* once ended; its streams stay empty */
     char ring[PROC_ERR_CAP];      /* stderr, the newest PROC_ERR_CAP bytes */
     size_t ring_len, ring_at;     /* bytes held; where the next one goes */
@@ -1457,7 +1456,8 @@ static void ring_add(local_proc *p, const char *d, size_t n)
 }
 
 /* The process ended (status) or init did (!status: the sandbox was
- * destroyed or broke); says how, for proc_wait. */
+ * destroyed or broke); says how, for proc_wait.  (A command init could
+ * not start never gets here: local_spawn sees that and fails.) */
 static void proc_ended(local_proc *p, const sl_exec_status *status, int killed)
 {
     sl_exec_status st = {SIGKILL, EPIPE, 0};  /* init gone: killed with its namespace */
@@ -1471,23 +1471,8 @@ static void proc_ended(local_proc *p, const sl_exec_status *status, int killed)
     sl_sandbox_result r;
     sl_sandbox_result_init(&r);
     r.seconds = sl_clock_s() - p->t0;
-    /* init answers a command it could not start with an errno and no wait
-     * status (do_exec) */
-    bool not_started = status && st.error && st.status == 0;
-    if (not_started) {
-        r.kind = SL_EXIT_EXITED;
-        r.code = 126;
-    } else {
-        exec_end(&p->o, &st, killed, &p->ev0, &ev1, &r);
-    }
+    exec_end(&p->o, &st, killed, &p->ev0, &ev1, &r);
     pthread_mutex_lock(&p->mu);
-    if (not_started) {
-        char why[160];
-        int n = snprintf(why, sizeof why, "sandbox: could not start the command: %s\n",
-                         strerror(st.error));
-        ring_add(p, why, (size_t)n < sizeof why ? (size_t)n : sizeof why - 1);
-        p->start_error = st.error;
-    }
     p->res = r;
     p->ended = true;
     pthread_cond_broadcast(&p->cv);
