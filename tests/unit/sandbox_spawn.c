@@ -524,17 +524,23 @@ static void test_limits(void)
         bool got = get_line(&x, line, sizeof line, 20);
         CHECK(got && sscanf(line, "stopped %d", &n) == 1 && n > 0 && n < 16,
               "a fork bomb spawned in a 16-process sandbox is stopped: '%s'", line);
-        /* the sandbox is full: init cannot start another */
+        /* the sandbox is full: init cannot start another (without a
+         * cgroup, RLIMIT_NPROC binds the command's own forks only) */
+        bool cgroup = !strstr(sl_local_notes(box), "no cgroup");
         proc y;
         const char *tru[] = {"true", NULL};
         sl_sandbox_cmd c1 = {.argv = tru};
         sl_err err = {0};
         y.p = NULL;
         int f0 = fds(), t0 = threads();
-        int rc1 = sl_sandbox_spawn(box, &c1, &y.p, &y.in, &y.out, &err);
-        CHECK(rc1 < 0 && err.code == SL_ELIMIT && !y.p && y.in == -1 && y.out == -1 &&
-                  fds() == f0 && threads() == t0,
-              "no room for another process: spawn fails, leaving nothing open: %s", err.msg);
+        int rc1 = cgroup ? sl_sandbox_spawn(box, &c1, &y.p, &y.in, &y.out, &err) : -1;
+        if (cgroup)
+            CHECK(rc1 < 0 && err.code == SL_ELIMIT && !y.p && y.in == -1 && y.out == -1 &&
+                      fds() == f0 && threads() == t0,
+                  "no room for another process: spawn fails, leaving nothing open: %s",
+                  err.msg);
+        else
+            SKIP("no room for another process: spawn fails", "no pids cgroup here");
         sl_err_clear(&err);
         stop(&x);
         const char *echo[] = {"echo", "ok", NULL};
