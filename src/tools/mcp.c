@@ -43,7 +43,6 @@
 #define CALL_CAP_MIN (4u << 20)
 #define CALL_CAP_MAX (256u << 20)
 #define SESSION_MAX 256
-#define ERRTAIL 2048            /* bytes of a stdio server's stderr kept for its obituary */
 
 enum { WANT_AUTO, WANT_STREAMABLE, WANT_SSE };
 enum { ERA_NONE, ERA_MODERN, ERA_LEGACY, ERA_SSE, ERA_STDIO };
@@ -78,7 +77,7 @@ typedef struct {
     atomic_llong next_id;
     sse_link *sse;
     int sse_threads;
-    stdio_link *io;
+    stdio_link *links;           /* stdio: a server per sandbox */
 } mcp;
 
 /* One list or call: its bounds and the words for its errors. */
@@ -1062,88 +1061,39 @@ static int sse_open(mcp *m, const job *j, sse_link **out, sl_err *err)
 
 /* ---- stdio ---- */
 
+/* One server process, in one sandbox.  A toolset shared by several runs
+ * keeps one per run's sandbox (each run's server sees that run's files and
+ * limits); a process dies with its sandbox and is started again in the
+ * next caller's. */
 struct stdio_link {
-    int refs;                    /* under m->mu */
+    int refs;                    /* under m->mu: the list, each request */
+    stdio_link *next;            /* m->links */
+    sl_sandbox *sb;
+    const char *version;         /* what it speaks */
     pthread_mutex_t io;          /* one request at a time */
-    int to, from, errfd;
-    void *proc;                  /* the process (proc_* below) */
+    int to, from;                /* its stdin, its stdout */
+    sl_sandbox_proc *proc;
     sl_mcp_lines lines;
-    char tail[ERRTAIL];          /* the last bytes of its stderr */
-    size_t tail_n;
-    bool dead;
-    char why[512];
+    atomic_bool dead;
+    char why[160];
     /* the request being read for */
     long long want;
     sl_mcp_msg got;
     bool have;
-    char bad[200];
+    char bad[200];               /* the first line that was not JSON-RPC */
 };
 
-/* The server's process, through the sandbox.  Until sl_sandbox_spawn is
- * there, stdio servers cannot start. */
-static int proc_start(mcp *m, sl_sandbox *sb, stdio_link *io, sl_err *err)
-{
-    (void)m;
-    (void)sb;
-    (void)io;
-    return sl_err_set(err, SL_EUNSUPPORTED, "this build cannot run stdio servers yet");
-}
+static int io_write_all(stdio_link *io, const job *j, const char *p, size_t n);
 
-/* 0 once the process ended (how says how), -1 when it still runs after secs. */
-static int proc_wait(stdio_link *io, double secs, char *how, size_t n)
+/* Appends "\n" to a message (heap) for the wire. */
+static char *line_of(char *text, size_t *n)
 {
-    (void)io;
-    (void)secs;
-    snprintf(how, n, "ended");
-    return 0;
+    *n = strlen(text);
+    text = sl_xrealloc(text, *n + 2);
+    text[(*n)++] = '\n';
+    text[*n] = 0;
+    return text;
 }
-
-static void proc_kill(stdio_link *io)
-{
-    (void)io;
-}
-
-static void proc_free(stdio_link *io)
-{
-    io->proc = NULL;
-}
-
-static void tail_add(stdio_link *io, const char *p, size_t n)
-{
-    if (n >= ERRTAIL) {
-        memcpy(io->tail, p + n - ERRTAIL, ERRTAIL);
-        io->tail_n = ERRTAIL;
-        return;
-    }
-    if (io->tail_n + n > ERRTAIL) {
-        size_t drop = io->tail_n + n - ERRTAIL;
-        memmove(io->tail, io->tail + drop, io->tail_n - drop);
-        io->tail_n -= drop;
-    }
-    memcpy(io->tail + io->tail_n, p, n);
-    io->tail_n += n;
-}
-
-/* The last line or two of its stderr, for a message. */
-static void tail_text(const stdio_link *io, char *out, size_t n)
-{
-    char t[ERRTAIL + 1];
-    size_t k = io->tail_n;
-    memcpy(t, io->tail, k);
-    t[k] = 0;
-    while (k && (t[k - 1] == '\n' || t[k - 1] == '\r' || t[k - 1] == ' '))
-        t[--k] = 0;
-    const char *from = t;
-    size_t len = strlen(t);
-    if (len > 300) {
-        from = t + len - 300;
-        while (*from && ((unsigned char)*from & 0xC0) == 0x80)
-            from++;
-    }
-    sl_excerpt(from, out, n);
-}
-
-static int io_write_all(stdio_link *io, const job *j, const char *p, size_t n, sl_err *err);
 
 static int io_line(const char *line, size_t len, void *ud)
 {
@@ -1157,128 +1107,122 @@ static int io_line(const char *line, size_t len, void *ud)
     }
     if (msg.kind == SL_MCP_REQUEST) {
         sl_value *a = answer_for(&msg);
-        char *text = json_dumps(a, JSON_COMPACT);
+        size_t n;
+        char *text = line_of(json_dumps(a, JSON_COMPACT), &n);
         json_decref(a);
-        size_t tl = strlen(text);
-        text = sl_xrealloc(text, tl + 2);
-        text[tl] = '\n';
-        text[tl + 1] = 0;
-        job j = {.deadline = now_s() + NOTIFY_S, .what = "an answer"};
-        io_write_all(io, &j, text, tl + 1, NULL);
+        job side = {.deadline = now_s() + NOTIFY_S, .what = "an answer"};
+        io_write_all(io, &side, text, n);
         free(text);
     } else if (msg.kind == SL_MCP_INVALID && !io->bad[0]) {
         sl_excerpt(msg.why, io->bad, sizeof io->bad);
     }
+    /* answers to requests given up on, notifications: skipped */
     sl_mcp_msg_release(&msg);
     return 0;
 }
 
-/* Writes to the server's stdin without dying of SIGPIPE when it is gone. */
-static int io_write_all(stdio_link *io, const job *j, const char *p, size_t n, sl_err *err)
+/* Writes to the server's stdin without dying of SIGPIPE when it is gone:
+ * 0, -1 (it is gone), -2 (cancelled or out of time). */
+static int io_write_all(stdio_link *io, const job *j, const char *p, size_t n)
 {
-    sigset_t pipe, old;
-    sigemptyset(&pipe);
-    sigaddset(&pipe, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &pipe, &old);
+    sigset_t pipe_set, old;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
     int rc = 0;
     while (n) {
-        struct pollfd pf = {io->to, POLLOUT, 0};
-        int pr = poll(&pf, 1, SL_HTTP_POLL_MS);
-        if (pr < 0 && errno != EINTR) {
-            rc = -1;
-            break;
-        }
-        if (pr <= 0) {
-            if ((j->ctx && sl_tool_cancelled(j->ctx)) || now_s() >= j->deadline) {
-                rc = -2;
-                break;
-            }
+        ssize_t w = write(io->to, p, n);
+        if (w > 0) {
+            p += w;
+            n -= (size_t)w;
             continue;
         }
-        ssize_t w = write(io->to, p, n);
-        if (w < 0) {
-            if (errno == EINTR || errno == EAGAIN)
-                continue;
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0 && errno != EAGAIN) {
             rc = -1;
             break;
         }
-        p += w;
-        n -= (size_t)w;
+        if ((j->ctx && sl_tool_cancelled(j->ctx)) || now_s() >= j->deadline) {
+            rc = -2;
+            break;
+        }
+        struct pollfd pf = {io->to, POLLOUT, 0};
+        poll(&pf, 1, SL_HTTP_POLL_MS);
     }
     if (rc == -1) {
-        /* a SIGPIPE this write raised stays pending: take it */
+        /* the SIGPIPE this write raised is pending for this thread: take it */
         sigset_t pend;
         sigpending(&pend);
         if (sigismember(&pend, SIGPIPE)) {
             struct timespec zero = {0, 0};
-            sigtimedwait(&pipe, NULL, &zero);
+            sigtimedwait(&pipe_set, NULL, &zero);
         }
         io->dead = true;
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc == -1 && err)
-        sl_err_set(err, SL_EIO, "its stdin is closed");
     return rc;
 }
 
-/* Reads until the answer to io->want came, the server died, or the
- * job's bounds passed: 0, -1 (dead), -2 (cancelled or out of time). */
+/* Reads until the answer to io->want came: 0, -1 (the server is gone),
+ * -2 (cancelled, or `until` passed). */
 static int io_read(stdio_link *io, const job *j, double until)
 {
     char buf[65536];
     while (!io->have) {
-        struct pollfd pf[2] = {{io->from, POLLIN, 0}, {io->errfd, POLLIN, 0}};
-        int pr = poll(pf, io->errfd >= 0 ? 2 : 1, SL_HTTP_POLL_MS);
-        if (pr < 0 && errno != EINTR)
-            return -1;
-        if (io->errfd >= 0 && (pf[1].revents & (POLLIN | POLLHUP))) {
-            ssize_t r = read(io->errfd, buf, sizeof buf);
-            if (r > 0)
-                tail_add(io, buf, (size_t)r);
-            else if (r == 0)
-                io->errfd = -1;
-        }
-        if (pf[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-            ssize_t r = read(io->from, buf, sizeof buf);
-            if (r == 0 || (r < 0 && errno != EINTR && errno != EAGAIN)) {
+        ssize_t r = read(io->from, buf, sizeof buf);
+        if (r > 0) {
+            if (sl_mcp_lines_feed(&io->lines, buf, (size_t)r, io_line, io) < 0) {
                 io->dead = true;
-                return -1;
-            }
-            if (r > 0 && sl_mcp_lines_feed(&io->lines, buf, (size_t)r, io_line, io) < 0) {
-                io->dead = true;
-                snprintf(io->why, sizeof io->why, "it wrote a line longer than %u bytes",
-                         LIST_CAP);
+                snprintf(io->why, sizeof io->why, "wrote a line longer than %u bytes", LIST_CAP);
                 return -1;
             }
             continue;
         }
+        if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
+            io->dead = true;
+            return -1;
+        }
         if ((j->ctx && sl_tool_cancelled(j->ctx)) || now_s() >= until)
             return -2;
+        struct pollfd pf = {io->from, POLLIN, 0};
+        poll(&pf, 1, SL_HTTP_POLL_MS);
     }
     return 0;
 }
 
+/* Why the server is gone: how it ended and the end of its stderr. */
 static void io_obituary(mcp *m, stdio_link *io, const job *j, sl_err *err)
 {
-    char how[160] = "";
-    if (io->proc)
-        proc_wait(io, 0.5, how, sizeof how);  /* a moment to finish dying, to tell its exit */
-    char tail[400];
-    /* read what is left of its stderr */
-    if (io->errfd >= 0) {
-        char buf[4096];
-        ssize_t r;
-        int fl = fcntl(io->errfd, F_GETFL);
-        fcntl(io->errfd, F_SETFL, fl | O_NONBLOCK);
-        while ((r = read(io->errfd, buf, sizeof buf)) > 0)
-            tail_add(io, buf, (size_t)r);
+    char how[200] = "ended";
+    sl_sandbox_result res;
+    sl_sandbox_result_init(&res);
+    /* EOF comes a moment before the exit is known */
+    if (sl_sandbox_proc_wait(io->proc, 1.0, &res)) {
+        char d[160];
+        sl_sandbox_result_describe(&res, d, sizeof d);
+        snprintf(how, sizeof how, "%s", d);
     }
-    tail_text(io, tail, sizeof tail);
-    sl_err_set(err, SL_EIO, "MCP server %s: the server %s during %s%s%s%s%s; check the command and "
-               "its output",
-               m->where, io->why[0] ? io->why : how[0] ? how : "exited", j->what,
-               tail[0] ? "; its stderr ends: " : "", tail, io->bad[0] ? "; it also wrote: " : "",
-               io->bad);
+    sl_sandbox_result_release(&res);
+    if (io->why[0])
+        snprintf(how, sizeof how, "%s", io->why);
+    const char *e = sl_sandbox_proc_stderr(io->proc);
+    size_t n = e ? strlen(e) : 0;
+    while (n && (e[n - 1] == '\n' || e[n - 1] == '\r' || e[n - 1] == ' '))
+        n--;
+    size_t from = n > 300 ? n - 300 : 0;
+    while (from < n && ((unsigned char)e[from] & 0xC0) == 0x80)
+        from++;
+    char *last = e ? sl_xstrndup(e + from, n - from) : sl_xstrdup("");
+    char tail[400];
+    sl_excerpt(last, tail, sizeof tail);
+    free(last);
+    sl_err_set(err, SL_EIO,
+               "MCP server %s: the server %s during %s%s%s%s%s%s; check the command and its "
+               "output",
+               m->where, how, j->what, tail[0] ? "; its stderr ends: " : "", tail,
+               io->bad[0] ? "; it also wrote a line that is not JSON-RPC (" : "", io->bad,
+               io->bad[0] ? ")" : "");
 }
 
 static int stdio_exchange(mcp *m, const job *j, const snap *s, long long id, const char *method,
@@ -1291,27 +1235,24 @@ static int stdio_exchange(mcp *m, const job *j, const snap *s, long long id, con
         json_decref(params);
         return -1;
     }
-    char *text = message(m, s, id, method, params);
-    size_t tl = strlen(text);
-    text = sl_xrealloc(text, tl + 2);
-    text[tl] = '\n';
-    text[tl + 1] = 0;
+    size_t n;
+    char *text = line_of(message(m, s, id, method, params), &n);
     pthread_mutex_lock(&io->io);
     int ret = -1;
-    if (io->dead) {
+    int wr = io->dead || !sl_sandbox_proc_running(io->proc, NULL) ? -1 : io_write_all(io, j, text, n);
+    if (wr == -1) {
+        /* gone before the request reached it: the caller may start another */
+        io->dead = true;
         o->kind = GOT_LOST;
         io_obituary(m, io, j, err);
         goto out;
     }
     io->want = id;
     io->have = false;
-    int wr = io_write_all(io, j, text, tl + 1, NULL);
-    int rr = wr ? wr : id ? io_read(io, j, until) : 0;
+    int rr = wr ? wr : io_read(io, j, until);
     if (!rr) {
         ret = 0;
-        if (!id) {
-            o->kind = GOT_OK;
-        } else if (io->got.error) {
+        if (io->got.error) {
             o->kind = GOT_RPC;
             o->error = json_incref((sl_value *)io->got.error);
         } else {
@@ -1321,19 +1262,17 @@ static int stdio_exchange(mcp *m, const job *j, const snap *s, long long id, con
         sl_mcp_msg_release(&io->got);
         io->have = false;
     } else if (rr == -1) {
-        io_obituary(m, io, j, err);  /* the next request starts another */
+        io_obituary(m, io, j, err);  /* died on this request: not retried */
     } else {
         /* cancelled or out of time: tell it; a late answer will be skipped */
-        char *note = message(m, s, 0, "notifications/cancelled",
-                             json_pack("{s:I, s:s}", "requestId", (json_int_t)id, "reason",
-                                       sl_tool_cancelled(j->ctx) ? "cancelled by the caller"
-                                                                 : "timed out"));
-        size_t nl = strlen(note);
-        note = sl_xrealloc(note, nl + 2);
-        note[nl] = '\n';
-        note[nl + 1] = 0;
+        size_t cn;
+        char *note = line_of(
+            message(m, s, 0, "notifications/cancelled",
+                    json_pack("{s:I, s:s}", "requestId", (json_int_t)id, "reason",
+                              sl_tool_cancelled(j->ctx) ? "cancelled by the caller" : "timed out")),
+            &cn);
         job side = {.deadline = now_s() + NOTIFY_S, .what = "a notification"};
-        io_write_all(io, &side, note, nl + 1, NULL);
+        io_write_all(io, &side, note, cn);
         free(note);
         if (sl_tool_cancelled(j->ctx))
             sl_err_set(err, SL_ECANCELED, "MCP server %s: %s was cancelled", m->where, j->what);
@@ -1356,18 +1295,12 @@ static void stdio_close(stdio_link *io)
     if (!io)
         return;
     if (io->to >= 0)
-        close(io->to);
-    if (io->proc) {
-        char how[160];
-        /* a server that does not leave when its stdin closes is killed */
-        if (proc_wait(io, 1.0, how, sizeof how))
-            proc_kill(io);
-        proc_free(io);
-    }
+        close(io->to);  /* its EOF: a well-behaved server leaves */
+    if (io->proc && !io->dead)
+        sl_sandbox_proc_wait(io->proc, 0.5, NULL);
+    sl_sandbox_proc_free(io->proc);  /* and the others are killed */
     if (io->from >= 0)
         close(io->from);
-    if (io->errfd >= 0)
-        close(io->errfd);
     sl_mcp_lines_release(&io->lines);
     sl_mcp_msg_release(&io->got);
     pthread_mutex_destroy(&io->io);
@@ -1381,25 +1314,37 @@ static void io_unref(stdio_link *io)
         stdio_close(io);
 }
 
-static int stdio_open(mcp *m, const job *j, stdio_link **out, sl_err *err)
+/* Takes a link out of m->links (under m->mu). */
+static void io_drop(mcp *m, stdio_link *io)
 {
-    if (!j->ctx || !j->ctx->sandbox)
-        return sl_err_set(err, SL_EUNSUPPORTED,
-                          "MCP server %s: a stdio server runs inside the run's sandbox, and this "
-                          "caller has none; configure a sandbox or use the server over HTTP",
-                          m->where);
-    sl_sandbox *sb = j->ctx->sandbox(j->ctx->ud, err);
-    if (!sb)
-        return sl_err_prefix(err, "MCP server %s: no sandbox to run it in", m->where);
+    for (stdio_link **p = &m->links; *p; p = &(*p)->next)
+        if (*p == io) {
+            *p = io->next;
+            io->next = NULL;
+            io_unref(io);
+            return;
+        }
+}
+
+static int stdio_open(mcp *m, sl_sandbox *sb, stdio_link **out, sl_err *err)
+{
+    sl_sandbox_cmd cmd = {
+        .argv = (const char *const *)m->argv,
+        .env = (const char *const *)m->env,
+    };
     stdio_link *io = sl_xcalloc(1, sizeof *io);
     io->refs = 1;
-    io->to = io->from = io->errfd = -1;
+    io->sb = sb;
+    io->to = io->from = -1;
     pthread_mutex_init(&io->io, NULL);
     sl_mcp_lines_init(&io->lines, LIST_CAP);
-    if (proc_start(m, sb, io, err)) {
+    if (sl_sandbox_spawn(sb, &cmd, &io->proc, &io->to, &io->from, err)) {
         stdio_close(io);
-        return sl_err_prefix(err, "MCP server %s: cannot start it", m->where);
+        return sl_err_prefix(err, "MCP server %s: cannot start it in the sandbox", m->where);
     }
+    /* non-blocking: every wait below is bounded by poll */
+    fcntl(io->to, F_SETFL, fcntl(io->to, F_GETFL) | O_NONBLOCK);
+    fcntl(io->from, F_SETFL, fcntl(io->from, F_GETFL) | O_NONBLOCK);
     *out = io;
     return 0;
 }
@@ -1417,9 +1362,6 @@ static void snap_take(mcp *m, snap *s)
     s->sse = m->sse;
     if (s->sse)
         s->sse->refs++;
-    s->io = m->io;
-    if (s->io)
-        s->io->refs++;
 }
 
 static void snap_drop(mcp *m, snap *s)
@@ -1435,12 +1377,15 @@ static void snap_drop(mcp *m, snap *s)
     memset(s, 0, sizeof *s);
 }
 
-/* Forgets the negotiated state (the session was lost, the server changed)
- * unless another thread already negotiated again since `gen`. */
-static void forget(mcp *m, unsigned gen)
+/* Forgets the negotiated state s ran with (the session was lost, the
+ * server changed or died) unless another thread already negotiated again. */
+static void forget(mcp *m, const snap *s)
 {
     pthread_mutex_lock(&m->mu);
-    if (m->gen == gen && m->era != ERA_NONE) {
+    if (s->era == ERA_STDIO) {
+        atomic_store(&s->io->dead, true);
+        io_drop(m, s->io);
+    } else if (m->gen == s->gen && m->era != ERA_NONE) {
         m->era = ERA_NONE;
         free(m->session);
         m->session = NULL;
@@ -1449,8 +1394,6 @@ static void forget(mcp *m, unsigned gen)
             link_unref(m->sse);
             m->sse = NULL;
         }
-        io_unref(m->io);
-        m->io = NULL;
     }
     pthread_mutex_unlock(&m->mu);
 }
@@ -1474,13 +1417,11 @@ static void notify(mcp *m, const snap *s, const char *method)
     if (s->era == ERA_SSE) {
         post_side(m, s, s->sse->endpoint, text);
     } else if (s->era == ERA_STDIO) {
-        size_t n = strlen(text);
-        text = sl_xrealloc(text, n + 2);
-        text[n] = '\n';
-        text[n + 1] = 0;
+        size_t n;
+        text = line_of(text, &n);
         job side = {.deadline = now_s() + NOTIFY_S, .what = method};
         pthread_mutex_lock(&s->io->io);
-        io_write_all(s->io, &side, text, n + 1, NULL);
+        io_write_all(s->io, &side, text, n);
         pthread_mutex_unlock(&s->io->io);
     } else {
         post_side(m, s, m->url, text);
@@ -1623,33 +1564,101 @@ static int negotiate_http(mcp *m, const job *j, snap *s, sse_link **link, sl_err
     return 0;
 }
 
-static int negotiate_stdio(mcp *m, const job *j, snap *s, stdio_link **out, sl_err *err)
+/* Starts the server in sb and finds out what it speaks: server/discover
+ * (2026-07-28), else initialize. */
+static int negotiate_stdio(mcp *m, const job *j, sl_sandbox *sb, stdio_link **out, sl_err *err)
 {
     stdio_link *io = NULL;
-    if (stdio_open(m, j, &io, err))
+    if (stdio_open(m, sb, &io, err))
         return -1;
-    s->era = ERA_STDIO;
-    s->io = io;
+    snap s = {.era = ERA_STDIO, .io = io};
     const char *legacy = NULL;
     double until = now_s() + m->connect_s;
     if (until > j->deadline)
         until = j->deadline;
-    int rc = discover(m, j, s, until, &legacy, err);
+    int rc = discover(m, j, &s, until, &legacy, err);
     if (rc == 1)
-        rc = initialize(m, j, s, legacy ? legacy : sl_mcp_versions[1], err) ? -1 : 0;
-    s->io = NULL;
+        rc = initialize(m, j, &s, legacy ? legacy : sl_mcp_versions[1], err) ? -1 : 0;
+    free(s.session);
     if (rc) {
         stdio_close(io);
         return -1;
     }
+    io->version = s.version;
     *out = io;
     return 0;
+}
+
+/* The server process of the caller's sandbox, started (and negotiated
+ * with) when there is none or it died; fills s. */
+static int connect_stdio(mcp *m, const job *j, snap *s, sl_err *err)
+{
+    if (!j->ctx || !j->ctx->sandbox)
+        return sl_err_set(err, SL_EUNSUPPORTED,
+                          "MCP server %s: a stdio server runs inside the run's sandbox, and this "
+                          "caller has none; configure a sandbox or use the server over HTTP",
+                          m->where);
+    sl_sandbox *sb = j->ctx->sandbox(j->ctx->ud, err);
+    if (!sb)
+        return sl_err_prefix(err, "MCP server %s: no sandbox to run it in", m->where);
+    memset(s, 0, sizeof *s);
+    pthread_mutex_lock(&m->mu);
+    for (;;) {
+        stdio_link *found = NULL;
+        for (stdio_link *l = m->links, *next; l; l = next) {
+            next = l->next;
+            bool alive = !atomic_load(&l->dead) && sl_sandbox_proc_running(l->proc, NULL);
+            if (!alive)
+                io_drop(m, l);  /* its sandbox ended, or it died */
+            else if (l->sb == sb)
+                found = l;
+        }
+        if (found) {
+            found->refs++;
+            s->era = ERA_STDIO;
+            s->version = found->version;
+            s->io = found;
+            s->gen = m->gen;
+            pthread_mutex_unlock(&m->mu);
+            return 0;
+        }
+        if (!m->connecting)
+            break;
+        if (job_check(j, err)) {
+            pthread_mutex_unlock(&m->mu);
+            return -1;
+        }
+        timed_wait(m);
+    }
+    m->connecting = true;
+    pthread_mutex_unlock(&m->mu);
+    stdio_link *io = NULL;
+    int rc = negotiate_stdio(m, j, sb, &io, err);
+    pthread_mutex_lock(&m->mu);
+    if (!rc) {
+        io->next = m->links;
+        m->links = io;  /* the list's reference */
+        io->refs++;     /* the caller's */
+        m->era = ERA_STDIO;
+        m->version = io->version;
+        m->gen++;
+        s->era = ERA_STDIO;
+        s->version = io->version;
+        s->io = io;
+        s->gen = m->gen;
+    }
+    m->connecting = false;
+    pthread_cond_broadcast(&m->cv);
+    pthread_mutex_unlock(&m->mu);
+    return rc;
 }
 
 /* Makes sure the toolset knows what the server speaks, negotiating when
  * it does not; fills s (the caller drops it with snap_drop). */
 static int connect_(mcp *m, const job *j, snap *s, sl_err *err)
 {
+    if (m->argv)
+        return connect_stdio(m, j, s, err);
     pthread_mutex_lock(&m->mu);
     for (;;) {
         if (m->era != ERA_NONE && !m->connecting) {
@@ -1671,8 +1680,7 @@ static int connect_(mcp *m, const job *j, snap *s, sl_err *err)
     snap n;
     memset(&n, 0, sizeof n);
     sse_link *link = NULL;
-    stdio_link *io = NULL;
-    int rc = m->argv ? negotiate_stdio(m, j, &n, &io, err) : negotiate_http(m, j, &n, &link, err);
+    int rc = negotiate_http(m, j, &n, &link, err);
 
     pthread_mutex_lock(&m->mu);
     if (!rc) {
@@ -1682,7 +1690,6 @@ static int connect_(mcp *m, const job *j, snap *s, sl_err *err)
         m->session = n.session;
         n.session = NULL;
         m->sse = link;  /* the reference sse_open gave */
-        m->io = io;
         m->gen++;
     }
     m->connecting = false;
@@ -1711,19 +1718,17 @@ static int rpc(mcp *m, const job *j, const char *method, const char *name, sl_va
         bool lost = o.kind == GOT_LOST || (s.era == ERA_LEGACY && s.session && o.status == 404) ||
                     (s.era == ERA_MODERN && o.kind == GOT_RPC &&
                      json_integer_value(json_object_get(o.error, "code")) == -32022);
-        unsigned gen = s.gen;
+        if (lost)
+            forget(m, &s);  /* the next request starts afresh */
         snap_drop(m, &s);
         if (lost && attempt == 0 && !job_check(j, NULL)) {
-            sl_log(SL_LOG_INFO, "MCP server %s: the session was lost; initialising again",
-                   m->where);
+            sl_log(SL_LOG_INFO, "MCP server %s: the %s was lost; starting again", m->where,
+                   m->argv ? "server process" : "session");
             outcome_release(&o);
             sl_err_clear(err);
-            forget(m, gen);
             continue;
         }
         json_decref(params);
-        if (lost)
-            forget(m, gen);  /* the next request starts afresh */
         if (rc) {
             outcome_release(&o);
             return -1;
@@ -1943,8 +1948,8 @@ static void mcp_free(sl_toolset *t)
     }
     while (m->sse_threads)
         pthread_cond_wait(&m->cv, &m->mu);
-    io_unref(m->io);
-    m->io = NULL;
+    while (m->links)
+        io_drop(m, m->links);
     bool bye = m->era == ERA_LEGACY && m->session;
     snap s;
     snap_take(m, &s);
