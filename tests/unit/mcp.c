@@ -29,6 +29,7 @@
 #include "core/clock.h"
 #include "core/secret.h"
 #include "net/http.h"
+#include "sandbox/sandbox.h"
 #include "tap.h"
 #include "tools/mcp.h"
 #include "tools/mcp_wire.h"
@@ -995,6 +996,200 @@ static void liars(void)
     stop_peer(pid);
 }
 
+/* ---- stdio, in a sandbox ---- */
+
+static sl_sandbox *box;
+
+static sl_sandbox *give_box(void *ud, sl_err *err)
+{
+    (void)ud;
+    (void)err;
+    return box;
+}
+
+static sl_sandbox *make_box(sl_err *err)
+{
+    static char host[4096];
+    if (!realpath("tests/mcp", host))
+        return NULL;
+    static sl_sandbox_bind bind;
+    bind = (sl_sandbox_bind){host, "/opt/mcp"};
+    sl_sandbox_opts o;
+    sl_sandbox_opts_init(&o);
+    o.binds = &bind;
+    o.n_binds = 1;
+    sl_sandbox *sb = NULL;
+    if (sl_sandbox_create(&o, &sb, err))
+        return NULL;
+    return sb;
+}
+
+/* The server's seen.json in the sandbox's workspace, once `key` is not
+ * empty (or after 2 s). */
+static sl_value *box_seen(const char *key)
+{
+    sl_value *v = NULL;
+    for (int i = 0; i < 100; i++) {
+        sl_buf b;
+        sl_buf_init(&b, 0);
+        json_decref(v);
+        v = NULL;
+        if (!sl_sandbox_download(box, "seen.json", 1 << 20, &b, NULL))
+            v = json_loadb(b.data ? b.data : "", b.len, 0, NULL);
+        sl_buf_release(&b);
+        if (json_array_size(json_object_get(v, key)))
+            break;
+        usleep(20000);
+    }
+    return v;
+}
+
+static int scall(sl_toolset *t, const char *name, const char *args, double timeout_s,
+                 sl_tool_result *r, sl_err *err)
+{
+    sl_tool_ctx ctx = {.timeout_s = timeout_s, .sandbox = give_box};
+    sl_value *a = args ? J(args) : NULL;
+    sl_tool_result_init(r);
+    int rc = sl_toolset_call(t, &ctx, name, a, r, err);
+    json_decref(a);
+    return rc;
+}
+
+static void *swork(void *arg)
+{
+    worker *w = arg;
+    for (int i = 0; i < 10; i++) {
+        sl_tool_result r;
+        sl_err err = {0};
+        if (!scall(w->t, "echo", "{\"text\":\"s\"}", 20, &r, &err) &&
+            !strcmp(text_of(&r), "echo: s"))
+            w->ok++;
+        sl_tool_result_release(&r);
+        sl_err_clear(&err);
+    }
+    return NULL;
+}
+
+static void stdio_servers(void)
+{
+    sl_err err = {0};
+    box = make_box(&err);
+    if (!box) {
+        SKIP("MCP stdio servers", "no local sandbox here: %s", err.msg ? err.msg : "?");
+        sl_err_clear(&err);
+        return;
+    }
+    const char *cmd[] = {"node", "/opt/mcp/stdio.mjs", NULL};
+    sl_mcp_opts o = {.command = cmd};
+    sl_toolset *t = sl_mcp_new(&o, &err);
+    sl_tool_ctx ctx = {.timeout_s = 20, .sandbox = give_box};
+    sl_value *tools = NULL;
+    int rc = sl_toolset_list(t, &ctx, &tools, &err);
+    CHECK(!rc && json_array_size(tools) == 15 && !strcmp(sl_mcp_version(t) ?: "", "2026-07-28") &&
+              !strcmp(sl_mcp_transport(t) ?: "", "stdio"),
+          "a stdio server in the sandbox: 2026-07-28, tools/list (%zu) %s", json_array_size(tools),
+          err.msg ? err.msg : "");
+    json_decref(tools);
+    sl_err_clear(&err);
+    sl_tool_result r;
+    rc = scall(t, "media", NULL, 20, &r, &err);
+    CHECK(!rc && r.n_files == 2 && !strcmp(text_of(&r), "a picture"), "stdio tools/call %s",
+          err.msg ? err.msg : "");
+    sl_tool_result_release(&r);
+    rc = scall(t, "weather", NULL, 20, &r, &err);
+    CHECK(!rc && json_object_size(r.variables) == 2, "stdio structured output");
+    sl_tool_result_release(&r);
+
+    worker w[4];
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++) {
+        w[i] = (worker){t, 0};
+        pthread_create(&th[i], NULL, swork, &w[i]);
+    }
+    int ok = 0;
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        ok += w[i].ok;
+    }
+    CHECK(ok == 40, "4 threads x 10 calls take turns on one server: %d ok", ok);
+
+    cancel_ud cu = {sl_clock_s() + 0.4};
+    sl_tool_ctx cctx = {.timeout_s = 20, .cancelled = cancel_fn, .ud = &cu, .sandbox = give_box};
+    sl_value *a = J("{\"ms\": 10000}");
+    sl_tool_result_init(&r);
+    double t0 = sl_clock_s();
+    rc = sl_toolset_call(t, &cctx, "sleep", a, &r, &err);
+    CHECK(rc && err.code == SL_ECANCELED && sl_clock_s() - t0 < 2, "a cancelled stdio call: %s",
+          err.msg);
+    sl_err_clear(&err);
+    sl_tool_result_release(&r);
+    json_decref(a);
+    sl_value *sn = box_seen("aborted");
+    CHECK(json_array_size(json_object_get(sn, "aborted")) == 1,
+          "the server got notifications/cancelled and stopped the tool");
+    json_decref(sn);
+    rc = scall(t, "sleep", "{\"ms\": 3000}", 0.5, &r, &err);
+    CHECK(rc && err.code == SL_ETIMEOUT, "a stdio call past its timeout: %s", err.msg);
+    sl_err_clear(&err);
+    sl_tool_result_release(&r);
+    rc = scall(t, "echo", "{\"text\":\"after\"}", 20, &r, &err);
+    CHECK(!rc && !strcmp(text_of(&r), "echo: after"), "the next call goes on (a late answer is "
+          "skipped) %s", err.msg ? err.msg : "");
+    sl_tool_result_release(&r);
+
+    rc = scall(t, "crash", NULL, 20, &r, &err);
+    CHECK(rc && err.code == SL_EIO && strstr(err.msg, "exited with 3") && strstr(err.msg, "'node'"),
+          "a server that dies mid-call: %s", err.msg);
+    sl_err_clear(&err);
+    sl_tool_result_release(&r);
+    rc = scall(t, "echo", "{\"text\":\"reborn\"}", 20, &r, &err);
+    CHECK(!rc && !strcmp(text_of(&r), "echo: reborn"), "the next call starts it again %s",
+          err.msg ? err.msg : "");
+    sl_tool_result_release(&r);
+
+    /* its sandbox ends; the next run's sandbox gets its own */
+    sl_sandbox_destroy(box);
+    box = make_box(&err);
+    rc = scall(t, "echo", "{\"text\":\"new box\"}", 20, &r, &err);
+    CHECK(!rc && !strcmp(text_of(&r), "echo: new box"), "a new sandbox gets a new server %s",
+          err.msg ? err.msg : "");
+    sl_tool_result_release(&r);
+    sl_toolset_free(t);
+
+    const char *v1[] = {"node", "/opt/mcp/stdio.mjs", "--v1", NULL};
+    o.command = v1;
+    t = sl_mcp_new(&o, &err);
+    rc = scall(t, "echo", "{\"text\":\"v1\"}", 20, &r, &err);
+    CHECK(!rc && !strcmp(text_of(&r), "echo: v1") && !strcmp(sl_mcp_version(t) ?: "", "2025-11-25"),
+          "a 1.x stdio server: initialize, 2025-11-25 %s", err.msg ? err.msg : "");
+    sl_tool_result_release(&r);
+    cu.cancel_at = sl_clock_s() + 0.4;
+    a = J("{\"ms\": 10000}");
+    sl_tool_result_init(&r);
+    rc = sl_toolset_call(t, &cctx, "sleep", a, &r, &err);
+    sl_err_clear(&err);
+    sl_tool_result_release(&r);
+    json_decref(a);
+    sn = box_seen("aborted");
+    CHECK(rc && json_array_size(json_object_get(sn, "aborted")) == 1,
+          "... cancelled, it stops the tool too");
+    json_decref(sn);
+    sl_toolset_free(t);
+
+    const char *none[] = {"no-such-mcp-server", "--flag", NULL};
+    o.command = none;
+    t = sl_mcp_new(&o, &err);
+    rc = scall(t, "x", NULL, 20, &r, &err);
+    CHECK(rc && err.code == SL_EIO && strstr(err.msg, "no-such-mcp-server") &&
+              strstr(err.msg, "127"),
+          "a command that is not there: %s", err.msg);
+    sl_err_clear(&err);
+    sl_tool_result_release(&r);
+    sl_toolset_free(t);
+    sl_sandbox_destroy(box);
+    box = NULL;
+}
+
 /* ---- the conformance suite's client ---- */
 
 /* `mcp --conformance-client URL`: what @modelcontextprotocol/conformance
@@ -1066,5 +1261,6 @@ int main(int argc, char **argv)
     modern();
     legacy();
     liars();
+    stdio_servers();
     return tap_done();
 }
