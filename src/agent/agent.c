@@ -40,7 +40,7 @@ int sl_agent_session_init(sl_agent_session *s, sl_sandbox *sb, const sl_agent_li
     s->sb = sb;
     s->L = L;
     s->io = io;
-    s->cwd = sl_xstrdup(sl_sandbox_workspace(sb));
+    s->cwd = sb ? sl_xstrdup(sl_sandbox_workspace(sb)) : NULL;
     if (L->timeout_s > 0)
         s->deadline = sl_clock_s() + L->timeout_s;
     return 0;
@@ -566,6 +566,18 @@ sl_value *sl_agent_tools(void)
     return json_loads(json, 0, NULL);
 }
 
+bool sl_agent_has_tool(const sl_value *tools, const char *name)
+{
+    size_t i;
+    const sl_value *t;
+    json_array_foreach(tools, i, t) {
+        const char *n = json_string_value(json_object_get(t, "name"));
+        if (n && name && !strcmp(n, name))
+            return true;
+    }
+    return false;
+}
+
 /* ---- the loop ---- */
 
 static void log_step(sl_agent_session *s, sl_value *step)
@@ -583,7 +595,9 @@ int sl_agent_run(sl_agent_session *s, const char *system, const sl_value *user,
     sl_value *msgs = json_array();
     res->messages = msgs;
     json_array_append_new(msgs, json_pack("{s:s,s:O}", "role", "user", "content", user));
-    sl_value *tools = sl_agent_tools();
+    sl_value *tools = s->sb ? sl_agent_tools() : json_array();
+    if (s->io->tools)
+        json_array_extend(tools, (sl_value *)s->io->tools);
     int rc = 0;
     for (;;) {
         if (io_cancelled(s)) {
@@ -651,8 +665,16 @@ int sl_agent_run(sl_agent_session *s, const char *system, const sl_value *user,
             if (!json_is_object(args) || json_object_get(c, "arguments_error")) {
                 is_err = fail(&out, "the arguments of this %s call are not a JSON object; send "
                                     "them again as valid JSON", name ? name : "tool");
-            } else {
+            } else if (s->io->tool && sl_agent_has_tool(s->io->tools, name)) {
+                sl_buf raw;
+                sl_buf_init(&raw, 0);
+                is_err = s->io->tool(s->io->ud, name, args, &raw);
+                sl_agent_cap(L, raw.data ? raw.data : "", raw.len, &out);
+                sl_buf_release(&raw);
+            } else if (s->sb) {
                 is_err = sl_agent_tool(s, name ? name : "", args, &out);
+            } else {
+                is_err = fail(&out, "there is no tool named '%s'", name ? name : "");
             }
             res->tool_calls++;
             char step_id[80];

@@ -16,6 +16,9 @@
  * `head_chars` and the last `tail_chars` are kept, with a note of how much
  * was cut between them (Dify: 8,000 → 2,500 + 2,500).
  *
+ * Configured tools (the workflow's, sl_agent_io.tools) are offered beside
+ * these; in the classic runtime (no sandbox) they are the only ones.
+ *
  * sl_agent_run() loops: call the model with the tools; run every tool call
  * it makes and send the results back; stop at a reply without tool calls
  * (its text is the answer).  It stops with an error at the first limit it
@@ -56,6 +59,12 @@ typedef struct {
     /* One step for the log (borrowed): a model turn or a tool call. */
     void (*log)(void *ud, const sl_value *step);
     bool (*cancelled)(void *ud);
+    /* The workflow's configured tools (may be NULL): their definitions
+     * ([{name, description, parameters}], borrowed), offered beside the
+     * sandbox's, and the call of one: the text for the model appended to
+     * out (capped here), true when the call failed. */
+    const sl_value *tools;
+    bool (*tool)(void *ud, const char *name, const sl_value *args, sl_buf *out);
     void *ud;
 } sl_agent_io;
 
@@ -74,7 +83,7 @@ typedef struct {
 
 /* -1 and err (nothing to release) when the kernel gives no randomness for
  * the session's cwd marker: a guessable one could be forged by a command's
- * output. */
+ * output.  sb NULL: no sandbox (the classic runtime), configured tools only. */
 int sl_agent_session_init(sl_agent_session *s, sl_sandbox *sb, const sl_agent_limits *L,
                           const sl_agent_io *io, sl_err *err);
 void sl_agent_session_release(sl_agent_session *s);
@@ -87,6 +96,8 @@ sl_value *sl_agent_tools(void);
  * capped; returns true when the call failed (the model sees the error). */
 bool sl_agent_tool(sl_agent_session *s, const char *name, const sl_value *args, sl_buf *out);
 
+/* Whether the definitions `tools` hold one named name. */
+bool sl_agent_has_tool(const sl_value *tools, const char *name);
 /* Caps text for the model (head + note + tail), UTF-8 safe; appends. */
 void sl_agent_cap(const sl_agent_limits *L, const char *text, size_t len, sl_buf *out);
 

@@ -8,5 +8,6 @@
 int sl_cli_sandbox(int argc, char **argv);
 int sl_cli_serve(int argc, char **argv);
 int sl_cli_app(int argc, char **argv);
+int sl_cli_tools(int argc, char **argv);
 
 #endif

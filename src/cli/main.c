@@ -1281,6 +1281,7 @@ static const command commands[] = {
     {"sandbox", "", sl_cli_sandbox, "run a command in a local sandbox (run, shell, check)"},
     {"serve", "", sl_cli_serve, "serve Dify's Service API for the apps in a data folder"},
     {"app", "", sl_cli_app, "import (new versions too), list, export, delete apps; keys"},
+    {"tools", "", sl_cli_tools, "list an app's tools and their bindings; call a bound tool"},
 };
 
 /* Columns `s` takes on a terminal (UTF-8: continuation bytes take none). */

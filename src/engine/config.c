@@ -12,6 +12,7 @@
 
 #include "core/secret.h"
 #include "dsl/yaml.h"
+#include "tools/binding.h"
 
 struct sl_config {
     sl_llm_endpoint *eps;
@@ -21,6 +22,7 @@ struct sl_config {
     sl_value *prices;    /* object: model -> {input, output, currency} */
     char *force_model;   /* SLUICE_LLM_MODEL */
     sl_value *sandbox;   /* the file's `sandbox` mapping, or NULL */
+    sl_bindings *tools;  /* the file's `tools` mapping (tools/binding.h) */
     bool offline;        /* a tape is replayed: see sl_config_set_offline */
     bool lenient;        /* unconfigured is a warning: see sl_config_set_lenient */
 };
@@ -102,6 +104,7 @@ void sl_config_free(sl_config *c)
     json_decref(c->models);
     json_decref(c->prices);
     json_decref(c->sandbox);
+    sl_bindings_free(c->tools);
     free(c->force_model);
     free(c);
 }
@@ -184,6 +187,10 @@ static int from_file(sl_config *c, const char *path, sl_err *err)
         json_decref(c->sandbox);
         c->sandbox = json_deep_copy(sbx);
     }
+    if (sl_bindings_parse(c->tools, &d, json_object_get(d.root, "tools"), path, err)) {
+        rc = -1;
+        goto out;
+    }
     const sl_value *llm = json_object_get(d.root, "llm");
     if (!llm) {
         sl_yaml_doc_release(&d);
@@ -255,6 +262,7 @@ static sl_config *config_new(void)
     c->aliases = json_object();
     c->models = json_object();
     c->prices = json_object();
+    c->tools = sl_bindings_new();
     from_env(c);
     return c;
 }
@@ -376,6 +384,11 @@ const sl_llm_endpoint *sl_config_resolve(const sl_config *c, const char *provide
                    "every model",
                    target, target, target);
     return NULL;
+}
+
+const sl_bindings *sl_config_tools(const sl_config *c)
+{
+    return c ? c->tools : NULL;
 }
 
 const sl_value *sl_config_sandbox(const sl_config *c)

@@ -27,6 +27,9 @@
  *      SLUICE_LLM_MODEL to run every model as that one.
  * API keys live only in endpoints; nothing here prints them.
  *
+ * The file's `tools` mapping binds the tools DSL files name to real ones
+ * (tools/binding.h, docs/tools.md).
+ *
  * The file's `sandbox` mapping is kept as it is for the engine, which
  * overlays each app's `sluice.sandbox` on it (see engine/graph.h).
  */
@@ -83,6 +86,10 @@ const sl_llm_endpoint *sl_config_resolve(const sl_config *c, const char *provide
  * (sandbox.ssh, sandbox.e2b); NULL when the file has none.  Borrowed. */
 const sl_value *sl_config_sandbox(const sl_config *c);
 
+/* The tool bindings of the file's `tools` mapping (never NULL for a
+ * loaded configuration; NULL for c NULL).  Borrowed. */
+struct sl_bindings;
+const struct sl_bindings *sl_config_tools(const sl_config *c);
 /* Price per million tokens for a model; false when the table has none. */
 bool sl_config_price(const sl_config *c, const char *model, double *input, double *output,
                      const char **currency);

@@ -69,6 +69,9 @@ static const field fields[] = {
     F(agent_tail_chars, T_SIZE, "and the last characters kept (Dify: 2,500)"),
     F(agent_max_files, T_INT, "files an agent hands back from output/ (Dify: 50)"),
     F(agent_max_file_bytes, T_SIZE, "size of each of them (Dify: 10 MB)"),
+    F(tool_timeout_s, T_DOUBLE, "wall seconds of one tool call"),
+    F(tool_max_output, T_SIZE, "text, json and files one tool call may return"),
+    F(tool_allow_private, T_BOOL, "let bound tool servers be on this host or private addresses"),
 };
 
 void sl_limits_default(struct sl_limits *l)
@@ -124,6 +127,9 @@ void sl_limits_default(struct sl_limits *l)
     l->agent_tail_chars = 2500;
     l->agent_max_files = 50;
     l->agent_max_file_bytes = (size_t)10 << 20;
+    l->tool_timeout_s = 60;
+    l->tool_max_output = (size_t)8 << 20;
+    l->tool_allow_private = false;
 }
 
 static int set_field(struct sl_limits *l, const field *f, const char *v, sl_err *err)

@@ -68,6 +68,9 @@ struct sl_limits {
     size_t agent_tail_chars;
     int agent_max_files;             /* artifacts from output/: 50 (Dify) */
     size_t agent_max_file_bytes;     /* each artifact: 10 MB (Dify) */
+    double tool_timeout_s;           /* wall seconds of one tool call: 60 */
+    size_t tool_max_output;          /* text, json and files of one call: 8 MiB */
+    bool tool_allow_private;         /* tool servers on this host / private addresses */
 };
 
 void sl_limits_default(struct sl_limits *l);

@@ -10,6 +10,10 @@
  * made twice is served the recorded answers in order, the last one again
  * when they run out.  A request that was never recorded fails, naming
  * the model and the start of its last message.
+ *
+ * Tool calls (nodes/toolcall.c) share the tape: their request is
+ * {"tool": {"binding", "name", "arguments"}} or {"tool_list": binding},
+ * their response the shaped result, so an app with tools replays offline.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -160,7 +164,21 @@ sl_value *sl_llm_tape_find(sl_llm_tape *t, const sl_value *req, const sl_value *
     }
     pthread_mutex_unlock(&t->mu);
     free(key);
-    if (!resp) {
+    const sl_value *tool = json_object_get(req, "tool");
+    if (!resp && (tool || json_object_get(req, "tool_list"))) {
+        char *args = json_dumps(json_object_get(tool, "arguments"), JSON_COMPACT | JSON_SORT_KEYS);
+        sl_err_set(err, SL_ENODE,
+                   "--replay %s: no recorded tool call matches this one (binding %s, %s%s%s "
+                   "%.80s); the workflow or its inputs changed since the recording: record it "
+                   "again with --record",
+                   t->path,
+                   tool ? json_string_value(json_object_get(tool, "binding"))
+                        : json_string_value(json_object_get(req, "tool_list")),
+                   tool ? "tool " : "the list of its tools", tool ? json_string_value(
+                       json_object_get(tool, "name")) : "", tool ? ", arguments" : "",
+                   args ? args : "");
+        free(args);
+    } else if (!resp) {
         const sl_value *msgs = json_object_get(req, "messages");
         const sl_value *last = json_object_get(json_array_get(msgs, json_array_size(msgs) - 1),
                                                "content");

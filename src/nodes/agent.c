@@ -33,6 +33,8 @@
 #include "engine/limits.h"
 #include "sandbox/sandbox.h"
 #include "nodes/model.h"
+#include "nodes/toolcall.h"
+#include "tools/mcp.h"
 
 static const sl_value *param(const sl_value *data, const char *name)
 {
@@ -59,6 +61,8 @@ static bool agent_mode(const sl_graph *g, const sl_value *data)
 
 static bool strategy_ok(const char *provider, const char *name)
 {
+    if (provider && !strcmp(provider, "hjlarry/agent/mcp_agent"))
+        return !name || !strcmp(name, "function_calling");
     if (!provider || !*provider)
         return !name || !*name || !strcmp(name, "function_calling") || !strcmp(name, "ReAct");
     return strstr(provider, "langgenius/agent") &&
@@ -87,6 +91,8 @@ static int check_text_param(sl_check *c, const sl_gnode *n, const char *name, bo
     return json_is_string(v) ? sl_check_text_refs(c, n, p, "value", field) : 0;
 }
 
+static int check_tools(sl_check *c, const sl_gnode *n);
+
 static int agent_check(sl_check *c, const sl_gnode *n)
 {
     const sl_graph *g = sl_check_graph(c);
@@ -96,7 +102,8 @@ static int agent_check(sl_check *c, const sl_gnode *n)
     if (!strategy_ok(prov, strat)) {
         sl_check_error(c, n, n->data, "agent_strategy_name", "agent_strategy_name",
                        "the agent strategy '%s' of plugin '%s' is not available in sluice; "
-                       "sluice runs langgenius/agent's function_calling and ReAct strategies",
+                       "sluice runs langgenius/agent's function_calling and ReAct strategies "
+                       "and hjlarry/agent's mcp_agent",
                        strat ? strat : "", prov ? prov : "");
         return -1;
     }
@@ -117,16 +124,8 @@ static int agent_check(sl_check *c, const sl_gnode *n)
     }
     if (check_text_param(c, n, "instruction", false) || check_text_param(c, n, "query", true))
         rc = -1;
-    const sl_value *tools = param_value(n->data, "tools");
-    if (json_array_size(tools) > 0) {
-        sl_check_error(c, n, param(n->data, "tools"), NULL, "agent_parameters.tools",
-                       "configured tools (%zu) are not available in sluice yet; remove them%s",
-                       json_array_size(tools),
-                       g->sandboxed ? " (in the sandboxed runtime the agent has bash, file and "
-                                      "grep tools of its own)"
-                                    : "");
+    if (check_tools(c, n))
         rc = -1;
-    }
     const sl_value *it = param_value(n->data, "maximum_iterations");
     if (it && !json_is_null(it) && !(json_is_integer(it) && json_integer_value(it) > 0))
         sl_check_error(c, n, param(n->data, "maximum_iterations"), "value",
@@ -188,6 +187,431 @@ static char *text_param(sl_node_exec *x, const char *name)
     return sl_buf_detach(&b);
 }
 
+/* ---- configured tools ---- */
+
+/* The hjlarry/agent plugin's MCP strategy: function calling with the MCP
+ * servers named by its mcp_server parameter. */
+static bool is_mcp_agent(const sl_value *data)
+{
+    const char *prov = json_string_value(json_object_get(data, "agent_strategy_provider_name"));
+    return prov && !strcmp(prov, "hjlarry/agent/mcp_agent");
+}
+
+/* The enabled entries of agent_parameters.tools. */
+static bool tool_enabled(const sl_value *t)
+{
+    const sl_value *e = json_object_get(t, "enabled");
+    return !e || json_is_true(e);
+}
+
+/* mcp_server: a JSON object {name: {url, headers?, timeout?, transport?}},
+ * or one URL.  *out: {name: {url, ...}} (new), or NULL with why. */
+static sl_value *mcp_servers(const char *text, const char **why)
+{
+    *why = NULL;
+    while (text && (*text == ' ' || *text == '\n' || *text == '\t'))
+        text++;
+    if (!text || !*text)
+        return json_object();
+    if (*text != '{') {
+        if (strncmp(text, "http://", 7) && strncmp(text, "https://", 8)) {
+            *why = "is neither a URL nor a JSON object {name: {url, headers, timeout}}";
+            return NULL;
+        }
+        char *u = sl_xstrdup(text);
+        for (size_t n = strlen(u); n && (u[n - 1] == ' ' || u[n - 1] == '\n'); n--)
+            u[n - 1] = 0;
+        sl_value *r = json_pack("{s:{s:s}}", "default_server", "url", u);
+        free(u);
+        return r;
+    }
+    sl_value *v = json_loads(text, 0, NULL);
+    if (json_is_object(json_object_get(v, "mcpServers"))) {
+        sl_value *inner = json_incref(json_object_get(v, "mcpServers"));
+        json_decref(v);
+        v = inner;
+    }
+    if (!json_is_object(v)) {
+        json_decref(v);
+        *why = "is not valid JSON: {name: {url, headers, timeout}}";
+        return NULL;
+    }
+    const char *k;
+    const sl_value *s;
+    json_object_foreach(v, k, s) {
+        const char *url = json_string_value(json_object_get(s, "url"));
+        if (!url || (strncmp(url, "http://", 7) && strncmp(url, "https://", 8))) {
+            json_decref(v);
+            *why = "names a server without an http(s) url";
+            return NULL;
+        }
+    }
+    if (json_object_size(v) > 16) {
+        json_decref(v);
+        *why = "names more than 16 servers";
+        return NULL;
+    }
+    return v;
+}
+
+static int check_tools(sl_check *c, const sl_gnode *n)
+{
+    const sl_value *tp = param(n->data, "tools");
+    const sl_value *tools = param_value(n->data, "tools");
+    int rc = 0;
+    if (tools && !json_is_null(tools) && !json_is_array(tools)) {
+        sl_check_error(c, n, tp, "value", "agent_parameters.tools", "must be a list of tools");
+        return -1;
+    }
+    size_t i;
+    const sl_value *t;
+    json_array_foreach(tools, i, t) {
+        char field[96];
+        snprintf(field, sizeof field, "agent_parameters.tools[%zu]", i);
+        if (!json_is_object(t)) {
+            sl_check_error(c, n, tp, "value", field, "a tool is a mapping {provider_name, "
+                           "tool_name, …}");
+            rc = -1;
+            continue;
+        }
+        if (!tool_enabled(t))
+            continue;
+        const char *prov = json_string_value(json_object_get(t, "provider_name"));
+        const char *name = json_string_value(json_object_get(t, "tool_name"));
+        if (!prov || !*prov || !name || !*name) {
+            sl_check_error(c, n, t, NULL, field, "an enabled tool needs provider_name and "
+                           "tool_name");
+            rc = -1;
+            continue;
+        }
+        const char *k;
+        const sl_value *p;
+        json_object_foreach(json_object_get(t, "parameters"), k, p) {
+            const sl_value *val = json_object_get(p, "value");
+            const sl_value *auto_ = json_object_get(p, "auto");
+            bool fixed = json_is_integer(auto_) ? json_integer_value(auto_) == 0
+                                                : json_is_false(auto_);
+            if (fixed && json_is_object(val) &&
+                !strcmp(json_string_value(json_object_get(val, "type")) ?: "", "variable")) {
+                char f2[160];
+                snprintf(f2, sizeof f2, "%s.parameters.%s", field, k);
+                if (sl_check_selector_or_skip(c, n, val, "value", f2))
+                    rc = -1;
+            }
+        }
+        if (!sl_toolcall_binding(sl_check_config_get(c), prov, NULL)) {
+            char *hint = sl_bindings_hint(prov);
+            sl_check_config(c, n, t, "provider_name", field,
+                            "the agent's tool '%s' of provider '%s' is not bound to a real "
+                            "tool; %s", name, prov, hint);
+            free(hint);
+            rc = -1;
+        }
+    }
+    if (is_mcp_agent(n->data)) {
+        const sl_value *ms = param_value(n->data, "mcp_server");
+        const char *why = NULL;
+        if (ms && !json_is_null(ms) && !json_is_string(ms)) {
+            why = "must be text";
+        } else if (json_is_string(ms) && !strstr(json_string_value(ms), "{{#")) {
+            sl_value *v = mcp_servers(json_string_value(ms), &why);
+            json_decref(v);
+        }
+        if (why) {
+            sl_check_error(c, n, param(n->data, "mcp_server"), "value",
+                           "agent_parameters.mcp_server", "%s", why);
+            rc = -1;
+        }
+    }
+    return rc;
+}
+
+typedef struct {
+    char *model_name;            /* what the model calls it */
+    const sl_binding *binding;   /* a bound tool, or */
+    int server;                  /* an mcp_agent server's (index), -1 */
+    char *name;                  /* the server's name for it */
+    sl_value *fixed;             /* fixed arguments: settings, auto: 0 parameters */
+    sl_value *def;               /* the server's definition (for the arguments' types) */
+} ctool;
+
+typedef struct {
+    ctool *v;
+    size_t n;
+    sl_value *defs;              /* for the model: [{name, description, parameters}] */
+    sl_toolset **servers;        /* mcp_agent servers */
+    char **server_ids;
+    size_t n_servers;
+    sl_value *files;             /* files the tools made, as file values */
+} ctools;
+
+static void ctools_release(ctools *ct)
+{
+    for (size_t i = 0; i < ct->n; i++) {
+        free(ct->v[i].model_name);
+        free(ct->v[i].name);
+        json_decref(ct->v[i].fixed);
+        json_decref(ct->v[i].def);
+    }
+    free(ct->v);
+    json_decref(ct->defs);
+    for (size_t i = 0; i < ct->n_servers; i++) {
+        sl_toolset_free(ct->servers[i]);
+        free(ct->server_ids[i]);
+    }
+    free(ct->servers);
+    free(ct->server_ids);
+    json_decref(ct->files);
+    memset(ct, 0, sizeof *ct);
+}
+
+static const char *const sandbox_tool_names[] = {"bash", "read_file", "write_file", "edit_file",
+                                                 "list_files", "grep", NULL};
+
+/* A unique name for the model: the tool's own, else prefixed by its
+ * provider, else numbered. */
+static char *model_name(const ctools *ct, bool sandboxed, const char *prefix, const char *name)
+{
+    for (int attempt = 0; attempt < 100; attempt++) {
+        char *cand = attempt == 0 ? sl_xstrdup(name)
+                     : attempt == 1 ? sl_xasprintf("%s__%s", prefix, name)
+                                    : sl_xasprintf("%s__%s_%d", prefix, name, attempt);
+        /* model APIs take [a-zA-Z0-9_-]{1,64} */
+        for (char *p = cand; *p; p++)
+            if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                  (*p >= '0' && *p <= '9') || *p == '_' || *p == '-'))
+                *p = '_';
+        if (strlen(cand) > 64)
+            cand[64] = 0;
+        bool taken = false;
+        for (const char *const *s = sandbox_tool_names; sandboxed && *s && !taken; s++)
+            taken = !strcmp(*s, cand);
+        for (size_t i = 0; i < ct->n && !taken; i++)
+            taken = !strcmp(ct->v[i].model_name, cand);
+        if (!taken)
+            return cand;
+        free(cand);
+    }
+    return sl_xasprintf("tool_%zu", ct->n + 1);
+}
+
+/* The model's view of a definition: the input schema without the fixed
+ * arguments, the description from extra.description when given. */
+static sl_value *model_def(const char *mname, const sl_value *def, const sl_value *fixed,
+                           const char *desc)
+{
+    sl_value *schema = json_deep_copy(json_object_get(def, "inputSchema"));
+    if (!json_is_object(schema)) {
+        json_decref(schema);
+        schema = json_pack("{s:s, s:{}}", "type", "object", "properties");
+    }
+    sl_value *props = json_object_get(schema, "properties");
+    sl_value *req = json_object_get(schema, "required");
+    const char *k;
+    sl_value *v;
+    json_object_foreach((sl_value *)fixed, k, v) {
+        json_object_del(props, k);
+        for (size_t i = json_array_size(req); i-- > 0;)
+            if (!strcmp(json_string_value(json_array_get(req, i)) ?: "", k))
+                json_array_remove(req, i);
+    }
+    const char *d = desc && *desc ? desc : json_string_value(json_object_get(def, "description"));
+    return json_pack("{s:s, s:s, s:o}", "name", mname, "description", d ? d : "", "parameters",
+                     schema);
+}
+
+static void add_ctool(ctools *ct, ctool t, const char *desc)
+{
+    ct->v = sl_xrealloc(ct->v, (ct->n + 1) * sizeof *ct->v);
+    json_array_append_new(ct->defs, model_def(t.model_name, t.def, t.fixed, desc));
+    ct->v[ct->n++] = t;
+}
+
+/* A fixed parameter's value: {type, value} resolved, or a plain value. */
+static sl_value *fixed_value(sl_node_exec *x, const sl_value *v)
+{
+    const char *type = json_string_value(json_object_get(v, "type"));
+    const sl_value *val = json_object_get(v, "value");
+    if (!json_is_object(v) || !type || !val)
+        return json_is_null(v) ? NULL : json_incref((sl_value *)v);
+    if (!strcmp(type, "variable"))
+        return json_is_null(val) ? NULL : sl_exec_get(x, val);
+    if (json_is_string(val)) {
+        sl_buf b;
+        sl_buf_init(&b, 0);
+        sl_exec_render(x, json_string_value(val), &b);
+        sl_value *s = json_stringn(b.data ? b.data : "", b.len);
+        sl_buf_release(&b);
+        return s;
+    }
+    return json_is_null(val) ? NULL : json_incref((sl_value *)val);
+}
+
+/* Builds the tools the node configures; -1 with the node failed. */
+static int build_tools(sl_node_exec *x, bool sandboxed, ctools *ct)
+{
+    const sl_value *data = sl_exec_data(x);
+    ct->defs = json_array();
+    ct->files = json_array();
+    sl_err e = {0};
+    size_t i;
+    const sl_value *t;
+    json_array_foreach(param_value(data, "tools"), i, t) {
+        if (!tool_enabled(t))
+            continue;
+        const char *prov = json_string_value(json_object_get(t, "provider_name"));
+        const char *tname = json_string_value(json_object_get(t, "tool_name"));
+        const sl_binding *b = sl_toolcall_binding(sl_exec_config(x), prov, NULL);
+        if (!b) {
+            char *hint = sl_bindings_hint(prov);
+            sl_exec_fail(x, "AgentNodeError", "the agent's tool '%s' of provider '%s' is not "
+                         "bound; %s", tname ? tname : "", prov ? prov : "", hint);
+            free(hint);
+            return -1;
+        }
+        ctool c = {.binding = b, .server = -1};
+        c.name = sl_xstrdup(sl_binding_tool_name(b, tname));
+        c.def = sl_toolcall_def(x, b, c.name, &e);
+        if (!c.def) {
+            free(c.name);
+            sl_exec_fail(x, sl_err_type(&e, "AgentNodeError"), "%s", e.msg);
+            sl_err_clear(&e);
+            return -1;
+        }
+        c.fixed = json_object();
+        const char *k;
+        const sl_value *v;
+        json_object_foreach(json_object_get(t, "settings"), k, v) {
+            sl_value *fv = fixed_value(x, json_is_object(v) && json_object_get(v, "value") &&
+                                                 json_object_size(v) == 1
+                                             ? json_object_get(v, "value")
+                                             : v);
+            if (fv)
+                json_object_set_new(c.fixed, k, fv);
+        }
+        json_object_foreach(json_object_get(t, "parameters"), k, v) {
+            const sl_value *auto_ = json_object_get(v, "auto");
+            bool fixed = json_is_integer(auto_) ? json_integer_value(auto_) == 0
+                                                : json_is_false(auto_);
+            sl_value *fv = fixed ? fixed_value(x, json_object_get(v, "value")) : NULL;
+            if (fv)
+                json_object_set_new(c.fixed, k, fv);
+        }
+        c.model_name = model_name(ct, sandboxed, prov, tname ? tname : c.name);
+        const char *desc = json_string_value(json_object_get(json_object_get(t, "extra"),
+                                                             "description"));
+        add_ctool(ct, c, desc);
+    }
+    if (!is_mcp_agent(data))
+        return 0;
+    char *text = text_param(x, "mcp_server");
+    const char *why = NULL;
+    sl_value *servers = mcp_servers(text, &why);
+    free(text);
+    if (!servers) {
+        sl_exec_fail(x, "AgentNodeError", "agent_parameters.mcp_server %s", why);
+        return -1;
+    }
+    const sl_limits *lim = sl_exec_limits(x);
+    const char *sname;
+    const sl_value *s;
+    json_object_foreach(servers, sname, s) {
+        sl_toolset *ts = NULL;
+        if (!sl_toolcall_replaying(x)) {
+            sl_mcp_opts o = {0};
+            o.url = json_string_value(json_object_get(s, "url"));
+            o.transport = json_string_value(json_object_get(s, "transport"));
+            if (o.transport && !strcmp(o.transport, "streamable_http"))
+                o.transport = "streamable";
+            if (o.transport && strcmp(o.transport, "sse") && strcmp(o.transport, "streamable"))
+                o.transport = NULL;
+            /* the plugin sends none of its headers; a DSL's would be data, not credentials */
+            o.allow_private = lim->tool_allow_private;
+            o.client_name = "sluice";
+            ts = sl_mcp_new(&o, &e);
+            if (!ts) {
+                sl_exec_fail(x, "AgentNodeError", "MCP server '%s': %s", sname, e.msg);
+                sl_err_clear(&e);
+                json_decref(servers);
+                return -1;
+            }
+        }
+        ct->servers = sl_xrealloc(ct->servers, (ct->n_servers + 1) * sizeof *ct->servers);
+        ct->server_ids = sl_xrealloc(ct->server_ids, (ct->n_servers + 1) * sizeof(char *));
+        int idx = (int)ct->n_servers++;
+        ct->servers[idx] = ts;
+        ct->server_ids[idx] = sl_xasprintf("mcp_server:%s", sname);
+        sl_value *list = NULL;
+        if (sl_toolcall_list_set(x, ct->server_ids[idx], ts, &list, &e)) {
+            sl_exec_fail(x, sl_err_type(&e, "AgentNodeError"), "MCP server '%s': %s", sname,
+                         e.msg);
+            sl_err_clear(&e);
+            json_decref(servers);
+            return -1;
+        }
+        size_t j;
+        const sl_value *d;
+        json_array_foreach(list, j, d) {
+            const char *tn = json_string_value(json_object_get(d, "name"));
+            if (!tn || !*tn || ct->n >= 256)
+                continue;
+            ctool c = {.server = idx, .name = sl_xstrdup(tn), .fixed = json_object(),
+                       .def = json_incref((sl_value *)d)};
+            c.model_name = model_name(ct, sandboxed, sname, tn);
+            add_ctool(ct, c, NULL);
+        }
+        json_decref(list);
+    }
+    json_decref(servers);
+    return 0;
+}
+
+typedef struct {
+    sl_node_exec *x;
+    ctools *ct;
+} ctool_ud;
+
+/* One configured tool's call for the agent loop. */
+static bool call_ctool(ctools *ct, sl_node_exec *x, const char *name, const sl_value *args,
+                       sl_buf *out)
+{
+    ctool *c = NULL;
+    for (size_t i = 0; i < ct->n && !c; i++)
+        if (!strcmp(ct->v[i].model_name, name))
+            c = &ct->v[i];
+    if (!c) {
+        sl_buf_addf(out, "there is no tool named '%s'", name);
+        return true;
+    }
+    sl_value *a = json_deep_copy(args);
+    json_object_update(a, c->fixed);  /* hidden from the model: fixed values win */
+    sl_toolcall_coerce(c->def, a);
+    sl_tool_result res;
+    sl_tool_result_init(&res);
+    sl_err e = {0};
+    int rc = c->binding ? sl_toolcall(x, c->binding, c->name, a, &res, &e)
+                        : sl_toolcall_set(x, ct->server_ids[c->server], ct->servers[c->server],
+                                          c->name, a, &res, &e);
+    json_decref(a);
+    bool failed = rc != 0 || res.is_error;
+    if (rc) {
+        sl_buf_addf(out, "the tool call failed: %s", e.msg ? e.msg : "unknown error");
+        sl_err_clear(&e);
+    } else {
+        sl_toolcall_text(&res, out);
+        if (res.n_files) {
+            sl_value *files = sl_toolcall_files(x, &res, &e);
+            if (files)
+                json_array_extend(ct->files, files);
+            else
+                sl_err_clear(&e);
+            json_decref(files);
+        }
+    }
+    sl_tool_result_release(&res);
+    return failed;
+}
+
 static double num_setting(const sl_value *data, const char *key, double dflt)
 {
     const sl_value *v = json_object_get(settings(data), key);
@@ -242,7 +666,14 @@ typedef struct {
     const sl_value *model;
     sl_value *log;           /* the steps, for process_data (capped) */
     long long tokens;
+    ctools *ct;              /* the workflow's configured tools */
 } agent_ctx;
+
+static bool io_tool(void *ud, const char *name, const sl_value *args, sl_buf *out)
+{
+    agent_ctx *a = ud;
+    return call_ctool(a->ct, a->x, name, args, out);
+}
 
 static int call_model(void *ud, sl_value *req, sl_value **resp)
 {
@@ -405,25 +836,36 @@ static int agent_run(sl_node_exec *x)
     char *query = text_param(x, "query");
     sl_exec_input(x, "query", json_string(query));
     int rc;
-    if (!agent_mode(g, data)) {
+    bool mode = agent_mode(g, data);
+    ctools ct = {0};
+    if (build_tools(x, mode, &ct)) {
+        ctools_release(&ct);
+        free(instruction);
+        free(query);
+        return -1;
+    }
+    if (!mode && ct.n == 0) {
+        ctools_release(&ct);
         rc = plain_call(x, model, instruction, query);
         free(instruction);
         free(query);
         return rc;
     }
     sl_err e = {0};
-    sl_sandbox *sb = sl_exec_sandbox(x, &e);
-    if (!sb) {
+    sl_sandbox *sb = NULL;
+    sl_buf sys;
+    sl_buf_init(&sys, 0);
+    if (mode && !(sb = sl_exec_sandbox(x, &e))) {
         rc = sl_exec_fail(x, "SandboxError", "%s", e.msg);
         sl_err_clear(&e);
+        ctools_release(&ct);
         free(instruction);
         free(query);
         return rc;
     }
+    if (sb) {
     const char *ws = sl_sandbox_workspace(sb);
 
-    sl_buf sys;
-    sl_buf_init(&sys, 0);
     sl_buf_addf(&sys,
                 "You are an agent working on a Linux machine of your own (a sandbox, provider "
                 "%s). Your working directory is %s; files you make there stay for the rest of "
@@ -455,8 +897,9 @@ static int agent_run(sl_node_exec *x)
     sl_exec_process(x, "skills_skipped", bad);
     sl_exec_process(x, "skills_warnings", sl_skills_warnings(&skills));
     sl_skills_release(&skills);
+    }
     if (*instruction)
-        sl_buf_addf(&sys, "\n%s\n", instruction);
+        sl_buf_addf(&sys, sb ? "\n%s\n" : "%s", instruction);
     sl_buf_addc(&sys, 0);
     sl_exec_input(x, "instruction", json_string(sys.data));
 
@@ -494,13 +937,15 @@ static int agent_run(sl_node_exec *x)
         max_bytes = (size_t)sz;
     L.max_file_bytes = max_bytes > L.max_file_bytes ? max_bytes : L.max_file_bytes;
 
-    agent_ctx a = {.x = x, .model = model, .log = json_array()};
-    sl_agent_io io = {.call = call_model, .log = log_step, .cancelled = ctx_cancelled, .ud = &a};
+    agent_ctx a = {.x = x, .model = model, .log = json_array(), .ct = &ct};
+    sl_agent_io io = {.call = call_model, .log = log_step, .cancelled = ctx_cancelled,
+                      .tools = ct.n ? ct.defs : NULL, .tool = io_tool, .ud = &a};
     sl_agent_session s;
     if (sl_agent_session_init(&s, sb, &L, &io, &e)) {
         rc = sl_exec_fail(x, "SandboxError", "%s", e.msg);
         sl_err_clear(&e);
         json_decref(a.log);
+        ctools_release(&ct);
         sl_buf_release(&sys);
         free(instruction);
         free(query);
@@ -533,7 +978,9 @@ static int agent_run(sl_node_exec *x)
         sl_err_clear(&e);
     } else {
         sl_value *files = json_array(), *skipped = json_array();
-        collect(x, sb, "output", 0, max_files, max_bytes, files, skipped);
+        json_array_extend(files, ct.files);
+        if (sb)
+            collect(x, sb, "output", 0, max_files, max_bytes, files, skipped);
         if (json_array_size(skipped))
             sl_exec_process(x, "files_skipped", json_incref(skipped));
         json_decref(skipped);
@@ -544,6 +991,7 @@ static int agent_run(sl_node_exec *x)
     }
     sl_agent_result_release(&res);
     sl_agent_session_release(&s);
+    ctools_release(&ct);
     sl_buf_release(&sys);
     free(instruction);
     free(query);

@@ -22,6 +22,7 @@ extern const sl_node_kind sl_kind_llm;
 extern const sl_node_kind sl_kind_parameter_extractor, sl_kind_question_classifier;
 extern const sl_node_kind sl_kind_agent;
 extern const sl_node_kind sl_kind_template_transform;
+extern const sl_node_kind sl_kind_tool;
 
 static const sl_node_kind *const kinds[] = {
     &sl_kind_start, &sl_kind_end, &sl_kind_answer,
@@ -36,6 +37,7 @@ static const sl_node_kind *const kinds[] = {
     &sl_kind_llm, &sl_kind_parameter_extractor, &sl_kind_question_classifier,
     &sl_kind_agent,
     &sl_kind_template_transform,
+    &sl_kind_tool,
 };
 
 static const sl_node_kind *find(const char *type)

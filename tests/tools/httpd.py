@@ -36,6 +36,7 @@ method (HEAD gets the headers only).
   /latin1                 "café" in ISO-8859-1, charset declared
   /gzip                   "hello gzip" gzip-encoded
   /json                   a JSON object, application/json
+  /mcp, /mcp-auth         an MCP server (tests/tools/mcp_standin.py)
   /https-port             the port of an HTTPS twin of this server (same
                           endpoints, self-signed certificate for
                           127.0.0.1), started on first use; needs openssl
@@ -55,6 +56,9 @@ import urllib.parse
 from email.parser import BytesParser
 from email.policy import HTTP
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mcp_standin  # noqa: E402
 
 HITS = {}
 HITS_LOCK = threading.Lock()
@@ -95,7 +99,11 @@ class Handler(BaseHTTPRequestHandler):
         name = parts[0] if parts else ""
         arg = parts[1] if len(parts) > 1 else ""
 
-        if name == "method":
+        if name in ("mcp", "mcp-auth"):
+            status, ctype, out, extra = mcp_standin.handle(url.path, self.command,
+                                                           self.headers, body)
+            self.reply(status, out, ctype, extra)
+        elif name == "method":
             self.reply(body=self.command, headers=[("X-Method", self.command)])
         elif name == "header":
             self.reply(body=self.headers.get(arg, "(absent)"))

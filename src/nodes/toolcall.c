@@ -1,0 +1,406 @@
+/*
+ * toolcall — see toolcall.h.
+ */
+#include "nodes/toolcall.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/mime.h"
+#include "engine/config.h"
+#include "engine/limits.h"
+#include "llm/llm.h"
+
+const sl_binding *sl_toolcall_binding(const struct sl_config *cfg, const char *provider_id,
+                                      const char *provider_name)
+{
+    return sl_bindings_find(sl_config_tools(cfg), provider_id, provider_name);
+}
+
+static bool stop_asked(void *ud)
+{
+    sl_node_exec *x = ud;
+    sl_err e = {0};
+    bool stop = sl_exec_interrupted(x, &e) != 0;
+    sl_err_clear(&e);
+    return stop;
+}
+
+static struct sl_sandbox *run_sandbox(void *ud, sl_err *err)
+{
+    return sl_exec_sandbox(ud, err);
+}
+
+/* The call's bounds: the limit, the binding's own timeout when smaller,
+ * and what is left of the run's time. */
+static void make_ctx(sl_node_exec *x, const sl_binding *b, sl_tool_ctx *ctx)
+{
+    const sl_limits *L = sl_exec_limits(x);
+    memset(ctx, 0, sizeof *ctx);
+    double t = L->tool_timeout_s > 0 ? L->tool_timeout_s : SL_TOOL_TIMEOUT_S;
+    if (b && sl_binding_timeout(b) > 0 && sl_binding_timeout(b) < t)
+        t = sl_binding_timeout(b);
+    double left = sl_exec_time_left(x);
+    if (left > 0 && left < t)
+        t = left;
+    ctx->timeout_s = t > 0.001 ? t : 0.001;
+    ctx->max_output = L->tool_max_output ? L->tool_max_output : SL_TOOL_MAX_OUTPUT;
+    ctx->cancelled = stop_asked;
+    ctx->sandbox = run_sandbox;
+    ctx->ud = x;
+}
+
+/* ---- the tape ---- */
+
+static sl_value *result_json(const sl_tool_result *r)
+{
+    sl_value *files = json_array();
+    for (size_t i = 0; i < r->n_files; i++) {
+        sl_buf b64;
+        sl_buf_init(&b64, 0);
+        sl_base64_encode((const unsigned char *)r->files[i].data.data, r->files[i].data.len,
+                         &b64);
+        json_array_append_new(files, json_pack("{s:s, s:s, s:s#}", "name", r->files[i].name,
+                                               "mime_type", r->files[i].mime_type, "data",
+                                               b64.data ? b64.data : "", b64.len));
+        sl_buf_release(&b64);
+    }
+    return json_pack("{s:s#, s:O, s:O, s:o, s:b}", "text", r->text.data ? r->text.data : "",
+                     r->text.len, "json", r->json, "variables", r->variables, "files", files,
+                     "is_error", r->is_error);
+}
+
+static int result_from(const sl_value *v, sl_tool_result *r, sl_err *err)
+{
+    const sl_value *e = json_object_get(v, "error");
+    if (e) {
+        const char *code = json_string_value(json_object_get(e, "code"));
+        sl_errcode c = SL_EIO;
+        for (int k = SL_EINVAL; k <= SL_ENOTFOUND; k++)
+            if (code && !strcmp(code, sl_errcode_name((sl_errcode)k)))
+                c = (sl_errcode)k;
+        return sl_err_set(err, c, "%s", json_string_value(json_object_get(e, "message")));
+    }
+    const char *text = json_string_value(json_object_get(v, "text"));
+    if (text)
+        sl_buf_add(&r->text, text, json_string_length(json_object_get(v, "text")));
+    if (json_is_array(json_object_get(v, "json")))
+        json_array_extend(r->json, json_object_get(v, "json"));
+    if (json_is_object(json_object_get(v, "variables")))
+        json_object_update(r->variables, json_object_get(v, "variables"));
+    r->is_error = json_is_true(json_object_get(v, "is_error"));
+    size_t i;
+    const sl_value *f;
+    json_array_foreach(json_object_get(v, "files"), i, f) {
+        const char *d = json_string_value(json_object_get(f, "data"));
+        sl_buf bytes;
+        sl_buf_init(&bytes, 0);
+        if (!d || sl_base64_decode(d, strlen(d), &bytes)) {
+            sl_buf_release(&bytes);
+            return sl_err_set(err, SL_EPARSE, "the tape's tool result holds a file that is "
+                              "not base64; record it again with --record");
+        }
+        sl_tool_result_file(r, json_string_value(json_object_get(f, "name")),
+                            json_string_value(json_object_get(f, "mime_type")), bytes.data,
+                            bytes.len);
+        sl_buf_release(&bytes);
+    }
+    return 0;
+}
+
+static sl_value *error_json(const sl_err *e)
+{
+    return json_pack("{s:{s:s, s:s}}", "error", "code", sl_errcode_name(e->code), "message",
+                     e->msg ? e->msg : "");
+}
+
+/* Replays req from the tape: 1 when not replaying, 0 with *resp, -1. */
+static int from_tape(sl_node_exec *x, const sl_value *req, sl_value **resp, sl_err *err)
+{
+    sl_llm_tape *tape = sl_exec_llm_tape(x);
+    if (!tape || !sl_llm_tape_replaying(tape))
+        return 1;
+    const sl_value *events = NULL;
+    *resp = sl_llm_tape_find(tape, req, &events, err);
+    return *resp ? 0 : -1;
+}
+
+static void to_tape(sl_node_exec *x, const sl_value *req, const sl_value *resp)
+{
+    sl_llm_tape *tape = sl_exec_llm_tape(x);
+    if (!tape || sl_llm_tape_replaying(tape))
+        return;
+    sl_err e = {0};
+    if (sl_llm_tape_add(tape, req, NULL, resp, &e))
+        sl_err_clear(&e);  /* a tape that cannot be written loses the recording, not the run */
+}
+
+/* ---- definitions ---- */
+
+/* Lists the tools of binding b, or of toolset ts named id. */
+static int list_any(sl_node_exec *x, const sl_binding *b, const char *id, sl_toolset *ts,
+                    bool refresh, sl_value **out, sl_err *err)
+{
+    sl_value *req = json_pack("{s:s}", "tool_list", b ? sl_binding_id(b) : id);
+    sl_value *resp = NULL;
+    int rc = from_tape(x, req, &resp, err);
+    if (rc == 0) {
+        *out = json_incref(json_object_get(resp, "tools"));
+        json_decref(resp);
+        json_decref(req);
+        if (!*out)
+            return sl_err_set(err, SL_EPARSE, "the tape's list of tools is not a list");
+        return 0;
+    }
+    if (rc < 0) {
+        json_decref(req);
+        return -1;
+    }
+    sl_tool_ctx ctx;
+    make_ctx(x, b, &ctx);
+    const sl_limits *L = sl_exec_limits(x);
+    if (b)
+        rc = sl_binding_list(b, L->tool_allow_private, &ctx, refresh, out, err);
+    else if (ts)
+        rc = sl_toolset_list(ts, &ctx, out, err);
+    else
+        rc = sl_err_set(err, SL_EINVAL, "tool server '%s' is not available", id);
+    if (!rc) {
+        sl_value *rec = json_pack("{s:O}", "tools", *out);
+        to_tape(x, req, rec);
+        json_decref(rec);
+    }
+    json_decref(req);
+    return rc;
+}
+
+static int list_tools(sl_node_exec *x, const sl_binding *b, bool refresh, sl_value **out,
+                      sl_err *err)
+{
+    return list_any(x, b, NULL, NULL, refresh, out, err);
+}
+
+int sl_toolcall_list_set(sl_node_exec *x, const char *id, sl_toolset *ts, sl_value **out,
+                         sl_err *err)
+{
+    *out = NULL;
+    return list_any(x, NULL, id, ts, false, out, err);
+}
+
+bool sl_toolcall_replaying(sl_node_exec *x)
+{
+    sl_llm_tape *tape = sl_exec_llm_tape(x);
+    return tape && sl_llm_tape_replaying(tape);
+}
+
+sl_value *sl_toolcall_def(sl_node_exec *x, const sl_binding *b, const char *name, sl_err *err)
+{
+    sl_value *list = NULL;
+    for (int pass = 0; pass < 2; pass++) {
+        if (list_tools(x, b, pass == 1, &list, err))
+            return NULL;
+        const sl_value *d = sl_binding_find_tool(list, name);
+        if (d) {
+            sl_value *r = json_incref((sl_value *)d);
+            json_decref(list);
+            return r;
+        }
+        json_decref(list);
+        list = NULL;
+        sl_llm_tape *tape = sl_exec_llm_tape(x);
+        if (tape && sl_llm_tape_replaying(tape))
+            break;  /* the tape holds one list */
+    }
+    /* say what it does have */
+    sl_value *have = NULL;
+    sl_buf names;
+    sl_buf_init(&names, 4096);
+    sl_err e2 = {0};
+    if (!list_tools(x, b, false, &have, &e2)) {
+        size_t i;
+        const sl_value *t;
+        json_array_foreach(have, i, t) {
+            if (i == 20) {
+                sl_buf_addf(&names, ", … (%zu in all)", json_array_size(have));
+                break;
+            }
+            sl_buf_addf(&names, "%s%s", i ? ", " : "", json_string_value(json_object_get(t, "name")));
+        }
+    }
+    sl_err_clear(&e2);
+    json_decref(have);
+    sl_err_set(err, SL_ENOTFOUND,
+               "tool binding '%s' (%s) has no tool named '%s'; it has: %s. Map the DSL's "
+               "tool_name to one of them under tools.%s.names in sluice.yml",
+               sl_binding_id(b), sl_binding_where(b), name ? name : "",
+               names.len ? names.data : "(none)", sl_binding_id(b));
+    sl_buf_release(&names);
+    return NULL;
+}
+
+/* ---- arguments ---- */
+
+static sl_value *coerce_one(const char *type, sl_value *v)
+{
+    if (!type || !v)
+        return NULL;
+    if (!strcmp(type, "boolean")) {
+        if (json_is_integer(v))
+            return json_boolean(json_integer_value(v) != 0);
+        if (json_is_string(v)) {
+            const char *s = json_string_value(v);
+            if (!strcasecmp(s, "true") || !strcmp(s, "1"))
+                return json_true();
+            if (!strcasecmp(s, "false") || !strcmp(s, "0"))
+                return json_false();
+        }
+    } else if (!strcmp(type, "integer") || !strcmp(type, "number")) {
+        if (json_is_string(v)) {
+            sl_value *n = sl_value_number_from_text(json_string_value(v));
+            if (n && !strcmp(type, "integer") && json_is_real(n) &&
+                json_real_value(n) == (double)(long long)json_real_value(n)) {
+                sl_value *i = json_integer((long long)json_real_value(n));
+                json_decref(n);
+                return i;
+            }
+            return n;
+        }
+        if (json_is_boolean(v))
+            return json_integer(json_is_true(v));
+    } else if (!strcmp(type, "string")) {
+        if (json_is_integer(v) || json_is_real(v) || json_is_boolean(v)) {
+            sl_buf b;
+            sl_buf_init(&b, 0);
+            sl_value_text(v, &b);
+            sl_value *s = json_stringn(b.data ? b.data : "", b.len);
+            sl_buf_release(&b);
+            return s;
+        }
+    } else if (!strcmp(type, "array") || !strcmp(type, "object")) {
+        if (json_is_string(v)) {
+            sl_value *p = json_loads(json_string_value(v), JSON_DECODE_ANY, NULL);
+            if (p && (!strcmp(type, "array") ? json_is_array(p) : json_is_object(p)))
+                return p;
+            json_decref(p);
+        }
+    }
+    return NULL;
+}
+
+void sl_toolcall_coerce(const sl_value *def, sl_value *args)
+{
+    const sl_value *props = json_object_get(json_object_get(def, "inputSchema"), "properties");
+    const char *k;
+    sl_value *v;
+    void *tmp;
+    json_object_foreach_safe(args, tmp, k, v) {
+        if (json_is_null(v)) {
+            json_object_del(args, k);
+            continue;
+        }
+        const sl_value *ty = json_object_get(json_object_get(props, k), "type");
+        sl_value *c = coerce_one(json_string_value(ty), v);
+        if (c)
+            json_object_set_new(args, k, c);
+    }
+}
+
+/* ---- the call ---- */
+
+static int call_any(sl_node_exec *x, const sl_binding *b, const char *id, sl_toolset *ts,
+                    const char *name, const sl_value *args, sl_tool_result *res, sl_err *err)
+{
+    sl_value *req = json_pack("{s:{s:s, s:s, s:o}}", "tool", "binding", b ? sl_binding_id(b) : id,
+                              "name",
+                              name, "arguments",
+                              args ? json_incref((sl_value *)args) : json_object());
+    sl_value *resp = NULL;
+    int rc = from_tape(x, req, &resp, err);
+    if (rc <= 0) {
+        if (rc == 0)
+            rc = result_from(resp, res, err);
+        json_decref(resp);
+        json_decref(req);
+        return rc;
+    }
+    sl_tool_ctx ctx;
+    make_ctx(x, b, &ctx);
+    const sl_limits *L = sl_exec_limits(x);
+    if (b)
+        ts = sl_binding_toolset(b, L->tool_allow_private, err);
+    else if (!ts)
+        sl_err_set(err, SL_EINVAL, "tool server '%s' is not available", id);
+    rc = ts ? sl_toolset_call(ts, &ctx, name, args, res, err) : -1;
+    if (rc && err && err->code == SL_ETIMEOUT && !err->setting)
+        err->setting = "tool_timeout_s";
+    sl_value *rec = rc ? error_json(err) : result_json(res);
+    to_tape(x, req, rec);
+    json_decref(rec);
+    json_decref(resp);
+    json_decref(req);
+    return rc;
+}
+
+int sl_toolcall(sl_node_exec *x, const sl_binding *b, const char *name, const sl_value *args,
+                sl_tool_result *res, sl_err *err)
+{
+    return call_any(x, b, NULL, NULL, name, args, res, err);
+}
+
+int sl_toolcall_set(sl_node_exec *x, const char *id, sl_toolset *ts, const char *name,
+                    const sl_value *args, sl_tool_result *res, sl_err *err)
+{
+    return call_any(x, NULL, id, ts, name, args, res, err);
+}
+
+void sl_toolcall_text(const sl_tool_result *res, sl_buf *out)
+{
+    if (res->text.len)
+        sl_buf_add(out, res->text.data, res->text.len);
+    size_t i;
+    const sl_value *j;
+    json_array_foreach(res->json, i, j) {
+        char *s = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY);
+        sl_buf_addf(out, "%stool response: %s", out->len ? "\n" : "", s ? s : "null");
+        free(s);
+    }
+    if (json_object_size(res->variables)) {
+        char *s = json_dumps(res->variables, JSON_COMPACT);
+        sl_buf_addf(out, "%svariables: %s", out->len ? "\n" : "", s ? s : "{}");
+        free(s);
+    }
+    for (size_t k = 0; k < res->n_files; k++)
+        sl_buf_addf(out, "%sfile: %s (%s, %zu bytes), handed back with the answer",
+                    out->len ? "\n" : "", *res->files[k].name ? res->files[k].name : "unnamed",
+                    res->files[k].mime_type, res->files[k].data.len);
+    if (!out->len)
+        sl_buf_adds(out, "(the tool returned nothing)");
+}
+
+sl_value *sl_toolcall_files(sl_node_exec *x, const sl_tool_result *res, sl_err *err)
+{
+    sl_value *out = json_array();
+    for (size_t i = 0; i < res->n_files; i++) {
+        const sl_tool_file *f = &res->files[i];
+        char name[160];
+        if (*f->name)
+            snprintf(name, sizeof name, "%s", f->name);
+        else {
+            /* no name: one from the type, so the file keeps its kind */
+            const char *ext = sl_mime_ext_for(f->mime_type);
+            snprintf(name, sizeof name, "tool-file-%zu%s%s", i + 1, ext && *ext != '.' ? "." : "",
+                     ext ? ext : "");
+        }
+        sl_value *fv = sl_exec_store_file(x, name, f->data.data ? f->data.data : "",
+                                          f->data.len, err);
+        if (!fv) {
+            json_decref(out);
+            return NULL;
+        }
+        if (f->mime_type && strcmp(f->mime_type, "application/octet-stream"))
+            json_object_set_new(fv, "mime_type", json_string(f->mime_type));
+        json_array_append_new(out, fv);
+    }
+    return out;
+}

@@ -1,0 +1,501 @@
+/*
+ * binding — see binding.h.
+ */
+#include "tools/binding.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/buf.h"
+#include "core/secret.h"
+#include "tools/mcp.h"
+
+/* Room a configuration can take: far past any real one, and a bound on
+ * what a hostile bundle can make us hold. */
+#define MAX_BINDINGS 1024
+#define MAX_ARGS 256
+
+struct sl_binding {
+    char *id;
+    char *where;          /* URL or command line, no credentials */
+    char *url;            /* NULL for stdio */
+    char *transport;      /* auto, streamable, sse */
+    char **headers;       /* "Name: value", NULL-terminated (secrets registered) */
+    char **command;       /* stdio argv, NULL-terminated */
+    char **env;           /* stdio KEY=VALUE, NULL-terminated */
+    sl_value *names;      /* object: DSL tool name -> server tool name */
+    double timeout_s;
+    bool registered;      /* header and env values are registered secrets */
+    pthread_mutex_t lock;
+    sl_toolset *toolset[2];  /* made on first use: [allow_private] */
+    sl_value *list[2];       /* its tools, listed on first use */
+};
+
+struct sl_bindings {
+    sl_binding **v;
+    size_t n;
+};
+
+sl_bindings *sl_bindings_new(void)
+{
+    return sl_xcalloc(1, sizeof(sl_bindings));
+}
+
+/* Frees a NULL-terminated list; with sep, each item's value (after sep)
+ * is a credential: its registration is dropped when `registered` and its
+ * bytes are wiped. */
+static void free_strv(char **v, const char *sep, bool registered)
+{
+    for (char **p = v; p && *p; p++) {
+        if (sep) {
+            if (registered)
+                sl_secret_remove(strstr(*p, sep) + strlen(sep));
+            explicit_bzero(*p, strlen(*p));
+        }
+        free(*p);
+    }
+    free(v);
+}
+
+static void binding_free(sl_binding *t)
+{
+    if (!t)
+        return;
+    for (int i = 0; i < 2; i++) {
+        sl_toolset_free(t->toolset[i]);
+        json_decref(t->list[i]);
+    }
+    free(t->id);
+    free(t->where);
+    free(t->url);
+    free(t->transport);
+    free_strv(t->headers, ": ", t->registered);
+    free_strv(t->command, NULL, false);
+    free_strv(t->env, "=", t->registered);
+    json_decref(t->names);
+    pthread_mutex_destroy(&t->lock);
+    free(t);
+}
+
+void sl_bindings_free(sl_bindings *b)
+{
+    if (!b)
+        return;
+    for (size_t i = 0; i < b->n; i++)
+        binding_free(b->v[i]);
+    free(b->v);
+    free(b);
+}
+
+typedef struct {
+    const sl_yaml_doc *d;
+    const char *path;
+    const char *id;
+    sl_err *err;
+} where_ctx;
+
+/* "path:line:col: tools.ID.field: what" */
+__attribute__((format(printf, 5, 6)))
+static int bad(const where_ctx *w, const sl_value *obj, const char *key, const char *field,
+               const char *fmt, ...)
+{
+    sl_mark m = obj && key ? sl_yaml_key_mark(w->d, obj, key)
+                           : obj ? sl_yaml_mark(w->d, obj) : (sl_mark){0, 0};
+    char what[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return sl_err_set(w->err, SL_EINVAL, "%s:%d:%d: tools.%s%s%s: %s", w->path, m.line, m.col,
+                      w->id, field ? "." : "", field ? field : "", what);
+}
+
+/* A value, or {env: NAME} read from the environment. */
+static int scalar_or_env(const where_ctx *w, const sl_value *obj, const char *key,
+                         const char *field, const sl_value *v, char **out)
+{
+    *out = NULL;
+    if (json_is_string(v)) {
+        *out = sl_xstrdup(json_string_value(v));
+        return 0;
+    }
+    if (json_is_integer(v) || json_is_real(v)) {
+        sl_buf b;
+        sl_buf_init(&b, 0);
+        sl_value_text(v, &b);
+        *out = sl_xstrdup(b.data ? b.data : "");
+        sl_buf_release(&b);
+        return 0;
+    }
+    const char *name = json_is_object(v) ? json_string_value(json_object_get(v, "env")) : NULL;
+    if (!name || json_object_size(v) != 1)
+        return bad(w, obj, key, field, "a value is a string or {env: NAME}");
+    const char *val = getenv(name);
+    if (!val)
+        return bad(w, obj, key, field, "names the environment variable %s, which is not set; "
+                   "set it or write the value", name);
+    *out = sl_xstrdup(val);
+    return 0;
+}
+
+/* A mapping {K: V} as "K<sep>V" strings (NULL-terminated). */
+static int pairs(const where_ctx *w, const sl_value *obj, const char *key, const char *sep,
+                 bool check_name, char ***out)
+{
+    *out = NULL;
+    const sl_value *m = json_object_get(obj, key);
+    if (!m)
+        return 0;
+    if (!json_is_object(m))
+        return bad(w, obj, key, key, "must be a mapping of names to values");
+    if (json_object_size(m) > MAX_ARGS)
+        return bad(w, obj, key, key, "more than %d entries", MAX_ARGS);
+    char **v = sl_xcalloc(json_object_size(m) + 1, sizeof *v);
+    size_t n = 0;
+    const char *k;
+    const sl_value *x;
+    json_object_foreach((sl_value *)m, k, x) {
+        bool ok = *k != '\0';
+        for (const char *p = k; *p && ok; p++)
+            ok = check_name ? (*p > 32 && *p < 127 && *p != ':')
+                            : (*p != '=' && *p != '\n');
+        char field[128];
+        snprintf(field, sizeof field, "%s.%s", key, k);
+        char *val = NULL;
+        if (!ok) {
+            free_strv(v, sep, false);
+            return bad(w, m, k, field, "not a valid %s name", check_name ? "header" : "variable");
+        }
+        if (scalar_or_env(w, m, k, field, x, &val)) {
+            free_strv(v, sep, false);
+            return -1;
+        }
+        if (strpbrk(val, "\r\n")) {
+            explicit_bzero(val, strlen(val));
+            free(val);
+            free_strv(v, sep, false);
+            return bad(w, m, k, field, "a value may not hold a line break");
+        }
+        v[n++] = sl_xasprintf("%s%s%s", k, sep, val);
+        explicit_bzero(val, strlen(val));
+        free(val);
+    }
+    *out = v;
+    return 0;
+}
+
+static bool url_ok(const char *u)
+{
+    return !strncmp(u, "http://", 7) || !strncmp(u, "https://", 8);
+}
+
+static int parse_mcp(const where_ctx *w, const sl_value *entry, sl_binding *t)
+{
+    const sl_value *m = json_object_get(entry, "mcp");
+    if (json_is_string(m)) {
+        if (!url_ok(json_string_value(m)))
+            return bad(w, entry, "mcp", "mcp", "an MCP server's URL starts with http:// or "
+                       "https://; a stdio server is {command: [program, args…]}");
+        t->url = sl_xstrdup(json_string_value(m));
+        t->transport = sl_xstrdup("auto");
+        return 0;
+    }
+    if (!json_is_object(m))
+        return bad(w, entry, "mcp", "mcp", "give the server's URL, or {url, transport, "
+                   "headers} or {command, env}");
+    static const char *const keys[] = {"url", "transport", "headers", "command", "env", NULL};
+    const char *k;
+    const sl_value *x;
+    json_object_foreach((sl_value *)m, k, x) {
+        bool ok = false;
+        for (const char *const *q = keys; *q && !ok; q++)
+            ok = !strcmp(*q, k);
+        if (!ok)
+            return bad(w, m, k, "mcp", "unknown setting '%s'; the settings are url, transport, "
+                       "headers, command and env", k);
+    }
+    const char *url = json_string_value(json_object_get(m, "url"));
+    const sl_value *cmd = json_object_get(m, "command");
+    if (!url == !cmd)
+        return bad(w, entry, "mcp", "mcp", "give either url (an HTTP server) or command (a "
+                   "stdio server)");
+    if (url && !url_ok(url))
+        return bad(w, m, "url", "mcp.url", "an MCP server's URL starts with http:// or https://");
+    const char *tr = json_string_value(json_object_get(m, "transport"));
+    if (json_object_get(m, "transport") && (!tr || (strcmp(tr, "auto") &&
+                                                   strcmp(tr, "streamable") && strcmp(tr, "sse"))))
+        return bad(w, m, "transport", "mcp.transport", "is auto, streamable or sse");
+    t->transport = sl_xstrdup(tr ? tr : "auto");
+    if (url) {
+        t->url = sl_xstrdup(url);
+        if (json_object_get(m, "env"))
+            return bad(w, m, "env", "mcp.env", "env is for stdio servers (command)");
+        return pairs(w, m, "headers", ": ", true, &t->headers);
+    }
+    if (!json_is_array(cmd) || !json_array_size(cmd) || json_array_size(cmd) > MAX_ARGS)
+        return bad(w, m, "command", "mcp.command", "a list: [program, arguments…]");
+    t->command = sl_xcalloc(json_array_size(cmd) + 1, sizeof(char *));
+    size_t i;
+    json_array_foreach(cmd, i, x) {
+        if (!json_is_string(x) || !*json_string_value(x))
+            return bad(w, m, "command", "mcp.command", "item %zu is not a non-empty string", i);
+        t->command[i] = sl_xstrdup(json_string_value(x));
+    }
+    if (json_object_get(m, "headers"))
+        return bad(w, m, "headers", "mcp.headers", "headers are for HTTP servers (url)");
+    return pairs(w, m, "env", "=", false, &t->env);
+}
+
+static void set_where(sl_binding *t)
+{
+    if (t->url) {
+        /* no query string or user info: either may carry a credential */
+        const char *s = t->url, *host = strstr(s, "://");
+        host = host ? host + 3 : s;
+        const char *at = strchr(host, '@'), *slash = strchr(host, '/');
+        if (at && (!slash || at < slash))
+            host = at + 1;
+        size_t n = strcspn(host, "?#");
+        t->where = sl_xasprintf("%.*s%.*s", (int)(strstr(s, "://") ? strstr(s, "://") + 3 - s : 0),
+                                s, (int)n, host);
+        return;
+    }
+    sl_buf b;
+    sl_buf_init(&b, 0);
+    for (char **p = t->command; *p; p++)
+        sl_buf_addf(&b, "%s%s", p == t->command ? "" : " ", *p);
+    t->where = sl_xstrdup(b.data ? b.data : "");
+    sl_buf_release(&b);
+}
+
+static int parse_one(sl_bindings *b, const where_ctx *w, const sl_value *section,
+                     const sl_value *entry)
+{
+    if (json_is_string(entry)) {
+        /* shorthand: `id: URL` */
+        sl_value *wrap = json_pack("{s:O}", "mcp", entry);
+        int rc = parse_one(b, w, section, wrap);
+        json_decref(wrap);
+        return rc;
+    }
+    if (!json_is_object(entry))
+        return bad(w, section, w->id, NULL, "a binding is a mapping {mcp: …, names: …, "
+                   "timeout: …}");
+    static const char *const keys[] = {"mcp", "names", "timeout", NULL};
+    const char *k;
+    const sl_value *x;
+    json_object_foreach((sl_value *)entry, k, x) {
+        bool ok = false;
+        for (const char *const *q = keys; *q && !ok; q++)
+            ok = !strcmp(*q, k);
+        if (!ok) {
+            bool later = !strcmp(k, "openapi") || !strcmp(k, "workflow") || !strcmp(k, "builtin");
+            return bad(w, entry, k, k, later ? "%s bindings are not available in sluice yet; "
+                       "bind the provider to an MCP server (mcp: URL)"
+                       : "unknown setting '%s'; the settings are mcp, names and timeout", k);
+        }
+    }
+    if (!json_object_get(entry, "mcp"))
+        return bad(w, section, w->id, NULL, "say what the provider is bound to: mcp: URL, or "
+                   "mcp: {command: [...]} for a stdio server");
+    sl_binding *t = sl_xcalloc(1, sizeof *t);
+    pthread_mutex_init(&t->lock, NULL);
+    t->id = sl_xstrdup(w->id);
+    if (parse_mcp(w, entry, t))
+        goto fail;
+    const sl_value *names = json_object_get(entry, "names");
+    if (names) {
+        if (!json_is_object(names)) {
+            bad(w, entry, "names", "names", "a mapping: the DSL's tool_name -> the server's");
+            goto fail;
+        }
+        json_object_foreach((sl_value *)names, k, x)
+            if (!json_is_string(x) || !*json_string_value(x)) {
+                bad(w, names, k, "names", "'%s' must map to a tool name (a string)", k);
+                goto fail;
+            }
+        t->names = json_deep_copy(names);
+    }
+    const sl_value *to = json_object_get(entry, "timeout");
+    if (to) {
+        if (!sl_value_is_number(to) || sl_value_number(to) <= 0 || sl_value_number(to) > 86400) {
+            bad(w, entry, "timeout", "timeout", "seconds, a number above 0 (at most 86400)");
+            goto fail;
+        }
+        t->timeout_s = sl_value_number(to);
+    }
+    for (char **p = t->headers; p && *p; p++)
+        sl_secret_add(strstr(*p, ": ") + 2);
+    for (char **p = t->env; p && *p; p++)
+        sl_secret_add(strchr(*p, '=') + 1);
+    t->registered = true;
+    set_where(t);
+    for (size_t i = 0; i < b->n; i++)
+        if (!strcmp(b->v[i]->id, t->id)) {
+            binding_free(b->v[i]);
+            b->v[i] = t;
+            return 0;
+        }
+    b->v = sl_xrealloc(b->v, (b->n + 1) * sizeof *b->v);
+    b->v[b->n++] = t;
+    return 0;
+fail:
+    binding_free(t);
+    return -1;
+}
+
+int sl_bindings_parse(sl_bindings *b, const sl_yaml_doc *d, const sl_value *section,
+                      const char *path, sl_err *err)
+{
+    where_ctx w = {d, path, "", err};
+    if (!section || json_is_null(section))
+        return 0;
+    if (!json_is_object(section)) {
+        sl_mark m = sl_yaml_mark(d, section);
+        return sl_err_set(err, SL_EINVAL, "%s:%d:%d: `tools` must be a mapping of provider ids "
+                          "to bindings (see docs/tools.md)", path, m.line, m.col);
+    }
+    if (b->n + json_object_size(section) > MAX_BINDINGS)
+        return sl_err_set(err, SL_ELIMIT, "%s: more than %d tool bindings", path, MAX_BINDINGS);
+    const char *id;
+    const sl_value *entry;
+    json_object_foreach((sl_value *)section, id, entry) {
+        w.id = id;
+        if (!*id)
+            return bad(&w, section, id, NULL, "an empty provider id");
+        if (parse_one(b, &w, section, entry))
+            return -1;
+    }
+    return 0;
+}
+
+const sl_binding *sl_bindings_get(const sl_bindings *b, const char *id)
+{
+    for (size_t i = 0; b && id && i < b->n; i++)
+        if (!strcmp(b->v[i]->id, id))
+            return b->v[i];
+    return NULL;
+}
+
+const sl_binding *sl_bindings_find(const sl_bindings *b, const char *provider_id,
+                                   const char *provider_name)
+{
+    const sl_binding *t = sl_bindings_get(b, provider_id);
+    if (!t)
+        t = sl_bindings_get(b, provider_name);
+    const char *slash = provider_id ? strrchr(provider_id, '/') : NULL;
+    if (!t && slash && slash[1])
+        t = sl_bindings_get(b, slash + 1);
+    return t;
+}
+
+size_t sl_bindings_count(const sl_bindings *b)
+{
+    return b ? b->n : 0;
+}
+
+const sl_binding *sl_bindings_at(const sl_bindings *b, size_t i)
+{
+    return b && i < b->n ? b->v[i] : NULL;
+}
+
+const char *sl_binding_id(const sl_binding *t)
+{
+    return t->id;
+}
+
+const char *sl_binding_kind(const sl_binding *t)
+{
+    (void)t;
+    return "mcp";
+}
+
+const char *sl_binding_where(const sl_binding *t)
+{
+    return t->where;
+}
+
+const char *sl_binding_tool_name(const sl_binding *t, const char *dsl_name)
+{
+    const char *n = json_string_value(json_object_get(t->names, dsl_name ? dsl_name : ""));
+    return n ? n : dsl_name;
+}
+
+double sl_binding_timeout(const sl_binding *t)
+{
+    return t->timeout_s;
+}
+
+sl_toolset *sl_binding_toolset(const sl_binding *t, bool allow_private, sl_err *err)
+{
+    sl_binding *m = (sl_binding *)t;  /* the lock and the cache are the mutable part */
+    pthread_mutex_lock(&m->lock);
+    sl_toolset *ts = m->toolset[allow_private];
+    if (!ts) {
+        sl_mcp_opts o = {0};
+        o.url = t->url;
+        o.transport = t->transport;
+        o.headers = (const char *const *)t->headers;
+        o.command = (const char *const *)t->command;
+        o.env = (const char *const *)t->env;
+        o.allow_private = allow_private;
+        o.client_name = "sluice";
+        ts = m->toolset[allow_private] = sl_mcp_new(&o, err);
+        if (!ts)
+            sl_err_prefix(err, "tool binding '%s' (%s)", t->id, t->where);
+    }
+    pthread_mutex_unlock(&m->lock);
+    return ts;
+}
+
+int sl_binding_list(const sl_binding *t, bool allow_private, const sl_tool_ctx *ctx,
+                    bool refresh, sl_value **out, sl_err *err)
+{
+    sl_binding *m = (sl_binding *)t;
+    *out = NULL;
+    pthread_mutex_lock(&m->lock);
+    sl_value *have = refresh ? NULL : json_incref(m->list[allow_private]);
+    pthread_mutex_unlock(&m->lock);
+    if (have) {
+        *out = have;
+        return 0;
+    }
+    sl_toolset *ts = sl_binding_toolset(t, allow_private, err);
+    if (!ts)
+        return -1;
+    sl_value *list = NULL;
+    if (sl_toolset_list(ts, ctx, &list, err)) {
+        sl_err_prefix(err, "tool binding '%s' (%s): listing its tools", t->id, t->where);
+        return -1;
+    }
+    pthread_mutex_lock(&m->lock);
+    json_decref(m->list[allow_private]);
+    m->list[allow_private] = json_incref(list);
+    pthread_mutex_unlock(&m->lock);
+    *out = list;
+    return 0;
+}
+
+const sl_value *sl_binding_find_tool(const sl_value *list, const char *name)
+{
+    size_t i;
+    const sl_value *e;
+    json_array_foreach(list, i, e) {
+        const char *n = json_string_value(json_object_get(e, "name"));
+        if (n && name && !strcmp(n, name))
+            return e;
+    }
+    return NULL;
+}
+
+char *sl_bindings_hint(const char *provider_id)
+{
+    const char *id = provider_id && *provider_id ? provider_id : "PROVIDER";
+    bool quote = strpbrk(id, ":#{}[],&*!|>'\"%@` ") != NULL;
+    return sl_xasprintf("add to sluice.yml:\n  tools:\n    %s%s%s:\n      mcp: "
+                        "http://HOST:PORT/mcp   # the MCP server that provides it",
+                        quote ? "\"" : "", id, quote ? "\"" : "");
+}

@@ -1,0 +1,93 @@
+/*
+ * binding — how a DSL's tool reference finds a real tool.
+ *
+ * Dify exports name a tool by provider_type (builtin, plugin, api,
+ * workflow, mcp), provider_id ("time", "langgenius/jina/jina", a UUID, an
+ * MCP server id), provider_name and tool_name, but carry neither the MCP
+ * server's URL nor an OpenAPI document.  sluice binds each provider to a
+ * toolset in its settings, never in the DSL (a file is data, not a
+ * capability):
+ *
+ *   tools:                          # sluice.yml, or tools/bindings.yml in a bundle
+ *     time:                         # a provider_id (or provider_name) as the DSL names it
+ *       mcp: http://127.0.0.1:8931/mcp
+ *     langgenius/jina/jina:
+ *       mcp:
+ *         url: https://mcp.example.com/sse
+ *         transport: sse            # auto (default: by the URL's end, as Dify), streamable, sse
+ *         headers:
+ *           Authorization: {env: JINA_AUTH}   # a value, or {env: NAME}
+ *       names:                      # the DSL's tool_name -> the server's tool name
+ *         jina_reader: read_url
+ *       timeout: 30                 # seconds per call (tool_timeout_s caps it)
+ *     files:
+ *       mcp:
+ *         command: [node, server.js]   # a stdio server: always run in a sandbox
+ *         env: {LOG_LEVEL: warn}
+ *
+ * A binding is found by provider_id, then provider_name, then the last
+ * part of a plugin's provider_id ("langgenius/jina/jina" -> "jina").  Any
+ * builtin or plugin tool may be bound to an MCP server this way.
+ *
+ * The set is read-only once loaded and shared by every run; each binding
+ * makes its toolset on first use (and keeps it, with its connections) under
+ * its own lock.  Header values are credentials: registered with
+ * core/secret and never shown.
+ */
+#ifndef SL_TOOLS_BINDING_H
+#define SL_TOOLS_BINDING_H
+
+#include <stdbool.h>
+
+#include "core/err.h"
+#include "core/value.h"
+#include "dsl/yaml.h"
+#include "tools/tool.h"
+
+typedef struct sl_bindings sl_bindings;
+typedef struct sl_binding sl_binding;
+
+sl_bindings *sl_bindings_new(void);
+void sl_bindings_free(sl_bindings *b);
+
+/* Adds the bindings of a `tools` mapping read from `path` (d gives the
+ * marks for path:line:col in errors).  A later binding with the same id
+ * replaces an earlier one (a bundle's over sluice.yml's). */
+int sl_bindings_parse(sl_bindings *b, const sl_yaml_doc *d, const sl_value *section,
+                      const char *path, sl_err *err);
+
+/* The binding for a DSL tool reference (either name may be NULL), or NULL. */
+const sl_binding *sl_bindings_find(const sl_bindings *b, const char *provider_id,
+                                   const char *provider_name);
+/* The binding named exactly id, or NULL. */
+const sl_binding *sl_bindings_get(const sl_bindings *b, const char *id);
+size_t sl_bindings_count(const sl_bindings *b);
+const sl_binding *sl_bindings_at(const sl_bindings *b, size_t i);
+
+const char *sl_binding_id(const sl_binding *t);
+const char *sl_binding_kind(const sl_binding *t);   /* "mcp" */
+/* Where it points, without credentials: the URL or the command line. */
+const char *sl_binding_where(const sl_binding *t);
+/* The server's name for the DSL's tool name. */
+const char *sl_binding_tool_name(const sl_binding *t, const char *dsl_name);
+/* Its own per-call timeout (0: none set). */
+double sl_binding_timeout(const sl_binding *t);
+
+/* The binding's toolset, made on first use and kept; thread-safe.
+ * allow_private: whether its URL may reach this host's and private
+ * addresses (the tool_allow_private limit).  Borrowed. */
+sl_toolset *sl_binding_toolset(const sl_binding *t, bool allow_private, sl_err *err);
+
+/* The tools the binding's server offers, [{name, description,
+ * inputSchema, outputSchema?}] (new reference): listed on first use and
+ * kept; `refresh` lists them again (a tool the list lacked). */
+int sl_binding_list(const sl_binding *t, bool allow_private, const sl_tool_ctx *ctx,
+                    bool refresh, sl_value **out, sl_err *err);
+/* The entry of `list` named name, or NULL (borrowed). */
+const sl_value *sl_binding_find_tool(const sl_value *list, const char *name);
+
+/* The `tools:` lines a user adds to bind a provider to an MCP server, for
+ * messages (static text with the id filled in; new string). */
+char *sl_bindings_hint(const char *provider_id);
+
+#endif
