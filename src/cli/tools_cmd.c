@@ -109,10 +109,12 @@ static int load_config(const char *path, sl_config **cfg)
     return 0;
 }
 
-static int show_ref(const sl_config *cfg, const sl_gnode *n, const char *what, const char *pid,
-                    const char *pname, const char *tool)
+static int show_ref(const sl_graph *g, const sl_config *cfg, const sl_gnode *n, const char *what,
+                    const char *pid, const char *pname, const char *tool)
 {
-    const sl_binding *b = sl_bindings_find(sl_config_tools(cfg), pid, pname);
+    const sl_binding *b = sl_bindings_find(g->tools, pid, pname);
+    if (!b)
+        b = sl_bindings_find(sl_config_tools(cfg), pid, pname);
     const char *prov = pid && *pid ? pid : pname ? pname : "";
     printf("node '%s' (%s) %s %s/%s: ", n->id, n->title ? n->title : "", what, prov,
            tool ? tool : "");
@@ -159,7 +161,7 @@ static int tools_list(targs *a)
         const char *type = json_string_value(json_object_get(n->data, "type"));
         if (type && !strcmp(type, "tool")) {
             refs++;
-            unbound += show_ref(cfg, n, "tool",
+            unbound += show_ref(&g, cfg, n, "tool",
                                 json_string_value(json_object_get(n->data, "provider_id")),
                                 json_string_value(json_object_get(n->data, "provider_name")),
                                 json_string_value(json_object_get(n->data, "tool_name")));
@@ -173,7 +175,7 @@ static int tools_list(targs *a)
                 if (en && !json_is_true(en))
                     continue;
                 refs++;
-                unbound += show_ref(cfg, n, "agent tool",
+                unbound += show_ref(&g, cfg, n, "agent tool",
                                     json_string_value(json_object_get(t, "provider_name")), NULL,
                                     json_string_value(json_object_get(t, "tool_name")));
             }

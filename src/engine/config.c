@@ -187,7 +187,7 @@ static int from_file(sl_config *c, const char *path, sl_err *err)
         json_decref(c->sandbox);
         c->sandbox = json_deep_copy(sbx);
     }
-    if (sl_bindings_parse(c->tools, &d, json_object_get(d.root, "tools"), path, err)) {
+    if (sl_bindings_parse(c->tools, &d, json_object_get(d.root, "tools"), path, true, err)) {
         rc = -1;
         goto out;
     }

@@ -13,6 +13,7 @@
 #include "engine/stream.h"
 #include "sandbox/sandbox.h"
 #include "tmpl/ref.h"
+#include "tools/binding.h"
 
 /* The DSL version sluice writes and the newest it reads. */
 #define DSL_CURRENT_MAJOR 0
@@ -257,6 +258,45 @@ int sl_check_text_refs(sl_check *c, const sl_gnode *n, const sl_value *at, const
 
 /* A .zip bundle: the DSL inside it, the app's files extracted to a private
  * folder that the graph owns. */
+static int load_text(sl_graph *g, const sl_node_kinds *kinds, const sl_config *config,
+                     struct sl_bindings *tools, const char *text, size_t len, const char *path,
+                     sl_diag *diag, sl_err *err);
+
+/* A bundle's tools/bindings.yml: its bindings, read as untrusted data
+ * (no environment variables).  *out stays NULL when there is none. */
+static int bundle_tools(const char *files, const char *path, sl_bindings **out, sl_err *err)
+{
+    char *f = sl_xasprintf("%s/tools/bindings.yml", files);
+    FILE *fp = fopen(f, "rb");
+    if (!fp) {
+        free(f);
+        return 0;
+    }
+    sl_buf b;
+    sl_buf_init(&b, 1u << 20);
+    sl_buf_add_file(&b, fp);
+    fclose(fp);
+    free(f);
+    char *where = sl_xasprintf("%s:tools/bindings.yml", path);
+    int rc = -1;
+    sl_yaml_doc d;
+    if (b.toobig) {
+        sl_err_set(err, SL_ELIMIT, "%s: larger than 1 MiB", where);
+    } else if (!sl_yaml_parse(b.data ? b.data : "", b.len, where, &d, err)) {
+        const sl_value *sec = json_object_get(d.root, "tools");
+        *out = sl_bindings_new();
+        rc = sl_bindings_parse(*out, &d, sec ? sec : d.root, where, false, err);
+        sl_yaml_doc_release(&d);
+        if (rc) {
+            sl_bindings_free(*out);
+            *out = NULL;
+        }
+    }
+    sl_buf_release(&b);
+    free(where);
+    return rc;
+}
+
 static int load_bundle(sl_graph *g, const sl_node_kinds *kinds, const sl_config *config,
                        const char *path, sl_diag *diag, sl_err *err)
 {
@@ -269,7 +309,16 @@ static int load_bundle(sl_graph *g, const sl_node_kinds *kinds, const sl_config 
         return -1;
     }
     char *where = sl_xasprintf("%s:%s", path, bd.dsl_name);
-    int rc = sl_graph_load_text(g, kinds, config, bd.dsl, strlen(bd.dsl), where, diag, err);
+    sl_bindings *tools = NULL;
+    if (bundle_tools(files, path, &tools, err)) {
+        free(where);
+        sl_bundle_remove_dir(dir);
+        free(dir);
+        free(files);
+        sl_bundle_release(&bd);
+        return -1;
+    }
+    int rc = load_text(g, kinds, config, tools, bd.dsl, strlen(bd.dsl), where, diag, err);
     free(where);
     g->app_dir = files;
     g->app_tmp = dir;
@@ -493,10 +542,11 @@ static void check_sluice(sl_check *c, const sl_value *sl)
 }
 
 static int load(sl_graph *g, const sl_node_kinds *kinds, const sl_config *config,
-                const char *text, size_t len, const char *path, bool marks, sl_diag *diag,
-                sl_err *err)
+                struct sl_bindings *tools, const char *text, size_t len, const char *path,
+                bool marks, sl_diag *diag, sl_err *err)
 {
     memset(g, 0, sizeof *g);
+    g->tools = tools;
     sl_map_init(&g->index);
     g->start = -1;
     if (len > SL_DSL_MAX_BYTES)
@@ -859,23 +909,32 @@ done:
     return 0;
 }
 
-int sl_graph_load_text(sl_graph *g, const sl_node_kinds *kinds, const sl_config *config,
-                       const char *text, size_t len, const char *path, sl_diag *diag,
-                       sl_err *err)
+/* sl_graph_load_text, with a bundle's bindings (given to the graph). */
+static int load_text(sl_graph *g, const sl_node_kinds *kinds, const sl_config *config,
+                     struct sl_bindings *tools, const char *text, size_t len, const char *path,
+                     sl_diag *diag, sl_err *err)
 {
     /* Recording where every value sits costs a third of the load time and
      * only matters for messages: load without positions first, and again
      * with them when there is anything to report. */
     sl_diag quick;
     sl_diag_init(&quick);
-    int rc = load(g, kinds, config, text, len, path, false, &quick, err);
+    int rc = load(g, kinds, config, tools, text, len, path, false, &quick, err);
     size_t said = quick.n;
     sl_diag_release(&quick);
     if (said == 0)
         return rc;
+    g->tools = NULL;  /* kept for the second load */
     sl_graph_release(g);
     sl_err_clear(err);
-    return load(g, kinds, config, text, len, path, true, diag, err);
+    return load(g, kinds, config, tools, text, len, path, true, diag, err);
+}
+
+int sl_graph_load_text(sl_graph *g, const sl_node_kinds *kinds, const sl_config *config,
+                       const char *text, size_t len, const char *path, sl_diag *diag,
+                       sl_err *err)
+{
+    return load_text(g, kinds, config, NULL, text, len, path, diag, err);
 }
 
 void sl_graph_release(sl_graph *g)
@@ -895,6 +954,7 @@ void sl_graph_release(sl_graph *g)
     sl_bundle_remove_dir(g->app_tmp);
     free(g->app_tmp);
     json_decref(g->manifest);
+    sl_bindings_free(g->tools);
     sl_stream_plan_free(g->stream_plan);
     memset(g, 0, sizeof *g);
 }

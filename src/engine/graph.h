@@ -80,6 +80,9 @@ typedef struct sl_graph {
     char *app_dir;
     char *app_tmp;              /* a private folder holding app_dir, removed by release */
     sl_value *manifest;         /* the bundle's manifest.json (loaded from a .zip) or NULL */
+    /* The bundle's own tool bindings (tools/bindings.yml), found before the
+     * settings' (tools/binding.h); NULL when it has none.  Owned. */
+    struct sl_bindings *tools;
     /* What answer and end nodes show and when (engine/stream.h), made once
      * at load for every run; NULL when the graph has neither. */
     struct sl_stream_plan *stream_plan;

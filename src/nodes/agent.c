@@ -299,7 +299,7 @@ static int check_tools(sl_check *c, const sl_gnode *n)
                     rc = -1;
             }
         }
-        if (!sl_toolcall_binding(sl_check_config_get(c), prov, NULL)) {
+        if (!sl_toolcall_binding(sl_check_graph(c), sl_check_config_get(c), prov, NULL)) {
             char *hint = sl_bindings_hint(prov);
             sl_check_config(c, n, t, "provider_name", field,
                             "the agent's tool '%s' of provider '%s' is not bound to a real "
@@ -461,7 +461,7 @@ static int build_tools(sl_node_exec *x, bool sandboxed, ctools *ct)
             continue;
         const char *prov = json_string_value(json_object_get(t, "provider_name"));
         const char *tname = json_string_value(json_object_get(t, "tool_name"));
-        const sl_binding *b = sl_toolcall_binding(sl_exec_config(x), prov, NULL);
+        const sl_binding *b = sl_toolcall_binding(sl_exec_graph(x), sl_exec_config(x), prov, NULL);
         if (!b) {
             char *hint = sl_bindings_hint(prov);
             sl_exec_fail(x, "AgentNodeError", "the agent's tool '%s' of provider '%s' is not "

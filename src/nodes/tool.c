@@ -140,7 +140,7 @@ static int tool_check(sl_check *c, const sl_gnode *n)
     if (rc || !tname)
         return rc;
     const sl_binding *b =
-        sl_toolcall_binding(sl_check_config_get(c), pid, pname);
+        sl_toolcall_binding(sl_check_graph(c), sl_check_config_get(c), pid, pname);
     if (!b) {
         char *hint = sl_bindings_hint(pid && *pid ? pid : pname);
         sl_check_config(c, n, d, "provider_id", "provider_id",
@@ -198,7 +198,7 @@ static int tool_run(sl_node_exec *x)
     const sl_value *d = sl_exec_data(x);
     const char *pid = str(d, "provider_id"), *pname = str(d, "provider_name");
     const char *tname = str(d, "tool_name");
-    const sl_binding *b = sl_toolcall_binding(sl_exec_config(x), pid, pname);
+    const sl_binding *b = sl_toolcall_binding(sl_exec_graph(x), sl_exec_config(x), pid, pname);
     if (!b) {
         char *hint = sl_bindings_hint(pid && *pid ? pid : pname);
         sl_exec_fail(x, "ToolNodeError", "the tool '%s' of provider '%s' is not bound; %s",

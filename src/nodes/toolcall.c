@@ -9,13 +9,15 @@
 
 #include "core/mime.h"
 #include "engine/config.h"
+#include "engine/graph.h"
 #include "engine/limits.h"
 #include "llm/llm.h"
 
-const sl_binding *sl_toolcall_binding(const struct sl_config *cfg, const char *provider_id,
-                                      const char *provider_name)
+const sl_binding *sl_toolcall_binding(const struct sl_graph *g, const struct sl_config *cfg,
+                                      const char *provider_id, const char *provider_name)
 {
-    return sl_bindings_find(sl_config_tools(cfg), provider_id, provider_name);
+    const sl_binding *b = g ? sl_bindings_find(g->tools, provider_id, provider_name) : NULL;
+    return b ? b : sl_bindings_find(sl_config_tools(cfg), provider_id, provider_name);
 }
 
 static bool stop_asked(void *ud)

@@ -19,9 +19,10 @@
 #include "tools/binding.h"
 #include "tools/tool.h"
 
-/* The binding for a DSL tool reference in the run's settings, or NULL. */
-const sl_binding *sl_toolcall_binding(const struct sl_config *cfg, const char *provider_id,
-                                      const char *provider_name);
+/* The binding for a DSL tool reference: the app bundle's own (g->tools),
+ * else the settings', or NULL. */
+const sl_binding *sl_toolcall_binding(const struct sl_graph *g, const struct sl_config *cfg,
+                                      const char *provider_id, const char *provider_name);
 
 /* The definition of the binding's tool `name` (the server's name):
  * {name, description, inputSchema, outputSchema?} (new reference), or

@@ -94,6 +94,7 @@ typedef struct {
     const sl_yaml_doc *d;
     const char *path;
     const char *id;
+    bool trusted;
     sl_err *err;
 } where_ctx;
 
@@ -133,6 +134,9 @@ static int scalar_or_env(const where_ctx *w, const sl_value *obj, const char *ke
     const char *name = json_is_object(v) ? json_string_value(json_object_get(v, "env")) : NULL;
     if (!name || json_object_size(v) != 1)
         return bad(w, obj, key, field, "a value is a string or {env: NAME}");
+    if (!w->trusted)
+        return bad(w, obj, key, field, "an app bundle's bindings may not read the environment "
+                   "({env: %s}); bind credentials in sluice.yml instead", name);
     const char *val = getenv(name);
     if (!val)
         return bad(w, obj, key, field, "names the environment variable %s, which is not set; "
@@ -348,9 +352,9 @@ fail:
 }
 
 int sl_bindings_parse(sl_bindings *b, const sl_yaml_doc *d, const sl_value *section,
-                      const char *path, sl_err *err)
+                      const char *path, bool trusted, sl_err *err)
 {
-    where_ctx w = {d, path, "", err};
+    where_ctx w = {d, path, "", trusted, err};
     if (!section || json_is_null(section))
         return 0;
     if (!json_is_object(section)) {

@@ -9,6 +9,7 @@
  * capability):
  *
  *   tools:                          # sluice.yml, or tools/bindings.yml in a bundle
+ *                                   # (a bundle's are found first)
  *     time:                         # a provider_id (or provider_name) as the DSL names it
  *       mcp: http://127.0.0.1:8931/mcp
  *     langgenius/jina/jina:
@@ -52,9 +53,11 @@ void sl_bindings_free(sl_bindings *b);
 
 /* Adds the bindings of a `tools` mapping read from `path` (d gives the
  * marks for path:line:col in errors).  A later binding with the same id
- * replaces an earlier one (a bundle's over sluice.yml's). */
+ * replaces an earlier one.  `trusted`: the machine's own settings; a
+ * bundle's are not, and may not read the environment ({env: NAME}), which
+ * would hand this host's secrets to whatever server the bundle names. */
 int sl_bindings_parse(sl_bindings *b, const sl_yaml_doc *d, const sl_value *section,
-                      const char *path, sl_err *err);
+                      const char *path, bool trusted, sl_err *err);
 
 /* The binding for a DSL tool reference (either name may be NULL), or NULL. */
 const sl_binding *sl_bindings_find(const sl_bindings *b, const char *provider_id,
