@@ -306,6 +306,11 @@ void sl_config_set_offline(sl_config *c, bool on)
     c->offline = on;
 }
 
+bool sl_config_offline(const sl_config *c)
+{
+    return c && c->offline;
+}
+
 void sl_config_set_lenient(sl_config *c, bool on)
 {
     c->lenient = on;
@@ -389,6 +394,11 @@ const sl_llm_endpoint *sl_config_resolve(const sl_config *c, const char *provide
 const sl_bindings *sl_config_tools(const sl_config *c)
 {
     return c ? c->tools : NULL;
+}
+
+struct sl_bindings *sl_config_tools_edit(sl_config *c)
+{
+    return c->tools;
 }
 
 const sl_value *sl_config_sandbox(const sl_config *c)

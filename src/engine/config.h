@@ -65,6 +65,7 @@ void sl_config_free(sl_config *c);
  * not be configured: with on, unconfigured ones resolve to a placeholder.
  * Set it before lending the configuration. */
 void sl_config_set_offline(sl_config *c, bool on);
+bool sl_config_offline(const sl_config *c);  /* false for NULL */
 
 /* Problems of this machine's configuration (a model provider not
  * configured) are errors when a load is meant to run; with on, loads
@@ -90,6 +91,8 @@ const sl_value *sl_config_sandbox(const sl_config *c);
  * loaded configuration; NULL for c NULL).  Borrowed. */
 struct sl_bindings;
 const struct sl_bindings *sl_config_tools(const sl_config *c);
+/* The same, to add bindings made in this process before c is lent. */
+struct sl_bindings *sl_config_tools_edit(sl_config *c);
 /* Price per million tokens for a model; false when the table has none. */
 bool sl_config_price(const sl_config *c, const char *model, double *input, double *output,
                      const char **currency);

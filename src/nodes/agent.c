@@ -299,7 +299,8 @@ static int check_tools(sl_check *c, const sl_gnode *n)
                     rc = -1;
             }
         }
-        if (!sl_toolcall_binding(sl_check_graph(c), sl_check_config_get(c), prov, NULL)) {
+        if (!sl_toolcall_binding(sl_check_graph(c), sl_check_config_get(c), prov, NULL) &&
+            !sl_toolcall_unbound_ok(sl_check_config_get(c))) {
             char *hint = sl_bindings_hint(prov);
             sl_check_config(c, n, t, "provider_name", field,
                             "the agent's tool '%s' of provider '%s' is not bound to a real "
@@ -328,9 +329,9 @@ static int check_tools(sl_check *c, const sl_gnode *n)
 
 typedef struct {
     char *model_name;            /* what the model calls it */
-    const sl_binding *binding;   /* a bound tool, or */
-    int server;                  /* an mcp_agent server's (index), -1 */
-    char *name;                  /* the server's name for it */
+    sl_tool_src src;             /* where it comes from (provider: borrowed from the DSL
+                                    or from ct->server_ids) */
+    char *name;                  /* the DSL's name for it */
     sl_value *fixed;             /* fixed arguments: settings, auto: 0 parameters */
     sl_value *def;               /* the server's definition (for the arguments' types) */
 } ctool;
@@ -462,16 +463,16 @@ static int build_tools(sl_node_exec *x, bool sandboxed, ctools *ct)
         const char *prov = json_string_value(json_object_get(t, "provider_name"));
         const char *tname = json_string_value(json_object_get(t, "tool_name"));
         const sl_binding *b = sl_toolcall_binding(sl_exec_graph(x), sl_exec_config(x), prov, NULL);
-        if (!b) {
+        if (!b && !sl_toolcall_replaying(x)) {
             char *hint = sl_bindings_hint(prov);
             sl_exec_fail(x, "AgentNodeError", "the agent's tool '%s' of provider '%s' is not "
                          "bound; %s", tname ? tname : "", prov ? prov : "", hint);
             free(hint);
             return -1;
         }
-        ctool c = {.binding = b, .server = -1};
-        c.name = sl_xstrdup(sl_binding_tool_name(b, tname));
-        c.def = sl_toolcall_def(x, b, c.name, &e);
+        ctool c = {.src = {.binding = b, .provider = prov}};
+        c.name = sl_xstrdup(tname);
+        c.def = sl_toolcall_def(x, &c.src, c.name, &e);
         if (!c.def) {
             free(c.name);
             sl_exec_fail(x, sl_err_type(&e, "AgentNodeError"), "%s", e.msg);
@@ -542,7 +543,8 @@ static int build_tools(sl_node_exec *x, bool sandboxed, ctools *ct)
         ct->servers[idx] = ts;
         ct->server_ids[idx] = sl_xasprintf("mcp_server:%s", sname);
         sl_value *list = NULL;
-        if (sl_toolcall_list_set(x, ct->server_ids[idx], ts, &list, &e)) {
+        sl_tool_src ssrc = {.ts = ts, .provider = ct->server_ids[idx]};
+        if (sl_toolcall_list(x, &ssrc, &list, &e)) {
             sl_exec_fail(x, sl_err_type(&e, "AgentNodeError"), "MCP server '%s': %s", sname,
                          e.msg);
             sl_err_clear(&e);
@@ -555,7 +557,7 @@ static int build_tools(sl_node_exec *x, bool sandboxed, ctools *ct)
             const char *tn = json_string_value(json_object_get(d, "name"));
             if (!tn || !*tn || ct->n >= 256)
                 continue;
-            ctool c = {.server = idx, .name = sl_xstrdup(tn), .fixed = json_object(),
+            ctool c = {.src = ssrc, .name = sl_xstrdup(tn), .fixed = json_object(),
                        .def = json_incref((sl_value *)d)};
             c.model_name = model_name(ct, sandboxed, sname, tn);
             add_ctool(ct, c, NULL);
@@ -589,9 +591,7 @@ static bool call_ctool(ctools *ct, sl_node_exec *x, const char *name, const sl_v
     sl_tool_result res;
     sl_tool_result_init(&res);
     sl_err e = {0};
-    int rc = c->binding ? sl_toolcall(x, c->binding, c->name, a, &res, &e)
-                        : sl_toolcall_set(x, ct->server_ids[c->server], ct->servers[c->server],
-                                          c->name, a, &res, &e);
+    int rc = sl_toolcall(x, &c->src, c->name, a, &res, &e);
     json_decref(a);
     bool failed = rc != 0 || res.is_error;
     if (rc) {

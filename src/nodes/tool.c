@@ -141,7 +141,7 @@ static int tool_check(sl_check *c, const sl_gnode *n)
         return rc;
     const sl_binding *b =
         sl_toolcall_binding(sl_check_graph(c), sl_check_config_get(c), pid, pname);
-    if (!b) {
+    if (!b && !sl_toolcall_unbound_ok(sl_check_config_get(c))) {
         char *hint = sl_bindings_hint(pid && *pid ? pid : pname);
         sl_check_config(c, n, d, "provider_id", "provider_id",
                         "the %s tool '%s' of provider '%s' is not bound to a real tool; %s",
@@ -199,21 +199,24 @@ static int tool_run(sl_node_exec *x)
     const char *pid = str(d, "provider_id"), *pname = str(d, "provider_name");
     const char *tname = str(d, "tool_name");
     const sl_binding *b = sl_toolcall_binding(sl_exec_graph(x), sl_exec_config(x), pid, pname);
-    if (!b) {
+    if (!b && !sl_toolcall_replaying(x)) {
         char *hint = sl_bindings_hint(pid && *pid ? pid : pname);
         sl_exec_fail(x, "ToolNodeError", "the tool '%s' of provider '%s' is not bound; %s",
                      tname ? tname : "", pid && *pid ? pid : pname ? pname : "", hint);
         free(hint);
         return -1;
     }
-    const char *name = sl_binding_tool_name(b, tname);
+    sl_tool_src src = {.binding = b, .provider = pid && *pid ? pid : pname};
+    const char *name = tname;
+    const char *bid = b ? sl_binding_id(b) : src.provider;
     sl_value *args = arguments(x);
     sl_exec_input(x, "tool_parameters", json_deep_copy(args));
-    sl_exec_process(x, "tool", json_pack("{s:s, s:s, s:s, s:s}", "binding", sl_binding_id(b),
-                                         "kind", sl_binding_kind(b), "where",
-                                         sl_binding_where(b), "name", name));
+    sl_exec_process(x, "tool", json_pack("{s:s, s:s, s:s, s:s}", "binding", bid, "kind",
+                                         b ? sl_binding_kind(b) : "tape", "where",
+                                         b ? sl_binding_where(b) : "the replayed tape", "name",
+                                         b ? sl_binding_tool_name(b, name) : name));
     sl_err err = {0};
-    sl_value *def = sl_toolcall_def(x, b, name, &err);
+    sl_value *def = sl_toolcall_def(x, &src, name, &err);
     if (!def) {
         json_decref(args);
         sl_exec_fail(x, sl_err_type(&err, "ToolNodeError"), "%s", err.msg);
@@ -224,19 +227,19 @@ static int tool_run(sl_node_exec *x)
     json_decref(def);
     sl_tool_result res;
     sl_tool_result_init(&res);
-    int rc = sl_toolcall(x, b, name, args, &res, &err);
+    int rc = sl_toolcall(x, &src, name, args, &res, &err);
     json_decref(args);
     if (rc) {
         sl_exec_fail(x, sl_err_type(&err, err.code == SL_ETIMEOUT || err.code == SL_ELIMIT
                                               ? "ToolNodeError" : "ToolInvokeError"),
-                     "tool '%s' (binding '%s'): %s", name, sl_binding_id(b), err.msg);
+                     "tool '%s' (binding '%s'): %s", name, bid, err.msg);
         sl_err_clear(&err);
         sl_tool_result_release(&res);
         return -1;
     }
     if (res.is_error) {
         sl_exec_fail(x, "ToolInvokeError", "tool '%s' (binding '%s') reported a failure: %.*s",
-                     name, sl_binding_id(b), (int)(res.text.len > 2000 ? 2000 : res.text.len),
+                     name, bid, (int)(res.text.len > 2000 ? 2000 : res.text.len),
                      res.text.data ? res.text.data : "");
         sl_tool_result_release(&res);
         return -1;

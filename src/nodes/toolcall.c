@@ -140,54 +140,9 @@ static void to_tape(sl_node_exec *x, const sl_value *req, const sl_value *resp)
 
 /* ---- definitions ---- */
 
-/* Lists the tools of binding b, or of toolset ts named id. */
-static int list_any(sl_node_exec *x, const sl_binding *b, const char *id, sl_toolset *ts,
-                    bool refresh, sl_value **out, sl_err *err)
+bool sl_toolcall_unbound_ok(const struct sl_config *cfg)
 {
-    sl_value *req = json_pack("{s:s}", "tool_list", b ? sl_binding_id(b) : id);
-    sl_value *resp = NULL;
-    int rc = from_tape(x, req, &resp, err);
-    if (rc == 0) {
-        *out = json_incref(json_object_get(resp, "tools"));
-        json_decref(resp);
-        json_decref(req);
-        if (!*out)
-            return sl_err_set(err, SL_EPARSE, "the tape's list of tools is not a list");
-        return 0;
-    }
-    if (rc < 0) {
-        json_decref(req);
-        return -1;
-    }
-    sl_tool_ctx ctx;
-    make_ctx(x, b, &ctx);
-    const sl_limits *L = sl_exec_limits(x);
-    if (b)
-        rc = sl_binding_list(b, L->tool_allow_private, &ctx, refresh, out, err);
-    else if (ts)
-        rc = sl_toolset_list(ts, &ctx, out, err);
-    else
-        rc = sl_err_set(err, SL_EINVAL, "tool server '%s' is not available", id);
-    if (!rc) {
-        sl_value *rec = json_pack("{s:O}", "tools", *out);
-        to_tape(x, req, rec);
-        json_decref(rec);
-    }
-    json_decref(req);
-    return rc;
-}
-
-static int list_tools(sl_node_exec *x, const sl_binding *b, bool refresh, sl_value **out,
-                      sl_err *err)
-{
-    return list_any(x, b, NULL, NULL, refresh, out, err);
-}
-
-int sl_toolcall_list_set(sl_node_exec *x, const char *id, sl_toolset *ts, sl_value **out,
-                         sl_err *err)
-{
-    *out = NULL;
-    return list_any(x, NULL, id, ts, false, out, err);
+    return sl_config_offline(cfg);
 }
 
 bool sl_toolcall_replaying(sl_node_exec *x)
@@ -196,11 +151,84 @@ bool sl_toolcall_replaying(sl_node_exec *x)
     return tape && sl_llm_tape_replaying(tape);
 }
 
-sl_value *sl_toolcall_def(sl_node_exec *x, const sl_binding *b, const char *name, sl_err *err)
+static const char *src_id(const sl_tool_src *src)
+{
+    return src->provider ? src->provider : src->binding ? sl_binding_id(src->binding) : "";
+}
+
+/* The server's list with names as the DSL calls them (a binding's
+ * `names` read backwards). */
+static sl_value *dsl_names(const sl_tool_src *src, const sl_value *list)
+{
+    sl_value *out = json_deep_copy(list);
+    if (!src->binding)
+        return out;
+    size_t i;
+    sl_value *t;
+    json_array_foreach(out, i, t) {
+        const char *n = json_string_value(json_object_get(t, "name"));
+        const char *dsl = n ? sl_binding_dsl_name(src->binding, n) : NULL;
+        if (dsl && strcmp(dsl, n))
+            json_object_set_new(t, "name", json_string(dsl));
+    }
+    return out;
+}
+
+static int list_src(sl_node_exec *x, const sl_tool_src *src, bool refresh, sl_value **out,
+                    sl_err *err)
+{
+    *out = NULL;
+    sl_value *req = json_pack("{s:s}", "tool_list", src_id(src));
+    sl_value *resp = NULL;
+    int rc = from_tape(x, req, &resp, err);
+    if (rc == 0) {
+        *out = json_incref(json_object_get(resp, "tools"));
+        json_decref(resp);
+        json_decref(req);
+        if (!json_is_array(*out)) {
+            json_decref(*out);
+            *out = NULL;
+            return sl_err_set(err, SL_EPARSE, "the tape's list of tools is not a list");
+        }
+        return 0;
+    }
+    if (rc < 0) {
+        json_decref(req);
+        return -1;
+    }
+    sl_tool_ctx ctx;
+    make_ctx(x, src->binding, &ctx);
+    const sl_limits *L = sl_exec_limits(x);
+    sl_value *raw = NULL;
+    if (src->binding)
+        rc = sl_binding_list(src->binding, L->tool_allow_private, &ctx, refresh, &raw, err);
+    else if (src->ts)
+        rc = sl_toolset_list(src->ts, &ctx, &raw, err);
+    else
+        rc = sl_err_set(err, SL_ENOTFOUND, "the tools of '%s' are not bound; %s", src_id(src),
+                        "bind the provider in sluice.yml (docs/tools.md)");
+    if (!rc) {
+        *out = dsl_names(src, raw);
+        sl_value *rec = json_pack("{s:O}", "tools", *out);
+        to_tape(x, req, rec);
+        json_decref(rec);
+    }
+    json_decref(raw);
+    json_decref(req);
+    return rc;
+}
+
+int sl_toolcall_list(sl_node_exec *x, const sl_tool_src *src, sl_value **out, sl_err *err)
+{
+    return list_src(x, src, false, out, err);
+}
+
+sl_value *sl_toolcall_def(sl_node_exec *x, const sl_tool_src *src, const char *name,
+                          sl_err *err)
 {
     sl_value *list = NULL;
     for (int pass = 0; pass < 2; pass++) {
-        if (list_tools(x, b, pass == 1, &list, err))
+        if (list_src(x, src, pass == 1, &list, err))
             return NULL;
         const sl_value *d = sl_binding_find_tool(list, name);
         if (d) {
@@ -208,35 +236,33 @@ sl_value *sl_toolcall_def(sl_node_exec *x, const sl_binding *b, const char *name
             json_decref(list);
             return r;
         }
+        if (pass == 1 || sl_toolcall_replaying(x) || !src->binding)
+            break;  /* a tape or a node's own server holds one list */
         json_decref(list);
         list = NULL;
-        sl_llm_tape *tape = sl_exec_llm_tape(x);
-        if (tape && sl_llm_tape_replaying(tape))
-            break;  /* the tape holds one list */
     }
     /* say what it does have */
-    sl_value *have = NULL;
     sl_buf names;
     sl_buf_init(&names, 4096);
-    sl_err e2 = {0};
-    if (!list_tools(x, b, false, &have, &e2)) {
-        size_t i;
-        const sl_value *t;
-        json_array_foreach(have, i, t) {
-            if (i == 20) {
-                sl_buf_addf(&names, ", … (%zu in all)", json_array_size(have));
-                break;
-            }
-            sl_buf_addf(&names, "%s%s", i ? ", " : "", json_string_value(json_object_get(t, "name")));
+    size_t i;
+    const sl_value *t;
+    json_array_foreach(list, i, t) {
+        if (i == 20) {
+            sl_buf_addf(&names, ", … (%zu in all)", json_array_size(list));
+            break;
         }
+        sl_buf_addf(&names, "%s%s", i ? ", " : "", json_string_value(json_object_get(t, "name")));
     }
-    sl_err_clear(&e2);
-    json_decref(have);
-    sl_err_set(err, SL_ENOTFOUND,
-               "tool binding '%s' (%s) has no tool named '%s'; it has: %s. Map the DSL's "
-               "tool_name to one of them under tools.%s.names in sluice.yml",
-               sl_binding_id(b), sl_binding_where(b), name ? name : "",
-               names.len ? names.data : "(none)", sl_binding_id(b));
+    json_decref(list);
+    if (src->binding)
+        sl_err_set(err, SL_ENOTFOUND,
+                   "tool binding '%s' (%s) has no tool named '%s'; it has: %s. Map the DSL's "
+                   "tool_name to one of them under tools.%s.names in sluice.yml",
+                   sl_binding_id(src->binding), sl_binding_where(src->binding), name ? name : "",
+                   names.len ? names.data : "(none)", sl_binding_id(src->binding));
+    else
+        sl_err_set(err, SL_ENOTFOUND, "'%s' has no tool named '%s'; it has: %s", src_id(src),
+                   name ? name : "", names.len ? names.data : "(none)");
     sl_buf_release(&names);
     return NULL;
 }
@@ -310,11 +336,10 @@ void sl_toolcall_coerce(const sl_value *def, sl_value *args)
 
 /* ---- the call ---- */
 
-static int call_any(sl_node_exec *x, const sl_binding *b, const char *id, sl_toolset *ts,
-                    const char *name, const sl_value *args, sl_tool_result *res, sl_err *err)
+int sl_toolcall(sl_node_exec *x, const sl_tool_src *src, const char *name, const sl_value *args,
+                sl_tool_result *res, sl_err *err)
 {
-    sl_value *req = json_pack("{s:{s:s, s:s, s:o}}", "tool", "binding", b ? sl_binding_id(b) : id,
-                              "name",
+    sl_value *req = json_pack("{s:{s:s, s:s, s:o}}", "tool", "binding", src_id(src), "name",
                               name, "arguments",
                               args ? json_incref((sl_value *)args) : json_object());
     sl_value *resp = NULL;
@@ -327,13 +352,16 @@ static int call_any(sl_node_exec *x, const sl_binding *b, const char *id, sl_too
         return rc;
     }
     sl_tool_ctx ctx;
-    make_ctx(x, b, &ctx);
+    make_ctx(x, src->binding, &ctx);
     const sl_limits *L = sl_exec_limits(x);
-    if (b)
-        ts = sl_binding_toolset(b, L->tool_allow_private, err);
+    sl_toolset *ts = src->ts;
+    if (src->binding)
+        ts = sl_binding_toolset(src->binding, L->tool_allow_private, err);
     else if (!ts)
-        sl_err_set(err, SL_EINVAL, "tool server '%s' is not available", id);
-    rc = ts ? sl_toolset_call(ts, &ctx, name, args, res, err) : -1;
+        sl_err_set(err, SL_ENOTFOUND, "'%s' is not bound to a tool server; bind it in "
+                   "sluice.yml (docs/tools.md)", src_id(src));
+    const char *server_name = src->binding ? sl_binding_tool_name(src->binding, name) : name;
+    rc = ts ? sl_toolset_call(ts, &ctx, server_name, args, res, err) : -1;
     if (rc && err && err->code == SL_ETIMEOUT && !err->setting)
         err->setting = "tool_timeout_s";
     sl_value *rec = rc ? error_json(err) : result_json(res);
@@ -342,18 +370,6 @@ static int call_any(sl_node_exec *x, const sl_binding *b, const char *id, sl_too
     json_decref(resp);
     json_decref(req);
     return rc;
-}
-
-int sl_toolcall(sl_node_exec *x, const sl_binding *b, const char *name, const sl_value *args,
-                sl_tool_result *res, sl_err *err)
-{
-    return call_any(x, b, NULL, NULL, name, args, res, err);
-}
-
-int sl_toolcall_set(sl_node_exec *x, const char *id, sl_toolset *ts, const char *name,
-                    const sl_value *args, sl_tool_result *res, sl_err *err)
-{
-    return call_any(x, NULL, id, ts, name, args, res, err);
 }
 
 void sl_toolcall_text(const sl_tool_result *res, sl_buf *out)

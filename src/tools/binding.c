@@ -32,6 +32,7 @@ struct sl_binding {
     pthread_mutex_t lock;
     sl_toolset *toolset[2];  /* made on first use: [allow_private] */
     sl_value *list[2];       /* its tools, listed on first use */
+    bool shared;             /* toolset[0] == toolset[1], made in this process */
 };
 
 struct sl_bindings {
@@ -65,7 +66,8 @@ static void binding_free(sl_binding *t)
     if (!t)
         return;
     for (int i = 0; i < 2; i++) {
-        sl_toolset_free(t->toolset[i]);
+        if (!(t->shared && i == 1))
+            sl_toolset_free(t->toolset[i]);
         json_decref(t->list[i]);
     }
     free(t->id);
@@ -275,6 +277,18 @@ static void set_where(sl_binding *t)
     sl_buf_release(&b);
 }
 
+static void put(sl_bindings *b, sl_binding *t)
+{
+    for (size_t i = 0; i < b->n; i++)
+        if (!strcmp(b->v[i]->id, t->id)) {
+            binding_free(b->v[i]);
+            b->v[i] = t;
+            return;
+        }
+    b->v = sl_xrealloc(b->v, (b->n + 1) * sizeof *b->v);
+    b->v[b->n++] = t;
+}
+
 static int parse_one(sl_bindings *b, const where_ctx *w, const sl_value *section,
                      const sl_value *entry)
 {
@@ -337,14 +351,7 @@ static int parse_one(sl_bindings *b, const where_ctx *w, const sl_value *section
         sl_secret_add(strchr(*p, '=') + 1);
     t->registered = true;
     set_where(t);
-    for (size_t i = 0; i < b->n; i++)
-        if (!strcmp(b->v[i]->id, t->id)) {
-            binding_free(b->v[i]);
-            b->v[i] = t;
-            return 0;
-        }
-    b->v = sl_xrealloc(b->v, (b->n + 1) * sizeof *b->v);
-    b->v[b->n++] = t;
+    put(b, t);
     return 0;
 fail:
     binding_free(t);
@@ -374,6 +381,17 @@ int sl_bindings_parse(sl_bindings *b, const sl_yaml_doc *d, const sl_value *sect
             return -1;
     }
     return 0;
+}
+
+void sl_bindings_add_toolset(sl_bindings *b, const char *id, sl_toolset *ts, const char *where)
+{
+    sl_binding *t = sl_xcalloc(1, sizeof *t);
+    pthread_mutex_init(&t->lock, NULL);
+    t->id = sl_xstrdup(id);
+    t->where = sl_xstrdup(where ? where : "");
+    t->toolset[0] = t->toolset[1] = ts;
+    t->shared = true;
+    put(b, t);
 }
 
 const sl_binding *sl_bindings_get(const sl_bindings *b, const char *id)
@@ -413,8 +431,7 @@ const char *sl_binding_id(const sl_binding *t)
 
 const char *sl_binding_kind(const sl_binding *t)
 {
-    (void)t;
-    return "mcp";
+    return t->shared && t->toolset[0]->ops->kind ? t->toolset[0]->ops->kind : "mcp";
 }
 
 const char *sl_binding_where(const sl_binding *t)
@@ -426,6 +443,16 @@ const char *sl_binding_tool_name(const sl_binding *t, const char *dsl_name)
 {
     const char *n = json_string_value(json_object_get(t->names, dsl_name ? dsl_name : ""));
     return n ? n : dsl_name;
+}
+
+const char *sl_binding_dsl_name(const sl_binding *t, const char *server_name)
+{
+    const char *k;
+    const sl_value *v;
+    json_object_foreach(t->names, k, v)
+        if (!strcmp(json_string_value(v), server_name))
+            return k;
+    return server_name;
 }
 
 double sl_binding_timeout(const sl_binding *t)

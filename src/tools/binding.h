@@ -59,6 +59,11 @@ void sl_bindings_free(sl_bindings *b);
 int sl_bindings_parse(sl_bindings *b, const sl_yaml_doc *d, const sl_value *section,
                       const char *path, bool trusted, sl_err *err);
 
+/* Binds id to a toolset made in this process (tools sluice runs itself,
+ * tests, benches); the binding owns ts, for both values of allow_private.
+ * `where` says what it is (copied).  Replaces a binding with that id. */
+void sl_bindings_add_toolset(sl_bindings *b, const char *id, sl_toolset *ts, const char *where);
+
 /* The binding for a DSL tool reference (either name may be NULL), or NULL. */
 const sl_binding *sl_bindings_find(const sl_bindings *b, const char *provider_id,
                                    const char *provider_name);
@@ -68,11 +73,13 @@ size_t sl_bindings_count(const sl_bindings *b);
 const sl_binding *sl_bindings_at(const sl_bindings *b, size_t i);
 
 const char *sl_binding_id(const sl_binding *t);
-const char *sl_binding_kind(const sl_binding *t);   /* "mcp" */
+const char *sl_binding_kind(const sl_binding *t);   /* "mcp", or the toolset's kind */
 /* Where it points, without credentials: the URL or the command line. */
 const char *sl_binding_where(const sl_binding *t);
 /* The server's name for the DSL's tool name. */
 const char *sl_binding_tool_name(const sl_binding *t, const char *dsl_name);
+/* The DSL's name for the server's tool name (names read backwards). */
+const char *sl_binding_dsl_name(const sl_binding *t, const char *server_name);
 /* Its own per-call timeout (0: none set). */
 double sl_binding_timeout(const sl_binding *t);
 

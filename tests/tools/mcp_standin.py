@@ -5,8 +5,8 @@ JSON answers) for the tool-node and agent cases; served by httpd.py under
 Its tools, listed four to a page (nextCursor):
   echo {text}                 the text back
   add {a: number, b: number}  "a+b=SUM"
-  flags {on: boolean, count: integer, label: string}
-                              "on=True count=3 label=x": shows the types it got
+  flags {flag: boolean, count: integer, label: string}
+                              "flag=True count=3 label=x": shows the types it got
   json_obj                    text '{"k": 1, "s": "v"}' (a json entry)
   json_list                   text '[{"a": 1}, {"b": 2}]' (two json entries)
   image                       a 1x1 PNG (a file) and the text "an image"
@@ -33,7 +33,7 @@ TOOLS = [
                                                       "b": {"type": "number"}},
                      "required": ["a", "b"]}},
     {"name": "flags", "description": "Show the types of its arguments",
-     "inputSchema": {"type": "object", "properties": {"on": {"type": "boolean"},
+     "inputSchema": {"type": "object", "properties": {"flag": {"type": "boolean"},
                                                       "count": {"type": "integer"},
                                                       "label": {"type": "string"}}}},
     {"name": "json_obj", "description": "A JSON object as text",
@@ -69,7 +69,7 @@ def call(name, args, headers):
         s = args.get("a", 0) + args.get("b", 0)
         return text("%s+%s=%s" % (args.get("a"), args.get("b"), s))
     if name == "flags":
-        return text("on=%r count=%r label=%r" % (args.get("on"), args.get("count"),
+        return text("flag=%r count=%r label=%r" % (args.get("flag"), args.get("count"),
                                                  args.get("label")))
     if name == "json_obj":
         return text('{"k": 1, "s": "v"}')
