@@ -10,4 +10,9 @@ int sl_cli_serve(int argc, char **argv);
 int sl_cli_app(int argc, char **argv);
 int sl_cli_tools(int argc, char **argv);
 
+/* The store in --data DIR (given may be NULL: $SLUICE_DATA, else
+ * ./sluice-data), or NULL after saying why on stderr. */
+struct sl_store;
+struct sl_store *sl_cli_open_store(const char *given);
+
 #endif

@@ -124,6 +124,8 @@ static void usage_app(FILE *f)
     }
 }
 
+static sl_store *open_store(const char *dir);
+
 /* The store's folder: --data, else $SLUICE_DATA, else ./sluice-data. */
 static const char *data_dir(const char *given)
 {
@@ -131,6 +133,11 @@ static const char *data_dir(const char *given)
         return given;
     const char *e = getenv("SLUICE_DATA");
     return e && *e ? e : "sluice-data";
+}
+
+sl_store *sl_cli_open_store(const char *given)
+{
+    return open_store(data_dir(given));
 }
 
 static sl_store *open_store(const char *dir)

@@ -4,6 +4,10 @@
  *
  *   sluice tools list FILE [--config F]
  *   sluice tools call BINDING TOOL [--args JSON] [--config F] [--allow-private]
+ *   sluice tools bind ID (--mcp URL | --command CMD | --json B) [...] [--app A] [--data D]
+ *   sluice tools unbind ID [--app A] [--data D]
+ *   sluice tools bindings [--app A] [--data D]
+ * bind, unbind and bindings edit the server's store (`sluice serve`).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,9 +21,61 @@
 #include "engine/limits.h"
 #include "nodes/registry.h"
 #include "sandbox/sandbox.h"
+#include "store/store.h"
 #include "tools/binding.h"
 
-enum { O_CONFIG = 1, O_ARGS, O_PRIVATE, O_TIMEOUT };
+enum { O_CONFIG = 1, O_ARGS, O_PRIVATE, O_TIMEOUT, O_MCP, O_COMMAND, O_JSON, O_HEADER,
+       O_TRANSPORT, O_NAME, O_APP, O_DATA, O_BTIMEOUT };
+
+#define APP_OPT {"--app", NULL, "APP", "the app's own bindings (default: the server's, for\n" \
+                                       "every app)", O_APP}
+#define DATA_OPT {"--data", NULL, "DIR", "the store (default $SLUICE_DATA, else ./sluice-data)", \
+                  O_DATA}
+
+static const sl_opt bind_opts[] = {
+    {"--mcp", NULL, "URL", "an MCP server over HTTP (Streamable HTTP or SSE)", O_MCP},
+    {"--command", NULL, "CMD", "a stdio MCP server: its command line, split on blanks,\n"
+                               "or a JSON list; it runs in a sandbox", O_COMMAND},
+    {"--json", NULL, "BINDING", "the whole binding as JSON (see docs/tools.md)", O_JSON},
+    {"--transport", NULL, "auto|streamable|sse", "with --mcp: the transport (default auto)",
+     O_TRANSPORT},
+    {"--header", NULL, "'NAME: VALUE'", "with --mcp: a header sent with every request (a\n"
+                                         "credential: stored, never shown); repeatable", O_HEADER},
+    {"--name", NULL, "DSL=SERVER", "the DSL's tool name for the server's; repeatable", O_NAME},
+    {"--timeout", NULL, "SECONDS", "per call (tool_timeout_s caps it)", O_BTIMEOUT},
+    APP_OPT,
+    DATA_OPT,
+    {NULL, NULL, NULL, NULL, 0},
+};
+
+static const sl_optspec bind_spec = {
+    "sluice tools bind",
+    "usage: sluice tools bind ID (--mcp URL | --command CMD | --json BINDING) [options]\n"
+    "\n"
+    "Binds the tool provider ID (a provider_id as DSL files name it) to a server in\n"
+    "the store of `sluice serve`: for every app, or with --app for one.  Bindings in\n"
+    "the store are never exported with an app.  Running servers pick it up at once.\n",
+    bind_opts, NULL, false,
+};
+
+static const sl_opt scope_opts[] = {APP_OPT, DATA_OPT, {NULL, NULL, NULL, NULL, 0}};
+
+static const sl_optspec unbind_spec = {
+    "sluice tools unbind",
+    "usage: sluice tools unbind ID [options]\n"
+    "\n"
+    "Removes the binding ID from the store (the server's, or with --app an app's).\n",
+    scope_opts, NULL, false,
+};
+
+static const sl_optspec bindings_spec = {
+    "sluice tools bindings",
+    "usage: sluice tools bindings [options]\n"
+    "\n"
+    "Prints the store's bindings (the server's, or with --app an app's) as JSON,\n"
+    "header and env values masked.\n",
+    scope_opts, NULL, false,
+};
 
 static const sl_opt list_opts[] = {
     {"--config", NULL, "FILE", "the settings with the bindings (default: $SLUICE_CONFIG,\n"
@@ -61,9 +117,13 @@ static const sl_optspec tools_spec = {
     "sluice tools",
     "usage: sluice tools list FILE [--config FILE]\n"
     "       sluice tools call BINDING TOOL [--args JSON] [--config FILE] [--allow-private]\n"
+    "       sluice tools bind ID (--mcp URL | --command CMD | --json BINDING) [--app APP]\n"
+    "       sluice tools unbind ID [--app APP]\n"
+    "       sluice tools bindings [--app APP]\n"
     "\n"
     "Configured tools: which tools an app calls and where each is bound, and one\n"
-    "call of a bound tool to try it.  Bindings live in sluice.yml (docs/tools.md).\n",
+    "call of a bound tool to try it.  Bindings live in sluice.yml (docs/tools.md),\n"
+    "and for `sluice serve` in its store (bind, unbind, bindings; --help on each).\n",
     list_opts + 1, NULL, true,
 };
 
@@ -72,6 +132,11 @@ typedef struct {
     int npos;
     bool allow_private;
     double timeout;
+    /* bind */
+    const char *mcp, *command, *json, *transport, *app, *data;
+    sl_value *headers, *names;
+    double btimeout;
+    bool bad;
 } targs;
 
 static int on_opt(void *ud, int id, const char *v)
@@ -82,12 +147,39 @@ static int on_opt(void *ud, int id, const char *v)
     case O_ARGS: a->args = v; break;
     case O_PRIVATE: a->allow_private = true; break;
     case O_TIMEOUT:
-        a->timeout = strtod(v, NULL);
-        if (a->timeout <= 0) {
-            fprintf(stderr, "sluice tools call: --timeout takes seconds above 0\n");
+    case O_BTIMEOUT:
+        *(id == O_TIMEOUT ? &a->timeout : &a->btimeout) = strtod(v, NULL);
+        if (strtod(v, NULL) <= 0) {
+            fprintf(stderr, "sluice tools: --timeout takes seconds above 0\n");
             return -1;
         }
         break;
+    case O_MCP: a->mcp = v; break;
+    case O_COMMAND: a->command = v; break;
+    case O_JSON: a->json = v; break;
+    case O_TRANSPORT: a->transport = v; break;
+    case O_APP: a->app = v; break;
+    case O_DATA: a->data = v; break;
+    case O_HEADER:
+    case O_NAME: {
+        const char *sep = id == O_HEADER ? strchr(v, ':') : strchr(v, '=');
+        if (!sep || sep == v) {
+            fprintf(stderr, "sluice tools bind: %s takes %s\n",
+                    id == O_HEADER ? "--header" : "--name",
+                    id == O_HEADER ? "'NAME: VALUE'" : "DSL=SERVER");
+            return -1;
+        }
+        sl_value **m = id == O_HEADER ? &a->headers : &a->names;
+        if (!*m)
+            *m = json_object();
+        const char *val = sep + 1;
+        while (id == O_HEADER && *val == ' ')
+            val++;
+        char *key = sl_xstrndup(v, (size_t)(sep - v));
+        json_object_set_new(*m, key, json_string(val));
+        free(key);
+        break;
+    }
     default:
         if (a->npos == 3) {
             fprintf(stderr, "sluice tools: too many arguments ('%s')\n", v);
@@ -287,13 +379,108 @@ out:
     return rc;
 }
 
+/* The binding --mcp/--command/--json describe (new), or NULL after a message. */
+static sl_value *binding_of(targs *a)
+{
+    int given = !!a->mcp + !!a->command + !!a->json;
+    if (given != 1) {
+        fprintf(stderr, "sluice tools bind: give one of --mcp URL, --command CMD, --json BINDING\n");
+        return NULL;
+    }
+    sl_value *b = NULL;
+    if (a->json) {
+        json_error_t je;
+        b = json_loads(a->json, JSON_DECODE_ANY, &je);
+        if (!json_is_object(b) && !json_is_string(b)) {
+            fprintf(stderr, "sluice tools bind: --json must be a binding object (%s)\n",
+                    b ? "it is not an object" : je.text);
+            json_decref(b);
+            return NULL;
+        }
+        return b;
+    }
+    sl_value *m = json_object();
+    if (a->mcp) {
+        json_object_set_new(m, "url", json_string(a->mcp));
+        if (a->transport)
+            json_object_set_new(m, "transport", json_string(a->transport));
+        if (a->headers)
+            json_object_set(m, "headers", a->headers);
+    } else {
+        sl_value *argv = a->command[0] == '[' ? json_loads(a->command, 0, NULL) : json_array();
+        if (a->command[0] != '[') {
+            char *copy = sl_xstrdup(a->command), *save = NULL;
+            for (char *w = strtok_r(copy, " \t", &save); w; w = strtok_r(NULL, " \t", &save))
+                json_array_append_new(argv, json_string(w));
+            free(copy);
+        }
+        json_object_set_new(m, "command", argv ? argv : json_array());
+    }
+    b = json_pack("{s:o}", "mcp", m);
+    if (a->names)
+        json_object_set(b, "names", a->names);
+    if (a->btimeout > 0)
+        json_object_set_new(b, "timeout", json_real(a->btimeout));
+    return b;
+}
+
+static int tools_store(targs *a, const char *verb)
+{
+    bool bind = !strcmp(verb, "bind"), unbind = !strcmp(verb, "unbind");
+    if ((bind || unbind) ? a->npos != 2 : a->npos != 1) {
+        sl_opt_usage(bind ? &bind_spec : unbind ? &unbind_spec : &bindings_spec, stderr);
+        return 2;
+    }
+    sl_value *b = NULL;
+    if (bind && !(b = binding_of(a)))
+        return 2;
+    sl_store *st = sl_cli_open_store(a->data);
+    if (!st) {
+        json_decref(b);
+        return 1;
+    }
+    int rc = 1;
+    char *spec = NULL;
+    sl_err err = {0};
+    const char *scope = a->app ? a->app : "";
+    char *dsl = NULL;
+    if (a->app && sl_store_app_get(st, a->app, &dsl, NULL, &err)) {
+        fprintf(stderr, "sluice tools %s: %s\n", verb, err.msg);
+    } else if (sl_store_tools_get(st, scope, &spec, &err)) {
+        fprintf(stderr, "sluice tools %s: %s\n", verb, err.msg);
+    } else if (!bind && !unbind) {
+        sl_value *shown = sl_bindings_spec_show(spec);
+        char *s = json_dumps(shown, JSON_INDENT(2) | JSON_SORT_KEYS);
+        printf("%s\n", s ? s : "{}");
+        free(s);
+        json_decref(shown);
+        rc = 0;
+    } else if (sl_bindings_spec_set(&spec, a->pos[1], b, &err) ||
+               sl_store_tools_set(st, scope, spec, &err)) {
+        fprintf(stderr, "sluice tools %s: %s\n", verb, err.msg);
+    } else {
+        printf("%s %s%s%s\n", bind ? "bound" : "unbound", a->pos[1],
+               a->app ? " for app " : " for every app", a->app ? a->app : "");
+        rc = 0;
+    }
+    free(dsl);
+    free(spec);
+    sl_err_clear(&err);
+    json_decref(b);
+    sl_store_close(st);
+    return rc;
+}
+
 int sl_cli_tools(int argc, char **argv)
 {
     targs a = {0};
     const char *sub = argc > 1 ? argv[1] : NULL;
-    const sl_optspec *spec = sub && !strcmp(sub, "list") ? &list_spec
-                             : sub && !strcmp(sub, "call") ? &call_spec
-                                                           : &tools_spec;
+    const sl_optspec *spec = sub && !strcmp(sub, "list")       ? &list_spec
+                             : sub && !strcmp(sub, "call")     ? &call_spec
+                             : sub && !strcmp(sub, "bind")     ? &bind_spec
+                             : sub && !strcmp(sub, "unbind")   ? &unbind_spec
+                             : sub && !strcmp(sub, "bindings") ? &bindings_spec
+                                                               : &tools_spec;
     if (spec == &tools_spec) {
         bool help = sub && (!strcmp(sub, "--help") || !strcmp(sub, "-h"));
         if (!help && sub)
@@ -302,7 +489,11 @@ int sl_cli_tools(int argc, char **argv)
         return help ? 0 : 2;
     }
     int prc = sl_opt_parse(spec, argc, argv, 1, on_opt, &a, NULL);
-    if (prc != SL_OPT_OK)
-        return prc == SL_OPT_HELP ? 0 : 2;
-    return spec == &list_spec ? tools_list(&a) : tools_call(&a);
+    int rc = prc != SL_OPT_OK        ? (prc == SL_OPT_HELP ? 0 : 2)
+             : spec == &list_spec    ? tools_list(&a)
+             : spec == &call_spec    ? tools_call(&a)
+                                     : tools_store(&a, sub);
+    json_decref(a.headers);
+    json_decref(a.names);
+    return rc;
 }

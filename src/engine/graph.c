@@ -267,34 +267,17 @@ static int load_text(sl_graph *g, const sl_node_kinds *kinds, const sl_config *c
 static int bundle_tools(const char *files, const char *path, sl_bindings **out, sl_err *err)
 {
     char *f = sl_xasprintf("%s/tools/bindings.yml", files);
-    FILE *fp = fopen(f, "rb");
-    if (!fp) {
-        free(f);
-        return 0;
-    }
-    sl_buf b;
-    sl_buf_init(&b, 1u << 20);
-    sl_buf_add_file(&b, fp);
-    fclose(fp);
-    free(f);
     char *where = sl_xasprintf("%s:tools/bindings.yml", path);
-    int rc = -1;
-    sl_yaml_doc d;
-    if (b.toobig) {
-        sl_err_set(err, SL_ELIMIT, "%s: larger than 1 MiB", where);
-    } else if (!sl_yaml_parse(b.data ? b.data : "", b.len, where, &d, err)) {
-        const sl_value *sec = json_object_get(d.root, "tools");
-        *out = sl_bindings_new();
-        rc = sl_bindings_parse(*out, &d, sec ? sec : d.root, where, false, err);
-        sl_yaml_doc_release(&d);
-        if (rc) {
-            sl_bindings_free(*out);
-            *out = NULL;
-        }
-    }
-    sl_buf_release(&b);
+    sl_bindings *b = sl_bindings_new();
+    int rc = sl_bindings_load_file(b, f, where, false, err);
+    free(f);
     free(where);
-    return rc;
+    if (rc) {
+        sl_bindings_free(b);
+        return rc < 0 ? -1 : 0;
+    }
+    *out = b;
+    return 0;
 }
 
 static int load_bundle(sl_graph *g, const sl_node_kinds *kinds, const sl_config *config,
@@ -928,6 +911,13 @@ static int load_text(sl_graph *g, const sl_node_kinds *kinds, const sl_config *c
     sl_graph_release(g);
     sl_err_clear(err);
     return load(g, kinds, config, tools, text, len, path, true, diag, err);
+}
+
+int sl_graph_load_text_tools(sl_graph *g, const sl_node_kinds *kinds, const sl_config *config,
+                             struct sl_bindings *tools, const char *text, size_t len,
+                             const char *path, sl_diag *diag, sl_err *err)
+{
+    return load_text(g, kinds, config, tools, text, len, path, diag, err);
 }
 
 int sl_graph_load_text(sl_graph *g, const sl_node_kinds *kinds, const sl_config *config,

@@ -99,6 +99,11 @@ typedef struct sl_graph {
  * diag too. */
 int sl_graph_load_file(sl_graph *g, const sl_node_kinds *kinds, const sl_config *config,
                        const char *path, sl_diag *diag, sl_err *err);
+/* sl_graph_load_text with tool bindings of the app's own (the server's
+ * store), found before the settings'; the graph takes tools (NULL: none). */
+int sl_graph_load_text_tools(sl_graph *g, const sl_node_kinds *kinds, const sl_config *config,
+                             struct sl_bindings *tools, const char *text, size_t len,
+                             const char *path, sl_diag *diag, sl_err *err);
 int sl_graph_load_text(sl_graph *g, const sl_node_kinds *kinds, const sl_config *config,
                        const char *text, size_t len, const char *path, sl_diag *diag,
                        sl_err *err);

@@ -13,6 +13,7 @@
 
 #include "dsl/bundle.h"
 #include "nodes/registry.h"
+#include "tools/binding.h"
 
 /* A path in the folder the store keeps for app id's files (leaf NULL: the
  * folder itself), or NULL when the store has none for that id. */
@@ -78,6 +79,53 @@ static int keep_files(sl_store *s, const char *id, const sl_bundle *b, sl_err *e
     return rc;
 }
 
+/* A small file's bytes (NUL-terminated), NULL when it cannot be read or
+ * passes 1 MiB (the parse then says nothing is there; the cap is the
+ * parser's too). */
+static char *slurp_small(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    sl_buf b;
+    sl_buf_init(&b, (1u << 20) + 1);
+    sl_buf_add_file(&b, f);
+    fclose(f);
+    *len = b.len;
+    sl_buf_addc(&b, 0);
+    return sl_buf_detach(&b);
+}
+
+/* The bindings: the bundle's (text, may be NULL), the server's, app id's
+ * (id NULL: a new app, none yet). */
+static int tools_for(sl_store *s, const char *id, const char *text, size_t len,
+                     sl_bindings **out, sl_err *err)
+{
+    *out = NULL;
+    sl_bindings *b = sl_bindings_new();
+    int rc = text ? sl_bindings_parse_text(b, text, len, "the app's tools/bindings.yml", false,
+                                           err)
+                  : 0;
+    const char *scopes[] = {"", id};
+    for (int i = 0; !rc && i < (id ? 2 : 1); i++) {
+        char *spec = NULL;
+        rc = sl_store_tools_get(s, scopes[i], &spec, err);
+        if (!rc && spec) {
+            char *where = i ? sl_xasprintf("app %s's tool bindings", id)
+                            : sl_xstrdup("the server's tool bindings");
+            rc = sl_bindings_parse_json(b, spec, where, err);
+            free(where);
+        }
+        free(spec);
+    }
+    if (rc || !sl_bindings_count(b)) {
+        sl_bindings_free(b);
+        return rc;
+    }
+    *out = b;
+    return 0;
+}
+
 /* Import (update == NULL) or a new version of app `update`. */
 static int import(sl_store *s, const char *update, const void *data, size_t len,
                   const char *origin, const sl_config *config, char **id, sl_value **info,
@@ -98,9 +146,19 @@ static int import(sl_store *s, const char *update, const void *data, size_t len,
         dsl_len = b.dsl_len;
     }
     sl_graph g;
+    memset(&g, 0, sizeof g);
     char *text = sl_xstrndup(dsl, dsl_len);
     int version = 1;
-    int rc = sl_graph_load_text(&g, &sl_nodes, config, text, dsl_len, origin, diag, err);
+    const sl_bundle_file *bf = NULL;
+    for (size_t i = 0; i < b.nfiles && !bf; i++)
+        if (!strcmp(b.files[i].path, "tools/bindings.yml"))
+            bf = &b.files[i];
+    sl_bindings *tools = NULL;
+    int rc = tools_for(s, update, bf ? (const char *)bf->data : NULL, bf ? bf->len : 0, &tools,
+                       err);
+    if (!rc)
+        rc = sl_graph_load_text_tools(&g, &sl_nodes, config, tools, text, dsl_len, origin, diag,
+                                      err);
     if (!rc && update) {
         rc = sl_store_app_update(s, update, g.name ? g.name : "app", g.mode, text, &version, err);
         if (!rc)
@@ -147,6 +205,17 @@ int sl_apps_update(sl_store *s, const char *app_id, const void *data, size_t len
     return rc;
 }
 
+int sl_apps_tools(sl_store *s, const char *id, const char *files, sl_bindings **out, sl_err *err)
+{
+    char *f = files ? sl_xasprintf("%s/tools/bindings.yml", files) : NULL;
+    size_t len = 0;
+    char *text = f ? slurp_small(f, &len) : NULL;
+    free(f);
+    int rc = tools_for(s, id, text, len, out, err);
+    free(text);
+    return rc;
+}
+
 int sl_apps_load(sl_store *s, const char *id, const sl_config *config, sl_graph *g, int *version,
                  sl_err *err)
 {
@@ -158,12 +227,18 @@ int sl_apps_load(sl_store *s, const char *id, const sl_config *config, sl_graph 
     if (version)
         *version = (int)json_integer_value(json_object_get(info, "version"));
     json_decref(info);
+    char *files = app_path(s, id, "files");
+    sl_bindings *tools = NULL;
+    if (sl_apps_tools(s, id, files, &tools, err)) {
+        free(dsl);
+        free(files);
+        return -1;
+    }
     sl_diag d;
     sl_diag_init(&d);
-    int rc = sl_graph_load_text(g, &sl_nodes, config, dsl, strlen(dsl), id, &d, err);
+    int rc = sl_graph_load_text_tools(g, &sl_nodes, config, tools, dsl, strlen(dsl), id, &d, err);
     sl_diag_release(&d);
     free(dsl);
-    char *files = app_path(s, id, "files");
     if (!rc && is_dir(files)) {
         g->app_dir = files;
         files = NULL;

@@ -32,9 +32,16 @@ int sl_apps_import(sl_store *s, const void *data, size_t len, const char *origin
 int sl_apps_update(sl_store *s, const char *app_id, const void *data, size_t len,
                    const char *origin, const sl_config *config, sl_value **info, sl_diag *diag,
                    sl_err *err);
+/* The tool bindings app `id` runs with beside the settings' (found
+ * first, later ones winning): its bundle's tools/bindings.yml in `files`
+ * (may be NULL), the server's defaults from the store, the app's own from
+ * the store.  *out NULL when there are none. */
+struct sl_bindings;
+int sl_apps_tools(sl_store *s, const char *id, const char *files, struct sl_bindings **out,
+                  sl_err *err);
 /* Loads app `id`'s current version into g (its files folder, when it has
- * one, as app_dir), checked against config; *version (may be NULL) gets
- * its number. */
+ * one, as app_dir), checked against config and its tool bindings
+ * (sl_apps_tools); *version (may be NULL) gets its number. */
 int sl_apps_load(sl_store *s, const char *id, const sl_config *config, sl_graph *g, int *version,
                  sl_err *err);
 /* The app as YAML (*zip false) or as a bundle (*zip true), appended to

@@ -2,6 +2,7 @@
  * server — see server.h.
  */
 #include "server/server.h"
+#include "tools/binding.h"
 #include "server/apps.h"
 #include "server/mhd.h"
 #include "server/workers.h"
@@ -1291,6 +1292,59 @@ static enum MHD_Result v1(struct MHD_Connection *c, const char *method, const ch
                        path);
 }
 
+/* /admin/tools[/ID] and /admin/apps/APP/tools[/ID]: the tool bindings of
+ * scope ("" the server's defaults, else the app's), kept in the store and
+ * never exported with an app.  Values of headers and env are shown masked. */
+static enum MHD_Result admin_tools(struct MHD_Connection *c, const char *method,
+                                   const char *scope, const char *rest, req *q)
+{
+    sl_err err = {0};
+    enum MHD_Result ret;
+    char *spec = NULL;
+    if (*scope) {
+        char *dsl = NULL;
+        if (sl_store_app_get(S.store, scope, &dsl, NULL, &err)) {
+            ret = reply_error(c, 404, "not_found", "%s", err.msg);
+            sl_err_clear(&err);
+            return ret;
+        }
+        free(dsl);
+    }
+    const char *id = *rest == '/' ? rest + 1 : NULL;
+    if (sl_store_tools_get(S.store, scope, &spec, &err)) {
+        ret = reply_error(c, 500, "internal_error", "%s", err.msg);
+    } else if (!id && !*rest && !strcmp(method, "GET")) {
+        ret = reply_json(c, 200, json_pack("{s:o}", "data", sl_bindings_spec_show(spec)));
+    } else if (id && *id && (!strcmp(method, "PUT") || !strcmp(method, "DELETE"))) {
+        sl_value *body = NULL;
+        if (!strcmp(method, "PUT")) {
+            json_error_t je;
+            body = json_loadb(q->body.data ? q->body.data : "", q->body.len, 0, &je);
+        }
+        if (!strcmp(method, "PUT") && !json_is_object(body) && !json_is_string(body)) {
+            ret = reply_error(c, 400, "invalid_param", "the body is a binding: {\"mcp\": URL} "
+                              "or {\"mcp\": {url, transport, headers} | {command, env}, "
+                              "\"names\": {…}, \"timeout\": s} (docs/tools.md)");
+        } else if (sl_bindings_spec_set(&spec, id, body, &err) ||
+                   sl_store_tools_set(S.store, scope, spec, &err)) {
+            ret = reply_error(c, err.code == SL_ENOTFOUND ? 404 : err.code == SL_EIO ? 500 : 400,
+                              err.code == SL_ENOTFOUND ? "not_found"
+                              : err.code == SL_EIO     ? "internal_error"
+                                                       : "invalid_param",
+                              "%s", err.msg);
+        } else {
+            ret = reply_json(c, 200, json_pack("{s:s}", "result", "success"));
+        }
+        json_decref(body);
+    } else {
+        ret = reply_error(c, 404, "not_found", "%s /admin/…/tools%s is not an admin endpoint; "
+                          "GET the list, PUT or DELETE /tools/ID", method, rest);
+    }
+    free(spec);
+    sl_err_clear(&err);
+    return ret;
+}
+
 static enum MHD_Result admin(struct MHD_Connection *c, const char *method, const char *path,
                              req *q)
 {
@@ -1315,13 +1369,17 @@ static enum MHD_Result admin(struct MHD_Connection *c, const char *method, const
         sl_value *apps = NULL;
         ret = sl_store_app_list(S.store, &apps, &err) ? reply_error(c, 500, "internal_error", "%s", err.msg)
                                                        : reply_json(c, 200, json_pack("{s:o}", "data", apps));
+    } else if (!strcmp(path, "/tools") || !strncmp(path, "/tools/", 7)) {
+        ret = admin_tools(c, method, "", path + 6, q);
     } else if (!strncmp(path, "/apps/", 6)) {
         char id[64];
         const char *rest = strchr(path + 6, '/');
         snprintf(id, sizeof id, "%.*s", (int)(rest ? (size_t)(rest - path - 6) : strlen(path + 6)),
                  path + 6);
         const char *want_v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "version");
-        if (!rest && !strcmp(method, "GET") && want_v) {
+        if (rest && (!strcmp(rest, "/tools") || !strncmp(rest, "/tools/", 7))) {
+            ret = admin_tools(c, method, id, rest + 6, q);
+        } else if (!rest && !strcmp(method, "GET") && want_v) {
             char *dsl = NULL;
             if (sl_store_app_get_version(S.store, id, atoi(want_v), &dsl, &err)) {
                 ret = reply_error(c, 404, "not_found", "%s", err.msg);

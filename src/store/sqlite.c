@@ -132,6 +132,10 @@ static const char *const migrations[] = {
     "  json_extract(e.value, '$.data.finished_at') AS finished_at"
     " FROM run_log l, json_each(l.events) e"
     " WHERE json_extract(e.value, '$.event') = 'node_finished';",
+    /* 9: tool bindings set by the admin (scope '' is the server's, else an
+     * app id): never part of an app's export */
+    "CREATE TABLE tool_bindings(scope TEXT PRIMARY KEY, spec TEXT NOT NULL,"
+    "  updated_at INTEGER NOT NULL) WITHOUT ROWID;",
 };
 
 typedef struct op {
@@ -915,6 +919,31 @@ static int sq_key_revoke(sl_store_be *s, const char *key_id, sl_err *err)
     return n ? 0 : sl_err_set(err, SL_ENOTFOUND, "no active key with id '%s'", key_id);
 }
 
+static int sq_tools_get(sl_store_be *s, const char *scope, char **spec, sl_err *err)
+{
+    *spec = NULL;
+    q x;
+    if (!q_open(&x, s, "SELECT spec FROM tool_bindings WHERE scope=?1"))
+        return db_err(err, s->r, "read tool bindings");
+    bind_text(x.st, 1, scope);
+    if (sqlite3_step(x.st) == SQLITE_ROW)
+        *spec = sl_xstrdup((const char *)sqlite3_column_text(x.st, 0));
+    q_close(&x);
+    return 0;
+}
+
+static int sq_tools_set(sl_store_be *s, const char *scope, const char *spec, sl_err *err)
+{
+    const char *args[] = {scope, spec};
+    int n = spec ? write_now(s, "INSERT OR REPLACE INTO tool_bindings(scope, spec, updated_at) "
+                                "VALUES(?1, ?2, strftime('%s','now'))", args, 2, err)
+                 : write_now(s, "DELETE FROM tool_bindings WHERE scope=?1", args, 1, err);
+    if (n < 0)
+        return -1;
+    keys_changed(s);  /* servers load their apps again, with the new bindings */
+    return 0;
+}
+
 static char *sq_key_app(sl_store_be *s, const char *key)
 {
     char hash[65];
@@ -1455,6 +1484,8 @@ const sl_store_ops sl_store_sqlite = {
     .key_create = sq_key_create,
     .key_list = sq_key_list,
     .key_revoke = sq_key_revoke,
+    .tools_get = sq_tools_get,
+    .tools_set = sq_tools_set,
     .key_app = sq_key_app,
     .keys_version = sq_keys_version,
     .admin_token = sq_admin_token,

@@ -161,6 +161,16 @@ long long sl_store_keys_version(sl_store *s)
     return s->ops->keys_version(s->b);
 }
 
+int sl_store_tools_get(sl_store *s, const char *scope, char **spec, sl_err *err)
+{
+    return s->ops->tools_get(s->b, scope ? scope : "", spec, err);
+}
+
+int sl_store_tools_set(sl_store *s, const char *scope, const char *spec, sl_err *err)
+{
+    return s->ops->tools_set(s->b, scope ? scope : "", spec, err);
+}
+
 int sl_store_admin_token(sl_store *s, char **token, bool *created, sl_err *err)
 {
     return s->ops->admin_token(s->b, token, created, err);

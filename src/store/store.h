@@ -80,6 +80,13 @@ long long sl_store_keys_version(sl_store *s);
 /* ---- admin token ---- */
 /* The admin token: made on first use and written to DIR/admin-token
  * (mode 0600); *created tells whether it was made now. */
+/* Tool bindings the admin set (tools/binding.h), as the JSON text of a
+ * `tools` mapping: scope "" holds the server's defaults, an app id that
+ * app's own.  *spec NULL when none.  Setting them (spec NULL: removing)
+ * makes servers load their apps again (sl_store_keys_version). */
+int sl_store_tools_get(sl_store *s, const char *scope, char **spec, sl_err *err);
+int sl_store_tools_set(sl_store *s, const char *scope, const char *spec, sl_err *err);
+
 int sl_store_admin_token(sl_store *s, char **token, bool *created, sl_err *err);
 bool sl_store_admin_ok(sl_store *s, const char *token);
 
@@ -225,6 +232,8 @@ typedef struct sl_store_ops {
     int (*key_revoke)(sl_store_be *b, const char *key_id, sl_err *err);
     char *(*key_app)(sl_store_be *b, const char *key);
     long long (*keys_version)(sl_store_be *b);
+    int (*tools_get)(sl_store_be *b, const char *scope, char **spec, sl_err *err);
+    int (*tools_set)(sl_store_be *b, const char *scope, const char *spec, sl_err *err);
     int (*admin_token)(sl_store_be *b, char **token, bool *created, sl_err *err);
     bool (*admin_ok)(sl_store_be *b, const char *token);
 

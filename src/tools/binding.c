@@ -522,6 +522,97 @@ const sl_value *sl_binding_find_tool(const sl_value *list, const char *name)
     return NULL;
 }
 
+int sl_bindings_load_file(sl_bindings *b, const char *file, const char *where, bool trusted,
+                          sl_err *err)
+{
+    FILE *fp = fopen(file, "rb");
+    if (!fp)
+        return 1;
+    sl_buf t;
+    sl_buf_init(&t, 1u << 20);
+    sl_buf_add_file(&t, fp);
+    fclose(fp);
+    int rc = t.toobig ? sl_err_set(err, SL_ELIMIT, "%s: larger than 1 MiB", where)
+                      : sl_bindings_parse_text(b, t.data ? t.data : "", t.len, where, trusted, err);
+    sl_buf_release(&t);
+    return rc;
+}
+
+int sl_bindings_parse_text(sl_bindings *b, const char *text, size_t len, const char *where,
+                           bool trusted, sl_err *err)
+{
+    if (len > (1u << 20))
+        return sl_err_set(err, SL_ELIMIT, "%s: larger than 1 MiB", where);
+    sl_yaml_doc d;
+    if (sl_yaml_parse(text, len, where, &d, err))
+        return -1;
+    const sl_value *sec = json_object_get(d.root, "tools");
+    int rc = sl_bindings_parse(b, &d, sec ? sec : d.root, where, trusted, err);
+    sl_yaml_doc_release(&d);
+    return rc;
+}
+
+int sl_bindings_parse_json(sl_bindings *b, const char *spec, const char *where, sl_err *err)
+{
+    sl_yaml_doc d;
+    if (sl_yaml_parse(spec ? spec : "{}", spec ? strlen(spec) : 2, where, &d, err))
+        return -1;
+    int rc = sl_bindings_parse(b, &d, d.root, where, true, err);
+    sl_yaml_doc_release(&d);
+    return rc;
+}
+
+int sl_bindings_spec_set(char **spec, const char *id, const sl_value *binding, sl_err *err)
+{
+    if (!id || !*id)
+        return sl_err_set(err, SL_EINVAL, "a binding needs an id (the provider_id it binds)");
+    sl_value *all = *spec ? json_loads(*spec, 0, NULL) : json_object();
+    if (!json_is_object(all)) {
+        json_decref(all);
+        all = json_object();
+    }
+    if (binding)
+        json_object_set_new(all, id, json_deep_copy(binding));
+    else if (json_object_del(all, id))
+        return json_decref(all),
+               sl_err_set(err, SL_ENOTFOUND, "there is no tool binding '%s' to remove", id);
+    char *text = json_dumps(all, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(all);
+    sl_bindings *check = sl_bindings_new();
+    int rc = sl_bindings_parse_json(check, text, "binding", err);
+    sl_bindings_free(check);
+    if (rc) {
+        free(text);
+        return -1;
+    }
+    free(*spec);
+    *spec = strcmp(text, "{}") ? text : (free(text), NULL);
+    return 0;
+}
+
+sl_value *sl_bindings_spec_show(const char *spec)
+{
+    sl_value *all = spec ? json_loads(spec, 0, NULL) : NULL;
+    if (!json_is_object(all)) {
+        json_decref(all);
+        return json_object();
+    }
+    const char *id;
+    sl_value *b;
+    json_object_foreach(all, id, b) {
+        sl_value *m = json_object_get(b, "mcp");
+        static const char *const secret_maps[] = {"headers", "env"};
+        for (int i = 0; i < 2; i++) {
+            const char *k;
+            sl_value *v;
+            json_object_foreach(json_object_get(m, secret_maps[i]), k, v)
+                if (json_is_string(v))
+                    json_string_set(v, "******");
+        }
+    }
+    return all;
+}
+
 char *sl_bindings_hint(const char *provider_id)
 {
     const char *id = provider_id && *provider_id ? provider_id : "PROVIDER";

@@ -96,6 +96,27 @@ int sl_binding_list(const sl_binding *t, bool allow_private, const sl_tool_ctx *
 /* The entry of `list` named name, or NULL (borrowed). */
 const sl_value *sl_binding_find_tool(const sl_value *list, const char *name);
 
+/* Adds the bindings of a file holding a `tools` mapping (with or without
+ * the `tools:` key), as a bundle's tools/bindings.yml; `where` names it in
+ * errors.  1 when there is no such file (nothing added). */
+int sl_bindings_load_file(sl_bindings *b, const char *file, const char *where, bool trusted,
+                          sl_err *err);
+/* The same for the file's text. */
+int sl_bindings_parse_text(sl_bindings *b, const char *text, size_t len, const char *where,
+                           bool trusted, sl_err *err);
+
+/* ---- bindings kept as JSON text (the server's store) ---- */
+
+/* Adds the bindings of spec, the JSON text of a `tools` mapping; `where`
+ * names it in errors.  Trusted: an admin set it. */
+int sl_bindings_parse_json(sl_bindings *b, const char *spec, const char *where, sl_err *err);
+/* *spec (JSON text of a `tools` mapping, or NULL for none) with binding id
+ * set to `binding` (a binding's mapping; NULL removes it), checked by
+ * parsing the result.  The new text replaces *spec (NULL when empty). */
+int sl_bindings_spec_set(char **spec, const char *id, const sl_value *binding, sl_err *err);
+/* spec as a value to show: every header and env value masked (new). */
+sl_value *sl_bindings_spec_show(const char *spec);
+
 /* The `tools:` lines a user adds to bind a provider to an MCP server, for
  * messages (static text with the id filled in; new string). */
 char *sl_bindings_hint(const char *provider_id);
