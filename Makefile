@@ -29,7 +29,7 @@ LIB      := $(BUILD)/libsluice.a
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all test asan fuzz bench bench-startup bench-sandbox bench-llm bench-serve bench-agent bench-jinja clean
+.PHONY: all test asan fuzz bench bench-startup bench-sandbox bench-llm bench-serve bench-agent bench-jinja bench-tools clean
 all: $(BUILD)/sluice $(UNIT_BIN)
 
 $(BUILD)/%.o: %.c
@@ -128,6 +128,14 @@ bench-agent: $(BUILD)/bench/agent_bench
 
 bench-llm: $(BUILD)/bench/llm_bench
 	@$(BUILD)/bench/llm_bench
+
+# The tool node's and an agent's tool step's own costs (issue 15).
+$(BUILD)/bench/tool_bench: bench/tool_bench.c $(OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -Isrc -o $@ $< $(OBJ) $(LDLIBS)
+
+bench-tools: $(BUILD)/bench/tool_bench
+	@$(BUILD)/bench/tool_bench
 
 # sluice serve under load: runs/s, p99, 1,000 streaming clients, RSS (issue 6).
 bench-serve: $(BUILD)/sluice

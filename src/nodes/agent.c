@@ -28,6 +28,7 @@
 
 #include "agent/agent.h"
 #include "agent/skills.h"
+#include "core/clock.h"
 #include "core/size.h"
 #include "engine/graph.h"
 #include "engine/limits.h"
@@ -575,7 +576,7 @@ typedef struct {
 
 /* One configured tool's call for the agent loop. */
 static bool call_ctool(ctools *ct, sl_node_exec *x, const char *name, const sl_value *args,
-                       sl_buf *out)
+                       sl_buf *out, double *tool_s)
 {
     ctool *c = NULL;
     for (size_t i = 0; i < ct->n && !c; i++)
@@ -591,7 +592,9 @@ static bool call_ctool(ctools *ct, sl_node_exec *x, const char *name, const sl_v
     sl_tool_result res;
     sl_tool_result_init(&res);
     sl_err e = {0};
+    double t0 = sl_clock_s();
     int rc = sl_toolcall(x, &c->src, c->name, a, &res, &e);
+    *tool_s += sl_clock_s() - t0;
     json_decref(a);
     bool failed = rc != 0 || res.is_error;
     if (rc) {
@@ -667,12 +670,13 @@ typedef struct {
     sl_value *log;           /* the steps, for process_data (capped) */
     long long tokens;
     ctools *ct;              /* the workflow's configured tools */
+    double tool_s;           /* seconds inside configured tools' calls */
 } agent_ctx;
 
 static bool io_tool(void *ud, const char *name, const sl_value *args, sl_buf *out)
 {
     agent_ctx *a = ud;
-    return call_ctool(a->ct, a->x, name, args, out);
+    return call_ctool(a->ct, a->x, name, args, out, &a->tool_s);
 }
 
 static int call_model(void *ud, sl_value *req, sl_value **resp)
@@ -958,6 +962,9 @@ static int agent_run(sl_node_exec *x)
     sl_exec_process(x, "agent_log", a.log);
     sl_exec_process(x, "turns", json_integer(res.turns));
     sl_exec_process(x, "tool_calls", json_integer(res.tool_calls));
+    /* where the time went: the rest of elapsed_time is sluice's own */
+    sl_exec_process(x, "model_time", json_real(s.model_s));
+    sl_exec_process(x, "tool_time", json_real(a.tool_s + s.sandbox_s));
     if (rc) {
         if (e.code == SL_ENODE)
             rc = -1;  /* the model call failed the node already */

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/clock.h"
 #include "engine/graph.h"
 #include "nodes/toolcall.h"
 #include "tools/binding.h"
@@ -227,7 +228,9 @@ static int tool_run(sl_node_exec *x)
     json_decref(def);
     sl_tool_result res;
     sl_tool_result_init(&res);
+    double t0 = sl_clock_s();
     int rc = sl_toolcall(x, &src, name, args, &res, &err);
+    sl_exec_process(x, "tool_time", json_real(sl_clock_s() - t0));
     json_decref(args);
     if (rc) {
         sl_exec_fail(x, sl_err_type(&err, err.code == SL_ETIMEOUT || err.code == SL_ELIMIT
