@@ -671,6 +671,7 @@ typedef struct {
     long long tokens;
     ctools *ct;              /* the workflow's configured tools */
     double tool_s;           /* seconds inside configured tools' calls */
+    sl_buf text;             /* every round's text, as streamed */
 } agent_ctx;
 
 static bool io_tool(void *ud, const char *name, const sl_value *args, sl_buf *out)
@@ -679,10 +680,25 @@ static bool io_tool(void *ud, const char *name, const sl_value *args, sl_buf *ou
     return call_ctool(a->ct, a->x, name, args, out, &a->tool_s);
 }
 
+/* Every round's text as it comes: streamed to an answer that shows the
+ * node's text, and kept, since the node's text is all of it, as in Dify's
+ * strategies (a model's words before a tool call included). */
+static void on_agent_text(const char *s, size_t n, void *ud)
+{
+    agent_ctx *a = ud;
+    sl_buf_add(&a->text, s, n);
+    sl_exec_stream_chunk(a->x, "text", s, n);
+}
+
+static bool on_agent_cancelled(void *ud)
+{
+    return sl_exec_cancelled(((agent_ctx *)ud)->x);
+}
+
 static int call_model(void *ud, sl_value *req, sl_value **resp)
 {
     agent_ctx *a = ud;
-    sl_llm_stream st = {.cancelled = on_cancelled, .ud = a->x};
+    sl_llm_stream st = {.on_text = on_agent_text, .cancelled = on_agent_cancelled, .ud = a};
     return sl_model_call_with(a->x, a->model, req, &st, resp);
 }
 
@@ -942,6 +958,7 @@ static int agent_run(sl_node_exec *x)
     L.max_file_bytes = max_bytes > L.max_file_bytes ? max_bytes : L.max_file_bytes;
 
     agent_ctx a = {.x = x, .model = model, .log = json_array(), .ct = &ct};
+    sl_buf_init(&a.text, lim->max_string_bytes ? lim->max_string_bytes : 0);
     sl_agent_io io = {.call = call_model, .log = log_step, .cancelled = ctx_cancelled,
                       .tools = ct.n ? ct.defs : NULL, .tool = io_tool, .ud = &a};
     sl_agent_session s;
@@ -949,6 +966,7 @@ static int agent_run(sl_node_exec *x)
         rc = sl_exec_fail(x, "SandboxError", "%s", e.msg);
         sl_err_clear(&e);
         json_decref(a.log);
+        sl_buf_release(&a.text);
         ctools_release(&ct);
         sl_buf_release(&sys);
         free(instruction);
@@ -991,13 +1009,19 @@ static int agent_run(sl_node_exec *x)
         if (json_array_size(skipped))
             sl_exec_process(x, "files_skipped", json_incref(skipped));
         json_decref(skipped);
-        sl_exec_output(x, "text", json_string(res.text));
+        /* all the rounds' text; a model that streamed none (a replayed or
+         * non-streaming answer) gives its final reply */
+        if (a.text.len && !a.text.toobig)
+            sl_exec_output(x, "text", json_stringn(a.text.data, a.text.len));
+        else
+            sl_exec_output(x, "text", json_string(res.text));
         sl_exec_output(x, "files", files);
         sl_exec_output(x, "json", json_array());
         sl_exec_output(x, "usage", json_pack("{s:I}", "total_tokens", (json_int_t)res.tokens));
     }
     sl_agent_result_release(&res);
     sl_agent_session_release(&s);
+    sl_buf_release(&a.text);
     ctools_release(&ct);
     sl_buf_release(&sys);
     free(instruction);
