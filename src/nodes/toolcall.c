@@ -372,6 +372,19 @@ int sl_toolcall(sl_node_exec *x, const sl_tool_src *src, const char *name, const
     return rc;
 }
 
+/* File i's name: its own, else one from its type, so the file keeps its
+ * kind ("tool-file-1.png"). */
+static void file_name(const sl_tool_result *res, size_t i, char *name, size_t n)
+{
+    const sl_tool_file *f = &res->files[i];
+    if (*f->name) {
+        snprintf(name, n, "%s", f->name);
+        return;
+    }
+    const char *ext = sl_mime_ext_for(f->mime_type);
+    snprintf(name, n, "tool-file-%zu%s%s", i + 1, ext && *ext != '.' ? "." : "", ext ? ext : "");
+}
+
 void sl_toolcall_text(const sl_tool_result *res, sl_buf *out)
 {
     if (res->text.len)
@@ -388,10 +401,13 @@ void sl_toolcall_text(const sl_tool_result *res, sl_buf *out)
         sl_buf_addf(out, "%svariables: %s", out->len ? "\n" : "", s ? s : "{}");
         free(s);
     }
-    for (size_t k = 0; k < res->n_files; k++)
+    for (size_t k = 0; k < res->n_files; k++) {
+        char name[160];
+        file_name(res, k, name, sizeof name);
         sl_buf_addf(out, "%sfile: %s (%s, %zu bytes), handed back with the answer",
-                    out->len ? "\n" : "", *res->files[k].name ? res->files[k].name : "unnamed",
-                    res->files[k].mime_type, res->files[k].data.len);
+                    out->len ? "\n" : "", name, res->files[k].mime_type,
+                    res->files[k].data.len);
+    }
     if (!out->len)
         sl_buf_adds(out, "(the tool returned nothing)");
 }
@@ -402,14 +418,7 @@ sl_value *sl_toolcall_files(sl_node_exec *x, const sl_tool_result *res, sl_err *
     for (size_t i = 0; i < res->n_files; i++) {
         const sl_tool_file *f = &res->files[i];
         char name[160];
-        if (*f->name)
-            snprintf(name, sizeof name, "%s", f->name);
-        else {
-            /* no name: one from the type, so the file keeps its kind */
-            const char *ext = sl_mime_ext_for(f->mime_type);
-            snprintf(name, sizeof name, "tool-file-%zu%s%s", i + 1, ext && *ext != '.' ? "." : "",
-                     ext ? ext : "");
-        }
+        file_name(res, i, name, sizeof name);
         sl_value *fv = sl_exec_store_file(x, name, f->data.data ? f->data.data : "",
                                           f->data.len, err);
         if (!fv) {
