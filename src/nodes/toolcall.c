@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "core/mime.h"
+#include "core/secret.h"
 #include "engine/config.h"
 #include "engine/graph.h"
 #include "engine/limits.h"
@@ -134,8 +135,13 @@ static void to_tape(sl_node_exec *x, const sl_value *req, const sl_value *resp)
     if (!tape || sl_llm_tape_replaying(tape))
         return;
     sl_err e = {0};
-    if (sl_llm_tape_add(tape, req, NULL, resp, &e))
+    /* a tape is a log: a credential a tool echoes is masked there too */
+    sl_value *mreq = sl_secret_mask_value((sl_value *)req);
+    sl_value *mresp = sl_secret_mask_value((sl_value *)resp);
+    if (sl_llm_tape_add(tape, mreq, NULL, mresp, &e))
         sl_err_clear(&e);  /* a tape that cannot be written loses the recording, not the run */
+    json_decref(mreq);
+    json_decref(mresp);
 }
 
 /* ---- definitions ---- */

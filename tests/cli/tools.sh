@@ -4,6 +4,8 @@
 # in sluice.yml and in the server's store, --record / --replay, and
 # credentials that never show.
 source "$(dirname "$0")/lib.bash"
+# is DESCRIPTION 'CONDITION': ok when the shell condition holds
+is() { local d=$1; shift; if eval "$*"; then ok "$d"; else nok "$d"; fi; }
 
 for tool in curl jq python3; do
     command -v "$tool" >/dev/null || { echo "1..0 # SKIP $tool is not installed"; exit 0; }
@@ -59,71 +61,65 @@ EOF
 cd "$T" || exit 2
 
 sl tools --help
-check "tools --help lists the subcommands" [ "$rc" = 0 ] && out_has "sluice tools bind ID"
+is "tools --help lists the subcommands" '[ "$rc" = 0 ] && out_has "sluice tools bind ID"'
 sl tools frobnicate
-check "an unknown subcommand is refused with exit 2" [ "$rc" = 2 ] && err_has "unknown subcommand 'frobnicate'"
+is "an unknown subcommand is refused with exit 2" '[ "$rc" = 2 ] && err_has "unknown subcommand '\''frobnicate'\''"'
 
 # validate: unbound tools are named with the lines to add
 mv sluice.yml sluice.off
 sl validate app.yml
-check "validate warns of each unbound tool, with the lines to add" \
-    out_has "the plugin tool 'echo' of provider 'langgenius/standin/standin' is not bound" \
-    && out_has "    langgenius/standin/standin:" && out_has "      mcp: http://HOST:PORT/mcp"
+is "validate warns of each unbound tool, with the lines to add" 'err_has "the plugin tool '\''echo'\'' of provider '\''langgenius/standin/standin'\'' is not bound" && err_has "    langgenius/standin/standin:" && err_has "      mcp: http://HOST:PORT/mcp"'
 sl validate --strict app.yml
-check "validate --strict fails on an unbound tool" [ "$rc" = 1 ]
+is "validate --strict fails on an unbound tool" '[ "$rc" = 1 ]'
 sl tools list app.yml
-check "tools list says UNBOUND and exits 1" [ "$rc" = 1 ] && out_has "UNBOUND; add to sluice.yml"
+is "tools list says UNBOUND and exits 1" '[ "$rc" = 1 ] && out_has "UNBOUND; add to sluice.yml"'
 mv sluice.off sluice.yml
 sl tools list app.yml
-check "tools list shows where each tool is bound" [ "$rc" = 0 ] \
-    && out_has "node 'echo' (Echo) tool langgenius/standin/standin/echo: bound to 'standin' (mcp $HURL/mcp)"
-check "tools list shows no credential" ! grep -q s3cret "$T/out"
+is "tools list shows where each tool is bound" '[ "$rc" = 0 ] && out_has "node '\''echo'\'' (Echo) tool langgenius/standin/standin/echo: bound to '\''standin'\'' (mcp $HURL/mcp)"'
+is "tools list shows no credential" '! grep -q s3cret "$T/out"'
 
 # call
 sl tools call standin echo --args '{"text": "hello"}' --allow-private
-check "tools call prints the shaped result" [ "$rc" = 0 ] && jq -e '.text == "hello" and .is_error == false' out >/dev/null
+is "tools call prints the shaped result" '[ "$rc" = 0 ] && jq -e '\''.text == "hello" and .is_error == false'\'' out >/dev/null'
 sl tools call standin - --allow-private
-check "tools call BINDING - lists the server's tools (all pages)" [ "$rc" = 0 ] \
-    && jq -e 'length == 11 and (map(.name) | index("args")) != null' out >/dev/null
+is "tools call BINDING - lists the server's tools (all pages)" '[ "$rc" = 0 ] && jq -e '\''length == 11 and (map(.name) | index("args")) != null'\'' out >/dev/null'
 sl tools call standin fail --allow-private
-check "a tool's own failure exits 1 with is_error" [ "$rc" = 1 ] && jq -e '.is_error == true' out >/dev/null
+is "a tool's own failure exits 1 with is_error" '[ "$rc" = 1 ] && jq -e '\''.is_error == true'\'' out >/dev/null'
 sl tools call standin image --allow-private
-check "an image comes back as a file" [ "$rc" = 0 ] && jq -e '.files[0].mime_type == "image/png"' out >/dev/null
+is "an image comes back as a file" '[ "$rc" = 0 ] && jq -e '\''.files[0].mime_type == "image/png"'\'' out >/dev/null'
 sl tools call standin echo --args '{"text": "x"}'
-check "a server on this host is refused without --allow-private" [ "$rc" = 1 ] && err_has "standin"
+is "a server on this host is refused without --allow-private" '[ "$rc" = 1 ] && err_has "standin"'
 sl tools call standin echo --args '[1]'
-check "--args must be an object" [ "$rc" = 2 ] && err_has "--args must be a JSON object"
+is "--args must be an object" '[ "$rc" = 2 ] && err_has "--args must be a JSON object"'
 sl tools call nobody echo
-check "an unknown binding is named" [ "$rc" = 1 ] && err_has "no binding named 'nobody'"
+is "an unknown binding is named" '[ "$rc" = 1 ] && err_has "no binding named '\''nobody'\''"'
 sl tools call locked whoami --allow-private
-check "a header from the environment reaches the server" [ "$rc" = 0 ] && out_has '"text": "Bearer s3'
-check "... and is masked in what sluice prints" ! grep -q 's3cret-token-42' "$T/out"
+is "a header from the environment reaches the server (what it echoes is masked)" '[ "$rc" = 0 ] && out_has '\''"text": "******"'\'''
+is "... and is masked in what sluice prints" '! grep -q '\''s3cret-token-42'\'' "$T/out"'
 
 # run, record, replay
 sl run app.yml --input q=hi --limit tool_allow_private=true --record tape.jsonl --json
-check "run: the tool node answers" [ "$rc" = 0 ] && jq -e '.outputs.said == "hi?"' out >/dev/null
-check "run: a credential echoed by a tool is masked in the outputs" ! grep -q 's3cret-token-42' "$T/out"
-check "the tape holds the tool calls, no credential" grep -q '"tool":{"arguments":{"text":"hi?"}' tape.jsonl \
-    && ! grep -q 's3cret-token-42' tape.jsonl
+is "run: the tool node answers" '[ "$rc" = 0 ] && jq -e '\''.outputs.said == "hi?"'\'' out >/dev/null'
+is "run: a credential echoed by a tool is masked in the outputs" '! grep -q '\''s3cret-token-42'\'' "$T/out"'
+is "the tape holds the tool calls, no credential" 'grep -q '\''"tool":{"arguments":{"text":"hi?"}'\'' tape.jsonl && ! grep -q '\''s3cret-token-42'\'' tape.jsonl'
 mv sluice.yml sluice.off
 sl run app.yml --input q=hi --replay tape.jsonl --json
-check "replay: the same outputs with no binding and no server" [ "$rc" = 0 ] && jq -e '.outputs.said == "hi?"' out >/dev/null
+is "replay: the same outputs with no binding and no server" '[ "$rc" = 0 ] && jq -e '\''.outputs.said == "hi?"'\'' out >/dev/null'
 sl run app.yml --input q=other --replay tape.jsonl
-check "replay: a call not on the tape fails, naming it" [ "$rc" != 0 ] && err_has "no recorded tool call matches"
+is "replay: a call not on the tape fails, naming it" '[ "$rc" != 0 ] && err_has "no recorded tool call matches"'
 mv sluice.off sluice.yml
 sl run app.yml --input q=hi
-check "run without tool_allow_private: the SSRF guard refuses this host" [ "$rc" != 0 ]
+is "run without tool_allow_private: the SSRF guard refuses this host" '[ "$rc" != 0 ]'
 
 # the server's store: bind, import, run through the Service API
 D="$T/data"
 sl tools bind standin --mcp "$HURL/mcp" --data "$D"
-check "tools bind writes the server's store" [ "$rc" = 0 ] && out_has "bound standin for every app"
+is "tools bind writes the server's store" '[ "$rc" = 0 ] && out_has "bound standin for every app"'
 sl tools bind locked --mcp "$HURL/mcp-auth" --header "Authorization: Bearer s3cret-token-42" --data "$D"
 sl tools bindings --data "$D"
-check "tools bindings masks header values" [ "$rc" = 0 ] && out_has '"Authorization": "******"' \
-    && ! grep -q s3cret "$T/out"
+is "tools bindings masks header values" '[ "$rc" = 0 ] && out_has '\''"Authorization": "******"'\'' && ! grep -q s3cret "$T/out"'
 sl tools bind bad --mcp ftp://x --data "$D"
-check "a bad binding is refused and the store keeps the good ones" [ "$rc" = 1 ] && err_has "starts with http"
+is "a bad binding is refused and the store keeps the good ones" '[ "$rc" = 1 ] && err_has "starts with http"'
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 mv sluice.yml sluice.off
 "$SLUICE" serve --listen "127.0.0.1:$PORT" --data "$D" --limit tool_allow_private=true >/dev/null 2>"$T/serve.err" &
@@ -135,28 +131,22 @@ done
 ADMIN=$(cat "$D/admin-token" 2>/dev/null)
 API="http://127.0.0.1:$PORT"
 APP=$(curl -s -H "Authorization: Bearer $ADMIN" --data-binary @app.yml "$API/admin/apps" | jq -r .id)
-check "an app with tools imports against the store's bindings" [ -n "$APP" ] && [ "$APP" != null ]
+is "an app with tools imports against the store's bindings" '[ -n "$APP" ] && [ "$APP" != null ]'
 KEY=$(curl -s -X POST -H "Authorization: Bearer $ADMIN" "$API/admin/apps/$APP/keys" | jq -r .key)
-curl -s -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \
-    -d '{"inputs": {"q": "served"}, "response_mode": "blocking", "user": "u"}' \
-    "$API/v1/workflows/run" >"$T/out"
-check "a served run calls the bound tool" jq -e '.data.outputs.said == "served?"' out >/dev/null
-check "... and shows no credential" ! grep -q 's3cret-token-42' "$T/out"
+curl -s -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json'     -d '{"inputs": {"q": "served"}, "response_mode": "blocking", "user": "u"}' "$API/v1/workflows/run" >"$T/out"
+is "a served run calls the bound tool" 'jq -e '\''.data.outputs.said == "served?"'\'' out >/dev/null'
+is "... and shows no credential" '! grep -q '\''s3cret-token-42'\'' "$T/out"'
 curl -s -H "Authorization: Bearer $ADMIN" "$API/admin/tools" >"$T/out"
-check "GET /admin/tools lists the bindings, masked" jq -e '.data.standin.mcp.url != null and .data.locked.mcp.headers.Authorization == "******"' out >/dev/null
-code=$(curl -s -o "$T/out" -w '%{http_code}' -X PUT -H "Authorization: Bearer $ADMIN" \
-    -d '{"mcp": "'"$HURL"'/mcp", "names": {"echo": "args"}}' "$API/admin/apps/$APP/tools/standin")
-check "PUT /admin/apps/APP/tools/ID sets the app's own binding" [ "$code" = 200 ]
-curl -s -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \
-    -d '{"inputs": {"q": "again"}, "response_mode": "blocking", "user": "u"}' \
-    "$API/v1/workflows/run" >"$T/out"
-check "the app's binding wins over the server's, at once" jq -e '.data.outputs.said == "{\"text\": \"again?\"}"' out >/dev/null
-code=$(curl -s -o "$T/out" -w '%{http_code}' -X PUT -H "Authorization: Bearer $ADMIN" \
-    -d '{"mcp": {"url": "'"$HURL"'/mcp", "headers": {"A": {"env": "HOME"}}, "bogus": 1}}' "$API/admin/tools/x")
-check "a bad binding is a 400 naming the field" [ "$code" = 400 ] && grep -q 'unknown setting' "$T/out"
+is "GET /admin/tools lists the bindings, masked" 'jq -e '\''.data.standin.mcp.url != null and .data.locked.mcp.headers.Authorization == "******"'\'' out >/dev/null'
+code=$(curl -s -o "$T/out" -w '%{http_code}' -X PUT -H "Authorization: Bearer $ADMIN" -d '{"mcp": "'"$HURL"'/mcp", "names": {"echo": "flags"}}' "$API/admin/apps/$APP/tools/standin")
+is "PUT /admin/apps/APP/tools/ID sets the app's own binding" '[ "$code" = 200 ]'
+curl -s -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json'     -d '{"inputs": {"q": "again"}, "response_mode": "blocking", "user": "u"}' "$API/v1/workflows/run" >"$T/out"
+is "the app's binding wins over the server's, at once" 'jq -e '\''.data.outputs.said == "flag=None count=None label=None"'\'' out >/dev/null'
+code=$(curl -s -o "$T/out" -w '%{http_code}' -X PUT -H "Authorization: Bearer $ADMIN" -d '{"mcp": {"url": "'"$HURL"'/mcp", "headers": {"A": {"env": "HOME"}}, "bogus": 1}}' "$API/admin/tools/x")
+is "a bad binding is a 400 naming the field" '[ "$code" = 400 ] && grep -q '\''unknown setting'\'' "$T/out"'
 code=$(curl -s -o /dev/null -w '%{http_code}' -X DELETE -H "Authorization: Bearer $ADMIN" "$API/admin/tools/nope")
-check "DELETE of a binding that is not there is a 404" [ "$code" = 404 ]
+is "DELETE of a binding that is not there is a 404" '[ "$code" = 404 ]'
 curl -s -H "Authorization: Bearer $ADMIN" "$API/admin/apps/$APP" >"$T/export.yml"
-check "an export carries no binding and no credential" ! grep -q -e s3cret -e mcp-auth "$T/export.yml"
+is "an export carries no binding and no credential" '! grep -q -e s3cret -e mcp-auth "$T/export.yml"'
 mv sluice.off sluice.yml
 echo "1..$n"
