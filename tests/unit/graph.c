@@ -812,7 +812,8 @@ static void test_registry_list(void)
     }
     CHECK(n >= 20 && found == n && !twice,
           "the registry lists %zu types, each once (%zu twice), found by its name", n, twice);
-    CHECK(!sl_nodes.find("tool") && sl_nodes.find("loop-end"), "tool is not run, loop-end is");
+    CHECK(!sl_nodes.find("knowledge-retrieval") && sl_nodes.find("tool") && sl_nodes.find("loop-end"),
+          "knowledge-retrieval is not run, tool and loop-end are");
 }
 
 int main(void)
