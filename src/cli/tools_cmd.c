@@ -350,6 +350,7 @@ static int tools_call(targs *a)
     sl_tool_result res;
     sl_tool_result_init(&res);
     if (!ts || sl_toolset_call(ts, &ctx, sl_binding_tool_name(b, a->pos[2]), args, &res, &err)) {
+        sl_secret_mask_inplace(&err.msg);
         fprintf(stderr, "sluice tools call: binding '%s': %s%s\n", a->pos[1], err.msg,
                 err.code == SL_EIO && strstr(err.msg, "refused to connect")
                     ? " (sluice tools call --allow-private; a run's limit tool_allow_private)"

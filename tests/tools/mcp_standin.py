@@ -66,6 +66,8 @@ def call(name, args, headers):
     if name == "echo":
         return text(str(args.get("text", "")))
     if name == "add":
+        if not all(isinstance(args.get(k), (int, float)) for k in ("a", "b")):
+            raise ValueError("a and b must be numbers")
         s = args.get("a", 0) + args.get("b", 0)
         return text("%s+%s=%s" % (args.get("a"), args.get("b"), s))
     if name == "flags":
@@ -128,7 +130,12 @@ def handle(path, method, headers, body):
         if start + PAGE < len(TOOLS):
             result["nextCursor"] = str(start + PAGE)
     elif m == "tools/call":
-        result = call(p.get("name"), p.get("arguments") or {}, headers)
+        try:
+            result = call(p.get("name"), p.get("arguments") or {}, headers)
+        except ValueError as e:
+            return 200, "application/json", json.dumps(
+                {"jsonrpc": "2.0", "id": rid,
+                 "error": {"code": -32602, "message": "invalid params: %s" % e}}).encode(), []
         if result is None:
             return 200, "application/json", json.dumps(
                 {"jsonrpc": "2.0", "id": rid,
