@@ -201,8 +201,9 @@ sl_value *sl_llm_tape_find(sl_llm_tape *t, const sl_value *req, const sl_value *
 int sl_llm_tape_add(sl_llm_tape *t, const sl_value *req, const sl_value *events,
                     const sl_value *resp, sl_err *err)
 {
-    sl_value *x = json_pack("{s:o, s:O, s:O}", "request", tape_request(req), "events",
-                            events ? events : json_array(), "response", resp);
+    sl_value *x = json_pack("{s:o, s:o, s:O}", "request", tape_request(req), "events",
+                            events ? json_incref((sl_value *)events) : json_array(), "response",
+                            resp);
     char *line = json_dumps(x, JSON_COMPACT | JSON_SORT_KEYS);
     json_decref(x);
     pthread_mutex_lock(&t->mu);
