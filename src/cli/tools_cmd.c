@@ -243,6 +243,7 @@ static int tools_list(targs *a)
         fprintf(stderr, "%s\n", err.msg);
         sl_err_clear(&err);
         sl_diag_release(&d);
+        sl_graph_release(&g);
         sl_config_free(cfg);
         return 1;
     }

@@ -125,7 +125,10 @@ static int from_tape(sl_node_exec *x, const sl_value *req, sl_value **resp, sl_e
     if (!tape || !sl_llm_tape_replaying(tape))
         return 1;
     const sl_value *events = NULL;
-    *resp = sl_llm_tape_find(tape, req, &events, err);
+    /* the tape holds requests masked (to_tape): look them up the same way */
+    sl_value *masked = sl_secret_mask_value((sl_value *)req);
+    *resp = sl_llm_tape_find(tape, masked, &events, err);
+    json_decref(masked);
     return *resp ? 0 : -1;
 }
 
@@ -293,6 +296,7 @@ static sl_value *coerce_one(const char *type, sl_value *v)
         if (json_is_string(v)) {
             sl_value *n = sl_value_number_from_text(json_string_value(v));
             if (n && !strcmp(type, "integer") && json_is_real(n) &&
+                json_real_value(n) > -9.2e18 && json_real_value(n) < 9.2e18 &&
                 json_real_value(n) == (double)(long long)json_real_value(n)) {
                 sl_value *i = json_integer((long long)json_real_value(n));
                 json_decref(n);

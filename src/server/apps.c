@@ -153,9 +153,18 @@ static int import(sl_store *s, const char *update, const void *data, size_t len,
     for (size_t i = 0; i < b.nfiles && !bf; i++)
         if (!strcmp(b.files[i].path, "tools/bindings.yml"))
             bf = &b.files[i];
+    /* a new version in plain YAML keeps the app's files, and their bindings */
+    char *kept = NULL;
+    size_t kept_len = 0;
+    if (!zip && update) {
+        char *f = app_path(s, update, "files/tools/bindings.yml");
+        kept = slurp_small(f, &kept_len);
+        free(f);
+    }
     sl_bindings *tools = NULL;
-    int rc = tools_for(s, update, bf ? (const char *)bf->data : NULL, bf ? bf->len : 0, &tools,
-                       err);
+    int rc = bf ? tools_for(s, update, (const char *)bf->data, bf->len, &tools, err)
+                : tools_for(s, update, kept, kept_len, &tools, err);
+    free(kept);
     if (!rc)
         rc = sl_graph_load_text_tools(&g, &sl_nodes, config, tools, text, dsl_len, origin, diag,
                                       err);

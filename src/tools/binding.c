@@ -269,12 +269,8 @@ static void set_where(sl_binding *t)
                                 s, (int)n, host);
         return;
     }
-    sl_buf b;
-    sl_buf_init(&b, 0);
-    for (char **p = t->command; *p; p++)
-        sl_buf_addf(&b, "%s%s", p == t->command ? "" : " ", *p);
-    t->where = sl_xstrdup(b.data ? b.data : "");
-    sl_buf_release(&b);
+    /* a program, not its arguments: they may carry a token */
+    t->where = t->command[1] ? sl_xasprintf("%s …", t->command[0]) : sl_xstrdup(t->command[0]);
 }
 
 static void put(sl_bindings *b, sl_binding *t)
@@ -345,11 +341,16 @@ static int parse_one(sl_bindings *b, const where_ctx *w, const sl_value *section
         }
         t->timeout_s = sl_value_number(to);
     }
-    for (char **p = t->headers; p && *p; p++)
-        sl_secret_add(strstr(*p, ": ") + 2);
-    for (char **p = t->env; p && *p; p++)
-        sl_secret_add(strchr(*p, '=') + 1);
-    t->registered = true;
+    /* The machine's own credentials are masked everywhere; a bundle's are
+     * data (it cannot read the environment), and registering its words
+     * would let it mask any text it likes in every run. */
+    if (w->trusted) {
+        for (char **p = t->headers; p && *p; p++)
+            sl_secret_add(strstr(*p, ": ") + 2);
+        for (char **p = t->env; p && *p; p++)
+            sl_secret_add(strchr(*p, '=') + 1);
+        t->registered = true;
+    }
     set_where(t);
     put(b, t);
     return 0;
@@ -606,9 +607,22 @@ sl_value *sl_bindings_spec_show(const char *spec)
             const char *k;
             sl_value *v;
             json_object_foreach(json_object_get(m, secret_maps[i]), k, v)
-                if (json_is_string(v))
-                    json_string_set(v, "******");
+                json_object_set_new(json_object_get(m, secret_maps[i]), k, json_string("******"));
         }
+        /* a URL's user info and query may be credentials too */
+        sl_value *holder = json_is_string(m) ? b : m;
+        const char *key = json_is_string(m) ? "mcp" : "url";
+        const char *url = json_string_value(json_object_get(holder, key));
+        if (url) {
+            sl_binding tmp = {.url = (char *)url};
+            set_where(&tmp);
+            json_object_set_new(holder, key, json_string(tmp.where));
+            free(tmp.where);
+        }
+        /* a stdio command's arguments may be too */
+        sl_value *cmd = json_object_get(m, "command");
+        for (size_t i = 1; json_is_array(cmd) && i < json_array_size(cmd); i++)
+            json_array_set_new(cmd, i, json_string("******"));
     }
     return all;
 }

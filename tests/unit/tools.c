@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "core/secret.h"
@@ -203,7 +204,7 @@ static void test_bindings(void)
           masked ? masked : "");
     free(masked);
     const sl_binding *f = sl_bindings_find(b, "files", NULL);
-    CHECK(f && !strcmp(sl_binding_where(f), "node server.js"), "a stdio binding shows its command");
+    CHECK(f && !strcmp(sl_binding_where(f), "node …"), "a stdio binding shows its program, not its arguments");
     sl_config_free(cfg);
     masked = sl_secret_mask("header tok-0123456789-secret here");
     CHECK(masked == NULL, "freeing the settings forgets the secret");
@@ -250,6 +251,35 @@ static void test_untrusted(void)
     sl_err_clear(&err);
     sl_bindings_free(b);
     sl_yaml_doc_release(&d);
+
+    /* a bundle's words are data: they mask nothing */
+    y = "tools:\n  x:\n    mcp: {url: 'http://h/mcp', headers: {A: successful}}\n";
+    sl_yaml_parse(y, strlen(y), "b.zip:tools/bindings.yml", &d, &err);
+    b = sl_bindings_new();
+    rc = sl_bindings_parse(b, &d, json_object_get(d.root, "tools"), "b", false, &err);
+    char *m = sl_secret_mask("status: successful");
+    CHECK(rc == 0 && m == NULL, "a bundle's header value is not registered as a secret");
+    free(m);
+    sl_bindings_free(b);
+    sl_yaml_doc_release(&d);
+
+    /* what an admin sees of stored bindings */
+    char *spec = NULL;
+    sl_value *one = J("{\"mcp\": {\"url\": \"https://u:pw@h.example/mcp?key=sk-1\", "
+                      "\"headers\": {\"X-Key\": 9876543210}}}");
+    rc = sl_bindings_spec_set(&spec, "x", one, &err);
+    sl_value *cmd = J("{\"mcp\": {\"command\": [\"npx\", \"srv\", \"--token\", \"sk-2\"]}}");
+    rc |= sl_bindings_spec_set(&spec, "y", cmd, &err);
+    sl_value *shown = sl_bindings_spec_show(spec);
+    char *text = json_dumps(shown, JSON_COMPACT | JSON_SORT_KEYS);
+    CHECK(rc == 0 && text && !strstr(text, "9876543210") && !strstr(text, "pw@") &&
+              !strstr(text, "sk-1") && !strstr(text, "sk-2") && strstr(text, "https://h.example/mcp"),
+          "stored bindings are shown without credentials: %s", text ? text : "");
+    free(text);
+    json_decref(shown);
+    json_decref(one);
+    json_decref(cmd);
+    free(spec);
 }
 
 static void check_outputs(const sl_value *out, const char *what)
@@ -320,6 +350,35 @@ static void test_node(void)
     json_decref(out);
     sl_llm_tape_close(tape);
     sl_config_free(cfg);
+
+    /* a secret in the arguments: recorded masked, and replayed */
+    sl_secret_add("sekrit-value-12345");
+    load_cfg("tools: {}\n", &cfg, &err);
+    f = fake_new();
+    sl_bindings_add_toolset(sl_config_tools_edit(cfg), "fake", &f->base, "in process");
+    fd = open(tape_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    close(fd);
+    sl_llm_tape_open(tape_path, false, &tape, &err);
+    run_dsl(node_dsl, cfg, tape, "sekrit-value-12345", &out, &why);
+    sl_llm_tape_close(tape);
+    json_decref(out);
+    free(why);
+    sl_config_free(cfg);
+    size_t tl = 0;
+    char *tt = slurp(tape_path, &tl);
+    CHECK(tt && !strstr(tt, "sekrit-value-12345") && strstr(tt, "say ******"),
+          "the tape holds the secret masked");
+    free(tt);
+    load_cfg("tools: {}\n", &cfg, &err);
+    sl_config_set_offline(cfg, true);
+    sl_llm_tape_open(tape_path, true, &tape, &err);
+    run_dsl(node_dsl, cfg, tape, "sekrit-value-12345", &out, &why);
+    CHECK(out != NULL, "a call with a secret in its arguments replays (%s)", why ? why : "");
+    json_decref(out);
+    free(why);
+    sl_llm_tape_close(tape);
+    sl_config_free(cfg);
+    sl_secret_remove("sekrit-value-12345");
     unlink(tape_path);
 
     /* a failing call fails the node, with the server's reason */
