@@ -82,7 +82,7 @@ is "tools list shows no credential" '! grep -q s3cret "$T/out"'
 sl tools call standin echo --args '{"text": "hello"}' --allow-private
 is "tools call prints the shaped result" '[ "$rc" = 0 ] && jq -e '\''.text == "hello" and .is_error == false'\'' out >/dev/null'
 sl tools call standin - --allow-private
-is "tools call BINDING - lists the server's tools (all pages)" '[ "$rc" = 0 ] && jq -e '\''length == 11 and (map(.name) | index("args")) != null'\'' out >/dev/null'
+is "tools call BINDING - lists the server's tools (all pages)" '[ "$rc" = 0 ] && jq -e '\''length == 12 and (map(.name) | index("args")) != null'\'' out >/dev/null'
 sl tools call standin fail --allow-private
 is "a tool's own failure exits 1 with is_error" '[ "$rc" = 1 ] && jq -e '\''.is_error == true'\'' out >/dev/null'
 sl tools call standin image --allow-private

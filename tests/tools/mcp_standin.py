@@ -14,10 +14,12 @@ Its tools, listed four to a page (nextCursor):
   fail                        isError, text "the tool broke"
   slow {seconds: number}      answers after that long
   whoami                      the Authorization header it got
+  flaky {token, fails}        isError for its first `fails` calls with token
   args                        the arguments it got, as JSON text
 """
 import base64
 import json
+import threading
 import time
 
 PNG = base64.b64encode(bytes.fromhex(
@@ -51,11 +53,16 @@ TOOLS = [
      "inputSchema": {"type": "object", "properties": {"seconds": {"type": "number"}}}},
     {"name": "whoami", "description": "The Authorization header it got",
      "inputSchema": {"type": "object", "properties": {}}},
+    {"name": "flaky", "description": "Fails its first `fails` calls per token",
+     "inputSchema": {"type": "object", "properties": {"token": {"type": "string"},
+                                                      "fails": {"type": "integer"}}}},
     {"name": "args", "description": "The arguments it got",
      "inputSchema": {"type": "object", "properties": {"a": {"type": "string"},
                                                       "b": {"type": "string"}}}},
 ]
 PAGE = 4
+HITS = {}
+LOCK = threading.Lock()
 
 
 def text(t):
@@ -93,6 +100,12 @@ def call(name, args, headers):
         return text(headers.get("Authorization") or "(none)")
     if name == "args":
         return text(json.dumps(args, sort_keys=True))
+    if name == "flaky":
+        with LOCK:
+            n = HITS[args.get("token", "")] = HITS.get(args.get("token", ""), 0) + 1
+        if n <= int(args.get("fails", 0)):
+            return {"content": [{"type": "text", "text": "not yet (%d)" % n}], "isError": True}
+        return text("ok after %d" % n)
     return None
 
 
