@@ -29,6 +29,7 @@
 #include "engine/run.h"
 #include "nodes/registry.h"
 #include "tools/binding.h"
+#include "../tests/unit/util.h"  /* start_llmd: the LLM stand-in, as the tests start it */
 
 /* ---- an in-process tool that answers at once ---- */
 
@@ -180,39 +181,6 @@ static double run_once(const sl_graph *g, const sl_config *cfg, sl_value *in, ag
     sl_err_clear(&err);
     sl_run_free(r);
     return rc ? -1 : t;
-}
-
-static pid_t start_llmd(int *port)
-{
-    char pf[] = "/tmp/sluice-bench-llmd-XXXXXX";
-    int fd = mkstemp(pf);
-    if (fd < 0)
-        return -1;
-    close(fd);
-    unlink(pf);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int null = open("/dev/null", O_WRONLY);
-        dup2(null, 1);
-        dup2(null, 2);
-        execlp("python3", "python3", "tests/tools/llmd.py", "--port", "0", "--port-file", pf,
-               (char *)NULL);
-        _exit(127);
-    }
-    char line[32] = "";
-    for (int i = 0; i < 500 && !line[0]; i++) {
-        FILE *f = fopen(pf, "r");
-        if (f) {
-            if (!fgets(line, sizeof line, f))
-                line[0] = 0;
-            fclose(f);
-        }
-        if (!line[0])
-            usleep(10000);
-    }
-    unlink(pf);
-    *port = atoi(line);
-    return *port > 0 ? pid : -1;
 }
 
 int main(void)

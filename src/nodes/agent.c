@@ -429,26 +429,6 @@ static void add_ctool(ctools *ct, ctool t, const char *desc)
     ct->v[ct->n++] = t;
 }
 
-/* A fixed parameter's value: {type, value} resolved, or a plain value. */
-static sl_value *fixed_value(sl_node_exec *x, const sl_value *v)
-{
-    const char *type = json_string_value(json_object_get(v, "type"));
-    const sl_value *val = json_object_get(v, "value");
-    if (!json_is_object(v) || !type || !val)
-        return json_is_null(v) ? NULL : json_incref((sl_value *)v);
-    if (!strcmp(type, "variable"))
-        return json_is_null(val) ? NULL : sl_exec_get(x, val);
-    if (json_is_string(val)) {
-        sl_buf b;
-        sl_buf_init(&b, 0);
-        sl_exec_render(x, json_string_value(val), &b);
-        sl_value *s = json_stringn(b.data ? b.data : "", b.len);
-        sl_buf_release(&b);
-        return s;
-    }
-    return json_is_null(val) ? NULL : json_incref((sl_value *)val);
-}
-
 /* Builds the tools the node configures; -1 with the node failed. */
 static int build_tools(sl_node_exec *x, bool sandboxed, ctools *ct)
 {
@@ -484,7 +464,7 @@ static int build_tools(sl_node_exec *x, bool sandboxed, ctools *ct)
         const char *k;
         const sl_value *v;
         json_object_foreach(json_object_get(t, "settings"), k, v) {
-            sl_value *fv = fixed_value(x, json_is_object(v) && json_object_get(v, "value") &&
+            sl_value *fv = sl_toolcall_input(x, json_is_object(v) && json_object_get(v, "value") &&
                                                  json_object_size(v) == 1
                                              ? json_object_get(v, "value")
                                              : v);
@@ -495,7 +475,7 @@ static int build_tools(sl_node_exec *x, bool sandboxed, ctools *ct)
             const sl_value *auto_ = json_object_get(v, "auto");
             bool fixed = json_is_integer(auto_) ? json_integer_value(auto_) == 0
                                                 : json_is_false(auto_);
-            sl_value *fv = fixed ? fixed_value(x, json_object_get(v, "value")) : NULL;
+            sl_value *fv = fixed ? sl_toolcall_input(x, json_object_get(v, "value")) : NULL;
             if (fv)
                 json_object_set_new(c.fixed, k, fv);
         }

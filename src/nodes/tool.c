@@ -153,26 +153,6 @@ static int tool_check(sl_check *c, const sl_gnode *n)
     return 0;
 }
 
-/* One input's value: rendered text, the selected value, or the constant. */
-static sl_value *input_value(sl_node_exec *x, const sl_value *in)
-{
-    const char *type = str(in, "type");
-    const sl_value *v = json_object_get(in, "value");
-    if (!strcmp(type, "variable"))
-        return json_is_null(v) ? NULL : sl_exec_get(x, v);
-    if (!strcmp(type, "mixed")) {
-        if (!json_is_string(v))
-            return NULL;
-        sl_buf b;
-        sl_buf_init(&b, 0);
-        sl_exec_render(x, json_string_value(v), &b);
-        sl_value *s = json_stringn(b.data ? b.data : "", b.len);
-        sl_buf_release(&b);
-        return s;
-    }
-    return json_is_null(v) ? NULL : json_incref((sl_value *)v);
-}
-
 /* tool_parameters, then tool_configurations over them (Dify's order). */
 static sl_value *arguments(sl_node_exec *x)
 {
@@ -181,13 +161,12 @@ static sl_value *arguments(sl_node_exec *x)
     const char *k;
     const sl_value *v;
     json_object_foreach(json_object_get(d, "tool_parameters"), k, v) {
-        sl_value *val = is_input(v) ? input_value(x, v) : NULL;
+        sl_value *val = is_input(v) ? sl_toolcall_input(x, v) : NULL;
         if (val)
             json_object_set_new(args, k, val);
     }
     json_object_foreach(json_object_get(d, "tool_configurations"), k, v) {
-        sl_value *val = is_input(v) ? input_value(x, v)
-                        : json_is_null(v) ? NULL : json_incref((sl_value *)v);
+        sl_value *val = sl_toolcall_input(x, v);
         if (val)
             json_object_set_new(args, k, val);
     }

@@ -278,6 +278,27 @@ sl_value *sl_toolcall_def(sl_node_exec *x, const sl_tool_src *src, const char *n
 
 /* ---- arguments ---- */
 
+sl_value *sl_toolcall_input(sl_node_exec *x, const sl_value *in)
+{
+    const char *type = json_string_value(json_object_get(in, "type"));
+    const sl_value *v = json_object_get(in, "value");
+    if (!json_is_object(in) || !type || !v)
+        return json_is_null(in) || !in ? NULL : json_incref((sl_value *)in);
+    if (json_is_null(v))
+        return NULL;
+    if (!strcmp(type, "variable"))
+        return sl_exec_get(x, v);
+    if (json_is_string(v)) {
+        sl_buf b;
+        sl_buf_init(&b, 0);
+        sl_exec_render(x, json_string_value(v), &b);
+        sl_value *s = json_stringn(b.data ? b.data : "", b.len);
+        sl_buf_release(&b);
+        return s;
+    }
+    return strcmp(type, "mixed") ? json_incref((sl_value *)v) : NULL;
+}
+
 static sl_value *coerce_one(const char *type, sl_value *v)
 {
     if (!type || !v)

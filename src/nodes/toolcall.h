@@ -49,6 +49,12 @@ int sl_toolcall_list(sl_node_exec *x, const sl_tool_src *src, sl_value **out, sl
 sl_value *sl_toolcall_def(sl_node_exec *x, const sl_tool_src *src, const char *name,
                           sl_err *err);
 
+/* A {type, value} input as Dify resolves one: variable, the value at the
+ * selector (its type kept); mixed or constant text, rendered ({{#…#}}); any
+ * other constant, itself; NULL for a null value.  Anything that is not
+ * {type, value} is a plain value (old exports).  New reference or NULL. */
+sl_value *sl_toolcall_input(sl_node_exec *x, const sl_value *in);
+
 /* Arguments made to fit the tool's inputSchema as Dify converts a tool's
  * parameters: numbers and booleans given as text or 0/1 become what the
  * schema says, null entries are dropped.  Changes args in place. */
