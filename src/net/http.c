@@ -25,6 +25,8 @@ enum { AB_NONE, AB_STOP, AB_BODY, AB_HEADERS, AB_READ, AB_WRITE, AB_CALLBACK };
 
 struct sl_http {
     CURL *h;
+    CURLM *m;                 /* the transfers' multi handle, made on the first; its
+                                 connection cache is what keeps connections between them */
     sl_http_opts o;
     char *url;
     const char *method;
@@ -226,6 +228,8 @@ void sl_http_free(sl_http *h)
     if (!h)
         return;
     curl_easy_cleanup(h->h);
+    if (h->m)
+        curl_multi_cleanup(h->m);
     clear_request(h);
     free(h);
 }
@@ -450,13 +454,14 @@ static void finish(sl_http *h, CURLcode rc)
 sl_http_result sl_http_perform(sl_http *h)
 {
     prepare(h);
-    CURLM *m = curl_multi_init();
+    if (!h->m)
+        h->m = curl_multi_init();
+    CURLM *m = h->m;
     if (!m) {
         finish(h, CURLE_OUT_OF_MEMORY);
         return h->result;
     }
     if (curl_multi_add_handle(m, h->h) != CURLM_OK) {
-        curl_multi_cleanup(m);
         finish(h, CURLE_FAILED_INIT);
         return h->result;
     }
@@ -490,7 +495,6 @@ sl_http_result sl_http_perform(sl_http *h)
         }
     }
     curl_multi_remove_handle(m, h->h);
-    curl_multi_cleanup(m);
     finish(h, rc);
     return h->result;
 }
