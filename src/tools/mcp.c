@@ -61,6 +61,7 @@ typedef struct {
     char **secrets;
     size_t n_secrets;
     char **argv, **env;
+    char *meta;                  /* the 2026-07-28 envelope (meta_text) */
     bool allow_private;
     double connect_s;
 
@@ -166,43 +167,68 @@ static void give(mcp *m, sl_http *h)
 
 /* ---- messages ---- */
 
-static sl_value *meta(mcp *m, const char *version)
+/* The 2026-07-28 envelope's members, as JSON text: the same for every
+ * request of a toolset, so written once (sl_mcp_new). */
+static char *meta_text(const char *client_name)
 {
-    return json_pack("{s:s, s:{s:s, s:s}, s:{}}", "io.modelcontextprotocol/protocolVersion",
-                     version, "io.modelcontextprotocol/clientInfo", "name", m->client_name,
-                     "version", CLIENT_VERSION, "io.modelcontextprotocol/clientCapabilities");
+    sl_value *env = json_pack("{s:s, s:{s:s, s:s}, s:{}}", "io.modelcontextprotocol/protocolVersion",
+                              SL_MCP_MODERN, "io.modelcontextprotocol/clientInfo", "name",
+                              client_name, "version", CLIENT_VERSION,
+                              "io.modelcontextprotocol/clientCapabilities");
+    sl_buf b;
+    sl_buf_init(&b, 0);
+    sl_value_json(env, &b);
+    json_decref(env);
+    /* the members alone, without the braces, to splice into params._meta */
+    char *text = sl_xstrndup(b.data + 1, b.len - 2);
+    sl_buf_release(&b);
+    return text;
 }
 
-/* A request (id > 0) or notification (id 0) as JSON text; steals params.
- * Modern requests carry their version and capabilities in params._meta;
- * tools/call asks for progress (which keeps a slow tool's stream alive). */
+/* A request (id > 0) or notification (id 0) as JSON text; steals params
+ * (an object; NULL for none).  Modern requests carry their version and
+ * capabilities in params._meta; tools/call asks for progress (which keeps a
+ * slow tool's stream alive).  Written straight into a buffer: this is on
+ * every call's path, and the envelope is always the same. */
 static char *message(mcp *m, const snap *s, long long id, const char *method, sl_value *params)
 {
-    if (!params)
-        params = json_object();
-    if (id && json_is_object(params)) {
-        sl_value *mt = json_object_get(params, "_meta");
-        if (!json_is_object(mt)) {
-            mt = json_object();
-            json_object_set_new(params, "_meta", mt);
-        }
-        if (s->era == ERA_MODERN || (s->era == ERA_STDIO && s->version == sl_mcp_versions[0])) {
-            sl_value *env = meta(m, s->version);
-            json_object_update(mt, env);
-            json_decref(env);
-        }
-        if (!strcmp(method, "tools/call"))
-            json_object_set_new(mt, "progressToken", json_integer(id));
-        if (!json_object_size(mt))
-            json_object_del(params, "_meta");
+    bool modern = s->era == ERA_MODERN || (s->era == ERA_STDIO && s->version == sl_mcp_versions[0]);
+    bool progress = id && !strcmp(method, "tools/call");
+    char first[1024];
+    sl_buf b;
+    sl_buf_init_on(&b, 0, first, sizeof first);
+    char num[24];
+    int nl = snprintf(num, sizeof num, "%lld", id);
+    sl_buf_adds(&b, "{\"jsonrpc\":\"2.0\",");
+    if (id) {
+        sl_buf_adds(&b, "\"id\":");
+        sl_buf_add(&b, num, (size_t)nl);
+        sl_buf_addc(&b, ',');
     }
-    sl_value *msg = json_pack("{s:s, s:s, s:o}", "jsonrpc", "2.0", "method", method, "params",
-                              params);
-    if (id)
-        json_object_set_new(msg, "id", json_integer(id));
-    char *text = json_dumps(msg, JSON_COMPACT);
-    json_decref(msg);
-    return text;
+    sl_buf_adds(&b, "\"method\":\"");
+    sl_buf_adds(&b, method);  /* sluice's own names: nothing to escape */
+    sl_buf_adds(&b, "\",\"params\":");
+    size_t open = b.len;
+    if (params)
+        sl_value_json(params, &b);
+    else
+        sl_buf_adds(&b, "{}");
+    json_decref(params);
+    if (id && (modern || progress)) {
+        /* splice "_meta" in before the closing brace */
+        bool empty = b.len - open == 2;
+        b.len--;
+        sl_buf_adds(&b, empty ? "\"_meta\":{" : ",\"_meta\":{");
+        if (modern)
+            sl_buf_adds(&b, m->meta);
+        if (progress) {
+            sl_buf_adds(&b, modern ? ",\"progressToken\":" : "\"progressToken\":");
+            sl_buf_add(&b, num, (size_t)nl);
+        }
+        sl_buf_adds(&b, "}}");
+    }
+    sl_buf_addc(&b, '}');
+    return sl_buf_detach(&b);
 }
 
 /* ---- Streamable HTTP: one exchange ---- */
@@ -357,8 +383,6 @@ static void set_opts(mcp *m, sl_http *h, double until)
     o->timeout_s = left + 1;  /* the stop callback says it first, in its own words */
     o->max_headers = 64u << 10;
     o->tcp_keepalive = true;
-    o->user_agent = "sluice";
-    o->accept_encoding = "";
 }
 
 /* Why a transfer failed, for err. */
@@ -479,15 +503,19 @@ static int http_exchange(mcp *m, const job *j, const snap *s, long long id, cons
     sl_buf_init(&x.body, cap);
     sl_sse_init(&x.sse, cap, x_event, &x);
     sl_http_url(h, m->url);
-    sl_http_method(h, "POST", body, strlen(body), true);
+    size_t blen = strlen(body);
+    sl_http_method(h, "POST", body, blen, true);
     headers_for(m, h, s, method, name, hparams, args);
+    if (blen > (1u << 20))
+        sl_http_header(h, "Expect:");  /* no 100-continue round trip for large arguments */
     set_opts(m, h, j->deadline);
     sl_http_opts *ho = sl_http_opts_of(h);
     ho->max_body = cap;
     ho->stop = x_stop;
     ho->stop_ud = &x;
     ho->on_body = x_body;
-    ho->on_header = x_header;
+    if (!strcmp(method, "initialize"))
+        ho->on_header = x_header;  /* only its answer may set the session */
     ho->ud = &x;
     sl_http_result rc = sl_http_perform(h);
     if (x.mode == 2)
@@ -613,24 +641,31 @@ static void post_side(mcp *m, const snap *s, const char *url, const char *body)
 static void headers_for(mcp *m, sl_http *h, const snap *s, const char *method, const char *name,
                         const sl_value *params, const sl_value *args)
 {
+    char line[512];
     sl_http_header(h, "Content-Type: application/json");
     sl_http_header(h, "Accept: application/json, text/event-stream");
-    sl_http_header(h, "Expect:");
     /* 2025-06-18 on: the negotiated version on every request after
      * initialize (method NULL: a notification or an answer) */
     if (s->era == ERA_MODERN ||
         (s->era == ERA_LEGACY && s->version && strcmp(s->version, "2025-06-18") >= 0 &&
-         !(method && !strcmp(method, "initialize"))))
-        sl_http_headerf(h, "MCP-Protocol-Version: %s", s->version);
-    if (s->era == ERA_LEGACY && s->session)
-        sl_http_headerf(h, "Mcp-Session-Id: %s", s->session);
+         !(method && !strcmp(method, "initialize")))) {
+        snprintf(line, sizeof line, "MCP-Protocol-Version: %s", s->version);
+        sl_http_header(h, line);
+    }
+    if (s->era == ERA_LEGACY && s->session) {
+        snprintf(line, sizeof line, "Mcp-Session-Id: %s", s->session);
+        sl_http_header(h, line);
+    }
     if (s->era == ERA_MODERN && method) {
-        sl_http_headerf(h, "Mcp-Method: %s", method);
+        snprintf(line, sizeof line, "Mcp-Method: %s", method);
+        sl_http_header(h, line);
+        char vbuf[256];
         sl_buf v;
-        sl_buf_init(&v, 0);
+        sl_buf_init_on(&v, 0, vbuf, sizeof vbuf);
         if (name) {
+            sl_buf_adds(&v, "Mcp-Name: ");
             sl_mcp_header_value(name, strlen(name), &v);
-            sl_http_headerf(h, "Mcp-Name: %s", v.data);
+            sl_http_header(h, v.data);
         }
         for (size_t i = 0; i < json_array_size(params); i++) {
             const sl_value *p = json_array_get(params, i);
@@ -1125,10 +1160,15 @@ static int io_line(const char *line, size_t len, void *ud)
  * 0, -1 (it is gone), -2 (cancelled or out of time). */
 static int io_write_all(stdio_link *io, const job *j, const char *p, size_t n)
 {
+    /* A process that ignores SIGPIPE (sluice serve does) needs no mask:
+     * two system calls fewer on every request. */
+    struct sigaction sa;
+    bool mask = sigaction(SIGPIPE, NULL, &sa) || sa.sa_handler != SIG_IGN;
     sigset_t pipe_set, old;
     sigemptyset(&pipe_set);
     sigaddset(&pipe_set, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+    if (mask)
+        pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
     int rc = 0;
     while (n) {
         ssize_t w = write(io->to, p, n);
@@ -1154,13 +1194,14 @@ static int io_write_all(stdio_link *io, const job *j, const char *p, size_t n)
         /* the SIGPIPE this write raised is pending for this thread: take it */
         sigset_t pend;
         sigpending(&pend);
-        if (sigismember(&pend, SIGPIPE)) {
+        if (mask && sigismember(&pend, SIGPIPE)) {
             struct timespec zero = {0, 0};
             sigtimedwait(&pipe_set, NULL, &zero);
         }
         io->dead = true;
     }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (mask)
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
     return rc;
 }
 
@@ -1170,6 +1211,14 @@ static int io_read(stdio_link *io, const job *j, double until)
 {
     char buf[65536];
     while (!io->have) {
+        /* wait first: the answer is never there the moment the request left */
+        struct pollfd pf = {io->from, POLLIN, 0};
+        int pr = poll(&pf, 1, SL_HTTP_POLL_MS);
+        if (pr == 0) {
+            if ((j->ctx && sl_tool_cancelled(j->ctx)) || now_s() >= until)
+                return -2;
+            continue;
+        }
         ssize_t r = read(io->from, buf, sizeof buf);
         if (r > 0) {
             if (sl_mcp_lines_feed(&io->lines, buf, (size_t)r, io_line, io) < 0) {
@@ -1185,8 +1234,6 @@ static int io_read(stdio_link *io, const job *j, double until)
         }
         if ((j->ctx && sl_tool_cancelled(j->ctx)) || now_s() >= until)
             return -2;
-        struct pollfd pf = {io->from, POLLIN, 0};
-        poll(&pf, 1, SL_HTTP_POLL_MS);
     }
     return 0;
 }
@@ -1714,7 +1761,7 @@ static int rpc(mcp *m, const job *j, const char *method, const char *name, sl_va
             return -1;
         }
         outcome o;
-        int rc = exchange(m, j, &s, method, name, json_copy(params), hparams, args, &o, err);
+        int rc = exchange(m, j, &s, method, name, json_incref(params), hparams, args, &o, err);
         bool lost = o.kind == GOT_LOST || (s.era == ERA_LEGACY && s.session && o.status == 404) ||
                     (s.era == ERA_MODERN && o.kind == GOT_RPC &&
                      json_integer_value(json_object_get(o.error, "code")) == -32022);
@@ -1983,6 +2030,7 @@ static void mcp_free(sl_toolset *t)
     sl_secret_free(m->url);
     free(m->where);
     free(m->client_name);
+    free(m->meta);
     pthread_mutex_destroy(&m->mu);
     pthread_cond_destroy(&m->cv);
     free(m);
@@ -2075,6 +2123,7 @@ sl_toolset *sl_mcp_new(const sl_mcp_opts *o, sl_err *err)
     m->allow_private = o->allow_private;
     m->connect_s = o->connect_s > 0 ? o->connect_s : 10;
     m->client_name = sl_xstrdup(o->client_name && *o->client_name ? o->client_name : "sluice");
+    m->meta = meta_text(m->client_name);
     for (size_t i = 0; o->headers && o->headers[i]; i++) {
         m->headers = sl_xrealloc(m->headers, (m->n_headers + 1) * sizeof *m->headers);
         m->headers[m->n_headers++] = sl_xstrdup(o->headers[i]);

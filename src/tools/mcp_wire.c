@@ -438,21 +438,35 @@ static void py_strip(const char *s, size_t n, size_t *b, size_t *e)
     *e = j;
 }
 
+/* Whether the argument v is one Dify drops. */
+static bool dropped(const sl_value *v)
+{
+    if (json_is_null(v))
+        return true;
+    if (!json_is_string(v))
+        return false;
+    size_t b, e;
+    py_strip(json_string_value(v), json_string_length(v), &b, &e);
+    return b == e;
+}
+
 sl_value *sl_mcp_clean_args(const sl_value *args)
 {
-    sl_value *out = json_object();
     const char *k;
     const sl_value *v;
+    bool clean = json_is_object(args);
     json_object_foreach((sl_value *)args, k, v) {
-        if (json_is_null(v))
-            continue;
-        if (json_is_string(v)) {
-            size_t b, e;
-            py_strip(json_string_value(v), json_string_length(v), &b, &e);
-            if (b == e)
-                continue;
+        if (dropped(v)) {
+            clean = false;
+            break;
         }
-        json_object_set(out, k, (sl_value *)v);
+    }
+    if (clean)
+        return json_incref((sl_value *)args);  /* nothing to drop (the common case) */
+    sl_value *out = json_object();
+    json_object_foreach((sl_value *)args, k, v) {
+        if (!dropped(v))
+            json_object_set(out, k, (sl_value *)v);
     }
     return out;
 }

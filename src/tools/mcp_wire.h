@@ -102,8 +102,9 @@ sl_value *sl_mcp_param_headers(const sl_value *input_schema, char *why, size_t n
 bool sl_mcp_param_value(const sl_value *args, const sl_value *path, sl_buf *out);
 
 /* The arguments to send: args without the entries that are null or
- * blank strings (Dify drops them before every MCP call).  New reference;
- * NULL args read as {}. */
+ * blank strings (Dify drops them before every MCP call).  A new reference
+ * (to args itself when nothing is dropped: not to be changed); NULL args
+ * read as {}. */
 sl_value *sl_mcp_clean_args(const sl_value *args);
 
 /* Appends s[0..n) as an MCP header value: as it is when it is printable
