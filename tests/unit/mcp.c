@@ -11,8 +11,9 @@
  *   raw.mjs      a hand-written server that lies, hangs or dies on demand
  *
  * Every server is a child of this process (it dies with it) and is
- * stopped before the end; `build/tests/mcp --conformance-client URL` is
- * the client @modelcontextprotocol/conformance drives (tests/mcp/conformance.sh).
+ * stopped before the end.  `build/tests/mcp --conformance-client URL` is
+ * the client @modelcontextprotocol/conformance drives; its client
+ * scenarios run last.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -1237,6 +1238,58 @@ static int conformance_client(const char *url)
     return rc ? 1 : 0;
 }
 
+/* Runs a client scenario of @modelcontextprotocol/conformance against
+ * this binary's --conformance-client, in a scratch folder (it writes its
+ * results there); true when the suite says it passed. */
+static bool conformance(const char *scenario)
+{
+    char self[4096], here[4096], dir[] = "/tmp/sluice-mcp-conf-XXXXXX";
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 64);
+    if (n <= 0 || !getcwd(here, sizeof here) || !mkdtemp(dir))
+        return false;
+    self[n] = 0;
+    strcat(self, " --conformance-client");
+    char shim[4200], cli[4200];
+    snprintf(shim, sizeof shim, "%s/tests/mcp/conformance-shim.mjs", here);
+    snprintf(cli, sizeof cli, "%s/tests/mcp/node_modules/@modelcontextprotocol/conformance/dist/index.js",
+             here);
+    pid_t pid = fork();
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (chdir(dir))
+            _exit(126);
+        int null = open("/dev/null", O_WRONLY);
+        dup2(null, 1);
+        if (!getenv("MCP_TEST_VERBOSE"))
+            dup2(null, 2);
+        execlp("node", "node", "--import", shim, cli, "client", "--command", self, "--scenario",
+               scenario, (char *)NULL);
+        _exit(127);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    char rm[128];
+    snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
+    (void)!system(rm);
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+static void conformance_suite(void)
+{
+    struct stat st;
+    if (stat("tests/mcp/node_modules/@modelcontextprotocol/conformance", &st)) {
+        SKIP("the conformance suite's client scenarios", "@modelcontextprotocol/conformance is "
+             "not installed");
+        return;
+    }
+    /* the scenarios a tool client can pass; elicitation and SSE stream
+     * resumption are features sluice does not have (docs/tools.md) */
+    const char *scenarios[] = {"initialize", "tools_call"};
+    for (size_t i = 0; i < sizeof scenarios / sizeof *scenarios; i++)
+        CHECK(conformance(scenarios[i]), "@modelcontextprotocol/conformance client scenario %s",
+              scenarios[i]);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[1], "--conformance-client"))
@@ -1262,5 +1315,6 @@ int main(int argc, char **argv)
     legacy();
     liars();
     stdio_servers();
+    conformance_suite();
     return tap_done();
 }
