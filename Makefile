@@ -29,7 +29,7 @@ LIB      := $(BUILD)/libsluice.a
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all test asan fuzz bench bench-startup bench-sandbox bench-llm bench-serve bench-agent bench-jinja bench-tools clean
+.PHONY: all test asan fuzz bench bench-startup bench-sandbox bench-llm bench-serve bench-agent bench-jinja bench-tools bench-mcp clean
 all: $(BUILD)/sluice $(UNIT_BIN)
 
 $(BUILD)/%.o: %.c
@@ -137,6 +137,14 @@ $(BUILD)/bench/tool_bench: bench/tool_bench.c $(OBJ)
 bench-tools: $(BUILD)/bench/tool_bench
 	@$(BUILD)/bench/tool_bench
 
+# The MCP client against the transport under it: HTTP and stdio (docs/tools.md).
+$(BUILD)/bench/mcp_bench: bench/mcp_bench.c $(OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -Isrc -o $@ $< $(OBJ) $(LDLIBS)
+
+bench-mcp: $(BUILD)/bench/mcp_bench
+	@$(BUILD)/bench/mcp_bench
+
 # sluice serve under load: runs/s, p99, 1,000 streaming clients, RSS (issue 6).
 bench-serve: $(BUILD)/sluice
 	@bench/serve_bench.sh $(BUILD)
@@ -150,7 +158,7 @@ bench-startup: $(BUILD)/sluice $(BUILD)/bench/startup_bench
 	@bench/startup.sh $(BUILD)
 
 bench: $(BUILD)/bench/engine_bench $(BUILD)/bench/sandbox_bench $(BUILD)/bench/llm_bench \
-       $(BUILD)/sluice $(BUILD)/bench/startup_bench
+       $(BUILD)/bench/mcp_bench $(BUILD)/sluice $(BUILD)/bench/startup_bench
 	@bench/run.sh $(BUILD)
 
 # The Jinja2 engine against Python's Jinja2, in-process and spawned (issue 7).

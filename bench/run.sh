@@ -2,7 +2,8 @@
 # The benchmark behind the issue's speed targets; `make bench` runs it.
 #
 #   bench/run.sh [BUILD]        BUILD holds sluice, bench/engine_bench,
-#                               bench/sandbox_bench, bench/startup_bench
+#                               bench/sandbox_bench, bench/startup_bench,
+#                               bench/llm_bench, bench/mcp_bench
 #                               (default: build)
 #
 # 1. bench/gen.py writes chain and fan-out workflows of 100, 1,000 and
@@ -75,6 +76,13 @@ if [ -x "$BUILD/bench/llm_bench" ]; then
   "$BUILD/bench/llm_bench" || status=1
 else
   echo "bench: $BUILD/bench/llm_bench is missing; run make bench" >&2; status=2
+fi
+echo
+echo "# MCP tools: the client against the transport under it (HTTP, stdio)"
+if [ -x "$BUILD/bench/mcp_bench" ]; then
+  "$BUILD/bench/mcp_bench" || status=1
+else
+  echo "bench: $BUILD/bench/mcp_bench is missing; run make bench" >&2; status=2
 fi
 echo
 echo "# sluice serve (issue 6): throughput, p99, streaming clients, memory"
