@@ -155,10 +155,10 @@ static sl_value *seen(int port)
 }
 
 /* Polls /_seen until array `key` is not empty (a server's side of a
- * cancellation arrives a moment after the client gave up). */
+ * cancellation arrives a moment after the client gave up), for 5 s. */
 static sl_value *seen_until(int port, const char *key)
 {
-    for (int i = 0; i < 100; i++) {
+    for (int i = 0; i < 250; i++) {
         sl_value *v = seen(port);
         if (json_array_size(json_object_get(v, key)))
             return v;
@@ -655,7 +655,7 @@ static void modern(void)
     double t0 = sl_clock_s();
     rc = sl_toolset_call(t, &cctx, "sleep", a, &r, &err);
     double took = sl_clock_s() - t0;
-    CHECK(rc && err.code == SL_ECANCELED && took < 2, "a cancelled call ends at once (%.2f s): %s",
+    CHECK(rc && err.code == SL_ECANCELED && took < 3, "a cancelled call ends at once (%.2f s): %s",
           took, err.msg);
     sl_err_clear(&err);
     sl_tool_result_release(&r);
@@ -670,7 +670,7 @@ static void modern(void)
     rc = sl_toolset_call(t, &tctx, "sleep", a, &r, &err);
     took = sl_clock_s() - t0;
     CHECK(rc && err.code == SL_ETIMEOUT && err.setting && !strcmp(err.setting, "tool_timeout_s") &&
-              took < 1.5,
+              took < 3,
           "a call past its timeout fails with tool_timeout_s (%.2f s): %s", took, err.msg);
     sl_err_clear(&err);
     sl_tool_result_release(&r);
@@ -927,7 +927,7 @@ static void liars(void)
     double t0 = sl_clock_s();
     int rc = sl_toolset_call(t, &ctx, "t", NULL, &r, &err);
     double took = sl_clock_s() - t0;
-    CHECK(rc && err.code == SL_ETIMEOUT && took >= 0.9 && took < 2,
+    CHECK(rc && err.code == SL_ETIMEOUT && took >= 0.9 && took < 4,
           "a server that hangs: timed out after %.2f s: %s", took, err.msg);
     sl_err_clear(&err);
     sl_tool_result_release(&r);
@@ -1026,11 +1026,11 @@ static sl_sandbox *make_box(sl_err *err)
 }
 
 /* The server's seen.json in the sandbox's workspace, once `key` is not
- * empty (or after 2 s). */
+ * empty (or after 5 s). */
 static sl_value *box_seen(const char *key)
 {
     sl_value *v = NULL;
-    for (int i = 0; i < 100; i++) {
+    for (int i = 0; i < 250; i++) {
         sl_buf b;
         sl_buf_init(&b, 0);
         json_decref(v);
@@ -1120,7 +1120,7 @@ static void stdio_servers(void)
     sl_tool_result_init(&r);
     double t0 = sl_clock_s();
     rc = sl_toolset_call(t, &cctx, "sleep", a, &r, &err);
-    CHECK(rc && err.code == SL_ECANCELED && sl_clock_s() - t0 < 2, "a cancelled stdio call: %s",
+    CHECK(rc && err.code == SL_ECANCELED && sl_clock_s() - t0 < 3, "a cancelled stdio call: %s",
           err.msg);
     sl_err_clear(&err);
     sl_tool_result_release(&r);
