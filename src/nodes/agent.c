@@ -510,6 +510,7 @@ static int build_tools(sl_node_exec *x, bool sandboxed, ctools *ct)
             /* the plugin sends none of its headers; a DSL's would be data, not credentials */
             o.allow_private = lim->tool_allow_private;
             o.client_name = "sluice";
+            o.untrusted = true;
             ts = sl_mcp_new(&o, &e);
             if (!ts) {
                 sl_exec_fail(x, "AgentNodeError", "MCP server '%s': %s", sname, e.msg);

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "sandbox/e2b.h"
@@ -80,15 +81,21 @@ void sl_sandbox_result_describe(const sl_sandbox_result *r, char *out, size_t n)
 
 int sl_sandbox_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
 {
+    static atomic_ullong serials;
     const char *p = o->provider ? o->provider : "local";
-    if (!strcmp(p, "local"))
-        return sl_local_create(o, out, err);
-    if (!strcmp(p, "e2b"))
-        return sl_e2b_create(o, out, err);
-    if (!strcmp(p, "ssh"))
-        return sl_ssh_create(o, out, err);
-    return sl_err_set(err, SL_EINVAL, "unknown sandbox provider '%s' (known: local, ssh, e2b)",
-                      p);
+    int rc = !strcmp(p, "local") ? sl_local_create(o, out, err)
+             : !strcmp(p, "e2b") ? sl_e2b_create(o, out, err)
+             : !strcmp(p, "ssh") ? sl_ssh_create(o, out, err)
+                                 : sl_err_set(err, SL_EINVAL, "unknown sandbox provider '%s' "
+                                              "(known: local, ssh, e2b)", p);
+    if (!rc)
+        (*out)->serial = atomic_fetch_add(&serials, 1) + 1;
+    return rc;
+}
+
+unsigned long long sl_sandbox_serial(const sl_sandbox *sb)
+{
+    return sb ? sb->serial : 0;
 }
 
 int sl_sandbox_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_result *res,

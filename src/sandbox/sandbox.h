@@ -140,6 +140,9 @@ int sl_sandbox_download(sl_sandbox *sb, const char *path, size_t max_bytes, sl_b
 /* *out: array of {name, type ("file"/"dir"/"link"/"other"), size}, at most
  * `limit` entries, sorted by name. */
 int sl_sandbox_list(sl_sandbox *sb, const char *dir, size_t limit, sl_value **out, sl_err *err);
+/* A number no other sandbox of this process has had (a pointer may be
+ * reused once a sandbox is gone); 0 for NULL. */
+unsigned long long sl_sandbox_serial(const sl_sandbox *sb);
 /* Kills everything, frees everything; NULL is fine. */
 void sl_sandbox_destroy(sl_sandbox *sb);
 /* The provider's name ("local", "ssh", "e2b") and the absolute path of
@@ -202,6 +205,7 @@ typedef struct sl_sandbox_ops {
 struct sl_sandbox {
     const sl_sandbox_ops *ops;
     const char *workspace;   /* absolute path inside; set by the provider */
+    unsigned long long serial;  /* set by sl_sandbox_create */
 };
 
 /* A provider's spawned process starts with this; its functions may be

@@ -29,6 +29,7 @@ struct sl_binding {
     sl_value *names;      /* object: DSL tool name -> server tool name */
     double timeout_s;
     bool registered;      /* header and env values are registered secrets */
+    bool trusted;         /* from the machine's settings, not a bundle */
     pthread_mutex_t lock;
     sl_toolset *toolset[2];  /* made on first use: [allow_private] */
     sl_value *list[2];       /* its tools, listed on first use */
@@ -344,6 +345,7 @@ static int parse_one(sl_bindings *b, const where_ctx *w, const sl_value *section
     /* The machine's own credentials are masked everywhere; a bundle's are
      * data (it cannot read the environment), and registering its words
      * would let it mask any text it likes in every run. */
+    t->trusted = w->trusted;
     if (w->trusted) {
         for (char **p = t->headers; p && *p; p++)
             sl_secret_add(strstr(*p, ": ") + 2);
@@ -475,6 +477,7 @@ sl_toolset *sl_binding_toolset(const sl_binding *t, bool allow_private, sl_err *
         o.env = (const char *const *)t->env;
         o.allow_private = allow_private;
         o.client_name = "sluice";
+        o.untrusted = !t->trusted;
         ts = m->toolset[allow_private] = sl_mcp_new(&o, err);
         if (!ts)
             sl_err_prefix(err, "tool binding '%s' (%s)", t->id, t->where);

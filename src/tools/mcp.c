@@ -79,6 +79,7 @@ typedef struct {
     sse_link *sse;
     int sse_threads;
     stdio_link *links;           /* stdio: a server per sandbox */
+    bool untrusted;          /* sl_mcp_opts.untrusted */
 } mcp;
 
 /* One list or call: its bounds and the words for its errors. */
@@ -1104,6 +1105,7 @@ struct stdio_link {
     int refs;                    /* under m->mu: the list, each request */
     stdio_link *next;            /* m->links */
     sl_sandbox *sb;
+    unsigned long long sb_serial;  /* sb is this sandbox, not a later one at its address */
     const char *version;         /* what it speaks */
     pthread_mutex_t io;          /* one request at a time */
     int to, from;                /* its stdin, its stdout */
@@ -1382,6 +1384,7 @@ static int stdio_open(mcp *m, sl_sandbox *sb, stdio_link **out, sl_err *err)
     stdio_link *io = sl_xcalloc(1, sizeof *io);
     io->refs = 1;
     io->sb = sb;
+    io->sb_serial = sl_sandbox_serial(sb);
     io->to = io->from = -1;
     pthread_mutex_init(&io->io, NULL);
     sl_mcp_lines_init(&io->lines, LIST_CAP);
@@ -1488,8 +1491,10 @@ static int initialize(mcp *m, const job *j, snap *s, const char *version, sl_err
     ij.what = "initialize";
     s->version = version;
     outcome o;
-    if (exchange(m, &ij, s, "initialize", NULL, params, NULL, NULL, &o, err))
+    if (exchange(m, &ij, s, "initialize", NULL, params, NULL, NULL, &o, err)) {
+        outcome_release(&o);  /* a session id the failed answer carried */
         return -1;
+    }
     int rc = 0;
     bool refused = s->era == ERA_LEGACY && (o.status == 400 || o.status == 404 || o.status == 405);
     if (o.kind == GOT_HTTP) {
@@ -1541,7 +1546,9 @@ static int discover(mcp *m, const job *j, snap *s, double until, const char **le
     else
         rc = http_exchange(m, &dj, s, id, "server/discover", NULL, NULL, NULL, NULL, &o, err);
     if (rc) {
-        if (s->era == ERA_STDIO && o.kind == GOT_HTTP) {  /* no answer: an older server */
+        bool older = s->era == ERA_STDIO && o.kind == GOT_HTTP;  /* no answer: an older server */
+        outcome_release(&o);
+        if (older) {
             sl_err_clear(err);
             return 1;
         }
@@ -1657,8 +1664,8 @@ static int connect_stdio(mcp *m, const job *j, snap *s, sl_err *err)
             bool alive = !atomic_load(&l->dead) && sl_sandbox_proc_running(l->proc, NULL);
             if (!alive)
                 io_drop(m, l);  /* its sandbox ended, or it died */
-            else if (l->sb == sb)
-                found = l;
+            else if (l->sb == sb && l->sb_serial == sl_sandbox_serial(sb))
+                found = l;  /* the same sandbox, not a new one at the old address */
         }
         if (found) {
             found->refs++;
@@ -1984,6 +1991,14 @@ static void free_strv(char **v)
     free(v);
 }
 
+static void wipe_free(char *s)
+{
+    if (s) {
+        explicit_bzero(s, strlen(s));
+        free(s);
+    }
+}
+
 static void mcp_free(sl_toolset *t)
 {
     mcp *m = (mcp *)t;
@@ -2019,15 +2034,17 @@ static void mcp_free(sl_toolset *t)
         sl_http_free(m->pool[i]);
     json_decref(m->tools);
     free(m->session);
+    /* the header lines and the URL were never registered (their secret
+     * parts were, in m->secrets): wiped and freed, no registration dropped */
     for (size_t i = 0; i < m->n_headers; i++)
-        sl_secret_free(m->headers[i]);
+        wipe_free(m->headers[i]);
     free(m->headers);
     for (size_t i = 0; i < m->n_secrets; i++)
         sl_secret_free(m->secrets[i]);
     free(m->secrets);
     free_strv(m->argv);
     free_strv(m->env);
-    sl_secret_free(m->url);
+    wipe_free(m->url);
     free(m->where);
     free(m->client_name);
     free(m->meta);
@@ -2057,6 +2074,8 @@ static char **copy_strv(const char *const *v)
 
 static void add_secret(mcp *m, const char *s, size_t n)
 {
+    if (m->untrusted)
+        return;  /* a DSL's URL: its words are data, never masks for every run */
     while (n && (*s == ' ' || *s == '\t'))
         s++, n--;
     while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
@@ -2120,6 +2139,7 @@ sl_toolset *sl_mcp_new(const sl_mcp_opts *o, sl_err *err)
     pthread_cond_init(&m->cv, NULL);
     atomic_init(&m->next_id, 1);
     m->want = want;
+    m->untrusted = o->untrusted;
     m->allow_private = o->allow_private;
     m->connect_s = o->connect_s > 0 ? o->connect_s : 10;
     m->client_name = sl_xstrdup(o->client_name && *o->client_name ? o->client_name : "sluice");

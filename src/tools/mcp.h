@@ -44,6 +44,9 @@ typedef struct {
     bool allow_private;            /* the URL may reach loopback and private addresses */
     double connect_s;              /* connection (and handshake) deadline; 0: 10 s */
     const char *client_name;       /* clientInfo.name; NULL: "sluice" */
+    bool untrusted;                /* the URL and headers are data (a DSL's, a bundle's): their
+                                      parts are not registered as secrets, which would let them
+                                      mask any words in every run */
 } sl_mcp_opts;
 
 /* A toolset for the server o describes; nothing is contacted until the

@@ -20,6 +20,7 @@
 #include "nodes/toolcall.h"
 #include "tap.h"
 #include "tools/binding.h"
+#include "tools/mcp.h"
 #include "util.h"
 
 /* ---- an in-process toolset ---- */
@@ -406,6 +407,36 @@ static void test_node(void)
     sl_config_free(cfg);
 }
 
+static void test_mcp_secrets(void)
+{
+    sl_err err = {0};
+    /* freeing a toolset drops only what it registered */
+    const char *url = "https://mcp.example/mcp?key=sk-abcdef123456";
+    sl_secret_add(url);
+    sl_mcp_opts o = {.url = url, .headers = (const char *const[]){"X-A: Bearer zz-token-98765",
+                                                                 NULL}};
+    sl_toolset *ts = sl_mcp_new(&o, &err);
+    char *m = sl_secret_mask("token zz-token-98765");
+    CHECK(ts && m, "a trusted header's token is masked while its toolset lives");
+    free(m);
+    sl_toolset_free(ts);
+    m = sl_secret_mask(url);
+    CHECK(m != NULL, "freeing a toolset keeps a secret someone else registered");
+    free(m);
+    m = sl_secret_mask("token zz-token-98765");
+    CHECK(m == NULL, "... and drops its own");
+    free(m);
+    sl_secret_remove(url);
+    /* a DSL's URL registers nothing */
+    sl_mcp_opts u = {.url = "https://mcp.example/mcp?successful", .untrusted = true};
+    ts = sl_mcp_new(&u, &err);
+    m = sl_secret_mask("status: successful");
+    CHECK(ts && m == NULL, "an untrusted URL's query masks nothing");
+    free(m);
+    sl_toolset_free(ts);
+    sl_err_clear(&err);
+}
+
 static void test_coerce(void)
 {
     sl_value *def = J("{\"inputSchema\": {\"properties\": {\"b\": {\"type\": \"boolean\"}, "
@@ -436,5 +467,6 @@ int main(void)
     test_untrusted();
     test_node();
     test_coerce();
+    test_mcp_secrets();
     return tap_done();
 }
