@@ -396,8 +396,8 @@ static int http_fail(mcp *m, const job *j, sl_http *h, sl_http_result rc, size_t
         const char *addr = sl_http_refused(h, &kind);
         sl_err_typed(err, SL_EIO, "ToolSSRFError",
                      "MCP server %s: sluice refused to connect to %s (%s): tools may not reach "
-                     "loopback or private addresses; if the server is yours, allow private "
-                     "addresses for it (allow_private)",
+                     "loopback or private addresses; if the server is yours, set the limit "
+                     "tool_allow_private=true (--limit, or SLUICE_TOOL_ALLOW_PRIVATE=true)",
                      where, addr ? addr : "?", kind ? kind : "?");
         return -1;
     }
@@ -886,8 +886,8 @@ static void *link_main(void *arg)
             const char *addr = sl_http_refused(l->h, &kind);
             snprintf(why, sizeof why,
                      "sluice refused to connect to %s (%s): tools may not reach loopback or "
-                     "private addresses; if the server is yours, allow private addresses for it "
-                     "(allow_private)",
+                     "private addresses; if the server is yours, set the limit "
+                     "tool_allow_private=true (--limit, or SLUICE_TOOL_ALLOW_PRIVATE=true)",
                      addr ? addr : "?", kind ? kind : "?");
         } else
             snprintf(why, sizeof why, "its event stream failed: %s", sl_http_why(l->h));
