@@ -3,7 +3,7 @@
 #
 #   bench/run.sh [BUILD]        BUILD holds sluice, bench/engine_bench,
 #                               bench/sandbox_bench, bench/startup_bench,
-#                               bench/llm_bench, bench/mcp_bench
+#                               bench/llm_bench, bench/mcp_bench, bench/tool_bench
 #                               (default: build)
 #
 # 1. bench/gen.py writes chain and fan-out workflows of 100, 1,000 and
@@ -83,6 +83,13 @@ if [ -x "$BUILD/bench/mcp_bench" ]; then
   "$BUILD/bench/mcp_bench" || status=1
 else
   echo "bench: $BUILD/bench/mcp_bench is missing; run make bench" >&2; status=2
+fi
+echo
+echo "# configured tools (issue 15): the tool node's and an agent tool step's own costs"
+if [ -x "$BUILD/bench/tool_bench" ]; then
+  "$BUILD/bench/tool_bench" || status=1
+else
+  echo "bench: $BUILD/bench/tool_bench is missing; run make bench" >&2; status=2
 fi
 echo
 echo "# sluice serve (issue 6): throughput, p99, streaming clients, memory"
