@@ -183,15 +183,17 @@ sl_sandbox *sl_exec_sandbox(sl_node_exec *x, sl_err *err)
         o.max_open_files = L->sandbox_open_files;
         o.max_file_bytes = L->sandbox_file_bytes;
         o.settings = r->policy.settings;
-        /* The app's skills, read-only, at skills/ in the workspace. */
-        sl_sandbox_bind bind;
-        char *skills = r->g->app_dir ? sl_xasprintf("%s/skills", r->g->app_dir) : NULL;
-        struct stat st;
-        if (skills && !stat(skills, &st) && S_ISDIR(st.st_mode)) {
-            bind.host = skills;
-            bind.target = "skills";
-            o.binds = &bind;
-            o.n_binds = 1;
+        /* The app's skills and tools (its stdio MCP servers' programs),
+         * read-only, at skills/ and tools/ in the workspace. */
+        sl_sandbox_bind binds[2];
+        char *dirs[2] = {NULL, NULL};
+        static const char *const leaf[2] = {"skills", "tools"};
+        o.binds = binds;
+        for (int i = 0; i < 2 && r->g->app_dir; i++) {
+            dirs[i] = sl_xasprintf("%s/%s", r->g->app_dir, leaf[i]);
+            struct stat st;
+            if (!stat(dirs[i], &st) && S_ISDIR(st.st_mode))
+                binds[o.n_binds++] = (sl_sandbox_bind){.host = dirs[i], .target = leaf[i]};
         }
         sl_err e = {0};
         if (sl_sandbox_create(&o, &r->sandbox, &e)) {
@@ -208,7 +210,8 @@ sl_sandbox *sl_exec_sandbox(sl_node_exec *x, sl_err *err)
             sl_sandbox_destroy(r->sandbox);
             r->sandbox = NULL;
         }
-        free(skills);
+        free(dirs[0]);
+        free(dirs[1]);
     }
     sl_sandbox *sb = r->sandbox;
     if (!sb)

@@ -58,6 +58,7 @@ workflow:
     - {source: echo, target: who}
     - {source: who, target: end}
 EOF
+REPO=$PWD
 cd "$T" || exit 2
 
 sl tools --help
@@ -110,6 +111,47 @@ is "replay: a call not on the tape fails, naming it" '[ "$rc" != 0 ] && err_has 
 mv sluice.off sluice.yml
 sl run app.yml --input q=hi
 is "run without tool_allow_private: the SSRF guard refuses this host" '[ "$rc" != 0 ]'
+
+# a bundle that carries its own stdio server (tools/), bound in its own
+# tools/bindings.yml: the server runs in the run's sandbox, which sees the
+# app's tools/ folder read-only
+if "$SLUICE" sandbox run -- true >/dev/null 2>&1 && command -v node >/dev/null; then
+    mkdir -p bundle/tools
+    cp "$REPO/tests/mcp/raw-stdio.mjs" bundle/tools/server.mjs
+    printf 'tools:\n  files:\n    mcp: {command: [node, tools/server.mjs]}\n' >bundle/tools/bindings.yml
+    cat >stdio.yml <<'EOF2'
+app: {mode: workflow, name: stdio-bundle}
+kind: app
+version: 0.1.5
+workflow:
+  graph:
+    nodes:
+    - {id: start, data: {type: start, title: Start, variables: [{variable: q, type: text-input, label: q}]}}
+    - id: t
+      data:
+        type: tool
+        title: Local
+        provider_id: files
+        provider_type: builtin
+        tool_name: t
+        tool_parameters: {text: {type: mixed, value: "from {{#start.q#}}"}}
+        tool_configurations: {}
+    - id: end
+      data: {type: end, title: End, outputs: [{variable: said, value_selector: [t, text]}]}
+    edges:
+    - {source: start, target: t}
+    - {source: t, target: end}
+EOF2
+    mv sluice.yml sluice.off
+    sl export stdio.yml --app-dir bundle -o stdio.zip
+    sl run stdio.zip --input q=inside --json
+    is "a bundle's stdio server runs in the sandbox, bound by the bundle" '[ "$rc" = 0 ] && jq -e '\''.outputs.said == "from inside"'\'' out >/dev/null'
+    sl run stdio.yml --input q=inside
+    is "without the bundle the tool is unbound" '[ "$rc" != 0 ] && err_has "is not bound"'
+    mv sluice.off sluice.yml
+else
+    skip "a bundle's stdio server (no local sandbox or no node here)"
+fi
 
 # the server's store: bind, import, run through the Service API
 D="$T/data"
