@@ -190,5 +190,16 @@ code=$(curl -s -o /dev/null -w '%{http_code}' -X DELETE -H "Authorization: Beare
 is "DELETE of a binding that is not there is a 404" '[ "$code" = 404 ]'
 curl -s -H "Authorization: Bearer $ADMIN" "$API/admin/apps/$APP" >"$T/export.yml"
 is "an export carries no binding and no credential" '! grep -q -e s3cret -e mcp-auth "$T/export.yml"'
+# a bundle whose own tools/bindings.yml binds its tool; a new version in
+# plain YAML keeps the app's files, so their bindings still count
+mkdir -p b2/tools
+printf 'tools:\n  files: {mcp: "%s/mcp"}\n' "$HURL" >b2/tools/bindings.yml
+sed 's/provider_id: langgenius\/standin\/standin/provider_id: files/; s/provider_id: locked/provider_id: files/; s/tool_name: whoami/tool_name: echo/' app.yml >b2.yml
+"$SLUICE" export b2.yml --app-dir b2 -o b2.zip >/dev/null 2>&1
+code=$(curl -s -o "$T/out" -w '%{http_code}' -H "Authorization: Bearer $ADMIN" --data-binary @b2.zip "$API/admin/apps")
+B2=$(jq -r .id out 2>/dev/null)
+is "a bundle imports against its own bindings" '[ "$code" = 201 ] && [ -n "$B2" ]'
+code=$(curl -s -o "$T/out" -w '%{http_code}' -X PUT -H "Authorization: Bearer $ADMIN" --data-binary @b2.yml "$API/admin/apps/$B2")
+is "a new version in plain YAML keeps the bundle's bindings" '[ "$code" = 200 ]'
 mv sluice.off sluice.yml
 echo "1..$n"
