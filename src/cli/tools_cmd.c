@@ -20,6 +20,7 @@
 #include "engine/graph.h"
 #include "engine/limits.h"
 #include "nodes/registry.h"
+#include "nodes/toolcall.h"
 #include "sandbox/sandbox.h"
 #include "store/store.h"
 #include "tools/binding.h"
@@ -204,9 +205,7 @@ static int load_config(const char *path, sl_config **cfg)
 static int show_ref(const sl_graph *g, const sl_config *cfg, const sl_gnode *n, const char *what,
                     const char *pid, const char *pname, const char *tool)
 {
-    const sl_binding *b = sl_bindings_find(g->tools, pid, pname);
-    if (!b)
-        b = sl_bindings_find(sl_config_tools(cfg), pid, pname);
+    const sl_binding *b = sl_toolcall_binding(g, cfg, pid, pname);
     const char *prov = pid && *pid ? pid : pname ? pname : "";
     printf("node '%s' (%s) %s %s/%s: ", n->id, n->title ? n->title : "", what, prov,
            tool ? tool : "");

@@ -13,12 +13,18 @@
 #include "engine/graph.h"
 #include "engine/limits.h"
 #include "llm/llm.h"
+#include "tools/builtin.h"
 
 const sl_binding *sl_toolcall_binding(const struct sl_graph *g, const struct sl_config *cfg,
                                       const char *provider_id, const char *provider_name)
 {
     const sl_binding *b = g ? sl_bindings_find(g->tools, provider_id, provider_name) : NULL;
-    return b ? b : sl_bindings_find(sl_config_tools(cfg), provider_id, provider_name);
+    if (!b)
+        b = sl_bindings_find(sl_config_tools(cfg), provider_id, provider_name);
+    /* last, sluice's own (tools/builtin.h), by the provider's id only: an api
+     * or workflow tool's provider_name is the user's word, not a provider */
+    return b ? b : sl_bindings_find(sl_builtins(), provider_id && *provider_id ? provider_id
+                                                   : provider_name, NULL);
 }
 
 static bool stop_asked(void *ud)
@@ -49,6 +55,7 @@ static void make_ctx(sl_node_exec *x, const sl_binding *b, sl_tool_ctx *ctx)
         t = left;
     ctx->timeout_s = t > 0.001 ? t : 0.001;
     ctx->max_output = L->tool_max_output ? L->tool_max_output : SL_TOOL_MAX_OUTPUT;
+    ctx->allow_private = L->tool_allow_private;
     ctx->cancelled = stop_asked;
     ctx->sandbox = run_sandbox;
     ctx->ud = x;

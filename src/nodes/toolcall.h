@@ -32,7 +32,7 @@ typedef struct {
 } sl_tool_src;
 
 /* The binding for a DSL tool reference: the app bundle's own (g->tools),
- * else the settings', or NULL. */
+ * else the settings', else a built-in (tools/builtin.h), or NULL. */
 const sl_binding *sl_toolcall_binding(const struct sl_graph *g, const struct sl_config *cfg,
                                       const char *provider_id, const char *provider_name);
 

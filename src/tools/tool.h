@@ -76,6 +76,9 @@ typedef struct sl_tool_ctx {
     /* For toolsets that run a program (an MCP stdio server): the sandbox
      * to run it in, made on first use; NULL when there is none. */
     struct sl_sandbox *(*sandbox)(void *ud, sl_err *err);
+    /* For toolsets that fetch URLs they are given (built-ins): whether
+     * this host's and private addresses may be reached (tool_allow_private). */
+    bool allow_private;
 } sl_tool_ctx;
 
 /* Dify's and sluice's defaults for a tool call's bounds (`sluice limits`:
