@@ -1,0 +1,178 @@
+/*
+ * builtins — sluice's own tools (tools/builtin.h) without a workflow: the
+ * registry under both ids, and each tool's output for fixed inputs, the
+ * expected values taken from Dify's tools (Python's zoneinfo, json, …).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tap.h"
+#include "tools/builtin.h"
+#include "util.h"
+
+/* Calls provider/tool with args (JSON text); the text, or "ERR: msg". */
+static char *call(const char *provider, const char *tool, const char *args)
+{
+    const sl_binding *b = sl_bindings_find(sl_builtins(), provider, NULL);
+    if (!b)
+        return sl_xstrdup("ERR: no binding");
+    sl_err err = {0};
+    sl_toolset *ts = sl_binding_toolset(b, false, &err);
+    if (!ts) {
+        char *r = sl_xasprintf("ERR: %s", err.msg);
+        sl_err_clear(&err);
+        return r;
+    }
+    sl_tool_ctx ctx = {.timeout_s = 10, .allow_private = true};
+    sl_tool_result res;
+    sl_tool_result_init(&res);
+    sl_value *a = J(args);
+    char *out;
+    if (sl_toolset_call(ts, &ctx, tool, a, &res, &err))
+        out = sl_xasprintf("ERR: %s", err.msg);
+    else
+        out = sl_xstrdup(res.text.data ? res.text.data : "");
+    json_decref(a);
+    sl_err_clear(&err);
+    sl_tool_result_release(&res);
+    return out;
+}
+
+#define EXPECT(provider, tool, args, want)                                                   \
+    do {                                                                                     \
+        char *got_ = call(provider, tool, args);                                             \
+        CHECK(!strcmp(got_, want), "%s.%s %s -> %s (got %s)", provider, tool, args, want,     \
+              got_);                                                                         \
+        free(got_);                                                                          \
+    } while (0)
+
+#define EXPECT_ERR(provider, tool, args, part)                                               \
+    do {                                                                                     \
+        char *got_ = call(provider, tool, args);                                             \
+        CHECK(!strncmp(got_, "ERR: ", 5) && strstr(got_, part), "%s.%s %s fails with '%s' "  \
+              "(got %s)", provider, tool, args, part, got_);                                 \
+        free(got_);                                                                          \
+    } while (0)
+
+static void test_registry(void)
+{
+    const char *ids[] = {"time", "langgenius/time/time"};
+    for (size_t i = 0; i < sizeof ids / sizeof *ids; i++) {
+        const sl_binding *b = sl_bindings_find(sl_builtins(), ids[i], NULL);
+        CHECK(b && !strcmp(sl_binding_kind(b), "builtin"), "%s is a built-in", ids[i]);
+    }
+    CHECK(sl_builtins() == sl_builtins(), "one registry");
+    CHECK(!sl_bindings_find(sl_builtins(), "tavily", NULL), "tavily is not built in");
+    sl_err err = {0};
+    sl_toolset *ts = sl_binding_toolset(sl_bindings_find(sl_builtins(), "time", NULL), false,
+                                        &err);
+    sl_value *list = NULL;
+    CHECK(ts && !sl_toolset_list(ts, NULL, &list, &err), "time lists its tools");
+    const char *want[] = {"current_time", "weekday", "timezone_conversion",
+                          "localtime_to_timestamp", "timestamp_to_localtime"};
+    for (size_t i = 0; i < 5; i++) {
+        const sl_value *d = sl_binding_find_tool(list, want[i]);
+        CHECK(d && json_is_object(json_object_get(d, "inputSchema")), "time has %s", want[i]);
+    }
+    const sl_value *ct = sl_binding_find_tool(list, "current_time");
+    const sl_value *tzp = json_object_get(
+        json_object_get(json_object_get(ct, "inputSchema"), "properties"), "timezone");
+    CHECK(json_array_size(json_object_get(tzp, "enum")) == 18 &&
+              !strcmp(json_string_value(json_object_get(tzp, "type")), "string"),
+          "current_time's timezone select is a string enum of 18 zones");
+    json_decref(list);
+    EXPECT_ERR("time", "no_such_tool", "{}", "has no tool named 'no_such_tool'");
+    sl_err_clear(&err);
+}
+
+static void fmt_check(long long t, const char *tz, const char *fmt, const char *want)
+{
+    sl_buf b;
+    sl_buf_init(&b, 0);
+    sl_err err = {0};
+    int rc = sl_builtin_time_format(t, 0, tz, fmt, &b, &err);
+    CHECK(rc == 0 && !strcmp(b.data ? b.data : "", want), "%lld in %s as '%s' is '%s' (got '%s' %s)",
+          t, tz, fmt, want, b.data ? b.data : "", err.msg ? err.msg : "");
+    sl_buf_release(&b);
+    sl_err_clear(&err);
+}
+
+static void test_time(void)
+{
+    const char *F = "%Y-%m-%d %H:%M:%S";
+    fmt_check(0, "Asia/Shanghai", F, "1970-01-01 08:00:00");
+    fmt_check(1704067200, "UTC", "%Y-%m-%d %H:%M:%S %Z %z %A %j", "2024-01-01 00:00:00 UTC +0000 Monday 001");
+    /* New York's spring-forward and fall-back edges (transitions in the file) */
+    fmt_check(1710053999, "America/New_York", "%Y-%m-%d %H:%M:%S %Z", "2024-03-10 01:59:59 EST");
+    fmt_check(1710054000, "America/New_York", "%Y-%m-%d %H:%M:%S %Z", "2024-03-10 03:00:00 EDT");
+    fmt_check(1730613599, "America/New_York", "%Y-%m-%d %H:%M:%S %Z", "2024-11-03 01:59:59 EDT");
+    fmt_check(1730613600, "America/New_York", "%Y-%m-%d %H:%M:%S %Z", "2024-11-03 01:00:00 EST");
+    fmt_check(1711846800, "Europe/London", "%Y-%m-%d %H:%M:%S %Z", "2024-03-31 02:00:00 BST");
+    fmt_check(1696089600, "Australia/Sydney", "%Y-%m-%d %H:%M:%S %Z", "2023-10-01 03:00:00 AEDT");
+    /* 2100: past the file's transitions, the footer's POSIX rule decides */
+    fmt_check(4117996800LL, "Europe/Berlin", "%Y-%m-%d %H:%M:%S %Z %z", "2100-06-30 02:00:00 CEST +0200");
+    fmt_check(-1, "UTC", F, "1969-12-31 23:59:59");
+    fmt_check(1700000000, "Asia/Kolkata", "%z %Z %:z %%Z", "+0530 IST +05:30 %Z");
+    fmt_check(1700000000, "UTC", "", "");
+
+    long long t = 0;
+    sl_err err = {0};
+    CHECK(!sl_builtin_time_local("2024-03-10 02:30:00", "America/New_York", &t, &err) &&
+              t == 1710055800, "a time in the spring gap moves forward (%lld)", t);
+    CHECK(!sl_builtin_time_local("2024-11-03 01:30:00", "America/New_York", &t, &err) &&
+              t == 1730615400, "an ambiguous time is its later instant (%lld)", t);
+    CHECK(!sl_builtin_time_local("2100-07-01 12:00:00", "America/New_York", &t, &err) &&
+              t == 4118140800LL, "2100 in New York by the footer rule (%lld)", t);
+    sl_err_clear(&err);
+
+    EXPECT("time", "timestamp_to_localtime", "{\"timestamp\": 0}", "1970-01-01 08:00:00");
+    EXPECT("langgenius/time/time", "timestamp_to_localtime",
+           "{\"timestamp\": 1710054000, \"timezone\": \"America/New_York\"}", "2024-03-10 03:00:00");
+    EXPECT("time", "timestamp_to_localtime", "{\"timestamp\": \"1704067200.9\", \"timezone\": \"UTC\"}",
+           "2024-01-01 00:00:00");
+    EXPECT("time", "localtime_to_timestamp", "{\"localtime\": \"2024-1-1 0:0:0\"}", "1704038400");
+    EXPECT("time", "localtime_to_timestamp",
+           "{\"localtime\": \"2024-07-01 12:00:00\", \"timezone\": \"Europe/Berlin\"}", "1719828000");
+    EXPECT("time", "timezone_conversion",
+           "{\"current_time\": \"2024-03-10 02:30:00\", \"current_timezone\": \"America/New_York\", "
+           "\"target_timezone\": \"Asia/Tokyo\"}", "2024-03-10 16:30:00");
+    EXPECT("time", "timezone_conversion", "{\"current_time\": \"2024-1-1 0:0:0\"}",
+           "2024-01-01 01:00:00");
+    EXPECT("time", "weekday", "{\"year\": 2024, \"month\": 1, \"day\": 1}", "January 1, 2024 is Monday.");
+    EXPECT("time", "weekday", "{\"year\": \"2000\", \"month\": 2, \"day\": 29.0}",
+           "February 29, 2000 is Tuesday.");
+    EXPECT("time", "weekday", "{\"year\": 1, \"month\": 1, \"day\": 1}", "January 1, 1 is Monday.");
+    EXPECT("time", "weekday", "{\"year\": 9999, \"month\": 12, \"day\": 31}", "December 31, 9999 is Friday.");
+    EXPECT_ERR("time", "weekday", "{\"year\": 2023, \"month\": 2, \"day\": 29}",
+               "Invalid date: Year 2023, Month 2, Day 29.");
+    EXPECT_ERR("time", "weekday", "{\"year\": 2023, \"day\": 29}", "month is missing");
+
+    EXPECT_ERR("time", "current_time", "{\"timezone\": \"Mars/Olympus\"}",
+               "Invalid timezone: 'Mars/Olympus'");
+    EXPECT_ERR("time", "current_time", "{\"timezone\": \"../../etc/passwd\"}", "not a time zone name");
+    EXPECT_ERR("time", "current_time", "{\"timezone\": \"America\"}", "Invalid timezone");
+    EXPECT_ERR("time", "localtime_to_timestamp", "{\"localtime\": \"2024/01/01\"}",
+               "does not match format '%Y-%m-%d %H:%M:%S'");
+    EXPECT_ERR("time", "localtime_to_timestamp", "{\"localtime\": \"2024-02-30 00:00:00\"}",
+               "day is out of range for month");
+    EXPECT_ERR("time", "timestamp_to_localtime", "{\"timestamp\": 1e15}", "out of range");
+
+    /* current_time: the year, and the format's default */
+    char *got = call("time", "current_time", "{\"format\": \"%Y\"}");
+    CHECK(strlen(got) == 4 && got[0] == '2', "current_time's %%Y is a year (%s)", got);
+    free(got);
+    got = call("time", "current_time", "{\"timezone\": \"Asia/Tokyo\"}");
+    CHECK(strlen(got) == 19 && got[4] == '-' && got[13] == ':', "current_time's default format (%s)", got);
+    free(got);
+    got = call("time", "current_time", "{\"format\": \"\"}");
+    CHECK(strlen(got) == 23 && !strcmp(got + 19, " UTC"), "a blank format adds the zone (%s)", got);
+    free(got);
+}
+
+int main(void)
+{
+    test_registry();
+    test_time();
+    return tap_done();
+}
