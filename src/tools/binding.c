@@ -8,10 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/buf.h"
 #include "core/secret.h"
 #include "tools/mcp.h"
+#include "tools/openapi.h"
 
 /* Room a configuration can take: far past any real one, and a bound on
  * what a hostile bundle can make us hold. */
@@ -28,6 +30,11 @@ struct sl_binding {
     char **env;           /* stdio KEY=VALUE, NULL-terminated */
     sl_value *names;      /* object: DSL tool name -> server tool name */
     double timeout_s;
+    bool openapi;         /* an OpenAPI document, not an MCP server */
+    char *spec;           /* openapi: a file path or an http(s) URL */
+    char *base_dir;       /* the folder a relative spec path is read from */
+    char *server;         /* openapi: the server override, or NULL */
+    char *auth[7];        /* openapi: type, in, name, prefix, value, username, password */
     bool registered;      /* header and env values are registered secrets */
     bool trusted;         /* from the machine's settings, not a bundle */
     pthread_mutex_t lock;
@@ -75,6 +82,17 @@ static void binding_free(sl_binding *t)
     free(t->where);
     free(t->url);
     free(t->transport);
+    free(t->spec);
+    free(t->base_dir);
+    free(t->server);
+    for (int i = 0; i < 7; i++) {
+        if (t->auth[i] && i >= 4) {
+            if (t->registered)
+                sl_secret_remove(t->auth[i]);
+            explicit_bzero(t->auth[i], strlen(t->auth[i]));
+        }
+        free(t->auth[i]);
+    }
     free_strv(t->headers, ": ", t->registered);
     free_strv(t->command, NULL, false);
     free_strv(t->env, "=", t->registered);
@@ -99,6 +117,7 @@ typedef struct {
     const char *id;
     bool trusted;
     sl_err *err;
+    const char *dir;   /* the folder of the file the bindings came from, or NULL */
 } where_ctx;
 
 /* "path:line:col: tools.ID.field: what" */
@@ -256,8 +275,125 @@ static int parse_mcp(const where_ctx *w, const sl_value *entry, sl_binding *t)
     return pairs(w, m, "env", "=", false, &t->env);
 }
 
+static const char *const auth_keys[7] = {"type", "in", "name", "prefix", "value", "username",
+                                          "password"};
+
+/* openapi: {spec, server, auth} (m), or the shorthand `openapi: SPEC`. */
+static int parse_openapi_in(const where_ctx *w, const sl_value *entry, const sl_value *m,
+                            sl_binding *t)
+{
+    if (!json_is_object(m))
+        return bad(w, entry, "openapi", "openapi", "give the document: {spec: PATH or URL, "
+                   "server: URL, auth: {...}}");
+    static const char *const keys[] = {"spec", "server", "auth", NULL};
+    const char *k;
+    const sl_value *x;
+    json_object_foreach((sl_value *)m, k, x) {
+        bool ok = false;
+        for (const char *const *q = keys; *q && !ok; q++)
+            ok = !strcmp(*q, k);
+        if (!ok)
+            return bad(w, m, k, "openapi", "unknown setting '%s'; the settings are spec, server "
+                       "and auth", k);
+    }
+    const char *spec = json_string_value(json_object_get(m, "spec"));
+    if (!spec || !*spec)
+        return bad(w, json_object_get(m, "spec") ? m : entry, json_object_get(m, "spec") ? "spec"
+                   : "openapi", "openapi.spec", "the OpenAPI document: a file path (relative to "
+                   "this file's folder) or an http(s) URL");
+    bool url = url_ok(spec);
+    if (!url && strstr(spec, "://"))
+        return bad(w, m, "spec", "openapi.spec", "a URL starts with http:// or https://");
+    if (!url && !w->trusted) {
+        bool dots = false;
+        for (const char *p = spec; *p; p += strcspn(p, "/"), p += *p == '/')
+            dots |= !strncmp(p, "..", 2) && (p[2] == '/' || !p[2]);
+        if (spec[0] == '/' || dots)
+            return bad(w, m, "spec", "openapi.spec", "an app bundle's spec is a path inside its "
+                       "tools/ folder (no absolute path, no ..)");
+    }
+    if (!url && spec[0] != '/' && !w->dir)
+        return bad(w, m, "spec", "openapi.spec", "a relative path needs a folder to be read "
+                   "from, and these bindings come from no file; give an absolute path or a URL");
+    t->openapi = true;
+    t->spec = sl_xstrdup(spec);
+    t->base_dir = w->dir && !url ? sl_xstrdup(w->dir) : NULL;
+    const sl_value *srv = json_object_get(m, "server");
+    if (srv) {
+        if (!json_is_string(srv) || !url_ok(json_string_value(srv)))
+            return bad(w, m, "server", "openapi.server", "the API's base URL, starting with "
+                       "http:// or https://");
+        t->server = sl_xstrdup(json_string_value(srv));
+    }
+    const sl_value *a = json_object_get(m, "auth");
+    if (!a)
+        return 0;
+    if (!json_is_object(a))
+        return bad(w, m, "auth", "openapi.auth", "a mapping: {type: none | api_key | bearer | "
+                   "basic, ...}");
+    json_object_foreach((sl_value *)a, k, x) {
+        int i = 0;
+        while (i < 7 && strcmp(auth_keys[i], k) && !(i == 4 && !strcmp(k, "token")))
+            i++;
+        char field[64];
+        snprintf(field, sizeof field, "openapi.auth.%s", k);
+        if (i == 7)
+            return bad(w, a, k, field, "unknown setting '%s'; the settings are type, in, name, "
+                       "prefix, value (or token), username and password", k);
+        if (t->auth[i])
+            return bad(w, a, k, field, "given twice (value and token are one setting)");
+        if (i < 4) {
+            if (!json_is_string(x))
+                return bad(w, a, k, field, "must be a string");
+            t->auth[i] = sl_xstrdup(json_string_value(x));
+        } else if (scalar_or_env(w, a, k, field, x, &t->auth[i]))
+            return -1;
+        if (strpbrk(t->auth[i], "\r\n"))
+            return bad(w, a, k, field, "may not hold a line break");
+    }
+    const char *type = t->auth[0] ? t->auth[0] : "none";
+    const char *in = t->auth[1];
+    if (strcmp(type, "none") && strcmp(type, "api_key") && strcmp(type, "bearer") &&
+        strcmp(type, "basic"))
+        return bad(w, a, "type", "openapi.auth.type", "is none, api_key, bearer or basic");
+    if (!strcmp(type, "api_key") && in && strcmp(in, "header") && strcmp(in, "query"))
+        return bad(w, a, "in", "openapi.auth.in", "is header or query");
+    if ((!strcmp(type, "api_key") || !strcmp(type, "bearer")) && !t->auth[4])
+        return bad(w, m, "auth", "openapi.auth", "%s needs its %s", type,
+                   !strcmp(type, "bearer") ? "token" : "value (the key)");
+    if (!strcmp(type, "basic") && !t->auth[5])
+        return bad(w, m, "auth", "openapi.auth", "basic needs a username and a password");
+    if (t->auth[2]) {
+        for (const char *p = t->auth[2]; *p; p++)
+            if (*p <= 32 || *p >= 127 || *p == ':')
+                return bad(w, a, "name", "openapi.auth.name", "not a valid header or parameter "
+                           "name");
+    }
+    return 0;
+}
+
+static int parse_openapi(const where_ctx *w, const sl_value *entry, sl_binding *t)
+{
+    const sl_value *m = json_object_get(entry, "openapi");
+    if (!json_is_string(m))
+        return parse_openapi_in(w, entry, m, t);
+    sl_value *wrap = json_pack("{s:O}", "spec", m);
+    int rc = parse_openapi_in(w, entry, wrap, t);
+    json_decref(wrap);
+    return rc;
+}
+
 static void set_where(sl_binding *t)
 {
+    if (t->openapi) {
+        sl_binding tmp = {.url = t->server ? t->server : t->spec};
+        if (t->server || url_ok(t->spec)) {
+            set_where(&tmp);
+            t->where = tmp.where;
+        } else
+            t->where = sl_xstrdup(t->spec);
+        return;
+    }
     if (t->url) {
         /* no query string or user info: either may carry a credential */
         const char *s = t->url, *host = strstr(s, "://");
@@ -299,7 +435,7 @@ static int parse_one(sl_bindings *b, const where_ctx *w, const sl_value *section
     if (!json_is_object(entry))
         return bad(w, section, w->id, NULL, "a binding is a mapping {mcp: …, names: …, "
                    "timeout: …}");
-    static const char *const keys[] = {"mcp", "names", "timeout", NULL};
+    static const char *const keys[] = {"mcp", "openapi", "names", "timeout", NULL};
     const char *k;
     const sl_value *x;
     json_object_foreach((sl_value *)entry, k, x) {
@@ -307,19 +443,24 @@ static int parse_one(sl_bindings *b, const where_ctx *w, const sl_value *section
         for (const char *const *q = keys; *q && !ok; q++)
             ok = !strcmp(*q, k);
         if (!ok) {
-            bool later = !strcmp(k, "openapi") || !strcmp(k, "workflow") || !strcmp(k, "builtin");
+            bool later = !strcmp(k, "workflow") || !strcmp(k, "builtin");
             return bad(w, entry, k, k, later ? "%s bindings are not available in sluice yet; "
                        "bind the provider to an MCP server (mcp: URL)"
-                       : "unknown setting '%s'; the settings are mcp, names and timeout", k);
+                       : "unknown setting '%s'; the settings are mcp, openapi, names and "
+                         "timeout", k);
         }
     }
-    if (!json_object_get(entry, "mcp"))
-        return bad(w, section, w->id, NULL, "say what the provider is bound to: mcp: URL, or "
-                   "mcp: {command: [...]} for a stdio server");
+    bool is_mcp = json_object_get(entry, "mcp") != NULL;
+    bool is_openapi = json_object_get(entry, "openapi") != NULL;
+    if (!is_mcp && !is_openapi)
+        return bad(w, section, w->id, NULL, "say what the provider is bound to: mcp: URL, "
+                   "mcp: {command: [...]} for a stdio server, or openapi: {spec: ...}");
+    if (is_mcp && is_openapi)
+        return bad(w, entry, "openapi", "openapi", "a binding is either mcp or openapi, not both");
     sl_binding *t = sl_xcalloc(1, sizeof *t);
     pthread_mutex_init(&t->lock, NULL);
     t->id = sl_xstrdup(w->id);
-    if (parse_mcp(w, entry, t))
+    if (is_mcp ? parse_mcp(w, entry, t) : parse_openapi(w, entry, t))
         goto fail;
     const sl_value *names = json_object_get(entry, "names");
     if (names) {
@@ -351,6 +492,9 @@ static int parse_one(sl_bindings *b, const where_ctx *w, const sl_value *section
             sl_secret_add(strstr(*p, ": ") + 2);
         for (char **p = t->env; p && *p; p++)
             sl_secret_add(strchr(*p, '=') + 1);
+        for (int i = 4; i < 7; i++)
+            if (t->auth[i])
+                sl_secret_add(t->auth[i]);
         t->registered = true;
     }
     set_where(t);
@@ -361,10 +505,10 @@ fail:
     return -1;
 }
 
-int sl_bindings_parse(sl_bindings *b, const sl_yaml_doc *d, const sl_value *section,
-                      const char *path, bool trusted, sl_err *err)
+static int parse_in(sl_bindings *b, const sl_yaml_doc *d, const sl_value *section,
+                    const char *path, const char *dir, bool trusted, sl_err *err)
 {
-    where_ctx w = {d, path, "", trusted, err};
+    where_ctx w = {d, path, "", trusted, err, dir};
     if (!section || json_is_null(section))
         return 0;
     if (!json_is_object(section)) {
@@ -384,6 +528,29 @@ int sl_bindings_parse(sl_bindings *b, const sl_yaml_doc *d, const sl_value *sect
             return -1;
     }
     return 0;
+}
+
+/* The folder of a settings file, or NULL when path names no file (a
+ * binding given as text). */
+static char *dir_of(const char *path)
+{
+    struct stat st;
+    if (!path || stat(path, &st) || !S_ISREG(st.st_mode))
+        return NULL;
+    char *real = realpath(path, NULL);
+    char *slash = real ? strrchr(real, '/') : NULL;
+    if (slash)
+        *(slash == real ? slash + 1 : slash) = '\0';
+    return real;
+}
+
+int sl_bindings_parse(sl_bindings *b, const sl_yaml_doc *d, const sl_value *section,
+                      const char *path, bool trusted, sl_err *err)
+{
+    char *dir = dir_of(path);
+    int rc = parse_in(b, d, section, path, dir, trusted, err);
+    free(dir);
+    return rc;
 }
 
 void sl_bindings_add_toolset(sl_bindings *b, const char *id, sl_toolset *ts, const char *where)
@@ -434,6 +601,8 @@ const char *sl_binding_id(const sl_binding *t)
 
 const char *sl_binding_kind(const sl_binding *t)
 {
+    if (t->openapi)
+        return "openapi";
     return t->shared && t->toolset[0]->ops->kind ? t->toolset[0]->ops->kind : "mcp";
 }
 
@@ -468,7 +637,20 @@ sl_toolset *sl_binding_toolset(const sl_binding *t, bool allow_private, sl_err *
     sl_binding *m = (sl_binding *)t;  /* the lock and the cache are the mutable part */
     pthread_mutex_lock(&m->lock);
     sl_toolset *ts = m->toolset[allow_private];
-    if (!ts) {
+    if (!ts && t->openapi) {
+        sl_openapi_opts o = {0};
+        o.spec = t->spec;
+        o.base_dir = t->base_dir;
+        o.confine = !t->trusted;
+        o.server = t->server;
+        o.auth = (sl_openapi_auth){t->auth[0], t->auth[1], t->auth[2], t->auth[3], t->auth[4],
+                                   t->auth[5], t->auth[6]};
+        o.allow_private = allow_private;
+        o.untrusted = !t->trusted;
+        ts = m->toolset[allow_private] = sl_openapi_new(&o, err);
+        if (!ts)
+            sl_err_prefix(err, "tool binding '%s' (%s)", t->id, t->where);
+    } else if (!ts) {
         sl_mcp_opts o = {0};
         o.url = t->url;
         o.transport = t->transport;
@@ -526,6 +708,9 @@ const sl_value *sl_binding_find_tool(const sl_value *list, const char *name)
     return NULL;
 }
 
+static int parse_text_in(sl_bindings *b, const char *text, size_t len, const char *where,
+                         const char *dir, bool trusted, sl_err *err);
+
 int sl_bindings_load_file(sl_bindings *b, const char *file, const char *where, bool trusted,
                           sl_err *err)
 {
@@ -536,14 +721,16 @@ int sl_bindings_load_file(sl_bindings *b, const char *file, const char *where, b
     sl_buf_init(&t, 1u << 20);
     sl_buf_add_file(&t, fp);
     fclose(fp);
+    char *dir = dir_of(file);
     int rc = t.toobig ? sl_err_set(err, SL_ELIMIT, "%s: larger than 1 MiB", where)
-                      : sl_bindings_parse_text(b, t.data ? t.data : "", t.len, where, trusted, err);
+                      : parse_text_in(b, t.data ? t.data : "", t.len, where, dir, trusted, err);
+    free(dir);
     sl_buf_release(&t);
     return rc;
 }
 
-int sl_bindings_parse_text(sl_bindings *b, const char *text, size_t len, const char *where,
-                           bool trusted, sl_err *err)
+static int parse_text_in(sl_bindings *b, const char *text, size_t len, const char *where,
+                         const char *dir, bool trusted, sl_err *err)
 {
     if (len > (1u << 20))
         return sl_err_set(err, SL_ELIMIT, "%s: larger than 1 MiB", where);
@@ -551,9 +738,15 @@ int sl_bindings_parse_text(sl_bindings *b, const char *text, size_t len, const c
     if (sl_yaml_parse(text, len, where, &d, err))
         return -1;
     const sl_value *sec = json_object_get(d.root, "tools");
-    int rc = sl_bindings_parse(b, &d, sec ? sec : d.root, where, trusted, err);
+    int rc = parse_in(b, &d, sec ? sec : d.root, where, dir, trusted, err);
     sl_yaml_doc_release(&d);
     return rc;
+}
+
+int sl_bindings_parse_text(sl_bindings *b, const char *text, size_t len, const char *where,
+                           bool trusted, sl_err *err)
+{
+    return parse_text_in(b, text, len, where, NULL, trusted, err);
 }
 
 int sl_bindings_parse_json(sl_bindings *b, const char *spec, const char *where, sl_err *err)
@@ -561,7 +754,7 @@ int sl_bindings_parse_json(sl_bindings *b, const char *spec, const char *where, 
     sl_yaml_doc d;
     if (sl_yaml_parse(spec ? spec : "{}", spec ? strlen(spec) : 2, where, &d, err))
         return -1;
-    int rc = sl_bindings_parse(b, &d, d.root, where, true, err);
+    int rc = parse_in(b, &d, d.root, where, NULL, true, err);
     sl_yaml_doc_release(&d);
     return rc;
 }
@@ -622,6 +815,12 @@ sl_value *sl_bindings_spec_show(const char *spec)
             json_object_set_new(holder, key, json_string(tmp.where));
             free(tmp.where);
         }
+        /* an OpenAPI binding's credentials */
+        sl_value *auth = json_object_get(json_object_get(b, "openapi"), "auth");
+        static const char *const secret_keys[] = {"value", "token", "username", "password"};
+        for (int i = 0; i < 4; i++)
+            if (json_object_get(auth, secret_keys[i]))
+                json_object_set_new(auth, secret_keys[i], json_string("******"));
         /* a stdio command's arguments may be too */
         sl_value *cmd = json_object_get(m, "command");
         for (size_t i = 1; json_is_array(cmd) && i < json_array_size(cmd); i++)
