@@ -1171,7 +1171,7 @@ static int exchange(oa *t, const sl_openapi_req *rq, const sl_tool_ctx *ctx, con
         cap = SL_OPENAPI_MAX_BODY;
     sl_http_url(h, rq->url.data);
     bool with_body = rq->content_type && !rq->parts;
-    sl_http_method(h, rq->method, rq->body.data, rq->body.len, with_body);
+    sl_http_method(h, rq->method, rq->body.data, rq->body.len, rq->content_type != NULL);
     if (rq->parts) {
         size_t i;
         const sl_value *p;
