@@ -96,6 +96,8 @@ static void make_registry(void)
     registry = sl_bindings_new();
     add_provider("time", "langgenius/time/time", "built-in: time", sl_builtin_time_tools,
                  sl_builtin_time_n);
+    add_provider("json_process", "langgenius/json_process/json_process", "built-in: json_process",
+                 sl_builtin_json_tools, sl_builtin_json_n);
 }
 
 const sl_bindings *sl_builtins(void)
