@@ -170,9 +170,163 @@ static void test_time(void)
     free(got);
 }
 
+/* json_process: args built from content and the rest (JSON text). */
+static char *jcall(const char *tool, const char *content, const char *rest)
+{
+    sl_value *a = J(rest);
+    json_object_set_new(a, "content", json_string(content));
+    char *text = json_dumps(a, JSON_COMPACT);
+    json_decref(a);
+    char *out = call("json_process", tool, text);
+    free(text);
+    return out;
+}
+
+#define JEXPECT(tool, content, rest, want)                                                   \
+    do {                                                                                     \
+        char *got_ = jcall(tool, content, rest);                                             \
+        CHECK(!strcmp(got_, want), "%s %s -> %s (got %s)", tool, rest, want, got_);          \
+        free(got_);                                                                          \
+    } while (0)
+
+#define JERR(tool, content, rest, part)                                                      \
+    do {                                                                                     \
+        char *got_ = jcall(tool, content, rest);                                             \
+        CHECK(!strncmp(got_, "ERR: ", 5) && strstr(got_, part), "%s %s fails with '%s' "     \
+              "(got %s)", tool, rest, part, got_);                                           \
+        free(got_);                                                                          \
+    } while (0)
+
+static void test_json(void)
+{
+    CHECK(sl_bindings_find(sl_builtins(), "langgenius/json_process/json_process", NULL) &&
+              sl_bindings_find(sl_builtins(), "json_process", NULL),
+          "json_process under both ids");
+    /* expected values: the plugin's code with jsonpath_ng 1.8.0 */
+    const char *doc = "{\"a\": {\"b\": [1, 2.5, {\"c\": \"x\"}], \"c\": true, \"n\": null}, "
+                      "\"c\": \"top\", \"u\": \"h\\u00e9llo \\ud83d\\ude00\", \"l\": [{\"b\": 1}, "
+                      "{\"b\": 2}, {\"d\": {\"b\": 3}}]}";
+    static const char *cases[][2] = {
+        {"$.a.b", "[1, 2.5, {\"c\": \"x\"}]"},
+        {"$.a.b[0]", "1"},
+        {"$.a.b[-1]", "{\"c\": \"x\"}"},
+        {"$.a.b[2].c", "x"},
+        {"$..c", "[\"top\", true, \"x\"]"},
+        {"$..b", "[[1, 2.5, {\"c\": \"x\"}], 1, 2, 3]"},
+        {"$.l[*].b", "[1, 2]"},
+        {"$.a.*", "[[1, 2.5, {\"c\": \"x\"}], true, null]"},
+        {"$.l[0:2]", "[{\"b\": 1}, {\"b\": 2}]"},
+        {"$.u", "h\xc3\xa9llo \xf0\x9f\x98\x80"},
+        {"a.c", "True"},
+        {"$.a.n", "None"},
+        {"$.a.b[1]", "2.5"},
+        {"$.missing", ""},
+        {"$['a']['c']", "True"},
+        {"$.a.b[*]", "[1, 2.5, {\"c\": \"x\"}]"},
+        {"$.c[*]", "top"},
+        {"$.l[::-1]", "[{\"d\": {\"b\": 3}}, {\"b\": 2}, {\"b\": 1}]"},
+        {"$..*", "[{\"b\": [1, 2.5, {\"c\": \"x\"}], \"c\": true, \"n\": null}, \"top\", "
+                 "\"h\\u00e9llo \\ud83d\\ude00\", [{\"b\": 1}, {\"b\": 2}, {\"d\": {\"b\": 3}}], "
+                 "[1, 2.5, {\"c\": \"x\"}], true, null, \"x\", 1, 2, {\"b\": 3}, 3]"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char rest[256];
+        snprintf(rest, sizeof rest, "{\"json_filter\": \"%s\"}", cases[i][0]);
+        JEXPECT("parse", doc, rest, cases[i][1]);
+    }
+    JEXPECT("parse", "{\"f\": 1e16, \"g\": 1e-5, \"h\": 0.1, \"j\": 100.0, \"k\": \"\\u0001\\t\"}",
+            "{\"json_filter\": \"$\"}",
+            "{\"f\": 1e+16, \"g\": 1e-05, \"h\": 0.1, \"j\": 100.0, \"k\": \"\\u0001\\t\"}");
+    JEXPECT("parse", "{\"u\": [\"\xc3\xa9\"]}", "{\"json_filter\": \"$.u\", \"ensure_ascii\": false}",
+            "[\"\xc3\xa9\"]");
+    JEXPECT("parse", "{\"u\": [\"\xc3\xa9\"]}", "{\"json_filter\": \"$.u\", \"ensure_ascii\": \"true\"}",
+            "[\"\\u00e9\"]");
+    JERR("parse", "{bad", "{\"json_filter\": \"$.a\"}", "content is not JSON");
+    JERR("parse", "{}", "{\"json_filter\": \"$.a[\"}", "bracket");
+    JERR("parse", "{}", "{\"json_filter\": \"$.a(\"}", "cannot be read");
+    JERR("parse", "", "{\"json_filter\": \"$.a\"}", "content is empty");
+
+    const char *d2 = "{\"a\": {\"b\": [1, 2], \"c\": \"hello world\"}, \"l\": [{\"k\": \"v1\"}, "
+                     "{\"k\": \"v2\"}]}";
+    const char *tail = "\"l\": [{\"k\": \"v1\"}, {\"k\": \"v2\"}]}";
+    char want[512];
+#define W(head) (snprintf(want, sizeof want, "%s%s", head, tail), want)
+    JEXPECT("json_insert", d2, "{\"query\": \"$.a.b\", \"new_value\": \"3\"}",
+            W("{\"a\": {\"b\": [1, 2, \"3\"], \"c\": \"hello world\"}, "));
+    JEXPECT("json_insert", d2, "{\"query\": \"$.a.b\", \"new_value\": \"0\", \"index\": 0}",
+            W("{\"a\": {\"b\": [\"0\", 1, 2], \"c\": \"hello world\"}, "));
+    JEXPECT("json_insert", d2,
+            "{\"query\": \"$.a.b\", \"new_value\": \"\\\"x\\\"\", \"index\": -1, \"value_decode\": true}",
+            W("{\"a\": {\"b\": [1, \"x\", 2], \"c\": \"hello world\"}, "));
+    JEXPECT("json_insert", d2, "{\"query\": \"$.a\", \"new_value\": \"{\\\"d\\\": 4}\", \"value_decode\": true}",
+            W("{\"a\": {\"b\": [1, 2], \"c\": \"hello world\", \"d\": 4}, "));
+    JEXPECT("json_insert", d2, "{\"query\": \"$.a.c\", \"new_value\": \"bye\"}",
+            W("{\"a\": {\"b\": [1, 2], \"c\": \"bye\"}, "));
+    JEXPECT("json_insert", d2, "{\"query\": \"$.x.y\", \"new_value\": \"new\", \"create_path\": \"True\"}",
+            "{\"a\": {\"b\": [1, 2], \"c\": \"hello world\"}, \"l\": [{\"k\": \"v1\"}, {\"k\": \"v2\"}], "
+            "\"x\": {\"y\": \"new\"}}");
+    JEXPECT("json_insert", d2,
+            "{\"query\": \"$.x.arr[1].z\", \"new_value\": \"new\", \"create_path\": \"True\"}",
+            "{\"a\": {\"b\": [1, 2], \"c\": \"hello world\"}, \"l\": [{\"k\": \"v1\"}, {\"k\": \"v2\"}], "
+            "\"x\": {\"arr\": [{}, {\"z\": \"new\"}]}}");
+    JEXPECT("json_insert", d2, "{\"query\": \"$.x.y\", \"new_value\": \"new\", \"create_path\": \"False\"}", d2);
+    JEXPECT("json_insert", d2, "{\"query\": \"$.a.c\", \"new_value\": \"\xc3\xa9\", \"ensure_ascii\": false}",
+            W("{\"a\": {\"b\": [1, 2], \"c\": \"\xc3\xa9\"}, "));
+    JERR("json_insert", d2, "{\"query\": \"$.a\", \"new_value\": \"str\"}", "Cannot insert non-dict value into dict");
+    JERR("json_insert", d2, "{\"query\": \"$.a.b\", \"new_value\": \"{bad\", \"value_decode\": true}",
+         "Cannot decode new value to json object");
+
+    JEXPECT("json_replace", d2,
+            "{\"query\": \"$.a.c\", \"replace_pattern\": \"world\", \"replace_value\": \"there\"}",
+            W("{\"a\": {\"b\": [1, 2], \"c\": \"hello there\"}, "));
+    JEXPECT("json_replace", d2,
+            "{\"query\": \"$.l[*].k\", \"replace_pattern\": \"v\", \"replace_value\": \"w\", \"replace_model\": \"pattern\"}",
+            "{\"a\": {\"b\": [1, 2], \"c\": \"hello world\"}, \"l\": [{\"k\": \"w1\"}, {\"k\": \"w2\"}]}");
+    JEXPECT("json_replace", d2, "{\"query\": \"$.a.b\", \"replace_value\": \"bb\", \"replace_model\": \"key\"}",
+            W("{\"a\": {\"c\": \"hello world\", \"bb\": [1, 2]}, "));
+    JEXPECT("json_replace", d2, "{\"query\": \"$.l[*].k\", \"replace_value\": \"kk\", \"replace_model\": \"key\"}",
+            "{\"a\": {\"b\": [1, 2], \"c\": \"hello world\"}, \"l\": [{\"kk\": \"v1\"}, {\"kk\": \"v2\"}]}");
+    JEXPECT("json_replace", d2, "{\"query\": \"$..k\", \"replace_value\": \"z\", \"replace_model\": \"value\"}",
+            "{\"a\": {\"b\": [1, 2], \"c\": \"hello world\"}, \"l\": [{\"k\": \"z\"}, {\"k\": \"z\"}]}");
+    JEXPECT("json_replace", d2,
+            "{\"query\": \"$.a.b\", \"replace_value\": \"[9]\", \"replace_model\": \"value\", \"value_decode\": true}",
+            W("{\"a\": {\"b\": [9], \"c\": \"hello world\"}, "));
+    JERR("json_replace", d2, "{\"query\": \"$.a.b\", \"replace_value\": \"x\", \"replace_model\": \"other\"}",
+         "replace_model 'other'");
+    JERR("json_replace", d2, "{\"query\": \"$.a.b\", \"replace_value\": \"x\", \"replace_pattern\": \"y\"}",
+         "not a string");
+
+    JEXPECT("json_delete", d2, "{\"query\": \"$.a.c\"}", W("{\"a\": {\"b\": [1, 2]}, "));
+    JEXPECT("json_delete", d2, "{\"query\": \"$.a.b[0]\"}", W("{\"a\": {\"b\": [2], \"c\": \"hello world\"}, "));
+    JEXPECT("json_delete", d2, "{\"query\": \"$.l[*]\"}",
+            "{\"a\": {\"b\": [1, 2], \"c\": \"hello world\"}, \"l\": []}");
+    JEXPECT("json_delete", d2, "{\"query\": \"$..k\"}", d2);  /* the plugin reads it as $.k */
+    JEXPECT("json_delete", d2, "{\"query\": \"nothing\"}", d2);
+    JEXPECT("json_delete", d2, "{\"query\": \"a.b\"}", W("{\"a\": {\"c\": \"hello world\"}, "));
+#undef W
+
+    /* caps */
+    sl_buf big;
+    sl_buf_init(&big, 0);
+    sl_buf_adds(&big, "{\"a\": [");
+    for (int i = 0; i < 100001; i++)
+        sl_buf_adds(&big, i ? ",1" : "1");
+    sl_buf_adds(&big, "]}");
+    JERR("parse", big.data, "{\"json_filter\": \"$.a[*]\"}", "more than 100000");
+    sl_buf_release(&big);
+    char *q = sl_xmalloc(5000);
+    memset(q, 'a', 4999);
+    q[4999] = '\0';
+    char *rest = sl_xasprintf("{\"json_filter\": \"%s\"}", q);
+    JERR("parse", "{}", rest, "longer than");
+    free(rest);
+    free(q);
+}
+
 int main(void)
 {
     test_registry();
     test_time();
+    test_json();
     return tap_done();
 }
