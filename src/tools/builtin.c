@@ -98,6 +98,8 @@ static void make_registry(void)
                  sl_builtin_time_n);
     add_provider("json_process", "langgenius/json_process/json_process", "built-in: json_process",
                  sl_builtin_json_tools, sl_builtin_json_n);
+    add_provider("webscraper", "langgenius/webscraper/webscraper", "built-in: webscraper",
+                 sl_builtin_web_tools, sl_builtin_web_n);
 }
 
 const sl_bindings *sl_builtins(void)
