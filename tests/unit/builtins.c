@@ -323,10 +323,42 @@ static void test_json(void)
     free(q);
 }
 
+static void html_check(const char *html, const char *want, const char *want_title)
+{
+    sl_buf out;
+    char *title;
+    sl_builtin_html_text(html, strlen(html), &out, &title);
+    CHECK(!strcmp(out.data ? out.data : "", want) &&
+              (want_title ? title && !strcmp(title, want_title) : !title),
+          "html text of %s is '%s' (got '%s', title '%s')", esc(html), esc(want),
+          esc(out.data ? out.data : ""), title ? title : "(none)");
+    sl_buf_release(&out);
+    free(title);
+}
+
+static void test_html(void)
+{
+    html_check("<html><head><title> A &amp; B </title><style>p{x:1}</style>"
+               "<script>var a = '<p>no</p>';</script></head>"
+               "<body><h1>Head&#x2F;line</h1><p>one\n  two&nbsp;three</p><!-- <p>hidden</p> -->"
+               "<ul><li>x</li><li>y &lt;z&gt;</li></ul><nav><a>menu</a></nav>"
+               "<table><tr><td>a</td><td>b</td></tr></table>caf&eacute; &#233; &#128512; &bogus; a<b"
+               "</body></html>",
+               "Head/line\none two three\nx\ny <z>\na b\ncaf\xc3\xa9 \xc3\xa9 \xf0\x9f\x98\x80 &bogus; a",
+               "A & B");
+    html_check("plain text, no tags", "plain text, no tags", NULL);
+    html_check("<head><title>t</title><body><p>open head</p>", "open head", "t");
+    html_check("<div a='x>y' b=\"<p>\">in</div><br/>after<SCRIPT>x</SCRIPT>end",
+               "in\nafterend", NULL);
+    html_check("<script>never closed", "", NULL);
+    html_check("", "", NULL);
+}
+
 int main(void)
 {
     test_registry();
     test_time();
     test_json();
+    test_html();
     return tap_done();
 }
