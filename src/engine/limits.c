@@ -72,6 +72,7 @@ static const field fields[] = {
     F(tool_timeout_s, T_DOUBLE, "wall seconds of one tool call"),
     F(tool_max_output, T_SIZE, "text, json and files one tool call may return"),
     F(tool_allow_private, T_BOOL, "let bound tool servers be on this host or private addresses"),
+    F(tool_workflow_depth, T_INT, "workflow tools nested in workflow tools (Dify: 5)"),
 };
 
 void sl_limits_default(struct sl_limits *l)
@@ -130,6 +131,7 @@ void sl_limits_default(struct sl_limits *l)
     l->tool_timeout_s = 60;
     l->tool_max_output = (size_t)8 << 20;
     l->tool_allow_private = false;
+    l->tool_workflow_depth = 5;
 }
 
 static int set_field(struct sl_limits *l, const field *f, const char *v, sl_err *err)

@@ -71,6 +71,7 @@ struct sl_limits {
     double tool_timeout_s;           /* wall seconds of one tool call: 60 */
     size_t tool_max_output;          /* text, json and files of one call: 8 MiB */
     bool tool_allow_private;         /* tool servers on this host / private addresses */
+    int tool_workflow_depth;         /* workflow tools calling workflow tools: 5 (Dify) */
 };
 
 void sl_limits_default(struct sl_limits *l);

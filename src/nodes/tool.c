@@ -32,6 +32,7 @@
 #include "core/clock.h"
 #include "engine/graph.h"
 #include "nodes/toolcall.h"
+#include "nodes/wftool.h"
 #include "tools/binding.h"
 
 static const char *str(const sl_value *data, const char *key)
@@ -150,6 +151,10 @@ static int tool_check(sl_check *c, const sl_gnode *n)
         free(hint);
         return -1;
     }
+    /* a workflow tool's app is loaded now, once: what does not load, or
+     * reaches back to an app being loaded, is this load's error */
+    if (b && !strcmp(sl_binding_kind(b), "workflow"))
+        return sl_wftool_check(c, n, b);
     return 0;
 }
 

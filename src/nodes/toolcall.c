@@ -13,6 +13,7 @@
 #include "engine/graph.h"
 #include "engine/limits.h"
 #include "llm/llm.h"
+#include "nodes/wftool.h"
 #include "tools/builtin.h"
 
 const sl_binding *sl_toolcall_binding(const struct sl_graph *g, const struct sl_config *cfg,
@@ -59,6 +60,29 @@ static void make_ctx(sl_node_exec *x, const sl_binding *b, sl_tool_ctx *ctx)
     ctx->cancelled = stop_asked;
     ctx->sandbox = run_sandbox;
     ctx->ud = x;
+    ctx->caller = x;
+}
+
+/* ---- workflow bindings ---- */
+
+/* A workflow binding's toolset is made here, above the engine
+ * (nodes/wftool.h): loaded on first use and kept on the binding.
+ * 0 when b is of another kind or its toolset is there. */
+static int workflow_ready(sl_node_exec *x, const sl_binding *b, sl_err *err)
+{
+    if (!b || strcmp(sl_binding_kind(b), "workflow"))
+        return 0;
+    const sl_graph *g = sl_exec_graph(x);
+    return sl_wftool_get(b, sl_exec_config(x), g ? g->doc.path : NULL, err) ? 0 : -1;
+}
+
+/* A workflow toolset has one tool, and the DSL may name it anything. */
+static const sl_value *workflow_tool(const sl_tool_src *src, const sl_value *list)
+{
+    if (!src->binding || strcmp(sl_binding_kind(src->binding), "workflow") ||
+        json_array_size(list) != 1)
+        return NULL;
+    return json_array_get(list, 0);
 }
 
 /* ---- the tape ---- */
@@ -217,7 +241,8 @@ static int list_src(sl_node_exec *x, const sl_tool_src *src, bool refresh, sl_va
     const sl_limits *L = sl_exec_limits(x);
     sl_value *raw = NULL;
     if (src->binding)
-        rc = sl_binding_list(src->binding, L->tool_allow_private, &ctx, refresh, &raw, err);
+        rc = workflow_ready(x, src->binding, err) ? -1
+             : sl_binding_list(src->binding, L->tool_allow_private, &ctx, refresh, &raw, err);
     else if (src->ts)
         rc = sl_toolset_list(src->ts, &ctx, &raw, err);
     else
@@ -247,6 +272,13 @@ sl_value *sl_toolcall_def(sl_node_exec *x, const sl_tool_src *src, const char *n
         if (list_src(x, src, pass == 1, &list, err))
             return NULL;
         const sl_value *d = sl_binding_find_tool(list, name);
+        const sl_value *wf = d ? NULL : workflow_tool(src, list);
+        if (wf) {
+            sl_value *r = json_deep_copy(wf);
+            json_object_set_new(r, "name", json_string(name ? name : ""));
+            json_decref(list);
+            return r;
+        }
         if (d) {
             sl_value *r = json_incref((sl_value *)d);
             json_decref(list);
@@ -394,7 +426,8 @@ int sl_toolcall(sl_node_exec *x, const sl_tool_src *src, const char *name, const
     const sl_limits *L = sl_exec_limits(x);
     sl_toolset *ts = src->ts;
     if (src->binding)
-        ts = sl_binding_toolset(src->binding, L->tool_allow_private, err);
+        ts = workflow_ready(x, src->binding, err) ? NULL
+             : sl_binding_toolset(src->binding, L->tool_allow_private, err);
     else if (!ts)
         sl_err_set(err, SL_ENOTFOUND, "'%s' is not bound to a tool server; bind it in "
                    "sluice.yml (docs/tools.md)", src_id(src));

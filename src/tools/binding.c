@@ -41,6 +41,7 @@ struct sl_binding {
     sl_toolset *toolset[2];  /* made on first use: [allow_private] */
     sl_value *list[2];       /* its tools, listed on first use */
     bool shared;             /* toolset[0] == toolset[1], made in this process */
+    char *app;               /* workflow: the app's DSL file (nodes/wftool.h makes the toolset) */
 };
 
 struct sl_bindings {
@@ -85,6 +86,7 @@ static void binding_free(sl_binding *t)
     free(t->spec);
     free(t->base_dir);
     free(t->server);
+    free(t->app);
     for (int i = 0; i < 7; i++) {
         if (t->auth[i] && i >= 4) {
             if (t->registered)
@@ -383,8 +385,35 @@ static int parse_openapi(const where_ctx *w, const sl_value *entry, sl_binding *
     return rc;
 }
 
+/* workflow: PATH, an app's DSL file or bundle.  The toolset that runs it
+ * lives above the engine (nodes/wftool.h); a binding only says where. */
+static int parse_workflow(const where_ctx *w, const sl_value *entry, sl_binding *t)
+{
+    const char *path = json_string_value(json_object_get(entry, "workflow"));
+    if (!path || !*path)
+        return bad(w, entry, "workflow", "workflow", "the app to run: a DSL file or bundle "
+                   "(.yml or .zip), its path relative to this file's folder");
+    if (!w->trusted) {
+        bool dots = false;
+        for (const char *p = path; *p; p += strcspn(p, "/"), p += *p == '/')
+            dots |= !strncmp(p, "..", 2) && (p[2] == '/' || !p[2]);
+        if (path[0] == '/' || dots)
+            return bad(w, entry, "workflow", "workflow", "an app bundle's workflow is a path "
+                       "inside its tools/ folder (no absolute path, no ..)");
+    }
+    if (path[0] != '/' && !w->dir)
+        return bad(w, entry, "workflow", "workflow", "a relative path needs a folder to be read "
+                   "from, and these bindings come from no file; give an absolute path");
+    t->app = path[0] == '/' ? sl_xstrdup(path) : sl_xasprintf("%s/%s", w->dir, path);
+    return 0;
+}
+
 static void set_where(sl_binding *t)
 {
+    if (t->app) {
+        t->where = sl_xstrdup(t->app);
+        return;
+    }
     if (t->openapi) {
         sl_binding tmp = {.url = t->server ? t->server : t->spec};
         if (t->server || url_ok(t->spec)) {
@@ -435,7 +464,7 @@ static int parse_one(sl_bindings *b, const where_ctx *w, const sl_value *section
     if (!json_is_object(entry))
         return bad(w, section, w->id, NULL, "a binding is a mapping {mcp: …, names: …, "
                    "timeout: …}");
-    static const char *const keys[] = {"mcp", "openapi", "names", "timeout", NULL};
+    static const char *const keys[] = {"mcp", "openapi", "workflow", "names", "timeout", NULL};
     const char *k;
     const sl_value *x;
     json_object_foreach((sl_value *)entry, k, x) {
@@ -443,24 +472,29 @@ static int parse_one(sl_bindings *b, const where_ctx *w, const sl_value *section
         for (const char *const *q = keys; *q && !ok; q++)
             ok = !strcmp(*q, k);
         if (!ok) {
-            bool later = !strcmp(k, "workflow") || !strcmp(k, "builtin");
+            bool later = !strcmp(k, "builtin");
             return bad(w, entry, k, k, later ? "%s bindings are not available in sluice yet; "
                        "bind the provider to an MCP server (mcp: URL)"
-                       : "unknown setting '%s'; the settings are mcp, openapi, names and "
-                         "timeout", k);
+                       : "unknown setting '%s'; the settings are mcp, openapi, workflow, "
+                         "names and timeout", k);
         }
     }
     bool is_mcp = json_object_get(entry, "mcp") != NULL;
     bool is_openapi = json_object_get(entry, "openapi") != NULL;
-    if (!is_mcp && !is_openapi)
+    if (!is_mcp && !is_openapi && !json_object_get(entry, "workflow"))
         return bad(w, section, w->id, NULL, "say what the provider is bound to: mcp: URL, "
                    "mcp: {command: [...]} for a stdio server, or openapi: {spec: ...}");
     if (is_mcp && is_openapi)
         return bad(w, entry, "openapi", "openapi", "a binding is either mcp or openapi, not both");
+    bool is_workflow = json_object_get(entry, "workflow") != NULL;
+    if (is_workflow && (is_mcp || is_openapi))
+        return bad(w, entry, "workflow", "workflow", "a binding is one of mcp, openapi and "
+                   "workflow");
     sl_binding *t = sl_xcalloc(1, sizeof *t);
     pthread_mutex_init(&t->lock, NULL);
     t->id = sl_xstrdup(w->id);
-    if (is_mcp ? parse_mcp(w, entry, t) : parse_openapi(w, entry, t))
+    if (is_workflow ? parse_workflow(w, entry, t)
+        : is_mcp ? parse_mcp(w, entry, t) : parse_openapi(w, entry, t))
         goto fail;
     const sl_value *names = json_object_get(entry, "names");
     if (names) {
@@ -601,6 +635,8 @@ const char *sl_binding_id(const sl_binding *t)
 
 const char *sl_binding_kind(const sl_binding *t)
 {
+    if (t->app)
+        return "workflow";
     if (t->openapi)
         return "openapi";
     return t->shared && t->toolset[0]->ops->kind ? t->toolset[0]->ops->kind : "mcp";
@@ -632,12 +668,35 @@ double sl_binding_timeout(const sl_binding *t)
     return t->timeout_s;
 }
 
+const char *sl_binding_workflow_path(const sl_binding *t)
+{
+    return t->app;
+}
+
+sl_toolset *sl_binding_keep_toolset(const sl_binding *t, sl_toolset *ts)
+{
+    sl_binding *m = (sl_binding *)t;
+    pthread_mutex_lock(&m->lock);
+    if (m->toolset[0]) {
+        sl_toolset_free(ts);  /* another thread made it first */
+        ts = m->toolset[0];
+    } else {
+        m->toolset[0] = m->toolset[1] = ts;
+        m->shared = true;
+    }
+    pthread_mutex_unlock(&m->lock);
+    return ts;
+}
+
 sl_toolset *sl_binding_toolset(const sl_binding *t, bool allow_private, sl_err *err)
 {
     sl_binding *m = (sl_binding *)t;  /* the lock and the cache are the mutable part */
     pthread_mutex_lock(&m->lock);
     sl_toolset *ts = m->toolset[allow_private];
-    if (!ts && t->openapi) {
+    if (!ts && t->app) {
+        sl_err_set(err, SL_EINVAL, "tool binding '%s' (%s) is a workflow; its app is loaded by "
+                   "the node that calls it (a tool node or an agent)", t->id, t->where);
+    } else if (!ts && t->openapi) {
         sl_openapi_opts o = {0};
         o.spec = t->spec;
         o.base_dir = t->base_dir;

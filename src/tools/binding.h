@@ -25,6 +25,8 @@
  *       mcp:
  *         command: [node, server.js]   # a stdio server: always run in a sandbox
  *         env: {LOG_LEVEL: warn}
+ *     3f1c…:                        # a workflow tool's provider_id (a UUID)
+ *       workflow: apps/summarize.yml   # an app run as a tool (nodes/wftool.h)
  *
  * A binding is found by provider_id, then provider_name, then the last
  * part of a plugin's provider_id ("langgenius/jina/jina" -> "jina").  Any
@@ -82,6 +84,16 @@ const char *sl_binding_tool_name(const sl_binding *t, const char *dsl_name);
 const char *sl_binding_dsl_name(const sl_binding *t, const char *server_name);
 /* Its own per-call timeout (0: none set). */
 double sl_binding_timeout(const sl_binding *t);
+
+/* workflow: the app's DSL file or bundle (a path made absolute from the
+ * bindings' folder), or NULL for other kinds.  The toolset that runs it
+ * is made above the engine (nodes/wftool.h) and kept on the binding with
+ * sl_binding_keep_toolset; until then sl_binding_toolset fails. */
+const char *sl_binding_workflow_path(const sl_binding *t);
+/* Keeps ts as the binding's toolset (for both values of allow_private)
+ * unless it has one already, in which case ts is freed; returns the kept
+ * one (borrowed).  Thread-safe. */
+sl_toolset *sl_binding_keep_toolset(const sl_binding *t, sl_toolset *ts);
 
 /* The binding's toolset, made on first use and kept; thread-safe.
  * allow_private: whether its URL may reach this host's and private

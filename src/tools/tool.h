@@ -79,6 +79,9 @@ typedef struct sl_tool_ctx {
     /* For toolsets that fetch URLs they are given (built-ins): whether
      * this host's and private addresses may be reached (tool_allow_private). */
     bool allow_private;
+    /* The node calling (nodes/toolcall.c: its sl_node_exec), for toolsets
+     * that run a workflow as a nested run (nodes/wftool.h); NULL elsewhere. */
+    void *caller;
 } sl_tool_ctx;
 
 /* Dify's and sluice's defaults for a tool call's bounds (`sluice limits`:

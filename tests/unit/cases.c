@@ -691,6 +691,13 @@ static void walk(const char *path)
 int main(int argc, char **argv)
 {
     signal(SIGPIPE, SIG_IGN);
+    /* ${CASES_DIR}: the cases folder as an absolute path, for settings that
+     * name files (sluice_config is written to /tmp, so a relative path
+     * there would be read from /tmp) */
+    char *cases_dir = realpath("tests/cases", NULL);
+    if (cases_dir && !getenv("CASES_DIR"))
+        setenv("CASES_DIR", cases_dir, 1);
+    free(cases_dir);
     if (argc < 2)
         walk("tests/cases");
     for (int i = 1; i < argc; i++)
