@@ -680,7 +680,9 @@ static void walk(const char *path)
     for (size_t i = 0; i < n; i++) {
         struct stat s2;
         size_t len = strlen(names[i]);
-        if (stat(names[i], &s2) == 0 &&
+        /* an apps/ folder holds apps cases call (workflow tools), not cases */
+        bool apps = len >= 5 && !strcmp(names[i] + len - 5, "/apps");
+        if (stat(names[i], &s2) == 0 && !(S_ISDIR(s2.st_mode) && apps) &&
             (S_ISDIR(s2.st_mode) || (len > 4 && !strcmp(names[i] + len - 4, ".yml"))))
             walk(names[i]);
         free(names[i]);
