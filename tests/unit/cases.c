@@ -428,6 +428,11 @@ static void run_entry(const char *file, const sl_graph *g, const sl_config *cfg,
     if (want_st && strcmp(want_st, st))
         sl_buf_addf(&fail, "status: want %s, got %s (error: %s); ", want_st, st,
                     sl_run_error(r) ? sl_run_error(r) : "none");
+    /* max_elapsed_s: the run ended within this (a stop or deadline that works) */
+    const sl_value *me = json_object_get(ex, "max_elapsed_s");
+    if (me && sl_run_elapsed(r) > sl_value_number(me))
+        sl_buf_addf(&fail, "elapsed: want at most %g s, took %.2f s; ", sl_value_number(me),
+                    sl_run_elapsed(r));
     const sl_value *wo = json_object_get(ex, "outputs");
     sl_value *wox = wo ? expand_value(wo) : NULL;
     if (wox && !sl_value_equal(wox, sl_run_outputs(r)))
