@@ -57,6 +57,7 @@ struct sl_openapi_doc {
     size_t n_ops;
     char *server;
     sl_value *tools;
+    sl_value *root;     /* the document, parts of which the tools share */
 };
 
 /* ---- reading ---- */
@@ -69,6 +70,8 @@ typedef struct {
     const char *refs[MAX_REF_DEPTH];
     int n_refs;
     long budget;
+    long cuts;                 /* loops cut so far */
+    sl_value *memo;            /* {ref: [expansion, nodes]} */
     sl_err *err;
     bool failed;
 } reader;
@@ -156,7 +159,13 @@ static const sl_value *deref(reader *r, const sl_value *v, const char *at)
 }
 
 /* A schema with every $ref replaced by what it names (new reference).  A
- * ref already being expanded (a recursive schema) becomes {}: any value. */
+ * ref already being expanded (a recursive schema) becomes {}: any value.
+ * Parts without a $ref are shared with the document, not copied, and a
+ * ref's expansion is kept and shared by every later use (unless a loop
+ * was cut inside it, which depends on the way in); every use still counts
+ * its nodes against the budget, so what a list of tools can grow to when
+ * copied stays bounded.  Nothing here is ever changed after it is made:
+ * callers that add a key copy the object first (json_copy). */
 static sl_value *expand(reader *r, const sl_value *s, int depth)
 {
     if (r->failed)
@@ -167,50 +176,88 @@ static sl_value *expand(reader *r, const sl_value *s, int depth)
         return json_object();
     }
     if (json_is_array(s)) {
-        sl_value *a = json_array();
+        sl_value *a = NULL;
         size_t i;
         const sl_value *x;
-        json_array_foreach(s, i, x) json_array_append_new(a, expand(r, x, depth + 1));
-        return a;
+        json_array_foreach(s, i, x) {
+            sl_value *e = expand(r, x, depth + 1);
+            if (!a && e != x) {
+                a = json_array();
+                for (size_t j = 0; j < i; j++)
+                    json_array_append(a, json_array_get(s, j));
+            }
+            if (a)
+                json_array_append_new(a, e);
+            else
+                json_decref(e);
+        }
+        return a ? a : json_incref((sl_value *)s);
     }
     if (!json_is_object(s))
         return json_incref((sl_value *)s);
     if (depth > MAX_NESTING)
         return json_object();
     const sl_value *refv = json_object_get(s, "$ref");
-    sl_value *out;
+    sl_value *out = NULL;
     if (json_is_string(refv)) {
         const char *ref = json_string_value(refv);
         bool loop = r->n_refs >= MAX_REF_DEPTH;
         for (int i = 0; i < r->n_refs && !loop; i++)
             loop = !strcmp(r->refs[i], ref);
-        if (loop)
+        sl_value *memo = json_object_get(r->memo, ref);
+        if (loop) {
             out = json_object();
-        else {
+            r->cuts++;
+        } else if (memo) {
+            r->budget -= json_integer_value(json_array_get(memo, 1));
+            out = json_incref(json_array_get(memo, 0));
+        } else {
             const sl_value *t = pointer(r->root, ref);
             if (!t) {
                 bad(r, s, "$ref", NULL, "$ref '%.200s' names nothing in this document; only "
                     "local references (#/components/..., #/definitions/...) are read", ref);
                 return json_object();
             }
+            long before = r->budget, cuts = r->cuts;
             r->refs[r->n_refs++] = ref;
             out = expand(r, t, depth + 1);
             r->n_refs--;
+            if (r->cuts == cuts && json_is_object(out))
+                json_object_set_new(r->memo, ref, json_pack("[O,I]", out,
+                                                            (json_int_t)(before - r->budget)));
         }
         if (!json_is_object(out)) {
             json_decref(out);
             out = json_object();
         }
-    } else
-        out = json_object();
+        if (json_object_size(s) == 1)
+            return out;
+        sl_value *own = json_copy(out);  /* shared: siblings go into a copy */
+        json_decref(out);
+        out = own;
+    }
     const char *k;
     const sl_value *x;
     json_object_foreach((sl_value *)s, k, x) {
         if (!strcmp(k, "$ref") && json_is_string(x))
             continue;
-        json_object_set_new(out, k, expand(r, x, depth + 1));
+        sl_value *e = expand(r, x, depth + 1);
+        if (!out && e != x) {
+            out = json_object();
+            const char *k2;
+            const sl_value *x2;
+            json_object_foreach((sl_value *)s, k2, x2) {
+                if (!strcmp(k2, k))
+                    break;
+                json_object_set(out, k2, (sl_value *)x2);
+            }
+        }
+        if (out)
+            json_object_set_new(out, k, e);
+        else
+            json_decref(e);
     }
-    return out;
+    return out ? out : json_incref((sl_value *)s);
 }
 
 static bool has_name(char **v, size_t n, const char *s)
@@ -245,8 +292,12 @@ static sl_value *prop_schema(reader *r, const sl_value *schema, const sl_value *
         json_decref(s);
         s = json_object();
     }
-    if (json_is_string(desc) && !json_object_get(s, "description"))
+    if (json_is_string(desc) && !json_object_get(s, "description")) {
+        sl_value *own = json_copy(s);  /* s may be shared with the document */
+        json_decref(s);
+        s = own;
         json_object_set(s, "description", (sl_value *)desc);
+    }
     return s;
 }
 
@@ -282,7 +333,7 @@ static void add_body(reader *r, op *o, sl_value *props, const sl_value *schema, 
                 continue;  /* a parameter of that name wins, as Dify's flat list keeps both */
             o->props = sl_xrealloc(o->props, (o->n_props + 1) * sizeof *o->props);
             o->props[o->n_props++] = sl_xstrdup(k);
-            json_object_set(props, k, json_is_object(x) ? x : json_object());
+            json_object_set_new(props, k, json_is_object(x) ? json_incref(x) : json_object());
             size_t i;
             const sl_value *q;
             json_array_foreach(req, i, q) if (json_is_string(q) && !strcmp(json_string_value(q), k))
@@ -506,6 +557,7 @@ void sl_openapi_doc_free(sl_openapi_doc *d)
     free(d->ops);
     free(d->server);
     json_decref(d->tools);
+    json_decref(d->root);
     free(d);
 }
 
@@ -659,6 +711,9 @@ static int read_doc(reader *r, sl_openapi_doc *d, const char *base)
                 return -1;
         }
     }
+    if (!d->n_ops)
+        return bad(r, root, "paths", "paths", "the document has no operations (no path has a "
+                   "get, post, put, delete, patch, head, options or trace)");
     qsort(d->ops, d->n_ops, sizeof *d->ops, op_cmp);
     d->tools = json_array();
     size_t keep = 0;
@@ -681,12 +736,17 @@ static int read_doc(reader *r, sl_openapi_doc *d, const char *base)
 static int build(const sl_value *root, const sl_yaml_doc *marks, const char *where,
                  const char *base, sl_openapi_doc **out, sl_err *err)
 {
-    reader r = {.root = root, .marks = marks, .where = where, .budget = MAX_EXPANDED, .err = err};
+    reader r = {.root = root, .marks = marks, .where = where, .budget = MAX_EXPANDED,
+                .memo = json_object(), .err = err};
     sl_openapi_doc *d = sl_xcalloc(1, sizeof *d);
-    if (read_doc(&r, d, base) || r.failed) {
+    int rc = read_doc(&r, d, base);
+    json_decref(r.memo);
+    if (rc || r.failed) {
         sl_openapi_doc_free(d);
         return -1;
     }
+    /* the tools share parts of the document: keep it */
+    d->root = json_incref((sl_value *)root);
     *out = d;
     return 0;
 }
@@ -804,15 +864,40 @@ static void text_of(const sl_value *v, sl_buf *out)
         sl_value_text(v, out);
 }
 
+/* s percent-encoded onto out: all but RFC 3986's unreserved characters. */
+static void escape_to(sl_buf *out, const char *s, size_t n)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    char tmp[256];
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (k + 3 > sizeof tmp) {
+            sl_buf_add(out, tmp, k);
+            k = 0;
+        }
+        if (isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~')
+            tmp[k++] = (char)c;
+        else {
+            tmp[k++] = '%';
+            tmp[k++] = hex[c >> 4];
+            tmp[k++] = hex[c & 15];
+        }
+    }
+    sl_buf_add(out, tmp, k);
+}
+
 static void add_escaped(sl_buf *out, const sl_value *v)
 {
+    if (json_is_string(v)) {
+        escape_to(out, json_string_value(v), json_string_length(v));
+        return;
+    }
     sl_buf t;
     char mem[256];
     sl_buf_init_on(&t, 1u << 20, mem, sizeof mem);
     text_of(v, &t);
-    char *e = sl_http_escape(t.data ? t.data : "");
-    sl_buf_adds(out, e);
-    free(e);
+    escape_to(out, t.data ? t.data : "", t.len);
     sl_buf_release(&t);
 }
 
@@ -862,9 +947,9 @@ int sl_openapi_request(const sl_openapi_doc *d, const char *name, const sl_value
         if (pa->in == 'q') {
             size_t n = json_is_array(v) ? json_array_size(v) : 1;
             for (size_t k = 0; k < n; k++) {
-                char *e = sl_http_escape(pa->name);
-                sl_buf_addf(&req->url, "%c%s=", sep, e);
-                free(e);
+                sl_buf_addc(&req->url, sep);
+                escape_to(&req->url, pa->name, strlen(pa->name));
+                sl_buf_addc(&req->url, '=');
                 add_escaped(&req->url, json_is_array(v) ? json_array_get(v, k) : v);
                 sep = '&';
             }

@@ -128,6 +128,8 @@ static void test_bad(void)
         {"title: x\n", "spec.yaml:1:1: not an OpenAPI document: it has neither"},
         {"openapi: 4.0.0\npaths: {/a: {get: {}}}\n", "spec.yaml:1:10: openapi: version '4.0.0'"},
         {"openapi: 3.0.0\ninfo: {}\n", "the document has no operations"},
+        {"openapi: 3.0.0\npaths: {/a: {summary: x}}\n", "spec.yaml:2:8: paths: the document has "
+         "no operations (no path has a get"},
         {"openapi: 3.0.0\npaths:\n  /a:\n    get:\n      parameters:\n"
          "      - $ref: '#/components/parameters/Nope'\n",
          "spec.yaml:6:15: paths./a.get: $ref '#/components/parameters/Nope' names nothing"},
