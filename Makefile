@@ -29,7 +29,7 @@ LIB      := $(BUILD)/libsluice.a
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all test asan fuzz bench bench-startup bench-sandbox bench-llm bench-serve bench-agent bench-jinja bench-tools bench-mcp clean
+.PHONY: all test asan fuzz bench bench-startup bench-sandbox bench-llm bench-serve bench-agent bench-jinja bench-tools bench-mcp bench-openapi clean
 all: $(BUILD)/sluice $(UNIT_BIN)
 
 $(BUILD)/%.o: %.c
@@ -144,6 +144,14 @@ $(BUILD)/bench/mcp_bench: bench/mcp_bench.c $(OBJ)
 
 bench-mcp: $(BUILD)/bench/mcp_bench
 	@$(BUILD)/bench/mcp_bench
+
+# The OpenAPI toolset's call overhead and document load time (docs/tools.md).
+$(BUILD)/bench/openapi_bench: bench/openapi_bench.c $(OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -Isrc -o $@ $< $(OBJ) $(LDLIBS)
+
+bench-openapi: $(BUILD)/bench/openapi_bench
+	@$(BUILD)/bench/openapi_bench
 
 # sluice serve under load: runs/s, p99, 1,000 streaming clients, RSS (issue 6).
 bench-serve: $(BUILD)/sluice
