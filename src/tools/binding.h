@@ -27,6 +27,11 @@
  *         env: {LOG_LEVEL: warn}
  *     3f1c…:                        # a workflow tool's provider_id (a UUID)
  *       workflow: apps/summarize.yml   # an app run as a tool (nodes/wftool.h)
+ *     weather:                      # an api (custom) tool: an OpenAPI document
+ *       openapi:
+ *         spec: specs/weather.yaml  # relative to this file's folder, or an http(s) URL
+ *         server: https://api.example.com/v1   # optional override
+ *         auth: {type: api_key, in: header, name: X-API-Key, value: {env: WEATHER_KEY}}
  *
  * A binding is found by provider_id, then provider_name, then the last
  * part of a plugin's provider_id ("langgenius/jina/jina" -> "jina").  Any
@@ -75,7 +80,7 @@ size_t sl_bindings_count(const sl_bindings *b);
 const sl_binding *sl_bindings_at(const sl_bindings *b, size_t i);
 
 const char *sl_binding_id(const sl_binding *t);
-const char *sl_binding_kind(const sl_binding *t);   /* "mcp", or the toolset's kind */
+const char *sl_binding_kind(const sl_binding *t);   /* "mcp", "openapi", or the toolset's kind */
 /* Where it points, without credentials: the URL or the command line. */
 const char *sl_binding_where(const sl_binding *t);
 /* The server's name for the DSL's tool name. */
