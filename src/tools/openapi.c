@@ -210,6 +210,11 @@ static sl_value *expand(reader *r, const sl_value *s, int depth)
             r->cuts++;
         } else if (memo) {
             r->budget -= json_integer_value(json_array_get(memo, 1));
+            if (r->budget < 0) {
+                bad(r, NULL, NULL, NULL, "its schemas expand past %d nodes through $refs; "
+                    "simplify the document", MAX_EXPANDED);
+                return json_object();
+            }
             out = json_incref(json_array_get(memo, 0));
         } else {
             const sl_value *t = pointer(r->root, ref);
@@ -765,7 +770,7 @@ int sl_openapi_parse(const char *text, size_t len, const char *where, const char
         i++;
     sl_value *root = NULL;
     if (i < len && text[i] == '{')
-        root = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL);
+        root = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
     sl_yaml_doc y = {0};
     bool have_yaml = false;
     if (!root) {
