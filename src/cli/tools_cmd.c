@@ -21,6 +21,7 @@
 #include "engine/limits.h"
 #include "nodes/registry.h"
 #include "nodes/toolcall.h"
+#include "nodes/wftool.h"
 #include "sandbox/sandbox.h"
 #include "store/store.h"
 #include "tools/binding.h"
@@ -331,6 +332,11 @@ static int tools_call(targs *a)
     if (!b) {
         fprintf(stderr, "sluice tools call: no binding named '%s' in the settings; %s\n",
                 a->pos[1], "see sluice.yml's tools: section (docs/tools.md)");
+        goto out;
+    }
+    /* a workflow's toolset is made above tools/ (nodes/wftool.h) */
+    if (!strcmp(sl_binding_kind(b), "workflow") && !sl_wftool_get(b, cfg, NULL, &err)) {
+        fprintf(stderr, "sluice tools call: %s\n", err.msg);
         goto out;
     }
     if (!strcmp(a->pos[2], "-")) {

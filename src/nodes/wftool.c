@@ -22,6 +22,9 @@ typedef struct {
     char *where;     /* the app's file */
     char *name;      /* the app's name */
     sl_value *def;   /* the one tool {name, description, inputSchema} */
+    /* The settings it was loaded against, for a call with no caller
+     * (`sluice tools call`): they hold the binding, so they outlive it. */
+    const sl_config *cfg;
 } wftool;
 
 /* ---- loading, and the apps being loaded on this thread ---- */
@@ -119,6 +122,7 @@ static int load_app(const char *real, const sl_config *cfg, wftool **out, sl_err
         return -1;
     }
     w->name = sl_xstrdup(w->g.name ? w->g.name : base_name(real));
+    w->cfg = cfg;
     w->def = make_def(&w->g);
     *out = w;
     return 0;
@@ -398,7 +402,7 @@ static int wf_call(sl_toolset *t, const sl_tool_ctx *ctx, const char *name, cons
     double to = sl_tool_timeout(ctx);
     if (o.limits.max_time_s <= 0 || to < o.limits.max_time_s)
         o.limits.max_time_s = to;
-    o.config = x ? sl_exec_config(x) : NULL;
+    o.config = x ? sl_exec_config(x) : w->cfg;
     o.inputs = in;
     o.llm_tape = x ? sl_exec_llm_tape(x) : NULL;
     fwd f = {x, w};

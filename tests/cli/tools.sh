@@ -153,6 +153,47 @@ else
     skip "a bundle's stdio server (no local sandbox or no node here)"
 fi
 
+# workflow tools: an app bound in sluice.yml, called from the command
+# line, and one a bundle carries in its tools/ folder
+cp "$REPO/tests/cases/tools/apps/wf_echo.yml" echo.yml
+printf '  7a1c0000-0000-4000-8000-00000000ec40: {workflow: echo.yml}\n' >>sluice.yml
+sl tools call 7a1c0000-0000-4000-8000-00000000ec40 - --config sluice.yml
+is "tools call BINDING -: a workflow's one tool, its start variables as the schema" '[ "$rc" = 0 ] && jq -e '\''.[0].name == "echo_app" and .[0].inputSchema.required == ["text"] and .[0].inputSchema.properties.count.type == "number"'\'' out >/dev/null'
+sl tools call 7a1c0000-0000-4000-8000-00000000ec40 any_name --args '{"text": "cli", "count": "4"}' --config sluice.yml
+is "tools call runs the app: its outputs as text and json" '[ "$rc" = 0 ] && jq -e '\''.text == "{\"greeting\": \"Hello cli\", \"count\": 4}" and .json[0].count == 4'\'' out >/dev/null'
+mkdir -p wfb/tools
+cp echo.yml wfb/tools/echo.yml
+printf 'tools:\n  wfx: {workflow: echo.yml}\n' >wfb/tools/bindings.yml
+cat >wfcall.yml <<'EOF2'
+app: {mode: workflow, name: wf-bundle}
+kind: app
+version: 0.1.5
+workflow:
+  graph:
+    nodes:
+    - {id: start, data: {type: start, title: Start, variables: [{variable: q, type: text-input, label: q}]}}
+    - id: t
+      data:
+        type: tool
+        title: Echo app
+        provider_id: wfx
+        provider_type: workflow
+        tool_name: echo
+        tool_parameters: {text: {type: mixed, value: "{{#start.q#}}"}}
+    - id: end
+      data: {type: end, title: End, outputs: [{variable: said, value_selector: [t, json]}]}
+    edges:
+    - {source: start, target: t}
+    - {source: t, target: end}
+EOF2
+sl export wfcall.yml --app-dir wfb -o wfb.zip
+sl run wfb.zip --input q=zipped --json
+is "a bundle's workflow tool runs the app in its tools/ folder" '[ "$rc" = 0 ] && jq -e '\''.outputs.said[0].greeting == "Hello zipped"'\'' out >/dev/null'
+printf 'tools:\n  wfx: {workflow: ../echo.yml}\n' >wfb/tools/bindings.yml
+sl export wfcall.yml --app-dir wfb -o wfb2.zip
+sl run wfb2.zip --input q=zipped
+is "a bundle's workflow binding may not leave its tools/ folder" '[ "$rc" != 0 ] && err_has "inside its tools/ folder"'
+
 # the server's store: bind, import, run through the Service API
 D="$T/data"
 sl tools bind standin --mcp "$HURL/mcp" --data "$D"
