@@ -462,8 +462,42 @@ static void test_coerce(void)
     json_decref(def);
 }
 
+/* workflow: PATH only says where the app is; nodes/wftool.h runs it */
+static void test_workflow_binding(void)
+{
+    sl_err err = {0};
+    sl_bindings *b = sl_bindings_new();
+    int rc = sl_bindings_parse_json(b, "{\"w\": {\"workflow\": \"/srv/apps/sum.yml\", "
+                                    "\"timeout\": 9}}", "t", &err);
+    const sl_binding *w = sl_bindings_get(b, "w");
+    CHECK(rc == 0 && w && !strcmp(sl_binding_kind(w), "workflow") &&
+          !strcmp(sl_binding_workflow_path(w), "/srv/apps/sum.yml") &&
+          !strcmp(sl_binding_where(w), "/srv/apps/sum.yml") && sl_binding_timeout(w) == 9,
+          "a workflow binding: its kind, path and timeout");
+    sl_toolset *ts = w ? sl_binding_toolset(w, false, &err) : NULL;
+    CHECK(!ts && err.msg && strstr(err.msg, "is a workflow"),
+          "its toolset is not made in tools/: %s", err.msg ? err.msg : "");
+    sl_err_clear(&err);
+    rc = sl_bindings_parse_json(b, "{\"r\": {\"workflow\": \"apps/sum.yml\"}}", "t", &err);
+    CHECK(rc == -1 && err.msg && strstr(err.msg, "needs a folder"),
+          "a relative path with no file to be relative to is refused: %s", err.msg ? err.msg : "");
+    sl_err_clear(&err);
+    rc = sl_bindings_parse_json(b, "{\"m\": {\"workflow\": \"/a.yml\", \"mcp\": \"http://h/mcp\"}}",
+                                "t", &err);
+    CHECK(rc == -1 && err.msg && strstr(err.msg, "one of mcp, openapi and workflow"),
+          "workflow and mcp together are refused: %s", err.msg ? err.msg : "");
+    sl_err_clear(&err);
+    const char *y = "tools:\n  u: {workflow: ../up.yml}\n";
+    rc = sl_bindings_parse_text(b, y, strlen(y), "b.zip", false, &err);
+    CHECK(rc == -1 && err.msg && strstr(err.msg, "inside its tools/ folder"),
+          "a bundle's workflow path may not climb out: %s", err.msg ? err.msg : "");
+    sl_err_clear(&err);
+    sl_bindings_free(b);
+}
+
 int main(void)
 {
+    test_workflow_binding();
     test_bindings();
     test_untrusted();
     test_node();
