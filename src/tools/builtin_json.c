@@ -227,6 +227,8 @@ static const char *parse_bracket(const char *s, step *st, sl_err *err, const cha
         goto bad;
     return s + 1;
 bad:
+    free(st->name);
+    st->name = NULL;
     sl_err_set(err, SL_EINVAL, "the JSONPath '%s' has a bracket sluice does not read; use "
                "['name'], [n], [*] or [a:b]", q);
     return NULL;
@@ -584,7 +586,11 @@ static int create_path(job *j, const char *q, sl_value *nv, sl_err *err)
             sl_value *arr = json_object_get(cur, part);
             if (!json_is_array(arr)) {
                 arr = json_array();
-                json_object_set_new(cur, part, arr);
+                if (json_object_set_new(cur, part, arr)) {
+                    rc = sl_err_set(err, SL_EINVAL, "json_insert: '%s' is not a usable name",
+                                    part);
+                    break;
+                }
             }
             while (json_array_size(arr) <= (size_t)idx)
                 json_array_append_new(arr, json_object());
@@ -592,7 +598,8 @@ static int create_path(job *j, const char *q, sl_value *nv, sl_err *err)
                 json_array_set(arr, (size_t)idx, nv);
             cur = json_array_get(arr, (size_t)idx);
         } else if (!next) {
-            json_object_set(cur, part, nv);
+            if (json_object_set(cur, part, nv))
+                rc = sl_err_set(err, SL_EINVAL, "json_insert: '%s' is not a usable name", part);
         } else {
             if (!json_object_get(cur, part))
                 json_object_set_new(cur, part, json_object());
@@ -709,7 +716,9 @@ static int jp_replace(const sl_tool_ctx *ctx, const sl_value *args, sl_tool_resu
             if (v) {  /* moved to the end, as Python's pop and set */
                 json_incref(v);
                 json_object_del(m->parent, m->key);
-                json_object_set_new(m->parent, value, v);
+                if (json_object_set_new(m->parent, value, v))
+                    rc = sl_err_set(err, SL_EINVAL, "json_replace: '%s' is not a usable key",
+                                    value);
             }
         }
     } else if (!rc && !strcmp(model, "value")) {
