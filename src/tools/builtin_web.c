@@ -243,7 +243,12 @@ static char *collapse(const char *s, size_t n, size_t cap)
     sl_buf raw, b;
     sl_buf_init(&raw, 0);
     sl_buf_init(&b, 0);
-    decode_text(s, n < cap ? n : cap, &raw);
+    if (n > cap) {  /* cut on a character's first byte */
+        n = cap;
+        while (n && ((unsigned char)s[n] & 0xC0) == 0x80)
+            n--;
+    }
+    decode_text(s, n, &raw);
     text_out t = {&b, true, false};
     put_text(&t, raw.data ? raw.data : "", raw.len);
     sl_buf_release(&raw);
