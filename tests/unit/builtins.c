@@ -244,6 +244,7 @@ static void test_json(void)
     JERR("parse", "{bad", "{\"json_filter\": \"$.a\"}", "content is not JSON");
     JERR("parse", "{}", "{\"json_filter\": \"$.a[\"}", "bracket");
     JERR("parse", "{}", "{\"json_filter\": \"$.a(\"}", "cannot be read");
+    JERR("parse", "{}", "{\"json_filter\": \"$.l[\\\"c1\\\"}\"}", "bracket");
     JERR("parse", "", "{\"json_filter\": \"$.a\"}", "content is empty");
 
     const char *d2 = "{\"a\": {\"b\": [1, 2], \"c\": \"hello world\"}, \"l\": [{\"k\": \"v1\"}, "
@@ -352,6 +353,23 @@ static void test_html(void)
                "in\nafterend", NULL);
     html_check("<script>never closed", "", NULL);
     html_check("", "", NULL);
+
+    /* a long title is cut on a character's boundary */
+    sl_buf h;
+    sl_buf_init(&h, 0);
+    sl_buf_adds(&h, "<title>a");
+    for (int i = 0; i < 600; i++)
+        sl_buf_adds(&h, "\xc3\xa9");
+    sl_buf_adds(&h, "</title>x");
+    sl_buf out;
+    char *title;
+    sl_builtin_html_text(h.data, h.len, &out, &title);
+    size_t tl = title ? strlen(title) : 0;
+    CHECK(tl == 1023 && (unsigned char)title[tl - 2] == 0xc3 && !strcmp(out.data, "x"),
+          "a long title is cut within 1024 bytes on a character boundary (%zu)", tl);
+    free(title);
+    sl_buf_release(&out);
+    sl_buf_release(&h);
 }
 
 int main(void)
