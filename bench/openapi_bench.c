@@ -10,6 +10,9 @@
  *          parameters, a JSON body and $refs into components), as JSON and
  *          as YAML: median <= 20 ms each.
  *
+ * For reference it also times the bare parse under the reader (jansson's
+ * json_loadb for JSON, the repo's YAML reader for YAML) of the same text:
+ * on a slow or busy machine that floor alone can pass the target.
  * The documents are generated here, so the bench needs nothing else.
  * Prints each figure and PASS/FAIL; exits 1 on a miss.
  *
@@ -21,6 +24,7 @@
 
 #include "core/buf.h"
 #include "core/clock.h"
+#include "dsl/yaml.h"
 #include "tools/openapi.h"
 
 static int cmp_d(const void *a, const void *b)
@@ -115,9 +119,23 @@ static int load_bench(const char *what, bool yaml, int iters, sl_openapi_doc **k
             sl_openapi_doc_free(d);
     }
     double m = median(t, iters);
+    for (int i = 0; i < iters; i++) {
+        double t0 = sl_clock_s();
+        sl_value *v = NULL;
+        sl_yaml_doc y;
+        if (yaml) {
+            if (sl_yaml_parse_ex(b.data, b.len, what, &y, false, NULL) == 0)
+                sl_yaml_doc_release(&y);
+        } else
+            v = json_loadb(b.data, b.len, 0, NULL);
+        t[i] = sl_clock_s() - t0;
+        json_decref(v);
+    }
+    double floor = median(t, iters);
     bool ok = m <= 0.020;
-    printf("load %-5s %7zu bytes, %4zu operations: median %6.2f ms (target <= 20 ms)  %s\n",
-           yaml ? "YAML" : "JSON", b.len, ops, m * 1e3, ok ? "PASS" : "FAIL");
+    printf("load %-5s %7zu bytes, %4zu operations: median %6.2f ms (target <= 20 ms; the bare "
+           "parse alone: %.2f ms)  %s\n", yaml ? "YAML" : "JSON", b.len, ops, m * 1e3,
+           floor * 1e3, ok ? "PASS" : "FAIL");
     free(t);
     sl_buf_release(&b);
     return ok ? 0 : 1;

@@ -1086,12 +1086,17 @@ int sl_openapi_shape(const char *content_type, const char *filename, const char 
 {
     const char *ct = content_type ? content_type : "";
     bool texty = *ct ? text_type(ct) : true;
-    if (texty && utf8_ok(body, len)) {
-        if (sl_tool_result_charge(res, ctx, len, err))
+    /* JSON that parses is UTF-8 already: jansson checks as it reads */
+    sl_value *parsed = (is_json_type(ct) || !*ct) && texty
+                           ? json_loadb(body, len, JSON_DECODE_ANY, NULL) : NULL;
+    if (texty && (parsed || utf8_ok(body, len))) {
+        if (sl_tool_result_charge(res, ctx, len, err)) {
+            json_decref(parsed);
             return -1;
+        }
         sl_buf_add(&res->text, body, len);
-        if (is_json_type(ct) || !*ct) {
-            sl_value *v = json_loadb(body, len, JSON_DECODE_ANY, NULL);
+        {
+            sl_value *v = parsed;
             if (json_is_object(v))
                 json_array_append(res->json, v);
             else if (json_is_array(v)) {
