@@ -25,6 +25,7 @@
 #include "sandbox/sandbox.h"
 #include "store/store.h"
 #include "tools/binding.h"
+#include "tools/builtin.h"
 
 enum { O_CONFIG = 1, O_ARGS, O_PRIVATE, O_TIMEOUT, O_MCP, O_COMMAND, O_JSON, O_HEADER,
        O_TRANSPORT, O_NAME, O_APP, O_DATA, O_BTIMEOUT };
@@ -108,7 +109,8 @@ static const sl_optspec call_spec = {
     "sluice tools call",
     "usage: sluice tools call BINDING TOOL [options]\n"
     "\n"
-    "Calls TOOL of the server BINDING is bound to (sluice.yml's tools: section)\n"
+    "Calls TOOL of the server BINDING is bound to (sluice.yml's tools: section,\n"
+    "else a built-in provider: time, json_process, webscraper or their plugin ids)\n"
     "and prints the result as JSON: text, json, variables, files (name, type,\n"
     "size) and is_error.  Exits 1 when the call fails or the tool reports an\n"
     "error.  With TOOL \"-\", lists the server's tools instead.\n",
@@ -327,11 +329,15 @@ static int tools_call(targs *a)
     int rc = 1;
     sl_err err = {0};
     const sl_binding *b = sl_bindings_get(sl_config_tools(cfg), a->pos[1]);
+    if (!b)
+        b = sl_bindings_get(sl_builtins(), a->pos[1]);
     sl_sandbox *sb = NULL;
-    sl_tool_ctx ctx = {.timeout_s = a->timeout, .sandbox = cli_sandbox, .ud = &sb};
+    sl_tool_ctx ctx = {.timeout_s = a->timeout, .sandbox = cli_sandbox, .ud = &sb,
+                       .allow_private = a->allow_private};
     if (!b) {
-        fprintf(stderr, "sluice tools call: no binding named '%s' in the settings; %s\n",
-                a->pos[1], "see sluice.yml's tools: section (docs/tools.md)");
+        fprintf(stderr, "sluice tools call: no binding named '%s' in the settings, and no "
+                "built-in tool; %s\n", a->pos[1], "see sluice.yml's tools: section "
+                "(docs/tools.md)");
         goto out;
     }
     /* a workflow's toolset is made above tools/ (nodes/wftool.h) */

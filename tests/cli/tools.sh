@@ -90,6 +90,12 @@ sl tools call standin image --allow-private
 is "an image comes back as a file" '[ "$rc" = 0 ] && jq -e '\''.files[0].mime_type == "image/png"'\'' out >/dev/null'
 sl tools call standin echo --args '{"text": "x"}'
 is "a server on this host is refused without --allow-private" '[ "$rc" = 1 ] && err_has "standin"'
+sl tools call langgenius/time/time timestamp_to_localtime --args '{"timestamp": 0, "timezone": "UTC"}'
+is "tools call runs a built-in tool" '[ "$rc" = 0 ] && jq -e '\''.text == "1970-01-01 00:00:00"'\'' out >/dev/null'
+sl tools call webscraper webscraper --args "{\"url\": \"$HURL/inline?type=text/html&body=x\"}"
+is "a built-in webscraper refuses this host without --allow-private" '[ "$rc" = 1 ] && err_has "refused to connect"'
+sl tools call webscraper webscraper --args "{\"url\": \"$HURL/inline?type=text/html&body=x\"}" --allow-private
+is "... and reads it with --allow-private" '[ "$rc" = 0 ] && jq -e '\''.text | endswith("TEXT:\n\nx\n")'\'' out >/dev/null'
 sl tools call standin echo --args '[1]'
 is "--args must be an object" '[ "$rc" = 2 ] && err_has "--args must be a JSON object"'
 sl tools call nobody echo
