@@ -48,9 +48,15 @@ static int bt_call(sl_toolset *t, const sl_tool_ctx *ctx, const char *name, cons
     for (size_t i = 0; i < b->n && rc == 1; i++)
         if (name && !strcmp(name, b->tools[i].name))
             rc = b->tools[i].call(ctx, args, res, err);
-    if (rc == 1)
-        rc = sl_err_set(err, SL_ENOTFOUND, "the built-in provider '%s' has no tool named '%s'",
-                        b->where, name ? name : "");
+    if (rc == 1) {
+        sl_buf names;
+        sl_buf_init(&names, 0);
+        for (size_t i = 0; i < b->n; i++)
+            sl_buf_addf(&names, "%s%s", i ? ", " : "", b->tools[i].name);
+        rc = sl_err_set(err, SL_ENOTFOUND, "this built-in provider has no tool named '%s'; it "
+                        "has %s", name ? name : "", names.data ? names.data : "none");
+        sl_buf_release(&names);
+    }
     json_decref(empty);
     return rc;
 }
@@ -94,11 +100,11 @@ static void add_provider(const char *id, const char *plugin_id, const char *wher
 static void make_registry(void)
 {
     registry = sl_bindings_new();
-    add_provider("time", "langgenius/time/time", "built-in: time", sl_builtin_time_tools,
+    add_provider("time", "langgenius/time/time", "in sluice", sl_builtin_time_tools,
                  sl_builtin_time_n);
-    add_provider("json_process", "langgenius/json_process/json_process", "built-in: json_process",
+    add_provider("json_process", "langgenius/json_process/json_process", "in sluice",
                  sl_builtin_json_tools, sl_builtin_json_n);
-    add_provider("webscraper", "langgenius/webscraper/webscraper", "built-in: webscraper",
+    add_provider("webscraper", "langgenius/webscraper/webscraper", "in sluice",
                  sl_builtin_web_tools, sl_builtin_web_n);
 }
 

@@ -82,7 +82,7 @@ static void test_registry(void)
               !strcmp(json_string_value(json_object_get(tzp, "type")), "string"),
           "current_time's timezone select is a string enum of 18 zones");
     json_decref(list);
-    EXPECT_ERR("time", "no_such_tool", "{}", "has no tool named 'no_such_tool'");
+    EXPECT_ERR("time", "no_such_tool", "{}", "has no tool named 'no_such_tool'; it has current_time, weekday");
     sl_err_clear(&err);
 }
 
