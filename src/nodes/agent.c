@@ -35,6 +35,7 @@
 #include "sandbox/sandbox.h"
 #include "nodes/model.h"
 #include "nodes/toolcall.h"
+#include "nodes/wftool.h"
 #include "tools/mcp.h"
 
 static const sl_value *param(const sl_value *data, const char *name)
@@ -300,8 +301,13 @@ static int check_tools(sl_check *c, const sl_gnode *n)
                     rc = -1;
             }
         }
-        if (!sl_toolcall_binding(sl_check_graph(c), sl_check_config_get(c), prov, NULL) &&
-            !sl_toolcall_unbound_ok(sl_check_config_get(c))) {
+        const sl_binding *bound =
+            sl_toolcall_binding(sl_check_graph(c), sl_check_config_get(c), prov, NULL);
+        /* a workflow tool's app loads with this one (nodes/wftool.h) */
+        if (bound && !strcmp(sl_binding_kind(bound), "workflow") &&
+            sl_wftool_check(c, n, t, "provider_name", field, bound))
+            rc = -1;
+        if (!bound && !sl_toolcall_unbound_ok(sl_check_config_get(c))) {
             char *hint = sl_bindings_hint(prov);
             sl_check_config(c, n, t, "provider_name", field,
                             "the agent's tool '%s' of provider '%s' is not bound to a real "

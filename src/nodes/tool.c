@@ -154,7 +154,7 @@ static int tool_check(sl_check *c, const sl_gnode *n)
     /* a workflow tool's app is loaded now, once: what does not load, or
      * reaches back to an app being loaded, is this load's error */
     if (b && !strcmp(sl_binding_kind(b), "workflow"))
-        return sl_wftool_check(c, n, b);
+        return sl_wftool_check(c, n, d, "provider_id", "provider_id", b);
     return 0;
 }
 

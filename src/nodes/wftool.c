@@ -183,13 +183,14 @@ sl_toolset *sl_wftool_get(const sl_binding *b, const sl_config *cfg, const char 
     return ts;
 }
 
-int sl_wftool_check(sl_check *c, const sl_gnode *n, const sl_binding *b)
+int sl_wftool_check(sl_check *c, const sl_gnode *n, const sl_value *at, const char *key,
+                    const char *field, const sl_binding *b)
 {
     const sl_graph *g = sl_check_graph(c);
     sl_err e = {0};
     if (sl_wftool_get(b, sl_check_config_get(c), g ? g->doc.path : NULL, &e))
         return 0;
-    sl_check_error(c, n, n->data, "provider_id", "provider_id", "%s", e.msg);
+    sl_check_error(c, n, at, key, field, "%s", e.msg);
     sl_err_clear(&e);
     return -1;
 }

@@ -35,8 +35,10 @@
 sl_toolset *sl_wftool_get(const sl_binding *b, const sl_config *cfg, const char *from,
                           sl_err *err);
 
-/* For a node's check(): reports an error on node n (field provider_id)
- * when workflow binding b's app does not load or closes a cycle. */
-int sl_wftool_check(sl_check *c, const struct sl_gnode *n, const sl_binding *b);
+/* For a node's check(): reports an error on node n (at `key` of `at`,
+ * named `field`) when workflow binding b's app does not load or closes a
+ * cycle. */
+int sl_wftool_check(sl_check *c, const struct sl_gnode *n, const sl_value *at, const char *key,
+                    const char *field, const sl_binding *b);
 
 #endif
