@@ -433,6 +433,11 @@ static int read_param(reader *r, op *o, sl_value *props, const sl_value *p, cons
     if (!c)
         return bad(r, p, "in", at, "parameter '%.100s': `in` is path, query, header or cookie, "
                    "not '%.50s'", name, in);
+    if (c == 'h' || c == 'c')
+        for (const char *q = name; *q; q++)
+            if (*q <= 32 || *q >= 127 || strchr(":;=,\"()<>@[]{}?/\\", *q))
+                return bad(r, p, "name", at, "'%.100s' is not a valid %s name", name,
+                           c == 'h' ? "header" : "cookie");
     if (taken(o, name))
         return 0;  /* the operation's own came first and wins over the path item's */
     o->params = sl_xrealloc(o->params, (o->n_params + 1) * sizeof *o->params);
@@ -976,8 +981,17 @@ int sl_openapi_request(const sl_openapi_doc *d, const char *name, const sl_value
                 return sl_err_set(err, SL_EINVAL, "tool '%s': the %s '%s' may not hold a line "
                                   "break", name, pa->in == 'h' ? "header" : "cookie", pa->name);
             }
-            if (pa->in == 'h')
-                sl_buf_addf(&req->headers, "%s: %s\n", pa->name, s);
+            if (pa->in == 'h') {
+                /* headers that frame the request are the client's to set */
+                static const char *const framing[] = {"Host", "Content-Length",
+                                                      "Transfer-Encoding", "Connection",
+                                                      "Expect", "Upgrade", "TE", NULL};
+                bool skip = false;
+                for (const char *const *f = framing; *f && !skip; f++)
+                    skip = !strcasecmp(*f, pa->name);
+                if (!skip)
+                    sl_buf_addf(&req->headers, "%s: %s\n", pa->name, s);
+            }
             else {
                 char *e = sl_http_escape(s);
                 sl_buf_addf(&cookies, "%s%s=%s", cookies.len ? "; " : "Cookie: ", pa->name, e);
@@ -1571,7 +1585,14 @@ static int set_auth(oa *t, const sl_openapi_auth *a, bool untrusted, sl_err *err
             for (const char *p = name; *p; p++)
                 if (*p <= 32 || *p >= 127 || *p == ':')
                     return sl_err_set(err, SL_EINVAL, "auth: '%s' is not a header name", name);
+            /* Dify's choices are basic, bearer and custom (the key alone) */
             const char *pre = a->prefix ? a->prefix : "";
+            if (!strcasecmp(pre, "bearer"))
+                pre = "Bearer";
+            else if (!strcasecmp(pre, "basic"))
+                pre = "Basic";
+            else if (!strcasecmp(pre, "custom"))
+                pre = "";
             if (strpbrk(pre, "\r\n"))
                 return sl_err_set(err, SL_EINVAL, "auth: the prefix may not hold a line break");
             t->auth_header = sl_xasprintf("%s: %s%s%s", name, pre, *pre ? " " : "", a->value);

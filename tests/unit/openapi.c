@@ -144,6 +144,9 @@ static void test_bad(void)
          "          application/json:\n            schema: {$ref: 'other.yaml#/Pet'}\n",
          "spec.yaml:8:28: $ref 'other.yaml#/Pet' names nothing in this document; only local"},
         {"openapi: 3.0.0\npaths: {/a: [1]}\n", "paths./a: a path item is a mapping"},
+        {"openapi: 3.0.0\npaths:\n  /a:\n    get:\n      parameters:\n"
+         "      - {name: 'X: Y', in: header}\n",
+         "spec.yaml:6:16: paths./a.get: 'X: Y' is not a valid header name"},
         {"openapi: 3.0.0\npaths:\n  /a: {get: {x: [}\n", "spec.yaml"},
         {"{\"openapi\": \"3.0.0\", \"paths\": {\"/a\": {\"get\": {\"parameters\": 5}}}}",
          "spec.yaml:1:61: paths./a.get: parameters is a list"},
@@ -197,7 +200,7 @@ static void test_request(void)
               !strcmp(rq.url.data, "http://h/api/v1/echo/pets/7?verbose=true&tags=a%20b&tags=c"),
           "path and query parameters, arrays exploded: %s", rq.url.data);
     CHECK(rq.headers.data && !strcmp(rq.headers.data, "X-Trace: t-1\nCookie: session=s%201\n"),
-          "header and cookie parameters: %s", rq.headers.data ? rq.headers.data : "");
+          "header and cookie parameters: %s", esc(rq.headers.data ? rq.headers.data : ""));
     CHECK(!rq.content_type, "no body");
     sl_openapi_req_release(&rq);
     json_decref(args);
@@ -235,6 +238,23 @@ static void test_request(void)
     sl_err_clear(&err);
     sl_openapi_req_release(&rq);
     json_decref(args);
+
+    /* a header parameter cannot reframe the request */
+    sl_openapi_doc *hd = NULL;
+    const char *ht = "openapi: 3.0.0\npaths:\n  /a:\n    get:\n      operationId: a\n"
+                     "      parameters:\n      - {name: Content-Length, in: header}\n"
+                     "      - {name: X-Ok, in: header}\n";
+    sl_openapi_parse(ht, strlen(ht), "h.yaml", NULL, &hd, &err);
+    args = J("{\"Content-Length\": 5, \"X-Ok\": 1}");
+    sl_openapi_req_init(&rq);
+    rc = hd ? sl_openapi_request(hd, "a", args, "http://h", &rq, &err) : -1;
+    CHECK(rc == 0 && rq.headers.data && !strcmp(rq.headers.data, "X-Ok: 1\n"),
+          "framing headers (Content-Length, Host, …) are not taken from arguments: %s",
+          esc(rq.headers.data ? rq.headers.data : ""));
+    sl_openapi_req_release(&rq);
+    json_decref(args);
+    sl_openapi_doc_free(hd);
+    sl_err_clear(&err);
 
     args = J("{\"petId\": \"../../admin?x=1#\"}");
     sl_openapi_req_init(&rq);
@@ -449,6 +469,10 @@ static void test_auth(void)
         {{.type = "api_key", .value = "key-abc-123"}, "headers.authorization", "\"key-abc-123\""},
         {{.type = "api_key", .prefix = "Bearer", .value = "key-abc-123"}, "headers.authorization",
          "\"Bearer key-abc-123\""},
+        {{.type = "api_key", .prefix = "basic", .value = "key-abc-123"}, "headers.authorization",
+         "\"Basic key-abc-123\""},
+        {{.type = "api_key", .prefix = "custom", .value = "key-abc-123"}, "headers.authorization",
+         "\"key-abc-123\""},
         {{.type = "api_key", .in = "query", .value = "k y"}, "query.key", "\"k y\""},
         {{.type = "api_key", .in = "query", .name = "api_key", .value = "kq"}, "query.api_key",
          "\"kq\""},
