@@ -34,6 +34,7 @@ typedef struct {
     char *name;
     char in;        /* 'p'ath, 'q'uery, 'h'eader, 'c'ookie */
     bool required;
+    char join;      /* an array query value: 0 repeats the name, else joins with it */
 } param;
 
 typedef struct {
@@ -441,7 +442,19 @@ static int read_param(reader *r, op *o, sl_value *props, const sl_value *p, cons
     if (taken(o, name))
         return 0;  /* the operation's own came first and wins over the path item's */
     o->params = sl_xrealloc(o->params, (o->n_params + 1) * sizeof *o->params);
-    o->params[o->n_params++] = (param){sl_xstrdup(name), c, req || c == 'p'};
+    /* arrays in the query: 3.x's default form style explodes (name=a&name=b),
+     * explode: false joins with ","; 2.0's collectionFormat defaults to csv */
+    char join = 0;
+    if (r->swagger) {
+        const char *cf = json_string_value(json_object_get(p, "collectionFormat"));
+        join = !cf || !strcmp(cf, "csv") ? ',' : !strcmp(cf, "ssv") ? ' ' : !strcmp(cf, "tsv")
+             ? '\t' : !strcmp(cf, "pipes") ? '|' : 0;
+    } else if (json_is_false(json_object_get(p, "explode"))) {
+        const char *st = json_string_value(json_object_get(p, "style"));
+        join = st && !strcmp(st, "spaceDelimited") ? ' '
+             : st && !strcmp(st, "pipeDelimited") ? '|' : ',';
+    }
+    o->params[o->n_params++] = (param){sl_xstrdup(name), c, req || c == 'p', join};
     const sl_value *schema = json_object_get(p, "schema");
     sl_value *own = NULL;
     if (!schema && json_is_object(json_object_get(p, "content"))) {
@@ -954,7 +967,17 @@ int sl_openapi_request(const sl_openapi_doc *d, const char *name, const sl_value
         const sl_value *v = json_object_get(args, pa->name);
         if (!v || json_is_null(v))
             continue;
-        if (pa->in == 'q') {
+        if (pa->in == 'q' && json_is_array(v) && pa->join) {
+            sl_buf_addc(&req->url, sep);
+            escape_to(&req->url, pa->name, strlen(pa->name));
+            sl_buf_addc(&req->url, '=');
+            for (size_t k = 0; k < json_array_size(v); k++) {
+                if (k)
+                    escape_to(&req->url, &pa->join, 1);
+                add_escaped(&req->url, json_array_get(v, k));
+            }
+            sep = '&';
+        } else if (pa->in == 'q') {
             size_t n = json_is_array(v) ? json_array_size(v) : 1;
             for (size_t k = 0; k < n; k++) {
                 sl_buf_addc(&req->url, sep);

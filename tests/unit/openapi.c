@@ -243,14 +243,18 @@ static void test_request(void)
     sl_openapi_doc *hd = NULL;
     const char *ht = "openapi: 3.0.0\npaths:\n  /a:\n    get:\n      operationId: a\n"
                      "      parameters:\n      - {name: Content-Length, in: header}\n"
-                     "      - {name: X-Ok, in: header}\n";
+                     "      - {name: X-Ok, in: header}\n"
+                     "      - {name: ids, in: query, explode: false}\n"
+                     "      - {name: ps, in: query, style: pipeDelimited, explode: false}\n";
     sl_openapi_parse(ht, strlen(ht), "h.yaml", NULL, &hd, &err);
-    args = J("{\"Content-Length\": 5, \"X-Ok\": 1}");
+    args = J("{\"Content-Length\": 5, \"X-Ok\": 1, \"ids\": [1, 2], \"ps\": [\"a\", \"b\"]}");
     sl_openapi_req_init(&rq);
     rc = hd ? sl_openapi_request(hd, "a", args, "http://h", &rq, &err) : -1;
     CHECK(rc == 0 && rq.headers.data && !strcmp(rq.headers.data, "X-Ok: 1\n"),
           "framing headers (Content-Length, Host, …) are not taken from arguments: %s",
           esc(rq.headers.data ? rq.headers.data : ""));
+    CHECK(rc == 0 && !strcmp(rq.url.data, "http://h/a?ids=1%2C2&ps=a%7Cb"),
+          "explode: false joins an array (style's delimiter): %s", rq.url.data);
     sl_openapi_req_release(&rq);
     json_decref(args);
     sl_openapi_doc_free(hd);
@@ -537,8 +541,8 @@ static void test_by_url(void)
         {"petstore3.yaml", "getPet", "{\"petId\": 3}", "path", "\"/api/v1/echo/pets/3\""},
         {"swagger2.yaml", "createItem", "{\"title\": \"t\", \"count\": 2}", "body",
          "{\"count\":2,\"title\":\"t\"}"},
-        {"swagger2.yaml", "getItem", "{\"id\": 5, \"fields\": [\"a\", \"b\"], \"X-Trace\": \"z\"}",
-         "query", "{\"fields\":[\"a\",\"b\"]}"},
+        {"swagger2.yaml", "getItem", "{\"id\": 5, \"fields\": [\"a\", \"b\"], \"X-Trace\": \"z\", "
+         "\"sort\": [\"x\", \"y\"]}", "query", "{\"fields\":[\"a\",\"b\"],\"sort\":\"x,y\"}"},
         {"swagger2.yaml", "contact", "{\"email\": \"a@b.c\", \"age\": 30}", "body",
          "{\"age\":\"30\",\"email\":\"a@b.c\"}"},
         {"api31.json", "patchThing", "{\"id\": \"t1\", \"dry\": true, \"label\": \"L\"}", "body",
