@@ -874,8 +874,23 @@ sl_value *sl_bindings_spec_show(const char *spec)
             json_object_set_new(holder, key, json_string(tmp.where));
             free(tmp.where);
         }
-        /* an OpenAPI binding's credentials */
-        sl_value *auth = json_object_get(json_object_get(b, "openapi"), "auth");
+        /* an OpenAPI binding's credentials, and its URLs' user info and query */
+        sl_value *oa = json_object_get(b, "openapi");
+        static const char *const oa_urls[] = {"spec", "server"};
+        for (int i = 0; i < 2; i++) {
+            sl_value *oh = json_is_string(oa) ? b : oa;
+            const char *ok = json_is_string(oa) ? "openapi" : oa_urls[i];
+            const char *u = json_string_value(json_object_get(oh, ok));
+            if (u && url_ok(u)) {
+                sl_binding tmp = {.url = (char *)u};
+                set_where(&tmp);
+                json_object_set_new(oh, ok, json_string(tmp.where));
+                free(tmp.where);
+            }
+            if (json_is_string(oa))
+                break;
+        }
+        sl_value *auth = json_object_get(oa, "auth");
         static const char *const secret_keys[] = {"value", "token", "username", "password"};
         for (int i = 0; i < 4; i++)
             if (json_object_get(auth, secret_keys[i]))

@@ -689,12 +689,14 @@ static void test_bindings(void)
         sl_bindings_free(b);
     }
     char *shown = NULL;
-    sl_value *one = J("{\"openapi\": {\"spec\": \"/x.yaml\", \"auth\": {\"type\": \"basic\", "
+    sl_value *one = J("{\"openapi\": {\"spec\": \"/x.yaml\", \"server\": "
+                      "\"https://u:p-shown-no@h/v1?k=q-shown-no\", \"auth\": {\"type\": \"basic\", "
                       "\"username\": \"u\", \"password\": \"pw-shown-no\"}}}");
     rc = sl_bindings_spec_set(&shown, "x", one, &err);
     sl_value *v = sl_bindings_spec_show(shown);
     char *vs = json_dumps(v, JSON_COMPACT);
-    CHECK(rc == 0 && vs && !strstr(vs, "pw-shown-no") && strstr(vs, "/x.yaml"),
+    CHECK(rc == 0 && vs && !strstr(vs, "shown-no") && strstr(vs, "/x.yaml") &&
+              strstr(vs, "\"https://h/v1\""),
           "a stored binding shows its auth masked: %s", vs ? vs : "");
     free(vs);
     json_decref(v);
