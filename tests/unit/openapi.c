@@ -348,6 +348,11 @@ static char *echoed(const sl_tool_result *r, const char *key)
              : sl_xstrdup("(none)");
 }
 
+static bool cancel_after(void *ud)
+{
+    return sl_clock_s() > *(double *)ud;
+}
+
 static void test_live(void)
 {
     sl_err err = {0};
@@ -449,6 +454,20 @@ static void test_live(void)
           err.msg ? err.msg : "");
     sl_err_clear(&err);
     sl_tool_result_release(&r);
+
+    /* cancellation from the run ends the call at once */
+    sl_value *a = J("{\"s\": 5}");
+    double until = sl_clock_s() + 0.3;
+    sl_tool_ctx cctx = {.timeout_s = 10, .cancelled = cancel_after, .ud = &until};
+    sl_tool_result_init(&r);
+    t0 = sl_clock_s();
+    rc = sl_toolset_call(t, &cctx, "slow", a, &r, &err);
+    took = sl_clock_s() - t0;
+    CHECK(rc == -1 && err.code == SL_ECANCELED && took < 1.5,
+          "a cancelled call ends in %.2f s: %s", took, err.msg ? err.msg : "");
+    sl_err_clear(&err);
+    sl_tool_result_release(&r);
+    json_decref(a);
     sl_toolset_free(t);
 
     /* without tool_allow_private */
