@@ -76,13 +76,13 @@ static int workflow_ready(sl_node_exec *x, const sl_binding *b, sl_err *err)
     return sl_wftool_get(b, sl_exec_config(x), g ? g->doc.path : NULL, err) ? 0 : -1;
 }
 
-/* A workflow toolset has one tool, and the DSL may name it anything. */
-static const sl_value *workflow_tool(const sl_tool_src *src, const sl_value *list)
+/* A workflow toolset has one tool, and the DSL may name it anything
+ * (x-any-name: from the toolset, or a tape of it). */
+static const sl_value *workflow_tool(const sl_value *list)
 {
-    if (!src->binding || strcmp(sl_binding_kind(src->binding), "workflow") ||
-        json_array_size(list) != 1)
-        return NULL;
-    return json_array_get(list, 0);
+    const sl_value *t = json_array_get(list, 0);
+    return json_array_size(list) == 1 && json_is_true(json_object_get(t, "x-any-name")) ? t
+                                                                                     : NULL;
 }
 
 /* ---- the tape ---- */
@@ -272,7 +272,7 @@ sl_value *sl_toolcall_def(sl_node_exec *x, const sl_tool_src *src, const char *n
         if (list_src(x, src, pass == 1, &list, err))
             return NULL;
         const sl_value *d = sl_binding_find_tool(list, name);
-        const sl_value *wf = d ? NULL : workflow_tool(src, list);
+        const sl_value *wf = d ? NULL : workflow_tool(list);
         if (wf) {
             sl_value *r = json_deep_copy(wf);
             json_object_set_new(r, "name", json_string(name ? name : ""));

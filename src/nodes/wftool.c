@@ -81,9 +81,12 @@ static sl_value *make_def(const sl_graph *g)
     }
     const sl_value *app = json_object_get(g->doc.root, "app");
     const char *desc = json_string_value(json_object_get(app, "description"));
-    return json_pack("{s:s, s:s, s:{s:s, s:o, s:o}}", "name", g->name ? g->name : "workflow",
+    /* x-any-name: the one tool answers to any name (kept on a tape too, so
+     * a replay with no binding knows it) */
+    return json_pack("{s:s, s:s, s:{s:s, s:o, s:o}, s:b}", "name", g->name ? g->name : "workflow",
                      "description", desc && *desc ? desc : g->name ? g->name : "a workflow",
-                     "inputSchema", "type", "object", "properties", props, "required", req);
+                     "inputSchema", "type", "object", "properties", props, "required", req,
+                     "x-any-name", 1);
 }
 
 static const sl_toolset_ops wftool_ops;

@@ -192,6 +192,13 @@ workflow:
     - {source: start, target: t}
     - {source: t, target: end}
 EOF2
+sed 's/provider_id: wfx/provider_id: 7a1c0000-0000-4000-8000-00000000ec40/' wfcall.yml >wfapp.yml
+sl run wfapp.yml --input q=taped --record wftape.jsonl --json
+is "run --record: a workflow tool's call goes on the tape" '[ "$rc" = 0 ] && grep -q '\''"greeting":"Hello taped"'\'' wftape.jsonl'
+mv sluice.yml sluice.off
+sl run wfapp.yml --input q=taped --replay wftape.jsonl --json
+is "run --replay: the workflow tool answers from the tape, with no binding" '[ "$rc" = 0 ] && jq -e '\''.outputs.said[0].greeting == "Hello taped"'\'' out >/dev/null'
+mv sluice.off sluice.yml
 sl export wfcall.yml --app-dir wfb -o wfb.zip
 sl run wfb.zip --input q=zipped --json
 is "a bundle's workflow tool runs the app in its tools/ folder" '[ "$rc" = 0 ] && jq -e '\''.outputs.said[0].greeting == "Hello zipped"'\'' out >/dev/null'
