@@ -463,7 +463,7 @@ static int parse_one(sl_bindings *b, const where_ctx *w, const sl_value *section
     }
     if (!json_is_object(entry))
         return bad(w, section, w->id, NULL, "a binding is a mapping {mcp: …, names: …, "
-                   "timeout: …}");
+                   "timeout: …} (or openapi: … or workflow: … in place of mcp)");
     static const char *const keys[] = {"mcp", "openapi", "workflow", "names", "timeout", NULL};
     const char *k;
     const sl_value *x;
