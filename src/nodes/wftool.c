@@ -25,6 +25,9 @@ typedef struct {
     /* The settings it was loaded against, for a call with no caller
      * (`sluice tools call`): they hold the binding, so they outlive it. */
     const sl_config *cfg;
+    /* How deep it nests workflow tools: 1, plus the deepest of the
+     * workflow tools its nodes name (found as they load with it). */
+    int depth;
 } wftool;
 
 /* ---- loading, and the apps being loaded on this thread ---- */
@@ -34,7 +37,18 @@ typedef struct {
  * stack; an app found on it again closes a cycle. */
 #define MAX_CHAIN 32
 static _Thread_local const char *chain[MAX_CHAIN];
+static _Thread_local int chain_depth[MAX_CHAIN];  /* deepest workflow tool each one names */
 static _Thread_local int chain_n;
+
+static const sl_toolset_ops wftool_ops;
+
+/* The app being loaded on this thread names ts: its depth counts. */
+static void note_depth(const sl_toolset *ts)
+{
+    if (chain_n > 0 && ts && ts->ops == &wftool_ops &&
+        ((const wftool *)ts)->depth > chain_depth[chain_n - 1])
+        chain_depth[chain_n - 1] = ((const wftool *)ts)->depth;
+}
 
 static const char *base_name(const char *p)
 {
@@ -89,8 +103,6 @@ static sl_value *make_def(const sl_graph *g)
                      "x-any-name", 1);
 }
 
-static const sl_toolset_ops wftool_ops;
-
 static int load_app(const char *real, const sl_config *cfg, wftool **out, sl_err *err)
 {
     wftool *w = sl_xcalloc(1, sizeof *w);
@@ -142,8 +154,10 @@ sl_toolset *sl_wftool_get(const sl_binding *b, const sl_config *cfg, const char 
     sl_err e = {0};
     sl_toolset *have = sl_binding_toolset(b, false, &e);
     sl_err_clear(&e);
-    if (have)
+    if (have) {
+        note_depth(have);
         return have;
+    }
     char *real = realpath(path, NULL);
     if (!real) {
         sl_err_set(err, SL_ENOTFOUND, "tool binding '%s': the workflow tool's app %s cannot be "
@@ -153,8 +167,12 @@ sl_toolset *sl_wftool_get(const sl_binding *b, const sl_config *cfg, const char 
     }
     char *from_real = from ? realpath(from, NULL) : NULL;
     int pushed = 0;
-    if (from_real && (!chain_n || strcmp(chain[chain_n - 1], from_real)) && chain_n < MAX_CHAIN)
-        chain[chain_n++] = from_real, pushed++;
+    if (from_real && (!chain_n || strcmp(chain[chain_n - 1], from_real)) &&
+        chain_n < MAX_CHAIN) {
+        chain_depth[chain_n] = 0;
+        chain[chain_n++] = from_real;
+        pushed++;
+    }
     int at = -1;
     for (int i = 0; i < chain_n && at < 0; i++)
         if (!strcmp(chain[i], real))
@@ -174,13 +192,17 @@ sl_toolset *sl_wftool_get(const sl_binding *b, const sl_config *cfg, const char 
                        MAX_CHAIN, msg.data);
         sl_buf_release(&msg);
     } else {
+        chain_depth[chain_n] = 0;
         chain[chain_n++] = real;
         wftool *w = NULL;
-        if (!load_app(real, cfg, &w, err))
+        if (!load_app(real, cfg, &w, err)) {
+            w->depth = 1 + chain_depth[chain_n - 1];
             ts = sl_binding_keep_toolset(b, &w->base);
+        }
         chain_n--;
     }
     chain_n -= pushed;
+    note_depth(ts);
     free(from_real);
     free(real);
     return ts;
@@ -375,6 +397,13 @@ static int wf_call(sl_toolset *t, const sl_tool_ctx *ctx, const char *name, cons
         L = *sl_exec_limits(x);
     else
         sl_limits_default(&L);
+    /* known at load for the tools its nodes name; the count the nested
+     * runs carry down catches the rest (an agent's tools loaded late) */
+    if (w->depth > L.tool_workflow_depth)
+        return sl_err_limit(err, SL_ELIMIT, "tool_workflow_depth", "the workflow tool '%s' (%s) "
+                            "nests workflow tools %d deep, and tool_workflow_depth allows %d "
+                            "here; raise it with --limit tool_workflow_depth=N", w->name,
+                            w->where, w->depth, L.tool_workflow_depth);
     if (L.tool_workflow_depth <= 0)
         return sl_err_limit(err, SL_ELIMIT, "tool_workflow_depth", "the workflow tool '%s' (%s) "
                             "would nest workflow tools deeper than tool_workflow_depth allows; "
