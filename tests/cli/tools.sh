@@ -255,5 +255,13 @@ B2=$(jq -r .id out 2>/dev/null)
 is "a bundle imports against its own bindings" '[ "$code" = 201 ] && [ -n "$B2" ]'
 code=$(curl -s -o "$T/out" -w '%{http_code}' -X PUT -H "Authorization: Bearer $ADMIN" --data-binary @b2.yml "$API/admin/apps/$B2")
 is "a new version in plain YAML keeps the bundle's bindings" '[ "$code" = 200 ]'
+# a workflow tool bound in the server's store (an absolute path)
+code=$(curl -s -o "$T/out" -w '%{http_code}' -X PUT -H "Authorization: Bearer $ADMIN" -d '{"workflow": "'"$PWD"'/echo.yml"}' "$API/admin/tools/wfs")
+is "PUT /admin/tools/ID binds a workflow" '[ "$code" = 200 ]'
+sed 's/provider_id: wfx/provider_id: wfs/' wfcall.yml >wfs.yml
+W=$(curl -s -H "Authorization: Bearer $ADMIN" --data-binary @wfs.yml "$API/admin/apps" | jq -r .id)
+WKEY=$(curl -s -X POST -H "Authorization: Bearer $ADMIN" "$API/admin/apps/$W/keys" | jq -r .key)
+curl -s -H "Authorization: Bearer $WKEY" -H 'Content-Type: application/json' -d '{"inputs": {"q": "served"}, "response_mode": "blocking", "user": "u"}' "$API/v1/workflows/run" >"$T/out"
+is "a served run calls the workflow tool bound in the store" 'jq -e '\''.data.outputs.said[0].greeting == "Hello served"'\'' out >/dev/null'
 mv sluice.off sluice.yml
 echo "1..$n"
