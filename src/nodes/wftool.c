@@ -438,6 +438,11 @@ static int wf_call(sl_toolset *t, const sl_tool_ctx *ctx, const char *name, cons
     o.config = x ? sl_exec_config(x) : w->cfg;
     o.inputs = in;
     o.llm_tape = x ? sl_exec_llm_tape(x) : NULL;
+    /* the same user, as Dify runs a workflow tool for the caller's user */
+    sl_value *usel = json_pack("[s, s]", "sys", "user_id");
+    sl_value *user = x ? sl_exec_get(x, usel) : NULL;
+    json_decref(usel);
+    o.user_id = json_string_value(user);
     fwd f = {x, w};
     o.on_event = forward;
     o.event_ud = &f;
@@ -482,6 +487,7 @@ static int wf_call(sl_toolset *t, const sl_tool_ctx *ctx, const char *name, cons
     }
     sl_err_clear(&e);
     sl_run_free(r);
+    json_decref(user);
     json_decref(in);
     return rc;
 }

@@ -404,6 +404,7 @@ static void run_entry(const char *file, const sl_graph *g, const sl_config *cfg,
     o.env_override = env;
     o.conversation = conv;
     o.query = query;
+    o.user_id = json_string_value(json_object_get(t, "user"));  /* sys.user_id */
     o.on_event = on_event;
     o.event_ud = &col;
     const sl_value *tp = json_object_get(t, "tape");
