@@ -206,7 +206,7 @@ static int load_config(const char *path, sl_config **cfg)
 }
 
 static int show_ref(const sl_graph *g, const sl_config *cfg, const sl_gnode *n, const char *what,
-                    const char *pid, const char *pname, const char *tool)
+                    const char *pid, const char *pname, const char *tool, const char *ptype)
 {
     const sl_binding *b = sl_toolcall_binding(g, cfg, pid, pname);
     const char *prov = pid && *pid ? pid : pname ? pname : "";
@@ -221,7 +221,7 @@ static int show_ref(const sl_graph *g, const sl_config *cfg, const sl_gnode *n, 
         printf("\n");
         return 0;
     }
-    char *hint = sl_bindings_hint(prov);
+    char *hint = sl_bindings_hint(prov, ptype);
     printf("UNBOUND; %s\n", hint);
     free(hint);
     return 1;
@@ -259,7 +259,8 @@ static int tools_list(targs *a)
             unbound += show_ref(&g, cfg, n, "tool",
                                 json_string_value(json_object_get(n->data, "provider_id")),
                                 json_string_value(json_object_get(n->data, "provider_name")),
-                                json_string_value(json_object_get(n->data, "tool_name")));
+                                json_string_value(json_object_get(n->data, "tool_name")),
+                                json_string_value(json_object_get(n->data, "provider_type")));
         } else if (type && !strcmp(type, "agent")) {
             const sl_value *ap = json_object_get(n->data, "agent_parameters");
             const sl_value *tools = json_object_get(json_object_get(ap, "tools"), "value");
@@ -272,7 +273,8 @@ static int tools_list(targs *a)
                 refs++;
                 unbound += show_ref(&g, cfg, n, "agent tool",
                                     json_string_value(json_object_get(t, "provider_name")), NULL,
-                                    json_string_value(json_object_get(t, "tool_name")));
+                                    json_string_value(json_object_get(t, "tool_name")),
+                                    json_string_value(json_object_get(t, "type")));
             }
             const sl_value *ms = json_object_get(json_object_get(ap, "mcp_server"), "value");
             if (json_is_string(ms) && *json_string_value(ms)) {

@@ -308,7 +308,7 @@ static int check_tools(sl_check *c, const sl_gnode *n)
             sl_wftool_check(c, n, t, "provider_name", field, bound))
             rc = -1;
         if (!bound && !sl_toolcall_unbound_ok(sl_check_config_get(c))) {
-            char *hint = sl_bindings_hint(prov);
+            char *hint = sl_bindings_hint(prov, json_string_value(json_object_get(t, "type")));
             sl_check_config(c, n, t, "provider_name", field,
                             "the agent's tool '%s' of provider '%s' is not bound to a real "
                             "tool; %s", name, prov, hint);
@@ -451,7 +451,7 @@ static int build_tools(sl_node_exec *x, bool sandboxed, ctools *ct)
         const char *tname = json_string_value(json_object_get(t, "tool_name"));
         const sl_binding *b = sl_toolcall_binding(sl_exec_graph(x), sl_exec_config(x), prov, NULL);
         if (!b && !sl_toolcall_replaying(x)) {
-            char *hint = sl_bindings_hint(prov);
+            char *hint = sl_bindings_hint(prov, json_string_value(json_object_get(t, "type")));
             sl_exec_fail(x, "AgentNodeError", "the agent's tool '%s' of provider '%s' is not "
                          "bound; %s", tname ? tname : "", prov ? prov : "", hint);
             free(hint);

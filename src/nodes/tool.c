@@ -144,7 +144,7 @@ static int tool_check(sl_check *c, const sl_gnode *n)
     const sl_binding *b =
         sl_toolcall_binding(sl_check_graph(c), sl_check_config_get(c), pid, pname);
     if (!b && !sl_toolcall_unbound_ok(sl_check_config_get(c))) {
-        char *hint = sl_bindings_hint(pid && *pid ? pid : pname);
+        char *hint = sl_bindings_hint(pid && *pid ? pid : pname, str(d, "provider_type"));
         sl_check_config(c, n, d, "provider_id", "provider_id",
                         "the %s tool '%s' of provider '%s' is not bound to a real tool; %s",
                         ptype ? ptype : "", tname, pid && *pid ? pid : pname, hint);
@@ -185,7 +185,7 @@ static int tool_run(sl_node_exec *x)
     const char *tname = str(d, "tool_name");
     const sl_binding *b = sl_toolcall_binding(sl_exec_graph(x), sl_exec_config(x), pid, pname);
     if (!b && !sl_toolcall_replaying(x)) {
-        char *hint = sl_bindings_hint(pid && *pid ? pid : pname);
+        char *hint = sl_bindings_hint(pid && *pid ? pid : pname, str(d, "provider_type"));
         sl_exec_fail(x, "ToolNodeError", "the tool '%s' of provider '%s' is not bound; %s",
                      tname ? tname : "", pid && *pid ? pid : pname ? pname : "", hint);
         free(hint);

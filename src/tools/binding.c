@@ -903,11 +903,16 @@ sl_value *sl_bindings_spec_show(const char *spec)
     return all;
 }
 
-char *sl_bindings_hint(const char *provider_id)
+char *sl_bindings_hint(const char *provider_id, const char *provider_type)
 {
     const char *id = provider_id && *provider_id ? provider_id : "PROVIDER";
     bool quote = strpbrk(id, ":#{}[],&*!|>'\"%@` ") != NULL;
-    return sl_xasprintf("add to sluice.yml:\n  tools:\n    %s%s%s:\n      mcp: "
-                        "http://HOST:PORT/mcp   # the MCP server that provides it",
-                        quote ? "\"" : "", id, quote ? "\"" : "");
+    /* the kind of binding the provider's type calls for (docs/tools.md) */
+    const char *line = "mcp: http://HOST:PORT/mcp   # the MCP server that provides it";
+    if (provider_type && !strcmp(provider_type, "api"))
+        line = "openapi: {spec: api.yaml, auth: {type: bearer, token: {env: API_TOKEN}}}";
+    else if (provider_type && !strcmp(provider_type, "workflow"))
+        line = "workflow: apps/the-app.yml   # the app this tool runs";
+    return sl_xasprintf("add to sluice.yml:\n  tools:\n    %s%s%s:\n      %s", quote ? "\"" : "",
+                        id, quote ? "\"" : "", line);
 }

@@ -134,8 +134,9 @@ int sl_bindings_spec_set(char **spec, const char *id, const sl_value *binding, s
 /* spec as a value to show: every header and env value masked (new). */
 sl_value *sl_bindings_spec_show(const char *spec);
 
-/* The `tools:` lines a user adds to bind a provider to an MCP server, for
- * messages (static text with the id filled in; new string). */
-char *sl_bindings_hint(const char *provider_id);
+/* The `tools:` lines a user adds to bind a provider, for messages: an
+ * OpenAPI document for an api tool, an app for a workflow tool, else an MCP
+ * server (provider_type may be NULL).  New string. */
+char *sl_bindings_hint(const char *provider_id, const char *provider_type);
 
 #endif
