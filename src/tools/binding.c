@@ -215,6 +215,21 @@ static int pairs(const where_ctx *w, const sl_value *obj, const char *key, const
     return 0;
 }
 
+/* The first key of obj that is not in keys (NULL-terminated), or NULL. */
+static const char *unknown_key(const sl_value *obj, const char *const *keys)
+{
+    const char *k;
+    const sl_value *v;
+    json_object_foreach((sl_value *)obj, k, v) {
+        bool ok = false;
+        for (const char *const *q = keys; *q && !ok; q++)
+            ok = !strcmp(*q, k);
+        if (!ok)
+            return k;
+    }
+    return NULL;
+}
+
 static bool url_ok(const char *u)
 {
     return !strncmp(u, "http://", 7) || !strncmp(u, "https://", 8);
@@ -235,16 +250,11 @@ static int parse_mcp(const where_ctx *w, const sl_value *entry, sl_binding *t)
         return bad(w, entry, "mcp", "mcp", "give the server's URL, or {url, transport, "
                    "headers} or {command, env}");
     static const char *const keys[] = {"url", "transport", "headers", "command", "env", NULL};
-    const char *k;
+    const char *k = unknown_key(m, keys);
     const sl_value *x;
-    json_object_foreach((sl_value *)m, k, x) {
-        bool ok = false;
-        for (const char *const *q = keys; *q && !ok; q++)
-            ok = !strcmp(*q, k);
-        if (!ok)
-            return bad(w, m, k, "mcp", "unknown setting '%s'; the settings are url, transport, "
-                       "headers, command and env", k);
-    }
+    if (k)
+        return bad(w, m, k, "mcp", "unknown setting '%s'; the settings are url, transport, "
+                   "headers, command and env", k);
     const char *url = json_string_value(json_object_get(m, "url"));
     const sl_value *cmd = json_object_get(m, "command");
     if (!url == !cmd)
@@ -288,16 +298,11 @@ static int parse_openapi_in(const where_ctx *w, const sl_value *entry, const sl_
         return bad(w, entry, "openapi", "openapi", "give the document: {spec: PATH or URL, "
                    "server: URL, auth: {...}}");
     static const char *const keys[] = {"spec", "server", "auth", NULL};
-    const char *k;
+    const char *k = unknown_key(m, keys);
     const sl_value *x;
-    json_object_foreach((sl_value *)m, k, x) {
-        bool ok = false;
-        for (const char *const *q = keys; *q && !ok; q++)
-            ok = !strcmp(*q, k);
-        if (!ok)
-            return bad(w, m, k, "openapi", "unknown setting '%s'; the settings are spec, server "
-                       "and auth", k);
-    }
+    if (k)
+        return bad(w, m, k, "openapi", "unknown setting '%s'; the settings are spec, server "
+                   "and auth", k);
     const char *spec = json_string_value(json_object_get(m, "spec"));
     if (!spec || !*spec)
         return bad(w, json_object_get(m, "spec") ? m : entry, json_object_get(m, "spec") ? "spec"
@@ -465,20 +470,15 @@ static int parse_one(sl_bindings *b, const where_ctx *w, const sl_value *section
         return bad(w, section, w->id, NULL, "a binding is a mapping {mcp: …, names: …, "
                    "timeout: …} (or openapi: … or workflow: … in place of mcp)");
     static const char *const keys[] = {"mcp", "openapi", "workflow", "names", "timeout", NULL};
-    const char *k;
+    const char *k = unknown_key(entry, keys);
     const sl_value *x;
-    json_object_foreach((sl_value *)entry, k, x) {
-        bool ok = false;
-        for (const char *const *q = keys; *q && !ok; q++)
-            ok = !strcmp(*q, k);
-        if (!ok) {
-            bool later = !strcmp(k, "builtin");
-            return bad(w, entry, k, k, later ? "%s bindings are not available in sluice yet; "
-                       "bind the provider to an MCP server (mcp: URL)"
-                       : "unknown setting '%s'; the settings are mcp, openapi, workflow, "
-                         "names and timeout", k);
-        }
-    }
+    if (k)
+        return bad(w, entry, k, k, !strcmp(k, "builtin")
+                                       ? "%s bindings are not available in sluice yet; bind the "
+                                         "provider to an MCP server (mcp: URL)"
+                                       : "unknown setting '%s'; the settings are mcp, openapi, "
+                                         "workflow, names and timeout",
+                   k);
     bool is_mcp = json_object_get(entry, "mcp") != NULL;
     bool is_openapi = json_object_get(entry, "openapi") != NULL;
     if (!is_mcp && !is_openapi && !json_object_get(entry, "workflow"))
