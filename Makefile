@@ -166,8 +166,8 @@ bench-startup: $(BUILD)/sluice $(BUILD)/bench/startup_bench
 	@bench/startup.sh $(BUILD)
 
 bench: $(BUILD)/bench/engine_bench $(BUILD)/bench/sandbox_bench $(BUILD)/bench/llm_bench \
-       $(BUILD)/bench/mcp_bench $(BUILD)/bench/tool_bench $(BUILD)/sluice \
-       $(BUILD)/bench/startup_bench
+       $(BUILD)/bench/mcp_bench $(BUILD)/bench/tool_bench $(BUILD)/bench/openapi_bench \
+       $(BUILD)/sluice $(BUILD)/bench/startup_bench
 	@bench/run.sh $(BUILD)
 
 # The Jinja2 engine against Python's Jinja2, in-process and spawned (issue 7).

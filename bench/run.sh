@@ -3,7 +3,8 @@
 #
 #   bench/run.sh [BUILD]        BUILD holds sluice, bench/engine_bench,
 #                               bench/sandbox_bench, bench/startup_bench,
-#                               bench/llm_bench, bench/mcp_bench, bench/tool_bench
+#                               bench/llm_bench, bench/mcp_bench, bench/tool_bench,
+#                               bench/openapi_bench
 #                               (default: build)
 #
 # 1. bench/gen.py writes chain and fan-out workflows of 100, 1,000 and
@@ -59,38 +60,33 @@ echo "# peer: PyYAML loading the 1,000-node files"
 "$py" bench/peer_yaml.py "$out/chain-1000.yml" "$out/fanout-1000.yml" | tee -a "$results"
 echo
 status=0
+# run_bench NAME: $BUILD/bench/NAME, its misses in status (1), or 2 when absent
+run_bench() {
+  if [ -x "$BUILD/bench/$1" ]; then
+    "$BUILD/bench/$1" || status=1
+  else
+    echo "bench: $BUILD/bench/$1 is missing; run make bench" >&2; status=2
+  fi
+}
 python3 bench/report.py "$results" || status=$?
 echo
 echo "# the local sandbox (issue 3): sluice against bubblewrap, fork+exec and python3"
-if [ -x "$BUILD/bench/sandbox_bench" ]; then
-  "$BUILD/bench/sandbox_bench" || status=1
-else
-  echo "bench: $BUILD/bench/sandbox_bench is missing; run make bench" >&2; status=2
-fi
+run_bench sandbox_bench
 echo
 echo "# whole processes (issue 14): sluice's start against /bin/true, sandbox run against bwrap"
 bench/startup.sh "$BUILD" || status=1
 echo
 echo "# model calls (issue 4): streaming relay overhead and memory per concurrent call"
-if [ -x "$BUILD/bench/llm_bench" ]; then
-  "$BUILD/bench/llm_bench" || status=1
-else
-  echo "bench: $BUILD/bench/llm_bench is missing; run make bench" >&2; status=2
-fi
+run_bench llm_bench
 echo
 echo "# MCP tools: the client against the transport under it (HTTP, stdio)"
-if [ -x "$BUILD/bench/mcp_bench" ]; then
-  "$BUILD/bench/mcp_bench" || status=1
-else
-  echo "bench: $BUILD/bench/mcp_bench is missing; run make bench" >&2; status=2
-fi
+run_bench mcp_bench
 echo
 echo "# configured tools (issue 15): the tool node's and an agent tool step's own costs"
-if [ -x "$BUILD/bench/tool_bench" ]; then
-  "$BUILD/bench/tool_bench" || status=1
-else
-  echo "bench: $BUILD/bench/tool_bench is missing; run make bench" >&2; status=2
-fi
+run_bench tool_bench
+echo
+echo "# OpenAPI tools (issue 16): call overhead and loading a 1 MB document"
+run_bench openapi_bench
 echo
 echo "# sluice serve (issue 6): throughput, p99, streaming clients, memory"
 bench/serve_bench.sh "$BUILD" || status=1
