@@ -12,6 +12,7 @@
 
 #include "core/buf.h"
 #include "core/secret.h"
+#include "tools/builtin.h"
 #include "tools/mcp.h"
 #include "tools/openapi.h"
 
@@ -42,6 +43,10 @@ struct sl_binding {
     sl_value *list[2];       /* its tools, listed on first use */
     bool shared;             /* toolset[0] == toolset[1], made in this process */
     char *app;               /* workflow: the app's DSL file (nodes/wftool.h makes the toolset) */
+    const sl_builtin_provider *builtin;  /* builtin: the provider (tools/builtin.h) */
+    char *api_key;           /* builtin: its credential, or NULL */
+    char *base_url;          /* builtin: the vendor's API root, or NULL */
+    sl_value *settings;      /* builtin: its other settings (object), or NULL */
 };
 
 struct sl_bindings {
@@ -87,6 +92,14 @@ static void binding_free(sl_binding *t)
     free(t->base_dir);
     free(t->server);
     free(t->app);
+    if (t->api_key) {
+        if (t->registered)
+            sl_secret_remove(t->api_key);
+        explicit_bzero(t->api_key, strlen(t->api_key));
+        free(t->api_key);
+    }
+    free(t->base_url);
+    json_decref(t->settings);
     for (int i = 0; i < 7; i++) {
         if (t->auth[i] && i >= 4) {
             if (t->registered)
@@ -413,8 +426,100 @@ static int parse_workflow(const where_ctx *w, const sl_value *entry, sl_binding 
     return 0;
 }
 
+/* builtin: PROVIDER, or {provider, api_key, base_url, …its settings}: one
+ * of sluice's own providers (tools/builtin.h) with its configuration. */
+static int parse_builtin(const where_ctx *w, const sl_value *entry, sl_binding *t)
+{
+    const sl_value *m = json_object_get(entry, "builtin");
+    const char *pname = json_is_string(m) ? json_string_value(m) : NULL;
+    if (!pname && !json_is_object(m))
+        return bad(w, entry, "builtin", "builtin", "a built-in provider's name, or its "
+                   "settings: {provider: NAME, api_key: KEY or {env: NAME}, base_url: URL, …}");
+    const sl_value *pv = json_is_object(m) ? json_object_get(m, "provider") : NULL;
+    if (pv && (!json_is_string(pv) || !*json_string_value(pv)))
+        return bad(w, m, "provider", "builtin.provider", "a built-in provider's name");
+    if (pv)
+        pname = json_string_value(pv);
+    const sl_builtin_provider *p = sl_builtin_provider_find(pname ? pname : w->id);
+    if (!p) {
+        char *names = sl_builtin_provider_names();
+        int rc = pname ? bad(w, pv ? m : entry, pv ? "provider" : "builtin", pv ? "builtin.provider"
+                             : "builtin", "'%s' is not a built-in provider; they are %s", pname,
+                             names)
+                       : bad(w, entry, "builtin", "builtin", "'%s' is not a built-in provider's "
+                             "id; name the provider: builtin: {provider: NAME, …} (one of %s)",
+                             w->id, names);
+        free(names);
+        return rc;
+    }
+    t->builtin = p;
+    t->settings = json_object();
+    const char *k;
+    const sl_value *x;
+    json_object_foreach((sl_value *)(json_is_object(m) ? m : NULL), k, x) {
+        char field[128];
+        snprintf(field, sizeof field, "builtin.%s", k);
+        bool known = !strcmp(k, "provider") || !strcmp(k, "api_key") || !strcmp(k, "base_url");
+        for (const char *const *q = p->settings; q && *q && !known; q++)
+            known = !strcmp(*q, k);
+        bool no_vendor = !p->default_url && !p->url_env;
+        if (!known || (!strcmp(k, "api_key") && !p->key_env) ||
+            (!strcmp(k, "base_url") && no_vendor)) {
+            sl_buf names;
+            sl_buf_init(&names, 0);
+            sl_buf_adds(&names, "provider");
+            if (p->key_env)
+                sl_buf_adds(&names, ", api_key");
+            if (!no_vendor)
+                sl_buf_adds(&names, ", base_url");
+            for (const char *const *q = p->settings; q && *q; q++)
+                sl_buf_addf(&names, ", %s", *q);
+            int rc = bad(w, m, k, field, "unknown setting '%s'; the built-in %s's settings are %s",
+                         k, p->name, names.data);
+            sl_buf_release(&names);
+            return rc;
+        }
+        if (!strcmp(k, "provider"))
+            continue;
+        if (!strcmp(k, "base_url")) {
+            const char *u = json_string_value(x);
+            if (!u || !url_ok(u))
+                return bad(w, m, k, field, "the vendor's API root, starting with http:// or "
+                           "https://");
+            t->base_url = sl_xstrdup(u);
+            continue;
+        }
+        if (json_is_boolean(x) || json_is_null(x)) {
+            json_object_set(t->settings, k, (sl_value *)x);
+            continue;
+        }
+        char *val = NULL;
+        if (scalar_or_env(w, m, k, field, x, &val))
+            return -1;
+        if (!strcmp(k, "api_key")) {
+            t->api_key = val;
+            if (!*val || strpbrk(val, "\r\n"))
+                return bad(w, m, k, field, "an API key is one line of text, not empty");
+            continue;
+        }
+        json_object_set_new(t->settings, k, json_is_object(x) || json_is_string(x)
+                                                ? json_string(val) : json_deep_copy(x));
+        free(val);
+    }
+    return 0;
+}
+
 static void set_where(sl_binding *t)
 {
+    if (t->builtin) {
+        sl_binding tmp = {.url = t->base_url};
+        if (t->base_url)
+            set_where(&tmp);
+        t->where = sl_xasprintf("%s in sluice%s%s", t->builtin->name, tmp.where ? ", " : "",
+                                tmp.where ? tmp.where : "");
+        free(tmp.where);
+        return;
+    }
     if (t->app) {
         t->where = sl_xstrdup(t->app);
         return;
@@ -468,32 +573,36 @@ static int parse_one(sl_bindings *b, const where_ctx *w, const sl_value *section
     }
     if (!json_is_object(entry))
         return bad(w, section, w->id, NULL, "a binding is a mapping {mcp: …, names: …, "
-                   "timeout: …} (or openapi: … or workflow: … in place of mcp)");
-    static const char *const keys[] = {"mcp", "openapi", "workflow", "names", "timeout", NULL};
+                   "timeout: …} (or openapi: …, workflow: … or builtin: … in place of mcp)");
+    static const char *const keys[] = {"mcp",   "openapi", "workflow", "builtin",
+                                       "names", "timeout", NULL};
     const char *k = unknown_key(entry, keys);
     const sl_value *x;
     if (k)
-        return bad(w, entry, k, k, !strcmp(k, "builtin")
-                                       ? "%s bindings are not available in sluice yet; bind the "
-                                         "provider to an MCP server (mcp: URL)"
-                                       : "unknown setting '%s'; the settings are mcp, openapi, "
-                                         "workflow, names and timeout",
-                   k);
+        return bad(w, entry, k, k, "unknown setting '%s'; the settings are mcp, openapi, "
+                   "workflow, builtin, names and timeout", k);
     bool is_mcp = json_object_get(entry, "mcp") != NULL;
     bool is_openapi = json_object_get(entry, "openapi") != NULL;
-    if (!is_mcp && !is_openapi && !json_object_get(entry, "workflow"))
+    bool is_workflow = json_object_get(entry, "workflow") != NULL;
+    bool is_builtin = json_object_get(entry, "builtin") != NULL;
+    int kinds = is_mcp + is_openapi + is_workflow + is_builtin;
+    if (!kinds)
         return bad(w, section, w->id, NULL, "say what the provider is bound to: mcp: URL, "
-                   "mcp: {command: [...]} for a stdio server, or openapi: {spec: ...}");
+                   "mcp: {command: [...]} for a stdio server, openapi: {spec: ...}, "
+                   "workflow: APP or builtin: {…}");
+    if (is_builtin && kinds > 1)
+        return bad(w, entry, "builtin", "builtin", "a binding is one of mcp, openapi, workflow "
+                   "and builtin");
     if (is_mcp && is_openapi)
         return bad(w, entry, "openapi", "openapi", "a binding is either mcp or openapi, not both");
-    bool is_workflow = json_object_get(entry, "workflow") != NULL;
-    if (is_workflow && (is_mcp || is_openapi))
+    if (is_workflow && kinds > 1)
         return bad(w, entry, "workflow", "workflow", "a binding is one of mcp, openapi and "
                    "workflow");
     sl_binding *t = sl_xcalloc(1, sizeof *t);
     pthread_mutex_init(&t->lock, NULL);
     t->id = sl_xstrdup(w->id);
-    if (is_workflow ? parse_workflow(w, entry, t)
+    if (is_builtin ? parse_builtin(w, entry, t)
+        : is_workflow ? parse_workflow(w, entry, t)
         : is_mcp ? parse_mcp(w, entry, t) : parse_openapi(w, entry, t))
         goto fail;
     const sl_value *names = json_object_get(entry, "names");
@@ -529,6 +638,8 @@ static int parse_one(sl_bindings *b, const where_ctx *w, const sl_value *section
         for (int i = 4; i < 7; i++)
             if (t->auth[i])
                 sl_secret_add(t->auth[i]);
+        if (t->api_key)
+            sl_secret_add(t->api_key);
         t->registered = true;
     }
     set_where(t);
@@ -635,6 +746,8 @@ const char *sl_binding_id(const sl_binding *t)
 
 const char *sl_binding_kind(const sl_binding *t)
 {
+    if (t->builtin)
+        return "builtin";
     if (t->app)
         return "workflow";
     if (t->openapi)
@@ -693,7 +806,18 @@ sl_toolset *sl_binding_toolset(const sl_binding *t, bool allow_private, sl_err *
     sl_binding *m = (sl_binding *)t;  /* the lock and the cache are the mutable part */
     pthread_mutex_lock(&m->lock);
     sl_toolset *ts = m->toolset[allow_private];
-    if (!ts && t->app) {
+    if (!ts && t->builtin) {
+        /* one toolset for both: a call's ctx says whether it may reach
+         * private addresses.  A bundle's binding never reads the
+         * environment, not even for what it leaves out. */
+        char *where = sl_xasprintf("'%s' (%s)", t->id, t->trusted ? "sluice's settings"
+                                                                  : "the app bundle");
+        ts = sl_builtin_provider_toolset(t->builtin, t->api_key, t->base_url, t->settings,
+                                         t->trusted, where);
+        free(where);
+        m->toolset[0] = m->toolset[1] = ts;
+        m->shared = true;
+    } else if (!ts && t->app) {
         sl_err_set(err, SL_EINVAL, "tool binding '%s' (%s) is a workflow; its app is loaded by "
                    "the node that calls it (a tool node or an agent)", t->id, t->where);
     } else if (!ts && t->openapi) {
@@ -889,6 +1013,17 @@ sl_value *sl_bindings_spec_show(const char *spec)
             }
             if (json_is_string(oa))
                 break;
+        }
+        /* a built-in's key, and its API root's user info and query */
+        sl_value *bi = json_object_get(b, "builtin");
+        if (json_object_get(bi, "api_key"))
+            json_object_set_new(bi, "api_key", json_string("******"));
+        const char *bu = json_string_value(json_object_get(bi, "base_url"));
+        if (bu && url_ok(bu)) {
+            sl_binding tmp = {.url = (char *)bu};
+            set_where(&tmp);
+            json_object_set_new(bi, "base_url", json_string(tmp.where));
+            free(tmp.where);
         }
         sl_value *auth = json_object_get(oa, "auth");
         static const char *const secret_keys[] = {"value", "token", "username", "password"};

@@ -32,6 +32,10 @@
  *         spec: specs/weather.yaml  # relative to this file's folder, or an http(s) URL
  *         server: https://api.example.com/v1   # optional override
  *         auth: {type: api_key, in: header, name: X-API-Key, value: {env: WEATHER_KEY}}
+ *     tavily:                       # one of sluice's own providers (tools/builtin.h)
+ *       builtin:                    # or builtin: NAME for a binding id that is not its name
+ *         api_key: {env: TAVILY_API_KEY}   # left out: read from the environment per call
+ *         base_url: https://api.tavily.com  # the vendor's API root
  *
  * A binding is found by provider_id, then provider_name, then the last
  * part of a plugin's provider_id ("langgenius/jina/jina" -> "jina").  Any

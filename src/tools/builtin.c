@@ -9,11 +9,19 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/secret.h"
+#include "net/http.h"
+
 typedef struct {
     sl_toolset base;
-    const char *where;
+    char *where;
     const sl_builtin_tool *tools;
     size_t n;
+    const sl_builtin_provider *p;  /* NULL: a bare table (no configuration) */
+    char *api_key;                 /* the binding's (a registered secret when trusted) */
+    char *base_url;
+    sl_value *settings;            /* object */
+    bool from_env;                 /* what the binding leaves out comes from the environment */
 } builtin_ts;
 
 static int bt_list(sl_toolset *t, const sl_tool_ctx *ctx, sl_value **out, sl_err *err)
@@ -37,6 +45,13 @@ static int bt_list(sl_toolset *t, const sl_tool_ctx *ctx, sl_value **out, sl_err
     return 0;
 }
 
+/* A value of the environment variable name, or NULL when unset or empty. */
+static const char *env_of(const char *name)
+{
+    const char *v = name ? getenv(name) : NULL;
+    return v && *v ? v : NULL;
+}
+
 static int bt_call(sl_toolset *t, const sl_tool_ctx *ctx, const char *name, const sl_value *args,
                    sl_tool_result *res, sl_err *err)
 {
@@ -44,10 +59,39 @@ static int bt_call(sl_toolset *t, const sl_tool_ctx *ctx, const char *name, cons
     sl_value *empty = NULL;
     if (!json_is_object(args))
         args = empty = json_object();
+    /* the configuration as this call sees it: the environment is read now,
+     * so a key set after start is used (and registered: masked) */
+    const sl_builtin_provider *p = b->p;
+    sl_builtin_cfg cfg = {0};
+    char key_from[512] = "";
+    char *env_key = NULL;
+    cfg.settings = b->settings;
+    if (p) {
+        cfg.provider = p->name;
+        cfg.api_key = b->api_key;
+        cfg.base_url = b->base_url;
+        if (b->from_env && !cfg.api_key && p->key_env && env_of(p->key_env)) {
+            env_key = sl_xstrdup(env_of(p->key_env));
+            sl_secret_add(env_key);
+            cfg.api_key = env_key;
+        }
+        if (b->from_env && !cfg.base_url)
+            cfg.base_url = env_of(p->url_env);
+        if (!cfg.base_url)
+            cfg.base_url = p->default_url;
+        if (p->key_env && b->from_env)
+            snprintf(key_from, sizeof key_from, "set %s in sluice's environment, or give the "
+                     "key in sluice.yml: tools: {%s: {builtin: {api_key: {env: NAME}}}} "
+                     "(docs/tools.md, \"Built-in tools\")", p->key_env, p->name);
+        else if (p->key_env)
+            snprintf(key_from, sizeof key_from, "the binding %s gives no api_key; add "
+                     "api_key to its builtin settings", b->where);
+        cfg.key_from = key_from;
+    }
     int rc = 1;
     for (size_t i = 0; i < b->n && rc == 1; i++)
         if (name && !strcmp(name, b->tools[i].name))
-            rc = b->tools[i].call(ctx, args, res, err);
+            rc = b->tools[i].call(ctx, &cfg, args, res, err);
     if (rc == 1) {
         sl_buf names;
         sl_buf_init(&names, 0);
@@ -57,6 +101,7 @@ static int bt_call(sl_toolset *t, const sl_tool_ctx *ctx, const char *name, cons
                         "has %s", name ? name : "", names.data ? names.data : "none");
         sl_buf_release(&names);
     }
+    sl_secret_free(env_key);
     json_decref(empty);
     return rc;
 }
@@ -68,20 +113,303 @@ static const char *bt_where(sl_toolset *t)
 
 static void bt_free(sl_toolset *t)
 {
-    free(t);
+    builtin_ts *b = (builtin_ts *)t;
+    if (b->api_key) {
+        explicit_bzero(b->api_key, strlen(b->api_key));
+        free(b->api_key);
+    }
+    free(b->base_url);
+    free(b->where);
+    json_decref(b->settings);
+    free(b);
 }
 
 static const sl_toolset_ops builtin_ops = {
     .kind = "builtin", .list = bt_list, .call = bt_call, .where = bt_where, .free = bt_free};
 
-sl_toolset *sl_builtin_toolset(const char *where, const sl_builtin_tool *tools, size_t n)
+static builtin_ts *bt_new(const char *where, const sl_builtin_tool *tools, size_t n)
 {
     builtin_ts *b = sl_xcalloc(1, sizeof *b);
     b->base.ops = &builtin_ops;
-    b->where = where;
+    b->where = sl_xstrdup(where ? where : "");
     b->tools = tools;
     b->n = n;
+    b->settings = json_object();
+    return b;
+}
+
+sl_toolset *sl_builtin_toolset(const char *where, const sl_builtin_tool *tools, size_t n)
+{
+    return &bt_new(where, tools, n)->base;
+}
+
+sl_toolset *sl_builtin_provider_toolset(const sl_builtin_provider *p, const char *api_key,
+                                        const char *base_url, const sl_value *settings,
+                                        bool from_env, const char *where)
+{
+    builtin_ts *b = bt_new(where, p->tools, *p->n);
+    b->p = p;
+    b->api_key = api_key ? sl_xstrdup(api_key) : NULL;
+    b->base_url = base_url ? sl_xstrdup(base_url) : NULL;
+    if (json_is_object(settings))
+        json_object_update(b->settings, (sl_value *)settings);
+    b->from_env = from_env;
     return &b->base;
+}
+
+/* ---- the providers ---- */
+
+const sl_builtin_provider sl_builtin_providers[] = {
+    {"time", "langgenius/time/time", sl_builtin_time_tools, &sl_builtin_time_n, NULL, false,
+     NULL, NULL, NULL},
+    {"json_process", "langgenius/json_process/json_process", sl_builtin_json_tools,
+     &sl_builtin_json_n, NULL, false, NULL, NULL, NULL},
+    {"webscraper", "langgenius/webscraper/webscraper", sl_builtin_web_tools, &sl_builtin_web_n,
+     NULL, false, NULL, NULL, NULL},
+    {0},
+};
+
+const sl_builtin_provider *sl_builtin_provider_find(const char *name)
+{
+    if (!name)
+        return NULL;
+    const char *slash = strrchr(name, '/');
+    for (const sl_builtin_provider *p = sl_builtin_providers; p->name; p++)
+        if (!strcmp(name, p->name) || !strcmp(name, p->plugin_id) ||
+            (slash && !strcmp(slash + 1, p->name)))
+            return p;
+    return NULL;
+}
+
+char *sl_builtin_provider_names(void)
+{
+    sl_buf b;
+    sl_buf_init(&b, 0);
+    for (const sl_builtin_provider *p = sl_builtin_providers; p->name; p++)
+        sl_buf_addf(&b, "%s%s", p == sl_builtin_providers ? "" : ", ", p->name);
+    return sl_buf_detach(&b);
+}
+
+int sl_builtin_need_key(const sl_builtin_cfg *cfg, sl_err *err)
+{
+    if (cfg->api_key && *cfg->api_key)
+        return 0;
+    return sl_err_set(err, SL_EINVAL, "%s: the tool needs an API key and has none: %s",
+                      cfg->provider ? cfg->provider : "built-in",
+                      cfg->key_from && *cfg->key_from ? cfg->key_from : "bind one");
+}
+
+/* ---- a vendor's HTTP API ---- */
+
+#define HOPS_MAX 10
+
+typedef struct {
+    sl_buf *body;
+    const sl_tool_ctx *ctx;
+} fetch_ud;
+
+static int fetch_body(const char *p, size_t n, void *ud)
+{
+    return sl_buf_add(((fetch_ud *)ud)->body, p, n) ? 1 : 0;
+}
+
+static bool fetch_stop(void *ud)
+{
+    return sl_tool_cancelled(((fetch_ud *)ud)->ctx);
+}
+
+static int fetch_failed(sl_http *h, sl_http_result rc, const sl_builtin_req *rq, size_t cap,
+                        const sl_tool_ctx *ctx, sl_err *err)
+{
+    switch (rc) {
+    case SL_HTTP_REFUSED: {
+        const char *kind = "";
+        const char *addr = sl_http_refused(h, &kind);
+        return sl_err_typed(err, SL_EIO, "ToolSSRFError",
+                            "%s: sluice refused to connect to %s (%s): tools may not reach this "
+                            "host or private addresses; if the API is yours, set the limit "
+                            "tool_allow_private=true (--limit, or SLUICE_TOOL_ALLOW_PRIVATE=true)",
+                            rq->vendor, addr ? addr : "?", kind ? kind : "?");
+    }
+    case SL_HTTP_STOPPED: return sl_err_set(err, SL_ECANCELED, "%s: the run was stopped", rq->vendor);
+    case SL_HTTP_TOO_BIG:
+    case SL_HTTP_CALLBACK:
+        return sl_err_limit(err, SL_ELIMIT, "tool_max_output",
+                            "%s: the API's answer is larger than %zu bytes, more than sluice "
+                            "reads", rq->vendor, cap);
+    case SL_HTTP_CONNECT_TIMEOUT:
+    case SL_HTTP_TIMEOUT:
+    case SL_HTTP_IDLE_READ:
+    case SL_HTTP_IDLE_WRITE:
+        return sl_err_limit(err, SL_ETIMEOUT, "tool_timeout_s",
+                            "%s: the API did not answer within %g s (tool_timeout_s)", rq->vendor,
+                            sl_tool_timeout(ctx));
+    case SL_HTTP_BAD_URL:
+        return sl_err_set(err, SL_EINVAL, "%s: the API's URL is not usable (%s); check the "
+                          "binding's base_url", rq->vendor, sl_http_why(h));
+    default:
+        return sl_err_set(err, SL_EIO, "%s: the request failed: %s", rq->vendor,
+                          sl_http_why(h));
+    }
+}
+
+int sl_builtin_fetch(const sl_tool_ctx *ctx, const sl_builtin_req *rq, long *status,
+                     sl_buf *body, char **ctype, sl_err *err)
+{
+    size_t cap = rq->max_body ? rq->max_body : SL_BUILTIN_API_MAX;
+    *status = 0;
+    if (ctype)
+        *ctype = NULL;
+    sl_http *h = sl_http_new(err);
+    if (!h)
+        return -1;
+    char *url = sl_xstrdup(rq->url);
+    const char *method = rq->method ? rq->method : "GET";
+    bool with_body = rq->body != NULL;
+    size_t saved_cap = body->cap;
+    fetch_ud ud = {body, ctx};
+    int rc = 0;
+    double timeout = sl_tool_timeout(ctx);
+    for (int hop = 0;; hop++) {
+        sl_http_reset(h);
+        sl_buf_reset(body);
+        body->cap = cap;
+        body->toobig = false;
+        sl_http_opts *o = sl_http_opts_of(h);
+        o->connect_s = timeout < 10 ? timeout : 10;
+        o->timeout_s = timeout;
+        o->read_idle_s = timeout;
+        o->write_idle_s = timeout;
+        o->max_body = cap;
+        o->max_headers = 256 << 10;
+        o->guard = true;
+        o->allow_private = ctx && ctx->allow_private;
+        o->user_agent = "sluice";
+        o->accept_encoding = "";
+        o->stop = fetch_stop;
+        o->stop_ud = &ud;
+        o->on_body = fetch_body;
+        o->ud = &ud;
+        sl_http_url(h, url);
+        sl_http_method(h, method, with_body ? rq->body : NULL, with_body ? rq->body_len : 0,
+                       with_body);
+        for (const char *const *p = rq->headers; p && *p; p++)
+            sl_http_header(h, *p);
+        sl_http_result hr = sl_http_perform(h);
+        if (hr != SL_HTTP_OK) {
+            rc = fetch_failed(h, hr, rq, cap, ctx, err);
+            break;
+        }
+        long st = sl_http_status(h);
+        const char *next = st >= 300 && st < 400 ? sl_http_redirect(h) : NULL;
+        if (next) {
+            if (hop + 1 >= HOPS_MAX) {
+                rc = sl_err_set(err, SL_EIO, "%s: the API redirects more than %d times",
+                                rq->vendor, HOPS_MAX);
+                break;
+            }
+            /* as Python's requests: 303, and a POST's 301 and 302, go on as GET */
+            if (st == 303 || ((st == 301 || st == 302) && strcmp(method, "GET"))) {
+                method = "GET";
+                with_body = false;
+            }
+            char *n = sl_xstrdup(next);
+            free(url);
+            url = n;
+            continue;
+        }
+        *status = st;
+        if (ctype && sl_http_content_type(h))
+            *ctype = sl_xstrdup(sl_http_content_type(h));
+        break;
+    }
+    body->cap = saved_cap;
+    sl_http_free(h);
+    free(url);
+    return rc;
+}
+
+/* The vendor's own words for a failure: a message field of a JSON body,
+ * else the start of the body's text; "" when there is none (new). */
+static char *vendor_message(const char *body, size_t len)
+{
+    sl_value *root = len ? json_loadb(body, len, 0, NULL) : NULL;
+    const sl_value *v = root;
+    const char *msg = NULL;
+    static const char *const keys[] = {"detail", "error", "message", "readableMessage", "msg",
+                                       NULL};
+    for (int depth = 0; depth < 3 && json_is_object(v) && !msg; depth++) {
+        const sl_value *next = NULL;
+        for (int i = 0; keys[i] && !msg; i++) {
+            const sl_value *x = json_object_get(v, keys[i]);
+            if (json_is_string(x) && *json_string_value(x))
+                msg = json_string_value(x);
+            else if (json_is_object(x) && !next)
+                next = x;
+        }
+        v = next;  /* {detail: {error: "…"}} */
+    }
+    const char *s = msg ? msg : body ? body : "";
+    size_t n = msg ? strlen(msg) : body ? len : 0;
+    if (n > 300) {  /* cut on a character's first byte */
+        n = 300;
+        while (n && ((unsigned char)s[n] & 0xC0) == 0x80)
+            n--;
+    }
+    sl_buf b;
+    sl_buf_init(&b, 0);
+    sl_utf8_clean(s, n, &b);
+    for (size_t i = 0; i < b.len; i++)
+        if (b.data[i] == '\n' || b.data[i] == '\r' || b.data[i] == '\t')
+            b.data[i] = ' ';
+    char *out = b.data ? sl_buf_detach(&b) : sl_xstrdup("");
+    json_decref(root);
+    return out;
+}
+
+int sl_builtin_status_error(const sl_builtin_cfg *cfg, const char *vendor, long status,
+                            const char *body, size_t len, sl_err *err)
+{
+    char *msg = vendor_message(body, len);
+    const char *what = "";
+    char hint[600] = "";
+    if (status == 401 || status == 403) {
+        what = status == 401 ? " (Unauthorized)" : " (Forbidden)";
+        snprintf(hint, sizeof hint, "; check the API key (%s)",
+                 cfg && cfg->key_from && *cfg->key_from ? cfg->key_from : "the binding's api_key");
+    } else if (status == 429) {
+        what = " (Too Many Requests)";
+        snprintf(hint, sizeof hint, "; the vendor's rate limit or quota: try again later");
+    } else if (status >= 500) {
+        what = " (a server error)";
+        snprintf(hint, sizeof hint, "; the service failed, try again later");
+    }
+    int rc = sl_err_set(err, status == 401 || status == 403 ? SL_EINVAL : SL_EIO,
+                        "%s: the API answered %ld%s%s%s%s", vendor, status, what,
+                        *msg ? ": " : "", msg, hint);
+    free(msg);
+    return rc;
+}
+
+int sl_builtin_fetch_json(const sl_tool_ctx *ctx, const sl_builtin_cfg *cfg,
+                          const sl_builtin_req *rq, sl_value **out, sl_err *err)
+{
+    *out = NULL;
+    long status = 0;
+    sl_buf body;
+    sl_buf_init(&body, 0);
+    int rc = sl_builtin_fetch(ctx, rq, &status, &body, NULL, err);
+    if (!rc && (status < 200 || status > 299))
+        rc = sl_builtin_status_error(cfg, rq->vendor, status, body.data, body.len, err);
+    if (!rc) {
+        json_error_t je;
+        *out = json_loadb(body.data ? body.data : "", body.len, 0, &je);
+        if (!*out)
+            rc = sl_err_set(err, SL_EPARSE, "%s: the API answered %ld with a body that is not "
+                            "JSON (%s at byte %d)", rq->vendor, status, je.text, je.position);
+    }
+    sl_buf_release(&body);
+    return rc;
 }
 
 /* ---- the registry ---- */
@@ -89,23 +417,19 @@ sl_toolset *sl_builtin_toolset(const char *where, const sl_builtin_tool *tools, 
 static sl_bindings *registry;
 static pthread_once_t registry_once = PTHREAD_ONCE_INIT;
 
-static void add_provider(const char *id, const char *plugin_id, const char *where,
-                         const sl_builtin_tool *tools, size_t n)
-{
-    /* one toolset per id: a binding owns its toolset */
-    sl_bindings_add_toolset(registry, id, sl_builtin_toolset(where, tools, n), where);
-    sl_bindings_add_toolset(registry, plugin_id, sl_builtin_toolset(where, tools, n), where);
-}
-
 static void make_registry(void)
 {
     registry = sl_bindings_new();
-    add_provider("time", "langgenius/time/time", "in sluice", sl_builtin_time_tools,
-                 sl_builtin_time_n);
-    add_provider("json_process", "langgenius/json_process/json_process", "in sluice",
-                 sl_builtin_json_tools, sl_builtin_json_n);
-    add_provider("webscraper", "langgenius/webscraper/webscraper", "in sluice",
-                 sl_builtin_web_tools, sl_builtin_web_n);
+    /* one toolset per id: a binding owns its toolset */
+    for (const sl_builtin_provider *p = sl_builtin_providers; p->name; p++) {
+        sl_bindings_add_toolset(registry, p->name,
+                                sl_builtin_provider_toolset(p, NULL, NULL, NULL, true, "in sluice"),
+                                "in sluice");
+        sl_bindings_add_toolset(registry, p->plugin_id,
+                                sl_builtin_provider_toolset(p, NULL, NULL, NULL, true,
+                                                            "in sluice"),
+                                "in sluice");
+    }
 }
 
 const sl_bindings *sl_builtins(void)

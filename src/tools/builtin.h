@@ -33,8 +33,22 @@
  * process). */
 const sl_bindings *sl_builtins(void);
 
-typedef int (*sl_builtin_fn)(const sl_tool_ctx *ctx, const sl_value *args,
-                             sl_tool_result *res, sl_err *err);
+/* A provider's configuration, as a call sees it: its credential, the
+ * vendor's API root and its other settings.  All borrowed for the call. */
+typedef struct {
+    const char *provider;      /* "tavily" */
+    const char *api_key;       /* NULL: none given */
+    const char *base_url;      /* the vendor's API root: the binding's, the
+                                  environment's or the vendor's public URL;
+                                  NULL for providers with no vendor */
+    const sl_value *settings;  /* object: the provider's other settings (never NULL) */
+    /* Where the key was to come from, for the error a call without one
+     * gives: "set TAVILY_API_KEY …" or "the binding 'x' in …". */
+    const char *key_from;
+} sl_builtin_cfg;
+
+typedef int (*sl_builtin_fn)(const sl_tool_ctx *ctx, const sl_builtin_cfg *cfg,
+                             const sl_value *args, sl_tool_result *res, sl_err *err);
 
 typedef struct {
     const char *name;
@@ -43,8 +57,42 @@ typedef struct {
     sl_builtin_fn call;
 } sl_builtin_tool;
 
-/* A toolset over tools[0..n) (static tables); kind "builtin". */
+/* A provider: its names, tools and what configures it. */
+typedef struct {
+    const char *name;            /* the legacy id: "tavily" */
+    const char *plugin_id;       /* "langgenius/tavily/tavily" */
+    const sl_builtin_tool *tools;
+    const size_t *n;
+    const char *key_env;         /* the environment variable of its API key, or NULL
+                                    when it takes none */
+    bool key_required;           /* a call without a key fails (Jina's is optional) */
+    const char *url_env;         /* the environment variable of its API root, or NULL */
+    const char *default_url;     /* the vendor's public API root, or NULL (a
+                                    provider with no default needs one given) */
+    const char *const *settings; /* its other settings' names, NULL-terminated, or NULL */
+} sl_builtin_provider;
+
+/* The providers, in a table ending with a zeroed entry. */
+extern const sl_builtin_provider sl_builtin_providers[];
+
+/* The provider named name (legacy id, plugin id, or a plugin id's last
+ * part), or NULL. */
+const sl_builtin_provider *sl_builtin_provider_find(const char *name);
+/* "time, json_process, …": the providers' names (new string). */
+char *sl_builtin_provider_names(void);
+
+/* A toolset over tools[0..n) (static tables) with no configuration;
+ * kind "builtin". */
 sl_toolset *sl_builtin_toolset(const char *where, const sl_builtin_tool *tools, size_t n);
+
+/* Provider p's toolset configured by a binding: api_key and base_url may
+ * be NULL, settings an object or NULL (all copied).  from_env: what the
+ * binding leaves out is read from the environment at call time (p's
+ * key_env and url_env), as for the registry's own; a bundle's bindings
+ * never read it.  `where` names the binding in errors (copied). */
+sl_toolset *sl_builtin_provider_toolset(const sl_builtin_provider *p, const char *api_key,
+                                        const char *base_url, const sl_value *settings,
+                                        bool from_env, const char *where);
 
 /* The providers' tables. */
 extern const sl_builtin_tool sl_builtin_time_tools[];
@@ -66,6 +114,43 @@ bool sl_builtin_arg_bool(const sl_value *args, const char *name, bool def);
 /* The number argument (a number, or text that reads as one): 1 with *out,
  * 0 when absent or null, -1 when it is not a number. */
 int sl_builtin_arg_num(const sl_value *args, const char *name, double *out);
+
+/* 0 when cfg has an API key, else -1 with err saying where to set one. */
+int sl_builtin_need_key(const sl_builtin_cfg *cfg, sl_err *err);
+
+/* ---- a vendor's HTTP API ---- */
+
+/* The most of an API's answer read (the http-request node's cap). */
+#define SL_BUILTIN_API_MAX ((size_t)10 << 20)
+
+typedef struct {
+    const char *vendor;          /* "Tavily": names it in errors */
+    const char *method;          /* "GET" or "POST" */
+    const char *url;
+    const char *const *headers;  /* "Name: value" lines, NULL-terminated, or NULL */
+    const char *body;            /* the request body (POST), or NULL */
+    size_t body_len;
+    size_t max_body;             /* 0: SL_BUILTIN_API_MAX */
+} sl_builtin_req;
+
+/* Sends rq through net/http with its SSRF guard (this host's and private
+ * addresses only with ctx->allow_private, every connection and redirect
+ * hop checked; at most 10 hops, 303 and a POST's 301/302 continue as
+ * GET), within the call's deadline and cancellation, the answer capped at
+ * max_body.  0 with the last answer's *status, its body in body (an
+ * initialised buffer) and *ctype (new, or NULL; ctype may be NULL); -1
+ * with err naming the vendor when no answer came. */
+int sl_builtin_fetch(const sl_tool_ctx *ctx, const sl_builtin_req *rq, long *status,
+                     sl_buf *body, char **ctype, sl_err *err);
+/* sl_builtin_fetch, and the answer must be a 2xx with a JSON body: *out
+ * is the parsed body (new); a failure names the vendor, the status and
+ * the vendor's message (the API key's setting for 401 and 403). */
+int sl_builtin_fetch_json(const sl_tool_ctx *ctx, const sl_builtin_cfg *cfg,
+                          const sl_builtin_req *rq, sl_value **out, sl_err *err);
+/* The error for an answer with status (not 2xx) and body: the vendor,
+ * the status, the vendor's message and what to do.  Returns -1. */
+int sl_builtin_status_error(const sl_builtin_cfg *cfg, const char *vendor, long status,
+                            const char *body, size_t len, sl_err *err);
 
 /* Appends text to res, counted against the call's output cap. */
 int sl_builtin_text(sl_tool_result *res, const sl_tool_ctx *ctx, const char *s, size_t n,

@@ -518,9 +518,10 @@ static int job_out(job *j, const sl_tool_ctx *ctx, sl_tool_result *res, sl_err *
     return rc;
 }
 
-static int jp_parse(const sl_tool_ctx *ctx, const sl_value *args, sl_tool_result *res,
-                      sl_err *err)
+static int jp_parse(const sl_tool_ctx *ctx, const sl_builtin_cfg *cfg,
+                    const sl_value *args, sl_tool_result *res, sl_err *err)
 {
+    (void)cfg;
     job j;
     int rc = job_start(&j, "parse", args, "json_filter", false, err);
     if (!rc) {
@@ -611,9 +612,10 @@ static int create_path(job *j, const char *q, sl_value *nv, sl_err *err)
     return rc;
 }
 
-static int jp_insert(const sl_tool_ctx *ctx, const sl_value *args, sl_tool_result *res,
-                       sl_err *err)
+static int jp_insert(const sl_tool_ctx *ctx, const sl_builtin_cfg *cfg,
+                     const sl_value *args, sl_tool_result *res, sl_err *err)
 {
+    (void)cfg;
     job j;
     int rc = job_start(&j, "json_insert", args, "query", false, err);
     sl_value *nv = NULL;
@@ -661,9 +663,10 @@ static int jp_insert(const sl_tool_ctx *ctx, const sl_value *args, sl_tool_resul
     return rc;
 }
 
-static int jp_replace(const sl_tool_ctx *ctx, const sl_value *args, sl_tool_result *res,
-                        sl_err *err)
+static int jp_replace(const sl_tool_ctx *ctx, const sl_builtin_cfg *cfg,
+                      const sl_value *args, sl_tool_result *res, sl_err *err)
 {
+    (void)cfg;
     job j;
     int rc = job_start(&j, "json_replace", args, "query", false, err);
     const char *model = rc ? "" : arg(&j, args, "replace_model", "pattern");
@@ -738,9 +741,10 @@ static int jp_replace(const sl_tool_ctx *ctx, const sl_value *args, sl_tool_resu
     return rc;
 }
 
-static int jp_delete(const sl_tool_ctx *ctx, const sl_value *args, sl_tool_result *res,
-                       sl_err *err)
+static int jp_delete(const sl_tool_ctx *ctx, const sl_builtin_cfg *cfg,
+                     const sl_value *args, sl_tool_result *res, sl_err *err)
 {
+    (void)cfg;
     job j;
     int rc = job_start(&j, "json_delete", args, "query", true, err);
     for (size_t i = 0; i < j.m.n && !rc; i++) {

@@ -581,9 +581,10 @@ static int out_text(sl_tool_result *res, const sl_tool_ctx *ctx, const sl_buf *b
     return sl_builtin_text(res, ctx, b->data ? b->data : "", b->len, err);
 }
 
-static int current_time(const sl_tool_ctx *ctx, const sl_value *args, sl_tool_result *res,
-                        sl_err *err)
+static int current_time(const sl_tool_ctx *ctx, const sl_builtin_cfg *cfg,
+                        const sl_value *args, sl_tool_result *res, sl_err *err)
 {
+    (void)cfg;
     char *t1, *t2;
     const char *tz = sl_builtin_arg_str(args, "timezone", "UTC", &t1);
     const char *fmt = sl_builtin_arg_str(args, "format", PY_FMT, &t2);
@@ -611,9 +612,10 @@ static void num_text(double d, char *out, size_t n)
         snprintf(out, n, "%g", d);
 }
 
-static int weekday(const sl_tool_ctx *ctx, const sl_value *args, sl_tool_result *res,
-                   sl_err *err)
+static int weekday(const sl_tool_ctx *ctx, const sl_builtin_cfg *cfg,
+                   const sl_value *args, sl_tool_result *res, sl_err *err)
 {
+    (void)cfg;
     static const char *months[] = {"January", "February", "March",     "April",
                                    "May",     "June",     "July",      "August",
                                    "September", "October", "November", "December"};
@@ -644,9 +646,10 @@ static int weekday(const sl_tool_ctx *ctx, const sl_value *args, sl_tool_result 
     return sl_builtin_text(res, ctx, text, (size_t)n, err);
 }
 
-static int timezone_conversion(const sl_tool_ctx *ctx, const sl_value *args,
-                               sl_tool_result *res, sl_err *err)
+static int timezone_conversion(const sl_tool_ctx *ctx, const sl_builtin_cfg *cfg,
+                               const sl_value *args, sl_tool_result *res, sl_err *err)
 {
+    (void)cfg;
     char *t1, *t2, *t3;
     const char *cur = sl_builtin_arg_str(args, "current_time", "", &t1);
     const char *from = sl_builtin_arg_str(args, "current_timezone", "Asia/Shanghai", &t2);
@@ -668,9 +671,10 @@ static int timezone_conversion(const sl_tool_ctx *ctx, const sl_value *args,
     return rc;
 }
 
-static int localtime_to_timestamp(const sl_tool_ctx *ctx, const sl_value *args,
-                                  sl_tool_result *res, sl_err *err)
+static int localtime_to_timestamp(const sl_tool_ctx *ctx, const sl_builtin_cfg *cfg,
+                                  const sl_value *args, sl_tool_result *res, sl_err *err)
 {
+    (void)cfg;
     char *t1, *t2;
     const char *local = sl_builtin_arg_str(args, "localtime", "", &t1);
     const char *tz = sl_builtin_arg_str(args, "timezone", "Asia/Shanghai", &t2);
@@ -686,9 +690,10 @@ static int localtime_to_timestamp(const sl_tool_ctx *ctx, const sl_value *args,
     return rc;
 }
 
-static int timestamp_to_localtime(const sl_tool_ctx *ctx, const sl_value *args,
-                                  sl_tool_result *res, sl_err *err)
+static int timestamp_to_localtime(const sl_tool_ctx *ctx, const sl_builtin_cfg *cfg,
+                                  const sl_value *args, sl_tool_result *res, sl_err *err)
 {
+    (void)cfg;
     char *t1;
     double ts = 0;
     if (sl_builtin_arg_num(args, "timestamp", &ts) < 0)

@@ -486,9 +486,10 @@ static void to_utf8(const char *charset, const char *s, size_t n, sl_buf *out)
     sl_utf8_clean(s, n, out);
 }
 
-static int webscraper(const sl_tool_ctx *ctx, const sl_value *args, sl_tool_result *res,
-                      sl_err *err)
+static int webscraper(const sl_tool_ctx *ctx, const sl_builtin_cfg *cfg,
+                      const sl_value *args, sl_tool_result *res, sl_err *err)
 {
+    (void)cfg;
     char *t1, *t2;
     const char *url0 = sl_builtin_arg_str(args, "url", "", &t1);
     const char *ua = sl_builtin_arg_str(args, "user_agent", DEFAULT_UA, &t2);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/secret.h"
 #include "tap.h"
 #include "tools/builtin.h"
 #include "util.h"
@@ -84,6 +85,171 @@ static void test_registry(void)
     json_decref(list);
     EXPECT_ERR("time", "no_such_tool", "{}", "has no tool named 'no_such_tool'; it has current_time, weekday");
     sl_err_clear(&err);
+}
+
+/* ---- configuration ---- */
+
+/* A fixture provider whose one tool answers with the configuration it
+ * was called with. */
+static int show_cfg(const sl_tool_ctx *ctx, const sl_builtin_cfg *cfg, const sl_value *args,
+                    sl_tool_result *res, sl_err *err)
+{
+    (void)args;
+    if (sl_builtin_need_key(cfg, err))
+        return -1;
+    char *set = json_dumps(cfg->settings, JSON_COMPACT | JSON_SORT_KEYS);
+    char *t = sl_xasprintf("%s|%s|%s|%s", cfg->provider, cfg->api_key,
+                           cfg->base_url ? cfg->base_url : "-", set);
+    int rc = sl_builtin_text(res, ctx, t, strlen(t), err);
+    free(t);
+    free(set);
+    return rc;
+}
+
+static const sl_builtin_tool fixture_tools[] = {
+    {"show", "shows its configuration", "{\"type\": \"object\", \"properties\": {}}", show_cfg},
+};
+static const size_t fixture_n = 1;
+static const char *const fixture_settings[] = {"region", NULL};
+static const sl_builtin_provider fixture = {
+    "fixture", "test/fixture/fixture", fixture_tools, &fixture_n, "SLUICE_TEST_FIXTURE_KEY",
+    true, "SLUICE_TEST_FIXTURE_URL", "https://api.fixture.invalid", fixture_settings};
+
+static char *ts_call(sl_toolset *ts)
+{
+    sl_tool_ctx ctx = {.timeout_s = 5};
+    sl_tool_result res;
+    sl_tool_result_init(&res);
+    sl_err err = {0};
+    char *out = sl_toolset_call(ts, &ctx, "show", NULL, &res, &err)
+                    ? sl_xasprintf("ERR: %s", err.msg)
+                    : sl_xstrdup(res.text.data ? res.text.data : "");
+    sl_err_clear(&err);
+    sl_tool_result_release(&res);
+    return out;
+}
+
+static void test_cfg(void)
+{
+    unsetenv("SLUICE_TEST_FIXTURE_KEY");
+    unsetenv("SLUICE_TEST_FIXTURE_URL");
+    /* the registry's way: everything from the environment, at call time */
+    sl_toolset *env_ts = sl_builtin_provider_toolset(&fixture, NULL, NULL, NULL, true,
+                                                     "in sluice");
+    char *got = ts_call(env_ts);
+    CHECK(strstr(got, "ERR: fixture: the tool needs an API key and has none: set "
+                      "SLUICE_TEST_FIXTURE_KEY in sluice's environment") &&
+              strstr(got, "tools: {fixture: {builtin: {api_key: {env: NAME}}}}"),
+          "no key: the error names the variable and the binding (got %s)", got);
+    free(got);
+    setenv("SLUICE_TEST_FIXTURE_KEY", "env-key-1234", 1);
+    got = ts_call(env_ts);
+    CHECK(!strcmp(got, "fixture|env-key-1234|https://api.fixture.invalid|{}"),
+          "the key is read at call time; the vendor's URL by default (got %s)", got);
+    free(got);
+    setenv("SLUICE_TEST_FIXTURE_URL", "http://127.0.0.1:9/v1", 1);
+    got = ts_call(env_ts);
+    CHECK(!strcmp(got, "fixture|env-key-1234|http://127.0.0.1:9/v1|{}"),
+          "the URL's variable overrides the default (got %s)", got);
+    free(got);
+    /* a binding's own values win; what it leaves out comes from the
+     * environment only when it is trusted */
+    sl_value *set = J("{\"region\": \"eu\"}");
+    sl_toolset *own = sl_builtin_provider_toolset(&fixture, "own-key-5678", "https://x.invalid",
+                                                  set, true, "'f' (sluice's settings)");
+    got = ts_call(own);
+    CHECK(!strcmp(got, "fixture|own-key-5678|https://x.invalid|{\"region\":\"eu\"}"),
+          "the binding's key, URL and settings (got %s)", got);
+    free(got);
+    sl_toolset_free(own);
+    sl_toolset *bundle = sl_builtin_provider_toolset(&fixture, NULL, NULL, set, false,
+                                                     "'f' (the app bundle)");
+    got = ts_call(bundle);
+    CHECK(strstr(got, "ERR: fixture: the tool needs an API key and has none: the binding 'f' "
+                      "(the app bundle) gives no api_key"),
+          "a bundle's binding never reads the environment's key (got %s)", got);
+    free(got);
+    sl_toolset_free(bundle);
+    json_decref(set);
+    unsetenv("SLUICE_TEST_FIXTURE_KEY");
+    unsetenv("SLUICE_TEST_FIXTURE_URL");
+    sl_toolset_free(env_ts);
+
+    CHECK(sl_builtin_provider_find("time") && sl_builtin_provider_find("langgenius/time/time") &&
+              sl_builtin_provider_find("someone/time/time") == sl_builtin_provider_find("time") &&
+              !sl_builtin_provider_find("nope"),
+          "providers by name, plugin id and a plugin id's last part");
+
+    /* bindings */
+    struct {
+        const char *yaml;
+        bool trusted;
+        const char *want;  /* NULL: parses */
+    } cases[] = {
+        {"tools: {3f1c-uuid: {builtin: time}}", true, NULL},
+        {"tools: {x: {builtin: {provider: langgenius/json_process/json_process}}}", true, NULL},
+        {"tools: {time: {builtin: {}}}", true, NULL},
+        {"tools: {x: {builtin: {}}}", true, "'x' is not a built-in provider's id; name the "
+         "provider: builtin: {provider: NAME, …} (one of time, json_process, webscraper"},
+        {"tools: {x: {builtin: nope}}", true, "'nope' is not a built-in provider; they are time, "
+         "json_process, webscraper"},
+        {"tools: {x: {builtin: {provider: nope}}}", true, "tools.x.builtin.provider: 'nope' is "
+         "not a built-in provider"},
+        {"tools: {time: {builtin: {api_key: k1234}}}", true, "tools.time.builtin.api_key: "
+         "unknown setting 'api_key'; the built-in time's settings are provider"},
+        {"tools: {time: {builtin: {colour: red}}}", true, "unknown setting 'colour'"},
+        {"tools: {time: {builtin: [1]}}", true, "a built-in provider's name, or its settings"},
+        {"tools: {time: {builtin: time, mcp: http://x}}", true, "a binding is one of mcp, "
+         "openapi, workflow and builtin"},
+        {"tools: {time: {builtins: {}}}", true, "unknown setting 'builtins'; the settings are "
+         "mcp, openapi, workflow, builtin, names and timeout"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        sl_bindings *b = sl_bindings_new();
+        sl_err err = {0};
+        int rc = sl_bindings_parse_text(b, cases[i].yaml, strlen(cases[i].yaml), "s.yml",
+                                        cases[i].trusted, &err);
+        if (!cases[i].want)
+            CHECK(rc == 0 && sl_bindings_count(b) == 1 &&
+                      !strcmp(sl_binding_kind(sl_bindings_at(b, 0)), "builtin"),
+                  "%s parses (%s)", cases[i].yaml, err.msg);
+        else
+            CHECK(rc && strstr(err.msg, cases[i].want), "%s: %s (got %s)", cases[i].yaml,
+                  cases[i].want, err.msg);
+        sl_err_clear(&err);
+        sl_bindings_free(b);
+    }
+    /* what a store shows of a built-in binding: no key, no URL secrets */
+    sl_value *shown = sl_bindings_spec_show(
+        "{\"t\": {\"builtin\": {\"api_key\": \"tvly-secret-1\", "
+        "\"base_url\": \"https://u:pw@api.example/v1?token=abc\"}}}");
+    char *st = json_dumps(shown, JSON_COMPACT | JSON_SORT_KEYS);
+    CHECK(!strcmp(st, "{\"t\":{\"builtin\":{\"api_key\":\"******\","
+                      "\"base_url\":\"https://api.example/v1\"}}}"),
+          "a built-in binding is shown without its key or the URL's credentials (%s)", st);
+    free(st);
+    json_decref(shown);
+    /* a bound built-in calls its tools */
+    sl_bindings *b = sl_bindings_new();
+    sl_err err = {0};
+    const char *y = "tools: {abc-123: {builtin: time}}";
+    CHECK(!sl_bindings_parse_text(b, y, strlen(y), "s.yml", true, &err), "binds a UUID");
+    const sl_binding *bt = sl_bindings_find(b, "abc-123", NULL);
+    CHECK(bt && !strcmp(sl_binding_where(bt), "time in sluice"), "where: %s",
+          bt ? sl_binding_where(bt) : "?");
+    sl_toolset *ts = bt ? sl_binding_toolset(bt, false, &err) : NULL;
+    sl_tool_ctx ctx = {.timeout_s = 5};
+    sl_tool_result res;
+    sl_tool_result_init(&res);
+    sl_value *wd = J("{\"year\": 2024, \"month\": 1, \"day\": 1}");
+    CHECK(ts && !sl_toolset_call(ts, &ctx, "weekday", wd, &res, &err) &&
+              !strcmp(res.text.data, "January 1, 2024 is Monday."),
+          "the bound time answers (%s)", err.msg);
+    CHECK(ts && sl_binding_toolset(bt, true, &err) == ts, "one toolset for both");
+    json_decref(wd);
+    sl_tool_result_release(&res);
+    sl_err_clear(&err);
+    sl_bindings_free(b);
 }
 
 static void fmt_check(long long t, const char *tz, const char *fmt, const char *want)
@@ -375,6 +541,7 @@ static void test_html(void)
 int main(void)
 {
     test_registry();
+    test_cfg();
     test_time();
     test_json();
     test_html();
