@@ -166,6 +166,8 @@ const sl_builtin_provider sl_builtin_providers[] = {
      &sl_builtin_json_n, NULL, false, NULL, NULL, NULL},
     {"webscraper", "langgenius/webscraper/webscraper", sl_builtin_web_tools, &sl_builtin_web_n,
      NULL, false, NULL, NULL, NULL},
+    {"tavily", "langgenius/tavily/tavily", sl_builtin_tavily_tools, &sl_builtin_tavily_n,
+     "TAVILY_API_KEY", true, "TAVILY_BASE_URL", "https://api.tavily.com", NULL},
     {0},
 };
 
@@ -256,7 +258,10 @@ static int fetch_failed(sl_http *h, sl_http_result rc, const sl_builtin_req *rq,
 int sl_builtin_fetch(const sl_tool_ctx *ctx, const sl_builtin_req *rq, long *status,
                      sl_buf *body, char **ctype, sl_err *err)
 {
+    /* raising tool_max_output lets a larger answer in */
     size_t cap = rq->max_body ? rq->max_body : SL_BUILTIN_API_MAX;
+    if (!rq->max_body && sl_tool_max_output(ctx) > cap)
+        cap = sl_tool_max_output(ctx);
     *status = 0;
     if (ctype)
         *ctype = NULL;
@@ -510,5 +515,35 @@ int sl_builtin_text(sl_tool_result *res, const sl_tool_ctx *ctx, const char *s, 
     if (sl_tool_result_charge(res, ctx, n, err))
         return -1;
     sl_buf_add(&res->text, s, n);
+    return 0;
+}
+
+char *sl_builtin_url(const char *base, const char *path)
+{
+    size_t n = strlen(base);
+    while (n && base[n - 1] == '/')
+        n--;
+    return sl_xasprintf("%.*s%s", (int)n, base, path);
+}
+
+void sl_builtin_pystr(const sl_value *v, sl_buf *out)
+{
+    if (json_is_string(v))
+        sl_buf_add(out, json_string_value(v), json_string_length(v));
+    else if (json_is_boolean(v))
+        sl_buf_adds(out, json_is_true(v) ? "True" : "False");
+    else if (!v || json_is_null(v))
+        sl_buf_adds(out, "None");
+    else
+        sl_builtin_py_json(v, false, out);
+}
+
+int sl_builtin_json_out(sl_tool_result *res, const sl_tool_ctx *ctx, sl_value *v, sl_err *err)
+{
+    if (sl_tool_result_charge(res, ctx, sl_value_size(v, sl_tool_max_output(ctx)), err)) {
+        json_decref(v);
+        return -1;
+    }
+    json_array_append_new(res->json, v);
     return 0;
 }

@@ -101,6 +101,8 @@ extern const sl_builtin_tool sl_builtin_json_tools[];
 extern const size_t sl_builtin_json_n;
 extern const sl_builtin_tool sl_builtin_web_tools[];
 extern const size_t sl_builtin_web_n;
+extern const sl_builtin_tool sl_builtin_tavily_tools[];
+extern const size_t sl_builtin_tavily_n;
 
 /* ---- arguments ---- */
 
@@ -130,7 +132,8 @@ typedef struct {
     const char *const *headers;  /* "Name: value" lines, NULL-terminated, or NULL */
     const char *body;            /* the request body (POST), or NULL */
     size_t body_len;
-    size_t max_body;             /* 0: SL_BUILTIN_API_MAX */
+    size_t max_body;             /* 0: SL_BUILTIN_API_MAX, or the call's output cap
+                                    when that is larger */
 } sl_builtin_req;
 
 /* Sends rq through net/http with its SSRF guard (this host's and private
@@ -151,6 +154,17 @@ int sl_builtin_fetch_json(const sl_tool_ctx *ctx, const sl_builtin_cfg *cfg,
  * the status, the vendor's message and what to do.  Returns -1. */
 int sl_builtin_status_error(const sl_builtin_cfg *cfg, const char *vendor, long status,
                             const char *body, size_t len, sl_err *err);
+
+/* base (trailing slashes dropped) + path (new string). */
+char *sl_builtin_url(const char *base, const char *path);
+
+/* v as Python's str() shows it in an f-string: a string as it is, a
+ * float as repr, True/False/None, a list or dict as JSON. */
+void sl_builtin_pystr(const sl_value *v, sl_buf *out);
+
+/* Adds v (stolen) to res's json messages, counted against the call's
+ * output cap. */
+int sl_builtin_json_out(sl_tool_result *res, const sl_tool_ctx *ctx, sl_value *v, sl_err *err);
 
 /* Appends text to res, counted against the call's output cap. */
 int sl_builtin_text(sl_tool_result *res, const sl_tool_ctx *ctx, const char *s, size_t n,

@@ -39,6 +39,8 @@ method (HEAD gets the headers only).
   /mcp, /mcp-auth         an MCP server (tests/tools/mcp_standin.py)
   /api/...                a REST API and its OpenAPI documents
                           (tests/tools/openapi_standin.py)
+  /vendor/...             the APIs of Tavily, Jina and Firecrawl
+                          (tests/tools/vendor_standin.py)
   /https-port             the port of an HTTPS twin of this server (same
                           endpoints, self-signed certificate for
                           127.0.0.1), started on first use; needs openssl
@@ -62,6 +64,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mcp_standin  # noqa: E402
 import openapi_standin  # noqa: E402
+import vendor_standin  # noqa: E402
 
 HITS = {}
 HITS_LOCK = threading.Lock()
@@ -109,6 +112,10 @@ class Handler(BaseHTTPRequestHandler):
         elif name == "api":
             status, ctype, out, extra = openapi_standin.handle(self.path, self.command,
                                                                self.headers, body)
+            self.reply(status, out, ctype, extra)
+        elif name == "vendor":
+            status, ctype, out, extra = vendor_standin.handle(self.path, self.command,
+                                                              self.headers, body)
             self.reply(status, out, ctype, extra)
         elif name == "method":
             self.reply(body=self.command, headers=[("X-Method", self.command)])

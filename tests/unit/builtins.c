@@ -3,9 +3,11 @@
  * registry under both ids, and each tool's output for fixed inputs, the
  * expected values taken from Dify's tools (Python's zoneinfo, json, …).
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "core/secret.h"
 #include "tap.h"
@@ -64,7 +66,10 @@ static void test_registry(void)
         CHECK(b && !strcmp(sl_binding_kind(b), "builtin"), "%s is a built-in", ids[i]);
     }
     CHECK(sl_builtins() == sl_builtins(), "one registry");
-    CHECK(!sl_bindings_find(sl_builtins(), "tavily", NULL), "tavily is not built in");
+    CHECK(!sl_bindings_find(sl_builtins(), "google", NULL), "google is not built in");
+    CHECK(sl_bindings_find(sl_builtins(), "tavily", NULL) &&
+              sl_bindings_find(sl_builtins(), "langgenius/tavily/tavily", NULL),
+          "tavily is built in under both ids");
     sl_err err = {0};
     sl_toolset *ts = sl_binding_toolset(sl_bindings_find(sl_builtins(), "time", NULL), false,
                                         &err);
@@ -250,6 +255,194 @@ static void test_cfg(void)
     sl_tool_result_release(&res);
     sl_err_clear(&err);
     sl_bindings_free(b);
+}
+
+/* ---- vendors, against tests/tools/vendor_standin.py ---- */
+
+static char *vendor_url;  /* http://127.0.0.1:PORT/vendor */
+
+/* Calls tool of the binding `id` in b (NULL: the registry); "ERR: msg",
+ * or the text, then "\n#json: " and the first json message when any. */
+static char *bcall(const sl_bindings *b, const char *id, const char *tool, const char *args,
+                   bool allow_private)
+{
+    const sl_binding *bd = sl_bindings_find(b ? b : sl_builtins(), id, NULL);
+    if (!bd)
+        return sl_xstrdup("ERR: no binding");
+    sl_err err = {0};
+    sl_toolset *ts = sl_binding_toolset(bd, allow_private, &err);
+    sl_tool_ctx ctx = {.timeout_s = 10, .allow_private = allow_private};
+    sl_tool_result res;
+    sl_tool_result_init(&res);
+    sl_value *a = J(args);
+    char *out;
+    if (!ts || sl_toolset_call(ts, &ctx, tool, a, &res, &err)) {
+        out = sl_xasprintf("ERR: %s", err.msg);
+    } else {
+        sl_buf o;
+        sl_buf_init(&o, 0);
+        sl_buf_adds(&o, res.text.data ? res.text.data : "");
+        if (json_array_size(res.json)) {
+            char *j = json_dumps(json_array_get(res.json, 0), JSON_COMPACT | JSON_SORT_KEYS);
+            sl_buf_addf(&o, "\n#json: %s", j);
+            free(j);
+        }
+        out = sl_buf_detach(&o);
+    }
+    json_decref(a);
+    sl_err_clear(&err);
+    sl_tool_result_release(&res);
+    return out;
+}
+
+/* Bindings from YAML text (trusted or a bundle's); NULL with the error
+ * in *why. */
+static sl_bindings *bind(const char *yaml, bool trusted, char **why)
+{
+    sl_bindings *b = sl_bindings_new();
+    sl_err err = {0};
+    char *y = sl_xstrdup(yaml);
+    /* @V stands for the stand-in's /vendor URL */
+    for (char *p; (p = strstr(y, "@V"));) {
+        char *n = sl_xasprintf("%.*s%s%s", (int)(p - y), y, vendor_url, p + 2);
+        free(y);
+        y = n;
+    }
+    *why = NULL;
+    if (sl_bindings_parse_text(b, y, strlen(y), "s.yml", trusted, &err)) {
+        *why = sl_xstrdup(err.msg);
+        sl_bindings_free(b);
+        b = NULL;
+    }
+    sl_err_clear(&err);
+    free(y);
+    return b;
+}
+
+static void test_tavily(void)
+{
+    char *u = sl_xasprintf("%s/tavily", vendor_url);
+    setenv("TAVILY_BASE_URL", u, 1);
+    free(u);
+    unsetenv("TAVILY_API_KEY");
+    /* the registry: the environment's key, read at call time */
+    char *got = bcall(NULL, "tavily", "tavily_search", "{\"query\": \"q\"}", true);
+    CHECK(strstr(got, "ERR: tavily: the tool needs an API key and has none: set TAVILY_API_KEY"),
+          "no key: names TAVILY_API_KEY (got %s)", esc(got));
+    free(got);
+    setenv("TAVILY_API_KEY", "tvly-wrong-key", 1);
+    got = bcall(NULL, "langgenius/tavily/tavily", "tavily_search", "{\"query\": \"q\"}", true);
+    CHECK(strstr(got, "ERR: Tavily: the API answered 401 (Unauthorized): Unauthorized: missing "
+                      "or invalid API key.; check the API key (set TAVILY_API_KEY"),
+          "a wrong key: the vendor's 401 and where the key comes from (got %s)", esc(got));
+    free(got);
+    setenv("TAVILY_API_KEY", "tvly-test-key", 1);
+    got = bcall(NULL, "tavily", "tavily_search",
+                "{\"query\": \"q\", \"search_depth\": \"fast\", \"topic\": \"news\", "
+                "\"include_answer\": \"advanced\", \"include_raw_content\": true, "
+                "\"include_images\": \"true\", \"include_favicon\": true, \"max_results\": \"1\", "
+                "\"time_range\": \"week\", \"start_date\": \"\", \"country\": \"None\", "
+                "\"exclude_domains\": \"x.com,,y.com\", \"project_id\": \"p1\"}",
+                true);
+    CHECK(strstr(got, "**Answer:** The answer.\n\n# Result 1: [Result for q](https://example.com/1)"
+                      "\n\n**Published Date:** Mon, 01 Dec 2026 10:00:00 GMT\n\n**URL:** "
+                      "https://example.com/1\n\n**Relevance Score:** 0.98765\n\n**Favicon:** "
+                      "![Favicon for Result for q](https://example.com/favicon.ico)\n\n"
+                      "**Content:**\nFirst content.\n\n**Raw Content:**\nRaw one.\n\n---\n\n"
+                      "**Images:**\n\n![An A](https://example.com/a.png)\n\n"
+                      "![Tavily search result image](https://example.com/b.png)\n\n\n\n#json: ") ==
+              got,
+          "every section of the plugin's text (got %s)", esc(got));
+    CHECK(strstr(got, "\"echo\":{\"body\":{\"chunks_per_source\":3,\"exclude_domains\":[\"x.com\","
+                      "\"y.com\"],\"include_answer\":\"advanced\",\"include_favicon\":true,"
+                      "\"include_images\":true,\"include_raw_content\":\"markdown\","
+                      "\"max_results\":1,\"query\":\"q\",\"search_depth\":\"fast\",\"time_range\":"
+                      "\"week\",\"topic\":\"news\"},\"client\":\"sluice\",\"project\":\"p1\"}"),
+          "the body the plugin's processing makes, and the project header (got %s)", esc(got));
+    free(got);
+    got = bcall(NULL, "tavily", "tavily_search", "{\"query\": \"q\", \"max_results\": \"lots\"}",
+                true);
+    CHECK(strstr(got, "ERR: tavily: max_results is a whole number"), "a bad number (got %s)",
+          esc(got));
+    free(got);
+    got = bcall(NULL, "tavily", "tavily_extract", "{\"urls\": \"https://a.com\", "
+                "\"extract_depth\": \"deep\"}", true);
+    CHECK(strstr(got, "ERR: tavily: extract_depth must be either 'basic' or 'advanced'"),
+          "extract_depth is checked (got %s)", esc(got));
+    free(got);
+    got = bcall(NULL, "tavily", "tavily_extract", "{\"urls\": \"https://a.com\", "
+                "\"timeout\": 90}", true);
+    CHECK(strstr(got, "ERR: tavily: timeout must be between 1.0 and 60.0 seconds"),
+          "timeout is checked (got %s)", esc(got));
+    free(got);
+    got = bcall(NULL, "tavily", "tavily_extract", "{\"urls\": [\"https://a.com/1\"], "
+                "\"include_images\": true, \"query\": \"why\", \"timeout\": \"20\", "
+                "\"chunks_per_source\": 4, \"format\": \"text\"}", true);
+    CHECK(!strncmp(got, "# Extracted Content 1: https://a.com/1\n\n**Raw Content:**\nContent of "
+                        "https://a.com/1\n\n**Images:**\n\n![Image from https://a.com/1]"
+                        "(https://example.com/i.png)\n\n---\n\n#json: ", 150) &&
+              strstr(got, "\"body\":{\"chunks_per_source\":4,\"format\":\"text\","
+                          "\"include_images\":true,\"query\":\"why\",\"timeout\":20.0,"
+                          "\"urls\":[\"https://a.com/1\"]}"),
+          "extract's text and body (got %s)", esc(got));
+    free(got);
+    got = bcall(NULL, "tavily", "tavily_search", "{\"query\": \"q\"}", false);
+    CHECK(strstr(got, "ERR: Tavily: sluice refused to connect to 127.0.0.1"),
+          "the guard without allow_private (got %s)", esc(got));
+    free(got);
+
+    /* a binding: its own key from {env:}, registered as a secret */
+    setenv("SLUICE_TEST_TAVILY", "tvly-test-key", 1);
+    unsetenv("TAVILY_API_KEY");
+    char *why;
+    sl_bindings *b = bind("tools: {search: {builtin: {provider: tavily, api_key: {env: "
+                          "SLUICE_TEST_TAVILY}, base_url: '@V/tavily'}}}", true, &why);
+    CHECK(b != NULL, "a tavily binding loads (%s)", why ? why : "");
+    char *masked = sl_secret_mask("key tvly-test-key here");
+    CHECK(masked && !strstr(masked, "tvly-test-key"), "its key is a registered secret (%s)",
+          masked ? masked : "not masked");
+    free(masked);
+    got = b ? bcall(b, "search", "tavily_search", "{\"query\": \"q\"}", true) : sl_xstrdup("-");
+    CHECK(!strncmp(got, "# Result 1: [Result for q]", 26), "the bound key works (got %.80s)", esc(got));
+    free(got);
+    CHECK(b && !strncmp(sl_binding_where(sl_bindings_get(b, "search")), "tavily in sluice, "
+                        "http://127.0.0.1:", 34), "where: %s",
+          b ? sl_binding_where(sl_bindings_get(b, "search")) : "-");
+    sl_bindings_free(b);
+    masked = sl_secret_mask("key tvly-test-key here");
+    CHECK(!masked, "freed, the key is no longer a secret");
+    free(masked);
+    /* a bundle's: no {env:}, and no fallback to the environment's key */
+    setenv("TAVILY_API_KEY", "tvly-test-key", 1);
+    b = bind("tools: {tavily: {builtin: {api_key: {env: SLUICE_TEST_TAVILY}}}}", false, &why);
+    CHECK(!b && why && strstr(why, "tools.tavily.builtin.api_key: an app bundle's bindings may "
+                              "not read the environment ({env: SLUICE_TEST_TAVILY})"),
+          "a bundle may not read the environment (%s)", why ? why : "loaded");
+    free(why);
+    b = bind("tools: {tavily: {builtin: {base_url: '@V/tavily'}}}", false, &why);
+    got = b ? bcall(b, "tavily", "tavily_search", "{\"query\": \"q\"}", true) : sl_xstrdup("-");
+    CHECK(strstr(got, "ERR: tavily: the tool needs an API key and has none: the binding 'tavily' "
+                      "(the app bundle) gives no api_key"),
+          "a bundle's binding never gets this host's key (got %s)", esc(got));
+    free(got);
+    sl_bindings_free(b);
+    b = bind("tools: {tavily: {builtin: {api_key: '', base_url: '@V/tavily'}}}", true, &why);
+    CHECK(!b && why && strstr(why, "an API key is one line of text, not empty"),
+          "an empty key is refused (%s)", why ? why : "loaded");
+    free(why);
+    b = bind("tools: {tavily: {builtin: {base_url: 'ftp://x'}}}", true, &why);
+    CHECK(!b && why && strstr(why, "tools.tavily.builtin.base_url: the vendor's API root, "
+                              "starting with http:// or https://"),
+          "a base_url that is not http(s) is refused (%s)", why ? why : "loaded");
+    free(why);
+    b = bind("tools: {tavily: {builtin: {region: eu}}}", true, &why);
+    CHECK(!b && why && strstr(why, "unknown setting 'region'; the built-in tavily's settings "
+                              "are provider, api_key, base_url"),
+          "an unknown setting lists tavily's (%s)", why ? why : "loaded");
+    free(why);
+    unsetenv("TAVILY_API_KEY");
+    unsetenv("TAVILY_BASE_URL");
+    unsetenv("SLUICE_TEST_TAVILY");
 }
 
 static void fmt_check(long long t, const char *tz, const char *fmt, const char *want)
@@ -542,6 +735,17 @@ int main(void)
 {
     test_registry();
     test_cfg();
+    int port = 0;
+    pid_t pid = start_stand_in("vendor_standin", true, &port);
+    if (pid > 0) {
+        vendor_url = sl_xasprintf("http://127.0.0.1:%d/vendor", port);
+        test_tavily();
+        kill(pid, SIGTERM);
+        waitpid(pid, NULL, 0);
+        free(vendor_url);
+    } else {
+        CHECK(0, "tests/tools/vendor_standin.py did not start");
+    }
     test_time();
     test_json();
     test_html();
