@@ -434,7 +434,7 @@ static void emit_value(sl_stream *st, const seg *s, const sl_value *v)
 {
     sl_buf b;
     sl_buf_init(&b, 0);
-    sl_value_text(v, &b);
+    sl_ref_markdown(v, &b);  /* Dify streams a value's Segment.markdown */
     if (b.len)
         st->io.emit(st->io.ud, (const char *const *)s->parts, s->n, b.data, b.len);
     sl_buf_release(&b);

@@ -5,6 +5,7 @@
 #include "engine/node.h"
 #include "engine/graph.h"
 #include "engine/limits.h"
+#include "tmpl/ref.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -113,15 +114,27 @@ static int answer_check(sl_check *c, const sl_gnode *n)
     return sl_check_text_refs(c, n, n->data, "answer", "answer");
 }
 
-/* The answer's text is its output; what the user sees streaming is sent by
- * the engine's response coordinator (engine/stream.h), from the same
- * template, as its path is decided and its variables come. */
+static sl_value *answer_ref(void *ud, const char *const *parts, int n)
+{
+    sl_value *sel = json_array();
+    for (int i = 0; i < n; i++)
+        json_array_append_new(sel, json_string(parts[i]));
+    sl_value *v = sl_exec_get(ud, sel);
+    json_decref(sel);
+    return v;
+}
+
+/* The answer's text is its output, each value as Dify's Segment.markdown
+ * shows it (a list as "- item" lines, an object as indented JSON); what the
+ * user sees streaming is sent by the engine's response coordinator
+ * (engine/stream.h), from the same template, as its path is decided and
+ * its variables come. */
 static int answer_run(sl_node_exec *x)
 {
     const char *text = json_string_value(json_object_get(sl_exec_data(x), "answer"));
     sl_buf b;
     sl_buf_init(&b, sl_exec_limits(x)->max_string_bytes * 4);
-    if (sl_exec_render(x, text ? text : "", &b) < 0) {
+    if (sl_ref_render_markdown(text ? text : "", answer_ref, x, &b) < 0) {
         sl_buf_release(&b);
         return sl_exec_fail(x, "OutputTooLarge", "the answer text is longer than "
                             "max_string_bytes; shorten the variables it shows");

@@ -80,4 +80,8 @@ int sl_jinja_render(const sl_jinja *t, const sl_value *ctx, const sl_jinja_limit
 
 void sl_jinja_free(sl_jinja *t);
 
+/* Python's str() of a value, as a template prints it: strings as they
+ * are, True/False/None, 1.0, lists and dicts as their repr. */
+void sl_jinja_py_str(const sl_value *v, sl_buf *out);
+
 #endif

@@ -167,6 +167,11 @@ void sl_jx_py_str(const json_t *j, sl_buf *out)
     }
 }
 
+void sl_jinja_py_str(const sl_value *v, sl_buf *out)
+{
+    sl_jx_py_str(v, out);
+}
+
 void sl_jx_str(const jv *v, sl_buf *out)
 {
     switch (v->k) {

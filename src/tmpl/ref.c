@@ -3,6 +3,8 @@
 #include <ctype.h>
 #include <string.h>
 
+#include "tmpl/jinja.h"
+
 /* Tries to read one reference at p (which points at "{{#").  On success
  * fills parts (pointing into `store`) and returns the length consumed. */
 static size_t parse_ref(const char *p, char *store, size_t storecap, const char **parts, int *n)
@@ -73,6 +75,7 @@ typedef struct {
     void *ud;
     sl_buf *out;
     const char *lit; /* start of the text not yet copied */
+    bool md;         /* values as sl_ref_markdown shows them */
 } render_state;
 
 static int render_one(void *ud, const char *at, size_t used, const char *const *parts, int n)
@@ -82,7 +85,10 @@ static int render_one(void *ud, const char *at, size_t used, const char *const *
     st->lit = at + used;
     sl_value *v = st->fn(st->ud, parts, n);
     if (v) {
-        sl_value_text(v, st->out);
+        if (st->md)
+            sl_ref_markdown(v, st->out);
+        else
+            sl_value_text(v, st->out);
         json_decref(v);
         return 0;
     }
@@ -99,10 +105,35 @@ static int render_one(void *ud, const char *at, size_t used, const char *const *
 
 int sl_ref_render(const char *text, sl_ref_resolve_fn fn, void *ud, sl_buf *out)
 {
-    render_state st = {fn, ud, out, text};
+    render_state st = {fn, ud, out, text, false};
     each_ref(text, render_one, &st);
     sl_buf_adds(out, st.lit);
     return out->toobig ? -1 : 0;
+}
+
+int sl_ref_render_markdown(const char *text, sl_ref_resolve_fn fn, void *ud, sl_buf *out)
+{
+    render_state st = {fn, ud, out, text, true};
+    each_ref(text, render_one, &st);
+    sl_buf_adds(out, st.lit);
+    return out->toobig ? -1 : 0;
+}
+
+int sl_ref_markdown(const sl_value *v, sl_buf *out)
+{
+    bool files = json_is_array(v) && json_array_size(v) > 0;
+    for (size_t i = 0; files && i < json_array_size(v); i++)
+        files = sl_value_is_file(json_array_get(v, i));
+    if (json_is_array(v) && !files) {
+        for (size_t i = 0; i < json_array_size(v) && !out->toobig; i++) {
+            sl_buf_adds(out, i ? "\n- " : "- ");
+            sl_jinja_py_str(json_array_get(v, i), out);
+        }
+        return out->toobig ? -1 : 0;
+    }
+    if (json_is_object(v) && !sl_value_is_file(v))
+        return sl_value_pyjson(v, out, true);
+    return sl_value_text(v, out) < 0 || out->toobig ? -1 : 0;
 }
 
 typedef struct {

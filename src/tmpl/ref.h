@@ -24,6 +24,14 @@ typedef int (*sl_ref_visit_fn)(void *ud, const char *const *parts, int nparts);
 
 /* Appends the rendered text; -1 when `out` hit its cap. */
 int sl_ref_render(const char *text, sl_ref_resolve_fn fn, void *ud, sl_buf *out);
+/* The same, each value as Dify's Segment.markdown shows it: what answer
+ * and end nodes show (sl_ref_markdown). */
+int sl_ref_render_markdown(const char *text, sl_ref_resolve_fn fn, void *ud, sl_buf *out);
+/* A value as Dify's Segment.markdown: a list as "- item" lines (each item
+ * as Python's str() shows it), an object as JSON indented by 2; files,
+ * lists of files and anything else as sl_value_text().  -1 when `out` hit
+ * its cap. */
+int sl_ref_markdown(const sl_value *v, sl_buf *out);
 /* Visits every reference; returns what the visitor returned, or 0. */
 int sl_ref_scan(const char *text, sl_ref_visit_fn fn, void *ud);
 

@@ -298,9 +298,44 @@ static void test_cap(void)
     sl_buf_release(&out);
 }
 
+static void md_is(const char *text, const char *want, const char *what)
+{
+    sl_buf out;
+    sl_buf_init(&out, 0);
+    int rc = sl_ref_render_markdown(text, resolve, NULL, &out);
+    const char *got = out.data ? out.data : "";
+    CHECK(rc == 0 && strcmp(got, want) == 0, "%s: '%s' shows '%s' (got '%s')", what, esc(text),
+          esc(want), esc(got));
+    sl_buf_release(&out);
+}
+
+/* Answer and end nodes show values as Dify's Segment.markdown */
+static void test_markdown(void)
+{
+    md_is("{{#n1.arr#}}", "- a\n- b", "a list of strings as - lines");
+    md_is("x {{#n1.nums#}}", "x - 1\n- 2.0", "numbers as Python prints them");
+    json_object_set_new(vars, "n1.mixed", json_pack("[{s:i},[s],n,b]", "k", 1, "a", 1));
+    md_is("{{#n1.mixed#}}", "- {'k': 1}\n- ['a']\n- None\n- True", "items as Python's str()");
+    md_is("{{#n1.earr#}}", "", "an empty list shows nothing");
+    md_is("{{#n1.obj#}}", "{\n  \"k\": 1,\n  \"u\": \"日本\"\n}", "an object indented by 2");
+    md_is("{{#n1.text#}} {{#n1.int#}} {{#n1.none#}}|", "hello 42 |", "scalars as in templates");
+    md_is("{{#n1.nope#}}", "n1.nope", "a missing variable as its path");
+    sl_buf out;
+    sl_buf_init(&out, 0);
+    sl_ref_markdown(json_object_get(vars, "n1.file"), &out);
+    sl_buf plain;
+    sl_buf_init(&plain, 0);
+    sl_value_text(json_object_get(vars, "n1.file"), &plain);
+    CHECK(out.len && out.len == plain.len && !memcmp(out.data, plain.data, out.len),
+          "a file shows as in other templates");
+    sl_buf_release(&out);
+    sl_buf_release(&plain);
+}
+
 int main(void)
 {
     setup();
+    test_markdown();
     test_render_values();
     test_forms();
     test_scan();
