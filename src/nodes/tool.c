@@ -119,7 +119,15 @@ static int tool_check(sl_check *c, const sl_gnode *n)
         snprintf(field, sizeof field, "tool_parameters.%s", k);
         if (json_is_null(v))
             continue;
-        if (!is_input(v)) {
+        const sl_value *val = json_object_get(v, "value");
+        if (!json_is_object(v) || !val || json_is_null(val)) {
+            /* Dify's ToolNodeData drops an entry with no value before it
+             * reads the rest (filter_none_tool_inputs): the tool gets no
+             * such argument */
+            sl_check_warn(c, n, tp, k, field, "has no {type, value} with a value, so it is left "
+                          "out, as Dify leaves it out: the tool gets no '%s'; write it as "
+                          "{type: mixed, value: TEXT} to pass it", k);
+        } else if (!is_input(v)) {
             sl_check_error(c, n, tp, k, field, "must be {type: mixed | variable | constant, "
                            "value}");
             rc = -1;
