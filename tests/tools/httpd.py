@@ -37,6 +37,7 @@ method (HEAD gets the headers only).
   /gzip                   "hello gzip" gzip-encoded
   /json                   a JSON object, application/json
   /mcp, /mcp-auth         an MCP server (tests/tools/mcp_standin.py)
+  /mcp-dify               its tools as Dify's tests mock them
   /api/...                a REST API and its OpenAPI documents
                           (tests/tools/openapi_standin.py)
   /vendor/...             the APIs of Tavily, Jina and Firecrawl
@@ -105,7 +106,7 @@ class Handler(BaseHTTPRequestHandler):
         name = parts[0] if parts else ""
         arg = parts[1] if len(parts) > 1 else ""
 
-        if name in ("mcp", "mcp-auth"):
+        if name in ("mcp", "mcp-auth", "mcp-dify"):
             status, ctype, out, extra = mcp_standin.handle(url.path, self.command,
                                                            self.headers, body)
             self.reply(status, out, ctype, extra)

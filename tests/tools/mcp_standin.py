@@ -16,6 +16,12 @@ Its tools, listed four to a page (nextCursor):
   whoami                      the Authorization header it got
   flaky {token, fails}        isError for its first `fails` calls with token
   args                        the arguments it got, as JSON text
+
+Under /mcp-dify it serves instead the answers Dify's own graph-engine tests
+give tool nodes (their MockConfig), for Dify's fixtures as cases:
+  mock_search {query}         "mocked search result"
+  json_parse {json_string}    structuredContent {"result": the parsed JSON};
+                              declares outputSchema
 """
 import base64
 import json
@@ -59,6 +65,14 @@ TOOLS = [
     {"name": "args", "description": "The arguments it got",
      "inputSchema": {"type": "object", "properties": {"a": {"type": "string"},
                                                       "b": {"type": "string"}}}},
+]
+DIFY_TOOLS = [
+    {"name": "mock_search", "description": "Dify's mocked search",
+     "inputSchema": {"type": "object", "properties": {"query": {"type": "string"}}}},
+    {"name": "json_parse", "description": "Parses JSON text",
+     "inputSchema": {"type": "object", "properties": {"json_string": {"type": "string"}},
+                     "required": ["json_string"]},
+     "outputSchema": {"type": "object", "properties": {"result": {"type": "object"}}}},
 ]
 PAGE = 4
 HITS = {}
@@ -109,8 +123,25 @@ def call(name, args, headers):
     return None
 
 
+def call_dify(name, args):
+    if name == "mock_search":
+        return text("mocked search result")
+    if name == "json_parse":
+        if args.get("json_string") is None:
+            raise ValueError("json_string is missing")
+        try:
+            v = json.loads(str(args["json_string"]))
+        except ValueError as e:
+            raise ValueError("json_string is not JSON: %s" % e)
+        return {"content": [{"type": "text", "text": json.dumps({"result": v})}],
+                "structuredContent": {"result": v}}
+    return None
+
+
 def handle(path, method, headers, body):
     """(status, content_type, body bytes, extra headers) for one request."""
+    dify = path.startswith("/mcp-dify")
+    tools = DIFY_TOOLS if dify else TOOLS
     if path.startswith("/mcp-auth"):
         if headers.get("Authorization") != "Bearer s3cret-token-42":
             return 401, "application/json", b'{"error": "unauthorized"}', []
@@ -139,12 +170,14 @@ def handle(path, method, headers, body):
         result = {}
     elif m == "tools/list":
         start = int(p.get("cursor") or 0)
-        result = {"tools": TOOLS[start:start + PAGE]}
-        if start + PAGE < len(TOOLS):
+        result = {"tools": tools[start:start + PAGE]}
+        if start + PAGE < len(tools):
             result["nextCursor"] = str(start + PAGE)
     elif m == "tools/call":
         try:
-            result = call(p.get("name"), p.get("arguments") or {}, headers)
+            args = p.get("arguments") or {}
+            result = (call_dify(p.get("name"), args) if dify
+                      else call(p.get("name"), args, headers))
         except ValueError as e:
             return 200, "application/json", json.dumps(
                 {"jsonrpc": "2.0", "id": rid,
