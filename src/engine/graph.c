@@ -280,7 +280,31 @@ static int bundle_tools(const char *files, const char *path, sl_bindings **out, 
     return 0;
 }
 
+/* Adds the bindings of specs (JSON texts of `tools` mappings, as the
+ * server's store keeps them; wheres[i] names specs[i] in errors) after
+ * those in *tools, which is made when NULL and left NULL when nothing is
+ * bound. */
+static int add_specs(sl_bindings **tools, const char *const *specs, const char *const *wheres,
+                     size_t n, sl_err *err)
+{
+    if (!n)
+        return 0;
+    sl_bindings *b = *tools ? *tools : sl_bindings_new();
+    for (size_t i = 0; i < n; i++)
+        if (specs[i] && sl_bindings_parse_json(b, specs[i], wheres[i], err)) {
+            if (b != *tools)
+                sl_bindings_free(b);
+            return -1;
+        }
+    if (b != *tools && sl_bindings_count(b))
+        *tools = b;
+    else if (b != *tools)
+        sl_bindings_free(b);
+    return 0;
+}
+
 static int load_bundle(sl_graph *g, const sl_node_kinds *kinds, const sl_config *config,
+                       const char *const *specs, const char *const *wheres, size_t nspecs,
                        const char *path, sl_diag *diag, sl_err *err)
 {
     sl_bundle bd;
@@ -293,7 +317,8 @@ static int load_bundle(sl_graph *g, const sl_node_kinds *kinds, const sl_config 
     }
     char *where = sl_xasprintf("%s:%s", path, bd.dsl_name);
     sl_bindings *tools = NULL;
-    if (bundle_tools(files, path, &tools, err)) {
+    if (bundle_tools(files, path, &tools, err) || add_specs(&tools, specs, wheres, nspecs, err)) {
+        sl_bindings_free(tools);
         free(where);
         sl_bundle_remove_dir(dir);
         free(dir);
@@ -310,20 +335,32 @@ static int load_bundle(sl_graph *g, const sl_node_kinds *kinds, const sl_config 
     return rc;
 }
 
-int sl_graph_load_file(sl_graph *g, const sl_node_kinds *kinds, const sl_config *config,
-                       const char *path, sl_diag *diag, sl_err *err)
+int sl_graph_load_file_specs(sl_graph *g, const sl_node_kinds *kinds, const sl_config *config,
+                             const char *const *specs, const char *const *wheres, size_t nspecs,
+                             const char *path, sl_diag *diag, sl_err *err)
 {
     char *text;
     size_t len;
     memset(g, 0, sizeof *g);
     if (strcmp(path, "-") && sl_bundle_path_is_zip(path))
-        return load_bundle(g, kinds, config, path, diag, err);
-    if (sl_dsl_read_file(path, &text, &len, err) < 0)
+        return load_bundle(g, kinds, config, specs, wheres, nspecs, path, diag, err);
+    sl_bindings *tools = NULL;
+    if (add_specs(&tools, specs, wheres, nspecs, err))
         return -1;
-    int rc = sl_graph_load_text(g, kinds, config, text, len,
-                                strcmp(path, "-") == 0 ? "<stdin>" : path, diag, err);
+    if (sl_dsl_read_file(path, &text, &len, err) < 0) {
+        sl_bindings_free(tools);
+        return -1;
+    }
+    int rc = load_text(g, kinds, config, tools, text, len,
+                       strcmp(path, "-") == 0 ? "<stdin>" : path, diag, err);
     free(text);
     return rc;
+}
+
+int sl_graph_load_file(sl_graph *g, const sl_node_kinds *kinds, const sl_config *config,
+                       const char *path, sl_diag *diag, sl_err *err)
+{
+    return sl_graph_load_file_specs(g, kinds, config, NULL, NULL, 0, path, diag, err);
 }
 
 /* "file:line:col" of item i of a list, for messages. */

@@ -99,6 +99,13 @@ typedef struct sl_graph {
  * diag too. */
 int sl_graph_load_file(sl_graph *g, const sl_node_kinds *kinds, const sl_config *config,
                        const char *path, sl_diag *diag, sl_err *err);
+/* sl_graph_load_file with more tool bindings, found after the bundle's
+ * own (tools/bindings.yml) and before the settings': specs are JSON texts
+ * of `tools` mappings as the server's store keeps them (a NULL entry is
+ * none), later ones winning; wheres[i] names specs[i] in errors. */
+int sl_graph_load_file_specs(sl_graph *g, const sl_node_kinds *kinds, const sl_config *config,
+                             const char *const *specs, const char *const *wheres, size_t nspecs,
+                             const char *path, sl_diag *diag, sl_err *err);
 /* sl_graph_load_text with tool bindings of the app's own (the server's
  * store), found before the settings'; the graph takes tools (NULL: none). */
 int sl_graph_load_text_tools(sl_graph *g, const sl_node_kinds *kinds, const sl_config *config,

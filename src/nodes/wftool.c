@@ -42,6 +42,23 @@ static _Thread_local int chain_n;
 
 static const sl_toolset_ops wftool_ops;
 
+/* Under serve, the store's bindings the apps loaded on this thread inherit
+ * (sl_wftool_inherit). */
+#define MAX_INHERIT 4
+static _Thread_local const char *inh_spec[MAX_INHERIT];
+static _Thread_local const char *inh_where[MAX_INHERIT];
+static _Thread_local size_t inh_n;
+
+void sl_wftool_inherit(const char *const *specs, const char *const *wheres, size_t n)
+{
+    inh_n = 0;
+    for (size_t i = 0; i < n && inh_n < MAX_INHERIT; i++)
+        if (specs[i]) {
+            inh_spec[inh_n] = specs[i];
+            inh_where[inh_n++] = wheres[i];
+        }
+}
+
 /* The app being loaded on this thread names ts: its depth counts. */
 static void note_depth(const sl_toolset *ts)
 {
@@ -111,7 +128,10 @@ static int load_app(const char *real, const sl_config *cfg, wftool **out, sl_err
     sl_diag d;
     sl_diag_init(&d);
     sl_err e = {0};
-    int rc = sl_graph_load_file(&w->g, &sl_nodes, cfg, real, &d, &e);
+    /* its bundle's bindings, then the store's (serve), then cfg's: as a
+     * top-level run of it would find them */
+    int rc = sl_graph_load_file_specs(&w->g, &sl_nodes, cfg, inh_spec, inh_where, inh_n, real,
+                                      &d, &e);
     if (rc) {
         const char *first = NULL;
         size_t n = 0;
@@ -143,20 +163,33 @@ static int load_app(const char *real, const sl_config *cfg, wftool **out, sl_err
     return 0;
 }
 
-sl_toolset *sl_wftool_get(const sl_binding *b, const sl_config *cfg, const char *from,
-                          sl_err *err)
+/* Keeps w: on b, or, when b is the settings' (shared by every app) and the
+ * app being loaded inherits the store's bindings (serve), on that app's
+ * own bindings `own` under b's id, since what the nested app finds
+ * depends on the app that names it. */
+static sl_toolset *keep(const sl_binding *b, const sl_config *cfg, sl_bindings *own, wftool *w)
 {
+    if (own && inh_n && sl_bindings_get(sl_config_tools(cfg), sl_binding_id(b)) == b) {
+        sl_bindings_add_toolset(own, sl_binding_id(b), &w->base, w->where);
+        return &w->base;
+    }
+    return sl_binding_keep_toolset(b, &w->base);
+}
+
+static sl_toolset *get(const sl_binding *b, const sl_config *cfg, const char *from,
+                       sl_bindings *own, sl_err *err)
+{
+    sl_err e = {0};
+    sl_toolset *have = sl_binding_toolset(b, false, &e);
+    sl_err_clear(&e);
+    if (have && have->ops == &wftool_ops) {
+        note_depth(have);
+        return have;
+    }
     const char *path = sl_binding_workflow_path(b);
     if (!path) {
         sl_err_set(err, SL_EINVAL, "tool binding '%s' is not a workflow", sl_binding_id(b));
         return NULL;
-    }
-    sl_err e = {0};
-    sl_toolset *have = sl_binding_toolset(b, false, &e);
-    sl_err_clear(&e);
-    if (have) {
-        note_depth(have);
-        return have;
     }
     char *real = realpath(path, NULL);
     if (!real) {
@@ -197,7 +230,7 @@ sl_toolset *sl_wftool_get(const sl_binding *b, const sl_config *cfg, const char 
         wftool *w = NULL;
         if (!load_app(real, cfg, &w, err)) {
             w->depth = 1 + chain_depth[chain_n - 1];
-            ts = sl_binding_keep_toolset(b, &w->base);
+            ts = keep(b, cfg, own, w);
         }
         chain_n--;
     }
@@ -208,12 +241,18 @@ sl_toolset *sl_wftool_get(const sl_binding *b, const sl_config *cfg, const char 
     return ts;
 }
 
+sl_toolset *sl_wftool_get(const sl_binding *b, const sl_config *cfg, const char *from,
+                          sl_err *err)
+{
+    return get(b, cfg, from, NULL, err);
+}
+
 int sl_wftool_check(sl_check *c, const sl_gnode *n, const sl_value *at, const char *key,
                     const char *field, const sl_binding *b)
 {
     const sl_graph *g = sl_check_graph(c);
     sl_err e = {0};
-    if (sl_wftool_get(b, sl_check_config_get(c), g ? g->doc.path : NULL, &e))
+    if (get(b, sl_check_config_get(c), g ? g->doc.path : NULL, g ? g->tools : NULL, &e))
         return 0;
     sl_check_error(c, n, at, key, field, "%s", e.msg);
     sl_err_clear(&e);

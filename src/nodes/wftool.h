@@ -35,6 +35,15 @@
 sl_toolset *sl_wftool_get(const sl_binding *b, const sl_config *cfg, const char *from,
                           sl_err *err);
 
+/* Under `sluice serve`: the store's bindings (JSON texts of `tools`
+ * mappings, the server's then the app's own; a NULL entry is none, at
+ * most 4) that the apps named as workflow tools by the app being loaded on
+ * this thread find after their bundle's own and before the settings', as
+ * a top-level run of them finds them.  The texts must outlive the load;
+ * n = 0 ends it.  Such an app bound in the settings (shared by every app)
+ * is then kept with the loading app's own bindings, not on the binding. */
+void sl_wftool_inherit(const char *const *specs, const char *const *wheres, size_t n);
+
 /* For a node's check(): reports an error on node n (at `key` of `at`,
  * named `field`) when workflow binding b's app does not load or closes a
  * cycle. */

@@ -13,6 +13,7 @@
 
 #include "dsl/bundle.h"
 #include "nodes/registry.h"
+#include "nodes/wftool.h"
 #include "tools/binding.h"
 
 /* A path in the folder the store keeps for app id's files (leaf NULL: the
@@ -96,10 +97,39 @@ static char *slurp_small(const char *path, size_t *len)
     return sl_buf_detach(&b);
 }
 
+/* The store's bindings an app loads with, as text: the server's, then the
+ * app's own; the apps it runs as workflow tools inherit them
+ * (nodes/wftool.h). */
+typedef struct {
+    char *spec[2];
+    char *where[2];
+} store_specs;
+
+static void specs_release(store_specs *ss)
+{
+    for (int i = 0; i < 2; i++) {
+        free(ss->spec[i]);
+        free(ss->where[i]);
+    }
+}
+
+/* Loads with the store's bindings handed down to the apps it names as
+ * workflow tools. */
+static int load_inheriting(sl_graph *g, const sl_config *config, sl_bindings *tools,
+                           const store_specs *ss, const char *text, size_t len,
+                           const char *origin, sl_diag *diag, sl_err *err)
+{
+    sl_wftool_inherit((const char *const *)ss->spec, (const char *const *)ss->where, 2);
+    int rc = sl_graph_load_text_tools(g, &sl_nodes, config, tools, text, len, origin, diag, err);
+    sl_wftool_inherit(NULL, NULL, 0);
+    return rc;
+}
+
 /* The bindings: the bundle's (text, may be NULL), the server's, app id's
- * (id NULL: a new app, none yet). */
+ * (id NULL: a new app, none yet); ss (may be NULL) keeps the store's
+ * texts. */
 static int tools_for(sl_store *s, const char *id, const char *text, size_t len,
-                     sl_bindings **out, sl_err *err)
+                     sl_bindings **out, store_specs *ss, sl_err *err)
 {
     *out = NULL;
     sl_bindings *b = sl_bindings_new();
@@ -114,6 +144,11 @@ static int tools_for(sl_store *s, const char *id, const char *text, size_t len,
             char *where = i ? sl_xasprintf("app %s's tool bindings", id)
                             : sl_xstrdup("the server's tool bindings");
             rc = sl_bindings_parse_json(b, spec, where, err);
+            if (ss && !rc) {
+                ss->spec[i] = spec;
+                ss->where[i] = where;
+                spec = where = NULL;
+            }
             free(where);
         }
         free(spec);
@@ -162,12 +197,13 @@ static int import(sl_store *s, const char *update, const void *data, size_t len,
         free(f);
     }
     sl_bindings *tools = NULL;
-    int rc = bf ? tools_for(s, update, (const char *)bf->data, bf->len, &tools, err)
-                : tools_for(s, update, kept, kept_len, &tools, err);
+    store_specs ss = {0};
+    int rc = bf ? tools_for(s, update, (const char *)bf->data, bf->len, &tools, &ss, err)
+                : tools_for(s, update, kept, kept_len, &tools, &ss, err);
     free(kept);
     if (!rc)
-        rc = sl_graph_load_text_tools(&g, &sl_nodes, config, tools, text, dsl_len, origin, diag,
-                                      err);
+        rc = load_inheriting(&g, config, tools, &ss, text, dsl_len, origin, diag, err);
+    specs_release(&ss);
     if (!rc && update) {
         rc = sl_store_app_update(s, update, g.name ? g.name : "app", g.mode, text, &version, err);
         if (!rc)
@@ -220,7 +256,7 @@ int sl_apps_tools(sl_store *s, const char *id, const char *files, sl_bindings **
     size_t len = 0;
     char *text = f ? slurp_small(f, &len) : NULL;
     free(f);
-    int rc = tools_for(s, id, text, len, out, err);
+    int rc = tools_for(s, id, text, len, out, NULL, err);
     free(text);
     return rc;
 }
@@ -237,15 +273,24 @@ int sl_apps_load(sl_store *s, const char *id, const sl_config *config, sl_graph 
         *version = (int)json_integer_value(json_object_get(info, "version"));
     json_decref(info);
     char *files = app_path(s, id, "files");
+    char *f = files ? sl_xasprintf("%s/tools/bindings.yml", files) : NULL;
+    size_t len = 0;
+    char *btext = f ? slurp_small(f, &len) : NULL;
+    free(f);
     sl_bindings *tools = NULL;
-    if (sl_apps_tools(s, id, files, &tools, err)) {
+    store_specs ss = {0};
+    int trc = tools_for(s, id, btext, len, &tools, &ss, err);
+    free(btext);
+    if (trc) {
+        specs_release(&ss);
         free(dsl);
         free(files);
         return -1;
     }
     sl_diag d;
     sl_diag_init(&d);
-    int rc = sl_graph_load_text_tools(g, &sl_nodes, config, tools, dsl, strlen(dsl), id, &d, err);
+    int rc = load_inheriting(g, config, tools, &ss, dsl, strlen(dsl), id, &d, err);
+    specs_release(&ss);
     sl_diag_release(&d);
     free(dsl);
     if (!rc && is_dir(files)) {
