@@ -9,12 +9,15 @@
  *    the lines `sluice validate` gives to bind its provider;
  *  - one that is bound (a built-in) must load without an error of its own
  *    and run: its data, as the sample writes it, in a workflow of its own
- *    whose start node takes the id of the node its parameters read from.
- *    A provider in `hermetic` below is fed a page of tests/tools/httpd.py
- *    and must succeed with the text it serves; any other bound provider
- *    (a built-in that needs a vendor's service, which this machine does
- *    not reach) must end, succeeded or failed with an error naming its
- *    tool, within the time the test gives it.
+ *    whose start node takes the id of the node its parameters read from;
+ *    any bound provider not in `hermetic` below (a built-in that needs a
+ *    vendor's service, which this machine does not reach) must end,
+ *    succeeded or failed with an error naming its tool, within the time
+ *    the test gives it;
+ *  - a provider in `hermetic`, bound or not, runs so with the binding the
+ *    table gives it, against tests/tools/httpd.py (a page, or a vendor's
+ *    API as tests/tools/vendor_standin.py speaks it), and must succeed
+ *    with the text the table says.
  * Without the shared folder every check is skipped (and counted so).
  */
 #include <dirent.h>
@@ -37,21 +40,52 @@
 #include "tools/binding.h"
 #include "util.h"
 
-/* Providers a sample's node can run with here: the page each of its
- * parameters gets (a path on httpd) and text its answer must hold. */
+static pid_t httpd_pid;
+static FILE *httpd_in;
+static char httpd_url[64];
+
+/* Providers a sample's node can run with here: what each of its
+ * parameters gets (a path on httpd, or a word when not starting with /),
+ * the binding it runs with (sluice.yml's `tools` entry, its base URL
+ * relative to httpd; NULL: none) and text its answer must hold. */
 static const struct {
     const char *provider_id;
-    const char *path;
+    const char *input;
+    const char *binding;
     const char *want;
 } hermetic[] = {
     {"webscraper", "/inline?type=text/html&body=%3Chtml%3E%3Chead%3E%3Ctitle%3ESample%3C%2Ftitle"
                    "%3E%3C%2Fhead%3E%3Cbody%3E%3Cp%3Esluice%20sample%20page%3C%2Fp%3E%3C%2Fbody"
-                   "%3E%3C%2Fhtml%3E", "TITLE: Sample"},
+                   "%3E%3C%2Fhtml%3E", NULL, "TITLE: Sample"},
+    /* Tavily's API as tests/tools/vendor_standin.py speaks it */
+    {"tavily", "sluice", "{builtin: {api_key: tvly-test-key, base_url: \"%s/vendor/tavily/\"}}",
+     "[Result for sluice]"},
 };
 
-static pid_t httpd_pid;
-static FILE *httpd_in;
-static char httpd_url[64];
+/* The settings hermetic providers run with: their bindings (new). */
+static sl_config *standin_config(void)
+{
+    char path[] = "/tmp/sluice-sample-tools-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return NULL;
+    FILE *f = fdopen(fd, "w");
+    fprintf(f, "tools:\n");
+    for (size_t i = 0; i < sizeof hermetic / sizeof *hermetic; i++)
+        if (hermetic[i].binding) {
+            fprintf(f, "  %s: ", hermetic[i].provider_id);
+            fprintf(f, hermetic[i].binding, httpd_url);
+            fprintf(f, "\n");
+        }
+    fclose(f);
+    sl_config *c = NULL;
+    sl_err err = {0};
+    if (sl_config_load(path, &c, &err))
+        fprintf(stderr, "sample_tools: %s\n", err.msg);
+    sl_err_clear(&err);
+    unlink(path);
+    return c;
+}
 
 static int start_httpd(void)
 {
@@ -143,6 +177,8 @@ static void scan_inputs(refs *r, const sl_value *m)
 
 /* ---- one bound node, run on its own ---- */
 
+static sl_config *standin_cfg;
+
 static void run_alone(const char *file, const sl_value *node, const sl_config *cfg)
 {
     const char *id = str(node, "id");
@@ -152,6 +188,8 @@ static void run_alone(const char *file, const sl_value *node, const sl_config *c
     for (size_t i = 0; i < sizeof hermetic / sizeof *hermetic && h < 0; i++)
         if (pid && !strcmp(pid, hermetic[i].provider_id))
             h = (int)i;
+    if (h >= 0 && standin_cfg)
+        cfg = standin_cfg;
     refs r = {json_object()};
     scan_inputs(&r, json_object_get(data, "tool_parameters"));
     scan_inputs(&r, json_object_get(data, "tool_configurations"));
@@ -175,8 +213,10 @@ static void run_alone(const char *file, const sl_value *node, const sl_config *c
         json_array_append_new(svars, json_pack("{s:s, s:s, s:s, s:b, s:i}", "variable", k,
                                                "label", k, "type", "paragraph", "required", 1,
                                                "max_length", 100000));
-        char *val = h >= 0 ? sl_xasprintf("%s%s", httpd_url, hermetic[h].path)
-                           : sl_xstrdup("sluice");
+        char *val = h < 0                        ? sl_xstrdup("sluice")
+                    : hermetic[h].input[0] == '/' ? sl_xasprintf("%s%s", httpd_url,
+                                                                 hermetic[h].input)
+                                                  : sl_xstrdup(hermetic[h].input);
         json_object_set_new(inputs, k, json_string(val));
         free(val);
     }
@@ -222,7 +262,7 @@ static void run_alone(const char *file, const sl_value *node, const sl_config *c
     const char *why = sl_run_error(run) ? sl_run_error(run) : "";
     if (h >= 0)
         CHECK(st == SL_RUN_SUCCEEDED && got && strstr(got, hermetic[h].want),
-              "%s: node '%s' (%s/%s) runs and answers with the page's text # %s: %s", file, id,
+              "%s: node '%s' (%s/%s) runs against its stand-in and answers # %s: %s", file, id,
               pid, tname, sl_run_status_name(st), esc(got ? got : why));
     else
         CHECK(st == SL_RUN_SUCCEEDED || (st == SL_RUN_FAILED && tname && strstr(why, tname)),
@@ -288,6 +328,9 @@ static int sample(const char *dir, const char *name, const sl_config *cfg)
                   "%s: node '%s' (%s/%s) is refused at load, with the binding to add # %s",
                   name, id, pid ? pid : pname, tname, esc(mine ? mine->msg : "no error"));
             free(hint);
+            for (size_t k = 0; k < sizeof hermetic / sizeof *hermetic; k++)
+                if (pid && !strcmp(pid, hermetic[k].provider_id))
+                    run_alone(name, n, cfg);  /* bound, it runs */
         } else {
             CHECK(!mine, "%s: node '%s' (%s/%s) is bound to '%s' and loads # %s", name, id,
                   pid ? pid : pname, tname, sl_binding_id(b), esc(mine ? mine->msg : ""));
@@ -334,6 +377,7 @@ int main(void)
     if (start_httpd())
         fprintf(stderr, "sample_tools: tests/tools/httpd.py did not start\n");
     sl_config *cfg = sl_config_default();
+    standin_cfg = httpd_pid > 0 ? standin_config() : NULL;
     int found = 0;
     for (size_t i = 0; i < nn; i++) {
         found += sample(dir, names[i], cfg);
@@ -342,6 +386,7 @@ int main(void)
     free(names);
     CHECK(found > 0, "the samples have tool nodes (%d found)", found);
     sl_config_free(cfg);
+    sl_config_free(standin_cfg);
     stop_httpd();
     free(dir);
     return tap_done();
