@@ -66,6 +66,7 @@ static int bt_call(sl_toolset *t, const sl_tool_ctx *ctx, const char *name, cons
     char key_from[512] = "";
     char *env_key = NULL;
     cfg.settings = b->settings;
+    cfg.from_env = b->from_env;
     if (p) {
         cfg.provider = p->name;
         cfg.api_key = b->api_key;
@@ -168,6 +169,8 @@ const sl_builtin_provider sl_builtin_providers[] = {
      NULL, false, NULL, NULL, NULL},
     {"tavily", "langgenius/tavily/tavily", sl_builtin_tavily_tools, &sl_builtin_tavily_n,
      "TAVILY_API_KEY", true, "TAVILY_BASE_URL", "https://api.tavily.com", NULL},
+    {"jina", "langgenius/jina/jina", sl_builtin_jina_tools, &sl_builtin_jina_n, "JINA_API_KEY",
+     false, "JINA_BASE_URL", "https://r.jina.ai", sl_builtin_jina_settings},
     {0},
 };
 
@@ -190,6 +193,17 @@ char *sl_builtin_provider_names(void)
     for (const sl_builtin_provider *p = sl_builtin_providers; p->name; p++)
         sl_buf_addf(&b, "%s%s", p == sl_builtin_providers ? "" : ", ", p->name);
     return sl_buf_detach(&b);
+}
+
+const char *sl_builtin_setting(const sl_builtin_cfg *cfg, const char *name, const char *env,
+                               const char *def)
+{
+    const char *v = json_string_value(json_object_get(cfg->settings, name));
+    if (v && *v)
+        return v;
+    if (cfg->from_env && env_of(env))
+        return env_of(env);
+    return def;
 }
 
 int sl_builtin_need_key(const sl_builtin_cfg *cfg, sl_err *err)

@@ -45,6 +45,10 @@ typedef struct {
     /* Where the key was to come from, for the error a call without one
      * gives: "set TAVILY_API_KEY …" or "the binding 'x' in …". */
     const char *key_from;
+    /* Whether what the binding leaves out may come from the environment
+     * (the registry's and sluice.yml's, never a bundle's), for a
+     * provider's own variables (sl_builtin_setting). */
+    bool from_env;
 } sl_builtin_cfg;
 
 typedef int (*sl_builtin_fn)(const sl_tool_ctx *ctx, const sl_builtin_cfg *cfg,
@@ -103,6 +107,9 @@ extern const sl_builtin_tool sl_builtin_web_tools[];
 extern const size_t sl_builtin_web_n;
 extern const sl_builtin_tool sl_builtin_tavily_tools[];
 extern const size_t sl_builtin_tavily_n;
+extern const sl_builtin_tool sl_builtin_jina_tools[];
+extern const size_t sl_builtin_jina_n;
+extern const char *const sl_builtin_jina_settings[];
 
 /* ---- arguments ---- */
 
@@ -116,6 +123,11 @@ bool sl_builtin_arg_bool(const sl_value *args, const char *name, bool def);
 /* The number argument (a number, or text that reads as one): 1 with *out,
  * 0 when absent or null, -1 when it is not a number. */
 int sl_builtin_arg_num(const sl_value *args, const char *name, double *out);
+
+/* The provider's setting name as text: the binding's, else the
+ * environment variable env when cfg->from_env, else def (borrowed). */
+const char *sl_builtin_setting(const sl_builtin_cfg *cfg, const char *name, const char *env,
+                               const char *def);
 
 /* 0 when cfg has an API key, else -1 with err saying where to set one. */
 int sl_builtin_need_key(const sl_builtin_cfg *cfg, sl_err *err);

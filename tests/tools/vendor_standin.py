@@ -11,7 +11,8 @@ sent.
   POST /vendor/tavily/extract     JSON bodies; X-Client-Source, X-Project-ID
   GET  /vendor/jina/r/URL         Jina reader (Accept: application/json);
   GET  /vendor/jina/s/QUERY       Jina search; a key is optional, but a
-                                  wrong one is refused (jina-test-key)
+  POST /vendor/jina/t/            wrong one is refused (jina-test-key);
+                                  the tokenizer counts words
   POST /vendor/firecrawl/v2/scrape      Firecrawl: Bearer fc-test-key
   POST /vendor/firecrawl/v2/crawl       starts a job; GET
   GET  /vendor/firecrawl/v2/crawl/ID    /v2/crawl/ID is "scraping" for its
@@ -133,13 +134,33 @@ def tavily(path, method, headers, body):
     return js(404, {"detail": "Not Found"})
 
 
-def jina(path, query, method, headers):
+def jina(path, query, method, headers, body=b""):
     key = bearer(headers)
     if headers.get("Authorization") is not None and key != KEYS["jina"]:
         return js(401, {"data": None, "code": 401, "name": "AuthenticationFailedError",
                         "status": 40103, "message": "Invalid API key, please get a new one "
                         "from https://jina.ai", "readableMessage": "AuthenticationFailedError: "
                         "Invalid API key"})
+    if path.rstrip("/") == "/vendor/jina/t":
+        if method != "POST":
+            return js(405, {"code": 405, "message": "Method Not Allowed"})
+        try:
+            req = json.loads(body or b"null")
+        except ValueError:
+            req = None
+        if not isinstance(req, dict) or not isinstance(req.get("content"), str):
+            return js(400, {"code": 400, "name": "ParamValidationError", "status": 40001,
+                            "message": "content is required"})
+        words = req["content"].split()
+        out = {"num_tokens": len(words), "tokenizer": req.get("tokenizer", "cl100k_base"),
+               "usage": {"tokens": len(words)}, "echo": {"body": req}}
+        if req.get("return_tokens"):
+            out["tokens"] = [[w, [i]] for i, w in enumerate(words)]
+        if req.get("return_chunks"):
+            out["num_chunks"] = 1
+            out["chunk_positions"] = [[0, len(req["content"])]]
+            out["chunks"] = [req["content"]]
+        return js(200, out)
     if method != "GET":
         return js(405, {"code": 405, "message": "Method Not Allowed"})
     echo = {"headers": {k: v for k, v in headers.items() if k.lower().startswith("x-")
@@ -228,7 +249,7 @@ def handle(raw_path, method, headers, body, base=""):
     if path.startswith("/vendor/jina/"):
         # the reader's target is the rest of the request line, query and all
         return jina(raw_path if path.startswith("/vendor/jina/r/") else path, url.query,
-                    method, headers)
+                    method, headers, body)
     if path.startswith("/vendor/firecrawl/"):
         base = base or "http://" + (headers.get("Host") or "127.0.0.1")
         return firecrawl(path, method, headers, body, base + "/vendor/firecrawl")

@@ -445,6 +445,79 @@ static void test_tavily(void)
     unsetenv("SLUICE_TEST_TAVILY");
 }
 
+static void test_jina(void)
+{
+    char *r = sl_xasprintf("%s/jina/r", vendor_url), *q = sl_xasprintf("%s/jina/s", vendor_url);
+    setenv("JINA_BASE_URL", r, 1);
+    setenv("JINA_SEARCH_URL", q, 1);
+    free(r);
+    free(q);
+    unsetenv("JINA_API_KEY");
+    /* the key is optional: none is sent without one */
+    char *got = bcall(NULL, "jina", "jina_reader", "{\"url\": \"https://a.com/x?y=1\", "
+                      "\"request_params\": \"{\\\"k\\\": [1, true], \\\"n\\\": null}\", "
+                      "\"wait_for_selector\": \"#w\", \"image_caption\": true, "
+                      "\"gather_all_images_at_the_end\": \"true\", \"proxy_server\": "
+                      "\"http://p:1\", \"content_format\": \"default\"}", true);
+    CHECK(strstr(got, "\"url\": \"https://a.com/x?y=1&k=1&k=True\"") &&
+              strstr(got, "\"headers\": {\"Accept\": \"application/json\", "
+                          "\"X-Wait-For-Selector\": \"#w\", \"X-With-Generated-Alt\": \"true\", "
+                          "\"X-With-Images-Summary\": \"true\", \"X-Proxy-Url\": \"http://p:1\"}"),
+          "the reader without a key: params join the URL's query, the options are headers "
+          "(got %s)", esc(got));
+    free(got);
+    setenv("JINA_API_KEY", "jina-wrong", 1);
+    got = bcall(NULL, "langgenius/jina/jina", "jina_search", "{\"query\": \"q\"}", true);
+    CHECK(strstr(got, "ERR: Jina: the API answered 401 (Unauthorized): Invalid API key, please "
+                      "get a new one from https://jina.ai; check the API key (set JINA_API_KEY"),
+          "a wrong key is the vendor's 401 (got %s)", esc(got));
+    free(got);
+    setenv("JINA_API_KEY", "jina-test-key", 1);
+    got = bcall(NULL, "jina", "jina_search", "{\"query\": \"a/b? c#d\"}", true);
+    CHECK(strstr(got, "\"title\": \"About a/b? c#d\"") && strstr(got, "\"query\": \"\""),
+          "the search query is one path segment (got %s)", esc(got));
+    free(got);
+    got = bcall(NULL, "jina", "jina_reader", "{\"url\": \"https://a.com\", \"request_params\": "
+                "\"[1]\"}", true);
+    CHECK(strstr(got, "ERR: jina: Invalid request_params: request_params must be a JSON object"),
+          "request_params must be an object (got %s)", esc(got));
+    free(got);
+    got = bcall(NULL, "jina", "jina_reader", "{\"url\": \"https://a.com\", \"request_params\": "
+                "\"{nope\"}", true);
+    CHECK(strstr(got, "ERR: jina: Invalid request_params: "), "request_params must parse (got %s)",
+          esc(got));
+    free(got);
+    got = bcall(NULL, "jina", "jina_reader", "{\"url\": \"https://a.com\", \"summary\": true}",
+                true);
+    CHECK(strstr(got, "ERR: jina: summary needs a model"), "summary is refused (got %s)",
+          esc(got));
+    free(got);
+    got = bcall(NULL, "jina", "jina_reader", "{\"url\": \"https://a.com\", \"target_selector\": "
+                "\"a\\r\\nX-Evil: 1\"}", true);
+    CHECK(strstr(got, "ERR: jina: target_selector may not hold a line break"),
+          "no header injection (got %s)", esc(got));
+    free(got);
+    got = bcall(NULL, "jina", "jina_reader", "{\"url\": \"https://a.com/huge\"}", true);
+    CHECK(strstr(got, "ERR: Jina: the API's answer is larger than 10485760 bytes"),
+          "a huge answer is refused (got %.200s)", esc(got));
+    free(got);
+    /* a bundle's binding: its own settings, nothing from the environment */
+    char *why;
+    sl_bindings *b = bind("tools: {jina: {builtin: {base_url: '@V/jina/r', tokenize_url: "
+                          "'@V/jina/t'}}}", false, &why);
+    got = b ? bcall(b, "jina", "jina_tokenizer", "{\"content\": \"a b c\", \"return_tokens\": "
+                                                 "\"true\"}", true)
+            : sl_xstrdup(why);
+    CHECK(strstr(got, "#json: {\"echo\":{\"body\":{\"content\":\"a b c\",\"return_tokens\":true}},"
+                      "\"num_tokens\":3,\"tokenizer\":\"cl100k_base\",\"tokens\":"),
+          "a bundle's jina binding: no key, its own tokenizer URL (got %s)", esc(got));
+    free(got);
+    sl_bindings_free(b);
+    unsetenv("JINA_API_KEY");
+    unsetenv("JINA_BASE_URL");
+    unsetenv("JINA_SEARCH_URL");
+}
+
 static void fmt_check(long long t, const char *tz, const char *fmt, const char *want)
 {
     sl_buf b;
@@ -740,6 +813,7 @@ int main(void)
     if (pid > 0) {
         vendor_url = sl_xasprintf("http://127.0.0.1:%d/vendor", port);
         test_tavily();
+        test_jina();
         kill(pid, SIGTERM);
         waitpid(pid, NULL, 0);
         free(vendor_url);
