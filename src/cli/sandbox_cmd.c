@@ -318,7 +318,7 @@ int sl_cli_sandbox(int argc, char **argv)
     o.cpu_seconds = L.sandbox_cpu_seconds;
     o.max_open_files = L.sandbox_open_files;
     o.max_file_bytes = L.sandbox_file_bytes;
-    sl_sandbox_cmd c = {0};
+    sl_sandbox_cmd c = {.last = true};  /* the sandbox ends with it */
     const char *envs[256];
     sl_sandbox_bind binds[32];
     char *bind_text[32];

@@ -83,6 +83,11 @@ typedef struct {
     void *ud;
     /* Polled about every 50 ms; true stops the command (status CANCELED). */
     bool (*cancelled)(void *ud);
+    /* The caller destroys the sandbox right after this command: a provider
+     * may end the sandbox as the command ends (the local one's init exits
+     * then, so its teardown overlaps the caller's handling of the result).
+     * Nothing else can be run in it afterwards. */
+    bool last;
 } sl_sandbox_cmd;
 
 typedef enum {

@@ -527,6 +527,7 @@ static struct {
     pid_t pid;
     int status_fd;
     int error;
+    bool last;
 } cmds[MAX_CMDS];
 static int n_running;
 
@@ -545,6 +546,8 @@ static void finish(int slot, int status, int error, const struct rusage *ru)
     cmds[slot].pid = 0;
     cmds[slot].status_fd = -1;
     n_running--;
+    if (cmds[slot].last)
+        _exit(0);  /* the sandbox ends with its last command (proto.h) */
 }
 
 static const char *env_get(char **env, const char *name)
@@ -687,6 +690,7 @@ static void do_exec(const sl_sb_hdr *h, char *payload, int *fds, int nfds)
     cmds[slot].id = h->id;
     cmds[slot].status_fd = fds[2];
     cmds[slot].error = 0;
+    cmds[slot].last = e.last != 0;
     struct spawn_args sa = {&e, path, cwd, argv, envp, {stdin_fd, fds[0], fds[1]}};
     pid_t pid = clone(spawn_child, child_stack + sizeof child_stack, CLONE_VM | CLONE_VFORK | SIGCHLD,
                       &sa);

@@ -989,6 +989,7 @@ static int exec_msg(local_sb *s, const sl_sandbox_cmd *cmd, bool has_stdin, cons
     e.rlim_fsize = s->o.max_file_bytes ? (int64_t)s->o.max_file_bytes : -1;
     e.rlim_nproc = s->rlimit_procs ? s->o.max_procs : -1;
     e.has_stdin = has_stdin;
+    e.last = cmd->last;
     const char *const *base[2] = {base_env, s->o.net == SL_NET_ALLOW ? proxy_env : NULL};
     for (const char *const *a = cmd->argv; *a; a++)
         e.argc++;

@@ -66,6 +66,10 @@ typedef struct {
 typedef struct {
     uint32_t argc, envc;
     int32_t has_stdin;
+    int32_t last;       /* the host ends the sandbox after this command: init
+                         * exits once its status is written, so the kernel
+                         * tears the namespaces down while the host reads
+                         * the result (sl_sandbox_cmd.last) */
     int64_t rlim_cpu, rlim_nofile, rlim_fsize, rlim_nproc;  /* -1: leave */
 } sl_sb_exec;
 
