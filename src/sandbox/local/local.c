@@ -312,9 +312,24 @@ static void make_init_exe(void)
     init_fd = fd;
 }
 
+/* init_fd is kept clear of SL_SB_CTL_FD, where spawn_init puts the
+ * control socket before it execs init_fd. */
+static void init_exe_once(void)
+{
+    make_init_exe();
+    if (init_fd >= 0 && init_fd <= SL_SB_CTL_FD) {
+        int fd = fcntl(init_fd, F_DUPFD_CLOEXEC, SL_SB_CTL_FD + 1);
+        close(init_fd);
+        init_fd = fd;
+        if (fd < 0)
+            snprintf(init_err, sizeof init_err, "cannot keep the sandbox's init program "
+                     "open: %s", strerror(errno));
+    }
+}
+
 static int init_exe(sl_err *err)
 {
-    pthread_once(&init_once, make_init_exe);
+    pthread_once(&init_once, init_exe_once);
     if (init_fd < 0)
         sl_err_set(err, SL_EIO, "sandbox: %s", init_err);
     return init_fd;
@@ -686,7 +701,6 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
     const sl_value *host_etc;
     if (sl_plan_settings(o->settings, &host_etc, err))
         return -1;
-    const struct sock_fprog *prog = sl_seccomp_program();
     for (size_t i = 0; i < o->n_binds; i++) {
         const sl_sandbox_bind *b = &o->binds[i];
         if (!b->host || !b->target || !b->target[0] || strstr(b->target, ".."))
@@ -700,6 +714,15 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
         if (strlen(b->host) >= 255 || strlen(b->target) >= 255)
             return sl_err_set(err, SL_EINVAL, "sandbox bind: path too long: %s", b->host);
     }
+    /* Run as root with no binds of the user's, the sandbox will most
+     * likely join kept namespaces (kept.h), and nothing of the plan is
+     * needed to start its init: it is started first thing and execs on
+     * the other CPU while we make the plan and find what is kept (an init
+     * that turns out not to be needed is stopped). */
+    early_init early = {.pid = -1, .ctl = -1};
+    if (o->n_binds == 0 && geteuid() == 0)
+        start_early(&early);
+    const struct sock_fprog *prog = sl_seccomp_program();
     local_sb *s = sl_xcalloc(1, sizeof *s);
     s->base.ops = &local_ops;
     s->base.workspace = "/workspace";
@@ -711,13 +734,6 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
     s->kept_lock = -1;
     pthread_mutex_init(&s->lock, NULL);
     char kept_why[300] = "";
-    /* Run as root with no binds of the user's, the sandbox will most
-     * likely join kept namespaces (kept.h), and nothing of the plan is
-     * needed to start its init: it is started now and execs on the other
-     * CPU while we make the plan and find what is kept. */
-    early_init early = {.pid = -1, .ctl = -1};
-    if (o->n_binds == 0 && geteuid() == 0 && sl_kept_usable())
-        start_early(&early);
 
     /* The plan init follows (sent with GO). */
     sl_sb_plan plan = {0};
@@ -736,7 +752,7 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
     /* Run as root, the root and the network namespace are kept between
      * sandboxes and processes (kept.h) and init only joins them. */
     int kept_ns[3] = {-1, -1, -1}, net_slot = -1;
-    if (early.pid > 0) {
+    if (early.pid > 0 && sl_kept_usable()) {
         template_arg ta = {.plan = plan, .ctl = -1, .pid = -1};
         ta.plan.mode = SL_SB_TEMPLATE;
         ta.plan.new_net = ta.plan.shared_net = ta.plan.proxy = false;
