@@ -318,7 +318,7 @@ int sl_cli_sandbox(int argc, char **argv)
     o.cpu_seconds = L.sandbox_cpu_seconds;
     o.max_open_files = L.sandbox_open_files;
     o.max_file_bytes = L.sandbox_file_bytes;
-    sl_sandbox_cmd c = {.last = true};  /* the sandbox ends with it */
+    sl_sandbox_cmd c = {0};
     const char *envs[256];
     sl_sandbox_bind binds[32];
     char *bind_text[32];
@@ -358,21 +358,15 @@ int sl_cli_sandbox(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    sl_sandbox *sb;
     int code;
     sl_local_reap_in_place();  /* we exit right after this one sandbox */
-    if (sl_sandbox_create(&o, &sb, &err)) {
+    sl_sandbox_result r;
+    sl_sandbox_result_init(&r);
+    if (sl_sandbox_run(&o, &c, &r, &err)) {
         fprintf(stderr, "sluice sandbox: %s\n", err.msg);
         /* a memory limit this machine cannot hold is the options' fault */
         sl_err_clear(&err);
         code = o.memory_bytes && sl_local_memory_check(o.memory_bytes, &err) ? 2 : 125;
-        goto out;
-    }
-    sl_sandbox_result r;
-    sl_sandbox_result_init(&r);
-    if (sl_sandbox_exec(sb, &c, &r, &err)) {
-        fprintf(stderr, "sluice sandbox: %s\n", err.msg);
-        code = 125;
     } else {
         code = sl_sandbox_result_code(&r);
         if (!quiet && r.kind != SL_EXIT_EXITED && r.kind != SL_EXIT_SIGNALED) {
@@ -387,8 +381,6 @@ int sl_cli_sandbox(int argc, char **argv)
             fprintf(stderr, "sluice sandbox: note: %s%s\n", r.note, limit_option(r.touched));
     }
     sl_sandbox_result_release(&r);
-    sl_sandbox_destroy(sb);
-out:
     sl_err_clear(&err);
     for (size_t k = 0; k < nbind; k++)
         free(bind_text[k]);

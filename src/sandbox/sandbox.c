@@ -93,6 +93,21 @@ int sl_sandbox_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
     return rc;
 }
 
+int sl_sandbox_run(const sl_sandbox_opts *o, const sl_sandbox_cmd *cmd, sl_sandbox_result *res,
+                   sl_err *err)
+{
+    if (!o->provider || !strcmp(o->provider, "local"))
+        return sl_local_run(o, cmd, res, err);
+    sl_sandbox *sb;
+    if (sl_sandbox_create(o, &sb, err))
+        return -1;
+    sl_sandbox_cmd last = *cmd;
+    last.last = true;
+    int rc = sl_sandbox_exec(sb, &last, res, err);
+    sl_sandbox_destroy(sb);
+    return rc;
+}
+
 unsigned long long sl_sandbox_serial(const sl_sandbox *sb)
 {
     return sb ? sb->serial : 0;

@@ -135,6 +135,13 @@ int sl_sandbox_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err);
  * its exit), -1 when it could not be started or the sandbox is broken. */
 int sl_sandbox_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_result *res,
                     sl_err *err);
+/* A sandbox for one command: sl_sandbox_create, sl_sandbox_exec (the
+ * command's `last` set) and sl_sandbox_destroy in one, which a provider
+ * may overlap (the local one sends the command with the set-up).  Returns
+ * 0 when the command ran (whatever its exit), -1 when the sandbox could
+ * not be made or the command not started. */
+int sl_sandbox_run(const sl_sandbox_opts *o, const sl_sandbox_cmd *cmd, sl_sandbox_result *res,
+                   sl_err *err);
 /* Kills every running command (the sandbox stays usable). */
 void sl_sandbox_kill(sl_sandbox *sb);
 int sl_sandbox_upload(sl_sandbox *sb, const char *path, const void *data, size_t len,

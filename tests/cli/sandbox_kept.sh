@@ -26,6 +26,23 @@ check "a network namespace kept" [ -e "$K/net-0" ]
 check "the pins are namespaces (nsfs)" \
     bash -c "[ \"\$(stat -f -c %T '$K'/root-*)\" = nsfs ] && [ \"\$(stat -f -c %T '$K/net-0')\" = nsfs ]"
 
+# One-shot: the command goes to init with the set-up and init ends with
+# it; its limits still hold, and nothing of it stays behind.
+start=$(date +%s%N)
+run --timeout 1 -- sh -c 'sleep 31.4159 & sleep 20'
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+check "one shot: --timeout still kills (exit $rc, ${ms} ms)" \
+    bash -c "[ $rc = 124 ] && [ $ms -lt $((3000 + ${SLACK_MS:-0})) ]"
+run --output 100 -- yes
+check "one shot: --output still caps (exit $rc, $(wc -c <"$T/out") bytes)" \
+    bash -c "[ $rc = 137 ] && [ \"\$(wc -c <'$T/out')\" = 100 ]"
+run -- sh -c 'printf in:; cat; exit 3' <<<"data"
+check "one shot: stdin in, stdout out, the exit code (exit $rc, $(cat "$T/out"))" \
+    bash -c "[ $rc = 3 ] && [ \"\$(cat '$T/out')\" = in:data ]"
+sleep 0.2
+check "one shot: what the command left running is gone" \
+    bash -c "! pgrep -f 'sleep 31[.]4159' >/dev/null"
+
 # What a sandbox does stays in it.
 run -- sh -c 'echo left >/workspace/mark; echo left >/tmp/mark; /usr/bin/python3 -c "import socket; socket.sethostname(\"evil\")" 2>&1; touch /etc/x 2>&1; exit 0'
 check "a sandbox cannot rename the kept host name" grep -q 'Operation not permitted' "$T/out"

@@ -165,6 +165,66 @@ static void test_streams(void)
     sl_sandbox_result_release(&r);
 }
 
+/* One-shot sandboxes: sl_sandbox_run (the command sent with the set-up)
+ * and a command marked last, after which the sandbox is gone. */
+static void test_one_shot(const sl_sandbox_opts *o)
+{
+    sl_sandbox_result r;
+    sl_err err = {0};
+    const char *sh[] = {"sh", "-c", "echo \"$1\"; cat; echo err >&2; sleep 30 & exit 5", "sh",
+                        "one shot", NULL};
+    sl_sandbox_cmd c = {.argv = sh, .stdin_data = "in\n", .stdin_len = 3, .timeout_s = 20};
+    sl_sandbox_result_init(&r);
+    double t0 = sl_clock_s();
+    int rc = sl_sandbox_run(o, &c, &r, &err);
+    CHECK(rc == 0 && r.kind == SL_EXIT_EXITED && r.code == 5 && out_is(&r, "one shot\nin\n") &&
+              r.err.len == 4 && sl_clock_s() - t0 < 10,
+          "sl_sandbox_run: argv, stdin, both streams and the exit code; what it left in the "
+          "background does not hold it (rc %d, code %d, %.1f s%s%s)",
+          rc, r.code, sl_clock_s() - t0, rc ? ": " : "", rc ? err.msg : "");
+    sl_err_clear(&err);
+    sl_sandbox_result_release(&r);
+
+    const char *none[] = {"no-such-program-xyz", NULL};
+    sl_sandbox_cmd n = {.argv = none};
+    sl_sandbox_result_init(&r);
+    CHECK(sl_sandbox_run(o, &n, &r, &err) == 0 && r.code == 127,
+          "sl_sandbox_run: a missing program exits 127");
+    sl_err_clear(&err);
+    sl_sandbox_result_release(&r);
+
+    sl_sandbox_cmd bad = {.argv = NULL};
+    sl_sandbox_result_init(&r);
+    CHECK(sl_sandbox_run(o, &bad, &r, &err) < 0 && strstr(err.msg, "no command"),
+          "sl_sandbox_run without a command fails and says so: %s", err.msg ? err.msg : "");
+    sl_err_clear(&err);
+    sl_sandbox_result_release(&r);
+
+    /* last: init ends with the command; the sandbox can run nothing more */
+    sl_sandbox *one;
+    if (sl_sandbox_create(o, &one, &err)) {
+        CHECK(0, "create: %s", err.msg);
+        sl_err_clear(&err);
+        return;
+    }
+    const char *echo[] = {"echo", "first", NULL};
+    sl_sandbox_cmd l = {.argv = echo, .last = true};
+    sl_sandbox_result_init(&r);
+    CHECK(sl_sandbox_exec(one, &l, &r, &err) == 0 && out_is(&r, "first\n") && r.code == 0,
+          "a command marked last runs as any other");
+    sl_sandbox_result_release(&r);
+    sl_err_clear(&err);
+    sl_sandbox_cmd again = {.argv = echo, .timeout_s = 5};
+    sl_sandbox_result_init(&r);
+    t0 = sl_clock_s();
+    rc = sl_sandbox_exec(one, &again, &r, &err);
+    CHECK(rc < 0 && err.code == SL_EIO && sl_clock_s() - t0 < 3,
+          "after the last command the sandbox is gone: %s", err.msg ? err.msg : "(it ran)");
+    sl_err_clear(&err);
+    sl_sandbox_result_release(&r);
+    sl_sandbox_destroy(one);
+}
+
 typedef struct {
     int i;
     bool ok;
@@ -354,6 +414,7 @@ int main(void)
         return 0;
     }
     test_files();
+    test_one_shot(&o);
     test_limit_kinds();
     test_streams();
     test_concurrency();

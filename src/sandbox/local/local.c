@@ -44,6 +44,7 @@ typedef struct {
     int netns;                /* the sandbox's network namespace, kept for reuse; -1 */
     int kept_lock;            /* holds a kept network namespace slot (kept.h); -1 */
     pthread_mutex_t lock;     /* sends on ctl; OPEN request/answer pairs */
+    bool ended;               /* a command marked last was sent; s->lock */
     atomic_uint next_id;
     sl_cgroup *cg;
     sl_proxy *proxy;
@@ -83,9 +84,16 @@ static int send_on(int ctl, uint32_t op, uint32_t id, int32_t arg, const void *p
     return r < 0 ? -1 : 0;
 }
 
+/* Under s->lock.  After a command marked last, init is on its way out: no
+ * new command or file is asked for (EPIPE, as once it is gone); KILL for
+ * that command still goes. */
 static int send_msg(local_sb *s, uint32_t op, uint32_t id, int32_t arg, const void *p, size_t len,
                     const int *fds, int nfds)
 {
+    if (s->ended && (op == SL_OP_EXEC || op == SL_OP_OPEN)) {
+        errno = EPIPE;
+        return -1;
+    }
     return send_on(s->ctl, op, id, arg, p, len, fds, nfds);
 }
 
@@ -695,7 +703,14 @@ static pid_t start_fresh(local_sb *s, sl_sb_plan *plan, sl_err *err)
     return pid;
 }
 
-int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
+typedef struct exec_call exec_call;
+static int exec_send(local_sb *s, const sl_sandbox_cmd *cmd, exec_call *x, sl_err *err);
+static void exec_call_close(exec_call *x);
+
+/* first (sl_local_run): a command sent to init before it is ready, so it
+ * starts the moment init is; *fx is its call, open when this returns 0. */
+static int create(const sl_sandbox_opts *o, const sl_sandbox_cmd *first, exec_call *fx,
+                  sl_sandbox **out, sl_err *err)
 {
     *out = NULL;
     const sl_value *host_etc;
@@ -734,6 +749,7 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
     s->kept_lock = -1;
     pthread_mutex_init(&s->lock, NULL);
     char kept_why[300] = "";
+    bool sent_first = false;  /* *fx is open */
 
     /* The plan init follows (sent with GO). */
     sl_sb_plan plan = {0};
@@ -853,6 +869,12 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
     if (plan.mode == SL_SB_KEPT)
         for (int i = 0; i < n_join; i++)
             close(fds[i]);
+    /* init reads it once it is ready: the round trip after READY is saved */
+    if (first && placed) {
+        if (exec_send(s, first, fx, err))
+            goto fail;
+        sent_first = true;
+    }
     struct pollfd pf = {s->ctl, POLLIN, 0};
     if (poll(&pf, 1, 10000) != 1) {
         sl_err_clear(&cgerr2);
@@ -937,6 +959,8 @@ int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
     *out = &s->base;
     return 0;
 fail:
+    if (sent_first)
+        exec_call_close(fx);
     if (early.stack) {
         /* init may not be past its exec yet: gone first, then its stack */
         if (s->init == early.pid)
@@ -1095,10 +1119,27 @@ static void exec_end(const sl_sandbox_opts *o, const sl_exec_status *status, int
     }
 }
 
-static int local_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_result *res,
-                      sl_err *err)
+/* One exec'd command between its EXEC and its end: our ends of its pipes. */
+struct exec_call {
+    int out, err, st, in;  /* -1 when closed */
+    uint32_t id;
+    double t0;
+    sl_cgroup_events ev0;  /* the sandbox's events before the command */
+};
+
+static void exec_call_close(exec_call *x)
 {
-    local_sb *s = (local_sb *)sb;
+    int *fds[] = {&x->out, &x->err, &x->st, &x->in};
+    for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
+        if (*fds[i] >= 0)
+            close(*fds[i]), *fds[i] = -1;
+}
+
+/* Sends cmd to init (EXEC) with the pipes of its streams; init may still
+ * be setting up (sl_local_run), it starts the command once it is ready. */
+static int exec_send(local_sb *s, const sl_sandbox_cmd *cmd, exec_call *x, sl_err *err)
+{
+    *x = (exec_call){.out = -1, .err = -1, .st = -1, .in = -1};
     if (!cmd->argv || !cmd->argv[0])
         return sl_err_set(err, SL_EINVAL, "sandbox exec: no command given");
     sl_buf msg;
@@ -1109,13 +1150,22 @@ static int local_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_resu
     if (pipe2(out, O_CLOEXEC) || pipe2(errp, O_CLOEXEC) || pipe2(st, O_CLOEXEC) ||
         (cmd->stdin_data && !cmd->inherit_stdin && pipe2(in, O_CLOEXEC))) {
         sl_err_set(err, SL_EIO, "sandbox exec: pipe: %s", strerror(errno));
-        goto fail_pipes;
+        sl_buf_release(&msg);
+        int all[] = {out[0], out[1], errp[0], errp[1], st[0], st[1], in[0], in[1]};
+        for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+            if (all[i] >= 0)
+                close(all[i]);
+        return -1;
     }
-    uint32_t id = atomic_fetch_add(&s->next_id, 1) + 1;
+    x->id = atomic_fetch_add(&s->next_id, 1) + 1;
+    sl_cgroup_events_read(s->cg, &x->ev0);
     int fds[4] = {out[1], errp[1], st[1], cmd->inherit_stdin ? 0 : in[0]};
-    double t0 = sl_clock_s();
+    x->t0 = sl_clock_s();
     pthread_mutex_lock(&s->lock);
-    int sent = send_msg(s, SL_OP_EXEC, id, 0, msg.data, msg.len, fds, has_stdin ? 4 : 3);
+    int sent = send_msg(s, SL_OP_EXEC, x->id, 0, msg.data, msg.len, fds, has_stdin ? 4 : 3);
+    int e = errno;
+    if (!sent && cmd->last)
+        s->ended = true;
     pthread_mutex_unlock(&s->lock);
     sl_buf_release(&msg);
     close(out[1]);
@@ -1123,13 +1173,23 @@ static int local_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_resu
     close(st[1]);
     if (in[0] >= 0)
         close(in[0]);
-    out[1] = errp[1] = st[1] = in[0] = -1;
+    x->out = out[0], x->err = errp[0], x->st = st[0], x->in = in[1];
     if (sent) {
-        sl_err_set(err, SL_EIO, "sandbox exec: the sandbox is gone (%s)", strerror(errno));
-        goto fail_pipes;
+        exec_call_close(x);
+        return sl_err_set(err, SL_EIO, "sandbox exec: the sandbox is gone (%s)", strerror(e));
     }
-    sl_cgroup_events ev0;
-    sl_cgroup_events_read(s->cg, &ev0);
+    return 0;
+}
+
+/* The command of x to its end (x's pipes are closed after). */
+static int exec_collect(local_sb *s, const sl_sandbox_cmd *cmd, exec_call *call,
+                        sl_sandbox_result *res, sl_err *err)
+{
+    int out[2] = {call->out, -1}, errp[2] = {call->err, -1}, st[2] = {call->st, -1}, in[2] = {-1, call->in};
+    uint32_t id = call->id;
+    double t0 = call->t0;
+    sl_cgroup_events ev0 = call->ev0;
+    *call = (exec_call){.out = -1, .err = -1, .st = -1, .in = -1};
 
     stream ss[2] = {{out[0], false, &res->out, cmd->on_stdout, 0, &res->out_truncated},
                     {errp[0], false, &res->err, cmd->on_stderr, 0, &res->err_truncated}};
@@ -1184,17 +1244,17 @@ static int local_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_resu
             if (!p[i].revents)
                 continue;
             if (ix[i] < 2) {
-                stream *x = &ss[ix[i]];
-                ssize_t n = read(x->fd, chunk, sizeof chunk);
+                stream *xs = &ss[ix[i]];
+                ssize_t n = read(xs->fd, chunk, sizeof chunk);
                 if (n <= 0) {
                     if (n == 0 || (errno != EINTR && errno != EAGAIN))
-                        x->eof = true;
+                        xs->eof = true;
                     continue;
                 }
                 size_t keep = (size_t)n;
-                if (cmd->max_output_bytes && x->bytes + keep > cmd->max_output_bytes) {
-                    keep = cmd->max_output_bytes - x->bytes;
-                    *x->truncated = true;
+                if (cmd->max_output_bytes && xs->bytes + keep > cmd->max_output_bytes) {
+                    keep = cmd->max_output_bytes - xs->bytes;
+                    *xs->truncated = true;
                     if (!killed) {
                         killed = K_OUTPUT;
                         pthread_mutex_lock(&s->lock);
@@ -1205,12 +1265,12 @@ static int local_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_resu
                                  ix[i] == 0 ? "stdout" : "stderr", cmd->max_output_bytes);
                     }
                 }
-                x->bytes += keep;
+                xs->bytes += keep;
                 if (keep) {
-                    if (x->fn)
-                        x->fn(chunk, keep, cmd->ud);
+                    if (xs->fn)
+                        xs->fn(chunk, keep, cmd->ud);
                     else
-                        sl_buf_add(x->into, chunk, keep);
+                        sl_buf_add(xs->into, chunk, keep);
                 }
             } else if (ix[i] == 2) {
                 ssize_t n = read(st[0], &status, sizeof status);
@@ -1269,13 +1329,35 @@ static int local_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_resu
     sl_cgroup_events_read(s->cg, &ev1);
     exec_end(&s->o, &status, killed, &ev0, &ev1, res);
     return 0;
-fail_pipes:
-    sl_buf_release(&msg);
-    int all[] = {out[0], out[1], errp[0], errp[1], st[0], st[1], in[0], in[1]};
-    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
-        if (all[i] >= 0)
-            close(all[i]);
-    return -1;
+}
+
+static int local_exec(sl_sandbox *sb, const sl_sandbox_cmd *cmd, sl_sandbox_result *res,
+                      sl_err *err)
+{
+    local_sb *s = (local_sb *)sb;
+    exec_call x;
+    if (exec_send(s, cmd, &x, err))
+        return -1;
+    return exec_collect(s, cmd, &x, res, err);
+}
+
+int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err)
+{
+    return create(o, NULL, NULL, out, err);
+}
+
+int sl_local_run(const sl_sandbox_opts *o, const sl_sandbox_cmd *cmd, sl_sandbox_result *res,
+                 sl_err *err)
+{
+    sl_sandbox *sb;
+    exec_call x;
+    sl_sandbox_cmd last = *cmd;
+    last.last = true;
+    if (create(o, &last, &x, &sb, err))
+        return -1;
+    int rc = exec_collect((local_sb *)sb, &last, &x, res, err);
+    sl_sandbox_destroy(sb);
+    return rc;
 }
 
 static void local_kill(sl_sandbox *sb)

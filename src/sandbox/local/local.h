@@ -11,6 +11,10 @@
 #include "sandbox/sandbox.h"
 
 int sl_local_create(const sl_sandbox_opts *o, sl_sandbox **out, sl_err *err);
+/* sl_sandbox_run for the local provider: the command goes to init with
+ * the set-up, so it starts the moment the sandbox is ready. */
+int sl_local_run(const sl_sandbox_opts *o, const sl_sandbox_cmd *cmd, sl_sandbox_result *res,
+                 sl_err *err);
 /* 0 when a sandbox made here can hold a memory limit of `bytes` (a memory
  * cgroup charges all it can pin); else -1 and err says why and what to do.
  * sl_local_create refuses such a limit the same way. */
