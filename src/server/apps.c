@@ -250,15 +250,22 @@ int sl_apps_update(sl_store *s, const char *app_id, const void *data, size_t len
     return rc;
 }
 
-int sl_apps_tools(sl_store *s, const char *id, const char *files, sl_bindings **out, sl_err *err)
+/* sl_apps_tools, and the store's texts in ss (may be NULL). */
+static int app_tools(sl_store *s, const char *id, const char *files, sl_bindings **out,
+                     store_specs *ss, sl_err *err)
 {
     char *f = files ? sl_xasprintf("%s/tools/bindings.yml", files) : NULL;
     size_t len = 0;
     char *text = f ? slurp_small(f, &len) : NULL;
     free(f);
-    int rc = tools_for(s, id, text, len, out, NULL, err);
+    int rc = tools_for(s, id, text, len, out, ss, err);
     free(text);
     return rc;
+}
+
+int sl_apps_tools(sl_store *s, const char *id, const char *files, sl_bindings **out, sl_err *err)
+{
+    return app_tools(s, id, files, out, NULL, err);
 }
 
 int sl_apps_load(sl_store *s, const char *id, const sl_config *config, sl_graph *g, int *version,
@@ -273,15 +280,9 @@ int sl_apps_load(sl_store *s, const char *id, const sl_config *config, sl_graph 
         *version = (int)json_integer_value(json_object_get(info, "version"));
     json_decref(info);
     char *files = app_path(s, id, "files");
-    char *f = files ? sl_xasprintf("%s/tools/bindings.yml", files) : NULL;
-    size_t len = 0;
-    char *btext = f ? slurp_small(f, &len) : NULL;
-    free(f);
     sl_bindings *tools = NULL;
     store_specs ss = {0};
-    int trc = tools_for(s, id, btext, len, &tools, &ss, err);
-    free(btext);
-    if (trc) {
+    if (app_tools(s, id, files, &tools, &ss, err)) {
         specs_release(&ss);
         free(dsl);
         free(files);
