@@ -245,6 +245,7 @@ static void run_alone(const char *file, const sl_value *node, const sl_config *c
     if (sl_graph_load_text(&g, &sl_nodes, cfg, text, strlen(text), file, &diag, &err)) {
         CHECK(0, "%s: node '%s' (%s) loads on its own # %s", file, id, tname,
               diag.n ? diag.v[0].msg : err.msg ? err.msg : "?");
+        sl_graph_release(&g);
         goto out;
     }
     sl_run_opts o;
@@ -301,9 +302,8 @@ static int sample(const char *dir, const char *name, const sl_config *cfg)
     sl_graph g;
     sl_diag d;
     sl_diag_init(&d);
-    bool loaded = sl_graph_load_file(&g, &sl_nodes, cfg, path, &d, &err) == 0;
-    if (loaded)
-        sl_graph_release(&g);
+    sl_graph_load_file(&g, &sl_nodes, cfg, path, &d, &err);  /* refused or not: d says */
+    sl_graph_release(&g);
     sl_err_clear(&err);
     size_t i;
     const sl_value *n;
