@@ -60,6 +60,9 @@ static const struct {
     /* Tavily's API as tests/tools/vendor_standin.py speaks it */
     {"tavily", "sluice", "{builtin: {api_key: tvly-test-key, base_url: \"%s/vendor/tavily/\"}}",
      "[Result for sluice]"},
+    /* Jina's reader, the same way */
+    {"jina", "https://example.com/sample", "{builtin: {api_key: jina-test-key, base_url: "
+     "\"%s/vendor/jina/r\"}}", "Hello from https://example.com/sample"},
 };
 
 /* The settings hermetic providers run with: their bindings (new). */
