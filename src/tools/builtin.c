@@ -171,6 +171,9 @@ const sl_builtin_provider sl_builtin_providers[] = {
      "TAVILY_API_KEY", true, "TAVILY_BASE_URL", "https://api.tavily.com", NULL},
     {"jina", "langgenius/jina/jina", sl_builtin_jina_tools, &sl_builtin_jina_n, "JINA_API_KEY",
      false, "JINA_BASE_URL", "https://r.jina.ai", sl_builtin_jina_settings},
+    {"firecrawl", "langgenius/firecrawl/firecrawl", sl_builtin_firecrawl_tools,
+     &sl_builtin_firecrawl_n, "FIRECRAWL_API_KEY", true, "FIRECRAWL_BASE_URL",
+     "https://api.firecrawl.dev", sl_builtin_firecrawl_settings},
     {0},
 };
 

@@ -110,6 +110,9 @@ extern const size_t sl_builtin_tavily_n;
 extern const sl_builtin_tool sl_builtin_jina_tools[];
 extern const size_t sl_builtin_jina_n;
 extern const char *const sl_builtin_jina_settings[];
+extern const sl_builtin_tool sl_builtin_firecrawl_tools[];
+extern const size_t sl_builtin_firecrawl_n;
+extern const char *const sl_builtin_firecrawl_settings[];
 
 /* ---- arguments ---- */
 

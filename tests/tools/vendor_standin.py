@@ -16,7 +16,9 @@ sent.
   POST /vendor/firecrawl/v2/scrape      Firecrawl: Bearer fc-test-key
   POST /vendor/firecrawl/v2/crawl       starts a job; GET
   GET  /vendor/firecrawl/v2/crawl/ID    /v2/crawl/ID is "scraping" for its
-                                        first poll, then "completed"
+                                        first poll, then "completed" (never,
+                                        for a URL with never-ends); DELETE
+                                        cancels
 
 Words in the query, URL or URLs pick a failure, as a test needs one:
   status-429, status-500, status-402   that status with the vendor's error body
@@ -225,6 +227,8 @@ def firecrawl(path, method, headers, body, base):
                 job["polls"] += 1
         if not job:
             return js(404, {"success": False, "error": "Job not found"})
+        if method == "DELETE":
+            return js(200, {"status": "cancelled"})
         req = job["req"]
         if "crawl-fails" in req["url"]:
             return js(200, {"success": False, "status": "failed", "error": "the site refused"})

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "core/clock.h"
 #include "core/secret.h"
 #include "tap.h"
 #include "tools/builtin.h"
@@ -518,6 +519,90 @@ static void test_jina(void)
     unsetenv("JINA_SEARCH_URL");
 }
 
+/* Stops the run once the clock passes *(double *)ud. */
+static bool stop_later(void *ud)
+{
+    return sl_clock_s() > *(double *)ud;
+}
+
+static void test_firecrawl(void)
+{
+    char *u = sl_xasprintf("%s/firecrawl", vendor_url);
+    setenv("FIRECRAWL_BASE_URL", u, 1);
+    free(u);
+    unsetenv("FIRECRAWL_API_KEY");
+    char *got = bcall(NULL, "firecrawl", "scrape", "{\"url\": \"https://a.com\"}", true);
+    CHECK(strstr(got, "ERR: firecrawl: the tool needs an API key and has none: set "
+                      "FIRECRAWL_API_KEY"),
+          "no key names FIRECRAWL_API_KEY (got %s)", esc(got));
+    free(got);
+    setenv("FIRECRAWL_API_KEY", "fc-wrong", 1);
+    got = bcall(NULL, "langgenius/firecrawl/firecrawl", "crawl", "{\"url\": \"https://a.com\"}",
+                true);
+    CHECK(strstr(got, "ERR: Firecrawl: the API answered 401 (Unauthorized): Unauthorized: "
+                      "Invalid token; check the API key (set FIRECRAWL_API_KEY"),
+          "a wrong key is the vendor's 401 (got %s)", esc(got));
+    free(got);
+    setenv("FIRECRAWL_API_KEY", "fc-test-key", 1);
+    got = bcall(NULL, "firecrawl", "scrape", "{\"url\": \"https://a.com\", \"headers\": "
+                "\"{nope\"}", true);
+    CHECK(strstr(got, "ERR: firecrawl: Invalid headers format."), "bad headers JSON (got %s)",
+          esc(got));
+    free(got);
+    got = bcall(NULL, "firecrawl", "scrape", "{\"url\": \"https://a.com\", \"formats\": "
+                "\"extract\", \"waitFor\": \"1500\", \"timeout\": 2.5}", true);
+    CHECK(strstr(got, "\"body\":{\"onlyMainContent\":false,\"timeout\":2.5,\"url\":"
+                      "\"https://a.com\",\"waitFor\":1500}"),
+          "no formats left once extract goes; numbers as numbers (got %s)", esc(got));
+    free(got);
+    got = bcall(NULL, "firecrawl", "scrape", "{\"url\": \"https://a.com/not-json\"}", true);
+    CHECK(strstr(got, "ERR: Firecrawl: the API answered 200 with a body that is not JSON"),
+          "an answer that is not JSON (got %s)", esc(got));
+    free(got);
+    got = bcall(NULL, "firecrawl", "crawl_job", "{\"job_id\": \"x\", \"operation\": \"stop\"}",
+                true);
+    CHECK(strstr(got, "ERR: firecrawl: Invalid operation: stop"), "crawl_job's operation (got %s)",
+          esc(got));
+    free(got);
+    got = bcall(NULL, "firecrawl", "crawl_job", "{\"job_id\": \"../../v2/scrape\"}", true);
+    CHECK(strstr(got, "ERR: Firecrawl: the API answered 404 (") == NULL &&
+              strstr(got, "Job not found"),
+          "a job id stays one path segment (got %s)", esc(got));
+    free(got);
+    /* poll_interval */
+    char *why;
+    sl_bindings *b = bind("tools: {firecrawl: {builtin: {poll_interval: 0, base_url: "
+                          "'@V/firecrawl'}}}", true, &why);
+    got = b ? bcall(b, "firecrawl", "crawl", "{\"url\": \"https://a.com\"}", true)
+            : sl_xstrdup(why);
+    CHECK(strstr(got, "ERR: firecrawl: the binding's poll_interval is seconds, from 0.05 to 600"),
+          "poll_interval is checked (got %s)", esc(got));
+    free(got);
+    sl_bindings_free(b);
+    /* a crawl ends at once when the run is stopped */
+    b = bind("tools: {firecrawl: {builtin: {poll_interval: 30, base_url: '@V/firecrawl'}}}", true,
+             &why);
+    sl_err err = {0};
+    sl_toolset *ts = b ? sl_binding_toolset(sl_bindings_get(b, "firecrawl"), true, &err) : NULL;
+    double stop_at = sl_clock_s() + 0.5;  /* while it waits to poll again */
+    sl_tool_ctx ctx = {.timeout_s = 20, .allow_private = true, .cancelled = stop_later,
+                       .ud = &stop_at};
+    sl_tool_result res;
+    sl_tool_result_init(&res);
+    sl_value *a = J("{\"url\": \"https://a.com/never-ends\"}");
+    double t0 = sl_clock_s();
+    int rc = ts ? sl_toolset_call(ts, &ctx, "crawl", a, &res, &err) : 0;
+    CHECK(rc && err.code == SL_ECANCELED && strstr(err.msg, "firecrawl: the run was stopped") &&
+              sl_clock_s() - t0 < 5,
+          "a stopped run stops the crawl (%s, %.1f s)", err.msg ? err.msg : "-", sl_clock_s() - t0);
+    json_decref(a);
+    sl_err_clear(&err);
+    sl_tool_result_release(&res);
+    sl_bindings_free(b);
+    unsetenv("FIRECRAWL_API_KEY");
+    unsetenv("FIRECRAWL_BASE_URL");
+}
+
 static void fmt_check(long long t, const char *tz, const char *fmt, const char *want)
 {
     sl_buf b;
@@ -814,6 +899,7 @@ int main(void)
         vendor_url = sl_xasprintf("http://127.0.0.1:%d/vendor", port);
         test_tavily();
         test_jina();
+        test_firecrawl();
         kill(pid, SIGTERM);
         waitpid(pid, NULL, 0);
         free(vendor_url);
