@@ -85,11 +85,15 @@ static void open_kept(void)
                  "not used: %s may be changed by users other than root", parent);
         return;
     }
-    if (mkdir(path, 0700) && errno != EEXIST) {
-        refuse("not used: cannot make %s: %s", path);
-        return;
-    }
+    /* made only the first time: opening it is one path walk less */
     int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) {
+        if (mkdir(path, 0700) && errno != EEXIST) {
+            refuse("not used: cannot make %s: %s", path);
+            return;
+        }
+        fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    }
     if (fd < 0) {
         refuse("not used: %s: %s", path);
         return;
