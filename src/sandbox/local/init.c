@@ -334,9 +334,11 @@ static void data_mounts(const char *opts)
                  {"tmp", "/tmp", 01777},
                  {"home", "/home/sandbox", 0755},
                  {"shm", "/dev/shm", 01777}};
+    /* no umask meanwhile: each folder gets its mode (sticky ones too) as
+     * it is made; the commands get the umask we were given */
+    mode_t mask = umask(0);
     for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) {
-        /* mkdirat applies the umask; the sticky folders get their mode */
-        if (mkdirat(data, parts[i].dir, 0755) || fchmodat(data, parts[i].dir, parts[i].mode, 0))
+        if (mkdirat(data, parts[i].dir, parts[i].mode))
             die("mkdir", parts[i].target);
         int t = (int)syscall(SYS_open_tree, data, parts[i].dir,
                              OPEN_TREE_CLONE | O_CLOEXEC | AT_RECURSIVE);
@@ -345,6 +347,7 @@ static void data_mounts(const char *opts)
             die("bind", parts[i].target);
         close(t);
     }
+    umask(mask);
 }
 
 /* The sandbox's root.  FRESH: the whole of it, as the sandbox's user in
