@@ -26,6 +26,14 @@ check "a network namespace kept" [ -e "$K/net-0" ]
 check "the pins are namespaces (nsfs)" \
     bash -c "[ \"\$(stat -f -c %T '$K'/root-*)\" = nsfs ] && [ \"\$(stat -f -c %T '$K/net-0')\" = nsfs ]"
 
+# The kept root's device nodes are its own (made once, not bound per
+# sandbox): they work, and the sandbox can change none of them.
+run -- sh -c 'echo x >/dev/null && head -c 3 /dev/zero | od -An -tx1 && stat -c "%a %F" /dev/null /dev/urandom && chmod 600 /dev/null; mknod /dev/sda b 8 0; rm -f /dev/zero; test -c /dev/zero && echo kept'
+check "kept /dev: null, zero, urandom work and stay (exit $rc; $(tr '\n' ' ' <"$T/out"))" \
+    bash -c "[ \"\$(tr '\n' ' ' <'$T/out')\" = ' 00 00 00 666 character special file 666 character special file kept ' ]"
+check "kept /dev: no mount per device node" \
+    bash -c "! '$SLUICE' sandbox run --mem none -- cat /proc/self/mountinfo | grep -q ' /dev/null '"
+
 # One-shot: the command goes to init with the set-up and init ends with
 # it; its limits still hold, and nothing of it stays behind.
 start=$(date +%s%N)

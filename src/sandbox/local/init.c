@@ -178,9 +178,31 @@ static void clone_sources(sl_sb_plan *p)
     }
 }
 
+/* The template (root, in the host's user namespace) makes the device
+ * nodes themselves, the host's type and mode, on its /dev tmpfs (which
+ * allows devices; it turns read-only below): each kept sandbox then copies
+ * and tears down five mounts fewer.  fsuid and fsgid go back to root for
+ * the call (CAP_MKNOD went with fsuid 0; the nodes are root's, as the
+ * host's), then to the sandbox's owner again. */
+static void make_node(const sl_sb_mount *m)
+{
+    struct stat st;
+    if (fstat(m->fd, &st) || !S_ISCHR(st.st_mode))
+        die("device", m->source);
+    syscall(SYS_setfsuid, 0);
+    syscall(SYS_setfsgid, 0);
+    mode_t mask = umask(0);
+    int rc = mknod(m->target, S_IFCHR | (st.st_mode & 0777), st.st_rdev);
+    umask(mask);
+    syscall(SYS_setfsgid, SL_SB_HOST_ID);
+    syscall(SYS_setfsuid, SL_SB_HOST_ID);
+    if (rc)
+        die("mknod", m->target);
+}
+
 /* Places the system mounts (user == false) or the user's and the device
- * nodes (user == true). */
-static void place_mounts(sl_sb_plan *p, bool user)
+ * nodes (user == true); shared: the template, which makes the nodes. */
+static void place_mounts(sl_sb_plan *p, bool user, bool shared)
 {
     char path[260];
     for (int i = 0; i < p->n_mounts; i++) {
@@ -199,6 +221,12 @@ static void place_mounts(sl_sb_plan *p, bool user)
         if (m->is_link) {
             if (symlink(m->link, m->target) && errno != EEXIST)
                 die("symlink", m->target);
+            continue;
+        }
+        if (shared && m->device) {
+            make_node(m);
+            close(m->fd);
+            m->fd = -1;
             continue;
         }
         struct stat st;
@@ -398,7 +426,7 @@ static void build_root(sl_sb_plan *p, bool shared)
         die("mount", "/proc");
     if (umount2("/oldroot", MNT_DETACH) || rmdir("/oldroot"))
         die("detach", "old root");
-    place_mounts(p, false);
+    place_mounts(p, false, shared);
     prepare_user_points(p);
     /* One call makes the root, every system bind and proc read-only. */
     struct sl_mount_attr ro = {.attr_set = SL_MOUNT_ATTR_RDONLY | SL_MOUNT_ATTR_NOSUID |
@@ -421,7 +449,7 @@ static void build_root(sl_sb_plan *p, bool shared)
      * limit covers everything a command can write. */
     if (!shared)
         data_mounts(p->data_opts);
-    place_mounts(p, true);
+    place_mounts(p, true, shared);
     if (mount(NULL, "/dev", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC, NULL))
         die("remount", "/dev read-only");
     if (!shared && chdir("/workspace"))
