@@ -26,6 +26,18 @@ check "a network namespace kept" [ -e "$K/net-0" ]
 check "the pins are namespaces (nsfs)" \
     bash -c "[ \"\$(stat -f -c %T '$K'/root-*)\" = nsfs ] && [ \"\$(stat -f -c %T '$K/net-0')\" = nsfs ]"
 
+# Each sandbox has an IPC namespace of its own (an early init makes it
+# while it waits for its plan): System V objects reach neither the host
+# nor the next sandbox.
+host_ipc=$(readlink /proc/self/ns/ipc)
+run -- sh -c 'readlink /proc/self/ns/ipc; ipcmk -M 4096 >/dev/null; ipcmk -Q >/dev/null; ipcs -m -q | grep -c "^0x"'
+first=$(head -1 "$T/out")
+check "a sandbox's IPC namespace is its own (exit $rc; $(tr '\n' ' ' <"$T/out"))" \
+    bash -c "[ $rc = 0 ] && [ -n '$first' ] && [ '$first' != '$host_ipc' ] && [ \"\$(sed -n 2p '$T/out')\" = 2 ]"
+run -- sh -c 'readlink /proc/self/ns/ipc; ipcs -m -q | grep -c "^0x"; exit 0'
+check "the next sandbox sees none of its objects ($(tr '\n' ' ' <"$T/out"))" \
+    bash -c "[ $rc = 0 ] && [ \"\$(sed -n 2p '$T/out')\" = 0 ]"
+
 # The kept root's device nodes are its own (made once, not bound per
 # sandbox): they work, and the sandbox can change none of them.
 run -- sh -c 'echo x >/dev/null && head -c 3 /dev/zero | od -An -tx1 && stat -c "%a %F" /dev/null /dev/urandom && chmod 600 /dev/null; mknod /dev/sda b 8 0; rm -f /dev/zero; test -c /dev/zero && echo kept'

@@ -459,6 +459,7 @@ static void build_root(sl_sb_plan *p, bool shared)
 }
 
 static int host_proc = -1; /* KEPT: the host's /proc until our maps are written */
+static bool own_ipc;       /* an early init made its IPC namespace before GO */
 
 /* KEPT, as root: the kept root (a private copy of it), host name and
  * network namespace, then this sandbox's own proc, IPC namespace and
@@ -482,7 +483,7 @@ static void enter_kept(sl_sb_plan *p, const int *ns)
             die("unshare", "network namespace");
         loopback_up();
     }
-    if (unshare(CLONE_NEWNS | CLONE_NEWIPC))
+    if (unshare(CLONE_NEWNS | (own_ipc ? 0 : CLONE_NEWIPC)))
         die("unshare", "mount and IPC namespaces");
     if (mount("proc", "/proc", "proc", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
         die("mount", "/proc");
@@ -970,7 +971,7 @@ static void read_plan(const char *payload, size_t len, sl_sb_plan *p)
 /* init is a small static program of its own: the host clones with
  * CLONE_VM | CLONE_VFORK (no copy of its address space) and the child
  * execs this from a sealed memfd, the control socket on fd 3. */
-int main(void)
+int main(int argc, char **argv)
 {
     ctl = SL_SB_CTL_FD;
     for (int i = 0; i < MAX_CMDS; i++)
@@ -990,6 +991,12 @@ int main(void)
     syscall(SYS_close_range, (unsigned)ctl + 1, ~0U, 0);
     syscall(SYS_close_range, 0, ~0U, CLOSE_RANGE_CLOEXEC);
     prctl(PR_SET_NAME, "sluice-init", 0, 0, 0);
+    /* An early init (the host started it before its plan: KEPT, as root)
+     * makes its IPC namespace while it waits for GO, the one step of
+     * enter_kept that needs nothing from the plan; if that fails,
+     * enter_kept makes it as before. */
+    if (argc > 1 && !strcmp(argv[1], "early"))
+        own_ipc = unshare(CLONE_NEWIPC) == 0;
     /* wait for the host to write our uid/gid maps (FRESH); the plan comes
      * with GO, and the kept namespaces (KEPT) and, on cgroup v1, the
      * sandbox's cgroups' tasks files to join */

@@ -346,6 +346,7 @@ static int init_exe(sl_err *err)
 typedef struct {
     int exe, ctl;
     bool ambient; /* FRESH: carry the new user namespace's capabilities over exec */
+    bool early;   /* an early init (start_early): it is told so (init.c main) */
 } spawn_arg;
 
 #define SPAWN_STACK (64 * 1024)
@@ -415,8 +416,10 @@ static int spawn_init(void *arg)
     else if (raw_call(SYS_dup3, a->ctl, SL_SB_CTL_FD, 0, 0, 0) < 0)
         raw_call(SYS_exit, 127, 0, 0, 0, 0);
     static const char *const argv[] = {"sluice-init", NULL};
+    static const char *const early_argv[] = {"sluice-init", "early", NULL};
     static const char *const envp[] = {NULL};
-    raw_call(SYS_execveat, a->exe, (long)"", (long)argv, (long)envp, AT_EMPTY_PATH);
+    raw_call(SYS_execveat, a->exe, (long)"", (long)(a->early ? early_argv : argv), (long)envp,
+             AT_EMPTY_PATH);
     raw_call(SYS_exit, 127, 0, 0, 0, 0);
     return 127;
 }
@@ -476,7 +479,7 @@ static pid_t build_template(void *arg, sl_err *err)
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
         return sl_err_set(err, SL_EIO, "sandbox: socketpair: %s", strerror(errno));
-    spawn_arg sa = {exe, sv[1], false};
+    spawn_arg sa = {exe, sv[1], false, false};
     char *stack = sl_xmalloc(SPAWN_STACK);
     pid_t pid = clone(spawn_init, stack + SPAWN_STACK,
                       CLONE_NEWNS | CLONE_NEWUTS | CLONE_VM | CLONE_VFORK | SIGCHLD, &sa);
@@ -594,7 +597,7 @@ static void start_early(early_init *e)
     int sv[2];
     if (exe < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
         return;
-    e->sa = (spawn_arg){exe, sv[1], false};
+    e->sa = (spawn_arg){exe, sv[1], false, true};
     e->stack = sl_xmalloc(SPAWN_STACK);
     e->pid = clone(spawn_init, e->stack + SPAWN_STACK, CLONE_NEWPID | CLONE_VM | SIGCHLD, &e->sa);
     close(sv[1]);  /* the child has its own table of descriptors */
@@ -664,7 +667,7 @@ static pid_t start_fresh(local_sb *s, sl_sb_plan *plan, sl_err *err)
     pid_t pid = -1;
     int exe = init_exe(err);
     if (exe >= 0) {
-        spawn_arg sa = {exe, sv[1], true};
+        spawn_arg sa = {exe, sv[1], true, false};
         char *stack = sl_xmalloc(SPAWN_STACK);
         pid = clone(spawn_init, stack + SPAWN_STACK, (int)flags | CLONE_VM | CLONE_VFORK, &sa);
         free(stack);
