@@ -8,11 +8,15 @@
  *          answer into a tool result: median <= 20 us;
  *   load:  reading a 1 MB OpenAPI 3.0 document (1,000 operations with
  *          parameters, a JSON body and $refs into components), as JSON and
- *          as YAML: median <= 20 ms each.
+ *          as YAML: median <= 20 ms each.  Loading reads every operation
+ *          and checks every schema and $ref; the tool list's JSON Schemas
+ *          are made when the list is first asked for, which is timed and
+ *          shown apart ("list").
  *
- * For reference it also times the bare parse under the reader (jansson's
- * json_loadb for JSON, the repo's YAML reader for YAML) of the same text:
- * on a slow or busy machine that floor alone can pass the target.
+ * For reference it also times what reading the same text into values
+ * costs with the general readers (jansson's json_loadb for JSON, dsl/yaml
+ * for YAML), which the reader uses only for what its fast readers decline
+ * (tools/oatree.h).
  * The documents are generated here, so the bench needs nothing else.
  * Prints each figure and PASS/FAIL; exits 1 on a miss.
  *
@@ -101,7 +105,7 @@ static int load_bench(const char *what, bool yaml, int iters, sl_openapi_doc **k
     sl_buf b;
     sl_buf_init(&b, 0);
     gen(&b, 1000000, yaml);
-    double *t = calloc((size_t)iters, sizeof *t);
+    double *t = calloc((size_t)iters, sizeof *t), *tl = calloc((size_t)iters, sizeof *tl);
     size_t ops = 0;
     for (int i = 0; i < iters; i++) {
         sl_openapi_doc *d = NULL;
@@ -112,13 +116,15 @@ static int load_bench(const char *what, bool yaml, int iters, sl_openapi_doc **k
             exit(2);
         }
         t[i] = sl_clock_s() - t0;
+        t0 = sl_clock_s();
         ops = json_array_size(sl_openapi_tools(d));
+        tl[i] = sl_clock_s() - t0;
         if (keep && !*keep)
             *keep = d;
         else
             sl_openapi_doc_free(d);
     }
-    double m = median(t, iters);
+    double m = median(t, iters), list = median(tl, iters);
     for (int i = 0; i < iters; i++) {
         double t0 = sl_clock_s();
         sl_value *v = NULL;
@@ -133,10 +139,12 @@ static int load_bench(const char *what, bool yaml, int iters, sl_openapi_doc **k
     }
     double floor = median(t, iters);
     bool ok = m <= 0.020;
-    printf("load %-5s %7zu bytes, %4zu operations: median %6.2f ms (target <= 20 ms; the bare "
-           "parse alone: %.2f ms)  %s\n", yaml ? "YAML" : "JSON", b.len, ops, m * 1e3,
-           floor * 1e3, ok ? "PASS" : "FAIL");
+    printf("load %-5s %7zu bytes, %4zu operations: median %6.2f ms (target <= 20 ms; then the "
+           "list: %.2f ms; %s alone: %.2f ms)  %s\n", yaml ? "YAML" : "JSON", b.len, ops,
+           m * 1e3, list * 1e3, yaml ? "dsl/yaml's parse" : "json_loadb", floor * 1e3,
+           ok ? "PASS" : "FAIL");
     free(t);
+    free(tl);
     sl_buf_release(&b);
     return ok ? 0 : 1;
 }

@@ -11,13 +11,18 @@
  *   - names are unique (the list is what the tool node looks up);
  *   - a built request's URL starts with the server, and its header lines
  *     hold no CR and end in "\n";
- *   - the server is NULL or an absolute http(s) URL.
+ *   - the server is NULL or an absolute http(s) URL;
+ *   - the fast readers (tools/oatree) agree with the full ones: when
+ *     oat_parse_json accepts the text, jansson reads the same value; when
+ *     oat_parse_yaml does, dsl/yaml reads the same value.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/value.h"
+#include "dsl/yaml.h"
+#include "tools/oatree.h"
 #include "tools/openapi.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -64,10 +69,38 @@ static sl_value *args_for(const sl_value *tool, uint8_t knob)
     return a;
 }
 
+/* A fast reader's tree against the full reader's value of the same text. */
+static void check_fast(const char *text, size_t len)
+{
+    oat_tree *t = oat_parse_json(text, len);
+    if (t) {
+        sl_value *want = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
+        sl_value *got = oat_value(oat_root(t));
+        if (!want || !json_equal(want, got))
+            abort();
+        json_decref(want);
+        json_decref(got);
+        oat_free(t);
+    }
+    t = oat_parse_yaml(text, len);
+    if (t) {
+        sl_yaml_doc y;
+        if (sl_yaml_parse_ex(text, len, "fuzz.yaml", &y, false, NULL))
+            abort();
+        sl_value *got = oat_value(oat_root(t));
+        if (!json_equal(y.root, got))
+            abort();
+        json_decref(got);
+        sl_yaml_doc_release(&y);
+        oat_free(t);
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
+    check_fast((const char *)data + 1, size - 1);
     uint8_t knob = data[0];
     const char *base = knob & 1 ? "https://api.example.com/specs/v1/openapi.yaml" : NULL;
     sl_openapi_doc *d = NULL;

@@ -14,9 +14,11 @@
 
 #include "core/clock.h"
 #include "core/mime.h"
+#include "core/map.h"
 #include "core/secret.h"
 #include "dsl/yaml.h"
 #include "net/http.h"
+#include "tools/oatree.h"
 
 /* How far $refs are followed: a chain of refs inside one schema, the
  * nodes all schemas of a document may expand to (a few refs used many
@@ -31,25 +33,26 @@
 enum { BODY_NONE, BODY_JSON, BODY_FORM, BODY_MULTIPART };
 
 typedef struct {
-    char *name;
-    char in;        /* 'p'ath, 'q'uery, 'h'eader, 'c'ookie */
+    const char *name;   /* in the document's tree */
+    char in;            /* 'p'ath, 'q'uery, 'h'eader, 'c'ookie */
     bool required;
-    char join;      /* an array query value: 0 repeats the name, else joins with it */
+    char join;          /* an array query value: 0 repeats the name, else joins with it */
 } param;
 
+/* Names point into the document's tree, which the doc keeps. */
 typedef struct {
-    char *name;         /* the tool's name */
+    const char *name;   /* the tool's name */
     const char *method; /* "GET", ... (static) */
-    char *path;         /* the template, "/pets/{id}" */
+    const char *path;   /* the template, "/pets/{id}" */
     param *params;
     size_t n_params;
     int body;           /* BODY_* */
     bool body_whole;    /* the argument "body" is the whole body */
-    char **props;       /* the body's properties taken from the arguments */
+    const char **props; /* the body's properties taken from the arguments */
     size_t n_props;
-    char **required;    /* arguments that must be given */
+    const char **required; /* arguments that must be given */
     size_t n_required;
-    sl_value *tool;     /* its entry in the list, while reading */
+    sl_value *tool;     /* its entry in the list, while making the list */
     size_t seq;         /* its place in the document: the first of a name is kept */
 } op;
 
@@ -57,37 +60,54 @@ struct sl_openapi_doc {
     op *ops;            /* sorted by name */
     size_t n_ops;
     char *server;
-    sl_value *tools;
-    sl_value *root;     /* the document, parts of which the tools share */
+    oat_tree *tree;     /* the document */
+    pthread_mutex_t mu; /* making the tool list, once */
+    sl_value *tools;    /* NULL until first asked for */
 };
 
 /* ---- reading ---- */
 
+/*
+ * The document is read twice at most.  Loading walks the whole tree once
+ * without making a single value: every operation's parameters and body are
+ * read into `op`, every schema is expanded in `count` mode (its $refs
+ * followed and checked, its nodes counted against the budget) and nothing
+ * is built.  The tool list, with its JSON Schemas, is made the first time
+ * it is asked for, by the same walk in `build` mode, which cannot fail
+ * then: it meets the same nodes, refs and counts.
+ */
 typedef struct {
-    const sl_value *root;
+    long count;         /* nodes the expansion counted */
+    sl_value *v;        /* build mode: the expansion */
+} memo;
+
+typedef struct {
+    const oat_node *root;
+    oat_tree *tree;
     const sl_yaml_doc *marks;  /* NULL on the fast first pass */
     const char *where;
     bool swagger;              /* 2.0 */
+    bool build;                /* make the schemas (else only count and check) */
     const char *refs[MAX_REF_DEPTH];
     int n_refs;
     long budget;
     long cuts;                 /* loops cut so far */
-    sl_value *memo;            /* {ref: [expansion, nodes]} */
+    sl_map memo;               /* ref -> memo */
     sl_err *err;
     bool failed;
 } reader;
 
 /* "where:line:col: at: what"; the first error wins. */
 __attribute__((format(printf, 5, 6)))
-static int bad(reader *r, const sl_value *obj, const char *key, const char *at,
+static int bad(reader *r, const oat_node *obj, const char *key, const char *at,
                const char *fmt, ...)
 {
     if (r->failed)
         return -1;
     r->failed = true;
     sl_mark m = {0, 0};
-    if (r->marks && obj)
-        m = key ? sl_yaml_key_mark(r->marks, obj, key) : sl_yaml_mark(r->marks, obj);
+    if (r->marks && obj && obj->src)
+        m = key ? sl_yaml_key_mark(r->marks, obj->src, key) : sl_yaml_mark(r->marks, obj->src);
     char what[600];
     va_list ap;
     va_start(ap, fmt);
@@ -100,12 +120,22 @@ static int bad(reader *r, const sl_value *obj, const char *key, const char *at,
                       what);
 }
 
-/* The value a local JSON pointer ("#/components/schemas/Pet") names, or NULL. */
-static const sl_value *pointer(const sl_value *root, const char *ref)
+static const char *str_of(const oat_node *obj, const char *key)
+{
+    return oat_str(oat_get(obj, key));
+}
+
+static bool is_true(const oat_node *n)
+{
+    return n && n->kind == OAT_TRUE;
+}
+
+/* The node a local JSON pointer ("#/components/schemas/Pet") names, or NULL. */
+static const oat_node *pointer(const oat_node *root, const char *ref)
 {
     if (strncmp(ref, "#/", 2))
         return NULL;
-    const sl_value *v = root;
+    const oat_node *v = root;
     const char *p = ref + 2;
     char tok[512];
     while (v && *p) {
@@ -125,12 +155,12 @@ static const sl_value *pointer(const sl_value *root, const char *ref)
         tok[n] = '\0';
         if (*p == '/')
             p++;
-        if (json_is_object(v))
-            v = json_object_get(v, tok);
-        else if (json_is_array(v)) {
+        if (v->kind == OAT_OBJ)
+            v = oat_get(v, tok);
+        else if (v->kind == OAT_ARR) {
             char *end;
             unsigned long i = strtoul(tok, &end, 10);
-            v = *tok && !*end ? json_array_get(v, i) : NULL;
+            v = *tok && !*end && i < v->n ? &v->u.a[i] : NULL;
         } else
             v = NULL;
     }
@@ -140,16 +170,16 @@ static const sl_value *pointer(const sl_value *root, const char *ref)
 /* An object that is a $ref followed to what it names (parameters, request
  * bodies): a chain of at most MAX_REF_DEPTH, no loop.  NULL with the
  * error set. */
-static const sl_value *deref(reader *r, const sl_value *v, const char *at)
+static const oat_node *deref(reader *r, const oat_node *v, const char *at)
 {
-    for (int i = 0; json_is_object(v) && json_object_get(v, "$ref"); i++) {
-        const char *ref = json_string_value(json_object_get(v, "$ref"));
+    for (int i = 0; oat_is(v, OAT_OBJ) && oat_get(v, "$ref"); i++) {
+        const char *ref = str_of(v, "$ref");
         if (!ref)
             return bad(r, v, "$ref", at, "$ref must be a string"), NULL;
         if (i >= MAX_REF_DEPTH)
             return bad(r, v, "$ref", at, "$ref chain longer than %d (a loop?)", MAX_REF_DEPTH),
                    NULL;
-        const sl_value *t = pointer(r->root, ref);
+        const oat_node *t = pointer(r->root, ref);
         if (!t)
             return bad(r, v, "$ref", at, "$ref '%.200s' names nothing in this document; only "
                        "local references (#/components/..., #/definitions/...) are read", ref),
@@ -159,114 +189,192 @@ static const sl_value *deref(reader *r, const sl_value *v, const char *at)
     return v;
 }
 
-/* A schema with every $ref replaced by what it names (new reference).  A
- * ref already being expanded (a recursive schema) becomes {}: any value.
- * Parts without a $ref are shared with the document, not copied, and a
- * ref's expansion is kept and shared by every later use (unless a loop
- * was cut inside it, which depends on the way in); every use still counts
- * its nodes against the budget, so what a list of tools can grow to when
- * copied stays bounded.  Nothing here is ever changed after it is made:
- * callers that add a key copy the object first (json_copy). */
-static sl_value *expand(reader *r, const sl_value *s, int depth)
+static sl_value *none(const reader *r)
+{
+    return r->build ? json_object() : NULL;
+}
+
+static void too_big(reader *r)
+{
+    bad(r, NULL, NULL, NULL, "its schemas expand past %d nodes through $refs; simplify the "
+        "document", MAX_EXPANDED);
+}
+
+/* A schema with every $ref replaced by what it names: in build mode a new
+ * value, in count mode NULL (the refs are checked and the nodes counted
+ * all the same).  A ref already being expanded (a recursive schema)
+ * becomes {}: any value.  A ref's expansion is kept and shared by every
+ * later use (unless a loop was cut inside it, which depends on the way
+ * in); every use still counts its nodes against the budget, so what a
+ * list of tools can grow to stays bounded.  Shared values are never
+ * changed: callers that add a key copy the object first (json_copy). */
+static sl_value *expand(reader *r, const oat_node *s, int depth)
 {
     if (r->failed)
-        return json_object();
+        return none(r);
     if (--r->budget < 0) {
-        bad(r, NULL, NULL, NULL, "its schemas expand past %d nodes through $refs; simplify "
-            "the document", MAX_EXPANDED);
-        return json_object();
+        too_big(r);
+        return none(r);
     }
-    if (json_is_array(s)) {
-        sl_value *a = NULL;
-        size_t i;
-        const sl_value *x;
-        json_array_foreach(s, i, x) {
-            sl_value *e = expand(r, x, depth + 1);
-            if (!a && e != x) {
-                a = json_array();
-                for (size_t j = 0; j < i; j++)
-                    json_array_append(a, json_array_get(s, j));
-            }
+    if (s->kind == OAT_ARR) {
+        sl_value *a = r->build ? json_array() : NULL;
+        for (uint32_t i = 0; i < s->n; i++) {
+            sl_value *e = expand(r, &s->u.a[i], depth + 1);
             if (a)
                 json_array_append_new(a, e);
-            else
-                json_decref(e);
         }
-        return a ? a : json_incref((sl_value *)s);
+        return a;
     }
-    if (!json_is_object(s))
-        return json_incref((sl_value *)s);
+    if (s->kind != OAT_OBJ)
+        return r->build ? oat_value(s) : NULL;
     if (depth > MAX_NESTING)
-        return json_object();
-    const sl_value *refv = json_object_get(s, "$ref");
+        return none(r);
+    const char *ref = str_of(s, "$ref");
     sl_value *out = NULL;
-    if (json_is_string(refv)) {
-        const char *ref = json_string_value(refv);
+    if (ref) {
         bool loop = r->n_refs >= MAX_REF_DEPTH;
         for (int i = 0; i < r->n_refs && !loop; i++)
             loop = !strcmp(r->refs[i], ref);
-        sl_value *memo = json_object_get(r->memo, ref);
+        memo *m = loop ? NULL : sl_map_get(&r->memo, ref);
         if (loop) {
-            out = json_object();
+            out = none(r);
             r->cuts++;
-        } else if (memo) {
-            r->budget -= json_integer_value(json_array_get(memo, 1));
+        } else if (m) {
+            r->budget -= m->count;
             if (r->budget < 0) {
-                bad(r, NULL, NULL, NULL, "its schemas expand past %d nodes through $refs; "
-                    "simplify the document", MAX_EXPANDED);
-                return json_object();
+                too_big(r);
+                return none(r);
             }
-            out = json_incref(json_array_get(memo, 0));
+            out = r->build ? json_incref(m->v) : NULL;
         } else {
-            const sl_value *t = pointer(r->root, ref);
+            const oat_node *t = pointer(r->root, ref);
             if (!t) {
                 bad(r, s, "$ref", NULL, "$ref '%.200s' names nothing in this document; only "
                     "local references (#/components/..., #/definitions/...) are read", ref);
-                return json_object();
+                return none(r);
             }
             long before = r->budget, cuts = r->cuts;
             r->refs[r->n_refs++] = ref;
             out = expand(r, t, depth + 1);
             r->n_refs--;
-            if (r->cuts == cuts && json_is_object(out))
-                json_object_set_new(r->memo, ref, json_pack("[O,I]", out,
-                                                            (json_int_t)(before - r->budget)));
+            if (r->cuts == cuts && t->kind == OAT_OBJ && !r->failed) {
+                m = sl_xcalloc(1, sizeof *m);
+                m->count = before - r->budget;
+                m->v = json_incref(out);
+                sl_map_put(&r->memo, ref, m);
+            }
         }
-        if (!json_is_object(out)) {
+        if (r->build && !json_is_object(out)) {
             json_decref(out);
             out = json_object();
         }
-        if (json_object_size(s) == 1)
+        if (s->n == 1)
             return out;
-        sl_value *own = json_copy(out);  /* shared: siblings go into a copy */
-        json_decref(out);
-        out = own;
-    }
-    const char *k;
-    const sl_value *x;
-    json_object_foreach((sl_value *)s, k, x) {
-        if (!strcmp(k, "$ref") && json_is_string(x))
-            continue;
-        sl_value *e = expand(r, x, depth + 1);
-        if (!out && e != x) {
-            out = json_object();
-            const char *k2;
-            const sl_value *x2;
-            json_object_foreach((sl_value *)s, k2, x2) {
-                if (!strcmp(k2, k))
-                    break;
-                json_object_set(out, k2, (sl_value *)x2);
-            }
+        if (r->build) {
+            sl_value *own = json_copy(out);  /* shared: siblings go into a copy */
+            json_decref(out);
+            out = own;
         }
+    } else if (r->build)
+        out = json_object();
+    for (uint32_t i = 0; i < s->n; i++) {
+        const oat_pair *p = &s->u.o[i];
+        if (ref && !strcmp(p->k, "$ref") && p->v.kind == OAT_STR)
+            continue;
+        sl_value *e = expand(r, &p->v, depth + 1);
         if (out)
-            json_object_set_new(out, k, e);
-        else
-            json_decref(e);
+            json_object_setn_new_nocheck(out, p->k, p->kn, e);
     }
-    return out ? out : json_incref((sl_value *)s);
+    return out;
 }
 
-static bool has_name(char **v, size_t n, const char *s)
+/*
+ * What expand() would make of an object, its top level only, without
+ * making it (count mode must know a body's properties and required list):
+ * the entries in their order, each with the refs being expanded where it
+ * sits (so a loop is cut where expand() cuts it).  As expand(): the
+ * target's entries, then the $ref's siblings, which replace or follow.
+ */
+typedef struct {
+    const char *k;
+    const oat_node *v;
+    int n_refs;              /* how many of view.refs were open where it sits */
+} ventry;
+
+typedef struct {
+    ventry *e;               /* in `small` until it holds more */
+    size_t n;
+    const char *refs[MAX_REF_DEPTH];
+    ventry small[16];
+} view;
+
+static void view_release(view *w)
+{
+    if (w->e != w->small)
+        free(w->e);
+}
+
+static const oat_node *view_get(const view *w, const char *k, int *n_refs)
+{
+    for (size_t i = 0; i < w->n; i++)
+        if (!strcmp(w->e[i].k, k)) {
+            if (n_refs)
+                *n_refs = w->e[i].n_refs;
+            return w->e[i].v;
+        }
+    return NULL;
+}
+
+static void view_of(reader *r, view *w, const oat_node *s, int n_refs, int depth)
+{
+    if (!oat_is(s, OAT_OBJ) || depth > MAX_NESTING)
+        return;
+    const char *ref = str_of(s, "$ref");
+    if (ref) {
+        bool loop = n_refs >= MAX_REF_DEPTH;
+        for (int i = 0; i < n_refs && !loop; i++)
+            loop = !strcmp(w->refs[i], ref);
+        const oat_node *t = loop ? NULL : pointer(r->root, ref);
+        if (t) {
+            w->refs[n_refs] = ref;
+            view_of(r, w, t, n_refs + 1, depth + 1);
+        }
+    }
+    for (uint32_t i = 0; i < s->n; i++) {
+        const oat_pair *p = &s->u.o[i];
+        if (ref && !strcmp(p->k, "$ref") && p->v.kind == OAT_STR)
+            continue;
+        size_t j = 0;
+        while (j < w->n && (!ref || strcmp(w->e[j].k, p->k)))
+            j++;
+        if (j == w->n) {
+            if (!w->e)
+                w->e = w->small;
+            else if (w->n >= 16 && !(w->n & (w->n - 1))) {  /* full */
+                ventry *e = sl_xmalloc(2 * w->n * sizeof *e);
+                memcpy(e, w->e, w->n * sizeof *e);
+                view_release(w);
+                w->e = e;
+            }
+            w->n++;
+        }
+        w->e[j] = (ventry){p->k, &p->v, n_refs};
+    }
+}
+
+/* Room for one more of n elements of `size` in a (arena memory, which the
+ * doc frees with its tree): a new array of twice the size when full. */
+static void *grow(reader *r, void *a, size_t n, size_t size)
+{
+    if (n && (n < 4 || (n & (n - 1))))
+        return a;
+    void *b = oat_alloc(r->tree, (n ? 2 * n : 4) * size);
+    if (n)
+        memcpy(b, a, n * size);
+    return b;
+}
+
+static bool has_name(const char **v, size_t n, const char *s)
 {
     for (size_t i = 0; i < n; i++)
         if (!strcmp(v[i], s))
@@ -282,76 +390,128 @@ static bool taken(const op *o, const char *name)
     return has_name(o->props, o->n_props, name);
 }
 
-static void add_required(op *o, const char *name)
+static void add_required(reader *r, op *o, const char *name)
 {
     if (has_name(o->required, o->n_required, name))
         return;
-    o->required = sl_xrealloc(o->required, (o->n_required + 1) * sizeof *o->required);
-    o->required[o->n_required++] = sl_xstrdup(name);
+    o->required = grow(r, o->required, o->n_required, sizeof *o->required);
+    o->required[o->n_required++] = name;
 }
 
-/* The schema of a property with the description its holder gives. */
-static sl_value *prop_schema(reader *r, const sl_value *schema, const sl_value *desc)
+static void add_prop(reader *r, op *o, const char *name)
 {
-    sl_value *s = schema ? expand(r, schema, 0) : json_object();
+    o->props = grow(r, o->props, o->n_props, sizeof *o->props);
+    o->props[o->n_props++] = name;
+}
+
+/* The schema of a property with the description its holder gives (NULL in
+ * count mode). */
+static sl_value *prop_schema(reader *r, const oat_node *schema, const oat_node *desc)
+{
+    sl_value *s = schema ? expand(r, schema, 0) : none(r);
+    if (!r->build)
+        return NULL;
     if (!json_is_object(s)) {
         json_decref(s);
         s = json_object();
     }
-    if (json_is_string(desc) && !json_object_get(s, "description")) {
-        sl_value *own = json_copy(s);  /* s may be shared with the document */
+    if (oat_is(desc, OAT_STR) && !json_object_get(s, "description")) {
+        sl_value *own = json_copy(s);  /* s may be shared */
         json_decref(s);
         s = own;
-        json_object_set(s, "description", (sl_value *)desc);
+        json_object_set_new(s, "description", oat_value(desc));
     }
     return s;
 }
 
-/* Swagger 2.0 keeps a non-body parameter's schema on the parameter itself. */
-static sl_value *v2_schema(const sl_value *p)
+static void set_prop(reader *r, sl_value *props, const char *name, sl_value *s)
+{
+    if (r->build)
+        json_object_set_new(props, name, s);
+}
+
+/* Swagger 2.0 keeps a non-body parameter's schema on the parameter itself:
+ * those keys as an object (in `pairs`, which the node points at). */
+static void v2_schema(const oat_node *p, oat_node *out, oat_pair pairs[10])
 {
     static const char *const keys[] = {"type", "format", "items", "enum", "default", "minimum",
                                        "maximum", "pattern", "minLength", "maxLength", NULL};
-    sl_value *s = json_object();
+    memset(out, 0, sizeof *out);
+    out->kind = OAT_OBJ;
+    out->u.o = pairs;
     for (const char *const *k = keys; *k; k++) {
-        sl_value *v = json_object_get(p, *k);
-        if (v)
-            json_object_set(s, *k, v);
+        const oat_node *v = oat_get(p, *k);
+        if (!v)
+            continue;
+        pairs[out->n] = (oat_pair){*k, (uint32_t)strlen(*k), *v};
+        if (!strcmp(*k, "type") && !strcmp(oat_str(v) ?: "", "file"))
+            pairs[out->n].v = (oat_node){.kind = OAT_STR, .n = 6, .u.s = "string"};
+        out->n++;
     }
-    if (!strcmp(json_string_value(json_object_get(s, "type")) ?: "", "file"))
-        json_object_set_new(s, "type", json_string("string"));
-    return s;
 }
 
 /* Adds a body schema's properties (or, for a schema that is not an object,
  * one argument "body") to the operation. */
-static void add_body(reader *r, op *o, sl_value *props, const sl_value *schema, bool required)
+static void add_body(reader *r, op *o, sl_value *props, const oat_node *schema, bool required)
 {
-    sl_value *s = schema ? expand(r, schema, 0) : json_object();
-    sl_value *ps = json_object_get(s, "properties");
-    const char *type = json_string_value(json_object_get(s, "type"));
-    if (json_is_object(ps) && (!type || !strcmp(type, "object"))) {
-        sl_value *req = json_object_get(s, "required");
-        const char *k;
-        sl_value *x;
-        json_object_foreach(ps, k, x) {
+    if (r->build) {
+        sl_value *s = schema ? expand(r, schema, 0) : json_object();
+        sl_value *ps = json_object_get(s, "properties");
+        const char *type = json_string_value(json_object_get(s, "type"));
+        if (json_is_object(ps) && (!type || !strcmp(type, "object"))) {
+            sl_value *req = json_object_get(s, "required");
+            const char *k;
+            sl_value *x;
+            json_object_foreach(ps, k, x) {
+                if (taken(o, k))
+                    continue;
+                add_prop(r, o, oat_strdup(r->tree, k, strlen(k)));  /* k goes with s */
+                json_object_set_new(props, k, json_is_object(x) ? json_incref(x) : json_object());
+                size_t i;
+                const sl_value *q;
+                json_array_foreach(req, i, q) if (json_is_string(q) &&
+                                                  !strcmp(json_string_value(q), k))
+                    add_required(r, o, o->props[o->n_props - 1]);
+            }
+        } else if (!taken(o, "body")) {
+            o->body_whole = true;
+            json_object_set(props, "body", s);
+            if (required)
+                add_required(r, o, "body");
+        }
+        json_decref(s);
+        return;
+    }
+    if (schema)
+        expand(r, schema, 0);  /* checks its refs and counts it */
+    if (r->failed)
+        return;
+    view sv = {0};
+    view_of(r, &sv, schema, 0, 0);
+    int at;
+    const oat_node *ps = view_get(&sv, "properties", &at);
+    const char *type = oat_str(view_get(&sv, "type", NULL));
+    if (oat_is(ps, OAT_OBJ) && (!type || !strcmp(type, "object"))) {
+        const oat_node *req = view_get(&sv, "required", NULL);
+        view pv = {0};
+        memcpy(pv.refs, sv.refs, sizeof pv.refs);
+        view_of(r, &pv, ps, at, 1);
+        for (size_t i = 0; i < pv.n; i++) {
+            const char *k = pv.e[i].k;
             if (taken(o, k))
                 continue;  /* a parameter of that name wins, as Dify's flat list keeps both */
-            o->props = sl_xrealloc(o->props, (o->n_props + 1) * sizeof *o->props);
-            o->props[o->n_props++] = sl_xstrdup(k);
-            json_object_set_new(props, k, json_is_object(x) ? json_incref(x) : json_object());
-            size_t i;
-            const sl_value *q;
-            json_array_foreach(req, i, q) if (json_is_string(q) && !strcmp(json_string_value(q), k))
-                add_required(o, k);
+            add_prop(r, o, k);
+            for (uint32_t j = 0; oat_is(req, OAT_ARR) && j < req->n; j++)
+                if (!strcmp(oat_str(&req->u.a[j]) ?: "\x01", k))
+                    add_required(r, o, k);
         }
+        view_release(&pv);
     } else if (!taken(o, "body")) {
         o->body_whole = true;
-        json_object_set(props, "body", s);
         if (required)
-            add_required(o, "body");
+            add_required(r, o, "body");
     }
-    json_decref(s);
+    view_release(&sv);
 }
 
 static const char *method_upper(const char *m)
@@ -365,7 +525,7 @@ static const char *method_upper(const char *m)
 }
 
 /* Dify's name for an operation without an operationId. */
-static char *dify_name(const char *path, const char *method)
+static const char *dify_name(reader *r, const char *path, const char *method)
 {
     sl_buf b;
     sl_buf_init(&b, 0);
@@ -377,56 +537,45 @@ static char *dify_name(const char *path, const char *method)
     sl_buf_addc(&b, '_');
     for (const char *p = method; *p; p++)
         sl_buf_addc(&b, (char)tolower((unsigned char)*p));
-    return sl_buf_detach(&b);
+    const char *name = oat_strdup(r->tree, b.data, b.len);
+    sl_buf_release(&b);
+    return name;
 }
 
 static void op_release(op *o)
 {
-    free(o->name);
-    free(o->path);
-    for (size_t i = 0; i < o->n_params; i++)
-        free(o->params[i].name);
-    free(o->params);
-    for (size_t i = 0; i < o->n_props; i++)
-        free(o->props[i]);
-    free(o->props);
-    for (size_t i = 0; i < o->n_required; i++)
-        free(o->required[i]);
-    free(o->required);
-    json_decref(o->tool);
+    json_decref(o->tool);  /* the rest is in the tree */
 }
 
 /* One parameter (already dereferenced) into o and props. */
-static int read_param(reader *r, op *o, sl_value *props, const sl_value *p, const char *at,
-                      const sl_value *consumes, int *form)
+static int read_param(reader *r, op *o, sl_value *props, const oat_node *p, const char *at,
+                      const oat_node *consumes, int *form)
 {
-    const char *name = json_string_value(json_object_get(p, "name"));
-    const char *in = json_string_value(json_object_get(p, "in"));
-    if (!json_is_object(p) || !name || !*name || !in)
+    const char *name = str_of(p, "name");
+    const char *in = str_of(p, "in");
+    if (!oat_is(p, OAT_OBJ) || !name || !*name || !in)
         return bad(r, p, NULL, at, "a parameter needs a name and an `in`");
-    bool req = json_is_true(json_object_get(p, "required"));
-    const sl_value *desc = json_object_get(p, "description");
+    bool req = is_true(oat_get(p, "required"));
+    const oat_node *desc = oat_get(p, "description");
     if (!strcmp(in, "body")) {  /* 2.0 */
         o->body = BODY_JSON;
-        add_body(r, o, props, json_object_get(p, "schema"), req);
+        add_body(r, o, props, oat_get(p, "schema"), req);
         return 0;
     }
     if (!strcmp(in, "formData")) {  /* 2.0 */
-        bool multi = !strcmp(json_string_value(json_object_get(p, "type")) ?: "", "file");
-        size_t i;
-        const sl_value *c;
-        json_array_foreach(consumes, i, c) multi |=
-            !strcmp(json_string_value(c) ?: "", "multipart/form-data");
+        bool multi = !strcmp(str_of(p, "type") ?: "", "file");
+        for (uint32_t i = 0; oat_is(consumes, OAT_ARR) && i < consumes->n; i++)
+            multi |= !strcmp(oat_str(&consumes->u.a[i]) ?: "", "multipart/form-data");
         *form = multi || *form == BODY_MULTIPART ? BODY_MULTIPART : BODY_FORM;
         if (taken(o, name))
             return 0;
-        o->props = sl_xrealloc(o->props, (o->n_props + 1) * sizeof *o->props);
-        o->props[o->n_props++] = sl_xstrdup(name);
-        sl_value *s = v2_schema(p);
-        json_object_set_new(props, name, prop_schema(r, s, desc));
-        json_decref(s);
+        add_prop(r, o, name);
+        oat_node s;
+        oat_pair pairs[10];
+        v2_schema(p, &s, pairs);
+        set_prop(r, props, name, prop_schema(r, &s, desc));
         if (req)
-            add_required(o, name);
+            add_required(r, o, name);
         return 0;
     }
     char c = !strcmp(in, "path") ? 'p' : !strcmp(in, "query") ? 'q' : !strcmp(in, "header") ? 'h'
@@ -441,36 +590,33 @@ static int read_param(reader *r, op *o, sl_value *props, const sl_value *p, cons
                            c == 'h' ? "header" : "cookie");
     if (taken(o, name))
         return 0;  /* the operation's own came first and wins over the path item's */
-    o->params = sl_xrealloc(o->params, (o->n_params + 1) * sizeof *o->params);
+    o->params = grow(r, o->params, o->n_params, sizeof *o->params);
     /* arrays in the query: 3.x's default form style explodes (name=a&name=b),
      * explode: false joins with ","; 2.0's collectionFormat defaults to csv */
     char join = 0;
     if (r->swagger) {
-        const char *cf = json_string_value(json_object_get(p, "collectionFormat"));
+        const char *cf = str_of(p, "collectionFormat");
         join = !cf || !strcmp(cf, "csv") ? ',' : !strcmp(cf, "ssv") ? ' ' : !strcmp(cf, "tsv")
              ? '\t' : !strcmp(cf, "pipes") ? '|' : 0;
-    } else if (json_is_false(json_object_get(p, "explode"))) {
-        const char *st = json_string_value(json_object_get(p, "style"));
+    } else if (oat_is(oat_get(p, "explode"), OAT_FALSE)) {
+        const char *st = str_of(p, "style");
         join = st && !strcmp(st, "spaceDelimited") ? ' '
              : st && !strcmp(st, "pipeDelimited") ? '|' : ',';
     }
-    o->params[o->n_params++] = (param){sl_xstrdup(name), c, req || c == 'p', join};
-    const sl_value *schema = json_object_get(p, "schema");
-    sl_value *own = NULL;
-    if (!schema && json_is_object(json_object_get(p, "content"))) {
-        const char *k;
-        sl_value *x;
-        json_object_foreach(json_object_get(p, "content"), k, x) {
-            schema = json_object_get(x, "schema");
-            break;
-        }
+    o->params[o->n_params++] = (param){name, c, req || c == 'p', join};
+    const oat_node *schema = oat_get(p, "schema");
+    const oat_node *content = oat_get(p, "content");
+    if (!schema && oat_is(content, OAT_OBJ) && content->n)
+        schema = oat_get(&content->u.o[0].v, "schema");
+    oat_node own;
+    oat_pair pairs[10];
+    if (!schema && r->swagger) {
+        v2_schema(p, &own, pairs);
+        schema = &own;
     }
-    if (!schema && r->swagger)
-        schema = own = v2_schema(p);
-    json_object_set_new(props, name, prop_schema(r, schema, desc));
-    json_decref(own);
+    set_prop(r, props, name, prop_schema(r, schema, desc));
     if (req || c == 'p')
-        add_required(o, name);
+        add_required(r, o, name);
     return 0;
 }
 
@@ -481,36 +627,47 @@ static bool is_json_type(const char *t)
            (n > 5 && !strncasecmp(t + n - 5, "+json", 5)) || (n == 3 && !strncmp(t, "*/*", 3));
 }
 
+/* "paths.PATH.METHOD" (PATH cut at 200 bytes) into at[300]; snprintf
+ * would do, at a cost a thousand operations notice. */
+static void at_of(char *at, const char *path, const char *method)
+{
+    size_t n = strnlen(path, 200), m = method ? strlen(method) : 0;
+    memcpy(at, "paths.", 6);
+    memcpy(at + 6, path, n);
+    if (method) {
+        at[6 + n] = '.';
+        memcpy(at + 7 + n, method, m + 1);
+    } else
+        at[6 + n] = '\0';
+}
+
 /* One operation. */
-static int read_op(reader *r, op *o, const char *path, const char *method, const sl_value *item,
-                   const sl_value *opv)
+static int read_op(reader *r, op *o, const char *path, const char *method, const oat_node *item,
+                   const oat_node *opv)
 {
     char at[300];
-    snprintf(at, sizeof at, "paths.%.200s.%s", path, method);
-    if (!json_is_object(opv))
+    at_of(at, path, method);
+    if (!oat_is(opv, OAT_OBJ))
         return bad(r, item, method, at, "an operation is a mapping");
-    const char *id = json_string_value(json_object_get(opv, "operationId"));
-    o->name = id && *id ? sl_xstrdup(id) : dify_name(path, method);
+    const char *id = str_of(opv, "operationId");
+    o->name = id && *id ? id : dify_name(r, path, method);
     o->method = method_upper(method);
-    o->path = sl_xstrdup(path);
-    sl_value *props = json_object();
-    const sl_value *consumes = json_object_get(opv, "consumes");
+    o->path = path;
+    sl_value *props = r->build ? json_object() : NULL;
+    const oat_node *consumes = oat_get(opv, "consumes");
     if (!consumes)
-        consumes = json_object_get(r->root, "consumes");
+        consumes = oat_get(r->root, "consumes");
     int form = BODY_NONE;
-    const sl_value *lists[2] = {json_object_get(opv, "parameters"),
-                                json_object_get(item, "parameters")};
+    const oat_node *lists[2] = {oat_get(opv, "parameters"), oat_get(item, "parameters")};
     for (int l = 0; l < 2; l++) {
         if (!lists[l])
             continue;
-        if (!json_is_array(lists[l])) {
+        if (!oat_is(lists[l], OAT_ARR)) {
             json_decref(props);
             return bad(r, l ? item : opv, "parameters", at, "parameters is a list");
         }
-        size_t i;
-        const sl_value *p;
-        json_array_foreach(lists[l], i, p) {
-            const sl_value *d = deref(r, p, at);
+        for (uint32_t i = 0; i < lists[l]->n; i++) {
+            const oat_node *d = deref(r, &lists[l]->u.a[i], at);
             if (!d || read_param(r, o, props, d, at, consumes, &form)) {
                 json_decref(props);
                 return -1;
@@ -519,18 +676,18 @@ static int read_op(reader *r, op *o, const char *path, const char *method, const
     }
     if (form && o->body == BODY_NONE)
         o->body = form;
-    const sl_value *rb = json_object_get(opv, "requestBody");
+    const oat_node *rb = oat_get(opv, "requestBody");
     if (rb) {
         rb = deref(r, rb, at);
         if (!rb) {
             json_decref(props);
             return -1;
         }
-        const sl_value *content = json_object_get(rb, "content");
-        const char *k;
-        sl_value *x;
-        const sl_value *pick[3] = {NULL, NULL, NULL};
-        json_object_foreach((sl_value *)content, k, x) {
+        const oat_node *content = oat_get(rb, "content");
+        const oat_node *pick[3] = {NULL, NULL, NULL};
+        for (uint32_t i = 0; oat_is(content, OAT_OBJ) && i < content->n; i++) {
+            const char *k = content->u.o[i].k;
+            const oat_node *x = &content->u.o[i].v;
             if (is_json_type(k) && !pick[0])
                 pick[0] = x;
             else if (!strncasecmp(k, "application/x-www-form-urlencoded", 33) && !pick[1])
@@ -541,14 +698,19 @@ static int read_op(reader *r, op *o, const char *path, const char *method, const
         for (int i = 0; i < 3; i++)
             if (pick[i]) {
                 o->body = i == 0 ? BODY_JSON : i == 1 ? BODY_FORM : BODY_MULTIPART;
-                add_body(r, o, props, json_object_get(pick[i], "schema"),
-                         json_is_true(json_object_get(rb, "required")));
+                add_body(r, o, props, oat_get(pick[i], "schema"), is_true(oat_get(rb, "required")));
                 break;
             }
     }
-    const char *desc = json_string_value(json_object_get(opv, "description"));
+    if (r->failed) {
+        json_decref(props);
+        return -1;
+    }
+    if (!r->build)
+        return 0;
+    const char *desc = str_of(opv, "description");
     if (!desc || !*desc)
-        desc = json_string_value(json_object_get(opv, "summary"));
+        desc = str_of(opv, "summary");
     sl_value *req = json_array();
     for (size_t i = 0; i < o->n_required; i++)
         json_array_append_new(req, json_string(o->required[i]));
@@ -571,16 +733,22 @@ static int op_cmp(const void *a, const void *b)
     return c ? c : x->seq < y->seq ? -1 : 1;
 }
 
+static void free_ops(op *ops, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        op_release(&ops[i]);
+    free(ops);
+}
+
 void sl_openapi_doc_free(sl_openapi_doc *d)
 {
     if (!d)
         return;
-    for (size_t i = 0; i < d->n_ops; i++)
-        op_release(&d->ops[i]);
-    free(d->ops);
+    free_ops(d->ops, d->n_ops);
     free(d->server);
     json_decref(d->tools);
-    json_decref(d->root);
+    oat_free(d->tree);
+    pthread_mutex_destroy(&d->mu);
     free(d);
 }
 
@@ -632,19 +800,19 @@ static char *resolve_url(const char *u, const char *base)
  * basePath. */
 static char *doc_server(reader *r, const char *base)
 {
-    const sl_value *root = r->root;
+    const oat_node *root = r->root;
     sl_buf b;
     sl_buf_init(&b, 1u << 16);
     if (r->swagger) {
-        const char *host = json_string_value(json_object_get(root, "host"));
-        const char *bp = json_string_value(json_object_get(root, "basePath"));
-        const char *scheme = json_string_value(json_array_get(json_object_get(root, "schemes"), 0));
+        const char *host = str_of(root, "host");
+        const char *bp = str_of(root, "basePath");
+        const oat_node *schemes = oat_get(root, "schemes");
+        bool arr = oat_is(schemes, OAT_ARR);
+        const char *scheme = arr && schemes->n ? oat_str(&schemes->u.a[0]) : NULL;
         if (host) {
-            const sl_value *schemes = json_object_get(root, "schemes");
-            size_t i;
-            const sl_value *x;
-            json_array_foreach(schemes, i, x) if (!strcmp(json_string_value(x) ?: "", "https"))
-                scheme = "https";
+            for (uint32_t i = 0; arr && i < schemes->n; i++)
+                if (!strcmp(oat_str(&schemes->u.a[i]) ?: "", "https"))
+                    scheme = "https";
             if (!scheme && base && !strncasecmp(base, "http://", 7))
                 scheme = "http";
             sl_buf_addf(&b, "%s://%s", scheme ? scheme : "https", host);
@@ -653,13 +821,14 @@ static char *doc_server(reader *r, const char *base)
         if (!b.len)
             sl_buf_adds(&b, "/");
     } else {
-        const sl_value *s0 = json_array_get(json_object_get(root, "servers"), 0);
-        const char *u = json_string_value(json_object_get(s0, "url"));
+        const oat_node *servers = oat_get(root, "servers");
+        const oat_node *s0 = oat_is(servers, OAT_ARR) && servers->n ? &servers->u.a[0] : NULL;
+        const char *u = str_of(s0, "url");
         if (!u) {
             sl_buf_release(&b);
             return NULL;
         }
-        const sl_value *vars = json_object_get(s0, "variables");
+        const oat_node *vars = oat_get(s0, "variables");
         for (const char *p = u; *p; p++) {
             const char *q = *p == '{' ? strchr(p, '}') : NULL;
             if (!q) {
@@ -668,9 +837,9 @@ static char *doc_server(reader *r, const char *base)
             }
             char name[128];
             snprintf(name, sizeof name, "%.*s", (int)(q - p - 1), p + 1);
-            const sl_value *def = json_object_get(json_object_get(vars, name), "default");
-            if (json_is_string(def))
-                sl_buf_adds(&b, json_string_value(def));
+            const char *def = str_of(oat_get(vars, name), "default");
+            if (def)
+                sl_buf_adds(&b, def);
             else
                 sl_buf_add(&b, p, (size_t)(q - p + 1));
             p = q;
@@ -681,13 +850,15 @@ static char *doc_server(reader *r, const char *base)
     return out;
 }
 
-static int read_doc(reader *r, sl_openapi_doc *d, const char *base)
+/* Every operation into ops (in the document's order); the server into
+ * *server unless NULL. */
+static int read_doc(reader *r, op **ops, size_t *n_ops, const char *base, char **server)
 {
-    const sl_value *root = r->root;
-    if (!json_is_object(root))
+    const oat_node *root = r->root;
+    if (!oat_is(root, OAT_OBJ))
         return bad(r, NULL, NULL, NULL, "not an OpenAPI document: the top is not a mapping");
-    const char *v3 = json_string_value(json_object_get(root, "openapi"));
-    const char *v2 = json_string_value(json_object_get(root, "swagger"));
+    const char *v3 = str_of(root, "openapi");
+    const char *v2 = str_of(root, "swagger");
     if (!v3 && !v2)
         return bad(r, root, NULL, NULL, "not an OpenAPI document: it has neither `openapi: 3.x` "
                    "nor `swagger: \"2.0\"`");
@@ -698,47 +869,99 @@ static int read_doc(reader *r, sl_openapi_doc *d, const char *base)
         return bad(r, root, "swagger", "swagger", "version '%.20s' is not read; sluice reads "
                    "OpenAPI 3.0 and 3.1 and Swagger 2.0", v2);
     r->swagger = !v3;
-    const sl_value *paths = json_object_get(root, "paths");
-    if (!json_is_object(paths) || !json_object_size(paths))
+    const oat_node *paths = oat_get(root, "paths");
+    if (!oat_is(paths, OAT_OBJ) || !paths->n)
         return bad(r, root, "paths", "paths", "the document has no operations (paths is "
                    "missing or empty)");
-    d->server = doc_server(r, base);
+    if (server)
+        *server = doc_server(r, base);
     static const char *const methods[] = {"get", "post", "put", "delete", "patch", "head",
                                           "options", "trace"};
-    const char *path;
-    const sl_value *item;
-    json_object_foreach((sl_value *)paths, path, item) {
+    size_t cap = 0;
+    for (uint32_t pi = 0; pi < paths->n; pi++) {
+        const char *path = paths->u.o[pi].k;
         char at[300];
-        snprintf(at, sizeof at, "paths.%.200s", path);
-        item = deref(r, item, at);
+        at_of(at, path, NULL);
+        const oat_node *item = deref(r, &paths->u.o[pi].v, at);
         if (!item)
             return -1;
-        if (!json_is_object(item))
+        if (!oat_is(item, OAT_OBJ))
             return bad(r, paths, path, at, "a path item is a mapping of methods to operations");
+        const oat_node *found[8] = {0};
+        for (uint32_t k = 0; k < item->n; k++)
+            for (size_t m = 0; m < 8; m++)
+                if (item->u.o[k].k[0] == methods[m][0] && !strcmp(item->u.o[k].k, methods[m]))
+                    found[m] = &item->u.o[k].v;
         for (size_t m = 0; m < sizeof methods / sizeof *methods; m++) {
-            const sl_value *opv = json_object_get(item, methods[m]);
+            const oat_node *opv = found[m];
             if (!opv)
                 continue;
-            if (d->n_ops >= SL_OPENAPI_MAX_OPS) {
+            if (*n_ops >= SL_OPENAPI_MAX_OPS) {
                 r->failed = true;
                 return sl_err_limit(r->err, SL_ELIMIT, NULL, "%s: more than %d operations; "
                                     "split the document", r->where, SL_OPENAPI_MAX_OPS);
             }
-            d->ops = sl_xrealloc(d->ops, (d->n_ops + 1) * sizeof *d->ops);
-            op *o = &d->ops[d->n_ops++];
+            if (*n_ops == cap) {
+                cap = cap ? cap * 2 : 64;
+                *ops = sl_xrealloc(*ops, cap * sizeof **ops);
+            }
+            op *o = &(*ops)[(*n_ops)++];
             memset(o, 0, sizeof *o);
-            o->seq = d->n_ops;
+            o->seq = *n_ops;
             if (read_op(r, o, path, methods[m], item, opv))
                 return -1;
             if (r->failed)
                 return -1;
         }
     }
-    if (!d->n_ops)
+    if (!*n_ops)
         return bad(r, root, "paths", "paths", "the document has no operations (no path has a "
                    "get, post, put, delete, patch, head, options or trace)");
+    return 0;
+}
+
+static void reader_init(reader *r, const oat_tree *t, const sl_yaml_doc *marks,
+                        const char *where, bool build, sl_err *err)
+{
+    memset(r, 0, sizeof *r);
+    r->root = oat_root(t);
+    r->tree = (oat_tree *)t;
+    r->marks = marks;
+    r->where = where;
+    r->build = build;
+    r->budget = MAX_EXPANDED;
+    r->err = err;
+    sl_map_init(&r->memo);
+}
+
+static void reader_release(reader *r)
+{
+    for (size_t i = 0; i < r->memo.cap; i++)
+        if (r->memo.slots[i].key) {
+            memo *m = r->memo.slots[i].val;
+            json_decref(m->v);
+            free(m);
+        }
+    sl_map_release(&r->memo);
+}
+
+/* Loads a tree: count mode; the doc keeps the tree. */
+static int build(oat_tree *t, const sl_yaml_doc *marks, const char *where, const char *base,
+                 sl_openapi_doc **out, sl_err *err)
+{
+    reader r;
+    reader_init(&r, t, marks, where, false, err);
+    sl_openapi_doc *d = sl_xcalloc(1, sizeof *d);
+    pthread_mutex_init(&d->mu, NULL);
+    d->tree = t;
+    int rc = read_doc(&r, &d->ops, &d->n_ops, base, &d->server);
+    reader_release(&r);
+    if (rc || r.failed) {
+        d->tree = NULL;
+        sl_openapi_doc_free(d);
+        return -1;
+    }
     qsort(d->ops, d->n_ops, sizeof *d->ops, op_cmp);
-    d->tools = json_array();
     size_t keep = 0;
     for (size_t i = 0; i < d->n_ops; i++) {
         if (keep && !strcmp(d->ops[keep - 1].name, d->ops[i].name)) {
@@ -749,27 +972,6 @@ static int read_doc(reader *r, sl_openapi_doc *d, const char *base)
         d->ops[keep++] = d->ops[i];
     }
     d->n_ops = keep;
-    for (size_t i = 0; i < d->n_ops; i++) {
-        json_array_append_new(d->tools, d->ops[i].tool);
-        d->ops[i].tool = NULL;
-    }
-    return 0;
-}
-
-static int build(const sl_value *root, const sl_yaml_doc *marks, const char *where,
-                 const char *base, sl_openapi_doc **out, sl_err *err)
-{
-    reader r = {.root = root, .marks = marks, .where = where, .budget = MAX_EXPANDED,
-                .memo = json_object(), .err = err};
-    sl_openapi_doc *d = sl_xcalloc(1, sizeof *d);
-    int rc = read_doc(&r, d, base);
-    json_decref(r.memo);
-    if (rc || r.failed) {
-        sl_openapi_doc_free(d);
-        return -1;
-    }
-    /* the tools share parts of the document: keep it */
-    d->root = json_incref((sl_value *)root);
     *out = d;
     return 0;
 }
@@ -781,38 +983,42 @@ int sl_openapi_parse(const char *text, size_t len, const char *where, const char
     if (len > SL_OPENAPI_MAX_SPEC)
         return sl_err_limit(err, SL_ELIMIT, NULL, "%s: the OpenAPI document is larger than "
                             "%u MiB", where, SL_OPENAPI_MAX_SPEC >> 20);
-    /* JSON first, with jansson (a 1 MB document in a few ms), then YAML;
-     * marks are read only to report an error. */
+    /* The fast readers first (oatree.h), then jansson for JSON and dsl/yaml
+     * for the rest; marks are read only to report an error. */
     size_t i = 0;
     while (i < len && isspace((unsigned char)text[i]))
         i++;
-    sl_value *root = NULL;
-    if (i < len && text[i] == '{')
-        root = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
-    sl_yaml_doc y = {0};
-    bool have_yaml = false;
-    if (!root) {
-        if (sl_yaml_parse_ex(text, len, where, &y, false, err))
-            return sl_err_prefix(err, "the OpenAPI document");
-        have_yaml = true;
-        root = json_incref(y.root);
+    bool json = i < len && text[i] == '{';
+    oat_tree *t = json ? oat_parse_json(text, len) : oat_parse_yaml(text, len);
+    if (!t) {
+        sl_value *root = json ? json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL) : NULL;
+        if (!root) {
+            sl_yaml_doc y = {0};
+            if (sl_yaml_parse_ex(text, len, where, &y, false, err))
+                return sl_err_prefix(err, "the OpenAPI document");
+            root = json_incref(y.root);
+            sl_yaml_doc_release(&y);
+        }
+        t = oat_from_value(root);
+        json_decref(root);
     }
     sl_err e = {0};
-    int rc = build(root, NULL, where, base_url, out, &e);
-    json_decref(root);
-    if (have_yaml)
-        sl_yaml_doc_release(&y);
+    int rc = build(t, NULL, where, base_url, out, &e);
     if (rc == 0)
         return 0;
+    oat_free(t);
     if (e.code == SL_ELIMIT) {
         sl_err_move(err, &e);
         return -1;
     }
     /* again with marks, for path:line:col */
+    sl_yaml_doc y;
     if (sl_yaml_parse_ex(text, len, where, &y, true, NULL) == 0) {
+        oat_tree *mt = oat_from_value(y.root);
         sl_err e2 = {0};
-        if (build(y.root, &y, where, base_url, out, &e2)) {
+        if (build(mt, &y, where, base_url, out, &e2)) {
             sl_err_move(&e, &e2);
+            oat_free(mt);
         } else {
             sl_openapi_doc_free(*out);
             *out = NULL;
@@ -824,9 +1030,43 @@ int sl_openapi_parse(const char *text, size_t len, const char *where, const char
     return -1;
 }
 
+/* The list, made on first use: the walk again, in build mode. */
+static sl_value *make_tools(const sl_openapi_doc *d)
+{
+    sl_err err = {0};
+    reader r;
+    reader_init(&r, d->tree, NULL, "", true, &err);
+    op *ops = NULL;
+    size_t n = 0;
+    int rc = read_doc(&r, &ops, &n, NULL, NULL);
+    reader_release(&r);
+    sl_value *tools = json_array();
+    for (size_t i = 0; i < d->n_ops; i++) {
+        size_t s = d->ops[i].seq - 1;
+        if (rc == 0 && s < n && ops[s].tool)
+            json_array_append(tools, ops[s].tool);
+        else  /* cannot happen: loading walked the same tree */
+            json_array_append_new(tools, json_pack("{s:s,s:s,s:{s:s,s:{}}}", "name",
+                                                   d->ops[i].name, "description", "",
+                                                   "inputSchema", "type", "object",
+                                                   "properties"));
+    }
+    free_ops(ops, n);
+    sl_err_clear(&err);
+    return tools;
+}
+
 const sl_value *sl_openapi_tools(const sl_openapi_doc *d)
 {
-    return d->tools;
+    sl_openapi_doc *m = (sl_openapi_doc *)d;
+    sl_value *t = __atomic_load_n(&m->tools, __ATOMIC_ACQUIRE);
+    if (t)
+        return t;
+    pthread_mutex_lock(&m->mu);
+    if (!m->tools)
+        __atomic_store_n(&m->tools, make_tools(d), __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&m->mu);
+    return m->tools;
 }
 
 const char *sl_openapi_server(const sl_openapi_doc *d)
@@ -1370,7 +1610,7 @@ static int oa_list(sl_toolset *ts, const sl_tool_ctx *ctx, sl_value **out, sl_er
 {
     (void)ctx;
     (void)err;
-    *out = json_deep_copy(((oa *)ts)->doc->tools);
+    *out = json_deep_copy(sl_openapi_tools(((oa *)ts)->doc));
     return 0;
 }
 

@@ -16,7 +16,9 @@
 
 #include "core/clock.h"
 #include "core/secret.h"
+#include "dsl/yaml.h"
 #include "tools/binding.h"
+#include "tools/oatree.h"
 #include "tools/openapi.h"
 #include "tap.h"
 #include "util.h"
@@ -727,9 +729,120 @@ static void test_bindings(void)
         CHECK(0, "cleanup");
 }
 
+/* The fast readers (tools/oatree.h) against jansson and dsl/yaml: what
+ * they accept reads the same; what they decline still loads. */
+static void test_fast_readers(void)
+{
+    static const struct {
+        const char *text;
+        bool accept;
+    } yaml[] = {
+        {"a: b\nc: [1, -2, 0x1f, 1.5e+3, 010, 1_000, ~, yes, Off, null, 'x', \"y\"]\ne: 1:30\n", true},
+        {"info: {title: 'It''s', version: \"1\\t\\u00e9\\\"\", x: {y: [z]}}\n", true},
+        {"---\n# c\nservers:\n- url: https://h/v1   # note\n  description: d\n- {url: /x}\n", true},
+        {"p:\n  /a/{b}:\n    get:\n      parameters:\n      - name: b\n        in: path\n"
+         "      responses:\n        200: {description: ok}\n        '404': x\n", true},
+        {"d: |\n  one\n\n  two\n    three\ne: >-\n  a\n  b\n\n  c\nf: |-\n  x\ng: >\n  y\n", true},
+        {"a:\n  - b\n  - - c\n", false},               /* a compact nested list */
+        {"a: &x {b: 1}\nc: *x\n", false},               /* anchors */
+        {"a: !!str 1\n", false},                         /* tags */
+        {"a: b\na: c\n", false},                        /* a duplicate key */
+        {"a:\tb\n", false},                             /* a tab */
+        {"a: b\r\nc: d\r\n", false},                     /* CR */
+        {"a: multi\n  line\n", false},                  /* multi-line plain text */
+        {"a: [b,\n  c]\n", false},                      /* a flow over two lines */
+        {"a: {b: c:d}\n", false},                        /* a colon in flow text */
+        {"<<: {a: 1}\nb: 2\n", false},                  /* a merge key */
+        {"a: b\n---\nc: d\n", false},                  /* two documents */
+        {"true: 1\n", false},                            /* a key that is not text */
+        {"a: |+\n  kept\n\n", false},                  /* keep chomping */
+    };
+    for (size_t i = 0; i < sizeof yaml / sizeof *yaml; i++) {
+        const char *text = yaml[i].text;
+        oat_tree *t = oat_parse_yaml(text, strlen(text));
+        sl_yaml_doc y;
+        int rc = sl_yaml_parse_ex(text, strlen(text), "t.yaml", &y, false, NULL);
+        CHECK(!t == !yaml[i].accept, "YAML %zu is %s by the fast reader", i,
+              yaml[i].accept ? "read" : "declined");
+        if (t) {
+            sl_value *v = oat_value(oat_root(t));
+            char *got = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+            CHECK(rc == 0 && json_equal(v, y.root), "YAML %zu reads as dsl/yaml reads it: %s", i,
+                  got);
+            free(got);
+            json_decref(v);
+            oat_free(t);
+        }
+        if (rc == 0)
+            sl_yaml_doc_release(&y);
+    }
+    static const struct {
+        const char *text;
+        bool accept;
+    } js[] = {
+        {"{\"a\": [1, -0, 2.5e-3, 1E2, true, false, null, \"\\u00e9\\ud83d\\ude00\\n\\/\"], "
+         "\"\": {}, \"b\": []}", true},
+        {"{\"a\": 1, \"a\": 2}", false},                   /* a duplicate key */
+        {"{\"a\": \"\\u0000\"}", false},                   /* NUL */
+        {"{\"a\": 1e999}", false},                         /* overflow */
+        {"{\"a\": 99999999999999999999}", false},          /* too big an int */
+        {"{\"a\": \"\\ud800\"}", false},                   /* a lone surrogate */
+        {"{\"a\": 1,}", false},                            /* not JSON */
+        {"{\"a\": 01}", false},
+    };
+    for (size_t i = 0; i < sizeof js / sizeof *js; i++) {
+        const char *text = js[i].text;
+        oat_tree *t = oat_parse_json(text, strlen(text));
+        CHECK(!t == !js[i].accept, "JSON %zu is %s by the fast reader", i,
+              js[i].accept ? "read" : "declined");
+        if (t) {
+            sl_value *want = json_loadb(text, strlen(text), JSON_REJECT_DUPLICATES, NULL);
+            sl_value *v = oat_value(oat_root(t));
+            CHECK(want && json_equal(v, want), "JSON %zu reads as jansson reads it", i);
+            json_decref(want);
+            json_decref(v);
+            oat_free(t);
+        }
+    }
+    /* one document three ways: YAML (fast), JSON (fast), YAML with an
+     * anchor (the full reader): the same tools */
+    size_t len = 0;
+    char *text = slurp(SPECS "petstore3.yaml", &len);
+    sl_yaml_doc y;
+    if (!text || sl_yaml_parse_ex(text, len, "p.yaml", &y, false, NULL)) {
+        CHECK(0, "petstore3.yaml reads");
+        free(text);
+        return;
+    }
+    char *json = json_dumps(y.root, JSON_INDENT(1));
+    sl_yaml_doc_release(&y);
+    sl_buf anchored;
+    sl_buf_init(&anchored, 0);
+    sl_buf_adds(&anchored, text);
+    sl_buf_adds(&anchored, "\nx-anchored: &a {b: 1}\nx-alias: *a\n");
+    const char *texts[3] = {text, json, anchored.data};
+    char *lists[3];
+    for (int i = 0; i < 3; i++) {
+        sl_openapi_doc *d = NULL;
+        sl_err err = {0};
+        int rc = sl_openapi_parse(texts[i], strlen(texts[i]), "p", NULL, &d, &err);
+        lists[i] = rc ? sl_xstrdup(err.msg) : json_dumps(sl_openapi_tools(d), JSON_COMPACT);
+        sl_err_clear(&err);
+        sl_openapi_doc_free(d);
+    }
+    CHECK(!strcmp(lists[0], lists[1]) && !strcmp(lists[0], lists[2]) && strstr(lists[0], "getPet"),
+          "YAML, JSON and YAML past the fast reader give the same tools: %.200s", lists[0]);
+    for (int i = 0; i < 3; i++)
+        free(lists[i]);
+    free(json);
+    free(text);
+    sl_buf_release(&anchored);
+}
+
 int main(void)
 {
     test_reader();
+    test_fast_readers();
     test_bad();
     test_request();
     test_shape();
