@@ -351,9 +351,7 @@ int sl_builtin_fetch(const sl_tool_ctx *ctx, const sl_builtin_req *rq, long *sta
     return rc;
 }
 
-/* The vendor's own words for a failure: a message field of a JSON body,
- * else the start of the body's text; "" when there is none (new). */
-static char *vendor_message(const char *body, size_t len)
+char *sl_builtin_vendor_message(const char *body, size_t len)
 {
     sl_value *root = len ? json_loadb(body, len, 0, NULL) : NULL;
     const sl_value *v = root;
@@ -392,7 +390,7 @@ static char *vendor_message(const char *body, size_t len)
 int sl_builtin_status_error(const sl_builtin_cfg *cfg, const char *vendor, long status,
                             const char *body, size_t len, sl_err *err)
 {
-    char *msg = vendor_message(body, len);
+    char *msg = sl_builtin_vendor_message(body, len);
     const char *what = "";
     char hint[600] = "";
     if (status == 401 || status == 403) {

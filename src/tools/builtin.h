@@ -202,6 +202,20 @@ int sl_builtin_time_local(const char *local, const char *tz, long long *t, sl_er
 /* v as Python's json.dumps writes it (", " and ": ", ensure_ascii). */
 void sl_builtin_py_json(const sl_value *v, bool ensure_ascii, sl_buf *out);
 
+/* ---- vendors, exposed for tests and fuzzing ---- */
+
+/* The plugin's markdown for a Tavily search's (or extract's) JSON answer
+ * and the call's args, appended to out. */
+void sl_builtin_tavily_text(bool extract, const sl_value *args, const sl_value *answer,
+                            sl_buf *out);
+/* A vendor's words for a failure from its error body: a message field of
+ * JSON ({detail: {error: …}}, message, …), else the start of the text;
+ * at most 300 bytes of UTF-8 on one line (new string). */
+char *sl_builtin_vendor_message(const char *body, size_t len);
+/* Jina's request_params (a JSON object as text) as a query string
+ * "?k=v&…" appended to q, as Python's requests encodes a dict. */
+int sl_builtin_jina_query(const char *params, sl_buf *q, sl_err *err);
+
 /* ---- webscraper (builtin_web.c), exposed for tests ---- */
 
 /* HTML as readable text: script, style and other invisible parts dropped,

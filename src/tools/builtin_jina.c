@@ -129,9 +129,8 @@ static int param_text(const sl_value *v, sl_buf *out)
     return 0;
 }
 
-/* "?k=v&…" of request_params (a JSON object as text), as Python's
- * requests encodes a dict (a list repeats its key, None is left out). */
-static int query_of(const char *text, sl_buf *q, sl_err *err)
+/* A list repeats its key, None is left out. */
+int sl_builtin_jina_query(const char *text, sl_buf *q, sl_err *err)
 {
     json_error_t je;
     sl_value *p = json_loads(text, JSON_DECODE_ANY, &je);
@@ -216,7 +215,7 @@ static int reader(const sl_tool_ctx *ctx, const sl_builtin_cfg *cfg, const sl_va
         goto done;
     }
     const char *params = sl_builtin_arg_str(args, "request_params", NULL, &t[1]);
-    if (params && *params && query_of(params, &q, err)) {
+    if (params && *params && sl_builtin_jina_query(params, &q, err)) {
         rc = -1;
         goto done;
     }

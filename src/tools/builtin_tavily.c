@@ -169,6 +169,173 @@ static bool asked(const sl_value *args, const char *name)
     return truthy(v) && !(json_is_string(v) && !strcmp(json_string_value(v), "false"));
 }
 
+/* The plugin's markdown for a search's answer. */
+static void search_text(const sl_value *args, const sl_value *out, lines *lp)
+{
+    const sl_value *answer = json_object_get(out, "answer");
+    if (asked(args, "include_answer") && truthy(answer)) {
+        line_start(lp);
+        sl_buf_adds(&lp->b, "**Answer:** ");
+        put(&lp->b, answer);
+        sl_buf_addc(&lp->b, '\n');
+    }
+    const char *topic = json_string_value(json_object_get(args, "topic"));
+    bool news = topic && !strcmp(topic, "news");
+    bool favicons = sl_builtin_arg_bool(args, "include_favicon", false);
+    bool raw = asked(args, "include_raw_content");
+    size_t i;
+    const sl_value *x;
+    const sl_value *results = json_object_get(out, "results");
+    json_array_foreach(json_is_array(results) ? results : NULL, i, x) {
+        const sl_value *title = json_object_get(x, "title"), *url = json_object_get(x, "url");
+        sl_value *no_title = title ? NULL : json_string("No Title");
+        sl_value *no_url = url ? NULL : json_string("");
+        line_start(lp);
+        sl_buf_addf(&lp->b, "# Result %zu: [", i + 1);
+        put(&lp->b, title ? title : no_title);
+        sl_buf_adds(&lp->b, "](");
+        put(&lp->b, url ? url : no_url);
+        sl_buf_adds(&lp->b, ")\n");
+        const sl_value *pd = json_object_get(x, "published_date");
+        if (news && truthy(pd)) {
+            line_start(lp);
+            sl_buf_adds(&lp->b, "**Published Date:** ");
+            put(&lp->b, pd);
+            sl_buf_addc(&lp->b, '\n');
+        }
+        line_start(lp);
+        sl_buf_adds(&lp->b, "**URL:** ");
+        put(&lp->b, url ? url : no_url);
+        sl_buf_addc(&lp->b, '\n');
+        const sl_value *score = json_object_get(x, "score");
+        if (truthy(score)) {
+            line_start(lp);
+            sl_buf_adds(&lp->b, "**Relevance Score:** ");
+            put(&lp->b, score);
+            sl_buf_addc(&lp->b, '\n');
+        }
+        const sl_value *fav = json_object_get(x, "favicon");
+        if (favicons && truthy(fav)) {
+            line_start(lp);
+            sl_buf_adds(&lp->b, "**Favicon:** ![Favicon for ");
+            if (title)
+                put(&lp->b, title);
+            else
+                sl_buf_adds(&lp->b, "website");
+            sl_buf_adds(&lp->b, "](");
+            put(&lp->b, fav);
+            sl_buf_adds(&lp->b, ")\n");
+        }
+        const sl_value *content = json_object_get(x, "content");
+        if (truthy(content)) {
+            line_start(lp);
+            sl_buf_adds(&lp->b, "**Content:**\n");
+            put(&lp->b, content);
+            sl_buf_addc(&lp->b, '\n');
+        }
+        const sl_value *rc_ = json_object_get(x, "raw_content");
+        if (raw && truthy(rc_)) {
+            line_start(lp);
+            sl_buf_adds(&lp->b, "**Raw Content:**\n");
+            put(&lp->b, rc_);
+            sl_buf_addc(&lp->b, '\n');
+        }
+        line(lp, "---\n");
+        json_decref(no_title);
+        json_decref(no_url);
+    }
+    const sl_value *images = json_object_get(out, "images");
+    if (sl_builtin_arg_bool(args, "include_images", false) && truthy(images)) {
+        line(lp, "**Images:**\n");
+        json_array_foreach(json_is_array(images) ? images : NULL, i, x) {
+            const sl_value *u = json_is_object(x) ? json_object_get(x, "url") : x;
+            const sl_value *d = json_is_object(x) ? json_object_get(x, "description") : NULL;
+            if (!truthy(u))
+                continue;
+            line_start(lp);
+            sl_buf_adds(&lp->b, "![");
+            if (d)
+                put(&lp->b, d);
+            else
+                sl_buf_adds(&lp->b, "Tavily search result image");
+            sl_buf_adds(&lp->b, "](");
+            put(&lp->b, u);
+            sl_buf_adds(&lp->b, ")\n");
+        }
+        line(lp, "\n");
+    }
+}
+
+/* The plugin's markdown for an extract's answer. */
+static void extract_text(const sl_value *out, lines *lp)
+{
+    size_t i, j;
+    const sl_value *x, *y;
+    const sl_value *results = json_object_get(out, "results");
+    json_array_foreach(json_is_array(results) ? results : NULL, i, x) {
+        const sl_value *url = json_object_get(x, "url");
+        sl_buf u;
+        sl_buf_init(&u, 0);
+        if (url)
+            put(&u, url);
+        line_start(lp);
+        sl_buf_addf(&lp->b, "# Extracted Content %zu: %s\n", i + 1, u.data ? u.data : "");
+        const sl_value *fav = json_object_get(x, "favicon");
+        if (truthy(fav)) {
+            line_start(lp);
+            sl_buf_addf(&lp->b, "**Favicon:** ![Favicon for %s](", u.data ? u.data : "");
+            put(&lp->b, fav);
+            sl_buf_adds(&lp->b, ")\n");
+        }
+        const sl_value *raw = json_object_get(x, "raw_content");
+        line_start(lp);
+        sl_buf_adds(&lp->b, "**Raw Content:**\n");
+        if (raw)
+            put(&lp->b, raw);
+        sl_buf_addc(&lp->b, '\n');
+        const sl_value *imgs = json_object_get(x, "images");
+        if (truthy(imgs)) {
+            line(lp, "**Images:**\n");
+            json_array_foreach(json_is_array(imgs) ? imgs : NULL, j, y) {
+                line_start(lp);
+                sl_buf_addf(&lp->b, "![Image from %s](", u.data ? u.data : "");
+                put(&lp->b, y);
+                sl_buf_adds(&lp->b, ")\n");
+            }
+        }
+        line(lp, "---\n");
+        sl_buf_release(&u);
+    }
+    const sl_value *failed = json_object_get(out, "failed_results");
+    if (truthy(failed)) {
+        line(lp, "# Failed URLs:\n");
+        json_array_foreach(json_is_array(failed) ? failed : NULL, i, x) {
+            const sl_value *u = json_object_get(x, "url"), *e = json_object_get(x, "error");
+            line_start(lp);
+            sl_buf_adds(&lp->b, "- ");
+            if (u)
+                put(&lp->b, u);
+            sl_buf_adds(&lp->b, ": ");
+            if (e)
+                put(&lp->b, e);
+            else
+                sl_buf_adds(&lp->b, "Unknown error");
+            sl_buf_addc(&lp->b, '\n');
+        }
+    }
+}
+
+void sl_builtin_tavily_text(bool extract, const sl_value *args, const sl_value *answer,
+                            sl_buf *out)
+{
+    lines l = {*out, out->len > 0};
+    if (extract)
+        extract_text(answer, &l);
+    else
+        search_text(args, answer, &l);
+    *out = l.b;
+}
+
 static int search(const sl_tool_ctx *ctx, const sl_builtin_cfg *cfg, const sl_value *args,
                   sl_tool_result *res, sl_err *err)
 {
@@ -239,103 +406,13 @@ static int search(const sl_tool_ctx *ctx, const sl_builtin_cfg *cfg, const sl_va
         json_decref(out);
         goto done;
     }
-    lines l = {0};
-    sl_buf_init(&l.b, 0);
-    const sl_value *answer = json_object_get(out, "answer");
-    if (asked(args, "include_answer") && truthy(answer)) {
-        line_start(&l);
-        sl_buf_adds(&l.b, "**Answer:** ");
-        put(&l.b, answer);
-        sl_buf_addc(&l.b, '\n');
-    }
-    const char *topic = json_string_value(json_object_get(args, "topic"));
-    bool news = topic && !strcmp(topic, "news");
-    bool favicons = sl_builtin_arg_bool(args, "include_favicon", false);
-    bool raw = asked(args, "include_raw_content");
-    size_t i;
-    const sl_value *x;
-    json_array_foreach(json_is_array(results) ? results : NULL, i, x) {
-        const sl_value *title = json_object_get(x, "title"), *url = json_object_get(x, "url");
-        sl_value *no_title = title ? NULL : json_string("No Title");
-        sl_value *no_url = url ? NULL : json_string("");
-        line_start(&l);
-        sl_buf_addf(&l.b, "# Result %zu: [", i + 1);
-        put(&l.b, title ? title : no_title);
-        sl_buf_adds(&l.b, "](");
-        put(&l.b, url ? url : no_url);
-        sl_buf_adds(&l.b, ")\n");
-        const sl_value *pd = json_object_get(x, "published_date");
-        if (news && truthy(pd)) {
-            line_start(&l);
-            sl_buf_adds(&l.b, "**Published Date:** ");
-            put(&l.b, pd);
-            sl_buf_addc(&l.b, '\n');
-        }
-        line_start(&l);
-        sl_buf_adds(&l.b, "**URL:** ");
-        put(&l.b, url ? url : no_url);
-        sl_buf_addc(&l.b, '\n');
-        const sl_value *score = json_object_get(x, "score");
-        if (truthy(score)) {
-            line_start(&l);
-            sl_buf_adds(&l.b, "**Relevance Score:** ");
-            put(&l.b, score);
-            sl_buf_addc(&l.b, '\n');
-        }
-        const sl_value *fav = json_object_get(x, "favicon");
-        if (favicons && truthy(fav)) {
-            line_start(&l);
-            sl_buf_adds(&l.b, "**Favicon:** ![Favicon for ");
-            if (title)
-                put(&l.b, title);
-            else
-                sl_buf_adds(&l.b, "website");
-            sl_buf_adds(&l.b, "](");
-            put(&l.b, fav);
-            sl_buf_adds(&l.b, ")\n");
-        }
-        const sl_value *content = json_object_get(x, "content");
-        if (truthy(content)) {
-            line_start(&l);
-            sl_buf_adds(&l.b, "**Content:**\n");
-            put(&l.b, content);
-            sl_buf_addc(&l.b, '\n');
-        }
-        const sl_value *rc_ = json_object_get(x, "raw_content");
-        if (raw && truthy(rc_)) {
-            line_start(&l);
-            sl_buf_adds(&l.b, "**Raw Content:**\n");
-            put(&l.b, rc_);
-            sl_buf_addc(&l.b, '\n');
-        }
-        line(&l, "---\n");
-        json_decref(no_title);
-        json_decref(no_url);
-    }
-    const sl_value *images = json_object_get(out, "images");
-    if (sl_builtin_arg_bool(args, "include_images", false) && truthy(images)) {
-        line(&l, "**Images:**\n");
-        json_array_foreach(json_is_array(images) ? images : NULL, i, x) {
-            const sl_value *u = json_is_object(x) ? json_object_get(x, "url") : x;
-            const sl_value *d = json_is_object(x) ? json_object_get(x, "description") : NULL;
-            if (!truthy(u))
-                continue;
-            line_start(&l);
-            sl_buf_adds(&l.b, "![");
-            if (d)
-                put(&l.b, d);
-            else
-                sl_buf_adds(&l.b, "Tavily search result image");
-            sl_buf_adds(&l.b, "](");
-            put(&l.b, u);
-            sl_buf_adds(&l.b, ")\n");
-        }
-        line(&l, "\n");
-    }
+    sl_buf text;
+    sl_buf_init(&text, 0);
+    sl_builtin_tavily_text(false, args, out, &text);
     rc = sl_builtin_json_out(res, ctx, out, err);
     if (!rc)
-        rc = sl_builtin_text(res, ctx, l.b.data ? l.b.data : "", l.b.len, err);
-    sl_buf_release(&l.b);
+        rc = sl_builtin_text(res, ctx, text.data ? text.data : "", text.len, err);
+    sl_buf_release(&text);
 done:
     json_decref(body);
     for (int k = 0; k < 8; k++)
@@ -425,66 +502,14 @@ static int extract(const sl_tool_ctx *ctx, const sl_builtin_cfg *cfg, const sl_v
         rc = sl_builtin_text(res, ctx, none, sizeof none - 1, err);
         goto done;
     }
-    lines l = {0};
-    sl_buf_init(&l.b, 0);
-    size_t i, j;
-    const sl_value *x, *y;
-    json_array_foreach(json_is_array(results) ? results : NULL, i, x) {
-        const sl_value *url = json_object_get(x, "url");
-        sl_buf u;
-        sl_buf_init(&u, 0);
-        if (url)
-            put(&u, url);
-        line_start(&l);
-        sl_buf_addf(&l.b, "# Extracted Content %zu: %s\n", i + 1, u.data ? u.data : "");
-        const sl_value *fav = json_object_get(x, "favicon");
-        if (truthy(fav)) {
-            line_start(&l);
-            sl_buf_addf(&l.b, "**Favicon:** ![Favicon for %s](", u.data ? u.data : "");
-            put(&l.b, fav);
-            sl_buf_adds(&l.b, ")\n");
-        }
-        const sl_value *raw = json_object_get(x, "raw_content");
-        line_start(&l);
-        sl_buf_adds(&l.b, "**Raw Content:**\n");
-        if (raw)
-            put(&l.b, raw);
-        sl_buf_addc(&l.b, '\n');
-        const sl_value *imgs = json_object_get(x, "images");
-        if (truthy(imgs)) {
-            line(&l, "**Images:**\n");
-            json_array_foreach(json_is_array(imgs) ? imgs : NULL, j, y) {
-                line_start(&l);
-                sl_buf_addf(&l.b, "![Image from %s](", u.data ? u.data : "");
-                put(&l.b, y);
-                sl_buf_adds(&l.b, ")\n");
-            }
-        }
-        line(&l, "---\n");
-        sl_buf_release(&u);
-    }
-    const sl_value *failed = json_object_get(out, "failed_results");
-    if (truthy(failed)) {
-        line(&l, "# Failed URLs:\n");
-        json_array_foreach(json_is_array(failed) ? failed : NULL, i, x) {
-            const sl_value *u = json_object_get(x, "url"), *e = json_object_get(x, "error");
-            line_start(&l);
-            sl_buf_adds(&l.b, "- ");
-            if (u)
-                put(&l.b, u);
-            sl_buf_adds(&l.b, ": ");
-            if (e)
-                put(&l.b, e);
-            else
-                sl_buf_adds(&l.b, "Unknown error");
-            sl_buf_addc(&l.b, '\n');
-        }
-    }
+    sl_buf text;
+    sl_buf_init(&text, 0);
+    sl_builtin_tavily_text(true, args, out, &text);
     rc = sl_builtin_json_out(res, ctx, out, err);
     out = NULL;
     if (!rc)
-        rc = sl_builtin_text(res, ctx, l.b.data ? l.b.data : "", l.b.len, err);
-    sl_buf_release(&l.b);
+        rc = sl_builtin_text(res, ctx, text.data ? text.data : "", text.len, err);
+    sl_buf_release(&text);
 done:
     json_decref(out);
     json_decref(body);
