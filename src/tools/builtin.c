@@ -52,6 +52,26 @@ static const char *env_of(const char *name)
     return v && *v ? v : NULL;
 }
 
+/* Registers a key read from the environment as a secret, once per value,
+ * and keeps it registered for the process's life: what a call returns is
+ * masked after the call, in events, outputs and the store. */
+static void keep_secret(const char *key)
+{
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    static char *seen[64];
+    static size_t n;
+    pthread_mutex_lock(&mu);
+    bool known = false;
+    for (size_t i = 0; i < n && !known; i++)
+        known = !strcmp(seen[i], key);
+    if (!known) {
+        sl_secret_add(key);
+        if (n < sizeof seen / sizeof *seen)
+            seen[n++] = sl_xstrdup(key);
+    }
+    pthread_mutex_unlock(&mu);
+}
+
 static int bt_call(sl_toolset *t, const sl_tool_ctx *ctx, const char *name, const sl_value *args,
                    sl_tool_result *res, sl_err *err)
 {
@@ -73,7 +93,7 @@ static int bt_call(sl_toolset *t, const sl_tool_ctx *ctx, const char *name, cons
         cfg.base_url = b->base_url;
         if (b->from_env && !cfg.api_key && p->key_env && env_of(p->key_env)) {
             env_key = sl_xstrdup(env_of(p->key_env));
-            sl_secret_add(env_key);
+            keep_secret(env_key);
             cfg.api_key = env_key;
         }
         if (b->from_env && !cfg.base_url)
@@ -102,7 +122,10 @@ static int bt_call(sl_toolset *t, const sl_tool_ctx *ctx, const char *name, cons
                         "has %s", name ? name : "", names.data ? names.data : "none");
         sl_buf_release(&names);
     }
-    sl_secret_free(env_key);
+    if (env_key) {
+        explicit_bzero(env_key, strlen(env_key));
+        free(env_key);
+    }
     json_decref(empty);
     return rc;
 }

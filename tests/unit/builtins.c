@@ -411,6 +411,15 @@ static void test_tavily(void)
           b ? sl_binding_where(sl_bindings_get(b, "search")) : "-");
     sl_bindings_free(b);
     masked = sl_secret_mask("key tvly-test-key here");
+    CHECK(masked && !strstr(masked, "tvly-test-key"), "a key read from the environment stays "
+          "a secret after its call (%s)", masked ? masked : "not masked");
+    free(masked);
+    b = bind("tools: {t2: {builtin: {provider: tavily, api_key: tvly-other-123}}}", true, &why);
+    masked = sl_secret_mask("tvly-other-123");
+    CHECK(b && masked, "a bound key is a secret while its binding lives");
+    free(masked);
+    sl_bindings_free(b);
+    masked = sl_secret_mask("tvly-other-123");
     CHECK(!masked, "freed, the key is no longer a secret");
     free(masked);
     /* a bundle's: no {env:}, and no fallback to the environment's key */
@@ -441,6 +450,29 @@ static void test_tavily(void)
                               "are provider, api_key, base_url"),
           "an unknown setting lists tavily's (%s)", why ? why : "loaded");
     free(why);
+    /* the server's store: `sluice tools bind ID --json '{"builtin": …}'` */
+    char *spec = NULL;
+    sl_value *one = J("{\"builtin\": {\"provider\": \"tavily\", \"api_key\": "
+                      "\"tvly-store-key\", \"base_url\": \"https://t.example/api?sig=1\"}}");
+    sl_err err = {0};
+    CHECK(!sl_bindings_spec_set(&spec, "3f1c-uuid", one, &err) && spec,
+          "a store binds a built-in (%s)", err.msg ? err.msg : "");
+    sl_err_clear(&err);
+    sl_value *shown = sl_bindings_spec_show(spec);
+    char *st = json_dumps(shown, JSON_COMPACT | JSON_SORT_KEYS);
+    CHECK(!strcmp(st, "{\"3f1c-uuid\":{\"builtin\":{\"api_key\":\"******\",\"base_url\":"
+                      "\"https://t.example/api\",\"provider\":\"tavily\"}}}"),
+          "… and shows it without its key (%s)", st);
+    free(st);
+    json_decref(shown);
+    json_decref(one);
+    one = J("{\"builtin\": {\"provider\": \"tavily\", \"apikey\": \"x\"}}");
+    CHECK(sl_bindings_spec_set(&spec, "x", one, &err) && strstr(err.msg, "unknown setting "
+                                                                 "'apikey'"),
+          "a store refuses an unknown setting (%s)", err.msg ? err.msg : "");
+    sl_err_clear(&err);
+    json_decref(one);
+    free(spec);
     unsetenv("TAVILY_API_KEY");
     unsetenv("TAVILY_BASE_URL");
     unsetenv("SLUICE_TEST_TAVILY");
