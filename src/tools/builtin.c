@@ -416,10 +416,16 @@ int sl_builtin_status_error(const sl_builtin_cfg *cfg, const char *vendor, long 
     char *msg = sl_builtin_vendor_message(body, len);
     const char *what = "";
     char hint[600] = "";
+    /* a provider that takes no key (key_from ""): 401 and 403 are the
+     * vendor's refusal, not a key to check */
+    bool keyed = !cfg || !cfg->key_from || *cfg->key_from;
+    bool auth = (status == 401 || status == 403) && keyed;
     if (status == 401 || status == 403) {
         what = status == 401 ? " (Unauthorized)" : " (Forbidden)";
-        snprintf(hint, sizeof hint, "; check the API key (%s)",
-                 cfg && cfg->key_from && *cfg->key_from ? cfg->key_from : "the binding's api_key");
+        if (keyed)
+            snprintf(hint, sizeof hint, "; check the API key (%s)",
+                     cfg && cfg->key_from && *cfg->key_from ? cfg->key_from
+                                                            : "the binding's api_key");
     } else if (status == 429) {
         what = " (Too Many Requests)";
         snprintf(hint, sizeof hint, "; the vendor's rate limit or quota: try again later");
@@ -427,7 +433,7 @@ int sl_builtin_status_error(const sl_builtin_cfg *cfg, const char *vendor, long 
         what = " (a server error)";
         snprintf(hint, sizeof hint, "; the service failed, try again later");
     }
-    int rc = sl_err_set(err, status == 401 || status == 403 ? SL_EINVAL : SL_EIO,
+    int rc = sl_err_set(err, auth ? SL_EINVAL : SL_EIO,
                         "%s: the API answered %ld%s%s%s%s", vendor, status, what,
                         *msg ? ": " : "", msg, hint);
     free(msg);

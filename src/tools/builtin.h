@@ -166,7 +166,8 @@ int sl_builtin_fetch(const sl_tool_ctx *ctx, const sl_builtin_req *rq, long *sta
 int sl_builtin_fetch_json(const sl_tool_ctx *ctx, const sl_builtin_cfg *cfg,
                           const sl_builtin_req *rq, sl_value **out, sl_err *err);
 /* The error for an answer with status (not 2xx) and body: the vendor,
- * the status, the vendor's message and what to do.  Returns -1. */
+ * the status, the vendor's message and what to do (for 401 and 403, the
+ * key's setting, unless cfg's provider takes no key).  Returns -1. */
 int sl_builtin_status_error(const sl_builtin_cfg *cfg, const char *vendor, long status,
                             const char *body, size_t len, sl_err *err);
 
