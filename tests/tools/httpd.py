@@ -42,6 +42,8 @@ method (HEAD gets the headers only).
                           (tests/tools/openapi_standin.py)
   /vendor/...             the APIs of Tavily, Jina and Firecrawl
                           (tests/tools/vendor_standin.py)
+  /searxng, /ddg, /wikipedia, /arxiv   the search vendors' APIs
+                          (tests/tools/search_standin.py)
   /https-port             the port of an HTTPS twin of this server (same
                           endpoints, self-signed certificate for
                           127.0.0.1), started on first use; needs openssl
@@ -66,6 +68,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mcp_standin  # noqa: E402
 import openapi_standin  # noqa: E402
 import vendor_standin  # noqa: E402
+import search_standin  # noqa: E402
 
 HITS = {}
 HITS_LOCK = threading.Lock()
@@ -116,6 +119,10 @@ class Handler(BaseHTTPRequestHandler):
             self.reply(status, out, ctype, extra)
         elif name == "vendor":
             status, ctype, out, extra = vendor_standin.handle(self.path, self.command,
+                                                              self.headers, body)
+            self.reply(status, out, ctype, extra)
+        elif name in search_standin.PREFIXES:
+            status, ctype, out, extra = search_standin.handle(self.path, self.command,
                                                               self.headers, body)
             self.reply(status, out, ctype, extra)
         elif name == "method":
