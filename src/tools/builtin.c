@@ -197,6 +197,15 @@ const sl_builtin_provider sl_builtin_providers[] = {
     {"firecrawl", "langgenius/firecrawl/firecrawl", sl_builtin_firecrawl_tools,
      &sl_builtin_firecrawl_n, "FIRECRAWL_API_KEY", true, "FIRECRAWL_BASE_URL",
      "https://api.firecrawl.dev", sl_builtin_firecrawl_settings},
+    {"searxng", "langgenius/searxng/searxng", sl_builtin_searxng_tools, &sl_builtin_searxng_n,
+     NULL, false, "SEARXNG_BASE_URL", NULL, NULL},
+    {"duckduckgo", "langgenius/duckduckgo/duckduckgo", sl_builtin_ddg_tools, &sl_builtin_ddg_n,
+     NULL, false, "DUCKDUCKGO_BASE_URL", "https://html.duckduckgo.com", NULL},
+    {"wikipedia", "langgenius/wikipedia/wikipedia", sl_builtin_wikipedia_tools,
+     &sl_builtin_wikipedia_n, NULL, false, "WIKIPEDIA_BASE_URL", "https://{lang}.wikipedia.org",
+     NULL},
+    {"arxiv", "langgenius/arxiv/arxiv", sl_builtin_arxiv_tools, &sl_builtin_arxiv_n, NULL, false,
+     "ARXIV_BASE_URL", "https://export.arxiv.org", NULL},
     {0},
 };
 
@@ -590,4 +599,17 @@ int sl_builtin_json_out(sl_tool_result *res, const sl_tool_ctx *ctx, sl_value *v
     }
     json_array_append_new(res->json, v);
     return 0;
+}
+
+void sl_builtin_cut_chars(sl_buf *b, size_t chars)
+{
+    size_t i = 0;
+    for (size_t c = 0; i < b->len; i++) {
+        if (((unsigned char)b->data[i] & 0xC0) != 0x80 && c++ == chars)
+            break;
+    }
+    if (i < b->len) {
+        b->len = i;
+        b->data[i] = '\0';
+    }
 }

@@ -113,6 +113,14 @@ extern const char *const sl_builtin_jina_settings[];
 extern const sl_builtin_tool sl_builtin_firecrawl_tools[];
 extern const size_t sl_builtin_firecrawl_n;
 extern const char *const sl_builtin_firecrawl_settings[];
+extern const sl_builtin_tool sl_builtin_searxng_tools[];
+extern const size_t sl_builtin_searxng_n;
+extern const sl_builtin_tool sl_builtin_ddg_tools[];
+extern const size_t sl_builtin_ddg_n;
+extern const sl_builtin_tool sl_builtin_wikipedia_tools[];
+extern const size_t sl_builtin_wikipedia_n;
+extern const sl_builtin_tool sl_builtin_arxiv_tools[];
+extern const size_t sl_builtin_arxiv_n;
 
 /* ---- arguments ---- */
 
@@ -185,6 +193,9 @@ int sl_builtin_json_out(sl_tool_result *res, const sl_tool_ctx *ctx, sl_value *v
 /* Appends text to res, counted against the call's output cap. */
 int sl_builtin_text(sl_tool_result *res, const sl_tool_ctx *ctx, const char *s, size_t n,
                     sl_err *err);
+/* Cuts the UTF-8 text in b to its first `chars` characters, as Python's
+ * s[:chars] on the decoded string. */
+void sl_builtin_cut_chars(sl_buf *b, size_t chars);
 
 /* ---- time (builtin_time.c), exposed for tests ---- */
 
@@ -223,5 +234,31 @@ int sl_builtin_jina_query(const char *params, sl_buf *q, sl_err *err);
  * entities decoded, whitespace collapsed, a line per block.  *title gets
  * the <title> text (new string) or NULL. */
 void sl_builtin_html_text(const char *html, size_t n, sl_buf *out, char **title);
+
+/* ---- the search providers, exposed for tests and fuzzing ---- */
+
+/* Python's repr() of bytes (b'…'), appended to out (searxng's "No results
+ * found" text shows the answer so). */
+void sl_builtin_py_bytes_repr(const char *s, size_t n, sl_buf *out);
+
+/* One page of DuckDuckGo's HTML results: appends {title, href, body} to
+ * results (an array) until it holds max (0: no bound), skipping links in
+ * seen (an object, updated).  *next gets the next page's form, urlencoded
+ * (new), or NULL.  Returns 1 when the page says there are no results,
+ * -1 when it has no result block either (not a page of results), else 0. */
+int sl_builtin_ddg_page(const char *html, size_t n, sl_value *results, size_t max,
+                        sl_value *seen, char **next);
+
+/* The first max titles of a MediaWiki list=search answer (new array), or
+ * NULL with err (the API's error, or an answer that is not one). */
+sl_value *sl_builtin_wiki_titles(const sl_value *answer, size_t max, sl_err *err);
+/* wikipedia_search's text for the search's titles from a
+ * prop=extracts|pageprops answer (out initialised here); -1 with err. */
+int sl_builtin_wiki_text(const sl_value *titles, const sl_value *answer, sl_buf *out,
+                         sl_err *err);
+
+/* arxiv_search's text for an arXiv API answer (Atom), out initialised
+ * here; -1 with err when it is not an Atom feed or a date does not read. */
+int sl_builtin_arxiv_text(const char *xml, size_t n, sl_buf *out, sl_err *err);
 
 #endif
