@@ -65,7 +65,7 @@ typedef struct {
 typedef struct {
     frame stack[DEPTH_MAX];
     int depth;          /* may pass DEPTH_MAX: deeper elements are counted only */
-    bool root_seen, is_feed, root_closed;
+    bool root_seen, is_feed, cut;
     entry e;
     sl_buf *target;     /* where text goes now, or NULL */
     /* the results */
@@ -443,7 +443,6 @@ static void end_tag(reader *r, const char *name, size_t nl)
         if (f->name_n == nl && !memcmp(f->name, name, strlen(f->name))) {
             while (r->depth > i)
                 pop(r);
-            r->root_closed = r->depth == 0;
             return;
         }
     }
@@ -530,6 +529,7 @@ static void read_xml(reader *r, const char *xml, size_t n)
                 pop(r);
         }
     }
+    r->cut = r->depth > 0;
     while (r->depth > 0 && !r->rc)  /* a cut document: what is open ends here */
         pop(r);
 }
@@ -567,7 +567,7 @@ int sl_builtin_arxiv_text(const char *xml, size_t n, sl_buf *out, sl_err *err)
     if (!rc && !r.is_feed)
         rc = sl_err_set(err, SL_EIO, "arxiv: arXiv's answer is not an Atom feed (no <feed> "
                         "element); is base_url arXiv's API root?");
-    else if (!rc && !r.root_closed)
+    else if (!rc && r.cut)
         rc = sl_err_set(err, SL_EIO, "arxiv: arXiv's answer was cut short: the feed does not "
                         "end (%zu bytes)", n);
     reader_release(&r);

@@ -305,6 +305,7 @@ static void test_arxiv(void)
                  "Published: 2024-02-29\nTitle: p\nAuthors: \nSummary: ",
                  "atom: prefixes; an element's text ends at its first child");
     expect_arxiv("<feed></feed>", "No good Arxiv Result was found", "an empty feed");
+    expect_arxiv("<feed/>", "No good Arxiv Result was found", "an empty feed, self-closed");
     expect_arxiv("<feed>" ENTRY("1", "2023-02-29T00:00:00Z", "t", "s", "") "</feed>",
                  "ERR: date '2023-02-29T00:00:00Z' is not an ISO 8601 time", "a bad date");
     expect_arxiv("<html><body>502</body></html>", "ERR: not an Atom feed", "not a feed");
