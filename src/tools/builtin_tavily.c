@@ -13,9 +13,10 @@
  * the plugin's: the API's JSON as a json message, and the plugin's
  * markdown text; no results is the plugin's text ("No results found for
  * 'Q' in Tavily.").  Where the plugin answers a failure with text (no
- * key, no query, the API's error), the call fails instead.  The images
- * and favicons the plugin downloads as files are listed in the text
- * only.
+ * key, no query, the API's error), the call fails instead.  With
+ * include_images and include_favicon the images and favicons are
+ * downloaded as files, as the plugin does (through the SSRF guard, 10 s
+ * each within the call's deadline, a failed one skipped).
  */
 #include "tools/builtin.h"
 
@@ -23,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include "core/clock.h"
 
 #define VENDOR "Tavily"
 
@@ -167,6 +170,69 @@ static bool asked(const sl_value *args, const char *name)
 {
     const sl_value *v = json_object_get(args, name);
     return truthy(v) && !(json_is_string(v) && !strcmp(json_string_value(v), "false"));
+}
+
+/* ---- the images and favicons, as files ---- */
+
+/* The plugin's filename for url: its last path part without the query. */
+static char *url_name(const char *url)
+{
+    const char *slash = url;
+    for (const char *p = url; *p; p++)
+        if (*p == '/')
+            slash = p + 1;
+    return sl_xstrndup(slash, strcspn(slash, "?"));
+}
+
+/* Downloads url as a file of res, as the plugin's process_images and
+ * process_favicons: a failed download is skipped (the plugin prints it),
+ * within 10 s and the call's deadline.  favicon >= 0: the result's index,
+ * for the name of a favicon whose URL gives none.  -1 (err) only when the
+ * run was stopped or the output cap is passed. */
+static int download(const sl_tool_ctx *ctx, double deadline, const sl_value *u, long favicon,
+                    sl_tool_result *res, sl_err *err)
+{
+    const char *url = json_string_value(u);
+    if (!url || (strncmp(url, "http://", 7) && strncmp(url, "https://", 8)))
+        return 0;
+    double left = deadline - sl_clock_s();
+    if (left <= 0)
+        return 0;
+    sl_tool_ctx c = *ctx;
+    c.timeout_s = left < 10 ? left : 10;
+    size_t used = res->bytes, cap = sl_tool_max_output(ctx);
+    sl_builtin_req rq = {VENDOR, "GET", url, NULL, NULL, 0, cap > used ? cap - used + 1 : 1};
+    long status = 0;
+    sl_buf body;
+    sl_buf_init(&body, 0);
+    char *ctype = NULL;
+    sl_err e = {0};
+    int rc = sl_builtin_fetch(&c, &rq, &status, &body, &ctype, &e);
+    if (rc && e.code == SL_ECANCELED) {
+        rc = sl_err_set(err, SL_ECANCELED, "tavily: the run was stopped");
+    } else if (rc && e.code == SL_ELIMIT) {
+        rc = sl_tool_result_charge(res, ctx, cap + 1, err);
+    } else if (!rc && status >= 200 && status < 300) {
+        const char *type = ctype && *ctype ? ctype : favicon >= 0 ? "image/png" : "image/jpeg";
+        char *name = url_name(url);
+        if (favicon >= 0 && (!*name || !strchr(name, '.'))) {
+            const char *ext = strstr(type, "svg") ? "svg" : strstr(type, "png") ? "png"
+                              : strstr(type, "jpeg") || strstr(type, "jpg") ? "jpg"
+                              : strstr(type, "gif") ? "gif" : strstr(type, "webp") ? "webp"
+                                                                                    : "ico";
+            free(name);
+            name = sl_xasprintf("favicon_%ld.%s", favicon, ext);
+        }
+        if (!(rc = sl_tool_result_charge(res, ctx, body.len, err)))
+            sl_tool_result_file(res, name, type, body.data ? body.data : "", body.len);
+        free(name);
+    } else {
+        rc = 0;
+    }
+    sl_err_clear(&e);
+    free(ctype);
+    sl_buf_release(&body);
+    return rc;
 }
 
 /* The plugin's markdown for a search's answer. */
@@ -339,6 +405,7 @@ void sl_builtin_tavily_text(bool extract, const sl_value *args, const sl_value *
 static int search(const sl_tool_ctx *ctx, const sl_builtin_cfg *cfg, const sl_value *args,
                   sl_tool_result *res, sl_err *err)
 {
+    double deadline = sl_clock_s() + sl_tool_timeout(ctx);
     if (sl_builtin_need_key(cfg, err))
         return -1;
     char *t[8] = {0};
@@ -409,10 +476,22 @@ static int search(const sl_tool_ctx *ctx, const sl_builtin_cfg *cfg, const sl_va
     sl_buf text;
     sl_buf_init(&text, 0);
     sl_builtin_tavily_text(false, args, out, &text);
-    rc = sl_builtin_json_out(res, ctx, out, err);
+    rc = sl_builtin_json_out(res, ctx, json_incref(out), err);
     if (!rc)
         rc = sl_builtin_text(res, ctx, text.data ? text.data : "", text.len, err);
     sl_buf_release(&text);
+    size_t i;
+    const sl_value *x;
+    if (sl_builtin_arg_bool(args, "include_images", false))
+        json_array_foreach(json_object_get(out, "images"), i, x)
+            if (!rc)
+                rc = download(ctx, deadline, json_is_object(x) ? json_object_get(x, "url") : x,
+                              -1, res, err);
+    if (sl_builtin_arg_bool(args, "include_favicon", false))
+        json_array_foreach(json_object_get(out, "results"), i, x)
+            if (!rc)
+                rc = download(ctx, deadline, json_object_get(x, "favicon"), (long)i, res, err);
+    json_decref(out);
 done:
     json_decref(body);
     for (int k = 0; k < 8; k++)
@@ -423,6 +502,7 @@ done:
 static int extract(const sl_tool_ctx *ctx, const sl_builtin_cfg *cfg, const sl_value *args,
                    sl_tool_result *res, sl_err *err)
 {
+    double deadline = sl_clock_s() + sl_tool_timeout(ctx);
     if (sl_builtin_need_key(cfg, err))
         return -1;
     char *t[4] = {0};
@@ -505,11 +585,21 @@ static int extract(const sl_tool_ctx *ctx, const sl_builtin_cfg *cfg, const sl_v
     sl_buf text;
     sl_buf_init(&text, 0);
     sl_builtin_tavily_text(true, args, out, &text);
-    rc = sl_builtin_json_out(res, ctx, out, err);
-    out = NULL;
+    rc = sl_builtin_json_out(res, ctx, json_incref(out), err);
     if (!rc)
         rc = sl_builtin_text(res, ctx, text.data ? text.data : "", text.len, err);
     sl_buf_release(&text);
+    size_t i, j;
+    const sl_value *x, *y;
+    if (sl_builtin_arg_bool(args, "include_images", false))
+        json_array_foreach(results, i, x)
+            json_array_foreach(json_object_get(x, "images"), j, y)
+                if (!rc)
+                    rc = download(ctx, deadline, y, -1, res, err);
+    if (sl_builtin_arg_bool(args, "include_favicon", false))
+        json_array_foreach(results, i, x)
+            if (!rc)
+                rc = download(ctx, deadline, json_object_get(x, "favicon"), (long)i, res, err);
 done:
     json_decref(out);
     json_decref(body);

@@ -20,6 +20,10 @@ sent.
                                         for a URL with never-ends); DELETE
                                         cancels
 
+  GET  /vendor/files/NAME          the images and favicons the answers name:
+                                  a PNG for .png, an icon for .ico, SVG
+                                  else; 404 for missing*
+
 Words in the query, URL or URLs pick a failure, as a test needs one:
   status-429, status-500, status-402   that status with the vendor's error body
   not-json                             200 with an HTML body
@@ -29,6 +33,7 @@ Words in the query, URL or URLs pick a failure, as a test needs one:
   slow                                 answers after 3 s
 """
 import argparse
+import base64
 import json
 import os
 import threading
@@ -36,6 +41,8 @@ import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgAAIAAAUAAaJPXQAAAABJRU5ErkJggg==")
 KEYS = {"tavily": "tvly-test-key", "jina": "jina-test-key", "firecrawl": "fc-test-key"}
 JOBS = {}
 JOBS_LOCK = threading.Lock()
@@ -76,7 +83,7 @@ def bearer(headers):
     return a[7:] if a.startswith("Bearer ") else None
 
 
-def tavily(path, method, headers, body):
+def tavily(path, method, headers, body, base):
     if method != "POST":
         return js(405, {"detail": "Method Not Allowed"})
     if bearer(headers) != KEYS["tavily"]:
@@ -102,13 +109,14 @@ def tavily(path, method, headers, body):
             {"title": "Result for " + q, "url": "https://example.com/1",
              "content": "First content.", "score": 0.98765, "raw_content": "Raw one.",
              "published_date": "Mon, 01 Dec 2026 10:00:00 GMT",
-             "favicon": "https://example.com/favicon.ico"},
+             "favicon": base + "/vendor/files/favicon.ico"},
             {"title": "Second", "url": "https://example.com/2", "content": "Second content.",
              "score": 0.5, "raw_content": None}]
         out = {"query": q, "follow_up_questions": None,
                "answer": "The answer." if req.get("include_answer") else None,
-               "images": ([{"url": "https://example.com/a.png", "description": "An A"},
-                           "https://example.com/b.png"] if req.get("include_images") else []),
+               "images": ([{"url": base + "/vendor/files/a.png", "description": "An A"},
+                           base + "/vendor/files/missing.png"]
+                          if req.get("include_images") else []),
                "results": results[:req.get("max_results", 5)], "response_time": 0.12,
                "echo": echo}
         return js(200, out)
@@ -127,9 +135,10 @@ def tavily(path, method, headers, body):
                 failed.append({"url": u, "error": "Failed to fetch url"})
             else:
                 r = {"url": u, "raw_content": "Content of " + u,
-                     "images": ["https://example.com/i.png"] if req.get("include_images") else []}
+                     "images": [base + "/vendor/files/i.png?size=1"]
+                     if req.get("include_images") else []}
                 if req.get("include_favicon"):
-                    r["favicon"] = "https://example.com/favicon.ico"
+                    r["favicon"] = base + "/vendor/files/icon"
                 results.append(r)
         return js(200, {"results": results, "failed_results": failed, "response_time": 0.3,
                         "echo": echo})
@@ -248,14 +257,22 @@ def firecrawl(path, method, headers, body, base):
 def handle(raw_path, method, headers, body, base=""):
     url = urllib.parse.urlsplit(raw_path)
     path = url.path
+    base = base or "http://" + (headers.get("Host") or "127.0.0.1")
+    if path.startswith("/vendor/files/"):
+        name = path.rsplit("/", 1)[1]
+        if name.startswith("missing"):
+            return 404, "text/plain", b"no such file", []
+        if name.endswith(".png"):
+            return 200, "image/png", PNG, []
+        return 200, "image/x-icon" if name.endswith(".ico") else "image/svg+xml", \
+            b"<svg/>" if not name.endswith(".ico") else b"\x00\x00\x01\x00", []
     if path.startswith("/vendor/tavily/"):
-        return tavily(path, method, headers, body)
+        return tavily(path, method, headers, body, base)
     if path.startswith("/vendor/jina/"):
         # the reader's target is the rest of the request line, query and all
         return jina(raw_path if path.startswith("/vendor/jina/r/") else path, url.query,
                     method, headers, body)
     if path.startswith("/vendor/firecrawl/"):
-        base = base or "http://" + (headers.get("Host") or "127.0.0.1")
         return firecrawl(path, method, headers, body, base + "/vendor/firecrawl")
     return js(404, {"error": "no vendor at " + path})
 

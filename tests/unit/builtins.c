@@ -288,6 +288,9 @@ static char *bcall(const sl_bindings *b, const char *id, const char *tool, const
             sl_buf_addf(&o, "\n#json: %s", j);
             free(j);
         }
+        for (size_t i = 0; i < res.n_files; i++)
+            sl_buf_addf(&o, "%s%s (%s, %zu bytes)", i ? ", " : "\n#files: ", res.files[i].name,
+                        res.files[i].mime_type, res.files[i].data.len);
         out = sl_buf_detach(&o);
     }
     json_decref(a);
@@ -345,15 +348,21 @@ static void test_tavily(void)
                 "\"time_range\": \"week\", \"start_date\": \"\", \"country\": \"None\", "
                 "\"exclude_domains\": \"x.com,,y.com\", \"project_id\": \"p1\"}",
                 true);
-    CHECK(strstr(got, "**Answer:** The answer.\n\n# Result 1: [Result for q](https://example.com/1)"
-                      "\n\n**Published Date:** Mon, 01 Dec 2026 10:00:00 GMT\n\n**URL:** "
-                      "https://example.com/1\n\n**Relevance Score:** 0.98765\n\n**Favicon:** "
-                      "![Favicon for Result for q](https://example.com/favicon.ico)\n\n"
-                      "**Content:**\nFirst content.\n\n**Raw Content:**\nRaw one.\n\n---\n\n"
-                      "**Images:**\n\n![An A](https://example.com/a.png)\n\n"
-                      "![Tavily search result image](https://example.com/b.png)\n\n\n\n#json: ") ==
-              got,
-          "every section of the plugin's text (got %s)", esc(got));
+    char *want = sl_xasprintf(
+        "**Answer:** The answer.\n\n# Result 1: [Result for q](https://example.com/1)"
+        "\n\n**Published Date:** Mon, 01 Dec 2026 10:00:00 GMT\n\n**URL:** "
+        "https://example.com/1\n\n**Relevance Score:** 0.98765\n\n**Favicon:** "
+        "![Favicon for Result for q](%s/files/favicon.ico)\n\n"
+        "**Content:**\nFirst content.\n\n**Raw Content:**\nRaw one.\n\n---\n\n"
+        "**Images:**\n\n![An A](%s/files/a.png)\n\n"
+        "![Tavily search result image](%s/files/missing.png)\n\n\n\n#json: ",
+        vendor_url, vendor_url, vendor_url);
+    CHECK(strstr(got, want) == got, "every section of the plugin's text (got %s)", esc(got));
+    free(want);
+    CHECK(strstr(got, "\n#files: a.png (image/png, 67 bytes), favicon.ico (image/x-icon, 4 bytes)") &&
+              got[strlen(got) - 1] == ')',
+          "the images and favicons as files, a missing one skipped (got %s)",
+          esc(strstr(got, "#files") ? strstr(got, "#files") : got));
     CHECK(strstr(got, "\"echo\":{\"body\":{\"chunks_per_source\":3,\"exclude_domains\":[\"x.com\","
                       "\"y.com\"],\"include_answer\":\"advanced\",\"include_favicon\":true,"
                       "\"include_images\":true,\"include_raw_content\":\"markdown\","
@@ -379,13 +388,21 @@ static void test_tavily(void)
     got = bcall(NULL, "tavily", "tavily_extract", "{\"urls\": [\"https://a.com/1\"], "
                 "\"include_images\": true, \"query\": \"why\", \"timeout\": \"20\", "
                 "\"chunks_per_source\": 4, \"format\": \"text\"}", true);
-    CHECK(!strncmp(got, "# Extracted Content 1: https://a.com/1\n\n**Raw Content:**\nContent of "
-                        "https://a.com/1\n\n**Images:**\n\n![Image from https://a.com/1]"
-                        "(https://example.com/i.png)\n\n---\n\n#json: ", 150) &&
+    want = sl_xasprintf("# Extracted Content 1: https://a.com/1\n\n**Raw Content:**\nContent "
+                        "of https://a.com/1\n\n**Images:**\n\n![Image from https://a.com/1]"
+                        "(%s/files/i.png?size=1)\n\n---\n\n#json: ", vendor_url);
+    CHECK(strstr(got, want) == got && strstr(got, "\n#files: i.png (image/png, 67 bytes)") &&
               strstr(got, "\"body\":{\"chunks_per_source\":4,\"format\":\"text\","
                           "\"include_images\":true,\"query\":\"why\",\"timeout\":20.0,"
                           "\"urls\":[\"https://a.com/1\"]}"),
-          "extract's text and body (got %s)", esc(got));
+          "extract's text, body and image (got %s)", esc(got));
+    free(want);
+    free(got);
+    got = bcall(NULL, "tavily", "tavily_extract", "{\"urls\": \"https://a.com/1\", "
+                "\"include_favicon\": true}", true);
+    CHECK(strstr(got, "\n#files: favicon_0.svg (image/svg+xml, 6 bytes)"),
+          "a favicon whose URL names no file is favicon_N by its type (got %s)",
+          esc(strstr(got, "#files") ? strstr(got, "#files") : got));
     free(got);
     got = bcall(NULL, "tavily", "tavily_search", "{\"query\": \"q\"}", false);
     CHECK(strstr(got, "ERR: Tavily: sluice refused to connect to 127.0.0.1"),
