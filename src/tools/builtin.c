@@ -100,7 +100,9 @@ static int bt_call(sl_toolset *t, const sl_tool_ctx *ctx, const char *name, cons
             cfg.base_url = env_of(p->url_env);
         if (!cfg.base_url)
             cfg.base_url = p->default_url;
-        if (p->key_env && b->from_env)
+        if (p->key_env && b->api_key)
+            snprintf(key_from, sizeof key_from, "the api_key of the binding %s", b->where);
+        else if (p->key_env && b->from_env)
             snprintf(key_from, sizeof key_from, "set %s in sluice's environment, or give the "
                      "key in sluice.yml: tools: {%s: {builtin: {api_key: {env: NAME}}}} "
                      "(docs/tools.md, \"Built-in tools\")", p->key_env, p->name);

@@ -431,10 +431,17 @@ static void test_tavily(void)
     CHECK(masked && !strstr(masked, "tvly-test-key"), "a key read from the environment stays "
           "a secret after its call (%s)", masked ? masked : "not masked");
     free(masked);
-    b = bind("tools: {t2: {builtin: {provider: tavily, api_key: tvly-other-123}}}", true, &why);
+    b = bind("tools: {t2: {builtin: {provider: tavily, api_key: tvly-other-123, base_url: "
+             "'@V/tavily'}}}", true, &why);
     masked = sl_secret_mask("tvly-other-123");
     CHECK(b && masked, "a bound key is a secret while its binding lives");
     free(masked);
+    got = b ? bcall(b, "t2", "tavily_search", "{\"query\": \"q\"}", true) : sl_xstrdup("-");
+    CHECK(strstr(got, "ERR: Tavily: the API answered 401 (Unauthorized): Unauthorized: missing "
+                      "or invalid API key.; check the API key (the api_key of the binding 't2' "
+                      "(sluice's settings))"),
+          "a bound key's 401 names the binding (got %s)", esc(got));
+    free(got);
     sl_bindings_free(b);
     masked = sl_secret_mask("tvly-other-123");
     CHECK(!masked, "freed, the key is no longer a secret");
