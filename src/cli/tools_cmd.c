@@ -4,7 +4,8 @@
  *
  *   sluice tools list FILE [--config F]
  *   sluice tools call BINDING TOOL [--args JSON] [--config F] [--allow-private]
- *   sluice tools bind ID (--mcp URL | --command CMD | --json B) [...] [--app A] [--data D]
+ *   sluice tools bind ID (--mcp URL | --command CMD | --openapi SPEC | --workflow FILE |
+ *                         --json B) [...] [--app A] [--data D]
  *   sluice tools unbind ID [--app A] [--data D]
  *   sluice tools bindings [--app A] [--data D]
  * bind, unbind and bindings edit the server's store (`sluice serve`).
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "core/opt.h"
@@ -26,9 +28,14 @@
 #include "store/store.h"
 #include "tools/binding.h"
 #include "tools/builtin.h"
+#include "tools/openapi.h"
 
 enum { O_CONFIG = 1, O_ARGS, O_PRIVATE, O_TIMEOUT, O_MCP, O_COMMAND, O_JSON, O_HEADER,
-       O_TRANSPORT, O_NAME, O_APP, O_DATA, O_BTIMEOUT };
+       O_TRANSPORT, O_NAME, O_APP, O_DATA, O_BTIMEOUT, O_OPENAPI, O_WORKFLOW, O_SERVER,
+       O_AUTH, O_AUTH_IN, O_AUTH_NAME, O_AUTH_PREFIX, O_AUTH_VALUE, O_AUTH_USER, O_AUTH_PASS };
+
+/* --auth-KEY VALUE sets the binding's openapi.auth.KEY (docs/tools.md). */
+static const char *const auth_key[] = {"in", "name", "prefix", "value", "username", "password"};
 
 #define APP_OPT {"--app", NULL, "APP", "the app's own bindings (default: the server's, for\n" \
                                        "every app)", O_APP}
@@ -39,11 +46,28 @@ static const sl_opt bind_opts[] = {
     {"--mcp", NULL, "URL", "an MCP server over HTTP (Streamable HTTP or SSE)", O_MCP},
     {"--command", NULL, "CMD", "a stdio MCP server: its command line, split on blanks,\n"
                                "or a JSON list; it runs in a sandbox", O_COMMAND},
+    {"--openapi", NULL, "SPEC", "an OpenAPI document: a file (read now and kept in the\n"
+                                "store) or an http(s) URL (fetched when first used)", O_OPENAPI},
+    {"--workflow", NULL, "FILE", "an app run as a tool: its DSL file or bundle (.yml or\n"
+                                 ".zip; the store keeps its absolute path)", O_WORKFLOW},
     {"--json", NULL, "BINDING", "the whole binding as JSON (see docs/tools.md)", O_JSON},
     {"--transport", NULL, "auto|streamable|sse", "with --mcp: the transport (default auto)",
      O_TRANSPORT},
     {"--header", NULL, "'NAME: VALUE'", "with --mcp: a header sent with every request (a\n"
                                          "credential: stored, never shown); repeatable", O_HEADER},
+    {"--server", NULL, "URL", "with --openapi: the API's base URL (else the document's)",
+     O_SERVER},
+    {"--auth", NULL, "none|api_key|bearer|basic", "with --openapi: how calls authenticate\n"
+                                                  "(credentials are stored, never shown)", O_AUTH},
+    {"--auth-in", NULL, "header|query", "api_key: where the key goes (default header)",
+     O_AUTH_IN},
+    {"--auth-name", NULL, "NAME", "api_key: the header (default Authorization) or the query\n"
+                                  "parameter (default key)", O_AUTH_NAME},
+    {"--auth-prefix", NULL, "PREFIX", "api_key in a header: bearer, basic, custom (the key\n"
+                                      "alone, the default) or any word", O_AUTH_PREFIX},
+    {"--auth-value", NULL, "SECRET", "api_key: the key; bearer: the token", O_AUTH_VALUE},
+    {"--auth-username", NULL, "USER", "basic: the user name", O_AUTH_USER},
+    {"--auth-password", NULL, "SECRET", "basic: the password", O_AUTH_PASS},
     {"--name", NULL, "DSL=SERVER", "the DSL's tool name for the server's; repeatable", O_NAME},
     {"--timeout", NULL, "SECONDS", "per call (tool_timeout_s caps it)", O_BTIMEOUT},
     APP_OPT,
@@ -53,11 +77,14 @@ static const sl_opt bind_opts[] = {
 
 static const sl_optspec bind_spec = {
     "sluice tools bind",
-    "usage: sluice tools bind ID (--mcp URL | --command CMD | --json BINDING) [options]\n"
+    "usage: sluice tools bind ID (--mcp URL | --command CMD | --openapi SPEC |\n"
+    "                            --workflow FILE | --json BINDING) [options]\n"
     "\n"
-    "Binds the tool provider ID (a provider_id as DSL files name it) to a server in\n"
-    "the store of `sluice serve`: for every app, or with --app for one.  Bindings in\n"
-    "the store are never exported with an app.  Running servers pick it up at once.\n",
+    "Binds the tool provider ID (a provider_id as DSL files name it) to an MCP\n"
+    "server, an OpenAPI document or an app in the store of `sluice serve`: for every\n"
+    "app, or with --app for one.  Bindings in the store are never exported with an\n"
+    "app.  Running servers pick it up at once.  An OpenAPI file is checked and kept\n"
+    "in the store (it may move or go afterwards); a workflow's file is not.\n",
     bind_opts, NULL, false,
 };
 
@@ -121,7 +148,8 @@ static const sl_optspec tools_spec = {
     "sluice tools",
     "usage: sluice tools list FILE [--config FILE]\n"
     "       sluice tools call BINDING TOOL [--args JSON] [--config FILE] [--allow-private]\n"
-    "       sluice tools bind ID (--mcp URL | --command CMD | --json BINDING) [--app APP]\n"
+    "       sluice tools bind ID (--mcp URL | --command CMD | --openapi SPEC |\n"
+    "                            --workflow FILE | --json BINDING) [--app APP]\n"
     "       sluice tools unbind ID [--app APP]\n"
     "       sluice tools bindings [--app APP]\n"
     "\n"
@@ -137,7 +165,8 @@ typedef struct {
     bool allow_private;
     double timeout;
     /* bind */
-    const char *mcp, *command, *json, *transport, *app, *data;
+    const char *mcp, *command, *json, *transport, *app, *data, *openapi, *workflow, *server;
+    const char *auth, *auth_opt[6];
     sl_value *headers, *names;
     double btimeout;
     bool bad;
@@ -162,6 +191,16 @@ static int on_opt(void *ud, int id, const char *v)
     case O_COMMAND: a->command = v; break;
     case O_JSON: a->json = v; break;
     case O_TRANSPORT: a->transport = v; break;
+    case O_OPENAPI: a->openapi = v; break;
+    case O_WORKFLOW: a->workflow = v; break;
+    case O_SERVER: a->server = v; break;
+    case O_AUTH: a->auth = v; break;
+    case O_AUTH_IN:
+    case O_AUTH_NAME:
+    case O_AUTH_PREFIX:
+    case O_AUTH_VALUE:
+    case O_AUTH_USER:
+    case O_AUTH_PASS: a->auth_opt[id - O_AUTH_IN] = v; break;
     case O_APP: a->app = v; break;
     case O_DATA: a->data = v; break;
     case O_HEADER:
@@ -397,15 +436,120 @@ out:
     return rc;
 }
 
-/* The binding --mcp/--command/--json describe (new), or NULL after a message. */
+/* --openapi's binding: a URL as it is, a file read, checked and kept as
+ * the document's text (the store must not lean on a file that may move).
+ * NULL after a message. */
+static sl_value *openapi_binding(targs *a)
+{
+    sl_value *m = json_object();
+    if (!strncasecmp(a->openapi, "http://", 7) || !strncasecmp(a->openapi, "https://", 8))
+        json_object_set_new(m, "spec", json_string(a->openapi));
+    else {
+        FILE *f = fopen(a->openapi, "rb");
+        struct stat st;
+        sl_buf text;
+        sl_buf_init(&text, SL_OPENAPI_MAX_SPEC + 1);
+        bool ok = f && !fstat(fileno(f), &st) && S_ISREG(st.st_mode) &&
+                  sl_buf_add_file(&text, f) == 0;
+        if (f)
+            fclose(f);
+        sl_openapi_doc *d = NULL;
+        sl_err err = {0};
+        if (!ok)
+            fprintf(stderr, "sluice tools bind: --openapi %s: %s\n", a->openapi,
+                    text.toobig ? "larger than 8 MiB" : "cannot read the file (give a file "
+                                  "or an http(s) URL)");
+        else if (sl_openapi_parse(text.data ? text.data : "", text.len, a->openapi, NULL, &d,
+                                  &err)) {
+            fprintf(stderr, "sluice tools bind: %s\n", err.msg);
+            ok = false;
+        } else if (!a->server && !sl_openapi_server(d)) {
+            fprintf(stderr, "sluice tools bind: %s names no server (or only a relative one); "
+                    "give --server https://HOST/PATH\n", a->openapi);
+            ok = false;
+        }
+        sl_openapi_doc_free(d);
+        sl_err_clear(&err);
+        if (ok)
+            json_object_set_new(m, "document", json_stringn(text.data, text.len));
+        sl_buf_release(&text);
+        if (!ok || !json_object_get(m, "document")) {
+            if (ok)
+                fprintf(stderr, "sluice tools bind: --openapi %s is not UTF-8 text\n",
+                        a->openapi);
+            json_decref(m);
+            return NULL;
+        }
+    }
+    if (a->server)
+        json_object_set_new(m, "server", json_string(a->server));
+    if (a->auth) {
+        sl_value *auth = json_pack("{s:s}", "type", a->auth);
+        for (int i = 0; i < 6; i++)
+            if (a->auth_opt[i])
+                json_object_set_new(auth, auth_key[i], json_string(a->auth_opt[i]));
+        json_object_set_new(m, "auth", auth);
+    }
+    return json_pack("{s:o}", "openapi", m);
+}
+
+/* The binding --mcp/--command/--openapi/--workflow/--json describe (new), or
+ * NULL after a message. */
 static sl_value *binding_of(targs *a)
 {
-    int given = !!a->mcp + !!a->command + !!a->json;
+    int given = !!a->mcp + !!a->command + !!a->json + !!a->openapi + !!a->workflow;
     if (given != 1) {
-        fprintf(stderr, "sluice tools bind: give one of --mcp URL, --command CMD, --json BINDING\n");
+        fprintf(stderr, "sluice tools bind: give one of --mcp URL, --command CMD, --openapi "
+                "SPEC, --workflow FILE, --json BINDING\n");
+        return NULL;
+    }
+    bool auth_opt = false;
+    for (int i = 0; i < 6; i++)
+        auth_opt |= a->auth_opt[i] != NULL;
+    if ((a->server || a->auth || auth_opt) && !a->openapi) {
+        fprintf(stderr, "sluice tools bind: --server and --auth… go with --openapi\n");
+        return NULL;
+    }
+    if (auth_opt && !a->auth) {
+        fprintf(stderr, "sluice tools bind: --auth-… need --auth api_key, bearer or basic\n");
+        return NULL;
+    }
+    if (a->auth && (!strcmp(a->auth, "api_key") || !strcmp(a->auth, "bearer")) &&
+        !a->auth_opt[3]) {
+        fprintf(stderr, "sluice tools bind: --auth %s needs --auth-value (the %s)\n", a->auth,
+                !strcmp(a->auth, "bearer") ? "token" : "key");
+        return NULL;
+    }
+    if (a->auth && !strcmp(a->auth, "basic") && (!a->auth_opt[4] || !a->auth_opt[5])) {
+        fprintf(stderr, "sluice tools bind: --auth basic needs --auth-username and "
+                "--auth-password\n");
+        return NULL;
+    }
+    if ((a->transport || a->headers) && !a->mcp) {
+        fprintf(stderr, "sluice tools bind: --transport and --header go with --mcp\n");
         return NULL;
     }
     sl_value *b = NULL;
+    if (a->openapi || a->workflow) {
+        if (a->openapi)
+            b = openapi_binding(a);
+        else {
+            char *full = realpath(a->workflow, NULL);
+            struct stat st;
+            if (!full || stat(full, &st) || !S_ISREG(st.st_mode))
+                fprintf(stderr, "sluice tools bind: --workflow %s: no such file; give the "
+                        "app's DSL file or bundle (binding an app of the store by its id is "
+                        "not supported: the workflow: key names a file)\n", a->workflow);
+            else
+                b = json_pack("{s:s}", "workflow", full);
+            free(full);
+        }
+        if (b && a->names)
+            json_object_set(b, "names", a->names);
+        if (b && a->btimeout > 0)
+            json_object_set_new(b, "timeout", json_real(a->btimeout));
+        return b;
+    }
     if (a->json) {
         json_error_t je;
         b = json_loads(a->json, JSON_DECODE_ANY, &je);

@@ -32,7 +32,8 @@ struct sl_binding {
     sl_value *names;      /* object: DSL tool name -> server tool name */
     double timeout_s;
     bool openapi;         /* an OpenAPI document, not an MCP server */
-    char *spec;           /* openapi: a file path or an http(s) URL */
+    char *spec;           /* openapi: a file path or an http(s) URL (with document, its name) */
+    char *document;       /* openapi: the document's text, kept with the binding; or NULL */
     char *base_dir;       /* the folder a relative spec path is read from */
     char *server;         /* openapi: the server override, or NULL */
     char *auth[7];        /* openapi: type, in, name, prefix, value, username, password */
@@ -89,6 +90,7 @@ static void binding_free(sl_binding *t)
     free(t->url);
     free(t->transport);
     free(t->spec);
+    free(t->document);
     free(t->base_dir);
     free(t->server);
     free(t->app);
@@ -310,12 +312,28 @@ static int parse_openapi_in(const where_ctx *w, const sl_value *entry, const sl_
     if (!json_is_object(m))
         return bad(w, entry, "openapi", "openapi", "give the document: {spec: PATH or URL, "
                    "server: URL, auth: {...}}");
-    static const char *const keys[] = {"spec", "server", "auth", NULL};
+    static const char *const keys[] = {"spec", "document", "server", "auth", NULL};
     const char *k = unknown_key(m, keys);
     const sl_value *x;
     if (k)
-        return bad(w, m, k, "openapi", "unknown setting '%s'; the settings are spec, server "
-                   "and auth", k);
+        return bad(w, m, k, "openapi", "unknown setting '%s'; the settings are spec (or "
+                   "document), server and auth", k);
+    const sl_value *doc = json_object_get(m, "document");
+    if (doc) {
+        /* the document itself, as `sluice tools bind --openapi FILE` keeps it */
+        if (json_object_get(m, "spec"))
+            return bad(w, m, "document", "openapi.document", "give spec (a path or URL) or "
+                       "document (the text), not both");
+        if (!json_is_string(doc) || !json_string_length(doc))
+            return bad(w, m, "document", "openapi.document", "the OpenAPI document's text");
+        if (json_string_length(doc) > SL_OPENAPI_MAX_SPEC)
+            return bad(w, m, "document", "openapi.document", "larger than %u MiB",
+                       SL_OPENAPI_MAX_SPEC >> 20);
+        t->openapi = true;
+        t->document = sl_xstrdup(json_string_value(doc));
+        t->spec = sl_xstrdup("the stored document");
+        goto server;
+    }
     const char *spec = json_string_value(json_object_get(m, "spec"));
     if (!spec || !*spec)
         return bad(w, json_object_get(m, "spec") ? m : entry, json_object_get(m, "spec") ? "spec"
@@ -338,6 +356,7 @@ static int parse_openapi_in(const where_ctx *w, const sl_value *entry, const sl_
     t->openapi = true;
     t->spec = sl_xstrdup(spec);
     t->base_dir = w->dir && !url ? sl_xstrdup(w->dir) : NULL;
+server:;
     const sl_value *srv = json_object_get(m, "server");
     if (srv) {
         if (!json_is_string(srv) || !url_ok(json_string_value(srv)))
@@ -823,6 +842,7 @@ sl_toolset *sl_binding_toolset(const sl_binding *t, bool allow_private, sl_err *
     } else if (!ts && t->openapi) {
         sl_openapi_opts o = {0};
         o.spec = t->spec;
+        o.document = t->document;
         o.base_dir = t->base_dir;
         o.confine = !t->trusted;
         o.server = t->server;
@@ -1024,6 +1044,13 @@ sl_value *sl_bindings_spec_show(const char *spec)
             set_where(&tmp);
             json_object_set_new(bi, "base_url", json_string(tmp.where));
             free(tmp.where);
+        }
+        sl_value *text = json_object_get(oa, "document");
+        if (json_is_string(text)) {
+            char shown[80];
+            snprintf(shown, sizeof shown, "(kept in the store, %zu bytes)",
+                     json_string_length(text));
+            json_object_set_new(oa, "document", json_string(shown));
         }
         sl_value *auth = json_object_get(oa, "auth");
         static const char *const secret_keys[] = {"value", "token", "username", "password"};

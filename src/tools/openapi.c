@@ -1876,11 +1876,17 @@ sl_toolset *sl_openapi_new(const sl_openapi_opts *o, sl_err *err)
     sl_buf text;
     sl_buf_init(&text, 0);
     char *where = NULL;
-    bool url = absolute(o->spec);
-    int rc = url ? fetch_spec(o->spec, o->allow_private, &text, err)
-                 : read_spec(o, &text, &where, err);
-    if (url)
+    bool url = !o->document && absolute(o->spec);
+    int rc = 0;
+    if (o->document) {
+        where = sl_xstrdup(o->spec);
+        text.cap = SL_OPENAPI_MAX_SPEC + 1;
+        sl_buf_adds(&text, o->document);
+    } else if (url) {
+        rc = fetch_spec(o->spec, o->allow_private, &text, err);
         where = shown_url(o->spec);
+    } else
+        rc = read_spec(o, &text, &where, err);
     if (rc == 0 && text.toobig)
         rc = sl_err_limit(err, SL_ELIMIT, NULL, "OpenAPI document %s: larger than %u MiB", where,
                           SL_OPENAPI_MAX_SPEC >> 20);

@@ -106,7 +106,9 @@ typedef struct {
 } sl_openapi_auth;
 
 typedef struct {
-    const char *spec;          /* a file path, or an http(s) URL */
+    const char *spec;          /* a file path, or an http(s) URL; with document: its name */
+    const char *document;      /* the document's text itself (a binding kept in a store),
+                                  NUL-terminated; NULL: read spec */
     const char *base_dir;      /* a relative path's folder; NULL: the working directory */
     bool confine;              /* the spec file must stay inside base_dir (a bundle's):
                                   no absolute path, no "..", no symlink out */

@@ -698,7 +698,10 @@ static void test_bindings(void)
         {"x:\n  openapi: {spec: /a.yaml, auth: {type: api_key, in: body, value: v}}\n",
          "tools.x.openapi.auth.in: is header or query"},
         {"x:\n  openapi: {spec: /a.yaml, auth: {type: basic, pass: v}}\n", "unknown setting 'pass'"},
-        {"x:\n  openapi: {spec: /a.yaml, color: red}\n", "the settings are spec, server and auth"},
+        {"x:\n  openapi: {spec: /a.yaml, color: red}\n",
+         "the settings are spec (or document), server and auth"},
+        {"x:\n  openapi: {spec: /a.yaml, document: 'openapi: 3.0.0'}\n", "not both"},
+        {"x:\n  openapi: {document: 5}\n", "tools.x.openapi.document: the OpenAPI document's"},
         {"x:\n  openapi: a.yaml\n  mcp: http://h/mcp\n", "either mcp or openapi, not both"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
@@ -722,6 +725,43 @@ static void test_bindings(void)
     free(vs);
     json_decref(v);
     json_decref(one);
+    free(shown);
+
+    /* a document kept in the binding itself (sluice tools bind --openapi FILE) */
+    shown = NULL;
+    spec = slurp(SPECS "petstore3.yaml", &slen);
+    char srv[100];
+    snprintf(srv, sizeof srv, "http://127.0.0.1:%d/api/v1", port);
+    one = json_pack("{s:{s:s,s:s,s:{s:s,s:s}}}", "openapi", "document", spec, "server", srv,
+                    "auth", "type", "bearer", "token", "tok-kept-4242");
+    free(spec);
+    rc = sl_bindings_spec_set(&shown, "kept", one, &err);
+    json_decref(one);
+    b = sl_bindings_new();
+    if (rc == 0)
+        rc = sl_bindings_parse_json(b, shown, "store", &err);
+    pb = rc == 0 ? sl_bindings_get(b, "kept") : NULL;
+    ts = pb ? sl_binding_toolset(pb, true, &err) : NULL;
+    rc = ts ? call(ts, "whoami", NULL, 10, &r, &err) : (sl_tool_result_init(&r), -1);
+    got = echoed(&r, "headers.authorization");
+    CHECK(rc == 0 && !strcmp(got, "\"Bearer tok-kept-4242\"") &&
+              !strcmp(sl_binding_where(pb), srv),
+          "a binding with its document kept in it calls the API: %s %s", got,
+          err.msg ? err.msg : "");
+    free(got);
+    masked = sl_secret_mask("x tok-kept-4242 y");
+    CHECK(masked && !strstr(masked, "4242"), "... and its token is a registered secret");
+    free(masked);
+    sl_tool_result_release(&r);
+    sl_err_clear(&err);
+    sl_bindings_free(b);
+    v = sl_bindings_spec_show(shown);
+    vs = json_dumps(v, JSON_COMPACT);
+    CHECK(vs && strstr(vs, "\"document\":\"(kept in the store, ") && !strstr(vs, "getPet") &&
+              !strstr(vs, "4242"),
+          "it shows the document's size, not its text, and no token: %s", vs ? vs : "");
+    free(vs);
+    json_decref(v);
     free(shown);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
