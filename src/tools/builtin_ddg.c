@@ -670,7 +670,7 @@ const sl_builtin_tool sl_builtin_ddg_tools[] = {
      "search results to llm for summarization.\", \"default\": false}, "
      "\"proxy_server\": {\"type\": \"string\", \"description\": \"Supports http/https/socks "
      "proxies. Example: http://user:pass@example.com:3128.\"}}, "
-     "\"required\": [\"query\", \"max_results\"]}",
+     "\"required\": [\"query\"]}",
      ddgo_search},
 };
 const size_t sl_builtin_ddg_n = sizeof sl_builtin_ddg_tools / sizeof sl_builtin_ddg_tools[0];

@@ -159,7 +159,7 @@ const sl_builtin_tool sl_builtin_searxng_tools[] = {
      "\"time_range\": {\"type\": \"string\", \"description\": \"corresponding to the SearXNG "
      "API's time_range parameter, also depends on whether the search engine supports it\", "
      "\"enum\": [\"day\", \"week\", \"month\", \"year\"]}}, "
-     "\"required\": [\"query\", \"search_type\"]}",
+     "\"required\": [\"query\"]}",
      searxng_search},
 };
 const size_t sl_builtin_searxng_n =
