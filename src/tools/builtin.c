@@ -11,6 +11,7 @@
 
 #include "core/secret.h"
 #include "net/http.h"
+#include "net/url.h"
 
 typedef struct {
     sl_toolset base;
@@ -324,6 +325,7 @@ int sl_builtin_fetch(const sl_tool_ctx *ctx, const sl_builtin_req *rq, long *sta
     bool with_body = rq->body != NULL;
     size_t saved_cap = body->cap;
     fetch_ud ud = {body, ctx};
+    bool strip_auth = false;
     int rc = 0;
     double timeout = sl_tool_timeout(ctx);
     for (int hop = 0;; hop++) {
@@ -350,7 +352,8 @@ int sl_builtin_fetch(const sl_tool_ctx *ctx, const sl_builtin_req *rq, long *sta
         sl_http_method(h, method, with_body ? rq->body : NULL, with_body ? rq->body_len : 0,
                        with_body);
         for (const char *const *p = rq->headers; p && *p; p++)
-            sl_http_header(h, *p);
+            if (!(strip_auth && !strncasecmp(*p, "Authorization:", 14)))
+                sl_http_header(h, *p);
         sl_http_result hr = sl_http_perform(h);
         if (hr != SL_HTTP_OK) {
             rc = fetch_failed(h, hr, rq, cap, ctx, err);
@@ -369,6 +372,13 @@ int sl_builtin_fetch(const sl_tool_ctx *ctx, const sl_builtin_req *rq, long *sta
                 method = "GET";
                 with_body = false;
             }
+            /* as Python's requests: the key does not follow a redirect to
+             * another origin */
+            char o1[512], o2[512], sc[16], ho[300];
+            if (!sl_url_origin(url, o1, sizeof o1, sc, sizeof sc, ho, sizeof ho) ||
+                !sl_url_origin(next, o2, sizeof o2, sc, sizeof sc, ho, sizeof ho) ||
+                strcmp(o1, o2))
+                strip_auth = true;
             char *n = sl_xstrdup(next);
             free(url);
             url = n;

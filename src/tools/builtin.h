@@ -162,7 +162,8 @@ typedef struct {
 /* Sends rq through net/http with its SSRF guard (this host's and private
  * addresses only with ctx->allow_private, every connection and redirect
  * hop checked; at most 10 hops, 303 and a POST's 301/302 continue as
- * GET), within the call's deadline and cancellation, the answer capped at
+ * GET, and an Authorization header does not follow a hop to another
+ * origin, as with Python's requests), within the call's deadline and cancellation, the answer capped at
  * max_body.  0 with the last answer's *status, its body in body (an
  * initialised buffer) and *ctype (new, or NULL; ctype may be NULL); -1
  * with err naming the vendor when no answer came. */

@@ -20,6 +20,9 @@ sent.
                                         for a URL with never-ends); DELETE
                                         cancels
 
+                                  (a target with redirect-here or
+                                  redirect-away: 302 to this server by
+                                  its address, or as localhost)
   GET  /vendor/files/NAME          the images and favicons the answers name:
                                   a PNG for .png, an icon for .ico, SVG
                                   else; 404 for missing*
@@ -145,7 +148,7 @@ def tavily(path, method, headers, body, base):
     return js(404, {"detail": "Not Found"})
 
 
-def jina(path, query, method, headers, body=b""):
+def jina(path, query, method, headers, body=b"", base=""):
     key = bearer(headers)
     if headers.get("Authorization") is not None and key != KEYS["jina"]:
         return js(401, {"data": None, "code": 401, "name": "AuthenticationFailedError",
@@ -179,6 +182,12 @@ def jina(path, query, method, headers, body=b""):
             "query": query}
     if path.startswith("/vendor/jina/r/"):
         target = path[len("/vendor/jina/r/"):]
+        if "redirect-here" in target or "redirect-away" in target:
+            # the same origin, or the same server by another name
+            host = base.split("//", 1)[1]
+            other = "localhost" + host[host.index(":"):] if "redirect-away" in target else host
+            return 302, "text/plain", b"moved", [
+                ("Location", "http://%s/vendor/jina/r/https://moved.example/" % other)]
         bad = failure("jina", target)
         if bad:
             return bad
@@ -271,7 +280,7 @@ def handle(raw_path, method, headers, body, base=""):
     if path.startswith("/vendor/jina/"):
         # the reader's target is the rest of the request line, query and all
         return jina(raw_path if path.startswith("/vendor/jina/r/") else path, url.query,
-                    method, headers, body)
+                    method, headers, body, base)
     if path.startswith("/vendor/firecrawl/"):
         return firecrawl(path, method, headers, body, base + "/vendor/firecrawl")
     return js(404, {"error": "no vendor at " + path})

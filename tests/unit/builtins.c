@@ -534,6 +534,15 @@ static void test_jina(void)
     CHECK(strstr(got, "\"title\": \"About a/b? c#d\"") && strstr(got, "\"query\": \"\""),
           "the search query is one path segment (got %s)", esc(got));
     free(got);
+    got = bcall(NULL, "jina", "jina_reader", "{\"url\": \"https://a.com/redirect-here\"}", true);
+    CHECK(strstr(got, "\"url\": \"https://moved.example/\"") &&
+              strstr(got, "\"Authorization\": \"Bearer jina-test-key\""),
+          "a redirect within the origin keeps the key (got %s)", esc(got));
+    free(got);
+    got = bcall(NULL, "jina", "jina_reader", "{\"url\": \"https://a.com/redirect-away\"}", true);
+    CHECK(strstr(got, "\"url\": \"https://moved.example/\"") && !strstr(got, "Authorization"),
+          "a redirect to another origin drops the key (got %s)", esc(got));
+    free(got);
     got = bcall(NULL, "jina", "jina_reader", "{\"url\": \"https://a.com\", \"request_params\": "
                 "\"[1]\"}", true);
     CHECK(strstr(got, "ERR: jina: Invalid request_params: request_params must be a JSON object"),
