@@ -70,6 +70,34 @@ static char *call(const char *provider, const char *sub, const char *tool, const
     return out;
 }
 
+/* Calls id's tool as the registry binds it (the environment's settings). */
+static char *call_registry(const char *id, const char *tool, const char *args)
+{
+    sl_err err = {0};
+    const sl_binding *b = sl_bindings_find(sl_builtins(), id, NULL);
+    sl_toolset *ts = b ? sl_binding_toolset(b, false, &err) : NULL;
+    if (!ts) {
+        sl_err_clear(&err);
+        return sl_xstrdup("ERR: not bound");
+    }
+    sl_tool_ctx ctx = {.timeout_s = 10, .allow_private = true};
+    sl_tool_result res;
+    sl_tool_result_init(&res);
+    sl_value *a = J(args);
+    char *out;
+    if (sl_toolset_call(ts, &ctx, tool, a, &res, &err)) {
+        out = sl_xasprintf("ERR: %s", err.msg);
+    } else {
+        char *j = show(res.json);
+        out = sl_xasprintf("%s JSON:%s", res.text.data ? res.text.data : "", j);
+        free(j);
+    }
+    json_decref(a);
+    sl_err_clear(&err);
+    sl_tool_result_release(&res);
+    return out;
+}
+
 #define EXPECT_HAS(got, part, what)                                                          \
     CHECK(strstr(got, part), "%s: has '%s' (got %s)", what, esc(part), esc(got))
 
@@ -360,6 +388,24 @@ static void test_calls(void)
     EXPECT_HAS(got, "SEARXNG_BASE_URL", "searxng unbound names the variable");
     EXPECT_HAS(got, "tools: {searxng: {builtin: {base_url:", "searxng unbound names the binding");
     free(got);
+    /* the registry's built-ins read their API root from the environment at
+     * each call */
+    char *env = sl_xasprintf("%s/searxng", base);
+    setenv("SEARXNG_BASE_URL", env, 1);
+    free(env);
+    env = sl_xasprintf("%s/wikipedia/{lang}", base);
+    setenv("WIKIPEDIA_BASE_URL", env, 1);
+    free(env);
+    got = call_registry("searxng", "searxng_search", "{\"query\": \"env\"}");
+    EXPECT_HAS(got, "\"title\":\"env result 1\"", "SEARXNG_BASE_URL is the instance");
+    free(got);
+    got = call_registry("langgenius/wikipedia/wikipedia", "wikipedia_search",
+                        "{\"query\": \"turing\", \"language\": \"de\"}");
+    EXPECT_HAS(got, "Summary: Alan Mathison Turing war", "WIKIPEDIA_BASE_URL is the wiki");
+    free(got);
+    unsetenv("SEARXNG_BASE_URL");
+    unsetenv("WIKIPEDIA_BASE_URL");
+
     got = call("searxng", "/searxng", "searxng_search",
                "{\"query\": \"q\", \"time_range\": null, \"search_type\": \"\"}");
     EXPECT_HAS(got, "\"content\":\"q=q categories=general format=json\"",
