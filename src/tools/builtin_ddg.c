@@ -24,9 +24,9 @@
  * (links to duckduckgo.com/y.js, or the package's Google fallback) are
  * skipped; a link wrapped in DuckDuckGo's redirect (/l/?uddg=URL) is the
  * URL it wraps (decoded once from the wrapper); a link is then
- * percent-decoded and its spaces are "+" (the package's _normalize_url).  One thing differs: the title is all of the
- * <a>'s text, where the package keeps only the text before its first
- * child element.
+ * percent-decoded and its spaces are "+" (the package's _normalize_url).
+ * One thing differs: the title is all of the <a>'s text, where the
+ * package keeps only the text before its first child element.
  *
  * The result is the plugin's: one JSON message per result, {"title",
  * "href", "body"}, and no text.  require_summary needs a model (Dify
