@@ -9,8 +9,11 @@
  * ?q=QUERY&time_range=T&format=json&categories=SEARCH_TYPE ("/search" is
  * not added when base already ends with it).  The plugin sends the same
  * parameters to the base URL itself, which SearXNG redirects to /search.
- * time_range is the plugin's: "day" when the call gives none, left out
- * when it gives null; search_type is "general" by default.
+ * time_range is sent when the call gives one: Dify hands the plugin
+ * every form setting, an unset one as "" (its code's fallback to "day"
+ * is for a call without the key, which a workflow never makes), and
+ * SearXNG reads an empty time_range as none.  search_type is "general"
+ * by default.
  *
  * The result is the plugin's: one JSON message per item of the answer's
  * "results" (the item as SearXNG sent it), and no text; when there is no
@@ -66,10 +69,7 @@ static int searxng_search(const sl_tool_ctx *ctx, const sl_builtin_cfg *cfg,
     char *t1, *t2, *t3 = NULL;
     const char *query = sl_builtin_arg_str(args, "query", "", &t1);
     const char *type = sl_builtin_arg_str(args, "search_type", "general", &t2);
-    const sl_value *tr = json_object_get(args, "time_range");
-    const char *range = tr && json_is_null(tr) ? NULL
-                                               : sl_builtin_arg_str(args, "time_range", "day",
-                                                                    &t3);
+    const char *range = sl_builtin_arg_str(args, "time_range", "", &t3);
     int rc = 0;
     char *url = NULL;
     sl_buf body;
@@ -84,7 +84,7 @@ static int searxng_search(const sl_tool_ctx *ctx, const sl_builtin_cfg *cfg,
         bl--;
     bool has_search = bl >= 7 && !memcmp(base + bl - 7, "/search", 7);
     char *eq = sl_http_escape(query), *et = sl_http_escape(*type ? type : "general");
-    char *er = range ? sl_http_escape(range) : NULL;
+    char *er = *range ? sl_http_escape(range) : NULL;
     url = sl_xasprintf("%.*s%s?q=%s%s%s&format=json&categories=%s", (int)bl, base,
                        has_search ? "" : "/search", eq, er ? "&time_range=" : "", er ? er : "",
                        et);

@@ -407,9 +407,14 @@ static void test_calls(void)
     unsetenv("WIKIPEDIA_BASE_URL");
 
     got = call("searxng", "/searxng", "searxng_search",
-               "{\"query\": \"q\", \"time_range\": null, \"search_type\": \"\"}");
+               "{\"query\": \"q\", \"time_range\": \"\", \"search_type\": \"\"}");
     EXPECT_HAS(got, "\"content\":\"q=q categories=general format=json\"",
-               "time_range null is left out; an empty search_type is general");
+               "an empty time_range is left out; an empty search_type is general");
+    free(got);
+    got = call("searxng", "/searxng", "searxng_search",
+               "{\"query\": \"q\", \"time_range\": \"year\", \"search_type\": \"it\"}");
+    EXPECT_HAS(got, "\"content\":\"q=q categories=it time_range=year format=json\"",
+               "time_range and search_type are sent");
     free(got);
     got = call("searxng", "/searxng", "searxng_search", "{\"query\": \"\"}");
     EXPECT_HAS(got, "ERR: searxng: the query is empty", "searxng without a query");
