@@ -42,6 +42,11 @@ static struct sl_sandbox *run_sandbox(void *ud, sl_err *err)
     return sl_exec_sandbox(ud, err);
 }
 
+static int run_file_bytes(void *ud, const sl_value *file, size_t cap, sl_buf *out, sl_err *err)
+{
+    return sl_exec_file_bytes(ud, file, cap, out, err);
+}
+
 /* The call's bounds: the limit, the binding's own timeout when smaller,
  * and what is left of the run's time. */
 static void make_ctx(sl_node_exec *x, const sl_binding *b, sl_tool_ctx *ctx)
@@ -61,6 +66,7 @@ static void make_ctx(sl_node_exec *x, const sl_binding *b, sl_tool_ctx *ctx)
     ctx->sandbox = run_sandbox;
     ctx->ud = x;
     ctx->caller = x;
+    ctx->file_bytes = run_file_bytes;
 }
 
 /* ---- workflow bindings ---- */

@@ -49,6 +49,7 @@ typedef struct {
     int body;           /* BODY_* */
     bool body_whole;    /* the argument "body" is the whole body */
     const char **props; /* the body's properties taken from the arguments */
+    char *kinds;        /* each one's: 't'ext, a 'f'ile, 'F'iles (multipart, format: binary) */
     size_t n_props;
     const char **required; /* arguments that must be given */
     size_t n_required;
@@ -374,6 +375,31 @@ static void *grow(reader *r, void *a, size_t n, size_t size)
     return b;
 }
 
+/* Whether entry i of a body's properties is a file, as Dify sends it in a
+ * multipart body: format: binary is one ('f'), an array of those several
+ * ('F'); else text ('t'). */
+static char binary_kind(reader *r, const view *props, size_t i)
+{
+    view pv = {0};
+    memcpy(pv.refs, props->refs, sizeof pv.refs);
+    view_of(r, &pv, props->e[i].v, props->e[i].n_refs, 2);
+    char kind = 't';
+    if (!strcmp(oat_str(view_get(&pv, "format", NULL)) ?: "", "binary"))
+        kind = 'f';
+    else if (!strcmp(oat_str(view_get(&pv, "type", NULL)) ?: "", "array")) {
+        int at;
+        const oat_node *items = view_get(&pv, "items", &at);
+        view iv = {0};
+        memcpy(iv.refs, pv.refs, sizeof iv.refs);
+        view_of(r, &iv, items, at, 3);
+        if (!strcmp(oat_str(view_get(&iv, "format", NULL)) ?: "", "binary"))
+            kind = 'F';
+        view_release(&iv);
+    }
+    view_release(&pv);
+    return kind;
+}
+
 static bool has_name(const char **v, size_t n, const char *s)
 {
     for (size_t i = 0; i < n; i++)
@@ -398,9 +424,11 @@ static void add_required(reader *r, op *o, const char *name)
     o->required[o->n_required++] = name;
 }
 
-static void add_prop(reader *r, op *o, const char *name)
+static void add_prop(reader *r, op *o, const char *name, char kind)
 {
     o->props = grow(r, o->props, o->n_props, sizeof *o->props);
+    o->kinds = grow(r, o->kinds, o->n_props, sizeof *o->kinds);
+    o->kinds[o->n_props] = kind;
     o->props[o->n_props++] = name;
 }
 
@@ -465,7 +493,7 @@ static void add_body(reader *r, op *o, sl_value *props, const oat_node *schema, 
             json_object_foreach(ps, k, x) {
                 if (taken(o, k))
                     continue;
-                add_prop(r, o, oat_strdup(r->tree, k, strlen(k)));  /* k goes with s */
+                add_prop(r, o, oat_strdup(r->tree, k, strlen(k)), 't');  /* k goes with s */
                 json_object_set_new(props, k, json_is_object(x) ? json_incref(x) : json_object());
                 size_t i;
                 const sl_value *q;
@@ -500,7 +528,7 @@ static void add_body(reader *r, op *o, sl_value *props, const oat_node *schema, 
             const char *k = pv.e[i].k;
             if (taken(o, k))
                 continue;  /* a parameter of that name wins, as Dify's flat list keeps both */
-            add_prop(r, o, k);
+            add_prop(r, o, k, binary_kind(r, &pv, i));
             for (uint32_t j = 0; oat_is(req, OAT_ARR) && j < req->n; j++)
                 if (!strcmp(oat_str(&req->u.a[j]) ?: "\x01", k))
                     add_required(r, o, k);
@@ -569,7 +597,7 @@ static int read_param(reader *r, op *o, sl_value *props, const oat_node *p, cons
         *form = multi || *form == BODY_MULTIPART ? BODY_MULTIPART : BODY_FORM;
         if (taken(o, name))
             return 0;
-        add_prop(r, o, name);
+        add_prop(r, o, name, !strcmp(str_of(p, "type") ?: "", "file") ? 'f' : 't');
         oat_node s;
         oat_pair pairs[10];
         v2_schema(p, &s, pairs);
@@ -1164,6 +1192,49 @@ static void add_escaped(sl_buf *out, const sl_value *v)
     sl_buf_release(&t);
 }
 
+/* A multipart body's parts, in the order of the operation's properties:
+ * {name, text}, or {name, file} for each file of a format: binary one (a
+ * Dify file value; the toolset reads its bytes when it sends them). */
+static int multipart(const op *o, const char *tool, const sl_value *obj, sl_openapi_req *req,
+                     sl_err *err)
+{
+    req->parts = json_array();
+    for (size_t i = 0; i < o->n_props; i++) {
+        const char *k = o->props[i];
+        const sl_value *x = json_object_get(obj, k);
+        if (!x)
+            continue;
+        if (o->kinds[i] == 't') {
+            sl_buf t;
+            sl_buf_init(&t, SL_OPENAPI_MAX_SPEC);
+            text_of(x, &t);
+            json_array_append_new(req->parts, json_pack("{s:s,s:s%}", "name", k, "text",
+                                                        t.data ? t.data : "", t.len));
+            sl_buf_release(&t);
+            continue;
+        }
+        bool many = json_is_array(x);
+        size_t n = many ? json_array_size(x) : 1;
+        if ((many && o->kinds[i] == 'f') || n > SL_OPENAPI_MAX_PARTS)
+            return sl_err_set(err, SL_EINVAL, "tool '%s': the argument '%s' is %s", tool, k,
+                              many && o->kinds[i] == 'f' ? "one file (format: binary), not a list"
+                                                         : "more files than 100");
+        for (size_t j = 0; j < n; j++) {
+            const sl_value *f = many ? json_array_get(x, j) : x;
+            if (!sl_value_is_file(f))
+                return sl_err_set(err, SL_EINVAL, "tool '%s': the argument '%s' is a file "
+                                  "(format: binary): give a file value (a file input or a "
+                                  "node's files), not %s", tool, k, sl_value_type_name(f));
+            json_array_append_new(req->parts, json_pack("{s:s,s:O}", "name", k, "file", f));
+        }
+    }
+    if (json_array_size(req->parts) > SL_OPENAPI_MAX_PARTS)
+        return sl_err_set(err, SL_EINVAL, "tool '%s': more than %d parts in the body", tool,
+                          SL_OPENAPI_MAX_PARTS);
+    req->content_type = "multipart/form-data";
+    return 0;
+}
+
 int sl_openapi_request(const sl_openapi_doc *d, const char *name, const sl_value *args,
                        const char *server, sl_openapi_req *req, sl_err *err)
 {
@@ -1296,18 +1367,10 @@ int sl_openapi_request(const sl_openapi_doc *d, const char *name, const sl_value
             }
             req->content_type = "application/x-www-form-urlencoded";
         } else if (json_is_object(obj) && o->body == BODY_MULTIPART) {
-            req->parts = json_array();
-            const char *k;
-            sl_value *x;
-            json_object_foreach(obj, k, x) {
-                sl_buf t;
-                sl_buf_init(&t, SL_OPENAPI_MAX_SPEC);
-                text_of(x, &t);
-                json_array_append_new(req->parts, json_pack("[s,s%]", k, t.data ? t.data : "",
-                                                            t.len));
-                sl_buf_release(&t);
+            if (multipart(o, name, obj, req, err)) {
+                json_decref(obj);
+                return -1;
             }
-            req->content_type = "multipart/form-data";
         } else if (obj) {
             json_decref(obj);
             return sl_err_set(err, SL_EINVAL, "tool '%s': a form body is an object of fields",
@@ -1528,6 +1591,69 @@ static int http_fail(const char *what, sl_http *h, sl_http_result rc, const xfer
     }
 }
 
+/* A file value's bytes: the run's (ctx->file_bytes), else its own
+ * content_base64.  At most cap; 0, or -1 with err naming the argument. */
+static int file_bytes(const sl_tool_ctx *ctx, const char *what, const char *arg,
+                      const sl_value *f, size_t cap, sl_buf *out, sl_err *err)
+{
+    int rc = 1;
+    if (ctx && ctx->file_bytes)
+        rc = ctx->file_bytes(ctx->ud, f, cap, out, err);
+    else if (json_is_string(json_object_get(f, "content_base64"))) {
+        const sl_value *b = json_object_get(f, "content_base64");
+        rc = sl_base64_decode(json_string_value(b), json_string_length(b), out) ? -1 : 0;
+        if (rc)
+            sl_err_set(err, SL_EINVAL, "its content_base64 is not base64");
+        else if (out->len > cap)
+            rc = sl_err_set(err, SL_ELIMIT, "more than %zu bytes", cap);
+    }
+    if (rc == 1)
+        return sl_err_set(err, SL_EINVAL, "%s: the file for '%s' holds no bytes here (a remote "
+                          "URL?); sluice sends the files a run holds", what, arg);
+    if (rc)
+        return sl_err_prefix(err, "%s: the file for '%s'", what, arg);
+    return 0;
+}
+
+/* The multipart body: text parts, and file parts with the file's name and
+ * type, together at most SL_OPENAPI_MAX_UPLOAD bytes. */
+static int add_parts(sl_http *h, const sl_value *parts, const sl_tool_ctx *ctx,
+                     const char *what, sl_err *err)
+{
+    size_t total = 0, i;
+    const sl_value *p;
+    json_array_foreach(parts, i, p) {
+        const char *name = json_string_value(json_object_get(p, "name"));
+        const sl_value *text = json_object_get(p, "text");
+        const sl_value *f = json_object_get(p, "file");
+        if (text) {
+            total += json_string_length(text);
+            if (total > SL_OPENAPI_MAX_UPLOAD)
+                break;
+            sl_http_form_add(h, name, NULL, NULL, json_string_value(text),
+                             json_string_length(text));
+            continue;
+        }
+        sl_buf b;
+        sl_buf_init(&b, 0);
+        if (file_bytes(ctx, what, name, f, SL_OPENAPI_MAX_UPLOAD - total, &b, err)) {
+            sl_buf_release(&b);
+            return -1;
+        }
+        total += b.len;
+        const char *fname = json_string_value(json_object_get(f, "filename"));
+        const char *type = json_string_value(json_object_get(f, "mime_type"));
+        sl_http_form_add(h, name, fname && *fname ? fname : "file",
+                         type && *type ? type : "application/octet-stream",
+                         b.data ? b.data : "", b.len);
+        sl_buf_release(&b);
+    }
+    if (total > SL_OPENAPI_MAX_UPLOAD)
+        return sl_err_limit(err, SL_ELIMIT, NULL, "%s: the multipart body passes %u MiB; send "
+                            "smaller files", what, SL_OPENAPI_MAX_UPLOAD >> 20);
+    return 0;
+}
+
 /* One exchange: the answer's status and body (capped). */
 static int exchange(oa *t, const sl_openapi_req *rq, const sl_tool_ctx *ctx, const char *what,
                     sl_buf *body, long *status, char *ctype, size_t ctn, char *fname, size_t fnn,
@@ -1544,14 +1670,9 @@ static int exchange(oa *t, const sl_openapi_req *rq, const sl_tool_ctx *ctx, con
     sl_http_url(h, rq->url.data);
     bool with_body = rq->content_type && !rq->parts;
     sl_http_method(h, rq->method, rq->body.data, rq->body.len, rq->content_type != NULL);
-    if (rq->parts) {
-        size_t i;
-        const sl_value *p;
-        json_array_foreach(rq->parts, i, p) {
-            const sl_value *v = json_array_get(p, 1);
-            sl_http_form_add(h, json_string_value(json_array_get(p, 0)), NULL, NULL,
-                             json_string_value(v), json_string_length(v));
-        }
+    if (rq->parts && add_parts(h, rq->parts, ctx, what, err)) {
+        give(t, h);
+        return -1;
     }
     if (with_body) {
         sl_http_headerf(h, "Content-Type: %s", rq->content_type);

@@ -43,6 +43,10 @@
 /* The response body read: the http-request node's binary cap (or the
  * call's output cap, when smaller). */
 #define SL_OPENAPI_MAX_BODY (10u << 20)
+/* A multipart body's files and fields together (Dify's default upload
+ * limit), and its parts. */
+#define SL_OPENAPI_MAX_UPLOAD (15u << 20)
+#define SL_OPENAPI_MAX_PARTS 100
 
 /* ---- the reader ---- */
 
@@ -72,7 +76,9 @@ typedef struct {
     sl_buf headers;            /* "Name: value\n" lines */
     const char *content_type;  /* the body's type; NULL: no body */
     sl_buf body;               /* JSON or urlencoded text */
-    sl_value *parts;           /* multipart/form-data: [[name, text], ...]; NULL otherwise */
+    sl_value *parts;           /* multipart/form-data: [{name, text} or {name, file}, ...]
+                                  (file: a Dify file value, a format: binary argument);
+                                  NULL otherwise */
 } sl_openapi_req;
 
 void sl_openapi_req_init(sl_openapi_req *r);

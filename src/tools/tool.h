@@ -82,6 +82,12 @@ typedef struct sl_tool_ctx {
     /* The node calling (nodes/toolcall.c: its sl_node_exec), for toolsets
      * that run a workflow as a nested run (nodes/wftool.h); NULL elsewhere. */
     void *caller;
+    /* For toolsets that send files they are given (an OpenAPI multipart
+     * body): the bytes of a Dify file value, at most cap, appended to out
+     * (the run's file store or its content_base64): 0, -1 with err, or 1
+     * when the value holds no bytes here (a remote URL).  NULL outside a
+     * run; ud is passed. */
+    int (*file_bytes)(void *ud, const sl_value *file, size_t cap, sl_buf *out, sl_err *err);
 } sl_tool_ctx;
 
 /* Dify's and sluice's defaults for a tool call's bounds (`sluice limits`:

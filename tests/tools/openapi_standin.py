@@ -44,8 +44,17 @@ def parse_body(ctype, body):
             b"Content-Type: " + ctype.encode() + b"\r\n\r\n" + body)
         out = {}
         for part in msg.iter_parts():
-            out[part.get_param("name", header="content-disposition")] = \
-                part.get_payload(decode=True).decode()
+            name = part.get_param("name", header="content-disposition")
+            data = part.get_payload(decode=True)
+            if part.get_filename() is None:
+                val = data.decode()
+            else:  # a file part: what arrived, its first bytes in hex
+                val = {"filename": part.get_filename(), "type": part.get_content_type(),
+                       "size": len(data), "head": data[:8].hex()}
+            if name in out:  # a name given more than once: the values in a list
+                out[name] = (out[name] if isinstance(out[name], list) else [out[name]]) + [val]
+            else:
+                out[name] = val
         return {"multipart": out}
     return body.decode("utf-8", "replace")
 

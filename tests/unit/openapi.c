@@ -350,6 +350,21 @@ static char *echoed(const sl_tool_result *r, const char *key)
              : sl_xstrdup("(none)");
 }
 
+static size_t fake_file_cap;
+
+/* A run's file_bytes: "bytes of RELATED_ID", or 1 for a file without one. */
+static int fake_file_bytes(void *ud, const sl_value *f, size_t cap, sl_buf *out, sl_err *err)
+{
+    (void)ud;
+    (void)err;
+    fake_file_cap = cap;
+    const char *id = json_string_value(json_object_get(f, "related_id"));
+    if (!id)
+        return 1;
+    sl_buf_addf(out, "bytes of %s", id);
+    return 0;
+}
+
 static bool cancel_after(void *ud)
 {
     return sl_clock_s() > *(double *)ud;
@@ -407,6 +422,57 @@ static void test_live(void)
     free(body);
     free(m);
     sl_tool_result_release(&r);
+
+    /* files in a multipart body: format: binary arguments, as Dify sends them */
+    static const char *files_args =
+        "{\"note\": \"n\", \"doc\": {\"dify_model_identity\": \"__dify__file__\", "
+        "\"filename\": \"a.txt\", \"mime_type\": \"text/plain\", \"content_base64\": "
+        "\"aGVsbG8=\"}, \"pics\": [{\"dify_model_identity\": \"__dify__file__\", "
+        "\"filename\": \"p1.png\", \"mime_type\": \"image/png\", \"content_base64\": "
+        "\"iVBORw==\"}, {\"dify_model_identity\": \"__dify__file__\", \"filename\": \"p2.png\", "
+        "\"mime_type\": \"image/png\", \"content_base64\": \"iVBORw==\"}]}";
+    rc = call(t, "upload", files_args, 10, &r, &err);
+    body = echoed(&r, "body.multipart");
+    CHECK(rc == 0 && !strcmp(body, "{\"doc\":{\"filename\":\"a.txt\",\"head\":\"68656c6c6f\",\"size\":5,"
+                                   "\"type\":\"text/plain\"},\"note\":\"n\",\"pics\":[{\"filename\":"
+                                   "\"p1.png\",\"head\":\"89504e47\",\"size\":4,\"type\":"
+                                   "\"image/png\"},{\"filename\":\"p2.png\",\"head\":\"89504e47\","
+                                   "\"size\":4,\"type\":\"image/png\"}]}"),
+          "a file argument is a part with its name and type; a list of files, one part each: "
+          "%s %s", body, err.msg ? err.msg : "");
+    free(body);
+    sl_tool_result_release(&r);
+    sl_err_clear(&err);
+    rc = call(t, "upload", "{\"doc\": \"just text\"}", 10, &r, &err);
+    CHECK(rc == -1 && err.msg && strstr(err.msg, "'doc' is a file (format: binary): give a file "
+                                                 "value") && strstr(err.msg, "not string"),
+          "text for a file argument is refused: %s", err.msg ? err.msg : "(sent)");
+    sl_tool_result_release(&r);
+    sl_err_clear(&err);
+    /* in a run, the bytes come from the run's files */
+    fake_file_cap = 0;
+    sl_tool_ctx fctx = {.timeout_s = 10, .file_bytes = fake_file_bytes};
+    sl_value *fa = J("{\"doc\": {\"dify_model_identity\": \"__dify__file__\", \"related_id\": "
+                     "\"f-1\", \"filename\": \"run.bin\"}}");
+    sl_tool_result_init(&r);
+    rc = sl_toolset_call(t, &fctx, "upload", fa, &r, &err);
+    body = echoed(&r, "body.multipart.doc");
+    CHECK(rc == 0 && !strcmp(body, "{\"filename\":\"run.bin\",\"head\":\"6279746573206f66\",\"size\":12,"
+                                   "\"type\":\"application/octet-stream\"}") &&
+              fake_file_cap == SL_OPENAPI_MAX_UPLOAD,
+          "a run's file is read through the call's file_bytes, capped: %s %zu", body,
+          fake_file_cap);
+    free(body);
+    sl_tool_result_release(&r);
+    json_decref(fa);
+    fa = J("{\"doc\": {\"dify_model_identity\": \"__dify__file__\", \"url\": \"http://x/y\"}}");
+    sl_tool_result_init(&r);
+    rc = sl_toolset_call(t, &fctx, "upload", fa, &r, &err);
+    CHECK(rc == -1 && err.msg && strstr(err.msg, "the file for 'doc' holds no bytes here"),
+          "a file with no bytes in the run is refused: %s", err.msg ? err.msg : "(sent)");
+    sl_tool_result_release(&r);
+    sl_err_clear(&err);
+    json_decref(fa);
 
     rc = call(t, "list_get", NULL, 10, &r, &err);
     char *js = json_dumps(r.json, JSON_COMPACT);
