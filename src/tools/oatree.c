@@ -16,6 +16,7 @@
 #define MAX_DEPTH 200
 #define SMALL_OBJ 8      /* objects up to this many keys are searched in order */
 #define MAX_KEY 1024     /* libyaml's longest simple key */
+#define MAX_PROBES 64    /* a key's farthest place from its hash in an index */
 
 typedef struct block {
     struct block *next;
@@ -100,7 +101,9 @@ static uint32_t slots_of(uint32_t n)
     return c;
 }
 
-/* Indexes a large object; false when two keys are equal. */
+/* Indexes a large object; false when two keys are equal, or when keys
+ * crowd one place of the table (made to collide?): then the object has no
+ * index (lookups go in order) and the readers decline it. */
 static bool index_object(oat_tree *t, oat_node *n)
 {
     if (n->n <= SMALL_OBJ) {
@@ -115,10 +118,12 @@ static bool index_object(oat_tree *t, oat_node *n)
     memset(n->ix, 0, cap * sizeof *n->ix);
     for (uint32_t i = 0; i < n->n; i++) {
         const oat_pair *p = &n->u.o[i];
-        uint32_t h = key_hash(p->k, p->kn) & (cap - 1);
+        uint32_t h = key_hash(p->k, p->kn) & (cap - 1), probes = 0;
         while (n->ix[h]) {
-            if (key_eq(&n->u.o[n->ix[h] - 1], p->k, p->kn))
+            if (key_eq(&n->u.o[n->ix[h] - 1], p->k, p->kn) || ++probes > MAX_PROBES) {
+                n->ix = NULL;
                 return false;
+            }
             h = (h + 1) & (cap - 1);
         }
         n->ix[h] = i + 1;
@@ -138,7 +143,7 @@ const oat_node *oat_get(const oat_node *obj, const char *key)
     }
     size_t kn = strlen(key);
     uint32_t cap = slots_of(obj->n), h = key_hash(key, kn) & (cap - 1);
-    while (obj->ix[h]) {
+    for (int probes = 0; obj->ix[h] && probes <= MAX_PROBES; probes++) {
         const oat_pair *p = &obj->u.o[obj->ix[h] - 1];
         if (key_eq(p, key, kn))
             return &p->v;

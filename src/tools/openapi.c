@@ -27,6 +27,7 @@
 #define MAX_EXPANDED 2000000
 #define MAX_NESTING 64
 #define MAX_SHOWN 2000
+#define MAX_MERGE (1u << 22)  /* a $ref's siblings times its target's keys, in a view */
 #define POOL_MAX 4
 #define CONNECT_S 10.0
 
@@ -341,12 +342,18 @@ static void view_of(reader *r, view *w, const oat_node *s, int n_refs, int depth
             view_of(r, w, t, n_refs + 1, depth + 1);
         }
     }
+    if (ref && (size_t)s->n * w->n > MAX_MERGE) {
+        /* a $ref's siblings are a few keys; this many would take long to merge */
+        bad(r, s, NULL, NULL, "a schema with $ref and %u more keys beside it, over %zu "
+            "keys of what it names; simplify the document", s->n, w->n);
+        return;
+    }
     for (uint32_t i = 0; i < s->n; i++) {
         const oat_pair *p = &s->u.o[i];
         if (ref && !strcmp(p->k, "$ref") && p->v.kind == OAT_STR)
             continue;
-        size_t j = 0;
-        while (j < w->n && (!ref || strcmp(w->e[j].k, p->k)))
+        size_t j = ref ? 0 : w->n;  /* only a $ref's siblings may replace */
+        while (j < w->n && strcmp(w->e[j].k, p->k))
             j++;
         if (j == w->n) {
             if (!w->e)
@@ -528,7 +535,7 @@ static void add_body(reader *r, op *o, sl_value *props, const oat_node *schema, 
             const char *k = pv.e[i].k;
             if (taken(o, k))
                 continue;  /* a parameter of that name wins, as Dify's flat list keeps both */
-            add_prop(r, o, k, binary_kind(r, &pv, i));
+            add_prop(r, o, k, o->body == BODY_MULTIPART ? binary_kind(r, &pv, i) : 't');
             for (uint32_t j = 0; oat_is(req, OAT_ARR) && j < req->n; j++)
                 if (!strcmp(oat_str(&req->u.a[j]) ?: "\x01", k))
                     add_required(r, o, k);
