@@ -13,8 +13,9 @@
  *     hold no CR and end in "\n";
  *   - the server is NULL or an absolute http(s) URL;
  *   - the fast readers (tools/oatree) agree with the full ones: when
- *     oat_parse_json accepts the text, jansson reads the same value; when
- *     oat_parse_yaml does, dsl/yaml reads the same value.
+ *     oat_parse_json accepts the text, jansson reads the same value (and
+ *     oat_json_loads reads any text as json_loadb does); when
+ *     oat_parse_yaml accepts it, dsl/yaml reads the same value.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -82,6 +83,13 @@ static void check_fast(const char *text, size_t len)
         json_decref(got);
         oat_free(t);
     }
+    /* an answer's JSON, any value at the top */
+    sl_value *any = oat_json_loads(text, len);
+    sl_value *want = json_loadb(text, len, JSON_DECODE_ANY, NULL);
+    if (!any != !want || (any && !json_equal(any, want)))
+        abort();
+    json_decref(any);
+    json_decref(want);
     t = oat_parse_yaml(text, len);
     if (t) {
         sl_yaml_doc y;

@@ -26,6 +26,7 @@ typedef struct block {
 
 struct oat_tree {
     block *blocks;
+    size_t first;        /* the first block's size: small for a small text */
     oat_node root;
     sl_value *src;       /* oat_from_value's value, kept */
 };
@@ -35,7 +36,9 @@ void *oat_alloc(oat_tree *t, size_t n)
     n = (n + 15) & ~(size_t)15;
     block *b = t->blocks;
     if (!b || b->cap - b->used < n) {
-        size_t cap = n > BLOCK ? n : BLOCK;
+        size_t cap = !b && t->first ? t->first : BLOCK;
+        if (cap < n)
+            cap = n;
         b = sl_xmalloc(sizeof *b + cap);
         b->cap = cap;
         b->used = 0;
@@ -641,16 +644,37 @@ static bool json_value(rd *r, oat_node *out)
     }
 }
 
-oat_tree *oat_parse_json(const char *text, size_t len)
+static oat_tree *new_tree(size_t len)
+{
+    oat_tree *t = sl_xcalloc(1, sizeof *t);
+    /* about what a text of len bytes needs, within one usual block */
+    t->first = len < BLOCK / 8 ? len * 8 + 1024 : BLOCK;
+    return t;
+}
+
+static oat_tree *parse_json(const char *text, size_t len, bool any)
 {
     if (len >= UINT32_MAX || !text_ok((const unsigned char *)text,
                                       (const unsigned char *)text + len, false))
         return NULL;
-    rd r = {.t = sl_xcalloc(1, sizeof(oat_tree)), .s = text, .end = text + len};
+    rd r = {.t = new_tree(len), .s = text, .end = text + len};
     json_ws(&r);
-    bool ok = r.s < r.end && *r.s == '{' && json_value(&r, &r.t->root);
+    bool ok = r.s < r.end && (any || *r.s == '{') && json_value(&r, &r.t->root);
     json_ws(&r);
     return finish(&r, ok && r.s == r.end);
+}
+
+oat_tree *oat_parse_json(const char *text, size_t len)
+{
+    return parse_json(text, len, false);
+}
+
+sl_value *oat_json_loads(const char *text, size_t len)
+{
+    oat_tree *t = parse_json(text, len, true);
+    sl_value *v = t ? oat_value(&t->root) : json_loadb(text, len, JSON_DECODE_ANY, NULL);
+    oat_free(t);
+    return v;
 }
 
 /* ---- YAML, the subset (see oatree.h) ---- */
@@ -1235,7 +1259,7 @@ oat_tree *oat_parse_yaml(const char *text, size_t len)
     if (len >= UINT32_MAX || !text_ok((const unsigned char *)text,
                                       (const unsigned char *)text + len, true))
         return NULL;
-    rd r = {.t = sl_xcalloc(1, sizeof(oat_tree)), .s = text, .end = text + len};
+    rd r = {.t = new_tree(len), .s = text, .end = text + len};
     int ind;
     const char *line = content_line(&r, text, &ind);
     if (line && r.marker && line[0] == '-' && rest_empty(&r, line + 3)) {

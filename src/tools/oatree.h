@@ -61,6 +61,10 @@ typedef struct oat_tree oat_tree;
 /* NULL: declined (the caller reads the text another way). */
 oat_tree *oat_parse_json(const char *text, size_t len);
 oat_tree *oat_parse_yaml(const char *text, size_t len);
+/* Any JSON text as a value (new), as json_loadb(JSON_DECODE_ANY) reads it
+ * (which it falls back to), or NULL for text that is not JSON: a tool's
+ * answer. */
+sl_value *oat_json_loads(const char *text, size_t len);
 /* The tree of a value (which must outlive the tree: nodes point at it). */
 oat_tree *oat_from_value(const sl_value *v);
 void oat_free(oat_tree *t);

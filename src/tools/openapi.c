@@ -1435,7 +1435,7 @@ int sl_openapi_shape(const char *content_type, const char *filename, const char 
     bool texty = *ct ? text_type(ct) : true;
     /* JSON that parses is UTF-8 already: jansson checks as it reads */
     sl_value *parsed = (is_json_type(ct) || !*ct) && texty
-                           ? json_loadb(body, len, JSON_DECODE_ANY, NULL) : NULL;
+                           ? oat_json_loads(body, len) : NULL;
     if (texty && (parsed || utf8_ok(body, len))) {
         if (sl_tool_result_charge(res, ctx, len, err)) {
             json_decref(parsed);
