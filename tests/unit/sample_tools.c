@@ -16,8 +16,8 @@
  *    the test gives it;
  *  - a provider in `hermetic`, bound or not, runs so with the binding the
  *    table gives it, against tests/tools/httpd.py (a page, or a vendor's
- *    API as tests/tools/vendor_standin.py speaks it), and must succeed
- *    with the text the table says.
+ *    API as its stand-ins speak it), and must succeed with the text the
+ *    table says in its text or json.
  * Without the shared folder every check is skipped (and counted so).
  */
 #include <dirent.h>
@@ -60,6 +60,8 @@ static const struct {
     /* Tavily's API as tests/tools/vendor_standin.py speaks it */
     {"tavily", "sluice", "{builtin: {api_key: tvly-test-key, base_url: \"%s/vendor/tavily/\"}}",
      "[Result for sluice]"},
+    /* DuckDuckGo's HTML search as httpd.py's /ddg answers (json messages) */
+    {"duckduckgo", "sluice", "{builtin: {base_url: \"%s/ddg\"}}", "'href': 'https://example.com/sluice/1'"},
     /* Jina's reader, the same way */
     {"jina", "https://example.com/sample", "{builtin: {api_key: jina-test-key, base_url: "
      "\"%s/vendor/jina/r\"}}", "Hello from https://example.com/sample"},
@@ -227,18 +229,19 @@ static void run_alone(const char *file, const sl_value *node, const sl_config *c
     const char *inner[] = {"iteration_id", "isInIteration", "loop_id", "isInLoop"};
     for (size_t i = 0; i < sizeof inner / sizeof *inner; i++)
         json_object_del(d, inner[i]);
+    /* a chatflow, so that sys.query (which the samples' nodes read) is the
+     * query; its answer shows the node's text and json messages */
+    char *answer = sl_xasprintf("{{#%s.text#}} {{#%s.json#}}", id, id);
     sl_value *doc = json_pack(
         "{s:s, s:{s:s, s:s}, s:{s:{s:[{s:s, s:{s:s, s:s, s:o}}, {s:s, s:o}, "
-        "{s:s, s:{s:s, s:s, s:[{s:s, s:[s, s]}, {s:s, s:[s, s]}]}}], "
-        "s:[{s:s, s:s}, {s:s, s:s}]}}}",
-        "version", "0.1.5", "app", "mode", "workflow", "name", "sample tool",
+        "{s:s, s:{s:s, s:s, s:s}}], s:[{s:s, s:s}, {s:s, s:s}]}}}",
+        "version", "0.1.5", "app", "mode", "advanced-chat", "name", "sample tool",
         "workflow", "graph", "nodes",
         "id", src, "data", "type", "start", "title", "Start", "variables", svars,
         "id", id, "data", d,
-        "id", "sample_end", "data", "type", "end", "title", "End", "outputs",
-        "variable", "text", "value_selector", id, "text",
-        "variable", "json", "value_selector", id, "json",
-        "edges", "source", src, "target", id, "source", id, "target", "sample_end");
+        "id", "sample_answer", "data", "type", "answer", "title", "Answer", "answer", answer,
+        "edges", "source", src, "target", id, "source", id, "target", "sample_answer");
+    free(answer);
     char *text = json_dumps(doc, JSON_COMPACT); /* JSON is YAML */
     json_decref(doc);
     sl_graph g;
@@ -255,6 +258,7 @@ static void run_alone(const char *file, const sl_value *node, const sl_config *c
     sl_run_opts_init(&o);
     o.config = cfg;
     o.inputs = inputs;
+    o.query = h >= 0 && hermetic[h].input[0] != '/' ? hermetic[h].input : "sluice";
     sl_limits_set(&o.limits, "tool_allow_private=true", &err);
     sl_limits_set(&o.limits, "tool_timeout_s=15", &err);
     sl_limits_set(&o.limits, "max_time_s=30", &err);
@@ -262,7 +266,7 @@ static void run_alone(const char *file, const sl_value *node, const sl_config *c
     sl_run *run = sl_run_new(&g, &o);
     sl_run_exec(run, &err);
     sl_run_status st = sl_run_status_of(run);
-    const char *got = json_string_value(json_object_get(sl_run_outputs(run), "text"));
+    const char *got = json_string_value(json_object_get(sl_run_outputs(run), "answer"));
     const char *why = sl_run_error(run) ? sl_run_error(run) : "";
     if (h >= 0)
         CHECK(st == SL_RUN_SUCCEEDED && got && strstr(got, hermetic[h].want),
