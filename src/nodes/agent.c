@@ -36,6 +36,7 @@
 #include "nodes/model.h"
 #include "nodes/toolcall.h"
 #include "nodes/wftool.h"
+#include "tools/builtin.h"
 #include "tools/mcp.h"
 
 static const sl_value *param(const sl_value *data, const char *name)
@@ -307,6 +308,17 @@ static int check_tools(sl_check *c, const sl_gnode *n)
         if (bound && !strcmp(sl_binding_kind(bound), "workflow") &&
             sl_wftool_check(c, n, t, "provider_name", field, bound))
             rc = -1;
+        char *has = NULL;
+        if (!sl_builtin_provides(bound, name, &has)) {
+            char *hint = sl_bindings_hint(prov, json_string_value(json_object_get(t, "type")));
+            sl_check_config(c, n, t, "tool_name", field,
+                            "the provider '%s' built into sluice has no tool '%s' (it has %s); "
+                            "to use the vendor's other tools, bind the provider instead: %s",
+                            prov, name, has, hint);
+            free(hint);
+            free(has);
+            rc = -1;
+        }
         if (!bound && !sl_toolcall_unbound_ok(sl_check_config_get(c))) {
             char *hint = sl_bindings_hint(prov, json_string_value(json_object_get(t, "type")));
             sl_check_config(c, n, t, "provider_name", field,

@@ -34,6 +34,7 @@
 #include "nodes/toolcall.h"
 #include "nodes/wftool.h"
 #include "tools/binding.h"
+#include "tools/builtin.h"
 
 static const char *str(const sl_value *data, const char *key)
 {
@@ -157,6 +158,19 @@ static int tool_check(sl_check *c, const sl_gnode *n)
                         "the %s tool '%s' of provider '%s' is not bound to a real tool; %s",
                         ptype ? ptype : "", tname, pid && *pid ? pid : pname, hint);
         free(hint);
+        return -1;
+    }
+    /* a built-in provider has the tools it has: another of the vendor's is
+     * refused now, by name, with how to bind the provider elsewhere */
+    char *has = NULL;
+    if (!sl_builtin_provides(b, tname, &has)) {
+        char *hint = sl_bindings_hint(pid && *pid ? pid : pname, str(d, "provider_type"));
+        sl_check_config(c, n, d, "tool_name", "tool_name",
+                        "the provider '%s' built into sluice has no tool '%s' (it has %s); "
+                        "to use the vendor's other tools, bind the provider instead: %s",
+                        pid && *pid ? pid : pname, tname, has, hint);
+        free(hint);
+        free(has);
         return -1;
     }
     /* a workflow tool's app is loaded now, once: what does not load, or

@@ -165,6 +165,29 @@ static builtin_ts *bt_new(const char *where, const sl_builtin_tool *tools, size_
     return b;
 }
 
+bool sl_builtin_provides(const sl_binding *b, const char *tool, char **names)
+{
+    *names = NULL;
+    if (!b || !tool || strcmp(sl_binding_kind(b), "builtin"))
+        return true;
+    sl_err e = {0};
+    sl_toolset *t = sl_binding_toolset(b, false, &e);
+    sl_err_clear(&e);
+    if (!t || t->ops != &builtin_ops)
+        return true;
+    const builtin_ts *bt = (const builtin_ts *)t;
+    const char *want = sl_binding_tool_name(b, tool);
+    for (size_t i = 0; i < bt->n; i++)
+        if (!strcmp(want, bt->tools[i].name))
+            return true;
+    sl_buf list;
+    sl_buf_init(&list, 0);
+    for (size_t i = 0; i < bt->n; i++)
+        sl_buf_addf(&list, "%s%s", i ? ", " : "", bt->tools[i].name);
+    *names = list.data ? sl_buf_detach(&list) : sl_xstrdup("");
+    return false;
+}
+
 sl_toolset *sl_builtin_toolset(const char *where, const sl_builtin_tool *tools, size_t n)
 {
     return &bt_new(where, tools, n)->base;

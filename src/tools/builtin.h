@@ -33,6 +33,11 @@
  * process). */
 const sl_bindings *sl_builtins(void);
 
+/* Whether the binding b offers the DSL's tool `tool` when b is a built-in
+ * provider (true for every other kind: their servers say at call time).
+ * When it does not, *names is made: the tools it has ("a, b, c"). */
+bool sl_builtin_provides(const sl_binding *b, const char *tool, char **names);
+
 /* A provider's configuration, as a call sees it: its credential, the
  * vendor's API root and its other settings.  All borrowed for the call. */
 typedef struct {
