@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -58,6 +59,9 @@ void sl_buf_reset(sl_buf *b);              /* len = 0, keeps memory */
 int sl_buf_add(sl_buf *b, const void *p, size_t n);
 int sl_buf_adds(sl_buf *b, const char *s);
 int sl_buf_addc(sl_buf *b, char c);
+/* Appends code point cp as UTF-8; NUL, surrogates and values past
+ * U+10FFFF become U+FFFD. */
+int sl_buf_add_utf8(sl_buf *b, uint32_t cp);
 int sl_buf_addf(sl_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Appends the rest of f, until its end or the buffer's cap (toobig says
  * which).  -1 when reading failed. */

@@ -648,3 +648,69 @@ void sl_builtin_cut_chars(sl_buf *b, size_t chars)
         b->data[i] = '\0';
     }
 }
+
+/* ---- HTML text ---- */
+
+/* The named references the built-ins' readers decode (HTML's common ones;
+ * any other stays as written). */
+static const struct {
+    const char *name;
+    uint32_t cp;
+} html_entities[] = {
+    {"amp", '&'}, {"lt", '<'}, {"gt", '>'}, {"quot", '"'}, {"apos", '\''}, {"nbsp", 0xA0},
+    {"copy", 0xA9}, {"reg", 0xAE}, {"trade", 0x2122}, {"hellip", 0x2026}, {"mdash", 0x2014},
+    {"ndash", 0x2013}, {"lsquo", 0x2018}, {"rsquo", 0x2019}, {"ldquo", 0x201C},
+    {"rdquo", 0x201D}, {"bull", 0x2022}, {"middot", 0xB7}, {"laquo", 0xAB}, {"raquo", 0xBB},
+    {"euro", 0x20AC}, {"pound", 0xA3}, {"yen", 0xA5}, {"cent", 0xA2}, {"sect", 0xA7},
+    {"deg", 0xB0}, {"plusmn", 0xB1}, {"times", 0xD7}, {"divide", 0xF7}, {"frac12", 0xBD},
+    {"frac14", 0xBC}, {"frac34", 0xBE}, {"iexcl", 0xA1}, {"iquest", 0xBF}, {"shy", 0xAD},
+    {"ensp", 0x2002}, {"emsp", 0x2003}, {"thinsp", 0x2009}, {"zwnj", 0x200C}, {"zwj", 0x200D},
+    {"eacute", 0xE9}, {"egrave", 0xE8}, {"aacute", 0xE1}, {"agrave", 0xE0}, {"ouml", 0xF6},
+    {"uuml", 0xFC}, {"auml", 0xE4}, {"szlig", 0xDF}, {"ccedil", 0xE7}, {"ntilde", 0xF1},
+    {"Ouml", 0xD6}, {"Uuml", 0xDC}, {"Auml", 0xC4}, {"Eacute", 0xC9}, {"larr", 0x2190},
+    {"rarr", 0x2192},
+};
+
+void sl_builtin_html_decode(const char *s, size_t n, sl_buf *b)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] != '&') {
+            sl_buf_addc(b, s[i]);
+            continue;
+        }
+        size_t j = i + 1;
+        uint32_t cp = 0;
+        bool ok = false;
+        if (j < n && s[j] == '#') {
+            j++;
+            bool hex = j < n && (s[j] == 'x' || s[j] == 'X');
+            j += hex;
+            size_t d0 = j;
+            while (j < n && j - d0 < 8 &&
+                   (hex ? sl_hex_digit((unsigned char)s[j]) >= 0 : (s[j] >= '0' && s[j] <= '9'))) {
+                cp = cp * (hex ? 16 : 10) +
+                     (uint32_t)(hex ? sl_hex_digit((unsigned char)s[j]) : s[j] - '0');
+                j++;
+            }
+            ok = j > d0;
+        } else {
+            size_t k0 = j;
+            while (j < n && j - k0 < 10 &&
+                   ((s[j] >= 'a' && s[j] <= 'z') || (s[j] >= 'A' && s[j] <= 'Z') ||
+                    (s[j] >= '0' && s[j] <= '9')))
+                j++;
+            for (size_t e = 0; e < sizeof html_entities / sizeof *html_entities && !ok; e++)
+                if (strlen(html_entities[e].name) == j - k0 &&
+                    !memcmp(html_entities[e].name, s + k0, j - k0)) {
+                    cp = html_entities[e].cp;
+                    ok = true;
+                }
+        }
+        if (!ok) {
+            sl_buf_addc(b, '&');
+            continue;
+        }
+        sl_buf_add_utf8(b, cp);
+        i = j < n && s[j] == ';' ? j : j - 1;
+    }
+}

@@ -196,6 +196,10 @@ void sl_builtin_pystr(const sl_value *v, sl_buf *out);
  * output cap. */
 int sl_builtin_json_out(sl_tool_result *res, const sl_tool_ctx *ctx, sl_value *v, sl_err *err);
 
+/* HTML text with its character references decoded (numeric ones and the
+ * common named ones; others stay as written), appended to b. */
+void sl_builtin_html_decode(const char *s, size_t n, sl_buf *b);
+
 /* Appends text to res, counted against the call's output cap. */
 int sl_builtin_text(sl_tool_result *res, const sl_tool_ctx *ctx, const char *s, size_t n,
                     sl_err *err);

@@ -77,27 +77,6 @@ typedef struct {
     int rc;
 } reader;
 
-static void utf8_put(sl_buf *b, uint32_t cp)
-{
-    if (cp == 0 || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-        cp = 0xFFFD;
-    if (cp < 0x80) {
-        sl_buf_addc(b, (char)cp);
-    } else if (cp < 0x800) {
-        sl_buf_addc(b, (char)(0xC0 | cp >> 6));
-        sl_buf_addc(b, (char)(0x80 | (cp & 0x3F)));
-    } else if (cp < 0x10000) {
-        sl_buf_addc(b, (char)(0xE0 | cp >> 12));
-        sl_buf_addc(b, (char)(0x80 | (cp >> 6 & 0x3F)));
-        sl_buf_addc(b, (char)(0x80 | (cp & 0x3F)));
-    } else {
-        sl_buf_addc(b, (char)(0xF0 | cp >> 18));
-        sl_buf_addc(b, (char)(0x80 | (cp >> 12 & 0x3F)));
-        sl_buf_addc(b, (char)(0x80 | (cp >> 6 & 0x3F)));
-        sl_buf_addc(b, (char)(0x80 | (cp & 0x3F)));
-    }
-}
-
 /* XML text with its references decoded, appended to b (an unknown
  * reference stays as written). */
 static void xml_text(const char *s, size_t n, sl_buf *b)
@@ -131,7 +110,7 @@ static void xml_text(const char *s, size_t n, sl_buf *b)
                 cp = cp * (hex ? 16 : 10) + (uint32_t)(d < 0 ? 0 : d);
             }
             if (ok) {
-                utf8_put(b, cp);
+                sl_buf_add_utf8(b, cp);
                 done = true;
             }
         } else {

@@ -71,92 +71,6 @@ static void put_break(text_out *t)
     t->space = false;
 }
 
-static void utf8_put(sl_buf *b, uint32_t cp)
-{
-    if (cp == 0 || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-        cp = 0xFFFD;
-    if (cp < 0x80) {
-        sl_buf_addc(b, (char)cp);
-    } else if (cp < 0x800) {
-        sl_buf_addc(b, (char)(0xC0 | cp >> 6));
-        sl_buf_addc(b, (char)(0x80 | (cp & 0x3F)));
-    } else if (cp < 0x10000) {
-        sl_buf_addc(b, (char)(0xE0 | cp >> 12));
-        sl_buf_addc(b, (char)(0x80 | (cp >> 6 & 0x3F)));
-        sl_buf_addc(b, (char)(0x80 | (cp & 0x3F)));
-    } else {
-        sl_buf_addc(b, (char)(0xF0 | cp >> 18));
-        sl_buf_addc(b, (char)(0x80 | (cp >> 12 & 0x3F)));
-        sl_buf_addc(b, (char)(0x80 | (cp >> 6 & 0x3F)));
-        sl_buf_addc(b, (char)(0x80 | (cp & 0x3F)));
-    }
-}
-
-static const struct {
-    const char *name;
-    uint32_t cp;
-} entities[] = {
-    {"amp", '&'},      {"lt", '<'},        {"gt", '>'},        {"quot", '"'},
-    {"apos", '\''},    {"nbsp", 0xA0},     {"copy", 0xA9},     {"reg", 0xAE},
-    {"trade", 0x2122}, {"hellip", 0x2026}, {"mdash", 0x2014},  {"ndash", 0x2013},
-    {"lsquo", 0x2018}, {"rsquo", 0x2019},  {"ldquo", 0x201C},  {"rdquo", 0x201D},
-    {"bull", 0x2022},  {"middot", 0xB7},   {"laquo", 0xAB},    {"raquo", 0xBB},
-    {"euro", 0x20AC},  {"pound", 0xA3},    {"yen", 0xA5},      {"cent", 0xA2},
-    {"sect", 0xA7},    {"deg", 0xB0},      {"plusmn", 0xB1},   {"times", 0xD7},
-    {"divide", 0xF7},  {"frac12", 0xBD},   {"frac14", 0xBC},   {"frac34", 0xBE},
-    {"iexcl", 0xA1},   {"iquest", 0xBF},   {"shy", 0xAD},      {"ensp", 0x2002},
-    {"emsp", 0x2003},  {"thinsp", 0x2009}, {"zwnj", 0x200C},   {"zwj", 0x200D},
-    {"eacute", 0xE9},  {"egrave", 0xE8},   {"aacute", 0xE1},   {"agrave", 0xE0},
-    {"ouml", 0xF6},    {"uuml", 0xFC},     {"auml", 0xE4},     {"szlig", 0xDF},
-    {"ccedil", 0xE7},  {"ntilde", 0xF1},   {"Ouml", 0xD6},     {"Uuml", 0xDC},
-    {"Auml", 0xC4},    {"Eacute", 0xC9},   {"larr", 0x2190},   {"rarr", 0x2192},
-};
-
-/* Text with its character references decoded, appended to b. */
-static void decode_text(const char *s, size_t n, sl_buf *b)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] != '&') {
-            sl_buf_addc(b, s[i]);
-            continue;
-        }
-        size_t j = i + 1;
-        uint32_t cp = 0;
-        bool ok = false;
-        if (j < n && s[j] == '#') {
-            j++;
-            bool hex = j < n && (s[j] == 'x' || s[j] == 'X');
-            j += hex;
-            size_t d0 = j;
-            while (j < n && j - d0 < 8 && (hex ? sl_hex_digit((unsigned char)s[j]) >= 0
-                                               : (s[j] >= '0' && s[j] <= '9'))) {
-                cp = cp * (hex ? 16 : 10) + (uint32_t)(hex ? sl_hex_digit((unsigned char)s[j])
-                                                          : s[j] - '0');
-                j++;
-            }
-            ok = j > d0;
-        } else {
-            size_t k0 = j;
-            while (j < n && j - k0 < 10 && ((s[j] >= 'a' && s[j] <= 'z') ||
-                                            (s[j] >= 'A' && s[j] <= 'Z') ||
-                                            (s[j] >= '0' && s[j] <= '9')))
-                j++;
-            for (size_t e = 0; e < sizeof entities / sizeof *entities && !ok; e++)
-                if (strlen(entities[e].name) == j - k0 &&
-                    !memcmp(entities[e].name, s + k0, j - k0)) {
-                    cp = entities[e].cp;
-                    ok = true;
-                }
-        }
-        if (!ok) {
-            sl_buf_addc(b, '&');
-            continue;
-        }
-        utf8_put(b, cp);
-        i = j < n && s[j] == ';' ? j : j - 1;
-    }
-}
-
 static bool name_is(const char *name, const char *const *set)
 {
     for (; *set; set++)
@@ -216,7 +130,7 @@ static char *attr(const char *a, size_t n, const char *name)
         if (kl == nl && !strncasecmp(a + k0, name, nl)) {
             sl_buf b;
             sl_buf_init(&b, 0);
-            decode_text(v ? v : "", vl, &b);
+            sl_builtin_html_decode(v ? v : "", vl, &b);
             return sl_buf_detach(&b);
         }
         if (kl == 0 && i == k0)
@@ -248,7 +162,7 @@ static char *collapse(const char *s, size_t n, size_t cap)
         while (n && ((unsigned char)s[n] & 0xC0) == 0x80)
             n--;
     }
-    decode_text(s, n, &raw);
+    sl_builtin_html_decode(s, n, &raw);
     text_out t = {&b, true, false};
     put_text(&t, raw.data ? raw.data : "", raw.len);
     sl_buf_release(&raw);
@@ -269,7 +183,7 @@ void sl_builtin_html_text(const char *html, size_t n, sl_buf *out, char **title)
         const char *stop = lt ? lt : end;
         if (!skip && stop > p) {
             sl_buf_reset(&txt);
-            decode_text(p, (size_t)(stop - p), &txt);
+            sl_builtin_html_decode(p, (size_t)(stop - p), &txt);
             put_text(&t, txt.data ? txt.data : "", txt.len);
         }
         if (!lt)

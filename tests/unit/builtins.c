@@ -954,8 +954,33 @@ static void test_html(void)
     sl_buf_release(&h);
 }
 
+/* The HTML text the web and search built-ins share, and the UTF-8 it
+ * writes. */
+static void test_html_decode(void)
+{
+    sl_buf b;
+    sl_buf_init(&b, 0);
+    const char *in = "a&amp;b &lt;i&gt; caf&eacute; cr&egrave;me &frac12; &#x1F600;&#65; &bogus; "
+                     "&#xD800; & end&";
+    sl_builtin_html_decode(in, strlen(in), &b);
+    const char *want = "a&b <i> caf\xc3\xa9 cr\xc3\xa8me \xc2\xbd \xf0\x9f\x98\x80" "A &bogus; "
+                       "\xef\xbf\xbd & end&";
+    CHECK(b.data && !strcmp(b.data, want), "HTML references decoded, unknown ones kept (%s)",
+          b.data ? b.data : "");
+    sl_buf_release(&b);
+    sl_buf_init(&b, 0);
+    sl_buf_add_utf8(&b, 0x7F);
+    sl_buf_add_utf8(&b, 0x10FFFF);
+    sl_buf_add_utf8(&b, 0x110000);
+    sl_buf_add_utf8(&b, 0);
+    CHECK(b.len == 1 + 4 + 3 + 3 && !memcmp(b.data, "\x7f\xf4\x8f\xbf\xbf\xef\xbf\xbd\xef\xbf\xbd", 11),
+          "sl_buf_add_utf8: the last code point, and U+FFFD past it and for NUL");
+    sl_buf_release(&b);
+}
+
 int main(void)
 {
+    test_html_decode();
     test_registry();
     test_cfg();
     int port = 0;
