@@ -378,6 +378,7 @@ int sl_cli_app(int argc, char **argv)
         const char *update = aa.app;
         sl_value *info = NULL;
         sl_config *cfg = sl_config_default();
+        sl_apps_serve_workflows(s);
         int irc = !text ? -1
                   : update ? sl_apps_update(s, update, text, len, arg, cfg, &info, &d, &err)
                            : sl_apps_import(s, text, len, arg, cfg, &id, &info, &d, &err);

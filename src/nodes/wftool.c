@@ -59,6 +59,15 @@ void sl_wftool_inherit(const char *const *specs, const char *const *wheres, size
         }
 }
 
+static sl_wftool_app_fn app_loader;
+static void *app_loader_ud;
+
+void sl_wftool_set_app_loader(sl_wftool_app_fn fn, void *ud)
+{
+    app_loader_ud = ud;
+    app_loader = fn;
+}
+
 /* The app being loaded on this thread names ts: its depth counts. */
 static void note_depth(const sl_toolset *ts)
 {
@@ -120,18 +129,32 @@ static sl_value *make_def(const sl_graph *g)
                      "x-any-name", 1);
 }
 
-static int load_app(const char *real, const sl_config *cfg, wftool **out, sl_err *err)
+/* real: the app's file, or (app_id) its id in serve's store. */
+static int load_app(const char *real, bool app_id, const sl_config *cfg, wftool **out,
+                    sl_err *err)
 {
     wftool *w = sl_xcalloc(1, sizeof *w);
     w->base.ops = &wftool_ops;
-    w->where = sl_xstrdup(real);
+    w->where = app_id ? sl_xasprintf("%s (of the server's store)", real) : sl_xstrdup(real);
     sl_diag d;
     sl_diag_init(&d);
     sl_err e = {0};
-    /* its bundle's bindings, then the store's (serve), then cfg's: as a
-     * top-level run of it would find them */
-    int rc = sl_graph_load_file_specs(&w->g, &sl_nodes, cfg, inh_spec, inh_where, inh_n, real,
+    int rc;
+    if (app_id) {
+        /* the server loads it with its own bindings; what this thread
+         * inherits is the calling app's, kept for its other nodes */
+        const char *spec[MAX_INHERIT], *where[MAX_INHERIT];
+        size_t n = inh_n;
+        memcpy(spec, inh_spec, sizeof spec);
+        memcpy(where, inh_where, sizeof where);
+        rc = app_loader(app_loader_ud, real, cfg, &w->g, &e);
+        sl_wftool_inherit(spec, where, n);
+    } else {
+        /* its bundle's bindings, then the store's (serve), then cfg's: as
+         * a top-level run of it would find them */
+        rc = sl_graph_load_file_specs(&w->g, &sl_nodes, cfg, inh_spec, inh_where, inh_n, real,
                                       &d, &e);
+    }
     if (rc) {
         const char *first = NULL;
         size_t n = 0;
@@ -141,11 +164,11 @@ static int load_app(const char *real, const sl_config *cfg, wftool **out, sl_err
                 n++;
             }
         sl_err_set(err, SL_EVALIDATE, "the workflow tool's app %s does not load: %s%s",
-                   real, first ? first : e.msg ? e.msg : "(no reason given)",
+                   w->where, first ? first : e.msg ? e.msg : "(no reason given)",
                    n > 1 ? " (and more: sluice validate lists them)" : "");
     } else if (!w->g.mode || strcmp(w->g.mode, "workflow")) {
         rc = sl_err_set(err, SL_EUNSUPPORTED, "the workflow tool's app %s is a %s app; only "
-                        "workflow apps run as tools, as in Dify", real,
+                        "workflow apps run as tools, as in Dify", w->where,
                         w->g.mode ? w->g.mode : "(no mode)");
     }
     sl_err_clear(&e);
@@ -186,12 +209,19 @@ static sl_toolset *get(const sl_binding *b, const sl_config *cfg, const char *fr
         note_depth(have);
         return have;
     }
-    const char *path = sl_binding_workflow_path(b);
-    if (!path) {
+    const char *path = sl_binding_workflow_path(b), *app = sl_binding_workflow_app(b);
+    if (!path && !app) {
         sl_err_set(err, SL_EINVAL, "tool binding '%s' is not a workflow", sl_binding_id(b));
         return NULL;
     }
-    char *real = realpath(path, NULL);
+    if (app && !app_loader) {
+        sl_err_set(err, SL_EUNSUPPORTED, "tool binding '%s' names app %s of a server's store, "
+                   "which only `sluice serve` has; here, name the app's file (workflow: FILE)",
+                   sl_binding_id(b), app);
+        return NULL;
+    }
+    /* the chain holds files, and apps of the store as "app:ID" */
+    char *real = app ? sl_xasprintf("app:%s", app) : realpath(path, NULL);
     if (!real) {
         sl_err_set(err, SL_ENOTFOUND, "tool binding '%s': the workflow tool's app %s cannot be "
                    "read (%s); fix the path under tools.%s.workflow", sl_binding_id(b), path,
@@ -228,7 +258,7 @@ static sl_toolset *get(const sl_binding *b, const sl_config *cfg, const char *fr
         chain_depth[chain_n] = 0;
         chain[chain_n++] = real;
         wftool *w = NULL;
-        if (!load_app(real, cfg, &w, err)) {
+        if (!load_app(app ? app : real, app != NULL, cfg, &w, err)) {
             w->depth = 1 + chain_depth[chain_n - 1];
             ts = keep(b, cfg, own, w);
         }

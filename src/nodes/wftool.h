@@ -44,6 +44,15 @@ sl_toolset *sl_wftool_get(const sl_binding *b, const sl_config *cfg, const char 
  * is then kept with the loading app's own bindings, not on the binding. */
 void sl_wftool_inherit(const char *const *specs, const char *const *wheres, size_t n);
 
+/* Under `sluice serve`: how a binding `workflow: {app: ID}` finds its app.
+ * fn loads app id of the store into g, with the bindings a top-level run
+ * of it finds (its bundle's, the server's, its own); 0, or -1 and err.
+ * Set once by the server (server/apps.c); without it such a binding fails
+ * the load, saying it needs the server. */
+typedef int (*sl_wftool_app_fn)(void *ud, const char *id, const sl_config *cfg, struct sl_graph *g,
+                                sl_err *err);
+void sl_wftool_set_app_loader(sl_wftool_app_fn fn, void *ud);
+
 /* For a node's check(): reports an error on node n (at `key` of `at`,
  * named `field`) when workflow binding b's app does not load or closes a
  * cycle. */

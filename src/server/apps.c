@@ -291,6 +291,14 @@ int sl_apps_load(sl_store *s, const char *id, const sl_config *config, sl_graph 
     sl_diag d;
     sl_diag_init(&d);
     int rc = load_inheriting(g, config, tools, &ss, dsl, strlen(dsl), id, &d, err);
+    /* the first error says why (the count alone says little) */
+    for (size_t i = 0; rc && i < d.n; i++)
+        if (!d.v[i].warning) {
+            sl_errcode code = err->code;
+            sl_err_clear(err);
+            sl_err_set(err, code, "%s", d.v[i].msg);
+            break;
+        }
     specs_release(&ss);
     sl_diag_release(&d);
     free(dsl);
@@ -300,6 +308,17 @@ int sl_apps_load(sl_store *s, const char *id, const sl_config *config, sl_graph 
     }
     free(files);
     return rc;
+}
+
+static int load_for_tool(void *ud, const char *id, const sl_config *cfg, sl_graph *g,
+                         sl_err *err)
+{
+    return sl_apps_load(ud, id, cfg, g, NULL, err);
+}
+
+void sl_apps_serve_workflows(sl_store *s)
+{
+    sl_wftool_set_app_loader(load_for_tool, s);
 }
 
 int sl_apps_export(sl_store *s, const char *id, const sl_config *config, sl_buf *out, bool *zip,

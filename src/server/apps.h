@@ -44,6 +44,10 @@ int sl_apps_tools(sl_store *s, const char *id, const char *files, struct sl_bind
  * (sl_apps_tools); *version (may be NULL) gets its number. */
 int sl_apps_load(sl_store *s, const char *id, const sl_config *config, sl_graph *g, int *version,
                  sl_err *err);
+/* Lets bindings `workflow: {app: ID}` run the apps of store s as tools
+ * (nodes/wftool.h): each loads as sl_apps_load loads it.  Once per process,
+ * before apps are loaded or imported. */
+void sl_apps_serve_workflows(sl_store *s);
 /* The app as YAML (*zip false) or as a bundle (*zip true), appended to
  * out; the app must load against config. */
 int sl_apps_export(sl_store *s, const char *id, const sl_config *config, sl_buf *out, bool *zip,

@@ -1639,6 +1639,7 @@ int sl_server_run(sl_store *store, const sl_server_opts *o, sl_err *err)
     mallopt(M_ARENA_MAX, 2);
     S.store = store;
     S.o = *o;
+    sl_apps_serve_workflows(store);
     pthread_mutex_init(&S.mu, NULL);
     sl_map_init(&S.apps);
     sl_map_init(&S.keys);

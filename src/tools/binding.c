@@ -44,6 +44,7 @@ struct sl_binding {
     sl_value *list[2];       /* its tools, listed on first use */
     bool shared;             /* toolset[0] == toolset[1], made in this process */
     char *app;               /* workflow: the app's DSL file (nodes/wftool.h makes the toolset) */
+    bool app_id;             /* ... or, `workflow: {app: ID}`, an app of serve's store */
     const sl_builtin_provider *builtin;  /* builtin: the provider (tools/builtin.h) */
     char *api_key;           /* builtin: its credential, or NULL */
     char *base_url;          /* builtin: the vendor's API root, or NULL */
@@ -426,7 +427,21 @@ static int parse_openapi(const where_ctx *w, const sl_value *entry, sl_binding *
  * lives above the engine (nodes/wftool.h); a binding only says where. */
 static int parse_workflow(const where_ctx *w, const sl_value *entry, sl_binding *t)
 {
-    const char *path = json_string_value(json_object_get(entry, "workflow"));
+    const sl_value *wf = json_object_get(entry, "workflow");
+    if (json_is_object(wf)) {
+        /* {app: ID}: an app imported into `sluice serve` (nodes/wftool.h) */
+        const char *id = json_string_value(json_object_get(wf, "app"));
+        if (!id || !*id || json_object_size(wf) != 1)
+            return bad(w, entry, "workflow", "workflow", "{app: ID} names an app of the server's "
+                       "store by its id; a file is named by its path (workflow: FILE)");
+        if (!w->trusted)
+            return bad(w, entry, "workflow", "workflow", "an app bundle names its workflow tools' "
+                       "apps by their files inside its tools/ folder, not by a server's app id");
+        t->app = sl_xstrdup(id);
+        t->app_id = true;
+        return 0;
+    }
+    const char *path = json_string_value(wf);
     if (!path || !*path)
         return bad(w, entry, "workflow", "workflow", "the app to run: a DSL file or bundle "
                    "(.yml or .zip), its path relative to this file's folder");
@@ -540,7 +555,8 @@ static void set_where(sl_binding *t)
         return;
     }
     if (t->app) {
-        t->where = sl_xstrdup(t->app);
+        t->where = t->app_id ? sl_xasprintf("app %s of the server's store", t->app)
+                             : sl_xstrdup(t->app);
         return;
     }
     if (t->openapi) {
@@ -802,7 +818,12 @@ double sl_binding_timeout(const sl_binding *t)
 
 const char *sl_binding_workflow_path(const sl_binding *t)
 {
-    return t->app;
+    return t->app_id ? NULL : t->app;
+}
+
+const char *sl_binding_workflow_app(const sl_binding *t)
+{
+    return t->app_id ? t->app : NULL;
 }
 
 sl_toolset *sl_binding_keep_toolset(const sl_binding *t, sl_toolset *ts)

@@ -99,6 +99,9 @@ double sl_binding_timeout(const sl_binding *t);
  * is made above the engine (nodes/wftool.h) and kept on the binding with
  * sl_binding_keep_toolset; until then sl_binding_toolset fails. */
 const char *sl_binding_workflow_path(const sl_binding *t);
+/* workflow: {app: ID}: the id of an app of `sluice serve`'s store, or
+ * NULL (then sl_binding_workflow_path names a file). */
+const char *sl_binding_workflow_app(const sl_binding *t);
 /* Keeps ts as the binding's toolset (for both values of allow_private)
  * unless it has one already, in which case ts is freed; returns the kept
  * one (borrowed).  Thread-safe. */

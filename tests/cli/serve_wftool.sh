@@ -144,6 +144,31 @@ run "$C2" five
 is "the second its own, in the same server" '[ "$(said)" = "mocked search result" ]'
 run "$C1" six
 is "the first is not changed by the second's" '[ "$(said)" = "B got six" ]'
+
+# B imported into the server and named by its id: workflow: {app: ID}
+B=$(import b.yml)
+app_a outer_id wfid >a_id.yml
+code=$(admin PUT /admin/tools/wfid '{"workflow": {"app": "'"$B"'"}}')
+AI=$(import a_id.yml)
+is "an app of the store bound as a workflow tool by its id ($code, $B)" '[ -n "$B" ] && [ "$code" = 200 ] && [ -n "$AI" ]'
+run "$AI" seven
+is "a served run calls the imported app, which finds the store's bindings" '[ "$(said)" = "B got seven" ]'
+code=$(admin PUT /admin/tools/wfid '{"workflow": {"app": "no-such-app"}}')
+NA=$(import a_id.yml)
+is "an id the store does not have: the import is refused, naming it" \
+    '[ "$code" = 200 ] && [ -z "$NA" ] && grep -q "no-such-app" "$T/out"'
+# an app that comes to name itself by its id: a cycle, refused by name
+code=$(admin PUT /admin/tools/wfself '{"workflow": {"app": "'"$B"'"}}')
+app_a self_id wfself >self.yml
+SELF=$(import self.yml)
+code2=$(admin PUT /admin/tools/wfself '{"workflow": {"app": "'"$SELF"'"}}')
+run "$SELF" eight
+is "then it cannot run ($(said | head -c 120))" \
+    '[ -n "$SELF" ] && [ "$code2" = 200 ] && said | grep -q "cannot run"'
+code=$(curl -s -o "$T/out" -w '%{http_code}' -X PUT -H "Authorization: Bearer $ADMIN" \
+    --data-binary @self.yml "$API/admin/apps/$SELF")
+is "and a new version of it is refused, naming the cycle ($code)" \
+    '[ "$code" = 400 ] && grep -q "cycle" "$T/out" && grep -q "app:$SELF" "$T/out"'
 kill "$SPID" 2>/dev/null; wait "$SPID" 2>/dev/null; SPID=
 is "the server stopped with no sanitizer report" \
     '! grep -q -e "Sanitizer" -e "runtime error" "$T/serve.err"'

@@ -956,6 +956,30 @@ static void test_html(void)
 
 /* The HTML text the web and search built-ins share, and the UTF-8 it
  * writes. */
+/* workflow: {app: ID} comes from the settings or the server's store only. */
+static void test_workflow_app_binding(void)
+{
+    sl_err err = {0};
+    sl_bindings *b = sl_bindings_new();
+    const char *y = "tools:\n  wf: {workflow: {app: 8e35}}\n";
+    CHECK(!sl_bindings_parse_text(b, y, strlen(y), "s.yml", true, &err) &&
+              !strcmp(sl_binding_kind(sl_bindings_get(b, "wf")), "workflow") &&
+              !strcmp(sl_binding_workflow_app(sl_bindings_get(b, "wf")), "8e35") &&
+              !sl_binding_workflow_path(sl_bindings_get(b, "wf")),
+          "settings bind a workflow tool to a server's app by its id");
+    sl_err_clear(&err);
+    CHECK(sl_bindings_parse_text(b, y, strlen(y), "tools/bindings.yml", false, &err) &&
+              strstr(err.msg, "not by a server's app id"),
+          "a bundle may not: %s", err.msg ? err.msg : "");
+    sl_err_clear(&err);
+    const char *bad = "tools:\n  wf: {workflow: {app: 8e35, path: x}}\n";
+    CHECK(sl_bindings_parse_text(b, bad, strlen(bad), "s.yml", true, &err) &&
+              strstr(err.msg, "{app: ID}"),
+          "{app: ID} alone: %s", err.msg ? err.msg : "");
+    sl_err_clear(&err);
+    sl_bindings_free(b);
+}
+
 static void test_html_decode(void)
 {
     sl_buf b;
@@ -981,6 +1005,7 @@ static void test_html_decode(void)
 int main(void)
 {
     test_html_decode();
+    test_workflow_app_binding();
     test_registry();
     test_cfg();
     int port = 0;
