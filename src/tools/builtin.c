@@ -714,3 +714,87 @@ void sl_builtin_html_decode(const char *s, size_t n, sl_buf *b)
         i = j < n && s[j] == ';' ? j : j - 1;
     }
 }
+
+const char *sl_builtin_html_tag(const char *p, const char *end, sl_html_tag *tag)
+{
+    memset(tag, 0, sizeof *tag);
+    size_t left = (size_t)(end - p);
+    if (left >= 4 && !memcmp(p, "<!--", 4)) {
+        const char *e = memmem(p + 4, left - 4, "-->", 3);
+        return e ? e + 3 : end;
+    }
+    if (left >= 2 && (p[1] == '!' || p[1] == '?')) {
+        const char *gt = memchr(p, '>', left);
+        return gt ? gt + 1 : end;
+    }
+    tag->closing = left >= 2 && p[1] == '/';
+    const char *nm = p + 1 + tag->closing, *ne = nm;
+    while (ne < end && ((*ne >= 'a' && *ne <= 'z') || (*ne >= 'A' && *ne <= 'Z') ||
+                        (*ne >= '0' && *ne <= '9')))
+        ne++;
+    if (ne == nm)
+        return NULL;
+    const char *q = ne;
+    char quote = 0;
+    while (q < end && (quote || *q != '>')) {
+        if (quote && *q == quote)
+            quote = 0;
+        else if (!quote && (*q == '"' || *q == '\''))
+            quote = *q;
+        q++;
+    }
+    tag->name = nm;
+    tag->name_n = (size_t)(ne - nm);
+    tag->attrs = ne;
+    tag->attrs_n = (size_t)(q - ne);
+    tag->self_closing = tag->attrs_n && ne[tag->attrs_n - 1] == '/';
+    return q < end ? q + 1 : end;
+}
+
+char *sl_builtin_html_attr(const char *a, size_t n, const char *name)
+{
+    size_t nl = strlen(name);
+    for (size_t i = 0; i < n;) {
+        while (i < n && (a[i] == ' ' || a[i] == '\t' || a[i] == '\n' || a[i] == '\r' ||
+                         a[i] == '/'))
+            i++;
+        size_t k0 = i;
+        while (i < n && a[i] != '=' && a[i] != ' ' && a[i] != '\t' && a[i] != '\n' &&
+               a[i] != '\r' && a[i] != '/')
+            i++;
+        size_t kl = i - k0;
+        while (i < n && (a[i] == ' ' || a[i] == '\t' || a[i] == '\n' || a[i] == '\r'))
+            i++;
+        const char *v = NULL;
+        size_t vl = 0;
+        if (i < n && a[i] == '=') {
+            i++;
+            while (i < n && (a[i] == ' ' || a[i] == '\t' || a[i] == '\n' || a[i] == '\r'))
+                i++;
+            if (i < n && (a[i] == '"' || a[i] == '\'')) {
+                char q = a[i++];
+                v = a + i;
+                while (i < n && a[i] != q)
+                    i++;
+                vl = (size_t)(a + i - v);
+                i++;
+            } else {
+                v = a + i;
+                while (i < n && a[i] != ' ' && a[i] != '\t' && a[i] != '\n' && a[i] != '\r')
+                    i++;
+                vl = (size_t)(a + i - v);
+            }
+        }
+        if (kl == nl && !strncasecmp(a + k0, name, nl)) {
+            sl_buf b;
+            sl_buf_init(&b, 0);
+            sl_builtin_html_decode(v ? v : "", vl, &b);
+            if (!b.data)
+                sl_buf_adds(&b, "");
+            return sl_buf_detach(&b);
+        }
+        if (kl == 0 && i == k0)
+            i++;
+    }
+    return NULL;
+}

@@ -200,6 +200,22 @@ int sl_builtin_json_out(sl_tool_result *res, const sl_tool_ctx *ctx, sl_value *v
  * common named ones; others stay as written), appended to b. */
 void sl_builtin_html_decode(const char *s, size_t n, sl_buf *b);
 
+/* What the web and search built-ins' HTML readers see of markup at a '<'. */
+typedef struct {
+    bool closing;                 /* </name> */
+    bool self_closing;            /* <name ... /> */
+    const char *name, *attrs;     /* in the text; the name as written */
+    size_t name_n, attrs_n;
+} sl_html_tag;
+/* At p ('<', before end): a comment, <!...> or <?...> is skipped (returns
+ * the byte after it, tag->name NULL); a tag is read into *tag, its quoted
+ * attribute values passed over (returns the byte after its '>', or end).
+ * NULL when the '<' opens nothing: it is text. */
+const char *sl_builtin_html_tag(const char *p, const char *end, sl_html_tag *tag);
+/* The value of attribute `name` (any case) in a tag's attribute text,
+ * references decoded ("" for an attribute with no value), or NULL (new). */
+char *sl_builtin_html_attr(const char *a, size_t n, const char *name);
+
 /* Appends text to res, counted against the call's output cap. */
 int sl_builtin_text(sl_tool_result *res, const sl_tool_ctx *ctx, const char *s, size_t n,
                     sl_err *err);

@@ -146,43 +146,23 @@ static void parse_tree(htree *t, const char *html, size_t n)
         if (!lt)
             return;
         p = lt;
-        size_t left = (size_t)(end - p);
-        if (left >= 4 && !memcmp(p, "<!--", 4)) {
-            const char *e = memmem(p + 4, left - 4, "-->", 3);
-            p = e ? e + 3 : end;
-            continue;
-        }
-        if (left >= 2 && (p[1] == '!' || p[1] == '?')) {
-            const char *gt = memchr(p, '>', left);
-            p = gt ? gt + 1 : end;
-            continue;
-        }
-        bool closing = left >= 2 && p[1] == '/';
-        const char *nm = p + 1 + closing, *ne = nm;
-        while (ne < end && ((*ne >= 'a' && *ne <= 'z') || (*ne >= 'A' && *ne <= 'Z') ||
-                            (*ne >= '0' && *ne <= '9')))
-            ne++;
-        if (ne == nm) {  /* a '<' that opens no tag is text */
+        sl_html_tag tag;
+        const char *after = sl_builtin_html_tag(p, end, &tag);
+        if (!after) {  /* a '<' that opens no tag is text */
             if (add_node(t, depth ? stack[depth - 1] : -1, true, NULL, 0, (size_t)(p - html),
                          1) < 0)
                 return;
             p++;
             continue;
         }
-        const char *q = ne;
-        char quote = 0;
-        while (q < end && (quote || *q != '>')) {
-            if (quote && *q == quote)
-                quote = 0;
-            else if (!quote && (*q == '"' || *q == '\''))
-                quote = *q;
-            q++;
-        }
-        const char *attrs = ne;
-        size_t attrs_n = (size_t)(q - ne);
-        p = q < end ? q + 1 : end;
+        p = after;
+        if (!tag.name)
+            continue;  /* a comment or declaration */
+        bool closing = tag.closing;
+        const char *nm = tag.name, *attrs = tag.attrs;
+        size_t attrs_n = tag.attrs_n;
         char name[12];
-        size_t nl = (size_t)(ne - nm);
+        size_t nl = tag.name_n;
         if (nl >= sizeof name) {
             name[0] = '\0';
         } else {
@@ -214,8 +194,7 @@ static void parse_tree(htree *t, const char *html, size_t n)
             p = gt ? gt + 1 : end;
             continue;
         }
-        bool self_closing = attrs_n && attrs[attrs_n - 1] == '/';
-        if ((*name && in_set(name, void_elems)) || self_closing || depth >= DEPTH_MAX)
+        if ((*name && in_set(name, void_elems)) || tag.self_closing || depth >= DEPTH_MAX)
             continue;
         stack[depth++] = id;
     }
@@ -258,59 +237,9 @@ static char *normalize(const char *s, size_t n)
     return sl_buf_detach(&out);
 }
 
-/* The value of attribute `name` in a tag's attribute text, decoded, or
- * NULL (new). */
-static char *attr(const char *a, size_t n, const char *name)
-{
-    size_t nl = strlen(name);
-    for (size_t i = 0; i < n;) {
-        while (i < n && (a[i] == ' ' || a[i] == '\t' || a[i] == '\n' || a[i] == '\r' ||
-                         a[i] == '/'))
-            i++;
-        size_t k0 = i;
-        while (i < n && a[i] != '=' && a[i] != ' ' && a[i] != '\t' && a[i] != '\n' &&
-               a[i] != '\r' && a[i] != '/')
-            i++;
-        size_t kl = i - k0;
-        while (i < n && (a[i] == ' ' || a[i] == '\t' || a[i] == '\n' || a[i] == '\r'))
-            i++;
-        const char *v = NULL;
-        size_t vl = 0;
-        if (i < n && a[i] == '=') {
-            i++;
-            while (i < n && (a[i] == ' ' || a[i] == '\t' || a[i] == '\n' || a[i] == '\r'))
-                i++;
-            if (i < n && (a[i] == '"' || a[i] == '\'')) {
-                char q = a[i++];
-                v = a + i;
-                while (i < n && a[i] != q)
-                    i++;
-                vl = (size_t)(a + i - v);
-                i++;
-            } else {
-                v = a + i;
-                while (i < n && a[i] != ' ' && a[i] != '\t' && a[i] != '\n' && a[i] != '\r')
-                    i++;
-                vl = (size_t)(a + i - v);
-            }
-        }
-        if (kl == nl && !strncasecmp(a + k0, name, nl)) {
-            sl_buf b;
-            sl_buf_init(&b, 0);
-            sl_builtin_html_decode(v ? v : "", vl, &b);
-            if (!b.data)
-                sl_buf_adds(&b, "");
-            return sl_buf_detach(&b);
-        }
-        if (kl == 0 && i == k0)
-            i++;
-    }
-    return NULL;
-}
-
 static char *node_attr(const htree *t, int i, const char *name)
 {
-    return attr(t->html + t->n[i].at, t->n[i].len, name);
+    return sl_builtin_html_attr(t->html + t->n[i].at, t->n[i].len, name);
 }
 
 /* Python's unquote: %XX decoded (an invalid byte sequence as U+FFFD), the

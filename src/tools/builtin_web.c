@@ -92,53 +92,6 @@ static const char *const blocks[] = {
     "figure", "figcaption", "address", "form", "fieldset", "details", "summary", "caption",
     "thead", "tbody", "tfoot", "body", "html", "center", "label", "legend", "option", NULL};
 
-/* The value of attribute `name` in a tag's attribute text, or NULL (new). */
-static char *attr(const char *a, size_t n, const char *name)
-{
-    size_t nl = strlen(name);
-    for (size_t i = 0; i < n;) {
-        while (i < n && (a[i] == ' ' || a[i] == '\t' || a[i] == '\n' || a[i] == '\r' ||
-                         a[i] == '/'))
-            i++;
-        size_t k0 = i;
-        while (i < n && a[i] != '=' && a[i] != ' ' && a[i] != '\t' && a[i] != '\n' &&
-               a[i] != '>' && a[i] != '/')
-            i++;
-        size_t kl = i - k0;
-        while (i < n && (a[i] == ' ' || a[i] == '\t' || a[i] == '\n'))
-            i++;
-        const char *v = NULL;
-        size_t vl = 0;
-        if (i < n && a[i] == '=') {
-            i++;
-            while (i < n && (a[i] == ' ' || a[i] == '\t'))
-                i++;
-            if (i < n && (a[i] == '"' || a[i] == '\'')) {
-                char q = a[i++];
-                v = a + i;
-                while (i < n && a[i] != q)
-                    i++;
-                vl = (size_t)(a + i - v);
-                i++;
-            } else {
-                v = a + i;
-                while (i < n && a[i] != ' ' && a[i] != '\t' && a[i] != '>')
-                    i++;
-                vl = (size_t)(a + i - v);
-            }
-        }
-        if (kl == nl && !strncasecmp(a + k0, name, nl)) {
-            sl_buf b;
-            sl_buf_init(&b, 0);
-            sl_builtin_html_decode(v ? v : "", vl, &b);
-            return sl_buf_detach(&b);
-        }
-        if (kl == 0 && i == k0)
-            i++;
-    }
-    return NULL;
-}
-
 /* Finds the end tag of a raw element from p: the byte after its '>', or end. */
 static const char *raw_end(const char *p, const char *end, const char *name)
 {
@@ -189,48 +142,26 @@ void sl_builtin_html_text(const char *html, size_t n, sl_buf *out, char **title)
         if (!lt)
             break;
         p = lt;
-        if (end - p >= 4 && !memcmp(p, "<!--", 4)) {
-            const char *e = memmem(p + 4, (size_t)(end - p - 4), "-->", 3);
-            p = e ? e + 3 : end;
-            continue;
-        }
-        if (end - p >= 2 && (p[1] == '!' || p[1] == '?')) {
-            const char *gt = memchr(p, '>', (size_t)(end - p));
-            p = gt ? gt + 1 : end;
-            continue;
-        }
-        bool closing = end - p >= 2 && p[1] == '/';
-        const char *nm = p + 1 + closing;
-        const char *ne = nm;
-        while (ne < end && ((*ne >= 'a' && *ne <= 'z') || (*ne >= 'A' && *ne <= 'Z') ||
-                            (*ne >= '0' && *ne <= '9')))
-            ne++;
-        if (ne == nm) {  /* a '<' that opens no tag is text */
+        sl_html_tag tag;
+        const char *after = sl_builtin_html_tag(p, end, &tag);
+        if (!after) {  /* a '<' that opens no tag is text */
             if (!skip)
                 put_text(&t, "<", 1);
             p++;
             continue;
         }
-        /* the tag's end, past quoted attribute values */
-        const char *q = ne;
-        char quote = 0;
-        while (q < end && (quote || *q != '>')) {
-            if (quote && *q == quote)
-                quote = 0;
-            else if (!quote && (*q == '"' || *q == '\''))
-                quote = *q;
-            q++;
-        }
-        const char *attrs = ne;
-        size_t attrs_n = (size_t)(q - ne);
-        p = q < end ? q + 1 : end;
+        p = after;
+        if (!tag.name)
+            continue;  /* a comment or declaration */
+        bool closing = tag.closing;
+        const char *nm = tag.name;
         char name[16];
-        size_t nl = (size_t)(ne - nm);
+        size_t nl = tag.name_n;
         if (nl >= sizeof name)
             continue;
         memcpy(name, nm, nl);
         name[nl] = '\0';
-        bool self_closing = attrs_n && attrs[attrs_n - 1] == '/';
+        bool self_closing = tag.self_closing;
         if (!closing && !strcasecmp(name, "title") && !*title) {
             const char *e = raw_end(p, end, "title");
             const char *te = e;
@@ -274,9 +205,9 @@ static char *html_author(const char *html, size_t n)
             const char *gt = memchr(p, '>', (size_t)(end - p));
             if (!gt)
                 break;
-            char *nm = attr(p + 5, (size_t)(gt - p - 5), "name");
-            char *c = nm && !strcasecmp(nm, "author") ? attr(p + 5, (size_t)(gt - p - 5),
-                                                             "content")
+            size_t an = (size_t)(gt - p - 5);
+            char *nm = sl_builtin_html_attr(p + 5, an, "name");
+            char *c = nm && !strcasecmp(nm, "author") ? sl_builtin_html_attr(p + 5, an, "content")
                                                       : NULL;
             free(nm);
             if (c && *c) {
