@@ -15,7 +15,7 @@ DLOPENED := libarchive libmicrohttpd libssh sqlite3 libcurl
 # fewer to find, map and relocate at every start (docs/dependencies.md).
 STATIC   := yaml-0.1 jansson
 LDLIBS   += -Wl,-Bstatic $(shell pkg-config --libs $(STATIC)) -Wl,-Bdynamic \
-            $(shell pkg-config --libs $(filter-out $(DLOPENED) $(STATIC),$(PKGS))) -ldl -lpthread -lm
+            $(shell pkg-config --libs $(filter-out $(DLOPENED) $(STATIC),$(PKGS))) -ldl -lpthread
 BUILD    ?= build
 
 # src/sandbox/local/init.c is a program of its own (the sandbox's pid 1),
@@ -73,9 +73,10 @@ $(LIB): $(OBJ)
 $(BUILD)/sluice: $(CLI_OBJ) $(OBJ)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(OBJ) $(LDLIBS)
 
+# tests may compare with libm (sluice itself does not link it: core/math.h)
 $(BUILD)/tests/%: tests/unit/%.c $(OBJ) tests/unit/tap.h tests/unit/util.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -Isrc -o $@ $< $(OBJ) $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -Isrc -o $@ $< $(OBJ) $(LDLIBS) -lm
 
 test: all
 	@tests/run.sh $(BUILD)

@@ -790,7 +790,7 @@ static int perform(call *c, const char *url, sl_value **resp, sl_err *err)
         bool last = a + 1 == attempts || c->emitted;
         if (c->stream_error) {
             if (!last && !c->emitted && !c->done && !c->malformed) {
-                if (!backoff(c, 0.5 * pow(2, a)))
+                if (!backoff(c, ldexp(0.5, a)))
                     return sl_err_set(err, SL_ECANCELED, "the model call was cancelled");
                 continue;
             }
@@ -799,7 +799,7 @@ static int perform(call *c, const char *url, sl_value **resp, sl_err *err)
         }
         if (rc != SL_HTTP_OK && rc != SL_HTTP_CALLBACK) {
             if (!last && retryable_transfer(rc)) {
-                if (!backoff(c, 0.5 * pow(2, a)))
+                if (!backoff(c, ldexp(0.5, a)))
                     return sl_err_set(err, SL_ECANCELED, "the model call was cancelled");
                 continue;
             }
@@ -821,7 +821,7 @@ static int perform(call *c, const char *url, sl_value **resp, sl_err *err)
                               c->ep->name);
         if (c->status != 200) {
             if (!last && retryable_status(c->status)) {
-                double wait = c->retry_after >= 0 ? c->retry_after : 0.5 * pow(2, a);
+                double wait = c->retry_after >= 0 ? c->retry_after : ldexp(0.5, a);
                 if (wait > 60)
                     wait = 60;
                 wait += (double)(rand() % 100) / 1000.0;
@@ -846,7 +846,7 @@ static int perform(call *c, const char *url, sl_value **resp, sl_err *err)
                                   c->ep->name, json_is_object(j) ? "no choices" : je.text);
         } else if (!c->done) {
             if (!last && !c->emitted) {
-                if (!backoff(c, 0.5 * pow(2, a)))
+                if (!backoff(c, ldexp(0.5, a)))
                     return sl_err_set(err, SL_ECANCELED, "the model call was cancelled");
                 continue;
             }

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/math.h"
+
 static bool is_type(const sl_value *v, const char *t)
 {
     if (!strcmp(t, "string"))
@@ -14,7 +16,7 @@ static bool is_type(const sl_value *v, const char *t)
     if (!strcmp(t, "number"))
         return json_is_number(v);
     if (!strcmp(t, "integer"))
-        return json_is_integer(v) || (json_is_real(v) && json_real_value(v) == floor(json_real_value(v)));
+        return json_is_integer(v) || (json_is_real(v) && json_real_value(v) == sl_floor(json_real_value(v)));
     if (!strcmp(t, "boolean"))
         return json_is_boolean(v);
     if (!strcmp(t, "object"))

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/math.h"
 #include "engine/graph.h"
 #include "engine/limits.h"
 
@@ -561,7 +562,7 @@ static int num_compare(const sl_value *actual, const sl_value *expected, int *cm
         if (sl_cond_py_float(json_string_value(expected), &ed) < 0)
             return cerr(err, "ValueError", "operator '%s': Cannot convert '%s' to number; "
                         "write a number such as 10 or 2.5", opname, json_string_value(expected));
-        if (is_intlike(actual) && isfinite(ed) && ed == floor(ed) && fabs(ed) < 9.2e18) {
+        if (is_intlike(actual) && isfinite(ed) && ed == sl_floor(ed) && fabs(ed) < 9.2e18) {
             as_int = true;
             ai = int_of(actual);
             ei = (json_int_t)ed;

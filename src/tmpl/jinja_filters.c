@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/math.h"
 #include "tmpl/jinja_ev.h"
 
 /* ---- helpers for filters ---- */
@@ -400,7 +401,7 @@ FILTER(int)
         }
         if (end != s && !*end && isfinite(v)) {
             /* beyond 64 bits: sluice's ints stop there, so the nearest float */
-            *out = sl_jx_json(json_real(trunc(v)));
+            *out = sl_jx_json(json_real(sl_trunc(v)));
             return 0;
         }
     }
@@ -514,19 +515,22 @@ FILTER(reverse)
     return 0;
 }
 
-static double py_round(double v, long long p)
+/* Python's round(v, p): 0 and *out, or -1 and err (libm, core/math.h) */
+static int py_round(double v, long long p, double *out, sl_err *err)
 {
     if (!isfinite(v))
-        return v;
+        return *out = v, 0;
     if (p >= 0 && p < 300) {
         char buf[400];
         snprintf(buf, sizeof buf, "%.*f", (int)p, v);
-        return strtod(buf, NULL);
+        return *out = strtod(buf, NULL), 0;
     }
-    double m = pow(10, (double)-p);
-    double q = v / m, fl = floor(q), diff = q - fl;
-    double rq = diff > 0.5 ? fl + 1 : diff < 0.5 ? fl : (fmod(fl, 2) == 0 ? fl : fl + 1);
-    return rq * m;
+    double m;
+    if (sl_pow10(-p, &m, err))
+        return -1;
+    double q = v / m, fl = sl_floor(q), diff = q - fl;
+    double rq = diff > 0.5 ? fl + 1 : diff < 0.5 ? fl : (sl_fmod(fl, 2) == 0 ? fl : fl + 1);
+    return *out = rq * m, 0;
 }
 
 FILTER(round)
@@ -545,12 +549,18 @@ FILTER(round)
         *out = sl_jx_json(sl_jx_int(i));
         return 0;
     }
-    if (!strcmp(method, "common"))
-        return sl_jx_float(r, e, py_round(d, p), out);
-    if (strcmp(method, "ceil") && strcmp(method, "floor"))
+    if (strcmp(method, "common") && strcmp(method, "ceil") && strcmp(method, "floor"))
         return sl_jx_err(r, e, SL_EINVAL, "method must be common, ceil or floor");
-    double mul = pow(10, (double)p);
-    double v = method[0] == 'c' ? ceil(d * mul) / mul : floor(d * mul) / mul;
+    double v = 0, mul = 1;
+    sl_err pe = {0};
+    if (!strcmp(method, "common") ? py_round(d, p, &v, &pe) : sl_pow10(p, &mul, &pe)) {
+        int rc = sl_jx_err(r, e, pe.code, "%s", pe.msg);
+        sl_err_clear(&pe);
+        return rc;
+    }
+    if (!strcmp(method, "common"))
+        return sl_jx_float(r, e, v, out);
+    v = method[0] == 'c' ? sl_ceil(d * mul) / mul : sl_floor(d * mul) / mul;
     return sl_jx_float(r, e, v, out);
 }
 

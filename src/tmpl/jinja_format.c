@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/math.h"
 #include "tmpl/jinja_ev.h"
 
 /* ---- str(), repr(), tojson and pprint ---- */
@@ -400,7 +401,7 @@ static bool fixed_fast(double a, int p, sl_buf *b)
     double sc = a * pow10[p];
     if (!(sc < 4e9))
         return false;
-    double fl = floor(sc), fr = sc - fl;
+    double fl = sl_floor(sc), fr = sc - fl;
     if (fabs(fr - 0.5) < 1e-4)
         return false;
     unsigned long long v = (unsigned long long)fl + (fr > 0.5);

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/math.h"
 #include "tmpl/jinja_ev.h"
 
 /* ---- tests ---- */
@@ -67,7 +68,7 @@ static int int_test(jrender *r, const jnode *e, jv *x, long long *v)
     int t = sl_jx_num_of(x, v, &d);
     if (t == 2) {
         *v = d2ll(d);
-        return d == floor(d) ? 0 : 1;
+        return d == sl_floor(d) ? 0 : 1;
     }
     if (!t)
         return x->k == K_UNDEF ? sl_jx_undef_err(r, e, x)

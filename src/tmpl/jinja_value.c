@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/math.h"
 #include "tmpl/jinja_ev.h"
 
 /* ---- values ---- */
@@ -771,9 +772,9 @@ int sl_jx_arith(jrender *r, const jnode *e, int op, const jv *a, const jv *b, jv
                 return *out = sl_jx_json(sl_jx_int(op == OP_FDIV ? q : m)), 0;
             }
             if (op == OP_FDIV)
-                return sl_jx_float(r, e, floor(da / db), out);
+                return sl_jx_float(r, e, sl_floor(da / db), out);
             {
-                double m = fmod(da, db);
+                double m = sl_fmod(da, db);
                 if (m != 0 && ((m < 0) != (db < 0)))
                     m += db;
                 else if (m == 0)
@@ -796,7 +797,14 @@ int sl_jx_arith(jrender *r, const jnode *e, int op, const jv *a, const jv *b, jv
             }
             if (da == 0 && db < 0)
                 return sl_jx_err(r, e, SL_EINVAL, "0.0 cannot be raised to a negative power");
-            return sl_jx_float(r, e, pow(da, db), out);
+            double pw;
+            sl_err pe = {0};
+            if (sl_pow(da, db, &pw, &pe)) {
+                int rc = sl_jx_err(r, e, pe.code, "%s", pe.msg);
+                sl_err_clear(&pe);
+                return rc;
+            }
+            return sl_jx_float(r, e, pw, out);
         }
     }
     json_t *ja = a->k == K_JSON ? a->j : NULL, *jb = b->k == K_JSON ? b->j : NULL;

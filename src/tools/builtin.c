@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/math.h"
 #include "core/secret.h"
 #include "net/http.h"
 #include "net/url.h"
@@ -544,7 +545,7 @@ const char *sl_builtin_arg_str(const sl_value *args, const char *name, const cha
         return *tmp = sl_xasprintf("%lld", (long long)json_integer_value(v));
     if (json_is_real(v)) {
         double d = json_real_value(v);
-        if (d == floor(d) && fabs(d) < 1e15)
+        if (d == sl_floor(d) && fabs(d) < 1e15)
             return *tmp = sl_xasprintf("%.1f", d);
         return *tmp = sl_xasprintf("%.17g", d);
     }

@@ -41,6 +41,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/math.h"
 #include "net/http.h"
 
 #define DDG_URL "https://html.duckduckgo.com"
@@ -445,7 +446,7 @@ static int ddgo_search(const sl_tool_ctx *ctx, const sl_builtin_cfg *cfg, const 
     }
     /* the package stops once it has max_results (a fraction rounds up);
      * 0 or less: the first page, whole */
-    size_t max = maxd > 0 ? (size_t)fmin(ceil(maxd), 1000) : 0;
+    size_t max = maxd > 0 ? (size_t)(maxd > 1000 ? 1000 : sl_ceil(maxd)) : 0;
     url = sl_builtin_url(cfg && cfg->base_url && *cfg->base_url ? cfg->base_url : DDG_URL,
                          "/html");
     char *eq = sl_http_escape(query);

@@ -30,6 +30,7 @@
 #include <time.h>
 
 #include "core/clock.h"
+#include "core/math.h"
 #include "net/http.h"
 
 #define VENDOR "Firecrawl"
@@ -112,7 +113,7 @@ static int num_param(const sl_value *args, const char *name, double def, sl_valu
         *out = NULL;
         return 0;
     }
-    *out = d == floor(d) && fabs(d) < 1e15 ? json_integer((json_int_t)d) : json_real(d);
+    *out = d == sl_floor(d) && fabs(d) < 1e15 ? json_integer((json_int_t)d) : json_real(d);
     return 0;
 }
 

@@ -26,6 +26,7 @@
 #include <strings.h>
 
 #include "core/clock.h"
+#include "core/math.h"
 
 #define VENDOR "Tavily"
 
@@ -45,7 +46,7 @@ static int int_arg(const sl_value *args, const char *name, long lo, long hi, lon
     int r = sl_builtin_arg_num(args, name, &d);
     if (r == 0)
         return 1;
-    if (r < 0 || d != floor(d) || d < (double)lo || d > (double)hi)
+    if (r < 0 || d != sl_floor(d) || d < (double)lo || d > (double)hi)
         return sl_err_set(err, SL_EINVAL, "tavily: %s is a whole number from %ld to %ld",
                           name, lo, hi);
     *out = (long)d;

@@ -21,6 +21,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/math.h"
+
 #define TZ_DIR "/usr/share/zoneinfo"
 #define TZ_FILE_MAX (1u << 20)
 #define FMT_MAX 1024
@@ -606,7 +608,7 @@ static int current_time(const sl_tool_ctx *ctx, const sl_builtin_cfg *cfg,
 
 static void num_text(double d, char *out, size_t n)
 {
-    if (d == floor(d) && fabs(d) < 1e15)
+    if (d == sl_floor(d) && fabs(d) < 1e15)
         snprintf(out, n, "%lld", (long long)d);
     else
         snprintf(out, n, "%g", d);
@@ -634,7 +636,7 @@ static int weekday(const sl_tool_ctx *ctx, const sl_builtin_cfg *cfg,
     num_text(v[1], ms, sizeof ms);
     num_text(v[2], ds, sizeof ds);
     bool ok = v[0] >= 1 && v[0] <= 9999 && v[1] >= 1 && v[1] <= 12 && v[2] >= 1 && v[2] <= 31 &&
-              v[0] == floor(v[0]) && v[1] == floor(v[1]) && v[2] == floor(v[2]) &&
+              v[0] == sl_floor(v[0]) && v[1] == sl_floor(v[1]) && v[2] == sl_floor(v[2]) &&
               v[2] <= month_days((int64_t)v[0], (int)v[1]);
     if (!ok)
         return sl_err_set(err, SL_EINVAL, "Invalid date: Year %s, Month %s, Day %s.", ys, ms,
@@ -703,7 +705,7 @@ static int timestamp_to_localtime(const sl_tool_ctx *ctx, const sl_builtin_cfg *
     const char *tz = sl_builtin_arg_str(args, "timezone", "Asia/Shanghai", &t1);
     sl_buf b;
     sl_buf_init(&b, 0);
-    int rc = sl_builtin_time_format((long long)floor(ts), 0, tz, PY_FMT, &b, err);
+    int rc = sl_builtin_time_format((long long)sl_floor(ts), 0, tz, PY_FMT, &b, err);
     if (!rc)
         rc = out_text(res, ctx, &b, err);
     sl_buf_release(&b);
