@@ -531,9 +531,14 @@ static void become_user(void)
 
 static void drop_privileges(sl_sb_plan *p)
 {
-    for (int cap = 0; cap <= p->cap_last; cap++)
-        if (syscall(SYS_prctl, PR_CAPBSET_DROP, cap, 0, 0, 0) && errno != EINVAL)
-            die("drop capability", NULL);
+    /* every capability this kernel has: the first number past its last
+     * one fails with EINVAL (no need to read /proc/sys/kernel/cap_last_cap) */
+    for (int cap = 0; cap < 64; cap++)
+        if (syscall(SYS_prctl, PR_CAPBSET_DROP, cap, 0, 0, 0)) {
+            if (errno != EINVAL || cap == 0)
+                die("drop capability", NULL);
+            break;
+        }
     syscall(SYS_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
     struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
     struct __user_cap_data_struct d[2];
@@ -955,7 +960,6 @@ static void read_plan(const char *payload, size_t len, sl_sb_plan *p)
     p->new_net = w.new_net;
     p->shared_net = w.shared_net;
     p->proxy = w.proxy;
-    p->cap_last = w.cap_last;
     p->mode = w.mode;
     p->n_ns = w.n_ns;
     if (p->mode < SL_SB_FRESH || p->mode > SL_SB_KEPT || p->n_ns < 0 || p->n_ns > 3)

@@ -760,7 +760,6 @@ static int create(const sl_sandbox_opts *o, const sl_sandbox_cmd *first, exec_ca
     sl_sb_mount *ms = NULL;  /* sl_plan_mounts, when this sandbox's root is built here */
     size_t etc_len = 0;
     char *etc = NULL;  /* sl_plan_etc, when this sandbox's root is built here */
-    plan.cap_last = sl_plan_cap_last();
     plan.new_net = o->net != SL_NET_OPEN;
     plan.proxy = o->net == SL_NET_ALLOW;
     plan.seccomp = prog;

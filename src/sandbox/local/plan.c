@@ -78,7 +78,6 @@ static struct {
     sl_buf prints;         /* their fingerprints */
     sl_sb_mount *mounts;   /* root dirs, /etc folders, devices */
     int n_mounts;
-    int cap_last;
 } base_plan = {.once = PTHREAD_ONCE_INIT, .copies_once = PTHREAD_ONCE_INIT,
                .mounts_once = PTHREAD_ONCE_INIT};
 
@@ -151,14 +150,6 @@ static void build_base_plan(void)
         dir_print(&base_plan.prints, dirs[i]);
     for (size_t i = 0; i < sizeof etc_copies / sizeof *etc_copies; i++)
         etc_print(&base_plan.prints, etc_copies[i]);
-    base_plan.cap_last = 63;
-    FILE *f = fopen("/proc/sys/kernel/cap_last_cap", "r");
-    if (f) {
-        if (fscanf(f, "%d", &base_plan.cap_last) != 1 || base_plan.cap_last < 0 ||
-            base_plan.cap_last > 63)
-            base_plan.cap_last = 63;
-        fclose(f);
-    }
 }
 
 /* The binds every sandbox has, on first need (a kept root has them). */
@@ -233,12 +224,6 @@ char *sl_plan_etc(const sl_value *host_etc, size_t *len)
 }
 
 
-int sl_plan_cap_last(void)
-{
-    pthread_once(&base_plan.once, build_base_plan);
-    return base_plan.cap_last;
-}
-
 void sl_plan_print(sl_buf *out, const sl_sandbox_opts *o, const sl_value *host_etc)
 {
     pthread_once(&base_plan.once, build_base_plan);
@@ -284,7 +269,7 @@ int sl_plan_settings(const sl_value *set, const sl_value **host_etc, sl_err *err
 /* The GO message's payload (proto.h). */
 void sl_plan_wire(sl_buf *out, const sl_sb_plan *plan, size_t etc_len)
 {
-    sl_sb_plan_wire w = {plan->new_net, plan->shared_net, plan->proxy, plan->cap_last,
+    sl_sb_plan_wire w = {plan->new_net, plan->shared_net, plan->proxy,
                          plan->mode, plan->n_ns, plan->n_mounts, plan->seccomp->len,
                          (uint32_t)etc_len, {0}};
     memcpy(w.data_opts, plan->data_opts, sizeof w.data_opts);

@@ -20,8 +20,6 @@
  * may hold credentials and are copied only when named (pip.conf, npmrc,
  * gitconfig, wgetrc).  *host_etc points into set, or is NULL. */
 int sl_plan_settings(const sl_value *set, const sl_value **host_etc, sl_err *err);
-/* The highest capability number of this kernel. */
-int sl_plan_cap_last(void);
 /* A sandbox's binds: everyone's, resolv.conf for the open network, the
  * user's (--bind).  The caller frees. */
 sl_sb_mount *sl_plan_mounts(const sl_sandbox_opts *o, int *n);

@@ -100,7 +100,6 @@ typedef struct {
     sl_sb_mount *mounts;
     int n_mounts;
     const char *etc_files;         /* "name\0size\0content" records, ends with "\0" */
-    int cap_last;                  /* highest capability number of this kernel */
     int mode;                      /* SL_SB_FRESH, _TEMPLATE or _KEPT */
     int n_ns;                      /* KEPT: root, uts[, net] descriptors first in GO */
 } sl_sb_plan;
@@ -110,7 +109,7 @@ typedef struct {
  * shares no memory with the host).  Then n_mounts sl_sb_mount, n_filter
  * struct sock_filter, etc_len bytes of etc_files. */
 typedef struct {
-    int32_t new_net, shared_net, proxy, cap_last;
+    int32_t new_net, shared_net, proxy;
     int32_t mode, n_ns;
     int32_t n_mounts;
     uint32_t n_filter;
