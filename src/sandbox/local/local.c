@@ -734,9 +734,10 @@ static int create(const sl_sandbox_opts *o, const sl_sandbox_cmd *first, exec_ca
     }
     /* Run as root with no binds of the user's, the sandbox will most
      * likely join kept namespaces (kept.h), and nothing of the plan is
-     * needed to start its init: it is started first thing and execs on
-     * the other CPU while we make the plan and find what is kept (an init
-     * that turns out not to be needed is stopped). */
+     * needed to start its init: it is started first thing, ready to exec
+     * while we make the plan and find what is kept, if a CPU takes it (the
+     * kernel queues a new process on its parent's CPU; docs/sandbox.md),
+     * and an init that turns out not to be needed is stopped. */
     early_init early = {.pid = -1, .ctl = -1};
     if (o->n_binds == 0 && geteuid() == 0)
         start_early(&early);
