@@ -211,6 +211,7 @@ static void read_copies(void)
  * copies, sluice.yml's host_etc), NUL-terminated; *len counts the NUL. */
 char *sl_plan_etc(const sl_value *host_etc, size_t *len)
 {
+    pthread_once(&base_plan.once, build_base_plan);  /* the generated files */
     pthread_once(&base_plan.copies_once, read_copies);
     sl_buf b;
     sl_buf_init(&b, 0);
