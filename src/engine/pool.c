@@ -1,8 +1,11 @@
 #include "engine/pool.h"
 #include "core/err.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "core/buf.h"
 
 struct sl_pool {
     sl_pool *parent;
@@ -136,4 +139,18 @@ sl_value *sl_pool_get_sel(sl_pool *p, const sl_value *selector)
             return NULL;
     }
     return sl_pool_get(p, parts, (int)n);
+}
+
+void sl_pool_selector_text(const sl_value *selector, char *out, size_t n)
+{
+    sl_buf b;
+    sl_buf_init(&b, n);
+    sl_buf_addc(&b, '[');
+    for (size_t i = 0; i < json_array_size(selector); i++) {
+        const char *part = json_string_value(json_array_get(selector, i));
+        sl_buf_addf(&b, "%s'%s'", i ? ", " : "", part ? part : "?");
+    }
+    sl_buf_addc(&b, ']');
+    snprintf(out, n, "%s", b.data ? b.data : "[]");
+    sl_buf_release(&b);
 }

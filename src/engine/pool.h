@@ -40,4 +40,8 @@ sl_value *sl_pool_get_sel(sl_pool *p, const sl_value *selector);
 /* The whole output object of a node in this layer or above (new ref). */
 sl_value *sl_pool_node(sl_pool *p, const char *node_id);
 
+/* A selector as Python prints a list, ['node', 'var'], the way Dify's
+ * messages quote it (cut to fit n). */
+void sl_pool_selector_text(const sl_value *selector, char *out, size_t n);
+
 #endif

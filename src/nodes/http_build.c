@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "core/rand.h"
+#include "engine/pool.h"
 #include "net/url.h"
 
 const char *const sl_hr_body_types[] = {"none", "form-data", "x-www-form-urlencoded",
@@ -42,21 +43,6 @@ static bool header_name_ok(const char *s)
         if (!isalnum((unsigned char)*s) && !strchr("!#$%&'*+-.^_`|~", *s))
             return false;
     return true;
-}
-
-/* A selector as Python prints a list: ['node', 'var']. */
-static void selector_text(const sl_value *sel, char *out, size_t n)
-{
-    sl_buf b;
-    sl_buf_init(&b, n);
-    sl_buf_addc(&b, '[');
-    for (size_t i = 0; i < json_array_size(sel); i++)
-        sl_buf_addf(&b, "%s'%s'", i ? ", " : "", json_string_value(json_array_get(sel, i))
-                                                     ? json_string_value(json_array_get(sel, i))
-                                                     : "?");
-    sl_buf_addc(&b, ']');
-    snprintf(out, n, "%s", b.data ? b.data : "[]");
-    sl_buf_release(&b);
 }
 
 /* The bytes of a file value: content_base64 (files this node made), or a
@@ -300,7 +286,7 @@ static int build_body(request *r, const sl_value *body)
         }
         if (!sl_value_is_file(f)) {
             char st[256];
-            selector_text(sel, st, sizeof st);
+            sl_pool_selector_text(sel, st, sizeof st);
             const char *why = f ? "it is not a file" : "no such variable";
             json_decref(f);
             return sl_exec_fail(r->x, "FileFetchError",
