@@ -73,6 +73,10 @@ static const field fields[] = {
     F(tool_max_output, T_SIZE, "text, json and files one tool call may return"),
     F(tool_allow_private, T_BOOL, "let bound tool servers be on this host or private addresses"),
     F(tool_workflow_depth, T_INT, "workflow tools nested in workflow tools (Dify: 5)"),
+    F(extract_timeout_s, T_DOUBLE, "wall seconds to read one document (document-extractor)"),
+    F(extract_max_input, T_SIZE, "size of one document a document-extractor reads"),
+    F(extract_max_output, T_SIZE, "size of the text of one document"),
+    F(extract_max_memory, T_SIZE, "memory of the process that reads one document"),
 };
 
 void sl_limits_default(struct sl_limits *l)
@@ -132,6 +136,10 @@ void sl_limits_default(struct sl_limits *l)
     l->tool_max_output = (size_t)8 << 20;
     l->tool_allow_private = false;
     l->tool_workflow_depth = 5;
+    l->extract_timeout_s = 60;
+    l->extract_max_input = (size_t)100 << 20;
+    l->extract_max_output = (size_t)64 << 20;
+    l->extract_max_memory = (size_t)1 << 30;
 }
 
 static int set_field(struct sl_limits *l, const field *f, const char *v, sl_err *err)

@@ -72,6 +72,11 @@ struct sl_limits {
     size_t tool_max_output;          /* text, json and files of one call: 8 MiB */
     bool tool_allow_private;         /* tool servers on this host / private addresses */
     int tool_workflow_depth;         /* workflow tools calling workflow tools: 5 (Dify) */
+    /* document-extractor: each document is parsed in a process of its own */
+    double extract_timeout_s;        /* wall seconds per document: 60 */
+    size_t extract_max_input;        /* bytes of one document: 100 MiB */
+    size_t extract_max_output;       /* bytes of one document's text: 64 MiB */
+    size_t extract_max_memory;       /* the parser's memory: 1 GiB */
 };
 
 void sl_limits_default(struct sl_limits *l);
