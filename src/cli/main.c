@@ -20,6 +20,7 @@
 #include "dsl/dsl.h"
 #include "engine/run.h"
 #include "engine/config.h"
+#include "extract/isolate.h"
 #include "llm/llm.h"
 #include "cli/cli.h"
 #include "cli/term.h"
@@ -1282,6 +1283,7 @@ static const command commands[] = {
     {"serve", "", sl_cli_serve, "serve Dify's Service API for the apps in a data folder"},
     {"app", "", sl_cli_app, "import (new versions too), list, export, delete apps; keys"},
     {"tools", "", sl_cli_tools, "list an app's tools and their bindings; call a bound tool"},
+    {"extract", "FILE", sl_cli_extract, "print a document's text as document-extractor reads it"},
 };
 
 /* Columns `s` takes on a terminal (UTF-8: continuation bytes take none). */
@@ -1331,6 +1333,10 @@ int main(int argc, char **argv)
         return EXIT_USAGE;
     }
     const char *cmd = argv[1];
+    /* documents are read by another sluice process (extract/isolate.h) */
+    if (!strcmp(cmd, "__extract"))
+        return sl_extract_helper_main(argc, argv);
+    sl_extract_set_helper("/proc/self/exe");
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
         usage_main(stdout);
         return EXIT_OK;
