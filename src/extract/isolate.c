@@ -62,7 +62,7 @@ static const int allowed[] = {
     __NR_exit, __NR_exit_group,
 };
 
-static int confine(void)
+int sl_extract_confine(void)
 {
     enum { N = sizeof allowed / sizeof *allowed };
     struct sock_filter f[N + 8];
@@ -137,7 +137,7 @@ int sl_extract_helper_main(int argc, char **argv)
     struct rlimit as = {v[5], v[5]}, cpu = {v[6] + 1, v[6] + 2}, none = {0, 0};
     if (setrlimit(RLIMIT_AS, &as) || setrlimit(RLIMIT_CPU, &cpu) ||
         setrlimit(RLIMIT_FSIZE, &none) || setrlimit(RLIMIT_CORE, &none) ||
-        setrlimit(RLIMIT_NPROC, &none) || confine()) {
+        setrlimit(RLIMIT_NPROC, &none) || sl_extract_confine()) {
         say(SL_EIO, NULL, "cannot confine the document's reader");
         return HELPER_FAILED;
     }
@@ -235,6 +235,7 @@ int sl_extract_isolated(sl_doc_kind kind, const void *data, size_t len, const sl
         snprintf(a[i], sizeof a[i], "%llu", v[i]);
     char *argv[] = {"sluice", "__extract", (char *)sl_extract_kind_id(kind), a[0], a[1], a[2],
                     a[3], a[4], a[5], a[6], NULL};
+    double deadline = sl_clock_s() + r->timeout_s;  /* the helper's start counts */
     int doc = doc_fd(data, len, err);
     if (doc < 0)
         return -1;
@@ -256,7 +257,6 @@ int sl_extract_isolated(sl_doc_kind kind, const void *data, size_t len, const sl
     char msg[ERR_MAX + 1];
     size_t nmsg = 0;
     enum { RUNNING, OVER, LATE, STOPPED } why = RUNNING;
-    double deadline = sl_clock_s() + r->timeout_s;
     bool out_open = true, err_open = true;
     char chunk[16384];
     while ((out_open || err_open) && why == RUNNING) {

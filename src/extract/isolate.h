@@ -41,6 +41,12 @@ void sl_extract_set_helper(const char *exe);
 int sl_extract_isolated(sl_doc_kind kind, const void *data, size_t len, const sl_extract_run *r,
                         sl_buf *out, sl_err *err);
 
+/* What the helper does to itself before it parses: no new privileges, not
+ * dumpable, and the seccomp filter (read, write, close, lseek, fstat,
+ * memory, futex, signals' return, clocks, getrandom, exit; anything else
+ * EPERM, another ABI killed).  0, or -1 with errno. */
+int sl_extract_confine(void);
+
 /* The helper's side: `sluice __extract KIND OUTPUT MEMBER UNPACKED DEPTH
  * NODES MEMORY SECONDS` with the document on descriptor 3.  Returns the
  * exit status (0: the text is on stdout; 3: "code\tsetting\tmessage" is

@@ -700,15 +700,9 @@ static void walk(const char *path)
 int main(int argc, char **argv)
 {
     signal(SIGPIPE, SIG_IGN);
-    /* document-extractor nodes read documents with the built sluice
-     * (BUILD/tests/cases -> BUILD/sluice; extract/isolate.h) */
-    static char helper[4096];
-    ssize_t hn = readlink("/proc/self/exe", helper, sizeof helper - 16);
-    char *slash = hn > 0 ? (helper[hn] = 0, strrchr(helper, '/')) : NULL;
-    if (slash && slash - helper >= 6 && !strncmp(slash - 6, "/tests", 6)) {
-        strcpy(slash - 6, "/sluice");
-        sl_extract_set_helper(helper);
-    }
+    /* document-extractor nodes read documents with the built sluice */
+    if (built_sluice())
+        sl_extract_set_helper(built_sluice());
     /* ${CASES_DIR}: the cases folder as an absolute path, for settings that
      * name files (sluice_config is written to /tmp, so a relative path
      * there would be read from /tmp) */

@@ -127,6 +127,23 @@ static inline pid_t start_stand_in(const char *name, bool quiet, int *port)
     return *port > 0 ? pid : -1;
 }
 
+/* The sluice built beside this test program (BUILD/tests/NAME ->
+ * BUILD/sluice), or NULL when there is none: the document extractor's
+ * reader (extract/isolate.h) is that program. */
+static inline const char *built_sluice(void)
+{
+    static char path[4096];
+    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 16);
+    if (n <= 0)
+        return NULL;
+    path[n] = 0;
+    char *slash = strrchr(path, '/');
+    if (!slash || slash - path < 6 || strncmp(slash - 6, "/tests", 6))
+        return NULL;
+    strcpy(slash - 6, "/sluice");
+    return access(path, X_OK) ? NULL : path;
+}
+
 /* The LLM stand-in (tests/tools/llmd.py). */
 static inline pid_t start_llmd(int *port)
 {

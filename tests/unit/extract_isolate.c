@@ -1,0 +1,102 @@
+/*
+ * extract_isolate — documents are read in a confined process of their
+ * own: what it may not do, and how its end reaches the caller.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "extract/isolate.h"
+#include "tap.h"
+#include "util.h"
+
+static bool always(void *ud)
+{
+    (void)ud;
+    return true;
+}
+
+int main(void)
+{
+    /* the filter itself, in a child: files, sockets, processes, exec */
+    int p[2];
+    if (pipe(p))
+        return 1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(p[0]);
+        char r[5] = "....";
+        if (sl_extract_confine())
+            _exit(2);
+        r[0] = open("/etc/hostname", O_RDONLY) < 0 && errno == EPERM ? 'y' : 'n';
+        r[1] = socket(AF_INET, SOCK_STREAM, 0) < 0 && errno == EPERM ? 'y' : 'n';
+        r[2] = fork() < 0 && errno == EPERM ? 'y' : 'n';
+        char *argv[] = {"true", NULL};
+        r[3] = execv("/bin/true", argv) < 0 && errno == EPERM ? 'y' : 'n';
+        if (write(p[1], r, 4) != 4)
+            _exit(3);
+        _exit(0);
+    }
+    close(p[1]);
+    char got[5] = "";
+    ssize_t n = read(p[0], got, 4);
+    close(p[0]);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    CHECK(n == 4 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "a confined process still writes and "
+          "exits (%.4s, status %d)", got, st);
+    CHECK(got[0] == 'y', "a confined process cannot open a file");
+    CHECK(got[1] == 'y', "a confined process cannot make a socket");
+    CHECK(got[2] == 'y', "a confined process cannot start a process");
+    CHECK(got[3] == 'y', "a confined process cannot exec");
+
+    sl_extract_run r;
+    sl_extract_run_default(&r);
+    sl_buf out;
+    sl_buf_init(&out, 0);
+    sl_err err = {0};
+    CHECK(sl_extract_isolated(SL_DOC_DOC, "x", 1, &r, &out, &err) == -1 &&
+              err.code == SL_EUNSUPPORTED && strstr(err.msg, "sl_extract_set_helper"),
+          "without a helper program set, reading is refused and says so: %s", err.msg);
+    sl_err_clear(&err);
+
+    const char *helper = built_sluice();
+    if (!helper) {
+        for (int i = 0; i < 4; i++)
+            SKIP("the reader's errors", "no sluice is built beside this test");
+        sl_buf_release(&out);
+        return tap_done();
+    }
+    sl_extract_set_helper(helper);
+    CHECK(sl_extract_isolated(SL_DOC_DOC, "x", 1, &r, &out, &err) == -1 &&
+              err.code == SL_EUNSUPPORTED &&
+              !strcmp(err.msg, "Unstructured API URL is not configured for DOC file processing."),
+          "the reader's own error comes back whole: %s", err.msg);
+    sl_err_clear(&err);
+    r.timeout_s = 1e-9;  /* over before the reader has started */
+    CHECK(sl_extract_isolated(SL_DOC_DOC, "x", 1, &r, &out, &err) == -1 &&
+              err.code == SL_ETIMEOUT && err.setting &&
+              !strcmp(err.setting, "extract_timeout_s") && out.len == 0,
+          "a reader past extract_timeout_s is stopped, and the error names the limit: %s",
+          err.msg);
+    sl_err_clear(&err);
+    r.timeout_s = 60;
+    r.stop = always;
+    CHECK(sl_extract_isolated(SL_DOC_DOC, "x", 1, &r, &out, &err) == -1 &&
+              err.code == SL_ECANCELED,
+          "a stopped run stops the reader: %s", err.msg);
+    sl_err_clear(&err);
+    r.stop = NULL;
+    sl_extract_set_helper("/nonexistent/sluice");
+    CHECK(sl_extract_isolated(SL_DOC_DOC, "x", 1, &r, &out, &err) == -1 && err.msg &&
+              strstr(err.msg, "/nonexistent/sluice"),
+          "a helper that cannot start is named: %s", err.msg);
+    sl_err_clear(&err);
+    sl_buf_release(&out);
+    return tap_done();
+}
