@@ -135,7 +135,15 @@ int sl_extract_helper_main(int argc, char **argv)
         dlopen("libxml2.so.2", RTLD_NOW);
     }
     struct rlimit as = {v[5], v[5]}, cpu = {v[6] + 1, v[6] + 2}, none = {0, 0};
-    if (setrlimit(RLIMIT_AS, &as) || setrlimit(RLIMIT_CPU, &cpu) ||
+    bool limit_as = true;  /* not under ASan: its shadow alone is terabytes of it */
+#if defined(__SANITIZE_ADDRESS__)
+    limit_as = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    limit_as = false;
+#endif
+#endif
+    if ((limit_as && setrlimit(RLIMIT_AS, &as)) || setrlimit(RLIMIT_CPU, &cpu) ||
         setrlimit(RLIMIT_FSIZE, &none) || setrlimit(RLIMIT_CORE, &none) ||
         setrlimit(RLIMIT_NPROC, &none) || sl_extract_confine()) {
         say(SL_EIO, NULL, "cannot confine the document's reader");
