@@ -1,0 +1,251 @@
+/*
+ * pdf — a PDF's text from poppler's pdftotext, run in a fresh local
+ * sandbox (pdf.h).
+ */
+#include "extract/pdf.h"
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/value.h"
+#include "sandbox/sandbox.h"
+
+#define FAIL "Failed to extract text from PDF: "
+
+/* pdftotext's complaints kept for the message: its first lines are the
+ * ones that say why; a damaged PDF can make it write a warning per
+ * operator, and those are counted, not kept. */
+#define ERR_KEEP 4096
+
+typedef struct {
+    char text[ERR_KEEP + 1];
+    size_t len;
+} err_text;
+
+static void keep_err(const char *data, size_t len, void *ud)
+{
+    err_text *e = ud;
+    size_t room = ERR_KEEP - e->len;
+    if (len > room)
+        len = room;
+    memcpy(e->text + e->len, data, len);
+    e->len += len;
+    e->text[e->len] = '\0';
+}
+
+/* PDFium (and poppler) look for the header in the first 1024 bytes;
+ * without one the file is not a PDF, and no sandbox is needed to say so. */
+static bool has_header(const unsigned char *p, size_t len)
+{
+    size_t n = len < 1024 ? len : 1024;
+    for (size_t i = 0; i + 5 <= n; i++)
+        if (p[i] == '%' && !memcmp(p + i, "%PDF-", 5))
+            return true;
+    return false;
+}
+
+/* pdftotext's errors, cleaned up for a message: the "Syntax Error: ",
+ * "Syntax Error (123): " and "Command Line Error: " prefixes dropped,
+ * warnings left out, repeats kept once, at most three, printable ASCII
+ * only (they can quote bytes of the PDF), at most about 300 bytes. */
+static void clean_errors(const char *s, char *out, size_t n)
+{
+    size_t o = 0, kept = 0;
+    out[0] = '\0';
+    while (*s && kept < 3) {
+        const char *eol = strchr(s, '\n');
+        size_t len = eol ? (size_t)(eol - s) : strlen(s);
+        const char *l = s;
+        s += len + (eol ? 1 : 0);
+        if (!len || !strncmp(l, "Syntax Warning", 14) || !strncmp(l, "Internal Error", 14))
+            continue;
+        const char *colon = memchr(l, ':', len);
+        if (colon && (colon - l) < 40 && strstr(l, "Error") && strstr(l, "Error") < colon) {
+            len -= (size_t)(colon + 1 - l);
+            l = colon + 1;
+            while (len && *l == ' ')
+                l++, len--;
+        }
+        if (!len)
+            continue;
+        char line[160];
+        size_t m = len < sizeof line - 1 ? len : sizeof line - 1;
+        for (size_t i = 0; i < m; i++)
+            line[i] = l[i] >= 0x20 && l[i] < 0x7f ? l[i] : '?';
+        line[m] = '\0';
+        if (strstr(out, line))
+            continue;
+        int w = snprintf(out + o, n - o, "%s%s", kept ? "; " : "", line);
+        if (w < 0 || (size_t)w >= n - o)
+            break;
+        o += (size_t)w;
+        kept++;
+    }
+}
+
+/* Dify's joining: each page's text as it is, minus the line breaks
+ * pdftotext puts after a page's last line, the pages run together.  The
+ * raw text has a "\f" after every page. */
+static void join_pages(const char *raw, size_t len, sl_buf *text)
+{
+    size_t start = 0;
+    for (size_t i = 0; i <= len; i++) {
+        if (i < len && raw[i] != '\f')
+            continue;
+        size_t end = i;
+        while (end > start && (raw[end - 1] == '\n' || raw[end - 1] == '\r'))
+            end--;
+        sl_buf_add(text, raw + start, end - start);
+        start = i + 1;
+    }
+}
+
+static int failed(const sl_sandbox_result *r, const err_text *et, size_t max_raw,
+                  const sl_extract_limits *lim, uint64_t mem, double timeout_s, sl_err *err)
+{
+    char why[400];
+    switch (r->kind) {
+    case SL_EXIT_TIMEOUT:
+        return sl_err_limit(err, SL_ETIMEOUT, NULL,
+                            FAIL "pdftotext did not finish within %g s; the PDF is very large "
+                            "or built to be slow to read (a decompression bomb)",
+                            timeout_s);
+    case SL_EXIT_CANCELED:
+        return sl_err_set(err, SL_ECANCELED, FAIL "cancelled");
+    case SL_EXIT_SIGNALED:
+        return sl_err_set(err, SL_EPARSE,
+                          FAIL "pdftotext crashed on this PDF (signal %d, %s); the file is "
+                          "probably damaged",
+                          r->sig, strsignal(r->sig));
+    case SL_EXIT_LIMIT:
+        switch (r->hit) {
+        case SL_SBLIMIT_OUTPUT:
+            if (r->out_truncated)
+                return sl_err_limit(err, SL_ELIMIT, "extract_max_output",
+                                    FAIL "its text is larger than extract_max_output "
+                                    "(%zu bytes); raise extract_max_output to read it",
+                                    lim->max_output);
+            return sl_err_set(err, SL_EPARSE,
+                              FAIL "pdftotext wrote more than %zu bytes of complaints about "
+                              "it; the file is badly damaged",
+                              max_raw);
+        case SL_SBLIMIT_MEMORY:
+            return sl_err_limit(err, SL_ELIMIT, NULL,
+                                FAIL "pdftotext went over its memory limit (%llu MiB); the "
+                                "PDF is too large or built to expand without end (a "
+                                "decompression bomb)",
+                                (unsigned long long)(mem >> 20));
+        case SL_SBLIMIT_CPU:
+        case SL_SBLIMIT_CPU_OR_FILE_SIZE:
+            return sl_err_limit(err, SL_ETIMEOUT, NULL,
+                                FAIL "pdftotext ran out of CPU time (%g s); the PDF is very "
+                                "large or built to be slow to read",
+                                timeout_s);
+        default:
+            return sl_err_set(err, SL_ELIMIT, FAIL "pdftotext was stopped: it went over the "
+                              "sandbox's %s limit", r->limit);
+        }
+    case SL_EXIT_EXITED:
+        break;
+    }
+    clean_errors(et->text, why, sizeof why);
+    if (r->code == 127)
+        return sl_err_set(err, SL_EUNSUPPORTED,
+                          FAIL "pdftotext is not installed; install the Debian package "
+                          "poppler-utils (%s)",
+                          why[0] ? why : "command not found");
+    if (strstr(et->text, "Incorrect password"))
+        return sl_err_set(err, SL_EPARSE,
+                          FAIL "the PDF is encrypted and needs a password to open; remove "
+                          "the password and upload it again");
+    if (r->code == 3)
+        return sl_err_set(err, SL_EPARSE, FAIL "the PDF's permissions forbid copying its text");
+    return sl_err_set(err, SL_EPARSE,
+                      FAIL "the file is damaged, truncated or not a PDF (pdftotext exited with "
+                      "%d: %s)",
+                      r->code, why[0] ? why : "no reason given");
+}
+
+int sl_extract_pdf(const void *data, size_t len, const sl_extract_limits *lim, double timeout_s,
+                   sl_buf *out, sl_err *err)
+{
+    sl_extract_limits dflt;
+    if (!lim) {
+        sl_extract_limits_default(&dflt);
+        lim = &dflt;
+    }
+    if (timeout_s <= 0)
+        timeout_s = SL_EXTRACT_PDF_TIMEOUT;
+    if (!len)
+        return sl_err_set(err, SL_EPARSE, FAIL "the file is empty");
+    if (!has_header(data, len))
+        return sl_err_set(err, SL_EPARSE,
+                          FAIL "the file is not a PDF (no %%PDF- header in its first 1024 "
+                          "bytes)");
+
+    sl_sandbox_opts o;
+    sl_sandbox_opts_init(&o);
+    o.provider = "local";
+    o.net = SL_NET_NONE;
+    o.memory_bytes = SL_EXTRACT_PDF_MEMORY;
+    o.max_procs = 16;
+    o.disk_bytes = 16u << 20;   /* pdftotext writes nothing; tmpfs is memory */
+    o.cpu_seconds = timeout_s < 1e6 ? (int)timeout_s + 2 : 1000000;
+    o.max_open_files = 64;
+    o.max_file_bytes = 1u << 20;
+
+    /* pdftotext's text keeps its page breaks ("\f" after each page) and the
+     * line breaks after a page's last line, which join_pages drops: a
+     * little more than max_output may come before the text is known to be
+     * too long. */
+    size_t max_raw = lim->max_output + lim->max_output / 8 + 65536;
+    const char *prog = getenv("SLUICE_PDFTOTEXT");
+    /* -raw: the text in the order the page draws it, as PDFium and pypdf
+     * give it, not poppler's reading-order guess (which also costs time). */
+    const char *argv[] = {prog && prog[0] ? prog : "pdftotext", "-raw", "-enc", "UTF-8",
+                          "-eol", "unix", "-", "-", NULL};
+    err_text et = {.len = 0};
+    et.text[0] = '\0';
+    sl_sandbox_cmd c = {
+        .argv = argv,
+        .stdin_data = data,
+        .stdin_len = len,
+        .timeout_s = timeout_s,
+        .max_output_bytes = max_raw,
+        .on_stderr = keep_err,
+        .ud = &et,
+        .last = true,
+    };
+    sl_sandbox_result r;
+    sl_sandbox_result_init(&r);
+    if (sl_sandbox_run(&o, &c, &r, err)) {
+        sl_sandbox_result_release(&r);
+        return sl_err_prefix(err, FAIL "no sandbox to run pdftotext in");
+    }
+    if (r.kind != SL_EXIT_EXITED || r.code != 0) {
+        int rc = failed(&r, &et, max_raw, lim, o.memory_bytes, timeout_s, err);
+        sl_sandbox_result_release(&r);
+        return rc;
+    }
+    sl_buf text;
+    sl_buf_init(&text, 0);
+    join_pages(r.out.data ? r.out.data : "", r.out.len, &text);
+    sl_sandbox_result_release(&r);
+    if (text.len > lim->max_output) {
+        sl_buf_release(&text);
+        return sl_err_limit(err, SL_ELIMIT, "extract_max_output",
+                            FAIL "its text is larger than extract_max_output (%zu bytes); "
+                            "raise extract_max_output to read it",
+                            lim->max_output);
+    }
+    /* pdftotext writes what a font's ToUnicode map says, which need not be
+     * valid UTF-8 (lone surrogates); text values must be. */
+    if (sl_utf8_valid(text.data ? text.data : "", text.len))
+        sl_buf_add(out, text.data ? text.data : "", text.len);
+    else
+        sl_utf8_clean(text.data, text.len, out);
+    sl_buf_release(&text);
+    return 0;
+}
