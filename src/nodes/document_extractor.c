@@ -70,34 +70,11 @@ static int file_bytes(sl_node_exec *x, const sl_value *f, sl_buf *out)
     if (!remote || (strncmp(remote, "http://", 7) && strncmp(remote, "https://", 8)))
         return sl_exec_fail(x, "FileDownloadError", "Missing URL for remote file ('%s')",
                             name ? name : "?");
-    request d;
-    sl_hr_request_init(&d, x);
-    d.etype = "FileDownloadError";
-    snprintf(d.method, sizeof d.method, "GET");
-    d.wire_url = sl_xstrdup(remote);
-    d.connect_s = lim->http_connect_timeout_s;
-    d.read_s = lim->http_read_timeout_s;
-    d.write_s = lim->http_write_timeout_s;
-    d.ssl_verify = lim->http_ssl_verify;
-    response o;
-    sl_hr_response_init(&o, lim->extract_max_input);
-    int rc = sl_hr_perform(&d, &o);
-    char u[512];
-    sl_hr_url_for_msg(remote, u, sizeof u);
-    if (rc == 0 && o.over)
-        rc = sl_exec_fail(x, "FileDownloadError",
-                          "Error downloading file: '%s' from %s is larger than "
-                          "extract_max_input=%zu; raise it (--limit extract_max_input=N)",
-                          name ? name : "?", u, lim->extract_max_input);
-    else if (rc == 0 && (o.status < 200 || o.status > 299))
-        rc = sl_exec_fail(x, "FileDownloadError",
-                          "Error downloading file: '%s' from %s: status code %ld",
-                          name ? name : "?", u, o.status);
-    if (rc == 0)
-        sl_buf_add(out, o.body.data ? o.body.data : "", o.body.len);
-    sl_hr_response_release(&o);
-    sl_hr_request_release(&d);
-    return rc;
+    sl_hr_fetch fetch = {x, "FileDownloadError", "extract_max_input", "Error downloading file: ",
+                         lim->extract_max_input,
+                         lim->http_connect_timeout_s, lim->http_read_timeout_s,
+                         lim->http_write_timeout_s, lim->http_ssl_verify};
+    return sl_hr_fetch_file(&fetch, remote, name, out);
 }
 
 /* One file's text (new string), or NULL after sl_exec_fail. */

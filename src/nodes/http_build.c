@@ -64,33 +64,9 @@ static int file_bytes(request *r, const sl_value *f, sl_buf *out)
         return got;
     }
     if (remote && (!strncmp(remote, "http://", 7) || !strncmp(remote, "https://", 8))) {
-        request d;
-        sl_hr_request_init(&d, r->x);
-        d.etype = "FileFetchError";
-        snprintf(d.method, sizeof d.method, "GET");
-        d.wire_url = sl_xstrdup(remote);
-        d.connect_s = r->connect_s;
-        d.read_s = r->read_s;
-        d.write_s = r->write_s;
-        d.ssl_verify = r->ssl_verify;
-        response o;
-        sl_hr_response_init(&o, cap);
-        int rc = sl_hr_perform(&d, &o);
-        char u[512];
-        sl_hr_url_for_msg(remote, u, sizeof u);
-        if (rc == 0 && o.over)
-            rc = sl_exec_fail(r->x, "FileFetchError",
-                              "file '%s' from %s is larger than http_max_binary_bytes=%zu; raise "
-                              "it (--limit http_max_binary_bytes=N)", name ? name : "?", u, cap);
-        else if (rc == 0 && (o.status < 200 || o.status > 299))
-            rc = sl_exec_fail(r->x, "FileFetchError",
-                              "downloading file '%s' from %s failed with status code %ld",
-                              name ? name : "?", u, o.status);
-        if (rc == 0)
-            sl_buf_add(out, o.body.data ? o.body.data : "", o.body.len);
-        sl_hr_response_release(&o);
-        sl_hr_request_release(&d);
-        return rc;
+        sl_hr_fetch fetch = {r->x, "FileFetchError", "http_max_binary_bytes", "", cap,
+                             r->connect_s, r->read_s, r->write_s, r->ssl_verify};
+        return sl_hr_fetch_file(&fetch, remote, name, out);
     }
     return sl_exec_fail(r->x, "FileFetchError",
                         "file '%s' has no content sluice can read: a file must carry its bytes "
@@ -778,4 +754,35 @@ sl_value *sl_hr_request_log(const request *r, sl_err *err)
     sl_buf_release(&s);
     free(url);
     return v;
+}
+
+int sl_hr_fetch_file(const sl_hr_fetch *f, const char *url, const char *name, sl_buf *out)
+{
+    request d;
+    sl_hr_request_init(&d, f->x);
+    d.etype = f->etype;
+    snprintf(d.method, sizeof d.method, "GET");
+    d.wire_url = sl_xstrdup(url);
+    d.connect_s = f->connect_s;
+    d.read_s = f->read_s;
+    d.write_s = f->write_s;
+    d.ssl_verify = f->ssl_verify;
+    response o;
+    sl_hr_response_init(&o, f->cap);
+    int rc = sl_hr_perform(&d, &o);
+    char u[512];
+    sl_hr_url_for_msg(url, u, sizeof u);
+    if (rc == 0 && o.over)
+        rc = sl_exec_fail(f->x, f->etype,
+                          "%sfile '%s' from %s is larger than %s=%zu; raise it (--limit %s=N)",
+                          f->prefix, name ? name : "?", u, f->cap_name, f->cap, f->cap_name);
+    else if (rc == 0 && (o.status < 200 || o.status > 299))
+        rc = sl_exec_fail(f->x, f->etype,
+                          "%sdownloading file '%s' from %s failed with status code %ld",
+                          f->prefix, name ? name : "?", u, o.status);
+    if (rc == 0)
+        sl_buf_add(out, o.body.data ? o.body.data : "", o.body.len);
+    sl_hr_response_release(&o);
+    sl_hr_request_release(&d);
+    return rc;
 }

@@ -112,6 +112,20 @@ char *sl_hr_disposition_filename(const char *cd);
 int sl_hr_build_request(request *r);
 sl_value *sl_hr_request_log(const request *r, sl_err *err);
 
+/* A GET of a file's http(s) URL through the guarded client, for nodes
+ * that read files (http-request's bodies, document-extractor): at most cap
+ * bytes, appended to out.  0, or -1 after sl_exec_fail(etype) naming the
+ * file, the URL, and cap_name, the limit to raise, when it is larger. */
+typedef struct {
+    sl_node_exec *x;
+    const char *etype, *cap_name;
+    const char *prefix;  /* before each message ("Error downloading file: "), or "" */
+    size_t cap;
+    double connect_s, read_s, write_s;
+    bool ssl_verify;
+} sl_hr_fetch;
+int sl_hr_fetch_file(const sl_hr_fetch *f, const char *url, const char *name, sl_buf *out);
+
 /* http_response.c: sends the request, following redirects (0, or -1
  * after sl_exec_fail; a body over the cap sets o->over), and publishes
  * the outputs */
