@@ -72,7 +72,8 @@ static const struct {
     [SL_DOC_YAML] = {"yaml", "YAML", "Failed to decode or parse YAML file", NULL,
                      "sluice does not read YAML files yet"},
     [SL_DOC_PDF] = {"pdf", "PDF", "Failed to extract text from PDF", NULL,
-                    "sluice does not read PDF files yet"},
+                    "a PDF is read by pdftotext in a sandbox (sl_extract_isolated), never in "
+                    "this process"},
     /* Dify reads .doc and .ppt only through its Unstructured API service,
      * and fails with this when none is configured; sluice has none. */
     [SL_DOC_DOC] = {"doc", "DOC", "Failed to extract text from DOC", NULL,

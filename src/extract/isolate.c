@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "extract/pdf.h"
 
 #if defined(__x86_64__)
 #define NATIVE_ARCH AUDIT_ARCH_X86_64
@@ -230,6 +231,9 @@ static pid_t spawn(const char *exe, char *const argv[], int doc, int out, int er
 int sl_extract_isolated(sl_doc_kind kind, const void *data, size_t len, const sl_extract_run *r,
                         sl_buf *out, sl_err *err)
 {
+    /* PDF: pdftotext, a program of its own, in a sandbox (extract/pdf.h) */
+    if (kind == SL_DOC_PDF)
+        return sl_extract_pdf(data, len, &r->lim, r->timeout_s, out, err);
     if (!helper)
         return sl_err_set(err, SL_EUNSUPPORTED,
                           "document-extractor: no reader program is set (sluice reads documents "
