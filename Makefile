@@ -29,7 +29,7 @@ LIB      := $(BUILD)/libsluice.a
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all test asan fuzz bench bench-startup bench-sandbox bench-llm bench-serve bench-agent bench-jinja bench-tools bench-mcp bench-openapi clean
+.PHONY: all test asan fuzz bench bench-startup bench-sandbox bench-llm bench-serve bench-agent bench-jinja bench-tools bench-mcp bench-openapi bench-extract clean
 all: $(BUILD)/sluice $(UNIT_BIN)
 
 $(BUILD)/%.o: %.c
@@ -168,7 +168,7 @@ bench-startup: $(BUILD)/sluice $(BUILD)/bench/startup_bench
 
 bench: $(BUILD)/bench/engine_bench $(BUILD)/bench/sandbox_bench $(BUILD)/bench/llm_bench \
        $(BUILD)/bench/mcp_bench $(BUILD)/bench/tool_bench $(BUILD)/bench/openapi_bench \
-       $(BUILD)/sluice $(BUILD)/bench/startup_bench
+       $(BUILD)/sluice $(BUILD)/bench/startup_bench $(BUILD)/bench/extract_bench
 	@bench/run.sh $(BUILD)
 
 # The Jinja2 engine against Python's Jinja2, in-process and spawned (issue 7).
@@ -178,6 +178,14 @@ $(BUILD)/bench/jinja_bench: bench/jinja_bench.c $(OBJ)
 
 bench-jinja: $(BUILD)/bench/jinja_bench
 	@$(BUILD)/bench/jinja_bench
+
+# A PDF's text through the sandboxed pdftotext against pypdf (bench/README.md).
+$(BUILD)/bench/extract_bench: bench/extract_bench.c $(OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -Isrc -o $@ $< $(OBJ) $(LDLIBS)
+
+bench-extract: $(BUILD)/bench/extract_bench
+	@$(BUILD)/bench/extract_bench
 
 bench-sandbox: $(BUILD)/bench/sandbox_bench
 	@$(BUILD)/bench/sandbox_bench
