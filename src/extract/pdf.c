@@ -6,6 +6,7 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +14,34 @@
 #include "sandbox/sandbox.h"
 
 #define FAIL "Failed to extract text from PDF: "
+
+/* From this size on (bytes), the pages are shared out among several
+ * pdftotext processes (sl_extract_pdf). */
+#define SPLIT_BYTES (256u << 10)
+
+/* $1 is pdftotext.  The PDF (stdin) goes to /tmp; pdfinfo counts its
+ * pages; each of N readers (N = CPUs, at most 4, fewer for few pages)
+ * writes its pages' text to a file of its own, and the files are printed
+ * in order.  Any reader's failure is the script's (its exit status, its
+ * stderr), so errors read as one pdftotext's. */
+#define SPLIT_SCRIPT                                                                            \
+    "cat >/tmp/in.pdf || exit 99\n"                                                            \
+    "n=$(pdfinfo /tmp/in.pdf 2>/dev/null | sed -n 's/^Pages:[[:space:]]*//p')\n"               \
+    "c=$(nproc 2>/dev/null || echo 1); [ \"$c\" -gt 4 ] && c=4\n"                              \
+    "case $n in ''|*[!0-9]*) n=0;; esac\n"                                                      \
+    "[ $((n / 8)) -lt \"$c\" ] && c=$((n / 8))\n"                                               \
+    "if [ \"$c\" -lt 2 ]; then exec \"$1\" -raw -enc UTF-8 -eol unix /tmp/in.pdf -; fi\n"      \
+    "i=0; f=1\n"                                                                               \
+    "while [ $i -lt $c ]; do\n"                                                                \
+    "  l=$(( (i + 1) * n / c ))\n"                                                             \
+    "  \"$1\" -raw -enc UTF-8 -eol unix -f $f -l $l /tmp/in.pdf /tmp/out.$i 2>/tmp/err.$i &\n"  \
+    "  eval p$i=$!; f=$((l + 1)); i=$((i + 1))\n"                                              \
+    "done\n"                                                                                  \
+    "s=0; i=0\n"                                                                               \
+    "while [ $i -lt $c ]; do eval wait \\$p$i; r=$?; [ $s -eq 0 ] && s=$r;\n"                  \
+    "  cat /tmp/err.$i >&2; i=$((i + 1)); done\n"                                              \
+    "[ $s -eq 0 ] || exit $s\n"                                                                \
+    "i=0; while [ $i -lt $c ]; do cat /tmp/out.$i || exit 98; i=$((i + 1)); done\n"
 
 /* pdftotext's complaints kept for the message: its first lines are the
  * ones that say why; a damaged PDF can make it write a warning per
@@ -206,10 +235,25 @@ int sl_extract_pdf(const void *data, size_t len, const sl_extract_limits *lim, d
      * give it, not poppler's reading-order guess (which also costs time). */
     const char *argv[] = {prog && prog[0] ? prog : "pdftotext", "-raw", "-enc", "UTF-8",
                           "-eol", "unix", "-", "-", NULL};
+    /* A large PDF is read by one pdftotext per CPU (up to four), each on
+     * its share of the pages (pdfinfo counts them), their texts put back
+     * in page order: pdftotext is single-threaded, and most of a long
+     * document's time is its own.  A small one, or one pdfinfo cannot
+     * count, is read by one pdftotext from stdin as above. */
+    const char *split[] = {"/bin/sh", "-c", SPLIT_SCRIPT, "sh",
+                           prog && prog[0] ? prog : "pdftotext", NULL};
+    bool parallel = len >= SPLIT_BYTES;
+    if (parallel) {
+        /* the copy of the PDF and the readers' texts are files in /tmp */
+        o.max_file_bytes = (len > max_raw ? (uint64_t)len : (uint64_t)max_raw) + (1u << 20);
+        o.disk_bytes = (uint64_t)len + 2 * (uint64_t)max_raw + (1u << 20);
+        if (o.disk_bytes > o.memory_bytes / 2)
+            parallel = false;  /* the copy would take the memory the readers need */
+    }
     err_text et = {.len = 0};
     et.text[0] = '\0';
     sl_sandbox_cmd c = {
-        .argv = argv,
+        .argv = parallel ? split : argv,
         .stdin_data = data,
         .stdin_len = len,
         .timeout_s = timeout_s,
