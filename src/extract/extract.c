@@ -65,10 +65,10 @@ static const struct {
     const char *refused;
 } kinds[SL_DOC_KINDS] = {
     [SL_DOC_UNKNOWN] = {"unknown", "unknown", NULL, NULL, "the file's type is not known"},
-    [SL_DOC_TEXT] = {"text", "plain text", "Failed to decode plain text file", NULL,
-                     "sluice does not read plain text files yet"},
-    [SL_DOC_JSON] = {"json", "JSON", "Failed to decode or parse JSON file", NULL,
-                     "sluice does not read JSON files yet"},
+    [SL_DOC_TEXT] = {"text", "plain text", "Failed to decode plain text file",
+                     sl_extract_plain, NULL},
+    [SL_DOC_JSON] = {"json", "JSON", "Failed to decode or parse JSON file",
+                     sl_extract_json, NULL},
     [SL_DOC_YAML] = {"yaml", "YAML", "Failed to decode or parse YAML file", NULL,
                      "sluice does not read YAML files yet"},
     [SL_DOC_PDF] = {"pdf", "PDF", "Failed to extract text from PDF", NULL,
@@ -80,8 +80,8 @@ static const struct {
                     "Unstructured API URL is not configured for DOC file processing."},
     [SL_DOC_DOCX] = {"docx", "DOCX", "Failed to extract text from DOCX", NULL,
                      "sluice does not read DOCX files yet"},
-    [SL_DOC_CSV] = {"csv", "CSV", "Failed to extract text from CSV", NULL,
-                    "sluice does not read CSV files yet"},
+    [SL_DOC_CSV] = {"csv", "CSV", "Failed to extract text from CSV", sl_extract_csv,
+                    NULL},
     [SL_DOC_EXCEL] = {"excel", "Excel", "Failed to extract text from Excel file", NULL,
                       "sluice does not read Excel files yet"},
     [SL_DOC_PPT] = {"ppt", "PPT", "Failed to extract text from PPT", NULL,
@@ -96,9 +96,9 @@ static const struct {
                     "sluice does not read EML files yet"},
     [SL_DOC_MSG] = {"msg", "MSG", "Failed to extract text from MSG", NULL,
                     "sluice does not read MSG files yet"},
-    [SL_DOC_VTT] = {"vtt", "VTT", NULL, NULL, "sluice does not read VTT files yet"},
+    [SL_DOC_VTT] = {"vtt", "VTT", NULL, sl_extract_vtt, NULL},
     [SL_DOC_PROPERTIES] = {"properties", "properties", "Failed to extract text from properties file",
-                           NULL, "sluice does not read properties files yet"},
+                           sl_extract_properties, NULL},
 };
 
 void sl_extract_limits_default(sl_extract_limits *lim)
