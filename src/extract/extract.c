@@ -69,8 +69,8 @@ static const struct {
                      sl_extract_plain, NULL},
     [SL_DOC_JSON] = {"json", "JSON", "Failed to decode or parse JSON file",
                      sl_extract_json, NULL},
-    [SL_DOC_YAML] = {"yaml", "YAML", "Failed to decode or parse YAML file", NULL,
-                     "sluice does not read YAML files yet"},
+    [SL_DOC_YAML] = {"yaml", "YAML", "Failed to decode or parse YAML file",
+                     sl_extract_yaml, NULL},
     [SL_DOC_PDF] = {"pdf", "PDF", "Failed to extract text from PDF", NULL,
                     "a PDF is read by pdftotext in a sandbox (sl_extract_isolated), never in "
                     "this process"},

@@ -15,6 +15,7 @@
  * past the limit; nesting is bounded too.
  */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -1495,6 +1496,1248 @@ int sl_extract_vtt(const void *data, size_t len, const sl_extract_limits *lim, s
         free(cs.v[c].text);
     }
     free(cs.v);
+    free(t.own);
+    return rc;
+}
+
+/* ---- YAML (§3.3) ------------------------------------------------------- */
+
+/* PyYAML's yaml.dump_all(yaml.safe_load_all(text), allow_unicode=True,
+ * sort_keys=False), for what documents commonly hold: libyaml parses, the
+ * YAML 1.1 implicit types of a plain scalar are resolved as SafeLoader
+ * resolves them (null, bool, int with 0x/0o/0b/octal/underscores, float,
+ * .inf/.nan), and the result is written as PyYAML's emitter writes it:
+ * block style, indent 2, sequences in mappings not indented, a string
+ * plain when it reads back as a string and allows it, else single-quoted,
+ * else double-quoted with PyYAML's escapes, plain and single-quoted text
+ * folded at spaces past column 80, "---" before each document after the
+ * first, "..." after an open-ended root scalar, and a collection met twice
+ * written once with &id001 and then *id001.  Errors are laid out as
+ * PyYAML's (the context, the problem, each place with its line and a
+ * caret), in libyaml's words where they differ from PyYAML's; what
+ * PyYAML's reader and scanner refuse and libyaml takes (control
+ * characters, tabs between tokens) is refused first, in PyYAML's words.
+ *
+ * Not reproduced (the reader refuses them, naming them, rather than
+ * writing other text): explicit tags other than the standard scalar ones,
+ * timestamps (PyYAML makes dates of them), sexagesimal numbers, merge
+ * keys (<<), and integers outside 64 bits.  Scalars are repeated where an alias names them, as PyYAML
+ * does; anchored collections are written once, so an alias bomb stays
+ * small, and the number of nodes read is bounded. */
+
+#include <yaml.h>
+
+#define YAML_MAX_NODES 1000000
+#define YAML_MAX_DEPTH 500
+#define YAML_WIDTH 80
+
+enum { Y_NULL, Y_BOOL, Y_INT, Y_FLOAT, Y_STR, Y_SEQ, Y_MAP };
+
+typedef struct ynode ynode;
+struct ynode {
+    int type;
+    char *s;        /* Y_STR: text; Y_INT: decimal; Y_FLOAT/Y_BOOL: as printed */
+    size_t n;
+    ynode **kids;   /* Y_SEQ: items; Y_MAP: key, value, key, value... */
+    size_t nk, cap;
+    int refs;       /* times met while writing (aliases) */
+    int id;         /* its &idNNN once given one */
+    int marks;      /* times reached from the roots */
+    size_t *hash, hcap; /* Y_MAP with many keys: slots of key index + 1 */
+};
+
+typedef struct {
+    yaml_parser_t p;
+    sl_err *err;
+    const char *s;  /* the text, for the marks of errors */
+    size_t n;
+    size_t nodes;
+    ynode **all;    /* every node, for freeing */
+    size_t nall, call;
+    struct {
+        char *name;
+        ynode *node;
+    } *anchors;
+    size_t nanch, canch;
+} yloader;
+
+static ynode *ynew(yloader *L, int type)
+{
+    ynode *y = sl_xcalloc(1, sizeof *y);
+    y->type = type;
+    if (L->nall == L->call) {
+        L->call = L->call ? L->call * 2 : 64;
+        L->all = sl_xrealloc(L->all, L->call * sizeof *L->all);
+    }
+    L->all[L->nall++] = y;
+    return y;
+}
+
+/* A key as Python's dict compares it: true, 1 and 1.0 are one key.
+ * Numbers are written out as integers when they are whole, else as their
+ * repr; a NaN is never equal to another. */
+static void ykey_canon(const ynode *k, char *o, size_t on, int *cls)
+{
+    *cls = k->type;
+    if (k->type == Y_BOOL) {
+        *cls = Y_INT;
+        snprintf(o, on, "%s", k->s[0] == 't' ? "1" : "0");
+    } else if (k->type == Y_FLOAT) {
+        double d = strtod(k->s, NULL);
+        if (!strcmp(k->s, ".inf") || !strcmp(k->s, "-.inf") || !strcmp(k->s, ".nan")) {
+            snprintf(o, on, "%s", k->s);
+        } else if (d == (double)(long long)d && fabs(d) < 9e18) {
+            *cls = Y_INT;
+            snprintf(o, on, "%lld", (long long)d);
+        } else {
+            snprintf(o, on, "%s", k->s);
+        }
+    } else {
+        o[0] = 0;
+    }
+}
+
+static bool ykey_eq(const ynode *a, const ynode *b)
+{
+    if (a->type == Y_STR || b->type == Y_STR || a->type == Y_NULL || b->type == Y_NULL)
+        return a->type == b->type && a->n == b->n && (!a->n || !memcmp(a->s, b->s, a->n));
+    char ca[64], cb[64];
+    int ta, tb;
+    ykey_canon(a, ca, sizeof ca, &ta);
+    ykey_canon(b, cb, sizeof cb, &tb);
+    if (ta == Y_INT && a->type == Y_INT)
+        snprintf(ca, sizeof ca, "%s", a->s);
+    if (tb == Y_INT && b->type == Y_INT)
+        snprintf(cb, sizeof cb, "%s", b->s);
+    if (!strcmp(ca, ".nan") || !strcmp(cb, ".nan"))
+        return a == b;
+    return ta == tb && !strcmp(ca, cb);
+}
+
+static size_t ykey_hash(const ynode *k)
+{
+    if (k->type == Y_STR || k->type == Y_NULL)
+        return (size_t)(fnv(k->s ? k->s : "", k->n) ^ (uint64_t)k->type);
+    char c[64];
+    int t;
+    ykey_canon(k, c, sizeof c, &t);
+    if (t == Y_INT && k->type == Y_INT)
+        snprintf(c, sizeof c, "%s", k->s);
+    return (size_t)(fnv(c, strlen(c)) ^ (uint64_t)t);
+}
+
+/* The index in y->kids of the key equal to k, or y->nk. */
+static size_t ykey_find(const ynode *y, const ynode *k)
+{
+    if (!y->hash) {
+        for (size_t i = 0; i < y->nk; i += 2)
+            if (ykey_eq(y->kids[i], k))
+                return i;
+        return y->nk;
+    }
+    for (size_t h = ykey_hash(k) & (y->hcap - 1); y->hash[h]; h = (h + 1) & (y->hcap - 1))
+        if (ykey_eq(y->kids[y->hash[h] - 1], k))
+            return y->hash[h] - 1;
+    return y->nk;
+}
+
+static void ykey_slot(ynode *y, size_t i)
+{
+    size_t h = ykey_hash(y->kids[i]) & (y->hcap - 1);
+    while (y->hash[h])
+        h = (h + 1) & (y->hcap - 1);
+    y->hash[h] = i + 1;
+}
+
+/* Past 16 keys a mapping is searched through a hash. */
+static void ykey_index(ynode *y, size_t i)
+{
+    size_t keys = y->nk / 2;
+    if (keys <= 16)
+        return;
+    if (!y->hash || keys * 2 > y->hcap) {
+        free(y->hash);
+        y->hcap = 64;
+        while (y->hcap < keys * 4)
+            y->hcap *= 2;
+        y->hash = sl_xcalloc(y->hcap, sizeof *y->hash);
+        for (size_t j = 0; j < y->nk; j += 2)
+            ykey_slot(y, j);
+        return;
+    }
+    ykey_slot(y, i);
+}
+
+static void ykid(ynode *y, ynode *k)
+{
+    if (y->nk == y->cap) {
+        y->cap = y->cap ? y->cap * 2 : 4;
+        y->kids = sl_xrealloc(y->kids, y->cap * sizeof *y->kids);
+    }
+    y->kids[y->nk++] = k;
+}
+
+/* The text as code points (libyaml's marks count them). */
+static uint32_t *ycps(const char *s, size_t n, size_t *ncp)
+{
+    uint32_t *c = sl_xmalloc((cp_count(s, n) + 1) * sizeof *c);
+    size_t k = 0;
+    for (size_t i = 0; i < n;)
+        c[k++] = next_cp(s, n, &i);
+    *ncp = k;
+    return c;
+}
+
+static bool ysnip_break(uint32_t c)
+{
+    return c == 0 || c == '\r' || c == '\n' || c == 0x85 || c == 0x2028 || c == 0x2029;
+}
+
+/* PyYAML's Mark: where, and the line with a caret under the place. */
+static void ymark_fmt(sl_buf *b, const uint32_t *c, size_t n, const yaml_mark_t *m)
+{
+    sl_buf_addf(b, "  in \"<unicode string>\", line %zu, column %zu:\n", m->line + 1,
+                m->column + 1);
+    size_t ptr = m->index < n ? m->index : n;
+    const char *head = "", *tail = "";
+    size_t start = ptr, end = ptr;
+    while (start > 0 && !ysnip_break(c[start - 1])) {
+        start--;
+        if (ptr - start > 36) {
+            head = " ... ";
+            start += 5;
+            break;
+        }
+    }
+    while (end < n && !ysnip_break(c[end])) {
+        end++;
+        if (end - ptr > 36) {
+            tail = " ... ";
+            end -= 5;
+            break;
+        }
+    }
+    sl_buf_addf(b, "    %s", head);
+    for (size_t i = start; i < end; i++)
+        sl_buf_add_utf8(b, c[i]);
+    sl_buf_addf(b, "%s\n", tail);
+    for (size_t i = 0; i < 4 + ptr - start + strlen(head); i++)
+        sl_buf_addc(b, ' ');
+    sl_buf_addc(b, '^');
+}
+
+/* A YAML error laid out as PyYAML's MarkedYAMLError: the context and its
+ * mark (when not the problem's), the problem and its mark.  The words
+ * are libyaml's, which differ from PyYAML's in places. */
+static int yerr_marked(sl_err *err, const char *s, size_t n, const char *context,
+                       const yaml_mark_t *cm, const char *problem, const yaml_mark_t *pm)
+{
+    size_t ncp;
+    uint32_t *c = ycps(s, n, &ncp);
+    sl_buf b;
+    sl_buf_init(&b, 0);
+    if (context) {
+        sl_buf_adds(&b, context);
+        if (cm && (!problem || !pm || cm->line != pm->line || cm->column != pm->column)) {
+            sl_buf_addc(&b, '\n');
+            ymark_fmt(&b, c, ncp, cm);
+        }
+    }
+    if (problem) {
+        if (b.len)
+            sl_buf_addc(&b, '\n');
+        sl_buf_adds(&b, problem);
+    }
+    if (pm) {
+        sl_buf_addc(&b, '\n');
+        ymark_fmt(&b, c, ncp, pm);
+    }
+    sl_err_set(err, SL_EPARSE, "%s", b.data ? b.data : "error");
+    sl_buf_release(&b);
+    free(c);
+    return -1;
+}
+
+static int yerr_parser(yloader *L)
+{
+    yaml_parser_t *p = &L->p;
+    if (p->problem && !strcmp(p->problem, "found incompatible YAML document"))
+        return yerr_marked(L->err, L->s, L->n, p->context, &p->context_mark,
+                           "found incompatible YAML document (version 1.* is required)",
+                           &p->problem_mark);
+    return yerr_marked(L->err, L->s, L->n, p->context, &p->context_mark,
+                       p->problem ? p->problem : "error", &p->problem_mark);
+}
+
+/* What PyYAML refuses before libyaml would: a character its reader does
+ * not accept anywhere, and a tab outside quoted and block scalars and
+ * comments (PyYAML's scanner takes only spaces between tokens). */
+static int yprecheck(const char *s, size_t n, sl_err *err)
+{
+    size_t ncp;
+    uint32_t *c = ycps(s, n, &ncp);
+    for (size_t i = 0; i < ncp; i++) {
+        uint32_t ch = c[i];
+        if (ch == 0x09 || ch == 0x0A || ch == 0x0D || (ch >= 0x20 && ch <= 0x7E) || ch == 0x85 ||
+            (ch >= 0xA0 && ch <= 0xD7FF) || (ch >= 0xE000 && ch <= 0xFFFD) || ch >= 0x10000)
+            continue;
+        free(c);
+        return sl_err_set(err, SL_EPARSE,
+                          "unacceptable character #x%04x: special characters are not allowed\n"
+                          "  in \"<unicode string>\", position %zu",
+                          ch, i);
+    }
+    if (!memchr(s, '\t', n)) {
+        free(c);
+        return 0;
+    }
+    /* the spans of quoted and block scalars, as far as libyaml scans */
+    yaml_parser_t p;
+    yaml_parser_initialize(&p);
+    yaml_parser_set_input_string(&p, (const unsigned char *)s, n);
+    size_t *sb = NULL, *se = NULL, ns = 0, cs = 0, limit = ncp;
+    for (;;) {
+        yaml_token_t t;
+        if (!yaml_parser_scan(&p, &t)) {
+            limit = p.problem_mark.index;
+            break;
+        }
+        int type = t.type;
+        if (type == YAML_SCALAR_TOKEN && t.data.scalar.style != YAML_PLAIN_SCALAR_STYLE) {
+            if (ns == cs) {
+                cs = cs ? cs * 2 : 16;
+                sb = sl_xrealloc(sb, cs * sizeof *sb);
+                se = sl_xrealloc(se, cs * sizeof *se);
+            }
+            sb[ns] = t.start_mark.index;
+            se[ns++] = t.end_mark.index;
+        }
+        yaml_token_delete(&t);
+        if (type == YAML_STREAM_END_TOKEN)
+            break;
+    }
+    yaml_parser_delete(&p);
+    int rc = 0;
+    bool comment = false;
+    size_t span = 0, line = 0, col = 0;
+    for (size_t i = 0; i < ncp && i < limit; i++) {
+        if (span < ns && i == sb[span]) {
+            /* keep line and column: walk the span */
+            for (; i < se[span] && i < ncp; i++) {
+                if (c[i] == '\n' || c[i] == 0x85 || c[i] == 0x2028 || c[i] == 0x2029 ||
+                    (c[i] == '\r' && !(i + 1 < ncp && c[i + 1] == '\n'))) {
+                    line++;
+                    col = 0;
+                } else if (c[i] != '\r') {
+                    col++;
+                }
+            }
+            span++;
+            i--;
+            continue;
+        }
+        uint32_t ch = c[i];
+        if (ch == '\n' || ch == 0x85 || ch == 0x2028 || ch == 0x2029 ||
+            (ch == '\r' && !(i + 1 < ncp && c[i + 1] == '\n'))) {
+            line++;
+            col = 0;
+            comment = false;
+            continue;
+        }
+        if (ch == '#' && (i == 0 || c[i - 1] == ' ' || ysnip_break(c[i - 1]) || c[i - 1] == 0xFEFF))
+            comment = true;
+        if (ch == '\t' && !comment) {
+            yaml_mark_t m = {i, line, col};
+            rc = yerr_marked(err, s, n, NULL, NULL,
+                             "while scanning for the next token\nfound character '\\t' that "
+                             "cannot start any token",
+                             &m);
+            break;
+        }
+        if (ch != '\r')
+            col++;
+    }
+    free(sb);
+    free(se);
+    free(c);
+    return rc;
+}
+
+static bool yre_all(const char *s, size_t n, const char *set)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strchr(set, s[i]) || !s[i])
+            return false;
+    return true;
+}
+
+static bool yword(const char *s, size_t n, const char *const *w)
+{
+    for (; *w; w++)
+        if (strlen(*w) == n && !memcmp(s, *w, n))
+            return true;
+    return false;
+}
+
+/* SafeLoader's implicit resolvers for a plain scalar: the type, and for
+ * numbers the value as PyYAML prints it.  -1 with err for the types this
+ * reader does not reproduce. */
+static int yresolve(yloader *L, const char *s, size_t n, ynode *y)
+{
+    static const char *const nulls[] = {"", "~", "null", "Null", "NULL", NULL};
+    static const char *const trues[] = {"yes", "Yes", "YES", "true", "True", "TRUE",
+                                        "on",  "On",  "ON",  NULL};
+    static const char *const falses[] = {"no",    "No",    "NO",  "false", "False",
+                                         "FALSE", "off",   "Off", "OFF",   NULL};
+    if (yword(s, n, nulls)) {
+        y->type = Y_NULL;
+        return 0;
+    }
+    if (yword(s, n, trues) || yword(s, n, falses)) {
+        y->type = Y_BOOL;
+        y->s = sl_xstrdup(yword(s, n, trues) ? "true" : "false");
+        y->n = strlen(y->s);
+        return 0;
+    }
+    if (n == 2 && !memcmp(s, "<<", 2))
+        return sl_err_set(L->err, SL_EUNSUPPORTED,
+                          "sluice does not read YAML merge keys (<<) in documents");
+    if (n == 1 && s[0] == '=')
+        return sl_err_set(L->err, SL_EPARSE,
+                          "could not determine a constructor for the tag "
+                          "'tag:yaml.org,2002:value'");
+    size_t i = 0;
+    bool neg = false;
+    if (n && (s[0] == '-' || s[0] == '+')) {
+        neg = s[0] == '-';
+        i = 1;
+    }
+    const char *b = s + i;
+    size_t bn = n - i;
+    /* int */
+    int base = 0;
+    size_t skip = 0;
+    if (bn > 2 && b[0] == '0' && b[1] == 'b' && yre_all(b + 2, bn - 2, "01_"))
+        base = 2, skip = 2;
+    else if (bn > 2 && b[0] == '0' && b[1] == 'x' && yre_all(b + 2, bn - 2, "0123456789abcdefABCDEF_"))
+        base = 16, skip = 2;
+    else if (bn > 1 && b[0] == '0' && yre_all(b + 1, bn - 1, "01234567_"))
+        base = 8, skip = 1;
+    else if (bn == 1 && b[0] == '0')
+        base = 10;
+    else if (bn >= 1 && b[0] >= '1' && b[0] <= '9' && yre_all(b, bn, "0123456789_"))
+        base = 10;
+    if (base) {
+        unsigned long long v = 0;
+        bool any = false;
+        for (size_t k = skip; k < bn; k++) {
+            if (b[k] == '_')
+                continue;
+            int d = hexval((unsigned char)b[k]);
+            if (v > (ULLONG_MAX - (unsigned)d) / (unsigned)base)
+                return sl_err_set(L->err, SL_EUNSUPPORTED,
+                                  "sluice does not read YAML integers past 64 bits (%.*s)",
+                                  (int)(n < 40 ? n : 40), s);
+            v = v * (unsigned)base + (unsigned)d;
+            any = true;
+        }
+        if (!any && base != 10) {
+            /* "0b_" is an int in the resolver but int() fails on it */
+            return sl_err_set(L->err, SL_EPARSE, "invalid literal for int() with base %d: '%.*s'",
+                              base, (int)(n < 40 ? n : 40), s);
+        }
+        y->type = Y_INT;
+        y->s = sl_xasprintf("%s%llu", neg && v ? "-" : "", v);
+        y->n = strlen(y->s);
+        return 0;
+    }
+    if (bn >= 1 && (yre_all(b, bn, "0123456789:_.") && memchr(b, ':', bn)) &&
+        b[0] >= '0' && b[0] <= '9')
+        return sl_err_set(L->err, SL_EUNSUPPORTED,
+                          "sluice does not read YAML 1.1 sexagesimal numbers (%.*s)",
+                          (int)(n < 40 ? n : 40), s);
+    /* float: [-+]?([0-9][0-9_]*)?\.[0-9_]*([eE][-+][0-9]+)? with a digit
+     * first or right after the dot; .inf; .nan */
+    static const char *const infs[] = {".inf", ".Inf", ".INF", NULL};
+    static const char *const nans[] = {".nan", ".NaN", ".NAN", NULL};
+    if (yword(b, bn, infs)) {
+        y->type = Y_FLOAT;
+        y->s = sl_xstrdup(neg ? "-.inf" : ".inf");
+        y->n = strlen(y->s);
+        return 0;
+    }
+    if (i == 0 && yword(b, bn, nans)) {
+        y->type = Y_FLOAT;
+        y->s = sl_xstrdup(".nan");
+        y->n = 4;
+        return 0;
+    }
+    size_t k = 0;
+    bool lead = bn && b[0] >= '0' && b[0] <= '9';
+    while (k < bn && ((b[k] >= '0' && b[k] <= '9') || (lead && b[k] == '_')))
+        k++;
+    if (k < bn && b[k] == '.' && (lead || (k + 1 < bn && is_digit(b[k + 1]) && i == 0))) {
+        k++;
+        while (k < bn && ((b[k] >= '0' && b[k] <= '9') || b[k] == '_'))
+            k++;
+        if (k < bn && (b[k] == 'e' || b[k] == 'E') && k + 2 < bn &&
+            (b[k + 1] == '-' || b[k + 1] == '+') && digits_at(b, bn, k + 2) == bn - k - 2)
+            k = bn;
+        if (k == bn) {
+            char *t = sl_xmalloc(n + 1);
+            size_t m = 0;
+            for (size_t q = 0; q < n; q++)
+                if (s[q] != '_')
+                    t[m++] = s[q];
+            t[m] = 0;
+            double d = strtod(t, NULL);
+            free(t);
+            char r[48];
+            py_float_repr(d, r, sizeof r);
+            /* PyYAML: repr, lower case, "1e+16" as "1.0e+16" */
+            char o[64];
+            size_t w = 0;
+            bool dot = strchr(r, '.') != NULL;
+            for (char *c = r; *c; c++) {
+                if (*c == 'e' && !dot) {
+                    memcpy(o + w, ".0", 2);
+                    w += 2;
+                }
+                o[w++] = *c == 'I' ? 'i' : *c == 'N' ? 'n' : *c;
+            }
+            o[w] = 0;
+            if (isinf(d))
+                snprintf(o, sizeof o, d < 0 ? "-.inf" : ".inf");
+            y->type = Y_FLOAT;
+            y->s = sl_xstrdup(o);
+            y->n = strlen(o);
+            return 0;
+        }
+    }
+    if (n >= 8 && is_digit(s[0]) && is_digit(s[1]) && is_digit(s[2]) && is_digit(s[3]) &&
+        s[4] == '-' && is_digit(s[5])) {
+        /* the timestamp resolver's start: [0-9]{4}-[0-9]{1,2}-... */
+        return sl_err_set(L->err, SL_EUNSUPPORTED,
+                          "sluice does not read YAML timestamps (%.*s)", (int)(n < 40 ? n : 40),
+                          s);
+    }
+    y->type = Y_STR;
+    y->s = memdup_(s, n);
+    y->n = n;
+    return 0;
+}
+
+static int yscalar(yloader *L, yaml_event_t *ev, ynode *y)
+{
+    const char *s = (const char *)ev->data.scalar.value;
+    size_t n = ev->data.scalar.length;
+    const char *tag = (const char *)ev->data.scalar.tag;
+    if (tag && strcmp(tag, "!")) {
+        if (!strcmp(tag, YAML_STR_TAG)) {
+            y->type = Y_STR;
+            y->s = memdup_(s, n);
+            y->n = n;
+            return 0;
+        }
+        if (!strcmp(tag, YAML_NULL_TAG) || !strcmp(tag, YAML_BOOL_TAG) ||
+            !strcmp(tag, YAML_INT_TAG) || !strcmp(tag, YAML_FLOAT_TAG)) {
+            if (yresolve(L, s, n, y))
+                return -1;
+            const char *want = y->type == Y_NULL   ? YAML_NULL_TAG
+                               : y->type == Y_BOOL ? YAML_BOOL_TAG
+                               : y->type == Y_INT  ? YAML_INT_TAG
+                               : y->type == Y_FLOAT ? YAML_FLOAT_TAG
+                                                    : "";
+            if (!strcmp(tag, want))
+                return 0;
+        }
+        return sl_err_set(L->err, SL_EUNSUPPORTED,
+                          "sluice does not read the YAML tag %s in documents", tag);
+    }
+    if (ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE || tag) {
+        y->type = Y_STR;
+        y->s = memdup_(s, n);
+        y->n = n;
+        return 0;
+    }
+    return yresolve(L, s, n, y);
+}
+
+static int yload(yloader *L, yaml_event_t *ev, ynode **out, int depth);
+
+static int ynext(yloader *L, yaml_event_t *ev)
+{
+    if (!yaml_parser_parse(&L->p, ev))
+        return yerr_parser(L);
+    return 0;
+}
+
+static int yanchor(yloader *L, const yaml_char_t *a, ynode *y)
+{
+    if (!a)
+        return 0;
+    if (L->nanch == L->canch) {
+        L->canch = L->canch ? L->canch * 2 : 16;
+        L->anchors = sl_xrealloc(L->anchors, L->canch * sizeof *L->anchors);
+    }
+    L->anchors[L->nanch].name = sl_xstrdup((const char *)a);
+    L->anchors[L->nanch++].node = y;
+    return 0;
+}
+
+static int yload(yloader *L, yaml_event_t *ev, ynode **out, int depth)
+{
+    if (++L->nodes > YAML_MAX_NODES)
+        return sl_err_limit(L->err, SL_ELIMIT, "extract_max_output",
+                            "the YAML file has over %d nodes", YAML_MAX_NODES);
+    if (depth > YAML_MAX_DEPTH)
+        return sl_err_limit(L->err, SL_ELIMIT, "extract_max_output",
+                            "the YAML file nests deeper than %d", YAML_MAX_DEPTH);
+    switch (ev->type) {
+    case YAML_ALIAS_EVENT: {
+        const char *a = (const char *)ev->data.alias.anchor;
+        for (size_t i = L->nanch; i-- > 0;)
+            if (!strcmp(L->anchors[i].name, a)) {
+                *out = L->anchors[i].node;
+                return 0;
+            }
+        char *msg = sl_xasprintf("found undefined alias '%s'", a);
+        yerr_marked(L->err, L->s, L->n, NULL, NULL, msg, &ev->start_mark);
+        free(msg);
+        return -1;
+    }
+    case YAML_SCALAR_EVENT: {
+        ynode *y = ynew(L, Y_STR);
+        if (yscalar(L, ev, y))
+            return -1;
+        yanchor(L, ev->data.scalar.anchor, y);
+        *out = y;
+        return 0;
+    }
+    case YAML_SEQUENCE_START_EVENT:
+    case YAML_MAPPING_START_EVENT: {
+        bool map = ev->type == YAML_MAPPING_START_EVENT;
+        const yaml_char_t *tag = map ? ev->data.mapping_start.tag : ev->data.sequence_start.tag;
+        if (tag && strcmp((const char *)tag, map ? YAML_MAP_TAG : YAML_SEQ_TAG) &&
+            strcmp((const char *)tag, "!"))
+            return sl_err_set(L->err, SL_EUNSUPPORTED,
+                              "sluice does not read the YAML tag %s in documents",
+                              (const char *)tag);
+        ynode *y = ynew(L, map ? Y_MAP : Y_SEQ);
+        yanchor(L, map ? ev->data.mapping_start.anchor : ev->data.sequence_start.anchor, y);
+        for (;;) {
+            yaml_event_t e;
+            if (ynext(L, &e))
+                return -1;
+            if (e.type == YAML_SEQUENCE_END_EVENT || e.type == YAML_MAPPING_END_EVENT) {
+                yaml_event_delete(&e);
+                break;
+            }
+            ynode *k;
+            yaml_mark_t kmark = e.start_mark;
+            int rc = yload(L, &e, &k, depth + 1);
+            yaml_event_delete(&e);
+            if (rc)
+                return -1;
+            if (!map) {
+                ykid(y, k);
+                continue;
+            }
+            if (k->type == Y_SEQ || k->type == Y_MAP)
+                return yerr_marked(L->err, L->s, L->n, "while constructing a mapping",
+                                   &ev->start_mark, "found unhashable key", &kmark);
+            ynode *v;
+            if (ynext(L, &e))
+                return -1;
+            rc = yload(L, &e, &v, depth + 1);
+            yaml_event_delete(&e);
+            if (rc)
+                return -1;
+            /* a dict: a key met again keeps its place, takes the value */
+            size_t at = ykey_find(y, k);
+            if (at < y->nk) {
+                y->kids[at + 1] = v;
+            } else {
+                ykid(y, k);
+                ykid(y, v);
+                ykey_index(y, y->nk - 2);
+            }
+        }
+        *out = y;
+        return 0;
+    }
+    default:
+        return sl_err_set(L->err, SL_EPARSE, "unexpected YAML event");
+    }
+}
+
+/* ---- the emitter: PyYAML's, for block style ---- */
+
+typedef struct {
+    sink *k;
+    long column;
+    bool whitespace, indention, open_ended;
+    long indent;            /* -1: None */
+    long indents[YAML_MAX_DEPTH * 2 + 8];
+    int ni;
+    int next_id;
+    bool root, seq_ctx, map_ctx, simple_key;
+} yemit;
+
+static int yw(yemit *E, const char *s, size_t n)
+{
+    E->column += (long)cp_count(s, n);
+    return put(E->k, s, n);
+}
+
+static int yindicator(yemit *E, const char *ind, bool need_ws, bool ws, bool indention)
+{
+    if (!(E->whitespace || !need_ws) && yw(E, " ", 1))
+        return -1;
+    E->whitespace = ws;
+    E->indention = E->indention && indention;
+    E->open_ended = false;
+    return yw(E, ind, strlen(ind));
+}
+
+static int ybreak(yemit *E, const char *br, size_t n)
+{
+    E->whitespace = true;
+    E->indention = true;
+    E->column = 0;
+    return put(E->k, br ? br : "\n", br ? n : 1);
+}
+
+static int yindent(yemit *E)
+{
+    long ind = E->indent < 0 ? 0 : E->indent;
+    if (!E->indention || E->column > ind || (E->column == ind && !E->whitespace))
+        if (ybreak(E, NULL, 0))
+            return -1;
+    if (E->column < ind) {
+        E->whitespace = true;
+        long m = ind - E->column;
+        E->column = ind;
+        return put_spaces(E->k, (size_t)m);
+    }
+    return 0;
+}
+
+static void yinc(yemit *E, bool flow, bool indentless)
+{
+    E->indents[E->ni++] = E->indent;
+    if (E->indent < 0)
+        E->indent = flow ? 2 : 0;
+    else if (!indentless)
+        E->indent += 2;
+}
+
+static void ypop(yemit *E)
+{
+    E->indent = E->indents[--E->ni];
+}
+
+typedef struct {
+    bool empty, multiline, flow_plain, block_plain, single, dbl;
+} yanalysis;
+
+static bool ybrk(uint32_t c)
+{
+    return c == '\n' || c == 0x85 || c == 0x2028 || c == 0x2029;
+}
+
+static bool yws0(uint32_t c)
+{
+    return c == 0 || c == ' ' || c == '\t' || c == '\r' || ybrk(c);
+}
+
+/* PyYAML's Emitter.analyze_scalar. */
+static void yanalyze(const char *s, size_t n, yanalysis *a)
+{
+    memset(a, 0, sizeof *a);
+    if (!n) {
+        a->empty = true;
+        a->block_plain = a->single = a->dbl = true;
+        return;
+    }
+    /* code points, for look-ahead */
+    size_t cn = cp_count(s, n);
+    uint32_t *c = sl_xmalloc((cn + 1) * sizeof *c);
+    for (size_t i = 0, j = 0; i < n; j++)
+        c[j] = next_cp(s, n, &i);
+    bool block_ind = false, flow_ind = false, line_breaks = false, special = false;
+    bool leading_space = false, leading_break = false, trailing_space = false,
+         trailing_break = false, break_space = false, space_break = false;
+    if (n >= 3 && (!memcmp(s, "---", 3) || !memcmp(s, "...", 3)))
+        block_ind = flow_ind = true;
+    bool preceded_ws = true, followed_ws = cn == 1 || yws0(c[1]);
+    bool prev_space = false, prev_break = false;
+    for (size_t i = 0; i < cn; i++) {
+        uint32_t ch = c[i];
+        if (i == 0) {
+            if (ch < 0x80 && strchr("#,[]{}&*!|>'\"%@`", (int)ch) && ch)
+                flow_ind = block_ind = true;
+            if (ch == '?' || ch == ':') {
+                flow_ind = true;
+                if (followed_ws)
+                    block_ind = true;
+            }
+            if (ch == '-' && followed_ws)
+                flow_ind = block_ind = true;
+        } else {
+            if (ch < 0x80 && ch && strchr(",?[]{}", (int)ch))
+                flow_ind = true;
+            if (ch == ':') {
+                flow_ind = true;
+                if (followed_ws)
+                    block_ind = true;
+            }
+            if (ch == '#' && preceded_ws)
+                flow_ind = block_ind = true;
+        }
+        if (ybrk(ch))
+            line_breaks = true;
+        if (!(ch == '\n' || (ch >= 0x20 && ch <= 0x7E))) {
+            if ((ch == 0x85 || (ch >= 0xA0 && ch <= 0xD7FF) || (ch >= 0xE000 && ch <= 0xFFFD) ||
+                 (ch >= 0x10000 && ch < 0x10FFFF)) &&
+                ch != 0xFEFF) {
+                /* unicode, allowed */
+            } else {
+                special = true;
+            }
+        }
+        if (ch == ' ') {
+            if (i == 0)
+                leading_space = true;
+            if (i == cn - 1)
+                trailing_space = true;
+            if (prev_break)
+                break_space = true;
+            prev_space = true;
+            prev_break = false;
+        } else if (ybrk(ch)) {
+            if (i == 0)
+                leading_break = true;
+            if (i == cn - 1)
+                trailing_break = true;
+            if (prev_space)
+                space_break = true;
+            prev_space = false;
+            prev_break = true;
+        } else {
+            prev_space = prev_break = false;
+        }
+        preceded_ws = yws0(ch);
+        followed_ws = i + 2 >= cn || yws0(c[i + 2]);
+    }
+    free(c);
+    a->multiline = line_breaks;
+    a->flow_plain = a->block_plain = a->single = a->dbl = true;
+    if (leading_space || leading_break || trailing_space || trailing_break)
+        a->flow_plain = a->block_plain = false;
+    if (break_space)
+        a->flow_plain = a->block_plain = a->single = false;
+    if (space_break || special)
+        a->flow_plain = a->block_plain = a->single = false;
+    if (line_breaks)
+        a->flow_plain = a->block_plain = false;
+    if (flow_ind)
+        a->flow_plain = false;
+    if (block_ind)
+        a->block_plain = false;
+}
+
+/* Would the plain text read back as a string? */
+static bool yplain_is_str(const char *s, size_t n)
+{
+    ynode y = {0};
+    yloader L = {0};
+    sl_err e = {0};
+    L.err = &e;
+    int rc = yresolve(&L, s, n, &y);
+    free(y.s);
+    bool str = rc == 0 && y.type == Y_STR;
+    sl_err_clear(&e);
+    /* what the reader refuses would not resolve to a string either */
+    return str;
+}
+
+static int yplain(yemit *E, const char *s, size_t n, bool split)
+{
+    if (E->root)
+        E->open_ended = true;
+    if (!n)
+        return 0;
+    if (!E->whitespace && yw(E, " ", 1))
+        return -1;
+    E->whitespace = E->indention = false;
+    bool spaces = false;
+    size_t start = 0;
+    for (size_t end = 0; end <= n; end++) {
+        char ch = end < n ? s[end] : 0;
+        bool none = end == n;
+        if (spaces) {
+            if (none || ch != ' ') {
+                if (start + 1 == end && E->column > YAML_WIDTH && split) {
+                    if (yindent(E))
+                        return -1;
+                    E->whitespace = E->indention = false;
+                } else if (yw(E, s + start, end - start)) {
+                    return -1;
+                }
+                start = end;
+            }
+        } else if (none || ch == ' ') {
+            if (yw(E, s + start, end - start))
+                return -1;
+            start = end;
+        }
+        if (!none)
+            spaces = ch == ' ';
+    }
+    return 0;
+}
+
+static int ysingle(yemit *E, const char *s, size_t n, bool split)
+{
+    if (yindicator(E, "'", true, false, false))
+        return -1;
+    bool spaces = false, breaks = false;
+    size_t start = 0;
+    for (size_t end = 0; end <= n;) {
+        bool none = end == n;
+        size_t nx = end;
+        uint32_t ch = none ? 0 : next_cp(s, n, &nx);
+        if (spaces) {
+            if (none || ch != ' ') {
+                if (start + 1 == end && E->column > YAML_WIDTH && split && start != 0 &&
+                    end != n) {
+                    if (yindent(E))
+                        return -1;
+                } else if (yw(E, s + start, end - start)) {
+                    return -1;
+                }
+                start = end;
+            }
+        } else if (breaks) {
+            if (none || !ybrk(ch)) {
+                if (s[start] == '\n' && ybreak(E, NULL, 0))
+                    return -1;
+                for (size_t q = start; q < end;) {
+                    size_t q0 = q;
+                    uint32_t br = next_cp(s, end, &q);
+                    if (br == '\n' ? ybreak(E, NULL, 0) : ybreak(E, s + q0, q - q0))
+                        return -1;
+                }
+                if (yindent(E))
+                    return -1;
+                start = end;
+            }
+        } else if (none || ch == ' ' || ybrk(ch) || ch == '\'') {
+            if (start < end) {
+                if (yw(E, s + start, end - start))
+                    return -1;
+                start = end;
+            }
+        }
+        if (ch == '\'' && !none) {
+            if (yw(E, "''", 2))
+                return -1;
+            start = nx;
+        }
+        if (!none) {
+            spaces = ch == ' ';
+            breaks = ybrk(ch);
+        }
+        end = none ? n + 1 : nx;
+    }
+    return yindicator(E, "'", false, false, false);
+}
+
+/* Writes the code points c[a..b). */
+static int ywcp(yemit *E, const uint32_t *c, size_t a, size_t b)
+{
+    char u[4];
+    for (size_t i = a; i < b; i++)
+        if (put(E->k, u, put_utf8(u, c[i])))
+            return -1;
+    E->column += (long)(b - a);
+    return 0;
+}
+
+static bool ydq_ok(uint32_t ch)
+{
+    return ch != '"' && ch != '\\' && ch != 0x85 && ch != 0x2028 && ch != 0x2029 &&
+           ch != 0xFEFF &&
+           ((ch >= 0x20 && ch <= 0x7E) || (ch >= 0xA0 && ch <= 0xD7FF) ||
+            (ch >= 0xE000 && ch <= 0xFFFD));
+}
+
+/* PyYAML's write_double_quoted: its escapes, and a long line folded with
+ * a backslash at a space or after an escape. */
+static int ydouble_cps(yemit *E, const uint32_t *c, size_t cn, bool split)
+{
+    if (yindicator(E, "\"", true, false, false))
+        return -1;
+    size_t start = 0;
+    for (size_t end = 0; end <= cn; end++) {
+        bool none = end == cn;
+        uint32_t ch = none ? 0 : c[end];
+        if (none || !ydq_ok(ch)) {
+            if (start < end && ywcp(E, c, start, end))
+                return -1;
+            start = end;
+            if (!none) {
+                char e[16];
+                const char *rep;
+                switch (ch) {
+                case 0: rep = "\\0"; break;
+                case 7: rep = "\\a"; break;
+                case 8: rep = "\\b"; break;
+                case 9: rep = "\\t"; break;
+                case 10: rep = "\\n"; break;
+                case 11: rep = "\\v"; break;
+                case 12: rep = "\\f"; break;
+                case 13: rep = "\\r"; break;
+                case 27: rep = "\\e"; break;
+                case '"': rep = "\\\""; break;
+                case '\\': rep = "\\\\"; break;
+                case 0x85: rep = "\\N"; break;
+                case 0xA0: rep = "\\_"; break;
+                case 0x2028: rep = "\\L"; break;
+                case 0x2029: rep = "\\P"; break;
+                default:
+                    snprintf(e, sizeof e,
+                             ch <= 0xFF     ? "\\x%02X"
+                             : ch <= 0xFFFF ? "\\u%04X"
+                                            : "\\U%08X",
+                             ch);
+                    rep = e;
+                }
+                if (yw(E, rep, strlen(rep)))
+                    return -1;
+                start = end + 1;
+            }
+        }
+        if (end > 0 && end + 1 < cn && (ch == ' ' || start >= end) &&
+            E->column + (long)end - (long)start > YAML_WIDTH && split) {
+            if (start < end && ywcp(E, c, start, end))
+                return -1;
+            if (start < end)
+                start = end;
+            if (yw(E, "\\", 1) || yindent(E))
+                return -1;
+            E->whitespace = E->indention = false;
+            if (c[start] == ' ' && yw(E, "\\", 1))
+                return -1;
+        }
+    }
+    return yindicator(E, "\"", false, false, false);
+}
+
+static int ydouble(yemit *E, const char *s, size_t n, bool split)
+{
+    size_t cn;
+    uint32_t *c = ycps(s, n, &cn);
+    int rc = ydouble_cps(E, c, cn, split);
+    free(c);
+    return rc;
+}
+
+static int ynode_out(yemit *E, ynode *y, bool root, bool seq, bool map, bool simple_key);
+
+static bool ysimple_key(ynode *y)
+{
+    if (y->type == Y_SEQ || y->type == Y_MAP)
+        return !y->nk && !y->id;
+    if (y->type != Y_STR)
+        return true;
+    yanalysis a;
+    yanalyze(y->s, y->n, &a);
+    return cp_count(y->s, y->n) < 128 && !a.empty && !a.multiline;
+}
+
+static int yscalar_out(yemit *E, const char *s, size_t n, bool implicit)
+{
+    yinc(E, true, false);
+    yanalysis a;
+    yanalyze(s, n, &a);
+    int rc;
+    if (implicit && !(E->simple_key && (a.empty || a.multiline)) && a.block_plain)
+        rc = yplain(E, s, n, !E->simple_key);
+    else if (a.single && !(E->simple_key && a.multiline))
+        rc = ysingle(E, s, n, !E->simple_key);
+    else
+        rc = ydouble(E, s, n, !E->simple_key);
+    ypop(E);
+    return rc;
+}
+
+static int ynode_out(yemit *E, ynode *y, bool root, bool seq, bool map, bool simple_key)
+{
+    E->root = root;
+    E->seq_ctx = seq;
+    E->map_ctx = map;
+    E->simple_key = simple_key;
+    if (y->type == Y_SEQ || y->type == Y_MAP) {
+        if (y->id && y->refs++) {
+            char a[24];
+            snprintf(a, sizeof a, "*id%03d", y->id);
+            return yindicator(E, a, true, false, false);
+        }
+        if (y->id) {
+            char a[24];
+            snprintf(a, sizeof a, "&id%03d", y->id);
+            if (yindicator(E, a, true, false, false))
+                return -1;
+        }
+    }
+    switch (y->type) {
+    case Y_NULL: return yscalar_out(E, "null", 4, true);
+    case Y_BOOL:
+    case Y_INT:
+    case Y_FLOAT: return yscalar_out(E, y->s, y->n, true);
+    case Y_STR: return yscalar_out(E, y->s, y->n, yplain_is_str(y->s, y->n));
+    default: break;
+    }
+    if (!y->nk) {
+        if (yindicator(E, y->type == Y_SEQ ? "[" : "{", true, true, false))
+            return -1;
+        return yindicator(E, y->type == Y_SEQ ? "]" : "}", false, false, false);
+    }
+    if (E->ni >= (int)(sizeof E->indents / sizeof *E->indents) - 2)
+        return sl_err_limit(E->k->err, SL_ELIMIT, "extract_max_output",
+                            "the YAML file nests too deep to write");
+    if (y->type == Y_SEQ) {
+        yinc(E, false, map && !E->indention);
+        for (size_t i = 0; i < y->nk; i++) {
+            if (yindent(E) || yindicator(E, "-", true, false, true))
+                return -1;
+            if (ynode_out(E, y->kids[i], false, true, false, false))
+                return -1;
+        }
+        ypop(E);
+        return 0;
+    }
+    yinc(E, false, false);
+    for (size_t i = 0; i < y->nk; i += 2) {
+        if (yindent(E))
+            return -1;
+        if (ysimple_key(y->kids[i])) {
+            if (ynode_out(E, y->kids[i], false, false, true, true) ||
+                yindicator(E, ":", false, false, false))
+                return -1;
+        } else {
+            if (yindicator(E, "?", true, false, true) ||
+                ynode_out(E, y->kids[i], false, false, true, false) || yindent(E) ||
+                yindicator(E, ":", true, false, true))
+                return -1;
+        }
+        if (ynode_out(E, y->kids[i + 1], false, false, true, false))
+            return -1;
+    }
+    ypop(E);
+    return 0;
+}
+
+/* The serializer's anchors: a collection reached twice gets an id, in the
+ * order of a depth-first walk. */
+static void ymark(ynode *y, int *next)
+{
+    if (y->type != Y_SEQ && y->type != Y_MAP)
+        return;
+    if (y->marks++) {
+        if (!y->id)
+            y->id = ++*next;
+        return;
+    }
+    for (size_t i = 0; i < y->nk; i++)
+        ymark(y->kids[i], next);
+}
+
+static void yloader_free(yloader *L)
+{
+    for (size_t i = 0; i < L->nall; i++) {
+        free(L->all[i]->s);
+        free(L->all[i]->kids);
+        free(L->all[i]->hash);
+        free(L->all[i]);
+    }
+    free(L->all);
+    for (size_t i = 0; i < L->nanch; i++)
+        free(L->anchors[i].name);
+    free(L->anchors);
+    yaml_parser_delete(&L->p);
+}
+
+int sl_extract_yaml(const void *data, size_t len, const sl_extract_limits *lim, sl_buf *out,
+                    sl_err *err)
+{
+    sink k;
+    sink_init(&k, out, lim, "YAML", err);
+    text t;
+    decode(data, len, false, &t);
+    yloader L = {0};
+    L.err = err;
+    L.s = t.s;
+    L.n = t.n;
+    if (yprecheck(t.s, t.n, err)) {
+        free(t.own);
+        return -1;
+    }
+    yaml_parser_initialize(&L.p);
+    yaml_parser_set_input_string(&L.p, (const unsigned char *)t.s, t.n);
+    int rc = 0, docs = 0;
+    yemit E = {0};
+    E.k = &k;
+    for (;;) {
+        yaml_event_t ev;
+        if ((rc = ynext(&L, &ev)))
+            break;
+        if (ev.type == YAML_STREAM_END_EVENT) {
+            yaml_event_delete(&ev);
+            break;
+        }
+        if (ev.type != YAML_DOCUMENT_START_EVENT) {
+            yaml_event_delete(&ev);
+            continue;
+        }
+        yaml_event_delete(&ev);
+        if ((rc = ynext(&L, &ev)))
+            break;
+        ynode *root;
+        rc = yload(&L, &ev, &root, 0);
+        yaml_event_delete(&ev);
+        if (rc || (rc = ynext(&L, &ev)))
+            break;
+        yaml_event_delete(&ev); /* the document's end */
+        /* anchors do not cross documents */
+        for (size_t i = 0; i < L.nanch; i++)
+            free(L.anchors[i].name);
+        L.nanch = 0;
+        int next = 0;
+        ymark(root, &next);
+        for (size_t i = 0; i < L.nall; i++)
+            L.all[i]->refs = 0;
+        E.indent = -1;
+        E.ni = 0;
+        if (docs++) {
+            if ((rc = yindent(&E)) || (rc = yindicator(&E, "---", true, false, false)))
+                break;
+        } else {
+            E.whitespace = E.indention = true;
+        }
+        if ((rc = ynode_out(&E, root, true, false, false, false)) || (rc = yindent(&E)))
+            break;
+        for (size_t i = 0; i < L.nall; i++)
+            L.all[i]->marks = L.all[i]->id = 0;
+    }
+    if (!rc && E.open_ended) {
+        rc = yindicator(&E, "...", true, false, false);
+        if (!rc)
+            rc = yindent(&E);
+    }
+    yloader_free(&L);
     free(t.own);
     return rc;
 }

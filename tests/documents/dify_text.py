@@ -5,7 +5,8 @@ The algorithms of graphon's document_extractor node for the text formats
 (plain text, json, yaml, csv, properties, vtt), run with Python's own json,
 csv and PyYAML, so tests/unit/extract_text.c can compare sluice's readers
 with them byte for byte.  Prints the text and exits 0, or prints the error
-Dify reports and exits 3.
+Dify reports and exits 3, or exits 4 when Python raises what Dify's reader
+does not catch (a RecursionError on deep YAML, int("abc") for !!int abc).
 
 Two deliberate departures, both sluice's documented choices:
   - decoding: valid UTF-8 as it is, else cp1252 (its undefined bytes as
@@ -48,6 +49,10 @@ class Failed(Exception):
     pass
 
 
+class Other(Exception):
+    """An exception Dify's reader does not catch (exit status 4)."""
+
+
 def plain(data):
     return decode(data)
 
@@ -76,6 +81,10 @@ def yaml_text(data):
         return yaml.dump_all(docs, allow_unicode=True, sort_keys=False)
     except yaml.YAMLError as e:
         raise Failed(f"Failed to decode or parse YAML file: {e}")
+    except (RecursionError, ValueError) as e:
+        # not a YAMLError: it leaves Dify's reader and fails the node
+        # with its own text; sluice refuses such input with its own error
+        raise Other(str(e))
 
 
 def csv_text(data):
@@ -214,6 +223,8 @@ def main():
         out, rc = KINDS[kind](data), 0
     except Failed as e:
         out, rc = str(e), 3
+    except Other as e:
+        out, rc = str(e), 4
     out = re.sub("[\ud800-\udfff]", "\ufffd", out)
     sys.stdout.buffer.write(out.encode("utf-8"))
     sys.exit(rc)
