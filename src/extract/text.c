@@ -323,6 +323,8 @@ typedef struct {
     size_t n;
     int depth;
     sl_err *err;
+    size_t nodes, max_nodes; /* past max_nodes the text cannot fit the limit */
+    sink *k;
 } jparser;
 
 static void jfree(jnode *j)
@@ -672,6 +674,9 @@ static int jvalue(jparser *p, size_t i, size_t *end, jnode **out)
 {
     if (i >= p->n)
         return jerr(p, "Expecting value", i);
+    /* every value after the first writes 3 bytes or more */
+    if (++p->nodes > p->max_nodes)
+        return sink_full(p->k);
     static const struct {
         const char *w;
         int type;
@@ -866,7 +871,7 @@ static int jprint(sink *k, const jnode *j, size_t level)
 
 static int json_text(const text *t, sink *k, sl_err *err)
 {
-    jparser p = {t->s, t->n, 0, err};
+    jparser p = {t->s, t->n, 0, err, 0, k->max / 3 + 1, k};
     if (t->n >= 3 && !memcmp(t->s, "\xEF\xBB\xBF", 3))
         return jerr(&p, "Unexpected UTF-8 BOM (decode using utf-8-sig)", 0);
     jnode *root;
@@ -886,6 +891,9 @@ static int json_text(const text *t, sink *k, sl_err *err)
 int sl_extract_json(const void *data, size_t len, const sl_extract_limits *lim, sl_buf *out,
                     sl_err *err)
 {
+    sl_err local = {0};
+    if (!err)
+        err = &local;
     sink k;
     sink_init(&k, out, lim, "JSON", err);
     text t;
@@ -905,6 +913,7 @@ int sl_extract_json(const void *data, size_t len, const sl_extract_limits *lim, 
             sl_err_move(err, &first);
         sl_err_clear(&first);
     }
+    sl_err_clear(&local);
     return rc;
 }
 
@@ -1518,9 +1527,11 @@ int sl_extract_vtt(const void *data, size_t len, const sl_extract_limits *lim, s
  * PyYAML's reader and scanner refuse and libyaml takes (control
  * characters, tabs between tokens) is refused first, in PyYAML's words.
  *
+ * Timestamps are dates and datetimes written back as Python's isoformat
+ * (aware datetimes that are the same instant in two zones stay two keys).
  * Not reproduced (the reader refuses them, naming them, rather than
  * writing other text): explicit tags other than the standard scalar ones,
- * timestamps (PyYAML makes dates of them), sexagesimal numbers, merge
+ * sexagesimal numbers, merge
  * keys (<<), and integers outside 64 bits.  Scalars are repeated where an alias names them, as PyYAML
  * does; anchored collections are written once, so an alias bomb stays
  * small, and the number of nodes read is bounded. */
@@ -1531,7 +1542,7 @@ int sl_extract_vtt(const void *data, size_t len, const sl_extract_limits *lim, s
 #define YAML_MAX_DEPTH 500
 #define YAML_WIDTH 80
 
-enum { Y_NULL, Y_BOOL, Y_INT, Y_FLOAT, Y_STR, Y_SEQ, Y_MAP };
+enum { Y_NULL, Y_BOOL, Y_INT, Y_FLOAT, Y_TIME, Y_STR, Y_SEQ, Y_MAP };
 
 typedef struct ynode ynode;
 struct ynode {
@@ -1599,7 +1610,8 @@ static void ykey_canon(const ynode *k, char *o, size_t on, int *cls)
 
 static bool ykey_eq(const ynode *a, const ynode *b)
 {
-    if (a->type == Y_STR || b->type == Y_STR || a->type == Y_NULL || b->type == Y_NULL)
+    if (a->type == Y_STR || b->type == Y_STR || a->type == Y_NULL || b->type == Y_NULL ||
+        a->type == Y_TIME || b->type == Y_TIME)
         return a->type == b->type && a->n == b->n && (!a->n || !memcmp(a->s, b->s, a->n));
     char ca[64], cb[64];
     int ta, tb;
@@ -1616,7 +1628,7 @@ static bool ykey_eq(const ynode *a, const ynode *b)
 
 static size_t ykey_hash(const ynode *k)
 {
-    if (k->type == Y_STR || k->type == Y_NULL)
+    if (k->type == Y_STR || k->type == Y_NULL || k->type == Y_TIME)
         return (size_t)(fnv(k->s ? k->s : "", k->n) ^ (uint64_t)k->type);
     char c[64];
     int t;
@@ -1879,6 +1891,134 @@ static bool yword(const char *s, size_t n, const char *const *w)
     return false;
 }
 
+static size_t ydigits(const char *s, size_t n, size_t i, size_t max)
+{
+    size_t k = 0;
+    while (i + k < n && k < max && is_digit(s[i + k]))
+        k++;
+    return k;
+}
+
+static int ynum(const char *s, size_t k)
+{
+    int v = 0;
+    for (size_t i = 0; i < k; i++)
+        v = v * 10 + (s[i] - '0');
+    return v;
+}
+
+/* The timestamp resolver (YYYY-MM-DD, or a date with a time and a zone),
+ * and PyYAML's date or datetime written back as isoformat(' ').  1 when
+ * the text is not a timestamp; -1 with err for a date Python's datetime
+ * refuses (PyYAML fails with its ValueError). */
+static int ytimestamp(yloader *L, const char *s, size_t n, ynode *y)
+{
+    size_t i = 0, k;
+    if (ydigits(s, n, 0, 4) != 4 || n < 8 || s[4] != '-')
+        return 1;
+    int year = ynum(s, 4), f[3] = {0}, tzs = 0, tzh = 0, tzm = 0;
+    long us = 0;
+    i = 5;
+    size_t mk = ydigits(s, n, i, 2);
+    if (!mk || i + mk >= n || s[i + mk] != '-')
+        return 1;
+    int month = ynum(s + i, mk);
+    i += mk + 1;
+    size_t dk = ydigits(s, n, i, 2);
+    if (!dk)
+        return 1;
+    int day = ynum(s + i, dk);
+    i += dk;
+    bool date_only = i == n;
+    if (date_only && (mk != 2 || dk != 2))
+        return 1;
+    if (!date_only) {
+        if (s[i] == 'T' || s[i] == 't') {
+            i++;
+        } else {
+            size_t w = i;
+            while (i < n && (s[i] == ' ' || s[i] == '\t'))
+                i++;
+            if (i == w)
+                return 1;
+        }
+        for (int part = 0; part < 3; part++) {
+            if (part && (i >= n || s[i++] != ':'))
+                return 1;
+            k = ydigits(s, n, i, 2);
+            if (!k || (part && k != 2))
+                return 1;
+            f[part] = ynum(s + i, k);
+            i += k;
+        }
+        if (i < n && s[i] == '.') {
+            i++;
+            k = ydigits(s, n, i, (size_t)-1);
+            for (size_t q = 0; q < 6; q++)
+                us = us * 10 + (q < k ? s[i + q] - '0' : 0);
+            i += k;
+        }
+        size_t w = i;
+        while (i < n && (s[i] == ' ' || s[i] == '\t'))
+            i++;
+        if (i < n && s[i] == 'Z') {
+            tzs = 2;
+            i++;
+        } else if (i < n && (s[i] == '-' || s[i] == '+')) {
+            tzs = s[i] == '-' ? -1 : 1;
+            i++;
+            k = ydigits(s, n, i, 2);
+            if (!k)
+                return 1;
+            tzh = ynum(s + i, k);
+            i += k;
+            if (i < n && s[i] == ':') {
+                if (ydigits(s, n, i + 1, 2) != 2)
+                    return 1;
+                tzm = ynum(s + i + 1, 2);
+                i += 3;
+            }
+        } else {
+            i = w;
+        }
+        if (i != n)
+            return 1;
+    }
+    static const int mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    const char *bad = year < 1                     ? "year 0 is out of range"
+                      : month < 1 || month > 12    ? "month must be in 1..12"
+                      : day < 1 || day > mdays[month - 1] + (month == 2 && leap)
+                          ? "day is out of range for month"
+                      : f[0] > 23 ? "hour must be in 0..23"
+                      : f[1] > 59 ? "minute must be in 0..59"
+                      : f[2] > 59 ? "second must be in 0..59"
+                      : tzh * 60 + tzm >= 24 * 60
+                          ? "offset must be a timedelta strictly between -timedelta(hours=24) "
+                            "and timedelta(hours=24)"
+                          : NULL;
+    if (bad)
+        return sl_err_set(L->err, SL_EPARSE, "%s", bad);
+    sl_buf b;
+    sl_buf_init(&b, 0);
+    sl_buf_addf(&b, "%04d-%02d-%02d", year, month, day);
+    if (!date_only) {
+        sl_buf_addf(&b, " %02d:%02d:%02d", f[0], f[1], f[2]);
+        if (us)
+            sl_buf_addf(&b, ".%06ld", us);
+        if (tzs == 2) {
+            sl_buf_adds(&b, "+00:00");
+        } else if (tzs) {
+            int off = tzh * 60 + tzm;
+            sl_buf_addf(&b, "%c%02d:%02d", tzs < 0 && off ? '-' : '+', off / 60, off % 60);
+        }
+    }
+    y->type = Y_TIME;
+    y->s = b.data;
+    y->n = b.len;
+    return 0;
+}
+
 /* SafeLoader's implicit resolvers for a plain scalar: the type, and for
  * numbers the value as PyYAML prints it.  -1 with err for the types this
  * reader does not reproduce. */
@@ -2014,13 +2154,9 @@ static int yresolve(yloader *L, const char *s, size_t n, ynode *y)
             return 0;
         }
     }
-    if (n >= 8 && is_digit(s[0]) && is_digit(s[1]) && is_digit(s[2]) && is_digit(s[3]) &&
-        s[4] == '-' && is_digit(s[5])) {
-        /* the timestamp resolver's start: [0-9]{4}-[0-9]{1,2}-... */
-        return sl_err_set(L->err, SL_EUNSUPPORTED,
-                          "sluice does not read YAML timestamps (%.*s)", (int)(n < 40 ? n : 40),
-                          s);
-    }
+    int ts = ytimestamp(L, s, n, y);
+    if (ts <= 0)
+        return ts;
     y->type = Y_STR;
     y->s = memdup_(s, n);
     y->n = n;
@@ -2596,7 +2732,8 @@ static int ynode_out(yemit *E, ynode *y, bool root, bool seq, bool map, bool sim
     case Y_NULL: return yscalar_out(E, "null", 4, true);
     case Y_BOOL:
     case Y_INT:
-    case Y_FLOAT: return yscalar_out(E, y->s, y->n, true);
+    case Y_FLOAT:
+    case Y_TIME: return yscalar_out(E, y->s, y->n, true);
     case Y_STR: return yscalar_out(E, y->s, y->n, yplain_is_str(y->s, y->n));
     default: break;
     }

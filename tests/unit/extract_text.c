@@ -160,9 +160,11 @@ static void yaml(void)
            "ERROR: Failed to decode or parse YAML file: while scanning for the next token\n"
            "found character '\\t' that cannot start any token\n"
            "  in \"<unicode string>\", line 1, column 3:\n    a:\tb\n      ^");
-    EXPECT(SL_DOC_YAML, "d: 2024-01-02\n",
-           "ERROR: Failed to decode or parse YAML file: sluice does not read YAML timestamps "
-           "(2024-01-02)");
+    EXPECT(SL_DOC_YAML, "d: 2024-01-02\nt: 2001-12-14t21:59:43.10-05:00\nz: 2001-12-15 2:59:43Z\n",
+           "d: 2024-01-02\nt: 2001-12-14 21:59:43.100000-05:00\nz: 2001-12-15 02:59:43+00:00\n");
+    EXPECT(SL_DOC_YAML, "t: 10:30:00\n",
+           "ERROR: Failed to decode or parse YAML file: sluice does not read YAML 1.1 "
+           "sexagesimal numbers (10:30:00)");
     /* an alias bomb is written with aliases: small */
     char bomb[2048];
     size_t bn = 0;
