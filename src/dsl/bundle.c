@@ -10,13 +10,10 @@
  */
 #include "dsl/bundle.h"
 
-#include <archive.h>
-#include <archive_entry.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
-#include <locale.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,64 +23,20 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/archive.h"
 #include "core/buf.h"
-#include "core/dl.h"
 #include "core/map.h"
 #include "core/rand.h"
 #include "core/sha256.h"
 
-/* libarchive is loaded when a bundle is first read or written (dlopen):
- * it and what it pulls in (libxml2, ICU, libstdc++, the compressors) are
- * about 2 MB of resident memory that every sluice process would otherwise
- * carry, a long-running server included, for the few that touch bundles. */
-#define ARCHIVE_FNS(X) X(archive_entry_filetype) X(archive_entry_free) X(archive_entry_hardlink) X(archive_entry_is_encrypted) X(archive_entry_mode) X(archive_entry_new) X(archive_entry_pathname) X(archive_entry_pathname_utf8) X(archive_entry_perm) X(archive_entry_set_filetype) X(archive_entry_set_mtime) X(archive_entry_set_pathname_utf8) X(archive_entry_set_perm) X(archive_entry_set_size) X(archive_entry_size) X(archive_entry_size_is_set) X(archive_entry_symlink) X(archive_error_string) X(archive_read_data) X(archive_read_free) X(archive_read_new) X(archive_read_next_header) X(archive_read_open_memory) X(archive_read_support_format_zip) X(archive_write_close) X(archive_write_data) X(archive_write_free) X(archive_write_header) X(archive_write_new) X(archive_write_open_fd) X(archive_write_set_format_zip) X(archive_write_set_options)
-#define ARCHIVE_PTR(f) static __typeof__(&f) p_##f;
-ARCHIVE_FNS(ARCHIVE_PTR)
-#define ARCHIVE_SYM(f) {#f, (void **)&p_##f},
-static const sl_dl_sym archive_syms[] = {ARCHIVE_FNS(ARCHIVE_SYM){NULL, NULL}};
-static const char *const archive_names[] = {"libarchive.so.13", "libarchive.so", NULL};
-static sl_dl_lib archive_lib = {.what = "libarchive", .sonames = archive_names,
-                                .package = "libarchive13", .syms = archive_syms};
-
+/* libarchive is loaded when a bundle is first read or written
+ * (core/archive). */
 static int archive_ready(sl_err *err)
 {
-    if (sl_dl_load(&archive_lib, err))
+    if (sl_archive_load(err))
         return sl_err_prefix(err, "bundle");
     return 0;
 }
-
-#define archive_entry_filetype p_archive_entry_filetype
-#define archive_entry_free p_archive_entry_free
-#define archive_entry_hardlink p_archive_entry_hardlink
-#define archive_entry_is_encrypted p_archive_entry_is_encrypted
-#define archive_entry_mode p_archive_entry_mode
-#define archive_entry_new p_archive_entry_new
-#define archive_entry_pathname p_archive_entry_pathname
-#define archive_entry_pathname_utf8 p_archive_entry_pathname_utf8
-#define archive_entry_perm p_archive_entry_perm
-#define archive_entry_set_filetype p_archive_entry_set_filetype
-#define archive_entry_set_mtime p_archive_entry_set_mtime
-#define archive_entry_set_pathname_utf8 p_archive_entry_set_pathname_utf8
-#define archive_entry_set_perm p_archive_entry_set_perm
-#define archive_entry_set_size p_archive_entry_set_size
-#define archive_entry_size p_archive_entry_size
-#define archive_entry_size_is_set p_archive_entry_size_is_set
-#define archive_entry_symlink p_archive_entry_symlink
-#define archive_error_string p_archive_error_string
-#define archive_read_data p_archive_read_data
-#define archive_read_free p_archive_read_free
-#define archive_read_new p_archive_read_new
-#define archive_read_next_header p_archive_read_next_header
-#define archive_read_open_memory p_archive_read_open_memory
-#define archive_read_support_format_zip p_archive_read_support_format_zip
-#define archive_write_close p_archive_write_close
-#define archive_write_data p_archive_write_data
-#define archive_write_free p_archive_write_free
-#define archive_write_header p_archive_write_header
-#define archive_write_new p_archive_write_new
-#define archive_write_open_fd p_archive_write_open_fd
-#define archive_write_set_format_zip p_archive_write_set_format_zip
-#define archive_write_set_options p_archive_write_set_options
 
 #define MAX_PATH_BYTES 4096
 #define MAX_DEPTH 64
@@ -274,28 +227,6 @@ static int cd_scan(const unsigned char *p, size_t len, size_t max_entries, sl_er
     return sl_err_set(err, SL_EINVAL,
                       "bundle: the zip is truncated (its end-of-central-directory record is "
                       "missing)");
-}
-
-/* libarchive converts names through the locale's charset; under the C
- * locale a UTF-8 name does not convert and comes back NULL.  The thread's
- * locale (uselocale, not setlocale) is switched to C.UTF-8 while an
- * archive is open, which leaves other threads alone. */
-typedef struct {
-    locale_t loc, old;
-} utf8_scope;
-
-static void utf8_enter(utf8_scope *u)
-{
-    u->loc = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
-    u->old = u->loc ? uselocale(u->loc) : (locale_t)0;
-}
-
-static void utf8_leave(utf8_scope *u)
-{
-    if (u->loc) {
-        uselocale(u->old);
-        freelocale(u->loc);
-    }
 }
 
 /* Reads every entry of the archive into es, checking names, types and
@@ -627,8 +558,8 @@ int sl_bundle_read(const void *zip, size_t len, const sl_bundle_limits *lim, sl_
         return -1;
     entries es = {0};
     sl_map_init(&es.names);
-    utf8_scope u;
-    utf8_enter(&u);
+    sl_archive_utf8 u;
+    sl_archive_utf8_enter(&u);
     struct archive *a = archive_read_new();
     archive_read_support_format_zip(a);
     int rc;
@@ -641,7 +572,7 @@ int sl_bundle_read(const void *zip, size_t len, const sl_bundle_limits *lim, sl_
         free(tmp);
     }
     archive_read_free(a);
-    utf8_leave(&u);
+    sl_archive_utf8_leave(&u);
     if (!rc)
         rc = assemble(&es, out, err);
     entries_release(&es);
@@ -1167,8 +1098,8 @@ static int put_entry(struct archive *a, const char *name, bool dir, bool exec, c
 static int write_zip(int fd, const char *app, const char *dsl_name, const char *dsl,
                      size_t dsl_len, const char *manifest, const walk *w, sl_err *err)
 {
-    utf8_scope u;
-    utf8_enter(&u);
+    sl_archive_utf8 u;
+    sl_archive_utf8_enter(&u);
     struct archive *a = archive_write_new();
     time_t now = time(NULL);
     int rc = 0;
@@ -1193,7 +1124,7 @@ static int write_zip(int fd, const char *app, const char *dsl_name, const char *
         sl_err_set(err, SL_EIO, "bundle: cannot write the zip: %s",
                    archive_error_string(a) ? archive_error_string(a) : strerror(errno));
     archive_write_free(a);
-    utf8_leave(&u);
+    sl_archive_utf8_leave(&u);
     return rc;
 }
 
