@@ -78,7 +78,7 @@ static const struct {
      * and fails with this when none is configured; sluice has none. */
     [SL_DOC_DOC] = {"doc", "DOC", "Failed to extract text from DOC", NULL,
                     "Unstructured API URL is not configured for DOC file processing."},
-    [SL_DOC_DOCX] = {"docx", "DOCX", "Failed to extract text from DOCX", NULL,
+    [SL_DOC_DOCX] = {"docx", "DOCX", "Failed to extract text from DOCX", sl_extract_docx,
                      "sluice does not read DOCX files yet"},
     [SL_DOC_CSV] = {"csv", "CSV", "Failed to extract text from CSV", sl_extract_csv,
                     NULL},

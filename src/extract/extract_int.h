@@ -26,4 +26,8 @@ int sl_extract_properties(const void *data, size_t len, const sl_extract_limits 
 int sl_extract_vtt(const void *data, size_t len, const sl_extract_limits *lim, sl_buf *out,
                    sl_err *err);
 
+/* ooxml.c */
+int sl_extract_docx(const void *data, size_t len, const sl_extract_limits *lim, sl_buf *out,
+                    sl_err *err);
+
 #endif

@@ -1,0 +1,221 @@
+/*
+ * extract_ooxml — docx (and later xlsx) text as Dify's extractor gives it, on the
+ * corpus tests/documents/gen_office.py makes (with python-docx, openpyxl
+ * and pandas computing the expected text by Dify's algorithm), and hostile
+ * archives and XML (corrupt, truncated, encrypted, zip bombs, XXE, entity
+ * bombs, deep nesting) that must fail with a clear error.
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "extract/extract.h"
+#include "extract/xml.h"
+#include "extract/zip.h"
+#include "tap.h"
+#include "util.h"
+
+/* Whitespace runs as one space, none at the ends. */
+static char *norm(const char *s)
+{
+    char *o = malloc(strlen(s) + 1), *w = o;
+    bool sp = false;
+    for (; *s; s++) {
+        if (isspace((unsigned char)*s)) {
+            sp = w != o;
+            continue;
+        }
+        if (sp)
+            *w++ = ' ';
+        sp = false;
+        *w++ = *s;
+    }
+    *w = 0;
+    return o;
+}
+
+static sl_doc_kind kind_of(const char *name)
+{
+    const char *dot = strrchr(name, '.');
+    sl_err err = {0};
+    sl_doc_kind k = sl_extract_kind(dot, NULL, &err);
+    sl_err_clear(&err);
+    return k;
+}
+
+static void corpus_case(const char *dir, char *line)
+{
+    char *sp = strchr(line, ' ');
+    if (!sp)
+        return;
+    *sp = 0;
+    const char *name = line, *mode = sp + 1;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    size_t len;
+    char *data = slurp(path, &len);
+    if (!data) {
+        CHECK(0, "%s: cannot read the generated file", name);
+        return;
+    }
+    sl_buf out;
+    sl_buf_init(&out, 0);
+    sl_err err = {0};
+    int rc = sl_extract_text(kind_of(name), data, len, NULL, &out, &err);
+    if (!strncmp(mode, "error ", 6)) {
+        char code[64] = "";
+        const char *text = "";
+        sscanf(mode + 6, "%63s", code);
+        const char *t = strchr(mode + 6, ' ');
+        if (t)
+            text = t + 1;
+        bool code_ok = rc == -1 && !strcmp(sl_errcode_name(err.code), code);
+        CHECK(rc == -1 && code_ok && strstr(err.msg, text), "%s: %s \"...%s...\" (got %s: %s)",
+              name, code, text, rc ? sl_errcode_name(err.code) : "success",
+              rc ? err.msg : esc(out.data ? out.data : ""));
+        CHECK(!out.len, "%s: nothing is appended on failure", name);
+    } else {
+        snprintf(path, sizeof path, "%s/%s.expected", dir, name);
+        size_t elen;
+        char *want = slurp(path, &elen);
+        if (rc || !want) {
+            CHECK(0, "%s: %s", name, rc ? err.msg : "no expected text");
+        } else {
+            char *a = norm(out.data ? out.data : ""), *b = norm(want);
+            CHECK(!strcmp(a, b), "%s: the text matches Dify's after whitespace normalisation%s%s%s%s",
+                  name, strcmp(a, b) ? "\n# got:  " : "", strcmp(a, b) ? esc(a) : "",
+                  strcmp(a, b) ? "\n# want: " : "", strcmp(a, b) ? esc(b) : "");
+            free(a);
+            free(b);
+            if (!strcmp(mode, "exact"))
+                CHECK(out.len == elen && !memcmp(out.data ? out.data : "", want, elen),
+                      "%s: the text is byte-exact%s%s%s%s", name,
+                      out.len != elen ? "\n# got:  " : "", out.len != elen ? esc(out.data) : "",
+                      out.len != elen ? "\n# want: " : "", out.len != elen ? esc(want) : "");
+        }
+        free(want);
+    }
+    sl_err_clear(&err);
+    sl_buf_release(&out);
+    free(data);
+}
+
+static void corpus(void)
+{
+    char dir[] = "/tmp/sluice-ooxml-XXXXXX";
+    if (!mkdtemp(dir)) {
+        CHECK(0, "mkdtemp");
+        return;
+    }
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 tests/documents/gen_office.py %s", dir);
+    int st = system(cmd);
+    int code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    if (code == 3)
+        SKIP("the python-docx/openpyxl/pandas corpus",
+             "python3-docx, python3-openpyxl or python3-pandas is not installed");
+    else
+        CHECK(code == 0, "gen_office.py ran (status %d)", code);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/MANIFEST", dir);
+    size_t len;
+    char *m = slurp(path, &len);
+    CHECK(m != NULL, "gen_office.py wrote a manifest");
+    size_t n = 0;
+    for (char *line = m, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+        nl = strchr(line, '\n');
+        if (nl)
+            *nl = 0;
+        corpus_case(dir, line);
+        n++;
+    }
+    CHECK(n >= 12, "the corpus has %zu documents", n);
+    free(m);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+}
+
+/* Limits are checked where they bite: a small member limit stops a member
+ * that is simply big, the node limit a part with many elements. */
+static void limits(void)
+{
+    sl_extract_limits lim;
+    sl_extract_limits_default(&lim);
+    sl_err err = {0};
+    size_t nodes = 0;
+    const char *xml = "<a><b/><b/><b/><b>t</b></a>";
+    xmlDoc *d = sl_xml_parse("x.xml", xml, strlen(xml), &lim, 0, &nodes, &err);
+    CHECK(d && nodes == 6, "a small XML part parses (%zu nodes counted)", nodes);
+    CHECK(d && sl_xml_is(sl_xml_root(d), NULL, "a"), "its root is <a>");
+    sl_xml_free(d);
+    lim.max_xml_nodes = 5;
+    nodes = 0;
+    d = sl_xml_parse("x.xml", xml, strlen(xml), &lim, 0, &nodes, &err);
+    CHECK(!d && err.code == SL_ELIMIT && strstr(err.msg, "more than 5 nodes") &&
+              err.setting && !strcmp(err.setting, "extract_max_xml_nodes"),
+          "the node limit stops the parse: %s", err.msg);
+    sl_err_clear(&err);
+    sl_extract_limits_default(&lim);
+    /* an internal entity is never expanded when a DTD is allowed */
+    const char *ent = "<!DOCTYPE a [<!ENTITY e \"EXPANDED\">]><a>&e;</a>";
+    nodes = 0;
+    d = sl_xml_parse("e.xml", ent, strlen(ent), &lim, 0, &nodes, &err);
+    sl_buf b;
+    sl_buf_init(&b, 0);
+    if (d)
+        sl_xml_text(sl_xml_root(d), &b);
+    CHECK(d && !strstr(b.data ? b.data : "", "EXPANDED"), "an entity stays unexpanded");
+    sl_buf_release(&b);
+    sl_xml_free(d);
+    d = sl_xml_parse("e.xml", ent, strlen(ent), &lim, SL_XML_NO_DTD, &nodes, &err);
+    CHECK(!d && err.code == SL_EPARSE && strstr(err.msg, "e.xml") && strstr(err.msg, "DTD"),
+          "SL_XML_NO_DTD refuses a DTD: %s", err.msg);
+    sl_err_clear(&err);
+    d = sl_xml_parse("bad.xml", "<a><b></a>", 10, &lim, 0, &nodes, &err);
+    CHECK(!d && err.code == SL_EPARSE && strstr(err.msg, "bad.xml: bad XML at line 1"),
+          "bad XML names the part and the line: %s", err.msg);
+    sl_err_clear(&err);
+
+    /* a stored zip of two members, made by hand */
+    static const unsigned char zip2[] = {
+#include "../documents/office/two_members.inc"
+    };
+    sl_zip *z = sl_zip_open(zip2, sizeof zip2, &lim, &err);
+    CHECK(z && sl_zip_count(z) == 2 && sl_zip_has(z, "a.txt") && sl_zip_has(z, "dir/b.txt"),
+          "a zip's members are listed");
+    sl_buf_init(&b, 0);
+    CHECK(z && !sl_zip_read(z, "dir/b.txt", &b, &err) && b.len == 6 && !memcmp(b.data, "world\n", 6),
+          "a member reads back");
+    sl_buf_release(&b);
+    CHECK(z && sl_zip_read(z, "c.txt", &b, &err) == -1 && err.code == SL_ENOTFOUND,
+          "a missing member is SL_ENOTFOUND: %s", err.msg);
+    sl_err_clear(&err);
+    sl_zip_close(z);
+    lim.max_member = 3;
+    z = sl_zip_open(zip2, sizeof zip2, &lim, &err);
+    sl_buf_init(&b, 0);
+    CHECK(z && sl_zip_read(z, "a.txt", &b, &err) == -1 && err.code == SL_ELIMIT && !b.len &&
+              !strcmp(err.setting, "extract_max_member"),
+          "max_member stops a member: %s", err.msg);
+    sl_err_clear(&err);
+    sl_zip_close(z);
+    lim.max_member = 100;
+    lim.max_unpacked = 8;
+    z = sl_zip_open(zip2, sizeof zip2, &lim, &err);
+    CHECK(z && !sl_zip_read(z, "a.txt", &b, &err) &&
+              sl_zip_read(z, "dir/b.txt", &b, &err) == -1 && err.code == SL_ELIMIT &&
+              !strcmp(err.setting, "extract_max_unpacked") && b.len == 6,
+          "max_unpacked counts every member read: %s", err.msg);
+    sl_err_clear(&err);
+    sl_buf_release(&b);
+    sl_zip_close(z);
+}
+
+int main(void)
+{
+    limits();
+    corpus();
+    return tap_done();
+}
