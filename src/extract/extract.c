@@ -82,7 +82,7 @@ static const struct {
                      "sluice does not read DOCX files yet"},
     [SL_DOC_CSV] = {"csv", "CSV", "Failed to extract text from CSV", sl_extract_csv,
                     NULL},
-    [SL_DOC_EXCEL] = {"excel", "Excel", "Failed to extract text from Excel file", NULL,
+    [SL_DOC_EXCEL] = {"excel", "Excel", "Failed to extract text from Excel file", sl_extract_xlsx,
                       "sluice does not read Excel files yet"},
     [SL_DOC_PPT] = {"ppt", "PPT", "Failed to extract text from PPT", NULL,
                     "Unstructured API URL is not configured for PPT file processing."},

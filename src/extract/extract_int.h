@@ -29,5 +29,7 @@ int sl_extract_vtt(const void *data, size_t len, const sl_extract_limits *lim, s
 /* ooxml.c */
 int sl_extract_docx(const void *data, size_t len, const sl_extract_limits *lim, sl_buf *out,
                     sl_err *err);
+int sl_extract_xlsx(const void *data, size_t len, const sl_extract_limits *lim, sl_buf *out,
+                    sl_err *err);
 
 #endif

@@ -5,25 +5,29 @@ beside each document, the text Dify's document extractor gives for it
 
     gen_office.py OUTDIR
 
-Writes OUTDIR/NAME.docx and OUTDIR/NAME.expected, and OUTDIR/MANIFEST
+Writes OUTDIR/NAME.{docx,xlsx} and OUTDIR/NAME.expected, and OUTDIR/MANIFEST
 with one line per document: "NAME.EXT exact" when the expected text is
 byte-exact by the spec, "NAME.EXT ws" when only whitespace-normalised text
 is compared, "NAME.EXT error CODE TEXT" when reading it must fail with
 that code (sl_errcode_name) and a message containing TEXT.  The hostile
 documents (corrupt, truncated, encrypted, zip bombs, XXE, entity bombs)
-need only the standard library; when python-docx is
+need only the standard library; when python-docx, openpyxl or pandas is
 missing the rest is left out and the exit status is 3.
 
 Debian's python-docx 0.8 omits hyperlink text and treats <w:br> unlike
 the python-docx 1.2 Dify uses, so those documents' expectations are
-written by hand.
+written by hand.  Debian's pandas 1.5 has no DataFrame.map: applymap is
+the same function.
 """
+import datetime
 import io
 import os
 import struct
 import sys
+import warnings
 import zipfile
 
+warnings.simplefilter("ignore")  # openpyxl's notes on the hand-made workbooks
 out = sys.argv[1]
 os.makedirs(out, exist_ok=True)
 manifest = []
@@ -128,6 +132,7 @@ def hostile():
          "limit", "deeper than")
     fail("badxml.docx", mini_docx(body("<w:p><w:r><w:t>x</w:r></w:p>")), "parse", "bad XML")
     fail("nobody.docx", mini_docx('<?xml version="1.0"?><x/>'), "parse", "no w:document")
+    fail("legacy.xls", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(504), "unsupported", ".xls")
     fail("xls_in_docx.docx", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(504), "parse",
          "not a zip")
     # Evernote's backslashes: read on the second try, as Dify does
@@ -144,6 +149,8 @@ write_manifest()
 
 try:
     import docx
+    import openpyxl
+    import pandas as pd
     from docx.oxml.ns import qn
     from docx.table import Table
     from docx.text.paragraph import Paragraph
@@ -267,5 +274,135 @@ def docx_cases():
     emit("hyperlink.docx", save(d), "see the site now\nline1\nline2line3x-")
 
 
+# ---- xlsx: graphon's _extract_text_from_excel ----
+
+def dify_excel(data):
+    xf = pd.ExcelFile(io.BytesIO(data))
+    text = ""
+    for sheet in xf.sheet_names:
+        try:
+            df = xf.parse(sheet_name=sheet)
+            df.dropna(how="all", inplace=True)
+            df = df.applymap(lambda x: " ".join(str(x).splitlines()) if isinstance(x, str) else x)
+            df.columns = pd.Index([" ".join(str(c).splitlines()) for c in df.columns])
+            lines = ["| " + " | ".join(df.columns) + " |",
+                     "| " + " | ".join("-" * len(c) for c in df.columns) + " |"]
+            for _, row in df.iterrows():
+                lines.append("| " + " | ".join(map(str, row)) + " |")
+            text += "\n".join(lines) + "\n\n"
+        except (TypeError, ValueError):
+            continue
+    return text
+
+
+def book(sheets):
+    wb = openpyxl.Workbook()
+    wb.remove(wb.active)
+    for name, rows in sheets:
+        ws = wb.create_sheet(name)
+        for r in rows:
+            if isinstance(r, dict):
+                for k, v in r.items():
+                    ws[k] = v
+            else:
+                ws.append(r)
+    b = io.BytesIO()
+    wb.save(b)
+    return b.getvalue()
+
+
+def xlsx_cases():
+    d = datetime.datetime
+    cases = {
+        "simple": [("Sheet1", [["name", "qty", "price"], ["apple", 3, 1.5], ["pear", 10, 2.25]])],
+        "ints": [("S", [["a", "b"], [1, 2], [3, 4]])],
+        "int_float": [("S", [["a", "b"], [1, 2.5], [3, 4]])],
+        "blank_cells": [("S", [["a", "b", "c"], [1, None, "x"], [None, 2, "y"], [3, 4, None]])],
+        "dup_headers": [("S", [["a", "a", None, "a", "b"], [1, 2, 3, 4, 5]])],
+        "num_headers": [("S", [[2024, 2.5, "x"], ["p", "q", "r"]])],
+        "dates": [("S", [["when", "n"], [d(2024, 1, 2), 1], [d(2024, 3, 4, 12, 30), 2]])],
+        "bools": [("S", [["flag", "name"], [True, "a"], [False, "b"]])],
+        "multiline": [("S", [["head\nline", "v"], ["one\ntwo\r\nthree", "w"]])],
+        "blank_rows": [("S", [["h1", "h2"], [None, None], ["a", 1], [None, None], ["b", 2]])],
+        "three_sheets": [("First", [["x"], [1]]), ("Empty", []), ("Third", [["y", "z"], ["p", "q"]])],
+        "header_only": [("S", [["only", "header"]])],
+        "floats": [("S", [["v"], [0.1], [1e16], [1.5e-05], [123.456], [-2.0]])],
+        "mixed_object": [("S", [["m"], [1], ["text"], [2.5], [True]])],
+        "inline_offset": [("S", [{"B2": "h", "C2": "i", "B3": 1, "C3": "z"}])],
+        "numeric_strings": [("S", [["a", "b"], ["007", "007"], ["1", "x"], ["2.50", "y"]])],
+        "bool_int": [("S", [["a", "b", "c"], [True, True, 1.5], [1, False, True]])],
+        "leading_blank": [("S", [{"A3": "h", "A4": 1}]), ("T", [[None, None], [1, 2]])],
+        "nat_times": [("S", [["a", "b", "c"], [d(2024, 1, 2), datetime.time(12, 30), 1],
+                             [None, datetime.time(0, 0, 1), 2]])],
+        "na_strings": [("S", [["a", "b", "nan"], ["NA", "x", 1], ["null", "N/A", 2]])],
+        "all_nan_col": [("S", [["x", None, None], [1, None, None], [None, None, "z"]])],
+        "pipes_unicode": [("S", [["ü|x", "中文"], ["a|b", "\u2028line\x85two"]])],
+    }
+    for name, sheets in cases.items():
+        data = book(sheets)
+        emit(f"{name}.xlsx", data, dify_excel(data))
+    # a custom date format, and what openpyxl does not write: inline and
+    # formula strings, booleans and errors as cell types, the 1904 epoch
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.append(["when", "n"])
+    ws.append([45000.25, 1])
+    ws.append([45001, 2])
+    ws["A2"].number_format = "yyyy/mm/dd hh:mm"
+    ws["A3"].number_format = '[$-409]d"th of" mmmm'
+    ws["B3"].number_format = '"days" 0'
+    emit("custom_date.xlsx", save_wb(wb), dify_excel(save_wb(wb)))
+    raw = raw_xlsx(
+        '<sheetData><row r="1"><c r="A1" t="inlineStr"><is><t>in</t></is></c>'
+        '<c r="B1" t="str"><f>1</f><v>formula</v></c><c r="C1" t="s"><v>0</v></c></row>'
+        '<row r="2"><c r="A2" t="inlineStr"><is><r><t>ri</t></r><r><t>ch</t></r>'
+        '<rPh sb="0" eb="1"><t>PH</t></rPh></is></c><c r="B2" t="b"><v>1</v></c><c r="C2" t="e"><v>#DIV/0!</v>'
+        '</c></row><row r="3"><c r="A3" t="inlineStr"><is><t>x</t></is></c><c r="B3" t="b">'
+        '<v>0</v></c><c r="C3" s="1"><v>1.5</v></c></row></sheetData>', date1904=True)
+    emit("cell_types.xlsx", raw, dify_excel(raw))
+
+
+def save_wb(wb):
+    b = io.BytesIO()
+    wb.save(b)
+    return b.getvalue()
+
+
+def raw_xlsx(sheet_data, date1904=False):
+    s_ns = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+    r_ns = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+    rel = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/"
+    pkg = "http://schemas.openxmlformats.org/package/2006/relationships"
+    ct_ns = "http://schemas.openxmlformats.org/package/2006/content-types"
+    sml = "application/vnd.openxmlformats-officedocument.spreadsheetml."
+    b = io.BytesIO()
+    with zipfile.ZipFile(b, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("[Content_Types].xml",
+                   f'<Types xmlns="{ct_ns}"><Default Extension="xml" ContentType="application/xml"/>'
+                   f'<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.'
+                   f'relationships+xml"/><Override PartName="/xl/workbook.xml" ContentType="{sml}'
+                   f'sheet.main+xml"/><Override PartName="/xl/worksheets/sheet1.xml" ContentType='
+                   f'"{sml}worksheet+xml"/><Override PartName="/xl/sharedStrings.xml" ContentType='
+                   f'"{sml}sharedStrings+xml"/><Override PartName="/xl/styles.xml" ContentType='
+                   f'"{sml}styles+xml"/></Types>')
+        z.writestr("_rels/.rels", f'<Relationships xmlns="{pkg}"><Relationship Id="rId1" '
+                   f'Type="{rel}officeDocument" Target="xl/workbook.xml"/></Relationships>')
+        z.writestr("xl/workbook.xml",
+                   f'<workbook xmlns="{s_ns}" xmlns:r="{r_ns}"><workbookPr date1904='
+                   f'"{1 if date1904 else 0}"/><sheets><sheet name="Raw" sheetId="1" r:id="rId1"/>'
+                   f'</sheets></workbook>')
+        z.writestr("xl/_rels/workbook.xml.rels",
+                   f'<Relationships xmlns="{pkg}"><Relationship Id="rId1" Type="{rel}worksheet" '
+                   f'Target="worksheets/sheet1.xml"/><Relationship Id="rId2" Type="{rel}'
+                   f'sharedStrings" Target="sharedStrings.xml"/><Relationship Id="rId3" '
+                   f'Type="{rel}styles" Target="/xl/styles.xml"/></Relationships>')
+        z.writestr("xl/sharedStrings.xml", f'<sst xmlns="{s_ns}"><si><t>shared</t></si></sst>')
+        z.writestr("xl/styles.xml", f'<styleSheet xmlns="{s_ns}"><cellXfs count="2"><xf numFmtId="0"/>'
+                   f'<xf numFmtId="14"/></cellXfs></styleSheet>')
+        z.writestr("xl/worksheets/sheet1.xml", f'<worksheet xmlns="{s_ns}">{sheet_data}</worksheet>')
+    return b.getvalue()
+
+
 docx_cases()
+xlsx_cases()
 write_manifest()

@@ -1,5 +1,5 @@
 /*
- * extract_ooxml — docx (and later xlsx) text as Dify's extractor gives it, on the
+ * extract_ooxml — docx and xlsx text as Dify's extractor gives it, on the
  * corpus tests/documents/gen_office.py makes (with python-docx, openpyxl
  * and pandas computing the expected text by Dify's algorithm), and hostile
  * archives and XML (corrupt, truncated, encrypted, zip bombs, XXE, entity
