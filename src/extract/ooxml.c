@@ -531,7 +531,8 @@ static int load_sst(book *bk, const char *name, sl_err *err)
     xmlDoc *d = part(&bk->p, name, err);
     if (!d)
         return -1;
-    for (xmlNode *si = sl_xml_child(sl_xml_root(d), NS_S, "si"); si; si = sl_xml_next(si, NS_S, "si"))
+    xmlNode *root = sl_xml_root(d);
+    for (xmlNode *si = sl_xml_child(root, NS_S, "si"); si; si = sl_xml_next(si, NS_S, "si"))
         strtab_add(&bk->sst, rich_text(si));
     sl_xml_free(d);
     return 0;
@@ -591,7 +592,8 @@ static int load_styles(book *bk, const char *name, sl_err *err)
         const char *v = sl_xml_attr(x, NULL, "numFmtId");
         long id = v ? strtol(v, NULL, 10) : 0;
         bool date = builtin_date(id);
-        for (xmlNode *f = sl_xml_child(fmts, NS_S, "numFmt"); f; f = sl_xml_next(f, NS_S, "numFmt")) {
+        for (xmlNode *f = sl_xml_child(fmts, NS_S, "numFmt"); f;
+             f = sl_xml_next(f, NS_S, "numFmt")) {
             const char *fid = sl_xml_attr(f, NULL, "numFmtId");
             const char *code = sl_xml_attr(f, NULL, "formatCode");
             if (fid && code && strtol(fid, NULL, 10) == id) {
@@ -752,7 +754,8 @@ static void add_joined(sl_buf *b, const char *s)
             k = 1;
         else if (p[i] == 0xc2 && i + 1 < n && p[i + 1] == 0x85)
             k = 2;
-        else if (p[i] == 0xe2 && i + 2 < n && p[i + 1] == 0x80 && (p[i + 2] == 0xa8 || p[i + 2] == 0xa9))
+        else if (p[i] == 0xe2 && i + 2 < n && p[i + 1] == 0x80 &&
+                 (p[i + 2] == 0xa8 || p[i + 2] == 0xa9))
             k = 3;
         if (k) {
             if (i + k < n)
@@ -877,8 +880,9 @@ static int read_cell(book *bk, sheet *sh, const xmlNode *c, xcell *x, sl_err *er
             if (tt)
                 sscanf(tt + 1, "%2d:%2d:%2d", &h, &mi, &s);
             x->kind = V_DATE;
-            x->us = (days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + h * 3600 + mi * 60 + s) *
-                    INT64_C(1000000);
+            int64_t secs = days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + h * 3600 +
+                           mi * 60 + s;
+            x->us = secs * INT64_C(1000000);
         } else if (!strcmp(t, "d"))
             sh->bad = true;
         else {
@@ -1125,7 +1129,8 @@ static char **header(const sheet *sh, uint32_t width)
             cur = (uintptr_t)sl_map_get(&counts, col);
         }
         sl_map_put(&counts, col, (void *)(cur + 1));
-        const char *shown = col[0] == 'n' && strchr(col + 2, ':') ? strchr(col + 2, ':') + 1 : col + 2;
+        const char *shown =
+            col[0] == 'n' && strchr(col + 2, ':') ? strchr(col + 2, ':') + 1 : col + 2;
         sl_buf b;
         sl_buf_init(&b, SIZE_MAX);
         add_joined(&b, shown);

@@ -121,8 +121,7 @@ xmlDoc *sl_xml_parse(const char *what, const void *data, size_t len, const sl_ex
         return NULL;
     pthread_once(&init_once, init_xml);
     if (len > INT_MAX) {
-        sl_err_limit(err, SL_ELIMIT, "extract_max_member", "%s: %zu bytes of XML is too big",
-                     what, len);
+        sl_err_set(err, SL_ELIMIT, "%s: %zu bytes of XML is too big", what, len);
         return NULL;
     }
     xmlParserCtxtPtr ctxt = p_xmlCreateMemoryParserCtxt(data, (int)len);
@@ -152,12 +151,12 @@ xmlDoc *sl_xml_parse(const char *what, const void *data, size_t len, const sl_ex
     ctxt->myDoc = NULL;
     if (w.why || !ctxt->wellFormed || !doc) {
         if (w.why == STOP_DEPTH)
-            sl_err_limit(err, SL_ELIMIT, "extract_max_xml_depth",
-                         "%s: the XML nests deeper than %zu elements (line %d)", what,
+            sl_err_set(err, SL_ELIMIT,
+                       "%s: the XML nests deeper than %zu elements (line %d; max_xml_depth)", what,
                          lim->max_xml_depth, ctxt->input ? ctxt->input->line : 0);
         else if (w.why == STOP_NODES)
-            sl_err_limit(err, SL_ELIMIT, "extract_max_xml_nodes",
-                         "the document's XML has more than %zu nodes (stopped in %s)",
+            sl_err_set(err, SL_ELIMIT,
+                       "the document's XML has more than %zu nodes (max_xml_nodes; stopped in %s)",
                          lim->max_xml_nodes, what);
         else if (w.why == STOP_DTD)
             sl_err_set(err, SL_EPARSE,

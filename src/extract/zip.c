@@ -95,7 +95,8 @@ sl_zip *sl_zip_open(const void *data, size_t len, const sl_extract_limits *lim, 
         if (r == ARCHIVE_EOF)
             break;
         if (r < ARCHIVE_WARN) {
-            rc = sl_err_set(err, SL_EPARSE, "the zip is corrupt or truncated (after %zu members): %s",
+            rc = sl_err_set(err, SL_EPARSE,
+                            "the zip is corrupt or truncated (after %zu members): %s",
                             z->n, archive_error_string(a) ? archive_error_string(a) : "?");
             break;
         }
@@ -174,15 +175,16 @@ static int read_at(sl_zip *z, size_t idx, sl_buf *out, sl_err *err)
     for (size_t i = 0; i <= idx && !rc; i++) {
         int r = archive_read_next_header(a, &ae);
         if (r < ARCHIVE_WARN || r == ARCHIVE_EOF)
-            rc = sl_err_set(err, SL_EPARSE, "the zip is corrupt or truncated before member \"%s\": %s",
+            rc = sl_err_set(err, SL_EPARSE,
+                            "the zip is corrupt or truncated before member \"%s\": %s",
                             name, archive_error_string(a) ? archive_error_string(a) : "?");
     }
     size_t got_all = 0;
     if (!rc && archive_entry_size_is_set(ae) && archive_entry_size(ae) > 0 &&
         (uint64_t)archive_entry_size(ae) > z->lim.max_member)
-        rc = sl_err_limit(err, SL_ELIMIT, "extract_max_member",
+        rc = sl_err_set(err, SL_ELIMIT,
                           "the zip member \"%s\" unpacks to %lld bytes, over the limit of %zu "
-                          "bytes for one member (a zip bomb?)",
+                          "bytes for one member (max_member; a zip bomb?)",
                           name, (long long)archive_entry_size(ae), z->lim.max_member);
     char tmp[65536];
     while (!rc) {
@@ -195,21 +197,21 @@ static int read_at(sl_zip *z, size_t idx, sl_buf *out, sl_err *err)
             break;
         }
         if ((size_t)got > z->lim.max_member - got_all)
-            rc = sl_err_limit(err, SL_ELIMIT, "extract_max_member",
+            rc = sl_err_set(err, SL_ELIMIT,
                               "the zip member \"%s\" unpacks to more than %zu bytes, the limit "
-                              "for one member (a zip bomb?)",
+                              "for one member (max_member; a zip bomb?)",
                               name, z->lim.max_member);
         else if ((size_t)got > z->lim.max_unpacked - z->unpacked)
-            rc = sl_err_limit(err, SL_ELIMIT, "extract_max_unpacked",
+            rc = sl_err_set(err, SL_ELIMIT,
                               "the zip's members unpack to more than %zu bytes, the limit for "
-                              "one document (a zip bomb?); stopped in \"%s\"",
+                              "one document (max_unpacked; a zip bomb?); stopped in \"%s\"",
                               z->lim.max_unpacked, name);
         else {
             got_all += (size_t)got;
             z->unpacked += (size_t)got;
             if (sl_buf_add(out, tmp, (size_t)got))
-                rc = sl_err_limit(err, SL_ELIMIT, "extract_max_member",
-                                  "the zip member \"%s\" is too big for its buffer", name);
+                rc = sl_err_set(err, SL_ELIMIT, "the zip member \"%s\" is too big for its buffer",
+                                  name);
         }
     }
     archive_read_free(a);

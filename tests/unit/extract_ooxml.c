@@ -83,7 +83,8 @@ static void corpus_case(const char *dir, char *line)
             CHECK(0, "%s: %s", name, rc ? err.msg : "no expected text");
         } else {
             char *a = norm(out.data ? out.data : ""), *b = norm(want);
-            CHECK(!strcmp(a, b), "%s: the text matches Dify's after whitespace normalisation%s%s%s%s",
+            CHECK(!strcmp(a, b),
+                  "%s: the text matches Dify's after whitespace normalisation%s%s%s%s",
                   name, strcmp(a, b) ? "\n# got:  " : "", strcmp(a, b) ? esc(a) : "",
                   strcmp(a, b) ? "\n# want: " : "", strcmp(a, b) ? esc(b) : "");
             free(a);
@@ -153,8 +154,7 @@ static void limits(void)
     lim.max_xml_nodes = 5;
     nodes = 0;
     d = sl_xml_parse("x.xml", xml, strlen(xml), &lim, 0, &nodes, &err);
-    CHECK(!d && err.code == SL_ELIMIT && strstr(err.msg, "more than 5 nodes") &&
-              err.setting && !strcmp(err.setting, "extract_max_xml_nodes"),
+    CHECK(!d && err.code == SL_ELIMIT && strstr(err.msg, "more than 5 nodes (max_xml_nodes"),
           "the node limit stops the parse: %s", err.msg);
     sl_err_clear(&err);
     sl_extract_limits_default(&lim);
@@ -186,7 +186,8 @@ static void limits(void)
     CHECK(z && sl_zip_count(z) == 2 && sl_zip_has(z, "a.txt") && sl_zip_has(z, "dir/b.txt"),
           "a zip's members are listed");
     sl_buf_init(&b, 0);
-    CHECK(z && !sl_zip_read(z, "dir/b.txt", &b, &err) && b.len == 6 && !memcmp(b.data, "world\n", 6),
+    CHECK(z && !sl_zip_read(z, "dir/b.txt", &b, &err) && b.len == 6 &&
+              !memcmp(b.data, "world\n", 6),
           "a member reads back");
     sl_buf_release(&b);
     CHECK(z && sl_zip_read(z, "c.txt", &b, &err) == -1 && err.code == SL_ENOTFOUND,
@@ -197,7 +198,7 @@ static void limits(void)
     z = sl_zip_open(zip2, sizeof zip2, &lim, &err);
     sl_buf_init(&b, 0);
     CHECK(z && sl_zip_read(z, "a.txt", &b, &err) == -1 && err.code == SL_ELIMIT && !b.len &&
-              !strcmp(err.setting, "extract_max_member"),
+              strstr(err.msg, "max_member"),
           "max_member stops a member: %s", err.msg);
     sl_err_clear(&err);
     sl_zip_close(z);
@@ -206,7 +207,7 @@ static void limits(void)
     z = sl_zip_open(zip2, sizeof zip2, &lim, &err);
     CHECK(z && !sl_zip_read(z, "a.txt", &b, &err) &&
               sl_zip_read(z, "dir/b.txt", &b, &err) == -1 && err.code == SL_ELIMIT &&
-              !strcmp(err.setting, "extract_max_unpacked") && b.len == 6,
+              strstr(err.msg, "max_unpacked") && b.len == 6,
           "max_unpacked counts every member read: %s", err.msg);
     sl_err_clear(&err);
     sl_buf_release(&b);
