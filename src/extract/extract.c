@@ -92,7 +92,7 @@ static const struct {
                      "sluice does not read EPUB files yet"},
     [SL_DOC_ODT] = {"odt", "ODT", "Failed to extract text from ODT", NULL,
                     "sluice does not read ODT files yet"},
-    [SL_DOC_EML] = {"eml", "EML", "Failed to extract text from EML", NULL,
+    [SL_DOC_EML] = {"eml", "EML", "Failed to extract text from EML", sl_extract_eml,
                     "sluice does not read EML files yet"},
     [SL_DOC_MSG] = {"msg", "MSG", "Failed to extract text from MSG", NULL,
                     "sluice does not read MSG files yet"},

@@ -32,4 +32,8 @@ int sl_extract_docx(const void *data, size_t len, const sl_extract_limits *lim, 
 int sl_extract_xlsx(const void *data, size_t len, const sl_extract_limits *lim, sl_buf *out,
                     sl_err *err);
 
+/* mail.c */
+int sl_extract_eml(const void *data, size_t len, const sl_extract_limits *lim, sl_buf *out,
+                   sl_err *err);
+
 #endif
