@@ -1531,8 +1531,8 @@ int sl_extract_vtt(const void *data, size_t len, const sl_extract_limits *lim, s
  * (aware datetimes that are the same instant in two zones stay two keys).
  * Not reproduced (the reader refuses them, naming them, rather than
  * writing other text): explicit tags other than the standard scalar ones,
- * sexagesimal numbers, merge
- * keys (<<), and integers outside 64 bits.  Scalars are repeated where an alias names them, as PyYAML
+ * sexagesimal numbers and integers outside 64 bits.  Merge keys (<<) are
+ * flattened as SafeLoader flattens them.  Scalars are repeated where an alias names them, as PyYAML
  * does; anchored collections are written once, so an alias bomb stays
  * small, and the number of nodes read is bounded. */
 
@@ -1542,7 +1542,8 @@ int sl_extract_vtt(const void *data, size_t len, const sl_extract_limits *lim, s
 #define YAML_MAX_DEPTH 500
 #define YAML_WIDTH 80
 
-enum { Y_NULL, Y_BOOL, Y_INT, Y_FLOAT, Y_TIME, Y_STR, Y_SEQ, Y_MAP };
+/* Y_MERGE ("<<") and Y_VALUE ("=") are keys only: a merge, and a string */
+enum { Y_NULL, Y_BOOL, Y_INT, Y_FLOAT, Y_TIME, Y_MERGE, Y_VALUE, Y_STR, Y_SEQ, Y_MAP };
 
 typedef struct ynode ynode;
 struct ynode {
@@ -1551,6 +1552,7 @@ struct ynode {
     size_t n;
     ynode **kids;   /* Y_SEQ: items; Y_MAP: key, value, key, value... */
     size_t nk, cap;
+    yaml_mark_t mark; /* where it starts, for errors */
     int refs;       /* times met while writing (aliases) */
     int id;         /* its &idNNN once given one */
     int marks;      /* times reached from the roots */
@@ -2039,13 +2041,12 @@ static int yresolve(yloader *L, const char *s, size_t n, ynode *y)
         y->n = strlen(y->s);
         return 0;
     }
-    if (n == 2 && !memcmp(s, "<<", 2))
-        return sl_err_set(L->err, SL_EUNSUPPORTED,
-                          "sluice does not read YAML merge keys (<<) in documents");
-    if (n == 1 && s[0] == '=')
-        return sl_err_set(L->err, SL_EPARSE,
-                          "could not determine a constructor for the tag "
-                          "'tag:yaml.org,2002:value'");
+    if ((n == 2 && !memcmp(s, "<<", 2)) || (n == 1 && s[0] == '=')) {
+        y->type = n == 2 ? Y_MERGE : Y_VALUE;
+        y->s = memdup_(s, n);
+        y->n = n;
+        return 0;
+    }
     size_t i = 0;
     bool neg = false;
     if (n && (s[0] == '-' || s[0] == '+')) {
@@ -2201,6 +2202,77 @@ static int yscalar(yloader *L, yaml_event_t *ev, ynode *y)
 
 static int yload(yloader *L, yaml_event_t *ev, ynode **out, int depth);
 
+/* "<<" and "=" have no constructor outside a mapping's keys. */
+static int yonly_key(yloader *L, const ynode *y)
+{
+    if (y->type != Y_MERGE && y->type != Y_VALUE)
+        return 0;
+    return yerr_marked(L->err, L->s, L->n, NULL, NULL,
+                       y->type == Y_MERGE
+                           ? "could not determine a constructor for the tag "
+                             "'tag:yaml.org,2002:merge'"
+                           : "could not determine a constructor for the tag "
+                             "'tag:yaml.org,2002:value'",
+                       &y->mark);
+}
+
+/* Puts k: v into the mapping as a dict does: a key met again keeps its
+ * place and takes the value. */
+static void yput(ynode *y, ynode *k, ynode *v)
+{
+    size_t at = ykey_find(y, k);
+    if (at < y->nk) {
+        y->kids[at + 1] = v;
+        return;
+    }
+    ykid(y, k);
+    ykid(y, v);
+    ykey_index(y, y->nk - 2);
+}
+
+static const char *yid(const ynode *y)
+{
+    return y->type == Y_SEQ ? "sequence" : y->type == Y_MAP ? "mapping" : "scalar";
+}
+
+static void ymerge_add(ynode ***m, size_t *nm, const ynode *from)
+{
+    if (!from->nk)
+        return;
+    *m = sl_xrealloc(*m, (*nm + from->nk) * sizeof **m);
+    memcpy(*m + *nm, from->kids, from->nk * sizeof **m);
+    *nm += from->nk;
+}
+
+/* SafeLoader's flatten_mapping for one "<<" key: a mapping's pairs, or
+ * those of a list of mappings, the last mapping's first. */
+static int ymerge(yloader *L, yaml_event_t *ev, ynode *v, ynode ***m, size_t *nm)
+{
+    if (v->type == Y_MAP) {
+        ymerge_add(m, nm, v);
+        return 0;
+    }
+    char msg[96];
+    if (v->type != Y_SEQ) {
+        snprintf(msg, sizeof msg,
+                 "expected a mapping or list of mappings for merging, but found %s", yid(v));
+        free(*m);
+        return yerr_marked(L->err, L->s, L->n, "while constructing a mapping", &ev->start_mark,
+                           msg, &v->mark);
+    }
+    for (size_t i = 0; i < v->nk; i++)
+        if (v->kids[i]->type != Y_MAP) {
+            snprintf(msg, sizeof msg, "expected a mapping for merging, but found %s",
+                     yid(v->kids[i]));
+            free(*m);
+            return yerr_marked(L->err, L->s, L->n, "while constructing a mapping",
+                               &ev->start_mark, msg, &v->kids[i]->mark);
+        }
+    for (size_t i = v->nk; i-- > 0;)
+        ymerge_add(m, nm, v->kids[i]);
+    return 0;
+}
+
 static int ynext(yloader *L, yaml_event_t *ev)
 {
     if (!yaml_parser_parse(&L->p, ev))
@@ -2244,6 +2316,7 @@ static int yload(yloader *L, yaml_event_t *ev, ynode **out, int depth)
     }
     case YAML_SCALAR_EVENT: {
         ynode *y = ynew(L, Y_STR);
+        y->mark = ev->start_mark;
         if (yscalar(L, ev, y))
             return -1;
         yanchor(L, ev->data.scalar.anchor, y);
@@ -2260,11 +2333,16 @@ static int yload(yloader *L, yaml_event_t *ev, ynode **out, int depth)
                               "sluice does not read the YAML tag %s in documents",
                               (const char *)tag);
         ynode *y = ynew(L, map ? Y_MAP : Y_SEQ);
+        y->mark = ev->start_mark;
+        ynode **merge = NULL;
+        size_t nmerge = 0;
         yanchor(L, map ? ev->data.mapping_start.anchor : ev->data.sequence_start.anchor, y);
         for (;;) {
             yaml_event_t e;
-            if (ynext(L, &e))
+            if (ynext(L, &e)) {
+                free(merge);
                 return -1;
+            }
             if (e.type == YAML_SEQUENCE_END_EVENT || e.type == YAML_MAPPING_END_EVENT) {
                 yaml_event_delete(&e);
                 break;
@@ -2273,32 +2351,58 @@ static int yload(yloader *L, yaml_event_t *ev, ynode **out, int depth)
             yaml_mark_t kmark = e.start_mark;
             int rc = yload(L, &e, &k, depth + 1);
             yaml_event_delete(&e);
-            if (rc)
+            if (rc) {
+                free(merge);
                 return -1;
+            }
             if (!map) {
+                if (yonly_key(L, k)) {
+                    free(merge);
+                    return -1;
+                }
                 ykid(y, k);
                 continue;
             }
-            if (k->type == Y_SEQ || k->type == Y_MAP)
+            if (k->type == Y_SEQ || k->type == Y_MAP) {
+                free(merge);
                 return yerr_marked(L->err, L->s, L->n, "while constructing a mapping",
                                    &ev->start_mark, "found unhashable key", &kmark);
+            }
             ynode *v;
-            if (ynext(L, &e))
+            if (ynext(L, &e)) {
+                free(merge);
                 return -1;
+            }
             rc = yload(L, &e, &v, depth + 1);
             yaml_event_delete(&e);
-            if (rc)
+            if (rc || yonly_key(L, v)) {
+                free(merge);
                 return -1;
-            /* a dict: a key met again keeps its place, takes the value */
-            size_t at = ykey_find(y, k);
-            if (at < y->nk) {
-                y->kids[at + 1] = v;
-            } else {
-                ykid(y, k);
-                ykid(y, v);
-                ykey_index(y, y->nk - 2);
             }
+            if (k->type == Y_VALUE) {
+                k->type = Y_STR; /* flatten_mapping's "=" key is a string */
+            } else if (k->type == Y_MERGE) {
+                if (ymerge(L, ev, v, &merge, &nmerge))
+                    return -1;
+                continue;
+            }
+            yput(y, k, v);
         }
+        if (nmerge) {
+            /* the merged pairs first, then the mapping's own: a dict */
+            ynode **own = y->kids;
+            size_t nown = y->nk;
+            y->kids = NULL;
+            y->nk = y->cap = 0;
+            free(y->hash);
+            y->hash = NULL;
+            for (size_t i = 0; i < nmerge; i += 2)
+                yput(y, merge[i], merge[i + 1]);
+            for (size_t i = 0; i < nown; i += 2)
+                yput(y, own[i], own[i + 1]);
+            free(own);
+        }
+        free(merge);
         *out = y;
         return 0;
     }
@@ -2845,7 +2949,7 @@ int sl_extract_yaml(const void *data, size_t len, const sl_extract_limits *lim, 
         ynode *root;
         rc = yload(&L, &ev, &root, 0);
         yaml_event_delete(&ev);
-        if (rc || (rc = ynext(&L, &ev)))
+        if (rc || (rc = yonly_key(&L, root)) || (rc = ynext(&L, &ev)))
             break;
         yaml_event_delete(&ev); /* the document's end */
         /* anchors do not cross documents */

@@ -165,6 +165,8 @@ static void yaml(void)
     EXPECT(SL_DOC_YAML, "t: 10:30:00\n",
            "ERROR: Failed to decode or parse YAML file: sluice does not read YAML 1.1 "
            "sexagesimal numbers (10:30:00)");
+    EXPECT(SL_DOC_YAML, "b: &b {x: 1}\nc:\n  y: 2\n  <<: *b\n  x: 3\n",
+           "b:\n  x: 1\nc:\n  x: 3\n  y: 2\n");
     /* an alias bomb is written with aliases: small */
     char bomb[2048];
     size_t bn = 0;
