@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/mime.h"
 #include "engine/graph.h"
 #include "engine/limits.h"
 #include "engine/node.h"
@@ -49,8 +50,10 @@ static bool stopped(void *ud)
 }
 
 /* The bytes of a file value: sluice's own, or its http(s) remote_url
- * fetched through the guarded client.  0, or -1 after sl_exec_fail. */
-static int file_bytes(sl_node_exec *x, const sl_value *f, sl_buf *out)
+ * fetched through the guarded client (*url then names it and ctype holds
+ * the answer's Content-Type).  0, or -1 after sl_exec_fail. */
+static int file_bytes(sl_node_exec *x, const sl_value *f, sl_buf *out, const char **url,
+                      char *ctype, size_t ctype_n)
 {
     const sl_limits *lim = sl_exec_limits(x);
     const char *name = json_string_value(json_object_get(f, "filename"));
@@ -73,7 +76,8 @@ static int file_bytes(sl_node_exec *x, const sl_value *f, sl_buf *out)
     sl_hr_fetch fetch = {x, "FileDownloadError", "extract_max_input", "Error downloading file: ",
                          lim->extract_max_input,
                          lim->http_connect_timeout_s, lim->http_read_timeout_s,
-                         lim->http_write_timeout_s, lim->http_ssl_verify};
+                         lim->http_write_timeout_s, lim->http_ssl_verify, ctype, ctype_n};
+    *url = remote;
     return sl_hr_fetch_file(&fetch, remote, name, out);
 }
 
@@ -88,16 +92,36 @@ static sl_value *one(sl_node_exec *x, const sl_value *f)
         snprintf(dotted, sizeof dotted, ".%s", ext);
         ext = dotted;
     }
+    sl_buf bytes;
+    sl_buf_init(&bytes, lim->extract_max_input + 1);
+    const char *url = NULL;
+    char ctype[128] = "";
+    if (file_bytes(x, f, &bytes, &url, ctype, sizeof ctype)) {
+        sl_buf_release(&bytes);
+        return NULL;
+    }
+    /* a remote file named by its URL alone is typed as Dify types it: the
+     * extension of the answer's type, else of the URL's path, else .bin */
+    char url_ext[32] = "";
+    if (url && !(ext && *ext) && !(mime && *mime)) {
+        mime = *ctype ? ctype : NULL;
+        ext = mime ? sl_mime_ext_for(mime) : NULL;
+        if (!ext) {
+            /* the last dot of the path's last part: "/a/report.v2.csv?x" is .csv */
+            const char *end = url + strcspn(url, "?#"), *dot = NULL;
+            for (const char *p = end; p > url && p[-1] != '/' && !dot; p--)
+                if (p[-1] == '.')
+                    dot = p - 1;
+            if (dot && end - dot < (long)sizeof url_ext)
+                snprintf(url_ext, sizeof url_ext, "%.*s", (int)(end - dot), dot);
+            ext = *url_ext ? url_ext : ".bin";
+        }
+    }
     sl_err err = {0};
     sl_doc_kind kind = sl_extract_kind(ext, mime, &err);
     if (kind == SL_DOC_UNKNOWN) {
         sl_exec_fail(x, "UnsupportedFileTypeError", "%s", err.msg);
         sl_err_clear(&err);
-        return NULL;
-    }
-    sl_buf bytes;
-    sl_buf_init(&bytes, lim->extract_max_input + 1);
-    if (file_bytes(x, f, &bytes)) {
         sl_buf_release(&bytes);
         return NULL;
     }

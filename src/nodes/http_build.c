@@ -65,7 +65,7 @@ static int file_bytes(request *r, const sl_value *f, sl_buf *out)
     }
     if (remote && (!strncmp(remote, "http://", 7) || !strncmp(remote, "https://", 8))) {
         sl_hr_fetch fetch = {r->x, "FileFetchError", "http_max_binary_bytes", "", cap,
-                             r->connect_s, r->read_s, r->write_s, r->ssl_verify};
+                             r->connect_s, r->read_s, r->write_s, r->ssl_verify, NULL, 0};
         return sl_hr_fetch_file(&fetch, remote, name, out);
     }
     return sl_exec_fail(r->x, "FileFetchError",
@@ -782,6 +782,10 @@ int sl_hr_fetch_file(const sl_hr_fetch *f, const char *url, const char *name, sl
                           f->prefix, name ? name : "?", u, o.status);
     if (rc == 0)
         sl_buf_add(out, o.body.data ? o.body.data : "", o.body.len);
+    if (rc == 0 && f->ctype && f->ctype_n) {
+        const char *ct = json_string_value(json_object_get(o.headers, "content-type"));
+        sl_hr_header_main(ct ? ct : "", f->ctype, f->ctype_n);
+    }
     sl_hr_response_release(&o);
     sl_hr_request_release(&d);
     return rc;

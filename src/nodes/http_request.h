@@ -123,6 +123,8 @@ typedef struct {
     size_t cap;
     double connect_s, read_s, write_s;
     bool ssl_verify;
+    char *ctype;         /* if not NULL: the response's Content-Type, its main part */
+    size_t ctype_n;
 } sl_hr_fetch;
 int sl_hr_fetch_file(const sl_hr_fetch *f, const char *url, const char *name, sl_buf *out);
 
