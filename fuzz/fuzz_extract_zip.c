@@ -1,13 +1,14 @@
 /*
  * fuzz_extract_zip — libFuzzer target for the Office readers (extract/
  * ooxml through sl_extract_text): extract/zip on libarchive, extract/xml
- * on libxml2, and the docx and xlsx renderers.
+ * on libxml2, and the docx, xlsx and pptx renderers.
  *
- * The first byte picks the reader (bit 0: docx or xlsx) and how the rest
- * is used (bit 1).  Clear: the bytes are the file.  Set: they are a
+ * The first byte picks the reader (bit 0 set: xlsx; else bit 2 set:
+ * pptx; else docx) and how the rest is used (bit 1).  Clear: the bytes are the file.  Set: they are a
  * recipe, NUL-separated name/content pairs written into a stored zip
  * first, so mutations reach the XML and the renderers instead of dying on
- * a CRC; "@" in a name is the format's usual folder ("word/" or "xl/").
+ * a CRC; "@" in a name is the format's usual folder ("word/", "xl/" or
+ * "ppt/").
  * Limits are small (1 MB a member, 4 MB in all, 64 KB of text, depth 64,
  * 100000 nodes) to keep runs fast and to reach the limit paths.
  *
@@ -85,12 +86,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
-    sl_doc_kind kind = data[0] & 1 ? SL_DOC_EXCEL : SL_DOC_DOCX;
+    sl_doc_kind kind = data[0] & 1 ? SL_DOC_EXCEL : data[0] & 4 ? SL_DOC_PPTX : SL_DOC_DOCX;
     const void *doc = data + 1;
     size_t len = size - 1;
     char *zip = NULL;
     if (data[0] & 2) {
-        len = build(data + 1, size - 1, kind == SL_DOC_DOCX ? "word/" : "xl/", &zip);
+        len = build(data + 1, size - 1,
+                    kind == SL_DOC_DOCX ? "word/" : kind == SL_DOC_EXCEL ? "xl/" : "ppt/", &zip);
         if (!len)
             return 0;
         doc = zip;

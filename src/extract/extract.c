@@ -86,7 +86,7 @@ static const struct {
                       "sluice does not read Excel files yet"},
     [SL_DOC_PPT] = {"ppt", "PPT", "Failed to extract text from PPT", NULL,
                     "Unstructured API URL is not configured for PPT file processing."},
-    [SL_DOC_PPTX] = {"pptx", "PPTX", "Failed to extract text from PPTX", NULL,
+    [SL_DOC_PPTX] = {"pptx", "PPTX", "Failed to extract text from PPTX", sl_extract_pptx,
                      "sluice does not read PPTX files yet"},
     [SL_DOC_EPUB] = {"epub", "EPUB", "Failed to extract text from EPUB", NULL,
                      "sluice does not read EPUB files yet"},

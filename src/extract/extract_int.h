@@ -31,6 +31,8 @@ int sl_extract_docx(const void *data, size_t len, const sl_extract_limits *lim, 
                     sl_err *err);
 int sl_extract_xlsx(const void *data, size_t len, const sl_extract_limits *lim, sl_buf *out,
                     sl_err *err);
+int sl_extract_pptx(const void *data, size_t len, const sl_extract_limits *lim, sl_buf *out,
+                    sl_err *err);
 
 /* mail.c */
 int sl_extract_eml(const void *data, size_t len, const sl_extract_limits *lim, sl_buf *out,

@@ -1324,3 +1324,241 @@ int sl_extract_xlsx(const void *data, size_t len, const sl_extract_limits *lim, 
     }
     return out_done(&b, "Excel", lim, out, err);
 }
+
+/* ------------------------------------------------------------------ */
+/* pptx                                                               */
+
+/* Dify reads a pptx with unstructured's partition_pptx (no API
+ * configured) and joins its elements' text with "\n": slides in order,
+ * an empty page break between slides, each slide's shapes (groups
+ * flattened) sorted by top then left, off-slide ones left out, a text
+ * frame's non-blank paragraphs one element each, a table one element of
+ * its words joined by spaces, pictures and charts nothing, notes not
+ * read.  unstructured's version decides the finer points; this follows
+ * 0.27 (docextract_research §3.9). */
+
+#define NS_P "http://schemas.openxmlformats.org/presentationml/2006/main"
+#define NS_A "http://schemas.openxmlformats.org/drawingml/2006/main"
+
+typedef struct {
+    long long top, left;
+    size_t order;
+    const xmlNode *shape;
+} pshape;
+
+typedef struct {
+    pshape *v;
+    size_t n, alloc;
+} pshapes;
+
+static long long off_attr(const xmlNode *xfrm, const char *name)
+{
+    const char *v = sl_xml_attr(sl_xml_child(xfrm, NS_A, "off"), NULL, name);
+    return v ? strtoll(v, NULL, 10) : 0;
+}
+
+/* The shapes of a tree, groups flattened into their members (python-
+ * pptx's top and left of a member are its own, in the group's space). */
+static void collect_shapes(const xmlNode *tree, pshapes *out, int depth)
+{
+    for (xmlNode *c = tree->children; c; c = c->next) {
+        if (sl_xml_is(c, NS_P, "grpSp")) {
+            if (depth < 64)
+                collect_shapes(c, out, depth + 1);
+            continue;
+        }
+        const xmlNode *xfrm = NULL;
+        if (sl_xml_is(c, NS_P, "sp") || sl_xml_is(c, NS_P, "pic") || sl_xml_is(c, NS_P, "cxnSp"))
+            xfrm = sl_xml_child(sl_xml_child(c, NS_P, "spPr"), NS_A, "xfrm");
+        else if (sl_xml_is(c, NS_P, "graphicFrame"))
+            xfrm = sl_xml_child(c, NS_P, "xfrm");
+        else
+            continue;
+        if (out->n == out->alloc) {
+            out->alloc = out->alloc ? out->alloc * 2 : 16;
+            out->v = sl_xrealloc(out->v, out->alloc * sizeof *out->v);
+        }
+        out->v[out->n] = (pshape){.top = off_attr(xfrm, "y"), .left = off_attr(xfrm, "x"),
+                                  .order = out->n, .shape = c};
+        out->n++;
+    }
+}
+
+static int cmp_shape(const void *a, const void *b)
+{
+    const pshape *x = a, *y = b;
+    if (x->top != y->top)
+        return x->top < y->top ? -1 : 1;
+    if (x->left != y->left)
+        return x->left < y->left ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* python-pptx's paragraph text: runs and fields, a line break as "\v". */
+static void pptx_para(const xmlNode *p, sl_buf *out)
+{
+    for (xmlNode *c = p->children; c; c = c->next) {
+        if (sl_xml_is(c, NS_A, "r") || sl_xml_is(c, NS_A, "fld"))
+            sl_xml_text(sl_xml_child(c, NS_A, "t"), out);
+        else if (sl_xml_is(c, NS_A, "br"))
+            sl_buf_addc(out, '\v');
+    }
+}
+
+/* Adds one element's text, "\n" before all but the first. */
+static void pptx_element(sl_buf *out, bool *first, const char *s, size_t n)
+{
+    if (!*first)
+        sl_buf_addc(out, '\n');
+    *first = false;
+    sl_buf_add(out, s, n);
+}
+
+/* Every a:t under n, in order, into words. */
+static void table_words(const xmlNode *n, sl_buf *words)
+{
+    for (xmlNode *c = n->children; c; c = c->next) {
+        if (c->type != XML_ELEMENT_NODE)
+            continue;
+        if (sl_xml_is(c, NS_A, "t")) {
+            sl_buf t;
+            sl_buf_init(&t, 0);
+            sl_xml_text(c, &t);
+            const unsigned char *s = (const unsigned char *)(t.data ? t.data : "");
+            for (size_t i = 0, k; i < t.len;) {
+                if (py_space(s + i, t.len - i, &k)) {
+                    i += k;
+                    continue;
+                }
+                size_t start = i;
+                while (i < t.len && !py_space(s + i, t.len - i, &k))
+                    i++;
+                if (words->len)
+                    sl_buf_addc(words, ' ');
+                sl_buf_add(words, s + start, i - start);
+            }
+            sl_buf_release(&t);
+        } else
+            table_words(c, words);
+    }
+}
+
+static void pptx_slide(const xmlNode *root, sl_buf *out, bool *first)
+{
+    xmlNode *tree = sl_xml_child(sl_xml_child(root, NS_P, "cSld"), NS_P, "spTree");
+    if (!tree)
+        return;
+    pshapes sh = {0};
+    collect_shapes(tree, &sh, 0);
+    if (sh.n)
+        qsort(sh.v, sh.n, sizeof *sh.v, cmp_shape);
+    sl_buf t;
+    sl_buf_init(&t, 0);
+    for (size_t i = 0; i < sh.n && !out->toobig; i++) {
+        const pshape *s = &sh.v[i];
+        if (s->top && s->left && (s->top < 0 || s->left < 0))
+            continue; /* off the slide */
+        if (sl_xml_is(s->shape, NS_P, "sp")) {
+            xmlNode *body = sl_xml_child(s->shape, NS_P, "txBody");
+            for (xmlNode *p = sl_xml_child(body, NS_A, "p"); p; p = sl_xml_next(p, NS_A, "p")) {
+                sl_buf_reset(&t);
+                pptx_para(p, &t);
+                if (!py_blank(t.data ? t.data : "", t.len))
+                    pptx_element(out, first, t.data, t.len);
+            }
+        } else if (sl_xml_is(s->shape, NS_P, "graphicFrame")) {
+            xmlNode *data = sl_xml_child(sl_xml_child(s->shape, NS_A, "graphic"), NS_A,
+                                         "graphicData");
+            xmlNode *tbl = sl_xml_child(data, NS_A, "tbl");
+            if (!tbl)
+                continue;
+            sl_buf_reset(&t);
+            table_words(tbl, &t);
+            if (t.len)
+                pptx_element(out, first, t.data, t.len);
+        }
+    }
+    sl_buf_release(&t);
+    free(sh.v);
+}
+
+static int pptx_read(pkg *p, sl_buf *out, sl_err *err)
+{
+    char *main = main_part(p, err);
+    if (!main)
+        return -1;
+    int rc = -1;
+    xmlDoc *pres = NULL, *rels = NULL;
+    sl_buf relname;
+    sl_buf_init(&relname, 0);
+    const char *slash = strrchr(main, '/');
+    if (slash)
+        sl_buf_add(&relname, main, (size_t)(slash - main + 1));
+    sl_buf_addf(&relname, "_rels/%s.rels", slash ? slash + 1 : main);
+    pres = part(p, main, err);
+    if (!pres)
+        goto done;
+    xmlNode *root = sl_xml_root(pres);
+    if (!sl_xml_is(root, NS_P, "presentation")) {
+        sl_err_set(err, SL_EPARSE, "%s is not a presentation (no <p:presentation>)", main);
+        goto done;
+    }
+    rels = part(p, relname.data, err);
+    if (!rels)
+        goto done;
+    xmlNode *rroot = sl_xml_root(rels);
+    bool first = true;
+    size_t nslide = 0;
+    for (xmlNode *s = sl_xml_child(sl_xml_child(root, NS_P, "sldIdLst"), NS_P, "sldId"); s;
+         s = sl_xml_next(s, NS_P, "sldId")) {
+        const char *id = sl_xml_attr(s, NS_REL, "id");
+        const char *target = NULL;
+        for (xmlNode *r = sl_xml_child(rroot, NS_PKG_REL, "Relationship"); r && id && !target;
+             r = sl_xml_next(r, NS_PKG_REL, "Relationship")) {
+            const char *rid = sl_xml_attr(r, NULL, "Id");
+            if (rid && !strcmp(rid, id))
+                target = sl_xml_attr(r, NULL, "Target");
+        }
+        if (!target) {
+            sl_err_set(err, SL_EPARSE, "slide %zu has no part (relationship %s)", nslide + 1,
+                       id ? id : "missing");
+            goto done;
+        }
+        char *name = resolve(main, target);
+        xmlDoc *slide = part(p, name, err);
+        free(name);
+        if (!slide)
+            goto done;
+        if (nslide++)
+            pptx_element(out, &first, "", 0); /* the page break */
+        pptx_slide(sl_xml_root(slide), out, &first);
+        sl_xml_free(slide);
+        if (out->toobig)
+            break;
+    }
+    rc = 0;
+done:
+    sl_xml_free(pres);
+    sl_xml_free(rels);
+    sl_buf_release(&relname);
+    free(main);
+    return rc;
+}
+
+int sl_extract_pptx(const void *data, size_t len, const sl_extract_limits *lim, sl_buf *out,
+                    sl_err *err)
+{
+    pkg p = {.lim = lim};
+    p.zip = sl_zip_open(data, len, lim, err);
+    if (!p.zip)
+        return -1;
+    sl_buf b;
+    out_init(&b, lim);
+    int rc = pptx_read(&p, &b, err);
+    sl_zip_close(p.zip);
+    if (rc) {
+        sl_buf_release(&b);
+        return -1;
+    }
+    return out_done(&b, "PPTX", lim, out, err);
+}

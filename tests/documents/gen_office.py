@@ -144,7 +144,75 @@ def hostile():
     manifest.append("evernote.docx exact")
 
 
+P_NS = "http://schemas.openxmlformats.org/presentationml/2006/main"
+A_NS = "http://schemas.openxmlformats.org/drawingml/2006/main"
+R_NS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+
+
+def sp(y, x, paras):
+    body = "".join(f"<a:p>{p}</a:p>" for p in paras)
+    return (f'<p:sp><p:spPr><a:xfrm><a:off x="{x}" y="{y}"/></a:xfrm></p:spPr>'
+            f"<p:txBody>{body}</p:txBody></p:sp>")
+
+
+def run(t):
+    return f'<a:r><a:t xml:space="preserve">{t}</a:t></a:r>'
+
+
+def slide_xml(shapes):
+    return (f'<p:sld xmlns:p="{P_NS}" xmlns:a="{A_NS}" xmlns:r="{R_NS}"><p:cSld><p:spTree>'
+            f"{shapes}</p:spTree></p:cSld></p:sld>")
+
+
+def pptx():
+    """unstructured and python-pptx are not packaged: the text is written
+    out by hand from unstructured 0.27's rules (docextract_research §3.9)."""
+    table = ('<p:graphicFrame><p:xfrm><a:off x="0" y="3000"/></p:xfrm><a:graphic><a:graphicData>'
+             "<a:tbl><a:tr><a:tc><a:txBody><a:p>" + run("h1") + "</a:p></a:txBody></a:tc>"
+             "<a:tc><a:txBody><a:p>" + run("h 2") + "</a:p></a:txBody></a:tc></a:tr><a:tr><a:tc>"
+             "<a:txBody><a:p/></a:txBody></a:tc><a:tc><a:txBody><a:p>" + run("x  y\tz") +
+             "</a:p></a:txBody></a:tc></a:tr></a:tbl></a:graphicData></a:graphic></p:graphicFrame>")
+    first = slide_xml(
+        '<p:pic><p:spPr><a:xfrm><a:off x="0" y="0"/></a:xfrm></p:spPr></p:pic>'
+        + sp(2000, 100, [run("Second line")])
+        + table
+        + sp(1000, 100, [run("Title"), "", run("  "), run("a") + "<a:br/>" + run("b"),
+                         run("Slide ") + '<a:fld id="{1}" type="slidenum"><a:t>7</a:t></a:fld>']))
+    second = slide_xml(
+        "<p:grpSp>" + sp(500, 50, [run("grouped")]) + "</p:grpSp>"
+        + sp(100, 50, [run("top")]) + sp(-100, 200, [run("hidden")]) + sp(-100, 0, [run("shown")]))
+    third = slide_xml("")
+    ct = ('<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+          '<Default Extension="xml" ContentType="application/xml"/></Types>')
+    pkg = "http://schemas.openxmlformats.org/package/2006/relationships"
+    b = io.BytesIO()
+    with zipfile.ZipFile(b, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("[Content_Types].xml", ct)
+        z.writestr("_rels/.rels", f'<Relationships xmlns="{pkg}"><Relationship Id="rId1" '
+                   f'Type="{R_NS}/officeDocument" Target="ppt/presentation.xml"/></Relationships>')
+        z.writestr("ppt/presentation.xml",
+                   f'<p:presentation xmlns:p="{P_NS}" xmlns:r="{R_NS}"><p:sldIdLst>'
+                   '<p:sldId id="256" r:id="rId3"/><p:sldId id="257" r:id="rId2"/>'
+                   '<p:sldId id="258" r:id="rId4"/></p:sldIdLst></p:presentation>')
+        z.writestr("ppt/_rels/presentation.xml.rels",
+                   f'<Relationships xmlns="{pkg}">'
+                   f'<Relationship Id="rId2" Type="{R_NS}/slide" Target="slides/slide1.xml"/>'
+                   f'<Relationship Id="rId3" Type="{R_NS}/slide" Target="slides/slide2.xml"/>'
+                   f'<Relationship Id="rId4" Type="{R_NS}/slide" Target="/ppt/slides/slide3.xml"/>'
+                   "</Relationships>")
+        z.writestr("ppt/slides/slide1.xml", second)
+        z.writestr("ppt/slides/slide2.xml", first)
+        z.writestr("ppt/slides/slide3.xml", third)
+    with open(os.path.join(out, "slides.pptx"), "wb") as f:
+        f.write(b.getvalue())
+    with open(os.path.join(out, "slides.pptx.expected"), "w", newline="") as f:
+        f.write("Title\na\vb\nSlide 7\nSecond line\nh1 h 2 x y z\n\nshown\ntop\ngrouped\n")
+    manifest.append("slides.pptx exact")
+    fail("docx_as.pptx", mini_docx(body("<w:p/>")), "parse", "is not a presentation")
+
+
 hostile()
+pptx()
 write_manifest()
 
 try:

@@ -1,7 +1,8 @@
 /*
- * extract_ooxml — docx and xlsx text as Dify's extractor gives it, on the
- * corpus tests/documents/gen_office.py makes (with python-docx, openpyxl
- * and pandas computing the expected text by Dify's algorithm), and hostile
+ * extract_ooxml — docx, xlsx and pptx text as Dify's extractor gives it,
+ * on the corpus tests/documents/gen_office.py makes (with python-docx,
+ * openpyxl and pandas computing the expected text by Dify's algorithm; the
+ * pptx text, with no python-pptx on Debian, written by hand), and hostile
  * archives and XML (corrupt, truncated, encrypted, zip bombs, XXE, entity
  * bombs, deep nesting) that must fail with a clear error.
  */
