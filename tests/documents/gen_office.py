@@ -420,6 +420,16 @@ def xlsx_cases():
     ws["A3"].number_format = '[$-409]d"th of" mmmm'
     ws["B3"].number_format = '"days" 0'
     emit("custom_date.xlsx", save_wb(wb), dify_excel(save_wb(wb)))
+    # elapsed-time formats read as dates and times (openpyxl 3.0)
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    for r in (["dur", "x"], [1.5, 1], [0.25, 2], [None, 3]):
+        ws.append(r)
+    ws["A2"].number_format = ws["A3"].number_format = "[h]:mm:ss"
+    emit("elapsed.xlsx", save_wb(wb), dify_excel(save_wb(wb)))
+    # a number that is not one: openpyxl raises ValueError, Dify skips the sheet
+    raw = raw_xlsx('<sheetData><row r="1"><c r="A1"><v>12abc</v></c></row></sheetData>')
+    emit("bad_number.xlsx", raw, dify_excel(raw))
     raw = raw_xlsx(
         '<sheetData><row r="1"><c r="A1" t="inlineStr"><is><t>in</t></is></c>'
         '<c r="B1" t="str"><f>1</f><v>formula</v></c><c r="C1" t="s"><v>0</v></c></row>'
