@@ -26,6 +26,7 @@ import struct
 import sys
 import warnings
 import zipfile
+import zlib
 
 warnings.simplefilter("ignore")  # openpyxl's notes on the hand-made workbooks
 out = sys.argv[1]
@@ -73,6 +74,58 @@ def fail(name, data, code, text):
     manifest.append(f"{name} error {code} {text}")
 
 
+def zeros_zip64(members, big_name, big_mib, claim=None):
+    """A zip of members (name, bytes) and big_name, big_mib MiB of zeros
+    deflated, written by hand (Zip64) so that the zeros are compressed
+    once: after a full flush a deflate block stands alone, so one MiB's
+    block repeated is a valid stream of the whole.  claim: the size the
+    headers give the zeros instead of theirs."""
+    mib = bytes(1 << 20)
+    c = zlib.compressobj(9, zlib.DEFLATED, -15)
+    block = c.compress(mib) + c.flush(zlib.Z_FULL_FLUSH)
+    tail = zlib.compressobj(9, zlib.DEFLATED, -15).flush()
+    crc = 0
+    for _ in range(big_mib):
+        crc = zlib.crc32(mib, crc)
+    entries = [(n.encode(), 8, zlib.crc32(d), zlib.compress(d)[2:-4], len(d)) for n, d in members]
+    entries.append((big_name.encode(), 8, crc, None, big_mib << 20 if claim is None else claim))
+    body = io.BytesIO()
+    central = []
+    for name, method, ecrc, data, usize in entries:
+        csize = len(block) * big_mib + len(tail) if data is None else len(data)
+        extra = struct.pack("<HHQQ", 1, 16, usize, csize)
+        off = body.tell()
+        body.write(struct.pack("<IHHHHHIIIHH", 0x04034B50, 45, 0, method, 0, 0, ecrc,
+                               0xFFFFFFFF, 0xFFFFFFFF, len(name), len(extra)) + name + extra)
+        if data is None:
+            for _ in range(big_mib):
+                body.write(block)
+            body.write(tail)
+        else:
+            body.write(data)
+        cextra = struct.pack("<HHQQQ", 1, 24, usize, csize, off)
+        central.append(struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 45, 45, 0, method, 0, 0,
+                                   ecrc, 0xFFFFFFFF, 0xFFFFFFFF, len(name), len(cextra), 0, 0,
+                                   0, 0, 0xFFFFFFFF) + name + cextra)
+    cd_off = body.tell()
+    for e in central:
+        body.write(e)
+    cd_size = body.tell() - cd_off
+    z64 = body.tell()
+    n = len(central)
+    body.write(struct.pack("<IQHHIIQQQQ", 0x06064B50, 44, 45, 45, 0, 0, n, n, cd_size, cd_off))
+    body.write(struct.pack("<IIQI", 0x07064B50, 0, z64, 1))
+    body.write(struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, 0xFFFF, 0xFFFF, 0xFFFFFFFF,
+                           0xFFFFFFFF, 0))
+    return body.getvalue()
+
+
+def fail_bomb():
+    data = zeros_zip64([("[Content_Types].xml", CT.encode()), ("_rels/.rels", RELS.encode())],
+                       "word/document.xml", 1024)
+    fail("bomb.docx", data, "limit", "zip bomb")
+
+
 def hostile():
     good = mini_docx(body('<w:p><w:r><w:t>hello</w:t></w:r></w:p>'))
     fail("truncated.docx", good[: len(good) // 2], "parse", "Failed to extract text from DOCX")
@@ -92,33 +145,12 @@ def hostile():
         i = enc.find(b"PK\x01\x02", i + 4)
     fail("encrypted.docx", bytes(enc), "unsupported", "encrypted")
     # a gigabyte of zeros in about a megabyte
-    b = io.BytesIO()
-    with zipfile.ZipFile(b, "w", zipfile.ZIP_DEFLATED) as z:
-        z.writestr("[Content_Types].xml", CT)
-        z.writestr("_rels/.rels", RELS)
-        with z.open("word/document.xml", "w", force_zip64=True) as m:
-            chunk = bytes(1 << 20)
-            for _ in range(1024):
-                m.write(chunk)
-    fail("bomb.docx", b.getvalue(), "limit", "zip bomb")
+    fail_bomb()
     # 300 MB of zeros whose headers claim 1000 bytes: only the count of
     # what decompresses can stop it
-    b = io.BytesIO()
-    with zipfile.ZipFile(b, "w", zipfile.ZIP_DEFLATED) as z:
-        z.writestr("[Content_Types].xml", CT)
-        z.writestr("_rels/.rels", RELS)
-        with z.open("word/document.xml", "w") as m:
-            chunk = bytes(1 << 20)
-            for _ in range(300):
-                m.write(chunk)
-    lie = bytearray(b.getvalue())
-    for sig, at in ((b"PK\x03\x04", 22), (b"PK\x01\x02", 24)):
-        i = lie.find(sig)
-        while i >= 0:
-            if struct.unpack_from("<I", lie, i + at)[0] == 300 << 20:
-                struct.pack_into("<I", lie, i + at, 1000)
-            i = lie.find(sig, i + 4)
-    fail("lying_bomb.docx", bytes(lie), "limit", "zip bomb")
+    fail("lying_bomb.docx",
+         zeros_zip64([("[Content_Types].xml", CT.encode()), ("_rels/.rels", RELS.encode())],
+                     "word/document.xml", 300, claim=1000), "limit", "zip bomb")
     secret = os.path.join(out, "secret.txt")
     with open(secret, "w") as f:
         f.write("TOP-SECRET-XXE")
