@@ -1531,7 +1531,7 @@ int sl_extract_vtt(const void *data, size_t len, const sl_extract_limits *lim, s
  * (aware datetimes that are the same instant in two zones stay two keys).
  * Not reproduced (the reader refuses them, naming them, rather than
  * writing other text): explicit tags other than the standard scalar ones,
- * sexagesimal numbers and integers outside 64 bits.  Merge keys (<<) are
+ * and integers past 64 bits written in base 2, 8, 16 or 60.  Merge keys (<<) are
  * flattened as SafeLoader flattens them.  Scalars are repeated where an alias names them, as PyYAML
  * does; anchored collections are written once, so an alias bomb stays
  * small, and the number of nodes read is bounded. */
@@ -1775,10 +1775,16 @@ static int yerr_marked(sl_err *err, const char *s, size_t n, const char *context
 static int yerr_parser(yloader *L)
 {
     yaml_parser_t *p = &L->p;
-    if (p->problem && !strcmp(p->problem, "found incompatible YAML document"))
-        return yerr_marked(L->err, L->s, L->n, p->context, &p->context_mark,
-                           "found incompatible YAML document (version 1.* is required)",
-                           &p->problem_mark);
+    /* where libyaml's words differ from PyYAML's */
+    static const char *const words[][2] = {
+        {"found incompatible YAML document",
+         "found incompatible YAML document (version 1.* is required)"},
+        {"mapping values are not allowed in this context", "mapping values are not allowed here"},
+    };
+    for (size_t i = 0; p->problem && i < sizeof words / sizeof *words; i++)
+        if (!strcmp(p->problem, words[i][0]))
+            return yerr_marked(L->err, L->s, L->n, p->context, &p->context_mark, words[i][1],
+                               &p->problem_mark);
     return yerr_marked(L->err, L->s, L->n, p->context, &p->context_mark,
                        p->problem ? p->problem : "error", &p->problem_mark);
 }
@@ -2021,6 +2027,64 @@ static int ytimestamp(yloader *L, const char *s, size_t n, ynode *y)
     return 0;
 }
 
+/* PyYAML's represent_float: repr, lower case, "1e+16" as "1.0e+16". */
+static void yfloat(ynode *y, double d)
+{
+    char r[48];
+    py_float_repr(d, r, sizeof r);
+    char o[64];
+    size_t w = 0;
+    bool dot = strchr(r, '.') != NULL;
+    for (char *c = r; *c; c++) {
+        if (*c == 'e' && !dot) {
+            memcpy(o + w, ".0", 2);
+            w += 2;
+        }
+        o[w++] = *c == 'I' ? 'i' : *c == 'N' ? 'n' : *c;
+    }
+    o[w] = 0;
+    if (isinf(d))
+        snprintf(o, sizeof o, d < 0 ? "-.inf" : ".inf");
+    y->type = Y_FLOAT;
+    y->s = sl_xstrdup(o);
+    y->n = strlen(o);
+}
+
+/* YAML 1.1's base 60: [1-9][0-9_]*(:[0-5]?[0-9])+ for an int (the first
+ * part may start with 0 and a fraction may follow for a float).  The
+ * parts' starts in at[] (at most 64), their count in *np; false when b is
+ * not one. */
+static bool ysexagesimal(const char *b, size_t bn, bool flt, size_t *at, size_t *np)
+{
+    size_t k = 0;
+    if (!bn || !is_digit(b[0]) || (!flt && b[0] == '0'))
+        return false;
+    while (k < bn && (is_digit(b[k]) || b[k] == '_'))
+        k++;
+    size_t p = 0;
+    at[p++] = 0;
+    while (k < bn && b[k] == ':') {
+        size_t d = digits_at(b, bn, k + 1);
+        if (d == 2 && b[k + 1] > '5')
+            return false;
+        if (d < 1 || d > 2 || p == 64)
+            return false;
+        at[p++] = k + 1;
+        k += 1 + d;
+    }
+    if (p < 2)
+        return false;
+    if (flt) {
+        if (k >= bn || b[k] != '.')
+            return false;
+        k++;
+        while (k < bn && (is_digit(b[k]) || b[k] == '_'))
+            k++;
+    }
+    *np = p;
+    return k == bn;
+}
+
 /* SafeLoader's implicit resolvers for a plain scalar: the type, and for
  * numbers the value as PyYAML prints it.  -1 with err for the types this
  * reader does not reproduce. */
@@ -2075,14 +2139,38 @@ static int yresolve(yloader *L, const char *s, size_t n, ynode *y)
             if (b[k] == '_')
                 continue;
             int d = hexval((unsigned char)b[k]);
-            if (v > (ULLONG_MAX - (unsigned)d) / (unsigned)base)
-                return sl_err_set(L->err, SL_EUNSUPPORTED,
-                                  "sluice does not read YAML integers past 64 bits (%.*s)",
-                                  (int)(n < 40 ? n : 40), s);
+            if (v > (ULLONG_MAX - (unsigned)d) / (unsigned)base) {
+                if (base != 10)
+                    return sl_err_set(L->err, SL_EUNSUPPORTED,
+                                      "sluice does not read YAML integers past 64 bits in base "
+                                      "%d (%.*s)",
+                                      base, (int)(n < 40 ? n : 40), s);
+                /* decimal: the digits are the value */
+                sl_buf t;
+                sl_buf_init(&t, 0);
+                if (neg)
+                    sl_buf_addc(&t, '-');
+                for (size_t q = 0; q < bn; q++)
+                    if (b[q] != '_')
+                        sl_buf_addc(&t, b[q]);
+                size_t digits = t.len - neg;
+                if (digits > PY_INT_MAX_DIGITS) {
+                    sl_buf_release(&t);
+                    return sl_err_set(L->err, SL_EPARSE,
+                                      "Exceeds the limit (%d digits) for integer string "
+                                      "conversion: value has %zu digits; use "
+                                      "sys.set_int_max_str_digits() to increase the limit",
+                                      PY_INT_MAX_DIGITS, digits);
+                }
+                y->type = Y_INT;
+                y->s = t.data;
+                y->n = t.len;
+                return 0;
+            }
             v = v * (unsigned)base + (unsigned)d;
             any = true;
         }
-        if (!any && base != 10) {
+        if (!any && base != 10 && base != 8) {
             /* "0b_" is an int in the resolver but int() fails on it */
             return sl_err_set(L->err, SL_EPARSE, "invalid literal for int() with base %d: '%.*s'",
                               base, (int)(n < 40 ? n : 40), s);
@@ -2092,11 +2180,43 @@ static int yresolve(yloader *L, const char *s, size_t n, ynode *y)
         y->n = strlen(y->s);
         return 0;
     }
-    if (bn >= 1 && (yre_all(b, bn, "0123456789:_.") && memchr(b, ':', bn)) &&
-        b[0] >= '0' && b[0] <= '9')
-        return sl_err_set(L->err, SL_EUNSUPPORTED,
-                          "sluice does not read YAML 1.1 sexagesimal numbers (%.*s)",
-                          (int)(n < 40 ? n : 40), s);
+    size_t at[64], np;
+    for (int flt = 0; flt < 2; flt++) {
+        if (!ysexagesimal(b, bn, flt, at, &np))
+            continue;
+        /* construct_yaml_int/float: the parts from the last, times 60 */
+        unsigned long long v = 0, mul = 1;
+        double d = 0, dmul = 1;
+        for (size_t q = np; q-- > 0;) {
+            size_t e = q + 1 < np ? at[q + 1] - 1 : bn;
+            char part[64];
+            size_t m = 0;
+            for (size_t z = at[q]; z < e && m < sizeof part - 1; z++)
+                if (b[z] != '_')
+                    part[m++] = b[z];
+            part[m] = 0;
+            if (flt) {
+                d += strtod(part, NULL) * dmul;
+                dmul *= 60;
+                continue;
+            }
+            unsigned long long pv = strtoull(part, NULL, 10);
+            if (m > 18 || (pv && mul > ULLONG_MAX / 60 / pv) || v > ULLONG_MAX / 2)
+                return sl_err_set(L->err, SL_EUNSUPPORTED,
+                                  "sluice does not read YAML integers past 64 bits (%.*s)",
+                                  (int)(n < 40 ? n : 40), s);
+            v += pv * mul;
+            mul *= 60;
+        }
+        if (flt) {
+            yfloat(y, neg ? -d : d);
+        } else {
+            y->type = Y_INT;
+            y->s = sl_xasprintf("%s%llu", neg && v ? "-" : "", v);
+            y->n = strlen(y->s);
+        }
+        return 0;
+    }
     /* float: [-+]?([0-9][0-9_]*)?\.[0-9_]*([eE][-+][0-9]+)? with a digit
      * first or right after the dot; .inf; .nan */
     static const char *const infs[] = {".inf", ".Inf", ".INF", NULL};
@@ -2133,25 +2253,7 @@ static int yresolve(yloader *L, const char *s, size_t n, ynode *y)
             t[m] = 0;
             double d = strtod(t, NULL);
             free(t);
-            char r[48];
-            py_float_repr(d, r, sizeof r);
-            /* PyYAML: repr, lower case, "1e+16" as "1.0e+16" */
-            char o[64];
-            size_t w = 0;
-            bool dot = strchr(r, '.') != NULL;
-            for (char *c = r; *c; c++) {
-                if (*c == 'e' && !dot) {
-                    memcpy(o + w, ".0", 2);
-                    w += 2;
-                }
-                o[w++] = *c == 'I' ? 'i' : *c == 'N' ? 'n' : *c;
-            }
-            o[w] = 0;
-            if (isinf(d))
-                snprintf(o, sizeof o, d < 0 ? "-.inf" : ".inf");
-            y->type = Y_FLOAT;
-            y->s = sl_xstrdup(o);
-            y->n = strlen(o);
+            yfloat(y, d);
             return 0;
         }
     }
