@@ -318,7 +318,8 @@ static void add_encoded_words(sl_buf *b, const char *s, size_t n)
                         while (k > 0 && is_ws((unsigned char)b->data[k - 1]))
                             k--;
                         b->len = k;
-                        b->data[k] = 0;
+                        if (b->data)
+                            b->data[k] = 0;
                     }
                     add_charset(b, charset, (const unsigned char *)raw.data, raw.len);
                     sl_buf_release(&raw);
@@ -566,11 +567,15 @@ static int parse_part(mail_ctx *c, const char *p, size_t n, int depth, const cha
 static int parse_multipart(mail_ctx *c, int idx, int depth, const char *where)
 {
     mail_part *mp = &c->parts[idx];
-    const char *b = mp->h.boundary, *p = mp->body;
+    /* copied: parsing the parts may move c->parts */
+    char b[sizeof mp->h.boundary], type[sizeof mp->h.type];
+    memcpy(b, mp->h.boundary, sizeof b);
+    memcpy(type, mp->h.type, sizeof type);
+    const char *p = mp->body;
     size_t bn = strlen(b), n = mp->body_n;
     if (!bn)
         return sl_err_set(c->err, SL_EPARSE, "%s is %s but has no boundary parameter", where,
-                          mp->h.type);
+                          type);
     if (depth + 1 > (int)(c->lim->max_xml_depth < 1000 ? c->lim->max_xml_depth : 1000))
         return sl_err_set(c->err, SL_ELIMIT, "%s nests multiparts deeper than %zu (max_xml_depth)",
                           where, c->lim->max_xml_depth);

@@ -127,6 +127,18 @@ static void test_eml(void)
            "application/octet-stream\nContent-Disposition: attachment; filename=x.bin\n\nbin\n--o--\n",
            "body");
     expect("a message with headers only has no text", "Subject: nothing\n", "");
+    sl_buf many;
+    sl_buf_init(&many, 0);
+    sl_buf_adds(&many, "Content-Type: multipart/mixed; boundary=m\n\n");
+    for (int i = 0; i < 40; i++)
+        sl_buf_addf(&many, "--m\nContent-Disposition: attachment; filename=f%d.txt\n\np%d\n", i, i);
+    sl_buf_adds(&many, "--m--\n");
+    char *got40 = eml(many.data);
+    CHECK(got40 && !strncmp(got40, "p0\np1\np2\n", 9) && strstr(got40, "\np39") &&
+              strlen(got40) == 10 * 2 + 30 * 3 + 39,
+          "40 parts, each a text attachment, in order: %s", got40 ? esc(got40) : errmsg);
+    free(got40);
+    sl_buf_release(&many);
 
     expect_err("not a message", "just some words\nand more", 24, "not a MIME message",
                SL_EPARSE);
