@@ -94,7 +94,7 @@ static const struct {
                     "sluice does not read ODT files yet"},
     [SL_DOC_EML] = {"eml", "EML", "Failed to extract text from EML", sl_extract_eml,
                     "sluice does not read EML files yet"},
-    [SL_DOC_MSG] = {"msg", "MSG", "Failed to extract text from MSG", NULL,
+    [SL_DOC_MSG] = {"msg", "MSG", "Failed to extract text from MSG", sl_extract_msg,
                     "sluice does not read MSG files yet"},
     [SL_DOC_VTT] = {"vtt", "VTT", NULL, sl_extract_vtt, NULL},
     [SL_DOC_PROPERTIES] = {"properties", "properties", "Failed to extract text from properties file",

@@ -37,5 +37,7 @@ int sl_extract_pptx(const void *data, size_t len, const sl_extract_limits *lim, 
 /* mail.c */
 int sl_extract_eml(const void *data, size_t len, const sl_extract_limits *lim, sl_buf *out,
                    sl_err *err);
+int sl_extract_msg(const void *data, size_t len, const sl_extract_limits *lim, sl_buf *out,
+                   sl_err *err);
 
 #endif

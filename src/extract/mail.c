@@ -1,6 +1,9 @@
 /*
  * mail — the text of an e-mail (.eml, RFC 5322 + MIME) as Dify's
- * partition_email gives it (docs/documents.md; research notes §3.12).
+ * partition_email gives it (research notes §3.12), and of an Outlook
+ * message (.msg, a compound file: extract/cfb.h) as partition_msg does
+ * (§3.13, at sl_extract_msg below; its body and attachments become
+ * elements the same way).
  *
  * The message is read into a tree of parts (headers unfolded, multiparts
  * split on their boundaries, preamble and epilogue dropped), then:
@@ -41,6 +44,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "extract/cfb.h"
 #include "extract/extract_int.h"
 #include "tools/builtin.h"
 
@@ -704,7 +708,8 @@ static void clean_bullet(const char **s, size_t *n)
     };
     for (size_t i = 0; i < sizeof bullets / sizeof *bullets; i++) {
         size_t bl = strlen(bullets[i]);
-        if (*n >= bl && !memcmp(*s, bullets[i], bl) && (*n == bl || is_ws((unsigned char)(*s)[bl]))) {
+        if (*n >= bl && !memcmp(*s, bullets[i], bl) &&
+            (*n == bl || is_ws((unsigned char)(*s)[bl]))) {
             *s += bl;
             *n -= bl;
             strip(s, n);
@@ -1017,5 +1022,233 @@ int sl_extract_eml(const void *data, size_t len, const sl_extract_limits *lim, s
     rc = 0;
 done:
     free(c.parts);
+    return rc;
+}
+
+/* ---- Outlook .msg ---- */
+
+/* Bytes in an unknown charset: UTF-8 when they are valid UTF-8, UTF-16
+ * with a BOM, else windows-1252 (as Dify's plain-text decoding guesses). */
+static void add_guess(sl_buf *b, const unsigned char *s, size_t n)
+{
+    if (n >= 2 && ((s[0] == 0xFF && s[1] == 0xFE) || (s[0] == 0xFE && s[1] == 0xFF))) {
+        add_charset(b, "utf-16", s, n);
+        return;
+    }
+    size_t at = b->len;
+    add_utf8_clean(b, s, n);
+    if (b->len - at == n || b->toobig)
+        return;
+    b->len = at;
+    if (b->data)
+        b->data[at] = 0;
+    add_charset(b, "windows-1252", s, n);
+}
+
+/* A code page number as a charset add_charset knows, or NULL. */
+static const char *codepage_charset(uint32_t cp)
+{
+    switch (cp) {
+    case 65001: return "utf-8";
+    case 1252: return "windows-1252";
+    case 28591: return "iso-8859-1";
+    case 20127: return "us-ascii";
+    case 1200: return "utf-16le";
+    case 1201: return "utf-16be";
+    default: return NULL;
+    }
+}
+
+/* Property `tag`'s 32-bit value in a __properties_version1.0 stream
+ * (entries of 16 bytes after a header of `skip` bytes). */
+static bool msg_prop32(const sl_buf *props, size_t skip, uint32_t tag, uint32_t *v)
+{
+    const unsigned char *p = (const unsigned char *)props->data;
+    for (size_t i = skip; p && i + 16 <= props->len; i += 16) {
+        uint32_t t = (uint32_t)p[i] | (uint32_t)p[i + 1] << 8 | (uint32_t)p[i + 2] << 16 |
+                     (uint32_t)p[i + 3] << 24;
+        if (t == tag) {
+            *v = (uint32_t)p[i + 8] | (uint32_t)p[i + 9] << 8 | (uint32_t)p[i + 10] << 16 |
+                 (uint32_t)p[i + 11] << 24;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Stream `name` under storage dir, read into raw (reset first).  0 when
+ * absent (raw empty), 1 when read, -1 with err. */
+static int msg_stream(sl_cfb *f, int dir, const char *name, sl_buf *raw, sl_err *err)
+{
+    sl_buf_reset(raw);
+    int i = sl_cfb_find(f, dir, name);
+    if (i < 0 || sl_cfb_type(f, i) != SL_CFB_STREAM)
+        return 0;
+    return sl_cfb_read(f, i, raw, err) ? -1 : 1;
+}
+
+/* A string property (id as 4 hex digits): its Unicode (001F) stream, else
+ * its 8-bit (001E) one in charset cs (NULL: guessed); into t. */
+static int msg_string(sl_cfb *f, int dir, const char *id, const char *cs, sl_buf *raw,
+                      sl_buf *t, sl_err *err)
+{
+    char name[40];
+    snprintf(name, sizeof name, "__substg1.0_%s001F", id);
+    int rc = msg_stream(f, dir, name, raw, err);
+    if (rc > 0) {
+        add_charset(t, "utf-16le", (const unsigned char *)raw->data, raw->len);
+        return 1;
+    }
+    if (rc < 0)
+        return -1;
+    snprintf(name, sizeof name, "__substg1.0_%s001E", id);
+    rc = msg_stream(f, dir, name, raw, err);
+    if (rc > 0) {
+        if (cs)
+            add_charset(t, cs, (const unsigned char *)raw->data, raw->len);
+        else
+            add_guess(t, (const unsigned char *)raw->data, raw->len);
+    }
+    return rc;
+}
+
+static int msg_count(mail_ctx *c, size_t n)
+{
+    if (n > c->lim->max_unpacked - c->unpacked || c->unpacked > c->lim->max_unpacked)
+        return sl_err_set(c->err, SL_ELIMIT,
+                          "the message's streams hold more than %zu bytes (max_unpacked)",
+                          c->lim->max_unpacked);
+    c->unpacked += n;
+    return 0;
+}
+
+/* The message's body: HTML (PR_HTML) preferred, else the plain body. */
+static int msg_body(mail_ctx *c, sl_cfb *f, const char *cs, sl_buf *raw, sl_buf *t)
+{
+    sl_buf_reset(t);
+    int rc = msg_stream(f, SL_CFB_ROOT_ENTRY, "__substg1.0_10130102", raw, c->err);
+    if (rc < 0 || msg_count(c, raw->len))
+        return -1;
+    if (rc > 0 && raw->len) {
+        if (cs)
+            add_charset(t, cs, (const unsigned char *)raw->data, raw->len);
+        else
+            add_guess(t, (const unsigned char *)raw->data, raw->len);
+    } else if ((rc = msg_string(f, SL_CFB_ROOT_ENTRY, "1013", cs, raw, t, c->err)) < 0 ||
+               msg_count(c, raw->len))
+        return -1;
+    if (t->len)
+        return html_elements(c, t->data, t->len);
+    if (msg_string(f, SL_CFB_ROOT_ENTRY, "1000", cs, raw, t, c->err) < 0 ||
+        msg_count(c, raw->len))
+        return -1;
+    return plain_elements(c, t->data ? t->data : "", t->len);
+}
+
+/* The attachments that are text (see sl_extract_msg), as elements. */
+static int msg_attachments(mail_ctx *c, sl_cfb *f, sl_buf *raw, sl_buf *t)
+{
+    int n = sl_cfb_children(f, SL_CFB_ROOT_ENTRY, NULL, 0, c->err);
+    if (n < 0)
+        return -1;
+    int *kids = sl_xmalloc(((size_t)n + 1) * sizeof *kids);
+    sl_cfb_children(f, SL_CFB_ROOT_ENTRY, kids, n, c->err);
+    int rc = 0;
+    static const char prefix[] = "__attach_version1.0_#";
+    for (int i = 0; i < n && !rc; i++) {
+        int a = kids[i];
+        if (sl_cfb_type(f, a) != SL_CFB_STORAGE ||
+            strncmp(sl_cfb_name(f, a), prefix, sizeof prefix - 1))
+            continue;
+        char fname[256] = "", mime[128] = "";
+        sl_buf_reset(t);
+        if (msg_string(f, a, "3707", NULL, raw, t, c->err) < 0 ||
+            (!t->len && msg_string(f, a, "3704", NULL, raw, t, c->err) < 0)) {
+            rc = -1;
+            break;
+        }
+        snprintf(fname, sizeof fname, "%s", t->data ? t->data : "");
+        sl_buf_reset(t);
+        if (msg_string(f, a, "370E", NULL, raw, t, c->err) < 0) {
+            rc = -1;
+            break;
+        }
+        copy_lower(mime, sizeof mime, t->data ? t->data : "", t->len);
+        bool html = name_ends(fname, ".html") || name_ends(fname, ".htm");
+        bool plain = name_ends(fname, ".txt") || name_ends(fname, ".text") ||
+                     name_ends(fname, ".md");
+        if (!html && !plain && !fname[0]) {
+            html = !strcmp(mime, "text/html");
+            plain = !strcmp(mime, "text/plain");
+        }
+        if (!html && !plain)
+            continue; /* not text: skipped (see sl_extract_msg) */
+        int got = msg_stream(f, a, "__substg1.0_37010102", raw, c->err);
+        if (got < 0 || msg_count(c, raw->len)) {
+            rc = -1;
+            break;
+        }
+        if (!got)
+            continue; /* no data: an embedded message or a link */
+        sl_buf_reset(t);
+        add_guess(t, (const unsigned char *)raw->data, raw->len);
+        rc = html ? html_elements(c, t->data ? t->data : "", t->len)
+                  : plain_elements(c, t->data ? t->data : "", t->len);
+    }
+    free(kids);
+    return rc;
+}
+
+/*
+ * An Outlook message is a compound file (extract/cfb.h) whose root holds
+ * a stream per property, __substg1.0_<id><type>.  As python-oxmsg's
+ * partition_msg: the HTML body (PR_HTML, 1013) when there is one, else
+ * the plain body (PR_BODY, 1000: 001F UTF-16LE, or 001E 8-bit), then the
+ * attachments (__attach_version1.0_#N storages) whose file name ends in
+ * .txt/.text/.md/.html/.htm, or without a name whose PR_ATTACH_MIME_TAG is
+ * text/plain or text/html, their PR_ATTACH_DATA_BIN read as text.  8-bit
+ * text is decoded by the message's PR_INTERNET_CPID or PR_MESSAGE_CODEPAGE
+ * when add_charset knows it, else guessed (UTF-8, else windows-1252).
+ * Not read: the compressed RTF body (PR_RTF_COMPRESSED, LZFu; a message
+ * with only an RTF body gives no text), embedded messages and every other
+ * attachment type.
+ */
+int sl_extract_msg(const void *data, size_t len, const sl_extract_limits *lim, sl_buf *out,
+                   sl_err *err)
+{
+    if (!sl_cfb_is(data, len))
+        return sl_err_set(err, SL_EPARSE,
+                          "not an Outlook message: no compound file (OLE2) signature at its "
+                          "start");
+    sl_cfb *f = sl_cfb_open(data, len, lim, err);
+    if (!f)
+        return -1;
+    mail_ctx c = {.lim = lim, .out = out, .out0 = out->len, .err = err};
+    sl_buf raw, t;
+    sl_buf_init(&raw, 0);
+    sl_buf_init(&t, 0);
+    int rc = -1;
+    int props = sl_cfb_find(f, SL_CFB_ROOT_ENTRY, "__properties_version1.0");
+    if (props < 0) {
+        sl_err_set(err, SL_EPARSE,
+                   "not an Outlook message: the compound file has no __properties_version1.0 "
+                   "stream");
+        goto done;
+    }
+    if (sl_cfb_read(f, props, &raw, err))
+        goto done;
+    uint32_t cp = 0;
+    const char *cs = NULL;
+    if (msg_prop32(&raw, 32, 0x3FDE0003u, &cp))
+        cs = codepage_charset(cp);
+    if (!cs && msg_prop32(&raw, 32, 0x3FFD0003u, &cp))
+        cs = codepage_charset(cp);
+    if (msg_body(&c, f, cs, &raw, &t) || msg_attachments(&c, f, &raw, &t))
+        goto done;
+    rc = 0;
+done:
+    sl_buf_release(&raw);
+    sl_buf_release(&t);
+    sl_cfb_free(f);
     return rc;
 }

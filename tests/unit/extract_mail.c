@@ -5,6 +5,8 @@
  * message that says what is wrong.  Expectations are written from the
  * spec (research notes §3.12, §3.13), not produced by sluice.
  */
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "extract/extract.h"
@@ -203,8 +205,114 @@ static void test_eml(void)
                 "lines\n\xe2\x80\x9cQuoted\xe2\x80\x9d end");
 }
 
+static uint32_t rd32(const char *p)
+{
+    const unsigned char *u = (const unsigned char *)p;
+    return (uint32_t)u[0] | (uint32_t)u[1] << 8 | (uint32_t)u[2] << 16 | (uint32_t)u[3] << 24;
+}
+
+static void wr32(char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (char)(v >> (8 * i));
+}
+
+/* A broken copy of a good .msg gives err containing want. */
+static void expect_msg_err(const char *what, const char *data, size_t n, const char *want,
+                           sl_errcode code)
+{
+    char *got = text_of(SL_DOC_MSG, data, n, NULL);
+    CHECK(!got && errcode == code && strstr(errmsg, want) &&
+              !strncmp(errmsg, "Failed to extract text from MSG: ", 33),
+          "%s: %s", what, got ? esc(got) : esc(errmsg));
+    free(got);
+}
+
+static void test_msg(void)
+{
+    sl_buf want;
+    sl_buf_init(&want, 0);
+    sl_buf_adds(&want, "\xe2\x80\x9cHello\xe2\x80\x9d from Outlook");
+    for (int i = 0; i < 400; i++)
+        sl_buf_addf(&want, "\nrow %d", i);
+    sl_buf_adds(&want, "\nattached text\nsecond line\nunnamed html");
+    expect_file("tests/documents/mail/html.msg", SL_DOC_MSG, want.data);
+    sl_buf_release(&want);
+    expect_file("tests/documents/mail/plain.msg", SL_DOC_MSG,
+                "Dear Bob,\nThe plain body of this message has words.\nRegards,\nAnn");
+    expect_file("tests/documents/mail/string8.msg", SL_DOC_MSG, "caf\xc3\xa9 8-bit body");
+
+    char *got = text_of(SL_DOC_MSG, "From: a@b\n\nhi\n", 14, NULL);
+    CHECK(!got && strstr(errmsg, "not an Outlook message"), "an .eml is not a .msg: %s",
+          esc(errmsg));
+    free(got);
+
+    size_t n;
+    char *good = slurp("tests/documents/mail/plain.msg", &n);
+    if (!good || n < 1024) {
+        CHECK(0, "tests/documents/mail/plain.msg is there");
+        free(good);
+        return;
+    }
+    char *bad = sl_xmalloc(n);
+    uint32_t fat = rd32(good + 0x4C), dir = rd32(good + 0x30);
+    size_t fat_at = ((size_t)fat + 1) * 512, dir_at = ((size_t)dir + 1) * 512;
+
+    memcpy(bad, good, n);
+    wr32(bad + fat_at + 4 * dir, dir); /* the directory's sector is its own next */
+    expect_msg_err("a FAT chain that loops", bad, n, "FAT chain of its directory loops",
+                   SL_EPARSE);
+
+    memcpy(bad, good, n);
+    wr32(bad + 0x2C, 0x7FFFFFFF); /* FAT sectors */
+    expect_msg_err("a huge FAT sector count", bad, n, "counts 2147483647 FAT", SL_EPARSE);
+
+    memcpy(bad, good, n);
+    wr32(bad + 0x30, 0x00FFFFFF); /* the directory past the end */
+    expect_msg_err("a directory past the end", bad, n, "past the file's", SL_EPARSE);
+
+    memcpy(bad, good, n);
+    uint32_t child = rd32(good + dir_at + 0x4C); /* the root's first child */
+    wr32(bad + dir_at + child * 128 + 0x48, child); /* is its own right sibling */
+    expect_msg_err("a directory tree that loops", bad, n, "directory tree loops", SL_EPARSE);
+
+    expect_msg_err("a file cut short", good, 600, "truncated", SL_EPARSE);
+    expect_msg_err("a header alone", good, 100, "shorter than its 512-byte header", SL_EPARSE);
+
+    /* a stream's size over the limit */
+    sl_extract_limits lim;
+    sl_extract_limits_default(&lim);
+    lim.max_member = 16;
+    got = text_of(SL_DOC_MSG, good, n, &lim);
+    CHECK(!got && errcode == SL_ELIMIT && strstr(errmsg, "over 16"),
+          "a stream's size is bounded: %s", esc(errmsg));
+    free(got);
+    free(bad);
+    free(good);
+
+    /* a big stream whose chain loops (html.msg's HTML body is past the
+     * mini stream's cutoff) */
+    good = slurp("tests/documents/mail/html.msg", &n);
+    if (good) {
+        bad = sl_xmalloc(n);
+        memcpy(bad, good, n);
+        fat = rd32(good + 0x4C);
+        fat_at = ((size_t)fat + 1) * 512;
+        /* every sector after the directory's that chains on points back to
+         * itself: the first big stream then loops at once */
+        dir = rd32(good + 0x30);
+        for (uint32_t s = dir + 1; (size_t)(s + 2) * 512 <= n && s < 128; s++)
+            if (rd32(good + fat_at + 4 * s) < 0xFFFFFFFA)
+                wr32(bad + fat_at + 4 * s, s);
+        expect_msg_err("a stream whose FAT chain loops", bad, n, "loops", SL_EPARSE);
+        free(bad);
+        free(good);
+    }
+}
+
 int main(void)
 {
     test_eml();
+    test_msg();
     return tap_done();
 }
