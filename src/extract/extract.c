@@ -90,7 +90,7 @@ static const struct {
                      "sluice does not read PPTX files yet"},
     [SL_DOC_EPUB] = {"epub", "EPUB", "Failed to extract text from EPUB", NULL,
                      "sluice does not read EPUB files yet"},
-    [SL_DOC_ODT] = {"odt", "ODT", "Failed to extract text from ODT", NULL,
+    [SL_DOC_ODT] = {"odt", "ODT", "Failed to extract text from ODT", sl_extract_odt,
                     "sluice does not read ODT files yet"},
     [SL_DOC_EML] = {"eml", "EML", "Failed to extract text from EML", sl_extract_eml,
                     "sluice does not read EML files yet"},

@@ -40,4 +40,8 @@ int sl_extract_eml(const void *data, size_t len, const sl_extract_limits *lim, s
 int sl_extract_msg(const void *data, size_t len, const sl_extract_limits *lim, sl_buf *out,
                    sl_err *err);
 
+/* odf.c */
+int sl_extract_odt(const void *data, size_t len, const sl_extract_limits *lim, sl_buf *out,
+                   sl_err *err);
+
 #endif

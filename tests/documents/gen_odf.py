@@ -1,0 +1,177 @@
+#!/usr/bin/python3
+"""Makes the ODT corpus for tests/unit/extract_odf.c in OUTDIR.
+
+    gen_odf.py OUTDIR
+
+Writes OUTDIR/NAME.odt, beside each OUTDIR/NAME.EXT.expected, and
+OUTDIR/MANIFEST with one line per document: "NAME.EXT exact" when the text
+must be byte-exact, "NAME.EXT error CODE TEXT" when reading must fail with
+that code (sl_errcode_name) and a message containing TEXT, "NAME.EXT
+small error CODE TEXT" for the same under the test's small limits (1 MiB a
+member, depth 64).  Standard library only: the XML is written by hand and
+the expected text too, from the spec (odfdo's get_formatted_text,
+docextract_research §3.11), never computed by a reader.
+"""
+import os
+import sys
+import zipfile
+
+out = sys.argv[1]
+os.makedirs(out, exist_ok=True)
+manifest = []
+
+
+def package(name, mimetype, members, compress=zipfile.ZIP_DEFLATED):
+    """A zip with the mimetype stored first, as ODF and OCF require."""
+    path = os.path.join(out, name)
+    with zipfile.ZipFile(path, "w") as z:
+        if mimetype is not None:
+            z.writestr(zipfile.ZipInfo("mimetype"), mimetype, compress_type=zipfile.ZIP_STORED)
+        for member, data in members:
+            z.writestr(member, data, compress_type=compress)
+    return path
+
+
+def expect(name, text):
+    with open(os.path.join(out, name + ".expected"), "w") as f:
+        f.write(text)
+    manifest.append(name + " exact")
+
+
+def error(name, code, text, small=False):
+    manifest.append(name + (" small" if small else "") + " error " + code + " " + text)
+
+
+# ------------------------------------------------------------------ ODT
+
+ODT_MIME = "application/vnd.oasis.opendocument.text"
+ODT_MANIFEST = """<?xml version="1.0" encoding="UTF-8"?>
+<manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0" manifest:version="1.2">
+ <manifest:file-entry manifest:full-path="/" manifest:media-type="application/vnd.oasis.opendocument.text"/>
+ <manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml"/>
+</manifest:manifest>
+"""
+NS = ('xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+      'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" '
+      'xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" '
+      'xmlns:dc="http://purl.org/dc/elements/1.1/"')
+
+
+def content(body, prolog=""):
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n' + prolog +
+            '<office:document-content ' + NS + ' office:version="1.2">'
+            '<office:automatic-styles/><office:body><office:text>'
+            '<text:sequence-decls><text:sequence-decl text:display-outline-level="0" '
+            'text:name="Table"/></text:sequence-decls>' + body +
+            '</office:text></office:body></office:document-content>')
+
+
+def odt(name, body, prolog="", **kw):
+    return package(name, ODT_MIME, [("content.xml", content(body, prolog)),
+                                    ("META-INF/manifest.xml", ODT_MANIFEST)], **kw)
+
+
+odt("basic.odt",
+    '<text:h text:outline-level="1">Title  here</text:h>'
+    '<text:p>Two<text:s/>spaces, five<text:s text:c="4"/>spaces.</text:p>'
+    '<text:p>tab<text:tab/>stop and a<text:line-break/>break</text:p>'
+    '<text:p><text:span text:style-name="T1">span</text:span> and '
+    '<text:a xlink:href="http://x" xmlns:xlink="http://www.w3.org/1999/xlink">link</text:a>'
+    ' &amp; &lt;entities&gt; caf\u00e9</text:p>'
+    '<text:p/>'
+    '<text:soft-page-break/>'
+    '<text:p>  last  </text:p>')
+# text:h and text:p render alike ("text\n\n"), text:s is c spaces, the
+# empty paragraph adds "\n\n", the soft page break nothing; the result is
+# stripped at the ends only.
+expect("basic.odt",
+       "Title  here\n\nTwo spaces, five    spaces.\n\ntab\tstop and a\nbreak\n\n"
+       "span and link & <entities> caf\u00e9\n\n\n\n  last")
+
+odt("lists.odt",
+    '<text:p>Before</text:p>'
+    '<text:list><text:list-item><text:p>one</text:p></text:list-item>'
+    '<text:list-item><text:p>two</text:p>'
+    '<text:list><text:list-item><text:p>two.a</text:p></text:list-item>'
+    '<text:list-item><text:p>two.b</text:p></text:list-item></text:list>'
+    '</text:list-item>'
+    '<text:list-item><text:p>three</text:p></text:list-item></text:list>'
+    '<text:p>After</text:p>')
+# List: "- " + item text stripped of "\n" with every "\n" indented by two
+# spaces, then "\n"; item two is "two\n\n" + "- two.a\n- two.b\n".
+expect("lists.odt",
+       "Before\n\n- one\n- two\n  \n  - two.a\n  - two.b\n- three\nAfter")
+
+odt("notes.odt",
+    '<text:p>Claim<text:note text:id="ftn1" text:note-class="footnote">'
+    '<text:note-citation>1</text:note-citation><text:note-body>'
+    '<text:p>First source.</text:p></text:note-body></text:note> and more'
+    '<text:note text:id="ftn2" text:note-class="footnote">'
+    '<text:note-citation>2</text:note-citation><text:note-body>'
+    '<text:p>Second, <text:span>spanned</text:span>.</text:p><text:p>Its second line.</text:p>'
+    '</text:note-body></text:note>.</text:p>'
+    '<text:p>Plain<text:note text:id="edn1" text:note-class="endnote">'
+    '<text:note-citation>i</text:note-citation><text:note-body>'
+    '<text:p>An endnote.</text:p></text:note-body></text:note> text.</text:p>'
+    '<text:p>End.</text:p>')
+expect("notes.odt",
+       "Claim[1] and more[2].\n\n----\n[1] First source.\n[2] Second, spanned.\nIts second line.\n\n"
+       "Plain(i) text.\n\nEnd.\n\n\n========\n(i) An endnote.")
+
+odt("table.odt",
+    '<text:p>Table:</text:p>'
+    '<table:table table:name="T"><table:table-column table:number-columns-repeated="3"/>'
+    '<table:table-header-rows><table:table-row>'
+    '<table:table-cell office:value-type="string"><text:p>Name</text:p></table:table-cell>'
+    '<table:table-cell office:value-type="string"><text:p>Qty</text:p></table:table-cell>'
+    '<table:table-cell/></table:table-row></table:table-header-rows>'
+    '<table:table-row>'
+    '<table:table-cell office:value-type="string"><text:p>apple</text:p></table:table-cell>'
+    '<table:table-cell office:value-type="float" office:value="3"><text:p>3.00</text:p></table:table-cell>'
+    '<table:table-cell table:number-columns-repeated="2"/>'
+    '</table:table-row></table:table>'
+    '<text:p>after</text:p>')
+# Each cell: its value (office:value for a float) or its paragraphs'
+# formatted text ("Name\n\n"), then "\n"; "\n" after each row.
+expect("table.odt",
+       "Table:\n\nName\n\n\nQty\n\n\n\n\napple\n\n\n3\n\n\n\nafter")
+
+# Hostile content.xml.
+lol = ('<!DOCTYPE office:document-content [\n<!ENTITY lol "lol">\n' +
+       "".join('<!ENTITY lol%d "%s">\n' % (i, ("&lol%d;" % (i - 1) if i > 1 else "&lol;") * 10)
+               for i in range(1, 10)) + ']>\n')
+odt("laughs.odt", '<text:p>before &lol9; after</text:p>', prolog=lol)
+error("laughs.odt", "parse", "entity reference loop")  # libxml2's own guard
+xxe = '<!DOCTYPE office:document-content [<!ENTITY xxe SYSTEM "file:///etc/hostname">]>\n'
+odt("xxe.odt", '<text:p>x&xxe;y</text:p>', prolog=xxe)
+expect("xxe.odt", "xy")
+odt("deep.odt", '<text:p>' + '<text:span>' * 5000 + 'deep' + '</text:span>' * 5000 + '</text:p>')
+error("deep.odt", "limit", "nests deeper than")
+odt("bomb.odt", '<text:p>' + ' ' * (40 << 20) + '</text:p>')
+error("bomb.odt", "limit", "", small=True)
+odt("spaces.odt", '<text:p>a<text:s text:c="999999999999"/>b</text:p>')
+error("spaces.odt", "limit", "text:s")
+odt("repeat.odt", '<table:table><table:table-row table:number-rows-repeated="1048576">'
+    '<table:table-cell table:number-columns-repeated="16384"/></table:table-row></table:table>')
+error("repeat.odt", "limit", "text is over", small=True)
+package("nocontent.odt", ODT_MIME, [("META-INF/manifest.xml", ODT_MANIFEST)])
+error("nocontent.odt", "parse", "no content.xml")
+package("spreadsheet.odt", ODT_MIME, [("content.xml", '<office:document-content ' + NS +
+                                       '><office:body><office:spreadsheet/></office:body>'
+                                       '</office:document-content>')])
+error("spreadsheet.odt", "parse", "its body is spreadsheet")
+odt("badnote.odt", '<text:p>x<text:note><text:note-citation>1</text:note-citation></text:note></text:p>')
+error("badnote.odt", "parse", "note-class")
+odt("badxml.odt", '<text:p>unclosed')
+error("badxml.odt", "parse", "content.xml: bad XML")
+with open(os.path.join(out, "basic.odt"), "rb") as f:
+    whole = f.read()
+with open(os.path.join(out, "truncated.odt"), "wb") as f:
+    f.write(whole[: len(whole) // 2])
+error("truncated.odt", "parse", "")
+with open(os.path.join(out, "notzip.odt"), "wb") as f:
+    f.write(b"This is not a zip at all.\n" * 10)
+error("notzip.odt", "parse", "")
+
+with open(os.path.join(out, "MANIFEST"), "w") as f:
+    f.write("\n".join(manifest) + "\n")
