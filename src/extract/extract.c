@@ -88,7 +88,7 @@ static const struct {
                     "Unstructured API URL is not configured for PPT file processing."},
     [SL_DOC_PPTX] = {"pptx", "PPTX", "Failed to extract text from PPTX", sl_extract_pptx,
                      "sluice does not read PPTX files yet"},
-    [SL_DOC_EPUB] = {"epub", "EPUB", "Failed to extract text from EPUB", NULL,
+    [SL_DOC_EPUB] = {"epub", "EPUB", "Failed to extract text from EPUB", sl_extract_epub,
                      "sluice does not read EPUB files yet"},
     [SL_DOC_ODT] = {"odt", "ODT", "Failed to extract text from ODT", sl_extract_odt,
                     "sluice does not read ODT files yet"},

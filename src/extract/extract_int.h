@@ -43,5 +43,7 @@ int sl_extract_msg(const void *data, size_t len, const sl_extract_limits *lim, s
 /* odf.c */
 int sl_extract_odt(const void *data, size_t len, const sl_extract_limits *lim, sl_buf *out,
                    sl_err *err);
+int sl_extract_epub(const void *data, size_t len, const sl_extract_limits *lim, sl_buf *out,
+                    sl_err *err);
 
 #endif

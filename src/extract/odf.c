@@ -1,21 +1,32 @@
 /*
- * odf — OpenDocument text (sl_extract_odt): a zip of XML read through
- * extract/zip and extract/xml, rendered as Dify renders it through odfdo's
- * Document.get_formatted_text() (docextract_research §3.11): each child
- * of the body's office:text in order, paragraphs and headings as their
- * text and "\n\n", lists as "- item" lines (nested items indented by two
- * spaces), tables as each cell's text and "\n" with "\n" after each row;
- * a paragraph's footnotes as "[citation]" in its text and
- * "----\n[citation] body\n\n" after the body child holding them, endnotes
- * as "(citation)" and "\n========\n(citation) body\n" at the very end;
- * the whole stripped.
+ * odf — OpenDocument text (sl_extract_odt) and EPUB (sl_extract_epub),
+ * both zips of XML read through extract/zip and extract/xml, rendered as
+ * Dify renders them (docextract_research §3.10, §3.11):
+ *
+ * ODT as odfdo's Document.get_formatted_text(): each child of the body's
+ * office:text in order, paragraphs and headings as their text and "\n\n",
+ * lists as "- item" lines (nested items indented by two spaces), tables
+ * as each cell's text and "\n" with "\n" after each row; a paragraph's
+ * footnotes as "[citation]" in its text and "----\n[citation] body\n\n"
+ * after the body child holding them, endnotes as "(citation)" and
+ * "\n========\n(citation) body\n" at the very end; the whole stripped.
+ *
+ * EPUB as graphon's _extract_epub_text: META-INF/container.xml's first
+ * rootfile names the package (OPF); its spine lists the chapters in order
+ * by manifest id; each chapter's XHTML is cut into text elements the way
+ * unstructured's partition_html does (one per block, whitespace collapsed)
+ * and every element of every chapter is joined with "\n".  Chapters are
+ * parsed with libxml2's HTML parser, loaded as extract/xml loads libxml2.
  */
 #include <ctype.h>
+#include <libxml/HTMLparser.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/dl.h"
+#include "core/map.h"
 #include "extract/extract_int.h"
 #include "extract/xml.h"
 #include "extract/zip.h"
@@ -452,6 +463,425 @@ int sl_extract_odt(const void *data, size_t len, const sl_extract_limits *lim, s
 out:
     sl_xml_free(doc);
     sl_buf_release(&xml);
+    sl_zip_close(z);
+    return rc;
+}
+
+/* ----------------------------------------------------------------- EPUB */
+
+/* Percent-decoding as urllib.parse.unquote (an invalid %xx stays). */
+static char *unquote(const char *s)
+{
+    size_t n = strlen(s);
+    char *o = malloc(n + 1), *w = o;
+    if (!o)
+        abort();
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '%' && i + 2 < n && isxdigit((unsigned char)s[i + 1]) &&
+            isxdigit((unsigned char)s[i + 2])) {
+            char hex[3] = {s[i + 1], s[i + 2], 0};
+            *w++ = (char)strtol(hex, NULL, 16);
+            i += 2;
+        } else {
+            *w++ = s[i];
+        }
+    }
+    *w = 0;
+    return o;
+}
+
+/* posixpath.normpath: "." and empty parts go, ".." drops the part before
+ * it (or stays at the front of a relative path, goes at the root). */
+static char *normpath(const char *p)
+{
+    size_t n = strlen(p);
+    char *o = malloc(n + 2), *w = o;
+    if (!o)
+        abort();
+    bool abs = p[0] == '/';
+    if (abs)
+        *w++ = '/';
+    char *start = w;  /* after the root */
+    size_t kept = 0;  /* parts in o that are not ".." */
+    for (const char *r = p; *r;) {
+        const char *e = strchr(r, '/');
+        size_t k = e ? (size_t)(e - r) : strlen(r);
+        if (k == 0 || (k == 1 && r[0] == '.')) {
+        } else if (k == 2 && r[0] == '.' && r[1] == '.') {
+            if (kept) {
+                w--; /* the '/' after the last part */
+                while (w > start && w[-1] != '/')
+                    w--;
+                kept--;
+            } else if (!abs) {
+                memcpy(w, "../", 3);
+                w += 3;
+            }
+        } else {
+            memcpy(w, r, k);
+            w += k;
+            *w++ = '/';
+            kept++;
+        }
+        r += k + (e ? 1 : 0);
+    }
+    if (w > start && w[-1] == '/')
+        w--;
+    if (w == o)
+        *w++ = '.';
+    *w = 0;
+    return o;
+}
+
+/* libxml2's HTML parser, opened on first use as extract/xml opens the
+ * XML one. */
+#define HTML_FNS(X) X(xmlInitParser) X(htmlReadMemory) X(xmlFreeDoc)
+#define HTML_PTR(f) static __typeof__(&f) p_##f;
+HTML_FNS(HTML_PTR)
+#undef HTML_PTR
+#define HTML_SYM(f) {#f, (void **)&p_##f},
+static const sl_dl_sym html_syms[] = {HTML_FNS(HTML_SYM){NULL, NULL}};
+#undef HTML_SYM
+static const char *const html_names[] = {"libxml2.so.2", "libxml2.so", NULL};
+static sl_dl_lib html_lib = {.what = "libxml2", .sonames = html_names, .package = "libxml2",
+                             .syms = html_syms};
+
+/* The text elements of the chapters, partition_html's way. */
+typedef struct {
+    const sl_extract_limits *lim;
+    sl_buf *out;
+    size_t base;
+    size_t elements;    /* emitted so far, across chapters */
+    size_t *nodes;
+    sl_buf cur;         /* the element being gathered */
+    bool space;         /* whitespace is pending in cur */
+    int pre, table;     /* inside <pre>, <table> */
+    const char *what;   /* the chapter, for errors */
+    sl_err *err;
+    int failed;
+} html;
+
+static bool in_set(const char *name, const char *const *set)
+{
+    for (; *set; set++)
+        if (!strcmp(name, *set))
+            return true;
+    return false;
+}
+
+static const char *const drop_tags[] = {"head", "script", "style", "noscript", "template",
+                                        "title", "svg", "math", "iframe", "object", NULL};
+static const char *const block_tags[] = {
+    "p", "div", "h1", "h2", "h3", "h4", "h5", "h6", "li", "ul", "ol", "dl", "dt", "dd",
+    "pre", "blockquote", "section", "article", "aside", "header", "footer", "nav", "main",
+    "figure", "figcaption", "address", "hr", "body", "html", "td", "th", "tr", "caption",
+    "form", "fieldset", "legend", "details", "summary", "center", NULL};
+
+/* Ends the element being gathered: stripped, and when not empty, after a
+ * "\n" when it is not the first. */
+static void flush(html *h)
+{
+    strip_from(&h->cur, 0);
+    h->space = false;
+    if (!h->cur.len)
+        return;
+    if (h->elements++)
+        sl_buf_addc(h->out, '\n');
+    sl_buf_add(h->out, h->cur.data, h->cur.len);
+    sl_buf_reset(&h->cur);
+    if (!h->failed && (h->out->len - h->base > h->lim->max_output || h->out->toobig))
+        h->failed = sl_err_limit(h->err, SL_ELIMIT, "extract_max_output",
+                                 "the EPUB file's text is over %zu bytes", h->lim->max_output);
+}
+
+static void add_text(html *h, const unsigned char *s)
+{
+    if (h->pre) {
+        sl_buf_adds(&h->cur, (const char *)s);
+    } else {
+        size_t n = strlen((const char *)s), k;
+        for (size_t i = 0; i < n;) {
+            if ((k = space_at(s + i, n - i))) {
+                h->space = h->cur.len > 0;
+                i += k;
+                continue;
+            }
+            if (h->space)
+                sl_buf_addc(&h->cur, ' ');
+            h->space = false;
+            sl_buf_addc(&h->cur, (char)s[i++]);
+        }
+    }
+    if (!h->failed && (h->cur.len > h->lim->max_output || h->cur.toobig))
+        h->failed = sl_err_limit(h->err, SL_ELIMIT, "extract_max_output",
+                                 "the EPUB file's text is over %zu bytes", h->lim->max_output);
+}
+
+static void walk(html *h, const xmlNode *n, size_t depth)
+{
+    if (depth > h->lim->max_xml_depth) {
+        h->failed = sl_err_set(h->err, SL_ELIMIT,
+                               "%s: the HTML nests deeper than %zu elements (max_xml_depth)",
+                               h->what, h->lim->max_xml_depth);
+        return;
+    }
+    for (const xmlNode *c = n->children; c && !h->failed; c = c->next) {
+        if (++*h->nodes > h->lim->max_xml_nodes) {
+            h->failed = sl_err_set(h->err, SL_ELIMIT,
+                                   "the document's XML has more than %zu nodes (max_xml_nodes; "
+                                   "stopped in %s)",
+                                   h->lim->max_xml_nodes, h->what);
+            return;
+        }
+        if (c->type == XML_TEXT_NODE || c->type == XML_CDATA_SECTION_NODE) {
+            if (c->content)
+                add_text(h, c->content);
+            continue;
+        }
+        if (c->type != XML_ELEMENT_NODE || !c->name)
+            continue;
+        char name[16];
+        size_t k = 0;
+        for (const xmlChar *p = c->name; *p && k + 1 < sizeof name; p++)
+            name[k++] = (char)tolower(*p);
+        name[k] = 0;
+        if (in_set(name, drop_tags))
+            continue;
+        if (!strcmp(name, "br")) {
+            if (h->table || h->pre)
+                add_text(h, (const unsigned char *)(h->pre ? "\n" : " "));
+            else
+                flush(h);
+        } else if (!strcmp(name, "table") && !h->table) {
+            /* partition_html: one element, the cells' text joined by
+             * single spaces */
+            flush(h);
+            h->table++;
+            walk(h, c, depth + 1);
+            h->table--;
+            flush(h);
+        } else if (h->table) {
+            bool sep = in_set(name, block_tags) || !strcmp(name, "table");
+            if (sep)
+                h->space = h->cur.len > 0;
+            walk(h, c, depth + 1);
+            if (sep)
+                h->space = h->cur.len > 0;
+        } else if (in_set(name, block_tags)) {
+            bool pre = !strcmp(name, "pre");
+            flush(h);
+            h->pre += pre;
+            walk(h, c, depth + 1);
+            flush(h);
+            h->pre -= pre;
+        } else {
+            walk(h, c, depth + 1);
+        }
+    }
+}
+
+/* Whether the chapter says its own encoding (a BOM, an XML declaration's
+ * encoding, a meta charset) in its first KiB; else it is read as UTF-8,
+ * as EPUB requires, not as HTML's Latin-1 default. */
+static bool says_encoding(const char *d, size_t n)
+{
+    if (n >= 2 && (((unsigned char)d[0] == 0xfe && (unsigned char)d[1] == 0xff) ||
+                   ((unsigned char)d[0] == 0xff && (unsigned char)d[1] == 0xfe)))
+        return true;
+    if (n >= 3 && !memcmp(d, "\xef\xbb\xbf", 3))
+        return false; /* UTF-8 either way */
+    size_t m = n < 1024 ? n : 1024;
+    for (size_t i = 0; i + 7 <= m; i++)
+        if (!strncasecmp(d + i, "charset", 7) || (i + 8 <= m && !strncasecmp(d + i, "encoding", 8)))
+            return true;
+    return false;
+}
+
+static int chapter(html *h, const char *name, const sl_buf *b)
+{
+    if (b->len > INT_MAX)
+        return h->failed = sl_err_set(h->err, SL_ELIMIT, "%s: %zu bytes of HTML is too big",
+                                      name, b->len);
+    if (!b->len)
+        return 0;
+    const char *enc = says_encoding(b->data, b->len) ? NULL : "UTF-8";
+    htmlDocPtr doc = p_htmlReadMemory(b->data, (int)b->len, NULL, enc,
+                                      HTML_PARSE_NONET | HTML_PARSE_NOERROR |
+                                          HTML_PARSE_NOWARNING | HTML_PARSE_RECOVER |
+                                          HTML_PARSE_NOIMPLIED);
+    if (!doc)
+        return h->failed = sl_err_set(h->err, SL_EPARSE, "%s: the HTML parser read nothing",
+                                      name);
+    h->what = name;
+    walk(h, (const xmlNode *)doc, 0);
+    if (!h->failed)
+        flush(h);
+    p_xmlFreeDoc(doc);
+    return h->failed ? -1 : 0;
+}
+
+static int member(sl_zip *z, const char *name, sl_buf *b, sl_err *err);
+
+/* A chapter's elements, kept for a spine that names it again. */
+typedef struct {
+    size_t elements, len;
+    char text[];
+} seen_chapter;
+
+/* Appends the chapter `name`'s elements: read and parsed the first time,
+ * then again from what that gave (a spine may repeat an item 100000
+ * times; each read of a zip member walks the archive from its start). */
+static int cached(html *h, sl_map *seen, const char *name, sl_zip *z, sl_buf *b)
+{
+    seen_chapter *c = sl_map_get(seen, name);
+    if (c) {
+        if (c->elements) {
+            if (h->elements)
+                sl_buf_addc(h->out, '\n');
+            sl_buf_add(h->out, c->text, c->len);
+            h->elements += c->elements;
+        }
+        if (h->out->len - h->base > h->lim->max_output || h->out->toobig)
+            return h->failed = sl_err_limit(h->err, SL_ELIMIT, "extract_max_output",
+                                            "the EPUB file's text is over %zu bytes",
+                                            h->lim->max_output);
+        return 0;
+    }
+    if (member(z, name, b, h->err))
+        return -1;
+    size_t at = h->out->len, before = h->elements;
+    if (chapter(h, name, b))
+        return -1;
+    if (before && h->elements > before)
+        at++; /* the "\n" before its first element */
+    size_t len = h->out->len - at;
+    c = malloc(sizeof *c + len + 1);
+    if (!c)
+        abort();
+    c->elements = h->elements - before;
+    c->len = len;
+    memcpy(c->text, h->out->data ? h->out->data + at : "", len);
+    c->text[len] = 0;
+    sl_map_put(seen, name, c);
+    return 0;
+}
+
+static const xmlNode *find(const xmlNode *n, const char *name, size_t depth)
+{
+    for (const xmlNode *c = n ? n->children : NULL; c && depth < 64; c = c->next) {
+        if (c->type != XML_ELEMENT_NODE)
+            continue;
+        if (!strcmp((const char *)c->name, name))
+            return c;
+        const xmlNode *f = find(c, name, depth + 1);
+        if (f)
+            return f;
+    }
+    return NULL;
+}
+
+/* Reads the member; Python's KeyError message when it is absent. */
+static int member(sl_zip *z, const char *name, sl_buf *b, sl_err *err)
+{
+    sl_buf_reset(b);
+    if (!sl_zip_read(z, name, b, err))
+        return 0;
+    if (err && err->code == SL_ENOTFOUND)
+        sl_err_set(err, SL_EPARSE, "\"There is no item named '%s' in the archive\"", name);
+    return -1;
+}
+
+int sl_extract_epub(const void *data, size_t len, const sl_extract_limits *lim, sl_buf *out,
+                    sl_err *err)
+{
+    if (sl_dl_load(&html_lib, err))
+        return -1;
+    p_xmlInitParser();
+    sl_zip *z = sl_zip_open(data, len, lim, err);
+    if (!z)
+        return -1;
+    sl_buf b;
+    sl_buf_init(&b, SIZE_MAX);
+    size_t nodes = 0;
+    xmlDoc *cont = NULL, *opf = NULL;
+    char *opf_path = NULL;
+    sl_map ids, seen;
+    sl_map_init(&ids);
+    sl_map_init(&seen);
+    html h = {.lim = lim, .out = out, .base = out->len, .nodes = &nodes, .err = err};
+    sl_buf_init(&h.cur, 0);
+    int rc = -1;
+    if (member(z, "META-INF/container.xml", &b, err))
+        goto out;
+    cont = sl_xml_parse("META-INF/container.xml", b.data ? b.data : "", b.len, lim, 0, &nodes,
+                        err);
+    if (!cont)
+        goto out;
+    const xmlNode *rootfile = find((const xmlNode *)cont, "rootfile", 0);
+    const char *full = rootfile ? sl_xml_attr(rootfile, NULL, "full-path") : NULL;
+    if (!full || !*full) {
+        sl_err_set(err, SL_EPARSE, "EPUB package path is missing");
+        goto out;
+    }
+    opf_path = unquote(full);
+    char *p = opf_path;
+    while (*p == '/')
+        p++;
+    memmove(opf_path, p, strlen(p) + 1);
+    if (!*opf_path) {
+        sl_err_set(err, SL_EPARSE, "EPUB package path is missing");
+        goto out;
+    }
+    if (member(z, opf_path, &b, err))
+        goto out;
+    opf = sl_xml_parse(opf_path, b.data ? b.data : "", b.len, lim, 0, &nodes, err);
+    if (!opf)
+        goto out;
+    const xmlNode *manifest = find((const xmlNode *)opf, "manifest", 0);
+    for (const xmlNode *it = manifest ? manifest->children : NULL; it; it = it->next) {
+        if (it->type != XML_ELEMENT_NODE || strcmp((const char *)it->name, "item"))
+            continue;
+        const char *id = sl_xml_attr(it, NULL, "id"), *href = sl_xml_attr(it, NULL, "href");
+        if (id && href)
+            sl_map_put(&ids, id, (void *)href);
+    }
+    const char *slash = strrchr(opf_path, '/');
+    size_t dlen = slash ? (size_t)(slash - opf_path) : 0;
+    const xmlNode *spine = find((const xmlNode *)opf, "spine", 0);
+    sl_buf path;
+    sl_buf_init(&path, 0);
+    rc = 0;
+    for (const xmlNode *ref = spine ? spine->children : NULL; ref && !rc; ref = ref->next) {
+        if (ref->type != XML_ELEMENT_NODE || strcmp((const char *)ref->name, "itemref"))
+            continue;
+        const char *idref = sl_xml_attr(ref, NULL, "idref");
+        const char *href = idref ? sl_map_get(&ids, idref) : NULL;
+        if (!href)
+            continue; /* Dify skips an idref the manifest lacks */
+        char *uq = unquote(href);
+        sl_buf_reset(&path); /* posixpath.join(dirname(opf), href) */
+        if (uq[0] != '/' && dlen) {
+            sl_buf_add(&path, opf_path, dlen);
+            sl_buf_addc(&path, '/');
+        }
+        sl_buf_adds(&path, uq);
+        free(uq);
+        char *name = normpath(path.data ? path.data : "");
+        rc = cached(&h, &seen, name, z, &b);
+        free(name);
+    }
+    sl_buf_release(&path);
+out:
+    sl_buf_release(&h.cur);
+    for (size_t i = 0; i < seen.cap; i++)
+        if (seen.slots[i].key)
+            free(seen.slots[i].val);
+    sl_map_release(&seen);
+    sl_map_release(&ids);
+    free(opf_path);
+    sl_xml_free(opf);
+    sl_xml_free(cont);
+    sl_buf_release(&b);
     sl_zip_close(z);
     return rc;
 }

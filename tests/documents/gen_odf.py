@@ -1,16 +1,17 @@
 #!/usr/bin/python3
-"""Makes the ODT corpus for tests/unit/extract_odf.c in OUTDIR.
+"""Makes the ODT and EPUB corpus for tests/unit/extract_odf.c in OUTDIR.
 
     gen_odf.py OUTDIR
 
-Writes OUTDIR/NAME.odt, beside each OUTDIR/NAME.EXT.expected, and
+Writes OUTDIR/NAME.{odt,epub}, beside each OUTDIR/NAME.EXT.expected, and
 OUTDIR/MANIFEST with one line per document: "NAME.EXT exact" when the text
 must be byte-exact, "NAME.EXT error CODE TEXT" when reading must fail with
 that code (sl_errcode_name) and a message containing TEXT, "NAME.EXT
 small error CODE TEXT" for the same under the test's small limits (1 MiB a
 member, depth 64).  Standard library only: the XML is written by hand and
-the expected text too, from the spec (odfdo's get_formatted_text,
-docextract_research §3.11), never computed by a reader.
+the expected text too, from the spec (odfdo's get_formatted_text for ODT,
+graphon's _extract_epub_text and partition_html's elements for EPUB;
+docextract_research §3.10, §3.11), never computed by a reader.
 """
 import os
 import sys
@@ -172,6 +173,134 @@ error("truncated.odt", "parse", "")
 with open(os.path.join(out, "notzip.odt"), "wb") as f:
     f.write(b"This is not a zip at all.\n" * 10)
 error("notzip.odt", "parse", "")
+
+# ----------------------------------------------------------------- EPUB
+
+EPUB_MIME = "application/epub+zip"
+
+
+def container(full_path):
+    rootfile = ('<rootfile full-path="%s" media-type="application/oebps-package+xml"/>' % full_path
+                if full_path is not None else "")
+    return ('<?xml version="1.0"?>\n<container version="1.0" '
+            'xmlns="urn:oasis:names:tc:opendocument:xmlns:container">'
+            '<rootfiles>' + rootfile + '</rootfiles></container>')
+
+
+def opf(items, spine):
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n'
+            '<package xmlns="http://www.idpf.org/2007/opf" version="3.0" unique-identifier="id">'
+            '<metadata xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>T</dc:title></metadata>'
+            '<manifest>' +
+            "".join('<item id="%s" href="%s" media-type="application/xhtml+xml"/>' % i for i in items) +
+            '</manifest><spine>' + "".join('<itemref idref="%s"/>' % s for s in spine) +
+            '</spine></package>')
+
+
+def xhtml(body, title="Chapter"):
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE html>\n'
+            '<html xmlns="http://www.w3.org/1999/xhtml"><head><title>' + title + '</title>'
+            '<style>p { color: red }</style></head><body>' + body + '</body></html>')
+
+
+ch1 = xhtml('<h1>Chapter  One</h1>\n<p>First   paragraph,\n  wrapped.</p>'
+            '<div>Loose text <span>in a div</span><p>inner para</p>tail text</div>'
+            '<script>var hidden = 1;</script>'
+            '<p>Caf&#233; &amp; cr&#xE8;me &#8212; done</p>'
+            '<p>line one<br/>line two</p>')
+ch2 = xhtml('<h2>Two</h2><ul><li>alpha</li><li>beta<ul><li>beta.1</li></ul></li></ul>'
+            '<table><tr><th>Name</th><th>Qty</th></tr><tr><td>apple</td><td> 3 </td></tr></table>'
+            '<blockquote>quoted <em>words</em></blockquote><pre>keep   this</pre><p>   </p>')
+ch3 = xhtml('<p>Appendix</p>')
+package("basic.epub", EPUB_MIME, [
+    ("META-INF/container.xml", container("OEBPS/content.opf")),
+    ("OEBPS/content.opf", opf([("c1", "text/chapter%20one.xhtml"), ("c2", "../OEBPS/text/./ch2.xhtml"),
+                               ("c3", "text/ch3.xhtml"), ("css", "style.css")],
+                              ["c2", "nosuchid", "c1", "c3"])),
+    ("OEBPS/text/chapter one.xhtml", ch1),
+    ("OEBPS/text/ch2.xhtml", ch2),
+    ("OEBPS/text/ch3.xhtml", ch3),
+])
+# Spine order (c2, c1, c3), the unknown idref skipped; one element per
+# block, whitespace collapsed, head/script/style dropped, <br> a break, a
+# table one element of its cells joined by spaces.
+expect("basic.epub",
+       "Two\nalpha\nbeta\nbeta.1\nName Qty apple 3\nquoted words\nkeep   this\n"
+       "Chapter One\nFirst paragraph, wrapped.\nLoose text in a div\ninner para\ntail text\n"
+       "Caf\u00e9 & cr\u00e8me \u2014 done\nline one\nline two\n"
+       "Appendix")
+
+# The package path percent-encoded and with a leading "/", the OPF at the
+# root (no folder to join).
+package("rootopf.epub", EPUB_MIME, [
+    ("META-INF/container.xml", container("/my%20book.opf")),
+    ("my book.opf", opf([("a", "a.html")], ["a"])),
+    ("a.html", "<html><body><p>Root level</p><p>second</p></body></html>"),
+])
+expect("rootopf.epub", "Root level\nsecond")
+
+package("nocontainer.epub", EPUB_MIME, [("OEBPS/content.opf", opf([], []))])
+error("nocontainer.epub", "parse", "There is no item named 'META-INF/container.xml' in the archive")
+package("norootfile.epub", EPUB_MIME, [("META-INF/container.xml", container(None))])
+error("norootfile.epub", "parse", "EPUB package path is missing")
+package("noopf.epub", EPUB_MIME, [("META-INF/container.xml", container("OEBPS/missing.opf"))])
+error("noopf.epub", "parse", "There is no item named 'OEBPS/missing.opf' in the archive")
+package("nochapter.epub", EPUB_MIME, [
+    ("META-INF/container.xml", container("content.opf")),
+    ("content.opf", opf([("a", "gone.xhtml")], ["a"]))])
+error("nochapter.epub", "parse", "There is no item named 'gone.xhtml' in the archive")
+package("empty.epub", EPUB_MIME, [
+    ("META-INF/container.xml", container("content.opf")),
+    ("content.opf", opf([("a", "a.xhtml")], [])),
+    ("a.xhtml", xhtml("<p>not in the spine</p>"))])
+expect("empty.epub", "")
+
+# A spine of 100000 items, each the same one-line chapter.
+package("longspine.epub", EPUB_MIME, [
+    ("META-INF/container.xml", container("content.opf")),
+    ("content.opf", opf([("a", "a.xhtml")], ["a"] * 100000)),
+    ("a.xhtml", "<p>x</p>")])
+expect("longspine.epub", "\n".join(["x"] * 100000))
+
+# A chapter named twice, an empty one between: its elements again, one
+# "\n" between elements whatever chapter they come from.
+package("repeat.epub", EPUB_MIME, [
+    ("META-INF/container.xml", container("content.opf")),
+    ("content.opf", opf([("a", "a.xhtml"), ("e", "e.xhtml"), ("b", "b.html")],
+                        ["e", "a", "e", "b", "a", "e"])),
+    ("a.xhtml", "<h1>a1</h1><p>a2</p>"), ("e.xhtml", "<p> </p>"),
+    ("b.html", "<html><body>b <b>bold</b> text</body></html>")])
+expect("repeat.epub", "a1\na2\nb bold text\na1\na2")
+
+package("xxe.epub", EPUB_MIME, [
+    ("META-INF/container.xml",
+     '<?xml version="1.0"?>\n<!DOCTYPE c [<!ENTITY xxe SYSTEM "file:///etc/hostname">]>\n'
+     '<container xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles>&xxe;'
+     '<rootfile full-path="c.opf"/></rootfiles></container>'),
+    ("c.opf", opf([("a", "a.xhtml")], ["a"])), ("a.xhtml", "<p>ok</p>")])
+# the external entity is never read (nor needed)
+expect("xxe.epub", "ok")
+package("laughs.epub", EPUB_MIME, [
+    ("META-INF/container.xml", container("c.opf")),
+    ("c.opf", lol.replace("office:document-content", "package") +
+     opf([("a", "a.xhtml")], ["a"]).split("\n", 1)[1].replace("<dc:title>T", "<dc:title>&lol9;")),
+    ("a.xhtml", "<p>fine</p>")])
+error("laughs.epub", "parse", "entity reference loop")
+package("deep.epub", EPUB_MIME, [
+    ("META-INF/container.xml", container("c.opf")),
+    ("c.opf", opf([("a", "a.xhtml")], ["a"])),
+    ("a.xhtml", "<html><body>" + "<div>" * 20000 + "deep" + "</div>" * 20000 + "</body></html>")])
+error("deep.epub", "limit", "nests deeper than")
+package("bomb.epub", EPUB_MIME, [
+    ("META-INF/container.xml", container("c.opf")),
+    ("c.opf", opf([("a", "a.xhtml")], ["a"])),
+    ("a.xhtml", "<p>" + " " * (40 << 20) + "</p>")])
+error("bomb.epub", "limit", "", small=True)
+with open(os.path.join(out, "basic.epub"), "rb") as f:
+    whole = f.read()
+with open(os.path.join(out, "truncated.epub"), "wb") as f:
+    f.write(whole[: len(whole) * 2 // 3])
+error("truncated.epub", "parse", "")
 
 with open(os.path.join(out, "MANIFEST"), "w") as f:
     f.write("\n".join(manifest) + "\n")

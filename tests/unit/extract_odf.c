@@ -1,10 +1,11 @@
 /*
- * extract_odf — ODT text as Dify's extractor gives it, on the corpus
- * tests/documents/gen_odf.py writes with hand-written expectations
- * (nested lists, notes, tables, text:s and text:tab), and hostile packages
- * (entity bombs, XXE, deep nesting, zip bombs, huge repeats, truncated
- * and non-zip files) that must fail with a clear error or give text with
- * no entity expanded.
+ * extract_odf — ODT and EPUB text as Dify's extractor gives it, on the
+ * corpus tests/documents/gen_odf.py writes with hand-written expectations
+ * (spine order, unknown idrefs, relative and percent-encoded hrefs,
+ * nested lists, notes, tables, text:s and text:tab), and hostile packages
+ * (entity bombs, XXE, deep nesting, zip bombs, a spine of 100000 items,
+ * truncated and non-zip files) that must fail with a clear error or give
+ * text with no entity expanded.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -124,7 +125,7 @@ static void corpus(void)
         corpus_case(dir, line);
         n++;
     }
-    CHECK(n >= 15, "the corpus has %zu documents", n);
+    CHECK(n >= 29, "the corpus has %zu documents", n);
     free(m);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)
@@ -140,6 +141,10 @@ static void prefixes(void)
     CHECK(sl_extract_text(SL_DOC_ODT, "nope", 4, NULL, &out, &err) == -1 && err.msg &&
               !strncmp(err.msg, "Failed to extract text from ODT: ", 33),
           "an ODT failure has Dify's prefix: %s", err.msg);
+    sl_err_clear(&err);
+    CHECK(sl_extract_text(SL_DOC_EPUB, "", 0, NULL, &out, &err) == -1 && err.msg &&
+              !strncmp(err.msg, "Failed to extract text from EPUB: ", 34),
+          "an empty EPUB fails with Dify's prefix: %s", err.msg);
     sl_err_clear(&err);
     CHECK(!out.len, "nothing was appended");
     sl_buf_release(&out);
