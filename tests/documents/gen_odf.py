@@ -34,7 +34,7 @@ def package(name, mimetype, members, compress=zipfile.ZIP_DEFLATED):
 
 
 def expect(name, text):
-    with open(os.path.join(out, name + ".expected"), "w") as f:
+    with open(os.path.join(out, name + ".expected"), "w", encoding="utf-8") as f:
         f.write(text)
     manifest.append(name + " exact")
 
@@ -271,6 +271,16 @@ package("repeat.epub", EPUB_MIME, [
     ("a.xhtml", "<h1>a1</h1><p>a2</p>"), ("e.xhtml", "<p> </p>"),
     ("b.html", "<html><body>b <b>bold</b> text</body></html>")])
 expect("repeat.epub", "a1\na2\nb bold text\na1\na2")
+
+# A chapter with no encoding of its own is UTF-8 (EPUB's), not HTML's
+# Latin-1 default; one that declares Latin-1 is read as Latin-1.
+package("encoding.epub", EPUB_MIME, [
+    ("META-INF/container.xml", container("content.opf")),
+    ("content.opf", opf([("u", "u.html"), ("l", "l.html")], ["u", "l"])),
+    ("u.html", "<p>caf\u00e9 \u2014 na\u00efve</p>".encode("utf-8")),
+    ("l.html", '<html><head><meta charset="iso-8859-1"></head><body><p>cr\u00e8me</p></body></html>'
+     .encode("latin-1"))])
+expect("encoding.epub", "caf\u00e9 \u2014 na\u00efve\ncr\u00e8me")
 
 package("xxe.epub", EPUB_MIME, [
     ("META-INF/container.xml",
