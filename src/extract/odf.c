@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/archive.h"
 #include "core/dl.h"
 #include "core/map.h"
 #include "extract/extract_int.h"
@@ -720,49 +721,145 @@ static int chapter(html *h, const char *name, const sl_buf *b)
     return h->failed ? -1 : 0;
 }
 
-static int member(sl_zip *z, const char *name, sl_buf *b, sl_err *err);
-
-/* A chapter's elements, kept for a spine that names it again. */
+/* A chapter's elements, rendered once however often the spine names it. */
 typedef struct {
     size_t elements, len;
     char text[];
 } seen_chapter;
 
-/* Appends the chapter `name`'s elements: read and parsed the first time,
- * then again from what that gave (a spine may repeat an item 100000
- * times; each read of a zip member walks the archive from its start). */
-static int cached(html *h, sl_map *seen, const char *name, sl_zip *z, sl_buf *b)
+static char pending; /* a chapter the spine names, not found yet */
+
+/* Renders a chapter into its own seen_chapter (NULL with err). */
+static seen_chapter *render(html *h, const char *name, const sl_buf *b)
 {
-    seen_chapter *c = sl_map_get(seen, name);
-    if (c) {
-        if (c->elements) {
-            if (h->elements)
-                sl_buf_addc(h->out, '\n');
-            sl_buf_add(h->out, c->text, c->len);
-            h->elements += c->elements;
-        }
-        if (h->out->len - h->base > h->lim->max_output || h->out->toobig)
-            return h->failed = sl_err_limit(h->err, SL_ELIMIT, "extract_max_output",
-                                            "the EPUB file's text is over %zu bytes",
-                                            h->lim->max_output);
-        return 0;
+    sl_buf text;
+    sl_buf_init(&text, 0);
+    html one = *h;
+    one.out = &text;
+    one.base = 0;
+    one.elements = 0;
+    sl_buf_init(&one.cur, 0);
+    int rc = chapter(&one, name, b);
+    sl_buf_release(&one.cur);
+    h->failed = one.failed;
+    seen_chapter *c = NULL;
+    if (!rc) {
+        c = malloc(sizeof *c + text.len + 1);
+        if (!c)
+            abort();
+        c->elements = one.elements;
+        c->len = text.len;
+        memcpy(c->text, text.data ? text.data : "", text.len);
+        c->text[text.len] = 0;
     }
-    if (member(z, name, b, h->err))
-        return -1;
-    size_t at = h->out->len, before = h->elements;
-    if (chapter(h, name, b))
-        return -1;
-    if (before && h->elements > before)
-        at++; /* the "\n" before its first element */
-    size_t len = h->out->len - at;
-    c = malloc(sizeof *c + len + 1);
-    if (!c)
+    sl_buf_release(&text);
+    return c;
+}
+
+/* Reads every chapter `seen` names in one pass over the zip and renders
+ * it (a zip member is otherwise found by reading the archive from its
+ * start: a spine of n chapters would cost n*n/2 member headers).  Bounded
+ * as extract/zip bounds a read: max_member each, max_unpacked in all
+ * (`unpacked` is what the container and package took already). */
+static int prefetch(html *h, sl_map *seen, const void *data, size_t len, size_t unpacked)
+{
+    sl_err *err = h->err;
+    if (sl_archive_load(err))
+        return h->failed = -1;
+    sl_archive_utf8 u;
+    sl_archive_utf8_enter(&u);
+    struct archive *a = archive_read_new();
+    if (!a)
         abort();
-    c->elements = h->elements - before;
-    c->len = len;
-    memcpy(c->text, h->out->data ? h->out->data + at : "", len);
-    c->text[len] = 0;
-    sl_map_put(seen, name, c);
+    archive_read_support_format_zip(a);
+    int rc = 0;
+    if (archive_read_open_memory(a, data, len) != ARCHIVE_OK)
+        rc = sl_err_set(err, SL_EPARSE, "File is not a zip file (%s)",
+                        archive_error_string(a) ? archive_error_string(a) : "unreadable");
+    sl_buf b;
+    sl_buf_init(&b, SIZE_MAX);
+    char tmp[65536];
+    while (!rc) {
+        struct archive_entry *ae;
+        int r = archive_read_next_header(a, &ae);
+        if (r == ARCHIVE_EOF)
+            break;
+        if (r < ARCHIVE_WARN) {
+            rc = sl_err_set(err, SL_EPARSE, "the zip is corrupt or truncated: %s",
+                            archive_error_string(a) ? archive_error_string(a) : "?");
+            break;
+        }
+        const char *raw = archive_entry_pathname_utf8(ae);
+        const char *name = raw ? raw : archive_entry_pathname(ae);
+        if (!name || !sl_map_get(seen, name))
+            continue;
+        if (archive_entry_is_encrypted(ae)) {
+            rc = sl_err_set(err, SL_EUNSUPPORTED,
+                            "the zip member \"%s\" is encrypted (password-protected); save the "
+                            "document without a password",
+                            name);
+            break;
+        }
+        sl_buf_reset(&b);
+        size_t got_all = 0;
+        while (!rc) {
+            la_ssize_t got = archive_read_data(a, tmp, sizeof tmp);
+            if (got == 0)
+                break;
+            if (got < 0)
+                rc = sl_err_set(err, SL_EPARSE, "the zip member \"%s\" does not decompress: %s",
+                                name, archive_error_string(a) ? archive_error_string(a) : "?");
+            else if ((size_t)got > h->lim->max_member - got_all)
+                rc = sl_err_set(err, SL_ELIMIT,
+                                "the zip member \"%s\" unpacks to more than %zu bytes, the limit "
+                                "for one member (max_member; a zip bomb?)",
+                                name, h->lim->max_member);
+            else if ((size_t)got > h->lim->max_unpacked - unpacked)
+                rc = sl_err_set(err, SL_ELIMIT,
+                                "the zip's members unpack to more than %zu bytes, the limit for "
+                                "one document (max_unpacked; a zip bomb?); stopped in \"%s\"",
+                                h->lim->max_unpacked, name);
+            else {
+                got_all += (size_t)got;
+                unpacked += (size_t)got;
+                sl_buf_add(&b, tmp, (size_t)got);
+            }
+        }
+        if (rc)
+            break;
+        char *key = sl_xstrdup(name); /* the entry's name lives until the next header */
+        seen_chapter *c = render(h, key, &b);
+        if (!c) {
+            free(key);
+            rc = -1;
+            break;
+        }
+        void *old = sl_map_put(seen, key, c); /* the last of duplicates counts */
+        if (old != &pending)
+            free(old);
+        free(key);
+    }
+    sl_buf_release(&b);
+    archive_read_free(a);
+    sl_archive_utf8_leave(&u);
+    if (rc)
+        h->failed = -1;
+    return rc ? -1 : 0;
+}
+
+/* Appends a rendered chapter's elements after those before it. */
+static int append(html *h, const seen_chapter *c)
+{
+    if (c->elements) {
+        if (h->elements)
+            sl_buf_addc(h->out, '\n');
+        sl_buf_add(h->out, c->text, c->len);
+        h->elements += c->elements;
+    }
+    if (h->out->len - h->base > h->lim->max_output || h->out->toobig)
+        return h->failed = sl_err_limit(h->err, SL_ELIMIT, "extract_max_output",
+                                        "the EPUB file's text is over %zu bytes",
+                                        h->lim->max_output);
     return 0;
 }
 
@@ -813,6 +910,7 @@ int sl_extract_epub(const void *data, size_t len, const sl_extract_limits *lim, 
     int rc = -1;
     if (member(z, "META-INF/container.xml", &b, err))
         goto out;
+    size_t unpacked = b.len;
     cont = sl_xml_parse("META-INF/container.xml", b.data ? b.data : "", b.len, lim, 0, &nodes,
                         err);
     if (!cont)
@@ -834,6 +932,7 @@ int sl_extract_epub(const void *data, size_t len, const sl_extract_limits *lim, 
     }
     if (member(z, opf_path, &b, err))
         goto out;
+    unpacked += b.len;
     opf = sl_xml_parse(opf_path, b.data ? b.data : "", b.len, lim, 0, &nodes, err);
     if (!opf)
         goto out;
@@ -850,8 +949,9 @@ int sl_extract_epub(const void *data, size_t len, const sl_extract_limits *lim, 
     const xmlNode *spine = find((const xmlNode *)opf, "spine", 0);
     sl_buf path;
     sl_buf_init(&path, 0);
-    rc = 0;
-    for (const xmlNode *ref = spine ? spine->children : NULL; ref && !rc; ref = ref->next) {
+    char **names = NULL;
+    size_t n = 0, alloc = 0;
+    for (const xmlNode *ref = spine ? spine->children : NULL; ref; ref = ref->next) {
         if (ref->type != XML_ELEMENT_NODE || strcmp((const char *)ref->name, "itemref"))
             continue;
         const char *idref = sl_xml_attr(ref, NULL, "idref");
@@ -866,15 +966,32 @@ int sl_extract_epub(const void *data, size_t len, const sl_extract_limits *lim, 
         }
         sl_buf_adds(&path, uq);
         free(uq);
-        char *name = normpath(path.data ? path.data : "");
-        rc = cached(&h, &seen, name, z, &b);
-        free(name);
+        if (n == alloc) {
+            alloc = alloc ? alloc * 2 : 16;
+            names = sl_xrealloc(names, alloc * sizeof *names);
+        }
+        names[n] = normpath(path.data ? path.data : "");
+        if (!sl_map_get(&seen, names[n]))
+            sl_map_put(&seen, names[n], &pending);
+        n++;
     }
     sl_buf_release(&path);
+    rc = n ? prefetch(&h, &seen, data, len, unpacked) : 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        seen_chapter *c = sl_map_get(&seen, names[i]);
+        if (c == (void *)&pending)
+            rc = sl_err_set(err, SL_EPARSE, "\"There is no item named '%s' in the archive\"",
+                            names[i]);
+        else
+            rc = append(&h, c);
+    }
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
 out:
     sl_buf_release(&h.cur);
     for (size_t i = 0; i < seen.cap; i++)
-        if (seen.slots[i].key)
+        if (seen.slots[i].key && seen.slots[i].val != &pending)
             free(seen.slots[i].val);
     sl_map_release(&seen);
     sl_map_release(&ids);

@@ -262,6 +262,15 @@ package("longspine.epub", EPUB_MIME, [
     ("a.xhtml", "<p>x</p>")])
 expect("longspine.epub", "\n".join(["x"] * 100000))
 
+# 5000 chapters, the spine in reverse: read in one pass over the zip, put
+# in spine order.
+package("manychapters.epub", EPUB_MIME, [
+    ("META-INF/container.xml", container("content.opf")),
+    ("content.opf", opf([("i%d" % i, "c%d.html" % i) for i in range(5000)],
+                        ["i%d" % i for i in reversed(range(5000))]))] +
+    [("c%d.html" % i, "<p>%d</p>" % i) for i in range(5000)])
+expect("manychapters.epub", "\n".join(str(i) for i in reversed(range(5000))))
+
 # A chapter named twice, an empty one between: its elements again, one
 # "\n" between elements whatever chapter they come from.
 package("repeat.epub", EPUB_MIME, [
