@@ -180,9 +180,9 @@ bench-jinja: $(BUILD)/bench/jinja_bench
 	@$(BUILD)/bench/jinja_bench
 
 # A PDF's text through the sandboxed pdftotext against pypdf (bench/README.md).
-$(BUILD)/bench/extract_bench: bench/extract_bench.c $(OBJ)
+$(BUILD)/bench/extract_bench: bench/extract_bench.c $(OBJ) $(BUILD)/sluice
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -Isrc -o $@ $< $(OBJ) $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -Isrc -DSLUICE='"$(BUILD)/sluice"' -o $@ $< $(OBJ) $(LDLIBS)
 
 bench-extract: $(BUILD)/bench/extract_bench
 	@$(BUILD)/bench/extract_bench

@@ -1,8 +1,13 @@
 /*
- * extract_bench — a PDF's text with sluice (sl_extract_pdf: a fresh local
- * sandbox running pdftotext, its start included) against pypdf, Dify's
- * fallback reader and the one Debian has (PDFium, Dify's first choice, is
- * not packaged):
+ * extract_bench — documents' text with sluice against the Python libraries
+ * Dify reads them with.  PDF: sl_extract_pdf (a fresh local sandbox
+ * running pdftotext, its start included) against pypdf, Dify's fallback
+ * reader and the one Debian has (PDFium, Dify's first choice, is not
+ * packaged).  docx and xlsx: sl_extract_isolated (a fresh confined
+ * `sluice __extract`, its start included) against python-docx and pandas
+ * running Dify's algorithm.  And a 300-page PDF through `sluice run` (a
+ * document-extractor workflow) against `python3 -c` with pypdf, both whole
+ * processes: target >= 5x.
  *
  *   whole path: sl_extract_pdf against `/usr/bin/python3 -c` reading the
  *   PDF and running extract_text over every page (a whole process, as a
@@ -30,12 +35,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "extract/isolate.h"
 #include "extract/pdf.h"
 
 extern char **environ;
 
 #define PY "/usr/bin/python3"
 #define OUT "bench/out/pdf"
+#define OFFICE "bench/out/office"
+#ifndef SLUICE
+#define SLUICE "build/sluice"
+#endif
 
 static double now(void)
 {
@@ -63,6 +73,61 @@ static const char pypdf_src[] =
     "text = ''.join(p.extract_text() or '' for p in pypdf.PdfReader(io.BytesIO(data)).pages)\n"
     "sys.stdout.write(str(len(text)))\n";
 
+/* Dify's docx and xlsx readers (graphon's algorithm) over python-docx and
+ * pandas, the text discarded. */
+static const char docx_src[] =
+    "import io, sys, docx\n"
+    "from docx.table import Table\n"
+    "from docx.text.paragraph import Paragraph\n"
+    "d = docx.Document(io.BytesIO(open(sys.argv[1], 'rb').read()))\n"
+    "out = []\n"
+    "for el in d.element.body.iterchildren():\n"
+    "    if el.tag.endswith('}p'):\n"
+    "        out.append(Paragraph(el, d).text)\n"
+    "    elif el.tag.endswith('}tbl'):\n"
+    "        t = Table(el, d); rows = t.rows\n"
+    "        if not rows: continue\n"
+    "        md = '| ' + ' | '.join(c.text.replace('\\n', '<br>') for c in rows[0].cells) + ' |\\n'\n"
+    "        md += '| ' + ' | '.join('---' for _ in rows[0].cells) + ' |\\n'\n"
+    "        for r in rows[1:]:\n"
+    "            md += '| ' + ' | '.join(c.text.replace('\\n', '<br>') for c in r.cells) + ' |\\n'\n"
+    "        out.append(md)\n"
+    "sys.stdout.write(str(len('\\n'.join(out))))\n";
+static const char xlsx_src[] =
+    "import io, sys, pandas as pd\n"
+    "x = pd.ExcelFile(io.BytesIO(open(sys.argv[1], 'rb').read()))\n"
+    "out = ''\n"
+    "for name in x.sheet_names:\n"
+    "    df = x.parse(sheet_name=name).dropna(how='all')\n"
+    "    df = df.applymap(lambda v: ' '.join(str(v).splitlines()) if isinstance(v, str) else v)\n"
+    "    cols = [' '.join(str(c).splitlines()) for c in df.columns]\n"
+    "    rows = ['| ' + ' | '.join(map(str, r)) + ' |' for _, r in df.iterrows()]\n"
+    "    out += '\\n'.join(['| ' + ' | '.join(cols) + ' |', '| ' + ' | '.join('-' * len(c) for c in cols) + ' |'] + rows) + '\\n\\n'\n"
+    "sys.stdout.write(str(len(out)))\n";
+
+/* The documents the Office lines read: a report of paragraphs and tables,
+ * a workbook of three sheets. */
+static const char office_gen_src[] =
+    "import sys, os, datetime, docx, openpyxl\n"
+    "out = sys.argv[1]; os.makedirs(out, exist_ok=True)\n"
+    "d = docx.Document()\n"
+    "for s in range(40):\n"
+    "    d.add_heading('Section %d' % s, level=2)\n"
+    "    for p in range(6):\n"
+    "        d.add_paragraph('Paragraph %d of section %d: the quick brown fox jumps over the lazy dog, ' % (p, s) * 3)\n"
+    "    t = d.add_table(rows=8, cols=4)\n"
+    "    for r in range(8):\n"
+    "        for c in range(4):\n"
+    "            t.cell(r, c).text = 'r%dc%d' % (r, c) if r else 'Head %d' % c\n"
+    "d.save(os.path.join(out, 'report.docx'))\n"
+    "wb = openpyxl.Workbook(); wb.remove(wb.active)\n"
+    "for sh in range(3):\n"
+    "    ws = wb.create_sheet('S%d' % sh)\n"
+    "    ws.append(['id', 'name', 'amount', 'date', 'note', 'flag'])\n"
+    "    for i in range(2000):\n"
+    "        ws.append([i, 'item %d' % i, i * 1.25, datetime.datetime(2024, 1, 1) + datetime.timedelta(days=i), 'n' * (i % 7), i % 2 == 0])\n"
+    "wb.save(os.path.join(out, 'book.xlsx'))\n";
+
 /* The same in a warm interpreter: one warm-up, then ROUNDS timed runs;
  * prints the median and minimum in seconds. */
 static const char pypdf_warm_src[] =
@@ -87,6 +152,7 @@ static double run_proc(char *const argv[], char *out, size_t n)
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);  /* progress */
     posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
     posix_spawn_file_actions_addclose(&fa, pfd[0]);
     posix_spawn_file_actions_addclose(&fa, pfd[1]);
@@ -128,14 +194,18 @@ static char *slurp(const char *path, size_t *len)
     return sl_buf_detach(&b);
 }
 
-/* One sl_extract_pdf; its wall time, or -1 (and the error shown). */
-static double ours(const char *pdf, size_t len, size_t *text_len)
+/* One read by sluice (PDF: sl_extract_pdf; else the isolated helper);
+ * its wall time, or -1 (and the error shown). */
+static double ours(sl_doc_kind kind, const char *doc, size_t len, size_t *text_len)
 {
     sl_buf out;
     sl_buf_init(&out, 0);
     sl_err err = {0};
+    sl_extract_run r;
+    sl_extract_run_default(&r);
     double t0 = now();
-    int rc = sl_extract_pdf(pdf, len, NULL, 60, &out, &err);
+    int rc = kind == SL_DOC_PDF ? sl_extract_pdf(doc, len, NULL, 60, &out, &err)
+                                : sl_extract_isolated(kind, doc, len, &r, &out, &err);
     double t = now() - t0;
     if (rc)
         fprintf(stderr, "extract_bench: %s\n", err.msg);
@@ -146,17 +216,16 @@ static double ours(const char *pdf, size_t len, size_t *text_len)
 }
 
 /* Prints the document's lines; returns 0 (met), 1 (missed), 2 (failed). */
-static int document(const char *name, int rounds, double target)
+static int document(const char *name, const char *path, sl_doc_kind kind, const char *py_src,
+                    const char *lib, int rounds, double target)
 {
-    char path[256];
-    snprintf(path, sizeof path, OUT "/%s.pdf", name);
     size_t len, text_len = 0;
     char *pdf = slurp(path, &len);
     if (!pdf) {
         printf("%-10s FAIL: %s is missing\n", name, path);
         return 2;
     }
-    char *py[] = {PY, "-c", (char *)pypdf_src, path, NULL};
+    char *py[] = {PY, "-c", (char *)py_src, (char *)path, NULL};
     double *a = calloc((size_t)rounds, sizeof *a), *b = calloc((size_t)rounds, sizeof *b);
     double *r = calloc((size_t)rounds, sizeof *r);
     char pychars[64];
@@ -164,37 +233,39 @@ static int document(const char *name, int rounds, double target)
     if (!a || !b || !r)
         goto out;
     /* warm the page cache, the loader's and the sandbox's kept roots */
-    if (ours(pdf, len, &text_len) < 0 || run_proc(py, pychars, sizeof pychars) < 0) {
-        printf("%-10s FAIL: a warm-up run failed (is pypdf there: python3-pypdf?)\n", name);
+    if (ours(kind, pdf, len, &text_len) < 0 || run_proc(py, pychars, sizeof pychars) < 0) {
+        printf("%-10s FAIL: a warm-up run failed (is %s there?)\n", name, lib);
         goto out;
     }
     for (int i = 0; i < rounds; i++) {
         size_t tl;
         if (i % 2 == 0) {
-            a[i] = ours(pdf, len, &tl);
+            a[i] = ours(kind, pdf, len, &tl);
             b[i] = run_proc(py, NULL, 0);
         } else {
             b[i] = run_proc(py, NULL, 0);
-            a[i] = ours(pdf, len, &tl);
+            a[i] = ours(kind, pdf, len, &tl);
         }
         if (a[i] < 0 || b[i] < 0) {
-            printf("%-10s FAIL: %s did not run\n", name, a[i] < 0 ? "sl_extract_pdf" : "pypdf");
+            printf("%-10s FAIL: %s did not run\n", name, a[i] < 0 ? "sluice" : lib);
             goto out;
         }
         r[i] = b[i] / a[i];
     }
     double ma = median(a, rounds), mb = median(b, rounds), ratio = median(r, rounds);
     double amin = a[0], bmin = b[0];  /* median() sorted them */
-    printf("%-10s %7zu B pdf, %7zu B text  sluice %8.2f ms (min %7.2f)  pypdf process %8.2f ms "
+    printf("%-10s %7zu B in, %7zu B text  sluice %8.2f ms (min %7.2f)  %s process %8.2f ms "
            "(min %7.2f)  %6.1fx faster (target >= %.0fx)  %s\n",
-           name, len, text_len, ma * 1e3, amin * 1e3, mb * 1e3, bmin * 1e3, ratio, target,
+           name, len, text_len, ma * 1e3, amin * 1e3, lib, mb * 1e3, bmin * 1e3, ratio, target,
            ratio >= target ? "PASS" : "FAIL");
     rc = ratio >= target ? 0 : 1;
+    if (kind != SL_DOC_PDF)
+        goto out;
 
     /* pypdf warm, in one interpreter: informational. */
     char nr[16], warm[128];
     snprintf(nr, sizeof nr, "%d", rounds);
-    char *pw[] = {PY, "-c", (char *)pypdf_warm_src, path, nr, NULL};
+    char *pw[] = {PY, "-c", (char *)pypdf_warm_src, (char *)path, nr, NULL};
     double wm, wmin;
     if (run_proc(pw, warm, sizeof warm) < 0 || sscanf(warm, "%lf %lf", &wm, &wmin) != 2)
         printf("%-10s warm pypdf: FAIL, the timing script did not run\n", name);
@@ -205,6 +276,56 @@ static int document(const char *name, int rounds, double target)
 out:
     free(a), free(b), free(r);
     free(pdf);
+    return rc;
+}
+
+/* A 300-page PDF through `sluice run` of a document-extractor workflow
+ * against `python3 -c` with pypdf: whole processes, as a user meets them. */
+static int whole_run(int rounds, double target)
+{
+    FILE *f = fopen(OUT "/read.yml", "w");
+    if (!f)
+        return 2;
+    fputs("app: {mode: workflow, name: read}\nkind: app\nversion: 0.1.5\nworkflow:\n  graph:\n"
+          "    nodes:\n"
+          "    - {id: start, data: {type: start, title: Start, variables: [{variable: doc, label: "
+          "Doc, type: file, required: true}]}}\n"
+          "    - {id: one, data: {type: document-extractor, title: One, variable_selector: "
+          "[start, doc]}}\n"
+          "    - {id: end, data: {type: end, title: End, outputs: [{variable: n, "
+          "value_selector: [one, text]}]}}\n"
+          "    edges:\n    - {source: start, target: one}\n    - {source: one, target: end}\n",
+          f);
+    fclose(f);
+    char *sl[] = {SLUICE, "run", OUT "/read.yml", "--input", "doc=@" OUT "/pages300.pdf", NULL};
+    char *py[] = {PY, "-c", (char *)pypdf_src, OUT "/pages300.pdf", NULL};
+    double *a = calloc((size_t)rounds, sizeof *a), *b = calloc((size_t)rounds, sizeof *b);
+    double *r = calloc((size_t)rounds, sizeof *r);
+    int rc = 2;
+    if (!a || !b || !r || run_proc(sl, NULL, 0) < 0) {
+        printf("sluice run FAIL: `%s run` of the 300-page PDF did not run\n", SLUICE);
+        goto out;
+    }
+    for (int i = 0; i < rounds; i++) {
+        if (i % 2 == 0) {
+            a[i] = run_proc(sl, NULL, 0);
+            b[i] = run_proc(py, NULL, 0);
+        } else {
+            b[i] = run_proc(py, NULL, 0);
+            a[i] = run_proc(sl, NULL, 0);
+        }
+        if (a[i] < 0 || b[i] < 0)
+            goto out;
+        r[i] = b[i] / a[i];
+    }
+    double ma = median(a, rounds), mb = median(b, rounds), ratio = median(r, rounds);
+    printf("sluice run (300 pages)  %8.2f ms (min %7.2f)  python3 -c pypdf %8.2f ms (min %7.2f)  "
+           "%6.1fx faster (target >= %.0fx)  %s\n",
+           ma * 1e3, a[0] * 1e3, mb * 1e3, b[0] * 1e3, ratio, target,
+           ratio >= target ? "PASS" : "FAIL");
+    rc = ratio >= target ? 0 : 1;
+out:
+    free(a), free(b), free(r);
     return rc;
 }
 
@@ -238,10 +359,31 @@ int main(int argc, char **argv)
     int missed = 0, failed = 0;
     static const char *const docs[] = {"multi", "pages300"};
     for (size_t i = 0; i < sizeof docs / sizeof *docs; i++) {
-        int rc = document(docs[i], rounds, 10.0);
+        char path[256];
+        snprintf(path, sizeof path, OUT "/%s.pdf", docs[i]);
+        int rc = document(docs[i], path, SL_DOC_PDF, pypdf_src, "pypdf", rounds, 10.0);
         missed += rc == 1;
         failed += rc == 2;
     }
+    /* docx and xlsx, read by the built sluice's confined helper */
+    char *og[] = {PY, "-c", (char *)office_gen_src, OFFICE, NULL};
+    if (access(SLUICE, X_OK) || run_proc(og, NULL, 0) < 0) {
+        printf("# extract: FAIL: the Office documents could not be made (python3-docx, "
+               "python3-openpyxl) or %s is not built\n", SLUICE);
+        failed++;
+    } else {
+        sl_extract_set_helper(SLUICE);
+        int rc = document("report", OFFICE "/report.docx", SL_DOC_DOCX, docx_src, "python-docx",
+                          rounds, 10.0);
+        missed += rc == 1;
+        failed += rc == 2;
+        rc = document("book", OFFICE "/book.xlsx", SL_DOC_EXCEL, xlsx_src, "pandas", rounds, 10.0);
+        missed += rc == 1;
+        failed += rc == 2;
+    }
+    int rc = whole_run(rounds, 5.0);
+    missed += rc == 1;
+    failed += rc == 2;
     printf("# extract: %d target(s) missed, %d failed\n", missed, failed);
     return failed ? 2 : missed ? 1 : 0;
 }
