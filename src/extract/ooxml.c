@@ -332,14 +332,14 @@ static int table_md(const xmlNode *tbl, sl_buf *out)
                 }
             }
         if (!cells)
-            sl_buf_adds(out, " |"); /* "| " + "" + " |" */
+            sl_buf_adds(out, "  |"); /* "| " + "" + " |" */
         sl_buf_addc(out, '\n');
         if (nrow++ == 0) {
             sl_buf_adds(out, "|");
             for (size_t i = 0; i < cells; i++)
                 sl_buf_adds(out, " --- |");
             if (!cells)
-                sl_buf_adds(out, " |");
+                sl_buf_adds(out, "  |");
             sl_buf_addc(out, '\n');
         }
         free(above);

@@ -243,7 +243,36 @@ def pptx():
     fail("docx_as.pptx", mini_docx(body("<w:p/>")), "parse", "is not a presentation")
 
 
+def docx_handmade():
+    """Tables python-docx 0.8 reads unlike 1.2, with the text 1.2 gives."""
+    def doc(name, inner, text):
+        with open(os.path.join(out, name), "wb") as f:
+            f.write(mini_docx(body(inner)))
+        with open(os.path.join(out, name + ".expected"), "w", newline="") as f:
+            f.write(text)
+        manifest.append(f"{name} exact")
+
+    cell = "<w:tc><w:p><w:r><w:t>{}</w:t></w:r></w:p></w:tc>"
+    # a first row without cells: "| " + "" + " |" for it and its separator
+    doc("empty_row.docx", "<w:tbl><w:tr/><w:tr>" + cell.format("x") + "</w:tr></w:tbl>",
+        "|  |\n|  |\n| x |\n")
+    # a merge continued from above the first row raises: the table is skipped
+    doc("bad_merge.docx", "<w:p><w:r><w:t>p1</w:t></w:r></w:p><w:tbl><w:tr><w:tc><w:tcPr>"
+        "<w:vMerge/></w:tcPr><w:p><w:r><w:t>a</w:t></w:r></w:p></w:tc></w:tr></w:tbl>"
+        "<w:p><w:r><w:t>p2</w:t></w:r></w:p>", "p1\np2")
+    # a merge continued over two rows, under a cell spanning two columns;
+    # gridBefore shifts a row's cells right on the grid
+    doc("merge_span.docx",
+        "<w:tbl><w:tr><w:tc><w:tcPr><w:gridSpan w:val=\"2\"/><w:vMerge w:val=\"restart\"/>"
+        "</w:tcPr><w:p><w:r><w:t>AB</w:t></w:r></w:p></w:tc>" + cell.format("C") + "</w:tr>"
+        "<w:tr><w:tc><w:tcPr><w:gridSpan w:val=\"2\"/><w:vMerge/></w:tcPr><w:p/></w:tc>"
+        + cell.format("c2") + "</w:tr><w:tr><w:trPr><w:gridBefore w:val=\"2\"/></w:trPr>"
+        + cell.format("c3") + "</w:tr></w:tbl>",
+        "| AB | AB | C |\n| --- | --- | --- |\n| AB | AB | c2 |\n| c3 |\n")
+
+
 hostile()
+docx_handmade()
 pptx()
 write_manifest()
 
