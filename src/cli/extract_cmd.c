@@ -22,8 +22,8 @@ enum { O_MIME = 1, O_LIMIT };
 
 static const sl_opt extract_opts[] = {
     {"--mime", NULL, "TYPE", "the MIME type, for a file with no extension", O_MIME},
-    {"--limit", NULL, "NAME=N", "a limit (extract_timeout_s, extract_max_input,\n"
-                                "extract_max_output, extract_max_memory); repeatable", O_LIMIT},
+    {"--limit", NULL, "NAME=N", "a limit (the extract_* ones of sluice limits);\n"
+                                "repeatable", O_LIMIT},
     {NULL, NULL, NULL, NULL, 0},
 };
 
@@ -139,6 +139,10 @@ int sl_cli_extract(int argc, char **argv)
     r.timeout_s = a.L.extract_timeout_s;
     r.memory_bytes = a.L.extract_max_memory;
     r.lim.max_output = a.L.extract_max_output;
+    r.lim.max_member = a.L.extract_max_member;
+    r.lim.max_unpacked = a.L.extract_max_unpacked;
+    r.lim.max_xml_depth = (size_t)a.L.extract_xml_depth;
+    r.lim.max_xml_nodes = a.L.extract_xml_nodes;
     sl_buf out;
     sl_buf_init(&out, 0);
     int rc = sl_extract_isolated(kind, data, len, &r, &out, &err);

@@ -77,6 +77,10 @@ static const field fields[] = {
     F(extract_max_input, T_SIZE, "size of one document a document-extractor reads"),
     F(extract_max_output, T_SIZE, "size of the text of one document"),
     F(extract_max_memory, T_SIZE, "memory of the process that reads one document"),
+    F(extract_max_member, T_SIZE, "unpacked size of one member of a zip-based document"),
+    F(extract_max_unpacked, T_SIZE, "unpacked size of all of one document's members"),
+    F(extract_xml_depth, T_INT, "nesting of an XML part of a document"),
+    F(extract_xml_nodes, T_SIZE, "elements and texts of one document's XML"),
 };
 
 void sl_limits_default(struct sl_limits *l)
@@ -140,6 +144,10 @@ void sl_limits_default(struct sl_limits *l)
     l->extract_max_input = (size_t)100 << 20;
     l->extract_max_output = (size_t)64 << 20;
     l->extract_max_memory = (size_t)1 << 30;
+    l->extract_max_member = (size_t)256 << 20;
+    l->extract_max_unpacked = (size_t)512 << 20;
+    l->extract_xml_depth = 256;
+    l->extract_xml_nodes = 20u * 1000 * 1000;
 }
 
 static int set_field(struct sl_limits *l, const field *f, const char *v, sl_err *err)

@@ -77,6 +77,10 @@ struct sl_limits {
     size_t extract_max_input;        /* bytes of one document: 100 MiB */
     size_t extract_max_output;       /* bytes of one document's text: 64 MiB */
     size_t extract_max_memory;       /* the parser's memory: 1 GiB */
+    size_t extract_max_member;       /* unpacked bytes of one zip member: 256 MiB */
+    size_t extract_max_unpacked;     /* unpacked bytes of all of one document's: 512 MiB */
+    int extract_xml_depth;           /* nesting of an XML part: 256 */
+    size_t extract_xml_nodes;        /* elements and texts of one document's XML: 20 million */
 };
 
 void sl_limits_default(struct sl_limits *l);

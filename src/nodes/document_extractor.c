@@ -132,6 +132,10 @@ static sl_value *one(sl_node_exec *x, const sl_value *f)
         r.timeout_s = sl_exec_time_left(x);
     r.memory_bytes = lim->extract_max_memory;
     r.lim.max_output = lim->extract_max_output;
+    r.lim.max_member = lim->extract_max_member;
+    r.lim.max_unpacked = lim->extract_max_unpacked;
+    r.lim.max_xml_depth = (size_t)lim->extract_xml_depth;
+    r.lim.max_xml_nodes = lim->extract_xml_nodes;
     r.stop = stopped;
     r.ud = x;
     sl_buf text;
