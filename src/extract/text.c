@@ -1588,7 +1588,7 @@ static ynode *ynew(yloader *L, int type)
 
 /* A key as Python's dict compares it: true, 1 and 1.0 are one key.
  * Numbers are written out as integers when they are whole, else as their
- * repr; a NaN is never equal to another. */
+ * repr; every .nan is PyYAML's one NaN object, so one key. */
 static void ykey_canon(const ynode *k, char *o, size_t on, int *cls)
 {
     *cls = k->type;
@@ -1599,7 +1599,7 @@ static void ykey_canon(const ynode *k, char *o, size_t on, int *cls)
         double d = strtod(k->s, NULL);
         if (!strcmp(k->s, ".inf") || !strcmp(k->s, "-.inf") || !strcmp(k->s, ".nan")) {
             snprintf(o, on, "%s", k->s);
-        } else if (d == (double)(long long)d && fabs(d) < 9e18) {
+        } else if (fabs(d) < 9e18 && d == (double)(long long)d) {
             *cls = Y_INT;
             snprintf(o, on, "%lld", (long long)d);
         } else {
@@ -1623,8 +1623,6 @@ static bool ykey_eq(const ynode *a, const ynode *b)
         snprintf(ca, sizeof ca, "%s", a->s);
     if (tb == Y_INT && b->type == Y_INT)
         snprintf(cb, sizeof cb, "%s", b->s);
-    if (!strcmp(ca, ".nan") || !strcmp(cb, ".nan"))
-        return a == b;
     return ta == tb && !strcmp(ca, cb);
 }
 
