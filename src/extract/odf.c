@@ -440,6 +440,7 @@ int sl_extract_odt(const void *data, size_t len, const sl_extract_limits *lim, s
             sl_buf_add(out, o.foot.data, o.foot.len);
             sl_buf_addc(out, '\n');
             sl_buf_reset(&o.foot);
+            o.nfoot = 0; /* odfdo starts the next body child's list afresh */
         }
         if (o.annot.len) {
             sl_buf_adds(out, "----\n");

@@ -114,10 +114,13 @@ odt("notes.odt",
     '<text:p>Plain<text:note text:id="edn1" text:note-class="endnote">'
     '<text:note-citation>i</text:note-citation><text:note-body>'
     '<text:p>An endnote.</text:p></text:note-body></text:note> text.</text:p>'
-    '<text:p>End.</text:p>')
+    '<text:p>End<text:note text:note-class="footnote"><text:note-citation/><text:note-body>'
+    '<text:p>uncited</text:p></text:note-body></text:note>.</text:p>')
+# A note with no citation is numbered by the notes before it in the same
+# body child (odfdo: len(container); the footnotes start afresh after each).
 expect("notes.odt",
        "Claim[1] and more[2].\n\n----\n[1] First source.\n[2] Second, spanned.\nIts second line.\n\n"
-       "Plain(i) text.\n\nEnd.\n\n\n========\n(i) An endnote.")
+       "Plain(i) text.\n\nEnd[0].\n\n----\n[0] uncited\n\n\n========\n(i) An endnote.")
 
 odt("table.odt",
     '<text:p>Table:</text:p>'
