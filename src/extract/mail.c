@@ -36,9 +36,10 @@
  * (usually a truncated file), and base64 with bytes outside its alphabet
  * are errors naming the part, not silently repaired text.
  *
- * Bounds: nesting of multiparts (max_xml_depth), number of parts
- * (max_xml_nodes), a part's decoded bytes (max_member) and all parts'
- * (max_unpacked), and the text (max_output).
+ * Bounds (sluice limits): nesting of multiparts (extract_xml_depth),
+ * number of parts (extract_xml_nodes), a part's decoded bytes
+ * (extract_max_member) and all parts' (extract_max_unpacked), and the
+ * text (extract_max_output).
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -537,7 +538,8 @@ static size_t read_head(const char *p, size_t n, mail_head *h, size_t *body)
 static int new_part(mail_ctx *c)
 {
     if (c->nparts >= c->lim->max_xml_nodes || c->nparts >= INT32_MAX) {
-        sl_err_set(c->err, SL_ELIMIT, "the message has more than %zu MIME parts (max_xml_nodes)",
+        sl_err_set(c->err, SL_ELIMIT,
+                   "the message has more than %zu MIME parts (extract_xml_nodes)",
                    c->lim->max_xml_nodes);
         return -1;
     }
@@ -581,7 +583,8 @@ static int parse_multipart(mail_ctx *c, int idx, int depth, const char *where)
         return sl_err_set(c->err, SL_EPARSE, "%s is %s but has no boundary parameter", where,
                           type);
     if (depth + 1 > (int)(c->lim->max_xml_depth < 1000 ? c->lim->max_xml_depth : 1000))
-        return sl_err_set(c->err, SL_ELIMIT, "%s nests multiparts deeper than %zu (max_xml_depth)",
+        return sl_err_set(c->err, SL_ELIMIT,
+                          "%s nests multiparts deeper than %zu (extract_xml_depth)",
                           where, c->lim->max_xml_depth);
     size_t i = 0, start = 0, count = 0;
     bool open = false, closed = false;
@@ -934,11 +937,12 @@ static int part_text(mail_ctx *c, const mail_part *mp, sl_buf *t, const char *wh
     else
         sl_buf_add(&raw, mp->body, mp->body_n);
     if (raw.toobig || raw.len > cap)
-        rc = sl_err_set(c->err, SL_ELIMIT, "%s decodes to more than %zu bytes (max_member)", where,
+        rc = sl_err_set(c->err, SL_ELIMIT,
+                        "%s decodes to more than %zu bytes (extract_max_member)", where,
                         cap);
     else if (raw.len > c->lim->max_unpacked - c->unpacked || c->unpacked > c->lim->max_unpacked)
         rc = sl_err_set(c->err, SL_ELIMIT,
-                        "the message's parts decode to more than %zu bytes (max_unpacked)",
+                        "the message's parts decode to more than %zu bytes (extract_max_unpacked)",
                         c->lim->max_unpacked);
     else {
         c->unpacked += raw.len;
@@ -1116,7 +1120,7 @@ static int msg_count(mail_ctx *c, size_t n)
 {
     if (n > c->lim->max_unpacked - c->unpacked || c->unpacked > c->lim->max_unpacked)
         return sl_err_set(c->err, SL_ELIMIT,
-                          "the message's streams hold more than %zu bytes (max_unpacked)",
+                          "the message's streams hold more than %zu bytes (extract_max_unpacked)",
                           c->lim->max_unpacked);
     c->unpacked += n;
     return 0;
