@@ -1917,7 +1917,7 @@ static int ynum(const char *s, size_t k)
  * and PyYAML's date or datetime written back as isoformat(' ').  1 when
  * the text is not a timestamp; -1 with err for a date Python's datetime
  * refuses (PyYAML fails with its ValueError). */
-static int ytimestamp(yloader *L, const char *s, size_t n, ynode *y)
+static int ytimestamp(yloader *L, const char *s, size_t n, ynode *y, bool tagged)
 {
     size_t i = 0, k;
     if (ydigits(s, n, 0, 4) != 4 || n < 8 || s[4] != '-')
@@ -1936,7 +1936,9 @@ static int ytimestamp(yloader *L, const char *s, size_t n, ynode *y)
     int day = ynum(s + i, dk);
     i += dk;
     bool date_only = i == n;
-    if (date_only && (mk != 2 || dk != 2))
+    /* the resolver wants YYYY-MM-DD; the constructor (an explicit tag)
+     * takes one-digit months and days */
+    if (date_only && !tagged && (mk != 2 || dk != 2))
         return 1;
     if (!date_only) {
         if (s[i] == 'T' || s[i] == 't') {
@@ -2255,7 +2257,7 @@ static int yresolve(yloader *L, const char *s, size_t n, ynode *y)
             return 0;
         }
     }
-    int ts = ytimestamp(L, s, n, y);
+    int ts = ytimestamp(L, s, n, y, false);
     if (ts <= 0)
         return ts;
     y->type = Y_STR;
@@ -2275,6 +2277,13 @@ static int yscalar(yloader *L, yaml_event_t *ev, ynode *y)
             y->s = memdup_(s, n);
             y->n = n;
             return 0;
+        }
+        if (!strcmp(tag, YAML_TIMESTAMP_TAG)) {
+            int ts = ytimestamp(L, s, n, y, true);
+            if (ts <= 0)
+                return ts;
+            return sl_err_set(L->err, SL_EPARSE, "%.*s is not a YAML timestamp",
+                              (int)(n < 40 ? n : 40), s);
         }
         if (!strcmp(tag, YAML_NULL_TAG) || !strcmp(tag, YAML_BOOL_TAG) ||
             !strcmp(tag, YAML_INT_TAG) || !strcmp(tag, YAML_FLOAT_TAG)) {

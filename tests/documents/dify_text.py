@@ -81,7 +81,7 @@ def yaml_text(data):
         return yaml.dump_all(docs, allow_unicode=True, sort_keys=False)
     except yaml.YAMLError as e:
         raise Failed(f"Failed to decode or parse YAML file: {e}")
-    except (RecursionError, ValueError) as e:
+    except Exception as e:  # RecursionError, ValueError, AttributeError
         # not a YAMLError: it leaves Dify's reader and fails the node
         # with its own text; sluice refuses such input with its own error
         raise Other(str(e))
