@@ -623,14 +623,14 @@ static void walk(html *h, const xmlNode *n, size_t depth)
 {
     if (depth > h->lim->max_xml_depth) {
         h->failed = sl_err_set(h->err, SL_ELIMIT,
-                               "%s: the HTML nests deeper than %zu elements (max_xml_depth)",
+                               "%s: the HTML nests deeper than %zu elements (extract_xml_depth)",
                                h->what, h->lim->max_xml_depth);
         return;
     }
     for (const xmlNode *c = n->children; c && !h->failed; c = c->next) {
         if (++*h->nodes > h->lim->max_xml_nodes) {
             h->failed = sl_err_set(h->err, SL_ELIMIT,
-                                   "the document's XML has more than %zu nodes (max_xml_nodes; "
+                                   "the document's XML has more than %zu nodes (extract_xml_nodes; "
                                    "stopped in %s)",
                                    h->lim->max_xml_nodes, h->what);
             return;
@@ -813,12 +813,12 @@ static int prefetch(html *h, sl_map *seen, const void *data, size_t len, size_t 
             else if ((size_t)got > h->lim->max_member - got_all)
                 rc = sl_err_set(err, SL_ELIMIT,
                                 "the zip member \"%s\" unpacks to more than %zu bytes, the limit "
-                                "for one member (max_member; a zip bomb?)",
+                                "for one member (extract_max_member; a zip bomb?)",
                                 name, h->lim->max_member);
             else if ((size_t)got > h->lim->max_unpacked - unpacked)
                 rc = sl_err_set(err, SL_ELIMIT,
                                 "the zip's members unpack to more than %zu bytes, the limit for "
-                                "one document (max_unpacked; a zip bomb?); stopped in \"%s\"",
+                                "one document (extract_max_unpacked; a zip bomb?); stopped in \"%s\"",
                                 h->lim->max_unpacked, name);
             else {
                 got_all += (size_t)got;

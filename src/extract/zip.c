@@ -184,7 +184,7 @@ static int read_at(sl_zip *z, size_t idx, sl_buf *out, sl_err *err)
         (uint64_t)archive_entry_size(ae) > z->lim.max_member)
         rc = sl_err_set(err, SL_ELIMIT,
                           "the zip member \"%s\" unpacks to %lld bytes, over the limit of %zu "
-                          "bytes for one member (max_member; a zip bomb?)",
+                          "bytes for one member (extract_max_member; a zip bomb?)",
                           name, (long long)archive_entry_size(ae), z->lim.max_member);
     char tmp[65536];
     while (!rc) {
@@ -199,12 +199,12 @@ static int read_at(sl_zip *z, size_t idx, sl_buf *out, sl_err *err)
         if ((size_t)got > z->lim.max_member - got_all)
             rc = sl_err_set(err, SL_ELIMIT,
                               "the zip member \"%s\" unpacks to more than %zu bytes, the limit "
-                              "for one member (max_member; a zip bomb?)",
+                              "for one member (extract_max_member; a zip bomb?)",
                               name, z->lim.max_member);
         else if ((size_t)got > z->lim.max_unpacked - z->unpacked)
             rc = sl_err_set(err, SL_ELIMIT,
                               "the zip's members unpack to more than %zu bytes, the limit for "
-                              "one document (max_unpacked; a zip bomb?); stopped in \"%s\"",
+                              "one document (extract_max_unpacked; a zip bomb?); stopped in \"%s\"",
                               z->lim.max_unpacked, name);
         else {
             got_all += (size_t)got;

@@ -155,7 +155,7 @@ static void limits(void)
     lim.max_xml_nodes = 5;
     nodes = 0;
     d = sl_xml_parse("x.xml", xml, strlen(xml), &lim, 0, &nodes, &err);
-    CHECK(!d && err.code == SL_ELIMIT && strstr(err.msg, "more than 5 nodes (max_xml_nodes"),
+    CHECK(!d && err.code == SL_ELIMIT && strstr(err.msg, "more than 5 nodes (extract_xml_nodes"),
           "the node limit stops the parse: %s", err.msg);
     sl_err_clear(&err);
     sl_extract_limits_default(&lim);
