@@ -50,9 +50,11 @@ static const char usage_types_notes[] =
     "code and command run in a local sandbox; llm, parameter-extractor and\n"
     "question-classifier use OpenAI-style and Anthropic endpoints (docs/llm.md);\n"
     "template-transform is Jinja2 (docs/jinja.md); agent is a model working in the\n"
-    "run's sandbox with bash, file tools and the app's skills (docs/agent.md).\n"
-    "Files using other types (tool, ...) are refused when loaded, naming each such\n"
-    "node.\n";
+    "run's sandbox with bash, file tools and the app's skills (docs/agent.md);\n"
+    "tool calls the tools bound in sluice.yml or the server (docs/tools.md);\n"
+    "document-extractor reads files in a confined process (docs/documents.md).\n"
+    "Files using other types (knowledge-retrieval, ...) are refused when loaded,\n"
+    "naming each such node.\n";
 
 enum {
     O_INPUT = 1, O_INPUTS, O_QUERY, O_CONVERSATION, O_HISTORY, O_ENV, O_LIMIT, O_CONFIG,
