@@ -17,6 +17,8 @@ import os
 import sys
 import zipfile
 
+if len(sys.argv) < 2 or sys.argv[1].startswith("-"):
+    sys.exit(__doc__)
 out = sys.argv[1]
 os.makedirs(out, exist_ok=True)
 manifest = []

@@ -29,6 +29,8 @@ import zipfile
 import zlib
 
 warnings.simplefilter("ignore")  # openpyxl's notes on the hand-made workbooks
+if len(sys.argv) < 2 or sys.argv[1].startswith("-"):
+    sys.exit(__doc__)
 out = sys.argv[1]
 os.makedirs(out, exist_ok=True)
 manifest = []

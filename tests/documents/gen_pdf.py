@@ -107,7 +107,7 @@ def deflate_repeat(head, unit, count, tail):
 
 
 def main():
-    if len(sys.argv) < 2:
+    if len(sys.argv) < 2 or sys.argv[1].startswith("-"):
         print(__doc__, file=sys.stderr)
         sys.exit(2)
     out = sys.argv[1]
