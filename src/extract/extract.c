@@ -148,6 +148,13 @@ sl_doc_kind sl_extract_kind_by_id(const char *id)
     return SL_DOC_UNKNOWN;
 }
 
+const char *sl_extract_refusal(sl_doc_kind kind)
+{
+    if (kind <= SL_DOC_UNKNOWN || kind >= SL_DOC_KINDS)
+        return kinds[SL_DOC_UNKNOWN].refused;
+    return kinds[kind].read ? NULL : kinds[kind].refused;
+}
+
 int sl_extract_text(sl_doc_kind kind, const void *data, size_t len, const sl_extract_limits *lim,
                     sl_buf *out, sl_err *err)
 {

@@ -68,6 +68,10 @@ const char *sl_extract_kind_name(sl_doc_kind kind);
 const char *sl_extract_kind_id(sl_doc_kind kind);
 sl_doc_kind sl_extract_kind_by_id(const char *id);
 
+/* Why sluice does not read this format in-process (Dify's message for
+ * .doc; PDF: read by sl_extract_isolated), or NULL when it does. */
+const char *sl_extract_refusal(sl_doc_kind kind);
+
 /* Appends the document's text to out.  -1 with err (SL_EPARSE, Dify's
  * message: "Failed to extract text from DOCX: ..."; SL_ELIMIT when a limit
  * stopped it; SL_EUNSUPPORTED for a format sluice does not read, with why). */

@@ -235,6 +235,9 @@ int sl_extract_isolated(sl_doc_kind kind, const void *data, size_t len, const sl
     /* PDF: pdftotext, a program of its own, in a sandbox (extract/pdf.h) */
     if (kind == SL_DOC_PDF)
         return sl_extract_pdf(data, len, &r->lim, r->timeout_s, out, err);
+    /* a format no reader reads (.doc, .ppt) needs no process to say so */
+    if (sl_extract_refusal(kind))
+        return sl_err_set(err, SL_EUNSUPPORTED, "%s", sl_extract_refusal(kind));
     if (!helper)
         return sl_err_set(err, SL_EUNSUPPORTED,
                           "document-extractor: no reader program is set (sluice reads documents "

@@ -60,26 +60,36 @@ int main(void)
     sl_buf out;
     sl_buf_init(&out, 0);
     sl_err err = {0};
-    CHECK(sl_extract_isolated(SL_DOC_DOC, "x", 1, &r, &out, &err) == -1 &&
+    CHECK(sl_extract_isolated(SL_DOC_CSV, "a,b\n", 4, &r, &out, &err) == -1 &&
               err.code == SL_EUNSUPPORTED && strstr(err.msg, "sl_extract_set_helper"),
           "without a helper program set, reading is refused and says so: %s", err.msg);
+    sl_err_clear(&err);
+    CHECK(sl_extract_isolated(SL_DOC_DOC, "x", 1, &r, &out, &err) == -1 &&
+              err.code == SL_EUNSUPPORTED &&
+              !strcmp(err.msg, "Unstructured API URL is not configured for DOC file processing."),
+          "a format no reader reads is refused as Dify does, with no process started: %s",
+          err.msg);
     sl_err_clear(&err);
 
     const char *helper = built_sluice();
     if (!helper) {
-        for (int i = 0; i < 4; i++)
-            SKIP("the reader's errors", "no sluice is built beside this test");
+        for (int i = 0; i < 5; i++)
+            SKIP("the reader's text and errors", "no sluice is built beside this test");
         sl_buf_release(&out);
         return tap_done();
     }
     sl_extract_set_helper(helper);
-    CHECK(sl_extract_isolated(SL_DOC_DOC, "x", 1, &r, &out, &err) == -1 &&
-              err.code == SL_EUNSUPPORTED &&
-              !strcmp(err.msg, "Unstructured API URL is not configured for DOC file processing."),
+    CHECK(sl_extract_isolated(SL_DOC_CSV, "a,b\n1,2\n", 8, &r, &out, &err) == 0 &&
+              out.len == 30 && !memcmp(out.data, "| a | b |\n| - | - |\n| 1 | 2 |\n", 30),
+          "a CSV comes back from the reader as Dify's table (%zu bytes)", out.len);
+    out.len = 0;
+    CHECK(sl_extract_isolated(SL_DOC_JSON, "{", 1, &r, &out, &err) == -1 &&
+              err.code == SL_EPARSE &&
+              !strncmp(err.msg, "Failed to decode or parse JSON file: ", 37) && out.len == 0,
           "the reader's own error comes back whole: %s", err.msg);
     sl_err_clear(&err);
     r.timeout_s = 1e-9;  /* over before the reader has started */
-    CHECK(sl_extract_isolated(SL_DOC_DOC, "x", 1, &r, &out, &err) == -1 &&
+    CHECK(sl_extract_isolated(SL_DOC_CSV, "a,b\n", 4, &r, &out, &err) == -1 &&
               err.code == SL_ETIMEOUT && err.setting &&
               !strcmp(err.setting, "extract_timeout_s") && out.len == 0,
           "a reader past extract_timeout_s is stopped, and the error names the limit: %s",
@@ -87,13 +97,13 @@ int main(void)
     sl_err_clear(&err);
     r.timeout_s = 60;
     r.stop = always;
-    CHECK(sl_extract_isolated(SL_DOC_DOC, "x", 1, &r, &out, &err) == -1 &&
+    CHECK(sl_extract_isolated(SL_DOC_CSV, "a,b\n", 4, &r, &out, &err) == -1 &&
               err.code == SL_ECANCELED,
           "a stopped run stops the reader: %s", err.msg);
     sl_err_clear(&err);
     r.stop = NULL;
     sl_extract_set_helper("/nonexistent/sluice");
-    CHECK(sl_extract_isolated(SL_DOC_DOC, "x", 1, &r, &out, &err) == -1 && err.msg &&
+    CHECK(sl_extract_isolated(SL_DOC_CSV, "a,b\n", 4, &r, &out, &err) == -1 && err.msg &&
               strstr(err.msg, "/nonexistent/sluice"),
           "a helper that cannot start is named: %s", err.msg);
     sl_err_clear(&err);
