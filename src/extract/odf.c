@@ -25,7 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/archive.h"
 #include "core/dl.h"
 #include "core/map.h"
 #include "extract/extract_int.h"
@@ -757,95 +756,36 @@ static seen_chapter *render(html *h, const char *name, const sl_buf *b)
     return c;
 }
 
-/* Reads every chapter `seen` names in one pass over the zip and renders
- * it (a zip member is otherwise found by reading the archive from its
- * start: a spine of n chapters would cost n*n/2 member headers).  Bounded
- * as extract/zip bounds a read: max_member each, max_unpacked in all
- * (`unpacked` is what the container and package took already). */
-static int prefetch(html *h, sl_map *seen, const void *data, size_t len, size_t unpacked)
+/* The chapters `seen` names, read in one pass over the zip (sl_zip_each:
+ * found one by one, a spine of n chapters would cost n*n/2 member
+ * headers) and rendered. */
+typedef struct {
+    html *h;
+    sl_map *seen;
+} fetch;
+
+static bool wanted(const char *name, void *ud)
 {
-    sl_err *err = h->err;
-    if (sl_archive_load(err))
-        return h->failed = -1;
-    sl_archive_utf8 u;
-    sl_archive_utf8_enter(&u);
-    struct archive *a = archive_read_new();
-    if (!a)
-        abort();
-    archive_read_support_format_zip(a);
-    int rc = 0;
-    if (archive_read_open_memory(a, data, len) != ARCHIVE_OK)
-        rc = sl_err_set(err, SL_EPARSE, "File is not a zip file (%s)",
-                        archive_error_string(a) ? archive_error_string(a) : "unreadable");
-    sl_buf b;
-    sl_buf_init(&b, SIZE_MAX);
-    char tmp[65536];
-    while (!rc) {
-        struct archive_entry *ae;
-        int r = archive_read_next_header(a, &ae);
-        if (r == ARCHIVE_EOF)
-            break;
-        if (r < ARCHIVE_WARN) {
-            rc = sl_err_set(err, SL_EPARSE, "the zip is corrupt or truncated: %s",
-                            archive_error_string(a) ? archive_error_string(a) : "?");
-            break;
-        }
-        const char *raw = archive_entry_pathname_utf8(ae);
-        const char *name = raw ? raw : archive_entry_pathname(ae);
-        if (!name || !sl_map_get(seen, name))
-            continue;
-        if (archive_entry_is_encrypted(ae)) {
-            rc = sl_err_set(err, SL_EUNSUPPORTED,
-                            "the zip member \"%s\" is encrypted (password-protected); save the "
-                            "document without a password",
-                            name);
-            break;
-        }
-        sl_buf_reset(&b);
-        size_t got_all = 0;
-        while (!rc) {
-            la_ssize_t got = archive_read_data(a, tmp, sizeof tmp);
-            if (got == 0)
-                break;
-            if (got < 0)
-                rc = sl_err_set(err, SL_EPARSE, "the zip member \"%s\" does not decompress: %s",
-                                name, archive_error_string(a) ? archive_error_string(a) : "?");
-            else if ((size_t)got > h->lim->max_member - got_all)
-                rc = sl_err_set(err, SL_ELIMIT,
-                                "the zip member \"%s\" unpacks to more than %zu bytes, the limit "
-                                "for one member (extract_max_member; a zip bomb?)",
-                                name, h->lim->max_member);
-            else if ((size_t)got > h->lim->max_unpacked - unpacked)
-                rc = sl_err_set(err, SL_ELIMIT,
-                                "the zip's members unpack to more than %zu bytes, the limit for "
-                                "one document (extract_max_unpacked; a zip bomb?); stopped in \"%s\"",
-                                h->lim->max_unpacked, name);
-            else {
-                got_all += (size_t)got;
-                unpacked += (size_t)got;
-                sl_buf_add(&b, tmp, (size_t)got);
-            }
-        }
-        if (rc)
-            break;
-        char *key = sl_xstrdup(name); /* the entry's name lives until the next header */
-        seen_chapter *c = render(h, key, &b);
-        if (!c) {
-            free(key);
-            rc = -1;
-            break;
-        }
-        void *old = sl_map_put(seen, key, c); /* the last of duplicates counts */
-        if (old != &pending)
-            free(old);
-        free(key);
-    }
-    sl_buf_release(&b);
-    archive_read_free(a);
-    sl_archive_utf8_leave(&u);
-    if (rc)
-        h->failed = -1;
-    return rc ? -1 : 0;
+    const fetch *f = ud;
+    return sl_map_get(f->seen, name) != NULL;
+}
+
+static int rendered(const char *name, const sl_buf *b, void *ud)
+{
+    fetch *f = ud;
+    seen_chapter *c = render(f->h, name, b);
+    if (!c)
+        return -1;
+    void *old = sl_map_put(f->seen, name, c); /* the last of duplicates counts */
+    if (old != &pending)
+        free(old);
+    return 0;
+}
+
+static int prefetch(html *h, sl_map *seen, sl_zip *z)
+{
+    fetch f = {h, seen};
+    return sl_zip_each(z, wanted, rendered, &f, h->err) ? (h->failed = -1) : 0;
 }
 
 /* Appends a rendered chapter's elements after those before it. */
@@ -911,7 +851,6 @@ int sl_extract_epub(const void *data, size_t len, const sl_extract_limits *lim, 
     int rc = -1;
     if (member(z, "META-INF/container.xml", &b, err))
         goto out;
-    size_t unpacked = b.len;
     cont = sl_xml_parse("META-INF/container.xml", b.data ? b.data : "", b.len, lim, 0, &nodes,
                         err);
     if (!cont)
@@ -933,7 +872,6 @@ int sl_extract_epub(const void *data, size_t len, const sl_extract_limits *lim, 
     }
     if (member(z, opf_path, &b, err))
         goto out;
-    unpacked += b.len;
     opf = sl_xml_parse(opf_path, b.data ? b.data : "", b.len, lim, 0, &nodes, err);
     if (!opf)
         goto out;
@@ -977,7 +915,7 @@ int sl_extract_epub(const void *data, size_t len, const sl_extract_limits *lim, 
         n++;
     }
     sl_buf_release(&path);
-    rc = n ? prefetch(&h, &seen, data, len, unpacked) : 0;
+    rc = n ? prefetch(&h, &seen, z) : 0;
     for (size_t i = 0; i < n && !rc; i++) {
         seen_chapter *c = sl_map_get(&seen, names[i]);
         if (c == (void *)&pending)

@@ -162,25 +162,14 @@ void sl_zip_backslashes(sl_zip *z)
     index_names(z);
 }
 
-/* Decompresses the idx-th entry into out, counting every block against
- * both limits. */
-static int read_at(sl_zip *z, size_t idx, sl_buf *out, sl_err *err)
+/* Decompresses the entry the archive is at into out, counting every
+ * block against both limits. */
+static int read_data(sl_zip *z, struct archive *a, struct archive_entry *ae, const char *name,
+                     sl_buf *out, sl_err *err)
 {
-    const char *name = z->m[idx].name;
-    struct archive *a = reopen(z, err);
-    if (!a)
-        return -1;
     int rc = 0;
-    struct archive_entry *ae = NULL;
-    for (size_t i = 0; i <= idx && !rc; i++) {
-        int r = archive_read_next_header(a, &ae);
-        if (r < ARCHIVE_WARN || r == ARCHIVE_EOF)
-            rc = sl_err_set(err, SL_EPARSE,
-                            "the zip is corrupt or truncated before member \"%s\": %s",
-                            name, archive_error_string(a) ? archive_error_string(a) : "?");
-    }
     size_t got_all = 0;
-    if (!rc && archive_entry_size_is_set(ae) && archive_entry_size(ae) > 0 &&
+    if (archive_entry_size_is_set(ae) && archive_entry_size(ae) > 0 &&
         (uint64_t)archive_entry_size(ae) > z->lim.max_member)
         rc = sl_err_set(err, SL_ELIMIT,
                           "the zip member \"%s\" unpacks to %lld bytes, over the limit of %zu "
@@ -214,7 +203,78 @@ static int read_at(sl_zip *z, size_t idx, sl_buf *out, sl_err *err)
                                   name);
         }
     }
+    return rc;
+}
+
+static int encrypted(const char *name, sl_err *err)
+{
+    return sl_err_set(err, SL_EUNSUPPORTED,
+                      "the zip member \"%s\" is encrypted (password-protected); save the "
+                      "document without a password",
+                      name);
+}
+
+/* Decompresses the idx-th entry into out. */
+static int read_at(sl_zip *z, size_t idx, sl_buf *out, sl_err *err)
+{
+    const char *name = z->m[idx].name;
+    struct archive *a = reopen(z, err);
+    if (!a)
+        return -1;
+    int rc = 0;
+    struct archive_entry *ae = NULL;
+    for (size_t i = 0; i <= idx && !rc; i++) {
+        int r = archive_read_next_header(a, &ae);
+        if (r < ARCHIVE_WARN || r == ARCHIVE_EOF)
+            rc = sl_err_set(err, SL_EPARSE,
+                            "the zip is corrupt or truncated before member \"%s\": %s",
+                            name, archive_error_string(a) ? archive_error_string(a) : "?");
+    }
+    if (!rc)
+        rc = read_data(z, a, ae, name, out, err);
     archive_read_free(a);
+    return rc;
+}
+
+int sl_zip_each(sl_zip *z, bool (*want)(const char *name, void *ud),
+                int (*got)(const char *name, const sl_buf *data, void *ud), void *ud, sl_err *err)
+{
+    if (sl_archive_load(err))
+        return -1;
+    sl_archive_utf8 u;
+    sl_archive_utf8_enter(&u);
+    struct archive *a = reopen(z, err);
+    int rc = a ? 0 : -1;
+    sl_buf b;
+    sl_buf_init(&b, SIZE_MAX);
+    while (!rc) {
+        struct archive_entry *ae;
+        int r = archive_read_next_header(a, &ae);
+        if (r == ARCHIVE_EOF)
+            break;
+        if (r < ARCHIVE_WARN) {
+            rc = sl_err_set(err, SL_EPARSE, "the zip is corrupt or truncated: %s",
+                            archive_error_string(a) ? archive_error_string(a) : "?");
+            break;
+        }
+        char *name = sl_xstrdup(entry_name(ae) ? entry_name(ae) : "");
+        if (z->backslashes)
+            for (char *c = name; *c; c++)
+                if (*c == '\\')
+                    *c = '/';
+        if (want(name, ud)) {
+            sl_buf_reset(&b);
+            rc = archive_entry_is_encrypted(ae) ? encrypted(name, err)
+                                                : read_data(z, a, ae, name, &b, err);
+            if (!rc)
+                rc = got(name, &b, ud);
+        }
+        free(name);
+    }
+    sl_buf_release(&b);
+    if (a)
+        archive_read_free(a);
+    sl_archive_utf8_leave(&u);
     return rc;
 }
 
@@ -224,10 +284,7 @@ int sl_zip_read(sl_zip *z, const char *name, sl_buf *out, sl_err *err)
     if (!i)
         return sl_err_set(err, SL_ENOTFOUND, "There is no item named '%s' in the archive", name);
     if (z->m[i - 1].encrypted)
-        return sl_err_set(err, SL_EUNSUPPORTED,
-                          "the zip member \"%s\" is encrypted (password-protected); save the "
-                          "document without a password",
-                          name);
+        return encrypted(name, err);
     size_t at = out->len;
     if (sl_archive_load(err))
         return -1;

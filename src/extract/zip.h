@@ -54,4 +54,14 @@ void sl_zip_backslashes(sl_zip *z);
  * limit stopped it (out is left as it was). */
 int sl_zip_read(sl_zip *z, const char *name, sl_buf *out, sl_err *err);
 
+/* Reads, in one pass over the archive, every member `want` says yes to
+ * (by its name, backslashes as slashes after sl_zip_backslashes) and
+ * hands each to `got` (the buffer is reused for the next): for readers
+ * that take many members, since sl_zip_read finds each one by reading the
+ * archive from its start.  The same limits and errors as sl_zip_read;
+ * got returns 0 or -1 (having said why in its own way).  0, or -1. */
+int sl_zip_each(sl_zip *z, bool (*want)(const char *name, void *ud),
+                int (*got)(const char *name, const sl_buf *data, void *ud), void *ud,
+                sl_err *err);
+
 #endif
