@@ -322,12 +322,13 @@ fail:
 static int check_tree(sl_cfb *f, sl_err *err)
 {
     uint8_t *seen = sl_xcalloc((size_t)f->nents, 1);
-    int *todo = sl_xmalloc((size_t)f->nents * sizeof *todo);
+    /* storages still to walk (a stack) */
+    int *dirs = sl_xmalloc((size_t)f->nents * sizeof *dirs);
     int nt = 0, rc = 0;
-    todo[nt++] = SL_CFB_ROOT_ENTRY;
+    dirs[nt++] = SL_CFB_ROOT_ENTRY;
     seen[SL_CFB_ROOT_ENTRY] = 1;
     while (nt && !rc) {
-        int dir = todo[--nt], sp = 0;
+        int dir = dirs[--nt], sp = 0;
         uint32_t cur = f->ents[dir].child;
         for (;;) {
             while (cur != NOSTREAM) {
@@ -353,13 +354,13 @@ static int check_tree(sl_cfb *f, sl_err *err)
                 break;
             uint32_t e = f->stack[--sp];
             if (f->ents[e].type == SL_CFB_STORAGE)
-                todo[nt++] = (int)e;
+                dirs[nt++] = (int)e;
             cur = f->ents[e].right;
         }
     }
 done:
     free(seen);
-    free(todo);
+    free(dirs);
     return rc;
 }
 
