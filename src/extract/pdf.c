@@ -250,12 +250,19 @@ int sl_extract_pdf(const void *data, size_t len, const sl_extract_limits *lim, d
         if (o.disk_bytes > o.memory_bytes / 2)
             parallel = false;  /* the copy would take the memory the readers need */
     }
+    /* pdftotext allocates a small object per glyph and frees a page's
+     * worth at once; glibc's default per-thread cache (7 chunks a size)
+     * sends most of those frees through its bins, and a large cache makes
+     * the same work about 15% cheaper. */
+    static const char *const env[] = {
+        "GLIBC_TUNABLES=glibc.malloc.tcache_count=65000:glibc.malloc.tcache_max=4096", NULL};
     err_text et = {.len = 0};
     et.text[0] = '\0';
     sl_sandbox_cmd c = {
         .argv = parallel ? split : argv,
         .stdin_data = data,
         .stdin_len = len,
+        .env = env,
         .timeout_s = timeout_s,
         .max_output_bytes = max_raw,
         .on_stderr = keep_err,
