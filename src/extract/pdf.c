@@ -4,6 +4,7 @@
  */
 #include "extract/pdf.h"
 
+#include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -19,29 +20,64 @@
  * pdftotext processes (sl_extract_pdf). */
 #define SPLIT_BYTES (256u << 10)
 
-/* $1 is pdftotext.  The PDF (stdin) goes to /tmp; pdfinfo counts its
- * pages; each of N readers (N = CPUs, at most 4, fewer for few pages)
+/* $1 is pdftotext, $2 sluice's guess at the page count (count_pages; 0
+ * when it has none, and pdfinfo counts them).  The PDF (stdin) goes to
+ * /tmp; each of N readers (N = CPUs, at most 4, fewer for few pages)
  * writes its pages' text to a file of its own, and the files are printed
- * in order.  Any reader's failure is the script's (its exit status, its
- * stderr), so errors read as one pdftotext's. */
+ * in order.  The last reader reads to the end, so a count that is too low
+ * costs only balance; one that is too high leaves the last readers with
+ * no pages, which pdftotext refuses ("Wrong page range"), and such a
+ * reader's text is empty.  Any other failure of a reader is the script's
+ * (its exit status, its stderr), so errors read as one pdftotext's. */
 #define SPLIT_SCRIPT                                                                            \
     "cat >/tmp/in.pdf || exit 99\n"                                                            \
-    "n=$(pdfinfo /tmp/in.pdf 2>/dev/null | sed -n 's/^Pages:[[:space:]]*//p')\n"               \
+    "n=$2; case $n in ''|*[!0-9]*) n=0;; esac\n"                                               \
+    "[ \"$n\" -gt 0 ] || n=$(pdfinfo /tmp/in.pdf 2>/dev/null | sed -n 's/^Pages:[[:space:]]*//p')\n" \
     "c=$(nproc 2>/dev/null || echo 1); [ \"$c\" -gt 4 ] && c=4\n"                              \
     "case $n in ''|*[!0-9]*) n=0;; esac\n"                                                      \
     "[ $((n / 8)) -lt \"$c\" ] && c=$((n / 8))\n"                                               \
     "if [ \"$c\" -lt 2 ]; then exec \"$1\" -raw -enc UTF-8 -eol unix /tmp/in.pdf -; fi\n"      \
     "i=0; f=1\n"                                                                               \
     "while [ $i -lt $c ]; do\n"                                                                \
-    "  l=$(( (i + 1) * n / c ))\n"                                                             \
-    "  \"$1\" -raw -enc UTF-8 -eol unix -f $f -l $l /tmp/in.pdf /tmp/out.$i 2>/tmp/err.$i &\n"  \
+    "  l=$(( (i + 1) * n / c )); last=\"-l $l\"; [ $((i + 1)) -eq $c ] && last=\n"             \
+    "  \"$1\" -raw -enc UTF-8 -eol unix -f $f $last /tmp/in.pdf /tmp/out.$i 2>/tmp/err.$i &\n" \
     "  eval p$i=$!; f=$((l + 1)); i=$((i + 1))\n"                                              \
     "done\n"                                                                                  \
     "s=0; i=0\n"                                                                               \
-    "while [ $i -lt $c ]; do eval wait \\$p$i; r=$?; [ $s -eq 0 ] && s=$r;\n"                  \
-    "  cat /tmp/err.$i >&2; i=$((i + 1)); done\n"                                              \
+    "while [ $i -lt $c ]; do eval wait \\$p$i; r=$?\n"                                         \
+    "  if [ $r -eq 99 ] && [ $i -gt 0 ] && grep -q 'Wrong page range' /tmp/err.$i; then\n"     \
+    "    : >/tmp/out.$i; : >/tmp/err.$i; r=0; fi\n"                                             \
+    "  [ $s -eq 0 ] && s=$r; cat /tmp/err.$i >&2; i=$((i + 1)); done\n"                        \
     "[ $s -eq 0 ] || exit $s\n"                                                                \
     "i=0; while [ $i -lt $c ]; do cat /tmp/out.$i || exit 98; i=$((i + 1)); done\n"
+
+/* Is c a PDF white-space or delimiter character (ISO 32000-1, 7.2.2)? */
+static bool pdf_delim(unsigned char c)
+{
+    return !c || strchr(" \t\n\f\r()<>[]{}/%", c);
+}
+
+/* A guess at the number of pages from the bytes alone: the page objects'
+ * "/Type /Page" entries.  It reads no structure, so it can be wrong
+ * (pages inside compressed object streams are not seen, an incremental
+ * update repeats a page); the split script only balances work on it.
+ * 0: none seen. */
+static unsigned count_pages(const unsigned char *d, size_t len)
+{
+    unsigned n = 0;
+    const unsigned char *p = d, *end = d + len;
+    while ((p = memmem(p, (size_t)(end - p), "/Type", 5)) != NULL) {
+        p += 5;
+        while (p < end && (!*p || strchr(" \t\n\f\r", *p)))
+            p++;
+        if (end - p >= 5 && !memcmp(p, "/Page", 5) && (end - p == 5 || pdf_delim(p[5]))) {
+            if (n < UINT_MAX)
+                n++;
+            p += 5;
+        }
+    }
+    return n;
+}
 
 /* pdftotext's complaints kept for the message: its first lines are the
  * ones that say why; a damaged PDF can make it write a warning per
@@ -236,12 +272,14 @@ int sl_extract_pdf(const void *data, size_t len, const sl_extract_limits *lim, d
     const char *argv[] = {prog && prog[0] ? prog : "pdftotext", "-raw", "-enc", "UTF-8",
                           "-eol", "unix", "-", "-", NULL};
     /* A large PDF is read by one pdftotext per CPU (up to four), each on
-     * its share of the pages (pdfinfo counts them), their texts put back
-     * in page order: pdftotext is single-threaded, and most of a long
+     * its share of the pages (count_pages or pdfinfo counts them), their
+     * texts put back in page order: pdftotext is single-threaded, and most of a long
      * document's time is its own.  A small one, or one pdfinfo cannot
      * count, is read by one pdftotext from stdin as above. */
+    char pages[16];
+    snprintf(pages, sizeof pages, "%u", count_pages(data, len));
     const char *split[] = {"/bin/sh", "-c", SPLIT_SCRIPT, "sh",
-                           prog && prog[0] ? prog : "pdftotext", NULL};
+                           prog && prog[0] ? prog : "pdftotext", pages, NULL};
     bool parallel = len >= SPLIT_BYTES;
     if (parallel) {
         /* the copy of the PDF and the readers' texts are files in /tmp */
