@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/map.h"
 #include "core/math.h"
 #include "extract/extract_int.h"
+#include "extract/sheet.h"
 #include "extract/xml.h"
 #include "extract/zip.h"
 
@@ -470,45 +470,13 @@ int sl_extract_docx(const void *data, size_t len, const sl_extract_limits *lim, 
 #define NS_S "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 #define MAX_COLS 16384 /* XFD, Excel's last column */
 
-typedef enum { V_EMPTY, V_NUM, V_STR, V_BOOL, V_DATE, V_TIME, V_ERR } vkind;
-
-typedef struct {
-    uint32_t row, col; /* 1-based */
-    uint8_t kind;
-    bool integral;     /* V_NUM: an int in Python (openpyxl's int, or an integral float) */
-    double num;        /* V_NUM, V_BOOL (0/1) */
-    int64_t us;        /* V_DATE: microseconds since 1970-01-01; V_TIME: since midnight */
-    const char *s;     /* V_STR: in the sheet's string pool or the shared strings */
-} xcell;
-
-typedef struct {
-    char **v;
-    size_t n;
-} strtab;
-
 typedef struct {
     pkg p;
-    strtab sst;        /* shared strings */
+    sl_sheet_strs sst;        /* shared strings */
     bool *xf_date;     /* per cellXfs index: a date format */
     size_t nxf;
     bool date1904;
 } book;
-
-static void strtab_add(strtab *t, char *s)
-{
-    if ((t->n & (t->n - 1)) == 0 || !t->v)
-        t->v = sl_xrealloc(t->v, (t->n ? t->n * 2 : 1) * sizeof *t->v);
-    t->v[t->n++] = s;
-}
-
-static void strtab_free(strtab *t)
-{
-    for (size_t i = 0; i < t->n; i++)
-        free(t->v[i]);
-    free(t->v);
-    t->v = NULL;
-    t->n = 0;
-}
 
 /* The text of an <si> or <is>: its <t>, and the <t> of each rich run
  * (<r>); phonetic runs (<rPh>) are not text. */
@@ -533,7 +501,7 @@ static int load_sst(book *bk, const char *name, sl_err *err)
         return -1;
     xmlNode *root = sl_xml_root(d);
     for (xmlNode *si = sl_xml_child(root, NS_S, "si"); si; si = sl_xml_next(si, NS_S, "si"))
-        strtab_add(&bk->sst, rich_text(si));
+        sl_sheet_strs_add(&bk->sst, rich_text(si));
     sl_xml_free(d);
     return 0;
 }
@@ -607,37 +575,11 @@ static int load_styles(book *bk, const char *name, sl_err *err)
     return 0;
 }
 
-/* Days from 1970-01-01 to y-m-d (proleptic Gregorian), and back. */
-static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
-{
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    unsigned yoe = (unsigned)(y - era * 400);
-    unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + (int64_t)doe - 719468;
-}
-
-static void civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
-{
-    z += 719468;
-    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-    unsigned doe = (unsigned)(z - era * 146097);
-    unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    unsigned mp = (5 * doy + 2) / 153;
-    *d = doy - (153 * mp + 2) / 5 + 1;
-    *m = mp < 10 ? mp + 3 : mp - 9;
-    *y = (int64_t)yoe + era * 400 + (*m <= 2);
-}
-
-#define US_DAY INT64_C(86400000000)
-
 /* openpyxl's from_excel: whole days from the epoch (1899-12-30, or
  * 1904-01-01), the fraction rounded to the millisecond; under 1 a time
  * of day; 1 to 60 shifted a day for Excel's 1900-02-29.  -1 when Python
  * would overflow (outside years 1-9999). */
-static int excel_date(double v, bool date1904, xcell *c)
+static int excel_date(double v, bool date1904, sl_sheet_cell *c)
 {
     if (!(v > -3e6 && v < 3e6))
         return -1;
@@ -647,173 +589,21 @@ static int excel_date(double v, bool date1904, xcell *c)
     if (x - ms > 0.5 || (x - ms == 0.5 && sl_fmod(ms, 2) != 0))
         ms += 1;
     if (!date1904 && v >= 0 && v < 1 && ms < 86400000.0) {
-        c->kind = V_TIME;
+        c->kind = SL_CELL_TIME;
         c->us = (int64_t)ms * 1000;
         return 0;
     }
     if (!date1904 && v > 0 && v < 60)
         day += 1;
-    int64_t epoch = date1904 ? days_from_civil(1904, 1, 1) : days_from_civil(1899, 12, 30);
-    int64_t us = (epoch + (int64_t)day) * US_DAY + (int64_t)ms * 1000;
-    if (us < days_from_civil(1, 1, 1) * US_DAY || us >= days_from_civil(10000, 1, 1) * US_DAY)
+    int64_t epoch = date1904 ? sl_sheet_days(1904, 1, 1) : sl_sheet_days(1899, 12, 30);
+    int64_t us = (epoch + (int64_t)day) * SL_SHEET_US_DAY + (int64_t)ms * 1000;
+    if (us < sl_sheet_days(1, 1, 1) * SL_SHEET_US_DAY ||
+        us >= sl_sheet_days(10000, 1, 1) * SL_SHEET_US_DAY)
         return -1;
-    c->kind = V_DATE;
+    c->kind = SL_CELL_DATE;
     c->us = us;
     return 0;
 }
-
-static void add_hms(sl_buf *b, int64_t us)
-{
-    int64_t s = us / 1000000, f = us % 1000000;
-    sl_buf_addf(b, "%02d:%02d:%02d", (int)(s / 3600), (int)(s / 60 % 60), (int)(s % 60));
-    if (f)
-        sl_buf_addf(b, ".%06d", (int)f);
-}
-
-static void add_date(sl_buf *b, int64_t us)
-{
-    int64_t days = us >= 0 ? us / US_DAY : -((-us + US_DAY - 1) / US_DAY);
-    int64_t y;
-    unsigned m, d;
-    civil_from_days(days, &y, &m, &d);
-    sl_buf_addf(b, "%04d-%02u-%02u ", (int)y, m, d);
-    add_hms(b, us - days * US_DAY);
-}
-
-/* Python's repr of a float: the shortest digits that read back, in fixed
- * notation for exponents -4 to 15 and scientific beyond. */
-static void add_pyfloat(sl_buf *b, double v)
-{
-    if (v != v) {
-        sl_buf_adds(b, "nan");
-        return;
-    }
-    if (v == __builtin_inf() || v == -__builtin_inf()) {
-        sl_buf_adds(b, v > 0 ? "inf" : "-inf");
-        return;
-    }
-    char e[40];
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(e, sizeof e, "%.*e", prec - 1, v);
-        if (strtod(e, NULL) == v)
-            break;
-    }
-    /* e is [-]d[.ddd]e[+-]xx */
-    const char *p = e;
-    bool neg = *p == '-';
-    if (neg)
-        p++;
-    char digits[24];
-    size_t nd = 0;
-    for (; *p && *p != 'e'; p++)
-        if (*p != '.')
-            digits[nd++] = *p;
-    int exp = atoi(p + 1);
-    while (nd > 1 && digits[nd - 1] == '0')
-        nd--;
-    digits[nd] = 0;
-    if (neg)
-        sl_buf_addc(b, '-');
-    if (exp >= 16 || exp < -4) {
-        sl_buf_addc(b, digits[0]);
-        if (nd > 1) {
-            sl_buf_addc(b, '.');
-            sl_buf_adds(b, digits + 1);
-        }
-        sl_buf_addf(b, "e%c%02d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
-    } else if (exp < 0) {
-        sl_buf_adds(b, "0.");
-        for (int i = -1; i > exp; i--)
-            sl_buf_addc(b, '0');
-        sl_buf_adds(b, digits);
-    } else {
-        for (int i = 0; i <= exp; i++)
-            sl_buf_addc(b, (size_t)i < nd ? digits[i] : '0');
-        sl_buf_addc(b, '.');
-        sl_buf_adds(b, (size_t)exp + 1 < nd ? digits + exp + 1 : "0");
-    }
-}
-
-/* A number pandas holds as an int64. */
-static bool as_int(double v)
-{
-    return v == sl_floor(v) && v > -9.2e18 && v < 9.2e18;
-}
-
-/* Python's str.splitlines joined by spaces: each line break (\r\n as
- * one) a space, none for a break that ends the text. */
-static void add_joined(sl_buf *b, const char *s)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    size_t n = strlen(s);
-    for (size_t i = 0; i < n;) {
-        size_t k = 0;
-        if (p[i] == '\r')
-            k = i + 1 < n && p[i + 1] == '\n' ? 2 : 1;
-        else if (p[i] == '\n' || p[i] == 0x0b || p[i] == 0x0c || (p[i] >= 0x1c && p[i] <= 0x1e))
-            k = 1;
-        else if (p[i] == 0xc2 && i + 1 < n && p[i + 1] == 0x85)
-            k = 2;
-        else if (p[i] == 0xe2 && i + 2 < n && p[i + 1] == 0x80 &&
-                 (p[i + 2] == 0xa8 || p[i + 2] == 0xa9))
-            k = 3;
-        if (k) {
-            if (i + k < n)
-                sl_buf_addc(b, ' ');
-            i += k;
-        } else
-            sl_buf_addc(b, (char)p[i++]);
-    }
-}
-
-/* pandas' default missing-value strings (read_excel's na_values; "None"
- * since pandas 2.0, which Dify runs). */
-static bool na_string(const char *s)
-{
-    static const char *const na[] = {"",     "#N/A", "#N/A N/A", "#NA",  "-1.#IND", "-1.#QNAN",
-                                     "-NaN", "-nan", "1.#IND",   "1.#QNAN", "<NA>", "N/A",
-                                     "NA",   "NULL", "NaN",      "None", "n/a",  "nan",
-                                     "null"};
-    for (size_t i = 0; i < sizeof na / sizeof *na; i++)
-        if (!strcmp(s, na[i]))
-            return true;
-    return false;
-}
-
-/* A string pandas' numeric inference turns into a number. */
-static bool numeric_string(const char *s, double *v, bool *integral)
-{
-    const char *p = s;
-    if (*p == '+' || *p == '-')
-        p++;
-    bool digits = false, dot = false, expo = false;
-    for (; *p; p++) {
-        if (*p >= '0' && *p <= '9')
-            digits = true;
-        else if (*p == '.' && !dot && !expo)
-            dot = true;
-        else if ((*p == 'e' || *p == 'E') && digits && !expo) {
-            expo = true;
-            if (p[1] == '+' || p[1] == '-')
-                p++;
-            if (!(p[1] >= '0' && p[1] <= '9'))
-                return false;
-        } else
-            return false;
-    }
-    if (!digits)
-        return false;
-    *v = strtod(s, NULL);
-    *integral = !dot && !expo && as_int(*v);
-    return true;
-}
-
-typedef struct {
-    xcell *v;
-    size_t n, alloc;
-    strtab pool;   /* inline and formula strings */
-    bool bad;      /* openpyxl would raise ValueError: the sheet is skipped */
-} sheet;
 
 static uint32_t col_of(const char *ref, uint32_t *row)
 {
@@ -829,18 +619,8 @@ static uint32_t col_of(const char *ref, uint32_t *row)
     return col;
 }
 
-static int cmp_cell(const void *a, const void *b)
-{
-    const xcell *x = a, *y = b;
-    if (x->row != y->row)
-        return x->row < y->row ? -1 : 1;
-    if (x->col != y->col)
-        return x->col < y->col ? -1 : 1;
-    return x < y ? -1 : 1; /* stable: the later one last */
-}
-
 /* One <c>: openpyxl's value, as pandas receives it. */
-static int read_cell(book *bk, sheet *sh, const xmlNode *c, xcell *x, sl_err *err)
+static int read_cell(book *bk, sl_sheet *sh, const xmlNode *c, sl_sheet_cell *x, sl_err *err)
 {
     const char *t = sl_xml_attr(c, NULL, "t");
     xmlNode *vn = sl_xml_child(c, NS_S, "v");
@@ -850,13 +630,13 @@ static int read_cell(book *bk, sheet *sh, const xmlNode *c, xcell *x, sl_err *er
         sl_xml_text(vn, &b);
     const char *v = vn ? (b.data ? b.data : "") : NULL;
     int rc = 0;
-    x->kind = V_EMPTY;
+    x->kind = SL_CELL_EMPTY;
     if (t && !strcmp(t, "inlineStr")) {
         xmlNode *is = sl_xml_child(c, NS_S, "is");
         if (is) {
             char *s = rich_text(is);
-            strtab_add(&sh->pool, s);
-            x->kind = V_STR;
+            sl_sheet_strs_add(&sh->pool, s);
+            x->kind = SL_CELL_STR;
             x->s = s;
         }
     } else if (!v) {
@@ -867,7 +647,7 @@ static int read_cell(book *bk, sheet *sh, const xmlNode *c, xcell *x, sl_err *er
             rc = sl_err_set(err, SL_EPARSE, "a cell names shared string %s, which does not exist",
                             v);
         else {
-            x->kind = V_STR;
+            x->kind = SL_CELL_STR;
             x->s = bk->sst.v[i];
         }
     } else if (t && (!strcmp(t, "str") || !strcmp(t, "d"))) {
@@ -879,23 +659,23 @@ static int read_cell(book *bk, sheet *sh, const xmlNode *c, xcell *x, sl_err *er
             const char *tt = strchr(v, 'T');
             if (tt)
                 sscanf(tt + 1, "%2d:%2d:%2d", &h, &mi, &s);
-            x->kind = V_DATE;
-            int64_t secs = days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + h * 3600 +
+            x->kind = SL_CELL_DATE;
+            int64_t secs = sl_sheet_days(y, (unsigned)mo, (unsigned)d) * 86400 + h * 3600 +
                            mi * 60 + s;
             x->us = secs * INT64_C(1000000);
         } else if (!strcmp(t, "d"))
             sh->bad = true;
         else {
             char *s2 = sl_xstrdup(v);
-            strtab_add(&sh->pool, s2);
-            x->kind = V_STR;
+            sl_sheet_strs_add(&sh->pool, s2);
+            x->kind = SL_CELL_STR;
             x->s = s2;
         }
     } else if (t && !strcmp(t, "b")) {
-        x->kind = V_BOOL;
+        x->kind = SL_CELL_BOOL;
         x->num = strtol(v, NULL, 10) != 0;
     } else if (t && !strcmp(t, "e")) {
-        x->kind = V_ERR;
+        x->kind = SL_CELL_ERR;
     } else if (!*v) {
     } else {
         /* openpyxl: an int unless the text has "." or "E"; pandas then
@@ -911,9 +691,9 @@ static int read_cell(book *bk, sheet *sh, const xmlNode *c, xcell *x, sl_err *er
                 if (excel_date(d, bk->date1904, x))
                     sh->bad = true;
             } else {
-                x->kind = V_NUM;
+                x->kind = SL_CELL_NUM;
                 x->num = d;
-                x->integral = as_int(d);
+                x->integral = sl_sheet_as_int(d);
             }
         }
     }
@@ -921,7 +701,7 @@ static int read_cell(book *bk, sheet *sh, const xmlNode *c, xcell *x, sl_err *er
     return rc;
 }
 
-static int read_sheet(book *bk, const char *name, sheet *sh, sl_err *err)
+static int read_sheet(book *bk, const char *name, sl_sheet *sh, sl_err *err)
 {
     xmlDoc *d = part(&bk->p, name, err);
     if (!d)
@@ -945,273 +725,18 @@ static int read_sheet(book *bk, const char *name, sheet *sh, sl_err *err)
                 sh->bad = true;
                 break;
             }
-            xcell x = {.row = row, .col = col};
+            sl_sheet_cell x = {.row = row, .col = col};
             rc = read_cell(bk, sh, c, &x, err);
-            if (rc || x.kind == V_EMPTY || (x.kind == V_STR && !*x.s))
+            if (rc || x.kind == SL_CELL_EMPTY || (x.kind == SL_CELL_STR && !*x.s))
                 continue; /* None and "" are the same to pandas */
-            if (sh->n == sh->alloc) {
-                sh->alloc = sh->alloc ? sh->alloc * 2 : 64;
-                sh->v = sl_xrealloc(sh->v, sh->alloc * sizeof *sh->v);
-            }
-            sh->v[sh->n++] = x;
+            sl_sheet_add(sh, &x);
         }
     }
     sl_xml_free(d);
     if (rc)
         return -1;
-    if (sh->n)
-        qsort(sh->v, sh->n, sizeof *sh->v, cmp_cell);
-    /* a cell given twice: the later wins */
-    size_t w = 0;
-    for (size_t i = 0; i < sh->n; i++) {
-        if (w && sh->v[w - 1].row == sh->v[i].row && sh->v[w - 1].col == sh->v[i].col)
-            w--;
-        sh->v[w++] = sh->v[i];
-    }
-    sh->n = w;
+    sl_sheet_sort(sh);
     return 0;
-}
-
-/* A column's dtype after pandas' inference. */
-typedef enum { C_INT, C_FLOAT, C_BOOL, C_DATE, C_OBJECT } ctype;
-
-typedef struct {
-    ctype type;
-    bool bool_as_int; /* bools among numbers count as 1 and 0 */
-} column;
-
-static bool is_na(const xcell *x)
-{
-    return !x || x->kind == V_ERR || (x->kind == V_STR && na_string(x->s));
-}
-
-/* str() of one value of a column of type col. */
-static void add_value(sl_buf *b, const xcell *x, const column *col, bool row_float)
-{
-    if (is_na(x)) {
-        sl_buf_adds(b, col->type == C_DATE ? "NaT" : "nan");
-        return;
-    }
-    double num;
-    bool integral;
-    switch (x->kind) {
-    case V_NUM:
-        if (row_float || col->type == C_FLOAT || !x->integral)
-            add_pyfloat(b, x->num);
-        else
-            sl_buf_addf(b, "%lld", (long long)x->num);
-        break;
-    case V_BOOL:
-        if (col->bool_as_int) {
-            if (row_float || col->type == C_FLOAT)
-                sl_buf_adds(b, x->num ? "1.0" : "0.0");
-            else
-                sl_buf_adds(b, x->num ? "1" : "0");
-        } else
-            sl_buf_adds(b, x->num ? "True" : "False");
-        break;
-    case V_STR:
-        if (col->type == C_INT || col->type == C_FLOAT) {
-            numeric_string(x->s, &num, &integral);
-            if (row_float || col->type == C_FLOAT)
-                add_pyfloat(b, num);
-            else
-                sl_buf_addf(b, "%lld", (long long)num);
-        } else
-            add_joined(b, x->s);
-        break;
-    case V_DATE:
-        add_date(b, x->us);
-        break;
-    case V_TIME:
-        add_hms(b, x->us);
-        break;
-    default:
-        sl_buf_adds(b, "nan");
-    }
-}
-
-/* pandas' type for column j (1-based) over the data cells (rows 2 to
- * nrows): numbers, numeric strings and bools among numbers are numeric
- * (int64 unless a value is fractional or missing), bools alone bool,
- * datetimes alone datetime64 (a gap is NaT), anything else object. */
-static void infer(const sheet *sh, uint32_t width, uint32_t nrows, column *cols)
-{
-    typedef struct {
-        size_t num, frac, bools, dates, other, na, vals;
-    } tally;
-    tally *t = sl_xcalloc(width ? width : 1, sizeof *t);
-    for (size_t i = 0; i < sh->n; i++) {
-        const xcell *x = &sh->v[i];
-        if (x->row == 1)
-            continue;
-        tally *c = &t[x->col - 1];
-        c->vals++;
-        double num;
-        bool integral;
-        if (is_na(x))
-            c->na++;
-        else if (x->kind == V_NUM) {
-            c->num++;
-            c->frac += !x->integral;
-        } else if (x->kind == V_BOOL)
-            c->bools++;
-        else if (x->kind == V_DATE)
-            c->dates++;
-        else if (x->kind == V_STR && numeric_string(x->s, &num, &integral)) {
-            c->num++;
-            c->frac += !integral;
-        } else
-            c->other++;
-    }
-    for (uint32_t j = 0; j < width; j++) {
-        const tally *c = &t[j];
-        bool missing = c->na + (nrows - 1 - c->vals) > 0;
-        cols[j] = (column){.type = C_OBJECT, .bool_as_int = c->num > 0 && c->bools > 0};
-        if (!c->other && !c->dates && (c->num || !c->bools))
-            cols[j].type = c->frac || missing ? C_FLOAT : C_INT;
-        else if (!c->other && !c->dates && !c->num && c->bools && !missing)
-            cols[j].type = C_BOOL;
-        else if (!c->other && !c->num && !c->bools && c->dates)
-            cols[j].type = C_DATE;
-    }
-    free(t);
-}
-
-/* The header's names: str() of each first-row value, "Unnamed: i" for
- * blanks, duplicates as "a.1", "a.2" (pandas' dedup), then
- * splitlines-joined. */
-static char **header(const sheet *sh, uint32_t width)
-{
-    char **names = sl_xcalloc(width ? width : 1, sizeof *names);
-    char **keys = sl_xcalloc(width ? width : 1, sizeof *keys);
-    size_t k = 0;
-    column plain = {.type = C_OBJECT};
-    for (uint32_t j = 1; j <= width; j++) {
-        const xcell *x = NULL;
-        while (k < sh->n && sh->v[k].row == 1 && sh->v[k].col < j)
-            k++;
-        if (k < sh->n && sh->v[k].row == 1 && sh->v[k].col == j)
-            x = &sh->v[k];
-        sl_buf b;
-        sl_buf_init(&b, SIZE_MAX);
-        if (!x)
-            sl_buf_addf(&b, "s:Unnamed: %u", j - 1);
-        else if (x->kind == V_ERR)
-            sl_buf_adds(&b, "f:nan");
-        else if (x->kind == V_STR) {
-            sl_buf_adds(&b, "s:");
-            sl_buf_adds(&b, x->s);
-        } else if (x->kind == V_BOOL)
-            sl_buf_adds(&b, x->num ? "n:1:True" : "n:0:False");
-        else {
-            sl_buf_adds(&b, x->kind == V_NUM ? "n:" : "d:");
-            add_value(&b, x, &plain, false);
-        }
-        keys[j - 1] = sl_buf_detach(&b);
-    }
-    /* dedup: counts of each name seen, as pandas keeps them */
-    sl_map counts;
-    sl_map_init(&counts);
-    for (uint32_t j = 0; j < width; j++) {
-        char *col = sl_xstrdup(keys[j]);
-        uintptr_t cur = (uintptr_t)sl_map_get(&counts, col);
-        while (cur > 0) {
-            sl_map_put(&counts, col, (void *)(cur + 1));
-            /* the new name is a string: "<str(col)>.<cur>" */
-            const char *shown = strchr(col + 2, ':') && col[0] == 'n' ? strchr(col + 2, ':') + 1
-                                                                       : col + 2;
-            sl_buf b;
-            sl_buf_init(&b, SIZE_MAX);
-            sl_buf_addf(&b, "s:%s.%zu", shown, (size_t)cur);
-            free(col);
-            col = sl_buf_detach(&b);
-            cur = (uintptr_t)sl_map_get(&counts, col);
-        }
-        sl_map_put(&counts, col, (void *)(cur + 1));
-        const char *shown =
-            col[0] == 'n' && strchr(col + 2, ':') ? strchr(col + 2, ':') + 1 : col + 2;
-        sl_buf b;
-        sl_buf_init(&b, SIZE_MAX);
-        add_joined(&b, shown);
-        names[j] = b.data ? sl_buf_detach(&b) : sl_xstrdup("");
-        free(col);
-    }
-    sl_map_release(&counts);
-    for (uint32_t j = 0; j < width; j++)
-        free(keys[j]);
-    free(keys);
-    return names;
-}
-
-static size_t utf8_len(const char *s)
-{
-    size_t n = 0;
-    for (; *s; s++)
-        n += ((unsigned char)*s & 0xc0) != 0x80;
-    return n;
-}
-
-static void render_sheet(const sheet *sh, sl_buf *out)
-{
-    uint32_t width = 0, height = 0;
-    for (size_t i = 0; i < sh->n; i++) {
-        if (sh->v[i].col > width)
-            width = sh->v[i].col;
-        if (sh->v[i].row > height)
-            height = sh->v[i].row;
-    }
-    char **names = header(sh, width);
-    /* "| " + " | ".join(names) + " |", and the dashes likewise */
-    sl_buf_adds(out, "| ");
-    for (uint32_t j = 0; j < width; j++) {
-        sl_buf_adds(out, j ? " | " : "");
-        sl_buf_adds(out, names[j]);
-    }
-    sl_buf_adds(out, " |\n| ");
-    for (uint32_t j = 0; j < width && !out->toobig; j++) {
-        sl_buf_adds(out, j ? " | " : "");
-        for (size_t k = utf8_len(names[j]); k--;)
-            sl_buf_addc(out, '-');
-    }
-    sl_buf_adds(out, " |");
-    column *cols = sl_xcalloc(width ? width : 1, sizeof *cols);
-    bool all_int = width > 0, all_num = width > 0;
-    infer(sh, width, height ? height : 1, cols);
-    for (uint32_t j = 0; j < width; j++) {
-        all_int &= cols[j].type == C_INT;
-        all_num &= cols[j].type == C_INT || cols[j].type == C_FLOAT;
-    }
-    /* iterrows: the row is one Series of the columns' common type, float
-     * when they are all numeric but not all int; with any other column
-     * it is object and each value keeps its column's type. */
-    bool row_float = all_num && !all_int;
-    size_t i = 0;
-    while (i < sh->n && sh->v[i].row == 1)
-        i++;
-    while (i < sh->n && !out->toobig) {
-        uint32_t r = sh->v[i].row;
-        size_t end = i;
-        bool any = false;
-        while (end < sh->n && sh->v[end].row == r)
-            any |= !is_na(&sh->v[end++]);
-        if (any) { /* dropna(how="all") */
-            sl_buf_adds(out, "\n| ");
-            size_t k = i;
-            for (uint32_t j = 1; j <= width; j++) {
-                const xcell *x = k < end && sh->v[k].col == j ? &sh->v[k++] : NULL;
-                sl_buf_adds(out, j > 1 ? " | " : "");
-                add_value(out, x, &cols[j - 1], row_float);
-            }
-            sl_buf_adds(out, " |");
-        }
-        i = end;
-    }
-    sl_buf_adds(out, "\n\n");
-    for (uint32_t j = 0; j < width; j++)
-        free(names[j]);
-    free(names);
-    free(cols);
 }
 
 /* The workbook's worksheets in order, each as its part name. */
@@ -1279,13 +804,12 @@ static int xlsx_read(book *bk, sl_buf *out, sl_err *err)
         if (!worksheet) /* chart sheets are not among pandas' sheet names */
             continue;
         char *name = resolve(main, target);
-        sheet sh = {0};
+        sl_sheet sh = {0};
         int src = read_sheet(bk, name, &sh, err);
         free(name);
         if (!src && !sh.bad)
-            render_sheet(&sh, out);
-        free(sh.v);
-        strtab_free(&sh.pool);
+            sl_sheet_render(&sh, out);
+        sl_sheet_release(&sh);
         if (src)
             goto done;
         if (out->toobig)
@@ -1316,7 +840,7 @@ int sl_extract_xlsx(const void *data, size_t len, const sl_extract_limits *lim, 
     out_init(&b, lim);
     int rc = xlsx_read(&bk, &b, err);
     sl_zip_close(bk.p.zip);
-    strtab_free(&bk.sst);
+    sl_sheet_strs_free(&bk.sst);
     free(bk.xf_date);
     if (rc) {
         sl_buf_release(&b);
