@@ -7,6 +7,8 @@
 #ifndef SL_EXTRACT_INT_H
 #define SL_EXTRACT_INT_H
 
+#include <stdbool.h>
+
 #include "extract/extract.h"
 
 typedef int (*sl_extract_fn)(const void *data, size_t len, const sl_extract_limits *lim,
@@ -33,6 +35,13 @@ int sl_extract_xlsx(const void *data, size_t len, const sl_extract_limits *lim, 
                     sl_err *err);
 int sl_extract_pptx(const void *data, size_t len, const sl_extract_limits *lim, sl_buf *out,
                     sl_err *err);
+
+/* xls.c: a legacy .xls workbook; sl_extract_xls_is says whether the bytes
+ * are one (an OLE2 compound file, or a bare BIFF2-4 worksheet), as
+ * pandas tells xls from xlsx by the signature. */
+bool sl_extract_xls_is(const void *data, size_t len);
+int sl_extract_xls(const void *data, size_t len, const sl_extract_limits *lim, sl_buf *out,
+                   sl_err *err);
 
 /* mail.c */
 int sl_extract_eml(const void *data, size_t len, const sl_extract_limits *lim, sl_buf *out,

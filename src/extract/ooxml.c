@@ -827,11 +827,9 @@ done:
 int sl_extract_xlsx(const void *data, size_t len, const sl_extract_limits *lim, sl_buf *out,
                     sl_err *err)
 {
-    static const unsigned char ole2[] = {0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1};
-    if (len >= sizeof ole2 && !memcmp(data, ole2, sizeof ole2))
-        return sl_err_set(err, SL_EUNSUPPORTED,
-                          "this is a legacy .xls workbook (BIFF in an OLE2 file), which sluice "
-                          "does not read yet; save it as .xlsx");
+    /* pandas picks its engine by the bytes: xlrd for a compound file */
+    if (sl_extract_xls_is(data, len))
+        return sl_extract_xls(data, len, lim, out, err);
     book bk = {.p = {.lim = lim}};
     bk.p.zip = sl_zip_open(data, len, lim, err);
     if (!bk.p.zip)
