@@ -37,6 +37,29 @@ printf 'x' >"$T/t.doc"
 sl extract "$T/t.doc"
 check "extract: .doc fails as Dify does without its Unstructured API (exit $rc)" \
     eval '[ "$rc" = 1 ] && err_has "Unstructured API URL is not configured for DOC file processing."'
+if /usr/bin/python3 -c 'import xlwt' 2>/dev/null; then
+    /usr/bin/python3 - "$T/book.xls" <<'EOF2'
+import sys, xlwt
+wb = xlwt.Workbook(encoding="utf-8")
+ws = wb.add_sheet("One")
+for c, v in enumerate(["name", "n"]):
+    ws.write(0, c, v)
+ws.write(1, 0, "héllo")
+ws.write(1, 1, 2)
+wb.add_sheet("Two").write(0, 0, "t")
+wb.save(sys.argv[1])
+EOF2
+    sl extract "$T/book.xls"
+    check "extract: a legacy .xls workbook (exit $rc)" [ "$rc" = 0 ]
+    check "… each sheet a markdown table, as pandas over xlrd gives it" \
+        [ "$(cat "$T/out"; echo x)" = "$(printf '| name | n |\n| ---- | - |\n| héllo | 2 |\n\n| t |\n| - |\n\nx')" ]
+    head -c 600 "$T/book.xls" >"$T/cut.xls"
+    sl extract "$T/cut.xls"
+    check "extract: a truncated .xls fails with Dify's prefix (exit $rc)" \
+        eval '[ "$rc" = 1 ] && err_has "Failed to extract text from Excel file:"'
+else
+    skip "extract: a legacy .xls workbook (python3-xlwt is not installed)"
+fi
 sl extract "$T/t.csv" --limit extract_max_input=4
 check "extract: a file over extract_max_input is refused, naming the limit (exit $rc)" \
     eval '[ "$rc" = 1 ] && err_has "extract_max_input=4"'
