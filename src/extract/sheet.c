@@ -211,10 +211,11 @@ static bool is_na(const sl_sheet_cell *x)
 }
 
 /* str() of one value of a column of type col. */
-static void add_value(sl_buf *b, const sl_sheet_cell *x, const column *col, bool row_float)
+static void add_value(sl_buf *b, const sl_sheet_cell *x, const column *col, bool row_float,
+                      bool row_dates)
 {
     if (is_na(x)) {
-        sl_buf_adds(b, col->type == C_DATE ? "NaT" : "nan");
+        sl_buf_adds(b, col->type == C_DATE || row_dates ? "NaT" : "nan");
         return;
     }
     double num;
@@ -331,7 +332,7 @@ static char **header(const sl_sheet *sh, uint32_t width)
             sl_buf_adds(&b, x->num ? "n:1:True" : "n:0:False");
         else {
             sl_buf_adds(&b, x->kind == SL_CELL_NUM ? "n:" : "d:");
-            add_value(&b, x, &plain, false);
+            add_value(&b, x, &plain, false, false);
         }
         keys[j - 1] = sl_buf_detach(&b);
     }
@@ -377,6 +378,13 @@ static size_t utf8_len(const char *s)
     return n;
 }
 
+/* The Timestamps pandas can hold (nanoseconds in an int64), in µs. */
+#define TS_MIN INT64_C(-9223372036854775)
+#define TS_MAX INT64_C(9223372036854775)
+
+/* iterrows makes each row a Series of the frame's values; an object row
+ * whose values are all datetimes (Timestamps) or missing becomes a
+ * datetime64 Series, whose missing values print as NaT. */
 void sl_sheet_render(const sl_sheet *sh, sl_buf *out)
 {
     uint32_t width = 0, height = 0;
@@ -421,16 +429,21 @@ void sl_sheet_render(const sl_sheet *sh, sl_buf *out)
     while (i < sh->n && !out->toobig) {
         uint32_t r = sh->v[i].row;
         size_t end = i;
-        bool any = false;
-        while (end < sh->n && sh->v[end].row == r)
-            any |= !is_na(&sh->v[end++]);
+        bool any = false, dates = !row_float;
+        for (; end < sh->n && sh->v[end].row == r; end++) {
+            const sl_sheet_cell *x = &sh->v[end];
+            if (!is_na(x)) {
+                any = true;
+                dates &= x->kind == SL_CELL_DATE && x->us >= TS_MIN && x->us <= TS_MAX;
+            }
+        }
         if (any) { /* dropna(how="all") */
             sl_buf_adds(out, "\n| ");
             size_t k = i;
             for (uint32_t j = 1; j <= width; j++) {
                 const sl_sheet_cell *x = k < end && sh->v[k].col == j ? &sh->v[k++] : NULL;
                 sl_buf_adds(out, j > 1 ? " | " : "");
-                add_value(out, x, &cols[j - 1], row_float);
+                add_value(out, x, &cols[j - 1], row_float, dates);
             }
             sl_buf_adds(out, " |");
         }
