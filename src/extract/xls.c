@@ -520,7 +520,7 @@ static int xl_date(double v, bool d1904, sl_sheet_cell *c)
 {
     if (v != v)
         return -1;
-    if (!(v > -1e9 && v < 1e9))
+    if (!(v > -3e6 && v < 3e6)) /* 8000 years from 1900: past Python's range */
         return 1;
     int64_t epoch = d1904      ? sl_sheet_days(1904, 1, 1)
                     : v < 60.0 ? sl_sheet_days(1899, 12, 31)

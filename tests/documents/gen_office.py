@@ -166,7 +166,7 @@ def hostile():
          "limit", "deeper than")
     fail("badxml.docx", mini_docx(body("<w:p><w:r><w:t>x</w:r></w:p>")), "parse", "bad XML")
     fail("nobody.docx", mini_docx('<?xml version="1.0"?><x/>'), "parse", "no w:document")
-    fail("legacy.xls", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(504), "unsupported", ".xls")
+    fail("legacy.xls", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(504), "parse", "compound file")
     fail("xls_in_docx.docx", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(504), "parse",
          "not a zip")
     # Evernote's backslashes: read on the second try, as Dify does

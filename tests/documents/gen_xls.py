@@ -400,7 +400,10 @@ def raw_cases():
         fmt_rec(166, "[Red]General")
     xfs = [0] * 15 + [0, 14, 164, 20, 165, 166]
     fmt_cells = (label(0, 0, "custom") + label(0, 1, "days") + label(0, 2, "red") +
-                 number(1, 0, 45001.5, x=17) + number(1, 1, 3.0, x=19) + number(1, 2, 4.0, x=20))
+                 number(1, 0, 45001.5, x=17) + number(1, 1, 3.0, x=19) + number(1, 2, 4.0, x=20) +
+                 # dates past Python's datetime stay floats (fuzz_extract_xls found the first)
+                 number(2, 0, 387637489.0, x=17) + number(3, 0, -1e7, x=16) +
+                 number(4, 0, 2958465.9999, x=16) + number(5, 0, -0.25, x=16))
     stream = workbook([("Formulas", cells), ("Shared", shared), ("Chart", with_chart),
                        ("Formats", fmt_cells)], globals_extra=fmts, sst=sst, xfs=xfs)
     # a chart sheet in BOUNDSHEET: not among pandas' sheet names
