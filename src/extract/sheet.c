@@ -259,8 +259,9 @@ static void add_value(sl_buf *b, const sl_sheet_cell *x, const column *col, bool
 
 /* pandas' type for column j (1-based) over the data cells (rows 2 to
  * nrows): numbers, numeric strings and bools among numbers are numeric
- * (int64 unless a value is fractional or missing), bools alone bool,
- * datetimes alone datetime64 (a gap is NaT), anything else object. */
+ * (int64 unless a value is fractional or missing), bools alone bool
+ * (float, 1.0 and 0.0, when one is missing), datetimes alone datetime64
+ * (a gap is NaT), anything else object. */
 static void infer(const sl_sheet *sh, uint32_t width, uint32_t nrows, column *cols)
 {
     typedef struct {
@@ -298,6 +299,12 @@ static void infer(const sl_sheet *sh, uint32_t width, uint32_t nrows, column *co
             cols[j].type = c->frac || missing ? C_FLOAT : C_INT;
         else if (!c->other && !c->dates && !c->num && c->bools && !missing)
             cols[j].type = C_BOOL;
+        else if (!c->other && !c->dates && !c->num && c->bools) {
+            /* maybe_convert_numeric: a gap is a float NaN, and the bools
+             * become 1.0 and 0.0 beside it */
+            cols[j].type = C_FLOAT;
+            cols[j].bool_as_int = true;
+        }
         else if (!c->other && !c->num && !c->bools && c->dates)
             cols[j].type = C_DATE;
     }

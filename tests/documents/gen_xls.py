@@ -344,6 +344,14 @@ def xlwt_cases():
     ws.write(0, 0, "a")
     ws.write(1, 0, 1)
     ws.write(3, 0, 2)
+    ws = wb.add_sheet("bool gap")
+    ws.write(0, 0, "b")
+    ws.write(0, 1, "s")
+    ws.write(1, 0, True)
+    ws.write(2, 0, False)
+    ws.write(3, 1, "x")
+    ws.write(4, 0, True)
+    ws.write(4, 1, "y")
     emit("upcast.xls", save(wb))
 
 
