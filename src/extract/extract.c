@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "extract/extract_int.h"
+#include "extract/pdftext.h"
 
 /* Dify's plain-text extensions (graphon _EXTENSION_PLAIN_TEXT_TYPES):
  * returned as decoded, tags kept.  ".vtt" is among them: a WebVTT file
@@ -71,9 +72,9 @@ static const struct {
                      sl_extract_json, NULL},
     [SL_DOC_YAML] = {"yaml", "YAML", "Failed to decode or parse YAML file",
                      sl_extract_yaml, NULL},
-    [SL_DOC_PDF] = {"pdf", "PDF", "Failed to extract text from PDF", NULL,
-                    "a PDF is read by pdftotext in a sandbox (sl_extract_isolated), never in "
-                    "this process"},
+    /* sluice's own reader; sl_extract_isolated gives pdftotext, in a
+     * sandbox, what it declines */
+    [SL_DOC_PDF] = {"pdf", "PDF", "Failed to extract text from PDF", sl_pdf_text, NULL},
     /* Dify reads .doc and .ppt only through its Unstructured API service,
      * and fails with this when none is configured; sluice has none. */
     [SL_DOC_DOC] = {"doc", "DOC", "Failed to extract text from DOC", NULL,

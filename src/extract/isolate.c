@@ -136,6 +136,8 @@ int sl_extract_helper_main(int argc, char **argv)
         dlopen("libarchive.so.13", RTLD_NOW);
         dlopen("libxml2.so.2", RTLD_NOW);
     }
+    if (kind == SL_DOC_PDF)
+        dlopen("libz.so.1", RTLD_NOW);
     struct rlimit as = {v[5], v[5]}, cpu = {v[6] + 1, v[6] + 2}, none = {0, 0};
     bool limit_as = true;  /* not under ASan: its shadow alone is terabytes of it */
 #if defined(__SANITIZE_ADDRESS__)
@@ -229,29 +231,20 @@ static pid_t spawn(const char *exe, char *const argv[], int doc, int out, int er
     return pid;
 }
 
-int sl_extract_isolated(sl_doc_kind kind, const void *data, size_t len, const sl_extract_run *r,
-                        sl_buf *out, sl_err *err)
+/* The reader process: kind's reader over the document, confined. */
+static int run_helper(sl_doc_kind kind, const void *data, size_t len, const sl_extract_run *r,
+                      double timeout_s, sl_buf *out, sl_err *err)
 {
-    /* PDF: pdftotext, a program of its own, in a sandbox (extract/pdf.h) */
-    if (kind == SL_DOC_PDF)
-        return sl_extract_pdf(data, len, &r->lim, r->timeout_s, out, err);
-    /* a format no reader reads (.doc, .ppt) needs no process to say so */
-    if (sl_extract_refusal(kind))
-        return sl_err_set(err, SL_EUNSUPPORTED, "%s", sl_extract_refusal(kind));
-    if (!helper)
-        return sl_err_set(err, SL_EUNSUPPORTED,
-                          "document-extractor: no reader program is set (sluice reads documents "
-                          "in a process of its own: sl_extract_set_helper)");
     const char *name = sl_extract_kind_name(kind);
     char a[7][32];
     unsigned long long v[7] = {r->lim.max_output, r->lim.max_member, r->lim.max_unpacked,
                                r->lim.max_xml_depth, r->lim.max_xml_nodes, r->memory_bytes,
-                               (unsigned long long)(r->timeout_s + 1)};
+                               (unsigned long long)(timeout_s + 1)};
     for (int i = 0; i < 7; i++)
         snprintf(a[i], sizeof a[i], "%llu", v[i]);
     char *argv[] = {"sluice", "__extract", (char *)sl_extract_kind_id(kind), a[0], a[1], a[2],
                     a[3], a[4], a[5], a[6], NULL};
-    double deadline = sl_clock_s() + r->timeout_s;  /* the helper's start counts */
+    double deadline = sl_clock_s() + timeout_s;  /* the helper's start counts */
     int doc = doc_fd(data, len, err);
     if (doc < 0)
         return -1;
@@ -330,7 +323,7 @@ int sl_extract_isolated(sl_doc_kind kind, const void *data, size_t len, const sl
     else if (why == LATE)
         sl_err_limit(err, SL_ETIMEOUT, "extract_timeout_s",
                      "reading the %s file took over extract_timeout_s=%g s; raise it "
-                     "(--limit extract_timeout_s=N)", name, r->timeout_s);
+                     "(--limit extract_timeout_s=N)", name, timeout_s);
     else if (why == STOPPED)
         sl_err_set(err, SL_ECANCELED, "the run was stopped while a %s file was read", name);
     else if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
@@ -352,7 +345,7 @@ int sl_extract_isolated(sl_doc_kind kind, const void *data, size_t len, const sl
     } else if (WIFSIGNALED(st) && (WTERMSIG(st) == SIGXCPU || WTERMSIG(st) == SIGKILL))
         sl_err_limit(err, SL_ETIMEOUT, "extract_timeout_s",
                      "reading the %s file used over %g s of CPU (extract_timeout_s); raise it "
-                     "(--limit extract_timeout_s=N)", name, r->timeout_s);
+                     "(--limit extract_timeout_s=N)", name, timeout_s);
     else if (WIFSIGNALED(st) || WIFEXITED(st))
         sl_err_set(err, SL_EPARSE,
                    "Failed to extract text from %s: the reader stopped (%s %d); the document is "
@@ -365,4 +358,41 @@ int sl_extract_isolated(sl_doc_kind kind, const void *data, size_t len, const sl
             out->data[start] = 0;
     }
     return rc;
+}
+
+int sl_extract_isolated(sl_doc_kind kind, const void *data, size_t len, const sl_extract_run *r,
+                        sl_buf *out, sl_err *err)
+{
+    /* a format no reader reads (.doc, .ppt) needs no process to say so */
+    if (sl_extract_refusal(kind))
+        return sl_err_set(err, SL_EUNSUPPORTED, "%s", sl_extract_refusal(kind));
+    if (!helper && kind != SL_DOC_PDF)
+        return sl_err_set(err, SL_EUNSUPPORTED,
+                          "document-extractor: no reader program is set (sluice reads documents "
+                          "in a process of its own: sl_extract_set_helper)");
+    if (kind != SL_DOC_PDF)
+        return run_helper(kind, data, len, r, r->timeout_s, out, err);
+    /* PDF: sluice's own reader (extract/pdftext.h) in the reader process;
+     * what it declines, or where it fails short of a limit, pdftotext in a
+     * sandbox (extract/pdf.h) reads, in the time left. */
+    double t0 = sl_clock_s();
+    if (helper && len) {
+        sl_err mine = {0};
+        if (!run_helper(kind, data, len, r, r->timeout_s, out, &mine))
+            return 0;
+        bool final = mine.code == SL_ETIMEOUT || mine.code == SL_ECANCELED ||
+                     (mine.code == SL_ELIMIT && mine.setting &&
+                      !strcmp(mine.setting, "extract_max_output"));
+        if (final) {
+            *err = mine;
+            return -1;
+        }
+        sl_err_clear(&mine);
+    }
+    double left = r->timeout_s - (sl_clock_s() - t0);
+    if (left <= 0)
+        return sl_err_limit(err, SL_ETIMEOUT, "extract_timeout_s",
+                            "reading the PDF file took over extract_timeout_s=%g s; raise it "
+                            "(--limit extract_timeout_s=N)", r->timeout_s);
+    return sl_extract_pdf(data, len, &r->lim, left, out, err);
 }
