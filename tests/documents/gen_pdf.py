@@ -13,6 +13,12 @@ Readable: one (one page), multi (five pages), unicode (non-Latin text in
 an embedded DejaVu Sans when fonts-dejavu-core is there, else Latin-1
 text), emptypage (a page with nothing on it between two with text),
 pages300 (300 pages of forty lines).
+Hand-made (sluice's own reader, extract/pdftext): features (TJ, ', ",
+Tz, several content streams, a form, an inline image, WinAnsi and
+/Differences), xrefstm (the same in object streams with a cross-reference
+stream), type0 (Identity-H with a ToUnicode map), incremental (an update
+replacing a stream); rotated, unmapped, type3 (left to pdftotext);
+loop_prev, loop_tree, loop_length, deep (damaged structure).
 Hostile: truncated (a PDF cut short), garbage (random bytes after a
 %PDF- header), encrypted (a user password), bomb_mem (one string of
 768 MiB behind 1 MB of deflate), bomb_text (lots of text from little input).
@@ -92,6 +98,184 @@ def raw_pdf(path, content, pages=1):
         f.write(out)
 
 
+def build(path, objs, root=1, xref_stream=False, in_objstm=(), prev=None, trailer_extra=b""):
+    """A PDF of the given objects (numbered from 1; an object is bytes, or
+    (dict_bytes, stream_bytes) for a stream, deflated when the dict says
+    /FlateDecode).  xref_stream: a cross-reference stream (PNG Up
+    predictor) instead of a table; in_objstm: numbers of objects that go
+    into one object stream instead.  prev=(bytes, xref offset): this is an
+    incremental update appended to those bytes."""
+    out = bytearray(prev[0] if prev else b"%PDF-1.5\n%\xe2\xe3\xcf\xd3\n")
+    offs = {}
+    n = len(objs)
+    packed = [i + 1 for i in range(n) if i + 1 in in_objstm]
+    def body(o):
+        if isinstance(o, tuple):
+            d, data = o
+            if b"/FlateDecode" in d:
+                data = zlib.compress(data)
+            end = d.rindex(b">>")
+            return d[:end] + b" /Length %d " % len(data) + d[end:] + b"\nstream\n" + \
+                data + b"\nendstream"
+        return o
+    for i, o in enumerate(objs):
+        num = i + 1
+        if num in in_objstm or o is None:
+            continue
+        offs[num] = len(out)
+        out += b"%d 0 obj\n" % num + body(o) + b"\nendobj\n"
+    stm_num = None
+    if packed:
+        stm_num = n + 1
+        head, data = b"", b""
+        for num in packed:
+            head += b"%d %d " % (num, len(data))
+            data += objs[num - 1] + b"\n"
+        content = head + data
+        offs[stm_num] = len(out)
+        z = zlib.compress(content)
+        out += (b"%d 0 obj\n<< /Type /ObjStm /N %d /First %d /Filter /FlateDecode /Length %d >>"
+                b"\nstream\n" % (stm_num, len(packed), len(head), len(z)) + z +
+                b"\nendstream\nendobj\n")
+    size = max([n] + list(offs)) + 1
+    extra = trailer_extra + (b" /Prev %d" % prev[1] if prev else b"")
+    if xref_stream:
+        xnum = size
+        size += 1
+        xoff = len(out)
+        rows = []
+        for num in range(size):
+            if num == xnum:
+                rows.append((1, xoff, 0))
+            elif num in offs:
+                rows.append((1, offs[num], 0))
+            elif num in packed:
+                rows.append((2, stm_num, packed.index(num)))
+            else:
+                rows.append((0, 0, 0))
+        raw, last = b"", bytes(4)
+        for t, a, b in rows:
+            row = bytes([t]) + a.to_bytes(2, "big") + bytes([b])
+            raw += b"\x02" + bytes((x - y) & 255 for x, y in zip(row, last))
+            last = row
+        z = zlib.compress(raw)
+        out += (b"%d 0 obj\n<< /Type /XRef /Size %d /W [1 2 1] /Root %d 0 R /Filter /FlateDecode "
+                b"/DecodeParms << /Predictor 12 /Columns 4 >> /Length %d%s >>\nstream\n"
+                % (xnum, size, root, len(z), extra) + z + b"\nendstream\nendobj\n")
+    else:
+        xoff = len(out)
+        nums = sorted(offs)
+        out += b"xref\n0 1\n0000000000 65535 f \n"
+        for num in nums:
+            out += b"%d 1\n%010d 00000 n \n" % (num, offs[num])
+        out += b"trailer\n<< /Size %d /Root %d 0 R%s >>\n" % (size, root, extra)
+    out += b"startxref\n%d\n%%%%EOF\n" % xoff
+    with open(path, "wb") as f:
+        f.write(out)
+    return bytes(out), xoff
+
+
+PAGE = (b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources %s "
+        b"/Contents %s >>")
+CATALOG = b"<< /Type /Catalog /Pages 2 0 R >>"
+HELV = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"
+
+# What sluice's own reader must get right: TJ kerning and word gaps, the
+# ' and " operators, Tz/Tc/Tw, several content streams, a form XObject,
+# an inline image whose data holds "EI", nested q/Q, a second word placed
+# on the same line, WinAnsi bytes, a /Differences encoding.
+FEATURES_1 = (b"q 1 0 0 1 0 0 cm BT /F1 12 Tf 72 720 Td [(Hel) 20 (lo) -600 (World)] TJ ET Q\n"
+              b"BT /F1 12 Tf 14 TL 72 700 Td (First line) Tj (Second line) ' 2 0.5 (Third line) \" ET\n"
+              b"BT /F1 12 Tf 72 650 Td (Left) Tj 120 0 Td (Right) Tj ET\n"
+              b"BI /W 4 /H 1 /BPC 8 /CS /G ID \x00EI\x01\xff EI\n")
+FEATURES_2 = (b"BT /F1 12 Tf 72 600 Td 150 Tz (Wide words) Tj 100 Tz ET\n"
+              b"BT /F1 12 Tf 72 580 Td (Caf\351 \223quoted\224 \200 5) Tj ET\n"
+              b"BT /F2 12 Tf 72 560 Td (\001\002 Differences) Tj ET\n"
+              b"q 1 0 0 1 72 500 cm /X1 Do Q\n")
+FORM = (b"<< /Type /XObject /Subtype /Form /BBox [0 0 300 50] /Resources << /Font << /F1 4 0 R >> >> "
+        b"/Filter /FlateDecode >>", b"BT /F1 10 Tf 0 10 Td (Text inside a form) Tj ET")
+DIFFS = (b"<< /Type /Font /Subtype /Type1 /BaseFont /Times-Roman /Encoding << /Type /Encoding "
+         b"/BaseEncoding /WinAnsiEncoding /Differences [1 /quoteright /fi] >> >>")
+
+
+def features(path, **kw):
+    objs = [CATALOG, b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            PAGE % (b"<< /Font << /F1 4 0 R /F2 5 0 R >> /XObject << /X1 6 0 R >> >>",
+                    b"[7 0 R 8 0 R]"),
+            HELV, DIFFS, FORM,
+            (b"<< /Filter /FlateDecode >>", FEATURES_1), (b"<< >>", FEATURES_2)]
+    return build(path, objs, **kw)
+
+
+TOUNICODE = (b"/CIDInit /ProcSet findresource begin 12 dict begin begincmap /CMapName /T def "
+             b"1 begincodespacerange <0000> <FFFF> endcodespacerange\n"
+             b"2 beginbfrange <0001> <001A> <0061> <0020> <0020> <0020> endbfrange\n"
+             b"2 beginbfchar <0030> <00660066> <0031> <03A9> endbfchar\n"
+             b"endcmap CMapName currentdict /CMap defineresource pop end end")
+
+
+def type0(path):
+    """Identity-H: 2-byte codes mapped by ToUnicode (a range for a-z, a
+    ligature to two letters, Greek)."""
+    text = lambda s: b"".join(b"\x00" + bytes([c]) for c in s)
+    words = text(bytes([8, 5, 12, 12, 15, 0x20, 0x30, 9, 3, 5, 0x20, 0x31]))
+    objs = [CATALOG, b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            PAGE % (b"<< /Font << /F1 4 0 R >> >>", b"6 0 R"),
+            b"<< /Type /Font /Subtype /Type0 /BaseFont /Helvetica /Encoding /Identity-H "
+            b"/DescendantFonts [5 0 R] /ToUnicode 7 0 R >>",
+            b"<< /Type /Font /Subtype /CIDFontType2 /BaseFont /Helvetica /CIDSystemInfo "
+            b"<< /Registry (Adobe) /Ordering (Identity) /Supplement 0 >> /DW 500 "
+            b"/W [1 [556 556 500] 4 26 556 32 [278] 48 49 600] >>",
+            (b"<< /Filter /FlateDecode >>", b"BT /F1 14 Tf 72 700 Td <" + words.hex().encode() +
+             b"> Tj ET"),
+            (b"<< /Filter /FlateDecode >>", TOUNICODE)]
+    build(path, objs)
+
+
+def declined(path, kind):
+    """PDFs sluice's reader leaves to pdftotext."""
+    content, font = b"BT /F1 12 Tf 72 700 Td (Read by pdftotext) Tj ET", HELV
+    if kind == "rotated":
+        content = b"BT /F1 12 Tf 0 1 -1 0 300 300 Tm (Rotated text) Tj ET"
+    elif kind == "unmapped":
+        font = (b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding << /Differences "
+                b"[65 /g123] >> >>")
+        content = b"BT /F1 12 Tf 72 700 Td (ABA) Tj ET"
+    elif kind == "type3":
+        font = (b"<< /Type /Font /Subtype /Type3 /FontBBox [0 0 1 1] /FontMatrix [0.001 0 0 0.001 0 0] "
+                b"/CharProcs << >> /Encoding << /Differences [65 /A] >> /FirstChar 65 /LastChar 65 "
+                b"/Widths [500] >>")
+        content = b"BT /F1 12 Tf 72 700 Td (AAA) Tj ET"
+    objs = [CATALOG, b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            PAGE % (b"<< /Font << /F1 4 0 R >> >>", b"5 0 R"), font,
+            (b"<< /Filter /FlateDecode >>", content)]
+    build(path, objs)
+
+
+def hostile(out):
+    """Damaged structure sluice's reader must decline, not loop on."""
+    def write(name, data):
+        with open(os.path.join(out, name + ".pdf"), "wb") as f:
+            f.write(data)
+    # /Prev pointing at its own section
+    head = b"%PDF-1.4\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n"
+    x = len(head)
+    write("loop_prev", head + b"xref\n0 2\n0000000000 65535 f \n0000000009 00000 n \n"
+          b"trailer\n<< /Size 2 /Root 1 0 R /Prev %d >>\nstartxref\n%d\n%%%%EOF\n" % (x, x))
+    # a page tree whose kid is its parent
+    objs = [CATALOG, b"<< /Type /Pages /Kids [2 0 R] /Count 1 >>"]
+    build(os.path.join(out, "loop_tree.pdf"), objs)
+    # a stream whose /Length is itself
+    body = b"%PDF-1.4\n1 0 obj\n<< /Length 1 0 R >>\nstream\nxx\nendstream\nendobj\n"
+    x = len(body)
+    write("loop_length", body + b"xref\n0 2\n0000000000 65535 f \n0000000009 00000 n \n"
+          b"trailer\n<< /Size 2 /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % x)
+    # arrays nested 100000 deep
+    objs = [CATALOG, b"<< /Type /Pages /Kids [3 0 R] /Count 1 /Deep " + b"[" * 100000 +
+            b"]" * 100000 + b" >>", PAGE % (b"<< >>", b"[]")]
+    build(os.path.join(out, "deep.pdf"), objs)
+
+
 def deflate_repeat(head, unit, count, tail):
     z = zlib.compressobj(9)
     parts = [z.compress(head)]
@@ -139,6 +323,21 @@ def main():
     else:
         make(p("unicode"), [["Grüße aus Zürich, naïve café €5", "Ünïcödé ÆØÅ æøå ß"]])
     expect(p("unicode"))
+
+    features(p("features"))
+    expect(p("features"))
+    features(p("xrefstm"), xref_stream=True, in_objstm=(1, 2, 3, 4, 5))
+    expect(p("xrefstm"))
+    type0(p("type0"))
+    expect(p("type0"))
+    # an incremental update that replaces the page's contents
+    first, xoff = features(p("incremental"))
+    objs = [None] * 7 + [(b"<< >>", b"BT /F1 12 Tf 72 300 Td (Updated second stream) Tj ET")]
+    build(p("incremental"), objs, prev=(first, xoff), trailer_extra=b"")
+    expect(p("incremental"))
+    for kind in ("rotated", "unmapped", "type3"):
+        declined(p(kind), kind)
+    hostile(out)
 
     with open(p("one"), "rb") as f:
         whole = f.read()

@@ -1,0 +1,272 @@
+/*
+ * extract_pdftext — sluice's own PDF reader (extract/pdftext.h) against
+ * pypdf's text of the same PDFs and pdftotext's (tests/documents/
+ * gen_pdf.py writes them): what it reads it reads right, what it cannot
+ * read as well it declines (and the isolated path then gives pdftotext
+ * the file), and damaged structure ends in a decline, not a hang.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "extract/isolate.h"
+#include "extract/pdf.h"
+#include "extract/pdftext.h"
+#include "tap.h"
+#include "util.h"
+
+static char dir[64];
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static char *doc(const char *name, const char *ext, size_t *len)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/%s.%s", dir, name, ext);
+    char *d = slurp(path, len);
+    if (!d) {
+        fprintf(stderr, "missing %s\n", path);
+        exit(1);
+    }
+    return d;
+}
+
+/* Runs of whitespace as one space, none at the ends (heap). */
+static char *squeeze(const char *s, size_t n)
+{
+    char *o = malloc(n + 1);
+    size_t k = 0;
+    bool sp = false;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == ' ' || s[i] == '\n' || s[i] == '\t' || s[i] == '\r' || s[i] == '\f') {
+            sp = k > 0;
+            continue;
+        }
+        if (sp)
+            o[k++] = ' ';
+        sp = false;
+        o[k++] = s[i];
+    }
+    o[k] = '\0';
+    return o;
+}
+
+/* Read by sluice's reader, not declined, and the text is pypdf's. */
+static void reads(const char *name)
+{
+    size_t len, elen;
+    char *d = doc(name, "pdf", &len), *want = doc(name, "expected", &elen);
+    sl_buf out;
+    sl_buf_init(&out, 0);
+    sl_err err = {0};
+    int rc = sl_pdf_text(d, len, NULL, &out, &err);
+    CHECK(rc == 0, "%s: read by sluice's reader (%s)", name, rc ? err.msg : "ok");
+    char *w = squeeze(want, elen), *got = squeeze(out.data ? out.data : "", out.len);
+    size_t at = 0;
+    while (w[at] && w[at] == got[at])
+        at++;
+    CHECK(!strcmp(w, got), "%s: the text is pypdf's (%zu bytes)%s%.40s%s%.40s", name, strlen(w),
+          w[at] || got[at] ? "; differs at: want " : "", w + at, w[at] || got[at] ? " got " : "",
+          got + at);
+    free(w), free(got), free(d), free(want);
+    sl_buf_release(&out);
+    sl_err_clear(&err);
+}
+
+/* The same bytes as pdftotext's text through sl_extract_pdf. */
+static void same_as_pdftotext(const char *name)
+{
+    size_t len;
+    char *d = doc(name, "pdf", &len);
+    sl_buf a, b;
+    sl_buf_init(&a, 0);
+    sl_buf_init(&b, 0);
+    sl_err e1 = {0}, e2 = {0};
+    int r1 = sl_pdf_text(d, len, NULL, &a, &e1), r2 = sl_extract_pdf(d, len, NULL, 30, &b, &e2);
+    CHECK(r1 == 0 && r2 == 0 && a.len == b.len && !memcmp(a.data, b.data, a.len),
+          "%s: the same %zu bytes as pdftotext (%zu) (%s / %s)", name, a.len, b.len,
+          r1 ? e1.msg : "ok", r2 ? e2.msg : "ok");
+    free(d);
+    sl_buf_release(&a);
+    sl_buf_release(&b);
+    sl_err_clear(&e1);
+    sl_err_clear(&e2);
+}
+
+/* Declined (SL_EUNSUPPORTED) with a reason naming says, in good time,
+ * out untouched. */
+static void declines(const char *name, const char *says)
+{
+    size_t len;
+    char *d = doc(name, "pdf", &len);
+    sl_buf out;
+    sl_buf_init(&out, 0);
+    sl_buf_adds(&out, "kept");
+    sl_err err = {0};
+    double t0 = now();
+    int rc = sl_pdf_text(d, len, NULL, &out, &err);
+    double t = now() - t0;
+    CHECK(rc == -1 && err.code == SL_EUNSUPPORTED && err.msg && strstr(err.msg, says),
+          "%s: declined, saying '%s' (%s: %s)", name, says, sl_errcode_name(err.code),
+          err.msg ? err.msg : "no error");
+    CHECK(t < 5, "%s: declined in %.2f s", name, t);
+    CHECK(out.len == 4 && !strcmp(out.data, "kept"), "%s: nothing appended", name);
+    free(d);
+    sl_buf_release(&out);
+    sl_err_clear(&err);
+}
+
+/* Through the isolated path: sluice's reader, or pdftotext for what it
+ * declines; the text holds want. */
+static void isolated(const char *name, const char *want)
+{
+    size_t len;
+    char *d = doc(name, "pdf", &len);
+    sl_extract_run r;
+    sl_extract_run_default(&r);
+    sl_buf out;
+    sl_buf_init(&out, 0);
+    sl_err err = {0};
+    int rc = sl_extract_isolated(SL_DOC_PDF, d, len, &r, &out, &err);
+    CHECK(rc == 0 && out.data && strstr(out.data, want), "%s: the isolated path reads '%s' (%s)",
+          name, want, rc ? err.msg : "read");
+    free(d);
+    sl_buf_release(&out);
+    sl_err_clear(&err);
+}
+
+int main(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/sluice-pdftext-XXXXXX");
+    if (!mkdtemp(dir)) {
+        CHECK(0, "a temporary folder");
+        return tap_done();
+    }
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 tests/documents/gen_pdf.py %s", dir);
+    int st = system(cmd);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        SKIP("sluice's PDF reader against pypdf",
+             "tests/documents/gen_pdf.py could not run (exit %d): it needs /usr/bin/python3 "
+             "with python3-reportlab and python3-pypdf",
+             WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+        goto done;
+    }
+
+    /* reportlab's PDFs (a standard font without widths, an embedded
+     * TrueType subset with a ToUnicode map) and hand-made ones */
+    static const char *const readable[] = {"one",      "multi",   "unicode", "emptypage",
+                                           "pages300", "features", "xrefstm", "type0",
+                                           "incremental"};
+    for (size_t i = 0; i < sizeof readable / sizeof *readable; i++)
+        reads(readable[i]);
+    static const char *const reportlab[] = {"one", "multi", "unicode", "emptypage", "pages300"};
+    if (access("/usr/bin/pdftotext", X_OK) == 0)
+        for (size_t i = 0; i < sizeof reportlab / sizeof *reportlab; i++)
+            same_as_pdftotext(reportlab[i]);
+    else
+        SKIP("the same text as pdftotext", "pdftotext is not installed (poppler-utils)");
+
+    /* what each feature gives, exactly */
+    size_t len;
+    char *f = doc("features", "pdf", &len);
+    sl_buf out;
+    sl_buf_init(&out, 0);
+    sl_err err = {0};
+    int rc = sl_pdf_text(f, len, NULL, &out, &err);
+    const char *t = rc ? "" : out.data;
+    CHECK(strstr(t, "Hello World\n"), "TJ: kerning joins letters, a wide gap is a space");
+    CHECK(strstr(t, "First line\nSecond line\nThird line\n"), "' and \" start new lines");
+    CHECK(strstr(t, "Left Right\n"), "a word placed further along the line: one space");
+    CHECK(strstr(t, "Caf\xc3\xa9 \xe2\x80\x9cquoted\xe2\x80\x9d \xe2\x82\xac 5"),
+          "WinAnsi bytes as Unicode");
+    CHECK(strstr(t, "\xe2\x80\x99\xef\xac\x81 Differences"), "/Differences: quoteright, fi");
+    CHECK(strstr(t, "Text inside a form"), "a form XObject's text");
+    CHECK(!strstr(t, "EI"), "an inline image's data is skipped");
+    free(f);
+
+    /* appends; the output limit counts this document's text only */
+    sl_buf_reset(&out);
+    sl_buf_adds(&out, "kept:");
+    f = doc("one", "pdf", &len);
+    rc = sl_pdf_text(f, len, NULL, &out, &err);
+    CHECK(rc == 0 && !strncmp(out.data, "kept:Hello from a one-page PDF.", 31),
+          "appends after what out held");
+    size_t one_len = out.len - 5;
+    sl_extract_limits lim;
+    sl_extract_limits_default(&lim);
+    lim.max_output = one_len;
+    sl_buf_reset(&out);
+    sl_buf_adds(&out, "kept:");
+    rc = sl_pdf_text(f, len, &lim, &out, &err);
+    CHECK(rc == 0 && out.len == one_len + 5, "max_output = the text's length passes");
+    lim.max_output = one_len - 1;
+    sl_buf_reset(&out);
+    rc = sl_pdf_text(f, len, &lim, &out, &err);
+    CHECK(rc == -1 && err.code == SL_ELIMIT && err.setting &&
+              !strcmp(err.setting, "extract_max_output") && out.len == 0,
+          "a byte over max_output: SL_ELIMIT naming extract_max_output, nothing kept (%s)",
+          err.msg ? err.msg : "-");
+    sl_err_clear(&err);
+    free(f);
+
+    /* bombs: stopped at their limits */
+    f = doc("bomb_text", "pdf", &len);
+    sl_extract_limits_default(&lim);
+    lim.max_output = 1 << 20;
+    double t0 = now();
+    rc = sl_pdf_text(f, len, &lim, &out, &err);
+    CHECK(rc == -1 && err.code == SL_ELIMIT && strstr(err.msg, "extract_max_output") &&
+              now() - t0 < 5,
+          "17 MB of text from 30 KB: stopped at max_output (%s)", err.msg ? err.msg : "-");
+    sl_err_clear(&err);
+    free(f);
+    f = doc("bomb_mem", "pdf", &len);
+    sl_extract_limits_default(&lim);
+    lim.max_member = 64 << 20;
+    t0 = now();
+    rc = sl_pdf_text(f, len, &lim, &out, &err);
+    CHECK(rc == -1 && err.code == SL_ELIMIT && err.setting &&
+              !strcmp(err.setting, "extract_max_member") && now() - t0 < 10,
+          "768 MiB behind 1 MB: stopped at max_member (%s)", err.msg ? err.msg : "-");
+    sl_err_clear(&err);
+    free(f);
+
+    /* left to pdftotext */
+    declines("encrypted", "encrypted");
+    declines("rotated", "rotated");
+    declines("unmapped", "no Unicode value");
+    declines("type3", "Type3");
+    declines("truncated", "startxref");
+    declines("garbage", "startxref");
+    /* damaged structure: declined, not looped on */
+    declines("loop_prev", "loop");
+    declines("loop_tree", "deeper");
+    declines("loop_length", "refers to itself");
+    declines("deep", "nested deeper");
+
+    const char *helper = built_sluice();
+    if (helper && access("/usr/bin/pdftotext", X_OK) == 0) {
+        sl_extract_set_helper(helper);
+        isolated("features", "Text inside a form");
+        isolated("rotated", "Rotated");
+        isolated("unmapped", "A");
+        isolated("type3", "");
+    } else {
+        SKIP("the isolated path", "no built sluice beside this test, or no pdftotext");
+    }
+    sl_buf_release(&out);
+
+done:
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+    return tap_done();
+}
