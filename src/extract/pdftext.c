@@ -324,7 +324,8 @@ static int read_tounicode(sl_pdf *p, font *f, const sl_pdf_obj *stream, sl_err *
     }
     if (r < 0)
         return -1;
-    qsort(f->map, f->nmap, sizeof *f->map, map_cmp);
+    if (f->nmap)
+        qsort(f->map, f->nmap, sizeof *f->map, map_cmp);
     return 0;
 }
 

@@ -5,6 +5,7 @@
  * read as well it declines (and the isolated path then gives pdftotext
  * the file), and damaged structure ends in a decline, not a hang.
  */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,8 +143,39 @@ static void isolated(const char *name, const char *want)
     sl_err_clear(&err);
 }
 
+/* Inputs that once crashed the fuzzer (fuzz/regress/extract_pdf-*): a
+ * failure with a message or text, nothing else. */
+static void regressions(void)
+{
+    DIR *d = opendir("fuzz/regress");
+    if (!d) {
+        SKIP("fuzz regressions", "no fuzz/regress folder");
+        return;
+    }
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (strncmp(de->d_name, "extract_pdf-", 12))
+            continue;
+        char path[512];
+        snprintf(path, sizeof path, "fuzz/regress/%s", de->d_name);
+        size_t len;
+        char *data = slurp(path, &len);
+        sl_buf out;
+        sl_buf_init(&out, 0);
+        sl_err err = {0};
+        int rc = data ? sl_pdf_text(data, len, NULL, &out, &err) : -1;
+        CHECK(data && (rc == 0 || (err.msg && err.msg[0])), "%s: read or refused with a reason",
+              de->d_name);
+        free(data);
+        sl_buf_release(&out);
+        sl_err_clear(&err);
+    }
+    closedir(d);
+}
+
 int main(void)
 {
+    regressions();
     snprintf(dir, sizeof dir, "/tmp/sluice-pdftext-XXXXXX");
     if (!mkdtemp(dir)) {
         CHECK(0, "a temporary folder");
