@@ -16,11 +16,12 @@
 #define MAX_FORM_DEPTH 8
 #define MAX_TREE_DEPTH 64
 
-/* poppler's word and line breaks (TextOutputDev), in units of font size:
- * a gap wider than this starts a new word ... */
+/* Word and line breaks as pdftotext -raw makes them, in units of font
+ * size: a gap wider than this is a space ... */
 #define WORD_GAP 0.1
-/* ... so does going back over more than this ... */
-#define BACK_GAP 0.2
+/* ... and going back by more than this (less is an accent placed over
+ * the letter before it, or a bold font's overprint) ... */
+#define BACK_GAP 1.0
 /* ... and a baseline this far from the last starts a new line. */
 #define LINE_DELTA 0.5
 
@@ -74,8 +75,23 @@ static int glyph_cmp(const void *k, const void *e)
 }
 
 /* A glyph name's Unicode value: the Adobe Glyph List, uniXXXX, uXXXX[XX];
- * 0 when unknown. */
+ * 0 when unknown ... */
+static uint32_t glyph_unicode_1(const char *name);
+
+/* ... and of a variant: "A.sc", "one.oldstyle" are A and one. */
 static uint32_t glyph_unicode(const char *name)
+{
+    uint32_t cp = glyph_unicode_1(name);
+    const char *dot = strchr(name, '.');
+    if (cp || !dot || dot == name || dot - name > 31)
+        return cp;
+    char base[32];
+    memcpy(base, name, (size_t)(dot - name));
+    base[dot - name] = '\0';
+    return glyph_unicode_1(base);
+}
+
+static uint32_t glyph_unicode_1(const char *name)
 {
     const sl_pdf_glyph *g =
         bsearch(name, sl_pdf_glyphs, sl_pdf_n_glyphs, sizeof *sl_pdf_glyphs, glyph_cmp);
@@ -350,6 +366,51 @@ static const umap *lookup_map(const font *f, uint32_t code)
 
 /* ---- loading a font ---- */
 
+/* A Type1 font program's own encoding, from its clear-text part ("dup 65
+ * /A put" ..., or StandardEncoding): what a font without /Encoding uses.
+ * *found is false when the font has no such program or it gives none. */
+static int type1_encoding(sl_pdf *p, const sl_pdf_obj *desc, uint32_t enc[256], bool *found,
+                          sl_err *err)
+{
+    const sl_pdf_obj *ff;
+    *found = false;
+    if (!desc || sl_pdf_get(p, desc, "FontFile", &ff, err))
+        return desc ? -1 : 0;
+    if (!ff || ff->t != SL_PDF_STREAM)
+        return 0;
+    const unsigned char *d;
+    size_t n;
+    if (sl_pdf_stream(p, ff, &d, &n, err))
+        return -1;
+    const unsigned char *ee = memmem(d, n, "eexec", 5);
+    size_t clear = ee ? (size_t)(ee - d) : n;
+    const unsigned char *e = memmem(d, clear, "/Encoding", 9);
+    if (!e)
+        return 0;
+    sl_pdf_lexer lx;
+    sl_pdf_lexer_init(&lx, p, e + 9, clear - (size_t)(e + 9 - d));
+    sl_pdf_obj *o, *w[3] = {NULL, NULL, NULL};
+    int r;
+    while ((r = sl_pdf_lex(&lx, &o, err)) == 1) {
+        if (o->t == SL_PDF_OP && !strcmp(o->s.s, "StandardEncoding")) {
+            for (int c = 0; c < 256; c++)
+                enc[c] = sl_pdf_enc_std[c];
+            *found = true;
+            return 0;
+        }
+        if (o->t == SL_PDF_OP && (!strcmp(o->s.s, "readonly") || !strcmp(o->s.s, "def")))
+            break;
+        if (o->t == SL_PDF_OP && !strcmp(o->s.s, "put") && w[0] && w[0]->t == SL_PDF_OP &&
+            !strcmp(w[0]->s.s, "dup") && w[1]->t == SL_PDF_INT && w[2]->t == SL_PDF_NAME &&
+            w[1]->i >= 0 && w[1]->i < 256) {
+            enc[w[1]->i] = glyph_unicode(w[2]->s.s);
+            *found = true;
+        }
+        w[0] = w[1], w[1] = w[2], w[2] = o;
+    }
+    return r < 0 ? -1 : 0;
+}
+
 static int simple_font(sl_pdf *p, font *f, const sl_pdf_obj *d, bool has_tu, sl_err *err)
 {
     const sl_pdf_obj *base, *enc, *first, *widths, *desc, *flags = NULL;
@@ -377,15 +438,21 @@ static int simple_font(sl_pdf *p, font *f, const sl_pdf_obj *d, bool has_tu, sl_
     }
     bool symbolic = flags && flags->t == SL_PDF_INT && (flags->i & 4);
     if (!table) {
-        /* no base encoding: the font's own; known only for the standard
-         * Latin fonts and non-symbolic fonts (StandardEncoding) */
-        if (std == -2 || (std == -3 && (symbolic || !flags)))
-            if (!has_tu && !diffs)
-                return DECLINE(err, "a font with an encoding of its own");
-        table = std == -2 ? NULL : sl_pdf_enc_std;
+        /* no base encoding: the font's own, known only for the standard
+         * Latin fonts and non-symbolic fonts (StandardEncoding); in a
+         * symbolic font only the codes its ToUnicode map or /Differences
+         * name are known (the others decline when shown) */
+        bool own = std == -2 || (std == -3 && (symbolic || !flags));
+        bool program = false;
+        if (own && type1_encoding(p, desc, f->enc, &program, err))
+            return -1;
+        if (own && !program && !has_tu && !diffs)
+            return DECLINE(err, "a font with an encoding of its own");
+        table = own ? NULL : sl_pdf_enc_std;
     }
-    for (int c = 0; c < 256; c++)
-        f->enc[c] = table ? table[c] : 0;
+    if (table)
+        for (int c = 0; c < 256; c++)
+            f->enc[c] = table[c];
     if (diffs) {
         if (diffs->t != SL_PDF_ARRAY)
             return DECLINE(err, "a font's /Differences is not an array");
@@ -615,7 +682,7 @@ static void place(interp *it, double x, double y, double size)
         if (dabs(y - it->last_y) > LINE_DELTA * ref) {
             sl_buf_addc(it->out, '\n');
         } else if (it->space || x - it->last_x > WORD_GAP * ref ||
-                   x - it->last_x < -BACK_GAP * ref || dabs(y - it->last_y) > 0.5) {
+                   x - it->last_x < -BACK_GAP * ref) {
             sl_buf_addc(it->out, ' ');
         }
     }

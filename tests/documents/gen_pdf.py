@@ -17,7 +17,7 @@ Hand-made (sluice's own reader, extract/pdftext): features (TJ, ', ",
 Tz, several content streams, a form, an inline image, WinAnsi and
 /Differences), xrefstm (the same in object streams with a cross-reference
 stream), type0 (Identity-H with a ToUnicode map), incremental (an update
-replacing a stream); rotated, unmapped, type3 (left to pdftotext);
+replacing a stream), builtin (a font program's own encoding); rotated, unmapped, type3 (left to pdftotext);
 loop_prev, loop_tree, loop_length, deep (damaged structure).
 Hostile: truncated (a PDF cut short), garbage (random bytes after a
 %PDF- header), encrypted (a user password), bomb_mem (one string of
@@ -232,6 +232,27 @@ def type0(path):
     build(path, objs)
 
 
+def builtin(path):
+    """A symbolic Type1 font without /Encoding: its program's own encoding
+    (here codes 65 and 66 swapped, and 1 a ligature) is the one to use."""
+    program = (b"%!PS-AdobeFont-1.0: Swapped 001.000\n/FontName /Swapped def\n"
+               b"/Encoding 256 array 0 1 255 {1 index exch /.notdef put} for\n"
+               b"dup 65 /B put dup 66 /A put dup 1 /fi put dup 32 /space put\n"
+               b"dup 67 /C.sc put dup 110 /n put dup 100 /d put readonly def\ncurrentdict end\n"
+               b"currentfile eexec\n")
+    objs = [CATALOG, b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            PAGE % (b"<< /Font << /F1 4 0 R >> >>", b"7 0 R"),
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /Swapped /FirstChar 1 /LastChar 67 "
+            b"/Widths [556" + b" 0" * 30 + b" 278" + b" 0" * 32 + b" 600 600 600] "
+            b"/FontDescriptor 5 0 R >>",
+            b"<< /Type /FontDescriptor /FontName /Swapped /Flags 4 /FontBBox [0 0 1000 1000] "
+            b"/ItalicAngle 0 /Ascent 800 /Descent -200 /CapHeight 700 /StemV 80 "
+            b"/FontFile 6 0 R >>",
+            (b"<< /Length1 %d /Length2 0 /Length3 0 >>" % len(program), program),
+            (b"<< /Filter /FlateDecode >>", b"BT /F1 12 Tf 72 700 Td (BAC \001nd) Tj ET")]
+    build(path, objs)
+
+
 def declined(path, kind):
     """PDFs sluice's reader leaves to pdftotext."""
     content, font = b"BT /F1 12 Tf 72 700 Td (Read by pdftotext) Tj ET", HELV
@@ -335,6 +356,7 @@ def main():
     objs = [None] * 7 + [(b"<< >>", b"BT /F1 12 Tf 72 300 Td (Updated second stream) Tj ET")]
     build(p("incremental"), objs, prev=(first, xoff), trailer_extra=b"")
     expect(p("incremental"))
+    builtin(p("builtin"))
     for kind in ("rotated", "unmapped", "type3"):
         declined(p(kind), kind)
     hostile(out)

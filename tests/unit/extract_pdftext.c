@@ -222,7 +222,16 @@ int main(void)
     CHECK(strstr(t, "\xe2\x80\x99\xef\xac\x81 Differences"), "/Differences: quoteright, fi");
     CHECK(strstr(t, "Text inside a form"), "a form XObject's text");
     CHECK(!strstr(t, "EI"), "an inline image's data is skipped");
+
+    /* a symbolic font without /Encoding: its program's own (pypdf reads
+     * the codes as they are; pdftotext, as here, through the program) */
     free(f);
+    f = doc("builtin", "pdf", &len);
+    sl_buf_reset(&out);
+    rc = sl_pdf_text(f, len, NULL, &out, &err);
+    CHECK(rc == 0 && out.len == 9 && !memcmp(out.data, "ABC \xef\xac\x81nd", 9),
+          "a Type1 program's own encoding: 'ABC \xef\xac\x81nd' (%s)",
+          rc ? err.msg : out.data);
 
     /* appends; the output limit counts this document's text only */
     sl_buf_reset(&out);
