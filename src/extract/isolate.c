@@ -394,5 +394,5 @@ int sl_extract_isolated(sl_doc_kind kind, const void *data, size_t len, const sl
         return sl_err_limit(err, SL_ETIMEOUT, "extract_timeout_s",
                             "reading the PDF file took over extract_timeout_s=%g s; raise it "
                             "(--limit extract_timeout_s=N)", r->timeout_s);
-    return sl_extract_pdf(data, len, &r->lim, left, out, err);
+    return sl_extract_pdf_until(data, len, &r->lim, left, r->stop, r->ud, out, err);
 }

@@ -87,7 +87,15 @@ static unsigned count_pages(const unsigned char *d, size_t len)
 typedef struct {
     char text[ERR_KEEP + 1];
     size_t len;
+    bool (*stop)(void *ud); /* the caller's, and its argument */
+    void *ud;
 } err_text;
+
+static bool cancelled(void *ud)
+{
+    err_text *e = ud;
+    return e->stop(e->ud);
+}
 
 static void keep_err(const char *data, size_t len, void *ud)
 {
@@ -178,7 +186,7 @@ static int failed(const sl_sandbox_result *r, const err_text *et, size_t max_raw
                             "or built to be slow to read (a decompression bomb)",
                             timeout_s);
     case SL_EXIT_CANCELED:
-        return sl_err_set(err, SL_ECANCELED, FAIL "cancelled");
+        return sl_err_set(err, SL_ECANCELED, FAIL "the run was stopped while pdftotext read it");
     case SL_EXIT_SIGNALED:
         return sl_err_set(err, SL_EPARSE,
                           FAIL "pdftotext crashed on this PDF (signal %d, %s); the file is "
@@ -235,6 +243,13 @@ static int failed(const sl_sandbox_result *r, const err_text *et, size_t max_raw
 
 int sl_extract_pdf(const void *data, size_t len, const sl_extract_limits *lim, double timeout_s,
                    sl_buf *out, sl_err *err)
+{
+    return sl_extract_pdf_until(data, len, lim, timeout_s, NULL, NULL, out, err);
+}
+
+int sl_extract_pdf_until(const void *data, size_t len, const sl_extract_limits *lim,
+                         double timeout_s, bool (*stop)(void *ud), void *ud, sl_buf *out,
+                         sl_err *err)
 {
     sl_extract_limits dflt;
     if (!lim) {
@@ -294,7 +309,7 @@ int sl_extract_pdf(const void *data, size_t len, const sl_extract_limits *lim, d
      * the same work about 15% cheaper. */
     static const char *const env[] = {
         "GLIBC_TUNABLES=glibc.malloc.tcache_count=65000:glibc.malloc.tcache_max=4096", NULL};
-    err_text et = {.len = 0};
+    err_text et = {.len = 0, .stop = stop, .ud = ud};
     et.text[0] = '\0';
     sl_sandbox_cmd c = {
         .argv = parallel ? split : argv,
@@ -305,6 +320,7 @@ int sl_extract_pdf(const void *data, size_t len, const sl_extract_limits *lim, d
         .max_output_bytes = max_raw,
         .on_stderr = keep_err,
         .ud = &et,
+        .cancelled = stop ? cancelled : NULL,
         .last = true,
     };
     sl_sandbox_result r;

@@ -3,7 +3,8 @@
  * page's text, the pages joined with nothing between them (graphon joins
  * PDFium's per-page text with "").
  *
- * PDFium is not in Debian, so the text comes from poppler's pdftotext
+ * PDFium is not in Debian; sluice reads most PDFs itself (extract/pdftext.h)
+ * and gives the rest to poppler's pdftotext
  * (Debian package poppler-utils).  pdftotext is GPL and a large parser of
  * hostile input, so it is never linked and never run on the host: each
  * call starts a fresh local sandbox (no network, 512 MiB of memory, a few
@@ -23,6 +24,8 @@
 #ifndef SL_EXTRACT_PDF_H
 #define SL_EXTRACT_PDF_H
 
+#include <stdbool.h>
+
 #include "extract/extract.h"
 
 /* Appends the PDF's text to out.  lim NULL: the defaults; timeout_s <= 0:
@@ -40,6 +43,12 @@
  * sandbox, which sees the host's /usr read-only). */
 int sl_extract_pdf(const void *data, size_t len, const sl_extract_limits *lim, double timeout_s,
                    sl_buf *out, sl_err *err);
+
+/* sl_extract_pdf that also ends pdftotext when stop(ud) turns true (polled
+ * about every 50 ms; the run was stopped): SL_ECANCELED. */
+int sl_extract_pdf_until(const void *data, size_t len, const sl_extract_limits *lim,
+                         double timeout_s, bool (*stop)(void *ud), void *ud, sl_buf *out,
+                         sl_err *err);
 
 #define SL_EXTRACT_PDF_TIMEOUT 60.0           /* seconds */
 #define SL_EXTRACT_PDF_MEMORY (512ull << 20)  /* bytes, everything in the sandbox */

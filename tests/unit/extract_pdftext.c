@@ -6,6 +6,7 @@
  * the file), and damaged structure ends in a decline, not a hang.
  */
 #include <dirent.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,6 +144,12 @@ static void isolated(const char *name, const char *want)
     sl_err_clear(&err);
 }
 
+static bool stop_now(void *ud)
+{
+    int *polls = ud;
+    return ++*polls >= 1;
+}
+
 /* Inputs that once crashed the fuzzer (fuzz/regress/extract_pdf-*): a
  * failure with a message or text, nothing else. */
 static void regressions(void)
@@ -175,6 +182,7 @@ static void regressions(void)
 
 int main(void)
 {
+    signal(SIGPIPE, SIG_IGN); /* a stopped sandbox's stdin */
     regressions();
     snprintf(dir, sizeof dir, "/tmp/sluice-pdftext-XXXXXX");
     if (!mkdtemp(dir)) {
@@ -300,6 +308,28 @@ int main(void)
         isolated("rotated", "Rotated");
         isolated("unmapped", "A");
         isolated("type3", "");
+        /* a stopped run stops the reading, on either path */
+        int polls = 0;
+        sl_extract_run r;
+        sl_extract_run_default(&r);
+        r.stop = stop_now;
+        r.ud = &polls;
+        f = doc("rotated", "pdf", &len);
+        sl_buf_reset(&out);
+        rc = sl_extract_isolated(SL_DOC_PDF, f, len, &r, &out, &err);
+        CHECK(rc == -1 && err.code == SL_ECANCELED && out.len == 0,
+              "stopped: SL_ECANCELED, nothing kept (%s)", err.msg ? err.msg : "ok");
+        sl_err_clear(&err);
+        free(f);
+        f = doc("pages300", "pdf", &len);
+        polls = 0;
+        t0 = now();
+        rc = sl_extract_pdf_until(f, len, NULL, 30, stop_now, &polls, &out, &err);
+        CHECK(rc == -1 && err.code == SL_ECANCELED && now() - t0 < 2,
+              "pdftotext stopped when the run stops, in %.2f s (%s)", now() - t0,
+              err.msg ? err.msg : "ok");
+        sl_err_clear(&err);
+        free(f);
     } else {
         SKIP("the isolated path", "no built sluice beside this test, or no pdftotext");
     }
