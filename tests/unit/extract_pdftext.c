@@ -240,6 +240,7 @@ int main(void)
     CHECK(rc == 0 && out.len == 9 && !memcmp(out.data, "ABC \xef\xac\x81nd", 9),
           "a Type1 program's own encoding: 'ABC \xef\xac\x81nd' (%s)",
           rc ? err.msg : out.data);
+    free(f);
 
     /* appends; the output limit counts this document's text only */
     sl_buf_reset(&out);
