@@ -32,7 +32,8 @@
 #define SPLIT_SCRIPT                                                                            \
     "cat >/tmp/in.pdf || exit 99\n"                                                            \
     "n=$2; case $n in ''|*[!0-9]*) n=0;; esac\n"                                               \
-    "[ \"$n\" -gt 0 ] || n=$(pdfinfo /tmp/in.pdf 2>/dev/null | sed -n 's/^Pages:[[:space:]]*//p')\n" \
+    "[ \"$n\" -gt 0 ] ||\n"                                                                   \
+    "  n=$(pdfinfo /tmp/in.pdf 2>/dev/null | sed -n 's/^Pages:[[:space:]]*//p')\n"            \
     "c=$(nproc 2>/dev/null || echo 1); [ \"$c\" -gt 4 ] && c=4\n"                              \
     "case $n in ''|*[!0-9]*) n=0;; esac\n"                                                      \
     "[ $((n / 8)) -lt \"$c\" ] && c=$((n / 8))\n"                                               \

@@ -960,7 +960,8 @@ int sl_pdf_stream(sl_pdf *p, const sl_pdf_obj *stream, const unsigned char **dat
     if (!stream || stream->t != SL_PDF_STREAM)
         return DECLINE(err, "a stream was expected");
     const sl_pdf_obj *f, *parms;
-    if (sl_pdf_get(p, stream, "Filter", &f, err) || sl_pdf_get(p, stream, "DecodeParms", &parms, err))
+    if (sl_pdf_get(p, stream, "Filter", &f, err) ||
+        sl_pdf_get(p, stream, "DecodeParms", &parms, err))
         return -1;
     const sl_pdf_obj *one[1] = {f};
     const sl_pdf_obj *const *filters = one;

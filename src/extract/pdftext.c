@@ -809,7 +809,8 @@ static int do_xobject(interp *it, const sl_pdf_obj *name, const sl_pdf_obj *res,
     size_t len;
     mat tm = it->tm, tlm = it->tlm;
     int saved = it->ngs;
-    if (sl_pdf_stream(it->p, x, &d, &len, err) || run(it, d, len, xres ? xres : res, depth + 1, err))
+    if (sl_pdf_stream(it->p, x, &d, &len, err) ||
+        run(it, d, len, xres ? xres : res, depth + 1, err))
         return -1;
     it->ngs = saved - 1;
     it->tm = tm, it->tlm = tlm;
@@ -865,7 +866,8 @@ static int run(interp *it, const unsigned char *d, size_t n, const sl_pdf_obj *r
             } else if (!strcmp(op, "BI")) {
                 /* an inline image: its dictionary, then data up to EI */
                 sl_pdf_obj *k;
-                while ((r = sl_pdf_lex(&lx, &k, err)) == 1 && !(k->t == SL_PDF_OP && !strcmp(k->s.s, "ID")))
+                while ((r = sl_pdf_lex(&lx, &k, err)) == 1 &&
+                       !(k->t == SL_PDF_OP && !strcmp(k->s.s, "ID")))
                     ;
                 if (r < 0)
                     return -1;
@@ -1024,7 +1026,8 @@ static int walk(interp *it, const sl_pdf_obj *node, const sl_pdf_obj *res, int d
     const sl_pdf_obj *type, *kids, *r;
     if (!node || node->t != SL_PDF_DICT)
         return DECLINE(err, "a page-tree node that is not a dictionary");
-    if (sl_pdf_get(it->p, node, "Type", &type, err) || sl_pdf_get(it->p, node, "Kids", &kids, err) ||
+    if (sl_pdf_get(it->p, node, "Type", &type, err) ||
+        sl_pdf_get(it->p, node, "Kids", &kids, err) ||
         sl_pdf_get(it->p, node, "Resources", &r, err))
         return -1;
     if (r)
