@@ -433,10 +433,10 @@ int sl_cfb_read(sl_cfb *f, int i, sl_buf *out, sl_err *err)
         return sl_err_set(err, SL_EPARSE, "the compound file's entry %d is not a stream", i);
     const cfb_entry *e = &f->ents[i];
     if (e->size > f->lim->max_member)
-        return sl_err_set(err, SL_ELIMIT,
-                          "the compound file's stream %s is %llu bytes, over %zu "
-                          "(extract_max_member)",
-                          e->name, (unsigned long long)e->size, f->lim->max_member);
+        return sl_err_limit(err, SL_ELIMIT, "extract_max_member",
+                            "the compound file's stream %s is %llu bytes, over %zu "
+                            "(extract_max_member)",
+                            e->name, (unsigned long long)e->size, f->lim->max_member);
     uint64_t left = e->size;
     uint32_t gen = ++f->gen;
     if (e->size < f->cutoff) {

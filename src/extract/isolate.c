@@ -344,8 +344,14 @@ static int run_helper(sl_doc_kind kind, const void *data, size_t len, const sl_e
         else if (code == SL_ELIMIT || code == SL_ETIMEOUT) {
             *t2 = 0;
             /* the setting names one of ours: map it back to a static string */
-            const char *setting = !strcmp(t1 + 1, "extract_max_output") ? "extract_max_output"
-                                  : NULL;
+            static const char *const settings[] = {
+                "extract_max_output",   "extract_max_member", "extract_max_unpacked",
+                "extract_xml_depth",    "extract_xml_nodes",  "extract_max_memory",
+                "extract_timeout_s"};
+            const char *setting = NULL;
+            for (size_t i = 0; i < sizeof settings / sizeof *settings; i++)
+                if (!strcmp(t1 + 1, settings[i]))
+                    setting = settings[i];
             sl_err_limit(err, (sl_errcode)code, setting, "%s", t2 + 1);
         } else
             sl_err_set(err, (sl_errcode)code, "%s", t2 + 1);

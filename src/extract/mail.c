@@ -538,9 +538,9 @@ static size_t read_head(const char *p, size_t n, mail_head *h, size_t *body)
 static int new_part(mail_ctx *c)
 {
     if (c->nparts >= c->lim->max_xml_nodes || c->nparts >= INT32_MAX) {
-        sl_err_set(c->err, SL_ELIMIT,
-                   "the message has more than %zu MIME parts (extract_xml_nodes)",
-                   c->lim->max_xml_nodes);
+        sl_err_limit(c->err, SL_ELIMIT, "extract_xml_nodes",
+                     "the message has more than %zu MIME parts (extract_xml_nodes)",
+                     c->lim->max_xml_nodes);
         return -1;
     }
     if (c->nparts == c->alloc) {
@@ -583,9 +583,9 @@ static int parse_multipart(mail_ctx *c, int idx, int depth, const char *where)
         return sl_err_set(c->err, SL_EPARSE, "%s is %s but has no boundary parameter", where,
                           type);
     if (depth + 1 > (int)(c->lim->max_xml_depth < 1000 ? c->lim->max_xml_depth : 1000))
-        return sl_err_set(c->err, SL_ELIMIT,
-                          "%s nests multiparts deeper than %zu (extract_xml_depth)",
-                          where, c->lim->max_xml_depth);
+        return sl_err_limit(c->err, SL_ELIMIT, "extract_xml_depth",
+                            "%s nests multiparts deeper than %zu (extract_xml_depth)",
+                            where, c->lim->max_xml_depth);
     size_t i = 0, start = 0, count = 0;
     bool open = false, closed = false;
     int last = -1;
@@ -937,13 +937,14 @@ static int part_text(mail_ctx *c, const mail_part *mp, sl_buf *t, const char *wh
     else
         sl_buf_add(&raw, mp->body, mp->body_n);
     if (raw.toobig || raw.len > cap)
-        rc = sl_err_set(c->err, SL_ELIMIT,
-                        "%s decodes to more than %zu bytes (extract_max_member)", where,
-                        cap);
+        rc = sl_err_limit(c->err, SL_ELIMIT, "extract_max_member",
+                          "%s decodes to more than %zu bytes (extract_max_member)", where,
+                          cap);
     else if (raw.len > c->lim->max_unpacked - c->unpacked || c->unpacked > c->lim->max_unpacked)
-        rc = sl_err_set(c->err, SL_ELIMIT,
-                        "the message's parts decode to more than %zu bytes (extract_max_unpacked)",
-                        c->lim->max_unpacked);
+        rc = sl_err_limit(c->err, SL_ELIMIT, "extract_max_unpacked",
+                          "the message's parts decode to more than %zu bytes "
+                          "(extract_max_unpacked)",
+                          c->lim->max_unpacked);
     else {
         c->unpacked += raw.len;
         sl_buf_init(t, 0);
@@ -1119,9 +1120,9 @@ static int msg_string(sl_cfb *f, int dir, const char *id, const char *cs, sl_buf
 static int msg_count(mail_ctx *c, size_t n)
 {
     if (n > c->lim->max_unpacked - c->unpacked || c->unpacked > c->lim->max_unpacked)
-        return sl_err_set(c->err, SL_ELIMIT,
-                          "the message's streams hold more than %zu bytes (extract_max_unpacked)",
-                          c->lim->max_unpacked);
+        return sl_err_limit(c->err, SL_ELIMIT, "extract_max_unpacked",
+                            "the message's streams hold more than %zu bytes (extract_max_unpacked)",
+                            c->lim->max_unpacked);
     c->unpacked += n;
     return 0;
 }

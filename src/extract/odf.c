@@ -621,17 +621,17 @@ static void add_text(html *h, const unsigned char *s)
 static void walk(html *h, const xmlNode *n, size_t depth)
 {
     if (depth > h->lim->max_xml_depth) {
-        h->failed = sl_err_set(h->err, SL_ELIMIT,
-                               "%s: the HTML nests deeper than %zu elements (extract_xml_depth)",
-                               h->what, h->lim->max_xml_depth);
+        h->failed = sl_err_limit(h->err, SL_ELIMIT, "extract_xml_depth",
+                                 "%s: the HTML nests deeper than %zu elements (extract_xml_depth)",
+                                 h->what, h->lim->max_xml_depth);
         return;
     }
     for (const xmlNode *c = n->children; c && !h->failed; c = c->next) {
         if (++*h->nodes > h->lim->max_xml_nodes) {
-            h->failed = sl_err_set(h->err, SL_ELIMIT,
-                                   "the document's XML has more than %zu nodes (extract_xml_nodes; "
-                                   "stopped in %s)",
-                                   h->lim->max_xml_nodes, h->what);
+            h->failed = sl_err_limit(h->err, SL_ELIMIT, "extract_xml_nodes",
+                                     "the document's XML has more than %zu nodes "
+                                     "(extract_xml_nodes; stopped in %s)",
+                                     h->lim->max_xml_nodes, h->what);
             return;
         }
         if (c->type == XML_TEXT_NODE || c->type == XML_CDATA_SECTION_NODE) {

@@ -151,12 +151,14 @@ xmlDoc *sl_xml_parse(const char *what, const void *data, size_t len, const sl_ex
     ctxt->myDoc = NULL;
     if (w.why || !ctxt->wellFormed || !doc) {
         if (w.why == STOP_DEPTH)
-            sl_err_set(err, SL_ELIMIT,
-                       "%s: the XML nests deeper than %zu elements (line %d; extract_xml_depth)", what,
-                         lim->max_xml_depth, ctxt->input ? ctxt->input->line : 0);
+            sl_err_limit(err, SL_ELIMIT, "extract_xml_depth",
+                         "%s: the XML nests deeper than %zu elements (line %d; "
+                         "extract_xml_depth)",
+                         what, lim->max_xml_depth, ctxt->input ? ctxt->input->line : 0);
         else if (w.why == STOP_NODES)
-            sl_err_set(err, SL_ELIMIT,
-                       "the document's XML has more than %zu nodes (extract_xml_nodes; stopped in %s)",
+            sl_err_limit(err, SL_ELIMIT, "extract_xml_nodes",
+                         "the document's XML has more than %zu nodes (extract_xml_nodes; "
+                         "stopped in %s)",
                          lim->max_xml_nodes, what);
         else if (w.why == STOP_DTD)
             sl_err_set(err, SL_EPARSE,

@@ -102,6 +102,30 @@ int main(void)
           "a stopped run stops the reader: %s", err.msg);
     sl_err_clear(&err);
     r.stop = NULL;
+    /* a limit the reader hit comes back with its setting: multiparts
+     * nested past extract_xml_depth */
+    sl_buf eml, inner;
+    sl_buf_init(&eml, 0);
+    sl_buf_init(&inner, 0);
+    sl_buf_adds(&eml, "Content-Type: text/plain\r\n\r\ndeep");
+    for (int i = 5; i >= 0; i--) {
+        sl_buf_reset(&inner);
+        sl_buf_addf(&inner, "Content-Type: multipart/mixed; boundary=\"b%d\"\r\n\r\n--b%d\r\n", i,
+                    i);
+        sl_buf_add(&inner, eml.data, eml.len);
+        sl_buf_addf(&inner, "\r\n--b%d--\r\n", i);
+        sl_buf_reset(&eml);
+        sl_buf_add(&eml, inner.data, inner.len);
+    }
+    sl_buf_release(&inner);
+    r.lim.max_xml_depth = 3;
+    CHECK(sl_extract_isolated(SL_DOC_EML, eml.data, eml.len, &r, &out, &err) == -1 &&
+              err.code == SL_ELIMIT && err.setting && !strcmp(err.setting, "extract_xml_depth"),
+          "a reader's limit comes back naming its setting (%s: %s)",
+          err.setting ? err.setting : "none", err.msg);
+    sl_err_clear(&err);
+    sl_buf_release(&eml);
+    r.lim.max_xml_depth = 256;
     sl_extract_set_helper("/nonexistent/sluice");
     CHECK(sl_extract_isolated(SL_DOC_CSV, "a,b\n", 4, &r, &out, &err) == -1 && err.msg &&
               strstr(err.msg, "/nonexistent/sluice"),
