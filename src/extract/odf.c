@@ -19,13 +19,11 @@
  * parsed with libxml2's HTML parser, loaded as extract/xml loads libxml2.
  */
 #include <ctype.h>
-#include <libxml/HTMLparser.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/dl.h"
 #include "core/map.h"
 #include "extract/extract_int.h"
 #include "extract/xml.h"
@@ -536,17 +534,6 @@ static char *normpath(const char *p)
 
 /* libxml2's HTML parser, opened on first use as extract/xml opens the
  * XML one. */
-#define HTML_FNS(X) X(xmlInitParser) X(htmlReadMemory) X(xmlFreeDoc)
-#define HTML_PTR(f) static __typeof__(&f) p_##f;
-HTML_FNS(HTML_PTR)
-#undef HTML_PTR
-#define HTML_SYM(f) {#f, (void **)&p_##f},
-static const sl_dl_sym html_syms[] = {HTML_FNS(HTML_SYM){NULL, NULL}};
-#undef HTML_SYM
-static const char *const html_names[] = {"libxml2.so.2", "libxml2.so", NULL};
-static sl_dl_lib html_lib = {.what = "libxml2", .sonames = html_names, .package = "libxml2",
-                             .syms = html_syms};
-
 /* The text elements of the chapters, partition_html's way. */
 typedef struct {
     const sl_extract_limits *lim;
@@ -706,18 +693,14 @@ static int chapter(html *h, const char *name, const sl_buf *b)
     if (!b->len)
         return 0;
     const char *enc = says_encoding(b->data, b->len) ? NULL : "UTF-8";
-    htmlDocPtr doc = p_htmlReadMemory(b->data, (int)b->len, NULL, enc,
-                                      HTML_PARSE_NONET | HTML_PARSE_NOERROR |
-                                          HTML_PARSE_NOWARNING | HTML_PARSE_RECOVER |
-                                          HTML_PARSE_NOIMPLIED);
+    xmlDoc *doc = sl_xml_parse_html(name, b->data, b->len, enc, h->err);
     if (!doc)
-        return h->failed = sl_err_set(h->err, SL_EPARSE, "%s: the HTML parser read nothing",
-                                      name);
+        return h->failed = -1;
     h->what = name;
     walk(h, (const xmlNode *)doc, 0);
     if (!h->failed)
         flush(h);
-    p_xmlFreeDoc(doc);
+    sl_xml_free(doc);
     return h->failed ? -1 : 0;
 }
 
@@ -832,9 +815,6 @@ static int member(sl_zip *z, const char *name, sl_buf *b, sl_err *err)
 int sl_extract_epub(const void *data, size_t len, const sl_extract_limits *lim, sl_buf *out,
                     sl_err *err)
 {
-    if (sl_dl_load(&html_lib, err))
-        return -1;
-    p_xmlInitParser();
     sl_zip *z = sl_zip_open(data, len, lim, err);
     if (!z)
         return -1;

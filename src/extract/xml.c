@@ -1,5 +1,6 @@
 #include "extract/xml.h"
 
+#include <libxml/HTMLparser.h>
 #include <libxml/parser.h>
 #include <libxml/parserInternals.h>
 #include <libxml/SAX2.h>
@@ -13,7 +14,7 @@
 #define XML_FNS(X)                                                                              \
     X(xmlInitParser) X(xmlCreateMemoryParserCtxt) X(xmlCtxtUseOptions) X(xmlParseDocument)     \
     X(xmlFreeParserCtxt) X(xmlFreeDoc) X(xmlStopParser) X(xmlSAX2StartElementNs)              \
-    X(xmlSAX2EndElementNs) X(xmlSAX2Characters) X(xmlSAX2CDataBlock)
+    X(xmlSAX2EndElementNs) X(xmlSAX2Characters) X(xmlSAX2CDataBlock) X(htmlReadMemory)
 #define XML_PTR(f) static __typeof__(&f) p_##f;
 XML_FNS(XML_PTR)
 #undef XML_PTR
@@ -179,6 +180,24 @@ xmlDoc *sl_xml_parse(const char *what, const void *data, size_t len, const sl_ex
         return NULL;
     }
     p_xmlFreeParserCtxt(ctxt);
+    return doc;
+}
+
+xmlDoc *sl_xml_parse_html(const char *what, const void *data, size_t len, const char *encoding,
+                          sl_err *err)
+{
+    if (sl_dl_load(&xml_lib, err))
+        return NULL;
+    pthread_once(&init_once, init_xml);
+    if (len > INT_MAX) {
+        sl_err_set(err, SL_ELIMIT, "%s: %zu bytes of HTML is too big", what, len);
+        return NULL;
+    }
+    xmlDoc *doc = p_htmlReadMemory(data, (int)len, NULL, encoding,
+                                   HTML_PARSE_NONET | HTML_PARSE_NOERROR | HTML_PARSE_NOWARNING |
+                                       HTML_PARSE_RECOVER | HTML_PARSE_NOIMPLIED);
+    if (!doc)
+        sl_err_set(err, SL_EPARSE, "%s: the HTML parser read nothing", what);
     return doc;
 }
 

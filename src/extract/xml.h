@@ -1,6 +1,6 @@
 /*
- * xml — the XML parts of a document (docx, xlsx, pptx, and later odt and
- * epub) parsed with libxml2, loaded on first use (core/dl) as libcurl is,
+ * xml — the XML parts of a document (docx, xlsx, pptx, odt, epub) and
+ * EPUB's HTML chapters, parsed with libxml2, loaded on first use (core/dl) as libcurl is,
  * so that sluice's start does not map it.
  *
  * The parts are hostile.  Parsing is from memory with XML_PARSE_NONET, no
@@ -36,6 +36,13 @@ enum { SL_XML_NO_DTD = 1 };
 xmlDoc *sl_xml_parse(const char *what, const void *data, size_t len, const sl_extract_limits *lim,
                      unsigned flags, size_t *nodes, sl_err *err);
 void sl_xml_free(xmlDoc *doc);
+
+/* Parses HTML as browsers do (libxml2's HTML parser: recovering, no
+ * network, no implied elements), in `encoding` (NULL: what the document
+ * declares).  Not bounded while parsing: callers bound the input and walk
+ * the tree with their own depth bound.  NULL with err (SL_EPARSE). */
+xmlDoc *sl_xml_parse_html(const char *what, const void *data, size_t len, const char *encoding,
+                          sl_err *err);
 
 /* The document's root element (NULL if none). */
 xmlNode *sl_xml_root(const xmlDoc *doc);
