@@ -470,7 +470,7 @@ void sl_sheet_add(sl_sheet *sh, const sl_sheet_cell *c)
         sh->v = sl_xrealloc(sh->v, sh->alloc * sizeof *sh->v);
     }
     sh->v[sh->n] = *c;
-    sh->v[sh->n].seq = sh->n;
+    sh->v[sh->n].seq = (uint32_t)sh->n;
     sh->n++;
 }
 

@@ -32,12 +32,12 @@ typedef enum {
 
 typedef struct {
     uint32_t row, col; /* 1-based */
+    uint32_t seq;      /* order of sl_sheet_add: the later of two cells at one place wins */
     uint8_t kind;
     bool integral;     /* SL_CELL_NUM: an int in Python (the engine's int, or an integral float) */
     double num;        /* SL_CELL_NUM, SL_CELL_BOOL (0/1) */
     int64_t us;        /* SL_CELL_DATE: µs since 1970-01-01; SL_CELL_TIME: since midnight */
     const char *s;     /* SL_CELL_STR */
-    size_t seq;        /* order of sl_sheet_add: the later of two cells at one place wins */
 } sl_sheet_cell;
 
 /* Strings owned by a table: each one malloc'd, freed with the table. */

@@ -908,7 +908,7 @@ int sl_extract_xls(const void *data, size_t len, const sl_extract_limits *lim, s
                .len = stream.len,
                .lim = lim,
                .fmt = sl_xcalloc(65536, 1),
-               .max_cells = lim->max_output / 8 + 64};
+               .max_cells = lim->max_output / 8 > 64 ? lim->max_output / 8 : 64};
     sl_buf text;
     sl_buf_init(&text, lim->max_output < SIZE_MAX - 1 ? lim->max_output + 1 : SIZE_MAX);
     int rc = read_book(&b, &text, err);
