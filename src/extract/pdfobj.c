@@ -954,9 +954,12 @@ static int unpredict(const sl_pdf_obj *parms, sl_pdf *p, unsigned char **data, s
     return 0;
 }
 
-int sl_pdf_stream(sl_pdf *p, const sl_pdf_obj *stream, const unsigned char **data, size_t *len,
-                  sl_err *err)
+/* The stream's data through its filters: *in and *n, in *heap (to free)
+ * or in the file (*heap NULL); counted against the limits. */
+static int decode(sl_pdf *p, const sl_pdf_obj *stream, unsigned char **heap,
+                  const unsigned char **data, size_t *len, sl_err *err)
 {
+    *heap = NULL;
     if (!stream || stream->t != SL_PDF_STREAM)
         return DECLINE(err, "a stream was expected");
     const sl_pdf_obj *f, *parms;
@@ -1009,21 +1012,45 @@ int sl_pdf_stream(sl_pdf *p, const sl_pdf_obj *stream, const unsigned char **dat
     }
     if (account(p, n, err))
         goto fail;
-    /* the data lives as long as the document: in its arena */
-    unsigned char *keep = arena_alloc(&p->doc, n + 1);
-    if (!keep) {
-        free(cur);
-        return over(p, err);
-    }
-    memcpy(keep, in, n);
-    keep[n] = '\0';
-    free(cur);
     p->unpacked += n;
-    *data = keep, *len = n;
+    *heap = cur, *data = in, *len = n;
     return 0;
 fail:
     free(cur);
     return -1;
+}
+
+int sl_pdf_stream(sl_pdf *p, const sl_pdf_obj *stream, const unsigned char **data, size_t *len,
+                  sl_err *err)
+{
+    unsigned char *heap;
+    const unsigned char *in;
+    size_t n;
+    if (decode(p, stream, &heap, &in, &n, err))
+        return -1;
+    /* the data lives as long as the document: in its arena */
+    unsigned char *keep = arena_alloc(&p->doc, n + 1);
+    if (!keep) {
+        free(heap);
+        return over(p, err);
+    }
+    memcpy(keep, in, n);
+    keep[n] = '\0';
+    free(heap);
+    *data = keep, *len = n;
+    return 0;
+}
+
+int sl_pdf_stream_append(sl_pdf *p, const sl_pdf_obj *stream, sl_buf *out, sl_err *err)
+{
+    unsigned char *heap;
+    const unsigned char *in;
+    size_t n;
+    if (decode(p, stream, &heap, &in, &n, err))
+        return -1;
+    sl_buf_add(out, in, n);
+    free(heap);
+    return 0;
 }
 
 /* ---- the cross-reference ---- */

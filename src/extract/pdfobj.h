@@ -91,6 +91,10 @@ bool sl_pdf_num(const sl_pdf_obj *o, double *v);
 int sl_pdf_stream(sl_pdf *p, const sl_pdf_obj *stream, const unsigned char **data, size_t *len,
                   sl_err *err);
 
+/* The same, appended to out and not kept: a page's contents, read once.
+ * Still counted against max_unpacked (all the document decodes). */
+int sl_pdf_stream_append(sl_pdf *p, const sl_pdf_obj *stream, sl_buf *out, sl_err *err);
+
 /* A lexer over a content stream (or any PDF syntax): each call gives the
  * next object or operator; 0 at the end, 1 with *o, -1 with err. */
 typedef struct sl_pdf_arena sl_pdf_arena;

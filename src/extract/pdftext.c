@@ -994,15 +994,12 @@ static int page(interp *it, const sl_pdf_obj *pg, const sl_pdf_obj *res, sl_err 
         n = c->c.n;
     }
     for (size_t i = 0; i < n; i++) {
-        const sl_pdf_obj *s;
-        const unsigned char *d;
-        size_t len;
+        const sl_pdf_obj *s = NULL;
         if (sl_pdf_resolve(it->p, list[i], &s, err) || !s ||
-            sl_pdf_stream(it->p, s, &d, &len, err)) {
+            sl_pdf_stream_append(it->p, s, &all, err)) {
             sl_buf_release(&all);
             return s || err->code ? -1 : DECLINE(err, "a page's contents are missing");
         }
-        sl_buf_add(&all, (const char *)d, len);
         sl_buf_addc(&all, '\n');
     }
     it->ngs = 0;
