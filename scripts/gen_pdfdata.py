@@ -49,12 +49,31 @@ for k, v in codecs.adobe_glyphs.items():
     if len(v) == 1 and keep(ord(v)) and n.isascii() and len(n) < 32:
         names[n] = ord(v)
 glyphs = sorted(names.items(), key=lambda kv: kv[0].encode())
-w("/* sorted by name (strcmp order) */")
-w("const sl_pdf_glyph sl_pdf_glyphs[] = {")
+# One string of NUL-ended names and offsets into it, not an array of
+# pointers: pointers in a position-independent program are relocated (and
+# their pages written) at every start of every sluice process.
+w("/* sorted by name (strcmp order): the names, their offsets, their values */")
+w("const char sl_pdf_glyph_names[] =")
+at, offs = 0, []
+line = ""
 for n, cp in glyphs:
-    w('    {"%s", 0x%04x},' % (n, cp))
+    offs.append(at)
+    at += len(n) + 1
+    piece = n + "\\000"  # three digits: a name that starts with a digit stays one
+    if len(line) + len(piece) > 88:
+        w('    "%s"' % line)
+        line = ""
+    line += piece
+w('    "%s";' % line)
+w("const uint32_t sl_pdf_glyph_at[] = {")
+for i in range(0, len(offs), 10):
+    w("    " + ", ".join(str(o) for o in offs[i:i + 10]) + ",")
 w("};")
-w("const size_t sl_pdf_n_glyphs = sizeof sl_pdf_glyphs / sizeof *sl_pdf_glyphs;")
+w("const uint16_t sl_pdf_glyph_cp[] = {")
+for i in range(0, len(glyphs), 12):
+    w("    " + ", ".join("0x%04x" % cp for _, cp in glyphs[i:i + 12]) + ",")
+w("};")
+w("const size_t sl_pdf_n_glyphs = sizeof sl_pdf_glyph_cp / sizeof *sl_pdf_glyph_cp;")
 w("")
 
 fonts = ["Helvetica", "Helvetica-Bold", "Helvetica-Oblique", "Helvetica-BoldOblique",

@@ -14,13 +14,12 @@
 extern const uint16_t sl_pdf_enc_std[256], sl_pdf_enc_win[256], sl_pdf_enc_mac[256],
     sl_pdf_enc_pdfdoc[256];
 
-typedef struct {
-    const char *name;
-    uint16_t cp;
-} sl_pdf_glyph;
-
-/* Glyph names with one Unicode value, sorted by name (strcmp order). */
-extern const sl_pdf_glyph sl_pdf_glyphs[];
+/* Glyph names with one Unicode value, sorted by name (strcmp order): name
+ * i is at sl_pdf_glyph_names + sl_pdf_glyph_at[i] (no pointers, so nothing
+ * to relocate when a process starts), its value sl_pdf_glyph_cp[i]. */
+extern const char sl_pdf_glyph_names[];
+extern const uint32_t sl_pdf_glyph_at[];
+extern const uint16_t sl_pdf_glyph_cp[];
 extern const size_t sl_pdf_n_glyphs;
 
 /* The standard fonts' Latin glyphs by Unicode value (ascending) ... */
@@ -28,7 +27,7 @@ extern const uint16_t sl_pdf_std_cps[229];
 
 /* ... and each font's widths for them (1/1000 em; 0: the font lacks it). */
 typedef struct {
-    const char *name;
+    char name[24];
     uint16_t w[229];
 } sl_pdf_std_font;
 

@@ -69,10 +69,6 @@ static void font_free(font *f)
     }
 }
 
-static int glyph_cmp(const void *k, const void *e)
-{
-    return strcmp(k, ((const sl_pdf_glyph *)e)->name);
-}
 
 /* A glyph name's Unicode value: the Adobe Glyph List, uniXXXX, uXXXX[XX];
  * 0 when unknown ... */
@@ -93,10 +89,17 @@ static uint32_t glyph_unicode(const char *name)
 
 static uint32_t glyph_unicode_1(const char *name)
 {
-    const sl_pdf_glyph *g =
-        bsearch(name, sl_pdf_glyphs, sl_pdf_n_glyphs, sizeof *sl_pdf_glyphs, glyph_cmp);
-    if (g)
-        return g->cp;
+    size_t lo = 0, hi = sl_pdf_n_glyphs;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = strcmp(name, sl_pdf_glyph_names + sl_pdf_glyph_at[mid]);
+        if (!c)
+            return sl_pdf_glyph_cp[mid];
+        if (c < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
     size_t n = strlen(name);
     const char *hex = NULL;
     if (n == 7 && !strncmp(name, "uni", 3))
