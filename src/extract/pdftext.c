@@ -503,6 +503,21 @@ static int simple_font(sl_pdf *p, font *f, const sl_pdf_obj *d, bool has_tu, sl_
     return 0;
 }
 
+static int push_w(font *f, size_t *cap, wrange w, sl_err *err)
+{
+    if (f->nw == *cap) {
+        size_t nc = *cap ? *cap * 2 : 64;
+        if (nc > (1u << 17))
+            return DECLINE(err, "a composite font's /W is too long");
+        wrange *n = realloc(f->w, nc * sizeof *n);
+        if (!n)
+            return sl_err_set(err, SL_ENOMEM, "out of memory");
+        f->w = n, *cap = nc;
+    }
+    f->w[f->nw++] = w;
+    return 0;
+}
+
 static int composite_font(sl_pdf *p, font *f, const sl_pdf_obj *d, sl_err *err)
 {
     const sl_pdf_obj *enc, *desc, *df, *w, *dw;
@@ -538,17 +553,9 @@ static int composite_font(sl_pdf *p, font *f, const sl_pdf_obj *d, sl_err *err)
                     return -1;
                 if (!sl_pdf_num(c, &v) || a->i + (long long)k > 0xffff)
                     return DECLINE(err, "a composite font's /W is damaged");
-                if (f->nw == cap) {
-                    cap = cap ? cap * 2 : 64;
-                    if (cap > (1u << 17))
-                        return DECLINE(err, "a composite font's /W is too long");
-                    wrange *n = realloc(f->w, cap * sizeof *n);
-                    if (!n)
-                        return sl_err_set(err, SL_ENOMEM, "out of memory");
-                    f->w = n;
-                }
-                f->w[f->nw++] = (wrange){(uint32_t)(a->i + (long long)k),
-                                         (uint32_t)(a->i + (long long)k), v};
+                uint32_t code = (uint32_t)(a->i + (long long)k);
+                if (push_w(f, &cap, (wrange){code, code, v}, err))
+                    return -1;
             }
             i += 2;
         } else {
@@ -556,16 +563,8 @@ static int composite_font(sl_pdf *p, font *f, const sl_pdf_obj *d, sl_err *err)
             if (i + 2 >= w->c.n || b->t != SL_PDF_INT || b->i < a->i || b->i > 0xffff ||
                 sl_pdf_resolve(p, w->c.v[i + 2], &c, err) || !sl_pdf_num(c, &v))
                 return DECLINE(err, "a composite font's /W is damaged");
-            if (f->nw == cap) {
-                cap = cap ? cap * 2 : 64;
-                if (cap > (1u << 17))
-                    return DECLINE(err, "a composite font's /W is too long");
-                wrange *n = realloc(f->w, cap * sizeof *n);
-                if (!n)
-                    return sl_err_set(err, SL_ENOMEM, "out of memory");
-                f->w = n;
-            }
-            f->w[f->nw++] = (wrange){(uint32_t)a->i, (uint32_t)b->i, v};
+            if (push_w(f, &cap, (wrange){(uint32_t)a->i, (uint32_t)b->i, v}, err))
+                return -1;
             i += 3;
         }
     }
