@@ -15,17 +15,11 @@
 #include "extract/pdf.h"
 #include "tap.h"
 #include "util.h"
+#include "corpus.h"
 
 #define PREFIX "Failed to extract text from PDF: "
 
 static char dir[64];
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 static char *doc(const char *name, const char *ext, size_t *len)
 {
@@ -37,27 +31,6 @@ static char *doc(const char *name, const char *ext, size_t *len)
         exit(1);
     }
     return d;
-}
-
-/* Runs of whitespace as one space, none at the ends (heap). */
-static char *squeeze(const char *s, size_t n)
-{
-    char *o = sl_xmalloc(n + 1);
-    size_t k = 0;
-    bool space = false;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\f' || c == '\v') {
-            space = k > 0;
-            continue;
-        }
-        if (space)
-            o[k++] = ' ';
-        space = false;
-        o[k++] = (char)c;
-    }
-    o[k] = '\0';
-    return o;
 }
 
 static int extract(const char *name, const sl_extract_limits *lim, double timeout, sl_buf *out,
@@ -82,7 +55,7 @@ static void same_as_pypdf(const char *name, sl_buf *out, sl_err *err)
     }
     size_t elen;
     char *want = doc(name, "expected", &elen);
-    char *w = squeeze(want, elen), *got = squeeze(out->data ? out->data : "", out->len);
+    char *w = corpus_norm(want), *got = corpus_norm(out->data ? out->data : "");
     size_t at = 0;
     while (w[at] && w[at] == got[at])
         at++;
@@ -100,9 +73,9 @@ static void fails(const char *name, const void *data, size_t len, const sl_extra
     sl_buf out;
     sl_buf_init(&out, 0);
     sl_err err = {0};
-    double t0 = now();
+    double t0 = corpus_now();
     int rc = sl_extract_pdf(data, len, lim, timeout, &out, &err);
-    double t = now() - t0;
+    double t = corpus_now() - t0;
     CHECK(rc == -1 && err.code == code && !strncmp(err.msg, PREFIX, strlen(PREFIX)) &&
               strstr(err.msg, says),
           "%s: fails with %s saying '%s' (%s: %s)", name, sl_errcode_name(code), says,

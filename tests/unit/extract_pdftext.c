@@ -18,15 +18,9 @@
 #include "extract/pdftext.h"
 #include "tap.h"
 #include "util.h"
+#include "corpus.h"
 
 static char dir[64];
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 static char *doc(const char *name, const char *ext, size_t *len)
 {
@@ -40,26 +34,6 @@ static char *doc(const char *name, const char *ext, size_t *len)
     return d;
 }
 
-/* Runs of whitespace as one space, none at the ends (heap). */
-static char *squeeze(const char *s, size_t n)
-{
-    char *o = malloc(n + 1);
-    size_t k = 0;
-    bool sp = false;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == ' ' || s[i] == '\n' || s[i] == '\t' || s[i] == '\r' || s[i] == '\f') {
-            sp = k > 0;
-            continue;
-        }
-        if (sp)
-            o[k++] = ' ';
-        sp = false;
-        o[k++] = s[i];
-    }
-    o[k] = '\0';
-    return o;
-}
-
 /* Read by sluice's reader, not declined, and the text is pypdf's. */
 static void reads(const char *name)
 {
@@ -70,7 +44,7 @@ static void reads(const char *name)
     sl_err err = {0};
     int rc = sl_pdf_text(d, len, NULL, &out, &err);
     CHECK(rc == 0, "%s: read by sluice's reader (%s)", name, rc ? err.msg : "ok");
-    char *w = squeeze(want, elen), *got = squeeze(out.data ? out.data : "", out.len);
+    char *w = corpus_norm(want), *got = corpus_norm(out.data ? out.data : "");
     size_t at = 0;
     while (w[at] && w[at] == got[at])
         at++;
@@ -112,9 +86,9 @@ static void declines(const char *name, const char *says)
     sl_buf_init(&out, 0);
     sl_buf_adds(&out, "kept");
     sl_err err = {0};
-    double t0 = now();
+    double t0 = corpus_now();
     int rc = sl_pdf_text(d, len, NULL, &out, &err);
-    double t = now() - t0;
+    double t = corpus_now() - t0;
     CHECK(rc == -1 && err.code == SL_EUNSUPPORTED && err.msg && strstr(err.msg, says),
           "%s: declined, saying '%s' (%s: %s)", name, says, sl_errcode_name(err.code),
           err.msg ? err.msg : "no error");
@@ -271,20 +245,20 @@ int main(void)
     f = doc("bomb_text", "pdf", &len);
     sl_extract_limits_default(&lim);
     lim.max_output = 1 << 20;
-    double t0 = now();
+    double t0 = corpus_now();
     rc = sl_pdf_text(f, len, &lim, &out, &err);
     CHECK(rc == -1 && err.code == SL_ELIMIT && strstr(err.msg, "extract_max_output") &&
-              now() - t0 < 5,
+              corpus_now() - t0 < 5,
           "17 MB of text from 30 KB: stopped at max_output (%s)", err.msg ? err.msg : "-");
     sl_err_clear(&err);
     free(f);
     f = doc("bomb_mem", "pdf", &len);
     sl_extract_limits_default(&lim);
     lim.max_member = 64 << 20;
-    t0 = now();
+    t0 = corpus_now();
     rc = sl_pdf_text(f, len, &lim, &out, &err);
     CHECK(rc == -1 && err.code == SL_ELIMIT && err.setting &&
-              !strcmp(err.setting, "extract_max_member") && now() - t0 < 10,
+              !strcmp(err.setting, "extract_max_member") && corpus_now() - t0 < 10,
           "768 MiB behind 1 MB: stopped at max_member (%s)", err.msg ? err.msg : "-");
     sl_err_clear(&err);
     free(f);
@@ -324,10 +298,10 @@ int main(void)
         free(f);
         f = doc("pages300", "pdf", &len);
         polls = 0;
-        t0 = now();
+        t0 = corpus_now();
         rc = sl_extract_pdf_until(f, len, NULL, 30, stop_now, &polls, &out, &err);
-        CHECK(rc == -1 && err.code == SL_ECANCELED && now() - t0 < 2,
-              "pdftotext stopped when the run stops, in %.2f s (%s)", now() - t0,
+        CHECK(rc == -1 && err.code == SL_ECANCELED && corpus_now() - t0 < 2,
+              "pdftotext stopped when the run stops, in %.2f s (%s)", corpus_now() - t0,
               err.msg ? err.msg : "ok");
         sl_err_clear(&err);
         free(f);
