@@ -658,6 +658,14 @@ typedef struct {
     double last_x, last_y, last_size;
     bool space; /* a space glyph or a word gap since */
     size_t work, max_work; /* content bytes interpreted, and the cap */
+    /* Marked content: its depth, and the span (from `actual`, its depth)
+     * whose /ActualText stands for the glyphs it draws, as pdftotext
+     * reads it: the glyphs are placed, not written, and the text goes
+     * where the first of them was. */
+    int marked, actual;
+    sl_buf actual_text;
+    bool actual_seen;
+    double actual_x, actual_y, actual_size;
 } interp;
 
 static int emit_cp(interp *it, uint32_t cp, sl_err *err)
@@ -722,10 +730,20 @@ static int show(interp *it, const sl_pdf_obj *s, sl_err *err)
         } else if (!f->two_byte) {
             cp = f->enc[code];
         }
-        if (!cp && !text)
+        /* code 0 is the missing glyph (.notdef: a character the font
+         * lacks, drawn as a box), text in no reader's output */
+        if (!cp && !text && code && !it->actual)
             return DECLINE(err, "a glyph (code %u) with no Unicode value", code);
         bool is_space = cp == 0x20 || (text && tlen == 1 && text[0] == ' ');
-        if (is_space) {
+        if (it->actual) {
+            /* drawn for an /ActualText span: where it starts is kept */
+            if (!it->actual_seen) {
+                it->actual_seen = true;
+                it->actual_x = x0 + adv * m.a, it->actual_y = y, it->actual_size = size;
+            }
+        } else if (!cp && !text) {
+            /* nothing to place */
+        } else if (is_space) {
             it->space = true;
         } else {
             place(it, x0 + adv * m.a, y, size);
@@ -741,7 +759,7 @@ static int show(interp *it, const sl_pdf_obj *s, sl_err *err)
         }
         double w0 = f->two_byte ? cid_width(f, code) : f->width[code];
         adv += (w0 * scale + g->tc + (!f->two_byte && code == 32 ? g->tw : 0)) * g->th;
-        if (!is_space) {
+        if (it->actual || (!is_space && (cp || text))) {
             it->last_x = x0 + adv * m.a;
             it->last_y = y;
             it->last_size = size;
@@ -749,6 +767,74 @@ static int show(interp *it, const sl_pdf_obj *s, sl_err *err)
     }
     it->tm.e += adv * it->tm.a;
     it->tm.f += adv * it->tm.b;
+    return 0;
+}
+
+/* A text string's characters (UTF-16BE after a byte order mark, else
+ * PDFDocEncoding) appended as UTF-8. */
+static void text_string(const sl_pdf_obj *o, sl_buf *out)
+{
+    const unsigned char *s = (const unsigned char *)o->s.s;
+    size_t n = o->s.len;
+    if (n >= 2 && s[0] == 0xfe && s[1] == 0xff) {
+        for (size_t i = 2; i + 1 < n; i += 2) {
+            uint32_t c = (uint32_t)s[i] << 8 | s[i + 1];
+            if (c >= 0xd800 && c < 0xdc00 && i + 3 < n) {
+                uint32_t c2 = (uint32_t)s[i + 2] << 8 | s[i + 3];
+                if (c2 >= 0xdc00 && c2 < 0xe000) {
+                    c = 0x10000 + ((c - 0xd800) << 10) + (c2 - 0xdc00);
+                    i += 2;
+                }
+            }
+            sl_buf_add_utf8(out, c >= 0xd800 && c < 0xe000 ? 0xfffd : c);
+        }
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        sl_buf_add_utf8(out, sl_pdf_enc_pdfdoc[s[i]] ? sl_pdf_enc_pdfdoc[s[i]] : s[i]);
+}
+
+/* BMC / BDC: a marked-content span opens; an /ActualText one (when none
+ * is open) stands for what it draws. */
+static int begin_marked(interp *it, sl_pdf_obj **arg, int na, bool bdc, const sl_pdf_obj *res,
+                        sl_err *err)
+{
+    it->marked++;
+    if (!bdc || na < 2 || it->actual)
+        return 0;
+    const sl_pdf_obj *props = arg[na - 1], *at = NULL;
+    if (props->t == SL_PDF_NAME) {
+        const sl_pdf_obj *all;
+        if (sl_pdf_get(it->p, res, "Properties", &all, err) ||
+            sl_pdf_get(it->p, all, props->s.s, &props, err))
+            return -1;
+    }
+    if (props && props->t == SL_PDF_DICT && sl_pdf_get(it->p, props, "ActualText", &at, err))
+        return -1;
+    if (!at || at->t != SL_PDF_STRING)
+        return 0;
+    it->actual = it->marked;
+    it->actual_seen = false;
+    sl_buf_reset(&it->actual_text);
+    text_string(at, &it->actual_text);
+    return 0;
+}
+
+static int end_marked(interp *it, sl_err *err)
+{
+    if (it->marked == 0)
+        return 0;
+    if (it->actual == it->marked--) {
+        it->actual = 0;
+        if (it->actual_seen && it->actual_text.len) {
+            place(it, it->actual_x, it->actual_y, it->actual_size);
+            sl_buf_add(it->out, it->actual_text.data, it->actual_text.len);
+            it->any = true;
+            if (it->out->len > it->lim->max_output)
+                return sl_err_limit(err, SL_ELIMIT, "extract_max_output",
+                                    "its text is larger than extract_max_output");
+        }
+    }
     return 0;
 }
 
@@ -865,6 +951,9 @@ static int run(interp *it, const unsigned char *d, size_t n, const sl_pdf_obj *r
         case 'B':
             if (!strcmp(op, "BT")) {
                 it->tm = it->tlm = identity;
+            } else if (!strcmp(op, "BMC") || !strcmp(op, "BDC")) {
+                if (begin_marked(it, arg, na, op[2] == 'C' && op[1] == 'D', res, err))
+                    return -1;
             } else if (!strcmp(op, "BI")) {
                 /* an inline image: its dictionary, then data up to EI */
                 sl_pdf_obj *k;
@@ -965,6 +1054,10 @@ static int run(interp *it, const unsigned char *d, size_t n, const sl_pdf_obj *r
                     return -1;
             }
             break;
+        case 'E':
+            if (!strcmp(op, "EMC") && end_marked(it, err))
+                return -1;
+            break;
         case 'D':
             if (!strcmp(op, "Do") && na >= 1 && arg[na - 1]->t == SL_PDF_NAME &&
                 do_xobject(it, arg[na - 1], res, depth, err))
@@ -1009,6 +1102,7 @@ static int page(interp *it, const sl_pdf_obj *pg, const sl_pdf_obj *res, sl_err 
     it->tm = it->tlm = identity;
     it->any = false;
     it->space = false;
+    it->marked = it->actual = 0;
     it->page_start = it->out->len;
     int rc = run(it, (const unsigned char *)(all.data ? all.data : ""), all.len, res, 0, err);
     sl_buf_release(&all);
@@ -1065,6 +1159,7 @@ int sl_pdf_text(const void *data, size_t len, const sl_extract_limits *lim, sl_b
         return sl_err_set(err, SL_ENOMEM, "out of memory");
     }
     it->p = p;
+    sl_buf_init(&it->actual_text, 0);
     it->lim = lim;
     it->out = out;
     it->max_work = lim->max_unpacked;
@@ -1082,6 +1177,7 @@ int sl_pdf_text(const void *data, size_t len, const sl_extract_limits *lim, sl_b
     if (!rc)
         rc = walk(it, pages, NULL, 0, &visits, err);
     font_free(it->fonts);
+    sl_buf_release(&it->actual_text);
     free(it);
     sl_pdf_close(p);
     if (rc) {

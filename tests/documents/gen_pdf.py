@@ -17,7 +17,8 @@ Hand-made (sluice's own reader, extract/pdftext): features (TJ, ', ",
 Tz, several content streams, a form, an inline image, WinAnsi and
 /Differences), xrefstm (the same in object streams with a cross-reference
 stream), type0 (Identity-H with a ToUnicode map), incremental (an update
-replacing a stream), builtin (a font program's own encoding); rotated, unmapped, type3 (left to pdftotext);
+replacing a stream), builtin (a font program's own encoding), actualtext
+(marked content's /ActualText); rotated, unmapped, type3 (left to pdftotext);
 loop_prev, loop_tree, loop_length, deep (damaged structure).
 Hostile: truncated (a PDF cut short), garbage (random bytes after a
 %PDF- header), encrypted (a user password), bomb_mem (one string of
@@ -253,6 +254,19 @@ def builtin(path):
     build(path, objs)
 
 
+def actualtext(path):
+    """Marked content whose /ActualText stands for the glyphs drawn (an
+    inline property list, and a named one in /Properties), around a
+    missing glyph (code 0) as Chrome writes for a character no font has."""
+    content = (b"BT /F1 12 Tf 72 700 Td (Word ) Tj /Span << /ActualText <FEFF4E2D6587> >> BDC "
+               b"<00> Tj EMC ( and ) Tj /Span /P1 BDC (XY) Tj EMC ( end) Tj ET")
+    objs = [CATALOG, b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            PAGE % (b"<< /Font << /F1 4 0 R >> /Properties << /P1 << /ActualText (fi) >> >> >>",
+                    b"5 0 R"), HELV,
+            (b"<< /Filter /FlateDecode >>", content)]
+    build(path, objs)
+
+
 def declined(path, kind):
     """PDFs sluice's reader leaves to pdftotext."""
     content, font = b"BT /F1 12 Tf 72 700 Td (Read by pdftotext) Tj ET", HELV
@@ -357,6 +371,7 @@ def main():
     build(p("incremental"), objs, prev=(first, xoff), trailer_extra=b"")
     expect(p("incremental"))
     builtin(p("builtin"))
+    actualtext(p("actualtext"))
     for kind in ("rotated", "unmapped", "type3"):
         declined(p(kind), kind)
     hostile(out)

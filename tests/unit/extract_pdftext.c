@@ -216,6 +216,16 @@ int main(void)
           rc ? err.msg : out.data);
     free(f);
 
+    /* /ActualText stands for the glyphs it marks, a missing glyph among
+     * them (pdftotext's reading; pypdf ignores it) */
+    f = doc("actualtext", "pdf", &len);
+    sl_buf_reset(&out);
+    rc = sl_pdf_text(f, len, NULL, &out, &err);
+    CHECK(rc == 0 && out.data && !strcmp(out.data, "Word \xe4\xb8\xad\xe6\x96\x87 and fi end"),
+          "/ActualText, inline and named, replaces what it marks (%s)",
+          rc ? err.msg : esc(out.data));
+    free(f);
+
     /* appends; the output limit counts this document's text only */
     sl_buf_reset(&out);
     sl_buf_adds(&out, "kept:");
