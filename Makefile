@@ -14,8 +14,11 @@ DLOPENED := libarchive libmicrohttpd libssh sqlite3 libcurl libxml-2.0
 # libyaml and jansson (MIT) are linked in statically: two shared libraries
 # fewer to find, map and relocate at every start (docs/dependencies.md).
 STATIC   := yaml-0.1 jansson
+# Linked as shared libraries: what is neither (none today; pkg-config
+# complains when asked about no package).
+LINKED   := $(filter-out $(DLOPENED) $(STATIC),$(PKGS))
 LDLIBS   += -Wl,-Bstatic $(shell pkg-config --libs $(STATIC)) -Wl,-Bdynamic \
-            $(shell pkg-config --libs $(filter-out $(DLOPENED) $(STATIC),$(PKGS))) -ldl -lpthread
+            $(if $(LINKED),$(shell pkg-config --libs $(LINKED))) -ldl -lpthread
 BUILD    ?= build
 
 # src/sandbox/local/init.c is a program of its own (the sandbox's pid 1),
