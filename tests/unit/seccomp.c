@@ -11,6 +11,7 @@
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -134,6 +135,45 @@ int main(void)
               verdict(__NR_personality, 0x0040000, 0, 0) == EPERM_ &&
               verdict(__NR_personality, 0x1ffffffffull, 0, 0) == EPERM_,
           "setting a personality answers EPERM");
+
+    /* Every number, against this test's own copy of the policy: the
+     * filter merges neighbouring denied numbers into ranges, and a range
+     * one too wide or too narrow would show here. */
+    static const int policy[] = {
+        __NR_mount, __NR_umount2, __NR_pivot_root, __NR_chroot, __NR_move_mount,
+        __NR_open_tree, __NR_fsopen, __NR_fsconfig, __NR_fsmount, __NR_fspick,
+        __NR_mount_setattr, __NR_unshare, __NR_setns, __NR_ptrace, __NR_process_vm_readv,
+        __NR_process_vm_writev, __NR_kcmp, __NR_pidfd_getfd, __NR_kexec_load,
+        __NR_kexec_file_load, __NR_init_module, __NR_finit_module, __NR_delete_module, __NR_bpf,
+        __NR_perf_event_open, __NR_userfaultfd, __NR_io_uring_setup, __NR_io_uring_enter,
+        __NR_io_uring_register, __NR_keyctl, __NR_add_key, __NR_request_key, __NR_reboot,
+        __NR_swapon, __NR_swapoff, __NR_syslog, __NR_acct, __NR_quotactl, __NR_sethostname,
+        __NR_setdomainname, __NR_quotactl_fd, __NR_settimeofday, __NR_clock_settime,
+        __NR_clock_adjtime, __NR_adjtimex, __NR_lookup_dcookie, __NR_nfsservctl, __NR_vhangup,
+        __NR_open_by_handle_at, __NR_name_to_handle_at, __NR_fanotify_init, __NR_mbind,
+        __NR_migrate_pages, __NR_move_pages, __NR_set_mempolicy,
+#ifdef __x86_64__
+        __NR_iopl, __NR_ioperm, __NR_uselib, __NR_get_kernel_syms, __NR_query_module,
+        __NR_create_module, __NR_sysfs, __NR__sysctl, __NR_ustat,
+#endif
+    };
+    int wrong = 0, first_wrong = -1;
+    for (int nr = 0; nr < 1024; nr++) {
+        if (nr == __NR_clone || nr == __NR_clone3 || nr == __NR_ioctl || nr == __NR_mknodat ||
+            nr == __NR_socket || nr == __NR_personality)
+            continue;
+#ifdef __NR_mknod
+        if (nr == __NR_mknod)
+            continue;
+#endif
+        bool in_policy = false;
+        for (size_t i = 0; i < sizeof policy / sizeof *policy; i++)
+            in_policy = in_policy || policy[i] == nr;
+        if (verdict(nr, 0, 0, 0) != (in_policy ? EPERM_ : ALLOW) && wrong++ == 0)
+            first_wrong = nr;
+    }
+    CHECK(wrong == 0, "each of 1024 call numbers gets the policy's verdict (%d do not, first %d)",
+          wrong, first_wrong);
 
     struct seccomp_data d = {.nr = __NR_read, .arch = AUDIT_ARCH_I386};
     CHECK(bpf_run(prog, &d) == SECCOMP_RET_KILL_PROCESS, "a foreign ABI kills the process");
