@@ -893,6 +893,117 @@ static int a85(const unsigned char *in, size_t n, unsigned char **out, size_t *o
     return 0;
 }
 
+/* Grows a decoded stream's buffer to hold `need` more bytes, within the
+ * limits. */
+static int room_for(sl_pdf *p, unsigned char **b, size_t *cap, size_t len, size_t need,
+                    sl_err *err)
+{
+    if (len + need <= *cap)
+        return 0;
+    size_t nc = *cap ? *cap : 4096;
+    while (nc < len + need)
+        nc *= 2;
+    if (account(p, nc, err))
+        return -1;
+    unsigned char *nb = realloc(*b, nc);
+    if (!nb)
+        return sl_err_set(err, SL_ENOMEM, "out of memory decoding a stream");
+    *b = nb, *cap = nc;
+    return 0;
+}
+
+/* LZW (ISO 32000-1, 7.4.4): 9- to 12-bit codes, 256 clears the table,
+ * 257 ends the data; with early change (the default) the code width
+ * grows one code early. */
+static int lzw(sl_pdf *p, const unsigned char *in, size_t n, bool early, unsigned char **out,
+               size_t *olen, sl_err *err)
+{
+    static _Thread_local uint16_t prefix[4096], slen[4096];
+    static _Thread_local unsigned char suffix[4096], first[4096];
+    for (int c = 0; c < 256; c++)
+        prefix[c] = 0, slen[c] = 1, suffix[c] = first[c] = (unsigned char)c;
+    unsigned char *b = NULL, tmp[4096];
+    size_t cap = 0, len = 0, at = 0;
+    uint32_t acc = 0;
+    int bits = 0, width = 9, next = 258, prev = -1;
+    for (;;) {
+        while (bits < width && at < n)
+            acc = acc << 8 | in[at++], bits += 8;
+        if (bits < width)
+            break; /* the data ends without its end code, as some writers do */
+        int code = (int)(acc >> (bits - width)) & ((1 << width) - 1);
+        bits -= width;
+        if (code == 256) {
+            next = 258, width = 9, prev = -1;
+            continue;
+        }
+        if (code == 257)
+            break;
+        int emit = code;
+        if (prev >= 0 && code >= next) {
+            if (code > next) {
+                free(b);
+                return DECLINE(err, "an LZW stream is damaged");
+            }
+            emit = prev; /* KwKwK: prev's string and its first byte */
+        } else if (prev < 0 && code > 255) {
+            free(b);
+            return DECLINE(err, "an LZW stream is damaged");
+        }
+        size_t k = slen[emit];
+        for (int c = emit, i = (int)k - 1; i >= 0; c = prefix[c], i--)
+            tmp[i] = suffix[c];
+        if (code == next && prev >= 0)
+            tmp[k++] = first[prev];
+        if (room_for(p, &b, &cap, len, k, err)) {
+            free(b);
+            return -1;
+        }
+        memcpy(b + len, tmp, k);
+        len += k;
+        if (prev >= 0 && next < 4096) {
+            prefix[next] = (uint16_t)prev;
+            suffix[next] = tmp[0]; /* the first byte of what this code gave */
+            first[next] = first[prev];
+            slen[next] = (uint16_t)(slen[prev] + 1);
+            next++;
+        }
+        prev = code;
+        if (next + (early ? 1 : 0) >= (1 << width) && width < 12)
+            width++;
+    }
+    *out = b ? b : malloc(1), *olen = len;
+    return *out ? 0 : sl_err_set(err, SL_ENOMEM, "out of memory");
+}
+
+/* RunLength (7.4.5): a length byte, then that many + 1 bytes, or one byte
+ * repeated 257 - length times; 128 ends the data. */
+static int runlength(sl_pdf *p, const unsigned char *in, size_t n, unsigned char **out,
+                     size_t *olen, sl_err *err)
+{
+    unsigned char *b = NULL;
+    size_t cap = 0, len = 0, at = 0;
+    while (at < n && in[at] != 128) {
+        unsigned l = in[at++];
+        size_t k = l < 128 ? l + 1 : 257 - l;
+        if (at + (l < 128 ? k : 1) > n) {
+            free(b);
+            return DECLINE(err, "a RunLength stream is cut short");
+        }
+        if (room_for(p, &b, &cap, len, k, err)) {
+            free(b);
+            return -1;
+        }
+        if (l < 128)
+            memcpy(b + len, in + at, k), at += k;
+        else
+            memset(b + len, in[at++], k);
+        len += k;
+    }
+    *out = b ? b : malloc(1), *olen = len;
+    return *out ? 0 : sl_err_set(err, SL_ENOMEM, "out of memory");
+}
+
 /* PNG predictors (every row starts with its filter type). */
 static int unpredict(const sl_pdf_obj *parms, sl_pdf *p, unsigned char **data, size_t *len,
                      sl_err *err)
@@ -999,6 +1110,15 @@ static int decode(sl_pdf *p, const sl_pdf_obj *stream, unsigned char **heap,
             rc = ahx(in, n, &o, &olen, err);
         } else if (sl_pdf_is_name(fi, "ASCII85Decode") || sl_pdf_is_name(fi, "A85")) {
             rc = a85(in, n, &o, &olen, err);
+        } else if (sl_pdf_is_name(fi, "LZWDecode") || sl_pdf_is_name(fi, "LZW")) {
+            const sl_pdf_obj *ec = NULL;
+            if (pi && pi->t == SL_PDF_DICT && sl_pdf_get(p, pi, "EarlyChange", &ec, err))
+                goto fail;
+            rc = lzw(p, in, n, !(ec && ec->t == SL_PDF_INT && ec->i == 0), &o, &olen, err);
+            if (!rc && pi && pi->t == SL_PDF_DICT)
+                rc = unpredict(pi, p, &o, &olen, err);
+        } else if (sl_pdf_is_name(fi, "RunLengthDecode") || sl_pdf_is_name(fi, "RL")) {
+            rc = runlength(p, in, n, &o, &olen, err);
         } else {
             rc = DECLINE(err, "a stream uses the %s filter",
                          fi && fi->t == SL_PDF_NAME ? fi->s.s : "(unnamed)");

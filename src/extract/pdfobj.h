@@ -2,7 +2,8 @@
  * pdfobj — the object layer of sluice's own PDF reader (ISO 32000-1,
  * chapter 7): the lexer, objects, the cross-reference table or stream
  * (with /Prev updates and object streams), and stream data through the
- * filters text needs (Flate with PNG predictors, ASCIIHex, ASCII85).
+ * filters text needs (Flate and LZW with PNG predictors, RunLength,
+ * ASCIIHex, ASCII85).
  *
  * It reads the PDFs most producers write and nothing more: anything else
  * (encryption, a broken or missing cross-reference, a filter it lacks, a

@@ -18,7 +18,7 @@ Tz, several content streams, a form, an inline image, WinAnsi and
 /Differences), xrefstm (the same in object streams with a cross-reference
 stream), type0 (Identity-H with a ToUnicode map), incremental (an update
 replacing a stream), builtin (a font program's own encoding), actualtext
-(marked content's /ActualText); rotated, unmapped, type3 (left to pdftotext);
+(marked content's /ActualText), lzw and runlength (the older filters); rotated, unmapped, type3 (left to pdftotext);
 loop_prev, loop_tree, loop_length, deep (damaged structure).
 Hostile: truncated (a PDF cut short), garbage (random bytes after a
 %PDF- header), encrypted (a user password), bomb_mem (one string of
@@ -267,6 +267,78 @@ def actualtext(path):
     build(path, objs)
 
 
+def lzw_encode(data, early=True):
+    """PDF's LZW (ISO 32000-1, 7.4.4): 9-12 bit codes, MSB first, a clear
+    code first, the table restarted when full."""
+    out, acc, nbits = bytearray(), 0, 0
+    def put(code, width):
+        nonlocal acc, nbits
+        acc = acc << width | code
+        nbits += width
+        while nbits >= 8:
+            out.append((acc >> (nbits - 8)) & 255)
+            nbits -= 8
+    table = {bytes([i]): i for i in range(256)}
+    nxt, width = 258, 9
+    put(256, width)
+    w = b""
+    for c in data:
+        wc = w + bytes([c])
+        if wc in table:
+            w = wc
+            continue
+        put(table[w], width)
+        table[wc] = nxt
+        nxt += 1
+        if nxt + (1 if early else 0) > (1 << width) and width < 12:
+            width += 1
+        if nxt >= 4094:
+            put(256, width)
+            table = {bytes([i]): i for i in range(256)}
+            nxt, width = 258, 9
+        w = bytes([c])
+    if w:
+        put(table[w], width)
+    put(257, width)
+    if nbits:
+        out.append((acc << (8 - nbits)) & 255)
+    return bytes(out)
+
+
+def runlength_encode(data):
+    out, i = bytearray(), 0
+    while i < len(data):
+        j = i
+        while j < len(data) and j - i < 128 and data[j] == data[i]:
+            j += 1
+        if j - i >= 3:
+            out += bytes([257 - (j - i), data[i]])
+            i = j
+            continue
+        j = i
+        while j < len(data) and j - i < 128 and not (j + 2 < len(data) and
+                                                      data[j] == data[j + 1] == data[j + 2]):
+            j += 1
+        out += bytes([j - i - 1]) + data[i:j]
+        i = j
+    return bytes(out + b"\x80")
+
+
+def old_filters(path, kind):
+    """Content in the older filters: LZW (early change, long enough for
+    12-bit codes and a table reset) or RunLength."""
+    rng = random.Random(5)
+    lines = b"".join(b"(%s) Tj T* " % line_of(rng, 9).encode() for _ in range(400))
+    content = b"BT /F1 9 Tf 11 TL 40 780 Td " + lines + b"ET"
+    if kind == "lzw":
+        stream = (b"<< /Filter /LZWDecode >>", lzw_encode(content))
+    else:
+        stream = (b"<< /Filter /RunLengthDecode >>", runlength_encode(content))
+    objs = [CATALOG, b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            PAGE % (b"<< /Font << /F1 4 0 R >> >>", b"5 0 R"), HELV, stream]
+    build(path, objs)
+
+
 def declined(path, kind):
     """PDFs sluice's reader leaves to pdftotext."""
     content, font = b"BT /F1 12 Tf 72 700 Td (Read by pdftotext) Tj ET", HELV
@@ -371,6 +443,14 @@ def main():
     build(p("incremental"), objs, prev=(first, xoff), trailer_extra=b"")
     expect(p("incremental"))
     builtin(p("builtin"))
+    for kind in ("lzw", "runlength"):
+        old_filters(p(kind), kind)
+    expect(p("lzw"))
+    # pypdf 3.4 has no RunLength decoder: the same content's text
+    with open(p("lzw")[:-4] + ".expected", "rb") as f:
+        same = f.read()
+    with open(p("runlength")[:-4] + ".expected", "wb") as f:
+        f.write(same)
     actualtext(p("actualtext"))
     for kind in ("rotated", "unmapped", "type3"):
         declined(p(kind), kind)

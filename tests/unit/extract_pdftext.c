@@ -178,7 +178,7 @@ int main(void)
      * TrueType subset with a ToUnicode map) and hand-made ones */
     static const char *const readable[] = {"one",      "multi",   "unicode", "emptypage",
                                            "pages300", "features", "xrefstm", "type0",
-                                           "incremental"};
+                                           "incremental", "lzw",     "runlength"};
     for (size_t i = 0; i < sizeof readable / sizeof *readable; i++)
         reads(readable[i]);
     static const char *const reportlab[] = {"one", "multi", "unicode", "emptypage", "pages300"};
