@@ -649,7 +649,6 @@ typedef struct {
     const sl_extract_limits *lim;
     font *fonts;
     sl_buf *out;       /* the document's text */
-    size_t page_start; /* where this page's text begins in out */
     gstate gs[MAX_GSTATES];
     int ngs;
     mat tm, tlm;
@@ -1103,7 +1102,6 @@ static int page(interp *it, const sl_pdf_obj *pg, const sl_pdf_obj *res, sl_err 
     it->any = false;
     it->space = false;
     it->marked = it->actual = 0;
-    it->page_start = it->out->len;
     int rc = run(it, (const unsigned char *)(all.data ? all.data : ""), all.len, res, 0, err);
     sl_buf_release(&all);
     return rc < 0 ? -1 : 0;
