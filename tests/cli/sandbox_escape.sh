@@ -420,10 +420,11 @@ group_limits() {
     timeout -k 2 30 "${RUNAS[@]}" "$SL" sandbox run "${SBOPT[@]}" --procs 64 --timeout 10 "${B[@]}" -- \
         /tmp/t/bomb 2 "escape-$MARK" </dev/null >"$T/out" 2>"$T/err" &
     BGPID=$!
-    # the most bomb processes seen at once, sampled while it runs (a
-    # loaded machine may take a while to start it)
+    # the most bomb processes seen at once, sampled while it runs: until
+    # it has come and gone or the command ends, however long a loaded
+    # machine takes to start it (40 samples were once over before it began)
     n_during=0 hostfork=
-    for _ in $(seq 40); do
+    for _ in $(seq 400); do
         sleep 0.1
         c=$(pgrep -fc "^/tmp/t/bomb 2 escape-$MARK")
         [ "$c" -gt "$n_during" ] && n_during=$c
