@@ -107,6 +107,7 @@ struct sl_pdf {
     xent *x;
     uint32_t nx;
     sl_pdf_obj *trailer;
+    int loading; /* objects being read, one inside another's reading */
 };
 
 static sl_pdf_obj null_obj = {.t = SL_PDF_NULL};
@@ -670,6 +671,8 @@ static int read_indirect(sl_pdf *p, const unsigned char *s, const unsigned char 
 
 static int read_objstm(sl_pdf *p, xent *e, uint32_t num, sl_err *err);
 
+static int load_entry(sl_pdf *p, xent *e, uint32_t num, const sl_pdf_obj **out, sl_err *err);
+
 static int load(sl_pdf *p, uint32_t num, const sl_pdf_obj **out, sl_err *err)
 {
     if (num >= p->nx || p->x[num].type == 0) {
@@ -683,6 +686,18 @@ static int load(sl_pdf *p, uint32_t num, const sl_pdf_obj **out, sl_err *err)
     }
     if (e->state == 1)
         return DECLINE(err, "object %u refers to itself", num);
+    /* reading one object can need another first (a stream's /Length, an
+     * object stream), and that one a third: a chain, bounded */
+    if (p->loading == MAX_DEPTH)
+        return DECLINE(err, "objects whose reading needs more than %d others first", MAX_DEPTH);
+    p->loading++;
+    int rc = load_entry(p, e, num, out, err);
+    p->loading--;
+    return rc;
+}
+
+static int load_entry(sl_pdf *p, xent *e, uint32_t num, const sl_pdf_obj **out, sl_err *err)
+{
     e->state = 1;
     sl_pdf_obj *o = NULL;
     if (e->type == 1) {

@@ -19,7 +19,7 @@ Tz, several content streams, a form, an inline image, WinAnsi and
 stream), type0 (Identity-H with a ToUnicode map), incremental (an update
 replacing a stream), builtin (a font program's own encoding), actualtext
 (marked content's /ActualText), lzw and runlength (the older filters); rotated, unmapped, type3 (left to pdftotext);
-loop_prev, loop_tree, loop_length, deep (damaged structure).
+loop_prev, loop_tree, loop_length, deep, chain (damaged structure).
 Hostile: truncated (a PDF cut short), garbage (random bytes after a
 %PDF- header), encrypted (a user password), bomb_mem (one string of
 768 MiB behind 1 MB of deflate), bomb_text (lots of text from little input).
@@ -377,6 +377,15 @@ def hostile(out):
     x = len(body)
     write("loop_length", body + b"xref\n0 2\n0000000000 65535 f \n0000000009 00000 n \n"
           b"trailer\n<< /Size 2 /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % x)
+    # page content whose /Length is a stream whose /Length is another ...
+    # 5000 deep: each read needs the next one first
+    n = 5000
+    objs = [CATALOG, b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            PAGE % (b"<< >>", b"4 0 R")]
+    for i in range(n):
+        objs.append(b"<< /Length %d 0 R >>\nstream\nx\nendstream" % (5 + i))
+    objs.append(b"1")
+    build(os.path.join(out, "chain.pdf"), objs)
     # arrays nested 100000 deep
     objs = [CATALOG, b"<< /Type /Pages /Kids [3 0 R] /Count 1 /Deep " + b"[" * 100000 +
             b"]" * 100000 + b" >>", PAGE % (b"<< >>", b"[]")]

@@ -285,6 +285,7 @@ int main(void)
     declines("loop_tree", "deeper");
     declines("loop_length", "refers to itself");
     declines("deep", "nested deeper");
+    declines("chain", "needs more than");
 
     const char *helper = built_sluice();
     if (helper && access("/usr/bin/pdftotext", X_OK) == 0) {
