@@ -24,7 +24,7 @@ BUILD    ?= build
 # src/sandbox/local/init.c is a program of its own (the sandbox's pid 1),
 # linked statically and embedded in the library as bytes.
 INIT_SRC := src/sandbox/local/init.c
-SRC      := $(filter-out $(EXCLUDE) $(INIT_SRC),$(sort $(wildcard src/core/*.c src/dsl/*.c src/engine/*.c src/nodes/*.c src/sandbox/*.c src/sandbox/local/*.c src/llm/*.c src/store/*.c src/server/*.c src/tmpl/*.c src/agent/*.c src/net/*.c src/tools/*.c src/extract/*.c)))
+SRC      := $(filter-out $(EXCLUDE) $(INIT_SRC),$(sort $(wildcard src/core/*.c src/dsl/*.c src/engine/*.c src/nodes/*.c src/sandbox/*.c src/sandbox/local/*.c src/llm/*.c src/store/*.c src/server/*.c src/tmpl/*.c src/agent/*.c src/net/*.c src/tools/*.c src/extract/*.c src/knowledge/*.c)))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
 OBJ      := $(SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/init_blob.o
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
