@@ -7,7 +7,7 @@
  * is valid UTF-8, as callers do).  Besides memory errors the target checks:
  *   - a call either succeeds or sets an error with a message;
  *   - every chunk is valid UTF-8, non-empty, without surrounding white
- *     space, its `chars` its code points, and no longer than the chunk
+ *     space (but a full-doc parent, the text as it is), its `chars` its code points, and no longer than the chunk
  *     length (one more when the overlap equals it: the character level
  *     then carries a whole chunk);
  *   - every child is no longer than the child length, and parents and
@@ -39,14 +39,14 @@ static size_t utf8_chars(const unsigned char *p, size_t n)
     return chars;
 }
 
-static void check_chunk(const sl_split_chunk *c, size_t max)
+static void check_chunk(const sl_split_chunk *c, size_t max, bool trimmed)
 {
     if (!c->len || strlen(c->text) > c->len || utf8_chars((const unsigned char *)c->text, c->len) != c->chars)
         abort();
     if (c->chars > max)
         abort();
     unsigned char a = (unsigned char)c->text[0], z = (unsigned char)c->text[c->len - 1];
-    if (a == ' ' || a == '\n' || a == '\t' || z == ' ' || z == '\n' || z == '\t')
+    if (trimmed && (a == ' ' || a == '\n' || a == '\t' || z == ' ' || z == '\n' || z == '\t'))
         abort();
 }
 
@@ -89,7 +89,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (!rc && limit && c.n > limit)
             abort();
         for (size_t i = 0; !rc && i < c.n; i++)
-            check_chunk(&c.v[i], bound(max, ov));
+            check_chunk(&c.v[i], bound(max, ov), true);
         sl_split_chunks_release(&c);
     } else {
         sl_split_pc_opts o = {
@@ -103,10 +103,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         size_t total = 0;
         for (size_t i = 0; !rc && i < p.n; i++) {
-            check_chunk(&p.v[i].parent, o.parent_mode == SL_SPLIT_PARENT_FULL_DOC ? (size_t)-1 : bound(max, ov));
+            bool full = o.parent_mode == SL_SPLIT_PARENT_FULL_DOC;
+            check_chunk(&p.v[i].parent, full ? (size_t)-1 : bound(max, ov), !full);
             total += 1 + p.v[i].children.n;
             for (size_t k = 0; k < p.v[i].children.n; k++) {
-                check_chunk(&p.v[i].children.v[k], bound(cmax, o.child.overlap));
+                check_chunk(&p.v[i].children.v[k], bound(cmax, o.child.overlap), true);
                 if (p.v[i].children.v[k].chars > p.v[i].parent.chars)
                     abort();
             }

@@ -374,6 +374,21 @@ static void chunks_push(sl_split_chunks *c, span s)
     k->text = b.data ? sl_buf_detach(&b) : sl_xstrdup("");
 }
 
+/* A chunk into the list, counted against the limit. */
+static void push(splitter *sp, span s)
+{
+    if (sp->max_chunks && *sp->made >= sp->max_chunks) {
+        sl_err_limit(sp->err, SL_ELIMIT, "knowledge_max_chunks",
+                     "the text makes more than knowledge_max_chunks (%zu) chunks; raise the limit "
+                     "or the chunk length",
+                     sp->max_chunks);
+        sp->failed = true;
+        return;
+    }
+    (*sp->made)++;
+    chunks_push(sp->out, s);
+}
+
 /* One chunk as the index processor stores it, or nothing when it is empty. */
 static void emit(splitter *sp, span s)
 {
@@ -386,18 +401,8 @@ static void emit(splitter *sp, span s)
         s.p++, s.n--;
     }
     s = strip(s);
-    if (!s.n)
-        return;
-    if (sp->max_chunks && *sp->made >= sp->max_chunks) {
-        sl_err_limit(sp->err, SL_ELIMIT, "knowledge_max_chunks",
-                     "the text makes more than knowledge_max_chunks (%zu) chunks; raise the limit "
-                     "or the chunk length",
-                     sp->max_chunks);
-        sp->failed = true;
-        return;
-    }
-    (*sp->made)++;
-    chunks_push(sp->out, s);
+    if (s.n)
+        push(sp, s);
 }
 
 /* _merge_splits, fed one piece at a time: the window is the current doc. */
@@ -765,8 +770,10 @@ int sl_split_parent_child(const char *text, size_t len, const sl_split_pc_opts *
                    .max_chunks = o->max_chunks, .err = err};
     int rc = 0;
     if (o->parent_mode == SL_SPLIT_PARENT_FULL_DOC) {
-        /* the whole text is the one parent (Dify's full-doc) */
-        emit(&sp, (span){t.p, t.n});
+        /* the whole text is the one parent, as it is (Dify's full-doc
+         * joins the documents' text and keeps it) */
+        if (strip((span){t.p, t.n}).n)
+            push(&sp, (span){t.p, t.n});
         rc = sp.failed ? -1 : 0;
     } else {
         rc = split_one(&sp, (span){t.p, t.n}, &po, err);

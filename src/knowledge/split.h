@@ -118,7 +118,8 @@ void sl_split_parents_release(sl_split_parents *p);
 /* Parent-child ("hierarchical") mode: parents, each with the children
  * split from its text; both only lose one leading "." or "。" and
  * surrounding white space, and empty ones are dropped (a parent whose
- * children are all empty is kept, with none). */
+ * children are all empty is kept, with none).  A full-doc parent is the
+ * text as it is (none when it is only white space). */
 int sl_split_parent_child(const char *text, size_t len, const sl_split_pc_opts *o,
                           sl_split_parents *out, sl_err *err);
 

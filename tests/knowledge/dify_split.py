@@ -243,7 +243,7 @@ def run(case):
                                         case.get("max", 0), case.get("overlap", 0)))
     check_length(case["child_max"])
     if case["parent_mode"] == "full-doc":
-        parents = post_parent_child([text])
+        parents = [text] if text.strip() else []
     else:
         parents = post_parent_child(split_raw(text, "custom", case.get("separator", "\n"),
                                               case["max"], case.get("overlap", 0)))

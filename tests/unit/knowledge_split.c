@@ -319,9 +319,13 @@ static void test_parent_child(void)
     o.parent_mode = SL_SPLIT_PARENT_FULL_DOC;
     o.parent.max_length = 0; /* not used in full-doc */
     v = pc_value(t, strlen(t), &o, &err);
-    CHECK(json_is_array(v) && json_array_size(v) == 1 &&
+    const char *parent = json_string_value(json_array_get(json_array_get(v, 0), 0));
+    CHECK(json_is_array(v) && json_array_size(v) == 1 && parent && !strcmp(parent, t) &&
               json_array_size(json_array_get(json_array_get(v, 0), 1)) == 4,
-          "full-doc: one parent, four children");
+          "full-doc: the text as it is is the one parent, with four children");
+    json_decref(v);
+    v = pc_value(" \n\t", 3, &o, &err);
+    CHECK(json_is_array(v) && json_array_size(v) == 0, "full-doc: white space makes no parent");
     json_decref(v);
     sl_err_clear(&err);
 }
@@ -395,6 +399,8 @@ static void test_against_reference(void)
         sl_buf_adds(&b, "");
         long max = 1 + (long)rnd(rnd(3) ? 120 : 600);
         long ov = rnd(3) ? (long)rnd((uint32_t)max + 1) : 0;
+        if (rnd(40) == 0) /* now and then an error: Dify's messages must match */
+            rnd(2) ? (ov = max + 1 + (long)rnd(5)) : (max = 4001 + (long)rnd(100));
         const char *sep = seps[rnd(sizeof seps / sizeof *seps)];
         int kind = (int)rnd(10);
         sl_value *c;
