@@ -191,28 +191,45 @@ static void remove_urls_emails(cps *t)
         cps_addn(&a, t->p + i, j - i);
         i = j;
     }
-    /* images: `!\[.*?\]\((https?://[^\s)]+)\)`, "." not matching "\n" */
+    /* images: `!\[.*?\]\((https?://[^\s)]+)\)`, "." not matching "\n".
+     * Kept linear for hostile text ("![![![…", "](http://](http://…"):
+     * a line where one "![" found no end is not searched again, and the
+     * end of the URL run last measured is remembered, as positions only
+     * grow. */
     cps b = {0};
     span *urls = NULL;
-    size_t nurls = 0;
+    size_t nurls = 0, urls_alloc = 0, hopeless = 0, rstart = 0, rend = 0;
     for (size_t i = 0; i < a.n;) {
         size_t found = 0, us = 0, ue = 0;
-        if (a.p[i] == '!' && i + 1 < a.n && a.p[i + 1] == '[') {
-            for (size_t k = i + 2; k < a.n && a.p[k] != '\n'; k++) {
+        if (i >= hopeless && a.p[i] == '!' && i + 1 < a.n && a.p[i + 1] == '[') {
+            size_t k = i + 2;
+            for (; k < a.n && a.p[k] != '\n'; k++) {
                 if (a.p[k] != ']' || k + 1 >= a.n || a.p[k + 1] != '(')
                     continue;
-                size_t e = url_end(&a, k + 2);
-                if (e && e < a.n && a.p[e] == ')') {
-                    found = e + 1, us = k + 2, ue = e;
+                size_t j = has_at(&a, k + 2, "https://") ? k + 10 : has_at(&a, k + 2, "http://") ? k + 9 : 0;
+                if (!j)
+                    continue;
+                if (j < rstart || j >= rend) {
+                    rstart = rend = j;
+                    while (rend < a.n && !py_space(a.p[rend]) && a.p[rend] != ')')
+                        rend++;
+                }
+                if (rend > j && rend < a.n && a.p[rend] == ')') {
+                    found = rend + 1, us = k + 2, ue = rend;
                     break;
                 }
             }
+            if (!found)
+                hopeless = k;
         }
         if (!found) {
             cps_add(&b, a.p[i++]);
             continue;
         }
-        urls = sl_xrealloc(urls, (nurls + 1) * sizeof *urls);
+        if (nurls == urls_alloc) {
+            urls_alloc = urls_alloc ? urls_alloc * 2 : 8;
+            urls = sl_xrealloc(urls, urls_alloc * sizeof *urls);
+        }
         urls[nurls] = (span){a.p + us, ue - us};
         char mark[64];
         int m = snprintf(mark, sizeof mark, "![image](" IMG_MARK "%zu__)", nurls++);

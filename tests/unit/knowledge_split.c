@@ -350,6 +350,29 @@ static void test_clean(void)
     clean_case("images stay", "![logo](https://a.b/c.png) and http://d.e", false, true,
                "![image](https://a.b/c.png) and ");
     clean_case("not an email", "a@b and @c.d", false, true, "a@b and @c.d");
+    /* the alt text is lazy but crosses "](": Dify's regex takes both */
+    clean_case("image alt across brackets", "![a](b) ![c](http://x) t\n![d](http://y", false, true,
+               "![image](http://x) t\n![d](");
+    clean_case("URL runs into the next", "![](http://a](http://b) x", false, true,
+               "![image](http://a](http://b) x");
+
+    /* hostile: "![" and "](http://" by the hundred thousand on one line
+     * stay linear (a quadratic scan would not finish) */
+    sl_buf in;
+    sl_buf_init(&in, 0);
+    for (int i = 0; i < 200000; i++)
+        sl_buf_adds(&in, i % 2 ? "![" : "](http://");
+    sl_clean_rules r = {.remove_urls_emails = true};
+    sl_buf out;
+    sl_buf_init(&out, 0);
+    sl_err err = {0};
+    clock_t t0 = clock();
+    int rc = sl_clean(in.data, in.len, &r, &out, &err);
+    CHECK(rc == 0, "1 MB of \"![\" and \"](http://\": cleaned in %.2f s CPU",
+          (double)(clock() - t0) / CLOCKS_PER_SEC);
+    sl_buf_release(&in);
+    sl_buf_release(&out);
+    sl_err_clear(&err);
 }
 
 /* ---- generated texts against the reference ------------------------------------------ */
