@@ -512,6 +512,26 @@ static bool dropped(span s)
 }
 
 /* RecursiveCharacterTextSplitter._split_text(text, SEPS[first..]). */
+static void split_base(splitter *sp, span t, int first);
+
+/* One piece of a recursive split: a small one waits to be merged with
+ * its neighbours; a large one flushes them and is split with the next
+ * separators, or kept whole when none is left. */
+static void take(splitter *sp, merger *m, span piece, int next)
+{
+    if (dropped(piece))
+        return;
+    if (piece.n < sp->size) {
+        merge_feed(m, piece);
+        return;
+    }
+    merge_flush(m);
+    if (next >= NSEPS)
+        emit(sp, piece);
+    else
+        split_base(sp, piece, next);
+}
+
 static void split_base(splitter *sp, span t, int first)
 {
     int si = NSEPS - 1, next = NSEPS;
@@ -540,17 +560,7 @@ static void split_base(splitter *sp, span t, int first)
             piece = (span){t.p + start, end - start};
         }
         start += piece.n;
-        if (dropped(piece))
-            continue;
-        if (piece.n < sp->size) {
-            merge_feed(&m, piece);
-            continue;
-        }
-        merge_flush(&m);
-        if (next >= NSEPS)
-            emit(sp, piece);
-        else
-            split_base(sp, piece, next);
+        take(sp, &m, piece, next);
     }
     merge_flush(&m);
     free(m.win);
@@ -621,17 +631,7 @@ static void split_recursive(splitter *sp, span t)
             piece = (span){t.p + start, i + sep.n - start};
             start = i + sep.n;
         }
-        if (dropped(piece))
-            continue;
-        if (piece.n < sp->size) {
-            merge_feed(&m, piece);
-            continue;
-        }
-        merge_flush(&m);
-        if (next >= NSEPS)
-            emit(sp, piece);
-        else
-            split_base(sp, piece, next);
+        take(sp, &m, piece, next);
     }
     merge_flush(&m);
     free(m.win);
