@@ -205,17 +205,27 @@ static bool add_utf16(sl_buf *pool, const sl_pdf_obj *o, uint32_t *first)
     return true;
 }
 
+/* v (n items of size bytes, room for *cap) with room for one more:
+ * doubled when full; NULL when out of memory (v is then unchanged). */
+static void *room(void *v, size_t n, size_t *cap, size_t size)
+{
+    if (n < *cap)
+        return v;
+    size_t nc = *cap ? *cap * 2 : 64;
+    void *nv = realloc(v, nc * size);
+    if (nv)
+        *cap = nc;
+    return nv;
+}
+
 static int push_map(font *f, size_t *cap, umap m, sl_err *err)
 {
-    if (f->nmap == *cap) {
-        size_t nc = *cap ? *cap * 2 : 64;
-        if (nc > (1u << 20))
-            return DECLINE(err, "a ToUnicode map with more than a million entries");
-        umap *n = realloc(f->map, nc * sizeof *n);
-        if (!n)
-            return sl_err_set(err, SL_ENOMEM, "out of memory");
-        f->map = n, *cap = nc;
-    }
+    if (f->nmap == (1u << 20))
+        return DECLINE(err, "a ToUnicode map with more than a million entries");
+    umap *n = room(f->map, f->nmap, cap, sizeof *n);
+    if (!n)
+        return sl_err_set(err, SL_ENOMEM, "out of memory");
+    f->map = n;
     f->map[f->nmap++] = m;
     return 0;
 }
@@ -505,15 +515,12 @@ static int simple_font(sl_pdf *p, font *f, const sl_pdf_obj *d, bool has_tu, sl_
 
 static int push_w(font *f, size_t *cap, wrange w, sl_err *err)
 {
-    if (f->nw == *cap) {
-        size_t nc = *cap ? *cap * 2 : 64;
-        if (nc > (1u << 17))
-            return DECLINE(err, "a composite font's /W is too long");
-        wrange *n = realloc(f->w, nc * sizeof *n);
-        if (!n)
-            return sl_err_set(err, SL_ENOMEM, "out of memory");
-        f->w = n, *cap = nc;
-    }
+    if (f->nw == (1u << 17))
+        return DECLINE(err, "a composite font's /W is too long");
+    wrange *n = room(f->w, f->nw, cap, sizeof *n);
+    if (!n)
+        return sl_err_set(err, SL_ENOMEM, "out of memory");
+    f->w = n;
     f->w[f->nw++] = w;
     return 0;
 }
