@@ -26,13 +26,13 @@
  * `sluice serve` and `sluice app` keep a store, and every other command
  * need not map it.  The calls below go through pointers sq_open fills. */
 #define SQ_FNS(X)                                                                                 \
-    X(sqlite3_bind_double) X(sqlite3_bind_int) X(sqlite3_bind_int64) X(sqlite3_bind_null)         \
+    X(sqlite3_bind_blob) X(sqlite3_bind_double) X(sqlite3_bind_int) X(sqlite3_bind_int64) X(sqlite3_bind_null)         \
     X(sqlite3_bind_text) X(sqlite3_busy_timeout) X(sqlite3_changes) X(sqlite3_clear_bindings)     \
-    X(sqlite3_close) X(sqlite3_column_double) X(sqlite3_column_int) X(sqlite3_column_int64)       \
+    X(sqlite3_close) X(sqlite3_column_blob) X(sqlite3_column_bytes) X(sqlite3_column_double) X(sqlite3_column_int) X(sqlite3_column_int64)       \
     X(sqlite3_column_text) X(sqlite3_column_type) X(sqlite3_db_release_memory)                    \
     X(sqlite3_errmsg) X(sqlite3_exec) X(sqlite3_finalize) X(sqlite3_free) X(sqlite3_open_v2)      \
-    X(sqlite3_prepare_v2) X(sqlite3_prepare_v3) X(sqlite3_reset) X(sqlite3_step)                  \
-    X(sqlite3_wal_checkpoint_v2)
+    X(sqlite3_last_insert_rowid) X(sqlite3_prepare_v2) X(sqlite3_prepare_v3) X(sqlite3_reset)      \
+    X(sqlite3_step) X(sqlite3_wal_checkpoint_v2)
 
 #define SQ_PTR(f) static __typeof__(&f) sq_##f;
 SQ_FNS(SQ_PTR)
@@ -44,6 +44,7 @@ static const char *const sq_names[] = {"libsqlite3.so.0", "libsqlite3.so", NULL}
 static sl_dl_lib sq_lib = {.what = "libsqlite3", .sonames = sq_names, .package = "libsqlite3-0",
                            .syms = sq_syms};
 
+#define sqlite3_bind_blob sq_sqlite3_bind_blob
 #define sqlite3_bind_double sq_sqlite3_bind_double
 #define sqlite3_bind_int sq_sqlite3_bind_int
 #define sqlite3_bind_int64 sq_sqlite3_bind_int64
@@ -53,6 +54,8 @@ static sl_dl_lib sq_lib = {.what = "libsqlite3", .sonames = sq_names, .package =
 #define sqlite3_changes sq_sqlite3_changes
 #define sqlite3_clear_bindings sq_sqlite3_clear_bindings
 #define sqlite3_close sq_sqlite3_close
+#define sqlite3_column_blob sq_sqlite3_column_blob
+#define sqlite3_column_bytes sq_sqlite3_column_bytes
 #define sqlite3_column_double sq_sqlite3_column_double
 #define sqlite3_column_int sq_sqlite3_column_int
 #define sqlite3_column_int64 sq_sqlite3_column_int64
@@ -64,6 +67,7 @@ static sl_dl_lib sq_lib = {.what = "libsqlite3", .sonames = sq_names, .package =
 #define sqlite3_finalize sq_sqlite3_finalize
 #define sqlite3_free sq_sqlite3_free
 #define sqlite3_open_v2 sq_sqlite3_open_v2
+#define sqlite3_last_insert_rowid sq_sqlite3_last_insert_rowid
 #define sqlite3_prepare_v2 sq_sqlite3_prepare_v2
 #define sqlite3_prepare_v3 sq_sqlite3_prepare_v3
 #define sqlite3_reset sq_sqlite3_reset
@@ -136,6 +140,18 @@ static const char *const migrations[] = {
      * app id): never part of an app's export */
     "CREATE TABLE tool_bindings(scope TEXT PRIMARY KEY, spec TEXT NOT NULL,"
     "  updated_at INTEGER NOT NULL) WITHOUT ROWID;",
+    /* 10: knowledge bases; each has its full-text table kbf_N (N: kb.n),
+     * made with it */
+    "CREATE TABLE kb(n INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, name TEXT NOT NULL UNIQUE,"
+    "  info TEXT NOT NULL, generation INTEGER NOT NULL DEFAULT 0, created_at INTEGER NOT NULL);"
+    "CREATE TABLE kb_docs(n INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, kb INTEGER NOT NULL,"
+    "  info TEXT NOT NULL, created_at INTEGER NOT NULL);"
+    "CREATE INDEX kb_docs_kb ON kb_docs(kb, created_at);"
+    "CREATE TABLE kb_chunks(n INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, kb INTEGER NOT NULL,"
+    "  doc INTEGER NOT NULL, parent INTEGER NOT NULL, position INTEGER NOT NULL,"
+    "  content TEXT NOT NULL, fts TEXT, info TEXT, vec BLOB);"
+    "CREATE INDEX kb_chunks_doc ON kb_chunks(doc, parent, position);"
+    "CREATE INDEX kb_chunks_vec ON kb_chunks(kb) WHERE vec IS NOT NULL;",
 };
 
 typedef struct op {
@@ -847,17 +863,19 @@ static int sq_app_delete(sl_store_be *s, const char *id, sl_err *err)
 
 static int sq_key_create(sl_store_be *s, const char *app_id, char **key, sl_err *err)
 {
-    if (sq_app_get(s, app_id, NULL, NULL, err))
+    bool datasets = !strcmp(app_id, SL_STORE_DATASETS);
+    if (!datasets && sq_app_get(s, app_id, NULL, NULL, err))
         return -1;
+    const char *prefix = datasets ? "dataset" : "app";
     char secret[49];
-    char *id = NULL, hint[16], when[32];
+    char *id = NULL, hint[24], when[32];
     *key = NULL;
     if (sl_rand_hex(secret, 24, err) || !(id = uuid(err)))
         return -1;
-    *key = sl_xasprintf("app-%s", secret);
+    *key = sl_xasprintf("%s-%s", prefix, secret);
     char hash[65];
     sl_sha256_hex(*key, strlen(*key), hash);
-    snprintf(hint, sizeof hint, "app-…%s", secret + 44);
+    snprintf(hint, sizeof hint, "%s-…%s", prefix, secret + 44);
     snprintf(when, sizeof when, "%lld", now_s());
     const char *args[] = {id, app_id, hash, hint, when};
     int rc = write_now(s, "INSERT INTO app_keys(id, app_id, hash, hint, created_at) "
@@ -949,7 +967,8 @@ static char *sq_key_app(sl_store_be *s, const char *key)
     char hash[65];
     sl_sha256_hex(key, strlen(key), hash);
     q x;
-    if (!q_open(&x, s, "SELECT app_id FROM app_keys WHERE hash=?1 AND revoked_at IS NULL"))
+    if (!q_open(&x, s, "SELECT app_id FROM app_keys WHERE hash=?1 AND revoked_at IS NULL"
+                       " AND app_id <> '" SL_STORE_DATASETS "'"))
         return NULL;
     bind_text(x.st, 1, hash);
     char *app = sqlite3_step(x.st) == SQLITE_ROW
@@ -1468,6 +1487,496 @@ static int sq_blob_delete(sl_store_be *s, const char *key, sl_err *err)
     return rc;
 }
 
+static bool sq_key_scope_ok(sl_store_be *s, const char *scope, const char *key)
+{
+    char hash[65];
+    sl_sha256_hex(key, strlen(key), hash);
+    q x;
+    if (!q_open(&x, s, "SELECT 1 FROM app_keys WHERE hash=?1 AND app_id=?2 AND revoked_at IS NULL"))
+        return false;
+    bind_text(x.st, 1, hash);
+    bind_text(x.st, 2, scope);
+    bool ok = sqlite3_step(x.st) == SQLITE_ROW;
+    q_close(&x);
+    return ok;
+}
+
+/* ---- knowledge ----
+ * Writes go through the reader connection under its lock, as the other
+ * small writes do; a document's chunks are written in one transaction. */
+
+static char *info_text(const sl_value *info)
+{
+    return json_dumps(info ? info : json_object(), JSON_COMPACT);
+}
+
+static sl_value *kb_row(sqlite3_stmt *st)
+{
+    return json_pack("{s:o, s:o, s:o, s:I, s:I}", "id", col_str(st, 0), "name", col_str(st, 1),
+                     "info", col_json(st, 2), "generation",
+                     (json_int_t)sqlite3_column_int64(st, 3), "created_at",
+                     (json_int_t)sqlite3_column_int64(st, 4));
+}
+
+/* The knowledge base's row number, or 0 (reader lock held). */
+static long long kb_n(sl_store_be *s, const char *kb_id)
+{
+    sqlite3_stmt *st;
+    long long n = 0;
+    if (sqlite3_prepare_v2(s->r, "SELECT n FROM kb WHERE id=?1", -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    bind_text(st, 1, kb_id);
+    if (sqlite3_step(st) == SQLITE_ROW)
+        n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return n;
+}
+
+/* One statement on the locked reader connection: binds texts (NULL: null)
+ * and integers (after the texts), steps once. */
+static int run1(sl_store_be *s, const char *sql, const char *const *t, int nt,
+                const long long *i, int ni)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->r, sql, -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    for (int k = 0; k < nt; k++)
+        bind_text(st, k + 1, t[k]);
+    for (int k = 0; k < ni; k++)
+        sqlite3_bind_int64(st, nt + k + 1, i[k]);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : -1;
+}
+
+static int sq_kb_add(sl_store_be *s, const char *id, const char *name, const sl_value *info,
+                     sl_err *err)
+{
+    char *it = info_text(info);
+    long long when = now_s();
+    pthread_mutex_lock(&s->rmu);
+    int rc = sqlite3_exec(s->r, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+    const char *t[] = {id, name, it};
+    if (!rc && run1(s, "INSERT INTO kb(id, name, info, created_at) VALUES(?1,?2,?3,?4)", t, 3,
+                    &when, 1)) {
+        rc = sl_err_set(err, strstr(sqlite3_errmsg(s->r), "UNIQUE") ? SL_EINVAL : SL_EIO,
+                        "store: knowledge base '%s': %s", name, sqlite3_errmsg(s->r));
+    } else if (!rc) {
+        long long n = sqlite3_last_insert_rowid(s->r);
+        char *ddl = sl_xasprintf("CREATE VIRTUAL TABLE kbf_%lld USING fts5(t, content='',"
+                                 " tokenize='unicode61 remove_diacritics 2')",
+                                 n);
+        if (sqlite3_exec(s->r, ddl, NULL, NULL, NULL) != SQLITE_OK)
+            rc = db_err(err, s->r, "create the full-text index");
+        free(ddl);
+    } else {
+        db_err(err, s->r, "begin");
+    }
+    if (!rc && sqlite3_exec(s->r, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        rc = db_err(err, s->r, "commit");
+    if (rc)
+        sqlite3_exec(s->r, "ROLLBACK", NULL, NULL, NULL);
+    pthread_mutex_unlock(&s->rmu);
+    free(it);
+    return rc;
+}
+
+static int sq_kb_set(sl_store_be *s, const char *id, const char *name, const sl_value *info,
+                     sl_err *err)
+{
+    char *it = info ? info_text(info) : NULL;
+    const char *args[] = {id, name, it};
+    int n = write_now(s, "UPDATE kb SET name=coalesce(?2, name), info=coalesce(?3, info) WHERE id=?1",
+                      args, 3, err);
+    free(it);
+    if (n < 0 && strstr(err->msg, "UNIQUE"))
+        err->code = SL_EINVAL;
+    if (n < 0)
+        return -1;
+    return n ? 0 : sl_err_set(err, SL_ENOTFOUND, "Dataset not found.");
+}
+
+static sl_value *sq_kb_get(sl_store_be *s, const char *id_or_name)
+{
+    q x;
+    if (!q_open(&x, s, "SELECT id, name, info, generation, created_at FROM kb WHERE id=?1"
+                       " UNION ALL SELECT id, name, info, generation, created_at FROM kb"
+                       " WHERE name=?1 AND id<>?1 LIMIT 1"))
+        return NULL;
+    bind_text(x.st, 1, id_or_name);
+    sl_value *v = sqlite3_step(x.st) == SQLITE_ROW ? kb_row(x.st) : NULL;
+    q_close(&x);
+    return v;
+}
+
+static sl_value *sq_kb_list(sl_store_be *s)
+{
+    q x;
+    sl_value *arr = json_array();
+    if (!q_open(&x, s, "SELECT id, name, info, generation, created_at FROM kb"
+                       " ORDER BY created_at DESC, n DESC"))
+        return arr;
+    while (sqlite3_step(x.st) == SQLITE_ROW)
+        json_array_append_new(arr, kb_row(x.st));
+    q_close(&x);
+    return arr;
+}
+
+/* Ends a write on the locked reader connection: COMMIT, else ROLLBACK. */
+static int kb_end(sl_store_be *s, int rc, sl_err *err)
+{
+    if (!rc && sqlite3_exec(s->r, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        rc = db_err(err, s->r, "commit");
+    if (rc)
+        sqlite3_exec(s->r, "ROLLBACK", NULL, NULL, NULL);
+    pthread_mutex_unlock(&s->rmu);
+    return rc;
+}
+
+static int sq_kb_delete(sl_store_be *s, const char *id, sl_err *err)
+{
+    pthread_mutex_lock(&s->rmu);
+    if (sqlite3_exec(s->r, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+        return kb_end(s, db_err(err, s->r, "begin"), err);
+    long long n = kb_n(s, id);
+    if (!n)
+        return kb_end(s, sl_err_set(err, SL_ENOTFOUND, "Dataset not found."), err);
+    char *ddl = sl_xasprintf("DROP TABLE kbf_%lld", n);
+    int rc = run1(s, "DELETE FROM kb_chunks WHERE kb=?1", NULL, 0, &n, 1) ||
+             run1(s, "DELETE FROM kb_docs WHERE kb=?1", NULL, 0, &n, 1) ||
+             run1(s, "DELETE FROM kb WHERE n=?1", NULL, 0, &n, 1) ||
+             sqlite3_exec(s->r, ddl, NULL, NULL, NULL) != SQLITE_OK;
+    free(ddl);
+    return kb_end(s, rc ? db_err(err, s->r, "delete a knowledge base") : 0, err);
+}
+
+static sl_value *sq_kb_docs(sl_store_be *s, const char *kb_id)
+{
+    q x;
+    sl_value *arr = json_array();
+    if (!q_open(&x, s, "SELECT d.id, d.info, d.created_at, (SELECT count(*) FROM kb_chunks c"
+                       " WHERE c.doc=d.n AND c.parent=0), d.n FROM kb_docs d JOIN kb k ON k.n=d.kb"
+                       " WHERE k.id=?1 ORDER BY d.created_at DESC, d.n DESC"))
+        return arr;
+    bind_text(x.st, 1, kb_id);
+    while (sqlite3_step(x.st) == SQLITE_ROW)
+        json_array_append_new(arr, json_pack("{s:I, s:o, s:o, s:I, s:I}", "n",
+                                             (json_int_t)sqlite3_column_int64(x.st, 4),
+                                             "id", col_str(x.st, 0),
+                                             "info", col_json(x.st, 1), "created_at",
+                                             (json_int_t)sqlite3_column_int64(x.st, 2),
+                                             "segments",
+                                             (json_int_t)sqlite3_column_int64(x.st, 3)));
+    q_close(&x);
+    return arr;
+}
+
+static sl_value *sq_kb_doc(sl_store_be *s, const char *kb_id, const char *doc_id)
+{
+    q x;
+    if (!q_open(&x, s, "SELECT d.id, d.info, d.created_at, (SELECT count(*) FROM kb_chunks c"
+                       " WHERE c.doc=d.n AND c.parent=0) FROM kb_docs d JOIN kb k ON k.n=d.kb"
+                       " WHERE k.id=?1 AND d.id=?2"))
+        return NULL;
+    bind_text(x.st, 1, kb_id);
+    bind_text(x.st, 2, doc_id);
+    sl_value *v = sqlite3_step(x.st) == SQLITE_ROW
+                      ? json_pack("{s:o, s:o, s:I, s:I}", "id", col_str(x.st, 0), "info",
+                                  col_json(x.st, 1), "created_at",
+                                  (json_int_t)sqlite3_column_int64(x.st, 2), "segments",
+                                  (json_int_t)sqlite3_column_int64(x.st, 3))
+                      : NULL;
+    q_close(&x);
+    return v;
+}
+
+/* Removes document d's chunks and their full-text rows (locked, in a
+ * transaction). */
+static int drop_chunks(sl_store_be *s, long long kbn, long long d)
+{
+    char *sql = sl_xasprintf("INSERT INTO kbf_%lld(kbf_%lld, rowid, t) SELECT 'delete', n, fts"
+                             " FROM kb_chunks WHERE doc=?1 AND fts IS NOT NULL",
+                             kbn, kbn);
+    int rc = run1(s, sql, NULL, 0, &d, 1) || run1(s, "DELETE FROM kb_chunks WHERE doc=?1", NULL, 0, &d, 1);
+    free(sql);
+    return rc;
+}
+
+static int sq_kb_doc_put(sl_store_be *s, const char *kb_id, const char *doc_id,
+                         const sl_value *info, const sl_store_chunk *chunks, size_t n, int dims,
+                         sl_err *err)
+{
+    char *it = info_text(info);
+    pthread_mutex_lock(&s->rmu);
+    if (sqlite3_exec(s->r, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+        free(it);
+        return kb_end(s, db_err(err, s->r, "begin"), err);
+    }
+    long long kbn = kb_n(s, kb_id), d = 0, when = now_s();
+    if (!kbn) {
+        free(it);
+        return kb_end(s, sl_err_set(err, SL_ENOTFOUND, "Dataset not found."), err);
+    }
+    sqlite3_stmt *st = NULL, *ft = NULL;
+    int rc = 0;
+    if (sqlite3_prepare_v2(s->r, "SELECT n FROM kb_docs WHERE id=?1 AND kb=?2", -1, &st, NULL) ==
+        SQLITE_OK) {
+        bind_text(st, 1, doc_id);
+        sqlite3_bind_int64(st, 2, kbn);
+        if (sqlite3_step(st) == SQLITE_ROW)
+            d = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+        st = NULL;
+    }
+    const char *t[] = {doc_id, it};
+    long long ints[] = {kbn, when};
+    if (d) {
+        const char *ti[] = {it};
+        rc = run1(s, "UPDATE kb_docs SET info=?1 WHERE n=?2", ti, 1, &d, 1);
+    } else {
+        rc = run1(s, "INSERT INTO kb_docs(id, info, kb, created_at) VALUES(?1,?2,?3,?4)", t, 2,
+                  ints, 2);
+        d = sqlite3_last_insert_rowid(s->r);
+    }
+    if (!rc && chunks) {
+        rc = drop_chunks(s, kbn, d);
+        char *fsql = sl_xasprintf("INSERT INTO kbf_%lld(rowid, t) VALUES(?1, ?2)", kbn);
+        long long *rows = sl_xcalloc(n ? n : 1, sizeof *rows);
+        if (!rc && (sqlite3_prepare_v2(s->r,
+                                       "INSERT INTO kb_chunks(id, kb, doc, parent, position,"
+                                       " content, fts, info, vec) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)",
+                                       -1, &st, NULL) != SQLITE_OK ||
+                    sqlite3_prepare_v2(s->r, fsql, -1, &ft, NULL) != SQLITE_OK))
+            rc = -1;
+        for (size_t i = 0; i < n && !rc; i++) {
+            const sl_store_chunk *c = &chunks[i];
+            char *ci = info_text(c->info);
+            sqlite3_reset(st);
+            bind_text(st, 1, c->id);
+            sqlite3_bind_int64(st, 2, kbn);
+            sqlite3_bind_int64(st, 3, d);
+            sqlite3_bind_int64(st, 4, c->parent >= 0 && (size_t)c->parent < i ? rows[c->parent] : 0);
+            sqlite3_bind_int(st, 5, c->position);
+            bind_text(st, 6, c->content);
+            bind_text(st, 7, c->fts);
+            bind_text(st, 8, ci);
+            if (c->vec && dims > 0)
+                sqlite3_bind_blob(st, 9, c->vec, dims * (int)sizeof(float), SQLITE_TRANSIENT);
+            else
+                sqlite3_bind_null(st, 9);
+            rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+            free(ci);
+            rows[i] = sqlite3_last_insert_rowid(s->r);
+            if (!rc && c->fts) {
+                sqlite3_reset(ft);
+                sqlite3_bind_int64(ft, 1, rows[i]);
+                bind_text(ft, 2, c->fts);
+                rc = sqlite3_step(ft) == SQLITE_DONE ? 0 : -1;
+            }
+        }
+        free(rows);
+        free(fsql);
+    }
+    if (!rc)
+        rc = run1(s, "UPDATE kb SET generation=generation+1 WHERE n=?1", NULL, 0, &kbn, 1);
+    if (rc)
+        db_err(err, s->r, "write a document");
+    sqlite3_finalize(st);
+    sqlite3_finalize(ft);
+    free(it);
+    return kb_end(s, rc, err);
+}
+
+static int sq_kb_doc_delete(sl_store_be *s, const char *kb_id, const char *doc_id, sl_err *err)
+{
+    pthread_mutex_lock(&s->rmu);
+    if (sqlite3_exec(s->r, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+        return kb_end(s, db_err(err, s->r, "begin"), err);
+    long long kbn = kb_n(s, kb_id), d = 0;
+    sqlite3_stmt *st;
+    if (kbn && sqlite3_prepare_v2(s->r, "SELECT n FROM kb_docs WHERE id=?1 AND kb=?2", -1, &st,
+                                  NULL) == SQLITE_OK) {
+        bind_text(st, 1, doc_id);
+        sqlite3_bind_int64(st, 2, kbn);
+        if (sqlite3_step(st) == SQLITE_ROW)
+            d = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    if (!d)
+        return kb_end(s, sl_err_set(err, SL_ENOTFOUND, kbn ? "Document Not Exists." : "Dataset not found."), err);
+    int rc = drop_chunks(s, kbn, d) ||
+             run1(s, "DELETE FROM kb_docs WHERE n=?1", NULL, 0, &d, 1) ||
+             run1(s, "UPDATE kb SET generation=generation+1 WHERE n=?1", NULL, 0, &kbn, 1);
+    return kb_end(s, rc ? db_err(err, s->r, "delete a document") : 0, err);
+}
+
+static sl_value *chunk_row(sqlite3_stmt *st)
+{
+    return json_pack("{s:I, s:o, s:I, s:i, s:o, s:o}", "n", (json_int_t)sqlite3_column_int64(st, 0),
+                     "id", col_str(st, 1), "parent", (json_int_t)sqlite3_column_int64(st, 2),
+                     "position", sqlite3_column_int(st, 3), "content", col_str(st, 4), "info",
+                     col_json(st, 5));
+}
+
+static void copy_vec(sqlite3_stmt *st, int col, float *to, int dims)
+{
+    const void *b = sqlite3_column_blob(st, col);
+    int len = sqlite3_column_bytes(st, col);
+    if (b && len == dims * (int)sizeof(float))
+        memcpy(to, b, (size_t)len);
+    else
+        memset(to, 0, (size_t)dims * sizeof(float));
+}
+
+static sl_value *sq_kb_chunks(sl_store_be *s, const char *kb_id, const char *doc_id, float **vecs,
+                              int dims)
+{
+    q x;
+    sl_value *arr = json_array();
+    if (vecs)
+        *vecs = NULL;
+    if (!q_open(&x, s, "SELECT c.n, c.id, c.parent, c.position, c.content, c.info, c.vec"
+                       " FROM kb_chunks c JOIN kb_docs d ON d.n=c.doc JOIN kb k ON k.n=d.kb"
+                       " WHERE k.id=?1 AND d.id=?2 ORDER BY c.n"))
+        return arr;
+    bind_text(x.st, 1, kb_id);
+    bind_text(x.st, 2, doc_id);
+    size_t cap = 0;
+    while (sqlite3_step(x.st) == SQLITE_ROW) {
+        size_t i = json_array_size(arr);
+        json_array_append_new(arr, chunk_row(x.st));
+        if (vecs && dims > 0) {
+            if (i == cap) {
+                cap = cap ? cap * 2 : 64;
+                *vecs = sl_xrealloc(*vecs, cap * (size_t)dims * sizeof(float));
+            }
+            copy_vec(x.st, 6, *vecs + i * (size_t)dims, dims);
+        }
+    }
+    q_close(&x);
+    return arr;
+}
+
+static int sq_kb_vectors(sl_store_be *s, const char *kb_id, int dims, long long **ns,
+                         long long **docs, float **vecs, size_t *count, sl_err *err)
+{
+    *ns = NULL;
+    *docs = NULL;
+    *vecs = NULL;
+    *count = 0;
+    q x;
+    if (!q_open(&x, s, "SELECT c.n, c.vec, c.doc FROM kb_chunks c JOIN kb k ON k.n=c.kb"
+                       " WHERE k.id=?1 AND c.vec IS NOT NULL ORDER BY c.n"))
+        return db_err(err, s->r, "read vectors");
+    bind_text(x.st, 1, kb_id);
+    size_t cap = 0, n = 0;
+    int rc = 0;
+    while (sqlite3_step(x.st) == SQLITE_ROW) {
+        if (sqlite3_column_bytes(x.st, 1) != dims * (int)sizeof(float)) {
+            rc = sl_err_set(err, SL_EPARSE,
+                            "store: a vector of knowledge base %s has %d bytes, not %d dimensions;"
+                            " add its documents again",
+                            kb_id, sqlite3_column_bytes(x.st, 1), dims);
+            break;
+        }
+        if (n == cap) {
+            cap = cap ? cap * 2 : 1024;
+            *ns = sl_xrealloc(*ns, cap * sizeof **ns);
+            *docs = sl_xrealloc(*docs, cap * sizeof **docs);
+            *vecs = sl_xrealloc(*vecs, cap * (size_t)dims * sizeof(float));
+        }
+        (*ns)[n] = sqlite3_column_int64(x.st, 0);
+        (*docs)[n] = sqlite3_column_int64(x.st, 2);
+        copy_vec(x.st, 1, *vecs + n * (size_t)dims, dims);
+        n++;
+    }
+    q_close(&x);
+    if (rc) {
+        free(*ns);
+        free(*docs);
+        free(*vecs);
+        *ns = *docs = NULL;
+        *vecs = NULL;
+        return -1;
+    }
+    *count = n;
+    return 0;
+}
+
+static int sq_kb_keyword(sl_store_be *s, const char *kb_id, const char *match, size_t limit,
+                         long long **ns, double **bm25, size_t *count, sl_err *err)
+{
+    *ns = NULL;
+    *bm25 = NULL;
+    *count = 0;
+    pthread_mutex_lock(&s->rmu);
+    long long kbn = kb_n(s, kb_id);
+    pthread_mutex_unlock(&s->rmu);
+    if (!kbn)
+        return sl_err_set(err, SL_ENOTFOUND, "Dataset not found.");
+    char *sql = sl_xasprintf("SELECT rowid, bm25(kbf_%lld) FROM kbf_%lld WHERE kbf_%lld MATCH ?1"
+                             " ORDER BY bm25(kbf_%lld) LIMIT ?2",
+                             kbn, kbn, kbn, kbn);
+    q x;
+    bool ok = q_open(&x, s, sql);
+    free(sql);
+    if (!ok)
+        return db_err(err, s->r, "full-text search");
+    bind_text(x.st, 1, match);
+    sqlite3_bind_int64(x.st, 2, (long long)limit);
+    size_t cap = 0, n = 0;
+    int rc;
+    while ((rc = sqlite3_step(x.st)) == SQLITE_ROW) {
+        if (n == cap) {
+            cap = cap ? cap * 2 : 64;
+            *ns = sl_xrealloc(*ns, cap * sizeof **ns);
+            *bm25 = sl_xrealloc(*bm25, cap * sizeof **bm25);
+        }
+        (*ns)[n] = sqlite3_column_int64(x.st, 0);
+        (*bm25)[n] = sqlite3_column_double(x.st, 1);
+        n++;
+    }
+    if (rc != SQLITE_DONE)
+        db_err(err, s->r, "full-text search");
+    q_close(&x);
+    *count = n;
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static sl_value *sq_kb_rows(sl_store_be *s, const char *kb_id, const long long *ns, size_t count,
+                            float *vecs, int dims)
+{
+    sl_value *arr = json_array();
+    q x;
+    if (!q_open(&x, s, "SELECT c.n, c.id, c.parent, c.position, c.content, c.info, d.id,"
+                       " p.n, p.id, p.position, p.content, p.info, c.vec"
+                       " FROM kb_chunks c JOIN kb k ON k.n=c.kb JOIN kb_docs d ON d.n=c.doc"
+                       " LEFT JOIN kb_chunks p ON p.n=c.parent WHERE k.id=?1 AND c.n=?2"))
+        return arr;
+    for (size_t i = 0; i < count; i++) {
+        sqlite3_reset(x.st);
+        bind_text(x.st, 1, kb_id);
+        sqlite3_bind_int64(x.st, 2, ns[i]);
+        if (sqlite3_step(x.st) != SQLITE_ROW)
+            continue;
+        if (vecs && dims > 0)
+            copy_vec(x.st, 12, vecs + i * (size_t)dims, dims);
+        sl_value *r = chunk_row(x.st);
+        json_object_set_new(r, "doc_id", col_str(x.st, 6));
+        json_object_set_new(
+            r, "parent_row",
+            sqlite3_column_type(x.st, 7) == SQLITE_NULL
+                ? json_null()
+                : json_pack("{s:I, s:o, s:i, s:o, s:o}", "n",
+                            (json_int_t)sqlite3_column_int64(x.st, 7), "id", col_str(x.st, 8),
+                            "position", sqlite3_column_int(x.st, 9), "content",
+                            col_str(x.st, 10), "info", col_json(x.st, 11)));
+        json_array_append_new(arr, r);
+    }
+    q_close(&x);
+    return arr;
+}
+
 const sl_store_ops sl_store_sqlite = {
     .scheme = "sqlite",
     .open = sq_open,
@@ -1511,4 +2020,18 @@ const sl_store_ops sl_store_sqlite = {
     .blob_abort = sq_blob_abort,
     .blob_open = sq_blob_open,
     .blob_delete = sq_blob_delete,
+    .key_scope_ok = sq_key_scope_ok,
+    .kb_add = sq_kb_add,
+    .kb_set = sq_kb_set,
+    .kb_get = sq_kb_get,
+    .kb_list = sq_kb_list,
+    .kb_delete = sq_kb_delete,
+    .kb_docs = sq_kb_docs,
+    .kb_doc = sq_kb_doc,
+    .kb_doc_put = sq_kb_doc_put,
+    .kb_doc_delete = sq_kb_doc_delete,
+    .kb_chunks = sq_kb_chunks,
+    .kb_vectors = sq_kb_vectors,
+    .kb_keyword = sq_kb_keyword,
+    .kb_rows = sq_kb_rows,
 };

@@ -414,3 +414,88 @@ int sl_store_blob_delete(sl_store *s, const char *key, sl_err *err)
         return -1;
     return s->ops->blob_delete(s->b, key, err);
 }
+
+/* ---- dataset keys and knowledge ---- */
+
+int sl_store_dataset_key_create(sl_store *s, char **key, sl_err *err)
+{
+    return s->ops->key_create(s->b, SL_STORE_DATASETS, key, err);
+}
+
+bool sl_store_dataset_key_ok(sl_store *s, const char *key)
+{
+    /* key_app hides dataset keys from apps; the scope's own lookup */
+    return key && !strncmp(key, "dataset-", 8) && s->ops->key_scope_ok(s->b, SL_STORE_DATASETS, key);
+}
+
+int sl_store_kb_add(sl_store *s, const char *id, const char *name, const sl_value *info,
+                    sl_err *err)
+{
+    return s->ops->kb_add(s->b, id, name, info, err);
+}
+
+int sl_store_kb_set(sl_store *s, const char *id, const char *name, const sl_value *info,
+                    sl_err *err)
+{
+    return s->ops->kb_set(s->b, id, name, info, err);
+}
+
+sl_value *sl_store_kb_get(sl_store *s, const char *id_or_name)
+{
+    return id_or_name ? s->ops->kb_get(s->b, id_or_name) : NULL;
+}
+
+sl_value *sl_store_kb_list(sl_store *s)
+{
+    return s->ops->kb_list(s->b);
+}
+
+int sl_store_kb_delete(sl_store *s, const char *id, sl_err *err)
+{
+    return s->ops->kb_delete(s->b, id, err);
+}
+
+sl_value *sl_store_kb_docs(sl_store *s, const char *kb_id)
+{
+    return s->ops->kb_docs(s->b, kb_id);
+}
+
+sl_value *sl_store_kb_doc(sl_store *s, const char *kb_id, const char *doc_id)
+{
+    return s->ops->kb_doc(s->b, kb_id, doc_id);
+}
+
+int sl_store_kb_doc_put(sl_store *s, const char *kb_id, const char *doc_id, const sl_value *info,
+                        const sl_store_chunk *chunks, size_t n, int dims, sl_err *err)
+{
+    return s->ops->kb_doc_put(s->b, kb_id, doc_id, info, chunks, n, dims, err);
+}
+
+int sl_store_kb_doc_delete(sl_store *s, const char *kb_id, const char *doc_id, sl_err *err)
+{
+    return s->ops->kb_doc_delete(s->b, kb_id, doc_id, err);
+}
+
+sl_value *sl_store_kb_chunks(sl_store *s, const char *kb_id, const char *doc_id, float **vecs,
+                             int dims)
+{
+    return s->ops->kb_chunks(s->b, kb_id, doc_id, vecs, dims);
+}
+
+int sl_store_kb_vectors(sl_store *s, const char *kb_id, int dims, long long **ns,
+                        long long **docs, float **vecs, size_t *count, sl_err *err)
+{
+    return s->ops->kb_vectors(s->b, kb_id, dims, ns, docs, vecs, count, err);
+}
+
+int sl_store_kb_keyword(sl_store *s, const char *kb_id, const char *match, size_t limit,
+                        long long **ns, double **bm25, size_t *count, sl_err *err)
+{
+    return s->ops->kb_keyword(s->b, kb_id, match, limit, ns, bm25, count, err);
+}
+
+sl_value *sl_store_kb_rows(sl_store *s, const char *kb_id, const long long *ns, size_t count,
+                           float *vecs, int dims)
+{
+    return s->ops->kb_rows(s->b, kb_id, ns, count, vecs, dims);
+}

@@ -197,6 +197,71 @@ int sl_store_blob_open(sl_store *s, const char *key, long long *size, sl_err *er
 int sl_store_blob_get(sl_store *s, const char *key, size_t cap, sl_buf *out, sl_err *err);
 int sl_store_blob_delete(sl_store *s, const char *key, sl_err *err);
 
+/* ---- dataset keys ----
+ * Dify's workspace-wide Knowledge API keys ("dataset-…"): one reaches every
+ * knowledge base, and no app (sl_store_key_app says NULL for it).  Listed
+ * and revoked as app keys are, under the scope SL_STORE_DATASETS. */
+#define SL_STORE_DATASETS "*datasets"
+int sl_store_dataset_key_create(sl_store *s, char **key, sl_err *err);
+bool sl_store_dataset_key_ok(sl_store *s, const char *key);
+
+/* ---- knowledge (knowledge/kb.h keeps the meaning; this keeps the rows) ----
+ * A knowledge base, its documents and its chunks each carry an "info"
+ * object the store keeps as it is.  A chunk is a segment (parent 0) or a
+ * child of the segment whose n is parent; chunks with a vector are the
+ * searchable ones, and only they are in the full-text index (by their
+ * fts text, which the caller prepares).  Row numbers (n) are the store's
+ * own and stable; vectors and full-text hits are named by them.
+ * Every change to a knowledge base's chunks raises its generation, so a
+ * cache of its vectors knows when to load them again. */
+typedef struct {
+    const char *id;          /* the chunk's id (a UUID) */
+    long parent;             /* index in this array of its segment, or -1 */
+    int position;
+    const char *content;
+    const char *fts;         /* indexed text, NULL: not indexed */
+    const sl_value *info;
+    const float *vec;        /* dims floats, or NULL */
+} sl_store_chunk;
+
+/* kb: {id, name, info, generation, created_at}. */
+int sl_store_kb_add(sl_store *s, const char *id, const char *name, const sl_value *info,
+                    sl_err *err);
+/* name NULL keeps it; info NULL keeps it.  A taken name: SL_EINVAL. */
+int sl_store_kb_set(sl_store *s, const char *id, const char *name, const sl_value *info,
+                    sl_err *err);
+sl_value *sl_store_kb_get(sl_store *s, const char *id_or_name);
+sl_value *sl_store_kb_list(sl_store *s);
+int sl_store_kb_delete(sl_store *s, const char *id, sl_err *err);
+/* docs: [{n, id, info, created_at, segments}] newest first. */
+sl_value *sl_store_kb_docs(sl_store *s, const char *kb_id);
+sl_value *sl_store_kb_doc(sl_store *s, const char *kb_id, const char *doc_id);
+/* Writes document doc_id (made when new) with info; with chunks (n may
+ * be 0) its chunks are replaced by them, all in one transaction; chunks
+ * NULL keeps them. */
+int sl_store_kb_doc_put(sl_store *s, const char *kb_id, const char *doc_id, const sl_value *info,
+                        const sl_store_chunk *chunks, size_t n, int dims, sl_err *err);
+int sl_store_kb_doc_delete(sl_store *s, const char *kb_id, const char *doc_id, sl_err *err);
+/* The chunks of a document in order: [{n, id, parent (n or 0), position,
+ * content, info}]; with vecs, *vecs gets each chunk's vector (dims floats,
+ * zeros when it has none), malloc'd. */
+sl_value *sl_store_kb_chunks(sl_store *s, const char *kb_id, const char *doc_id, float **vecs,
+                             int dims);
+/* Every vector of a knowledge base: its row number, its document's (the
+ * "n" of sl_store_kb_docs) and dims floats each (malloc'd). */
+int sl_store_kb_vectors(sl_store *s, const char *kb_id, int dims, long long **ns,
+                        long long **docs, float **vecs, size_t *count, sl_err *err);
+/* Full-text search: an FTS5 query over the indexed texts; the best limit
+ * rows (number and bm25, lower is better). */
+int sl_store_kb_keyword(sl_store *s, const char *kb_id, const char *match, size_t limit,
+                        long long **ns, double **bm25, size_t *count, sl_err *err);
+/* Chunks by row number: [{n, id, doc_id, parent_row: {n, id, position,
+ * content, info} | null, position, content, info}] in the order asked
+ * (unknown ones left out); with vecs (count*dims floats), each found
+ * row's vector goes to its place in the order asked. */
+sl_value *sl_store_kb_rows(sl_store *s, const char *kb_id, const long long *ns, size_t count,
+                           float *vecs, int dims);
+
 /* ---- backends ----
  * A backend is a table of functions, one for each of the above, named as
  * them without "sl_store_" (but for file_find, file_open, blob_put and
@@ -231,6 +296,7 @@ typedef struct sl_store_ops {
     int (*key_list)(sl_store_be *b, const char *app_id, sl_value **out, sl_err *err);
     int (*key_revoke)(sl_store_be *b, const char *key_id, sl_err *err);
     char *(*key_app)(sl_store_be *b, const char *key);
+    bool (*key_scope_ok)(sl_store_be *b, const char *scope, const char *key);
     long long (*keys_version)(sl_store_be *b);
     int (*tools_get)(sl_store_be *b, const char *scope, char **spec, sl_err *err);
     int (*tools_set)(sl_store_be *b, const char *scope, const char *spec, sl_err *err);
@@ -273,6 +339,27 @@ typedef struct sl_store_ops {
     void (*blob_abort)(sl_store_bw *w);               /* frees w */
     int (*blob_open)(sl_store_be *b, const char *key, long long *size, sl_err *err);
     int (*blob_delete)(sl_store_be *b, const char *key, sl_err *err);
+
+    int (*kb_add)(sl_store_be *b, const char *id, const char *name, const sl_value *info,
+                  sl_err *err);
+    int (*kb_set)(sl_store_be *b, const char *id, const char *name, const sl_value *info,
+                  sl_err *err);
+    sl_value *(*kb_get)(sl_store_be *b, const char *id_or_name);
+    sl_value *(*kb_list)(sl_store_be *b);
+    int (*kb_delete)(sl_store_be *b, const char *id, sl_err *err);
+    sl_value *(*kb_docs)(sl_store_be *b, const char *kb_id);
+    sl_value *(*kb_doc)(sl_store_be *b, const char *kb_id, const char *doc_id);
+    int (*kb_doc_put)(sl_store_be *b, const char *kb_id, const char *doc_id, const sl_value *info,
+                      const sl_store_chunk *chunks, size_t n, int dims, sl_err *err);
+    int (*kb_doc_delete)(sl_store_be *b, const char *kb_id, const char *doc_id, sl_err *err);
+    sl_value *(*kb_chunks)(sl_store_be *b, const char *kb_id, const char *doc_id, float **vecs,
+                           int dims);
+    int (*kb_vectors)(sl_store_be *b, const char *kb_id, int dims, long long **ns,
+                      long long **docs, float **vecs, size_t *count, sl_err *err);
+    int (*kb_keyword)(sl_store_be *b, const char *kb_id, const char *match, size_t limit,
+                      long long **ns, double **bm25, size_t *count, sl_err *err);
+    sl_value *(*kb_rows)(sl_store_be *b, const char *kb_id, const long long *ns, size_t count,
+                         float *vecs, int dims);
 } sl_store_ops;
 
 /* The backends sluice has. */
