@@ -200,8 +200,18 @@ is "invalid JSON body -> 400" json '[d["error"]["type"]]' '["invalid_request_err
 check "invalid JSON body status 400" [ "$code" = 400 ]
 req "$URL/v1/messages" '{"model":"text","messages":[]}' "${AAUTH[@]}"
 is "anthropic: no max_tokens -> 400" json '[d["error"]["type"], d["error"]["message"]]' '["invalid_request_error","max_tokens: Field required"]'
-req "$URL/v1/embeddings" '{}' "${OAUTH[@]}"
+req "$URL/v1/images/generations" '{}' "${OAUTH[@]}"
 check "unknown path -> 404" [ "$code" = 404 ]
+req "$URL/v1/embeddings" '{"model":"hash:4","input":["a b","b"]}' "${OAUTH[@]}"
+is "embeddings: hash vectors of 4, by index" json '[[x["index"], len(x["embedding"])] for x in d["data"]] + [d["usage"]["total_tokens"]]' '[[0,4],[1,4],3]'
+req "$URL/embeddings" '{"model":"hash","input":"a","dimensions":3,"encoding_format":"base64"}' "${OAUTH[@]}"
+is "embeddings: dimensions and base64 (float32)" json '[len(d["data"][0]["embedding"])]' '[16]'
+req "$URL/v1/embeddings" '{"model":"hash","input":["a",""]}' "${OAUTH[@]}"
+check "embeddings: an empty input -> 400" [ "$code" = 400 ]
+req "$URL/v1/rerank" '{"model":"overlap","query":"red cat","documents":["red","dog","cat red"],"top_n":2}' "${OAUTH[@]}"
+is "rerank overlap: best first, top_n" json '[[r["index"], r["relevance_score"]] for r in d["results"]]' '[[2,1.0],[0,0.5]]'
+req "$URL/rerank" '{"model":"tei","query":"red","documents":["red","dog"]}' "${OAUTH[@]}"
+is "rerank tei: a top-level list" json 'd' '[{"index":0,"score":1.0},{"index":1,"score":0.0}]'
 curl -sS -o "$T/out" "${OAUTH[@]}" "$URL/v1/models"
 is "GET /v1/models lists the behaviours" json '[m["id"] for m in d["data"]][:3] + [len(d["data"])]' '["echo","text","think",20]'
 

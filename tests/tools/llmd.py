@@ -17,6 +17,8 @@ Endpoints
         x-api-key and anthropic-version headers, and max_tokens in the body
   GET  /v1/models, /models                       the behaviour names (OpenAI
         list format, same auth as chat completions)
+  POST /v1/embeddings, /embeddings               OpenAI embeddings (same auth)
+  POST /v1/rerank, /rerank                       Jina/Cohere rerank (same auth)
   GET  /__log     every request since the last reset, as a JSON array of
                   {method, path, headers, body}; header names lowercased,
                   authorization and x-api-key values replaced by
@@ -107,14 +109,70 @@ Usage: prompt = whitespace-separated words in all message texts (and the
 Anthropic system prompt), completion = words generated (text, reasoning,
 tool arguments).  Ids: chatcmpl-llmd-N / msg_llmd_N, N counting from 1
 after each reset.
+
+Embeddings: {"model", "input": string or non-empty list of strings (an
+empty string: 400), "encoding_format": "float" (default) | "base64"
+(little-endian float32), "dimensions": 1..4096 (optional)}.  The answer is
+{"object": "list", "data": [{"object": "embedding", "index", "embedding"}],
+"model", "usage": {"prompt_tokens", "total_tokens"}} with the usage the
+whitespace-separated words of the input.  The model picks the behaviour:
+
+  hash[:DIMS]       the embedding: lowercase the text, take its words (\\w+,
+                    Unicode), and for each the sha256 of its UTF-8 bytes:
+                    bytes 0-3 (little-endian) mod DIMS pick a bucket, the
+                    low bit of byte 4 a sign (1: -1, else +1); the sum is
+                    L2-normalised (all zeros for a text without words).
+                    DIMS: "dimensions" when given, else the ARG, else 64.
+                    Texts sharing words are close in cosine.
+  flaky[:N]         429 with Retry-After: 1 for the first N (default 1)
+                    requests of this model string and input; then as hash
+  shuffled          data in reverse order, each with its correct index
+  short / long      one vector fewer / one more (index = the input count)
+  noindex           the last item has no index
+  dupindex          item 1 has index 0 (two inputs or more)
+  badindex          the last item's index is the input count
+  baddims           the last vector has one dimension fewer
+  varydims          8 x (the number of inputs) dimensions, whatever asked
+  nan / overflow    the first value is NaN (a bare NaN token, as Python's
+                    json writes it) / 1e39 (past float32)
+  badvalue          the first value is the string "0.5"
+  slow[:MS]         answers after MS (default 1000) ms; gives up early
+                    when the client goes away
+  huge[:MB]         a 200 body of MB (default 80) megabytes: a JSON start,
+                    then spaces
+  error200          status 200 with an OpenAI error object as the body
+  Every one but huge and error200 (and nan, overflow, badvalue: their
+  values) answers hash vectors of "dimensions", else 8.
+
+Rerank: {"model", "query", "documents": [strings], "top_n"?,
+"return_documents"?}.  Relevance = the fraction of the query's distinct
+words (as hash sees words) found among the document's; results sorted by
+it, best first, ties by index, cut to top_n; {"id", "model", "results":
+[{"index", "relevance_score", "document": {"text"} when
+return_documents}], "usage": {"total_tokens"}}.
+
+  overlap           as above
+  tei               TEI's answer: a top-level [{"index", "score"}]
+  flaky[:N]         429 with Retry-After: 1 for the first N requests of
+                    this model and query
+  badindex          the first result's index is the number of documents
+  dupindex          the second result repeats the first's index
+  noscore           the first result has no relevance_score
+  nan               the first relevance_score is NaN (a bare NaN token)
+  slow[:MS]         answers after MS (default 1000) ms
+An unknown embedding or rerank model: 404 naming the ones llmd knows.
 """
 import argparse
+import base64
+import hashlib
 import json
+import math
 import os
 import re
 import select
 import signal
 import socket
+import struct
 import sys
 import threading
 import time
@@ -129,6 +187,13 @@ BEHAVIOURS = ("echo", "text", "think", "reasoning", "json", "badjson", "tool",
               "tools2", "ollama-tools", "badargs", "midstream-error", "ratelimit",
               "error500", "drop", "slow", "hang", "malformed", "length",
               "usage-only-last", "script")
+EMBED_PATHS = ("/v1/embeddings", "/embeddings")
+EMBED_BEHAVIOURS = ("hash", "flaky", "shuffled", "short", "long", "noindex", "dupindex",
+                    "badindex", "baddims", "varydims", "nan", "overflow", "badvalue", "slow",
+                    "huge", "error200")
+RERANK_PATHS = ("/v1/rerank", "/rerank")
+RERANK_BEHAVIOURS = ("overlap", "tei", "flaky", "badindex", "dupindex", "noscore", "nan",
+                     "slow")
 
 
 class State:
@@ -432,6 +497,85 @@ def build(model, body):
     return reply
 
 
+# ---------------------------------------------------------------- embeddings
+
+def words_of(text):
+    """Lowercased words (\\w+, Unicode), as the hash embedding and overlap see them."""
+    return re.findall(r"\w+", text.lower())
+
+
+def hash_vector(text, dims):
+    """Bag of words: each word's sha256 picks a bucket and a sign; L2-normalised
+    (all zeros for a text without words)."""
+    v = [0.0] * dims
+    for w in words_of(text):
+        h = hashlib.sha256(w.encode("utf-8")).digest()
+        v[int.from_bytes(h[:4], "little") % dims] += -1.0 if h[4] & 1 else 1.0
+    norm = math.sqrt(sum(x * x for x in v))
+    return [x / norm for x in v] if norm else v
+
+
+def refuse_first(model, inputs, n):
+    """429 with Retry-After: 1 for the first n requests of this model and input."""
+    key = (model, compact(inputs))
+    with State.lock:
+        count = State.counts[key] = State.counts.get(key, 0) + 1
+    if count <= n:
+        raise HTTPError(429, "ratelimit", "Rate limit reached for %s (request %d of %d refused)"
+                        % (model, count, n), [("Retry-After", "1")])
+
+
+class Embedded:
+    def __init__(self, items):
+        self.items = items        # [(index or None, vector)] in the order sent
+        self.raw = None           # bytes sent instead (a hostile body)
+        self.delay = 0.0
+
+
+def embed_reply(model, texts, dims):
+    name, has_arg, raw = model.partition(":")
+    arg = urllib.parse.unquote(raw)
+    if name not in EMBED_BEHAVIOURS:
+        raise HTTPError(404, "model", "The embedding model `%s` does not exist "
+                        "(llmd knows: %s)" % (model, ", ".join(EMBED_BEHAVIOURS)))
+    size = dims or (int_arg(model, arg, 64) if name == "hash" else 8)
+    if name == "hash" and not 1 <= size <= 4096:
+        raise HTTPError(400, "invalid", "model %s: dimensions from 1 to 4096" % model)
+    if name == "varydims":
+        size = 8 * len(texts)
+    if name == "flaky":
+        refuse_first(model, texts, int_arg(model, arg, 1))
+    out = Embedded([(i, hash_vector(t, size)) for i, t in enumerate(texts)])
+    if name == "slow":
+        out.delay = int_arg(model, arg, 1000) / 1000.0
+    elif name == "shuffled":
+        out.items.reverse()
+    elif name == "short":
+        out.items.pop()
+    elif name == "long":
+        out.items.append((len(texts), hash_vector("extra", size)))
+    elif name == "noindex":
+        out.items[-1] = (None, out.items[-1][1])
+    elif name == "dupindex" and len(texts) > 1:
+        out.items[1] = (0, out.items[1][1])
+    elif name == "badindex":
+        out.items[-1] = (len(texts), out.items[-1][1])
+    elif name == "baddims":
+        out.items[-1] = (out.items[-1][0], out.items[-1][1][:-1])
+    elif name == "nan":
+        out.items[0][1][0] = float("nan")   # json.dumps writes NaN, as Python servers do
+    elif name == "overflow":
+        out.items[0][1][0] = 1e39           # past float32
+    elif name == "badvalue":
+        out.items[0][1][0] = "0.5"
+    elif name == "huge":
+        mb = int_arg(model, arg, 80)
+        out.raw = b'{"object": "list", "data": [' + b" " * (mb << 20) + b"]}"
+    elif name == "error200":
+        out.raw = {"error": {"message": "embedding backend exploded", "type": "server_error"}}
+    return out
+
+
 # ---------------------------------------------------------------- formats
 
 # Error kinds: (HTTP-neutral name) -> (OpenAI type, OpenAI code, Anthropic type)
@@ -564,6 +708,10 @@ class Handler(BaseHTTPRequestHandler):
                 self.complete("openai", body, raw)
             elif path == ANTHROPIC_PATH and self.command == "POST":
                 self.complete("anthropic", body, raw)
+            elif path in EMBED_PATHS and self.command == "POST":
+                self.embeddings(body, raw)
+            elif path in RERANK_PATHS and self.command == "POST":
+                self.rerank(body, raw)
             elif path in ("/v1/models", "/models") and self.command == "GET":
                 self.check_auth("openai")
                 self.send_json(200, {"object": "list", "data": [
@@ -619,6 +767,105 @@ class Handler(BaseHTTPRequestHandler):
             (self.openai_stream if stream else self.openai_blocking)(reply, body, "chatcmpl-llmd-%d" % n)
         else:
             (self.anthropic_stream if stream else self.anthropic_blocking)(reply, body, "msg_llmd_%d" % n)
+
+    # -- embeddings and rerank (OpenAI /embeddings; Jina/Cohere /rerank)
+
+    def embeddings(self, body, raw):
+        self.check_auth("openai")
+        if not isinstance(body, dict):
+            raise HTTPError(400, "invalid",
+                            "the body is not a JSON object" if raw else "the body is empty")
+        model = body.get("model")
+        if not isinstance(model, str) or not model:
+            raise HTTPError(400, "invalid", "model: a string is required")
+        texts = body.get("input")
+        if isinstance(texts, str):
+            texts = [texts]
+        if not (isinstance(texts, list) and texts and all(isinstance(t, str) for t in texts)):
+            raise HTTPError(400, "invalid", "input: a string or a non-empty list of strings "
+                                            "is required")
+        if any(t == "" for t in texts):
+            raise HTTPError(400, "invalid", "input: '$.input' is invalid (an empty string)")
+        fmt = body.get("encoding_format", "float")
+        if fmt not in ("float", "base64"):
+            raise HTTPError(400, "invalid", "encoding_format: float or base64")
+        dims = body.get("dimensions")
+        if dims is not None and (not isinstance(dims, int) or isinstance(dims, bool)
+                                 or not 1 <= dims <= 4096):
+            raise HTTPError(400, "invalid", "dimensions: an integer from 1 to 4096")
+        out = embed_reply(model, texts, dims)
+        if out.delay:
+            self.wait(out.delay)
+        if out.raw is not None:
+            self.send_json(200, out.raw)
+            return
+        data = []
+        for i, v in out.items:
+            item = {"object": "embedding"}
+            if i is not None:
+                item["index"] = i
+            if fmt == "base64" and all(isinstance(x, float) for x in v):
+                item["embedding"] = base64.b64encode(struct.pack("<%df" % len(v), *v)).decode()
+            else:
+                item["embedding"] = v
+            data.append(item)
+        words = sum(len(t.split()) for t in texts)
+        self.send_json(200, {"object": "list", "data": data, "model": model,
+                             "usage": {"prompt_tokens": words, "total_tokens": words}})
+
+    def rerank(self, body, raw):
+        self.check_auth("openai")
+        if not isinstance(body, dict):
+            raise HTTPError(400, "invalid",
+                            "the body is not a JSON object" if raw else "the body is empty")
+        model, query, docs = body.get("model"), body.get("query"), body.get("documents")
+        if not isinstance(model, str) or not model:
+            raise HTTPError(400, "invalid", "model: a string is required")
+        if not isinstance(query, str):
+            raise HTTPError(400, "invalid", "query: a string is required")
+        if not (isinstance(docs, list) and all(isinstance(d, str) for d in docs)):
+            raise HTTPError(400, "invalid", "documents: a list of strings is required")
+        top_n = body.get("top_n")
+        if top_n is not None and (not isinstance(top_n, int) or isinstance(top_n, bool)
+                                  or top_n < 1):
+            raise HTTPError(400, "invalid", "top_n: a positive integer")
+        name, has_arg, raw_arg = model.partition(":")
+        arg = urllib.parse.unquote(raw_arg)
+        if name == "flaky":
+            refuse_first(model, query, int_arg(model, arg, 1))
+        elif name == "slow":
+            self.wait(int_arg(model, arg, 1000) / 1000.0)
+        elif name not in RERANK_BEHAVIOURS:
+            raise HTTPError(404, "model", "The rerank model `%s` does not exist "
+                            "(llmd knows: %s)" % (model, ", ".join(RERANK_BEHAVIOURS)))
+        qwords = set(words_of(query))
+        scores = []
+        for i, d in enumerate(docs):
+            dwords = set(words_of(d))
+            scores.append((len(qwords & dwords) / len(qwords) if qwords else 0.0, i))
+        scores.sort(key=lambda p: (-p[0], p[1]))
+        if top_n is not None:
+            scores = scores[:top_n]
+        if name == "tei":
+            self.send_json(200, [{"index": i, "score": sc} for sc, i in scores])
+            return
+        results = []
+        for sc, i in scores:
+            r = {"index": i, "relevance_score": sc}
+            if body.get("return_documents") is True:
+                r["document"] = {"text": docs[i]}
+            results.append(r)
+        if name == "badindex" and results:
+            results[0]["index"] = len(docs)
+        elif name == "dupindex" and len(results) > 1:
+            results[1]["index"] = results[0]["index"]
+        elif name == "noscore" and results:
+            del results[0]["relevance_score"]
+        elif name == "nan" and results:
+            results[0]["relevance_score"] = float("nan")   # json.dumps writes NaN
+        words = len(query.split()) + sum(len(d.split()) for d in docs)
+        self.send_json(200, {"id": "rerank-llmd-%d" % new_id(), "model": model,
+                             "results": results, "usage": {"total_tokens": words}})
 
     def blocking_special(self, reply, fmt):
         """Blocking replies for the cut behaviours; True when handled."""
