@@ -14,6 +14,9 @@
  * Tool calls (nodes/toolcall.c) share the tape: their request is
  * {"tool": {"binding", "name", "arguments"}} or {"tool_list": binding},
  * their response the shaped result, so an app with tools replays offline.
+ * So do embeddings and reranking (llm/embed.c), one exchange per batch:
+ * {"embedding": {"model", "input", "dimensions"?}} and {"rerank": {"model",
+ * "query", "documents", "top_n"}}.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -178,6 +181,22 @@ sl_value *sl_llm_tape_find(sl_llm_tape *t, const sl_value *req, const sl_value *
                        json_object_get(tool, "name")) : "", tool ? ", arguments" : "",
                    args ? args : "");
         free(args);
+    } else if (!resp && (json_object_get(req, "embedding") || json_object_get(req, "rerank"))) {
+        const sl_value *em = json_object_get(req, "embedding");
+        const sl_value *rr = em ? em : json_object_get(req, "rerank");
+        const char *model = json_string_value(json_object_get(rr, "model"));
+        const sl_value *list = json_object_get(rr, em ? "input" : "documents");
+        const char *first = em ? json_string_value(json_array_get(list, 0))
+                               : json_string_value(json_object_get(rr, "query"));
+        sl_err_set(err, SL_ENODE,
+                   "--replay %s: no recorded %s matches this one (model %s, %zu %s, %s "
+                   "\"%.80s%s\"); the %s or the model changed since the recording%s: record "
+                   "it again with --record",
+                   t->path, em ? "embedding batch" : "rerank call", model ? model : "(none)",
+                   json_array_size(list), em ? "texts" : "documents", em ? "first:" : "query:",
+                   first ? first : "", first && strlen(first) > 80 ? "…" : "",
+                   em ? "texts" : "query, the documents",
+                   em ? " (a different batch size makes different batches too)" : "");
     } else if (!resp) {
         const sl_value *msgs = json_object_get(req, "messages");
         const sl_value *last = json_object_get(json_array_get(msgs, json_array_size(msgs) - 1),
