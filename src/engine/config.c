@@ -23,6 +23,9 @@ struct sl_config {
     char *force_model;   /* SLUICE_LLM_MODEL */
     sl_value *sandbox;   /* the file's `sandbox` mapping, or NULL */
     sl_bindings *tools;  /* the file's `tools` mapping (tools/binding.h) */
+    sl_kb_binding *kbs;  /* the file's knowledge.datasets */
+    size_t nkbs;
+    struct sl_kb *kb;    /* the caller's knowledge bases (sl_config_set_kb) */
     bool offline;        /* a tape is replayed: see sl_config_set_offline */
     bool lenient;        /* unconfigured is a warning: see sl_config_set_lenient */
 };
@@ -105,6 +108,17 @@ void sl_config_free(sl_config *c)
     json_decref(c->prices);
     json_decref(c->sandbox);
     sl_bindings_free(c->tools);
+    for (size_t i = 0; i < c->nkbs; i++) {
+        sl_kb_binding *b = &c->kbs[i];
+        free((char *)b->dataset_id);
+        free((char *)b->kb);
+        free((char *)b->endpoint);
+        char *key = (char *)b->api_key;
+        set_key(&key, NULL);
+        free((char *)b->knowledge_id);
+        free((char *)b->where);
+    }
+    free(c->kbs);
     free(c->force_model);
     free(c);
 }
@@ -137,6 +151,147 @@ static int bad(sl_err *err, const char *path, const sl_yaml_doc *d, const sl_val
 {
     sl_mark m = obj ? sl_yaml_key_mark(d, obj, key) : (sl_mark){0, 0};
     return sl_err_set(err, SL_EINVAL, "%s:%d:%d: llm.%s: %s", path, m.line, m.col, key, what);
+}
+
+/* ---- knowledge.datasets ---- */
+
+#define KB_BINDINGS_MAX 10000
+#define KB_ID_MAX 255
+
+static int kb_bad(sl_err *err, const char *path, const sl_yaml_doc *d, const sl_value *obj,
+                  const char *key, const char *field, const char *what)
+{
+    sl_mark m = obj ? sl_yaml_key_mark(d, obj, key) : (sl_mark){0, 0};
+    return sl_err_set(err, SL_EINVAL, "%s:%d:%d: knowledge.datasets.%s: %s", path, m.line,
+                      m.col, field, what);
+}
+
+/* {external: {endpoint, api_key_env | api_key, knowledge_id, top_k,
+ * score_threshold, allow_private, timeout}} into b. */
+static int kb_external(sl_kb_binding *b, const char *path, const sl_yaml_doc *d,
+                       const sl_value *map, const char *id, sl_err *err)
+{
+    const sl_value *ex = json_object_get(map, "external");
+    if (json_object_size(map) != 1 || !json_is_object(ex))
+        return kb_bad(err, path, d, json_object_get(map, "external") ? map : NULL, "external",
+                      id, "a dataset binds to a knowledge base's name (text) or to "
+                      "{external: {endpoint, api_key_env, knowledge_id}}");
+    static const char *const keys[] = {"endpoint", "api_key_env", "api_key", "knowledge_id",
+                                        "top_k", "score_threshold", "allow_private", "timeout",
+                                        NULL};
+    const char *k;
+    const sl_value *v;
+    json_object_foreach((sl_value *)ex, k, v) {
+        bool ok = false;
+        for (const char *const *q = keys; *q && !ok; q++)
+            ok = !strcmp(*q, k);
+        if (!ok)
+            return kb_bad(err, path, d, ex, k, id, "unknown setting of an external knowledge "
+                          "base; the settings are endpoint, api_key_env (or api_key), "
+                          "knowledge_id, top_k, score_threshold, allow_private and timeout");
+    }
+    const char *ep = json_string_value(json_object_get(ex, "endpoint"));
+    if (!ep || (strncmp(ep, "http://", 7) && strncmp(ep, "https://", 8)) || strlen(ep) > 2048)
+        return kb_bad(err, path, d, ex, "endpoint", id, "external.endpoint must be the "
+                      "service's http:// or https:// URL (\"/retrieval\" is added to it)");
+    const char *kid = json_string_value(json_object_get(ex, "knowledge_id"));
+    if (!kid || !*kid || strlen(kid) > 1024)
+        return kb_bad(err, path, d, ex, "knowledge_id", id, "external.knowledge_id must be the "
+                      "service's id of the knowledge base (text)");
+    const char *kenv = json_string_value(json_object_get(ex, "api_key_env"));
+    const sl_value *kv = json_object_get(ex, "api_key");
+    if ((json_object_get(ex, "api_key_env") && !kenv) || (kv && !json_is_string(kv)))
+        return kb_bad(err, path, d, ex, kenv ? "api_key" : "api_key_env", id,
+                      "external.api_key_env names an environment variable (text)");
+    if (kenv && !env(kenv))
+        return kb_bad(err, path, d, ex, "api_key_env", id,
+                      "external.api_key_env names an environment variable that is not set");
+    const sl_value *tk = json_object_get(ex, "top_k");
+    if (tk && (!json_is_integer(tk) || json_integer_value(tk) < 1 ||
+               json_integer_value(tk) > 100))
+        return kb_bad(err, path, d, ex, "top_k", id, "external.top_k is a whole number from 1 "
+                      "to 100");
+    const sl_value *th = json_object_get(ex, "score_threshold");
+    if (th && (!sl_value_is_number(th) || sl_value_number(th) < 0 || sl_value_number(th) > 1))
+        return kb_bad(err, path, d, ex, "score_threshold", id, "external.score_threshold is a "
+                      "number from 0 to 1");
+    const sl_value *ap = json_object_get(ex, "allow_private");
+    if (ap && !json_is_boolean(ap))
+        return kb_bad(err, path, d, ex, "allow_private", id, "external.allow_private is true "
+                      "or false");
+    const sl_value *to = json_object_get(ex, "timeout");
+    if (to && (!sl_value_is_number(to) || !(sl_value_number(to) > 0) ||
+               sl_value_number(to) > 3600))
+        return kb_bad(err, path, d, ex, "timeout", id, "external.timeout is seconds, more than 0 "
+                      "and at most 3600");
+    b->endpoint = sl_xstrdup(ep);
+    b->knowledge_id = sl_xstrdup(kid);
+    char *key = NULL;
+    set_key(&key, kenv ? env(kenv) : json_string_value(kv));
+    b->api_key = key;
+    b->top_k = tk ? (int)json_integer_value(tk) : 4;
+    b->threshold_enabled = th != NULL;
+    b->score_threshold = th ? sl_value_number(th) : 0;
+    b->allow_private = json_is_true(ap);
+    b->timeout_s = to ? sl_value_number(to) : 60;
+    return 0;
+}
+
+static int kb_parse(sl_config *c, const char *path, const sl_yaml_doc *d, const sl_value *kn,
+                    sl_err *err)
+{
+    if (!kn || json_is_null(kn))
+        return 0;
+    const sl_value *ds = json_object_get(kn, "datasets");
+    if (!json_is_object(kn) || json_object_size(kn) != (ds ? 1u : 0u) ||
+        (ds && !json_is_null(ds) && !json_is_object(ds)))
+        return sl_err_set(err, SL_EINVAL, "%s: `knowledge` must be a mapping {datasets: "
+                          "{DIFY_DATASET_ID: KB_NAME, …}}", path);
+    if (json_object_size(ds) > KB_BINDINGS_MAX)
+        return sl_err_set(err, SL_EINVAL, "%s: knowledge.datasets has %zu lines, more than the "
+                          "%d sluice reads", path, json_object_size(ds), KB_BINDINGS_MAX);
+    const char *id;
+    const sl_value *v;
+    json_object_foreach((sl_value *)ds, id, v) {
+        if (!*id || strlen(id) > KB_ID_MAX)
+            return kb_bad(err, path, d, ds, id, "?", "a dataset id is 1 to 255 bytes");
+        sl_kb_binding b = {0};
+        if (json_is_string(v)) {
+            if (!json_string_length(v) || json_string_length(v) > KB_ID_MAX)
+                return kb_bad(err, path, d, ds, id, id, "the knowledge base's name or id is 1 "
+                              "to 255 bytes");
+            b.kb = sl_xstrdup(json_string_value(v));
+        } else if (json_is_object(v)) {
+            if (kb_external(&b, path, d, v, id, err))
+                return -1;
+        } else {
+            return kb_bad(err, path, d, ds, id, id, "a dataset binds to a knowledge base's "
+                          "name (text) or to {external: {endpoint, api_key_env, knowledge_id}}");
+        }
+        sl_mark m = sl_yaml_key_mark(d, ds, id);
+        b.dataset_id = sl_xstrdup(id);
+        b.where = sl_xasprintf("%s:%d:%d", path, m.line, m.col);
+        /* a later file's line replaces an earlier one's */
+        size_t at = c->nkbs;
+        for (size_t i = 0; i < c->nkbs; i++)
+            if (!strcmp(c->kbs[i].dataset_id, id))
+                at = i;
+        if (at == c->nkbs) {
+            c->kbs = sl_xrealloc(c->kbs, sizeof *c->kbs * (c->nkbs + 1));
+            c->nkbs++;
+        } else {
+            sl_kb_binding *o = &c->kbs[at];
+            free((char *)o->dataset_id);
+            free((char *)o->kb);
+            free((char *)o->endpoint);
+            char *key = (char *)o->api_key;
+            set_key(&key, NULL);
+            free((char *)o->knowledge_id);
+            free((char *)o->where);
+        }
+        c->kbs[at] = b;
+    }
+    return 0;
 }
 
 static int from_file(sl_config *c, const char *path, sl_err *err)
@@ -188,6 +343,10 @@ static int from_file(sl_config *c, const char *path, sl_err *err)
         c->sandbox = json_deep_copy(sbx);
     }
     if (sl_bindings_parse(c->tools, &d, json_object_get(d.root, "tools"), path, true, err)) {
+        rc = -1;
+        goto out;
+    }
+    if (kb_parse(c, path, &d, json_object_get(d.root, "knowledge"), err)) {
         rc = -1;
         goto out;
     }
@@ -419,4 +578,22 @@ bool sl_config_price(const sl_config *c, const char *model, double *input, doubl
     const char *cur = json_string_value(json_object_get(p, "currency"));
     *currency = cur ? cur : "USD";
     return true;
+}
+
+const sl_kb_binding *sl_config_kb_binding(const sl_config *c, const char *dataset_id)
+{
+    for (size_t i = 0; c && dataset_id && i < c->nkbs; i++)
+        if (!strcmp(c->kbs[i].dataset_id, dataset_id))
+            return &c->kbs[i];
+    return NULL;
+}
+
+void sl_config_set_kb(sl_config *c, struct sl_kb *kb)
+{
+    c->kb = kb;
+}
+
+struct sl_kb *sl_config_kb(const sl_config *c)
+{
+    return c ? c->kb : NULL;
 }

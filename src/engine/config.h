@@ -32,6 +32,16 @@
  *
  * The file's `sandbox` mapping is kept as it is for the engine, which
  * overlays each app's `sluice.sandbox` on it (see engine/graph.h).
+ *
+ * The file's `knowledge` mapping binds the dataset ids of knowledge-retrieval
+ * nodes to sluice knowledge bases or External Knowledge API services
+ * (docs/knowledge.md):
+ *        knowledge:
+ *          datasets:
+ *            6c7f…: my-kb        # a knowledge base by name or id
+ *            9a1e…: {external: {endpoint: https://kb.example/api,
+ *                     api_key_env: KB_KEY, knowledge_id: abc, top_k: 4,
+ *                     score_threshold: 0.5, allow_private: false, timeout: 60}}
  */
 #ifndef SL_ENGINE_CONFIG_H
 #define SL_ENGINE_CONFIG_H
@@ -93,6 +103,35 @@ struct sl_bindings;
 const struct sl_bindings *sl_config_tools(const sl_config *c);
 /* The same, to add bindings made in this process before c is lent. */
 struct sl_bindings *sl_config_tools_edit(sl_config *c);
+/* ---- knowledge bases ---- */
+
+struct sl_kb;
+
+/* One line of the file's knowledge.datasets.  Strings are borrowed from c. */
+typedef struct {
+    const char *dataset_id;     /* the id DSL files name */
+    const char *kb;             /* a sluice knowledge base's name or id; NULL: external */
+    /* external (Dify's External Knowledge API, knowledge/external.h) */
+    const char *endpoint;
+    const char *api_key;        /* NULL: none (a registered secret) */
+    const char *knowledge_id;
+    int top_k;                  /* 4 unless given */
+    bool threshold_enabled;     /* score_threshold given */
+    double score_threshold;
+    bool allow_private;         /* the endpoint may be on this host or a private network */
+    double timeout_s;           /* 60 unless given */
+    const char *where;          /* "FILE:LINE:COL" of the line, for messages */
+} sl_kb_binding;
+
+/* The binding of a dataset id, or NULL when the file has none. */
+const sl_kb_binding *sl_config_kb_binding(const sl_config *c, const char *dataset_id);
+/* The knowledge bases the caller opened (knowledge/kb.h), which loads check
+ * dataset ids against (a dataset id that is a knowledge base's own id or
+ * name binds without a line); NULL: none open.  Borrowed; set it before
+ * lending c. */
+void sl_config_set_kb(sl_config *c, struct sl_kb *kb);
+struct sl_kb *sl_config_kb(const sl_config *c);
+
 /* Price per million tokens for a model; false when the table has none. */
 bool sl_config_price(const sl_config *c, const char *model, double *input, double *output,
                      const char **currency);

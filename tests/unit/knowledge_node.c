@@ -1,7 +1,8 @@
 /*
  * knowledge_node — what the knowledge-retrieval node stands on: the
  * External Knowledge API client (knowledge/external.h) against a stand-in
- * service (tests/tools/kb_external_standin.py).
+ * service (tests/tools/kb_external_standin.py), and sluice.yml's
+ * knowledge.datasets bindings (engine/config.h).
  */
 #include <math.h>
 #include <signal.h>
@@ -130,6 +131,85 @@ static void test_external(void)
     sl_err_clear(&err);
 }
 
+/* ---- sluice.yml ---- */
+
+static char *write_config(const char *name, const char *text)
+{
+    char *path = sl_xasprintf("%s/%s", tmpdir, name);
+    FILE *f = fopen(path, "w");
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+static sl_config *load_config(const char *text, sl_err *err)
+{
+    static int n;
+    char name[32];
+    snprintf(name, sizeof name, "sluice%d.yml", n++);
+    char *path = write_config(name, text);
+    sl_config *c = NULL;
+    sl_config_load(path, &c, err);
+    free(path);
+    return c;
+}
+
+static void test_config(void)
+{
+    setenv("KRNODE_KEY", "sekret", 1);
+    unsetenv("KRNODE_UNSET");
+    sl_err err = {0};
+    sl_config *c = load_config("knowledge:\n  datasets:\n    aaa: my-kb\n"
+                               "    bbb: {external: {endpoint: http://h.example/api, "
+                               "api_key_env: KRNODE_KEY, knowledge_id: k1, top_k: 7, "
+                               "score_threshold: 0.3, allow_private: true, timeout: 5}}\n",
+                               &err);
+    CHECK(c != NULL, "a knowledge section loads (%s)", err.msg ? err.msg : "ok");
+    const sl_kb_binding *a = sl_config_kb_binding(c, "aaa");
+    const sl_kb_binding *b = sl_config_kb_binding(c, "bbb");
+    CHECK(a && a->kb && !strcmp(a->kb, "my-kb") && !a->endpoint && strstr(a->where, "sluice0.yml:3:"),
+          "a dataset id binds to a knowledge base's name, with its line (%s)",
+          a ? a->where : "none");
+    CHECK(b && !b->kb && !strcmp(b->endpoint, "http://h.example/api") &&
+              !strcmp(b->api_key, "sekret") && !strcmp(b->knowledge_id, "k1") && b->top_k == 7 &&
+              b->threshold_enabled && b->score_threshold == 0.3 && b->allow_private &&
+              b->timeout_s == 5,
+          "an external binding carries its endpoint, key (from the environment) and settings");
+    CHECK(!sl_config_kb_binding(c, "ccc") && !sl_config_kb_binding(NULL, "aaa"),
+          "an id the file does not name has no binding");
+    sl_config_free(c);
+
+    static const struct {
+        const char *text, *want;
+    } bad[] = {
+        {"knowledge: [1]\n", "`knowledge` must be a mapping"},
+        {"knowledge: {datasets: {}, other: 1}\n", "`knowledge` must be a mapping"},
+        {"knowledge: {datasets: {x: 5}}\n", "knowledge.datasets.x: a dataset binds to"},
+        {"knowledge: {datasets: {x: ''}}\n", "1 to 255 bytes"},
+        {"knowledge: {datasets: {x: {external: {endpoint: ftp://h, knowledge_id: k}}}}\n",
+         "http:// or https://"},
+        {"knowledge: {datasets: {x: {external: {endpoint: http://h}}}}\n", "knowledge_id"},
+        {"knowledge: {datasets: {x: {external: {endpoint: http://h, knowledge_id: k, "
+         "api_key_env: KRNODE_UNSET}}}}\n", "not set"},
+        {"knowledge: {datasets: {x: {external: {endpoint: http://h, knowledge_id: k, "
+         "top_k: 0}}}}\n", "top_k is a whole number from 1 to 100"},
+        {"knowledge: {datasets: {x: {external: {endpoint: http://h, knowledge_id: k, "
+         "score_threshold: 2}}}}\n", "score_threshold"},
+        {"knowledge: {datasets: {x: {external: {endpoint: http://h, knowledge_id: k, "
+         "colour: red}}}}\n", "unknown setting"},
+        {"knowledge: {datasets: {x: {internal: 1}}}\n", "a dataset binds to"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        sl_err e = {0};
+        sl_config *bc = load_config(bad[i].text, &e);
+        CHECK(!bc && e.msg && strstr(e.msg, bad[i].want), "refused: %s -> %s",
+              esc(bad[i].text), esc(e.msg));
+        sl_config_free(bc);
+        sl_err_clear(&e);
+    }
+    sl_err_clear(&err);
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir)) {
@@ -140,6 +220,7 @@ int main(void)
     CHECK(kb > 0, "the stand-in starts (port %d)", kb_port);
     if (kb > 0) {
         test_external();
+        test_config();
     }
     if (kb > 0) {
         kill(kb, SIGTERM);
