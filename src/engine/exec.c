@@ -150,6 +150,11 @@ struct sl_llm_tape *sl_exec_llm_tape(sl_node_exec *x)
     return x->s->run->opts.llm_tape;
 }
 
+struct sl_kb *sl_exec_kb(sl_node_exec *x)
+{
+    return x->s->run->opts.kb;
+}
+
 const struct sl_config *sl_exec_config(sl_node_exec *x)
 {
     return x->s->run->opts.config;

@@ -45,6 +45,10 @@ typedef struct {
     const char *net_allow;         /* SL_NET_ALLOW: host list */
     bool net_given;                /* false: the app's / sluice.yml's policy (none) */
     struct sl_llm_tape *llm_tape;  /* record/replay of model calls; may be NULL */
+    /* The knowledge bases knowledge-retrieval nodes search (knowledge/kb.h);
+     * borrowed, it must outlive the run.  NULL: none (a node bound only to
+     * external services still runs). */
+    struct sl_kb *kb;
     const sl_value *history;       /* earlier turns [{query, answer}] (borrowed, may be NULL) */
     /* Files.  A file value is data, never a capability: it reaches bytes
      * only through an id sluice issued (its related_id), looked up in the
