@@ -26,7 +26,7 @@ BUILD    ?= build
 INIT_SRC := src/sandbox/local/init.c
 SRC      := $(filter-out $(EXCLUDE) $(INIT_SRC),$(sort $(wildcard src/core/*.c src/dsl/*.c src/engine/*.c src/nodes/*.c src/sandbox/*.c src/sandbox/local/*.c src/llm/*.c src/store/*.c src/server/*.c src/tmpl/*.c src/agent/*.c src/net/*.c src/tools/*.c src/extract/*.c src/knowledge/*.c)))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
-OBJ      := $(SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/init_blob.o
+OBJ      := $(SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/init_blob.o $(BUILD)/gen/hnsw_blob.o
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 LIB      := $(BUILD)/libsluice.a
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
@@ -69,6 +69,25 @@ $(BUILD)/gen/init_blob.c: $(BUILD)/sluice-init
 $(BUILD)/gen/init_blob.o: $(BUILD)/gen/init_blob.c
 	$(CC) -c -O0 $< -o $@
 
+# knowledge/vindex's approximate index is hnswlib (Debian's libhnswlib-dev,
+# header-only C++) behind src/knowledge/hnsw_shim.cc, built as a shared
+# object of its own and embedded as bytes like init; vindex.c opens it from
+# a memfd on first use, so sluice never links libstdc++ and only a process
+# that builds or loads an HNSW graph maps it (docs/knowledge.md).
+HNSW_CXXFLAGS := -std=c++17 -O2 -fPIC -fvisibility=hidden -Wall -Wextra -Werror -Isrc
+$(BUILD)/libsluice-hnsw.so: src/knowledge/hnsw_shim.cc src/knowledge/hnsw_shim.h
+	@mkdir -p $(dir $@)
+	$(CXX) $(HNSW_CXXFLAGS) -shared -s -Wl,-z,defs -Wl,-z,noexecstack -Wl,--build-id=sha1 -o $@ $<
+
+$(BUILD)/gen/hnsw_blob.c: $(BUILD)/libsluice-hnsw.so
+	@mkdir -p $(dir $@)
+	{ echo '#include <stddef.h>'; echo 'const unsigned char sl_hnsw_blob[] = {'; \
+	  od -An -v -tu1 $< | sed 's/  */,/g; s/^,//; s/$$/,/'; echo '};'; \
+	  echo 'const size_t sl_hnsw_blob_len = sizeof sl_hnsw_blob;'; } > $@
+
+$(BUILD)/gen/hnsw_blob.o: $(BUILD)/gen/hnsw_blob.c
+	$(CC) -c -O0 $< -o $@
+
 $(LIB): $(OBJ)
 	@rm -f $@
 	ar rcs $@ $^
@@ -95,13 +114,16 @@ asan:
 FUZZ_TARGETS := $(patsubst fuzz/%.c,build-fuzz/%,$(wildcard fuzz/fuzz_*.c))
 FUZZ_CFLAGS  := $(CSTD) -Isrc -MMD -MP -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
                 -fno-sanitize-recover=all $(shell pkg-config --cflags $(PKGS))
-FUZZ_OBJ     := $(SRC:%.c=build-fuzz/%.o) build-fuzz/gen/init_blob.o
+FUZZ_OBJ     := $(SRC:%.c=build-fuzz/%.o) build-fuzz/gen/init_blob.o build-fuzz/gen/hnsw_blob.o
 .SECONDARY: $(FUZZ_OBJ)
 fuzz: $(FUZZ_TARGETS)
 build-fuzz/src/%.o: src/%.c
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 build-fuzz/gen/init_blob.o: $(BUILD)/gen/init_blob.c
+	@mkdir -p $(dir $@)
+	clang -c -O0 $< -o $@
+build-fuzz/gen/hnsw_blob.o: $(BUILD)/gen/hnsw_blob.c
 	@mkdir -p $(dir $@)
 	clang -c -O0 $< -o $@
 build-fuzz/fuzz_%: fuzz/fuzz_%.c $(FUZZ_OBJ)
