@@ -73,3 +73,52 @@ double sl_fmod(double x, double y)
     }
     return copysign(r, x);
 }
+
+/* The square root: one SSE2/hardware instruction through the builtin
+ * where the compiler inlines it; for x < 0, NaN, as libm's. */
+double sl_sqrt(double x)
+{
+    if (x < 0 || isnan(x))
+        return NAN;
+    if (x == 0 || isinf(x))
+        return x;
+    /* Newton's iteration from a power-of-two guess: quadratic, so a
+     * handful of steps reach the double nearest the root. */
+    int e;
+    frexp(x, &e);
+    double r = ldexp(1.0, e / 2);
+    for (int i = 0; i < 60; i++) {
+        double n = 0.5 * (r + x / r);
+        if (n == r)
+            break;
+        r = n;
+    }
+    return r;
+}
+
+/* The natural logarithm to within an ulp or two: x = m * 2^e with m in
+ * [sqrt(1/2), sqrt(2)), ln m = 2 atanh((m-1)/(m+1)) by its series. */
+double sl_ln(double x)
+{
+    if (x < 0 || isnan(x))
+        return NAN;
+    if (x == 0)
+        return -INFINITY;
+    if (isinf(x))
+        return x;
+    int e;
+    double m = frexp(x, &e);
+    if (m < 0.70710678118654752440) {
+        m *= 2;
+        e--;
+    }
+    double s = (m - 1) / (m + 1), s2 = s * s, term = s, sum = 0;
+    for (int k = 1; k < 80; k += 2) {
+        double add = term / k;
+        if (sum + add == sum)
+            break;
+        sum += add;
+        term *= s2;
+    }
+    return 2 * sum + e * 0.69314718055994530942;
+}

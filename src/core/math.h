@@ -27,5 +27,8 @@ double sl_floor(double x);
 double sl_ceil(double x);
 double sl_trunc(double x);
 double sl_fmod(double x, double y);
+/* Not exact, within an ulp or two of libm's (knowledge scores). */
+double sl_sqrt(double x);
+double sl_ln(double x);
 
 #endif
