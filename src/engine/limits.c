@@ -81,6 +81,9 @@ static const field fields[] = {
     F(extract_max_unpacked, T_SIZE, "unpacked size of all of one document's members"),
     F(extract_xml_depth, T_INT, "nesting of an XML part of a document"),
     F(extract_xml_nodes, T_SIZE, "elements and texts of one document's XML"),
+    F(knowledge_max_input, T_SIZE, "text of one document added to a knowledge base"),
+    F(knowledge_max_chunks, T_SIZE, "chunks of one such document, parents and children"),
+    F(knowledge_embed_batch, T_INT, "texts per embedding request (at most 2048)"),
 };
 
 void sl_limits_default(struct sl_limits *l)
@@ -148,6 +151,9 @@ void sl_limits_default(struct sl_limits *l)
     l->extract_max_unpacked = (size_t)512 << 20;
     l->extract_xml_depth = 256;
     l->extract_xml_nodes = 20u * 1000 * 1000;
+    l->knowledge_max_input = (size_t)64 << 20;
+    l->knowledge_max_chunks = 200000;
+    l->knowledge_embed_batch = 32;
 }
 
 static int set_field(struct sl_limits *l, const field *f, const char *v, sl_err *err)

@@ -81,6 +81,10 @@ struct sl_limits {
     size_t extract_max_unpacked;     /* unpacked bytes of all of one document's: 512 MiB */
     int extract_xml_depth;           /* nesting of an XML part: 256 */
     size_t extract_xml_nodes;        /* elements and texts of one document's XML: 20 million */
+    /* knowledge bases (knowledge/kb.h) */
+    size_t knowledge_max_input;      /* bytes of one document's text: 64 MiB */
+    size_t knowledge_max_chunks;     /* chunks of one document, parents and children: 200,000 */
+    int knowledge_embed_batch;       /* texts per embedding request: 32 */
 };
 
 void sl_limits_default(struct sl_limits *l);
