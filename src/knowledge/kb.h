@@ -61,6 +61,9 @@ typedef struct {
 
 /* The defaults of `sluice limits`. */
 void sl_kb_limits_default(sl_kb_limits *l);
+/* The knowledge_* and extract_* settings of `sluice limits`. */
+struct sl_limits;
+void sl_kb_limits_from(sl_kb_limits *kl, const struct sl_limits *l);
 
 typedef struct {
     struct sl_store *store;          /* borrowed: where knowledge bases live */

@@ -1,0 +1,2491 @@
+/*
+ * knowledge/kb — knowledge bases (kb.h): the meaning of datasets,
+ * documents and segments, ingestion and search.  Rows live in the store;
+ * vectors are searched in memory (knowledge/vindex.h), one index per
+ * knowledge base, loaded again when the store's generation moved.
+ */
+#include "knowledge/kb.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/buf.h"
+#include "core/math.h"
+#include "core/rand.h"
+#include "core/sha256.h"
+#include "engine/config.h"
+#include "engine/limits.h"
+#include "extract/extract.h"
+#include "extract/isolate.h"
+#include "knowledge/split.h"
+#include "knowledge/vindex.h"
+#include "llm/embed.h"
+#include "llm/llm.h"
+#include "store/store.h"
+
+/* An exact scan below this many vectors; the approximate index above. */
+#define APPROX_MIN 20000
+/* Dify's hybrid recall per channel: clamp(top_k, 50, 200). */
+#define RECALL_FLOOR 50
+#define RECALL_MAX 200
+/* Terms of a query sent to the full-text index. */
+#define MAX_QUERY_TERMS 64
+#define MAX_TOP_K 1000
+
+typedef struct cache {
+    struct cache *next;
+    char *kb_id;
+    long long generation;
+    int dims;
+    sl_vindex *ix;
+    /* row number -> document row number, sorted by row (for filters) */
+    long long *ns, *docs;
+    size_t count;
+} cache;
+
+struct sl_kb {
+    sl_kb_env env;
+    pthread_mutex_t mu;   /* the caches */
+    cache *caches;
+};
+
+void sl_kb_limits_default(sl_kb_limits *l)
+{
+    memset(l, 0, sizeof *l);
+    l->max_input = (size_t)64 << 20;
+    l->max_chunks = 200000;
+    l->embed_batch = SL_EMBED_BATCH;
+    l->extract_timeout_s = 60;
+    l->extract_memory = (size_t)1 << 30;
+    l->extract_max_output = (size_t)64 << 20;
+}
+
+void sl_kb_limits_from(sl_kb_limits *kl, const struct sl_limits *l)
+{
+    kl->max_input = l->knowledge_max_input;
+    kl->max_chunks = l->knowledge_max_chunks;
+    kl->embed_batch = (size_t)l->knowledge_embed_batch;
+    kl->extract_timeout_s = l->extract_timeout_s;
+    kl->extract_memory = l->extract_max_memory;
+    kl->extract_max_output = l->extract_max_output;
+}
+
+sl_kb *sl_kb_open(const sl_kb_env *env, sl_err *err)
+{
+    if (!env || !env->store) {
+        sl_err_set(err, SL_EINVAL, "knowledge: no store");
+        return NULL;
+    }
+    sl_kb *k = sl_xcalloc(1, sizeof *k);
+    k->env = *env;
+    if (!k->env.limits.max_input && !k->env.limits.max_chunks)
+        sl_kb_limits_default(&k->env.limits);
+    pthread_mutex_init(&k->mu, NULL);
+    return k;
+}
+
+static void cache_free(cache *c)
+{
+    if (!c)
+        return;
+    sl_vindex_free(c->ix);
+    free(c->kb_id);
+    free(c->ns);
+    free(c->docs);
+    free(c);
+}
+
+void sl_kb_close(sl_kb *k)
+{
+    if (!k)
+        return;
+    for (cache *c = k->caches, *n; c; c = n) {
+        n = c->next;
+        cache_free(c);
+    }
+    pthread_mutex_destroy(&k->mu);
+    free(k);
+}
+
+/* ---- small helpers ---- */
+
+static const char *str_of(const sl_value *o, const char *key, const char *dflt)
+{
+    const sl_value *v = json_object_get(o, key);
+    return json_is_string(v) ? json_string_value(v) : dflt;
+}
+
+static double num_of(const sl_value *o, const char *key, double dflt)
+{
+    const sl_value *v = json_object_get(o, key);
+    return json_is_number(v) ? json_number_value(v) : dflt;
+}
+
+static bool bool_of(const sl_value *o, const char *key, bool dflt)
+{
+    const sl_value *v = json_object_get(o, key);
+    return json_is_boolean(v) ? json_is_true(v) : dflt;
+}
+
+static char *new_id(sl_err *err)
+{
+    char id[37];
+    return sl_rand_uuid(id, err) ? NULL : sl_xstrdup(id);
+}
+
+/* Dify's index_node_hash: sha256 of the text and "None". */
+static void text_hash(const char *text, char out[65])
+{
+    size_t n = strlen(text);
+    char *t = sl_xmalloc(n + 5);
+    memcpy(t, text, n);
+    memcpy(t + n, "None", 5);
+    sl_sha256_hex(t, n + 4, out);
+    free(t);
+}
+
+static size_t utf8_chars(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        n += ((unsigned char)*s & 0xC0) != 0x80;
+    return n;
+}
+
+/* ---- the full-text side ----
+ * FTS5's unicode61 tokenizer splits on spaces and punctuation, so text
+ * without spaces (Chinese, Japanese) would be one token.  Such runs are
+ * indexed, and queried, as overlapping pairs of characters. */
+
+static bool cjk(unsigned cp)
+{
+    return (cp >= 0x3040 && cp <= 0x30FF) || (cp >= 0x3400 && cp <= 0x4DBF) ||
+           (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0xAC00 && cp <= 0xD7AF) ||
+           (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x20000 && cp <= 0x2FA1F);
+}
+
+static size_t utf8_next(const char *s, unsigned *cp)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    if (u[0] < 0x80) {
+        *cp = u[0];
+        return 1;
+    }
+    size_t n = u[0] >= 0xF0 ? 4 : u[0] >= 0xE0 ? 3 : u[0] >= 0xC0 ? 2 : 1;
+    unsigned c = n == 4 ? u[0] & 7 : n == 3 ? u[0] & 15 : n == 2 ? u[0] & 31 : u[0];
+    for (size_t i = 1; i < n; i++) {
+        if ((u[i] & 0xC0) != 0x80) {
+            *cp = 0xFFFD;
+            return i;
+        }
+        c = c << 6 | (u[i] & 63);
+    }
+    *cp = c;
+    return n;
+}
+
+/* The text the full-text index holds for s: CJK runs as pairs. */
+static char *fts_text(const char *s)
+{
+    sl_buf b;
+    sl_buf_init(&b, 0);
+    const char *prev = NULL;   /* start of the previous CJK character in a run */
+    size_t prevn = 0;
+    bool single = false;       /* the run so far is one character */
+    while (*s) {
+        unsigned cp;
+        size_t n = utf8_next(s, &cp);
+        if (cjk(cp)) {
+            if (prev) {
+                sl_buf_add(&b, " ", 1);
+                sl_buf_add(&b, prev, prevn);
+                sl_buf_add(&b, s, n);
+                single = false;
+            } else {
+                single = true;
+            }
+            prev = s;
+            prevn = n;
+        } else {
+            if (prev && single) {
+                sl_buf_add(&b, " ", 1);
+                sl_buf_add(&b, prev, prevn);
+            }
+            if (prev)
+                sl_buf_add(&b, " ", 1);
+            prev = NULL;
+            sl_buf_add(&b, s, n);
+        }
+        s += n;
+    }
+    if (prev && single) {
+        sl_buf_add(&b, " ", 1);
+        sl_buf_add(&b, prev, prevn);
+    }
+    return sl_buf_detach(&b);
+}
+
+static bool word_char(unsigned cp)
+{
+    return (cp >= '0' && cp <= '9') || (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z') ||
+           cp == '_' || (cp >= 0x80 && cp != 0xFFFD && !(cp >= 0x2000 && cp <= 0x206F) &&
+                         !(cp >= 0x3000 && cp <= 0x303F) && !(cp >= 0xFF00 && cp <= 0xFF0F));
+}
+
+/* The words of s (CJK runs as pairs), each once, lower-cased ASCII. */
+static size_t words_of(const char *s, char ***out, size_t max)
+{
+    char *t = fts_text(s);
+    char **w = NULL;
+    size_t n = 0;
+    const char *p = t;
+    while (*p && n < max) {
+        unsigned cp;
+        size_t len = utf8_next(p, &cp);
+        if (!word_char(cp)) {
+            p += len;
+            continue;
+        }
+        const char *start = p;
+        while (*p) {
+            len = utf8_next(p, &cp);
+            if (!word_char(cp))
+                break;
+            p += len;
+        }
+        char *word = sl_xstrndup(start, (size_t)(p - start));
+        for (char *c = word; *c; c++)
+            if (*c >= 'A' && *c <= 'Z')
+                *c = (char)(*c - 'A' + 'a');
+        bool seen = false;
+        for (size_t i = 0; i < n && !seen; i++)
+            seen = !strcmp(w[i], word);
+        if (seen) {
+            free(word);
+            continue;
+        }
+        w = sl_xrealloc(w, (n + 1) * sizeof *w);
+        w[n++] = word;
+    }
+    free(t);
+    *out = w;
+    return n;
+}
+
+static void words_free(char **w, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(w[i]);
+    free(w);
+}
+
+/* An FTS5 query matching any of the query's words: each quoted (so no
+ * word is FTS5 syntax), joined by OR.  NULL when it has none. */
+static char *fts_query(const char *query)
+{
+    char **w;
+    size_t n = words_of(query, &w, MAX_QUERY_TERMS);
+    if (!n) {
+        free(w);
+        return NULL;
+    }
+    sl_buf b;
+    sl_buf_init(&b, 0);
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            sl_buf_add(&b, " OR ", 4);
+        sl_buf_add(&b, "\"", 1);
+        for (const char *c = w[i]; *c; c++)
+            sl_buf_add(&b, c, *c == '"' ? 0 : 1);
+        sl_buf_add(&b, "\"", 1);
+    }
+    words_free(w, n);
+    return sl_buf_detach(&b);
+}
+
+/* BM25 (FTS5's, lower is better) to 0..1: s / (s + 1) of s = -bm25, so
+ * one strong match scores about 0.7-0.9 whatever else the query finds. */
+static double bm25_norm(double bm25)
+{
+    double s = -bm25;
+    return s <= 0 ? 0 : s / (s + 1.0);
+}
+
+/* ---- knowledge bases ----
+ * A knowledge base's info: {description, indexing_technique,
+ * embedding_model, embedding_model_provider, dims, retrieval_model,
+ * process_rule, doc_form, fields: [{id, name, type}],
+ * built_in_field_enabled, updated_at}. */
+
+static sl_value *default_retrieval(const char *technique)
+{
+    return json_pack("{s:s, s:b, s:n, s:{s:s, s:s}, s:n, s:i, s:b, s:n}", "search_method",
+                     !strcmp(technique, "economy") ? "keyword_search" : "semantic_search",
+                     "reranking_enable", false, "reranking_mode", "reranking_model",
+                     "reranking_provider_name", "", "reranking_model_name", "", "weights",
+                     "top_k", 4, "score_threshold_enabled", false, "score_threshold");
+}
+
+/* The dataset object Dify's API shows for a store row. */
+static sl_value *dataset_of(sl_kb *k, const sl_value *row)
+{
+    const sl_value *info = json_object_get(row, "info");
+    const char *id = str_of(row, "id", "");
+    sl_value *docs = sl_store_kb_docs(k->env.store, id);
+    long long words = 0, ndocs = (long long)json_array_size(docs), available = 0;
+    size_t i;
+    sl_value *d;
+    json_array_foreach(docs, i, d) {
+        const sl_value *di = json_object_get(d, "info");
+        words += (long long)num_of(di, "word_count", 0);
+        available += bool_of(di, "enabled", true) && !bool_of(di, "archived", false) &&
+                     !strcmp(str_of(di, "indexing_status", ""), "completed");
+    }
+    json_decref(docs);
+    const char *tech = str_of(info, "indexing_technique", "high_quality");
+    sl_value *rm = json_object_get(info, "retrieval_model");
+    rm = json_is_object(rm) ? json_incref(rm) : default_retrieval(tech);
+    if (!strcmp(tech, "economy"))
+        json_object_set_new(rm, "search_method", json_string("keyword_search"));
+    sl_value *fields = json_object_get(info, "fields");
+    long long created = (long long)num_of(row, "created_at", 0);
+    sl_value *o = json_pack(
+        "{s:s, s:o, s:s, s:s, s:s, s:s, s:s, s:i, s:I, s:I, s:s, s:s, s:I, s:s, s:I}", "id", id,
+        "name", json_incref(json_object_get(row, "name")), "description",
+        str_of(info, "description", ""), "provider", "vendor", "permission",
+        str_of(info, "permission", "only_me"), "data_source_type", "upload_file",
+        "indexing_technique", tech, "app_count", 0, "document_count", (json_int_t)ndocs,
+        "word_count", (json_int_t)words, "created_by", "sluice", "author_name", "sluice",
+        "created_at", (json_int_t)created, "updated_by", "sluice", "updated_at",
+        (json_int_t)num_of(info, "updated_at", (double)created));
+    json_object_set_new(o, "embedding_model", json_string(str_of(info, "embedding_model", "")));
+    json_object_set_new(o, "embedding_model_provider",
+                        json_string(str_of(info, "embedding_model_provider", "")));
+    json_object_set_new(o, "embedding_available", json_boolean(strcmp(tech, "economy") != 0));
+    json_object_set_new(o, "retrieval_model_dict", rm);
+    json_object_set_new(o, "tags", json_array());
+    json_object_set_new(o, "doc_form", json_string(str_of(info, "doc_form", "text_model")));
+    json_object_set_new(o, "external_knowledge_info", json_null());
+    json_object_set_new(o, "external_retrieval_model", json_null());
+    json_object_set_new(o, "doc_metadata",
+                        json_is_array(fields) ? json_deep_copy(fields) : json_array());
+    json_object_set_new(o, "built_in_field_enabled",
+                        json_boolean(bool_of(info, "built_in_field_enabled", false)));
+    json_object_set_new(o, "total_documents", json_integer(ndocs));
+    json_object_set_new(o, "total_available_documents", json_integer(available));
+    json_object_set_new(o, "enable_api", json_boolean(true));
+    json_object_set_new(o, "chunk_structure", json_string(str_of(info, "doc_form", "text_model")));
+    json_object_set_new(o, "embedding_dims", json_integer((json_int_t)num_of(info, "dims", 0)));
+    return o;
+}
+
+static int check_name(const char *name, sl_err *err)
+{
+    size_t n = name ? utf8_chars(name) : 0;
+    if (n < 1 || n > 40)
+        return sl_err_set(err, SL_EINVAL, "name: a knowledge base's name has 1 to 40 characters");
+    return 0;
+}
+
+/* Checks and copies the settings a spec or patch gives into info. */
+static int apply_spec(sl_kb *k, sl_value *info, const sl_value *spec, bool creating, sl_err *err)
+{
+    const sl_value *v;
+    if ((v = json_object_get(spec, "description")) && !json_is_null(v)) {
+        if (!json_is_string(v) || utf8_chars(json_string_value(v)) > 400)
+            return sl_err_set(err, SL_EINVAL, "description: a text of at most 400 characters");
+        json_object_set(info, "description", (sl_value *)v);
+    }
+    if ((v = json_object_get(spec, "indexing_technique")) && !json_is_null(v)) {
+        const char *t = json_string_value(v);
+        if (!t || (strcmp(t, "high_quality") && strcmp(t, "economy")))
+            return sl_err_set(err, SL_EINVAL,
+                              "indexing_technique: 'high_quality' or 'economy', not %s",
+                              t ? t : "a non-text value");
+        json_object_set(info, "indexing_technique", (sl_value *)v);
+    }
+    const char *fields[] = {"embedding_model", "embedding_model_provider", "permission"};
+    for (size_t i = 0; i < 3; i++)
+        if ((v = json_object_get(spec, fields[i])) && !json_is_null(v)) {
+            if (!json_is_string(v) || json_string_length(v) > 200)
+                return sl_err_set(err, SL_EINVAL, "%s: a text", fields[i]);
+            json_object_set(info, fields[i], (sl_value *)v);
+        }
+    if ((v = json_object_get(spec, "retrieval_model")) && !json_is_null(v)) {
+        const char *m = str_of(v, "search_method", NULL);
+        if (!json_is_object(v) || !m ||
+            (strcmp(m, "semantic_search") && strcmp(m, "full_text_search") &&
+             strcmp(m, "hybrid_search") && strcmp(m, "keyword_search")))
+            return sl_err_set(err, SL_EINVAL,
+                              "retrieval_model.search_method: semantic_search, full_text_search,"
+                              " hybrid_search or keyword_search");
+        json_object_set_new(info, "retrieval_model", json_deep_copy(v));
+    }
+    if ((v = json_object_get(spec, "process_rule")) && !json_is_null(v)) {
+        sl_split_rule r;
+        if (sl_split_rule_read(v, &r, err))
+            return sl_err_prefix(err, "process_rule");
+        json_object_set_new(info, "process_rule", json_deep_copy(v));
+    }
+    if ((v = json_object_get(spec, "doc_form")) && !json_is_null(v)) {
+        const char *f = json_string_value(v);
+        if (!f || (strcmp(f, "text_model") && strcmp(f, "hierarchical_model")))
+            return sl_err_set(err, SL_EINVAL,
+                              "doc_form: 'text_model' or 'hierarchical_model' (sluice does not"
+                              " make question-answer chunks)");
+        json_object_set(info, "doc_form", (sl_value *)v);
+    }
+    const char *tech = str_of(info, "indexing_technique", NULL);
+    if (creating && !tech)
+        json_object_set_new(info, "indexing_technique",
+                            json_string(str_of(info, "embedding_model", NULL) ? "high_quality"
+                                                                             : "economy"));
+    tech = str_of(info, "indexing_technique", "economy");
+    if (!strcmp(tech, "high_quality")) {
+        const char *model = str_of(info, "embedding_model", NULL);
+        if (!model || !*model)
+            return sl_err_set(err, SL_EINVAL,
+                              "No Embedding Model available. Name one (embedding_model and"
+                              " embedding_model_provider; `sluice kb create NAME --embedding"
+                              " PROVIDER/MODEL`), or choose indexing_technique 'economy'.");
+        const char *real;
+        sl_err e2 = {0};
+        if (!sl_config_offline(k->env.config) &&
+            !sl_config_resolve(k->env.config, str_of(info, "embedding_model_provider", ""), model,
+                               &real, &e2))
+            return sl_err_set(err, SL_EINVAL, "embedding model %s: %s", model, e2.msg);
+    }
+    return 0;
+}
+
+int sl_kb_create(sl_kb *k, const sl_value *spec, sl_value **out, sl_err *err)
+{
+    *out = NULL;
+    const char *name = str_of(spec, "name", NULL);
+    if (check_name(name, err))
+        return -1;
+    sl_value *have = sl_store_kb_get(k->env.store, name);
+    if (have) {
+        json_decref(have);
+        return sl_err_set(err, SL_EINVAL,
+                          "The dataset name already exists. Please modify your dataset name.");
+    }
+    sl_value *info = json_object();
+    char *id = NULL;
+    int rc = apply_spec(k, info, spec, true, err);
+    if (!rc && !(id = new_id(err)))
+        rc = -1;
+    if (!rc) {
+        json_object_set_new(info, "updated_at", json_integer((json_int_t)time(NULL)));
+        rc = sl_store_kb_add(k->env.store, id, name, info, err);
+    }
+    if (!rc) {
+        sl_value *row = sl_store_kb_get(k->env.store, id);
+        *out = row ? dataset_of(k, row) : NULL;
+        json_decref(row);
+    }
+    free(id);
+    json_decref(info);
+    return rc;
+}
+
+sl_value *sl_kb_list(sl_kb *k, const char *keyword, int page, int limit, long long *total)
+{
+    sl_value *rows = sl_store_kb_list(k->env.store), *out = json_array();
+    size_t i;
+    sl_value *r;
+    long long n = 0;
+    if (page < 1)
+        page = 1;
+    if (limit < 1)
+        limit = 20;
+    json_array_foreach(rows, i, r) {
+        if (keyword && *keyword && !strstr(str_of(r, "name", ""), keyword))
+            continue;
+        if (n >= (long long)(page - 1) * limit && n < (long long)page * limit)
+            json_array_append_new(out, dataset_of(k, r));
+        n++;
+    }
+    json_decref(rows);
+    if (total)
+        *total = n;
+    return out;
+}
+
+sl_value *sl_kb_get(sl_kb *k, const char *id_or_name, sl_err *err)
+{
+    sl_value *row = sl_store_kb_get(k->env.store, id_or_name);
+    if (!row) {
+        sl_err_set(err, SL_ENOTFOUND, "Dataset not found.");
+        return NULL;
+    }
+    sl_value *d = dataset_of(k, row);
+    json_decref(row);
+    return d;
+}
+
+/* The store row of a knowledge base (by id or name), or NULL with err. */
+static sl_value *kb_row(sl_kb *k, const char *id, sl_err *err)
+{
+    sl_value *row = id ? sl_store_kb_get(k->env.store, id) : NULL;
+    if (!row)
+        sl_err_set(err, SL_ENOTFOUND, "Dataset not found.");
+    return row;
+}
+
+int sl_kb_update(sl_kb *k, const char *id, const sl_value *patch, sl_value **out, sl_err *err)
+{
+    *out = NULL;
+    sl_value *row = kb_row(k, id, err);
+    if (!row)
+        return -1;
+    const char *name = str_of(patch, "name", NULL);
+    sl_value *info = json_deep_copy(json_object_get(row, "info"));
+    int rc = name ? check_name(name, err) : 0;
+    if (!rc && name && strcmp(name, str_of(row, "name", ""))) {
+        sl_value *have = sl_store_kb_get(k->env.store, name);
+        if (have)
+            rc = sl_err_set(err, SL_EINVAL,
+                            "The dataset name already exists. Please modify your dataset name.");
+        json_decref(have);
+    }
+    /* the embedding model of a knowledge base with vectors stays */
+    if (!rc && num_of(info, "dims", 0) > 0 &&
+        ((str_of(patch, "embedding_model", NULL) &&
+          strcmp(str_of(patch, "embedding_model", ""), str_of(info, "embedding_model", ""))) ||
+         (str_of(patch, "indexing_technique", NULL) &&
+          strcmp(str_of(patch, "indexing_technique", ""), str_of(info, "indexing_technique", "")))))
+        rc = sl_err_set(err, SL_EINVAL,
+                        "the embedding model of a knowledge base that has vectors cannot change;"
+                        " make a new knowledge base and add the documents there");
+    if (!rc)
+        rc = apply_spec(k, info, patch, false, err);
+    if (!rc) {
+        json_object_set_new(info, "updated_at", json_integer((json_int_t)time(NULL)));
+        rc = sl_store_kb_set(k->env.store, str_of(row, "id", ""), name, info, err);
+    }
+    if (!rc)
+        *out = sl_kb_get(k, str_of(row, "id", ""), err);
+    json_decref(info);
+    json_decref(row);
+    return rc || *out ? rc : -1;
+}
+
+int sl_kb_delete(sl_kb *k, const char *id, sl_err *err)
+{
+    sl_value *row = kb_row(k, id, err);
+    if (!row)
+        return -1;
+    int rc = sl_store_kb_delete(k->env.store, str_of(row, "id", ""), err);
+    const char *key = str_of(json_object_get(row, "info"), "index_blob", NULL);
+    if (!rc && key)
+        sl_store_blob_delete(k->env.store, key, NULL);
+    json_decref(row);
+    return rc;
+}
+
+/* ---- documents ----
+ * A document's info: {name, source, hash, position, indexing_status,
+ * error, enabled, archived, metadata {name: value}, process_rule,
+ * doc_form, word_count, tokens, batch, created_from, completed_at,
+ * updated_at, size}. */
+
+static const char *display_status(const sl_value *info)
+{
+    const char *st = str_of(info, "indexing_status", "completed");
+    if (bool_of(info, "archived", false))
+        return "archived";
+    if (!strcmp(st, "completed"))
+        return bool_of(info, "enabled", true) ? "available" : "disabled";
+    if (!strcmp(st, "waiting"))
+        return "queuing";
+    if (!strcmp(st, "error") || !strcmp(st, "paused"))
+        return st;
+    return "indexing";
+}
+
+/* Dify's document object for a store row (detail adds the rule and
+ * counts). */
+static sl_value *document_of(const sl_value *kbinfo, const sl_value *row, bool detail)
+{
+    const sl_value *info = json_object_get(row, "info");
+    long long created = (long long)num_of(row, "created_at", 0);
+    sl_value *o = json_pack("{s:O, s:I, s:s, s:{s:s}, s:n, s:O, s:s, s:s, s:I, s:I, s:s}", "id",
+                            json_object_get(row, "id"), "position",
+                            (json_int_t)num_of(info, "position", 1), "data_source_type",
+                            "upload_file", "data_source_info", "upload_file_id",
+                            str_of(row, "id", ""), "dataset_process_rule_id", "name",
+                            json_object_get(info, "name"), "created_from",
+                            str_of(info, "created_from", "api"), "created_by", "sluice",
+                            "created_at", (json_int_t)created, "tokens",
+                            (json_int_t)num_of(info, "tokens", 0), "indexing_status",
+                            str_of(info, "indexing_status", "completed"));
+    const sl_value *e = json_object_get(info, "error");
+    json_object_set_new(o, "error", json_is_string(e) ? json_incref((sl_value *)e) : json_null());
+    json_object_set_new(o, "enabled", json_boolean(bool_of(info, "enabled", true)));
+    json_object_set_new(o, "disabled_at", json_null());
+    json_object_set_new(o, "disabled_by", json_null());
+    json_object_set_new(o, "archived", json_boolean(bool_of(info, "archived", false)));
+    json_object_set_new(o, "display_status", json_string(display_status(info)));
+    json_object_set_new(o, "word_count", json_integer((json_int_t)num_of(info, "word_count", 0)));
+    json_object_set_new(o, "hit_count", json_integer(0));
+    json_object_set_new(o, "doc_form", json_string(str_of(info, "doc_form", "text_model")));
+    /* [{id, name, type, value}] of the knowledge base's fields the document has */
+    sl_value *meta = json_array(), *vals = json_object_get(info, "metadata");
+    size_t i;
+    sl_value *f;
+    json_array_foreach(json_object_get(kbinfo, "fields"), i, f) {
+        const sl_value *v = json_object_get(vals, str_of(f, "name", ""));
+        if (v)
+            json_array_append_new(meta, json_pack("{s:O, s:O, s:O, s:O}", "id",
+                                                  json_object_get(f, "id"), "name",
+                                                  json_object_get(f, "name"), "type",
+                                                  json_object_get(f, "type"), "value", v));
+    }
+    json_object_set_new(o, "doc_metadata", meta);
+    json_object_set_new(o, "batch", json_string(str_of(info, "batch", "")));
+    if (detail) {
+        long long segs = (long long)num_of(row, "segments", 0);
+        long long words = (long long)num_of(info, "word_count", 0);
+        const sl_value *rule = json_object_get(info, "process_rule");
+        json_object_set_new(o, "document_process_rule",
+                            rule ? json_deep_copy(rule) : json_pack("{s:s}", "mode", "automatic"));
+        json_object_set_new(o, "dataset_process_rule",
+                            rule ? json_deep_copy(rule) : json_pack("{s:s}", "mode", "automatic"));
+        json_object_set_new(o, "completed_at",
+                            json_integer((json_int_t)num_of(info, "completed_at", (double)created)));
+        json_object_set_new(o, "updated_at",
+                            json_integer((json_int_t)num_of(info, "updated_at", (double)created)));
+        json_object_set_new(o, "indexing_latency", json_real(num_of(info, "latency", 0)));
+        json_object_set_new(o, "doc_language", json_string("English"));
+        json_object_set_new(o, "doc_type", json_null());
+        json_object_set_new(o, "segment_count", json_integer(segs));
+        json_object_set_new(o, "average_segment_length", json_integer(segs ? words / segs : 0));
+        json_object_set_new(o, "source", json_string(str_of(info, "source", "")));
+    }
+    return o;
+}
+
+/* The document's text: text as given, or the file's, extracted. */
+static int doc_text(sl_kb *k, const sl_kb_doc_in *in, sl_buf *out, sl_err *err)
+{
+    if (in->text) {
+        size_t n = in->len ? in->len : strlen(in->text);
+        if (k->env.limits.max_input && n > k->env.limits.max_input)
+            return sl_err_limit(err, SL_ELIMIT, "knowledge_max_input",
+                                "the document '%s' has %zu bytes of text, over"
+                                " knowledge_max_input (%zu)",
+                                in->name, n, k->env.limits.max_input);
+        return sl_buf_add(out, in->text, n) ? sl_err_set(err, SL_ENOMEM, "out of memory") : 0;
+    }
+    const char *dot = in->name ? strrchr(in->name, '.') : NULL;
+    sl_doc_kind kind = sl_extract_kind(dot, in->mime, err);
+    if (kind == SL_DOC_UNKNOWN)
+        return sl_err_prefix(err, "document '%s'", in->name);
+    if (kind == SL_DOC_TEXT) {
+        /* plain text needs no reader process: it is checked as UTF-8 and kept */
+        sl_value *s = json_stringn(in->bytes ? in->bytes : "", in->len);
+        if (!s)
+            return sl_err_set(err, SL_EPARSE, "document '%s': the text is not valid UTF-8",
+                              in->name);
+        json_decref(s);
+        return sl_buf_add(out, in->bytes, in->len) ? sl_err_set(err, SL_ENOMEM, "out of memory")
+                                                   : 0;
+    }
+    sl_extract_run r;
+    sl_extract_run_default(&r);
+    r.timeout_s = k->env.limits.extract_timeout_s;
+    r.memory_bytes = k->env.limits.extract_memory;
+    r.lim.max_output = k->env.limits.extract_max_output;
+    r.stop = in->cancelled;
+    r.ud = in->ud;
+    if (sl_extract_isolated(kind, in->bytes, in->len, &r, out, err))
+        return sl_err_prefix(err, "document '%s'", in->name);
+    return 0;
+}
+
+/* A batch name as Dify makes them: the time and six random digits. */
+static void batch_name(char out[48])
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    unsigned char r[4] = {0};
+    sl_rand_bytes(r, sizeof r, NULL);
+    unsigned v = ((unsigned)r[0] << 16 | (unsigned)r[1] << 8 | r[2]) % 900000 + 100000;
+    snprintf(out, 48, "%04d%02d%02d%02d%02d%02d%06u", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+             tm.tm_hour, tm.tm_min, tm.tm_sec, v);
+}
+
+typedef struct {
+    sl_store_chunk *v;
+    char **owned;       /* strings to free */
+    sl_value **infos;
+    size_t n, alloc, nowned;
+} chunk_list;
+
+static void cl_add(chunk_list *cl, long parent, int position, const char *content, bool indexed)
+{
+    if (cl->n == cl->alloc) {
+        cl->alloc = cl->alloc ? cl->alloc * 2 : 64;
+        cl->v = sl_xrealloc(cl->v, cl->alloc * sizeof *cl->v);
+        cl->infos = sl_xrealloc(cl->infos, cl->alloc * sizeof *cl->infos);
+        cl->owned = sl_xrealloc(cl->owned, cl->alloc * 3 * sizeof *cl->owned);
+    }
+    char id[37] = "", hash[65];
+    sl_rand_uuid(id, NULL);
+    text_hash(content, hash);
+    char *idc = sl_xstrdup(id), *fts = indexed ? fts_text(content) : NULL;
+    cl->owned[cl->nowned++] = idc;
+    if (fts)
+        cl->owned[cl->nowned++] = fts;
+    sl_value *info = json_pack("{s:I, s:s, s:b}", "word_count", (json_int_t)utf8_chars(content),
+                               "hash", hash, "enabled", true);
+    cl->infos[cl->n] = info;
+    cl->v[cl->n] = (sl_store_chunk){.id = idc, .parent = parent, .position = position,
+                                    .content = content, .fts = fts, .info = info, .vec = NULL};
+    cl->n++;
+}
+
+static void cl_release(chunk_list *cl)
+{
+    for (size_t i = 0; i < cl->nowned; i++)
+        free(cl->owned[i]);
+    for (size_t i = 0; i < cl->n; i++)
+        json_decref(cl->infos[i]);
+    free(cl->owned);
+    free(cl->infos);
+    free(cl->v);
+}
+
+typedef struct {
+    const sl_kb_doc_in *in;
+    size_t base, total;
+} embed_progress;
+
+static void on_embedded(size_t done, size_t total, void *ud)
+{
+    embed_progress *p = ud;
+    (void)total;
+    if (p->in->progress)
+        p->in->progress("embedding", p->base + done, p->total, p->in->ud);
+}
+
+static bool embed_cancelled(void *ud)
+{
+    embed_progress *p = ud;
+    return p->in->cancelled && p->in->cancelled(p->in->ud);
+}
+
+/* The endpoint of the knowledge base's embedding model, with its name there. */
+static const sl_llm_endpoint *embed_endpoint(sl_kb *k, const sl_value *info, const char **model,
+                                             sl_err *err)
+{
+    const char *m = str_of(info, "embedding_model", "");
+    const sl_llm_endpoint *ep =
+        sl_config_resolve(k->env.config, str_of(info, "embedding_model_provider", ""), m, model, err);
+    if (!ep)
+        sl_err_prefix(err, "embedding model %s", m);
+    return ep;
+}
+
+/* Embeds texts with the knowledge base's model: vectors (n*dims, heap). */
+static int embed(sl_kb *k, const sl_value *info, const char *const *texts, size_t n,
+                 embed_progress *p, float **vecs, int *dims, long long *tokens, sl_err *err)
+{
+    const char *model;
+    const sl_llm_endpoint *ep = embed_endpoint(k, info, &model, err);
+    if (!ep)
+        return -1;
+    char *tape_model = sl_xasprintf("%s/%s", str_of(info, "embedding_model_provider", ""),
+                                    str_of(info, "embedding_model", ""));
+    sl_embed_opts o = {.batch = k->env.limits.embed_batch,
+                       .dims = (int)num_of(info, "dims", 0),
+                       .cancelled = p ? embed_cancelled : NULL,
+                       .progress = p ? on_embedded : NULL,
+                       .ud = p,
+                       .tape_model = tape_model};
+    int rc = sl_llm_embed(ep, model, texts, n, &o, k->env.tape, vecs, dims, tokens, err);
+    free(tape_model);
+    return rc;
+}
+
+int sl_kb_add(sl_kb *k, const char *kb_id, const sl_kb_doc_in *in, sl_value **doc,
+              bool *unchanged, sl_err *err)
+{
+    *doc = NULL;
+    if (unchanged)
+        *unchanged = false;
+    if (!in->name || !*in->name || strlen(in->name) > 255)
+        return sl_err_set(err, SL_EINVAL, "name: a document needs a name of 1 to 255 bytes");
+    sl_value *row = kb_row(k, kb_id, err);
+    if (!row)
+        return -1;
+    char *kid = sl_xstrdup(str_of(row, "id", ""));
+    sl_value *kinfo = json_deep_copy(json_object_get(row, "info"));
+    json_decref(row);
+    int rc = 0;
+    /* metadata: only the knowledge base's fields */
+    size_t i;
+    sl_value *f;
+    const char *mk;
+    sl_value *mv;
+    json_object_foreach((sl_value *)in->metadata, mk, mv) {
+        bool known = false;
+        json_array_foreach(json_object_get(kinfo, "fields"), i, f)
+            known = known || !strcmp(str_of(f, "name", ""), mk);
+        if (!known) {
+            json_decref(kinfo);
+            free(kid);
+            return sl_err_set(err, SL_EINVAL,
+                              "metadata '%s' is not a field of the knowledge base; add it first"
+                              " (`sluice kb field add KB %s string`, or POST .../metadata)",
+                              mk, mk);
+        }
+    }
+    if (in->progress)
+        in->progress("extracting", 0, 1, in->ud);
+    sl_buf text;
+    sl_buf_init(&text, k->env.limits.max_input ? k->env.limits.max_input + 1 : 0);
+    if (doc_text(k, in, &text, err)) {
+        sl_buf_release(&text);
+        json_decref(kinfo);
+        free(kid);
+        return -1;
+    }
+    char hash[65];
+    sl_sha256_hex(text.data ? text.data : "", text.len, hash);
+    /* the document this one replaces: named, or the one from the same source */
+    sl_value *docs = sl_store_kb_docs(k->env.store, kid), *old = NULL;
+    sl_value *d;
+    long long position = 1;
+    json_array_foreach(docs, i, d) {
+        const sl_value *di = json_object_get(d, "info");
+        if (num_of(di, "position", 0) >= (double)position)
+            position = (long long)num_of(di, "position", 0) + 1;
+        if ((in->replace_id && !strcmp(str_of(d, "id", ""), in->replace_id)) ||
+            (!in->replace_id && in->source && !strcmp(str_of(di, "source", ""), in->source)))
+            old = d;
+    }
+    if (in->replace_id && !old)
+        rc = sl_err_set(err, SL_ENOTFOUND, "Document Not Exists.");
+    const sl_value *oinfo = json_object_get(old, "info");
+    if (!rc && old && !in->replace_id && !strcmp(str_of(oinfo, "hash", ""), hash) &&
+        !strcmp(str_of(oinfo, "indexing_status", ""), "completed") && !in->metadata) {
+        if (unchanged)
+            *unchanged = true;
+        sl_value *full = sl_store_kb_doc(k->env.store, kid, str_of(old, "id", ""));
+        *doc = full ? document_of(kinfo, full, false) : NULL;
+        json_decref(full);
+        json_decref(docs);
+        json_decref(kinfo);
+        free(kid);
+        sl_buf_release(&text);
+        return 0;
+    }
+    /* the rule: given, the knowledge base's, else automatic */
+    const sl_value *rule = in->process_rule ? in->process_rule : json_object_get(kinfo, "process_rule");
+    sl_value *auto_rule = rule ? NULL : json_pack("{s:s}", "mode", "automatic");
+    if (!rule)
+        rule = auto_rule;
+    const char *form = in->doc_form ? in->doc_form : str_of(kinfo, "doc_form", "text_model");
+    sl_split_rule sr;
+    if (!rc && sl_split_rule_read(rule, &sr, err))
+        rc = sl_err_prefix(err, "process_rule");
+    if (!rc && sr.hierarchical != !strcmp(form, "hierarchical_model"))
+        rc = sl_err_set(err, SL_EINVAL,
+                        sr.hierarchical ? "a hierarchical process rule needs doc_form"
+                                          " 'hierarchical_model'"
+                                        : "doc_form 'hierarchical_model' needs a hierarchical"
+                                          " process rule (mode 'hierarchical')");
+    chunk_list cl = {0};
+    sl_split_chunks chunks = {0};
+    sl_split_parents parents = {0};
+    sl_buf clean;
+    sl_buf_init(&clean, 0);
+    if (!rc) {
+        if (in->progress)
+            in->progress("splitting", 0, 1, in->ud);
+        sr.clean.max_input = k->env.limits.max_input;
+        rc = sl_clean(text.data ? text.data : "", text.len, &sr.clean, &clean, err);
+    }
+    sl_buf_release(&text);
+    long long words = 0;
+    if (!rc && !sr.hierarchical) {
+        sr.split.max_chunks = k->env.limits.max_chunks;
+        sr.split.max_input = k->env.limits.max_input;
+        rc = sl_split(clean.data ? clean.data : "", clean.len, &sr.split, &chunks, err);
+        for (size_t c = 0; !rc && c < chunks.n; c++) {
+            cl_add(&cl, -1, (int)c + 1, chunks.v[c].text, true);
+            words += (long long)chunks.v[c].chars;
+        }
+    } else if (!rc) {
+        sr.pc.max_chunks = k->env.limits.max_chunks;
+        sr.pc.max_input = k->env.limits.max_input;
+        rc = sl_split_parent_child(clean.data ? clean.data : "", clean.len, &sr.pc, &parents, err);
+        for (size_t p = 0; !rc && p < parents.n; p++) {
+            long pi = (long)cl.n;
+            cl_add(&cl, -1, (int)p + 1, parents.v[p].parent.text, false);
+            words += (long long)parents.v[p].parent.chars;
+            for (size_t c = 0; c < parents.v[p].children.n; c++)
+                cl_add(&cl, pi, (int)c + 1, parents.v[p].children.v[c].text, true);
+        }
+    }
+    sl_buf_release(&clean);
+    /* vectors: those of the document replaced, by hash, else the model's */
+    bool vectors = !strcmp(str_of(kinfo, "indexing_technique", "economy"), "high_quality");
+    float *vecs = NULL, *oldv = NULL;
+    int dims = (int)num_of(kinfo, "dims", 0);
+    long long tokens = 0;
+    if (!rc && vectors) {
+        size_t nidx = 0;
+        for (size_t c = 0; c < cl.n; c++)
+            nidx += cl.v[c].fts != NULL;
+        const char **texts = sl_xcalloc(nidx ? nidx : 1, sizeof *texts);
+        size_t *slot = sl_xcalloc(nidx ? nidx : 1, sizeof *slot);
+        sl_value *ochunks = old && dims > 0 ? sl_store_kb_chunks(k->env.store, kid,
+                                                                 str_of(old, "id", ""), &oldv, dims)
+                                            : NULL;
+        size_t todo = 0;
+        float *have = dims > 0 ? sl_xcalloc(cl.n ? cl.n : 1, (size_t)dims * sizeof(float)) : NULL;
+        bool *got = sl_xcalloc(cl.n ? cl.n : 1, sizeof *got);
+        for (size_t c = 0; c < cl.n; c++) {
+            if (!cl.v[c].fts)
+                continue;
+            const char *h = str_of(cl.v[c].info, "hash", "");
+            sl_value *oc;
+            size_t j;
+            json_array_foreach(ochunks, j, oc) {
+                if (!got[c] && !strcmp(str_of(json_object_get(oc, "info"), "hash", ""), h) &&
+                    bool_of(json_object_get(oc, "info"), "indexed", false)) {
+                    memcpy(have + c * (size_t)dims, oldv + j * (size_t)dims,
+                           (size_t)dims * sizeof(float));
+                    got[c] = true;
+                }
+            }
+            if (!got[c]) {
+                texts[todo] = cl.v[c].content;
+                slot[todo++] = c;
+            }
+        }
+        json_decref(ochunks);
+        embed_progress ep = {.in = in, .base = 0, .total = todo};
+        float *fresh = NULL;
+        int fdims = dims;
+        if (todo && embed(k, kinfo, texts, todo, &ep, &fresh, &fdims, &tokens, err)) {
+            rc = -1;
+        } else if (todo && dims > 0 && fdims != dims) {
+            rc = sl_err_set(err, SL_EPARSE,
+                            "embedding model %s gave %d dimensions; the knowledge base has %d",
+                            str_of(kinfo, "embedding_model", ""), fdims, dims);
+        }
+        if (!rc) {
+            if (!dims)
+                dims = fdims;
+            vecs = sl_xcalloc(cl.n ? cl.n : 1, (size_t)(dims > 0 ? dims : 1) * sizeof(float));
+            for (size_t c = 0; c < cl.n && have; c++)
+                if (got[c])
+                    memcpy(vecs + c * (size_t)dims, have + c * (size_t)dims,
+                           (size_t)dims * sizeof(float));
+            for (size_t t = 0; t < todo; t++)
+                memcpy(vecs + slot[t] * (size_t)dims, fresh + t * (size_t)dims,
+                       (size_t)dims * sizeof(float));
+            for (size_t c = 0; c < cl.n; c++)
+                if (cl.v[c].fts) {
+                    cl.v[c].vec = vecs + c * (size_t)dims;
+                    json_object_set_new(cl.infos[c], "indexed", json_true());
+                }
+        }
+        free(fresh);
+        free(have);
+        free(got);
+        free(texts);
+        free(slot);
+    } else if (!rc) {
+        for (size_t c = 0; c < cl.n; c++)
+            if (cl.v[c].fts)
+                json_object_set_new(cl.infos[c], "indexed", json_true());
+    }
+    char batch[48];
+    if (in->batch)
+        snprintf(batch, sizeof batch, "%s", in->batch);
+    else
+        batch_name(batch);
+    char *doc_id = NULL;
+    if (!rc && (old ? !(doc_id = sl_xstrdup(str_of(old, "id", ""))) : !(doc_id = new_id(err))))
+        rc = -1;
+    if (!rc) {
+        if (in->progress)
+            in->progress("indexing", 0, cl.n, in->ud);
+        long long now = (long long)time(NULL);
+        sl_value *info = json_pack(
+            "{s:s, s:s, s:s, s:b, s:b, s:O, s:s, s:I, s:I, s:s, s:s, s:I, s:I, s:I}", "name",
+            in->name, "hash", hash, "indexing_status", "completed", "enabled", true, "archived",
+            false, "process_rule", rule, "doc_form", form, "word_count", (json_int_t)words,
+            "tokens", (json_int_t)tokens, "batch", batch, "created_from",
+            in->source ? "cli" : "api", "completed_at", (json_int_t)now, "updated_at",
+            (json_int_t)now, "position",
+            (json_int_t)(old ? (long long)num_of(oinfo, "position", 1) : position));
+        if (in->source)
+            json_object_set_new(info, "source", json_string(in->source));
+        sl_value *meta = in->metadata ? json_deep_copy(in->metadata)
+                         : old        ? json_deep_copy(json_object_get(oinfo, "metadata"))
+                                      : json_object();
+        json_object_set_new(info, "metadata", meta ? meta : json_object());
+        rc = sl_store_kb_doc_put(k->env.store, kid, doc_id, info, cl.v, cl.n, dims, err);
+        json_decref(info);
+    }
+    if (!rc && vectors && dims > 0 && num_of(kinfo, "dims", 0) != dims) {
+        json_object_set_new(kinfo, "dims", json_integer(dims));
+        rc = sl_store_kb_set(k->env.store, kid, NULL, kinfo, err);
+    }
+    if (!rc) {
+        sl_value *full = sl_store_kb_doc(k->env.store, kid, doc_id);
+        *doc = full ? document_of(kinfo, full, false) : NULL;
+        json_decref(full);
+    }
+    free(doc_id);
+    free(vecs);
+    free(oldv);
+    cl_release(&cl);
+    sl_split_chunks_release(&chunks);
+    sl_split_parents_release(&parents);
+    json_decref(auto_rule);
+    json_decref(docs);
+    json_decref(kinfo);
+    free(kid);
+    return rc;
+}
+
+static bool status_is(const sl_value *info, const char *status)
+{
+    return !status || !*status || !strcmp(display_status(info), status);
+}
+
+sl_value *sl_kb_docs(sl_kb *k, const char *kb_id, const char *keyword, const char *status,
+                     int page, int limit, long long *total, sl_err *err)
+{
+    sl_value *row = kb_row(k, kb_id, err);
+    if (!row)
+        return NULL;
+    sl_value *docs = sl_store_kb_docs(k->env.store, str_of(row, "id", "")), *out = json_array();
+    const sl_value *kinfo = json_object_get(row, "info");
+    if (page < 1)
+        page = 1;
+    if (limit < 1)
+        limit = 20;
+    long long n = 0;
+    size_t i;
+    sl_value *d;
+    json_array_foreach(docs, i, d) {
+        const sl_value *di = json_object_get(d, "info");
+        if ((keyword && *keyword && !strstr(str_of(di, "name", ""), keyword)) ||
+            !status_is(di, status))
+            continue;
+        if (n >= (long long)(page - 1) * limit && n < (long long)page * limit)
+            json_array_append_new(out, document_of(kinfo, d, false));
+        n++;
+    }
+    if (total)
+        *total = n;
+    json_decref(docs);
+    json_decref(row);
+    return out;
+}
+
+sl_value *sl_kb_doc(sl_kb *k, const char *kb_id, const char *doc_id, sl_err *err)
+{
+    sl_value *row = kb_row(k, kb_id, err);
+    if (!row)
+        return NULL;
+    sl_value *d = sl_store_kb_doc(k->env.store, str_of(row, "id", ""), doc_id), *out = NULL;
+    if (d)
+        out = document_of(json_object_get(row, "info"), d, true);
+    else
+        sl_err_set(err, SL_ENOTFOUND, "Document Not Exists.");
+    json_decref(d);
+    json_decref(row);
+    return out;
+}
+
+sl_value *sl_kb_batch(sl_kb *k, const char *kb_id, const char *batch, sl_err *err)
+{
+    sl_value *row = kb_row(k, kb_id, err);
+    if (!row)
+        return NULL;
+    sl_value *docs = sl_store_kb_docs(k->env.store, str_of(row, "id", "")), *out = json_array();
+    size_t i;
+    sl_value *d;
+    json_array_foreach(docs, i, d) {
+        const sl_value *di = json_object_get(d, "info");
+        if (strcmp(str_of(di, "batch", ""), batch))
+            continue;
+        long long done = (long long)num_of(di, "completed_at", 0);
+        long long segs = (long long)num_of(d, "segments", 0);
+        const sl_value *e = json_object_get(di, "error");
+        json_array_append_new(
+            out, json_pack("{s:O, s:s, s:I, s:I, s:I, s:I, s:I, s:n, s:O, s:n, s:I, s:I}", "id",
+                           json_object_get(d, "id"), "indexing_status",
+                           str_of(di, "indexing_status", "completed"), "processing_started_at",
+                           (json_int_t)num_of(d, "created_at", 0), "parsing_completed_at",
+                           (json_int_t)done, "cleaning_completed_at", (json_int_t)done,
+                           "splitting_completed_at", (json_int_t)done, "completed_at",
+                           (json_int_t)done, "paused_at", "error",
+                           json_is_string(e) ? e : json_null(), "stopped_at",
+                           "completed_segments", (json_int_t)segs, "total_segments",
+                           (json_int_t)segs));
+    }
+    json_decref(docs);
+    json_decref(row);
+    if (!json_array_size(out)) {
+        json_decref(out);
+        sl_err_set(err, SL_ENOTFOUND, "Documents not found.");
+        return NULL;
+    }
+    return out;
+}
+
+int sl_kb_doc_delete(sl_kb *k, const char *kb_id, const char *doc_id, sl_err *err)
+{
+    sl_value *row = kb_row(k, kb_id, err);
+    if (!row)
+        return -1;
+    int rc = sl_store_kb_doc_delete(k->env.store, str_of(row, "id", ""), doc_id, err);
+    json_decref(row);
+    return rc;
+}
+
+/* Changes a document's info (chunks kept); fn edits a copy. */
+static int doc_edit(sl_kb *k, const char *kb_id, const char *doc_id,
+                    int (*fn)(sl_value *info, const void *arg, sl_err *err), const void *arg,
+                    sl_err *err)
+{
+    sl_value *row = kb_row(k, kb_id, err);
+    if (!row)
+        return -1;
+    const char *kid = str_of(row, "id", "");
+    sl_value *d = sl_store_kb_doc(k->env.store, kid, doc_id);
+    int rc;
+    if (!d) {
+        rc = sl_err_set(err, SL_ENOTFOUND, "Document Not Exists.");
+    } else {
+        sl_value *info = json_deep_copy(json_object_get(d, "info"));
+        rc = fn(info, arg, err);
+        if (!rc) {
+            json_object_set_new(info, "updated_at", json_integer((json_int_t)time(NULL)));
+            rc = sl_store_kb_doc_put(k->env.store, kid, doc_id, info, NULL, 0, 0, err);
+        }
+        json_decref(info);
+    }
+    json_decref(d);
+    json_decref(row);
+    return rc;
+}
+
+static int set_status(sl_value *info, const void *arg, sl_err *err)
+{
+    const char *a = arg;
+    if (!strcmp(a, "enable") || !strcmp(a, "disable")) {
+        if (bool_of(info, "archived", false))
+            return sl_err_set(err, SL_EINVAL, "The archived document is not editable.");
+        json_object_set_new(info, "enabled", json_boolean(!strcmp(a, "enable")));
+    } else if (!strcmp(a, "archive") || !strcmp(a, "un_archive")) {
+        json_object_set_new(info, "archived", json_boolean(!strcmp(a, "archive")));
+    } else {
+        return sl_err_set(err, SL_EINVAL, "Invalid action.");
+    }
+    return 0;
+}
+
+int sl_kb_doc_status(sl_kb *k, const char *kb_id, const sl_value *doc_ids, const char *action,
+                     sl_err *err)
+{
+    if (strcmp(action, "enable") && strcmp(action, "disable") && strcmp(action, "archive") &&
+        strcmp(action, "un_archive"))
+        return sl_err_set(err, SL_EINVAL, "Invalid action.");
+    if (!json_is_array(doc_ids))
+        return sl_err_set(err, SL_EINVAL, "document_ids: a list of document ids");
+    size_t i;
+    sl_value *id;
+    json_array_foreach((sl_value *)doc_ids, i, id) {
+        if (!json_is_string(id))
+            return sl_err_set(err, SL_EINVAL, "document_ids: a list of document ids");
+        if (doc_edit(k, kb_id, json_string_value(id), set_status, action, err))
+            return -1;
+    }
+    return 0;
+}
+
+typedef struct {
+    const sl_value *values;
+    bool partial;
+} meta_arg;
+
+static int set_meta(sl_value *info, const void *arg, sl_err *err)
+{
+    (void)err;
+    const meta_arg *m = arg;
+    sl_value *cur = m->partial ? json_deep_copy(json_object_get(info, "metadata")) : NULL;
+    if (!json_is_object(cur)) {
+        json_decref(cur);
+        cur = json_object();
+    }
+    json_object_update(cur, (sl_value *)m->values);
+    json_object_set_new(info, "metadata", cur);
+    return 0;
+}
+
+int sl_kb_doc_meta(sl_kb *k, const char *kb_id, const char *doc_id, const sl_value *values,
+                   bool partial, sl_err *err)
+{
+    if (!json_is_object(values))
+        return sl_err_set(err, SL_EINVAL, "metadata: an object of field names and values");
+    sl_value *row = kb_row(k, kb_id, err);
+    if (!row)
+        return -1;
+    const char *name;
+    sl_value *v;
+    int rc = 0;
+    json_object_foreach((sl_value *)values, name, v) {
+        bool known = false;
+        size_t i;
+        sl_value *f;
+        json_array_foreach(json_object_get(json_object_get(row, "info"), "fields"), i, f)
+            known = known || !strcmp(str_of(f, "name", ""), name);
+        if (!known && !rc)
+            rc = sl_err_set(err, SL_EINVAL, "metadata '%s' is not a field of the knowledge base",
+                            name);
+        if (!rc && !json_is_string(v) && !json_is_number(v) && !json_is_null(v))
+            rc = sl_err_set(err, SL_EINVAL, "metadata '%s': a text, a number or null", name);
+    }
+    json_decref(row);
+    meta_arg a = {values, partial};
+    return rc ? rc : doc_edit(k, kb_id, doc_id, set_meta, &a, err);
+}
+
+/* ---- metadata fields ---- */
+
+static int kb_info_edit(sl_kb *k, const char *kb_id,
+                        int (*fn)(sl_value *info, const void *arg, sl_value **out, sl_err *err),
+                        const void *arg, sl_value **out, sl_err *err)
+{
+    sl_value *row = kb_row(k, kb_id, err);
+    if (!row)
+        return -1;
+    sl_value *info = json_deep_copy(json_object_get(row, "info"));
+    if (!json_is_array(json_object_get(info, "fields")))
+        json_object_set_new(info, "fields", json_array());
+    int rc = fn(info, arg, out, err);
+    if (!rc)
+        rc = sl_store_kb_set(k->env.store, str_of(row, "id", ""), NULL, info, err);
+    json_decref(info);
+    json_decref(row);
+    return rc;
+}
+
+typedef struct {
+    const char *id, *name, *type;
+} field_arg;
+
+static int field_add(sl_value *info, const void *arg, sl_value **out, sl_err *err)
+{
+    const field_arg *a = arg;
+    sl_value *fields = json_object_get(info, "fields"), *f;
+    size_t i;
+    json_array_foreach(fields, i, f)
+        if (!strcmp(str_of(f, "name", ""), a->name))
+            return sl_err_set(err, SL_EINVAL, "Metadata name already exists.");
+    char id[37];
+    if (sl_rand_uuid(id, err))
+        return -1;
+    json_array_append_new(fields, json_pack("{s:s, s:s, s:s}", "id", id, "name", a->name, "type",
+                                            a->type));
+    if (out)
+        *out = json_pack("{s:s, s:s, s:s}", "id", id, "name", a->name, "type", a->type);
+    return 0;
+}
+
+static bool field_name_ok(const char *name)
+{
+    if (!name || !*name || strlen(name) > 255)
+        return false;
+    for (const char *c = name; *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_'))
+            return false;
+    return true;
+}
+
+int sl_kb_field_add(sl_kb *k, const char *kb_id, const char *name, const char *type,
+                    sl_value **out, sl_err *err)
+{
+    *out = NULL;
+    if (!field_name_ok(name))
+        return sl_err_set(err, SL_EINVAL,
+                          "name: a metadata field's name has lower-case letters, digits and _");
+    if (!type || (strcmp(type, "string") && strcmp(type, "number") && strcmp(type, "time")))
+        return sl_err_set(err, SL_EINVAL, "type: 'string', 'number' or 'time'");
+    if (!strcmp(name, "document_name") || !strcmp(name, "uploader") ||
+        !strcmp(name, "upload_date") || !strcmp(name, "last_update_date") ||
+        !strcmp(name, "source"))
+        return sl_err_set(err, SL_EINVAL, "Metadata name already exists (a built-in field).");
+    field_arg a = {NULL, name, type};
+    return kb_info_edit(k, kb_id, field_add, &a, out, err);
+}
+
+sl_value *sl_kb_fields(sl_kb *k, const char *kb_id, sl_err *err)
+{
+    sl_value *row = kb_row(k, kb_id, err);
+    if (!row)
+        return NULL;
+    const sl_value *info = json_object_get(row, "info");
+    sl_value *docs = sl_store_kb_docs(k->env.store, str_of(row, "id", "")), *list = json_array();
+    size_t i, j;
+    sl_value *f, *d;
+    json_array_foreach(json_object_get(info, "fields"), i, f) {
+        long long count = 0;
+        json_array_foreach(docs, j, d)
+            count += json_object_get(json_object_get(json_object_get(d, "info"), "metadata"),
+                                     str_of(f, "name", "")) != NULL;
+        sl_value *o = json_deep_copy(f);
+        json_object_set_new(o, "count", json_integer(count));
+        json_array_append_new(list, o);
+    }
+    json_decref(docs);
+    sl_value *out = json_pack("{s:o, s:b}", "doc_metadata", list, "built_in_field_enabled",
+                              bool_of(info, "built_in_field_enabled", false));
+    json_decref(row);
+    return out;
+}
+
+static int field_rename(sl_value *info, const void *arg, sl_value **out, sl_err *err)
+{
+    const field_arg *a = arg;
+    sl_value *fields = json_object_get(info, "fields"), *f, *hit = NULL;
+    size_t i;
+    json_array_foreach(fields, i, f) {
+        if (!strcmp(str_of(f, "id", ""), a->id))
+            hit = f;
+        else if (a->name && !strcmp(str_of(f, "name", ""), a->name))
+            return sl_err_set(err, SL_EINVAL, "Metadata name already exists.");
+    }
+    if (!hit)
+        return sl_err_set(err, SL_ENOTFOUND, "Metadata not found.");
+    if (!a->name) {
+        json_array_foreach(fields, i, f)
+            if (!strcmp(str_of(f, "id", ""), a->id)) {
+                json_array_remove(fields, i);
+                break;
+            }
+        return 0;
+    }
+    json_object_set_new(hit, "name", json_string(a->name));
+    if (out)
+        *out = json_deep_copy(hit);
+    return 0;
+}
+
+int sl_kb_field_rename(sl_kb *k, const char *kb_id, const char *field_id, const char *name,
+                       sl_value **out, sl_err *err)
+{
+    *out = NULL;
+    if (!field_name_ok(name))
+        return sl_err_set(err, SL_EINVAL,
+                          "name: a metadata field's name has lower-case letters, digits and _");
+    field_arg a = {field_id, name, NULL};
+    return kb_info_edit(k, kb_id, field_rename, &a, out, err);
+}
+
+int sl_kb_field_delete(sl_kb *k, const char *kb_id, const char *field_id, sl_err *err)
+{
+    field_arg a = {field_id, NULL, NULL};
+    return kb_info_edit(k, kb_id, field_rename, &a, NULL, err);
+}
+
+static int set_builtin(sl_value *info, const void *arg, sl_value **out, sl_err *err)
+{
+    (void)out;
+    (void)err;
+    json_object_set_new(info, "built_in_field_enabled", json_boolean(*(const bool *)arg));
+    return 0;
+}
+
+int sl_kb_builtin_fields(sl_kb *k, const char *kb_id, bool enable, sl_err *err)
+{
+    return kb_info_edit(k, kb_id, set_builtin, &enable, NULL, err);
+}
+
+/* ---- segments ---- */
+
+static sl_value *segment_of(const sl_value *c, const char *doc_id, const sl_value *children)
+{
+    const sl_value *info = json_object_get(c, "info");
+    long long created = (long long)num_of(info, "created_at", 0);
+    sl_value *o = json_pack("{s:O, s:I, s:s, s:O, s:O, s:s, s:I, s:I, s:[], s:O, s:s, s:I, s:b}",
+                            "id", json_object_get(c, "id"), "position",
+                            (json_int_t)num_of(c, "position", 0), "document_id", doc_id,
+                            "content", json_object_get(c, "content"), "sign_content",
+                            json_object_get(c, "content"), "answer", "", "word_count",
+                            (json_int_t)num_of(info, "word_count", 0), "tokens",
+                            (json_int_t)num_of(info, "tokens", 0), "keywords", "index_node_id",
+                            json_object_get(c, "id"), "index_node_hash", str_of(info, "hash", ""),
+                            "hit_count", (json_int_t)num_of(info, "hit_count", 0), "enabled",
+                            bool_of(info, "enabled", true));
+    json_object_set_new(o, "disabled_at", json_null());
+    json_object_set_new(o, "disabled_by", json_null());
+    json_object_set_new(o, "status", json_string("completed"));
+    json_object_set_new(o, "created_by", json_string("sluice"));
+    json_object_set_new(o, "created_at", json_integer(created));
+    json_object_set_new(o, "updated_at", json_integer(created));
+    json_object_set_new(o, "updated_by", json_string("sluice"));
+    json_object_set_new(o, "indexing_at", json_integer(created));
+    json_object_set_new(o, "completed_at", json_integer(created));
+    json_object_set_new(o, "error", json_null());
+    json_object_set_new(o, "stopped_at", json_null());
+    json_object_set_new(o, "child_chunks", children ? json_incref((sl_value *)children) : json_array());
+    return o;
+}
+
+/* The segments of a document with their children: [{row, children}]. */
+static sl_value *doc_segments(sl_kb *k, const char *kid, const char *doc_id, float **vecs, int dims)
+{
+    sl_value *chunks = sl_store_kb_chunks(k->env.store, kid, doc_id, vecs, dims);
+    sl_value *segs = json_array();
+    size_t i, j;
+    sl_value *c, *s;
+    json_array_foreach(chunks, i, c) {
+        long long parent = (long long)num_of(c, "parent", 0);
+        if (!parent) {
+            json_array_append_new(segs, json_pack("{s:O, s:[], s:I}", "row", c, "children",
+                                                  "index", (json_int_t)i));
+            continue;
+        }
+        json_array_foreach(segs, j, s) {
+            if ((long long)num_of(json_object_get(s, "row"), "n", 0) == parent) {
+                const sl_value *ci = json_object_get(c, "info");
+                json_array_append_new(
+                    json_object_get(s, "children"),
+                    json_pack("{s:O, s:O, s:O, s:O, s:I, s:s, s:I, s:I}", "id",
+                              json_object_get(c, "id"), "segment_id",
+                              json_object_get(json_object_get(s, "row"), "id"), "content",
+                              json_object_get(c, "content"), "position",
+                              json_object_get(c, "position"), "word_count",
+                              (json_int_t)num_of(ci, "word_count", 0), "type", "automatic",
+                              "created_at", (json_int_t)num_of(ci, "created_at", 0),
+                              "updated_at", (json_int_t)num_of(ci, "created_at", 0)));
+                break;
+            }
+        }
+    }
+    json_decref(chunks);
+    return segs;
+}
+
+sl_value *sl_kb_segments(sl_kb *k, const char *kb_id, const char *doc_id, const char *keyword,
+                         const char *status, int page, int limit, long long *total, sl_err *err)
+{
+    sl_value *d = sl_kb_doc(k, kb_id, doc_id, err);
+    if (!d)
+        return NULL;
+    json_decref(d);
+    sl_value *row = kb_row(k, kb_id, err);
+    if (!row)
+        return NULL;
+    sl_value *segs = doc_segments(k, str_of(row, "id", ""), doc_id, NULL, 0), *out = json_array();
+    if (page < 1)
+        page = 1;
+    if (limit < 1)
+        limit = 20;
+    long long n = 0;
+    size_t i;
+    sl_value *s;
+    json_array_foreach(segs, i, s) {
+        const sl_value *r = json_object_get(s, "row");
+        bool en = bool_of(json_object_get(r, "info"), "enabled", true);
+        if ((keyword && *keyword && !strstr(str_of(r, "content", ""), keyword)) ||
+            (status && *status && strcmp(status, "completed") && strcmp(status, en ? "enabled" : "disabled")))
+            continue;
+        if (n >= (long long)(page - 1) * limit && n < (long long)page * limit)
+            json_array_append_new(out, segment_of(r, doc_id, json_object_get(s, "children")));
+        n++;
+    }
+    if (total)
+        *total = n;
+    json_decref(segs);
+    json_decref(row);
+    return out;
+}
+
+sl_value *sl_kb_segment(sl_kb *k, const char *kb_id, const char *doc_id, const char *seg_id,
+                        sl_err *err)
+{
+    long long total;
+    sl_value *all = sl_kb_segments(k, kb_id, doc_id, NULL, NULL, 1, 1 << 30, &total, err), *hit = NULL;
+    size_t i;
+    sl_value *s;
+    json_array_foreach(all, i, s)
+        if (!strcmp(str_of(s, "id", ""), seg_id))
+            hit = json_incref(s);
+    if (all && !hit)
+        sl_err_set(err, SL_ENOTFOUND, "Segment not found.");
+    json_decref(all);
+    return hit;
+}
+
+typedef enum { SEG_ADD, SEG_UPDATE, SEG_DELETE } seg_op;
+
+/* Rewrites a text_model document's segments: adds segs, updates seg_id
+ * with patch, or deletes seg_id; embeds what is new. */
+static int seg_rewrite(sl_kb *k, const char *kb_id, const char *doc_id, seg_op op,
+                       const char *seg_id, const sl_value *arg, sl_value **out, sl_err *err)
+{
+    if (out)
+        *out = NULL;
+    sl_value *row = kb_row(k, kb_id, err);
+    if (!row)
+        return -1;
+    const char *kid = str_of(row, "id", "");
+    sl_value *kinfo = json_object_get(row, "info");
+    sl_value *d = sl_store_kb_doc(k->env.store, kid, doc_id);
+    if (!d) {
+        json_decref(row);
+        return sl_err_set(err, SL_ENOTFOUND, "Document Not Exists.");
+    }
+    sl_value *dinfo = json_deep_copy(json_object_get(d, "info"));
+    json_decref(d);
+    int rc = 0;
+    if (!strcmp(str_of(dinfo, "doc_form", "text_model"), "hierarchical_model"))
+        rc = sl_err_set(err, SL_EUNSUPPORTED,
+                        "segments of a parent-child document change when the document is added"
+                        " again; sluice does not edit them one by one");
+    else if (bool_of(dinfo, "archived", false))
+        rc = sl_err_set(err, SL_EINVAL, "The archived document is not editable.");
+    int dims = (int)num_of(kinfo, "dims", 0);
+    float *vecs = NULL;
+    sl_value *chunks = rc ? json_array() : sl_store_kb_chunks(k->env.store, kid, doc_id, &vecs, dims);
+    size_t n = json_array_size(chunks), extra = op == SEG_ADD ? json_array_size(arg) : 0;
+    chunk_list cl = {0};
+    float **vp = sl_xcalloc(n + extra + 1, sizeof *vp);
+    bool found = op == SEG_ADD;
+    int position = 0;
+    size_t i;
+    sl_value *c;
+    json_array_foreach(chunks, i, c) {
+        if (rc)
+            break;
+        const sl_value *ci = json_object_get(c, "info");
+        bool hit = seg_id && !strcmp(str_of(c, "id", ""), seg_id);
+        found = found || hit;
+        if (hit && op == SEG_DELETE)
+            continue;
+        const char *content = str_of(c, "content", "");
+        bool enabled = bool_of(ci, "enabled", true);
+        bool changed = false;
+        if (hit && op == SEG_UPDATE) {
+            const sl_value *nc = json_object_get(arg, "content");
+            if (nc && (!json_is_string(nc) || !json_string_length(nc))) {
+                rc = sl_err_set(err, SL_EINVAL, "Content is empty");
+                break;
+            }
+            if (!enabled && !json_is_true(json_object_get(arg, "enabled")) && nc) {
+                rc = sl_err_set(err, SL_EINVAL, "Can't update disabled segment");
+                break;
+            }
+            if (nc && strcmp(json_string_value(nc), content)) {
+                content = json_string_value(nc);
+                changed = true;
+            }
+            if (json_is_boolean(json_object_get(arg, "enabled")))
+                enabled = json_is_true(json_object_get(arg, "enabled"));
+        }
+        cl_add(&cl, -1, ++position, content, true);
+        sl_store_chunk *sc = &cl.v[cl.n - 1];
+        sc->id = str_of(c, "id", sc->id);   /* the segment keeps its id */
+        json_object_set_new(cl.infos[cl.n - 1], "enabled", json_boolean(enabled));
+        if (!changed && bool_of(ci, "indexed", false)) {
+            vp[cl.n - 1] = dims > 0 ? vecs + i * (size_t)dims : NULL;
+            json_object_set_new(cl.infos[cl.n - 1], "indexed", json_true());
+        }
+    }
+    if (!rc && !found)
+        rc = sl_err_set(err, SL_ENOTFOUND, "Segment not found.");
+    size_t first_new = cl.n;
+    for (i = 0; !rc && i < extra; i++) {
+        const sl_value *s = json_array_get(arg, i);
+        const sl_value *content = json_object_get(s, "content");
+        if (!json_is_string(content) || !json_string_length(content))
+            rc = sl_err_set(err, SL_EINVAL, "Content is empty");
+        else
+            cl_add(&cl, -1, ++position, json_string_value(content), true);
+    }
+    if (!rc && extra > 1000)
+        rc = sl_err_set(err, SL_EINVAL, "Exceeded maximum segments limit of 1000.");
+    /* embed what has no vector */
+    float *fresh = NULL;
+    long long tokens = 0;
+    bool vectors = !strcmp(str_of(kinfo, "indexing_technique", "economy"), "high_quality");
+    if (!rc && vectors) {
+        const char **texts = sl_xcalloc(cl.n + 1, sizeof *texts);
+        size_t *slot = sl_xcalloc(cl.n + 1, sizeof *slot), todo = 0;
+        for (i = 0; i < cl.n; i++)
+            if (!vp[i]) {
+                texts[todo] = cl.v[i].content;
+                slot[todo++] = i;
+            }
+        int fdims = dims;
+        if (todo && !(rc = embed(k, kinfo, texts, todo, NULL, &fresh, &fdims, &tokens, err)) &&
+            dims && fdims != dims)
+            rc = sl_err_set(err, SL_EPARSE, "embedding model gave %d dimensions, not %d", fdims,
+                            dims);
+        if (!rc && !dims)
+            dims = fdims;
+        for (size_t t = 0; !rc && t < todo; t++) {
+            vp[slot[t]] = fresh + t * (size_t)dims;
+            json_object_set_new(cl.infos[slot[t]], "indexed", json_true());
+        }
+        free(texts);
+        free(slot);
+    }
+    long long words = 0;
+    for (i = 0; !rc && i < cl.n; i++) {
+        cl.v[i].vec = vectors ? vp[i] : NULL;
+        if (!vectors)
+            json_object_set_new(cl.infos[i], "indexed", json_true());
+        if (!bool_of(cl.infos[i], "enabled", true))
+            cl.v[i].fts = NULL, cl.v[i].vec = NULL;   /* a disabled segment is not searched */
+        words += (long long)num_of(cl.infos[i], "word_count", 0);
+    }
+    if (!rc) {
+        json_object_set_new(dinfo, "word_count", json_integer(words));
+        json_object_set_new(dinfo, "tokens",
+                            json_integer((json_int_t)num_of(dinfo, "tokens", 0) + tokens));
+        json_object_set_new(dinfo, "updated_at", json_integer((json_int_t)time(NULL)));
+        rc = sl_store_kb_doc_put(k->env.store, kid, doc_id, dinfo, cl.v, cl.n, dims, err);
+    }
+    if (!rc && vectors && dims > 0 && num_of(kinfo, "dims", 0) != dims) {
+        sl_value *ki = json_deep_copy(kinfo);
+        json_object_set_new(ki, "dims", json_integer(dims));
+        rc = sl_store_kb_set(k->env.store, kid, NULL, ki, err);
+        json_decref(ki);
+    }
+    if (!rc && out) {
+        sl_value *segs = doc_segments(k, kid, doc_id, NULL, 0), *s;
+        *out = json_array();
+        json_array_foreach(segs, i, s) {
+            const sl_value *r = json_object_get(s, "row");
+            bool want = op == SEG_ADD ? i >= first_new
+                                      : !strcmp(str_of(r, "id", ""), seg_id ? seg_id : "");
+            if (want)
+                json_array_append_new(*out, segment_of(r, doc_id, json_object_get(s, "children")));
+        }
+        json_decref(segs);
+    }
+    free(fresh);
+    free(vp);
+    free(vecs);
+    cl_release(&cl);
+    json_decref(chunks);
+    json_decref(dinfo);
+    json_decref(row);
+    return rc;
+}
+
+int sl_kb_segments_add(sl_kb *k, const char *kb_id, const char *doc_id, const sl_value *segs,
+                       sl_value **out, sl_err *err)
+{
+    if (!json_is_array(segs) || !json_array_size(segs))
+        return sl_err_set(err, SL_EINVAL, "segments: a list of {content}");
+    return seg_rewrite(k, kb_id, doc_id, SEG_ADD, NULL, segs, out, err);
+}
+
+int sl_kb_segment_update(sl_kb *k, const char *kb_id, const char *doc_id, const char *seg_id,
+                         const sl_value *patch, sl_value **out, sl_err *err)
+{
+    sl_value *list = NULL;
+    if (!json_is_object(patch))
+        return sl_err_set(err, SL_EINVAL, "segment: an object {content, enabled}");
+    int rc = seg_rewrite(k, kb_id, doc_id, SEG_UPDATE, seg_id, patch, &list, err);
+    *out = rc ? NULL : json_incref(json_array_get(list, 0));
+    json_decref(list);
+    return rc;
+}
+
+int sl_kb_segment_delete(sl_kb *k, const char *kb_id, const char *doc_id, const char *seg_id,
+                         sl_err *err)
+{
+    return seg_rewrite(k, kb_id, doc_id, SEG_DELETE, seg_id, NULL, NULL, err);
+}
+
+/* ---- metadata conditions (Dify's operators) ---- */
+
+static bool as_number(const sl_value *v, double *out)
+{
+    if (json_is_number(v)) {
+        *out = json_number_value(v);
+        return true;
+    }
+    if (json_is_string(v)) {
+        char *end;
+        const char *s = json_string_value(v);
+        *out = strtod(s, &end);
+        return end != s && !*end;
+    }
+    return false;
+}
+
+/* The value as text (numbers as Dify's JSON shows them). */
+static char *as_text(const sl_value *v)
+{
+    if (json_is_string(v))
+        return sl_xstrdup(json_string_value(v));
+    return json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+}
+
+static bool in_list(const sl_value *want, const char *have)
+{
+    if (json_is_array(want)) {
+        size_t i;
+        sl_value *w;
+        json_array_foreach((sl_value *)want, i, w) {
+            char *t = as_text(w);
+            bool eq = !strcmp(t, have);
+            free(t);
+            if (eq)
+                return true;
+        }
+        return false;
+    }
+    const char *s = json_string_value(want);
+    while (s && *s) {
+        size_t n = strcspn(s, ",");
+        const char *a = s, *b = s + n;
+        while (a < b && (*a == ' ' || *a == '\t'))
+            a++;
+        while (b > a && (b[-1] == ' ' || b[-1] == '\t'))
+            b--;
+        if ((size_t)(b - a) == strlen(have) && b > a && !strncmp(a, have, (size_t)(b - a)))
+            return true;
+        s += n + (s[n] == ',');
+    }
+    return false;
+}
+
+/* 1 true, 0 false, -1 the condition does not apply (no value). */
+static int condition(const sl_value *c, const sl_value *meta)
+{
+    const char *name = str_of(c, "name", ""), *op = str_of(c, "comparison_operator", "");
+    const sl_value *want = json_object_get(c, "value");
+    const sl_value *have = json_object_get(meta, name);
+    bool present = have && !json_is_null(have);
+    if (!strcmp(op, "empty"))
+        return !present;
+    if (!strcmp(op, "not empty"))
+        return present;
+    if (!want || json_is_null(want))
+        return -1;
+    if (!strcmp(op, "in") || !strcmp(op, "not in")) {
+        if (!present)
+            return !strcmp(op, "not in") && json_is_array(want) && !json_array_size(want);
+        char *t = as_text(have);
+        bool in = in_list(want, t);
+        free(t);
+        return !strcmp(op, "in") ? in : !in;
+    }
+    if (!present)
+        return 0;
+    double a, b;
+    if (!strcmp(op, "before") || !strcmp(op, "<") || !strcmp(op, "after") || !strcmp(op, ">") ||
+        !strcmp(op, "≤") || !strcmp(op, "<=") || !strcmp(op, "≥") || !strcmp(op, ">=")) {
+        if (!as_number(have, &a) || !as_number(want, &b))
+            return 0;
+        if (!strcmp(op, "before") || !strcmp(op, "<"))
+            return a < b;
+        if (!strcmp(op, "after") || !strcmp(op, ">"))
+            return a > b;
+        if (!strcmp(op, "≤") || !strcmp(op, "<="))
+            return a <= b;
+        return a >= b;
+    }
+    if (json_is_number(want) && (!strcmp(op, "=") || !strcmp(op, "≠") || !strcmp(op, "is") ||
+                                 !strcmp(op, "is not"))) {
+        bool eq = as_number(have, &a) && a == json_number_value(want);
+        return !strcmp(op, "=") || !strcmp(op, "is") ? eq : !eq;
+    }
+    char *h = as_text(have), *w = as_text(want);
+    size_t hl = strlen(h), wl = strlen(w);
+    int r = 0;
+    if (!strcmp(op, "contains"))
+        r = strstr(h, w) != NULL;
+    else if (!strcmp(op, "not contains"))
+        r = strstr(h, w) == NULL;
+    else if (!strcmp(op, "start with"))
+        r = !strncmp(h, w, wl);
+    else if (!strcmp(op, "end with"))
+        r = hl >= wl && !strcmp(h + hl - wl, w);
+    else if (!strcmp(op, "is") || !strcmp(op, "="))
+        r = !strcmp(h, w);
+    else if (!strcmp(op, "is not") || !strcmp(op, "≠"))
+        r = strcmp(h, w) != 0;
+    else
+        r = -1;   /* an operator Dify does not know is ignored, as Dify does */
+    free(h);
+    free(w);
+    return r;
+}
+
+bool sl_kb_conditions_match(const sl_value *conditions, const sl_value *doc_metadata)
+{
+    const sl_value *list = json_object_get(conditions, "conditions");
+    bool any = !strcmp(str_of(conditions, "logical_operator", "and"), "or");
+    bool applied = false;
+    size_t i;
+    sl_value *c;
+    json_array_foreach((sl_value *)list, i, c) {
+        int r = condition(c, doc_metadata);
+        if (r < 0)
+            continue;
+        applied = true;
+        if (any && r)
+            return true;
+        if (!any && !r)
+            return false;
+    }
+    return !any || !applied;
+}
+
+/* A document's metadata as filters and results see it: its values and,
+ * when the knowledge base has them on, the built-in fields. */
+static sl_value *doc_metadata(const sl_value *kinfo, const sl_value *d)
+{
+    const sl_value *info = json_object_get(d, "info");
+    sl_value *m = json_deep_copy(json_object_get(info, "metadata"));
+    if (!json_is_object(m)) {
+        json_decref(m);
+        m = json_object();
+    }
+    if (bool_of(kinfo, "built_in_field_enabled", false)) {
+        json_object_set_new(m, "document_name", json_string(str_of(info, "name", "")));
+        json_object_set_new(m, "uploader", json_string("sluice"));
+        json_object_set_new(m, "upload_date",
+                            json_integer((json_int_t)num_of(d, "created_at", 0)));
+        json_object_set_new(m, "last_update_date",
+                            json_integer((json_int_t)num_of(info, "updated_at", 0)));
+        json_object_set_new(m, "source", json_string(str_of(info, "source", "upload_file")));
+    }
+    return m;
+}
+
+/* ---- search ---- */
+
+int sl_kb_query_defaults(sl_kb *k, const char *kb_id, sl_kb_query *q, sl_err *err)
+{
+    sl_value *row = kb_row(k, kb_id, err);
+    if (!row)
+        return -1;
+    const sl_value *info = json_object_get(row, "info");
+    const sl_value *rm = json_object_get(info, "retrieval_model");
+    bool economy = !strcmp(str_of(info, "indexing_technique", "economy"), "economy");
+    static const char *const methods[] = {"semantic_search", "full_text_search", "hybrid_search",
+                                          "keyword_search"};
+    const char *m = economy ? "keyword_search" : str_of(rm, "search_method", "semantic_search");
+    q->method = methods[0];
+    for (size_t i = 0; i < 4; i++)
+        if (!strcmp(m, methods[i]))
+            q->method = methods[i];
+    q->top_k = (int)num_of(rm, "top_k", 4);
+    q->threshold_enabled = bool_of(rm, "score_threshold_enabled", false);
+    q->score_threshold = num_of(rm, "score_threshold", 0);
+    q->reranking_mode = NULL;
+    const sl_value *w = json_object_get(rm, "weights");
+    if (!strcmp(q->method, "hybrid_search") && json_is_object(w) &&
+        !strcmp(str_of(rm, "reranking_mode", ""), "weighted_score")) {
+        q->reranking_mode = "weighted_score";
+        q->vector_weight = num_of(json_object_get(w, "vector_setting"), "vector_weight", 0.7);
+        q->keyword_weight = num_of(json_object_get(w, "keyword_setting"), "keyword_weight", 0.3);
+    } else if (bool_of(rm, "reranking_enable", false)) {
+        const sl_value *rr = json_object_get(rm, "reranking_model");
+        const char *p = str_of(rr, "reranking_provider_name", ""),
+                   *mo = str_of(rr, "reranking_model_name", "");
+        if (*p && *mo) {
+            /* the strings live in the store row: keep them with the query's owner */
+            static __thread char prov[256], model[256];
+            snprintf(prov, sizeof prov, "%s", p);
+            snprintf(model, sizeof model, "%s", mo);
+            q->reranking_mode = "reranking_model";
+            q->rerank_provider = prov;
+            q->rerank_model = model;
+        }
+    }
+    json_decref(row);
+    return 0;
+}
+
+typedef struct {
+    long long n;
+    double v, kw;       /* cosine, normalised BM25 */
+    bool has_v, has_kw;
+    double score;
+} cand;
+
+static bool sorted_has(const long long *v, size_t n, long long x)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (v[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && v[lo] == x;
+}
+
+typedef struct {
+    const cache *c;
+    const long long *allowed;   /* sorted document row numbers */
+    size_t nallowed;
+} keep_ctx;
+
+static bool keep_row(long long id, void *ud)
+{
+    keep_ctx *kc = ud;
+    size_t lo = 0, hi = kc->c->count;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (kc->c->ns[mid] < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < kc->c->count && kc->c->ns[lo] == id &&
+           sorted_has(kc->allowed, kc->nallowed, kc->c->docs[lo]);
+}
+
+/* The knowledge base's vectors in memory, fresh (k->mu held). */
+static cache *cache_get(sl_kb *k, const char *kid, const sl_value *row, int dims, sl_err *err)
+{
+    long long gen = (long long)num_of(row, "generation", 0);
+    cache **pp = &k->caches;
+    for (; *pp; pp = &(*pp)->next)
+        if (!strcmp((*pp)->kb_id, kid))
+            break;
+    if (*pp && (*pp)->generation == gen && (*pp)->dims == dims)
+        return *pp;
+    cache *c = sl_xcalloc(1, sizeof *c);
+    c->kb_id = sl_xstrdup(kid);
+    c->generation = gen;
+    c->dims = dims;
+    float *vecs = NULL;
+    int rc = sl_store_kb_vectors(k->env.store, kid, dims, &c->ns, &c->docs, &vecs, &c->count, err);
+    if (!rc && !(c->ix = sl_vindex_new(dims, err)))
+        rc = -1;
+    if (!rc && c->count && sl_vindex_add_many(c->ix, c->ns, vecs, c->count, err))
+        rc = -1;
+    free(vecs);
+    if (!rc && c->count >= APPROX_MIN) {
+        /* the approximate index: the saved one when it is of this generation */
+        const sl_value *info = json_object_get(row, "info");
+        const char *key = str_of(info, "index_blob", NULL);
+        bool loaded = false;
+        if (key && (long long)num_of(info, "index_generation", -1) == gen) {
+            int fd = sl_store_blob_open(k->env.store, key, NULL, NULL);
+            sl_vindex *ix = NULL;
+            if (fd >= 0 && !sl_vindex_load(fd, &ix, NULL) && sl_vindex_count(ix) == c->count) {
+                sl_vindex_free(c->ix);
+                c->ix = ix;
+                loaded = true;
+            } else {
+                sl_vindex_free(ix);
+            }
+            if (fd >= 0)
+                close(fd);
+        }
+        if (!loaded && !sl_vindex_build(c->ix, NULL, NULL)) {
+            char nk[37];
+            char path[] = "/tmp/sluice-index-XXXXXX";
+            int fd = sl_rand_uuid(nk, NULL) ? -1 : mkstemp(path);
+            if (fd >= 0) {
+                unlink(path);
+                if (!sl_vindex_save(c->ix, fd, NULL) && lseek(fd, 0, SEEK_SET) == 0) {
+                    sl_blob_writer *w = NULL;
+                    char buf[1 << 16];
+                    ssize_t got;
+                    int ok = sl_store_blob_create(k->env.store, nk, 0, &w, NULL) == 0;
+                    while (ok && (got = read(fd, buf, sizeof buf)) > 0)
+                        ok = sl_blob_write(w, buf, (size_t)got, NULL) == 0;
+                    if (ok && !sl_blob_commit(w, NULL)) {
+                        sl_value *ni = json_deep_copy(info);
+                        json_object_set_new(ni, "index_blob", json_string(nk));
+                        json_object_set_new(ni, "index_generation", json_integer(gen));
+                        /* the generation does not move: only chunks move it */
+                        if (!sl_store_kb_set(k->env.store, kid, NULL, ni, NULL) && key)
+                            sl_store_blob_delete(k->env.store, key, NULL);
+                        json_decref(ni);
+                    } else if (w) {
+                        sl_blob_abort(w);
+                    }
+                }
+                close(fd);
+            }
+        }
+    }
+    if (rc) {
+        cache_free(c);
+        return NULL;
+    }
+    if (*pp) {
+        c->next = (*pp)->next;
+        cache_free(*pp);
+    }
+    *pp = c;
+    return c;
+}
+
+static cand *cand_find(cand *v, size_t n, long long id)
+{
+    for (size_t i = 0; i < n; i++)
+        if (v[i].n == id)
+            return &v[i];
+    return NULL;
+}
+
+static void normalise(float *v, int dims)
+{
+    double s = 0;
+    for (int i = 0; i < dims; i++)
+        s += (double)v[i] * v[i];
+    s = sl_sqrt(s);
+    if (s > 0)
+        for (int i = 0; i < dims; i++)
+            v[i] = (float)(v[i] / s);
+}
+
+/* Reranks texts with a model: scores[i] for each, -1 when dropped. */
+static int model_rerank(sl_kb *k, const sl_kb_query *q, const char *const *docs, size_t n,
+                        double *scores, sl_err *err)
+{
+    const char *model;
+    const sl_llm_endpoint *ep =
+        sl_config_resolve(k->env.config, q->rerank_provider ? q->rerank_provider : "",
+                          q->rerank_model ? q->rerank_model : "", &model, err);
+    if (!ep)
+        return sl_err_prefix(err, "rerank model %s", q->rerank_model ? q->rerank_model : "");
+    sl_rerank_hit *hits = sl_xcalloc(n ? n : 1, sizeof *hits);
+    size_t got = 0;
+    int rc = sl_llm_rerank(ep, model, q->query, docs, n, n, k->env.tape, hits, &got, err);
+    for (size_t i = 0; i < n; i++)
+        scores[i] = -1;
+    for (size_t i = 0; !rc && i < got; i++)
+        if (hits[i].index < n)
+            scores[hits[i].index] = hits[i].score;
+    free(hits);
+    return rc;
+}
+
+/* Embeds the query with the knowledge base's model (normalised). */
+static float *embed_query(sl_kb *k, const sl_value *kinfo, const char *query, int *dims,
+                          long long *tokens, sl_err *err)
+{
+    float *v = NULL;
+    const char *texts[] = {query};
+    *dims = (int)num_of(kinfo, "dims", 0);
+    int got = *dims;
+    if (embed(k, kinfo, texts, 1, NULL, &v, &got, tokens, err))
+        return NULL;
+    if (*dims && got != *dims) {
+        free(v);
+        sl_err_set(err, SL_EPARSE, "embedding model gave %d dimensions for the query, not %d",
+                   got, *dims);
+        return NULL;
+    }
+    *dims = got;
+    normalise(v, got);
+    return v;
+}
+
+/* A record (Dify's /retrieve shape) for a unit row; children hits go
+ * under their segment. */
+static sl_value *record_of(const sl_value *kinfo, const sl_value *unit, const sl_value *doc,
+                           double score)
+{
+    const sl_value *parent = json_object_get(unit, "parent_row");
+    bool child = json_is_object(parent);
+    const sl_value *seg = child ? parent : unit;
+    const char *doc_id = str_of(unit, "doc_id", "");
+    sl_value *s = segment_of(seg, doc_id, NULL);
+    sl_value *m = doc_metadata(kinfo, doc);
+    json_object_set_new(s, "document",
+                        json_pack("{s:s, s:s, s:O, s:n, s:o}", "id", doc_id, "data_source_type",
+                                  "upload_file", "name",
+                                  json_object_get(json_object_get(doc, "info"), "name"),
+                                  "doc_type", "doc_metadata", m));
+    sl_value *children = json_array();
+    if (child)
+        json_array_append_new(children, json_pack("{s:O, s:O, s:O, s:f}", "id",
+                                                  json_object_get(unit, "id"), "content",
+                                                  json_object_get(unit, "content"), "position",
+                                                  json_object_get(unit, "position"), "score",
+                                                  score));
+    return json_pack("{s:o, s:o, s:f, s:n, s:[], s:n}", "segment", s, "child_chunks", children,
+                     "score", score, "tsne_position", "files", "summary");
+}
+
+int sl_kb_search(sl_kb *k, const char *kb_id, const sl_kb_query *q, sl_value **records,
+                 long long *tokens, sl_err *err)
+{
+    *records = NULL;
+    if (tokens)
+        *tokens = 0;
+    if (!q->query)
+        return sl_err_set(err, SL_EINVAL, "Query or attachment_ids is required");
+    sl_value *row = kb_row(k, kb_id, err);
+    if (!row)
+        return -1;
+    const char *kid = str_of(row, "id", "");
+    const sl_value *kinfo = json_object_get(row, "info");
+    bool economy = !strcmp(str_of(kinfo, "indexing_technique", "economy"), "economy");
+    sl_kb_query dq = {0};
+    if (!q->method && sl_kb_query_defaults(k, kid, &dq, err)) {
+        json_decref(row);
+        return -1;
+    }
+    const char *method = economy ? "keyword_search" : q->method ? q->method : dq.method;
+    bool vec = !strcmp(method, "semantic_search") || !strcmp(method, "hybrid_search");
+    bool kw = !vec || !strcmp(method, "hybrid_search");
+    if (strcmp(method, "semantic_search") && strcmp(method, "full_text_search") &&
+        strcmp(method, "hybrid_search") && strcmp(method, "keyword_search")) {
+        json_decref(row);
+        return sl_err_set(err, SL_EINVAL, "search method '%s': semantic_search, full_text_search,"
+                                          " hybrid_search or keyword_search", method);
+    }
+    int top_k = q->top_k > 0 ? q->top_k : q->method ? 4 : dq.top_k > 0 ? dq.top_k : 4;
+    if (top_k > MAX_TOP_K)
+        top_k = MAX_TOP_K;
+    /* the documents searched: completed, enabled, not archived, passing the filter */
+    sl_value *docs = sl_store_kb_docs(k->env.store, kid);
+    size_t nd = json_array_size(docs), nallowed = 0;
+    long long *allowed = sl_xcalloc(nd + 1, sizeof *allowed);
+    size_t i;
+    sl_value *d;
+    json_array_foreach(docs, i, d) {
+        const sl_value *di = json_object_get(d, "info");
+        if (!bool_of(di, "enabled", true) || bool_of(di, "archived", false) ||
+            strcmp(str_of(di, "indexing_status", "completed"), "completed"))
+            continue;
+        if (q->conditions) {
+            sl_value *m = doc_metadata(kinfo, d);
+            bool ok = sl_kb_conditions_match(q->conditions, m);
+            json_decref(m);
+            if (!ok)
+                continue;
+        }
+        allowed[nallowed++] = (long long)num_of(d, "n", 0);
+    }
+    for (size_t a = 1; a < nallowed; a++)   /* sort (insertion: few documents move) */
+        for (size_t b = a; b > 0 && allowed[b - 1] > allowed[b]; b--) {
+            long long t = allowed[b];
+            allowed[b] = allowed[b - 1];
+            allowed[b - 1] = t;
+        }
+    bool parent_child = !strcmp(str_of(kinfo, "doc_form", "text_model"), "hierarchical_model");
+    size_t recall = (size_t)top_k;
+    if (!strcmp(method, "hybrid_search"))
+        recall = recall < RECALL_FLOOR ? RECALL_FLOOR : recall > RECALL_MAX ? RECALL_MAX : recall;
+    if (parent_child)
+        recall *= 4;   /* several children of one segment count once */
+    cand *cv = NULL;
+    size_t nc = 0;
+    int rc = 0, dims = 0;
+    float *qv = NULL;
+    if (!nallowed || !*q->query)
+        goto done;
+    if (vec) {
+        long long t = 0;
+        if (!(qv = embed_query(k, kinfo, q->query, &dims, &t, err))) {
+            rc = -1;
+            goto done;
+        }
+        if (tokens)
+            *tokens += t;
+        pthread_mutex_lock(&k->mu);
+        cache *c = cache_get(k, kid, row, dims, err);
+        if (!c) {
+            pthread_mutex_unlock(&k->mu);
+            rc = -1;
+            goto done;
+        }
+        keep_ctx kc = {c, allowed, nallowed};
+        sl_vhit *hits = sl_xcalloc(recall, sizeof *hits);
+        size_t got = 0;
+        rc = sl_vindex_search(c->ix, qv, recall, nallowed == nd ? NULL : keep_row, &kc, q->exact,
+                              hits, &got, err);
+        pthread_mutex_unlock(&k->mu);
+        cv = sl_xcalloc(got + 1, sizeof *cv);
+        for (size_t h = 0; !rc && h < got; h++)
+            cv[nc++] = (cand){.n = hits[h].id, .v = hits[h].score, .has_v = true};
+        free(hits);
+        if (rc)
+            goto done;
+    }
+    if (kw) {
+        char *match = fts_query(q->query);
+        long long *ns = NULL;
+        double *bm = NULL;
+        size_t got = 0;
+        if (match &&
+            sl_store_kb_keyword(k->env.store, kid, match, nallowed == nd ? recall : recall * 8,
+                                &ns, &bm, &got, err)) {
+            free(match);
+            rc = -1;
+            goto done;
+        }
+        free(match);
+        cv = sl_xrealloc(cv, (nc + got + 1) * sizeof *cv);
+        for (size_t h = 0; h < got; h++) {
+            cand *c = cand_find(cv, nc, ns[h]);
+            if (!c) {
+                c = &cv[nc++];
+                *c = (cand){.n = ns[h]};
+            }
+            c->kw = bm25_norm(bm[h]);
+            c->has_kw = true;
+        }
+        free(ns);
+        free(bm);
+    }
+    /* the rows, their vectors where the score needs them */
+    long long *ids = sl_xcalloc(nc + 1, sizeof *ids);
+    for (size_t c = 0; c < nc; c++)
+        ids[c] = cv[c].n;
+    bool weighted = q->reranking_mode && !strcmp(q->reranking_mode, "weighted_score") &&
+                    !strcmp(method, "hybrid_search");
+    float *rv = weighted && dims > 0 ? sl_xcalloc(nc + 1, (size_t)dims * sizeof(float)) : NULL;
+    sl_value *rows = sl_store_kb_rows(k->env.store, kid, ids, nc, rv, dims);
+    free(ids);
+    /* rows come back in order, without unknown ones: match them by n */
+    sl_value *units = json_array();
+    cand *kept = sl_xcalloc(nc + 1, sizeof *kept);
+    size_t nk = 0;
+    sl_value *r;
+    json_array_foreach(rows, i, r) {
+        long long n = (long long)num_of(r, "n", 0);
+        cand *c = cand_find(cv, nc, n);
+        const sl_value *info = json_object_get(r, "info");
+        const sl_value *seginfo = json_object_get(json_object_get(r, "parent_row"), "info");
+        if (!c || !bool_of(info, "enabled", true) || !bool_of(seginfo, "enabled", true))
+            continue;
+        /* the document must be one searched (full-text hits are filtered here) */
+        bool ok = false;
+        sl_value *dd;
+        size_t j;
+        json_array_foreach(docs, j, dd)
+            if (!strcmp(str_of(dd, "id", ""), str_of(r, "doc_id", "")))
+                ok = sorted_has(allowed, nallowed, (long long)num_of(dd, "n", 0));
+        if (!ok)
+            continue;
+        if (weighted && !c->has_v && rv) {
+            size_t at = 0;
+            for (size_t x = 0; x < nc; x++)
+                if (cv[x].n == n)
+                    at = x;
+            float *v = rv + at * (size_t)dims;
+            normalise(v, dims);
+            double dot = 0;
+            for (int e = 0; e < dims; e++)
+                dot += (double)v[e] * qv[e];
+            c->v = dot;
+            c->has_v = true;
+        }
+        if (!strcmp(method, "semantic_search"))
+            c->score = c->v;
+        else if (!vec)
+            c->score = c->kw;
+        else if (weighted)
+            c->score = q->vector_weight * c->v + q->keyword_weight * c->kw;
+        else
+            c->score = c->v > c->kw ? c->v : c->kw;
+        kept[nk] = *c;
+        json_array_append(units, r);
+        nk++;
+    }
+    free(rv);
+    json_decref(rows);
+    free(cv);
+    cv = kept;
+    nc = nk;
+    /* a rerank model, when the query names one */
+    if (q->reranking_mode && !strcmp(q->reranking_mode, "reranking_model") && q->rerank_model &&
+        *q->rerank_model && nc) {
+        const char **texts = sl_xcalloc(nc, sizeof *texts);
+        double *scores = sl_xcalloc(nc, sizeof *scores);
+        for (size_t c = 0; c < nc; c++)
+            texts[c] = str_of(json_array_get(units, c), "content", "");
+        rc = model_rerank(k, q, texts, nc, scores, err);
+        for (size_t c = 0; !rc && c < nc; c++)
+            cv[c].score = scores[c];
+        free(texts);
+        free(scores);
+        if (rc) {
+            json_decref(units);
+            goto done;
+        }
+    }
+    /* records: children under their segments, the best child's score */
+    sl_value *out = json_array();
+    size_t *order = sl_xcalloc(nc + 1, sizeof *order);
+    for (size_t c = 0; c < nc; c++)
+        order[c] = c;
+    for (size_t a = 1; a < nc; a++)
+        for (size_t b = a; b > 0 && cv[order[b - 1]].score < cv[order[b]].score; b--) {
+            size_t t = order[b];
+            order[b] = order[b - 1];
+            order[b - 1] = t;
+        }
+    for (size_t o = 0; o < nc; o++) {
+        size_t c = order[o];
+        if (cv[c].score < 0 || (q->threshold_enabled && cv[c].score < q->score_threshold))
+            continue;
+        const sl_value *u = json_array_get(units, c);
+        const sl_value *parent = json_object_get(u, "parent_row");
+        sl_value *same = NULL, *rec;
+        size_t j;
+        if (json_is_object(parent))
+            json_array_foreach(out, j, rec)
+                if (!strcmp(str_of(json_object_get(rec, "segment"), "id", ""),
+                            str_of(parent, "id", "")))
+                    same = rec;
+        if (same) {
+            json_array_append_new(json_object_get(same, "child_chunks"),
+                                  json_pack("{s:O, s:O, s:O, s:f}", "id", json_object_get(u, "id"),
+                                            "content", json_object_get(u, "content"), "position",
+                                            json_object_get(u, "position"), "score",
+                                            cv[c].score));
+            continue;
+        }
+        if (json_array_size(out) >= (size_t)top_k)
+            continue;
+        const sl_value *doc = NULL;
+        sl_value *dd;
+        json_array_foreach(docs, j, dd)
+            if (!strcmp(str_of(dd, "id", ""), str_of(u, "doc_id", "")))
+                doc = dd;
+        json_array_append_new(out, record_of(kinfo, u, doc, cv[c].score));
+    }
+    free(order);
+    json_decref(units);
+    *records = out;
+done:
+    free(cv);
+    free(qv);
+    free(allowed);
+    json_decref(docs);
+    json_decref(row);
+    if (!rc && !*records)
+        *records = json_array();
+    return rc;
+}
+
+/* ---- merging several knowledge bases ---- */
+
+/* Dify's keyword score for weighted merging: the cosine of idf-weighted
+ * word sets of the query and each candidate, idf over the candidates. */
+static void keyword_scores(const char *query, const char *const *texts, size_t n, double *out)
+{
+    char **qw;
+    size_t nq = words_of(query, &qw, MAX_QUERY_TERMS);
+    char ***tw = sl_xcalloc(n + 1, sizeof *tw);
+    size_t *nt = sl_xcalloc(n + 1, sizeof *nt);
+    for (size_t i = 0; i < n; i++)
+        nt[i] = words_of(texts[i], &tw[i], 4096);
+    for (size_t i = 0; i < n; i++) {
+        double dot = 0, qq = 0, dd = 0;
+        for (size_t w = 0; w < nt[i]; w++) {
+            size_t df = 0;
+            for (size_t j = 0; j < n; j++)
+                for (size_t x = 0; x < nt[j]; x++)
+                    if (!strcmp(tw[j][x], tw[i][w])) {
+                        df++;
+                        break;
+                    }
+            double idf = sl_ln((1.0 + (double)n) / (1.0 + (double)df)) + 1.0;
+            dd += idf * idf;
+            for (size_t x = 0; x < nq; x++)
+                if (!strcmp(qw[x], tw[i][w]))
+                    dot += idf * idf;
+        }
+        for (size_t x = 0; x < nq; x++) {
+            size_t df = 0;
+            for (size_t j = 0; j < n; j++)
+                for (size_t y = 0; y < nt[j]; y++)
+                    if (!strcmp(tw[j][y], qw[x])) {
+                        df++;
+                        break;
+                    }
+            double idf = df ? sl_ln((1.0 + (double)n) / (1.0 + (double)df)) + 1.0 : 0;
+            qq += idf * idf;
+        }
+        out[i] = qq > 0 && dd > 0 ? dot / (sl_sqrt(qq) * sl_sqrt(dd)) : 0;
+    }
+    for (size_t i = 0; i < n; i++)
+        words_free(tw[i], nt[i]);
+    words_free(qw, nq);
+    free(tw);
+    free(nt);
+}
+
+int sl_kb_rerank(sl_kb *k, const sl_kb_query *q, sl_value *records, sl_value **out, sl_err *err)
+{
+    *out = NULL;
+    size_t n = json_array_size(records);
+    const char **texts = sl_xcalloc(n + 1, sizeof *texts);
+    double *scores = sl_xcalloc(n + 1, sizeof *scores);
+    for (size_t i = 0; i < n; i++) {
+        const sl_value *r = json_array_get(records, i);
+        texts[i] = str_of(json_object_get(r, "segment"), "content", str_of(r, "content", ""));
+    }
+    int rc = 0;
+    if (q->reranking_mode && !strcmp(q->reranking_mode, "reranking_model")) {
+        if (!q->rerank_model || !*q->rerank_model)
+            rc = sl_err_set(err, SL_EINVAL, "reranking_model: name a rerank model");
+        else
+            rc = model_rerank(k, q, texts, n, scores, err);
+    } else if (q->reranking_mode && !strcmp(q->reranking_mode, "weighted_score")) {
+        double *kws = sl_xcalloc(n + 1, sizeof *kws);
+        keyword_scores(q->query ? q->query : "", texts, n, kws);
+        for (size_t i = 0; i < n; i++)
+            scores[i] = q->vector_weight * num_of(json_array_get(records, i), "score", 0) +
+                        q->keyword_weight * kws[i];
+        free(kws);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            scores[i] = num_of(json_array_get(records, i), "score", 0);
+    }
+    if (!rc) {
+        size_t *order = sl_xcalloc(n + 1, sizeof *order);
+        for (size_t i = 0; i < n; i++)
+            order[i] = i;
+        for (size_t a = 1; a < n; a++)
+            for (size_t b = a; b > 0 && scores[order[b - 1]] < scores[order[b]]; b--) {
+                size_t t = order[b];
+                order[b] = order[b - 1];
+                order[b - 1] = t;
+            }
+        *out = json_array();
+        size_t top = q->top_k > 0 ? (size_t)q->top_k : 4;
+        for (size_t o = 0; o < n && json_array_size(*out) < top; o++) {
+            double s = scores[order[o]];
+            if (s < 0 || (q->threshold_enabled && s < q->score_threshold))
+                continue;
+            sl_value *r = json_deep_copy(json_array_get(records, order[o]));
+            json_object_set_new(r, "score", json_real(s));
+            json_array_append_new(*out, r);
+        }
+        free(order);
+    }
+    free(texts);
+    free(scores);
+    return rc;
+}

@@ -1,0 +1,220 @@
+/*
+ * knowledge_kb — the parts of knowledge/kb.h that need no model: Dify's
+ * metadata operators (sl_kb_conditions_match), and an economy (keyword)
+ * knowledge base in a store of its own: documents added, replaced,
+ * disabled, segments edited, metadata fields, and searches that see each
+ * change.  tests/cli/kb.sh covers the embedding side through the CLI.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "knowledge/kb.h"
+#include "store/store.h"
+#include "tap.h"
+#include "util.h"
+
+static bool match(const char *conds, const char *meta)
+{
+    sl_value *c = json_loads(conds, 0, NULL), *m = json_loads(meta, 0, NULL);
+    bool r = sl_kb_conditions_match(c, m);
+    json_decref(c);
+    json_decref(m);
+    return r;
+}
+
+#define ONE(op, val) "{\"conditions\":[{\"name\":\"f\",\"comparison_operator\":\"" op "\",\"value\":" val "}]}"
+
+static void operators(void)
+{
+    const char *s = "{\"f\":\"Hello World\",\"n\":5,\"t\":1700000000}";
+    CHECK(match(ONE("contains", "\"lo W\""), s), "contains");
+    CHECK(!match(ONE("contains", "\"lo w\""), s), "contains is case-sensitive (PostgreSQL LIKE)");
+    CHECK(match(ONE("not contains", "\"xyz\""), s), "not contains");
+    CHECK(!match(ONE("not contains", "\"xyz\""), "{}"), "not contains: a document without the field fails (SQL NULL)");
+    CHECK(match(ONE("start with", "\"Hell\""), s) && !match(ONE("start with", "\"ello\""), s), "start with");
+    CHECK(match(ONE("end with", "\"World\""), s) && !match(ONE("end with", "\"Worl\""), s), "end with");
+    CHECK(match(ONE("is", "\"Hello World\""), s) && !match(ONE("is", "\"Hello\""), s), "is");
+    CHECK(match(ONE("is not", "\"Hello\""), s) && !match(ONE("is not", "\"x\""), "{}"),
+          "is not; absent fails");
+    CHECK(match(ONE("empty", "null"), "{}") && !match(ONE("empty", "null"), s), "empty");
+    CHECK(match(ONE("not empty", "null"), s) && !match(ONE("not empty", "null"), "{\"f\":null}"),
+          "not empty");
+    CHECK(match(ONE("in", "\"a, Hello World ,b\""), s), "in: a comma list, trimmed");
+    CHECK(match(ONE("in", "[\"x\",\"Hello World\"]"), s), "in: a list");
+    CHECK(match(ONE("not in", "\"a,b\""), s) && !match(ONE("not in", "\"Hello World\""), s), "not in");
+    CHECK(match(ONE("contains", "null"), s) && match(ONE("contains", "null"), "{}"),
+          "a condition without a value does not apply");
+    CHECK(match(ONE("frobnicate", "\"x\""), s), "an unknown operator does not apply, as in Dify");
+#define NUM(op, val) "{\"conditions\":[{\"name\":\"n\",\"comparison_operator\":\"" op "\",\"value\":" val "}]}"
+    CHECK(match(NUM("=", "5"), s) && !match(NUM("=", "6"), s), "=");
+    CHECK(match(NUM("≠", "6"), s) && !match(NUM("≠", "5"), s), "≠");
+    CHECK(match(NUM(">", "4"), s) && !match(NUM(">", "5"), s), ">");
+    CHECK(match(NUM("<", "6"), s) && !match(NUM("<", "5"), s), "<");
+    CHECK(match(NUM("≥", "5"), s) && match(NUM(">=", "5"), s) && !match(NUM("≥", "6"), s), "≥ and >=");
+    CHECK(match(NUM("≤", "5"), s) && match(NUM("<=", "5"), s) && !match(NUM("≤", "4"), s), "≤ and <=");
+    CHECK(match(NUM(">", "\"4.5\""), s), "a number given as text compares as a number");
+    CHECK(!match(NUM(">", "\"abc\""), s), "text that is no number fails a number comparison");
+#define TIME(op, val) "{\"conditions\":[{\"name\":\"t\",\"comparison_operator\":\"" op "\",\"value\":" val "}]}"
+    CHECK(match(TIME("before", "1800000000"), s) && !match(TIME("before", "1600000000"), s), "before: Unix seconds");
+    CHECK(match(TIME("after", "1600000000"), s) && !match(TIME("after", "1800000000"), s), "after");
+    const char *and2 = "{\"logical_operator\":\"and\",\"conditions\":[{\"name\":\"f\",\"comparison_operator\":\"contains\",\"value\":\"Hello\"},{\"name\":\"n\",\"comparison_operator\":\">\",\"value\":9}]}";
+    const char *or2 = "{\"logical_operator\":\"or\",\"conditions\":[{\"name\":\"f\",\"comparison_operator\":\"contains\",\"value\":\"Hello\"},{\"name\":\"n\",\"comparison_operator\":\">\",\"value\":9}]}";
+    CHECK(!match(and2, s), "and: one false condition fails");
+    CHECK(match(or2, s), "or: one true condition passes");
+    CHECK(match("{\"logical_operator\":\"or\",\"conditions\":[]}", s), "or with no conditions: no filter");
+}
+
+static sl_value *search(sl_kb *k, const char *kb, const char *q, const char *conds)
+{
+    sl_kb_query query = {0};
+    sl_err err = {0};
+    sl_value *c = conds ? json_loads(conds, 0, NULL) : NULL, *r = NULL;
+    if (sl_kb_query_defaults(k, kb, &query, &err) == 0) {
+        query.query = q;
+        query.conditions = c;
+        long long t;
+        if (sl_kb_search(k, kb, &query, &r, &t, &err))
+            printf("# search: %s\n", err.msg);
+    }
+    json_decref(c);
+    return r;
+}
+
+static const char *first_doc(const sl_value *recs)
+{
+    return json_string_value(json_object_get(
+        json_object_get(json_object_get(json_array_get(recs, 0), "segment"), "document"), "name"));
+}
+
+static void economy(void)
+{
+    char dir[] = "/tmp/sl-kb-XXXXXX";
+    if (!mkdtemp(dir)) {
+        CHECK(0, "mkdtemp");
+        return;
+    }
+    sl_store *s;
+    sl_err err = {0};
+    int interrupted;
+    CHECK(sl_store_open(dir, &s, &interrupted, &err) == 0, "store opens: %s", err.msg);
+    sl_kb_env env = {.store = s};
+    sl_kb_limits_default(&env.limits);
+    sl_kb *k = sl_kb_open(&env, &err);
+    sl_value *spec = json_pack("{s:s}", "name", "notes"), *ds = NULL, *doc = NULL;
+    CHECK(sl_kb_create(k, spec, &ds, &err) == 0, "create: %s", err.msg);
+    CHECK(!strcmp(json_string_value(json_object_get(ds, "indexing_technique")), "economy"),
+          "no embedding model: economy");
+    const char *id = json_string_value(json_object_get(ds, "id"));
+    char *kb = strdup(id ? id : "");
+    sl_kb_doc_in a = {.name = "a.txt", .text = "Apples grow on trees in the orchard."};
+    sl_kb_doc_in b = {.name = "b.txt", .text = "Bananas grow in warm places."};
+    bool same;
+    CHECK(sl_kb_add(k, kb, &a, &doc, &same, &err) == 0 && !same, "add a: %s", err.msg);
+    char *doc_a = strdup(json_string_value(json_object_get(doc, "id")));
+    json_decref(doc);
+    CHECK(sl_kb_add(k, kb, &b, &doc, &same, &err) == 0, "add b: %s", err.msg);
+    json_decref(doc);
+    sl_value *r = search(k, kb, "orchard trees", NULL);
+    CHECK(json_array_size(r) == 1 && !strcmp(first_doc(r), "a.txt"), "keyword search finds a");
+    json_decref(r);
+    r = search(k, "notes", "grow", NULL);
+    CHECK(json_array_size(r) == 2, "by name too; a word in both finds both");
+    json_decref(r);
+
+    /* disabled documents are not searched */
+    sl_value *ids = json_pack("[s]", doc_a);
+    CHECK(sl_kb_doc_status(k, kb, ids, "disable", &err) == 0, "disable a");
+    r = search(k, kb, "orchard", NULL);
+    CHECK(json_array_size(r) == 0, "a disabled document is not found");
+    json_decref(r);
+    CHECK(sl_kb_doc_status(k, kb, ids, "frob", &err) == -1 && strstr(err.msg, "Invalid action."),
+          "an unknown action: Dify's message");
+    CHECK(sl_kb_doc_status(k, kb, ids, "enable", &err) == 0, "enable a");
+    json_decref(ids);
+
+    /* segments: edit one, add one, delete one */
+    long long total = 0;
+    sl_value *segs = sl_kb_segments(k, kb, doc_a, NULL, NULL, 1, 20, &total, &err);
+    CHECK(total == 1 && json_array_size(segs) == 1, "one segment");
+    char *seg = strdup(json_string_value(json_object_get(json_array_get(segs, 0), "id")));
+    json_decref(segs);
+    sl_value *patch = json_pack("{s:s}", "content", "Pears ripen in autumn."), *out = NULL;
+    CHECK(sl_kb_segment_update(k, kb, doc_a, seg, patch, &out, &err) == 0 &&
+              !strcmp(json_string_value(json_object_get(out, "id")), seg),
+          "update keeps the segment's id: %s", err.msg);
+    json_decref(out);
+    json_decref(patch);
+    r = search(k, kb, "orchard", NULL);
+    CHECK(json_array_size(r) == 0, "the old text is gone from the index");
+    json_decref(r);
+    r = search(k, kb, "pears autumn", NULL);
+    CHECK(json_array_size(r) == 1, "the new text is found");
+    json_decref(r);
+    sl_value *add = json_pack("[{s:s}]", "content", "Cherries are red."), *added = NULL;
+    CHECK(sl_kb_segments_add(k, kb, doc_a, add, &added, &err) == 0 && json_array_size(added) == 1,
+          "segments add: %s", err.msg);
+    json_decref(added);
+    json_decref(add);
+    r = search(k, kb, "cherries", NULL);
+    CHECK(json_array_size(r) == 1, "an added segment is found");
+    json_decref(r);
+    CHECK(sl_kb_segment_delete(k, kb, doc_a, seg, &err) == 0, "delete a segment");
+    CHECK(sl_kb_segment_delete(k, kb, doc_a, seg, &err) == -1 && err.code == SL_ENOTFOUND,
+          "deleting it again: not found");
+    r = search(k, kb, "pears", NULL);
+    CHECK(json_array_size(r) == 0, "a deleted segment is not found");
+    json_decref(r);
+    free(seg);
+
+    /* metadata */
+    sl_value *f = NULL;
+    CHECK(sl_kb_field_add(k, kb, "kind", "string", &f, &err) == 0, "field add");
+    json_decref(f);
+    CHECK(sl_kb_field_add(k, kb, "Bad Name", "string", &f, &err) == -1, "a field name is checked");
+    CHECK(sl_kb_field_add(k, kb, "x", "blob", &f, &err) == -1, "a field type is checked");
+    sl_value *vals = json_pack("{s:s}", "kind", "fruit");
+    CHECK(sl_kb_doc_meta(k, kb, doc_a, vals, false, &err) == 0, "set metadata: %s", err.msg);
+    json_decref(vals);
+    vals = json_pack("{s:s}", "nope", "x");
+    CHECK(sl_kb_doc_meta(k, kb, doc_a, vals, false, &err) == -1, "a value of no field is refused");
+    json_decref(vals);
+    r = search(k, kb, "cherries", "{\"conditions\":[{\"name\":\"kind\",\"comparison_operator\":\"is\",\"value\":\"fruit\"}]}");
+    CHECK(json_array_size(r) == 1, "a filter on the field keeps the document");
+    json_decref(r);
+    r = search(k, kb, "grow", "{\"conditions\":[{\"name\":\"kind\",\"comparison_operator\":\"is\",\"value\":\"fruit\"}]}");
+    CHECK(json_array_size(r) == 0, "... and leaves the other out");
+    json_decref(r);
+    sl_value *fields = sl_kb_fields(k, kb, &err);
+    CHECK(json_integer_value(json_object_get(json_array_get(json_object_get(fields, "doc_metadata"), 0), "count")) == 1,
+          "the field counts one document");
+    json_decref(fields);
+
+    /* deleting */
+    CHECK(sl_kb_doc_delete(k, kb, doc_a, &err) == 0, "delete a document");
+    r = search(k, kb, "cherries", NULL);
+    CHECK(json_array_size(r) == 0, "its chunks are gone");
+    json_decref(r);
+    CHECK(sl_kb_doc(k, kb, doc_a, &err) == NULL && !strcmp(err.msg, "Document Not Exists."),
+          "Dify's message for a missing document");
+    CHECK(sl_kb_delete(k, kb, &err) == 0, "delete the knowledge base");
+    CHECK(sl_kb_get(k, kb, &err) == NULL && !strcmp(err.msg, "Dataset not found."),
+          "Dify's message for a missing knowledge base");
+    free(doc_a);
+    free(kb);
+    json_decref(ds);
+    json_decref(spec);
+    sl_kb_close(k);
+    sl_store_close(s);
+    char cmd[64];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(system(cmd) == 0, "clean up");
+}
+
+int main(void)
+{
+    operators();
+    economy();
+    return tap_done();
+}
