@@ -10,6 +10,7 @@ int sl_cli_serve(int argc, char **argv);
 int sl_cli_app(int argc, char **argv);
 int sl_cli_tools(int argc, char **argv);
 int sl_cli_extract(int argc, char **argv);
+int sl_cli_kb(int argc, char **argv);
 
 /* The store in --data DIR (given may be NULL: $SLUICE_DATA, else
  * ./sluice-data), or NULL after saying why on stderr. */

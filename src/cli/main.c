@@ -1285,6 +1285,7 @@ static const command commands[] = {
     {"serve", "", sl_cli_serve, "serve Dify's Service API for the apps in a data folder"},
     {"app", "", sl_cli_app, "import (new versions too), list, export, delete apps; keys"},
     {"tools", "", sl_cli_tools, "list an app's tools and their bindings; call a bound tool"},
+    {"kb", "", sl_cli_kb, "knowledge bases: create, add documents, search; dataset keys"},
     {"extract", "FILE", sl_cli_extract, "print a document's text as document-extractor reads it"},
 };
 
