@@ -393,7 +393,7 @@ static bool fits_float(double d)
 
 /* One item's vector into row (dims floats), from a JSON array of numbers
  * or (servers that answer base64 anyway) a base64 string of float32. */
-static int read_vector(embed_state *s, const sl_value *e, size_t item, float *row, int dims,
+static int read_vector(const char *what, const sl_value *e, size_t item, float *row, int dims,
                        sl_err *err)
 {
     if (json_is_array(e)) {
@@ -402,9 +402,9 @@ static int read_vector(embed_state *s, const sl_value *e, size_t item, float *ro
             double d = json_number_value(num);
             if (!json_is_number(num) || !fits_float(d))
                 return sl_err_set(err, SL_EIO,
-                                  "%s: model provider '%s' answered a vector (item %zu) whose "
+                                  "%s answered a vector (item %zu) whose "
                                   "value %zu is %s",
-                                  s->what, s->ep->name, item, k,
+                                  what, item, k,
                                   !json_is_number(num) ? "not a number"
                                                        : "not a finite number that fits a float");
             row[k] = (float)d;
@@ -431,26 +431,29 @@ static int read_vector(embed_state *s, const sl_value *e, size_t item, float *ro
     sl_buf_release(&raw);
     if (rc)
         return sl_err_set(err, SL_EIO,
-                          "%s: model provider '%s' answered a vector (item %zu) in base64 that "
+                          "%s answered a vector (item %zu) in base64 that "
                           "is not %d finite float32 values",
-                          s->what, s->ep->name, item, dims);
+                          what, item, dims);
     return 0;
 }
 
-/* An OpenAI embeddings answer for `count` texts. */
-static int read_answer(embed_state *s, const sl_value *j, size_t count, float **out, int *dims_out,
-                       sl_err *err)
+int sl_embed_read(const sl_value *j, size_t count, const char *what, float **out, int *dims_out,
+                  long long *tokens, sl_err *err)
 {
+    *out = NULL;
+    *dims_out = 0;
+    if (tokens)
+        *tokens = 0;
     const sl_value *data = json_object_get(j, "data");
     if (!json_is_array(data))
         return sl_err_set(err, SL_EIO,
-                          "%s: model provider '%s' answered without a \"data\" list; is it an "
-                          "OpenAI-compatible embeddings API?",
-                          s->what, s->ep->name);
+                          "%s answered without a \"data\" list; is it an OpenAI-compatible "
+                          "embeddings API?",
+                          what);
     if (json_array_size(data) != count)
         return sl_err_set(err, SL_EIO,
-                          "%s: model provider '%s' answered %zu vectors for %zu texts", s->what,
-                          s->ep->name, json_array_size(data), count);
+                          "%s answered %zu vectors for %zu texts", what, json_array_size(data),
+                          count);
     const sl_value *e0 = json_object_get(json_array_get(data, 0), "embedding");
     size_t d = json_array_size(e0);
     if (json_is_string(e0)) {   /* base64 of float32 */
@@ -462,9 +465,9 @@ static int read_answer(embed_state *s, const sl_value *j, size_t count, float **
     }
     if (d == 0 || d > SL_EMBED_MAX_DIMS)
         return sl_err_set(err, SL_EIO,
-                          "%s: model provider '%s' answered a vector (item 0) of %zu dimensions "
+                          "%s answered a vector (item 0) of %zu dimensions "
                           "(sluice takes 1..%d)",
-                          s->what, s->ep->name, d, SL_EMBED_MAX_DIMS);
+                          what, d, SL_EMBED_MAX_DIMS);
     int dims = (int)d;
     float *f = sl_xmalloc(count * d * sizeof(float));
     bool *seen = sl_xcalloc(count, 1);
@@ -476,31 +479,31 @@ static int read_answer(embed_state *s, const sl_value *j, size_t count, float **
         json_int_t k = json_integer_value(ix);
         if (!json_is_integer(ix))
             rc = sl_err_set(err, SL_EIO,
-                            "%s: model provider '%s' answered item %zu without an integer "
+                            "%s answered item %zu without an integer "
                             "\"index\"; the order of the vectors cannot be known",
-                            s->what, s->ep->name, i);
+                            what, i);
         else if (k < 0 || (size_t)k >= count)
             rc = sl_err_set(err, SL_EIO,
-                            "%s: model provider '%s' answered item %zu with index %lld, outside "
+                            "%s answered item %zu with index %lld, outside "
                             "0..%zu",
-                            s->what, s->ep->name, i, (long long)k, count - 1);
+                            what, i, (long long)k, count - 1);
         else if (seen[k])
             rc = sl_err_set(err, SL_EIO,
-                            "%s: model provider '%s' answered index %lld twice (item %zu)",
-                            s->what, s->ep->name, (long long)k, i);
+                            "%s answered index %lld twice (item %zu)",
+                            what, (long long)k, i);
         else if (!json_is_array(e) && !json_is_string(e))
             rc = sl_err_set(err, SL_EIO,
-                            "%s: model provider '%s' answered item %zu without an \"embedding\" "
+                            "%s answered item %zu without an \"embedding\" "
                             "list",
-                            s->what, s->ep->name, i);
+                            what, i);
         else if (json_is_array(e) && json_array_size(e) != d)
             rc = sl_err_set(err, SL_EIO,
-                            "%s: model provider '%s' answered vectors of different sizes in one "
+                            "%s answered vectors of different sizes in one "
                             "batch (%zu and %zu dimensions)",
-                            s->what, s->ep->name, d, json_array_size(e));
+                            what, d, json_array_size(e));
         else {
             seen[k] = true;
-            rc = read_vector(s, e, i, f + (size_t)k * d, dims, err);
+            rc = read_vector(what, e, i, f + (size_t)k * d, dims, err);
         }
     }
     free(seen);
@@ -512,7 +515,8 @@ static int read_answer(embed_state *s, const sl_value *j, size_t count, float **
     const sl_value *t = json_object_get(u, "total_tokens");
     if (!json_is_integer(t))
         t = json_object_get(u, "prompt_tokens");
-    add_tokens(s, json_integer_value(t));
+    if (tokens)
+        *tokens = json_integer_value(t) > 0 ? json_integer_value(t) : 0;
     *out = f;
     *dims_out = dims;
     return 0;
@@ -682,8 +686,13 @@ int sl_llm_embed(const sl_llm_endpoint *ep, const char *model, const char *const
                 rc = sl_err_set(err, SL_EIO,
                                 "%s: model provider '%s' answered JSON that is not an object",
                                 s.what, ep->name);
-            if (!rc)
-                rc = read_answer(&s, j, count, &f, &d, err);
+            if (!rc) {
+                char who[400];
+                snprintf(who, sizeof who, "%s: model provider '%s'", s.what, ep->name);
+                long long t = 0;
+                rc = sl_embed_read(j, count, who, &f, &d, &t, err);
+                add_tokens(&s, t);
+            }
             json_decref(j);
             if (!rc && tape) {
                 sl_value *ans = tape_answer(f, count, d, s.tokens - before);
@@ -722,20 +731,19 @@ static int by_score(const void *a, const void *b)
     return x->index < y->index ? -1 : x->index > y->index;
 }
 
-/* results[{index, relevance_score}] (Jina, Cohere) or TEI's [{index,
- * score}] into out. */
-static int read_hits(const sl_llm_endpoint *ep, const char *what, const sl_value *j, size_t n,
-                     sl_rerank_hit *out, size_t *nout, sl_err *err)
+int sl_rerank_read(const sl_value *j, size_t n, const char *what, sl_rerank_hit *out,
+                   size_t *nout, sl_err *err)
 {
+    *nout = 0;
     const sl_value *list = json_is_array(j) ? j : json_object_get(j, "results");
     if (!json_is_array(list))
         return sl_err_set(err, SL_EIO,
-                          "%s: model provider '%s' answered without a \"results\" list; is it a "
-                          "Jina- or Cohere-style rerank API?",
-                          what, ep->name);
+                          "%s answered without a \"results\" list; is it a Jina- or "
+                          "Cohere-style rerank API?",
+                          what);
     if (json_array_size(list) > n)
-        return sl_err_set(err, SL_EIO, "%s: model provider '%s' answered %zu results for %zu "
-                                       "documents", what, ep->name, json_array_size(list), n);
+        return sl_err_set(err, SL_EIO, "%s answered %zu results for %zu documents", what,
+                          json_array_size(list), n);
     bool *seen = sl_xcalloc(n ? n : 1, 1);
     int rc = 0;
     size_t k = 0;
@@ -748,23 +756,22 @@ static int read_hits(const sl_llm_endpoint *ep, const char *what, const sl_value
         json_int_t idx = json_integer_value(ix);
         if (!json_is_integer(ix))
             rc = sl_err_set(err, SL_EIO,
-                            "%s: model provider '%s' answered result %zu without an integer "
+                            "%s answered result %zu without an integer "
                             "\"index\"",
-                            what, ep->name, i);
+                            what, i);
         else if (idx < 0 || (size_t)idx >= n)
             rc = sl_err_set(err, SL_EIO,
-                            "%s: model provider '%s' answered result %zu with index %lld, "
+                            "%s answered result %zu with index %lld, "
                             "outside 0..%zu",
-                            what, ep->name, i, (long long)idx, n - 1);
+                            what, i, (long long)idx, n - 1);
         else if (seen[idx])
             rc = sl_err_set(err, SL_EIO,
-                            "%s: model provider '%s' answered index %lld twice (result %zu)", what,
-                            ep->name, (long long)idx, i);
+                            "%s answered index %lld twice (result %zu)", what, (long long)idx, i);
         else if (!json_is_number(sc) || !isfinite(json_number_value(sc)))
             rc = sl_err_set(err, SL_EIO,
-                            "%s: model provider '%s' answered result %zu without a finite "
+                            "%s answered result %zu without a finite "
                             "\"relevance_score\" (or \"score\")",
-                            what, ep->name, i);
+                            what, i);
         else {
             seen[idx] = true;
             out[k].index = (size_t)idx;
@@ -803,7 +810,7 @@ int sl_llm_rerank(const sl_llm_endpoint *ep, const char *model, const char *quer
         return 0;
     if (top_n == 0 || top_n > n)
         top_n = n;
-    char m[96], what[160];
+    char m[96], what[160], who[300];
     sl_excerpt(model, m, sizeof m);
     snprintf(what, sizeof what, "rerank model '%s', %zu documents", m, n);
 
@@ -829,8 +836,10 @@ int sl_llm_rerank(const sl_llm_endpoint *ep, const char *model, const char *quer
         else if (!json_is_array(rh))
             rc = sl_err_set(err, SL_EPARSE, "%s: the recorded answer on the tape has no "
                                             "\"hits\"; record it again", what);
-        else
-            rc = read_hits(ep, what, hits, n, out, &k, err);
+        else {
+            snprintf(who, sizeof who, "%s: the tape", what);
+            rc = sl_rerank_read(hits, n, who, out, &k, err);
+        }
         json_decref(hits);
         json_decref(r);
     } else {
@@ -849,8 +858,10 @@ int sl_llm_rerank(const sl_llm_endpoint *ep, const char *model, const char *quer
             if (!rc && !j)
                 rc = -1;
         }
-        if (!rc)
-            rc = read_hits(ep, what, j, n, out, &k, err);
+        if (!rc) {
+            snprintf(who, sizeof who, "%s: model provider '%s'", what, ep->name);
+            rc = sl_rerank_read(j, n, who, out, &k, err);
+        }
         json_decref(j);
         xfer_close(&x);
         if (!rc && tape) {

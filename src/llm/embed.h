@@ -102,4 +102,16 @@ int sl_llm_rerank(const sl_llm_endpoint *ep, const char *model, const char *quer
                   const char *const *docs, size_t n, size_t top_n, sl_llm_tape *tape,
                   sl_rerank_hit *out, size_t *nout, sl_err *err);
 
+/* The readers of the answers above (also fuzz/fuzz_embed.c's entry).
+ * `who` starts every message ("embedding model 'M', texts 0..31: model
+ * provider 'P'").  sl_embed_read: an embeddings answer (a JSON object) for
+ * count texts: *vectors count * *dims floats in index order (malloc), all
+ * finite, *dims 1..SL_EMBED_MAX_DIMS, *tokens its usage (may be NULL).
+ * sl_rerank_read: a rerank answer for n documents into out (room for n),
+ * best first, ties by index; no top_n cut. */
+int sl_embed_read(const sl_value *answer, size_t count, const char *who, float **vectors,
+                  int *dims, long long *tokens, sl_err *err);
+int sl_rerank_read(const sl_value *answer, size_t n, const char *who, sl_rerank_hit *out,
+                   size_t *nout, sl_err *err);
+
 #endif
