@@ -3,7 +3,7 @@
  * texts to vectors at an OpenAI-compatible endpoint (POST
  * {base_url}/embeddings), and documents ordered for a query by a rerank
  * model (POST {base_url}/rerank, Jina's and Cohere's shape; TEI's answer
- * is read too).  docs/knowledge.md has the user's view.
+ * is read too).  docs/llm.md ("Embeddings and reranking") has more.
  *
  * Calls are made as llm.c makes chat calls: one libcurl handle per call on
  * the caller's thread, 429, 408/409, 5xx and lost connections retried with
