@@ -368,6 +368,12 @@ static void add_tokens(embed_state *s, long long t)
  * appended to the result. */
 static int take_batch(embed_state *s, const float *f, size_t count, int dims, sl_err *err)
 {
+    if (s->o->dims > 0 && dims != s->o->dims && s->o->dims_check_only)
+        return sl_err_set(err, SL_EIO,
+                          "%s: model provider '%s' answered vectors of %d dimensions where %d "
+                          "were expected; the model is not the one the earlier vectors were "
+                          "made with",
+                          s->what, s->ep->name, dims, s->o->dims);
     if (s->o->dims > 0 && dims != s->o->dims)
         return sl_err_set(err, SL_EIO,
                           "%s: model provider '%s' answered vectors of %d dimensions where %d "
@@ -659,7 +665,7 @@ int sl_llm_embed(const sl_llm_endpoint *ep, const char *model, const char *const
             json_array_append_new(input, json_string(texts[first + i]));
         sl_value *treq = json_pack("{s:{s:s, s:O}}", "embedding", "model", tape_model, "input",
                                    input);
-        if (o->dims > 0)
+        if (o->dims > 0 && !o->dims_check_only)
             json_object_set_new(json_object_get(treq, "embedding"), "dimensions",
                                 json_integer(o->dims));
         float *f = NULL;
@@ -673,7 +679,7 @@ int sl_llm_embed(const sl_llm_endpoint *ep, const char *model, const char *const
         } else {
             sl_value *wire = json_pack("{s:s, s:O, s:s}", "model", model, "input", input,
                                        "encoding_format", "float");
-            if (o->dims > 0)
+            if (o->dims > 0 && !o->dims_check_only)
                 json_object_set_new(wire, "dimensions", json_integer(o->dims));
             char *payload = json_dumps(wire, JSON_COMPACT);
             json_decref(wire);
@@ -791,7 +797,17 @@ int sl_llm_rerank(const sl_llm_endpoint *ep, const char *model, const char *quer
                   const char *const *docs, size_t n, size_t top_n, sl_llm_tape *tape,
                   sl_rerank_hit *out, size_t *nout, sl_err *err)
 {
+    return sl_llm_rerank_with(ep, model, query, docs, n, top_n, NULL, tape, out, nout, err);
+}
+
+int sl_llm_rerank_with(const sl_llm_endpoint *ep, const char *model, const char *query,
+                       const char *const *docs, size_t n, size_t top_n, const sl_rerank_opts *o,
+                       sl_llm_tape *tape, sl_rerank_hit *out, size_t *nout, sl_err *err)
+{
     *nout = 0;
+    sl_rerank_opts defaults = {0};
+    if (!o)
+        o = &defaults;
     if (!model || !*model)
         return sl_err_set(err, SL_EINVAL, "no rerank model named");
     if (ep->style == SL_LLM_ANTHROPIC)
@@ -814,10 +830,13 @@ int sl_llm_rerank(const sl_llm_endpoint *ep, const char *model, const char *quer
     sl_excerpt(model, m, sizeof m);
     snprintf(what, sizeof what, "rerank model '%s', %zu documents", m, n);
 
+    if (o->cancelled && o->cancelled(o->ud))
+        return sl_err_set(err, SL_ECANCELED, "%s: cancelled", what);
     sl_value *documents = json_array();
     for (size_t i = 0; i < n; i++)
         json_array_append_new(documents, json_string(docs[i]));
-    sl_value *treq = json_pack("{s:{s:s, s:s, s:O, s:I}}", "rerank", "model", model, "query",
+    sl_value *treq = json_pack("{s:{s:s, s:s, s:O, s:I}}", "rerank", "model",
+                               o->tape_model && *o->tape_model ? o->tape_model : model, "query",
                                query, "documents", documents, "top_n", (json_int_t)top_n);
     int rc = 0;
     size_t k = 0;
@@ -844,7 +863,7 @@ int sl_llm_rerank(const sl_llm_endpoint *ep, const char *model, const char *quer
         json_decref(r);
     } else {
         xfer x;
-        rc = xfer_open(&x, ep, "rerank", NULL, NULL, err);
+        rc = xfer_open(&x, ep, "rerank", o->cancelled, o->ud, err);
         sl_value *j = NULL;
         if (!rc) {
             sl_value *wire = json_pack("{s:s, s:s, s:O, s:I, s:b}", "model", model, "query", query,

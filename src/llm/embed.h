@@ -23,13 +23,13 @@
  * Record and replay share the chat calls' tape (llm.h, tape.c): one
  * exchange per batch, request {"embedding": {"model", "input": [...]}}
  * (plus "dimensions" when asked for) and response {"dims", "count",
- * "vectors": base64 of little-endian float32, "tokens"} (exact and about a
- * third of the JSON's size); rerank's request is {"rerank": {"model",
- * "query", "documents", "top_n"}} and its response {"hits": [[index,
- * score], ...], "tokens"}.  "model" there is opts.tape_model when given
- * (the name the workflow uses), so a tape recorded against one endpoint
- * replays against any; replaying makes no request.  A recorded answer is
- * checked as a server's would be.
+ * "vectors": base64 of little-endian float32, "tokens"} (exact, 5.3 bytes
+ * a value); rerank's request is {"rerank": {"model", "query",
+ * "documents", "top_n"}} and its response {"hits": [[index, score],
+ * ...]}.  "model" there is the options' tape_model when given (the name
+ * the workflow uses), so a tape recorded against one endpoint replays
+ * against any; replaying makes no request.  A recorded answer is checked
+ * as a server's would be.
  *
  * Ownership: *vectors is the caller's (free()); the texts are borrowed.
  */
@@ -65,6 +65,10 @@ typedef struct {
                                 SL_EMBED_MAX_INPUT_CHARS */
     int dims;                /* 0: whatever the model returns; else ask for
                                 `dimensions` and check every vector has them */
+    bool dims_check_only;    /* with dims: check it, but do not send
+                                `dimensions` (the size of vectors already kept;
+                                some models, text-embedding-ada-002, refuse
+                                the parameter) */
     bool (*cancelled)(void *ud);
     void (*progress)(size_t done, size_t total, void *ud);   /* after each batch */
     void *ud;
@@ -101,6 +105,17 @@ typedef struct {
 int sl_llm_rerank(const sl_llm_endpoint *ep, const char *model, const char *query,
                   const char *const *docs, size_t n, size_t top_n, sl_llm_tape *tape,
                   sl_rerank_hit *out, size_t *nout, sl_err *err);
+
+typedef struct {
+    bool (*cancelled)(void *ud);   /* asked during the call, as for embeddings */
+    void *ud;
+    const char *tape_model;        /* the model's name on the tape; NULL: model */
+} sl_rerank_opts;
+
+/* sl_llm_rerank with options (o may be NULL: sl_llm_rerank). */
+int sl_llm_rerank_with(const sl_llm_endpoint *ep, const char *model, const char *query,
+                       const char *const *docs, size_t n, size_t top_n, const sl_rerank_opts *o,
+                       sl_llm_tape *tape, sl_rerank_hit *out, size_t *nout, sl_err *err);
 
 /* The readers of the answers above (also fuzz/fuzz_embed.c's entry).
  * `who` starts every message ("embedding model 'M', texts 0..31: model

@@ -234,6 +234,23 @@ static void happy_path(void)
     v = NULL;
     sl_err_clear(&err);
 
+    /* the size of vectors already kept: checked, not asked for */
+    reset();
+    sl_embed_opts oc = {.dims = 64, .dims_check_only = true};
+    rc = sl_llm_embed(&e, "hash", t2, 2, &oc, NULL, &v, &dims, NULL, &err);
+    bodies = sent("/v1/embeddings");
+    CHECK(rc == 0 && dims == 64 && !json_object_get(json_array_get(bodies, 0), "dimensions"),
+          "dims 64, check only: no \"dimensions\" sent, 64 accepted %s", err.msg ? err.msg : "");
+    json_decref(bodies);
+    free(v);
+    v = NULL;
+    sl_err_clear(&err);
+    oc.dims = 12;
+    rc = sl_llm_embed(&e, "hash", t2, 2, &oc, NULL, &v, &dims, NULL, &err);
+    CHECK(rc < 0 && !v && strstr(err.msg, "64 dimensions where 12 were expected"),
+          "... and another size is refused: %s", esc(err.msg));
+    sl_err_clear(&err);
+
     /* an answer out of order is put back in order by index */
     float *a = NULL, *b = NULL;
     int da = 0, db = 0;
@@ -432,6 +449,17 @@ static void cancellation(void)
           "... and while waiting to retry (%.2f s)", took);
     sl_err_clear(&err);
 
+    w.cancel_at = sl_clock_s() + 0.2;
+    sl_rerank_opts ro = {.cancelled = cancel_at, .ud = &w};
+    sl_rerank_hit hits[1];
+    size_t nh = 5;
+    t0 = sl_clock_s();
+    rc = sl_llm_rerank_with(&e, "slow:5000", "q", t, 1, 0, &ro, NULL, hits, &nh, &err);
+    took = sl_clock_s() - t0;
+    CHECK(rc < 0 && err.code == SL_ECANCELED && took < 0.5 && nh == 0,
+          "a rerank call is cancelled too (%.2f s): %s", took, esc(err.msg));
+    sl_err_clear(&err);
+
     e.read_timeout_s = 0.5;
     e.max_retries = 0;
     t0 = sl_clock_s();
@@ -521,13 +549,17 @@ static void tape(void)
     int rc = sl_llm_embed(&e, "hash:16", (const char *const *)texts, NTEXTS, &o, t, &v, &dims,
                           &tok, &err);
     int rr = sl_llm_rerank(&e, "overlap", "red cat", docs, 3, 2, t, h1, &n1, &err);
+    sl_rerank_opts ro = {.tape_model = "jina/jina-reranker-v2"};
+    sl_rerank_hit h3[3];
+    size_t n3 = 0;
+    int rr3 = sl_llm_rerank_with(&e, "tei", "dog", docs, 3, 0, &ro, t, h3, &n3, &err);
     sl_llm_tape_close(t);
     size_t len = 0;
     char *text = slurp(path, &len);
     size_t lines = 0;
     for (size_t i = 0; i < len; i++)
         lines += text[i] == '\n';
-    CHECK(rc == 0 && rr == 0 && lines == 4 && strstr(text, "\"embedding\"") &&
+    CHECK(rc == 0 && rr == 0 && rr3 == 0 && lines == 5 && strstr(text, "jina-reranker-v2") && strstr(text, "\"embedding\"") &&
               strstr(text, "openai/text-embedding-3-small") && !strstr(text, "hash:16") &&
               strstr(text, "\"rerank\"") && !strstr(text, "test-key"),
           "recording writes one exchange per batch and one per rerank (%zu lines), under the "
@@ -552,6 +584,15 @@ static void tape(void)
     CHECK(rr == 0 && n2 == n1 && n2 == 2 && h2[0].index == h1[0].index &&
               h2[0].score == h1[0].score && h2[1].index == h1[1].index,
           "... and the same rerank hits");
+    sl_rerank_hit h4[3];
+    size_t n4 = 0;
+    rr3 = sl_llm_rerank_with(&gone, "some-local-reranker", "dog", docs, 3, 0, &ro, t, h4, &n4,
+                             &err);
+    CHECK(rr3 == 0 && n4 == 3 && n3 == 3 && h4[0].index == 2 && h4[0].index == h3[0].index &&
+              h4[0].score == h3[0].score,
+          "a rerank recorded under its tape model replays whatever model serves it %s",
+          err.msg ? err.msg : "");
+    sl_err_clear(&err);
     free(w);
     w = NULL;
     sl_embed_opts o2 = {.tape_model = "openai/text-embedding-3-small", .batch = 20};
