@@ -3,7 +3,14 @@
  */
 #include "core/sha256.h"
 
+#include <stdbool.h>
+
 #include <string.h>
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <immintrin.h>
+#endif
 
 static const uint32_t K[64] = {
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
@@ -51,17 +58,96 @@ static void block(uint32_t h[8], const uint8_t *p)
     h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e, h[5] += f, h[6] += g, h[7] += k;
 }
 
+#if defined(__x86_64__)
+/* Blocks with the CPU's SHA extensions (Intel SHA-NI: most x86 CPUs since
+ * 2016): about five times the portable code.  The state is kept as the
+ * instructions want it, ABEF and CDGH; each group of four rounds adds its
+ * four message words and constants, and the schedule of words 16..63 is
+ * msg1 (W[i-16] + s0(W[i-15])), plus W[i-7], then msg2 (+ s1(W[i-2])). */
+__attribute__((target("sha,ssse3,sse4.1"))) static void blocks_ni(uint32_t h[8],
+                                                                   const uint8_t *p,
+                                                                   size_t nblocks)
+{
+    const __m128i swap = _mm_set_epi64x(0x0c0d0e0f08090a0bLL, 0x0405060700010203LL);
+    __m128i t = _mm_loadu_si128((const __m128i *)&h[0]);      /* a b c d */
+    __m128i s1 = _mm_loadu_si128((const __m128i *)&h[4]);     /* e f g h */
+    t = _mm_shuffle_epi32(t, 0xB1);                           /* c d a b */
+    s1 = _mm_shuffle_epi32(s1, 0x1B);                         /* h g f e */
+    __m128i s0 = _mm_alignr_epi8(t, s1, 8);                   /* ABEF */
+    s1 = _mm_blend_epi16(s1, t, 0xF0);                        /* CDGH */
+    for (; nblocks; nblocks--, p += 64) {
+        __m128i abef = s0, cdgh = s1, w[4];
+        for (int g = 0; g < 16; g++) {
+            if (g < 4) {
+                w[g] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 16 * g)), swap);
+            } else {
+                __m128i x = _mm_sha256msg1_epu32(w[g & 3], w[(g + 1) & 3]);
+                x = _mm_add_epi32(x, _mm_alignr_epi8(w[(g + 3) & 3], w[(g + 2) & 3], 4));
+                w[g & 3] = _mm_sha256msg2_epu32(x, w[(g + 3) & 3]);
+            }
+            __m128i m = _mm_add_epi32(w[g & 3], _mm_loadu_si128((const __m128i *)&K[4 * g]));
+            s1 = _mm_sha256rnds2_epu32(s1, s0, m);
+            s0 = _mm_sha256rnds2_epu32(s0, s1, _mm_shuffle_epi32(m, 0x0E));
+        }
+        s0 = _mm_add_epi32(s0, abef);
+        s1 = _mm_add_epi32(s1, cdgh);
+    }
+    t = _mm_shuffle_epi32(s0, 0x1B);                          /* F E B A */
+    s1 = _mm_shuffle_epi32(s1, 0xB1);                         /* D C H G */
+    s0 = _mm_blend_epi16(t, s1, 0xF0);                        /* D C B A */
+    s1 = _mm_alignr_epi8(s1, t, 8);                           /* H G F E */
+    _mm_storeu_si128((__m128i *)&h[0], s0);
+    _mm_storeu_si128((__m128i *)&h[4], s1);
+}
+
+static int have_ni = -1;
+
+static bool ni(void)
+{
+    if (have_ni < 0) {
+        unsigned a, b, c, d;
+        bool sse = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_SSSE3) && (c & bit_SSE4_1);
+        bool sha = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & bit_SHA);
+        __atomic_store_n(&have_ni, sse && sha, __ATOMIC_RELAXED);
+    }
+    return have_ni;
+}
+
+static void blocks(uint32_t h[8], const uint8_t *p, size_t n)
+{
+    if (ni()) {
+        blocks_ni(h, p, n);
+        return;
+    }
+    for (; n; n--, p += 64)
+        block(h, p);
+}
+#else
+static void blocks(uint32_t h[8], const uint8_t *p, size_t n)
+{
+    for (; n; n--, p += 64)
+        block(h, p);
+}
+#endif
+
+void sl_sha256_portable(bool on)
+{
+#if defined(__x86_64__)
+    have_ni = on ? 0 : -1;
+#else
+    (void)on;
+#endif
+}
+
 void sl_sha256(const void *data, size_t len, uint8_t out[32])
 {
     uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                      0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
     const uint8_t *p = data;
     size_t n = len;
-    while (n >= 64) {
-        block(h, p);
-        p += 64;
-        n -= 64;
-    }
+    blocks(h, p, n / 64);
+    p += n / 64 * 64;
+    n %= 64;
     uint8_t last[128] = {0};
     memcpy(last, p, n);
     last[n] = 0x80;
@@ -69,9 +155,7 @@ void sl_sha256(const void *data, size_t len, uint8_t out[32])
     uint64_t bits = (uint64_t)len * 8;
     for (int i = 0; i < 8; i++)
         last[total - 1 - i] = (uint8_t)(bits >> (8 * i));
-    block(h, last);
-    if (total == 128)
-        block(h, last + 64);
+    blocks(h, last, total / 64);
     for (int i = 0; i < 8; i++) {
         out[4 * i] = (uint8_t)(h[i] >> 24);
         out[4 * i + 1] = (uint8_t)(h[i] >> 16);
