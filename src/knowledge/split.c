@@ -85,10 +85,39 @@ static int decode(const char *text, size_t len, const char *what, cps *out, sl_e
     return 0;
 }
 
+/* UTF-8 for code points, written a block at a time (one sl_buf_add per
+ * code point was a tenth of a knowledge base's ingest).  Code points no
+ * UTF-8 holds become U+FFFD, as sl_buf_add_utf8 makes them. */
 static void encode(sl_buf *b, const uint32_t *p, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        sl_buf_add_utf8(b, p[i]);
+    unsigned char u[4096];
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t c = p[i];
+        if (k > sizeof u - 4) {
+            sl_buf_add(b, u, k);
+            k = 0;
+        }
+        if (c && c < 0x80) {
+            u[k++] = (unsigned char)c;
+            continue;
+        }
+        if (c == 0 || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))
+            c = 0xFFFD;
+        if (c < 0x800) {
+            u[k++] = (unsigned char)(0xC0 | c >> 6);
+        } else if (c < 0x10000) {
+            u[k++] = (unsigned char)(0xE0 | c >> 12);
+            u[k++] = (unsigned char)(0x80 | (c >> 6 & 0x3F));
+        } else {
+            u[k++] = (unsigned char)(0xF0 | c >> 18);
+            u[k++] = (unsigned char)(0x80 | (c >> 12 & 0x3F));
+            u[k++] = (unsigned char)(0x80 | (c >> 6 & 0x3F));
+        }
+        u[k++] = (unsigned char)(0x80 | (c & 0x3F));
+    }
+    if (k)
+        sl_buf_add(b, u, k);
 }
 
 /* Python's str.isspace(), which strip() and the regex \s use. */
@@ -483,7 +512,9 @@ static void merge_flush(merger *m)
 
 static bool span_at(span t, size_t i, span s)
 {
-    return i + s.n <= t.n && !memcmp(t.p + i, s.p, s.n * sizeof *s.p);
+    /* the first code point decides almost every position: memcmp only then */
+    return i + s.n <= t.n && (!s.n || t.p[i] == s.p[0]) &&
+           (s.n <= 1 || !memcmp(t.p + i + 1, s.p + 1, (s.n - 1) * sizeof *s.p));
 }
 
 static bool contains(span t, span s)
