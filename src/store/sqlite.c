@@ -147,10 +147,10 @@ static const char *const migrations[] = {
     "CREATE TABLE kb_docs(n INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, kb INTEGER NOT NULL,"
     "  info TEXT NOT NULL, created_at INTEGER NOT NULL);"
     "CREATE INDEX kb_docs_kb ON kb_docs(kb, created_at);"
-    "CREATE TABLE kb_chunks(n INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, kb INTEGER NOT NULL,"
+    "CREATE TABLE kb_chunks(n INTEGER PRIMARY KEY, id TEXT NOT NULL, kb INTEGER NOT NULL,"
     "  doc INTEGER NOT NULL, parent INTEGER NOT NULL, position INTEGER NOT NULL,"
     "  content TEXT NOT NULL, fts TEXT, info TEXT, vec BLOB);"
-    "CREATE INDEX kb_chunks_doc ON kb_chunks(doc, parent, position);"
+    "CREATE INDEX kb_chunks_doc ON kb_chunks(doc);"
     "CREATE INDEX kb_chunks_vec ON kb_chunks(kb) WHERE vec IS NOT NULL;",
 };
 
@@ -1694,7 +1694,8 @@ static sl_value *sq_kb_doc(sl_store_be *s, const char *kb_id, const char *doc_id
  * transaction). */
 static int drop_chunks(sl_store_be *s, long long kbn, long long d)
 {
-    char *sql = sl_xasprintf("INSERT INTO kbf_%lld(kbf_%lld, rowid, t) SELECT 'delete', n, fts"
+    char *sql = sl_xasprintf("INSERT INTO kbf_%lld(kbf_%lld, rowid, t) SELECT 'delete', n,"
+                             " CASE WHEN fts = '' THEN content ELSE fts END"
                              " FROM kb_chunks WHERE doc=?1 AND fts IS NOT NULL",
                              kbn, kbn);
     int rc = run1(s, sql, NULL, 0, &d, 1) || run1(s, "DELETE FROM kb_chunks WHERE doc=?1", NULL, 0, &d, 1);
@@ -1758,7 +1759,10 @@ static int sq_kb_doc_put(sl_store_be *s, const char *kb_id, const char *doc_id,
             sqlite3_bind_int64(st, 4, c->parent >= 0 && (size_t)c->parent < i ? rows[c->parent] : 0);
             sqlite3_bind_int(st, 5, c->position);
             bind_text(st, 6, c->content);
-            bind_text(st, 7, c->fts);
+            /* the indexed text when it is not the content ('' when it is) */
+            bind_text(st, 7, c->fts && (c->fts == c->content || !strcmp(c->fts, c->content))
+                                 ? ""
+                                 : c->fts);
             bind_text(st, 8, ci);
             if (c->vec && dims > 0)
                 sqlite3_bind_blob(st, 9, c->vec, dims * (int)sizeof(float), SQLITE_TRANSIENT);

@@ -219,7 +219,7 @@ typedef struct {
     long parent;             /* index in this array of its segment, or -1 */
     int position;
     const char *content;
-    const char *fts;         /* indexed text, NULL: not indexed */
+    const char *fts;         /* indexed text (often content itself), NULL: not indexed */
     const sl_value *info;
     const float *vec;        /* dims floats, or NULL */
 } sl_store_chunk;
