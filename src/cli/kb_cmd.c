@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -174,13 +175,8 @@ static int fail(const char *what, const sl_err *err)
 
 /* ---- kb add: files and folders, with progress ---- */
 
-typedef struct {
-    const char *name;
-    bool tty;
-    size_t index, count;
-} progress_ctx;
-
 static volatile sig_atomic_t interrupted;
+static pthread_mutex_t print_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static void on_signal(int sig)
 {
@@ -194,17 +190,36 @@ static bool cancelled(void *ud)
     return interrupted != 0;
 }
 
+typedef struct {
+    const kb_args *a;
+    const sl_value *rule;
+    char **files;
+    size_t count;
+    bool tty;
+    size_t added, same, failed;
+    sl_buf *bytes;        /* per file, while it is loaded */
+    char **real;
+    struct doc_ctx {
+        const char *name;
+        size_t index, count;
+        bool tty;
+    } *ctx;
+} add_run;
+
+/* Progress of one document, from whichever thread works on it. */
 static void progress(const char *stage, size_t done, size_t total, void *ud)
 {
-    progress_ctx *p = ud;
+    struct doc_ctx *p = ud;
     if (!p->tty)
         return;
     int width = 24, filled = total ? (int)((double)done / (double)total * width) : 0;
+    pthread_mutex_lock(&print_mu);
     fprintf(stderr, "\r[%zu/%zu] %-10s [", p->index, p->count, stage);
     for (int i = 0; i < width; i++)
         fputc(i < filled ? '#' : '.', stderr);
     fprintf(stderr, "] %zu/%zu %.30s\033[K", done, total, p->name);
     fflush(stderr);
+    pthread_mutex_unlock(&print_mu);
 }
 
 /* A file's bytes (at most cap). */
@@ -226,6 +241,59 @@ static int read_file(const char *path, sl_buf *out, size_t cap, sl_err *err)
         rc = sl_err_set(err, SL_EIO, "cannot read: %s", strerror(errno));
     close(fd);
     return rc;
+}
+
+static int load(size_t i, sl_kb_doc_in *in, void *ud, sl_err *err)
+{
+    add_run *r = ud;
+    const char *base = strrchr(r->files[i], '/');
+    base = base ? base + 1 : r->files[i];
+    r->ctx[i] = (struct doc_ctx){.name = base, .index = i + 1, .count = r->count, .tty = r->tty};
+    sl_buf_init(&r->bytes[i], 0);
+    if (read_file(r->files[i], &r->bytes[i], (size_t)512 << 20, err)) {
+        sl_buf_release(&r->bytes[i]);
+        return -1;
+    }
+    r->real[i] = realpath(r->files[i], NULL);
+    *in = (sl_kb_doc_in){.name = base, .bytes = r->bytes[i].data ? r->bytes[i].data : "",
+                         .len = r->bytes[i].len, .metadata = r->a->meta,
+                         .process_rule = r->rule, .doc_form = r->a->form,
+                         .source = r->real[i] ? r->real[i] : r->files[i],
+                         .progress = progress, .cancelled = cancelled, .ud = &r->ctx[i]};
+    return 0;
+}
+
+static void unload(size_t i, sl_kb_doc_in *in, void *ud)
+{
+    add_run *r = ud;
+    (void)in;
+    sl_buf_release(&r->bytes[i]);
+    free(r->real[i]);
+    r->real[i] = NULL;
+}
+
+static bool done(size_t i, int rc, const sl_value *doc, bool unchanged, const sl_err *err,
+                 void *ud)
+{
+    add_run *r = ud;
+    if (rc) {
+        pthread_mutex_lock(&print_mu);
+        fprintf(stderr, "%ssluice kb add: %s: %s\n", r->tty ? "\r\033[K" : "", r->files[i],
+                err->msg);
+        pthread_mutex_unlock(&print_mu);
+        r->failed++;
+        /* a knowledge base that is not there fails every file the same way */
+        return interrupted || err->code == SL_ECANCELED ||
+               !strcmp(err->msg, "Dataset not found.");
+    }
+    if (unchanged) {
+        r->same++;
+    } else {
+        r->added++;
+        if (r->a->json)
+            print_json(doc);
+    }
+    return interrupted != 0;
 }
 
 static void collect(const char *path, char ***files, size_t *n, int depth)
@@ -262,6 +330,9 @@ static int kb_add_files(sl_kb *k, const char *kb, const kb_args *a, sl_value *ru
         struct stat sb;
         if (stat(a->args[i], &sb)) {
             fprintf(stderr, "sluice kb add: %s: no such file or folder\n", a->args[i]);
+            for (size_t j = 0; j < n; j++)
+                free(files[j]);
+            free(files);
             return 2;
         }
         collect(a->args[i], &files, &n, 0);
@@ -272,57 +343,22 @@ static int kb_add_files(sl_kb *k, const char *kb, const kb_args *a, sl_value *ru
     }
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
-    progress_ctx p = {.tty = isatty(2) != 0, .count = n};
-    size_t added = 0, same = 0, failed = 0;
-    long long chunks_words = 0;
-    for (size_t i = 0; i < n && !interrupted; i++) {
-        sl_buf bytes;
-        sl_buf_init(&bytes, 0);
-        sl_err err = {0};
-        const char *base = strrchr(files[i], '/');
-        base = base ? base + 1 : files[i];
-        p.name = base;
-        p.index = i + 1;
-        if (read_file(files[i], &bytes, (size_t)512 << 20, &err)) {
-            fprintf(stderr, "%ssluice kb add: %s: %s\n", p.tty ? "\r\033[K" : "", files[i],
-                    err.msg);
-            failed++;
-            sl_buf_release(&bytes);
-            continue;
-        }
-        char *real = realpath(files[i], NULL);
-        sl_kb_doc_in in = {.name = base, .bytes = bytes.data ? bytes.data : "", .len = bytes.len,
-                           .metadata = a->meta, .process_rule = rule,
-                           .doc_form = a->form, .source = real ? real : files[i],
-                           .progress = progress, .cancelled = cancelled, .ud = &p};
-        sl_value *doc = NULL;
-        bool unchanged = false;
-        if (sl_kb_add(k, kb, &in, &doc, &unchanged, &err)) {
-            fprintf(stderr, "%ssluice kb add: %s: %s\n", p.tty ? "\r\033[K" : "", files[i],
-                    err.msg);
-            failed++;
-            if (err.code == SL_ECANCELED || interrupted || (err.code == SL_ENOTFOUND))
-                interrupted = interrupted || err.code != SL_ENOTFOUND ? 1 : 0;
-        } else if (unchanged) {
-            same++;
-        } else {
-            added++;
-            chunks_words += json_integer_value(json_object_get(doc, "word_count"));
-            if (a->json)
-                print_json(doc);
-        }
-        json_decref(doc);
-        free(real);
-        sl_buf_release(&bytes);
-    }
-    if (p.tty)
+    add_run r = {.a = a, .rule = rule, .files = files, .count = n, .tty = isatty(2) != 0,
+                 .bytes = sl_xcalloc(n, sizeof(sl_buf)), .real = sl_xcalloc(n, sizeof(char *)),
+                 .ctx = sl_xcalloc(n, sizeof *r.ctx)};
+    sl_kb_feed feed = {.load = load, .unload = unload, .done = done, .ud = &r};
+    sl_kb_add_all(k, kb, n, &feed);
+    if (r.tty)
         fputs("\r\033[K", stderr);
-    fprintf(stderr, "%zu added, %zu unchanged, %zu failed%s\n", added, same, failed,
+    fprintf(stderr, "%zu added, %zu unchanged, %zu failed%s\n", r.added, r.same, r.failed,
             interrupted ? " (interrupted: run the same command again to resume)" : "");
     for (size_t i = 0; i < n; i++)
         free(files[i]);
     free(files);
-    return interrupted ? 130 : failed ? 1 : 0;
+    free(r.bytes);
+    free(r.real);
+    free(r.ctx);
+    return interrupted ? 130 : r.failed ? 1 : 0;
 }
 
 /* ---- kb search ---- */

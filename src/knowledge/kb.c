@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/buf.h"
+#include "core/map.h"
 #include "core/math.h"
 #include "core/rand.h"
 #include "core/sha256.h"
@@ -186,6 +187,16 @@ static size_t utf8_next(const char *s, unsigned *cp)
     }
     *cp = c;
     return n;
+}
+
+/* Whether s may hold a character of the CJK ranges (their UTF-8 lead
+ * bytes start at 0xE3): most text has none and is indexed as it is. */
+static bool maybe_cjk(const char *s)
+{
+    for (const unsigned char *u = (const unsigned char *)s; *u; u++)
+        if (*u >= 0xE3)
+            return true;
+    return false;
 }
 
 /* The text the full-text index holds for s: CJK runs as pairs. */
@@ -726,7 +737,32 @@ typedef struct {
     char **owned;       /* strings to free */
     sl_value **infos;
     size_t n, alloc, nowned;
+    unsigned char rnd[16 * 64];   /* randomness for ids, drawn 64 at a time */
+    size_t rnd_used;
 } chunk_list;
+
+/* A UUID v4 from the list's pool (one getrandom per 64 ids). */
+static void uuid_next(chunk_list *cl, char out[37])
+{
+    if (!cl->rnd_used || cl->rnd_used >= sizeof cl->rnd) {
+        if (sl_rand_bytes(cl->rnd, sizeof cl->rnd, NULL))
+            memset(cl->rnd, 0, sizeof cl->rnd);
+        cl->rnd_used = 0;
+    }
+    unsigned char *b = cl->rnd + cl->rnd_used;
+    cl->rnd_used += 16;
+    b[6] = (unsigned char)((b[6] & 0x0F) | 0x40);
+    b[8] = (unsigned char)((b[8] & 0x3F) | 0x80);
+    static const char hex[] = "0123456789abcdef";
+    size_t k = 0;
+    for (int i = 0; i < 16; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10)
+            out[k++] = '-';
+        out[k++] = hex[b[i] >> 4];
+        out[k++] = hex[b[i] & 15];
+    }
+    out[k] = 0;
+}
 
 static void cl_add(chunk_list *cl, long parent, int position, const char *content, bool indexed)
 {
@@ -737,12 +773,14 @@ static void cl_add(chunk_list *cl, long parent, int position, const char *conten
         cl->owned = sl_xrealloc(cl->owned, cl->alloc * 3 * sizeof *cl->owned);
     }
     char id[37] = "", hash[65];
-    sl_rand_uuid(id, NULL);
+    uuid_next(cl, id);
     text_hash(content, hash);
-    char *idc = sl_xstrdup(id), *fts = indexed ? fts_text(content) : NULL;
+    char *idc = sl_xstrdup(id), *fts = indexed && maybe_cjk(content) ? fts_text(content) : NULL;
     cl->owned[cl->nowned++] = idc;
     if (fts)
         cl->owned[cl->nowned++] = fts;
+    else if (indexed)
+        fts = (char *)content;   /* indexed as it is */
     sl_value *info = json_pack("{s:I, s:s, s:b}", "word_count", (json_int_t)utf8_chars(content),
                                "hash", hash, "enabled", true);
     cl->infos[cl->n] = info;
@@ -814,21 +852,122 @@ static int embed(sl_kb *k, const sl_value *info, const char *const *texts, size_
     return rc;
 }
 
-int sl_kb_add(sl_kb *k, const char *kb_id, const sl_kb_doc_in *in, sl_value **doc,
-              bool *unchanged, sl_err *err)
+/* A document made ready to write: everything sl_kb_add does before the
+ * store's transaction, so a batch can prepare the next document while the
+ * store writes this one. */
+typedef struct {
+    char *kid;
+    sl_value *kinfo;         /* the knowledge base's info (dims may be set here) */
+    sl_value *info;          /* the document's */
+    char *doc_id;
+    chunk_list cl;
+    sl_split_chunks chunks;
+    sl_split_parents parents;
+    float *vecs;
+    int dims;
+    bool unchanged;
+    sl_value *doc;           /* unchanged: the document as it is */
+} prepared;
+
+static void prepared_release(prepared *p)
 {
-    *doc = NULL;
-    if (unchanged)
-        *unchanged = false;
+    free(p->kid);
+    json_decref(p->kinfo);
+    json_decref(p->info);
+    free(p->doc_id);
+    cl_release(&p->cl);
+    sl_split_chunks_release(&p->chunks);
+    sl_split_parents_release(&p->parents);
+    free(p->vecs);
+    json_decref(p->doc);
+    memset(p, 0, sizeof *p);
+}
+
+/* Vectors for the prepared chunks that are indexed: the replaced
+ * document's for unchanged texts (by hash), the model's for the rest. */
+static int prepare_vectors(sl_kb *k, const sl_kb_doc_in *in, prepared *p, const sl_value *old,
+                           long long *tokens, sl_err *err)
+{
+    chunk_list *cl = &p->cl;
+    int dims = p->dims, rc = 0;
+    size_t nidx = 0;
+    for (size_t c = 0; c < cl->n; c++)
+        nidx += cl->v[c].fts != NULL;
+    const char **texts = sl_xcalloc(nidx + 1, sizeof *texts);
+    size_t *slot = sl_xcalloc(nidx + 1, sizeof *slot), todo = 0;
+    float *oldv = NULL;
+    sl_value *ochunks = old && dims > 0 ? sl_store_kb_chunks(k->env.store, p->kid,
+                                                             str_of(old, "id", ""), &oldv, dims)
+                                        : NULL;
+    /* the old chunks' vectors by hash */
+    sl_map by_hash;
+    sl_map_init(&by_hash);
+    size_t j;
+    sl_value *oc;
+    json_array_foreach(ochunks, j, oc) {
+        const sl_value *oi = json_object_get(oc, "info");
+        if (bool_of(oi, "indexed", false))
+            sl_map_put(&by_hash, str_of(oi, "hash", ""), oldv + j * (size_t)dims);
+    }
+    float **have = sl_xcalloc(cl->n + 1, sizeof *have);
+    for (size_t c = 0; c < cl->n; c++) {
+        if (!cl->v[c].fts)
+            continue;
+        have[c] = dims > 0 ? sl_map_get(&by_hash, str_of(cl->v[c].info, "hash", "")) : NULL;
+        if (!have[c]) {
+            texts[todo] = cl->v[c].content;
+            slot[todo++] = c;
+        }
+    }
+    embed_progress ep = {.in = in, .base = 0, .total = todo};
+    float *fresh = NULL;
+    int fdims = dims;
+    if (todo && embed(k, p->kinfo, texts, todo, &ep, &fresh, &fdims, tokens, err))
+        rc = -1;
+    else if (todo && dims > 0 && fdims != dims)
+        rc = sl_err_set(err, SL_EPARSE,
+                        "embedding model %s gave %d dimensions; the knowledge base has %d",
+                        str_of(p->kinfo, "embedding_model", ""), fdims, dims);
+    if (!rc) {
+        if (!dims)
+            dims = fdims;
+        p->dims = dims;
+        p->vecs = sl_xcalloc(cl->n + 1, (size_t)(dims > 0 ? dims : 1) * sizeof(float));
+        for (size_t c = 0; c < cl->n; c++)
+            if (have[c])
+                memcpy(p->vecs + c * (size_t)dims, have[c], (size_t)dims * sizeof(float));
+        for (size_t t = 0; t < todo; t++)
+            memcpy(p->vecs + slot[t] * (size_t)dims, fresh + t * (size_t)dims,
+                   (size_t)dims * sizeof(float));
+        for (size_t c = 0; c < cl->n; c++)
+            if (cl->v[c].fts) {
+                cl->v[c].vec = p->vecs + c * (size_t)dims;
+                json_object_set_new(cl->infos[c], "indexed", json_true());
+            }
+    }
+    sl_map_release(&by_hash);
+    json_decref(ochunks);
+    free(oldv);
+    free(fresh);
+    free(have);
+    free(texts);
+    free(slot);
+    return rc;
+}
+
+/* Everything before the write: the text, its chunks, their vectors. */
+static int prepare(sl_kb *k, const char *kb_id, const sl_kb_doc_in *in, prepared *p, sl_err *err)
+{
+    memset(p, 0, sizeof *p);
     if (!in->name || !*in->name || strlen(in->name) > 255)
         return sl_err_set(err, SL_EINVAL, "name: a document needs a name of 1 to 255 bytes");
     sl_value *row = kb_row(k, kb_id, err);
     if (!row)
         return -1;
-    char *kid = sl_xstrdup(str_of(row, "id", ""));
-    sl_value *kinfo = json_deep_copy(json_object_get(row, "info"));
+    p->kid = sl_xstrdup(str_of(row, "id", ""));
+    p->kinfo = json_deep_copy(json_object_get(row, "info"));
+    p->dims = (int)num_of(p->kinfo, "dims", 0);
     json_decref(row);
-    int rc = 0;
     /* metadata: only the knowledge base's fields */
     size_t i;
     sl_value *f;
@@ -836,16 +975,13 @@ int sl_kb_add(sl_kb *k, const char *kb_id, const sl_kb_doc_in *in, sl_value **do
     sl_value *mv;
     json_object_foreach((sl_value *)in->metadata, mk, mv) {
         bool known = false;
-        json_array_foreach(json_object_get(kinfo, "fields"), i, f)
+        json_array_foreach(json_object_get(p->kinfo, "fields"), i, f)
             known = known || !strcmp(str_of(f, "name", ""), mk);
-        if (!known) {
-            json_decref(kinfo);
-            free(kid);
+        if (!known)
             return sl_err_set(err, SL_EINVAL,
                               "metadata '%s' is not a field of the knowledge base; add it first"
                               " (`sluice kb field add KB %s string`, or POST .../metadata)",
                               mk, mk);
-        }
     }
     if (in->progress)
         in->progress("extracting", 0, 1, in->ud);
@@ -853,15 +989,12 @@ int sl_kb_add(sl_kb *k, const char *kb_id, const sl_kb_doc_in *in, sl_value **do
     sl_buf_init(&text, k->env.limits.max_input ? k->env.limits.max_input + 1 : 0);
     if (doc_text(k, in, &text, err)) {
         sl_buf_release(&text);
-        json_decref(kinfo);
-        free(kid);
         return -1;
     }
     char hash[65];
     sl_sha256_hex(text.data ? text.data : "", text.len, hash);
     /* the document this one replaces: named, or the one from the same source */
-    sl_value *docs = sl_store_kb_docs(k->env.store, kid), *old = NULL;
-    sl_value *d;
+    sl_value *docs = sl_store_kb_docs(k->env.store, p->kid), *old = NULL, *d;
     long long position = 1;
     json_array_foreach(docs, i, d) {
         const sl_value *di = json_object_get(d, "info");
@@ -871,28 +1004,27 @@ int sl_kb_add(sl_kb *k, const char *kb_id, const sl_kb_doc_in *in, sl_value **do
             (!in->replace_id && in->source && !strcmp(str_of(di, "source", ""), in->source)))
             old = d;
     }
+    int rc = 0;
     if (in->replace_id && !old)
         rc = sl_err_set(err, SL_ENOTFOUND, "Document Not Exists.");
     const sl_value *oinfo = json_object_get(old, "info");
     if (!rc && old && !in->replace_id && !strcmp(str_of(oinfo, "hash", ""), hash) &&
         !strcmp(str_of(oinfo, "indexing_status", ""), "completed") && !in->metadata) {
-        if (unchanged)
-            *unchanged = true;
-        sl_value *full = sl_store_kb_doc(k->env.store, kid, str_of(old, "id", ""));
-        *doc = full ? document_of(kinfo, full, false) : NULL;
+        p->unchanged = true;
+        sl_value *full = sl_store_kb_doc(k->env.store, p->kid, str_of(old, "id", ""));
+        p->doc = full ? document_of(p->kinfo, full, false) : NULL;
         json_decref(full);
         json_decref(docs);
-        json_decref(kinfo);
-        free(kid);
         sl_buf_release(&text);
         return 0;
     }
     /* the rule: given, the knowledge base's, else automatic */
-    const sl_value *rule = in->process_rule ? in->process_rule : json_object_get(kinfo, "process_rule");
+    const sl_value *rule =
+        in->process_rule ? in->process_rule : json_object_get(p->kinfo, "process_rule");
     sl_value *auto_rule = rule ? NULL : json_pack("{s:s}", "mode", "automatic");
     if (!rule)
         rule = auto_rule;
-    const char *form = in->doc_form ? in->doc_form : str_of(kinfo, "doc_form", "text_model");
+    const char *form = in->doc_form ? in->doc_form : str_of(p->kinfo, "doc_form", "text_model");
     sl_split_rule sr;
     if (!rc && sl_split_rule_read(rule, &sr, err))
         rc = sl_err_prefix(err, "process_rule");
@@ -902,9 +1034,6 @@ int sl_kb_add(sl_kb *k, const char *kb_id, const sl_kb_doc_in *in, sl_value **do
                                           " 'hierarchical_model'"
                                         : "doc_form 'hierarchical_model' needs a hierarchical"
                                           " process rule (mode 'hierarchical')");
-    chunk_list cl = {0};
-    sl_split_chunks chunks = {0};
-    sl_split_parents parents = {0};
     sl_buf clean;
     sl_buf_init(&clean, 0);
     if (!rc) {
@@ -914,115 +1043,46 @@ int sl_kb_add(sl_kb *k, const char *kb_id, const sl_kb_doc_in *in, sl_value **do
         rc = sl_clean(text.data ? text.data : "", text.len, &sr.clean, &clean, err);
     }
     sl_buf_release(&text);
-    long long words = 0;
+    long long words = 0, tokens = 0;
+    chunk_list *cl = &p->cl;
     if (!rc && !sr.hierarchical) {
         sr.split.max_chunks = k->env.limits.max_chunks;
         sr.split.max_input = k->env.limits.max_input;
-        rc = sl_split(clean.data ? clean.data : "", clean.len, &sr.split, &chunks, err);
-        for (size_t c = 0; !rc && c < chunks.n; c++) {
-            cl_add(&cl, -1, (int)c + 1, chunks.v[c].text, true);
-            words += (long long)chunks.v[c].chars;
+        rc = sl_split(clean.data ? clean.data : "", clean.len, &sr.split, &p->chunks, err);
+        for (size_t c = 0; !rc && c < p->chunks.n; c++) {
+            cl_add(cl, -1, (int)c + 1, p->chunks.v[c].text, true);
+            words += (long long)p->chunks.v[c].chars;
         }
     } else if (!rc) {
         sr.pc.max_chunks = k->env.limits.max_chunks;
         sr.pc.max_input = k->env.limits.max_input;
-        rc = sl_split_parent_child(clean.data ? clean.data : "", clean.len, &sr.pc, &parents, err);
-        for (size_t p = 0; !rc && p < parents.n; p++) {
-            long pi = (long)cl.n;
-            cl_add(&cl, -1, (int)p + 1, parents.v[p].parent.text, false);
-            words += (long long)parents.v[p].parent.chars;
-            for (size_t c = 0; c < parents.v[p].children.n; c++)
-                cl_add(&cl, pi, (int)c + 1, parents.v[p].children.v[c].text, true);
+        rc = sl_split_parent_child(clean.data ? clean.data : "", clean.len, &sr.pc, &p->parents,
+                                   err);
+        for (size_t q = 0; !rc && q < p->parents.n; q++) {
+            long pi = (long)cl->n;
+            cl_add(cl, -1, (int)q + 1, p->parents.v[q].parent.text, false);
+            words += (long long)p->parents.v[q].parent.chars;
+            for (size_t c = 0; c < p->parents.v[q].children.n; c++)
+                cl_add(cl, pi, (int)c + 1, p->parents.v[q].children.v[c].text, true);
         }
     }
     sl_buf_release(&clean);
-    /* vectors: those of the document replaced, by hash, else the model's */
-    bool vectors = !strcmp(str_of(kinfo, "indexing_technique", "economy"), "high_quality");
-    float *vecs = NULL, *oldv = NULL;
-    int dims = (int)num_of(kinfo, "dims", 0);
-    long long tokens = 0;
-    if (!rc && vectors) {
-        size_t nidx = 0;
-        for (size_t c = 0; c < cl.n; c++)
-            nidx += cl.v[c].fts != NULL;
-        const char **texts = sl_xcalloc(nidx ? nidx : 1, sizeof *texts);
-        size_t *slot = sl_xcalloc(nidx ? nidx : 1, sizeof *slot);
-        sl_value *ochunks = old && dims > 0 ? sl_store_kb_chunks(k->env.store, kid,
-                                                                 str_of(old, "id", ""), &oldv, dims)
-                                            : NULL;
-        size_t todo = 0;
-        float *have = dims > 0 ? sl_xcalloc(cl.n ? cl.n : 1, (size_t)dims * sizeof(float)) : NULL;
-        bool *got = sl_xcalloc(cl.n ? cl.n : 1, sizeof *got);
-        for (size_t c = 0; c < cl.n; c++) {
-            if (!cl.v[c].fts)
-                continue;
-            const char *h = str_of(cl.v[c].info, "hash", "");
-            sl_value *oc;
-            size_t j;
-            json_array_foreach(ochunks, j, oc) {
-                if (!got[c] && !strcmp(str_of(json_object_get(oc, "info"), "hash", ""), h) &&
-                    bool_of(json_object_get(oc, "info"), "indexed", false)) {
-                    memcpy(have + c * (size_t)dims, oldv + j * (size_t)dims,
-                           (size_t)dims * sizeof(float));
-                    got[c] = true;
-                }
-            }
-            if (!got[c]) {
-                texts[todo] = cl.v[c].content;
-                slot[todo++] = c;
-            }
-        }
-        json_decref(ochunks);
-        embed_progress ep = {.in = in, .base = 0, .total = todo};
-        float *fresh = NULL;
-        int fdims = dims;
-        if (todo && embed(k, kinfo, texts, todo, &ep, &fresh, &fdims, &tokens, err)) {
-            rc = -1;
-        } else if (todo && dims > 0 && fdims != dims) {
-            rc = sl_err_set(err, SL_EPARSE,
-                            "embedding model %s gave %d dimensions; the knowledge base has %d",
-                            str_of(kinfo, "embedding_model", ""), fdims, dims);
-        }
-        if (!rc) {
-            if (!dims)
-                dims = fdims;
-            vecs = sl_xcalloc(cl.n ? cl.n : 1, (size_t)(dims > 0 ? dims : 1) * sizeof(float));
-            for (size_t c = 0; c < cl.n && have; c++)
-                if (got[c])
-                    memcpy(vecs + c * (size_t)dims, have + c * (size_t)dims,
-                           (size_t)dims * sizeof(float));
-            for (size_t t = 0; t < todo; t++)
-                memcpy(vecs + slot[t] * (size_t)dims, fresh + t * (size_t)dims,
-                       (size_t)dims * sizeof(float));
-            for (size_t c = 0; c < cl.n; c++)
-                if (cl.v[c].fts) {
-                    cl.v[c].vec = vecs + c * (size_t)dims;
-                    json_object_set_new(cl.infos[c], "indexed", json_true());
-                }
-        }
-        free(fresh);
-        free(have);
-        free(got);
-        free(texts);
-        free(slot);
-    } else if (!rc) {
-        for (size_t c = 0; c < cl.n; c++)
-            if (cl.v[c].fts)
-                json_object_set_new(cl.infos[c], "indexed", json_true());
-    }
+    if (!rc && !strcmp(str_of(p->kinfo, "indexing_technique", "economy"), "high_quality"))
+        rc = prepare_vectors(k, in, p, old, &tokens, err);
+    else if (!rc)
+        for (size_t c = 0; c < cl->n; c++)
+            if (cl->v[c].fts)
+                json_object_set_new(cl->infos[c], "indexed", json_true());
     char batch[48];
     if (in->batch)
         snprintf(batch, sizeof batch, "%s", in->batch);
     else
         batch_name(batch);
-    char *doc_id = NULL;
-    if (!rc && (old ? !(doc_id = sl_xstrdup(str_of(old, "id", ""))) : !(doc_id = new_id(err))))
+    if (!rc && (old ? !(p->doc_id = sl_xstrdup(str_of(old, "id", ""))) : !(p->doc_id = new_id(err))))
         rc = -1;
     if (!rc) {
-        if (in->progress)
-            in->progress("indexing", 0, cl.n, in->ud);
         long long now = (long long)time(NULL);
-        sl_value *info = json_pack(
+        p->info = json_pack(
             "{s:s, s:s, s:s, s:b, s:b, s:O, s:s, s:I, s:I, s:s, s:s, s:I, s:I, s:I}", "name",
             in->name, "hash", hash, "indexing_status", "completed", "enabled", true, "archived",
             false, "process_rule", rule, "doc_form", form, "word_count", (json_int_t)words,
@@ -1031,34 +1091,175 @@ int sl_kb_add(sl_kb *k, const char *kb_id, const sl_kb_doc_in *in, sl_value **do
             (json_int_t)now, "position",
             (json_int_t)(old ? (long long)num_of(oinfo, "position", 1) : position));
         if (in->source)
-            json_object_set_new(info, "source", json_string(in->source));
+            json_object_set_new(p->info, "source", json_string(in->source));
         sl_value *meta = in->metadata ? json_deep_copy(in->metadata)
                          : old        ? json_deep_copy(json_object_get(oinfo, "metadata"))
-                                      : json_object();
-        json_object_set_new(info, "metadata", meta ? meta : json_object());
-        rc = sl_store_kb_doc_put(k->env.store, kid, doc_id, info, cl.v, cl.n, dims, err);
-        json_decref(info);
+                                      : NULL;
+        json_object_set_new(p->info, "metadata", json_is_object(meta) ? meta : json_object());
+        if (meta && !json_is_object(meta))
+            json_decref(meta);
     }
-    if (!rc && vectors && dims > 0 && num_of(kinfo, "dims", 0) != dims) {
-        json_object_set_new(kinfo, "dims", json_integer(dims));
-        rc = sl_store_kb_set(k->env.store, kid, NULL, kinfo, err);
-    }
-    if (!rc) {
-        sl_value *full = sl_store_kb_doc(k->env.store, kid, doc_id);
-        *doc = full ? document_of(kinfo, full, false) : NULL;
-        json_decref(full);
-    }
-    free(doc_id);
-    free(vecs);
-    free(oldv);
-    cl_release(&cl);
-    sl_split_chunks_release(&chunks);
-    sl_split_parents_release(&parents);
     json_decref(auto_rule);
     json_decref(docs);
-    json_decref(kinfo);
-    free(kid);
     return rc;
+}
+
+/* The store's transaction for a prepared document; *doc the result. */
+static int commit(sl_kb *k, const sl_kb_doc_in *in, prepared *p, sl_value **doc, sl_err *err)
+{
+    if (p->unchanged) {
+        *doc = p->doc ? json_incref(p->doc) : NULL;
+        return 0;
+    }
+    if (in->progress)
+        in->progress("indexing", 0, p->cl.n, in->ud);
+    int rc = sl_store_kb_doc_put(k->env.store, p->kid, p->doc_id, p->info, p->cl.v, p->cl.n,
+                                 p->dims, err);
+    /* the first vectors fix the knowledge base's dimensions */
+    if (!rc && p->vecs && p->dims > 0) {
+        sl_value *row = sl_store_kb_get(k->env.store, p->kid);
+        sl_value *ki = row ? json_deep_copy(json_object_get(row, "info")) : NULL;
+        if (ki && num_of(ki, "dims", 0) != p->dims) {
+            json_object_set_new(ki, "dims", json_integer(p->dims));
+            rc = sl_store_kb_set(k->env.store, p->kid, NULL, ki, err);
+        }
+        json_decref(ki);
+        json_decref(row);
+    }
+    if (!rc) {
+        sl_value *full = sl_store_kb_doc(k->env.store, p->kid, p->doc_id);
+        *doc = full ? document_of(p->kinfo, full, false) : NULL;
+        json_decref(full);
+    }
+    return rc;
+}
+
+int sl_kb_add(sl_kb *k, const char *kb_id, const sl_kb_doc_in *in, sl_value **doc,
+              bool *unchanged, sl_err *err)
+{
+    *doc = NULL;
+    prepared p;
+    int rc = prepare(k, kb_id, in, &p, err);
+    if (!rc)
+        rc = commit(k, in, &p, doc, err);
+    if (unchanged)
+        *unchanged = !rc && p.unchanged;
+    prepared_release(&p);
+    return rc;
+}
+
+/* ---- many documents: the next one prepared while this one is written ---- */
+
+typedef struct {
+    sl_kb *k;
+    const char *kb_id;
+    size_t n;
+    const sl_kb_feed *f;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    /* a ring of ready documents the writer takes in order */
+    struct slot {
+        bool ready, loaded;
+        int rc;
+        sl_err err;
+        sl_kb_doc_in in;
+        prepared p;
+    } ring[2];
+    size_t made;     /* documents the preparer has started */
+    size_t taken;    /* documents the writer has finished */
+    bool stop;
+} add_batch;
+
+static void *preparer(void *arg)
+{
+    add_batch *b = arg;
+    for (size_t i = 0; i < b->n; i++) {
+        pthread_mutex_lock(&b->mu);
+        while (!b->stop && i >= b->taken + 2)
+            pthread_cond_wait(&b->cv, &b->mu);
+        bool stop = b->stop;
+        pthread_mutex_unlock(&b->mu);
+        if (stop)
+            break;
+        struct slot *s = &b->ring[i % 2];
+        memset(s, 0, sizeof *s);
+        if (b->f->load(i, &s->in, b->f->ud, &s->err)) {
+            s->rc = -1;
+        } else {
+            s->loaded = true;
+            s->rc = prepare(b->k, b->kb_id, &s->in, &s->p, &s->err);
+        }
+        pthread_mutex_lock(&b->mu);
+        s->ready = true;
+        pthread_cond_broadcast(&b->cv);
+        pthread_mutex_unlock(&b->mu);
+    }
+    return NULL;
+}
+
+int sl_kb_add_all(sl_kb *k, const char *kb_id, size_t n, const sl_kb_feed *f)
+{
+    add_batch b = {.k = k, .kb_id = kb_id, .n = n, .f = f};
+    pthread_mutex_init(&b.mu, NULL);
+    pthread_cond_init(&b.cv, NULL);
+    pthread_t th;
+    bool threaded = n > 1 && pthread_create(&th, NULL, preparer, &b) == 0;
+    int failed = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct slot *s = &b.ring[i % 2];
+        if (threaded) {
+            pthread_mutex_lock(&b.mu);
+            while (!s->ready)
+                pthread_cond_wait(&b.cv, &b.mu);
+            pthread_mutex_unlock(&b.mu);
+        } else {
+            memset(s, 0, sizeof *s);
+            if (f->load(i, &s->in, f->ud, &s->err)) {
+                s->rc = -1;
+            } else {
+                s->loaded = true;
+                s->rc = prepare(k, kb_id, &s->in, &s->p, &s->err);
+            }
+        }
+        sl_value *doc = NULL;
+        if (!s->rc)
+            s->rc = commit(k, &s->in, &s->p, &doc, &s->err);
+        failed += s->rc != 0;
+        bool stop = f->done(i, s->rc, doc, !s->rc && s->p.unchanged, &s->err, f->ud);
+        json_decref(doc);
+        prepared_release(&s->p);
+        if (s->loaded && f->unload)
+            f->unload(i, &s->in, f->ud);
+        sl_err_clear(&s->err);
+        pthread_mutex_lock(&b.mu);
+        s->ready = false;
+        b.taken = i + 1;
+        b.stop = b.stop || stop;
+        pthread_cond_broadcast(&b.cv);
+        pthread_mutex_unlock(&b.mu);
+        if (stop)
+            break;
+    }
+    if (threaded) {
+        pthread_mutex_lock(&b.mu);
+        b.stop = true;
+        pthread_cond_broadcast(&b.cv);
+        pthread_mutex_unlock(&b.mu);
+        pthread_join(th, NULL);
+        /* what the preparer readied after a stop */
+        for (size_t r = 0; r < 2; r++) {
+            struct slot *s = &b.ring[r];
+            if (!s->ready)
+                continue;
+            prepared_release(&s->p);
+            if (s->loaded && f->unload)
+                f->unload(0, &s->in, f->ud);
+            sl_err_clear(&s->err);
+        }
+    }
+    pthread_cond_destroy(&b.cv);
+    pthread_mutex_destroy(&b.mu);
+    return failed ? -1 : 0;
 }
 
 static bool status_is(const sl_value *info, const char *status)

@@ -121,6 +121,19 @@ typedef struct {
  * call fails and nothing of it is kept. */
 int sl_kb_add(sl_kb *k, const char *kb_id, const sl_kb_doc_in *in, sl_value **doc,
               bool *unchanged, sl_err *err);
+/* Many documents, each as sl_kb_add, written in order; while the store
+ * writes one, a thread of its own extracts, splits and embeds the next.
+ * load fills document i's input (on that thread; -1 with err: it failed),
+ * unload frees it, done reports it (on the caller's thread) and returns
+ * true to stop after it.  -1 when one failed. */
+typedef struct {
+    int (*load)(size_t i, sl_kb_doc_in *in, void *ud, sl_err *err);
+    void (*unload)(size_t i, sl_kb_doc_in *in, void *ud);
+    bool (*done)(size_t i, int rc, const sl_value *doc, bool unchanged, const sl_err *err,
+                 void *ud);
+    void *ud;
+} sl_kb_feed;
+int sl_kb_add_all(sl_kb *k, const char *kb_id, size_t n, const sl_kb_feed *f);
 /* Documents newest first; keyword matches names; status: Dify's display
  * status or NULL. */
 sl_value *sl_kb_docs(sl_kb *k, const char *kb_id, const char *keyword, const char *status,
