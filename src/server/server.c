@@ -4,6 +4,7 @@
 #include "server/server.h"
 #include "tools/binding.h"
 #include "server/apps.h"
+#include "server/datasets.h"
 #include "server/mhd.h"
 #include "server/workers.h"
 
@@ -34,6 +35,7 @@
 #include "core/sha256.h"
 #include "engine/graph.h"
 #include "engine/run.h"
+#include "knowledge/kb.h"
 
 /* ---- apps, loaded once ---- */
 
@@ -104,6 +106,8 @@ typedef struct {
     atomic_int closing;   /* stopping the daemon: no request goes to a worker */
     sl_workers *workers;
     volatile sig_atomic_t stopping;
+    sl_kb *kb;            /* the knowledge bases of the Knowledge API (/v1/datasets) */
+    char *kb_error;       /* why kb could not be opened (heap), NULL when it was */
 } server;
 
 static server S;
@@ -594,7 +598,7 @@ static void sse_free(void *cls)
 /* ---- request bodies ---- */
 
 /* Where a request goes, decided on its headers. */
-enum route { R_NONE, R_HEALTH, R_V1, R_ADMIN };
+enum route { R_NONE, R_HEALTH, R_V1, R_ADMIN, R_DATASETS };
 
 typedef struct {
     enum route route;
@@ -615,6 +619,8 @@ typedef struct {
     size_t head_n;
     long long file_size;
     bool upload_failed;
+    sl_buf form_data;     /* a document upload's `data` part (/v1/datasets/…) */
+    bool many_files;      /* a document upload came with more than one file */
 } req;
 
 static enum MHD_Result upload_part(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -626,6 +632,12 @@ static enum MHD_Result upload_part(void *cls, enum MHD_ValueKind kind, const cha
      * file's bytes and name (sl_mime_of_file) */
     (void)kind, (void)content_type, (void)transfer_encoding, (void)off;
     req *q = cls;
+    if (!strcmp(key, "data") && q->route == R_DATASETS) {
+        if (!sl_buf_add(&q->form_data, data, size))
+            return MHD_YES;
+        q->too_big = true;
+        return MHD_NO;
+    }
     if (!strcmp(key, "user")) {
         size_t have = strlen(q->user);
         snprintf(q->user + have, sizeof q->user - have, "%.*s", (int)size, data);
@@ -633,6 +645,10 @@ static enum MHD_Result upload_part(void *cls, enum MHD_ValueKind kind, const cha
     }
     if (strcmp(key, "file"))
         return MHD_YES;
+    if (q->route == R_DATASETS && q->blob && off == 0 && q->file_size > 0) {
+        q->many_files = true;  /* a second file part: Dify takes one */
+        return MHD_YES;
+    }
     if (!q->blob && !q->upload_failed) {
         if (uuid(q->file_id)) {
             q->upload_failed = true;
@@ -1292,6 +1308,66 @@ static enum MHD_Result v1(struct MHD_Connection *c, const char *method, const ch
                        path);
 }
 
+static const char *query_arg(void *ud, const char *name)
+{
+    return MHD_lookup_connection_value(ud, MHD_GET_ARGUMENT_KIND, name);
+}
+
+/* A request to the Knowledge API (/v1/datasets…), on a worker: its body
+ * (or its upload, streamed to a blob as /files/upload's) goes to
+ * server/datasets, which says what to answer. */
+static enum MHD_Result datasets(struct MHD_Connection *c, const char *method, const char *path,
+                                req *q)
+{
+    if (!S.kb)
+        return reply_error(c, 503, "knowledge_unavailable",
+                           "the knowledge bases cannot be opened: %s", S.kb_error);
+    if (q->many_files)
+        return reply_error(c, 400, "too_many_files", "Only one file is allowed.");
+    sl_datasets_req r = {.method = method, .path = path, .body = q->body.data,
+                         .body_len = q->body.len, .multipart = q->pp != NULL, .arg = query_arg,
+                         .ud = c};
+    sl_buf file;
+    sl_buf_init(&file, (size_t)S.o.max_body_bytes);
+    if (q->blob) {
+        /* the file came whole to a blob; its bytes go to the knowledge
+         * base, which keeps its text, not the blob */
+        sl_blob_writer *w = q->blob;
+        q->blob = NULL;
+        sl_err err = {0};
+        bool failed = q->upload_failed;
+        if (failed)
+            sl_blob_abort(w);
+        else
+            failed = sl_blob_commit(w, &err) != 0 ||
+                     sl_store_blob_get(S.store, q->file_id, (size_t)S.o.max_body_bytes, &file,
+                                       &err) != 0;
+        sl_store_blob_delete(S.store, q->file_id, NULL);
+        sl_err_clear(&err);
+        if (failed) {
+            sl_buf_release(&file);
+            return reply_error(c, 500, "internal_error", "the file could not be stored in the "
+                               "data folder (check free disk space and permissions)");
+        }
+        r.file = file.data ? file.data : "";
+        r.file_len = file.len;
+        r.file_name = q->name;
+        r.file_mime = sl_mime_of_file(q->name, q->head, q->head_n);
+        r.data = q->form_data.len ? q->form_data.data : NULL;
+    } else if (q->pp) {
+        r.data = q->form_data.len ? q->form_data.data : NULL;
+    }
+    sl_value *body = NULL;
+    unsigned st = sl_datasets_serve(S.kb, &r, &body);
+    sl_buf_release(&file);
+    if (body)
+        return reply_json(c, st, body);
+    struct MHD_Response *resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+    enum MHD_Result ret = MHD_queue_response(c, st, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
 /* /admin/tools[/ID] and /admin/apps/APP/tools[/ID]: the tool bindings of
  * scope ("" the server's defaults, else the app's), kept in the store and
  * never exported with an app.  Values of headers and env are shown masked. */
@@ -1463,6 +1539,22 @@ static bool admin_ok(struct MHD_Connection *c)
     return h && !strncasecmp(h, "Bearer ", 7) && sl_store_admin_ok(S.store, h + 7);
 }
 
+/* Why a request to the Knowledge API may not go on (Dify's 401 messages),
+ * NULL when its key is a dataset key.  App keys open no knowledge base. */
+static const char *auth_dataset(struct MHD_Connection *c)
+{
+    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+    const char *sp = h ? strchr(h, ' ') : NULL;
+    if (!sp)
+        return "Authorization header must be provided and start with 'Bearer'";
+    if ((size_t)(sp - h) != 6 || strncasecmp(h, "Bearer", 6))
+        return "Authorization scheme must be 'Bearer'";
+    if (!sl_store_dataset_key_ok(S.store, sp + 1))
+        return "Access token is invalid: send Authorization: Bearer dataset-… with a key made "
+               "by `sluice kb key create` (app keys do not open knowledge bases)";
+    return NULL;
+}
+
 /* A request's headers have arrived, nothing of its body yet: everything
  * that can be refused is refused here, so a client without a key never
  * makes the server buffer or write a byte of its body (an answer queued
@@ -1471,7 +1563,9 @@ static bool admin_ok(struct MHD_Connection *c)
 static enum MHD_Result on_headers(struct MHD_Connection *c, const char *url, const char *method,
                                   req *q)
 {
-    if (!strncmp(url, "/v1/", 4) || !strcmp(url, "/v1"))
+    if (!strncmp(url, "/v1/", 4) && sl_datasets_path(url + 3))
+        q->route = R_DATASETS;
+    else if (!strncmp(url, "/v1/", 4) || !strcmp(url, "/v1"))
         q->route = R_V1;
     else if (!strncmp(url, "/admin/", 7))
         q->route = R_ADMIN;
@@ -1484,6 +1578,9 @@ static enum MHD_Result on_headers(struct MHD_Connection *c, const char *url, con
         return reply_error(c, 401, "unauthorized",
                            "Access token is invalid: send Authorization: Bearer app-… with a key "
                            "of this app (sluice app key create APP_ID)");
+    const char *why = q->route == R_DATASETS ? auth_dataset(c) : NULL;
+    if (why)
+        return reply_error(c, 401, "unauthorized", "%s", why);
     if (q->route == R_ADMIN && !admin_ok(c))
         return reply_error(c, 401, "unauthorized",
                            "the admin API needs Authorization: Bearer <admin token> (the file "
@@ -1492,7 +1589,8 @@ static enum MHD_Result on_headers(struct MHD_Connection *c, const char *url, con
     if (cl && strtoull(cl, NULL, 10) > (unsigned long long)S.o.max_body_bytes)
         return reply_error(c, 413, "request_entity_too_large",
                            "the request body is larger than %d bytes", S.o.max_body_bytes);
-    if (q->route == R_V1 && !strcmp(method, "POST") && !strcmp(url, "/v1/files/upload"))
+    if ((q->route == R_V1 && !strcmp(method, "POST") && !strcmp(url, "/v1/files/upload")) ||
+        (q->route == R_DATASETS && sl_datasets_upload(method, url + 3)))
         q->pp = MHD_create_post_processor(c, 65536, upload_part, q);
     /* from here the request is under way: the idle timeout, not the
      * header timeout, bounds its silences */
@@ -1512,6 +1610,8 @@ static void serve_request(void *arg)
     struct MHD_Connection *c = q->c;
     if (q->route == R_V1)
         v1(c, q->method, q->url + 3, q);
+    else if (q->route == R_DATASETS)
+        datasets(c, q->method, q->url + 3, q);
     else
         admin(c, q->method, q->url + 6, q);
     MHD_resume_connection(c); /* q may be gone from here on */
@@ -1527,6 +1627,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     if (!q) {
         q = sl_xcalloc(1, sizeof *q);
         sl_buf_init(&q->body, (size_t)S.o.max_body_bytes);
+        sl_buf_init(&q->form_data, (size_t)1 << 20);
         *con_cls = q;
         return on_headers(c, url, method, q);
     }
@@ -1548,6 +1649,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     switch (q->route) {
     case R_V1:
     case R_ADMIN:
+    case R_DATASETS:
         if (q->dispatched)
             return MHD_NO; /* back from the worker without an answer: close */
         atomic_fetch_add(&S.pending, 1);
@@ -1583,6 +1685,7 @@ static void done(void *cls, struct MHD_Connection *c, void **con_cls,
             MHD_destroy_post_processor(q->pp);
         sl_blob_abort(q->blob);  /* an upload that did not finish */
         sl_buf_release(&q->body);
+        sl_buf_release(&q->form_data);
         free(q->app_id);
         free(q);
     }
@@ -1679,6 +1782,16 @@ int sl_server_run(sl_store *store, const sl_server_opts *o, sl_err *err)
     unsigned loops = cpus < 1 ? 1 : cpus > 4 ? 4 : (unsigned)cpus;
     signal(SIGPIPE, SIG_IGN);
     S.workers = sl_workers_new(MAX_WORKERS, 1 << 20);
+    /* the Knowledge API's knowledge bases; the rest of the server works
+     * without them, and /v1/datasets says why they are missing */
+    sl_kb_env kenv = {.store = store, .config = o->config};
+    sl_kb_limits_default(&kenv.limits);
+    sl_err kerr = {0};
+    if (!(S.kb = sl_kb_open(&kenv, &kerr))) {
+        S.kb_error = sl_xstrdup(kerr.msg ? kerr.msg : "unknown error");
+        sl_log(SL_LOG_ERROR, "knowledge bases unavailable: %s", S.kb_error);
+    }
+    sl_err_clear(&kerr);
     /* An event loop per core (epoll) serves every connection; nothing on
      * it waits: requests are answered by workers (serve_request) and SSE
      * readers suspend until their run's next event. */
@@ -1692,6 +1805,9 @@ int sl_server_run(sl_store *store, const sl_server_opts *o, sl_err *err)
         1024u, MHD_OPTION_END);
     if (!d) {
         sl_workers_free(S.workers);
+        if (S.kb)
+            sl_kb_close(S.kb);
+        free(S.kb_error);
         return sl_err_set(err, SL_EIO, "cannot listen on %s (%s); is the port in use?", o->listen,
                           strerror(errno));
     }
@@ -1766,6 +1882,9 @@ int sl_server_run(sl_store *store, const sl_server_opts *o, sl_err *err)
         if (S.keys.slots && S.keys.slots[i].key)
             free(S.keys.slots[i].val);
     sl_map_release(&S.keys);
+    if (S.kb)
+        sl_kb_close(S.kb);
+    free(S.kb_error);
 
     pthread_mutex_destroy(&S.mu);
     fprintf(stderr, "sluice serve: stopped\n");
