@@ -370,12 +370,16 @@ static unsigned doc_fields(ctx *x, const sl_value *b, sl_kb_doc_in *in)
     in->doc_form = form;
     if (orig)
         in->replace_id = orig;
-    const sl_value *have = json_object_get(x->ds, "indexing_technique");
-    if (!json_string_value(have)) {
-        if (!tech)
-            return fail(x, 400, "invalid_param", "indexing_technique is required.");
-        /* the first document sets the knowledge base's technique, its
-         * embedding model and retrieval settings, as in Dify */
+    const char *have = json_string_value(json_object_get(x->ds, "indexing_technique"));
+    if (!have && !tech)
+        return fail(x, 400, "invalid_param", "indexing_technique is required.");
+    /* The first document sets the knowledge base's technique, embedding
+     * model and retrieval settings, as in Dify (where a knowledge base
+     * made without them has none; sluice's starts as "economy"). */
+    const char *model = json_string_value(json_object_get(b, "embedding_model"));
+    const char *hm = json_string_value(json_object_get(x->ds, "embedding_model"));
+    if (tech && json_integer_value(json_object_get(x->ds, "document_count")) == 0 &&
+        (!have || strcmp(have, tech) || (model && (!hm || strcmp(hm, model))))) {
         sl_value *patch = json_pack("{s:s}", "indexing_technique", tech);
         const char *keys[] = {"embedding_model", "embedding_model_provider", "retrieval_model"};
         for (size_t i = 0; i < 3; i++) {

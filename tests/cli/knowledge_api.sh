@@ -186,9 +186,6 @@ check "the deleted dataset is gone: 404" is 404
 
 # ---- documents by text ----
 EMB='"embedding_model": "hash:64", "embedding_model_provider": "stand"'
-post "/v1/datasets/$DS/document/create-by-text" '{"name": "text", "text": "text"}'
-check "the first document without indexing_technique: 400 (Dify's message)" \
-    err_is 400 invalid_param "indexing_technique is required."
 post "/v1/datasets/$DS/document/create-by-text" \
     "{\"name\": \"x\", \"text\": \"y\", \"indexing_technique\": \"high_quality\", $EMB, \"process_rule\": {\"mode\": \"fancy\"}}"
 check "process_rule mode fancy: 400 Process rule mode is invalid" \
