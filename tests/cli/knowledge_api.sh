@@ -303,7 +303,7 @@ post "/v1/datasets/$DS/documents/$DOC3/segments" '{"segments": [{"content": ""}]
 check "an empty segment: 400 Content is empty" err_is 400 invalid_param "Content is empty"
 get "/v1/datasets/$DS/documents/$DOC3/segments?page=1&limit=20"
 check "GET segments: the document's, Dify's page fields" \
-    is 200 "(.data | length == .total) and .total >= 2 and .doc_form == \"text_model\" and ([.data[].id] | index(\"$SEG\") != null)"
+    is 200 "((.data | length) == .total) and .total >= 2 and .doc_form == \"text_model\" and ([.data[].id] | index(\"$SEG\") != null)"
 get "/v1/datasets/$DS/documents/$DOC3/segments/$SEG"
 check "GET segments/{seg}: {data, doc_form}" is 200 ".data.id == \"$SEG\" and .doc_form == \"text_model\""
 post "/v1/datasets/$DS/documents/$DOC3/segments/$SEG" \
@@ -405,5 +405,10 @@ check "no dataset left" is 200 '.total == 0'
 # ---- the server lived through it ----
 curl -s --max-time 2 "$BASE/health" | grep -q '"ok"'
 check "the server still answers /health" test $? = 0
+kill -TERM "$SPID"
+wait_pid "$SPID" 20
+SPID=
+check "SIGTERM: the server stops cleanly (exit $rc)" test "$rc" = 0
+check "the server's log has no sanitizer report" bash -c '! grep -q "Sanitizer" "$0"' "$T/serve.err"
 
 echo "1..$n"
