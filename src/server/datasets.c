@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/buf.h"
 #include "core/err.h"
 #include "core/rand.h"
 
@@ -38,7 +39,14 @@ typedef struct {
 
 sl_value *sl_datasets_error(unsigned status, const char *code, const char *message)
 {
-    return json_pack("{s:s, s:s, s:i}", "code", code, "message", message, "status", (int)status);
+    /* a message may quote a client's path, which need not be UTF-8 */
+    sl_buf m;
+    sl_buf_init(&m, 0);
+    sl_utf8_clean(message, strlen(message), &m);
+    sl_value *e = json_pack("{s:s, s:s, s:i}", "code", code, "message", m.data ? m.data : "",
+                            "status", (int)status);
+    sl_buf_release(&m);
+    return e;
 }
 
 static unsigned fail(ctx *x, unsigned status, const char *code, const char *fmt, ...)
@@ -173,14 +181,6 @@ static const char *opt_str(ctx *x, const sl_value *o, const char *k, bool *bad, 
         return NULL;
     }
     return json_string_value(v);
-}
-
-static size_t utf8_chars(const char *s)
-{
-    size_t n = 0;
-    for (; *s; s++)
-        n += ((unsigned char)*s & 0xC0) != 0x80;
-    return n;
 }
 
 /* A page of a list: Dify's {data, has_more, limit, total, page}. */
@@ -1010,7 +1010,7 @@ static unsigned retrieve(ctx *x)
                   "a query");
     else if (!query || !*query)
         st = fail(x, 400, "invalid_param", "Query or attachment_ids is required");
-    else if (utf8_chars(query) > MAX_QUERY_CHARS)
+    else if (sl_utf8_chars(query, strlen(query)) > MAX_QUERY_CHARS)
         st = fail(x, 400, "invalid_param", "Query cannot exceed %d characters", MAX_QUERY_CHARS);
     else if (sl_kb_query_defaults(x->kb, x->id, &q, &err))
         st = fail_err(x, &err);
