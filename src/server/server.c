@@ -1785,7 +1785,7 @@ int sl_server_run(sl_store *store, const sl_server_opts *o, sl_err *err)
     /* the Knowledge API's knowledge bases; the rest of the server works
      * without them, and /v1/datasets says why they are missing */
     sl_kb_env kenv = {.store = store, .config = o->config};
-    sl_kb_limits_default(&kenv.limits);
+    sl_kb_limits_from(&kenv.limits, &S.o.limits);
     sl_err kerr = {0};
     if (!(S.kb = sl_kb_open(&kenv, &kerr))) {
         S.kb_error = sl_xstrdup(kerr.msg ? kerr.msg : "unknown error");
