@@ -481,10 +481,24 @@ static sl_value *doc_of(ctx *x, const char *doc_id, unsigned *st)
     return d;
 }
 
+/* The document the path names when it may be changed: an archived one may
+ * not (403, as in Dify); NULL with the answer made. */
+static sl_value *doc_editable(ctx *x, unsigned *st)
+{
+    sl_value *d = doc_of(x, x->cap[1], st);
+    if (d && json_is_true(json_object_get(d, "archived"))) {
+        json_decref(d);
+        *st = fail(x, 403, "archived_document_immutable",
+                   "The archived document is not editable.");
+        return NULL;
+    }
+    return d;
+}
+
 static unsigned doc_update_text(ctx *x)
 {
     unsigned st = 0;
-    sl_value *doc = doc_of(x, x->cap[1], &st);
+    sl_value *doc = doc_editable(x, &st);
     if (!doc)
         return st;
     sl_value *b = body(x, &st);
@@ -517,7 +531,7 @@ static unsigned doc_update_text(ctx *x)
 static unsigned doc_update_file(ctx *x)
 {
     unsigned st = 0;
-    sl_value *doc = doc_of(x, x->cap[1], &st);
+    sl_value *doc = doc_editable(x, &st);
     if (!doc)
         return st;
     if (!x->r->multipart || !x->r->file)
@@ -588,7 +602,7 @@ static unsigned doc_get(ctx *x)
 static unsigned doc_delete(ctx *x)
 {
     unsigned st = 0;
-    sl_value *doc = doc_of(x, x->cap[1], &st);
+    sl_value *doc = doc_editable(x, &st);
     if (!doc)
         return st;
     json_decref(doc);
@@ -764,7 +778,7 @@ static const char *form_of(const sl_value *doc)
 static unsigned seg_add(ctx *x)
 {
     unsigned st = 0;
-    sl_value *doc = doc_of(x, x->cap[1], &st);
+    sl_value *doc = doc_editable(x, &st);
     if (!doc)
         return st;
     sl_value *b = body(x, &st);
@@ -834,9 +848,9 @@ static unsigned seg_list(ctx *x)
 }
 
 /* The segment the path names: 404s in Dify's words. */
-static sl_value *seg_of(ctx *x, sl_value **doc, unsigned *st)
+static sl_value *seg_of(ctx *x, sl_value **doc, bool edit, unsigned *st)
 {
-    *doc = doc_of(x, x->cap[1], st);
+    *doc = edit ? doc_editable(x, st) : doc_of(x, x->cap[1], st);
     if (!*doc)
         return NULL;
     sl_err err = {0};
@@ -851,7 +865,7 @@ static sl_value *seg_of(ctx *x, sl_value **doc, unsigned *st)
 static unsigned seg_get(ctx *x)
 {
     unsigned st = 0;
-    sl_value *doc = NULL, *s = seg_of(x, &doc, &st);
+    sl_value *doc = NULL, *s = seg_of(x, &doc, false, &st);
     if (s)
         st = ok(x, 200, json_pack("{s:o, s:s}", "data", s, "doc_form", form_of(doc)));
     json_decref(doc);
@@ -861,7 +875,7 @@ static unsigned seg_get(ctx *x)
 static unsigned seg_update(ctx *x)
 {
     unsigned st = 0;
-    sl_value *doc = NULL, *s = seg_of(x, &doc, &st);
+    sl_value *doc = NULL, *s = seg_of(x, &doc, true, &st);
     sl_value *b = s ? body(x, &st) : NULL;
     const sl_value *patch = json_object_get(b, "segment");
     if (b && !json_is_object(patch)) {
@@ -894,7 +908,7 @@ static unsigned seg_update(ctx *x)
 static unsigned seg_delete(ctx *x)
 {
     unsigned st = 0;
-    sl_value *doc = NULL, *s = seg_of(x, &doc, &st);
+    sl_value *doc = NULL, *s = seg_of(x, &doc, true, &st);
     if (s) {
         sl_err err = {0};
         st = sl_kb_segment_delete(x->kb, x->id, x->cap[1], x->cap[2], &err) ? fail_err(x, &err)

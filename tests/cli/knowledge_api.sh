@@ -293,6 +293,20 @@ check "enable: enabled again" is 200 '.enabled == true'
 patch "/v1/datasets/$DS/documents/status/explode" "{\"document_ids\": [\"$DOC4\"]}"
 check "an unknown action: 400 invalid_action" err_is 400 invalid_action "Invalid action."
 
+patch "/v1/datasets/$DS/documents/status/archive" "{\"document_ids\": [\"$DOC4\"]}"
+check "archive: success" is 200 '.result == "success"'
+req "$K" POST "/v1/datasets/$DS/documents/$DOC4/update-by-file" -F 'data={}' -F "file=@$T/parking.txt"
+check "an archived document is not updated: 403 (Dify's code)" \
+    err_is 403 archived_document_immutable "The archived document is not editable."
+del "/v1/datasets/$DS/documents/$DOC4"
+check "nor deleted: 403" is 403 '.code == "archived_document_immutable"'
+patch "/v1/datasets/$DS/documents/status/un_archive" "{\"document_ids\": [\"$DOC4\"]}"
+get "/v1/datasets/$DS/documents/$DOC4"
+check "un_archive: available again" is 200 '.archived == false and .display_status == "available"'
+req "$K" PATCH "/v1/datasets/$DS/documents/$DOC4" -F 'data={}' -F "file=@$T/parking.txt"
+check "PATCH documents/{doc} with a file (Dify's newer update): 200" \
+    is 200 ".document.id == \"$DOC4\" and .document.indexing_status == \"completed\""
+
 # ---- segments ----
 post "/v1/datasets/$DS/documents/$DOC3/segments" \
     '{"segments": [{"content": "Visitors sign in at the front desk.", "answer": "", "keywords": ["visitors"]}]}'
@@ -344,6 +358,25 @@ post "/v1/datasets/$DS/retrieve" '{"query": ""}'
 check "no query: 400 (Dify's message)" err_is 400 invalid_param "Query or attachment_ids is required"
 post "/v1/datasets/$DS/retrieve" '{"query": "x", "retrieval_model": {"search_method": "psychic"}}'
 check "an unknown search_method: 400" is 400 '.code == "invalid_param"'
+
+# ---- parent-child ----
+post /v1/datasets "{\"name\": \"Manual\", \"indexing_technique\": \"high_quality\", $EMB, \"doc_form\": \"hierarchical_model\"}"
+check "a parent-child knowledge base" is 200 '.doc_form == "hierarchical_model"'
+DSH=$(field .id)
+HTEXT='Espresso guide.\nGrind the beans fine.\nTamp with firm pressure.\n\nMilk guide.\nSteam the milk to sixty degrees.\nPour slowly into the cup.'
+post "/v1/datasets/$DSH/document/create-by-text" \
+    "{\"name\": \"barista\", \"text\": \"$HTEXT\", \"doc_form\": \"hierarchical_model\", \"process_rule\": {\"mode\": \"hierarchical\", \"rules\": {\"pre_processing_rules\": [{\"id\": \"remove_extra_spaces\", \"enabled\": true}], \"segmentation\": {\"separator\": \"\\\\n\\\\n\", \"max_tokens\": 1024}, \"parent_mode\": \"paragraph\", \"subchunk_segmentation\": {\"separator\": \"\\\\n\", \"max_tokens\": 512}}}}"
+check "create-by-text, hierarchical (Dify's example rule): 200" \
+    is 200 '.document.doc_form == "hierarchical_model" and .document.indexing_status == "completed"'
+post "/v1/datasets/$DSH/retrieve" \
+    '{"query": "Steam the milk to sixty degrees", "retrieval_model": {"search_method": "semantic_search", "reranking_enable": false, "top_k": 3, "score_threshold_enabled": false}}'
+check "retrieve: the parent paragraph, with its matching child chunks and their scores" \
+    is 200 '(.records[0].segment.content | contains("Milk guide") and contains("Pour slowly")) and (.records[0].child_chunks | length >= 1) and (.records[0].child_chunks[0].content | contains("sixty degrees")) and (.records[0].child_chunks[0].score | type == "number") and (.records[0].score == .records[0].child_chunks[0].score)'
+post "/v1/datasets/$DSH/retrieve" \
+    '{"query": "grind beans", "retrieval_model": {"search_method": "hybrid_search", "reranking_enable": false, "reranking_mode": "weighted_score", "weights": {"weight_type": "customized", "vector_setting": {"vector_weight": 0.7, "embedding_provider_name": "stand", "embedding_model_name": "hash:64"}, "keyword_setting": {"keyword_weight": 0.3}}, "top_k": 2, "score_threshold_enabled": false}}'
+check "retrieve (hybrid, weighted): the espresso paragraph first" \
+    is 200 '.records[0].segment.content | contains("Grind the beans")'
+del "/v1/datasets/$DSH"
 
 # ---- metadata ----
 req "$K" POST "/v1/datasets/$DS/metadata" -H 'Content-Type: application/json' \
