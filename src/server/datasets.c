@@ -919,6 +919,41 @@ static unsigned seg_delete(ctx *x)
     return st;
 }
 
+/* A segment's child chunks (parent-child documents), read-only: sluice
+ * makes them when it splits, and changing one is not served yet. */
+static unsigned child_list(ctx *x)
+{
+    unsigned st = 0;
+    int page = arg_int(x, "page", 1, 1, 1 << 20, &st);
+    int limit = page < 0 ? 0 : arg_int(x, "limit", 20, 1, MAX_LIMIT, &st);
+    if (page < 0 || limit < 0)
+        return st;
+    const char *kw = arg(x, "keyword");
+    sl_value *doc = NULL, *s = seg_of(x, &doc, false, &st);
+    if (!s) {
+        json_decref(doc);
+        return st;
+    }
+    sl_value *data = json_array();
+    long long total = 0;
+    size_t i;
+    const sl_value *c;
+    json_array_foreach(json_object_get(s, "child_chunks"), i, c) {
+        const char *t = json_string_value(json_object_get(c, "content"));
+        if (kw && (!t || !strstr(t, kw)))
+            continue;
+        if (total >= (long long)(page - 1) * limit && total < (long long)page * limit)
+            json_array_append(data, (sl_value *)c);
+        total++;
+    }
+    json_decref(s);
+    json_decref(doc);
+    return ok(x, 200, json_pack("{s:o, s:I, s:I, s:i, s:i}", "data", data, "total",
+                                (json_int_t)total, "total_pages",
+                                (json_int_t)((total + limit - 1) / limit), "page", page, "limit",
+                                limit));
+}
+
 /* ---- retrieval ---- */
 
 /* A number field when present; false with a 400 when it is not one. */
@@ -1130,8 +1165,9 @@ static unsigned md_builtin_action(ctx *x)
 static unsigned unsupported(ctx *x)
 {
     return fail(x, 501, "not_supported",
-                "%s /v1%s: sluice does not support this route of the Knowledge API yet (child "
-                "chunks, tags, downloads and pipelines are not served; docs/knowledge.md)",
+                "%s /v1%s: sluice does not support this route of the Knowledge API yet (changes "
+                "to child chunks, tags, downloads and pipelines are not served; "
+                "docs/knowledge.md)",
                 x->r->method, x->r->path);
 }
 
@@ -1175,6 +1211,7 @@ static const struct {
     {"DELETE", "/datasets/:/documents/:", doc_delete, true},
     {"POST", "/datasets/:/documents/:/segments", seg_add, true},
     {"GET", "/datasets/:/documents/:/segments", seg_list, true},
+    {"GET", "/datasets/:/documents/:/segments/:/child_chunks", child_list, true},
     {"*", "/datasets/:/documents/:/segments/:/child_chunks*", unsupported, false},
     {"GET", "/datasets/:/documents/:/segments/:", seg_get, true},
     {"POST", "/datasets/:/documents/:/segments/:", seg_update, true},

@@ -325,8 +325,10 @@ post "/v1/datasets/$DS/documents/$DOC3/segments/$SEG" \
 check "POST segments/{seg} updates it" is 200 '.data.content == "Visitors sign in at the front desk and wear a badge."'
 get "/v1/datasets/$DS/documents/$DOC3/segments/00000000-0000-0000-0000-000000000000"
 check "an unknown segment: 404 Segment not found." err_is 404 not_found "Segment not found."
-req "$K" GET "/v1/datasets/$DS/documents/$DOC3/segments/$SEG/child_chunks"
-check "child chunks: refused by name (501)" is 501 '.message | contains("child_chunks") and contains("sluice does not support")'
+get "/v1/datasets/$DS/documents/$DOC3/segments/$SEG/child_chunks"
+check "GET child_chunks of a general segment: none" is 200 '.data == [] and .total == 0 and .page == 1'
+post "/v1/datasets/$DS/documents/$DOC3/segments/$SEG/child_chunks" '{"content": "a child"}'
+check "adding a child chunk: refused by name (501)" is 501 '.message | contains("child_chunks") and contains("sluice does not support")'
 del "/v1/datasets/$DS/documents/$DOC3/segments/$SEG"
 check "DELETE segments/{seg}: 204, empty" bash -c '[ "$0" = 204 ] && [ ! -s "$1" ]' "$code" "$T/out"
 get "/v1/datasets/$DS/documents/$DOC3/segments/$SEG"
@@ -376,6 +378,13 @@ post "/v1/datasets/$DSH/retrieve" \
     '{"query": "grind beans", "retrieval_model": {"search_method": "hybrid_search", "reranking_enable": false, "reranking_mode": "weighted_score", "weights": {"weight_type": "customized", "vector_setting": {"vector_weight": 0.7, "embedding_provider_name": "stand", "embedding_model_name": "hash:64"}, "keyword_setting": {"keyword_weight": 0.3}}, "top_k": 2, "score_threshold_enabled": false}}'
 check "retrieve (hybrid, weighted): the espresso paragraph first" \
     is 200 '.records[0].segment.content | contains("Grind the beans")'
+HDOC=$(jq -r '.records[0].segment.document.id' "$T/out")
+HSEG=$(jq -r '.records[0].segment.id' "$T/out")
+get "/v1/datasets/$DSH/documents/$HDOC/segments/$HSEG/child_chunks?keyword=beans"
+check "GET child_chunks?keyword=: Dify's page of the segment's children" \
+    is 200 "(.total == 1) and (.total_pages == 1) and (.data[0].segment_id == \"$HSEG\") and (.data[0].content | contains(\"beans\")) and (.data[0].type == \"automatic\")"
+get "/v1/datasets/$DSH/documents/$HDOC/segments/$HSEG/child_chunks?limit=1&page=2"
+check "child_chunks paged: the second of several" is 200 '(.data | length == 1) and .total >= 2 and .page == 2'
 del "/v1/datasets/$DSH"
 
 # ---- metadata ----
