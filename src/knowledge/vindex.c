@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -61,13 +62,26 @@ extern const size_t sl_hnsw_blob_len;
 #define HN_PTR(f) static __typeof__(&f) hn_##f;
 HN_FNS(HN_PTR)
 #undef HN_PTR
-#define HN_SYM(f) {#f, (void **)&hn_##f},
-static const sl_dl_sym hn_syms[] = {HN_FNS(HN_SYM){NULL, NULL}};
-#undef HN_SYM
+/* The table, the names and the library's description are filled when the
+ * index is first built or loaded, not by initializers: pointers in static
+ * initializers are relocations that every sluice start would apply. */
+static sl_dl_sym hn_syms[16];
 static char hn_path[48];
-static const char *const hn_names[] = {hn_path, NULL};
-static sl_dl_lib hn_lib = {.what = "libstdc++ (for the approximate vector index)",
-                           .sonames = hn_names, .package = "libstdc++6", .syms = hn_syms};
+static const char *hn_names[2];
+static sl_dl_lib hn_lib;
+
+static void hn_describe(void)
+{
+    size_t i = 0;
+#define HN_SYM(f) hn_syms[i++] = (sl_dl_sym){#f, (void **)&hn_##f};
+    HN_FNS(HN_SYM)
+#undef HN_SYM
+    hn_syms[i] = (sl_dl_sym){NULL, NULL};
+    hn_names[0] = hn_path;
+    hn_names[1] = NULL;
+    hn_lib = (sl_dl_lib){.what = "libstdc++ (for the approximate vector index)",
+                         .sonames = hn_names, .package = "libstdc++6", .syms = hn_syms};
+}
 
 #ifdef MFD_EXEC
 #define VX_MFD_EXEC MFD_EXEC
@@ -105,6 +119,7 @@ static void hn_open(void)
         return;
     }
     snprintf(hn_path, sizeof hn_path, "/proc/self/fd/%d", fd);
+    hn_describe();
     sl_dl_load(&hn_lib, NULL);
     close(fd);
 }
@@ -165,6 +180,26 @@ __attribute__((target("avx2,fma"))) static float dot_avx2(const float *a, const 
         r += a[i] * b[i];
     return r;
 }
+
+/* cpuid by hand, not __builtin_cpu_supports: that one brings libgcc's
+ * constructor, which runs cpuid (a trap to the hypervisor in a VM) at every
+ * sluice start; measured, 4% of `sluice --version`. */
+static bool has_avx2_fma(void)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d))
+        return false;
+    bool fma = c & bit_FMA, osxsave = c & bit_OSXSAVE, avx = c & bit_AVX;
+    if (!fma || !osxsave || !avx)
+        return false;
+    unsigned lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    if ((lo & 6) != 6) /* the OS saves the SSE and AVX state */
+        return false;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
+        return false;
+    return b & bit_AVX2;
+}
 #endif
 
 static sl_hnsw_dot_fn dot_fn;
@@ -178,8 +213,7 @@ static sl_hnsw_dot_fn dot_pick(void)
         return f;
     f = dot_generic;
 #if defined(__x86_64__)
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    if (has_avx2_fma())
         f = dot_avx2;
 #endif
     __atomic_store_n(&dot_fn, f, __ATOMIC_RELAXED);
