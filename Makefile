@@ -32,7 +32,7 @@ LIB      := $(BUILD)/libsluice.a
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all test asan fuzz bench bench-startup bench-sandbox bench-llm bench-serve bench-agent bench-jinja bench-tools bench-mcp bench-openapi bench-extract clean
+.PHONY: all test asan fuzz bench bench-startup bench-sandbox bench-llm bench-serve bench-agent bench-jinja bench-tools bench-mcp bench-openapi bench-extract bench-knowledge clean
 all: $(BUILD)/sluice $(UNIT_BIN)
 
 $(BUILD)/%.o: %.c
@@ -211,6 +211,14 @@ $(BUILD)/bench/extract_bench: bench/extract_bench.c $(OBJ) $(BUILD)/sluice
 
 bench-extract: $(BUILD)/bench/extract_bench
 	@$(BUILD)/bench/extract_bench
+
+# Vector search of a knowledge base against numpy's brute force (issue 18).
+$(BUILD)/bench/knowledge_bench: bench/knowledge_bench.c $(OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -Isrc -o $@ $< $(OBJ) $(LDLIBS) -lm
+
+bench-knowledge: $(BUILD)/bench/knowledge_bench
+	@$(BUILD)/bench/knowledge_bench
 
 bench-sandbox: $(BUILD)/bench/sandbox_bench
 	@$(BUILD)/bench/sandbox_bench
