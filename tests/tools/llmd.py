@@ -126,6 +126,9 @@ whitespace-separated words of the input.  The model picks the behaviour:
                     Texts sharing words are close in cosine.
   flaky[:N]         429 with Retry-After: 1 for the first N (default 1)
                     requests of this model string and input; then as hash
+  drop[:N]          the first N (default 1) requests of this model string
+                    and input: the connection closes with no answer; then
+                    as hash
   shuffled          data in reverse order, each with its correct index
   short / long      one vector fewer / one more (index = the input count)
   noindex           the last item has no index
@@ -188,7 +191,7 @@ BEHAVIOURS = ("echo", "text", "think", "reasoning", "json", "badjson", "tool",
               "error500", "drop", "slow", "hang", "malformed", "length",
               "usage-only-last", "script")
 EMBED_PATHS = ("/v1/embeddings", "/embeddings")
-EMBED_BEHAVIOURS = ("hash", "flaky", "shuffled", "short", "long", "noindex", "dupindex",
+EMBED_BEHAVIOURS = ("hash", "flaky", "drop", "shuffled", "short", "long", "noindex", "dupindex",
                     "badindex", "baddims", "varydims", "nan", "overflow", "badvalue", "slow",
                     "huge", "error200")
 RERANK_PATHS = ("/v1/rerank", "/rerank")
@@ -545,6 +548,12 @@ def embed_reply(model, texts, dims):
         size = 8 * len(texts)
     if name == "flaky":
         refuse_first(model, texts, int_arg(model, arg, 1))
+    if name == "drop":
+        key = (model, compact(texts))
+        with State.lock:
+            count = State.counts[key] = State.counts.get(key, 0) + 1
+        if count <= int_arg(model, arg, 1):
+            raise Gone()
     out = Embedded([(i, hash_vector(t, size)) for i, t in enumerate(texts)])
     if name == "slow":
         out.delay = int_arg(model, arg, 1000) / 1000.0
