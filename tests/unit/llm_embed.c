@@ -291,6 +291,17 @@ static void retries(void)
     sl_err_clear(&err);
 
     reset();
+    t0 = sl_clock_s();
+    rc = sl_llm_embed(&e, "drop:1", t, 1, NULL, NULL, &v, &dims, NULL, &err);
+    took = sl_clock_s() - t0;
+    CHECK(rc == 0 && dims == 8 && count_sent("/v1/embeddings") == 2 && took >= 0.4,
+          "a connection closed without an answer is retried after a backoff (%.2f s) %s", took,
+          err.msg ? err.msg : "");
+    free(v);
+    v = NULL;
+    sl_err_clear(&err);
+
+    reset();
     e.max_retries = 1;
     rc = sl_llm_embed(&e, "flaky:5", t, 1, NULL, NULL, &v, &dims, NULL, &err);
     CHECK(rc < 0 && err.code == SL_ENODE && strstr(err.msg, "HTTP 429") &&
@@ -624,6 +635,82 @@ static void tape(void)
     free(v);
 }
 
+/* What reading one batch costs: 32 vectors of 3072 values (text-embedding-3-large)
+ * as a server writes them; a figure, with a bound far above it. */
+static void read_cost(void)
+{
+    sl_buf b;
+    sl_buf_init(&b, 0);
+    sl_buf_adds(&b, "{\"object\":\"list\",\"data\":[");
+    for (int i = 0; i < 32; i++) {
+        sl_buf_addf(&b, "%s{\"object\":\"embedding\",\"index\":%d,\"embedding\":[", i ? "," : "",
+                    31 - i);
+        for (int k = 0; k < 3072; k++)
+            sl_buf_addf(&b, "%s%.10f", k ? "," : "", sin(i * 3072.0 + k) * 0.05);
+        sl_buf_adds(&b, "]}");
+    }
+    sl_buf_adds(&b, "],\"usage\":{\"prompt_tokens\":320,\"total_tokens\":320}}");
+    double t0 = sl_clock_s();
+    sl_value *j = json_loadb(b.data, b.len, 0, NULL);
+    double t1 = sl_clock_s();
+    float *v = NULL;
+    int dims = 0;
+    long long tokens = 0;
+    sl_err err = {0};
+    int rc = sl_embed_read(j, 32, "bench", &v, &dims, &tokens, &err);
+    double t2 = sl_clock_s();
+    float *w = NULL;
+    int dw = 0;
+    long long tw = 0;
+    double t3 = sl_clock_s();
+    int rw = sl_embed_read_text(b.data, b.len, 32, "bench", &w, &dw, &tw, &err);
+    double t4 = sl_clock_s();
+    CHECK(rc == 0 && dims == 3072 && tokens == 320 &&
+              fabsf(v[0] - (float)(sin(31 * 3072.0) * 0.05)) < 1e-6f && t2 - t0 < 2,
+          "figure: a 32 x 3072 answer (%.1f MB of JSON): jansson parses it in %.1f ms, "
+          "sl_embed_read reads that in %.1f ms",
+          (double)b.len / 1e6, (t1 - t0) * 1e3, (t2 - t1) * 1e3);
+    CHECK(rw == 0 && dw == 3072 && tw == 320 && !memcmp(v, w, 32 * 3072 * sizeof(float)) &&
+              t4 - t3 < 1,
+          "figure: the fast path reads the text in %.1f ms, the same floats bit for bit",
+          (t4 - t3) * 1e3);
+    free(w);
+    /* what makes it give up goes the jansson way, with the same result */
+    static const struct {
+        const char *text;
+        int rc, dims;
+        long long tokens;
+    } odd[] = {
+        {"{\"data\":[{\"index\":0,\"embedding\":[1,2e0,-0.5]}],\"usage\":{\"prompt_tokens\":3}}",
+         0, 3, 3},
+        {"{\"data\":[{\"index\":0,\"embedding\":\"AACAPwAAAEA=\"}],\"x\":\"\\u00e9\"}", 0, 2,
+         0},
+        {"{\"data\":[{\"index\":0,\"embedding\":[1]}],\"data\":[{\"index\":0,"
+         "\"embedding\":[1,2]}]}",
+         0, 2, 0},
+        {"{\"data\":[{\"index\":0,\"embedding\":[1e-320]}]}", 0, 1, 0},
+        {"{\"data\":[{\"index\":0,\"embedding\":[12345678901234567890123]}]}", -1, 0, 0},
+        {"{\"data\":[{\"index\":0,\"embedding\":[1]}]} x", -1, 0, 0},
+        {"{\"data\":[{\"index\":0,\"embedding\":[0x1]}]}", -1, 0, 0},
+        {"{\"data\":[{\"index\":0,\"embedding\":[1]}],\"error\":{\"message\":\"no\"}}", 0, 1,
+         0},
+    };
+    for (size_t i = 0; i < sizeof odd / sizeof *odd; i++) {
+        w = NULL;
+        dw = 0;
+        tw = 0;
+        rw = sl_embed_read_text(odd[i].text, strlen(odd[i].text), 1, "odd", &w, &dw, &tw, &err);
+        CHECK(rw == odd[i].rc && dw == odd[i].dims && tw == odd[i].tokens,
+              "odd answer %zu (%s): %s", i, rw ? "refused" : "read", rw ? esc(err.msg) : "");
+        free(w);
+        sl_err_clear(&err);
+    }
+    free(v);
+    json_decref(j);
+    sl_buf_release(&b);
+    sl_err_clear(&err);
+}
+
 int main(void)
 {
     int port;
@@ -635,6 +722,7 @@ int main(void)
     atexit(stop);
     snprintf(root, sizeof root, "http://127.0.0.1:%d", port);
     snprintf(base, sizeof base, "%s/v1", root);
+    read_cost();
     make_texts();
     happy_path();
     retries();
