@@ -135,8 +135,16 @@ SL_EXPORT int sl_hnsw_add_range(sl_hnsw *h, uint64_t first, size_t n, int thread
         uint64_t handle = SL_HNSW_ROW | first;
         h->g->addPoint(&handle, static_cast<hnswlib::labeltype>(first));
         std::vector<std::thread> pool;
-        for (int t = 1; t < threads && (size_t)t < n; t++)
-            pool.emplace_back(work);
+        /* A thread that cannot start leaves the work to the others: an
+         * exception here with threads running would end the process
+         * (their std::thread destructors call std::terminate). */
+        for (int t = 1; t < threads && (size_t)t < n; t++) {
+            try {
+                pool.emplace_back(work);
+            } catch (...) {
+                break;
+            }
+        }
         work();
         for (auto &t : pool)
             t.join();
