@@ -7,6 +7,7 @@
  * indexes and scores).
  */
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -541,6 +542,67 @@ static void rerank(void)
     sl_err_clear(&err);
 }
 
+typedef struct {
+    sl_llm_tape *tape;
+    size_t first;
+    float *v;
+    int dims, rc;
+} worker;
+
+static void *embed_worker(void *ud)
+{
+    worker *w = ud;
+    sl_llm_endpoint e = ep();
+    sl_err err = {0};
+    sl_embed_opts o = {.batch = 8};
+    w->rc = sl_llm_embed(&e, "hash:16", (const char *const *)texts + w->first, 17, &o, w->tape,
+                         &w->v, &w->dims, NULL, &err);
+    sl_err_clear(&err);
+    return NULL;
+}
+
+/* Calls on four threads at once, one recording tape between them. */
+static void threads(void)
+{
+    char path[] = "/tmp/sluice-embed-mt-XXXXXX";
+    int fd = mkstemp(path);
+    close(fd);
+    sl_llm_tape *t = NULL;
+    sl_err err = {0};
+    sl_llm_tape_open(path, false, &t, &err);
+    worker w[4];
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++) {
+        w[i] = (worker){.tape = t, .first = (size_t)i * 17};
+        pthread_create(&th[i], NULL, embed_worker, &w[i]);
+    }
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
+    sl_llm_tape_close(t);
+    float *all = NULL;
+    int dims = 0;
+    sl_llm_embed(&(sl_llm_endpoint){.name = "local", .base_url = base, .api_key = "k"}, "hash:16",
+                 (const char *const *)texts, 68, NULL, NULL, &all, &dims, NULL, &err);
+    bool same = all && dims == 16;
+    for (int i = 0; i < 4; i++) {
+        same = same && w[i].rc == 0 && w[i].dims == 16 &&
+               !memcmp(w[i].v, all + (size_t)i * 17 * 16, 17 * 16 * sizeof(float));
+        free(w[i].v);
+    }
+    size_t len = 0, lines = 0;
+    char *text = slurp(path, &len);
+    for (size_t i = 0; text && i < len; i++)
+        lines += text[i] == '\n';
+    CHECK(same && lines == 12,
+          "four threads at once, one tape: each gets its own vectors, the tape every batch "
+          "(%zu lines) %s",
+          lines, err.msg ? err.msg : "");
+    free(text);
+    free(all);
+    sl_err_clear(&err);
+    unlink(path);
+}
+
 static void tape(void)
 {
     char path[] = "/tmp/sluice-embed-tape-XXXXXX";
@@ -730,6 +792,7 @@ int main(void)
     refused_before_sending();
     cancellation();
     rerank();
+    threads();
     tape();   /* last: stops the server */
     for (int i = 0; i < NTEXTS; i++)
         free(texts[i]);
