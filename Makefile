@@ -32,7 +32,7 @@ LIB      := $(BUILD)/libsluice.a
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all test asan fuzz bench bench-startup bench-sandbox bench-llm bench-serve bench-agent bench-jinja bench-tools bench-mcp bench-openapi bench-extract bench-knowledge clean
+.PHONY: all test asan fuzz bench bench-startup bench-sandbox bench-llm bench-serve bench-agent bench-jinja bench-tools bench-mcp bench-openapi bench-extract bench-knowledge bench-kb clean
 all: $(BUILD)/sluice $(UNIT_BIN)
 
 $(BUILD)/%.o: %.c
@@ -217,8 +217,18 @@ $(BUILD)/bench/knowledge_bench: bench/knowledge_bench.c $(OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -Isrc -o $@ $< $(OBJ) $(LDLIBS) -lm
 
-bench-knowledge: $(BUILD)/bench/knowledge_bench
+# Knowledge bases end to end (issue 18): hybrid search through sl_kb
+# against numpy, and ingestion in MB/s.
+$(BUILD)/bench/kb_bench: bench/kb_bench.c $(OBJ) $(BUILD)/sluice
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -Isrc -DSLUICE='"$(BUILD)/sluice"' -o $@ $< $(OBJ) $(LDLIBS) -lm
+
+bench-knowledge: $(BUILD)/bench/knowledge_bench $(BUILD)/bench/kb_bench
 	@$(BUILD)/bench/knowledge_bench
+	@$(BUILD)/bench/kb_bench
+
+bench-kb: $(BUILD)/bench/kb_bench
+	@$(BUILD)/bench/kb_bench
 
 bench-sandbox: $(BUILD)/bench/sandbox_bench
 	@$(BUILD)/bench/sandbox_bench

@@ -37,16 +37,25 @@
 #define MAX_QUERY_TERMS 64
 #define MAX_TOP_K 1000
 
+/* What a process keeps of a knowledge base between searches: its
+ * vectors (as of the store's chunks_generation) and its documents (as of
+ * its generation), each loaded again when the store moved on. */
 typedef struct cache {
     struct cache *next;
     char *kb_id;
-    long long generation;
+    long long generation;   /* of the vectors */
     int dims;
-    sl_vindex *ix;
+    sl_vindex *ix;          /* NULL until a search needs the vectors */
     /* row number -> document row number, sorted by row (for filters) */
     long long *ns, *docs;
     size_t count;
+    long long docs_generation;
+    sl_value *doclist;      /* sl_store_kb_docs, NULL until loaded */
+    sl_map by_id;           /* document id -> its entry in doclist */
 } cache;
+
+static const char *str_of(const sl_value *o, const char *key, const char *dflt);
+static double num_of(const sl_value *o, const char *key, double dflt);
 
 struct sl_kb {
     sl_kb_env env;
@@ -89,15 +98,54 @@ sl_kb *sl_kb_open(const sl_kb_env *env, sl_err *err)
     return k;
 }
 
+static void cache_vectors_free(cache *c)
+{
+    sl_vindex_free(c->ix);
+    free(c->ns);
+    free(c->docs);
+    c->ix = NULL;
+    c->ns = c->docs = NULL;
+    c->count = 0;
+}
+
 static void cache_free(cache *c)
 {
     if (!c)
         return;
-    sl_vindex_free(c->ix);
+    cache_vectors_free(c);
+    json_decref(c->doclist);
+    sl_map_release(&c->by_id);
     free(c->kb_id);
-    free(c->ns);
-    free(c->docs);
     free(c);
+}
+
+/* The cache of a knowledge base (k->mu held), its documents fresh. */
+static cache *cache_of(sl_kb *k, const char *kid, const sl_value *row)
+{
+    cache *c = k->caches;
+    while (c && strcmp(c->kb_id, kid))
+        c = c->next;
+    if (!c) {
+        c = sl_xcalloc(1, sizeof *c);
+        c->kb_id = sl_xstrdup(kid);
+        sl_map_init(&c->by_id);
+        c->next = k->caches;
+        k->caches = c;
+    }
+    long long gen = (long long)num_of(row, "generation", 0);
+    if (!c->doclist || c->docs_generation != gen) {
+        json_decref(c->doclist);
+        sl_map_release(&c->by_id);
+        sl_map_init(&c->by_id);
+        c->doclist = sl_store_kb_docs(k->env.store, kid);
+        c->docs_generation = gen;
+        size_t i;
+        sl_value *d;
+        sl_map_reserve(&c->by_id, json_array_size(c->doclist));
+        json_array_foreach(c->doclist, i, d)
+            sl_map_put(&c->by_id, str_of(d, "id", ""), d);
+    }
+    return c;
 }
 
 void sl_kb_close(sl_kb *k)
@@ -2165,18 +2213,53 @@ static bool keep_row(long long id, void *ud)
            sorted_has(kc->allowed, kc->nallowed, kc->c->docs[lo]);
 }
 
-/* The knowledge base's vectors in memory, fresh (k->mu held). */
-static cache *cache_get(sl_kb *k, const char *kid, const sl_value *row, int dims, sl_err *err)
+/* Keeps a built graph in the store (a blob), named in the knowledge
+ * base's info with the generation it is of, so the next process loads it
+ * instead of building it again.  Best effort: a failure costs a build. */
+static void save_index(sl_kb *k, const cache *c, const sl_value *row, long long gen)
 {
-    long long gen = (long long)num_of(row, "generation", 0);
-    cache **pp = &k->caches;
-    for (; *pp; pp = &(*pp)->next)
-        if (!strcmp((*pp)->kb_id, kid))
-            break;
-    if (*pp && (*pp)->generation == gen && (*pp)->dims == dims)
-        return *pp;
-    cache *c = sl_xcalloc(1, sizeof *c);
-    c->kb_id = sl_xstrdup(kid);
+    char key[37];
+    char path[] = "/tmp/sluice-index-XXXXXX";
+    int fd = sl_rand_uuid(key, NULL) ? -1 : mkstemp(path);
+    if (fd < 0)
+        return;
+    unlink(path);
+    sl_blob_writer *w = NULL;
+    if (!sl_vindex_save(c->ix, fd, NULL) && lseek(fd, 0, SEEK_SET) == 0 &&
+        !sl_store_blob_create(k->env.store, key, 0, &w, NULL)) {
+        char buf[1 << 16];
+        ssize_t got;
+        bool ok = true;
+        while (ok && (got = read(fd, buf, sizeof buf)) > 0)
+            ok = sl_blob_write(w, buf, (size_t)got, NULL) == 0;
+        if (ok && !sl_blob_commit(w, NULL)) {
+            const sl_value *info = json_object_get(row, "info");
+            const char *old = str_of(info, "index_blob", NULL);
+            sl_value *ni = json_deep_copy(info);
+            json_object_set_new(ni, "index_blob", json_string(key));
+            json_object_set_new(ni, "index_generation", json_integer(gen));
+            if (!sl_store_kb_set(k->env.store, c->kb_id, NULL, ni, NULL)) {
+                if (old)
+                    sl_store_blob_delete(k->env.store, old, NULL);
+            } else {
+                sl_store_blob_delete(k->env.store, key, NULL);
+            }
+            json_decref(ni);
+        } else if (!ok) {
+            sl_blob_abort(w);
+        }
+    }
+    close(fd);
+}
+
+/* The knowledge base's vectors in memory, fresh (k->mu held). */
+static int cache_vectors(sl_kb *k, cache *c, const sl_value *row, int dims, sl_err *err)
+{
+    long long gen = (long long)num_of(row, "chunks_generation", 0);
+    if (c->ix && c->generation == gen && c->dims == dims)
+        return 0;
+    cache_vectors_free(c);
+    const char *kid = c->kb_id;
     c->generation = gen;
     c->dims = dims;
     float *vecs = NULL;
@@ -2204,45 +2287,12 @@ static cache *cache_get(sl_kb *k, const char *kid, const sl_value *row, int dims
             if (fd >= 0)
                 close(fd);
         }
-        if (!loaded && !sl_vindex_build(c->ix, NULL, NULL)) {
-            char nk[37];
-            char path[] = "/tmp/sluice-index-XXXXXX";
-            int fd = sl_rand_uuid(nk, NULL) ? -1 : mkstemp(path);
-            if (fd >= 0) {
-                unlink(path);
-                if (!sl_vindex_save(c->ix, fd, NULL) && lseek(fd, 0, SEEK_SET) == 0) {
-                    sl_blob_writer *w = NULL;
-                    char buf[1 << 16];
-                    ssize_t got;
-                    int ok = sl_store_blob_create(k->env.store, nk, 0, &w, NULL) == 0;
-                    while (ok && (got = read(fd, buf, sizeof buf)) > 0)
-                        ok = sl_blob_write(w, buf, (size_t)got, NULL) == 0;
-                    if (ok && !sl_blob_commit(w, NULL)) {
-                        sl_value *ni = json_deep_copy(info);
-                        json_object_set_new(ni, "index_blob", json_string(nk));
-                        json_object_set_new(ni, "index_generation", json_integer(gen));
-                        /* the generation does not move: only chunks move it */
-                        if (!sl_store_kb_set(k->env.store, kid, NULL, ni, NULL) && key)
-                            sl_store_blob_delete(k->env.store, key, NULL);
-                        json_decref(ni);
-                    } else if (w) {
-                        sl_blob_abort(w);
-                    }
-                }
-                close(fd);
-            }
-        }
+        if (!loaded && !sl_vindex_build(c->ix, NULL, NULL))
+            save_index(k, c, row, gen);
     }
-    if (rc) {
-        cache_free(c);
-        return NULL;
-    }
-    if (*pp) {
-        c->next = (*pp)->next;
-        cache_free(*pp);
-    }
-    *pp = c;
-    return c;
+    if (rc)
+        cache_vectors_free(c);
+    return rc;
 }
 
 static cand *cand_find(cand *v, size_t n, long long id)
@@ -2334,6 +2384,60 @@ static sl_value *record_of(const sl_value *kinfo, const sl_value *unit, const sl
                      "score", score, "tsne_position", "files", "summary");
 }
 
+static int cmp_ll(const void *a, const void *b)
+{
+    long long x = *(const long long *)a, y = *(const long long *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int cand_cmp(const void *a, const void *b)
+{
+    const cand *x = a, *y = b;
+    if (x->score != y->score)
+        return x->score < y->score ? 1 : -1;
+    return x->n < y->n ? -1 : x->n > y->n;
+}
+
+/* The document row of an indexed chunk from the vector cache, or 0. */
+static long long doc_of_row(const cache *c, long long n)
+{
+    size_t lo = 0, hi = c->ix ? c->count : 0;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (c->ns[mid] < n)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return c->ix && lo < c->count && c->ns[lo] == n ? c->docs[lo] : 0;
+}
+
+/* Adds a hydrated unit to the records: a new record, or a child chunk of
+ * the segment one already holds.  false when it was not taken. */
+static bool take_unit(sl_value *out, const sl_value *kinfo, const sl_value *u,
+                      const sl_value *doc, double score, size_t top_k)
+{
+    const sl_value *parent = json_object_get(u, "parent_row");
+    if (json_is_object(parent)) {
+        size_t j;
+        sl_value *rec;
+        json_array_foreach(out, j, rec)
+            if (!strcmp(str_of(json_object_get(rec, "segment"), "id", ""),
+                        str_of(parent, "id", ""))) {
+                json_array_append_new(json_object_get(rec, "child_chunks"),
+                                      json_pack("{s:O, s:O, s:O, s:f}", "id",
+                                                json_object_get(u, "id"), "content",
+                                                json_object_get(u, "content"), "position",
+                                                json_object_get(u, "position"), "score", score));
+                return true;
+            }
+    }
+    if (json_array_size(out) >= top_k)
+        return false;
+    json_array_append_new(out, record_of(kinfo, u, doc, score));
+    return true;
+}
+
 int sl_kb_search(sl_kb *k, const char *kb_id, const sl_kb_query *q, sl_value **records,
                  long long *tokens, sl_err *err)
 {
@@ -2354,24 +2458,50 @@ int sl_kb_search(sl_kb *k, const char *kb_id, const sl_kb_query *q, sl_value **r
         return -1;
     }
     const char *method = economy ? "keyword_search" : q->method ? q->method : dq.method;
-    bool vec = !strcmp(method, "semantic_search") || !strcmp(method, "hybrid_search");
-    bool kw = !vec || !strcmp(method, "hybrid_search");
     if (strcmp(method, "semantic_search") && strcmp(method, "full_text_search") &&
         strcmp(method, "hybrid_search") && strcmp(method, "keyword_search")) {
         json_decref(row);
         return sl_err_set(err, SL_EINVAL, "search method '%s': semantic_search, full_text_search,"
                                           " hybrid_search or keyword_search", method);
     }
+    bool vec = !strcmp(method, "semantic_search") || !strcmp(method, "hybrid_search");
+    bool kw = !vec || !strcmp(method, "hybrid_search");
+    bool hybrid = vec && kw;
     int top_k = q->top_k > 0 ? q->top_k : q->method ? 4 : dq.top_k > 0 ? dq.top_k : 4;
     if (top_k > MAX_TOP_K)
         top_k = MAX_TOP_K;
+    bool weighted = hybrid && q->reranking_mode && !strcmp(q->reranking_mode, "weighted_score");
+    bool reranked = q->reranking_mode && !strcmp(q->reranking_mode, "reranking_model") &&
+                    q->rerank_model && *q->rerank_model;
+    /* the query's vector first: a model call needs no lock */
+    int rc = 0, dims = (int)num_of(kinfo, "dims", 0);
+    float *qv = NULL;
+    if (vec && *q->query && q->query_vector) {
+        if (q->query_dims != dims || dims <= 0) {
+            json_decref(row);
+            return sl_err_set(err, SL_EINVAL, "the query's vector has %d dimensions; the"
+                                              " knowledge base's have %d", q->query_dims, dims);
+        }
+        qv = sl_xmalloc((size_t)dims * sizeof *qv);
+        memcpy(qv, q->query_vector, (size_t)dims * sizeof *qv);
+        normalise(qv, dims);
+    } else if (vec && *q->query) {
+        long long t = 0;
+        if (!(qv = embed_query(k, kinfo, q->query, &dims, &t, err))) {
+            json_decref(row);
+            return -1;
+        }
+        if (tokens)
+            *tokens += t;
+    }
+    pthread_mutex_lock(&k->mu);
+    cache *c = cache_of(k, kid, row);
     /* the documents searched: completed, enabled, not archived, passing the filter */
-    sl_value *docs = sl_store_kb_docs(k->env.store, kid);
-    size_t nd = json_array_size(docs), nallowed = 0;
+    size_t nd = json_array_size(c->doclist), nallowed = 0;
     long long *allowed = sl_xcalloc(nd + 1, sizeof *allowed);
     size_t i;
     sl_value *d;
-    json_array_foreach(docs, i, d) {
+    json_array_foreach(c->doclist, i, d) {
         const sl_value *di = json_object_get(d, "info");
         if (!bool_of(di, "enabled", true) || bool_of(di, "archived", false) ||
             strcmp(str_of(di, "indexing_status", "completed"), "completed"))
@@ -2385,45 +2515,26 @@ int sl_kb_search(sl_kb *k, const char *kb_id, const sl_kb_query *q, sl_value **r
         }
         allowed[nallowed++] = (long long)num_of(d, "n", 0);
     }
-    for (size_t a = 1; a < nallowed; a++)   /* sort (insertion: few documents move) */
-        for (size_t b = a; b > 0 && allowed[b - 1] > allowed[b]; b--) {
-            long long t = allowed[b];
-            allowed[b] = allowed[b - 1];
-            allowed[b - 1] = t;
-        }
+    qsort(allowed, nallowed, sizeof *allowed, cmp_ll);
     bool parent_child = !strcmp(str_of(kinfo, "doc_form", "text_model"), "hierarchical_model");
     size_t recall = (size_t)top_k;
-    if (!strcmp(method, "hybrid_search"))
+    if (hybrid)
         recall = recall < RECALL_FLOOR ? RECALL_FLOOR : recall > RECALL_MAX ? RECALL_MAX : recall;
     if (parent_child)
         recall *= 4;   /* several children of one segment count once */
     cand *cv = NULL;
     size_t nc = 0;
-    int rc = 0, dims = 0;
-    float *qv = NULL;
+    sl_value *out = json_array();
     if (!nallowed || !*q->query)
         goto done;
     if (vec) {
-        long long t = 0;
-        if (!(qv = embed_query(k, kinfo, q->query, &dims, &t, err))) {
-            rc = -1;
+        if ((rc = cache_vectors(k, c, row, dims, err)))
             goto done;
-        }
-        if (tokens)
-            *tokens += t;
-        pthread_mutex_lock(&k->mu);
-        cache *c = cache_get(k, kid, row, dims, err);
-        if (!c) {
-            pthread_mutex_unlock(&k->mu);
-            rc = -1;
-            goto done;
-        }
         keep_ctx kc = {c, allowed, nallowed};
         sl_vhit *hits = sl_xcalloc(recall, sizeof *hits);
         size_t got = 0;
         rc = sl_vindex_search(c->ix, qv, recall, nallowed == nd ? NULL : keep_row, &kc, q->exact,
                               hits, &got, err);
-        pthread_mutex_unlock(&k->mu);
         cv = sl_xcalloc(got + 1, sizeof *cv);
         for (size_t h = 0; !rc && h < got; h++)
             cv[nc++] = (cand){.n = hits[h].id, .v = hits[h].score, .has_v = true};
@@ -2432,161 +2543,140 @@ int sl_kb_search(sl_kb *k, const char *kb_id, const sl_kb_query *q, sl_value **r
             goto done;
     }
     if (kw) {
+        /* with the vectors loaded, a hit's document is known here and a
+         * filter needs no more rows than the rest; without, hits of other
+         * documents are left out as the rows come, so more are asked for */
+        bool known = c->ix != NULL;
+        size_t want = nallowed == nd || known ? recall * (known && nallowed != nd ? 4 : 1)
+                                              : recall * 8;
         char *match = fts_query(q->query);
         long long *ns = NULL;
         double *bm = NULL;
         size_t got = 0;
-        if (match &&
-            sl_store_kb_keyword(k->env.store, kid, match, nallowed == nd ? recall : recall * 8,
-                                &ns, &bm, &got, err)) {
-            free(match);
+        if (match && sl_store_kb_keyword(k->env.store, kid, match, want, &ns, &bm, &got, err))
             rc = -1;
-            goto done;
-        }
         free(match);
         cv = sl_xrealloc(cv, (nc + got + 1) * sizeof *cv);
-        for (size_t h = 0; h < got; h++) {
-            cand *c = cand_find(cv, nc, ns[h]);
-            if (!c) {
-                c = &cv[nc++];
-                *c = (cand){.n = ns[h]};
+        size_t nvec = nc;
+        for (size_t h = 0; !rc && h < got; h++) {
+            if (known && nallowed != nd && !sorted_has(allowed, nallowed, doc_of_row(c, ns[h])))
+                continue;
+            cand *x = NULL;
+            for (size_t y = 0; y < nvec && !x; y++)
+                if (cv[y].n == ns[h])
+                    x = &cv[y];
+            if (!x) {
+                x = &cv[nc++];
+                *x = (cand){.n = ns[h]};
             }
-            c->kw = bm25_norm(bm[h]);
-            c->has_kw = true;
+            x->kw = bm25_norm(bm[h]);
+            x->has_kw = true;
         }
         free(ns);
         free(bm);
+        if (rc)
+            goto done;
     }
-    /* the rows, their vectors where the score needs them */
-    long long *ids = sl_xcalloc(nc + 1, sizeof *ids);
-    for (size_t c = 0; c < nc; c++)
-        ids[c] = cv[c].n;
-    bool weighted = q->reranking_mode && !strcmp(q->reranking_mode, "weighted_score") &&
-                    !strcmp(method, "hybrid_search");
-    float *rv = weighted && dims > 0 ? sl_xcalloc(nc + 1, (size_t)dims * sizeof(float)) : NULL;
-    sl_value *rows = sl_store_kb_rows(k->env.store, kid, ids, nc, rv, dims);
-    free(ids);
-    /* rows come back in order, without unknown ones: match them by n */
-    sl_value *units = json_array();
-    cand *kept = sl_xcalloc(nc + 1, sizeof *kept);
-    size_t nk = 0;
-    sl_value *r;
-    json_array_foreach(rows, i, r) {
-        long long n = (long long)num_of(r, "n", 0);
-        cand *c = cand_find(cv, nc, n);
-        const sl_value *info = json_object_get(r, "info");
-        const sl_value *seginfo = json_object_get(json_object_get(r, "parent_row"), "info");
-        if (!c || !bool_of(info, "enabled", true) || !bool_of(seginfo, "enabled", true))
-            continue;
-        /* the document must be one searched (full-text hits are filtered here) */
-        bool ok = false;
-        sl_value *dd;
-        size_t j;
-        json_array_foreach(docs, j, dd)
-            if (!strcmp(str_of(dd, "id", ""), str_of(r, "doc_id", "")))
-                ok = sorted_has(allowed, nallowed, (long long)num_of(dd, "n", 0));
-        if (!ok)
-            continue;
-        if (weighted && !c->has_v && rv) {
-            size_t at = 0;
-            for (size_t x = 0; x < nc; x++)
-                if (cv[x].n == n)
-                    at = x;
-            float *v = rv + at * (size_t)dims;
+    /* weighted: a keyword hit the vector channel did not bring needs its cosine */
+    if (weighted) {
+        size_t nmiss = 0;
+        long long *miss = sl_xcalloc(nc + 1, sizeof *miss);
+        for (size_t x = 0; x < nc; x++)
+            if (!cv[x].has_v)
+                miss[nmiss++] = cv[x].n;
+        float *mv = nmiss && dims > 0 ? sl_xcalloc(nmiss, (size_t)dims * sizeof(float)) : NULL;
+        sl_value *mrows = mv ? sl_store_kb_rows(k->env.store, kid, miss, nmiss, mv, dims) : NULL;
+        for (size_t m = 0; mv && m < nmiss; m++) {
+            float *v = mv + m * (size_t)dims;
             normalise(v, dims);
             double dot = 0;
             for (int e = 0; e < dims; e++)
                 dot += (double)v[e] * qv[e];
-            c->v = dot;
-            c->has_v = true;
+            for (size_t x = 0; x < nc; x++)
+                if (cv[x].n == miss[m]) {
+                    cv[x].v = dot;
+                    cv[x].has_v = true;
+                }
         }
-        if (!strcmp(method, "semantic_search"))
-            c->score = c->v;
-        else if (!vec)
-            c->score = c->kw;
-        else if (weighted)
-            c->score = q->vector_weight * c->v + q->keyword_weight * c->kw;
-        else
-            c->score = c->v > c->kw ? c->v : c->kw;
-        kept[nk] = *c;
-        json_array_append(units, r);
-        nk++;
+        json_decref(mrows);
+        free(mv);
+        free(miss);
     }
-    free(rv);
-    json_decref(rows);
-    free(cv);
-    cv = kept;
-    nc = nk;
-    /* a rerank model, when the query names one */
-    if (q->reranking_mode && !strcmp(q->reranking_mode, "reranking_model") && q->rerank_model &&
-        *q->rerank_model && nc) {
-        const char **texts = sl_xcalloc(nc, sizeof *texts);
-        double *scores = sl_xcalloc(nc, sizeof *scores);
-        for (size_t c = 0; c < nc; c++)
-            texts[c] = str_of(json_array_get(units, c), "content", "");
-        rc = model_rerank(k, q, texts, nc, scores, err);
-        for (size_t c = 0; !rc && c < nc; c++)
-            cv[c].score = scores[c];
+    for (size_t x = 0; x < nc; x++) {
+        cand *y = &cv[x];
+        y->score = !strcmp(method, "semantic_search") ? y->v
+                   : !vec                             ? y->kw
+                   : weighted ? q->vector_weight * y->v + q->keyword_weight * y->kw
+                              : (y->v > y->kw ? y->v : y->kw);
+    }
+    if (reranked && nc) {
+        /* the model reads every candidate: all are hydrated, then ranked */
+        long long *ids = sl_xcalloc(nc, sizeof *ids);
+        for (size_t x = 0; x < nc; x++)
+            ids[x] = cv[x].n;
+        sl_value *rows = sl_store_kb_rows(k->env.store, kid, ids, nc, NULL, 0);
+        free(ids);
+        size_t nr = json_array_size(rows);
+        const char **texts = sl_xcalloc(nr + 1, sizeof *texts);
+        double *scores = sl_xcalloc(nr + 1, sizeof *scores);
+        for (size_t x = 0; x < nr; x++)
+            texts[x] = str_of(json_array_get(rows, x), "content", "");
+        rc = model_rerank(k, q, texts, nr, scores, err);
+        for (size_t x = 0; !rc && x < nr; x++) {
+            cand *y = cand_find(cv, nc, (long long)num_of(json_array_get(rows, x), "n", 0));
+            if (y)
+                y->score = scores[x];
+        }
         free(texts);
         free(scores);
-        if (rc) {
-            json_decref(units);
+        json_decref(rows);
+        if (rc)
             goto done;
-        }
     }
-    /* records: children under their segments, the best child's score */
-    sl_value *out = json_array();
-    size_t *order = sl_xcalloc(nc + 1, sizeof *order);
-    for (size_t c = 0; c < nc; c++)
-        order[c] = c;
-    for (size_t a = 1; a < nc; a++)
-        for (size_t b = a; b > 0 && cv[order[b - 1]].score < cv[order[b]].score; b--) {
-            size_t t = order[b];
-            order[b] = order[b - 1];
-            order[b - 1] = t;
+    qsort(cv, nc, sizeof *cv, cand_cmp);
+    /* hydrate the best first, a batch at a time, until the records are full */
+    size_t next = 0;
+    while (next < nc && json_array_size(out) < (size_t)top_k) {
+        size_t batch_n = (size_t)top_k * 2 + 8, m = 0;
+        long long *ids = sl_xcalloc(batch_n, sizeof *ids);
+        size_t first = next;
+        for (; next < nc && m < batch_n; next++) {
+            if (cv[next].score < 0 ||
+                (q->threshold_enabled && cv[next].score < q->score_threshold))
+                continue;
+            ids[m++] = cv[next].n;
         }
-    for (size_t o = 0; o < nc; o++) {
-        size_t c = order[o];
-        if (cv[c].score < 0 || (q->threshold_enabled && cv[c].score < q->score_threshold))
-            continue;
-        const sl_value *u = json_array_get(units, c);
-        const sl_value *parent = json_object_get(u, "parent_row");
-        sl_value *same = NULL, *rec;
-        size_t j;
-        if (json_is_object(parent))
-            json_array_foreach(out, j, rec)
-                if (!strcmp(str_of(json_object_get(rec, "segment"), "id", ""),
-                            str_of(parent, "id", "")))
-                    same = rec;
-        if (same) {
-            json_array_append_new(json_object_get(same, "child_chunks"),
-                                  json_pack("{s:O, s:O, s:O, s:f}", "id", json_object_get(u, "id"),
-                                            "content", json_object_get(u, "content"), "position",
-                                            json_object_get(u, "position"), "score",
-                                            cv[c].score));
-            continue;
+        sl_value *rows = m ? sl_store_kb_rows(k->env.store, kid, ids, m, NULL, 0) : NULL;
+        free(ids);
+        size_t r = 0;
+        for (size_t x = first; x < next; x++) {
+            const sl_value *u = json_array_get(rows, r);
+            if (!u || (long long)num_of(u, "n", 0) != cv[x].n)
+                continue;   /* skipped above, or gone from the store */
+            r++;
+            const sl_value *info = json_object_get(u, "info");
+            const sl_value *seginfo = json_object_get(json_object_get(u, "parent_row"), "info");
+            if (!bool_of(info, "enabled", true) || !bool_of(seginfo, "enabled", true))
+                continue;
+            const sl_value *doc = sl_map_get(&c->by_id, str_of(u, "doc_id", ""));
+            if (!doc || !sorted_has(allowed, nallowed, (long long)num_of(doc, "n", 0)))
+                continue;
+            take_unit(out, kinfo, u, doc, cv[x].score, (size_t)top_k);
         }
-        if (json_array_size(out) >= (size_t)top_k)
-            continue;
-        const sl_value *doc = NULL;
-        sl_value *dd;
-        json_array_foreach(docs, j, dd)
-            if (!strcmp(str_of(dd, "id", ""), str_of(u, "doc_id", "")))
-                doc = dd;
-        json_array_append_new(out, record_of(kinfo, u, doc, cv[c].score));
+        json_decref(rows);
     }
-    free(order);
-    json_decref(units);
-    *records = out;
 done:
+    pthread_mutex_unlock(&k->mu);
     free(cv);
     free(qv);
     free(allowed);
-    json_decref(docs);
     json_decref(row);
-    if (!rc && !*records)
-        *records = json_array();
-    return rc;
+    if (rc) {
+        json_decref(out);
+        return -1;
+    }
+    *records = out;
+    return 0;
 }
 
 /* ---- merging several knowledge bases ---- */

@@ -198,6 +198,10 @@ typedef struct {
      * NULL: no filter.  Documents none matches are left out. */
     const sl_value *conditions;
     bool exact;                   /* vector channel: scan every vector */
+    /* the query's embedding when the caller has it (no model call), of
+     * the knowledge base's dimensions; NULL: the model embeds query */
+    const float *query_vector;
+    int query_dims;
     bool (*cancelled)(void *ud);
     void *ud;
 } sl_kb_query;

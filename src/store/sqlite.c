@@ -143,14 +143,15 @@ static const char *const migrations[] = {
     /* 10: knowledge bases; each has its full-text table kbf_N (N: kb.n),
      * made with it */
     "CREATE TABLE kb(n INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, name TEXT NOT NULL UNIQUE,"
-    "  info TEXT NOT NULL, generation INTEGER NOT NULL DEFAULT 0, created_at INTEGER NOT NULL);"
+    "  info TEXT NOT NULL, generation INTEGER NOT NULL DEFAULT 0,"
+    "  chunks_generation INTEGER NOT NULL DEFAULT 0, created_at INTEGER NOT NULL);"
     "CREATE TABLE kb_docs(n INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, kb INTEGER NOT NULL,"
     "  info TEXT NOT NULL, created_at INTEGER NOT NULL);"
     "CREATE INDEX kb_docs_kb ON kb_docs(kb, created_at);"
     "CREATE TABLE kb_chunks(n INTEGER PRIMARY KEY, id TEXT NOT NULL, kb INTEGER NOT NULL,"
     "  doc INTEGER NOT NULL, parent INTEGER NOT NULL, position INTEGER NOT NULL,"
     "  content TEXT NOT NULL, fts TEXT, info TEXT, vec BLOB);"
-    "CREATE INDEX kb_chunks_doc ON kb_chunks(doc);"
+    "CREATE INDEX kb_chunks_doc ON kb_chunks(doc, parent);"
     "CREATE INDEX kb_chunks_vec ON kb_chunks(kb) WHERE vec IS NOT NULL;",
 };
 
@@ -1512,10 +1513,11 @@ static char *info_text(const sl_value *info)
 
 static sl_value *kb_row(sqlite3_stmt *st)
 {
-    return json_pack("{s:o, s:o, s:o, s:I, s:I}", "id", col_str(st, 0), "name", col_str(st, 1),
-                     "info", col_json(st, 2), "generation",
+    return json_pack("{s:o, s:o, s:o, s:I, s:I, s:I}", "id", col_str(st, 0), "name",
+                     col_str(st, 1), "info", col_json(st, 2), "generation",
                      (json_int_t)sqlite3_column_int64(st, 3), "created_at",
-                     (json_int_t)sqlite3_column_int64(st, 4));
+                     (json_int_t)sqlite3_column_int64(st, 4), "chunks_generation",
+                     (json_int_t)sqlite3_column_int64(st, 5));
 }
 
 /* The knowledge base's row number, or 0 (reader lock held). */
@@ -1599,8 +1601,9 @@ static int sq_kb_set(sl_store_be *s, const char *id, const char *name, const sl_
 static sl_value *sq_kb_get(sl_store_be *s, const char *id_or_name)
 {
     q x;
-    if (!q_open(&x, s, "SELECT id, name, info, generation, created_at FROM kb WHERE id=?1"
-                       " UNION ALL SELECT id, name, info, generation, created_at FROM kb"
+    if (!q_open(&x, s, "SELECT id, name, info, generation, created_at, chunks_generation FROM kb"
+                       " WHERE id=?1 UNION ALL"
+                       " SELECT id, name, info, generation, created_at, chunks_generation FROM kb"
                        " WHERE name=?1 AND id<>?1 LIMIT 1"))
         return NULL;
     bind_text(x.st, 1, id_or_name);
@@ -1613,7 +1616,7 @@ static sl_value *sq_kb_list(sl_store_be *s)
 {
     q x;
     sl_value *arr = json_array();
-    if (!q_open(&x, s, "SELECT id, name, info, generation, created_at FROM kb"
+    if (!q_open(&x, s, "SELECT id, name, info, generation, created_at, chunks_generation FROM kb"
                        " ORDER BY created_at DESC, n DESC"))
         return arr;
     while (sqlite3_step(x.st) == SQLITE_ROW)
@@ -1782,7 +1785,10 @@ static int sq_kb_doc_put(sl_store_be *s, const char *kb_id, const char *doc_id,
         free(fsql);
     }
     if (!rc)
-        rc = run1(s, "UPDATE kb SET generation=generation+1 WHERE n=?1", NULL, 0, &kbn, 1);
+        rc = run1(s, chunks ? "UPDATE kb SET generation=generation+1,"
+                              " chunks_generation=chunks_generation+1 WHERE n=?1"
+                            : "UPDATE kb SET generation=generation+1 WHERE n=?1",
+                  NULL, 0, &kbn, 1);
     if (rc)
         db_err(err, s->r, "write a document");
     sqlite3_finalize(st);
@@ -1810,7 +1816,8 @@ static int sq_kb_doc_delete(sl_store_be *s, const char *kb_id, const char *doc_i
         return kb_end(s, sl_err_set(err, SL_ENOTFOUND, kbn ? "Document Not Exists." : "Dataset not found."), err);
     int rc = drop_chunks(s, kbn, d) ||
              run1(s, "DELETE FROM kb_docs WHERE n=?1", NULL, 0, &d, 1) ||
-             run1(s, "UPDATE kb SET generation=generation+1 WHERE n=?1", NULL, 0, &kbn, 1);
+             run1(s, "UPDATE kb SET generation=generation+1, chunks_generation=chunks_generation+1"
+                     " WHERE n=?1", NULL, 0, &kbn, 1);
     return kb_end(s, rc ? db_err(err, s->r, "delete a document") : 0, err);
 }
 

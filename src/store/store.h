@@ -212,8 +212,9 @@ bool sl_store_dataset_key_ok(sl_store *s, const char *key);
  * searchable ones, and only they are in the full-text index (by their
  * fts text, which the caller prepares).  Row numbers (n) are the store's
  * own and stable; vectors and full-text hits are named by them.
- * Every change to a knowledge base's chunks raises its generation, so a
- * cache of its vectors knows when to load them again. */
+ * Every change to a knowledge base's documents raises its generation, and
+ * every change to its chunks its chunks_generation too, so caches of its
+ * documents and of its vectors know when to load them again. */
 typedef struct {
     const char *id;          /* the chunk's id (a UUID) */
     long parent;             /* index in this array of its segment, or -1 */
@@ -224,7 +225,7 @@ typedef struct {
     const float *vec;        /* dims floats, or NULL */
 } sl_store_chunk;
 
-/* kb: {id, name, info, generation, created_at}. */
+/* kb: {id, name, info, generation, chunks_generation, created_at}. */
 int sl_store_kb_add(sl_store *s, const char *id, const char *name, const sl_value *info,
                     sl_err *err);
 /* name NULL keeps it; info NULL keeps it.  A taken name: SL_EINVAL. */
