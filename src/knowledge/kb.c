@@ -7,6 +7,7 @@
 #include "knowledge/kb.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,11 @@ typedef struct cache {
     long long docs_generation;
     sl_value *doclist;      /* sl_store_kb_docs, NULL until loaded */
     sl_map by_id;           /* document id -> its entry in doclist */
+    /* the full-text vocabulary (term -> chunks holding it, plus one), as of
+     * vocab_generation (a chunks_generation) */
+    bool have_vocab;
+    long long vocab_generation, vocab_rows;
+    sl_map vocab;
 } cache;
 
 static const char *str_of(const sl_value *o, const char *key, const char *dflt);
@@ -115,6 +121,7 @@ static void cache_free(cache *c)
     cache_vectors_free(c);
     json_decref(c->doclist);
     sl_map_release(&c->by_id);
+    sl_map_release(&c->vocab);
     free(c->kb_id);
     free(c);
 }
@@ -129,6 +136,7 @@ static cache *cache_of(sl_kb *k, const char *kid, const sl_value *row)
         c = sl_xcalloc(1, sizeof *c);
         c->kb_id = sl_xstrdup(kid);
         sl_map_init(&c->by_id);
+        sl_map_init(&c->vocab);
         c->next = k->caches;
         k->caches = c;
     }
@@ -343,14 +351,52 @@ static void words_free(char **w, size_t n)
 }
 
 /* An FTS5 query matching any of the query's words: each quoted (so no
- * word is FTS5 syntax), joined by OR.  NULL when it has none. */
-static char *fts_query(const char *query)
+ * word is FTS5 syntax), joined by OR.  NULL when it has none.
+ *
+ * With the index's vocabulary (df: term -> chunks holding it, plus one;
+ * rows: chunks indexed), words in more than half of the chunks (FTS5's
+ * BM25 gives them a weight of 1e-6) are left out and, while a rarer word
+ * remains, so are words in more than one chunk in twenty: finding and
+ * scoring every chunk of such a word is most of a query's time (70 ms of
+ * one in a tenth of 100,000 chunks) and moves its ranking little; this is
+ * Elasticsearch's cutoff_frequency, without its second pass.  When every
+ * word is that common, the rarest is kept. */
+static char *fts_query(const char *query, const sl_map *df, long long rows)
 {
     char **w;
     size_t n = words_of(query, &w, MAX_QUERY_TERMS);
     if (!n) {
         free(w);
         return NULL;
+    }
+    if (df && rows > 0) {
+        size_t kept = 0, rarest = 0;
+        long long best = -1;
+        bool *use = sl_xcalloc(n, sizeof *use);
+        for (size_t i = 0; i < n; i++) {
+            /* a word the vocabulary does not hold as it is (FTS5 folds case
+             * and accents and splits at "_") is left to FTS5 */
+            long long f = (long long)(intptr_t)sl_map_get(df, w[i]) - 1;
+            if (f > 0 && (best < 0 || f < best))
+                best = f, rarest = i;
+            use[i] = f < 0 || f * 20 <= rows;
+            kept += use[i];
+        }
+        if (!kept && best > 0)
+            use[rarest] = true, kept = 1;
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (use[i])
+                w[m++] = w[i];
+            else
+                free(w[i]);
+        }
+        n = m;
+        free(use);
+        if (!n) {
+            free(w);
+            return NULL;
+        }
     }
     sl_buf b;
     sl_buf_init(&b, 0);
@@ -2196,11 +2242,41 @@ typedef struct {
     const cache *c;
     const long long *allowed;   /* sorted document row numbers */
     size_t nallowed;
+    /* when the rows' numbers are dense: kept[n - base] for each row */
+    unsigned char *kept;
+    long long base, span;
 } keep_ctx;
+
+/* A byte per row number, 1 when its document is searched: the filter the
+ * index asks for each row it looks at costs an index, not two binary
+ * searches.  Left NULL when row numbers are too sparse for it. */
+static void keep_prepare(keep_ctx *kc)
+{
+    const cache *c = kc->c;
+    if (!c->count || !kc->nallowed)
+        return;
+    long long lo = c->ns[0], hi = c->ns[c->count - 1];   /* ns is sorted */
+    long long dlo = kc->allowed[0], dhi = kc->allowed[kc->nallowed - 1];
+    if (hi - lo >= (long long)c->count * 8 || dhi - dlo >= (long long)kc->nallowed * 64 + 4096)
+        return;
+    unsigned char *docs = sl_xcalloc((size_t)(dhi - dlo + 1), 1);
+    for (size_t i = 0; i < kc->nallowed; i++)
+        docs[kc->allowed[i] - dlo] = 1;
+    kc->kept = sl_xcalloc((size_t)(hi - lo + 1), 1);
+    kc->base = lo;
+    kc->span = hi - lo + 1;
+    for (size_t i = 0; i < c->count; i++) {
+        long long d = c->docs[i];
+        kc->kept[c->ns[i] - lo] = d >= dlo && d <= dhi && docs[d - dlo];
+    }
+    free(docs);
+}
 
 static bool keep_row(long long id, void *ud)
 {
     keep_ctx *kc = ud;
+    if (kc->kept)
+        return id >= kc->base && id - kc->base < kc->span && kc->kept[id - kc->base];
     size_t lo = 0, hi = kc->c->count;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
@@ -2384,6 +2460,11 @@ static sl_value *record_of(const sl_value *kinfo, const sl_value *unit, const sl
                      "score", score, "tsne_position", "files", "summary");
 }
 
+static void vocab_put(const char *term, long long df, void *ud)
+{
+    sl_map_put(ud, term, (void *)(intptr_t)(df + 1));
+}
+
 static int cmp_ll(const void *a, const void *b)
 {
     long long x = *(const long long *)a, y = *(const long long *)b;
@@ -2530,11 +2611,14 @@ int sl_kb_search(sl_kb *k, const char *kb_id, const sl_kb_query *q, sl_value **r
     if (vec) {
         if ((rc = cache_vectors(k, c, row, dims, err)))
             goto done;
-        keep_ctx kc = {c, allowed, nallowed};
+        keep_ctx kc = {.c = c, .allowed = allowed, .nallowed = nallowed};
+        if (nallowed != nd)
+            keep_prepare(&kc);
         sl_vhit *hits = sl_xcalloc(recall, sizeof *hits);
         size_t got = 0;
         rc = sl_vindex_search(c->ix, qv, recall, nallowed == nd ? NULL : keep_row, &kc, q->exact,
                               hits, &got, err);
+        free(kc.kept);
         cv = sl_xcalloc(got + 1, sizeof *cv);
         for (size_t h = 0; !rc && h < got; h++)
             cv[nc++] = (cand){.n = hits[h].id, .v = hits[h].score, .has_v = true};
@@ -2549,7 +2633,15 @@ int sl_kb_search(sl_kb *k, const char *kb_id, const sl_kb_query *q, sl_value **r
         bool known = c->ix != NULL;
         size_t want = nallowed == nd || known ? recall * (known && nallowed != nd ? 4 : 1)
                                               : recall * 8;
-        char *match = fts_query(q->query);
+        long long cg = (long long)num_of(row, "chunks_generation", 0);
+        if (!c->have_vocab || c->vocab_generation != cg) {
+            sl_map_release(&c->vocab);
+            sl_map_init(&c->vocab);
+            c->have_vocab = !sl_store_kb_vocab(k->env.store, kid, vocab_put, &c->vocab,
+                                               &c->vocab_rows, NULL);
+            c->vocab_generation = cg;
+        }
+        char *match = fts_query(q->query, c->have_vocab ? &c->vocab : NULL, c->vocab_rows);
         long long *ns = NULL;
         double *bm = NULL;
         size_t got = 0;

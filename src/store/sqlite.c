@@ -1644,7 +1644,7 @@ static int sq_kb_delete(sl_store_be *s, const char *id, sl_err *err)
     long long n = kb_n(s, id);
     if (!n)
         return kb_end(s, sl_err_set(err, SL_ENOTFOUND, "Dataset not found."), err);
-    char *ddl = sl_xasprintf("DROP TABLE kbf_%lld", n);
+    char *ddl = sl_xasprintf("DROP TABLE IF EXISTS kbv_%lld; DROP TABLE kbf_%lld", n, n);
     int rc = run1(s, "DELETE FROM kb_chunks WHERE kb=?1", NULL, 0, &n, 1) ||
              run1(s, "DELETE FROM kb_docs WHERE kb=?1", NULL, 0, &n, 1) ||
              run1(s, "DELETE FROM kb WHERE n=?1", NULL, 0, &n, 1) ||
@@ -1988,6 +1988,49 @@ static sl_value *sq_kb_rows(sl_store_be *s, const char *kb_id, const long long *
     return arr;
 }
 
+static int sq_kb_vocab(sl_store_be *s, const char *kb_id,
+                       void (*fn)(const char *term, long long df, void *ud), void *ud,
+                       long long *rows, sl_err *err)
+{
+    *rows = 0;
+    pthread_mutex_lock(&s->rmu);
+    long long kbn = kb_n(s, kb_id);
+    int rc = 0;
+    if (!kbn) {
+        rc = sl_err_set(err, SL_ENOTFOUND, "Dataset not found.");
+    } else {
+        /* fts5vocab reads the index itself; made on first use */
+        char *sql = sl_xasprintf("CREATE VIRTUAL TABLE IF NOT EXISTS kbv_%lld USING"
+                                 " fts5vocab(kbf_%lld, 'row')",
+                                 kbn, kbn);
+        if (sqlite3_exec(s->r, sql, NULL, NULL, NULL) != SQLITE_OK)
+            rc = db_err(err, s->r, "full-text vocabulary");
+        free(sql);
+        sqlite3_stmt *st;
+        sql = sl_xasprintf("SELECT count(*) FROM kbf_%lld_docsize", kbn);
+        if (!rc && sqlite3_prepare_v2(s->r, sql, -1, &st, NULL) == SQLITE_OK) {
+            if (sqlite3_step(st) == SQLITE_ROW)
+                *rows = sqlite3_column_int64(st, 0);
+            sqlite3_finalize(st);
+        }
+        free(sql);
+        sql = sl_xasprintf("SELECT term, doc FROM kbv_%lld", kbn);
+        if (!rc && sqlite3_prepare_v2(s->r, sql, -1, &st, NULL) == SQLITE_OK) {
+            while (sqlite3_step(st) == SQLITE_ROW) {
+                const char *t = (const char *)sqlite3_column_text(st, 0);
+                if (t)
+                    fn(t, sqlite3_column_int64(st, 1), ud);
+            }
+            sqlite3_finalize(st);
+        } else if (!rc) {
+            rc = db_err(err, s->r, "full-text vocabulary");
+        }
+        free(sql);
+    }
+    pthread_mutex_unlock(&s->rmu);
+    return rc;
+}
+
 const sl_store_ops sl_store_sqlite = {
     .scheme = "sqlite",
     .open = sq_open,
@@ -2045,4 +2088,5 @@ const sl_store_ops sl_store_sqlite = {
     .kb_vectors = sq_kb_vectors,
     .kb_keyword = sq_kb_keyword,
     .kb_rows = sq_kb_rows,
+    .kb_vocab = sq_kb_vocab,
 };

@@ -499,3 +499,10 @@ sl_value *sl_store_kb_rows(sl_store *s, const char *kb_id, const long long *ns, 
 {
     return s->ops->kb_rows(s->b, kb_id, ns, count, vecs, dims);
 }
+
+int sl_store_kb_vocab(sl_store *s, const char *kb_id,
+                      void (*fn)(const char *term, long long df, void *ud), void *ud,
+                      long long *rows, sl_err *err)
+{
+    return s->ops->kb_vocab(s->b, kb_id, fn, ud, rows, err);
+}

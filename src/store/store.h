@@ -256,6 +256,11 @@ int sl_store_kb_vectors(sl_store *s, const char *kb_id, int dims, long long **ns
  * rows (number and bm25, lower is better). */
 int sl_store_kb_keyword(sl_store *s, const char *kb_id, const char *match, size_t limit,
                         long long **ns, double **bm25, size_t *count, sl_err *err);
+/* The full-text index's vocabulary: fn gets each term and the number of
+ * indexed chunks holding it; *rows the chunks indexed. */
+int sl_store_kb_vocab(sl_store *s, const char *kb_id,
+                      void (*fn)(const char *term, long long df, void *ud), void *ud,
+                      long long *rows, sl_err *err);
 /* Chunks by row number: [{n, id, doc_id, parent_row: {n, id, position,
  * content, info} | null, position, content, info}] in the order asked
  * (unknown ones left out); with vecs (count*dims floats), each found
@@ -361,6 +366,9 @@ typedef struct sl_store_ops {
                       long long **ns, double **bm25, size_t *count, sl_err *err);
     sl_value *(*kb_rows)(sl_store_be *b, const char *kb_id, const long long *ns, size_t count,
                          float *vecs, int dims);
+    int (*kb_vocab)(sl_store_be *b, const char *kb_id,
+                    void (*fn)(const char *term, long long df, void *ud), void *ud,
+                    long long *rows, sl_err *err);
 } sl_store_ops;
 
 /* The backends sluice has. */
