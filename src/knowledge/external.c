@@ -116,6 +116,42 @@ static sl_value *record(const sl_value *r, size_t i, const char *url, sl_err *er
                      json_is_object(meta) ? json_deep_copy(meta) : json_object());
 }
 
+int sl_kb_external_parse(const char *body, size_t len, const char *url, sl_value **records,
+                         sl_err *err)
+{
+    *records = NULL;
+    json_error_t je;
+    sl_value *v = len ? json_loadb(body, len, 0, &je) : NULL;
+    const sl_value *recs = json_object_get(v, "records");
+    if (!json_is_array(recs)) {
+        sl_err_typed(err, SL_EPARSE, TYPE, "external knowledge API %s: the answer is not "
+                     "{\"records\": [...]}%s%s", url, v ? "" : ": ",
+                     v ? "" : len ? je.text : "empty body");
+        json_decref(v);
+        return -1;
+    }
+    if (json_array_size(recs) > SL_KB_EXTERNAL_MAX_RECORDS) {
+        sl_err_typed(err, SL_ELIMIT, TYPE, "external knowledge API %s: %zu records, more than "
+                     "the %d sluice takes from one call; lower the binding's top_k", url,
+                     json_array_size(recs), SL_KB_EXTERNAL_MAX_RECORDS);
+        json_decref(v);
+        return -1;
+    }
+    sl_value *out = json_array();
+    for (size_t i = 0; i < json_array_size(recs); i++) {
+        sl_value *r = record(json_array_get(recs, i), i, url, err);
+        if (!r) {
+            json_decref(out);
+            json_decref(v);
+            return -1;
+        }
+        json_array_append_new(out, r);
+    }
+    json_decref(v);
+    *records = out;
+    return 0;
+}
+
 int sl_kb_external_retrieve(const sl_kb_external_req *rq, sl_value **records, sl_err *err)
 {
     *records = NULL;
@@ -185,36 +221,7 @@ int sl_kb_external_retrieve(const sl_kb_external_req *rq, sl_value **records, sl
         sl_buf_release(&m);
         goto out;
     }
-    json_error_t je;
-    sl_value *v = resp.len ? json_loadb(resp.data, resp.len, 0, &je) : NULL;
-    const sl_value *recs = json_object_get(v, "records");
-    if (!json_is_array(recs)) {
-        rc = sl_err_typed(err, SL_EPARSE, TYPE, "external knowledge API %s: the answer is not "
-                          "{\"records\": [...]}%s%s", url, v ? "" : ": ",
-                          v ? "" : resp.len ? je.text : "empty body");
-        json_decref(v);
-        goto out;
-    }
-    if (json_array_size(recs) > SL_KB_EXTERNAL_MAX_RECORDS) {
-        rc = sl_err_typed(err, SL_ELIMIT, TYPE, "external knowledge API %s: %zu records, more "
-                          "than the %d sluice takes from one call; lower the binding's top_k",
-                          url, json_array_size(recs), SL_KB_EXTERNAL_MAX_RECORDS);
-        json_decref(v);
-        goto out;
-    }
-    sl_value *out = json_array();
-    for (size_t i = 0; i < json_array_size(recs); i++) {
-        sl_value *r = record(json_array_get(recs, i), i, url, err);
-        if (!r) {
-            json_decref(out);
-            json_decref(v);
-            rc = -1;
-            goto out;
-        }
-        json_array_append_new(out, r);
-    }
-    json_decref(v);
-    *records = out;
+    rc = sl_kb_external_parse(resp.data, resp.len, url, records, err);
 out:
     sl_buf_release(&resp);
     sl_http_free(h);

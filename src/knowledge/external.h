@@ -51,4 +51,10 @@ typedef struct {
  * metadata}, in the service's order. */
 int sl_kb_external_retrieve(const sl_kb_external_req *rq, sl_value **records, sl_err *err);
 
+/* Reads a 200 answer's body (what the call does with it): *records as
+ * above, or -1 with err naming `url` and what is wrong.  Fuzzed by
+ * fuzz_kb_external. */
+int sl_kb_external_parse(const char *body, size_t len, const char *url, sl_value **records,
+                         sl_err *err);
+
 #endif
