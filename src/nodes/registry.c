@@ -24,6 +24,7 @@ extern const sl_node_kind sl_kind_agent;
 extern const sl_node_kind sl_kind_template_transform;
 extern const sl_node_kind sl_kind_tool;
 extern const sl_node_kind sl_kind_document_extractor;
+extern const sl_node_kind sl_kind_knowledge_retrieval;
 
 static const sl_node_kind *const kinds[] = {
     &sl_kind_start, &sl_kind_end, &sl_kind_answer,
@@ -40,6 +41,7 @@ static const sl_node_kind *const kinds[] = {
     &sl_kind_template_transform,
     &sl_kind_tool,
     &sl_kind_document_extractor,
+    &sl_kind_knowledge_retrieval,
 };
 
 static const sl_node_kind *find(const char *type)

@@ -472,7 +472,7 @@ static void test_locations(void)
                        "        - variable: x\n"                       /* 18 */
                        "          value_selector: [nope, y]\n"         /* 19 */
                        "    - id: k\n"                                 /* 20 */
-                       "      data: {type: knowledge-retrieval, title: Calc}\n" /* 21 */
+                       "      data: {type: human-input, title: Calc}\n" /* 21 */
                        "    edges:\n"                                  /* 22 */
                        "    - {id: e1, source: s, target: n2}\n"       /* 23 */
                        "    - {id: e2, source: n2, target: ghost}\n"   /* 24 */
@@ -485,7 +485,7 @@ static void test_locations(void)
     CHECK(rc == -1 && err.code == SL_EVALIDATE, "a broken workflow is refused (rc %d)", rc);
     where_is(&d, "unknown node type 'bogus'", 11, 15);
     where_is(&d, "node 'n2' (Weird)", 11, 15);
-    where_is(&d, "'knowledge-retrieval' " UNSUPPORTED, 21, 20);
+    where_is(&d, "'human-input' " UNSUPPORTED, 21, 20);
     where_is(&d, "'nope'", 19, 27);
     where_is(&d, "ghost", 24, 7);
     CHECK(d.errors >= 4, "all problems are reported at once (%zu errors)", d.errors);
@@ -812,8 +812,8 @@ static void test_registry_list(void)
     }
     CHECK(n >= 20 && found == n && !twice,
           "the registry lists %zu types, each once (%zu twice), found by its name", n, twice);
-    CHECK(!sl_nodes.find("knowledge-retrieval") && sl_nodes.find("tool") && sl_nodes.find("loop-end"),
-          "knowledge-retrieval is not run, tool and loop-end are");
+    CHECK(!sl_nodes.find("human-input") && sl_nodes.find("tool") && sl_nodes.find("loop-end"),
+          "human-input is not run, tool and loop-end are");
 }
 
 int main(void)
