@@ -21,10 +21,12 @@
 #include "engine/run.h"
 #include "engine/config.h"
 #include "extract/isolate.h"
+#include "knowledge/kb.h"
 #include "llm/llm.h"
 #include "cli/cli.h"
 #include "cli/term.h"
 #include "nodes/registry.h"
+#include "store/store.h"
 #include "tmpl/jinja.h"
 
 #define SLUICE_VERSION "0.1.0"
@@ -52,14 +54,16 @@ static const char usage_types_notes[] =
     "template-transform is Jinja2 (docs/jinja.md); agent is a model working in the\n"
     "run's sandbox with bash, file tools and the app's skills (docs/agent.md);\n"
     "tool calls the tools bound in sluice.yml or the server (docs/tools.md);\n"
-    "document-extractor reads files in a confined process (docs/documents.md).\n"
-    "Files using other types (knowledge-retrieval, ...) are refused when loaded,\n"
+    "document-extractor reads files in a confined process (docs/documents.md);\n"
+    "knowledge-retrieval searches the knowledge bases of the store (--data) or\n"
+    "External Knowledge API services, bound in sluice.yml (docs/knowledge.md).\n"
+    "Files using other types (human-input, ...) are refused when loaded,\n"
     "naming each such node.\n";
 
 enum {
     O_INPUT = 1, O_INPUTS, O_QUERY, O_CONVERSATION, O_HISTORY, O_ENV, O_LIMIT, O_CONFIG,
     O_RECORD, O_REPLAY, O_NET, O_APP_DIR, O_OUT, O_JSON, O_EVENTS, O_QUIET, O_STRICT,
-    O_OUTFILE, O_SECRETS, O_CONTEXT, O_REPEAT,
+    O_OUTFILE, O_SECRETS, O_CONTEXT, O_REPEAT, O_DATA,
 };
 
 static const sl_opt run_opts[] = {
@@ -97,6 +101,9 @@ static const sl_opt run_opts[] = {
     {"--out", NULL, "DIR",
      "write the files the run made (agent artifacts in the\n"
      "outputs) to DIR, by their names", O_OUT},
+    {"--data", NULL, "DIR",
+     "the store whose knowledge bases knowledge-retrieval nodes\n"
+     "search (default $SLUICE_DATA, else ./sluice-data)", O_DATA},
     {"--json", NULL, NULL, "print the result as one JSON object", O_JSON},
     {"--events", NULL, NULL, "print every run event as a JSON line on stdout", O_EVENTS},
     {"--quiet", "-q", NULL, "no progress on stderr", O_QUIET},
@@ -615,7 +622,7 @@ typedef struct {
 } late_opt;
 
 typedef struct {
-    const char *file, *config, *tape_path, *app_dir, *out_dir;
+    const char *file, *config, *tape_path, *app_dir, *out_dir, *data;
     bool json_out, quiet, events, replay;
     sl_run_opts *opts;
     late_opt *late;
@@ -655,6 +662,7 @@ static int run_opt(void *ud, int id, const char *v)
     case O_CONFIG: a->config = v; return 0;
     case O_APP_DIR: a->app_dir = v; return 0;
     case O_OUT: a->out_dir = v; return 0;
+    case O_DATA: a->data = v; return 0;
     case O_JSON: a->json_out = true; return 0;
     case O_EVENTS: a->events = true; return 0;
     case O_QUIET: a->quiet = true; return 0;
@@ -662,6 +670,42 @@ static int run_opt(void *ud, int id, const char *v)
         a->late[a->nlate++] = (late_opt){id, v};
         return 0;
     }
+}
+
+/* The knowledge bases of a workflow with knowledge-retrieval nodes: the
+ * store in `data` (NULL: $SLUICE_DATA, else ./sluice-data) and an sl_kb on
+ * it, lent to cfg so that loads check dataset ids against them.  0 when g
+ * has no such node, or the store's folder does not exist and may not be
+ * made (!create, or the default ./sluice-data): nothing opened, and nodes
+ * bound to external services alone still run; 1 when opened; -1 after
+ * saying why on stderr. */
+static int open_kb(const sl_graph *g, const char *data, bool create, sl_config *cfg,
+                   sl_llm_tape *tape, const sl_limits *L, sl_store **st, sl_kb **kb)
+{
+    *st = NULL;
+    *kb = NULL;
+    bool need = false;
+    for (int i = 0; i < g->nnodes && !need; i++)
+        need = g->nodes[i].type && !strcmp(g->nodes[i].type, "knowledge-retrieval");
+    const char *env = getenv("SLUICE_DATA");
+    const char *dir = data ? data : env && *env ? env : "sluice-data";
+    struct stat sb;
+    if (!need || ((!create || (!data && !(env && *env))) && stat(dir, &sb)))
+        return 0;
+    if (!(*st = sl_cli_open_store(dir)))
+        return -1;
+    sl_kb_env ke = {.store = *st, .config = cfg, .tape = tape};
+    sl_kb_limits_from(&ke.limits, L);
+    sl_err err = {0};
+    if (!(*kb = sl_kb_open(&ke, &err))) {
+        fprintf(stderr, "sluice: knowledge bases in %s: %s\n", dir, err.msg);
+        sl_err_clear(&err);
+        sl_store_close(*st);
+        *st = NULL;
+        return -1;
+    }
+    sl_config_set_kb(cfg, *kb);
+    return 1;
 }
 
 /* The run, once the command line is parsed. */
@@ -702,9 +746,37 @@ static int run_workflow(run_args *ra)
         sl_config_free(cfg);
         return EXIT_USAGE;
     }
+    /* knowledge-retrieval nodes: the store's knowledge bases, and the
+     * graph loaded again so its checks see them */
+    sl_store *kb_store = NULL;
+    sl_kb *kb = NULL;
+    int kb_rc = open_kb(&g, ra->data, true, cfg, tape, &opts.limits, &kb_store, &kb);
+    if (kb_rc > 0) {
+        sl_graph_release(&g);
+        sl_diag_release(&diag);
+        sl_diag_init(&diag);
+        if (sl_graph_load_file(&g, &sl_nodes, cfg, file, &diag, &err) < 0)
+            kb_rc = -1;
+    }
+    if (kb_rc < 0) {
+        print_diag(&diag, true);
+        if (err.msg)
+            fprintf(stderr, "sluice: %s\n", err.msg);
+        sl_diag_release(&diag);
+        sl_err_clear(&err);
+        sl_graph_release(&g);
+        sl_kb_close(kb);
+        sl_store_close(kb_store);
+        sl_llm_tape_close(tape);
+        sl_config_free(cfg);
+        return EXIT_USAGE;
+    }
+    opts.kb = kb;
     if (app_dir && set_app_dir(&g, app_dir, "sluice run")) {
         sl_diag_release(&diag);
         sl_graph_release(&g);
+        sl_kb_close(kb);
+        sl_store_close(kb_store);
         sl_llm_tape_close(tape);
         sl_config_free(cfg);
         return EXIT_USAGE;
@@ -843,6 +915,8 @@ out:
     sl_diag_release(&diag);
     sl_err_clear(&err);
     sl_graph_release(&g);
+    sl_kb_close(kb);
+    sl_store_close(kb_store);
     sl_llm_tape_close(tape);
     sl_config_free(cfg);
     return rc;
@@ -920,6 +994,19 @@ static int cmd_validate(int argc, char **argv)
         sl_err err = {0};
         sl_diag_init(&d);
         int rc = sl_graph_load_file(&g, &sl_nodes, cfg, va.files[i], &d, &err);
+        /* knowledge-retrieval nodes: dataset ids checked against the
+         * knowledge bases of the store, when there is one */
+        sl_store *kb_store = NULL;
+        sl_kb *kb = NULL;
+        sl_limits vl;
+        sl_limits_default(&vl);
+        if (rc == 0 && open_kb(&g, NULL, false, cfg, NULL, &vl, &kb_store, &kb) > 0) {
+            sl_graph_release(&g);
+            sl_diag_release(&d);
+            sl_diag_init(&d);
+            rc = sl_graph_load_file(&g, &sl_nodes, cfg, va.files[i], &d, &err);
+        }
+        sl_config_set_kb(cfg, NULL);
         print_diag(&d, quiet);
         if (rc < 0) {
             bad++;
@@ -930,6 +1017,8 @@ static int cmd_validate(int argc, char **argv)
         sl_diag_release(&d);
         sl_err_clear(&err);
         sl_graph_release(&g);
+        sl_kb_close(kb);
+        sl_store_close(kb_store);
     }
     sl_config_free(cfg);
     if (!files) {
