@@ -422,6 +422,7 @@ static sl_value *execute(job *j)
     sl_run_opts_init(&o);
     o.limits = S.o.limits;
     o.config = S.o.config;
+    o.kb = S.kb;  /* knowledge-retrieval nodes search the Knowledge API's bases */
     o.inputs = j->inputs;
     o.user_id = j->user;
     o.run_id = l->id;

@@ -6,7 +6,7 @@
 # an LLM node's context gets the results (the LLM stand-in's echo model);
 # a failing service fails the run, naming it; a knowledge base made with
 # `sluice kb` and bound by a line is searched with `--data` beside the
-# external one.  Prints TAP.
+# external one, and by `sluice serve`'s runs.  Prints TAP.
 . "$(dirname "$0")/lib.bash"
 
 unset SLUICE_DATA SLUICE_CONFIG
@@ -161,6 +161,31 @@ d = [x for x in r if x["metadata"]["dataset_name"] == "docs"][0]
 assert d["title"] == "alpha.txt" and "alpha protocol" in d["content"], d
 assert d["metadata"]["data_source_type"] == "upload_file" and d["metadata"]["segment_id"], d
 assert [x["metadata"]["position"] for x in r] == list(range(1, len(r) + 1)), r
+' "$T/out"
+
+# ---- sluice serve: a run searches the server's knowledge bases ----
+sl app import app.yml --data "$T/data"
+APP=$(cat "$T/out")
+sl app key create "$APP" --data "$T/data"
+KEY=$(cat "$T/out")
+SPORT=$(free_port)
+"$SLUICE" serve --listen "127.0.0.1:$SPORT" --data "$T/data" --config sluice.yml \
+    >/dev/null 2>"$T/serve.err" &
+PIDS+=($!)
+for ((i = 0; i < 100; i++)); do
+    curl -s --max-time 1 "http://127.0.0.1:$SPORT/health" 2>/dev/null | grep -q '"ok"' && break
+    sleep 0.05
+done
+curl -s --max-time 30 -o "$T/out" -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \
+    -d '{"inputs": {"query": "alpha"}, "response_mode": "blocking", "user": "u"}' \
+    "http://127.0.0.1:$SPORT/v1/workflows/run"
+check "serve: the run's result holds the store's and the external knowledge bases' chunks" \
+    /usr/bin/python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))["data"]
+assert d["status"] == "succeeded", d
+names = [x["metadata"]["dataset_name"] for x in d["outputs"]["result"]]
+assert "docs" in names and "5f1b7c1e-0000-4000-8000-00000000aaaa" in names, names
 ' "$T/out"
 
 echo "1..$n"
