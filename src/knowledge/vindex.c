@@ -589,6 +589,9 @@ static int approx(const sl_vindex *ix, sl_hnsw_dot_fn dot, const float *q, size_
             return 1;
     }
     size_t fetch = keep ? (size_t)((double)k / share * VX_OVERFETCH) + 16 : k;
+    /* what the graph must give: k, or without a filter all its live rows
+     * when it has fewer (the tail gives the rest) */
+    size_t need = keep || k < live ? k : live;
     if (fetch > live)
         fetch = live;
     uint64_t *slots = NULL;
@@ -615,10 +618,15 @@ static int approx(const sl_vindex *ix, sl_hnsw_dot_fn dot, const float *q, size_
             /* scored again exactly: the same score on both paths */
             heap_push(h, dot(q, ix->rows + s * ix->dims, ix->dims), ix->ids[s]);
         }
-        if (kept >= k || got < fetch || !keep) {
+        /* Enough, or else more candidates; a graph that has given all it
+         * can (deleted elements eat into what it returns) leaves the answer
+         * to the exact scan, which misses nothing. */
+        if (kept >= need) {
             rc = 0;
             break;
         }
+        if (got < fetch || fetch >= live)
+            break;
         fetch *= 4;
         if (fetch > live)
             fetch = live;

@@ -483,6 +483,30 @@ static void test_approx(void)
     double r400 = recall(ix, qs, nq, d, 10, NULL, NULL);
     CHECK(r400 >= r && r400 >= 0.97, "ef_search 400: recall %.3f", r400);
 
+    /* most of the graph removed: what it cannot give, the exact scan does */
+    sl_vindex *sparse = sl_vindex_new(d, &err);
+    sl_vindex_add_many(sparse, ids, all, n, &err);
+    sl_vindex_build(sparse, &(sl_vindex_build_opts){.m = 8, .threads = 2}, &err);
+    for (int i = 0; i < n; i++)
+        if (i % 50)
+            sl_vindex_remove(sparse, ids[i]);
+    int short_or_wrong = 0;
+    for (int i = 0; i < nq; i++) {
+        sl_vindex_search(sparse, qs + (size_t)i * d, 10, NULL, NULL, false, a, &na, &err);
+        sl_vhit ex[10];
+        size_t nx;
+        sl_vindex_search(sparse, qs + (size_t)i * d, 10, NULL, NULL, true, ex, &nx, &err);
+        if (na != 10 || nx != 10)
+            short_or_wrong++;
+        for (size_t j = 0; j < na; j++)
+            if (ids[(a[j].id - 1000)] % 50 != 1000 % 50)
+                short_or_wrong++;
+    }
+    CHECK(sl_vindex_count(sparse) == (size_t)n / 50 && !short_or_wrong,
+          "49 of 50 graph rows removed: still 10 live hits a query (%d short or wrong)",
+          short_or_wrong);
+    sl_vindex_free(sparse);
+
     /* concurrent searches */
     sl_vhit *want = malloc((size_t)nq * 10 * sizeof *want);
     for (int i = 0; i < nq; i++)
