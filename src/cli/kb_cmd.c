@@ -29,7 +29,7 @@
 #include "store/store.h"
 
 enum { O_DATA = 1, O_CONFIG, O_EMBED, O_SEARCH, O_FORM, O_RULE, O_DESC, O_META, O_MODE,
-       O_TOPK, O_THRESHOLD, O_JSON, O_RECORD, O_REPLAY, O_EXACT, O_WEIGHTS, O_FILTER, O_LIMIT };
+       O_TOPK, O_THRESHOLD, O_JSON, O_RECORD, O_REPLAY, O_EXACT, O_WEIGHTS, O_FILTER, O_LIMIT, O_RERANK };
 
 static const sl_opt kb_opts[] = {
     {"--embedding", NULL, "PROVIDER/MODEL", "create: the embedding model (else keywords only,\n"
@@ -50,6 +50,8 @@ static const sl_opt kb_opts[] = {
     {"--filter", NULL, "JSON", "search: Dify's metadata_filtering_conditions\n"
                                "({\"logical_operator\": \"and\", \"conditions\": [{\"name\",\n"
                                "\"comparison_operator\", \"value\"}]})", O_FILTER},
+    {"--rerank", NULL, "PROVIDER/MODEL", "search: rerank the chunks found with this model\n"
+                                         "(Jina/Cohere /rerank)", O_RERANK},
     {"--exact", NULL, NULL, "search: scan every vector (no approximate index)", O_EXACT},
     {"--json", NULL, NULL, "print JSON (Dify's objects) instead of text", O_JSON},
     {"--record", NULL, "FILE", "append every model exchange to FILE", O_RECORD},
@@ -81,7 +83,7 @@ static const sl_optspec kb_spec = {
 
 typedef struct {
     const char *data, *config, *embed, *search, *form, *rule, *desc, *mode, *record, *replay,
-        *weights, *filter;
+        *weights, *filter, *rerank;
     int top_k;
     double threshold;
     bool has_threshold, json, exact;
@@ -115,6 +117,7 @@ static int on_opt(void *ud, int id, const char *v)
     case O_REPLAY: a->replay = v; return 0;
     case O_WEIGHTS: a->weights = v; return 0;
     case O_FILTER: a->filter = v; return 0;
+    case O_RERANK: a->rerank = v; return 0;
     case O_LIMIT: {
         sl_err e = {0};
         if (sl_limits_set(&a->limits, v, &e) < 0) {
@@ -416,6 +419,18 @@ static int kb_search(sl_kb *k, const kb_args *a)
         q.reranking_mode = "weighted_score";
     }
     q.exact = a->exact;
+    char *rprov = NULL;
+    if (a->rerank) {
+        const char *slash = strrchr(a->rerank, '/');
+        if (!slash || slash == a->rerank || !slash[1]) {
+            fprintf(stderr, "sluice kb search: --rerank: PROVIDER/MODEL, not '%s'\n", a->rerank);
+            return 2;
+        }
+        rprov = sl_xstrndup(a->rerank, (size_t)(slash - a->rerank));
+        q.reranking_mode = "reranking_model";
+        q.rerank_provider = rprov;
+        q.rerank_model = slash + 1;
+    }
     sl_value *filter = NULL;
     if (a->filter) {
         json_error_t je;
@@ -425,6 +440,7 @@ static int kb_search(sl_kb *k, const kb_args *a)
                             " \"conditions\": [...]}%s%s\n", filter ? "" : ": ",
                     filter ? "" : je.text);
             json_decref(filter);
+            free(rprov);
             return 2;
         }
         q.conditions = filter;
@@ -433,6 +449,7 @@ static int kb_search(sl_kb *k, const kb_args *a)
     long long tokens;
     int rc = sl_kb_search(k, a->args[1], &q, &recs, &tokens, &err);
     json_decref(filter);
+    free(rprov);
     if (rc)
         return fail("search", &err);
     if (a->json)

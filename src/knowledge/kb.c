@@ -937,6 +937,9 @@ static int embed(sl_kb *k, const sl_value *info, const char *const *texts, size_
                                     str_of(info, "embedding_model", ""));
     sl_embed_opts o = {.batch = k->env.limits.embed_batch,
                        .dims = (int)num_of(info, "dims", 0),
+                       /* the size of the vectors kept is checked, not asked
+                        * for: some models refuse `dimensions` */
+                       .dims_check_only = true,
                        .cancelled = p ? embed_cancelled : NULL,
                        .progress = p ? on_embedded : NULL,
                        .ud = p,
@@ -2314,6 +2317,7 @@ static void save_index(sl_kb *k, const cache *c, const sl_value *row, long long 
             sl_value *ni = json_deep_copy(info);
             json_object_set_new(ni, "index_blob", json_string(key));
             json_object_set_new(ni, "index_generation", json_integer(gen));
+            json_object_set_new(ni, "index_dims", json_integer(c->dims));
             if (!sl_store_kb_set(k->env.store, c->kb_id, NULL, ni, NULL)) {
                 if (old)
                     sl_store_blob_delete(k->env.store, old, NULL);
@@ -2338,6 +2342,27 @@ static int cache_vectors(sl_kb *k, cache *c, const sl_value *row, int dims, sl_e
     const char *kid = c->kb_id;
     c->generation = gen;
     c->dims = dims;
+    /* the saved index when it is of this generation: it holds the rows
+     * too, so only their numbers come from the store */
+    const sl_value *info = json_object_get(row, "info");
+    const char *key = str_of(info, "index_blob", NULL);
+    if (key && (long long)num_of(info, "index_generation", -1) == gen &&
+        (long long)num_of(info, "index_dims", -1) == dims) {
+        int fd = sl_store_blob_open(k->env.store, key, NULL, NULL);
+        sl_vindex *ix = NULL;
+        if (fd >= 0 && !sl_vindex_load(fd, &ix, NULL) && sl_vindex_dims(ix) == dims &&
+            !sl_store_kb_vectors(k->env.store, kid, dims, &c->ns, &c->docs, NULL, &c->count,
+                                 NULL) &&
+            sl_vindex_count(ix) == c->count) {
+            c->ix = ix;
+            close(fd);
+            return 0;
+        }
+        sl_vindex_free(ix);
+        if (fd >= 0)
+            close(fd);
+        cache_vectors_free(c);
+    }
     float *vecs = NULL;
     int rc = sl_store_kb_vectors(k->env.store, kid, dims, &c->ns, &c->docs, &vecs, &c->count, err);
     if (!rc && !(c->ix = sl_vindex_new(dims, err)))
@@ -2345,27 +2370,9 @@ static int cache_vectors(sl_kb *k, cache *c, const sl_value *row, int dims, sl_e
     if (!rc && c->count && sl_vindex_add_many(c->ix, c->ns, vecs, c->count, err))
         rc = -1;
     free(vecs);
-    if (!rc && c->count >= APPROX_MIN) {
-        /* the approximate index: the saved one when it is of this generation */
-        const sl_value *info = json_object_get(row, "info");
-        const char *key = str_of(info, "index_blob", NULL);
-        bool loaded = false;
-        if (key && (long long)num_of(info, "index_generation", -1) == gen) {
-            int fd = sl_store_blob_open(k->env.store, key, NULL, NULL);
-            sl_vindex *ix = NULL;
-            if (fd >= 0 && !sl_vindex_load(fd, &ix, NULL) && sl_vindex_count(ix) == c->count) {
-                sl_vindex_free(c->ix);
-                c->ix = ix;
-                loaded = true;
-            } else {
-                sl_vindex_free(ix);
-            }
-            if (fd >= 0)
-                close(fd);
-        }
-        if (!loaded && !sl_vindex_build(c->ix, NULL, NULL))
-            save_index(k, c, row, gen);
-    }
+    /* the approximate index, built once for the knowledge base and saved */
+    if (!rc && c->count >= APPROX_MIN && !sl_vindex_build(c->ix, NULL, NULL))
+        save_index(k, c, row, gen);
     if (rc)
         cache_vectors_free(c);
     return rc;
@@ -2402,7 +2409,12 @@ static int model_rerank(sl_kb *k, const sl_kb_query *q, const char *const *docs,
         return sl_err_prefix(err, "rerank model %s", q->rerank_model ? q->rerank_model : "");
     sl_rerank_hit *hits = sl_xcalloc(n ? n : 1, sizeof *hits);
     size_t got = 0;
-    int rc = sl_llm_rerank(ep, model, q->query, docs, n, n, k->env.tape, hits, &got, err);
+    char *tape_model = sl_xasprintf("%s/%s", q->rerank_provider ? q->rerank_provider : "",
+                                    q->rerank_model);
+    sl_rerank_opts o = {.cancelled = q->cancelled, .ud = q->ud, .tape_model = tape_model};
+    int rc = sl_llm_rerank_with(ep, model, q->query, docs, n, n, &o, k->env.tape, hits, &got,
+                                err);
+    free(tape_model);
     for (size_t i = 0; i < n; i++)
         scores[i] = -1;
     for (size_t i = 0; !rc && i < got; i++)

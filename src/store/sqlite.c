@@ -1873,17 +1873,21 @@ static int sq_kb_vectors(sl_store_be *s, const char *kb_id, int dims, long long 
 {
     *ns = NULL;
     *docs = NULL;
-    *vecs = NULL;
+    if (vecs)
+        *vecs = NULL;
     *count = 0;
     q x;
-    if (!q_open(&x, s, "SELECT c.n, c.vec, c.doc FROM kb_chunks c JOIN kb k ON k.n=c.kb"
-                       " WHERE k.id=?1 AND c.vec IS NOT NULL ORDER BY c.n"))
+    /* without vecs only the numbers: the partial index answers alone */
+    if (!q_open(&x, s, vecs ? "SELECT c.n, c.vec, c.doc FROM kb_chunks c JOIN kb k ON k.n=c.kb"
+                              " WHERE k.id=?1 AND c.vec IS NOT NULL ORDER BY c.n"
+                            : "SELECT c.n, NULL, c.doc FROM kb_chunks c JOIN kb k ON k.n=c.kb"
+                              " WHERE k.id=?1 AND c.vec IS NOT NULL ORDER BY c.n"))
         return db_err(err, s->r, "read vectors");
     bind_text(x.st, 1, kb_id);
     size_t cap = 0, n = 0;
     int rc = 0;
     while (sqlite3_step(x.st) == SQLITE_ROW) {
-        if (sqlite3_column_bytes(x.st, 1) != dims * (int)sizeof(float)) {
+        if (vecs && sqlite3_column_bytes(x.st, 1) != dims * (int)sizeof(float)) {
             rc = sl_err_set(err, SL_EPARSE,
                             "store: a vector of knowledge base %s has %d bytes, not %d dimensions;"
                             " add its documents again",
@@ -1894,20 +1898,24 @@ static int sq_kb_vectors(sl_store_be *s, const char *kb_id, int dims, long long 
             cap = cap ? cap * 2 : 1024;
             *ns = sl_xrealloc(*ns, cap * sizeof **ns);
             *docs = sl_xrealloc(*docs, cap * sizeof **docs);
-            *vecs = sl_xrealloc(*vecs, cap * (size_t)dims * sizeof(float));
+            if (vecs)
+                *vecs = sl_xrealloc(*vecs, cap * (size_t)dims * sizeof(float));
         }
         (*ns)[n] = sqlite3_column_int64(x.st, 0);
         (*docs)[n] = sqlite3_column_int64(x.st, 2);
-        copy_vec(x.st, 1, *vecs + n * (size_t)dims, dims);
+        if (vecs)
+            copy_vec(x.st, 1, *vecs + n * (size_t)dims, dims);
         n++;
     }
     q_close(&x);
     if (rc) {
         free(*ns);
         free(*docs);
-        free(*vecs);
         *ns = *docs = NULL;
-        *vecs = NULL;
+        if (vecs) {
+            free(*vecs);
+            *vecs = NULL;
+        }
         return -1;
     }
     *count = n;

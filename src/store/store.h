@@ -249,7 +249,8 @@ int sl_store_kb_doc_delete(sl_store *s, const char *kb_id, const char *doc_id, s
 sl_value *sl_store_kb_chunks(sl_store *s, const char *kb_id, const char *doc_id, float **vecs,
                              int dims);
 /* Every vector of a knowledge base: its row number, its document's (the
- * "n" of sl_store_kb_docs) and dims floats each (malloc'd). */
+ * "n" of sl_store_kb_docs) and dims floats each (malloc'd; vecs NULL:
+ * the numbers alone). */
 int sl_store_kb_vectors(sl_store *s, const char *kb_id, int dims, long long **ns,
                         long long **docs, float **vecs, size_t *count, sl_err *err);
 /* Full-text search: an FTS5 query over the indexed texts; the best limit

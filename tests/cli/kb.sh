@@ -81,6 +81,13 @@ sl kb search pets "cats sleep" --mode hybrid --top-k 1 --json
 check "search: hybrid, top 1" jqt 'length == 1 and .[0].segment.document.name == "cats.txt"' "$T/out"
 sl kb search pets "cats sleep" --mode hybrid --weights 0.5,0.5 --json
 check "search: hybrid with weights" jqt '.[0].segment.document.name == "cats.txt"' "$T/out"
+sl kb search pets "loyal dogs fetch" --mode vector --rerank openai/overlap --json
+check "search: a rerank model scores and orders the chunks (llmd's overlap: the share of query words)" \
+    jqt 'length == 3 and .[0].segment.document.name == "dogs.txt" and .[0].score == 1 and
+         .[1].score < 1' "$T/out"
+sl kb search pets "cats" --rerank nomodel
+check "search: --rerank without a provider says the form (exit $rc)" \
+    eval '[ "$rc" = 2 ] && err_has "PROVIDER/MODEL"'
 sl kb search pets "cats sleep" --threshold 0.99 --json
 check "search: a threshold above every score keeps none" jqt 'length == 0' "$T/out"
 sl kb search pets 'AND OR "(* -x' --mode keyword
