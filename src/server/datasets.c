@@ -1166,8 +1166,8 @@ static unsigned unsupported(ctx *x)
 {
     return fail(x, 501, "not_supported",
                 "%s /v1%s: sluice does not support this route of the Knowledge API yet (changes "
-                "to child chunks, tags, downloads and pipelines are not served; "
-                "docs/knowledge.md)",
+                "to child chunks, tags, the model list, downloads and pipelines are not "
+                "served; docs/knowledge.md)",
                 x->r->method, x->r->path);
 }
 
@@ -1224,6 +1224,7 @@ static const struct {
     {"POST", "/datasets/:/metadata/built-in/:", md_builtin_action, true},
     {"PATCH", "/datasets/:/metadata/:", md_rename, true},
     {"DELETE", "/datasets/:/metadata/:", md_delete, true},
+    {"*", "/workspaces/current/models/model-types/*", unsupported, false},
 };
 
 /* Whether path matches pattern, filling cap (may be NULL) with the ":"
@@ -1254,7 +1255,9 @@ static bool match(const char *pattern, const char *path, char (*cap)[ID_MAX])
 
 bool sl_datasets_path(const char *path)
 {
-    return !strncmp(path, "/datasets", 9) && (!path[9] || path[9] == '/');
+    static const char models[] = "/workspaces/current/models/model-types/";
+    return (!strncmp(path, "/datasets", 9) && (!path[9] || path[9] == '/')) ||
+           !strncmp(path, models, sizeof models - 1);
 }
 
 bool sl_datasets_upload(const char *method, const char *path)

@@ -39,7 +39,8 @@ typedef struct {
 } sl_datasets_req;
 
 /* Whether a path (after /v1) belongs to the Knowledge API: "/datasets" and
- * everything under it. */
+ * everything under it, and the models a dataset key may list
+ * ("/workspaces/current/models/model-types/…"). */
 bool sl_datasets_path(const char *path);
 
 /* Whether a request is a multipart upload of a document (its file part is

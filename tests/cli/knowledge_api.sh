@@ -427,6 +427,10 @@ check "the field is gone" is 200 '[.doc_metadata[] | select(.name == "department
 # ---- refused routes, wrong methods ----
 get /v1/datasets/tags
 check "tags: refused by name (501)" is 501 '.code == "not_supported" and (.message | contains("/v1/datasets/tags"))'
+get /v1/workspaces/current/models/model-types/text-embedding
+check "the model list: refused by name (501), not 401" is 501 '.message | contains("model-types")'
+req "$AK" GET /v1/workspaces/current/models/model-types/text-embedding
+check "the model list with an app key: 401" is 401
 req "$K" PUT "/v1/datasets/$DS"
 check "PUT on a dataset: 405" is 405
 get "/v1/datasets/$DS/nonsense"
