@@ -9,6 +9,7 @@
 #     lists, details, indexing-status, status actions, segments, retrieve
 #     and hit-testing (Dify's record shape, scores, metadata filters), the
 #     metadata endpoints (both built-in spellings).
+#   - a served app's knowledge-retrieval node finds what the API added.
 #   - errors in Dify's envelope: unknown dataset/document/segment, bad
 #     process_rule (Dify's messages), a query over 250 characters, refused
 #     routes (child chunks, tags) naming themselves.
@@ -423,6 +424,42 @@ del "/v1/datasets/$DS/metadata/$MD"
 check "DELETE metadata/{id}: 204" is 204
 get "/v1/datasets/$DS/metadata"
 check "the field is gone" is 200 '[.doc_metadata[] | select(.name == "department")] | length == 0'
+
+# ---- what the API built, a served app's knowledge-retrieval node finds ----
+cat >"$T/rag.yml" <<'EOF'
+app: {mode: workflow, name: kbapi-rag}
+kind: app
+version: 0.1.5
+workflow:
+  graph:
+    nodes:
+    - id: start
+      data:
+        type: start
+        title: Start
+        variables:
+        - {variable: q, label: q, type: text-input, required: true}
+    - id: kr
+      data:
+        type: knowledge-retrieval
+        title: Retrieve
+        query_variable_selector: [start, q]
+        dataset_ids: [Handbook]
+        retrieval_mode: multiple
+        multiple_retrieval_config: {top_k: 2, reranking_enable: false}
+    - {id: end, data: {type: end, title: End, outputs: [{variable: r, value_selector: [kr, result]}]}}
+    edges:
+    - {source: start, target: kr}
+    - {source: kr, target: end}
+EOF
+sl app import "$T/rag.yml" --data "$D"
+RAG=$(cat "$T/out")
+sl app key create "$RAG" --data "$D"
+RK=$(cat "$T/out")
+req "$RK" POST /v1/workflows/run -H 'Content-Type: application/json' \
+    --data-binary "{\"inputs\": {\"q\": \"$Q\"}, \"response_mode\": \"blocking\", \"user\": \"u\"}"
+check "a served app's knowledge-retrieval node finds what the API added" \
+    is 200 "(.data.status == \"succeeded\") and (.data.outputs.r[0].content | contains(\"30 days\")) and (.data.outputs.r[0].metadata._source == \"knowledge\") and (.data.outputs.r[0].metadata.dataset_id == \"$DS\") and (.data.outputs.r[0].metadata.document_id == \"$DOC1\")"
 
 # ---- refused routes, wrong methods ----
 get /v1/datasets/tags
