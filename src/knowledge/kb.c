@@ -412,6 +412,16 @@ static char *fts_query(const char *query, const sl_map *df, long long rows)
     return sl_buf_detach(&b);
 }
 
+char *sl_kb_index_text(const char *text)
+{
+    return fts_text(text);
+}
+
+char *sl_kb_match(const char *query)
+{
+    return fts_query(query, NULL, 0);
+}
+
 /* BM25 (FTS5's, lower is better) to 0..1: s / (s + 1) of s = -bm25, so
  * one strong match scores about 0.7-0.9 whatever else the query finds. */
 static double bm25_norm(double bm25)
