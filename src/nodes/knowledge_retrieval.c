@@ -280,7 +280,8 @@ static int check(sl_check *c, const sl_gnode *n)
         const char *id = json_string_value(v);
         snprintf(f, sizeof f, "dataset_ids[%zu]", i);
         if (!id || !*id || strlen(id) > ID_MAX) {
-            sl_check_error(c, n, v, NULL, f, "a dataset id is text of 1 to %d bytes", ID_MAX);
+            sl_check_error(c, n, d, "dataset_ids", f, "a dataset id is text of 1 to %d bytes",
+                           ID_MAX);
             bad = 1;
             continue;
         }
@@ -294,10 +295,10 @@ static int check(sl_check *c, const sl_gnode *n)
             continue;  /* bound (to a name only a run's store can check) */
         }
         if (why)
-            sl_check_warn(c, n, v, NULL, f, "dataset '%s': %s; until it is bound a run skips "
+            sl_check_warn(c, n, d, "dataset_ids", f, "dataset '%s': %s; until it is bound a run skips "
                           "it, as Dify skips unknown datasets", id, why);
         else
-            sl_check_warn(c, n, v, NULL, f, "dataset '%s' is bound to no knowledge base%s: add "
+            sl_check_warn(c, n, d, "dataset_ids", f, "dataset '%s' is bound to no knowledge base%s: add "
                           "the line `knowledge: datasets: {%s: KB_NAME}` to sluice.yml (KB_NAME "
                           "a knowledge base of `sluice kb list`, or made with `sluice kb create "
                           "KB_NAME`), or bind it to an External Knowledge API (docs/"
