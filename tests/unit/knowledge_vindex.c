@@ -12,7 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "knowledge/vindex.h"
@@ -706,8 +709,51 @@ static void test_hostile(void)
     sl_vindex_free(ix);
 }
 
+/* A process that cannot open the graph's code (here: no descriptor left
+ * for the memfd) refuses to build, says why, and searches exactly.  Run in
+ * a child before anything in this process opens that code. */
+static void test_no_graph_code(void)
+{
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct rlimit rl = {32, 32};
+        setrlimit(RLIMIT_NOFILE, &rl);
+        while (open("/dev/null", O_RDONLY) >= 0)
+            ;
+        sl_err err = {0};
+        sl_vindex *ix = sl_vindex_new(8, &err);
+        float *v = clustered(50, 8, 3, 0.3, 99);
+        for (int i = 0; i < 50; i++)
+            sl_vindex_add(ix, i, v + i * 8, &err);
+        int bad = 0;
+        if (sl_vindex_build(ix, NULL, &err) != -1 || err.code != SL_EUNSUPPORTED ||
+            !strstr(err.msg, "memfd") || !strstr(err.msg, "searches stay exact") ||
+            sl_vindex_has_approx(ix))
+            bad |= 1;
+        sl_err_clear(&err);
+        sl_vhit a[5], e[5];
+        size_t na, ne;
+        if (sl_vindex_search(ix, v, 5, NULL, NULL, false, a, &na, &err) ||
+            sl_vindex_search(ix, v, 5, NULL, NULL, true, e, &ne, &err) || na != 5 || ne != 5)
+            bad |= 2;
+        for (size_t i = 0; i < na && !(bad & 2); i++)
+            if (a[i].id != e[i].id || a[i].score != e[i].score)
+                bad |= 2;
+        _exit(bad);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+          "without a descriptor for the graph's code: the build is refused (SL_EUNSUPPORTED, "
+          "names the memfd, says searches stay exact) and searches are the exact scan's "
+          "(child status %d)",
+          st);
+}
+
 int main(void)
 {
+    test_no_graph_code();
     test_errors();
     exact_vs_naive(37, 3000, 80);
     exact_vs_naive(256, 1500, 40);
