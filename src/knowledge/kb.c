@@ -47,6 +47,8 @@ typedef struct cache {
     long long generation;   /* of the vectors */
     int dims;
     sl_vindex *ix;          /* NULL until a search needs the vectors */
+    size_t since_build;     /* rows added since the graph was built */
+    long long saved_generation;   /* of the graph in the store */
     /* row number -> document row number, sorted by row (for filters) */
     long long *ns, *docs;
     size_t count;
@@ -696,9 +698,12 @@ int sl_kb_delete(sl_kb *k, const char *id, sl_err *err)
     if (!row)
         return -1;
     int rc = sl_store_kb_delete(k->env.store, str_of(row, "id", ""), err);
-    const char *key = str_of(json_object_get(row, "info"), "index_blob", NULL);
+    const char *key = str_of(json_object_get(row, "info"), "index_blob", NULL),
+               *ids = str_of(json_object_get(row, "info"), "index_ids_blob", NULL);
     if (!rc && key)
         sl_store_blob_delete(k->env.store, key, NULL);
+    if (!rc && ids)
+        sl_store_blob_delete(k->env.store, ids, NULL);
     json_decref(row);
     return rc;
 }
@@ -2305,15 +2310,22 @@ static bool keep_row(long long id, void *ud)
 /* Keeps a built graph in the store (a blob), named in the knowledge
  * base's info with the generation it is of, so the next process loads it
  * instead of building it again.  Best effort: a failure costs a build. */
-static void save_index(sl_kb *k, const cache *c, const sl_value *row, long long gen)
+static void save_index(sl_kb *k, cache *c, const sl_value *row, long long gen)
 {
-    char key[37];
+    char key[37], ids[37];
+    if (sl_rand_uuid(ids, NULL) ||
+        sl_store_blob_put(k->env.store, ids, c->ns ? (const void *)c->ns : "",
+                          c->count * sizeof *c->ns, 0, NULL))
+        return;
     char path[] = "/tmp/sluice-index-XXXXXX";
     int fd = sl_rand_uuid(key, NULL) ? -1 : mkstemp(path);
-    if (fd < 0)
+    if (fd < 0) {
+        sl_store_blob_delete(k->env.store, ids, NULL);
         return;
+    }
     unlink(path);
     sl_blob_writer *w = NULL;
+    (void)row;
     if (!sl_vindex_save(c->ix, fd, NULL) && lseek(fd, 0, SEEK_SET) == 0 &&
         !sl_store_blob_create(k->env.store, key, 0, &w, NULL)) {
         char buf[1 << 16];
@@ -2322,57 +2334,159 @@ static void save_index(sl_kb *k, const cache *c, const sl_value *row, long long 
         while (ok && (got = read(fd, buf, sizeof buf)) > 0)
             ok = sl_blob_write(w, buf, (size_t)got, NULL) == 0;
         if (ok && !sl_blob_commit(w, NULL)) {
-            const sl_value *info = json_object_get(row, "info");
-            const char *old = str_of(info, "index_blob", NULL);
+            /* the row as the store has it now (an earlier save may have
+             * changed its info since the search read it) */
+            sl_value *now = sl_store_kb_get(k->env.store, c->kb_id);
+            const sl_value *info = json_object_get(now ? now : row, "info");
+            char *old = sl_xstrdup(str_of(info, "index_blob", "")),
+                 *oldids = sl_xstrdup(str_of(info, "index_ids_blob", ""));
             sl_value *ni = json_deep_copy(info);
             json_object_set_new(ni, "index_blob", json_string(key));
+            json_object_set_new(ni, "index_ids_blob", json_string(ids));
             json_object_set_new(ni, "index_generation", json_integer(gen));
             json_object_set_new(ni, "index_dims", json_integer(c->dims));
             if (!sl_store_kb_set(k->env.store, c->kb_id, NULL, ni, NULL)) {
-                if (old)
+                c->saved_generation = gen;
+                if (*old)
                     sl_store_blob_delete(k->env.store, old, NULL);
+                if (*oldids)
+                    sl_store_blob_delete(k->env.store, oldids, NULL);
+                *ids = 0;
             } else {
                 sl_store_blob_delete(k->env.store, key, NULL);
             }
+            free(old);
+            free(oldids);
             json_decref(ni);
+            json_decref(now);
         } else if (!ok) {
             sl_blob_abort(w);
         }
     }
+    if (*ids)
+        sl_store_blob_delete(k->env.store, ids, NULL);
     close(fd);
 }
 
-/* The knowledge base's vectors in memory, fresh (k->mu held). */
+/* Rows added since the graph was built that make it worth building again
+ * (they are scanned exactly until then). */
+static size_t rebuild_after(size_t count)
+{
+    return count / 10 > 5000 ? count / 10 : 5000;
+}
+
+/* Brings the cache's index to the store's rows (k->mu held): rows gone
+ * are removed, new ones added (their vectors read by number), so adding a
+ * document to a large knowledge base costs its own vectors, not a reload
+ * and a new graph.  The graph is built again once the rows added since
+ * its build are a tenth of all (at least 5,000).  -1 with err when the
+ * store cannot be read; the cache is then left empty. */
+static int cache_delta(sl_kb *k, cache *c, const sl_value *row, int dims, long long gen,
+                       sl_err *err)
+{
+    long long *ns = NULL, *docs = NULL;
+    size_t count = 0;
+    if (sl_store_kb_vectors(k->env.store, c->kb_id, dims, &ns, &docs, NULL, &count, err))
+        return -1;
+    /* both sorted: one merge finds what went and what came */
+    long long *added = sl_xcalloc(count + 1, sizeof *added);
+    size_t nadd = 0, i = 0, j = 0;
+    while (i < c->count || j < count) {
+        if (j == count || (i < c->count && c->ns[i] < ns[j])) {
+            sl_vindex_remove(c->ix, c->ns[i++]);
+        } else if (i == c->count || ns[j] < c->ns[i]) {
+            added[nadd++] = ns[j++];
+        } else {
+            i++, j++;
+        }
+    }
+    int rc = 0;
+    for (size_t at = 0; at < nadd && !rc; at += 1024) {
+        size_t m = nadd - at < 1024 ? nadd - at : 1024;
+        float *vecs = sl_xcalloc(m, (size_t)dims * sizeof *vecs);
+        sl_value *rows = sl_store_kb_rows(k->env.store, c->kb_id, added + at, m, vecs, dims);
+        /* rows come back in the order asked, without those gone meanwhile */
+        size_t r = 0;
+        for (size_t x = 0; x < m && !rc; x++) {
+            const sl_value *u = json_array_get(rows, r);
+            if (!u || (long long)num_of(u, "n", 0) != added[at + x])
+                continue;
+            r++;
+            rc = sl_vindex_add(c->ix, added[at + x], vecs + x * (size_t)dims, err);
+        }
+        json_decref(rows);
+        free(vecs);
+    }
+    free(added);
+    free(c->ns);
+    free(c->docs);
+    c->ns = ns;
+    c->docs = docs;
+    c->count = count;
+    c->generation = gen;
+    c->since_build += nadd;
+    if (!rc && count >= APPROX_MIN &&
+        (!sl_vindex_has_approx(c->ix) || c->since_build >= rebuild_after(count)) &&
+        !sl_vindex_build(c->ix, NULL, NULL)) {
+        c->since_build = 0;
+        save_index(k, c, row, gen);
+    } else if (!rc && nadd && sl_vindex_has_approx(c->ix) && c->saved_generation != gen &&
+               c->since_build * 4 >= rebuild_after(count)) {
+        /* the next process should not add these rows again one by one */
+        save_index(k, c, row, gen);
+    }
+    if (rc)
+        cache_vectors_free(c);
+    return rc;
+}
+
+/* The knowledge base's vectors in memory, fresh (k->mu held): loaded
+ * once (the saved graph and its rows when there is one, of any
+ * generation, else every vector from the store), then kept up to date by
+ * cache_delta. */
 static int cache_vectors(sl_kb *k, cache *c, const sl_value *row, int dims, sl_err *err)
 {
     long long gen = (long long)num_of(row, "chunks_generation", 0);
     if (c->ix && c->generation == gen && c->dims == dims)
         return 0;
-    cache_vectors_free(c);
+    if (c->ix && c->dims != dims)
+        cache_vectors_free(c);
+    if (!c->ix) {
+        /* the saved graph: its rows are the store's as of its generation */
+        const sl_value *info = json_object_get(row, "info");
+        const char *key = str_of(info, "index_blob", NULL),
+                   *ids = str_of(info, "index_ids_blob", NULL);
+        if (key && ids && (long long)num_of(info, "index_dims", -1) == dims) {
+            int fd = sl_store_blob_open(k->env.store, key, NULL, NULL);
+            sl_vindex *ix = NULL;
+            sl_buf b;
+            sl_buf_init(&b, (size_t)SL_VINDEX_MAX_ROWS * sizeof(long long));
+            if (fd >= 0 && !sl_vindex_load(fd, &ix, NULL) && sl_vindex_dims(ix) == dims &&
+                !sl_store_blob_get(k->env.store, ids, 0, &b, NULL) &&
+                b.len == sl_vindex_count(ix) * sizeof(long long)) {
+                c->ix = ix;
+                c->count = b.len / sizeof(long long);
+                c->ns = sl_xmalloc(b.len + sizeof(long long));
+                memcpy(c->ns, b.data ? b.data : "", b.len);
+                c->docs = sl_xcalloc(c->count + 1, sizeof *c->docs);
+                c->dims = dims;
+                c->saved_generation = (long long)num_of(info, "index_generation", -1);
+                ix = NULL;
+            }
+            sl_vindex_free(ix);
+            sl_buf_release(&b);
+            if (fd >= 0)
+                close(fd);
+        }
+        if (c->ix)
+            return cache_delta(k, c, row, dims, gen, err);
+    } else {
+        return cache_delta(k, c, row, dims, gen, err);
+    }
     const char *kid = c->kb_id;
     c->generation = gen;
     c->dims = dims;
-    /* the saved index when it is of this generation: it holds the rows
-     * too, so only their numbers come from the store */
-    const sl_value *info = json_object_get(row, "info");
-    const char *key = str_of(info, "index_blob", NULL);
-    if (key && (long long)num_of(info, "index_generation", -1) == gen &&
-        (long long)num_of(info, "index_dims", -1) == dims) {
-        int fd = sl_store_blob_open(k->env.store, key, NULL, NULL);
-        sl_vindex *ix = NULL;
-        if (fd >= 0 && !sl_vindex_load(fd, &ix, NULL) && sl_vindex_dims(ix) == dims &&
-            !sl_store_kb_vectors(k->env.store, kid, dims, &c->ns, &c->docs, NULL, &c->count,
-                                 NULL) &&
-            sl_vindex_count(ix) == c->count) {
-            c->ix = ix;
-            close(fd);
-            return 0;
-        }
-        sl_vindex_free(ix);
-        if (fd >= 0)
-            close(fd);
-        cache_vectors_free(c);
-    }
+    c->since_build = 0;
     float *vecs = NULL;
     int rc = sl_store_kb_vectors(k->env.store, kid, dims, &c->ns, &c->docs, &vecs, &c->count, err);
     if (!rc && !(c->ix = sl_vindex_new(dims, err)))

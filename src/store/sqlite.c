@@ -148,7 +148,7 @@ static const char *const migrations[] = {
     "CREATE TABLE kb_docs(n INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, kb INTEGER NOT NULL,"
     "  info TEXT NOT NULL, created_at INTEGER NOT NULL);"
     "CREATE INDEX kb_docs_kb ON kb_docs(kb, created_at);"
-    "CREATE TABLE kb_chunks(n INTEGER PRIMARY KEY, id TEXT NOT NULL, kb INTEGER NOT NULL,"
+    "CREATE TABLE kb_chunks(n INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL, kb INTEGER NOT NULL,"
     "  doc INTEGER NOT NULL, parent INTEGER NOT NULL, position INTEGER NOT NULL,"
     "  content TEXT NOT NULL, fts TEXT, info TEXT, vec BLOB);"
     "CREATE INDEX kb_chunks_doc ON kb_chunks(doc, parent);"

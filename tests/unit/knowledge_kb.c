@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/config.h"
 #include "knowledge/kb.h"
 #include "store/store.h"
 #include "tap.h"
@@ -212,9 +213,139 @@ static void economy(void)
     CHECK(system(cmd) == 0, "clean up");
 }
 
+/* A knowledge base large enough for the graph (20,000 vectors of 8
+ * dimensions, written through the store as sl_kb_add would): documents
+ * added and deleted after the graph was built are found and gone at once,
+ * in this process and in a fresh one that loads the saved graph. */
+static void put_doc(sl_store *s, const char *kb, const char *id, size_t first, size_t n,
+                    const float *vecs)
+{
+    sl_store_chunk *c = calloc(n, sizeof *c);
+    char (*ids)[24] = calloc(n, sizeof *ids);
+    for (size_t i = 0; i < n; i++) {
+        snprintf(ids[i], sizeof ids[i], "%zu", first + i);
+        c[i] = (sl_store_chunk){.id = ids[i], .parent = -1, .position = (int)i + 1,
+                                .content = "x", .fts = "x", .vec = vecs + i * 8};
+    }
+    sl_value *info = json_pack("{s:s, s:s, s:b}", "name", id, "indexing_status", "completed",
+                               "enabled", true);
+    sl_err err = {0};
+    if (sl_store_kb_doc_put(s, kb, id, info, c, n, 8, &err))
+        printf("# put: %s\n", err.msg);
+    json_decref(info);
+    free(c);
+    free(ids);
+}
+
+static const char *top(sl_kb *k, const char *kb, const float *q, bool exact)
+{
+    static char id[64];
+    sl_kb_query query = {.method = "semantic_search", .top_k = 1, .query = "q",
+                         .query_vector = q, .query_dims = 8, .exact = exact};
+    sl_value *r = NULL;
+    long long t;
+    sl_err err = {0};
+    if (sl_kb_search(k, kb, &query, &r, &t, &err))
+        printf("# search: %s\n", err.msg);
+    const char *s = json_string_value(
+        json_object_get(json_object_get(json_array_get(r, 0), "segment"), "id"));
+    snprintf(id, sizeof id, "%s", s ? s : "(none)");
+    json_decref(r);
+    return id;
+}
+
+static void graph(void)
+{
+    char dir[] = "/tmp/sl-kbg-XXXXXX";
+    if (!mkdtemp(dir)) {
+        CHECK(0, "mkdtemp");
+        return;
+    }
+    sl_store *s;
+    sl_err err = {0};
+    int interrupted;
+    CHECK(sl_store_open(dir, &s, &interrupted, &err) == 0, "store opens");
+    sl_config *cfg = sl_config_env();
+    sl_config_set_offline(cfg, true);
+    sl_kb_env env = {.store = s, .config = cfg};
+    sl_kb_limits_default(&env.limits);
+    sl_kb *k = sl_kb_open(&env, &err);
+    sl_value *spec = json_pack("{s:s, s:s, s:s, s:s}", "name", "big", "embedding_model", "m",
+                               "embedding_model_provider", "p", "indexing_technique",
+                               "high_quality"), *ds = NULL;
+    CHECK(sl_kb_create(k, spec, &ds, &err) == 0, "create: %s", err.msg);
+    char *kb = strdup(json_string_value(json_object_get(ds, "id")));
+    json_decref(ds);
+    json_decref(spec);
+    /* 20,000 points spread on the sphere; document i holds 1,000 */
+    size_t n = 20000;
+    float *v = malloc(n * 8 * sizeof *v);
+    unsigned x = 12345;
+    for (size_t i = 0; i < n * 8; i++) {
+        x = x * 1103515245u + 12345u;
+        v[i] = (float)((x >> 8) % 2000) / 1000.0f - 1.0f;
+    }
+    for (size_t d = 0; d < 20; d++) {
+        char id[16];
+        snprintf(id, sizeof id, "d%zu", d);
+        put_doc(s, kb, id, d * 1000, 1000, v + d * 1000 * 8);
+    }
+    sl_value *row = sl_store_kb_get(s, kb), *ki = json_deep_copy(json_object_get(row, "info"));
+    json_object_set_new(ki, "dims", json_integer(8));
+    sl_store_kb_set(s, kb, NULL, ki, &err);
+    json_decref(ki);
+    json_decref(row);
+    float q[8] = {0.9f, -0.3f, 0.2f, 0.1f, -0.5f, 0.4f, 0.0f, 0.7f};
+    char first[64];
+    snprintf(first, sizeof first, "%s", top(k, kb, q, false));
+    CHECK(strcmp(first, "(none)") && !strcmp(first, top(k, kb, q, true)),
+          "the graph's best is the scan's (%s)", first);
+    row = sl_store_kb_get(s, kb);
+    CHECK(json_is_string(json_object_get(json_object_get(row, "info"), "index_blob")),
+          "the graph was saved");
+    json_decref(row);
+    /* a new document exactly at the query: found at once, without a rebuild */
+    float at[8];
+    memcpy(at, q, sizeof at);
+    put_doc(s, kb, "new", 900000, 1, at);
+    CHECK(!strcmp(top(k, kb, q, false), "900000"), "a document added after the build is found");
+    /* deleting it: gone at once */
+    CHECK(sl_kb_doc_delete(k, kb, "new", &err) == 0, "delete it");
+    CHECK(!strcmp(top(k, kb, q, false), first), "... and gone (the best is %s again)", first);
+    /* a fresh process: the saved graph, then what changed since */
+    put_doc(s, kb, "new2", 900001, 1, at);
+    sl_kb_close(k);
+    k = sl_kb_open(&env, &err);
+    CHECK(!strcmp(top(k, kb, q, false), "900001"),
+          "a new process loads the saved graph and adds what came after it");
+    CHECK(sl_kb_doc_delete(k, kb, "d0", &err) == 0, "delete a document of the graph");
+    size_t wrong = 0;
+    for (int t = 0; t < 20; t++) {
+        float r[8];
+        for (int e = 0; e < 8; e++) {
+            x = x * 1103515245u + 12345u;
+            r[e] = (float)((x >> 8) % 2000) / 1000.0f - 1.0f;
+        }
+        char a[64];
+        snprintf(a, sizeof a, "%s", top(k, kb, r, false));
+        wrong += strcmp(a, top(k, kb, r, true)) != 0 || (atoi(a) < 1000 && strcmp(a, "(none)"));
+    }
+    CHECK(wrong <= 1, "after the delete the graph agrees with the scan and never returns the"
+                      " deleted rows (%zu of 20 differ)", wrong);
+    free(kb);
+    free(v);
+    sl_kb_close(k);
+    sl_store_close(s);
+    sl_config_free(cfg);
+    char cmd[64];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(system(cmd) == 0, "clean up");
+}
+
 int main(void)
 {
     operators();
     economy();
+    graph();
     return tap_done();
 }
