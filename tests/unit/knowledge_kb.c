@@ -77,7 +77,7 @@ static sl_value *search(sl_kb *k, const char *kb, const char *q, const char *con
         query.conditions = c;
         long long t;
         if (sl_kb_search(k, kb, &query, &r, &t, &err))
-            printf("# search: %s\n", err.msg);
+            printf("# search: %s\n", err.msg ? err.msg : "");
     }
     json_decref(c);
     return r;
@@ -99,12 +99,12 @@ static void economy(void)
     sl_store *s;
     sl_err err = {0};
     int interrupted;
-    CHECK(sl_store_open(dir, &s, &interrupted, &err) == 0, "store opens: %s", err.msg);
+    CHECK(sl_store_open(dir, &s, &interrupted, &err) == 0, "store opens: %s", err.msg ? err.msg : "");
     sl_kb_env env = {.store = s};
     sl_kb_limits_default(&env.limits);
     sl_kb *k = sl_kb_open(&env, &err);
     sl_value *spec = json_pack("{s:s}", "name", "notes"), *ds = NULL, *doc = NULL;
-    CHECK(sl_kb_create(k, spec, &ds, &err) == 0, "create: %s", err.msg);
+    CHECK(sl_kb_create(k, spec, &ds, &err) == 0, "create: %s", err.msg ? err.msg : "");
     CHECK(!strcmp(json_string_value(json_object_get(ds, "indexing_technique")), "economy"),
           "no embedding model: economy");
     const char *id = json_string_value(json_object_get(ds, "id"));
@@ -112,10 +112,10 @@ static void economy(void)
     sl_kb_doc_in a = {.name = "a.txt", .text = "Apples grow on trees in the orchard."};
     sl_kb_doc_in b = {.name = "b.txt", .text = "Bananas grow in warm places."};
     bool same;
-    CHECK(sl_kb_add(k, kb, &a, &doc, &same, &err) == 0 && !same, "add a: %s", err.msg);
+    CHECK(sl_kb_add(k, kb, &a, &doc, &same, &err) == 0 && !same, "add a: %s", err.msg ? err.msg : "");
     char *doc_a = strdup(json_string_value(json_object_get(doc, "id")));
     json_decref(doc);
-    CHECK(sl_kb_add(k, kb, &b, &doc, &same, &err) == 0, "add b: %s", err.msg);
+    CHECK(sl_kb_add(k, kb, &b, &doc, &same, &err) == 0, "add b: %s", err.msg ? err.msg : "");
     json_decref(doc);
     sl_value *r = search(k, kb, "orchard trees", NULL);
     CHECK(json_array_size(r) == 1 && !strcmp(first_doc(r), "a.txt"), "keyword search finds a");
@@ -144,7 +144,7 @@ static void economy(void)
     sl_value *patch = json_pack("{s:s}", "content", "Pears ripen in autumn."), *out = NULL;
     CHECK(sl_kb_segment_update(k, kb, doc_a, seg, patch, &out, &err) == 0 &&
               !strcmp(json_string_value(json_object_get(out, "id")), seg),
-          "update keeps the segment's id: %s", err.msg);
+          "update keeps the segment's id: %s", err.msg ? err.msg : "");
     json_decref(out);
     json_decref(patch);
     r = search(k, kb, "orchard", NULL);
@@ -155,7 +155,7 @@ static void economy(void)
     json_decref(r);
     sl_value *add = json_pack("[{s:s}]", "content", "Cherries are red."), *added = NULL;
     CHECK(sl_kb_segments_add(k, kb, doc_a, add, &added, &err) == 0 && json_array_size(added) == 1,
-          "segments add: %s", err.msg);
+          "segments add: %s", err.msg ? err.msg : "");
     json_decref(added);
     json_decref(add);
     r = search(k, kb, "cherries", NULL);
@@ -176,7 +176,7 @@ static void economy(void)
     CHECK(sl_kb_field_add(k, kb, "Bad Name", "string", &f, &err) == -1, "a field name is checked");
     CHECK(sl_kb_field_add(k, kb, "x", "blob", &f, &err) == -1, "a field type is checked");
     sl_value *vals = json_pack("{s:s}", "kind", "fruit");
-    CHECK(sl_kb_doc_meta(k, kb, doc_a, vals, false, &err) == 0, "set metadata: %s", err.msg);
+    CHECK(sl_kb_doc_meta(k, kb, doc_a, vals, false, &err) == 0, "set metadata: %s", err.msg ? err.msg : "");
     json_decref(vals);
     vals = json_pack("{s:s}", "nope", "x");
     CHECK(sl_kb_doc_meta(k, kb, doc_a, vals, false, &err) == -1, "a value of no field is refused");
@@ -231,7 +231,7 @@ static void put_doc(sl_store *s, const char *kb, const char *id, size_t first, s
                                "enabled", true);
     sl_err err = {0};
     if (sl_store_kb_doc_put(s, kb, id, info, c, n, 8, &err))
-        printf("# put: %s\n", err.msg);
+        printf("# put: %s\n", err.msg ? err.msg : "");
     json_decref(info);
     free(c);
     free(ids);
@@ -246,7 +246,7 @@ static const char *top(sl_kb *k, const char *kb, const float *q, bool exact)
     long long t;
     sl_err err = {0};
     if (sl_kb_search(k, kb, &query, &r, &t, &err))
-        printf("# search: %s\n", err.msg);
+        printf("# search: %s\n", err.msg ? err.msg : "");
     const char *s = json_string_value(
         json_object_get(json_object_get(json_array_get(r, 0), "segment"), "id"));
     snprintf(id, sizeof id, "%s", s ? s : "(none)");
@@ -273,7 +273,7 @@ static void graph(void)
     sl_value *spec = json_pack("{s:s, s:s, s:s, s:s}", "name", "big", "embedding_model", "m",
                                "embedding_model_provider", "p", "indexing_technique",
                                "high_quality"), *ds = NULL;
-    CHECK(sl_kb_create(k, spec, &ds, &err) == 0, "create: %s", err.msg);
+    CHECK(sl_kb_create(k, spec, &ds, &err) == 0, "create: %s", err.msg ? err.msg : "");
     char *kb = strdup(json_string_value(json_object_get(ds, "id")));
     json_decref(ds);
     json_decref(spec);
