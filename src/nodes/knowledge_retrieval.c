@@ -42,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/map.h"
 #include "engine/config.h"
 #include "engine/graph.h"
 #include "engine/limits.h"
@@ -656,45 +657,41 @@ static double score_of(const sl_value *v)
     return sl_value_is_number(v) ? sl_value_number(v) : 0;
 }
 
-static int by_score_desc(const void *a, const void *b)
+/* Sorts an array of results (by metadata.score, or, with child, chunks by
+ * score) best first, ties in their order: up to 100 knowledge bases of up
+ * to 1,000 chunks each, so n log n. */
+typedef struct {
+    sl_value *v;
+    double score;
+    size_t at;
+} ranked;
+
+static int ranked_cmp(const void *a, const void *b)
 {
-    double sa = score_of(json_object_get(json_object_get(*(sl_value *const *)a, "metadata"),
-                                         "score"));
-    double sb = score_of(json_object_get(json_object_get(*(sl_value *const *)b, "metadata"),
-                                         "score"));
-    return sa < sb ? 1 : sa > sb ? -1 : 0;
+    const ranked *x = a, *y = b;
+    if (x->score != y->score)
+        return x->score < y->score ? 1 : -1;
+    return x->at < y->at ? -1 : x->at > y->at;
 }
 
-static int chunk_desc(const void *a, const void *b)
-{
-    double sa = score_of(json_object_get(*(sl_value *const *)a, "score"));
-    double sb = score_of(json_object_get(*(sl_value *const *)b, "score"));
-    return sa < sb ? 1 : sa > sb ? -1 : 0;
-}
-
-/* Sorts an array of items best first; stable (qsort is not: ties keep
- * their order through the index). */
-static void sort_items(sl_value *items, int (*cmp)(const void *, const void *))
+static void sort_items(sl_value *items, bool child)
 {
     size_t n = json_array_size(items);
     if (n < 2)
         return;
-    sl_value **v = sl_xcalloc(n, sizeof *v);
-    for (size_t i = 0; i < n; i++)
-        v[i] = json_incref(json_array_get(items, i));
-    /* insertion sort keeps ties in order; n is at most a few hundred */
-    for (size_t i = 1; i < n; i++) {
-        sl_value *t = v[i];
-        size_t j = i;
-        while (j > 0 && cmp(&v[j - 1], &t) > 0) {
-            v[j] = v[j - 1];
-            j--;
-        }
-        v[j] = t;
+    ranked *v = sl_xcalloc(n, sizeof *v);
+    for (size_t i = 0; i < n; i++) {
+        sl_value *it = json_array_get(items, i);
+        const sl_value *sc = child ? json_object_get(it, "score")
+                                   : json_object_get(json_object_get(it, "metadata"), "score");
+        v[i] = (ranked){json_incref(it), score_of(sc), i};
+        if (isnan(v[i].score))
+            v[i].score = 0;
     }
+    qsort(v, n, sizeof *v, ranked_cmp);
     json_array_clear(items);
     for (size_t i = 0; i < n; i++)
-        json_array_append_new(items, v[i]);
+        json_array_append_new(items, v[i].v);
     free(v);
 }
 
@@ -721,7 +718,7 @@ static sl_value *item_of_record(const avail *a, const sl_value *r)
     sl_value *children = json_is_array(json_object_get(r, "child_chunks"))
                              ? json_deep_copy(json_object_get(r, "child_chunks"))
                              : json_array();
-    sort_items(children, chunk_desc);
+    sort_items(children, true);
     sl_value *meta = json_object();
     json_object_set_new(meta, "_source", json_string("knowledge"));
     json_object_set_new(meta, "dataset_id", json_string(a->id));
@@ -841,25 +838,31 @@ static int search_one(kr *k, const avail *a, const sl_value *conds, sl_value *it
     return 0;
 }
 
-/* The item a reranked record stands for: by segment id. */
-static sl_value *item_for(const sl_value *items, const sl_value *rec)
+/* The items reranked records stand for, by segment id ("external-N" for
+ * the Nth item, an external record). */
+static void index_items(const sl_value *items, sl_map *m)
+{
+    sl_map_init(m);
+    sl_map_reserve(m, json_array_size(items));
+    for (size_t i = 0; i < json_array_size(items); i++) {
+        sl_value *it = json_array_get(items, i);
+        const sl_value *md = json_object_get(it, "metadata");
+        const char *ds = json_string_value(json_object_get(md, "data_source_type"));
+        const char *sid = json_string_value(json_object_get(md, "segment_id"));
+        char key[40];
+        if (ds && !strcmp(ds, "external")) {
+            snprintf(key, sizeof key, "external-%zu", i);
+            sid = key;
+        }
+        if (sid && !sl_map_get(m, sid))
+            sl_map_put(m, sid, it);
+    }
+}
+
+static sl_value *item_for(const sl_map *m, const sl_value *rec)
 {
     const char *sid = json_string_value(json_object_get(json_object_get(rec, "segment"), "id"));
-    if (!sid)
-        return NULL;
-    if (!strncmp(sid, "external-", 9)) {
-        const sl_value *it = json_array_get(items, strtoul(sid + 9, NULL, 10));
-        const char *ds = json_string_value(
-            json_object_get(json_object_get(it, "metadata"), "data_source_type"));
-        return ds && !strcmp(ds, "external") ? (sl_value *)it : NULL;
-    }
-    for (size_t i = 0; i < json_array_size(items); i++) {
-        const sl_value *m = json_object_get(json_array_get(items, i), "metadata");
-        const char *s = json_string_value(json_object_get(m, "segment_id"));
-        if (s && !strcmp(s, sid))
-            return json_array_get(items, i);
-    }
-    return NULL;
+    return sid ? sl_map_get(m, sid) : NULL;
 }
 
 static int multiple(kr *k, const sl_value *conds, sl_value **out)
@@ -920,7 +923,7 @@ static int multiple(kr *k, const sl_value *conds, sl_value **out)
         /* Dify: no reranking model, no rerank runner: every candidate is
          * kept as it is, best first */
         json_decref(records);
-        sort_items(items, by_score_desc);
+        sort_items(items, false);
         *out = items;
         return 0;
     }
@@ -954,10 +957,12 @@ static int multiple(kr *k, const sl_value *conds, sl_value **out)
             sl_err_clear(&err);
             return rc;
         }
+        sl_map byid;
+        index_items(items, &byid);
         sl_value *res = json_array();
         for (size_t i = 0; i < json_array_size(kept); i++) {
             const sl_value *r = json_array_get(kept, i);
-            sl_value *it = item_for(items, r);
+            sl_value *it = item_for(&byid, r);
             if (!it)
                 continue;
             it = json_deep_copy(it);
@@ -965,6 +970,7 @@ static int multiple(kr *k, const sl_value *conds, sl_value **out)
                                 json_real(score_of(json_object_get(r, "score"))));
             json_array_append_new(res, it);
         }
+        sl_map_release(&byid);
         json_decref(kept);
         json_decref(items);
         *out = res;
@@ -979,7 +985,7 @@ static int multiple(kr *k, const sl_value *conds, sl_value **out)
             json_array_append(res, it);
     }
     json_decref(items);
-    sort_items(res, by_score_desc);
+    sort_items(res, false);
     while (json_array_size(res) > (size_t)top_k)
         json_array_remove(res, json_array_size(res) - 1);
     *out = res;
@@ -1061,7 +1067,7 @@ static int single(kr *k, const sl_value *conds, sl_value **out)
         *out = NULL;
         return -1;
     }
-    sort_items(*out, by_score_desc);
+    sort_items(*out, false);
     return 0;
 }
 
