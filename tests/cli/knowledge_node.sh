@@ -163,6 +163,50 @@ assert d["metadata"]["data_source_type"] == "upload_file" and d["metadata"]["seg
 assert [x["metadata"]["position"] for x in r] == list(range(1, len(r) + 1)), r
 ' "$T/out"
 
+# ---- single retrieval: the router's call is recorded and replayed ----
+cat >single.yml <<'EOF'
+app: {mode: workflow, name: rag-single}
+kind: app
+version: 0.1.5
+workflow:
+  graph:
+    nodes:
+    - {id: start, data: {type: start, title: Start, variables: [{variable: query, label: query, type: text-input, required: true}]}}
+    - id: kr
+      data:
+        type: knowledge-retrieval
+        title: Pick
+        query_variable_selector: [start, query]
+        dataset_ids: [5f1b7c1e-0000-4000-8000-00000000aaaa, ext-two]
+        retrieval_mode: single
+        single_retrieval_config:
+          model: {provider: local, name: 'tool:ext-two', mode: chat, completion_params: {}}
+    - {id: end, data: {type: end, title: End, outputs: [{variable: result, value_selector: [kr, result]}]}}
+    edges:
+    - {source: start, target: kr}
+    - {source: kr, target: end}
+EOF
+cat >>sluice.yml <<EOF
+    ext-two:
+      external: {endpoint: 'http://127.0.0.1:$KB_PORT/api', knowledge_id: open-good, allow_private: true}
+EOF
+sl run single.yml --input query=alpha --json --record tape.jsonl
+check "single: the model's pick is searched, the call recorded (rc $rc)" \
+    /usr/bin/python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))["outputs"]["result"]
+assert r and all(x["metadata"]["dataset_id"] == "ext-two" for x in r), r
+assert open(sys.argv[2]).read().count("ext-two") >= 1
+' "$T/out" tape.jsonl
+sed "s|base_url: 'http://127.0.0.1:$LLM_PORT/v1'|base_url: 'http://127.0.0.1:9/v1'|" sluice.yml >replay.yml
+sl run single.yml --input query=alpha --json --replay tape.jsonl --config replay.yml
+check "single: replayed with no model server, the same pick (rc $rc)" \
+    /usr/bin/python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))["outputs"]["result"]
+assert r and all(x["metadata"]["dataset_id"] == "ext-two" for x in r), r
+' "$T/out"
+
 # ---- sluice serve: a run searches the server's knowledge bases ----
 sl app import app.yml --data "$T/data"
 APP=$(cat "$T/out")
