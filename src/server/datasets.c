@@ -407,8 +407,13 @@ static unsigned doc_add(ctx *x, sl_kb_doc_in *in)
     sl_value *doc = NULL;
     bool unchanged = false;
     sl_err err = {0};
-    if (sl_kb_add(x->kb, x->id, in, &doc, &unchanged, &err))
+    if (sl_kb_add(x->kb, x->id, in, &doc, &unchanged, &err)) {
+        /* a file's kind or size in Dify's words */
+        if (in->bytes && (err.code == SL_EUNSUPPORTED || err.code == SL_ELIMIT))
+            sl_err_set_type(&err, err.code == SL_ELIMIT ? "file_too_large"
+                                                        : "unsupported_file_type");
         return fail_err(x, &err);
+    }
     const char *b = json_string_value(json_object_get(doc, "batch"));
     return ok(x, 200, json_pack("{s:o, s:s}", "document", doc, "batch", b ? b : batch));
 }

@@ -146,6 +146,18 @@ check "a dataset key on GET /v1/parameters: 401" is 401
 req "$AK" GET /v1/parameters
 check "the app key still opens its app" is 200
 
+sl kb key create --data "$D"
+K2=$(tail -1 "$T/out")
+req "$K2" GET /v1/datasets
+check "a second dataset key works too" is 200
+sl kb key list --data "$D"
+K2ID=$(jq -r --arg h "${K2: -4}" '.[] | select(.hint | endswith($h)) | .id' "$T/out")
+sl kb key revoke "$K2ID" --data "$D"
+req "$K2" GET /v1/datasets
+check "a revoked dataset key, while the server runs: 401" err_is 401 unauthorized "Access token is invalid"
+req "$K" GET /v1/datasets
+check "the other key still works" is 200
+
 # ---- datasets ----
 post /v1/datasets '{"name": "Handbook", "permission": "only_me"}'
 check "POST /v1/datasets: 200 with the dataset" is 200 '.name == "Handbook" and (.id | length > 0)'
@@ -245,6 +257,20 @@ check "create-by-file with a data part that is not JSON: 400" is 400 '.code == "
 req "$K" POST "/v1/datasets/$DS/document/create-by-file" -F 'data={}' \
     -F "file=@$T/parking.txt" -F "file=@$T/security.md"
 check "two files: 400 too_many_files" err_is 400 too_many_files "Only one file is allowed."
+
+printf 'room,floor\nkitchen,3\nlibrary,5\n' >"$T/rooms.csv"
+req "$K" POST "/v1/datasets/$DS/document/create-by-file" -F 'data={"process_rule":{"mode":"automatic"}}' -F "file=@$T/rooms.csv"
+check "create-by-file with a CSV: read by the document extractor" \
+    is 200 '.document.name == "rooms.csv" and .document.indexing_status == "completed"'
+DOC5=$(field .document.id)
+get "/v1/datasets/$DS/documents/$DOC5/segments"
+check "its segments hold the extractor's text (a markdown table, as Dify's)" \
+    is 200 '([.data[].content] | join(" ")) | (contains("kitchen") and contains("| 3"))'
+del "/v1/datasets/$DS/documents/$DOC5"
+head -c 3000 /dev/urandom >"$T/tool.exe"
+req "$K" POST "/v1/datasets/$DS/document/create-by-file" -F 'data={}' -F "file=@$T/tool.exe"
+check "a file of a kind no extractor reads: 415 unsupported_file_type" \
+    is 415 '.code == "unsupported_file_type" and (.message | length > 0)'
 
 # ---- listing, details, indexing status ----
 get "/v1/datasets/$DS/documents?page=1&limit=20"
