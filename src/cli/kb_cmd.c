@@ -122,6 +122,7 @@ static int on_opt(void *ud, int id, const char *v)
         sl_err e = {0};
         if (sl_limits_set(&a->limits, v, &e) < 0) {
             fprintf(stderr, "sluice kb: --limit: %s\n", e.msg);
+            sl_err_clear(&e);
             return -1;
         }
         return 0;
@@ -170,10 +171,14 @@ static void print_json(const sl_value *v)
     free(s);
 }
 
-static int fail(const char *what, const sl_err *err)
+/* Says what went wrong; the exit status: 3 for a thing that is not
+ * there, else 1.  The error is cleared. */
+static int fail(const char *what, sl_err *err)
 {
-    fprintf(stderr, "sluice kb %s: %s\n", what, err->msg);
-    return err->code == SL_ENOTFOUND ? 3 : 1;
+    fprintf(stderr, "sluice kb %s: %s\n", what, err->msg ? err->msg : "failed");
+    int rc = err->code == SL_ENOTFOUND ? 3 : 1;
+    sl_err_clear(err);
+    return rc;
 }
 
 /* ---- kb add: files and folders, with progress ---- */
@@ -516,6 +521,7 @@ int sl_cli_kb(int argc, char **argv)
     sl_err lerr = {0};
     if (sl_limits_from_env(&a.limits, &lerr)) {
         fprintf(stderr, "sluice kb: %s\n", lerr.msg);
+        sl_err_clear(&lerr);
         return 2;
     }
     int prc = sl_opt_parse(&kb_spec, argc, argv, 1, on_opt, &a, NULL);
@@ -670,6 +676,7 @@ int sl_cli_kb(int argc, char **argv)
         json_decref(f);
     }
 out:
+    sl_err_clear(&err);
     sl_kb_close(k);
     if (s)
         sl_store_close(s);

@@ -1508,7 +1508,7 @@ static bool sq_key_scope_ok(sl_store_be *s, const char *scope, const char *key)
 
 static char *info_text(const sl_value *info)
 {
-    return json_dumps(info ? info : json_object(), JSON_COMPACT);
+    return info ? json_dumps(info, JSON_COMPACT) : sl_xstrdup("{}");
 }
 
 static sl_value *kb_row(sqlite3_stmt *st)

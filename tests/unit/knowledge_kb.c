@@ -206,6 +206,7 @@ static void economy(void)
     free(kb);
     json_decref(ds);
     json_decref(spec);
+    sl_err_clear(&err);
     sl_kb_close(k);
     sl_store_close(s);
     char cmd[64];
@@ -334,6 +335,7 @@ static void graph(void)
                       " deleted rows (%zu of 20 differ)", wrong);
     free(kb);
     free(v);
+    sl_err_clear(&err);
     sl_kb_close(k);
     sl_store_close(s);
     sl_config_free(cfg);
