@@ -216,7 +216,8 @@ int sl_kb_search(sl_kb *k, const char *kb_id, const sl_kb_query *q, sl_value **r
 
 /* Reranks candidate records (from several knowledge bases) with a model or
  * weights, as Dify merges a multiple-retrieval: q's reranking fields,
- * score_threshold and top_k apply.  Takes records, returns the kept ones. */
+ * score_threshold and top_k apply.  records is borrowed; *out is a new
+ * array of copies of the kept ones. */
 int sl_kb_rerank(sl_kb *k, const sl_kb_query *q, sl_value *records, sl_value **out,
                  sl_err *err);
 
