@@ -150,6 +150,15 @@ struct sl_llm_tape *sl_exec_llm_tape(sl_node_exec *x)
     return x->s->run->opts.llm_tape;
 }
 
+void sl_exec_retriever_resources(sl_node_exec *x, sl_value *resources)
+{
+    sl_run *r = x->s->run;
+    pthread_mutex_lock(&r->ev_lock);
+    json_array_extend(r->resources, resources);
+    pthread_mutex_unlock(&r->ev_lock);
+    json_decref(resources);
+}
+
 struct sl_kb *sl_exec_kb(sl_node_exec *x)
 {
     return x->s->run->opts.kb;

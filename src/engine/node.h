@@ -167,6 +167,9 @@ void sl_exec_usage(sl_node_exec *x, long long tokens, double price, const char *
 const sl_value *sl_exec_history(sl_node_exec *x);
 /* The run's record/replay tape for model calls (NULL: call live). */
 struct sl_llm_tape *sl_exec_llm_tape(sl_node_exec *x);
+/* Adds Dify's retriever_resources (an array, taken) to the run's, for the
+ * answer's citations. */
+void sl_exec_retriever_resources(sl_node_exec *x, sl_value *resources);
 /* The run's knowledge bases (sl_run_opts.kb; NULL: none open). */
 struct sl_kb *sl_exec_kb(sl_node_exec *x);
 /* The run's settings (sl_run_opts.config; NULL: nothing configured). */

@@ -136,6 +136,7 @@ sl_run *sl_run_new(const sl_graph *g, const sl_run_opts *opts)
     pthread_mutex_init(&r->ev_lock, NULL);
     pthread_mutex_init(&r->sb_lock, NULL);
     r->made = json_object();
+    r->resources = json_array();
     /* Workflows show their answers only in events; a chat's make its answer. */
     if (opts->on_event || !strcmp(g->mode, "advanced-chat"))
         r->plan = g->stream_plan;
@@ -304,6 +305,7 @@ void sl_run_free(sl_run *r)
     sl_rx_files_cleanup(r);
     free(r->files_dir);
     json_decref(r->made);
+    json_decref(r->resources);
     pthread_mutex_destroy(&r->sb_lock);
     free(r);
 }
@@ -335,4 +337,5 @@ long long sl_run_tokens(const sl_run *r) { return atomic_load(&r->tokens); }
 long long sl_run_created_at(const sl_run *r) { return r->created_at; }
 long long sl_run_finished_at(const sl_run *r) { return r->finished_at; }
 const sl_value *sl_run_conversation(const sl_run *r) { return r->conversation; }
+const sl_value *sl_run_retriever_resources(const sl_run *r) { return r->resources; }
 

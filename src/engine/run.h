@@ -132,5 +132,9 @@ void sl_run_secret(sl_run *r, const char *s);
 int sl_run_file_open(sl_run *r, const sl_value *file, sl_err *err);
 /* Conversation variables after the run (borrowed object). */
 const sl_value *sl_run_conversation(const sl_run *r);
+/* Dify's retriever_resources: the knowledge chunks LLM nodes were given as
+ * context, for the answer's citations (borrowed array; empty when none).
+ * Read once the run has ended. */
+const sl_value *sl_run_retriever_resources(const sl_run *r);
 
 #endif

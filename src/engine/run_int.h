@@ -72,6 +72,7 @@ struct sl_run {
      * or this private folder, made on first use and removed with the run. */
     char *files_dir;
     sl_value *made;           /* {id: true} of files this run stored (sb_lock) */
+    sl_value *resources;      /* Dify's retriever_resources, LLM nodes' (ev_lock) */
 };
 
 typedef struct sched sched;

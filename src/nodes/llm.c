@@ -193,6 +193,35 @@ static int prepare(sl_check *c, const sl_gnode *n, void **state)
 
 /* ---- building the request ---- */
 
+/* Dify's retriever resource for a knowledge-retrieval result item (its
+ * metadata._source is "knowledge"), or NULL for anything else. */
+static sl_value *retriever_resource(const sl_value *e)
+{
+    const sl_value *m = json_object_get(e, "metadata");
+    if (!json_is_object(m) || !json_is_string(json_object_get(m, "_source")) ||
+        strcmp(json_string_value(json_object_get(m, "_source")), "knowledge"))
+        return NULL;
+    static const char *const same[] = {"position", "dataset_id", "dataset_name",
+                                       "document_id", "document_name", "data_source_type",
+                                       "segment_id", "retriever_from", "score",
+                                       "segment_position", "doc_metadata", "page"};
+    static const char *const renamed[][2] = {{"hit_count", "segment_hit_count"},
+                                             {"word_count", "segment_word_count"},
+                                             {"index_node_hash", "segment_index_node_hash"}};
+    sl_value *r = json_object();
+    for (size_t i = 0; i < sizeof same / sizeof *same; i++) {
+        const sl_value *v = json_object_get(m, same[i]);
+        json_object_set(r, same[i], v ? (sl_value *)v : json_null());
+    }
+    for (size_t i = 0; i < sizeof renamed / sizeof *renamed; i++) {
+        const sl_value *v = json_object_get(m, renamed[i][1]);
+        json_object_set(r, renamed[i][0], v ? (sl_value *)v : json_null());
+    }
+    const sl_value *c = json_object_get(e, "content");
+    json_object_set(r, "content", c ? (sl_value *)c : json_null());
+    return r;
+}
+
 static void context_text(sl_node_exec *x, sl_buf *out)
 {
     const sl_value *ctx = json_object_get(sl_exec_data(x), "context");
@@ -200,13 +229,22 @@ static void context_text(sl_node_exec *x, sl_buf *out)
         return;
     sl_value *v = sl_exec_get(x, json_object_get(ctx, "variable_selector"));
     if (json_is_array(v)) {
+        sl_value *res = json_array();
         for (size_t i = 0; i < json_array_size(v); i++) {
             const sl_value *e = json_array_get(v, i);
             const sl_value *content = json_object_get(e, "content");
             if (out->len)
                 sl_buf_addc(out, '\n');
             sl_model_text(content ? content : e, out);
+            sl_value *r = retriever_resource(e);
+            if (r)
+                json_array_append_new(res, r);
         }
+        /* knowledge chunks become the answer's citations, as in Dify */
+        if (json_array_size(res))
+            sl_exec_retriever_resources(x, res);
+        else
+            json_decref(res);
     } else {
         sl_model_text(json_object_get(v, "content") ? json_object_get(v, "content") : v, out);
     }

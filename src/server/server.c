@@ -458,15 +458,24 @@ static sl_value *execute(job *j)
     sl_err_clear(&err);
     sl_value *body;
     if (l->chat) {
-        push(l, json_pack("{s:s, s:s, s:s, s:s, s:{s:{s:I}}}", "event", "message_end", "task_id",
-                          l->task_id, "message_id", l->message_id, "conversation_id",
-                          l->conversation_id, "metadata", "usage", "total_tokens",
-                          (json_int_t)tokens));
+        /* the knowledge chunks the answer used: Dify's citations */
+        const sl_value *res = sl_run_retriever_resources(r);
+        sl_value *end = json_pack("{s:s, s:s, s:s, s:s, s:{s:{s:I}}}", "event", "message_end",
+                                  "task_id", l->task_id, "message_id", l->message_id,
+                                  "conversation_id", l->conversation_id, "metadata", "usage",
+                                  "total_tokens", (json_int_t)tokens);
         body = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s%, s:{s:{s:I}}, s:I}", "event", "message",
                          "task_id", l->task_id, "id", l->message_id, "message_id", l->message_id,
                          "conversation_id", l->conversation_id, "answer", answer ? answer : "",
                          answer ? strlen(answer) : 0, "metadata", "usage", "total_tokens",
                          (json_int_t)tokens, "created_at", (json_int_t)l->created);
+        if (json_array_size(res)) {
+            json_object_set(json_object_get(end, "metadata"), "retriever_resources",
+                            (sl_value *)res);
+            json_object_set(json_object_get(body, "metadata"), "retriever_resources",
+                            (sl_value *)res);
+        }
+        push(l, end);
     } else {
         body = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:O, s:s?, s:f, s:I, s:i, s:I, s:I}}",
                          "workflow_run_id", l->id, "task_id", l->task_id, "data", "id", l->id,

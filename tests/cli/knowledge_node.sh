@@ -232,4 +232,65 @@ names = [x["metadata"]["dataset_name"] for x in d["outputs"]["result"]]
 assert "docs" in names and "5f1b7c1e-0000-4000-8000-00000000aaaa" in names, names
 ' "$T/out"
 
+# ---- a chatflow: the chunks an answer used are its citations ----
+cat >chat.yml <<'EOF'
+app: {mode: advanced-chat, name: rag-chat, icon: 🤖, description: ''}
+kind: app
+version: 0.1.5
+workflow:
+  graph:
+    nodes:
+    - id: start
+      data: {type: start, title: Start, variables: []}
+    - id: kr
+      data:
+        type: knowledge-retrieval
+        title: Knowledge Retrieval
+        query_variable_selector: [sys, query]
+        dataset_ids: [5f1b7c1e-0000-4000-8000-00000000aaaa]
+        retrieval_mode: multiple
+        multiple_retrieval_config: {top_k: 2, reranking_enable: false}
+    - id: llm
+      data:
+        type: llm
+        title: LLM
+        model: {provider: local, name: echo, mode: chat, completion_params: {}}
+        prompt_template:
+        - {role: system, text: "Context:\n{{#context#}}"}
+        - {role: user, text: "{{#sys.query#}}"}
+        context: {enabled: true, variable_selector: [kr, result]}
+        vision: {enabled: false}
+    - id: answer
+      data: {type: answer, title: Answer, answer: '{{#llm.text#}}'}
+    edges:
+    - {source: start, target: kr}
+    - {source: kr, target: llm}
+    - {source: llm, target: answer}
+EOF
+sl app import chat.yml --data "$T/data"
+CHAT=$(cat "$T/out")
+sl app key create "$CHAT" --data "$T/data"
+CKEY=$(cat "$T/out")
+curl -s --max-time 30 -o "$T/out" -H "Authorization: Bearer $CKEY" -H 'Content-Type: application/json' \
+    -d '{"inputs": {}, "query": "alpha", "response_mode": "blocking", "user": "u"}' \
+    "http://127.0.0.1:$SPORT/v1/chat-messages"
+check "chat: the answer's metadata cites the chunks the LLM was given (Dify's retriever_resources)" \
+    /usr/bin/python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+res = d["metadata"]["retriever_resources"]
+assert res and [r["position"] for r in res] == list(range(1, len(res) + 1)), res
+for r in res:
+    assert r["dataset_id"].endswith("aaaa") and r["content"] and "score" in r and "document_name" in r, r
+' "$T/out"
+curl -s -N --max-time 30 -o "$T/out" -H "Authorization: Bearer $CKEY" -H 'Content-Type: application/json' \
+    -d '{"inputs": {}, "query": "alpha", "response_mode": "streaming", "user": "u"}' \
+    "http://127.0.0.1:$SPORT/v1/chat-messages"
+check "chat: streamed, message_end carries them too" \
+    /usr/bin/python3 -c '
+import json, sys
+ends = [json.loads(l[5:]) for l in open(sys.argv[1]) if l.startswith("data:") and "message_end" in l]
+assert ends and ends[0]["metadata"]["retriever_resources"], ends
+' "$T/out"
+
 echo "1..$n"
