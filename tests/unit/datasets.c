@@ -228,6 +228,33 @@ int main(void)
     st = call("POST", path, "{\"content\": \"c\"}");
     CHECK(err_is(st, 501, "not_supported", "child_chunks"), "child chunks: 501 naming the route");
 
+    /* ---- archived documents ---- */
+    char *ab = sl_xasprintf("{\"document_ids\": [\"%s\"]}", docid);
+    snprintf(path, sizeof path, "/datasets/%s/documents/status/archive", ds);
+    st = call("PATCH", path, ab);
+    CHECK(st == 200, "archive: 200 (%u)", st);
+    snprintf(path, sizeof path, "/datasets/%s/documents/%s/segments", ds, docid);
+    st = call("POST", path, "{\"segments\": [{\"content\": \"more\"}]}");
+    CHECK(err_is(st, 403, "archived_document_immutable", "The archived document is not editable."),
+          "a segment added to an archived document: 403");
+    snprintf(path, sizeof path, "/datasets/%s/documents/%s", ds, docid);
+    st = call("DELETE", path, NULL);
+    CHECK(st == 403, "an archived document is not deleted: 403 (%u)", st);
+    snprintf(path, sizeof path, "/datasets/%s/documents/status/un_archive", ds);
+    st = call("PATCH", path, ab);
+    CHECK(st == 200, "un_archive: 200 (%u)", st);
+    free(ab);
+    snprintf(path, sizeof path, "/datasets/%s/documents/%s/segments", ds, docid);
+    st = call("GET", path, NULL);
+    const sl_value *s0 = json_array_get(json_object_get(last, "data"), 0);
+    char seg0[80];
+    snprintf(seg0, sizeof seg0, "%s", json_string_value(json_object_get(s0, "id")) ? json_string_value(json_object_get(s0, "id")) : "none");
+    snprintf(path, sizeof path, "/datasets/%s/documents/%s/segments/%s/child_chunks", ds, docid, seg0);
+    st = call("GET", path, NULL);
+    CHECK(st == 200 && json_array_size(json_object_get(last, "data")) == 0 &&
+              json_integer_value(json_object_get(last, "total")) == 0,
+          "a general segment's child_chunks: an empty page (%u)", st);
+
     /* ---- retrieval ---- */
     snprintf(path, sizeof path, "/datasets/%s/retrieve", ds);
     st = call("POST", path, "{\"query\": \"green tea degrees\"}");
