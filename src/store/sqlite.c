@@ -148,7 +148,7 @@ static const char *const migrations[] = {
     "CREATE TABLE kb_docs(n INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, kb INTEGER NOT NULL,"
     "  info TEXT NOT NULL, created_at INTEGER NOT NULL);"
     "CREATE INDEX kb_docs_kb ON kb_docs(kb, created_at);"
-    "CREATE TABLE kb_chunks(n INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL, kb INTEGER NOT NULL,"
+    "CREATE TABLE kb_chunks(n INTEGER PRIMARY KEY, id TEXT NOT NULL, kb INTEGER NOT NULL,"
     "  doc INTEGER NOT NULL, parent INTEGER NOT NULL, position INTEGER NOT NULL,"
     "  content TEXT NOT NULL, fts TEXT, info TEXT, vec BLOB);"
     "CREATE INDEX kb_chunks_doc ON kb_chunks(doc, parent);"
@@ -185,6 +185,11 @@ struct sl_store_be {
     pthread_cond_t ckcv;       /* wakes the checkpointer (at close) */
     pthread_t checkpointer;
     pthread_mutex_t rmu;       /* the reader connection */
+    /* knowledge writes: a document's chunks are written on a connection of
+     * their own, so reads (the next document's preparation, searches) go
+     * on meanwhile, as WAL allows */
+    sqlite3 *kw;
+    pthread_mutex_t kwmu;
     pthread_mutex_t qmu;
     pthread_cond_t qcv;
     op *head, *tail;
@@ -549,6 +554,7 @@ static int sq_open(const char *dir, sl_store_be **out, int *interrupted, sl_err 
     s->dir = sl_xstrdup(dir);
     s->keys_stamp = sl_xasprintf("%s/keys-changed", dir);
     pthread_mutex_init(&s->rmu, NULL);
+    pthread_mutex_init(&s->kwmu, NULL);
     pthread_mutex_init(&s->qmu, NULL);
     pthread_cond_init(&s->qcv, NULL);
     pthread_cond_init(&s->ckcv, NULL);
@@ -610,7 +616,10 @@ static void sq_close(sl_store_be *s)
     sqlite3_close(s->ck);
     sqlite3_close(s->w);
     sqlite3_close(s->r);
+    if (s->kw)
+        sqlite3_close(s->kw);
     pthread_mutex_destroy(&s->rmu);
+    pthread_mutex_destroy(&s->kwmu);
     pthread_mutex_destroy(&s->qmu);
     pthread_cond_destroy(&s->qcv);
     pthread_cond_destroy(&s->ckcv);
@@ -1521,11 +1530,11 @@ static sl_value *kb_row(sqlite3_stmt *st)
 }
 
 /* The knowledge base's row number, or 0 (reader lock held). */
-static long long kb_n(sl_store_be *s, const char *kb_id)
+static long long kb_n(sqlite3 *db, const char *kb_id)
 {
     sqlite3_stmt *st;
     long long n = 0;
-    if (sqlite3_prepare_v2(s->r, "SELECT n FROM kb WHERE id=?1", -1, &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(db, "SELECT n FROM kb WHERE id=?1", -1, &st, NULL) != SQLITE_OK)
         return 0;
     bind_text(st, 1, kb_id);
     if (sqlite3_step(st) == SQLITE_ROW)
@@ -1536,11 +1545,11 @@ static long long kb_n(sl_store_be *s, const char *kb_id)
 
 /* One statement on the locked reader connection: binds texts (NULL: null)
  * and integers (after the texts), steps once. */
-static int run1(sl_store_be *s, const char *sql, const char *const *t, int nt,
+static int run1(sqlite3 *db, const char *sql, const char *const *t, int nt,
                 const long long *i, int ni)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(s->r, sql, -1, &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
         return -1;
     for (int k = 0; k < nt; k++)
         bind_text(st, k + 1, t[k]);
@@ -1551,34 +1560,55 @@ static int run1(sl_store_be *s, const char *sql, const char *const *t, int nt,
     return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : -1;
 }
 
+/* Takes the knowledge writer's connection, opening it on first use (a
+ * store that never writes knowledge never opens it). */
+static int kw_lock(sl_store_be *s, sl_err *err)
+{
+    pthread_mutex_lock(&s->kwmu);
+    if (s->kw)
+        return 0;
+    char *path = sl_xasprintf("%s/sluice.db", s->dir);
+    int rc = open_db(path, &s->kw, err);
+    free(path);
+    if (rc) {
+        if (s->kw)
+            sqlite3_close(s->kw);
+        s->kw = NULL;
+        pthread_mutex_unlock(&s->kwmu);
+        return -1;
+    }
+    return 0;
+}
+
 static int sq_kb_add(sl_store_be *s, const char *id, const char *name, const sl_value *info,
                      sl_err *err)
 {
+    if (kw_lock(s, err))
+        return -1;
     char *it = info_text(info);
     long long when = now_s();
-    pthread_mutex_lock(&s->rmu);
-    int rc = sqlite3_exec(s->r, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+    int rc = sqlite3_exec(s->kw, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
     const char *t[] = {id, name, it};
-    if (!rc && run1(s, "INSERT INTO kb(id, name, info, created_at) VALUES(?1,?2,?3,?4)", t, 3,
+    if (!rc && run1(s->kw, "INSERT INTO kb(id, name, info, created_at) VALUES(?1,?2,?3,?4)", t, 3,
                     &when, 1)) {
-        rc = sl_err_set(err, strstr(sqlite3_errmsg(s->r), "UNIQUE") ? SL_EINVAL : SL_EIO,
-                        "store: knowledge base '%s': %s", name, sqlite3_errmsg(s->r));
+        rc = sl_err_set(err, strstr(sqlite3_errmsg(s->kw), "UNIQUE") ? SL_EINVAL : SL_EIO,
+                        "store: knowledge base '%s': %s", name, sqlite3_errmsg(s->kw));
     } else if (!rc) {
-        long long n = sqlite3_last_insert_rowid(s->r);
+        long long n = sqlite3_last_insert_rowid(s->kw);
         char *ddl = sl_xasprintf("CREATE VIRTUAL TABLE kbf_%lld USING fts5(t, content='',"
                                  " tokenize='unicode61 remove_diacritics 2')",
                                  n);
-        if (sqlite3_exec(s->r, ddl, NULL, NULL, NULL) != SQLITE_OK)
-            rc = db_err(err, s->r, "create the full-text index");
+        if (sqlite3_exec(s->kw, ddl, NULL, NULL, NULL) != SQLITE_OK)
+            rc = db_err(err, s->kw, "create the full-text index");
         free(ddl);
     } else {
-        db_err(err, s->r, "begin");
+        db_err(err, s->kw, "begin");
     }
-    if (!rc && sqlite3_exec(s->r, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-        rc = db_err(err, s->r, "commit");
+    if (!rc && sqlite3_exec(s->kw, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        rc = db_err(err, s->kw, "commit");
     if (rc)
-        sqlite3_exec(s->r, "ROLLBACK", NULL, NULL, NULL);
-    pthread_mutex_unlock(&s->rmu);
+        sqlite3_exec(s->kw, "ROLLBACK", NULL, NULL, NULL);
+    pthread_mutex_unlock(&s->kwmu);
     free(it);
     return rc;
 }
@@ -1625,32 +1655,34 @@ static sl_value *sq_kb_list(sl_store_be *s)
     return arr;
 }
 
-/* Ends a write on the locked reader connection: COMMIT, else ROLLBACK. */
+/* Ends a write on the knowledge writer's connection: COMMIT, else
+ * ROLLBACK, and lets it go. */
 static int kb_end(sl_store_be *s, int rc, sl_err *err)
 {
-    if (!rc && sqlite3_exec(s->r, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-        rc = db_err(err, s->r, "commit");
+    if (!rc && sqlite3_exec(s->kw, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        rc = db_err(err, s->kw, "commit");
     if (rc)
-        sqlite3_exec(s->r, "ROLLBACK", NULL, NULL, NULL);
-    pthread_mutex_unlock(&s->rmu);
+        sqlite3_exec(s->kw, "ROLLBACK", NULL, NULL, NULL);
+    pthread_mutex_unlock(&s->kwmu);
     return rc;
 }
 
 static int sq_kb_delete(sl_store_be *s, const char *id, sl_err *err)
 {
-    pthread_mutex_lock(&s->rmu);
-    if (sqlite3_exec(s->r, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-        return kb_end(s, db_err(err, s->r, "begin"), err);
-    long long n = kb_n(s, id);
+    if (kw_lock(s, err))
+        return -1;
+    if (sqlite3_exec(s->kw, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+        return kb_end(s, db_err(err, s->kw, "begin"), err);
+    long long n = kb_n(s->kw, id);
     if (!n)
         return kb_end(s, sl_err_set(err, SL_ENOTFOUND, "Dataset not found."), err);
     char *ddl = sl_xasprintf("DROP TABLE IF EXISTS kbv_%lld; DROP TABLE kbf_%lld", n, n);
-    int rc = run1(s, "DELETE FROM kb_chunks WHERE kb=?1", NULL, 0, &n, 1) ||
-             run1(s, "DELETE FROM kb_docs WHERE kb=?1", NULL, 0, &n, 1) ||
-             run1(s, "DELETE FROM kb WHERE n=?1", NULL, 0, &n, 1) ||
-             sqlite3_exec(s->r, ddl, NULL, NULL, NULL) != SQLITE_OK;
+    int rc = run1(s->kw, "DELETE FROM kb_chunks WHERE kb=?1", NULL, 0, &n, 1) ||
+             run1(s->kw, "DELETE FROM kb_docs WHERE kb=?1", NULL, 0, &n, 1) ||
+             run1(s->kw, "DELETE FROM kb WHERE n=?1", NULL, 0, &n, 1) ||
+             sqlite3_exec(s->kw, ddl, NULL, NULL, NULL) != SQLITE_OK;
     free(ddl);
-    return kb_end(s, rc ? db_err(err, s->r, "delete a knowledge base") : 0, err);
+    return kb_end(s, rc ? db_err(err, s->kw, "delete a knowledge base") : 0, err);
 }
 
 static sl_value *sq_kb_docs(sl_store_be *s, const char *kb_id)
@@ -1695,13 +1727,13 @@ static sl_value *sq_kb_doc(sl_store_be *s, const char *kb_id, const char *doc_id
 
 /* Removes document d's chunks and their full-text rows (locked, in a
  * transaction). */
-static int drop_chunks(sl_store_be *s, long long kbn, long long d)
+static int drop_chunks(sqlite3 *db, long long kbn, long long d)
 {
     char *sql = sl_xasprintf("INSERT INTO kbf_%lld(kbf_%lld, rowid, t) SELECT 'delete', n,"
                              " CASE WHEN fts = '' THEN content ELSE fts END"
                              " FROM kb_chunks WHERE doc=?1 AND fts IS NOT NULL",
                              kbn, kbn);
-    int rc = run1(s, sql, NULL, 0, &d, 1) || run1(s, "DELETE FROM kb_chunks WHERE doc=?1", NULL, 0, &d, 1);
+    int rc = run1(db, sql, NULL, 0, &d, 1) || run1(db, "DELETE FROM kb_chunks WHERE doc=?1", NULL, 0, &d, 1);
     free(sql);
     return rc;
 }
@@ -1710,20 +1742,21 @@ static int sq_kb_doc_put(sl_store_be *s, const char *kb_id, const char *doc_id,
                          const sl_value *info, const sl_store_chunk *chunks, size_t n, int dims,
                          sl_err *err)
 {
+    if (kw_lock(s, err))
+        return -1;
     char *it = info_text(info);
-    pthread_mutex_lock(&s->rmu);
-    if (sqlite3_exec(s->r, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+    if (sqlite3_exec(s->kw, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
         free(it);
-        return kb_end(s, db_err(err, s->r, "begin"), err);
+        return kb_end(s, db_err(err, s->kw, "begin"), err);
     }
-    long long kbn = kb_n(s, kb_id), d = 0, when = now_s();
+    long long kbn = kb_n(s->kw, kb_id), d = 0, when = now_s();
     if (!kbn) {
         free(it);
         return kb_end(s, sl_err_set(err, SL_ENOTFOUND, "Dataset not found."), err);
     }
     sqlite3_stmt *st = NULL, *ft = NULL;
     int rc = 0;
-    if (sqlite3_prepare_v2(s->r, "SELECT n FROM kb_docs WHERE id=?1 AND kb=?2", -1, &st, NULL) ==
+    if (sqlite3_prepare_v2(s->kw, "SELECT n FROM kb_docs WHERE id=?1 AND kb=?2", -1, &st, NULL) ==
         SQLITE_OK) {
         bind_text(st, 1, doc_id);
         sqlite3_bind_int64(st, 2, kbn);
@@ -1736,21 +1769,39 @@ static int sq_kb_doc_put(sl_store_be *s, const char *kb_id, const char *doc_id,
     long long ints[] = {kbn, when};
     if (d) {
         const char *ti[] = {it};
-        rc = run1(s, "UPDATE kb_docs SET info=?1 WHERE n=?2", ti, 1, &d, 1);
+        rc = run1(s->kw, "UPDATE kb_docs SET info=?1 WHERE n=?2", ti, 1, &d, 1);
     } else {
-        rc = run1(s, "INSERT INTO kb_docs(id, info, kb, created_at) VALUES(?1,?2,?3,?4)", t, 2,
+        rc = run1(s->kw, "INSERT INTO kb_docs(id, info, kb, created_at) VALUES(?1,?2,?3,?4)", t, 2,
                   ints, 2);
-        d = sqlite3_last_insert_rowid(s->r);
+        d = sqlite3_last_insert_rowid(s->kw);
     }
     if (!rc && chunks) {
-        rc = drop_chunks(s, kbn, d);
+        rc = drop_chunks(s->kw, kbn, d);
         char *fsql = sl_xasprintf("INSERT INTO kbf_%lld(rowid, t) VALUES(?1, ?2)", kbn);
         long long *rows = sl_xcalloc(n ? n : 1, sizeof *rows);
-        if (!rc && (sqlite3_prepare_v2(s->r,
+        /* chunk numbers only grow (meta kb_chunk_next), so a number never
+         * comes back with another text or vector: caches of a knowledge
+         * base's rows follow it by number.  (AUTOINCREMENT did the same at
+         * a lookup of sqlite_sequence per row.) */
+        long long next = 0;
+        sqlite3_stmt *nx;
+        if (!rc && sqlite3_prepare_v2(s->kw,
+                                      "SELECT max(coalesce((SELECT CAST(value AS INTEGER) FROM meta"
+                                      " WHERE key='kb_chunk_next'), 1),"
+                                      " (SELECT coalesce(max(n), 0) + 1 FROM kb_chunks))",
+                                      -1, &nx, NULL) == SQLITE_OK) {
+            if (sqlite3_step(nx) == SQLITE_ROW)
+                next = sqlite3_column_int64(nx, 0);
+            sqlite3_finalize(nx);
+        }
+        if (next <= 0)
+            rc = -1;
+        if (!rc && (sqlite3_prepare_v2(s->kw,
                                        "INSERT INTO kb_chunks(id, kb, doc, parent, position,"
-                                       " content, fts, info, vec) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)",
+                                       " content, fts, info, vec, n)"
+                                       " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
                                        -1, &st, NULL) != SQLITE_OK ||
-                    sqlite3_prepare_v2(s->r, fsql, -1, &ft, NULL) != SQLITE_OK))
+                    sqlite3_prepare_v2(s->kw, fsql, -1, &ft, NULL) != SQLITE_OK))
             rc = -1;
         for (size_t i = 0; i < n && !rc; i++) {
             const sl_store_chunk *c = &chunks[i];
@@ -1771,9 +1822,10 @@ static int sq_kb_doc_put(sl_store_be *s, const char *kb_id, const char *doc_id,
                 sqlite3_bind_blob(st, 9, c->vec, dims * (int)sizeof(float), SQLITE_TRANSIENT);
             else
                 sqlite3_bind_null(st, 9);
+            sqlite3_bind_int64(st, 10, next + (long long)i);
             rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
             free(ci);
-            rows[i] = sqlite3_last_insert_rowid(s->r);
+            rows[i] = next + (long long)i;
             if (!rc && c->fts) {
                 sqlite3_reset(ft);
                 sqlite3_bind_int64(ft, 1, rows[i]);
@@ -1783,14 +1835,22 @@ static int sq_kb_doc_put(sl_store_be *s, const char *kb_id, const char *doc_id,
         }
         free(rows);
         free(fsql);
+        if (!rc) {
+            long long after = next + (long long)n;
+            char v[32];
+            snprintf(v, sizeof v, "%lld", after);
+            const char *vt[] = {v};
+            rc = run1(s->kw, "INSERT OR REPLACE INTO meta(key, value) VALUES('kb_chunk_next', ?1)",
+                      vt, 1, NULL, 0);
+        }
     }
     if (!rc)
-        rc = run1(s, chunks ? "UPDATE kb SET generation=generation+1,"
+        rc = run1(s->kw, chunks ? "UPDATE kb SET generation=generation+1,"
                               " chunks_generation=chunks_generation+1 WHERE n=?1"
                             : "UPDATE kb SET generation=generation+1 WHERE n=?1",
                   NULL, 0, &kbn, 1);
     if (rc)
-        db_err(err, s->r, "write a document");
+        db_err(err, s->kw, "write a document");
     sqlite3_finalize(st);
     sqlite3_finalize(ft);
     free(it);
@@ -1799,12 +1859,13 @@ static int sq_kb_doc_put(sl_store_be *s, const char *kb_id, const char *doc_id,
 
 static int sq_kb_doc_delete(sl_store_be *s, const char *kb_id, const char *doc_id, sl_err *err)
 {
-    pthread_mutex_lock(&s->rmu);
-    if (sqlite3_exec(s->r, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-        return kb_end(s, db_err(err, s->r, "begin"), err);
-    long long kbn = kb_n(s, kb_id), d = 0;
+    if (kw_lock(s, err))
+        return -1;
+    if (sqlite3_exec(s->kw, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+        return kb_end(s, db_err(err, s->kw, "begin"), err);
+    long long kbn = kb_n(s->kw, kb_id), d = 0;
     sqlite3_stmt *st;
-    if (kbn && sqlite3_prepare_v2(s->r, "SELECT n FROM kb_docs WHERE id=?1 AND kb=?2", -1, &st,
+    if (kbn && sqlite3_prepare_v2(s->kw, "SELECT n FROM kb_docs WHERE id=?1 AND kb=?2", -1, &st,
                                   NULL) == SQLITE_OK) {
         bind_text(st, 1, doc_id);
         sqlite3_bind_int64(st, 2, kbn);
@@ -1814,11 +1875,11 @@ static int sq_kb_doc_delete(sl_store_be *s, const char *kb_id, const char *doc_i
     }
     if (!d)
         return kb_end(s, sl_err_set(err, SL_ENOTFOUND, kbn ? "Document Not Exists." : "Dataset not found."), err);
-    int rc = drop_chunks(s, kbn, d) ||
-             run1(s, "DELETE FROM kb_docs WHERE n=?1", NULL, 0, &d, 1) ||
-             run1(s, "UPDATE kb SET generation=generation+1, chunks_generation=chunks_generation+1"
+    int rc = drop_chunks(s->kw, kbn, d) ||
+             run1(s->kw, "DELETE FROM kb_docs WHERE n=?1", NULL, 0, &d, 1) ||
+             run1(s->kw, "UPDATE kb SET generation=generation+1, chunks_generation=chunks_generation+1"
                      " WHERE n=?1", NULL, 0, &kbn, 1);
-    return kb_end(s, rc ? db_err(err, s->r, "delete a document") : 0, err);
+    return kb_end(s, rc ? db_err(err, s->kw, "delete a document") : 0, err);
 }
 
 static sl_value *chunk_row(sqlite3_stmt *st)
@@ -1929,7 +1990,7 @@ static int sq_kb_keyword(sl_store_be *s, const char *kb_id, const char *match, s
     *bm25 = NULL;
     *count = 0;
     pthread_mutex_lock(&s->rmu);
-    long long kbn = kb_n(s, kb_id);
+    long long kbn = kb_n(s->r, kb_id);
     pthread_mutex_unlock(&s->rmu);
     if (!kbn)
         return sl_err_set(err, SL_ENOTFOUND, "Dataset not found.");
@@ -2002,7 +2063,7 @@ static int sq_kb_vocab(sl_store_be *s, const char *kb_id,
 {
     *rows = 0;
     pthread_mutex_lock(&s->rmu);
-    long long kbn = kb_n(s, kb_id);
+    long long kbn = kb_n(s->r, kb_id);
     int rc = 0;
     if (!kbn) {
         rc = sl_err_set(err, SL_ENOTFOUND, "Dataset not found.");
