@@ -50,10 +50,22 @@ static void copy_id(char *dst, const sl_value *v)
     snprintf(dst, 80, "%s", s);
 }
 
+static char dir[] = "/tmp/fuzz-datasets-XXXXXX";
+
+/* The temporary store goes when the fuzzer exits. */
+static void cleanup(void)
+{
+    sl_kb_close(kb);
+    sl_store_close(store);
+    char *cmd = sl_xasprintf("rm -rf '%s'", dir);
+    if (system(cmd)) {
+    }
+    free(cmd);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc, (void)argv;
-    static char dir[] = "/tmp/fuzz-datasets-XXXXXX";
     sl_err err = {0};
     int interrupted = 0;
     if (!mkdtemp(dir) || sl_store_open(dir, &store, &interrupted, &err))
@@ -62,6 +74,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     sl_kb_limits_default(&env.limits);
     if (!(kb = sl_kb_open(&env, &err)))
         abort();
+    atexit(cleanup);
     sl_value *v = serve("POST", "/datasets", "{\"name\": \"fuzz\"}");
     copy_id(ds, v);
     json_decref(v);
