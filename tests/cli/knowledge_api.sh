@@ -451,6 +451,26 @@ check "DELETE metadata/{id}: 204" is 204
 get "/v1/datasets/$DS/metadata"
 check "the field is gone" is 200 '[.doc_metadata[] | select(.name == "department")] | length == 0'
 
+# ---- requests at once ----
+PAR=()
+for i in 1 2 3 4 5 6 7 8; do
+    curl -s -o "$T/par$i.out" -w '%{http_code}' --max-time 60 -H "Authorization: Bearer $K" \
+        -H 'Content-Type: application/json' --data-binary \
+        "{\"name\": \"par-$i\", \"text\": \"Parallel note $i about the garden.\"}" \
+        "$BASE/v1/datasets/$DS/document/create-by-text" >"$T/par$i.code" &
+    PAR+=($!)
+    curl -s -o /dev/null --max-time 60 -H "Authorization: Bearer $K" -H 'Content-Type: application/json' \
+        --data-binary '{"query": "garden"}' "$BASE/v1/datasets/$DS/retrieve" &
+    PAR+=($!)
+done
+wait "${PAR[@]}"
+check "8 documents added at once, with searches between: all 200" \
+    bash -c 'for i in 1 2 3 4 5 6 7 8; do [ "$(cat "$0/par$i.code")" = 200 ] || exit 1; done' "$T"
+get "/v1/datasets/$DS/documents?keyword=par-&limit=100"
+check "all 8 are there, once each" is 200 '.total == 8 and ([.data[].name] | unique | length == 8)'
+for i in 1 2 3 4 5 6 7 8; do del "/v1/datasets/$DS/documents/$(jq -r .document.id "$T/par$i.out")"; done
+check "and deleted again" is 204
+
 # ---- what the API built, a served app's knowledge-retrieval node finds ----
 cat >"$T/rag.yml" <<'EOF'
 app: {mode: workflow, name: kbapi-rag}
