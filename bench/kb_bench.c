@@ -31,54 +31,12 @@
 #include "engine/config.h"
 #include "knowledge/kb.h"
 #include "store/store.h"
+#include "knowledge_common.h"
 
 #define DOC_CHUNKS 100
 #define CLUSTERS 200
 #define TOPIC_WORDS 24
 #define COMMON_WORDS 4000
-#define PY "/usr/bin/python3"
-#define OPENBLAS_DIR "/usr/lib/x86_64-linux-gnu/openblas-pthread"
-
-extern char **environ;
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + t.tv_nsec / 1e9;
-}
-
-static long env_long(const char *name, long def)
-{
-    const char *s = getenv(name);
-    return s && *s ? strtol(s, NULL, 10) : def;
-}
-
-static long status_kb(const char *key)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    long v = -1;
-    size_t n = strlen(key);
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, key, n))
-            v = strtol(line + n + 1, NULL, 10);
-    if (f)
-        fclose(f);
-    return v;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double pct(double *v, size_t n, double p)
-{
-    qsort(v, n, sizeof *v, cmp_double);
-    return v[(size_t)(p * (double)(n - 1) + 0.5)];
-}
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ULL;
 
@@ -140,63 +98,6 @@ static void chunk_text(char *out, size_t cap, unsigned cluster)
             common_word(w, sizeof w);
         len += (size_t)snprintf(out + len, cap - len, "%s%s", i ? " " : "", w);
     }
-}
-
-static int write_file(const char *path, const void *p, size_t n)
-{
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        return -1;
-    size_t w = fwrite(p, 1, n, f);
-    return fclose(f) || w != n ? -1 : 0;
-}
-
-/* bench/knowledge_numpy.py over dir: "numpy CASE p50 p95" lines. */
-static int run_numpy(const char *dir, size_t n, size_t d, size_t q, double p50[2])
-{
-    char out[512], ns[32], ds[32], qs[32];
-    snprintf(out, sizeof out, "%s/numpy.out", dir);
-    snprintf(ns, sizeof ns, "%zu", n), snprintf(ds, sizeof ds, "%zu", d);
-    snprintf(qs, sizeof qs, "%zu", q);
-    size_t ne = 0;
-    while (environ[ne])
-        ne++;
-    char **env = calloc(ne + 2, sizeof *env);
-    size_t k = 0;
-    for (size_t i = 0; i < ne; i++)
-        if (strncmp(environ[i], "OPENBLAS_CORETYPE=", 18) &&
-            strncmp(environ[i], "OPENBLAS_L2_SIZE=", 17) &&
-            strncmp(environ[i], "LD_LIBRARY_PATH=", 16))
-            env[k++] = environ[i];
-    char lib[] = "LD_LIBRARY_PATH=" OPENBLAS_DIR;
-    if (!access(OPENBLAS_DIR "/libblas.so.3", R_OK))
-        env[k++] = lib;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    char *argv[] = {PY, "bench/knowledge_numpy.py", (char *)dir, ns, ds, qs, NULL};
-    pid_t pid;
-    int rc = posix_spawn(&pid, PY, &fa, NULL, argv, env);
-    posix_spawn_file_actions_destroy(&fa);
-    free(env);
-    int st = 0;
-    if (rc || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
-        return -1;
-    FILE *f = fopen(out, "r");
-    char line[256];
-    int got = 0;
-    while (f && fgets(line, sizeof line, f)) {
-        char name[32];
-        double a, b;
-        if (sscanf(line, "numpy %31s %lf %lf", name, &a, &b) == 3) {
-            int c = !strcmp(name, "filter30") ? 0 : !strcmp(name, "filter2") ? 1 : -1;
-            if (c >= 0)
-                p50[c] = a, got++;
-        }
-    }
-    if (f)
-        fclose(f);
-    return got == 2 ? 0 : -1;
 }
 
 /* ---- ingestion ---- */
@@ -479,8 +380,8 @@ int main(void)
     printf("  load (a new process: vectors and the saved graph): %.2f s\n", now() - t0);
     printf("  RSS %ld MB (peak %ld MB)\n", status_kb("VmRSS:") / 1024, status_kb("VmHWM:") / 1024);
 
-    double np50[2] = {0, 0};
-    int nrc = run_numpy(dir, n, d, nq, np50);
+    double np50[2] = {0, 0}, np95[2] = {0, 0};
+    int nrc = run_numpy(dir, n, d, nq, np50, np95);
     double *times = malloc(nq * sizeof *times);
     int bad = 0;
     for (int c = 0; c < 2; c++) {
