@@ -248,8 +248,9 @@ static enum MHD_Result reply_error(struct MHD_Connection *c, unsigned status, co
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return reply_json(c, status, json_pack("{s:s, s:s, s:i}", "code", code, "message", msg,
-                                           "status", (int)status));
+    /* a message may quote a client's path, which need not be UTF-8 (jansson
+     * would make no answer of it, and the connection would just close) */
+    return reply_json(c, status, sl_datasets_error(status, code, msg));
 }
 
 /* ---- running ---- */

@@ -733,6 +733,9 @@ get "$WK" /v1/no/such/endpoint
 check "an unknown /v1 path: 404 JSON (got $code)" is 404 '.code == "not_found" and .status == 404'
 get "" /nowhere
 check "an unknown path outside /v1: 404 JSON (got $code)" is 404 '.code == "not_found"'
+get "$WK" '/v1/%C3%28x'
+check "an unknown path that is not UTF-8: still a 404 JSON answer (got $code)" \
+    is 404 '.code == "not_found" and (.message | length > 0)'
 req "$WK" DELETE /v1/workflows/run
 check "a wrong method on a known path: 404 or 405, JSON (got $code)" \
     bash -c '{ [ "$0" = 404 ] || [ "$0" = 405 ]; } && jq -e .code "$1" >/dev/null' "$code" "$T/out"
