@@ -807,6 +807,11 @@ static int doc_text(sl_kb *k, const sl_kb_doc_in *in, sl_buf *out, sl_err *err)
     if (kind == SL_DOC_UNKNOWN)
         return sl_err_prefix(err, "document '%s'", in->name);
     if (kind == SL_DOC_TEXT) {
+        if (k->env.limits.max_input && in->len > k->env.limits.max_input)
+            return sl_err_limit(err, SL_ELIMIT, "knowledge_max_input",
+                                "the document '%s' has %zu bytes of text, over"
+                                " knowledge_max_input (%zu)",
+                                in->name, in->len, k->env.limits.max_input);
         /* plain text needs no reader process: it is checked as UTF-8 and kept */
         sl_value *s = json_stringn(in->bytes ? in->bytes : "", in->len);
         if (!s)
@@ -825,6 +830,10 @@ static int doc_text(sl_kb *k, const sl_kb_doc_in *in, sl_buf *out, sl_err *err)
     r.ud = in->ud;
     if (sl_extract_isolated(kind, in->bytes, in->len, &r, out, err))
         return sl_err_prefix(err, "document '%s'", in->name);
+    if (out->toobig)
+        return sl_err_limit(err, SL_ELIMIT, "knowledge_max_input",
+                            "the text of document '%s' is over knowledge_max_input (%zu bytes)",
+                            in->name, k->env.limits.max_input);
     return 0;
 }
 

@@ -62,6 +62,9 @@ printf '\xff\xfe bad' >bad.txt
 sl kb add pets bad.txt
 check "add: text that is not UTF-8 is refused by name, nothing kept (exit $rc)" \
     eval '[ "$rc" = 1 ] && err_has "bad.txt" && err_has "UTF-8"'
+sl kb add pets docs/market.md --limit knowledge_max_input=10
+check "add: a document over knowledge_max_input is refused, naming the limit (exit $rc)" \
+    eval '[ "$rc" = 1 ] && err_has "knowledge_max_input"'
 sl kb add nope docs
 check "add: an unknown knowledge base: Dify's message (exit $rc)" \
     eval '[ "$rc" = 1 ] && err_has "Dataset not found."'
