@@ -2232,13 +2232,13 @@ int sl_kb_query_defaults(sl_kb *k, const char *kb_id, sl_kb_query *q, sl_err *er
         const char *p = str_of(rr, "reranking_provider_name", ""),
                    *mo = str_of(rr, "reranking_model_name", "");
         if (*p && *mo) {
-            /* the strings live in the store row: keep them with the query's owner */
-            static __thread char prov[256], model[256];
-            snprintf(prov, sizeof prov, "%s", p);
-            snprintf(model, sizeof model, "%s", mo);
+            /* the names live in the store's row, gone with it: the query
+             * keeps copies */
+            snprintf(q->names[0], sizeof q->names[0], "%s", p);
+            snprintf(q->names[1], sizeof q->names[1], "%s", mo);
             q->reranking_mode = "reranking_model";
-            q->rerank_provider = prov;
-            q->rerank_model = model;
+            q->rerank_provider = q->names[0];
+            q->rerank_model = q->names[1];
         }
     }
     json_decref(row);

@@ -204,6 +204,8 @@ typedef struct {
     int query_dims;
     bool (*cancelled)(void *ud);
     void *ud;
+    /* where sl_kb_query_defaults keeps the rerank names it points to */
+    char names[2][256];
 } sl_kb_query;
 
 /* Fills a query with the knowledge base's own retrieval settings. */
