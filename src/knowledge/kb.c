@@ -899,8 +899,9 @@ static void cl_add(chunk_list *cl, long parent, int position, const char *conten
         cl->owned[cl->nowned++] = fts;
     else if (indexed)
         fts = (char *)content;   /* indexed as it is */
-    sl_value *info = json_pack("{s:I, s:s, s:b}", "word_count", (json_int_t)utf8_chars(content),
-                               "hash", hash, "enabled", true);
+    sl_value *info = json_pack("{s:I, s:s, s:b, s:I}", "word_count",
+                               (json_int_t)utf8_chars(content), "hash", hash, "enabled", true,
+                               "created_at", (json_int_t)time(NULL));
     cl->infos[cl->n] = info;
     cl->v[cl->n] = (sl_store_chunk){.id = idc, .parent = parent, .position = position,
                                     .content = content, .fts = fts, .info = info, .vec = NULL};

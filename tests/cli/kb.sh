@@ -75,7 +75,8 @@ check "search: by vector, the dog document first" \
     jqt '.[0].segment.document.name == "dogs.txt" and .[0].score > .[1].score' "$T/out"
 check "… records in Dify's shape (segment, document, child_chunks, score)" \
     jqt '.[0] | has("segment") and has("child_chunks") and has("score") and
-         (.segment | has("index_node_hash") and has("word_count") and has("position"))' "$T/out"
+         (.segment | has("index_node_hash") and has("word_count") and has("position") and
+          .created_at > 1700000000)' "$T/out"
 sl kb search pets "stock market" --mode keyword --json
 check "search: by keyword, only the document with the words" \
     jqt 'length == 1 and .[0].segment.document.name == "market.md" and .[0].score > 0 and
