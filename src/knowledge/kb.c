@@ -48,6 +48,7 @@ typedef struct cache {
     int dims;
     sl_vindex *ix;          /* NULL until a search needs the vectors */
     size_t since_build;     /* rows added since the graph was built */
+    bool building;          /* a background build for it runs */
     long long saved_generation;   /* of the graph in the store */
     /* row number -> document row number, sorted by row (for filters) */
     long long *ns, *docs;
@@ -69,6 +70,9 @@ struct sl_kb {
     sl_kb_env env;
     pthread_mutex_t mu;   /* the caches */
     cache *caches;
+    pthread_cond_t built; /* a background build ended (mu) */
+    int building;         /* background builds running (mu) */
+    bool closing;
 };
 
 void sl_kb_limits_default(sl_kb_limits *l)
@@ -103,6 +107,7 @@ sl_kb *sl_kb_open(const sl_kb_env *env, sl_err *err)
     if (!k->env.limits.max_input && !k->env.limits.max_chunks)
         sl_kb_limits_default(&k->env.limits);
     pthread_mutex_init(&k->mu, NULL);
+    pthread_cond_init(&k->built, NULL);
     return k;
 }
 
@@ -158,14 +163,27 @@ static cache *cache_of(sl_kb *k, const char *kid, const sl_value *row)
     return c;
 }
 
+void sl_kb_wait(sl_kb *k)
+{
+    pthread_mutex_lock(&k->mu);
+    while (k->building)
+        pthread_cond_wait(&k->built, &k->mu);
+    pthread_mutex_unlock(&k->mu);
+}
+
 void sl_kb_close(sl_kb *k)
 {
     if (!k)
         return;
+    pthread_mutex_lock(&k->mu);
+    k->closing = true;   /* a build that ends now keeps nothing */
+    pthread_mutex_unlock(&k->mu);
+    sl_kb_wait(k);
     for (cache *c = k->caches, *n; c; c = n) {
         n = c->next;
         cache_free(c);
     }
+    pthread_cond_destroy(&k->built);
     pthread_mutex_destroy(&k->mu);
     free(k);
 }
@@ -2378,6 +2396,95 @@ static void save_index(sl_kb *k, cache *c, const sl_value *row, long long gen)
     close(fd);
 }
 
+/* ---- graphs built in the background ---- */
+
+typedef struct {
+    sl_kb *k;
+    char *kid;
+    int dims;
+} build_job;
+
+/* Builds a graph over the store's rows as they are now, saves it, and
+ * puts it in the cache with those rows; the next search applies what came
+ * after, as for a loaded graph. */
+static void *graph_main(void *arg)
+{
+    build_job *j = arg;
+    sl_kb *k = j->k;
+    sl_value *row = sl_store_kb_get(k->env.store, j->kid);
+    long long gen = (long long)num_of(row, "chunks_generation", 0);
+    cache tmp = {.kb_id = j->kid, .dims = j->dims};
+    float *vecs = NULL;
+    bool ok = row && !sl_store_kb_vectors(k->env.store, j->kid, j->dims, &tmp.ns, &tmp.docs,
+                                          &vecs, &tmp.count, NULL) &&
+              (tmp.ix = sl_vindex_new(j->dims, NULL)) &&
+              (!tmp.count || !sl_vindex_add_many(tmp.ix, tmp.ns, vecs, tmp.count, NULL)) &&
+              !sl_vindex_build(tmp.ix, NULL, NULL);
+    free(vecs);
+    if (ok)
+        save_index(k, &tmp, row, gen);   /* outside the lock: 400 MB at 100k x 1,024 */
+    pthread_mutex_lock(&k->mu);
+    cache *c = k->caches;
+    while (c && strcmp(c->kb_id, j->kid))
+        c = c->next;
+    if (ok && c && c->ix && c->dims == j->dims && !k->closing) {
+        sl_vindex_free(c->ix);
+        free(c->ns);
+        free(c->docs);
+        c->ix = tmp.ix;
+        c->ns = tmp.ns;
+        c->docs = tmp.docs;
+        c->count = tmp.count;
+        c->generation = gen;
+        c->since_build = 0;
+        c->saved_generation = tmp.saved_generation;
+        tmp.ix = NULL;
+        tmp.ns = tmp.docs = NULL;
+    }
+    if (c)
+        c->building = false;
+    k->building--;
+    pthread_cond_broadcast(&k->built);
+    pthread_mutex_unlock(&k->mu);
+    sl_vindex_free(tmp.ix);
+    free(tmp.ns);
+    free(tmp.docs);
+    json_decref(row);
+    free(j->kid);
+    free(j);
+    return NULL;
+}
+
+/* The cache's graph, built (k->mu held): here and now, or on a thread of
+ * its own when the environment asks for that (the search goes on with the
+ * index as it is). */
+static void graph(sl_kb *k, cache *c, const sl_value *row, long long gen)
+{
+    if (k->env.background_graphs) {
+        if (c->building)
+            return;
+        build_job *j = sl_xcalloc(1, sizeof *j);
+        *j = (build_job){.k = k, .kid = sl_xstrdup(c->kb_id), .dims = c->dims};
+        pthread_t th;
+        pthread_attr_t at;
+        pthread_attr_init(&at);
+        pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+        bool started = pthread_create(&th, &at, graph_main, j) == 0;
+        pthread_attr_destroy(&at);
+        if (started) {
+            c->building = true;
+            k->building++;
+            return;
+        }
+        free(j->kid);
+        free(j);
+    }
+    if (!sl_vindex_build(c->ix, NULL, NULL)) {
+        c->since_build = 0;
+        save_index(k, c, row, gen);
+    }
+}
+
 /* Rows added since the graph was built that make it worth building again
  * (they are scanned exactly until then). */
 static size_t rebuild_after(size_t count)
@@ -2436,12 +2543,10 @@ static int cache_delta(sl_kb *k, cache *c, const sl_value *row, int dims, long l
     c->generation = gen;
     c->since_build += nadd;
     if (!rc && count >= APPROX_MIN &&
-        (!sl_vindex_has_approx(c->ix) || c->since_build >= rebuild_after(count)) &&
-        !sl_vindex_build(c->ix, NULL, NULL)) {
-        c->since_build = 0;
-        save_index(k, c, row, gen);
+        (!sl_vindex_has_approx(c->ix) || c->since_build >= rebuild_after(count))) {
+        graph(k, c, row, gen);
     } else if (!rc && nadd && sl_vindex_has_approx(c->ix) && c->saved_generation != gen &&
-               c->since_build * 4 >= rebuild_after(count)) {
+               !c->building && c->since_build * 4 >= rebuild_after(count)) {
         /* the next process should not add these rows again one by one */
         save_index(k, c, row, gen);
     }
@@ -2505,8 +2610,8 @@ static int cache_vectors(sl_kb *k, cache *c, const sl_value *row, int dims, sl_e
         rc = -1;
     free(vecs);
     /* the approximate index, built once for the knowledge base and saved */
-    if (!rc && c->count >= APPROX_MIN && !sl_vindex_build(c->ix, NULL, NULL))
-        save_index(k, c, row, gen);
+    if (!rc && c->count >= APPROX_MIN)
+        graph(k, c, row, gen);
     if (rc)
         cache_vectors_free(c);
     return rc;

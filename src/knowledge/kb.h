@@ -70,10 +70,18 @@ typedef struct {
     const struct sl_config *config;  /* borrowed: endpoints of embedding and rerank models */
     struct sl_llm_tape *tape;        /* borrowed, may be NULL: model calls recorded/replayed */
     sl_kb_limits limits;
+    /* Build HNSW graphs (tens of seconds at 100,000 vectors) on a thread of
+     * their own, as a server wants: searches meanwhile use the index as it
+     * is (its exact scan).  Off: the search that needs a graph builds it,
+     * as a one-shot command wants (it is saved for the next process). */
+    bool background_graphs;
 } sl_kb_env;
 
 sl_kb *sl_kb_open(const sl_kb_env *env, sl_err *err);
+/* Waits for background graph builds, then frees k. */
 void sl_kb_close(sl_kb *k);
+/* Waits until no graph is being built in the background. */
+void sl_kb_wait(sl_kb *k);
 
 /* ---- knowledge bases ---- */
 

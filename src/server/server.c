@@ -1795,7 +1795,8 @@ int sl_server_run(sl_store *store, const sl_server_opts *o, sl_err *err)
     S.workers = sl_workers_new(MAX_WORKERS, 1 << 20);
     /* the Knowledge API's knowledge bases; the rest of the server works
      * without them, and /v1/datasets says why they are missing */
-    sl_kb_env kenv = {.store = store, .config = o->config};
+    /* a graph is built beside the searches, not in one of them */
+    sl_kb_env kenv = {.store = store, .config = o->config, .background_graphs = true};
     sl_kb_limits_from(&kenv.limits, &S.o.limits);
     sl_err kerr = {0};
     if (!(S.kb = sl_kb_open(&kenv, &kerr))) {
