@@ -1207,6 +1207,11 @@ static int prepare(sl_kb *k, const char *kb_id, const sl_kb_doc_in *in, prepared
         }
     }
     sl_buf_release(&clean);
+    /* a document nothing could be found in is refused, not kept empty */
+    if (!rc && !p->cl.n)
+        rc = sl_err_set(err, SL_EINVAL,
+                        "document '%s' has no text to index (empty, or only white space)",
+                        in->name);
     if (!rc && !strcmp(str_of(p->kinfo, "indexing_technique", "economy"), "high_quality"))
         rc = prepare_vectors(k, in, p, old, &tokens, err);
     else if (!rc)

@@ -65,6 +65,10 @@ check "add: text that is not UTF-8 is refused by name, nothing kept (exit $rc)" 
 sl kb add pets docs/market.md --limit knowledge_max_input=10
 check "add: a document over knowledge_max_input is refused, naming the limit (exit $rc)" \
     eval '[ "$rc" = 1 ] && err_has "knowledge_max_input"'
+printf ' \n\n \t\n' >blank.txt
+sl kb add pets blank.txt
+check "add: a document with no text is refused, not kept empty (exit $rc)" \
+    eval '[ "$rc" = 1 ] && err_has "has no text to index"'
 sl kb add nope docs
 check "add: an unknown knowledge base: Dify's message (exit $rc)" \
     eval '[ "$rc" = 1 ] && err_has "Dataset not found."'
