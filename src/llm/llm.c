@@ -573,21 +573,9 @@ static int on_header(const char *p, size_t len, void *ud)
 {
     call *c = ud;
     c->last_rx = sl_clock_s();
-    if (len > 12 && !strncasecmp(p, "retry-after:", 12)) {
-        char v[64];
-        size_t k = len - 12 < sizeof v - 1 ? len - 12 : sizeof v - 1;
-        memcpy(v, p + 12, k);
-        v[k] = 0;
-        char *end;
-        double secs = strtod(v, &end);
-        if (end != v && secs >= 0)
-            c->retry_after = secs;
-        else {
-            time_t when = sl_http_date(v);
-            if (when > 0)
-                c->retry_after = difftime(when, time(NULL));
-        }
-    }
+    double wait = sl_http_retry_after(p, len);
+    if (wait >= 0)
+        c->retry_after = wait;
     return 0;
 }
 

@@ -636,6 +636,22 @@ char *sl_http_escape(const char *s)
     return o;
 }
 
+double sl_http_retry_after(const char *line, size_t len)
+{
+    if (len <= 12 || strncasecmp(line, "retry-after:", 12))
+        return -1;
+    char v[64];
+    size_t k = len - 12 < sizeof v - 1 ? len - 12 : sizeof v - 1;
+    memcpy(v, line + 12, k);
+    v[k] = 0;
+    char *end;
+    double secs = strtod(v, &end);
+    if (end != v && secs >= 0)
+        return secs;
+    time_t when = sl_http_date(v);
+    return when > 0 ? difftime(when, time(NULL)) : -1;
+}
+
 time_t sl_http_date(const char *s)
 {
     sl_err e = {0};

@@ -177,4 +177,9 @@ char *sl_http_escape(const char *s);
 /* An HTTP date (Retry-After, Expires) as time, or -1. */
 time_t sl_http_date(const char *s);
 
+/* The seconds a response header line says to wait when it is Retry-After
+ * (delay-seconds or an HTTP date, RFC 9110 10.2.3); -1 for any other line
+ * or a value that is neither. */
+double sl_http_retry_after(const char *line, size_t len);
+
 #endif

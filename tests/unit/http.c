@@ -229,6 +229,15 @@ int main(void)
     free(e1);
     CHECK(sl_http_date("Wed, 21 Oct 2015 07:28:00 GMT") == 1445412480,
           "an HTTP date reads as its time");
+#define RA(s) sl_http_retry_after(s, strlen(s))
+    CHECK(RA("Retry-After: 7\r\n") == 7 && RA("retry-after:2.5") == 2.5,
+          "Retry-After in seconds, any case");
+    double future = RA("Retry-After: Fri, 31 Dec 2099 23:59:59 GMT");
+    CHECK(future > 1e9, "Retry-After as a date: the seconds until it (%.0f)", future);
+    CHECK(RA("Retry-After: soon") == -1 && RA("Retry-After:") == -1 &&
+              RA("Content-Type: text/plain") == -1 &&
+              RA("Retry-After: Wed, 21 Oct 2015 07:28:00 GMT") < 0,
+          "no wait from another header, a bad value or a past date");
 
     char o[256], sc[16], ho[128];
     CHECK(sl_url_origin("HTTP://Example.com/a?b", o, sizeof o, sc, sizeof sc, ho, sizeof ho) &&
