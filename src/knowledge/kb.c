@@ -1023,18 +1023,61 @@ static void prepared_release(prepared *p)
     memset(p, 0, sizeof *p);
 }
 
+/* Vectors for every indexed chunk of cl (its fts set): have[c] when the
+ * caller has one (the same text's, kept), else the model's, asked for all
+ * the missing ones at once.  *vecs: cl->n rows of *dims floats (malloc);
+ * each indexed chunk's vec points into it and its info says "indexed". */
+static int embed_missing(sl_kb *k, const sl_value *kinfo, embed_progress *ep, chunk_list *cl,
+                         float *const *have, int *dims, float **vecs, long long *tokens,
+                         sl_err *err)
+{
+    const char **texts = sl_xcalloc(cl->n + 1, sizeof *texts);
+    size_t *slot = sl_xcalloc(cl->n + 1, sizeof *slot), missing = 0;
+    for (size_t c = 0; c < cl->n; c++)
+        if (cl->v[c].fts && !have[c]) {
+            texts[missing] = cl->v[c].content;
+            slot[missing++] = c;
+        }
+    if (ep)
+        ep->total = missing;
+    float *fresh = NULL;
+    int d = *dims, fdims = d, rc = 0;
+    if (missing && embed(k, kinfo, texts, missing, ep, &fresh, &fdims, tokens, err))
+        rc = -1;
+    else if (missing && d > 0 && fdims != d)
+        rc = sl_err_set(err, SL_EPARSE,
+                        "embedding model %s gave %d dimensions; the knowledge base has %d",
+                        str_of(kinfo, "embedding_model", ""), fdims, d);
+    if (!rc) {
+        if (!d)
+            d = fdims;
+        *dims = d;
+        size_t row = (size_t)(d > 0 ? d : 1);
+        *vecs = sl_xcalloc(cl->n + 1, row * sizeof(float));
+        for (size_t c = 0; c < cl->n; c++)
+            if (have[c])
+                memcpy(*vecs + c * row, have[c], row * sizeof(float));
+        for (size_t t = 0; t < missing; t++)
+            memcpy(*vecs + slot[t] * row, fresh + t * row, row * sizeof(float));
+        for (size_t c = 0; c < cl->n; c++)
+            if (cl->v[c].fts) {
+                cl->v[c].vec = *vecs + c * row;
+                json_object_set_new(cl->infos[c], "indexed", json_true());
+            }
+    }
+    free(fresh);
+    free(texts);
+    free(slot);
+    return rc;
+}
+
 /* Vectors for the prepared chunks that are indexed: the replaced
  * document's for unchanged texts (by hash), the model's for the rest. */
 static int prepare_vectors(sl_kb *k, const sl_kb_doc_in *in, prepared *p, const sl_value *old,
                            long long *tokens, sl_err *err)
 {
     chunk_list *cl = &p->cl;
-    int dims = p->dims, rc = 0;
-    size_t nidx = 0;
-    for (size_t c = 0; c < cl->n; c++)
-        nidx += cl->v[c].fts != NULL;
-    const char **texts = sl_xcalloc(nidx + 1, sizeof *texts);
-    size_t *slot = sl_xcalloc(nidx + 1, sizeof *slot), todo = 0;
+    int dims = p->dims;
     float *oldv = NULL;
     sl_value *ochunks = old && dims > 0 ? sl_store_kb_chunks(k->env.store, p->kid,
                                                              str_of(old, "id", ""), &oldv, dims)
@@ -1050,48 +1093,17 @@ static int prepare_vectors(sl_kb *k, const sl_kb_doc_in *in, prepared *p, const 
             sl_map_put(&by_hash, str_of(oi, "hash", ""), oldv + j * (size_t)dims);
     }
     float **have = sl_xcalloc(cl->n + 1, sizeof *have);
-    for (size_t c = 0; c < cl->n; c++) {
-        if (!cl->v[c].fts)
-            continue;
-        have[c] = dims > 0 ? sl_map_get(&by_hash, str_of(cl->v[c].info, "hash", "")) : NULL;
-        if (!have[c]) {
-            texts[todo] = cl->v[c].content;
-            slot[todo++] = c;
-        }
-    }
-    embed_progress ep = {.in = in, .base = 0, .total = todo};
-    float *fresh = NULL;
-    int fdims = dims;
-    if (todo && embed(k, p->kinfo, texts, todo, &ep, &fresh, &fdims, tokens, err))
-        rc = -1;
-    else if (todo && dims > 0 && fdims != dims)
-        rc = sl_err_set(err, SL_EPARSE,
-                        "embedding model %s gave %d dimensions; the knowledge base has %d",
-                        str_of(p->kinfo, "embedding_model", ""), fdims, dims);
-    if (!rc) {
-        if (!dims)
-            dims = fdims;
+    for (size_t c = 0; c < cl->n && dims > 0; c++)
+        if (cl->v[c].fts)
+            have[c] = sl_map_get(&by_hash, str_of(cl->v[c].info, "hash", ""));
+    embed_progress ep = {.in = in};
+    int rc = embed_missing(k, p->kinfo, &ep, cl, have, &dims, &p->vecs, tokens, err);
+    if (!rc)
         p->dims = dims;
-        p->vecs = sl_xcalloc(cl->n + 1, (size_t)(dims > 0 ? dims : 1) * sizeof(float));
-        for (size_t c = 0; c < cl->n; c++)
-            if (have[c])
-                memcpy(p->vecs + c * (size_t)dims, have[c], (size_t)dims * sizeof(float));
-        for (size_t t = 0; t < todo; t++)
-            memcpy(p->vecs + slot[t] * (size_t)dims, fresh + t * (size_t)dims,
-                   (size_t)dims * sizeof(float));
-        for (size_t c = 0; c < cl->n; c++)
-            if (cl->v[c].fts) {
-                cl->v[c].vec = p->vecs + c * (size_t)dims;
-                json_object_set_new(cl->infos[c], "indexed", json_true());
-            }
-    }
     sl_map_release(&by_hash);
     json_decref(ochunks);
     free(oldv);
-    free(fresh);
     free(have);
-    free(texts);
-    free(slot);
     return rc;
 }
 
@@ -1973,33 +1985,14 @@ static int seg_rewrite(sl_kb *k, const char *kb_id, const char *doc_id, seg_op o
     float *fresh = NULL;
     long long tokens = 0;
     bool vectors = !strcmp(str_of(kinfo, "indexing_technique", "economy"), "high_quality");
-    if (!rc && vectors) {
-        const char **texts = sl_xcalloc(cl.n + 1, sizeof *texts);
-        size_t *slot = sl_xcalloc(cl.n + 1, sizeof *slot), todo = 0;
-        for (i = 0; i < cl.n; i++)
-            if (!vp[i]) {
-                texts[todo] = cl.v[i].content;
-                slot[todo++] = i;
-            }
-        int fdims = dims;
-        if (todo && !(rc = embed(k, kinfo, texts, todo, NULL, &fresh, &fdims, &tokens, err)) &&
-            dims && fdims != dims)
-            rc = sl_err_set(err, SL_EPARSE, "embedding model gave %d dimensions, not %d", fdims,
-                            dims);
-        if (!rc && !dims)
-            dims = fdims;
-        for (size_t t = 0; !rc && t < todo; t++) {
-            vp[slot[t]] = fresh + t * (size_t)dims;
-            json_object_set_new(cl.infos[slot[t]], "indexed", json_true());
-        }
-        free(texts);
-        free(slot);
-    }
+    if (!rc && vectors)
+        rc = embed_missing(k, kinfo, NULL, &cl, vp, &dims, &fresh, &tokens, err);
     long long words = 0;
     for (i = 0; !rc && i < cl.n; i++) {
-        cl.v[i].vec = vectors ? vp[i] : NULL;
-        if (!vectors)
+        if (!vectors) {   /* keywords only: every segment is indexed as it is */
+            cl.v[i].vec = NULL;
             json_object_set_new(cl.infos[i], "indexed", json_true());
+        }
         if (!bool_of(cl.infos[i], "enabled", true))
             cl.v[i].fts = NULL, cl.v[i].vec = NULL;   /* a disabled segment is not searched */
         words += (long long)num_of(cl.infos[i], "word_count", 0);
