@@ -30,6 +30,7 @@
 
 #include "engine/config.h"
 #include "knowledge/kb.h"
+#include "knowledge/kwindex.h"
 #include "store/store.h"
 #include "knowledge_common.h"
 
@@ -340,7 +341,13 @@ int main(void)
                                    "tier", tier, "shard", shard);
         char did[24];
         snprintf(did, sizeof did, "d%zu", doc);
-        if (sl_store_kb_doc_put(s, kid, did, info, chunks, m, (int)d, &err))
+        /* the keyword index as sl_kb_add builds it (knowledge/kwindex.h) */
+        sl_kw_doc *kd = sl_kw_doc_new();
+        for (size_t c = 0; c < m; c++)
+            sl_kw_doc_add(kd, (long long)c, texts[c]);
+        int put = sl_store_kb_doc_put(s, kid, did, info, chunks, m, (int)d, sl_kw_doc_done(kd), &err);
+        sl_kw_doc_free(kd);
+        if (put)
             return fprintf(stderr, "put: %s\n", err.msg), 1;
         json_decref(info);
     }

@@ -1,14 +1,18 @@
 /*
- * fuzz_kb — libFuzzer target for what knowledge/kb.c makes of hostile
+ * fuzz_kb — libFuzzer target for what the knowledge side makes of hostile
  * text and JSON: Dify's metadata conditions against a document's values
- * (sl_kb_conditions_match), the full-text index's text for a chunk
- * (sl_kb_index_text) and the FTS5 query for a user's words (sl_kb_match).
+ * (sl_kb_conditions_match), and the keyword index (knowledge/kwindex.h):
+ * tokens of any bytes, a document's segment built from them, and scoring
+ * of postings that may be anything.
  *
  * The input is a NUL-separated triple: conditions JSON, metadata JSON,
  * text (any bytes).  Besides memory errors the target checks:
- *   - the query is quoted words joined by " OR ": an even number of '"',
- *     none inside a word, so no user text is FTS5 syntax;
- *   - the index text of ASCII text is the text itself;
+ *   - every token is non-empty, at most SL_KW_TOKEN_MAX bytes plus one
+ *     character, valid UTF-8, and holds no ASCII upper case, space or
+ *     punctuation;
+ *   - a segment built from the text's lines scores every posting it holds
+ *     (its own postings always decode), and the text read as postings
+ *     either decodes or is refused;
  *   - the same conditions and metadata give the same answer twice.
  */
 #include <stdbool.h>
@@ -17,8 +21,30 @@
 #include <string.h>
 
 #include "knowledge/kb.h"
+#include "knowledge/kwindex.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void check_token(const char *tok, size_t n, void *ud)
+{
+    (void)ud;
+    if (!n || n > SL_KW_TOKEN_MAX + 4)
+        abort();
+    const unsigned char *p = (const unsigned char *)tok;
+    for (size_t i = 0; i < n;) {
+        unsigned c = p[i];
+        size_t k = c < 0x80 ? 1 : c >= 0xC2 && c < 0xE0 ? 2 : c >= 0xE0 && c < 0xF0 ? 3
+                                : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+        if (!k || i + k > n)
+            abort();
+        for (size_t j = 1; j < k; j++)
+            if ((p[i + j] & 0xC0) != 0x80)
+                abort();
+        if (k == 1 && !((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')))
+            abort();
+        i += k;
+    }
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -41,36 +67,35 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     json_decref(c);
     json_decref(m);
 
-    char *q = sl_kb_match(text);
-    if (q) {
-        size_t quotes = 0;
-        for (const char *p = q; *p; p++)
-            quotes += *p == '"';
-        if (quotes % 2 || quotes == 0)
-            abort();
-        /* between the quotes of a word there is no quote: "w" OR "w" … */
-        for (const char *p = q; *p;) {
-            if (*p != '"')
-                abort();
-            const char *end = strchr(p + 1, '"');
-            if (!end || end == p + 1)
-                abort();
-            p = end + 1;
-            if (*p && strncmp(p, " OR ", 4))
-                abort();
-            if (*p)
-                p += 4;
-        }
-    }
-    free(q);
+    sl_kw_tokens(text, strlen(text), check_token, NULL);
 
-    char *t = sl_kb_index_text(text);
-    bool ascii = true;
-    for (const char *p = text; *p; p++)
-        ascii = ascii && (unsigned char)*p < 0x80;
-    if (!t || (ascii && strcmp(t, text)))
-        abort();
-    free(t);
+    /* a segment of the text's lines, one chunk each */
+    sl_kw_doc *d = sl_kw_doc_new();
+    char *copy = strdup(text), *save = NULL;
+    long long pos = 0;
+    for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+        sl_kw_doc_add(d, pos++, line);
+    const sl_store_kw *kw = sl_kw_doc_done(d);
+    sl_kw_scorer *sc = sl_kw_scorer_new(kw->rows, kw->tokens);
+    for (size_t i = 0; i < kw->n; i++) {
+        if (i && strcmp(kw->terms[i - 1].term, kw->terms[i].term) >= 0)
+            abort();   /* in byte order, each once */
+        if (sl_kw_scorer_add(sc, kw->terms[i].df, 100, kw->terms[i].data, kw->terms[i].size))
+            abort();
+    }
+    /* hostile postings: refused or scored, never read past their end */
+    sl_kw_scorer_add(sc, 3, 0, text, strlen(text));
+    long long *ns;
+    double *bm;
+    size_t got = sl_kw_scorer_top(sc, 10, &ns, &bm);
+    for (size_t i = 1; i < got; i++)
+        if (bm[i - 1] > bm[i])
+            abort();   /* best (lowest) first */
+    free(ns);
+    free(bm);
+    sl_kw_scorer_free(sc);
+    sl_kw_doc_free(d);
+    free(copy);
     free(buf);
     return 0;
 }

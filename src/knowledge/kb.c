@@ -5,6 +5,7 @@
  * knowledge base, loaded again when the store's generation moved.
  */
 #include "knowledge/kb.h"
+#include "knowledge/kwindex.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -56,11 +57,6 @@ typedef struct cache {
     long long docs_generation;
     sl_value *doclist;      /* sl_store_kb_docs, NULL until loaded */
     sl_map by_id;           /* document id -> its entry in doclist */
-    /* the full-text vocabulary (term -> chunks holding it, plus one), as of
-     * vocab_generation (a chunks_generation) */
-    bool have_vocab;
-    long long vocab_generation, vocab_rows;
-    sl_map vocab;
 } cache;
 
 static const char *str_of(const sl_value *o, const char *key, const char *dflt);
@@ -128,7 +124,6 @@ static void cache_free(cache *c)
     cache_vectors_free(c);
     json_decref(c->doclist);
     sl_map_release(&c->by_id);
-    sl_map_release(&c->vocab);
     free(c->kb_id);
     free(c);
 }
@@ -143,7 +138,6 @@ static cache *cache_of(sl_kb *k, const char *kid, const sl_value *row)
         c = sl_xcalloc(1, sizeof *c);
         c->kb_id = sl_xstrdup(kid);
         sl_map_init(&c->by_id);
-        sl_map_init(&c->vocab);
         c->next = k->caches;
         k->caches = c;
     }
@@ -233,213 +227,138 @@ static size_t utf8_chars(const char *s)
     return n;
 }
 
-/* ---- the full-text side ----
- * FTS5's unicode61 tokenizer splits on spaces and punctuation, so text
- * without spaces (Chinese, Japanese) would be one token.  Such runs are
- * indexed, and queried, as overlapping pairs of characters. */
+/* ---- the keyword side (kwindex.h) ---- */
 
-static bool cjk(unsigned cp)
+/* The keyword index of a chunk list: its indexed chunks by position. */
+static sl_kw_doc *kw_of(const sl_store_chunk *v, size_t n)
 {
-    return (cp >= 0x3040 && cp <= 0x30FF) || (cp >= 0x3400 && cp <= 0x4DBF) ||
-           (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0xAC00 && cp <= 0xD7AF) ||
-           (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x20000 && cp <= 0x2FA1F);
-}
-
-static size_t utf8_next(const char *s, unsigned *cp)
-{
-    const unsigned char *u = (const unsigned char *)s;
-    if (u[0] < 0x80) {
-        *cp = u[0];
-        return 1;
-    }
-    size_t n = u[0] >= 0xF0 ? 4 : u[0] >= 0xE0 ? 3 : u[0] >= 0xC0 ? 2 : 1;
-    unsigned c = n == 4 ? u[0] & 7 : n == 3 ? u[0] & 15 : n == 2 ? u[0] & 31 : u[0];
-    for (size_t i = 1; i < n; i++) {
-        if ((u[i] & 0xC0) != 0x80) {
-            *cp = 0xFFFD;
-            return i;
-        }
-        c = c << 6 | (u[i] & 63);
-    }
-    *cp = c;
-    return n;
-}
-
-/* Whether s may hold a character of the CJK ranges (their UTF-8 lead
- * bytes start at 0xE3): most text has none and is indexed as it is. */
-static bool maybe_cjk(const char *s)
-{
-    for (const unsigned char *u = (const unsigned char *)s; *u; u++)
-        if (*u >= 0xE3)
-            return true;
-    return false;
-}
-
-/* The text the full-text index holds for s: CJK runs as pairs. */
-static char *fts_text(const char *s)
-{
-    sl_buf b;
-    sl_buf_init(&b, 0);
-    const char *prev = NULL;   /* start of the previous CJK character in a run */
-    size_t prevn = 0;
-    bool single = false;       /* the run so far is one character */
-    while (*s) {
-        unsigned cp;
-        size_t n = utf8_next(s, &cp);
-        if (cjk(cp)) {
-            if (prev) {
-                sl_buf_add(&b, " ", 1);
-                sl_buf_add(&b, prev, prevn);
-                sl_buf_add(&b, s, n);
-                single = false;
-            } else {
-                single = true;
-            }
-            prev = s;
-            prevn = n;
-        } else {
-            if (prev && single) {
-                sl_buf_add(&b, " ", 1);
-                sl_buf_add(&b, prev, prevn);
-            }
-            if (prev)
-                sl_buf_add(&b, " ", 1);
-            prev = NULL;
-            sl_buf_add(&b, s, n);
-        }
-        s += n;
-    }
-    if (prev && single) {
-        sl_buf_add(&b, " ", 1);
-        sl_buf_add(&b, prev, prevn);
-    }
-    return sl_buf_detach(&b);
-}
-
-static bool word_char(unsigned cp)
-{
-    return (cp >= '0' && cp <= '9') || (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z') ||
-           cp == '_' || (cp >= 0x80 && cp != 0xFFFD && !(cp >= 0x2000 && cp <= 0x206F) &&
-                         !(cp >= 0x3000 && cp <= 0x303F) && !(cp >= 0xFF00 && cp <= 0xFF0F));
-}
-
-/* The words of s (CJK runs as pairs), each once, lower-cased ASCII. */
-static size_t words_of(const char *s, char ***out, size_t max)
-{
-    char *t = fts_text(s);
-    char **w = NULL;
-    size_t n = 0;
-    const char *p = t;
-    while (*p && n < max) {
-        unsigned cp;
-        size_t len = utf8_next(p, &cp);
-        if (!word_char(cp)) {
-            p += len;
-            continue;
-        }
-        const char *start = p;
-        while (*p) {
-            len = utf8_next(p, &cp);
-            if (!word_char(cp))
-                break;
-            p += len;
-        }
-        char *word = sl_xstrndup(start, (size_t)(p - start));
-        for (char *c = word; *c; c++)
-            if (*c >= 'A' && *c <= 'Z')
-                *c = (char)(*c - 'A' + 'a');
-        bool seen = false;
-        for (size_t i = 0; i < n && !seen; i++)
-            seen = !strcmp(w[i], word);
-        if (seen) {
-            free(word);
-            continue;
-        }
-        w = sl_xrealloc(w, (n + 1) * sizeof *w);
-        w[n++] = word;
-    }
-    free(t);
-    *out = w;
-    return n;
-}
-
-static void words_free(char **w, size_t n)
-{
+    sl_kw_doc *d = sl_kw_doc_new();
     for (size_t i = 0; i < n; i++)
-        free(w[i]);
-    free(w);
+        if (v[i].fts)
+            sl_kw_doc_add(d, (long long)i, v[i].fts);
+    return d;
 }
 
-/* An FTS5 query matching any of the query's words: each quoted (so no
- * word is FTS5 syntax), joined by OR.  NULL when it has none.
- *
- * With the index's vocabulary (df: term -> chunks holding it, plus one;
- * rows: chunks indexed), words in more than half of the chunks (FTS5's
- * BM25 gives them a weight of 1e-6) are left out and, while a rarer word
- * remains, so are words in more than one chunk in twenty: finding and
- * scoring every chunk of such a word is most of a query's time (70 ms of
- * one in a tenth of 100,000 chunks) and moves its ranking little; this is
- * Elasticsearch's cutoff_frequency, without its second pass.  When every
- * word is that common, the rarest is kept. */
-static char *fts_query(const char *query, const sl_map *df, long long rows)
+typedef struct {
+    size_t nterms;
+    long long *df;             /* per term: chunks holding it, over the knowledge base */
+    struct kw_row {
+        size_t term;
+        long long df, base;
+        unsigned char *data;
+        size_t size;
+    } *rows;
+    size_t nrows, cap;
+} kw_fetch;
+
+static void kw_row_put(size_t i, long long df, long long base, const void *data, size_t size,
+                       void *ud)
 {
+    kw_fetch *f = ud;
+    if (f->nrows == f->cap) {
+        f->cap = f->cap ? f->cap * 2 : 64;
+        f->rows = sl_xrealloc(f->rows, f->cap * sizeof *f->rows);
+    }
+    unsigned char *copy = sl_xmalloc(size ? size : 1);
+    if (size)
+        memcpy(copy, data, size);
+    f->rows[f->nrows++] = (struct kw_row){i, df, base, copy, size};
+    f->df[i] += df;
+}
+
+/* The best limit chunks for the query's words by BM25 (FTS5's sign: lower
+ * is better), any word enough.
+ *
+ * Words in more than half of the chunks (BM25 gives them a weight of 1e-6)
+ * are left out and, while a rarer word remains, so are words in more than
+ * one chunk in twenty: scoring every chunk of such a word is most of a
+ * query's time and moves its ranking little; this is Elasticsearch's
+ * cutoff_frequency, without its second pass.  When every word is that
+ * common, the rarest is kept. */
+static int keyword_search(sl_kb *k, const char *kid, const char *query, size_t limit,
+                          long long **ns, double **bm25, size_t *count, sl_err *err)
+{
+    *ns = NULL;
+    *bm25 = NULL;
+    *count = 0;
     char **w;
-    size_t n = words_of(query, &w, MAX_QUERY_TERMS);
+    size_t n = sl_kw_words(query, &w, MAX_QUERY_TERMS);
     if (!n) {
         free(w);
-        return NULL;
+        return 0;
     }
-    if (df && rows > 0) {
+    kw_fetch f = {.nterms = n, .df = sl_xcalloc(n, sizeof(long long))};
+    long long rows = 0, tokens = 0;
+    int rc = sl_store_kb_postings(k->env.store, kid, (const char *const *)w, n, kw_row_put, &f,
+                                  &rows, &tokens, err);
+    if (!rc && rows > 0) {
+        bool *use = sl_xcalloc(n, sizeof *use);
         size_t kept = 0, rarest = 0;
         long long best = -1;
-        bool *use = sl_xcalloc(n, sizeof *use);
         for (size_t i = 0; i < n; i++) {
-            /* a word the vocabulary does not hold as it is (FTS5 folds case
-             * and accents and splits at "_") is left to FTS5 */
-            long long f = (long long)(intptr_t)sl_map_get(df, w[i]) - 1;
-            if (f > 0 && (best < 0 || f < best))
-                best = f, rarest = i;
-            use[i] = f < 0 || f * 20 <= rows;
+            if (f.df[i] > 0 && (best < 0 || f.df[i] < best))
+                best = f.df[i], rarest = i;
+            use[i] = f.df[i] > 0 && f.df[i] * 20 <= rows;
             kept += use[i];
         }
         if (!kept && best > 0)
-            use[rarest] = true, kept = 1;
-        size_t m = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (use[i])
-                w[m++] = w[i];
-            else
-                free(w[i]);
+            use[rarest] = true;
+        sl_kw_scorer *sc = sl_kw_scorer_new(rows, tokens);
+        for (size_t r = 0; !rc && r < f.nrows; r++) {
+            const struct kw_row *x = &f.rows[r];
+            if (use[x->term] && sl_kw_scorer_add(sc, f.df[x->term], x->base, x->data, x->size))
+                rc = sl_err_set(err, SL_EPARSE,
+                                "the keyword index of knowledge base %s is damaged (term '%s');"
+                                " add its documents again",
+                                kid, w[x->term]);
         }
-        n = m;
+        if (!rc)
+            *count = sl_kw_scorer_top(sc, limit, ns, bm25);
+        sl_kw_scorer_free(sc);
         free(use);
-        if (!n) {
-            free(w);
-            return NULL;
+    }
+    for (size_t r = 0; r < f.nrows; r++)
+        free(f.rows[r].data);
+    free(f.rows);
+    free(f.df);
+    sl_kw_words_free(w, n);
+    return rc;
+}
+
+/* Knowledge bases made before sluice kept its own keyword index: every
+ * document indexed again from its chunks, once (store.h). */
+static void reindex_chunk(long long pos, const char *content, void *ud)
+{
+    sl_kw_doc_add(ud, pos, content);
+}
+
+static int reindex(sl_kb *k, const char *kid, sl_err *err)
+{
+    static pthread_mutex_t one = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&one);
+    sl_value *row = sl_store_kb_get(k->env.store, kid);
+    int rc = 0;
+    if (row && num_of(row, "kw", 1) == 0) {
+        sl_value *docs = sl_store_kb_docs(k->env.store, kid), *d;
+        size_t i;
+        json_array_foreach(docs, i, d) {
+            sl_kw_doc *kd = sl_kw_doc_new();
+            const char *did = str_of(d, "id", "");
+            rc = sl_store_kb_indexed(k->env.store, kid, did, reindex_chunk, kd, err) ||
+                 sl_store_kb_kw_put(k->env.store, kid, did, sl_kw_doc_done(kd), err);
+            sl_kw_doc_free(kd);
+            if (rc)
+                break;
         }
+        json_decref(docs);
+        if (!rc)
+            rc = sl_store_kb_kw_done(k->env.store, kid, err);
+        if (rc)
+            sl_err_prefix(err, "indexing knowledge base %s again for keyword search", kid);
     }
-    sl_buf b;
-    sl_buf_init(&b, 0);
-    for (size_t i = 0; i < n; i++) {
-        if (i)
-            sl_buf_add(&b, " OR ", 4);
-        sl_buf_add(&b, "\"", 1);
-        for (const char *c = w[i]; *c; c++)
-            sl_buf_add(&b, c, *c == '"' ? 0 : 1);
-        sl_buf_add(&b, "\"", 1);
-    }
-    words_free(w, n);
-    return sl_buf_detach(&b);
-}
-
-char *sl_kb_index_text(const char *text)
-{
-    return fts_text(text);
-}
-
-char *sl_kb_match(const char *query)
-{
-    return fts_query(query, NULL, 0);
+    json_decref(row);
+    pthread_mutex_unlock(&one);
+    return rc;
 }
 
 /* BM25 (FTS5's, lower is better) to 0..1: s / (s + 1) of s = -bm25, so
@@ -664,11 +583,20 @@ sl_value *sl_kb_get(sl_kb *k, const char *id_or_name, sl_err *err)
 }
 
 /* The store row of a knowledge base (by id or name), or NULL with err. */
+static int reindex(sl_kb *k, const char *kid, sl_err *err);
+
 static sl_value *kb_row(sl_kb *k, const char *id, sl_err *err)
 {
     sl_value *row = id ? sl_store_kb_get(k->env.store, id) : NULL;
     if (!row)
         sl_err_set(err, SL_ENOTFOUND, "Dataset not found.");
+    if (row && num_of(row, "kw", 1) == 0) {
+        /* made before sluice kept its own keyword index: indexed now */
+        char *kid = sl_xstrdup(str_of(row, "id", ""));
+        json_decref(row);
+        row = reindex(k, kid, err) ? NULL : sl_store_kb_get(k->env.store, kid);
+        free(kid);
+    }
     return row;
 }
 
@@ -911,12 +839,9 @@ static void cl_add(chunk_list *cl, long parent, int position, const char *conten
     char id[37] = "", hash[65];
     uuid_next(cl, id);
     text_hash(content, hash);
-    char *idc = sl_xstrdup(id), *fts = indexed && maybe_cjk(content) ? fts_text(content) : NULL;
+    char *idc = sl_xstrdup(id);
+    const char *fts = indexed ? content : NULL;   /* kwindex.h tokenizes it */
     cl->owned[cl->nowned++] = idc;
-    if (fts)
-        cl->owned[cl->nowned++] = fts;
-    else if (indexed)
-        fts = (char *)content;   /* indexed as it is */
     sl_value *info = json_pack("{s:I, s:s, s:b, s:I}", "word_count",
                                (json_int_t)utf8_chars(content), "hash", hash, "enabled", true,
                                "created_at", (json_int_t)time(NULL));
@@ -1007,6 +932,8 @@ typedef struct {
     int dims;
     bool unchanged;
     sl_value *doc;           /* unchanged: the document as it is */
+    sl_kw_doc *kw;           /* its keyword index, built here (off the writer) */
+    const sl_store_kw *kwv;
 } prepared;
 
 static void prepared_release(prepared *p)
@@ -1020,6 +947,7 @@ static void prepared_release(prepared *p)
     sl_split_parents_release(&p->parents);
     free(p->vecs);
     json_decref(p->doc);
+    sl_kw_doc_free(p->kw);
     memset(p, 0, sizeof *p);
 }
 
@@ -1230,6 +1158,10 @@ static int prepare(sl_kb *k, const char *kb_id, const sl_kb_doc_in *in, prepared
         for (size_t c = 0; c < cl->n; c++)
             if (cl->v[c].fts)
                 json_object_set_new(cl->infos[c], "indexed", json_true());
+    if (!rc) {
+        p->kw = kw_of(cl->v, cl->n);
+        p->kwv = sl_kw_doc_done(p->kw);
+    }
     char batch[48];
     if (in->batch)
         snprintf(batch, sizeof batch, "%s", in->batch);
@@ -1271,7 +1203,7 @@ static int commit(sl_kb *k, const sl_kb_doc_in *in, prepared *p, sl_value **doc,
     if (in->progress)
         in->progress("indexing", 0, p->cl.n, in->ud);
     int rc = sl_store_kb_doc_put(k->env.store, p->kid, p->doc_id, p->info, p->cl.v, p->cl.n,
-                                 p->dims, err);
+                                 p->dims, p->kwv, err);
     /* the first vectors fix the knowledge base's dimensions */
     if (!rc && p->vecs && p->dims > 0) {
         sl_value *row = sl_store_kb_get(k->env.store, p->kid);
@@ -1535,7 +1467,7 @@ static int doc_edit(sl_kb *k, const char *kb_id, const char *doc_id,
         rc = fn(info, arg, err);
         if (!rc) {
             json_object_set_new(info, "updated_at", json_integer((json_int_t)time(NULL)));
-            rc = sl_store_kb_doc_put(k->env.store, kid, doc_id, info, NULL, 0, 0, err);
+            rc = sl_store_kb_doc_put(k->env.store, kid, doc_id, info, NULL, 0, 0, NULL, err);
         }
         json_decref(info);
     }
@@ -2002,7 +1934,10 @@ static int seg_rewrite(sl_kb *k, const char *kb_id, const char *doc_id, seg_op o
         json_object_set_new(dinfo, "tokens",
                             json_integer((json_int_t)num_of(dinfo, "tokens", 0) + tokens));
         json_object_set_new(dinfo, "updated_at", json_integer((json_int_t)time(NULL)));
-        rc = sl_store_kb_doc_put(k->env.store, kid, doc_id, dinfo, cl.v, cl.n, dims, err);
+        sl_kw_doc *kd = kw_of(cl.v, cl.n);
+        rc = sl_store_kb_doc_put(k->env.store, kid, doc_id, dinfo, cl.v, cl.n, dims,
+                                 sl_kw_doc_done(kd), err);
+        sl_kw_doc_free(kd);
     }
     if (!rc && vectors && dims > 0 && num_of(kinfo, "dims", 0) != dims) {
         sl_value *ki = json_deep_copy(kinfo);
@@ -2709,11 +2644,6 @@ static sl_value *record_of(const sl_value *kinfo, const sl_value *unit, const sl
                      "score", score, "tsne_position", "files", "summary");
 }
 
-static void vocab_put(const char *term, long long df, void *ud)
-{
-    sl_map_put(ud, term, (void *)(intptr_t)(df + 1));
-}
-
 static int cmp_ll(const void *a, const void *b)
 {
     long long x = *(const long long *)a, y = *(const long long *)b;
@@ -2882,21 +2812,11 @@ int sl_kb_search(sl_kb *k, const char *kb_id, const sl_kb_query *q, sl_value **r
         bool known = c->ix != NULL;
         size_t want = nallowed == nd || known ? recall * (known && nallowed != nd ? 4 : 1)
                                               : recall * 8;
-        long long cg = (long long)num_of(row, "chunks_generation", 0);
-        if (!c->have_vocab || c->vocab_generation != cg) {
-            sl_map_release(&c->vocab);
-            sl_map_init(&c->vocab);
-            c->have_vocab = !sl_store_kb_vocab(k->env.store, kid, vocab_put, &c->vocab,
-                                               &c->vocab_rows, NULL);
-            c->vocab_generation = cg;
-        }
-        char *match = fts_query(q->query, c->have_vocab ? &c->vocab : NULL, c->vocab_rows);
         long long *ns = NULL;
         double *bm = NULL;
         size_t got = 0;
-        if (match && sl_store_kb_keyword(k->env.store, kid, match, want, &ns, &bm, &got, err))
+        if (keyword_search(k, kid, q->query, want, &ns, &bm, &got, err))
             rc = -1;
-        free(match);
         cv = sl_xrealloc(cv, (nc + got + 1) * sizeof *cv);
         size_t nvec = nc;
         for (size_t h = 0; !rc && h < got; h++) {
@@ -3027,11 +2947,11 @@ done:
 static void keyword_scores(const char *query, const char *const *texts, size_t n, double *out)
 {
     char **qw;
-    size_t nq = words_of(query, &qw, MAX_QUERY_TERMS);
+    size_t nq = sl_kw_words(query, &qw, MAX_QUERY_TERMS);
     char ***tw = sl_xcalloc(n + 1, sizeof *tw);
     size_t *nt = sl_xcalloc(n + 1, sizeof *nt);
     for (size_t i = 0; i < n; i++)
-        nt[i] = words_of(texts[i], &tw[i], 4096);
+        nt[i] = sl_kw_words(texts[i], &tw[i], 4096);
     for (size_t i = 0; i < n; i++) {
         double dot = 0, qq = 0, dd = 0;
         for (size_t w = 0; w < nt[i]; w++) {
@@ -3062,8 +2982,8 @@ static void keyword_scores(const char *query, const char *const *texts, size_t n
         out[i] = qq > 0 && dd > 0 ? dot / (sl_sqrt(qq) * sl_sqrt(dd)) : 0;
     }
     for (size_t i = 0; i < n; i++)
-        words_free(tw[i], nt[i]);
-    words_free(qw, nq);
+        sl_kw_words_free(tw[i], nt[i]);
+    sl_kw_words_free(qw, nq);
     free(tw);
     free(nt);
 }

@@ -235,11 +235,4 @@ int sl_kb_rerank(sl_kb *k, const sl_kb_query *q, sl_value *records, sl_value **o
  * (the operators of the knowledge-retrieval node). */
 bool sl_kb_conditions_match(const sl_value *conditions, const sl_value *doc_metadata);
 
-/* The keyword side, for tests and fuzzing (heap strings): the text the
- * full-text index holds for a chunk (runs of CJK characters as
- * overlapping pairs), and the FTS5 query for a user's words (each quoted,
- * joined by OR; NULL when there is no word). */
-char *sl_kb_index_text(const char *text);
-char *sl_kb_match(const char *query);
-
 #endif

@@ -153,6 +153,21 @@ static const char *const migrations[] = {
     "  content TEXT NOT NULL, fts TEXT, info TEXT, vec BLOB);"
     "CREATE INDEX kb_chunks_doc ON kb_chunks(doc, parent);"
     "CREATE INDEX kb_chunks_vec ON kb_chunks(kb) WHERE vec IS NOT NULL;",
+    /* 11: sluice's own keyword index (knowledge/kwindex.h) replaces the
+     * FTS5 tables: a row per term and document, a document's rows one run
+     * of row numbers (kw_first..kw_last: written in order, dropped at
+     * once), counts for BM25; kw 0 marks the knowledge bases still to
+     * index again (kb.c does, then drops kbf_N) */
+    "ALTER TABLE kb ADD COLUMN kw INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE kb ADD COLUMN kw_rows INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE kb ADD COLUMN kw_tokens INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE kb_docs ADD COLUMN kw_rows INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE kb_docs ADD COLUMN kw_tokens INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE kb_docs ADD COLUMN kw_first INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE kb_docs ADD COLUMN kw_last INTEGER NOT NULL DEFAULT -1;"
+    "CREATE TABLE kb_terms(n INTEGER PRIMARY KEY, kb INTEGER NOT NULL, term TEXT NOT NULL,"
+    "  doc INTEGER NOT NULL, df INTEGER NOT NULL, base INTEGER NOT NULL, data BLOB NOT NULL);"
+    "CREATE INDEX kb_terms_term ON kb_terms(kb, term);",
 };
 
 typedef struct op {
@@ -1522,11 +1537,12 @@ static char *info_text(const sl_value *info)
 
 static sl_value *kb_row(sqlite3_stmt *st)
 {
-    return json_pack("{s:o, s:o, s:o, s:I, s:I, s:I}", "id", col_str(st, 0), "name",
+    return json_pack("{s:o, s:o, s:o, s:I, s:I, s:I, s:I}", "id", col_str(st, 0), "name",
                      col_str(st, 1), "info", col_json(st, 2), "generation",
                      (json_int_t)sqlite3_column_int64(st, 3), "created_at",
                      (json_int_t)sqlite3_column_int64(st, 4), "chunks_generation",
-                     (json_int_t)sqlite3_column_int64(st, 5));
+                     (json_int_t)sqlite3_column_int64(st, 5), "kw",
+                     (json_int_t)sqlite3_column_int64(st, 6));
 }
 
 /* The knowledge base's row number, or 0 (reader lock held). */
@@ -1589,19 +1605,11 @@ static int sq_kb_add(sl_store_be *s, const char *id, const char *name, const sl_
     long long when = now_s();
     int rc = sqlite3_exec(s->kw, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
     const char *t[] = {id, name, it};
-    if (!rc && run1(s->kw, "INSERT INTO kb(id, name, info, created_at) VALUES(?1,?2,?3,?4)", t, 3,
-                    &when, 1)) {
+    if (!rc && run1(s->kw, "INSERT INTO kb(id, name, info, created_at, kw) VALUES(?1,?2,?3,?4,1)",
+                    t, 3, &when, 1)) {
         rc = sl_err_set(err, strstr(sqlite3_errmsg(s->kw), "UNIQUE") ? SL_EINVAL : SL_EIO,
                         "store: knowledge base '%s': %s", name, sqlite3_errmsg(s->kw));
-    } else if (!rc) {
-        long long n = sqlite3_last_insert_rowid(s->kw);
-        char *ddl = sl_xasprintf("CREATE VIRTUAL TABLE kbf_%lld USING fts5(t, content='',"
-                                 " tokenize='unicode61 remove_diacritics 2')",
-                                 n);
-        if (sqlite3_exec(s->kw, ddl, NULL, NULL, NULL) != SQLITE_OK)
-            rc = db_err(err, s->kw, "create the full-text index");
-        free(ddl);
-    } else {
+    } else if (rc) {
         db_err(err, s->kw, "begin");
     }
     if (!rc && sqlite3_exec(s->kw, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
@@ -1631,9 +1639,9 @@ static int sq_kb_set(sl_store_be *s, const char *id, const char *name, const sl_
 static sl_value *sq_kb_get(sl_store_be *s, const char *id_or_name)
 {
     q x;
-    if (!q_open(&x, s, "SELECT id, name, info, generation, created_at, chunks_generation FROM kb"
+    if (!q_open(&x, s, "SELECT id, name, info, generation, created_at, chunks_generation, kw FROM kb"
                        " WHERE id=?1 UNION ALL"
-                       " SELECT id, name, info, generation, created_at, chunks_generation FROM kb"
+                       " SELECT id, name, info, generation, created_at, chunks_generation, kw FROM kb"
                        " WHERE name=?1 AND id<>?1 LIMIT 1"))
         return NULL;
     bind_text(x.st, 1, id_or_name);
@@ -1646,7 +1654,7 @@ static sl_value *sq_kb_list(sl_store_be *s)
 {
     q x;
     sl_value *arr = json_array();
-    if (!q_open(&x, s, "SELECT id, name, info, generation, created_at, chunks_generation FROM kb"
+    if (!q_open(&x, s, "SELECT id, name, info, generation, created_at, chunks_generation, kw FROM kb"
                        " ORDER BY created_at DESC, n DESC"))
         return arr;
     while (sqlite3_step(x.st) == SQLITE_ROW)
@@ -1676,8 +1684,9 @@ static int sq_kb_delete(sl_store_be *s, const char *id, sl_err *err)
     long long n = kb_n(s->kw, id);
     if (!n)
         return kb_end(s, sl_err_set(err, SL_ENOTFOUND, "Dataset not found."), err);
-    char *ddl = sl_xasprintf("DROP TABLE IF EXISTS kbv_%lld; DROP TABLE kbf_%lld", n, n);
+    char *ddl = sl_xasprintf("DROP TABLE IF EXISTS kbv_%lld; DROP TABLE IF EXISTS kbf_%lld", n, n);
     int rc = run1(s->kw, "DELETE FROM kb_chunks WHERE kb=?1", NULL, 0, &n, 1) ||
+             run1(s->kw, "DELETE FROM kb_terms WHERE kb=?1", NULL, 0, &n, 1) ||
              run1(s->kw, "DELETE FROM kb_docs WHERE kb=?1", NULL, 0, &n, 1) ||
              run1(s->kw, "DELETE FROM kb WHERE n=?1", NULL, 0, &n, 1) ||
              sqlite3_exec(s->kw, ddl, NULL, NULL, NULL) != SQLITE_OK;
@@ -1725,22 +1734,82 @@ static sl_value *sq_kb_doc(sl_store_be *s, const char *kb_id, const char *doc_id
     return v;
 }
 
-/* Removes document d's chunks and their full-text rows (locked, in a
+/* Removes document d's keyword index (its run of rows, and its counts
+ * from the knowledge base's), locked, in a transaction. */
+static int drop_terms(sqlite3 *db, long long kbn, long long d)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT kw_first, kw_last, kw_rows, kw_tokens FROM kb_docs"
+                               " WHERE n=?1", -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(st, 1, d);
+    int rc = 0;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        long long run[3] = {sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), kbn};
+        long long counts[3] = {sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3), kbn};
+        if (run[1] >= run[0])
+            rc = run1(db, "DELETE FROM kb_terms WHERE n BETWEEN ?1 AND ?2 AND kb=?3", NULL, 0,
+                      run, 3);
+        if (!rc && (counts[0] || counts[1]))
+            rc = run1(db, "UPDATE kb SET kw_rows=kw_rows-?1, kw_tokens=kw_tokens-?2 WHERE n=?3",
+                      NULL, 0, counts, 3);
+    }
+    sqlite3_finalize(st);
+    return rc || run1(db, "UPDATE kb_docs SET kw_first=0, kw_last=-1, kw_rows=0, kw_tokens=0"
+                          " WHERE n=?1", NULL, 0, &d, 1);
+}
+
+/* Writes document d's keyword index (its old one dropped first), its rows
+ * one run of row numbers; base: the row number of its first chunk. */
+static int put_terms(sqlite3 *db, long long kbn, long long d, long long base, const sl_store_kw *kw)
+{
+    if (drop_terms(db, kbn, d))
+        return -1;
+    if (!kw || !kw->n)
+        return 0;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "INSERT INTO kb_terms(kb, term, doc, df, base, data)"
+                               " VALUES(?1,?2,?3,?4,?5,?6)", -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    int rc = 0;
+    long long first = 0, last = -1;
+    for (size_t i = 0; i < kw->n && !rc; i++) {
+        const sl_store_term *t = &kw->terms[i];
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, kbn);
+        sqlite3_bind_text(st, 2, t->term, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 3, d);
+        sqlite3_bind_int64(st, 4, t->df);
+        sqlite3_bind_int64(st, 5, base);
+        sqlite3_bind_blob(st, 6, t->data, (int)t->size, SQLITE_STATIC);
+        rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+        last = sqlite3_last_insert_rowid(db);
+        if (!i)
+            first = last;
+    }
+    sqlite3_finalize(st);
+    /* new rows take numbers past the largest, so the run has no gaps of
+     * another document's */
+    long long up[5] = {first, last, kw->rows, kw->tokens, d};
+    long long counts[3] = {kw->rows, kw->tokens, kbn};
+    if (!rc)
+        rc = run1(db, "UPDATE kb_docs SET kw_first=?1, kw_last=?2, kw_rows=?3, kw_tokens=?4"
+                      " WHERE n=?5", NULL, 0, up, 5) ||
+             run1(db, "UPDATE kb SET kw_rows=kw_rows+?1, kw_tokens=kw_tokens+?2 WHERE n=?3", NULL,
+                  0, counts, 3);
+    return rc;
+}
+
+/* Removes document d's chunks and their keyword index (locked, in a
  * transaction). */
 static int drop_chunks(sqlite3 *db, long long kbn, long long d)
 {
-    char *sql = sl_xasprintf("INSERT INTO kbf_%lld(kbf_%lld, rowid, t) SELECT 'delete', n,"
-                             " CASE WHEN fts = '' THEN content ELSE fts END"
-                             " FROM kb_chunks WHERE doc=?1 AND fts IS NOT NULL",
-                             kbn, kbn);
-    int rc = run1(db, sql, NULL, 0, &d, 1) || run1(db, "DELETE FROM kb_chunks WHERE doc=?1", NULL, 0, &d, 1);
-    free(sql);
-    return rc;
+    return drop_terms(db, kbn, d) || run1(db, "DELETE FROM kb_chunks WHERE doc=?1", NULL, 0, &d, 1);
 }
 
 static int sq_kb_doc_put(sl_store_be *s, const char *kb_id, const char *doc_id,
                          const sl_value *info, const sl_store_chunk *chunks, size_t n, int dims,
-                         sl_err *err)
+                         const sl_store_kw *kw, sl_err *err)
 {
     if (kw_lock(s, err))
         return -1;
@@ -1754,7 +1823,7 @@ static int sq_kb_doc_put(sl_store_be *s, const char *kb_id, const char *doc_id,
         free(it);
         return kb_end(s, sl_err_set(err, SL_ENOTFOUND, "Dataset not found."), err);
     }
-    sqlite3_stmt *st = NULL, *ft = NULL;
+    sqlite3_stmt *st = NULL;
     int rc = 0;
     if (sqlite3_prepare_v2(s->kw, "SELECT n FROM kb_docs WHERE id=?1 AND kb=?2", -1, &st, NULL) ==
         SQLITE_OK) {
@@ -1777,7 +1846,6 @@ static int sq_kb_doc_put(sl_store_be *s, const char *kb_id, const char *doc_id,
     }
     if (!rc && chunks) {
         rc = drop_chunks(s->kw, kbn, d);
-        char *fsql = sl_xasprintf("INSERT INTO kbf_%lld(rowid, t) VALUES(?1, ?2)", kbn);
         long long *rows = sl_xcalloc(n ? n : 1, sizeof *rows);
         /* chunk numbers only grow (meta kb_chunk_next), so a number never
          * comes back with another text or vector: caches of a knowledge
@@ -1800,8 +1868,7 @@ static int sq_kb_doc_put(sl_store_be *s, const char *kb_id, const char *doc_id,
                                        "INSERT INTO kb_chunks(id, kb, doc, parent, position,"
                                        " content, fts, info, vec, n)"
                                        " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
-                                       -1, &st, NULL) != SQLITE_OK ||
-                    sqlite3_prepare_v2(s->kw, fsql, -1, &ft, NULL) != SQLITE_OK))
+                                       -1, &st, NULL) != SQLITE_OK))
             rc = -1;
         for (size_t i = 0; i < n && !rc; i++) {
             const sl_store_chunk *c = &chunks[i];
@@ -1813,10 +1880,8 @@ static int sq_kb_doc_put(sl_store_be *s, const char *kb_id, const char *doc_id,
             sqlite3_bind_int64(st, 4, c->parent >= 0 && (size_t)c->parent < i ? rows[c->parent] : 0);
             sqlite3_bind_int(st, 5, c->position);
             bind_text(st, 6, c->content);
-            /* the indexed text when it is not the content ('' when it is) */
-            bind_text(st, 7, c->fts && (c->fts == c->content || !strcmp(c->fts, c->content))
-                                 ? ""
-                                 : c->fts);
+            /* '' marks an indexed chunk (its keyword index is the document's) */
+            bind_text(st, 7, c->fts ? "" : NULL);
             bind_text(st, 8, ci);
             if (c->vec && dims > 0)
                 sqlite3_bind_blob(st, 9, c->vec, dims * (int)sizeof(float), SQLITE_TRANSIENT);
@@ -1826,15 +1891,10 @@ static int sq_kb_doc_put(sl_store_be *s, const char *kb_id, const char *doc_id,
             rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
             free(ci);
             rows[i] = next + (long long)i;
-            if (!rc && c->fts) {
-                sqlite3_reset(ft);
-                sqlite3_bind_int64(ft, 1, rows[i]);
-                bind_text(ft, 2, c->fts);
-                rc = sqlite3_step(ft) == SQLITE_DONE ? 0 : -1;
-            }
         }
         free(rows);
-        free(fsql);
+        if (!rc)
+            rc = put_terms(s->kw, kbn, d, next, kw);
         if (!rc) {
             long long after = next + (long long)n;
             char v[32];
@@ -1852,7 +1912,6 @@ static int sq_kb_doc_put(sl_store_be *s, const char *kb_id, const char *doc_id,
     if (rc)
         db_err(err, s->kw, "write a document");
     sqlite3_finalize(st);
-    sqlite3_finalize(ft);
     free(it);
     return kb_end(s, rc, err);
 }
@@ -1983,44 +2042,46 @@ static int sq_kb_vectors(sl_store_be *s, const char *kb_id, int dims, long long 
     return 0;
 }
 
-static int sq_kb_keyword(sl_store_be *s, const char *kb_id, const char *match, size_t limit,
-                         long long **ns, double **bm25, size_t *count, sl_err *err)
+static int sq_kb_postings(sl_store_be *s, const char *kb_id, const char *const *terms, size_t n,
+                          void (*fn)(size_t i, long long df, long long base, const void *data,
+                                     size_t size, void *ud),
+                          void *ud, long long *rows, long long *tokens, sl_err *err)
 {
-    *ns = NULL;
-    *bm25 = NULL;
-    *count = 0;
+    *rows = *tokens = 0;
     pthread_mutex_lock(&s->rmu);
-    long long kbn = kb_n(s->r, kb_id);
-    pthread_mutex_unlock(&s->rmu);
-    if (!kbn)
-        return sl_err_set(err, SL_ENOTFOUND, "Dataset not found.");
-    char *sql = sl_xasprintf("SELECT rowid, bm25(kbf_%lld) FROM kbf_%lld WHERE kbf_%lld MATCH ?1"
-                             " ORDER BY bm25(kbf_%lld) LIMIT ?2",
-                             kbn, kbn, kbn, kbn);
-    q x;
-    bool ok = q_open(&x, s, sql);
-    free(sql);
-    if (!ok)
-        return db_err(err, s->r, "full-text search");
-    bind_text(x.st, 1, match);
-    sqlite3_bind_int64(x.st, 2, (long long)limit);
-    size_t cap = 0, n = 0;
-    int rc;
-    while ((rc = sqlite3_step(x.st)) == SQLITE_ROW) {
-        if (n == cap) {
-            cap = cap ? cap * 2 : 64;
-            *ns = sl_xrealloc(*ns, cap * sizeof **ns);
-            *bm25 = sl_xrealloc(*bm25, cap * sizeof **bm25);
+    sqlite3_stmt *st = NULL;
+    long long kbn = 0;
+    int rc = 0;
+    if (sqlite3_prepare_v2(s->r, "SELECT n, kw_rows, kw_tokens FROM kb WHERE id=?1", -1, &st,
+                           NULL) == SQLITE_OK) {
+        bind_text(st, 1, kb_id);
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            kbn = sqlite3_column_int64(st, 0);
+            *rows = sqlite3_column_int64(st, 1);
+            *tokens = sqlite3_column_int64(st, 2);
         }
-        (*ns)[n] = sqlite3_column_int64(x.st, 0);
-        (*bm25)[n] = sqlite3_column_double(x.st, 1);
-        n++;
+        sqlite3_finalize(st);
+        st = NULL;
     }
-    if (rc != SQLITE_DONE)
-        db_err(err, s->r, "full-text search");
-    q_close(&x);
-    *count = n;
-    return rc == SQLITE_DONE ? 0 : -1;
+    if (!kbn)
+        rc = sl_err_set(err, SL_ENOTFOUND, "Dataset not found.");
+    else if (sqlite3_prepare_v2(s->r, "SELECT df, base, data FROM kb_terms WHERE kb=?1 AND term=?2",
+                                -1, &st, NULL) != SQLITE_OK)
+        rc = db_err(err, s->r, "keyword search");
+    for (size_t i = 0; !rc && i < n; i++) {
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, kbn);
+        bind_text(st, 2, terms[i]);
+        int step;
+        while ((step = sqlite3_step(st)) == SQLITE_ROW)
+            fn(i, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+               sqlite3_column_blob(st, 2), (size_t)sqlite3_column_bytes(st, 2), ud);
+        if (step != SQLITE_DONE)
+            rc = db_err(err, s->r, "keyword search");
+    }
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&s->rmu);
+    return rc;
 }
 
 static sl_value *sq_kb_rows(sl_store_be *s, const char *kb_id, const long long *ns, size_t count,
@@ -2057,47 +2118,68 @@ static sl_value *sq_kb_rows(sl_store_be *s, const char *kb_id, const long long *
     return arr;
 }
 
-static int sq_kb_vocab(sl_store_be *s, const char *kb_id,
-                       void (*fn)(const char *term, long long df, void *ud), void *ud,
-                       long long *rows, sl_err *err)
+static int sq_kb_indexed(sl_store_be *s, const char *kb_id, const char *doc_id,
+                         void (*fn)(long long pos, const char *content, void *ud), void *ud,
+                         sl_err *err)
 {
-    *rows = 0;
-    pthread_mutex_lock(&s->rmu);
-    long long kbn = kb_n(s->r, kb_id);
-    int rc = 0;
-    if (!kbn) {
-        rc = sl_err_set(err, SL_ENOTFOUND, "Dataset not found.");
-    } else {
-        /* fts5vocab reads the index itself; made on first use */
-        char *sql = sl_xasprintf("CREATE VIRTUAL TABLE IF NOT EXISTS kbv_%lld USING"
-                                 " fts5vocab(kbf_%lld, 'row')",
-                                 kbn, kbn);
-        if (sqlite3_exec(s->r, sql, NULL, NULL, NULL) != SQLITE_OK)
-            rc = db_err(err, s->r, "full-text vocabulary");
-        free(sql);
-        sqlite3_stmt *st;
-        sql = sl_xasprintf("SELECT count(*) FROM kbf_%lld_docsize", kbn);
-        if (!rc && sqlite3_prepare_v2(s->r, sql, -1, &st, NULL) == SQLITE_OK) {
-            if (sqlite3_step(st) == SQLITE_ROW)
-                *rows = sqlite3_column_int64(st, 0);
-            sqlite3_finalize(st);
-        }
-        free(sql);
-        sql = sl_xasprintf("SELECT term, doc FROM kbv_%lld", kbn);
-        if (!rc && sqlite3_prepare_v2(s->r, sql, -1, &st, NULL) == SQLITE_OK) {
-            while (sqlite3_step(st) == SQLITE_ROW) {
-                const char *t = (const char *)sqlite3_column_text(st, 0);
-                if (t)
-                    fn(t, sqlite3_column_int64(st, 1), ud);
-            }
-            sqlite3_finalize(st);
-        } else if (!rc) {
-            rc = db_err(err, s->r, "full-text vocabulary");
-        }
-        free(sql);
+    q x;
+    if (!q_open(&x, s, "SELECT c.n - (SELECT min(n) FROM kb_chunks WHERE doc=d.n), c.content"
+                       " FROM kb_chunks c JOIN kb_docs d ON d.n=c.doc JOIN kb k ON k.n=d.kb"
+                       " WHERE k.id=?1 AND d.id=?2 AND c.fts IS NOT NULL ORDER BY c.n"))
+        return db_err(err, s->r, "read a document's chunks");
+    bind_text(x.st, 1, kb_id);
+    bind_text(x.st, 2, doc_id);
+    int step;
+    while ((step = sqlite3_step(x.st)) == SQLITE_ROW) {
+        const char *c = (const char *)sqlite3_column_text(x.st, 1);
+        fn(sqlite3_column_int64(x.st, 0), c ? c : "", ud);
     }
-    pthread_mutex_unlock(&s->rmu);
+    int rc = step == SQLITE_DONE ? 0 : db_err(err, s->r, "read a document's chunks");
+    q_close(&x);
     return rc;
+}
+
+static int sq_kb_kw_put(sl_store_be *s, const char *kb_id, const char *doc_id, const sl_store_kw *kw,
+                        sl_err *err)
+{
+    if (kw_lock(s, err))
+        return -1;
+    if (sqlite3_exec(s->kw, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+        return kb_end(s, db_err(err, s->kw, "begin"), err);
+    long long kbn = kb_n(s->kw, kb_id), d = 0, base = 0;
+    sqlite3_stmt *st;
+    if (kbn && sqlite3_prepare_v2(s->kw, "SELECT d.n, (SELECT min(n) FROM kb_chunks WHERE doc=d.n)"
+                                         " FROM kb_docs d WHERE d.id=?1 AND d.kb=?2",
+                                  -1, &st, NULL) == SQLITE_OK) {
+        bind_text(st, 1, doc_id);
+        sqlite3_bind_int64(st, 2, kbn);
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            d = sqlite3_column_int64(st, 0);
+            base = sqlite3_column_int64(st, 1);
+        }
+        sqlite3_finalize(st);
+    }
+    if (!d)
+        return kb_end(s, sl_err_set(err, SL_ENOTFOUND, kbn ? "Document Not Exists." : "Dataset not found."), err);
+    int rc = put_terms(s->kw, kbn, d, base, kw);
+    return kb_end(s, rc ? db_err(err, s->kw, "write a document's keyword index") : 0, err);
+}
+
+static int sq_kb_kw_done(sl_store_be *s, const char *kb_id, sl_err *err)
+{
+    if (kw_lock(s, err))
+        return -1;
+    if (sqlite3_exec(s->kw, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+        return kb_end(s, db_err(err, s->kw, "begin"), err);
+    long long n = kb_n(s->kw, kb_id);
+    if (!n)
+        return kb_end(s, sl_err_set(err, SL_ENOTFOUND, "Dataset not found."), err);
+    char *ddl = sl_xasprintf("DROP TABLE IF EXISTS kbv_%lld; DROP TABLE IF EXISTS kbf_%lld", n, n);
+    int rc = sqlite3_exec(s->kw, ddl, NULL, NULL, NULL) != SQLITE_OK ||
+             run1(s->kw, "UPDATE kb SET kw=1, generation=generation+1,"
+                         " chunks_generation=chunks_generation+1 WHERE n=?1", NULL, 0, &n, 1);
+    free(ddl);
+    return kb_end(s, rc ? db_err(err, s->kw, "finish a keyword index") : 0, err);
 }
 
 const sl_store_ops sl_store_sqlite = {
@@ -2155,7 +2237,9 @@ const sl_store_ops sl_store_sqlite = {
     .kb_doc_delete = sq_kb_doc_delete,
     .kb_chunks = sq_kb_chunks,
     .kb_vectors = sq_kb_vectors,
-    .kb_keyword = sq_kb_keyword,
+    .kb_postings = sq_kb_postings,
     .kb_rows = sq_kb_rows,
-    .kb_vocab = sq_kb_vocab,
+    .kb_indexed = sq_kb_indexed,
+    .kb_kw_put = sq_kb_kw_put,
+    .kb_kw_done = sq_kb_kw_done,
 };

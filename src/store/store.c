@@ -466,9 +466,10 @@ sl_value *sl_store_kb_doc(sl_store *s, const char *kb_id, const char *doc_id)
 }
 
 int sl_store_kb_doc_put(sl_store *s, const char *kb_id, const char *doc_id, const sl_value *info,
-                        const sl_store_chunk *chunks, size_t n, int dims, sl_err *err)
+                        const sl_store_chunk *chunks, size_t n, int dims, const sl_store_kw *kw,
+                        sl_err *err)
 {
-    return s->ops->kb_doc_put(s->b, kb_id, doc_id, info, chunks, n, dims, err);
+    return s->ops->kb_doc_put(s->b, kb_id, doc_id, info, chunks, n, dims, kw, err);
 }
 
 int sl_store_kb_doc_delete(sl_store *s, const char *kb_id, const char *doc_id, sl_err *err)
@@ -488,10 +489,12 @@ int sl_store_kb_vectors(sl_store *s, const char *kb_id, int dims, long long **ns
     return s->ops->kb_vectors(s->b, kb_id, dims, ns, docs, vecs, count, err);
 }
 
-int sl_store_kb_keyword(sl_store *s, const char *kb_id, const char *match, size_t limit,
-                        long long **ns, double **bm25, size_t *count, sl_err *err)
+int sl_store_kb_postings(sl_store *s, const char *kb_id, const char *const *terms, size_t n,
+                         void (*fn)(size_t i, long long df, long long base, const void *data,
+                                    size_t size, void *ud),
+                         void *ud, long long *rows, long long *tokens, sl_err *err)
 {
-    return s->ops->kb_keyword(s->b, kb_id, match, limit, ns, bm25, count, err);
+    return s->ops->kb_postings(s->b, kb_id, terms, n, fn, ud, rows, tokens, err);
 }
 
 sl_value *sl_store_kb_rows(sl_store *s, const char *kb_id, const long long *ns, size_t count,
@@ -500,9 +503,20 @@ sl_value *sl_store_kb_rows(sl_store *s, const char *kb_id, const long long *ns, 
     return s->ops->kb_rows(s->b, kb_id, ns, count, vecs, dims);
 }
 
-int sl_store_kb_vocab(sl_store *s, const char *kb_id,
-                      void (*fn)(const char *term, long long df, void *ud), void *ud,
-                      long long *rows, sl_err *err)
+int sl_store_kb_indexed(sl_store *s, const char *kb_id, const char *doc_id,
+                        void (*fn)(long long pos, const char *content, void *ud), void *ud,
+                        sl_err *err)
 {
-    return s->ops->kb_vocab(s->b, kb_id, fn, ud, rows, err);
+    return s->ops->kb_indexed(s->b, kb_id, doc_id, fn, ud, err);
+}
+
+int sl_store_kb_kw_put(sl_store *s, const char *kb_id, const char *doc_id, const sl_store_kw *kw,
+                       sl_err *err)
+{
+    return s->ops->kb_kw_put(s->b, kb_id, doc_id, kw, err);
+}
+
+int sl_store_kb_kw_done(sl_store *s, const char *kb_id, sl_err *err)
+{
+    return s->ops->kb_kw_done(s->b, kb_id, err);
 }

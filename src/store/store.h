@@ -225,6 +225,22 @@ typedef struct {
     const float *vec;        /* dims floats, or NULL */
 } sl_store_chunk;
 
+/* A document's keyword index (knowledge/kwindex.h builds it): each term
+ * with its postings, the terms in byte order; rows and tokens: the
+ * document's indexed chunks and their tokens.  Postings name chunks by
+ * their position in the document (0: its first chunk). */
+typedef struct {
+    const char *term;
+    long long df;                /* the document's chunks holding it */
+    const unsigned char *data;   /* its postings */
+    size_t size;
+} sl_store_term;
+typedef struct {
+    const sl_store_term *terms;
+    size_t n;
+    long long rows, tokens;
+} sl_store_kw;
+
 /* kb: {id, name, info, generation, chunks_generation, created_at}. */
 int sl_store_kb_add(sl_store *s, const char *id, const char *name, const sl_value *info,
                     sl_err *err);
@@ -238,10 +254,11 @@ int sl_store_kb_delete(sl_store *s, const char *id, sl_err *err);
 sl_value *sl_store_kb_docs(sl_store *s, const char *kb_id);
 sl_value *sl_store_kb_doc(sl_store *s, const char *kb_id, const char *doc_id);
 /* Writes document doc_id (made when new) with info; with chunks (n may
- * be 0) its chunks are replaced by them, all in one transaction; chunks
- * NULL keeps them. */
+ * be 0) its chunks, and its keyword index with kw (NULL: none), are
+ * replaced by them, all in one transaction; chunks NULL keeps them. */
 int sl_store_kb_doc_put(sl_store *s, const char *kb_id, const char *doc_id, const sl_value *info,
-                        const sl_store_chunk *chunks, size_t n, int dims, sl_err *err);
+                        const sl_store_chunk *chunks, size_t n, int dims, const sl_store_kw *kw,
+                        sl_err *err);
 int sl_store_kb_doc_delete(sl_store *s, const char *kb_id, const char *doc_id, sl_err *err);
 /* The chunks of a document in order: [{n, id, parent (n or 0), position,
  * content, info}]; with vecs, *vecs gets each chunk's vector (dims floats,
@@ -253,15 +270,23 @@ sl_value *sl_store_kb_chunks(sl_store *s, const char *kb_id, const char *doc_id,
  * the numbers alone). */
 int sl_store_kb_vectors(sl_store *s, const char *kb_id, int dims, long long **ns,
                         long long **docs, float **vecs, size_t *count, sl_err *err);
-/* Full-text search: an FTS5 query over the indexed texts; the best limit
- * rows (number and bm25, lower is better). */
-int sl_store_kb_keyword(sl_store *s, const char *kb_id, const char *match, size_t limit,
-                        long long **ns, double **bm25, size_t *count, sl_err *err);
-/* The full-text index's vocabulary: fn gets each term and the number of
- * indexed chunks holding it; *rows the chunks indexed. */
-int sl_store_kb_vocab(sl_store *s, const char *kb_id,
-                      void (*fn)(const char *term, long long df, void *ud), void *ud,
-                      long long *rows, sl_err *err);
+/* Keyword postings: fn(i, df, base, data, size, ud) for each document
+ * whose index holds terms[i] (base: the row number of its position 0);
+ * *rows and *tokens: the knowledge base's indexed chunks and their tokens. */
+int sl_store_kb_postings(sl_store *s, const char *kb_id, const char *const *terms, size_t n,
+                         void (*fn)(size_t i, long long df, long long base, const void *data,
+                                    size_t size, void *ud),
+                         void *ud, long long *rows, long long *tokens, sl_err *err);
+/* Knowledge bases made before sluice kept its own keyword index (their
+ * row's "kw" is 0) are indexed again, a document at a time: its indexed
+ * chunks in order (fn(pos, content): pos counted from its first chunk),
+ * then its index written; sl_store_kb_kw_done marks the knowledge base. */
+int sl_store_kb_indexed(sl_store *s, const char *kb_id, const char *doc_id,
+                        void (*fn)(long long pos, const char *content, void *ud), void *ud,
+                        sl_err *err);
+int sl_store_kb_kw_put(sl_store *s, const char *kb_id, const char *doc_id, const sl_store_kw *kw,
+                       sl_err *err);
+int sl_store_kb_kw_done(sl_store *s, const char *kb_id, sl_err *err);
 /* Chunks by row number: [{n, id, doc_id, parent_row: {n, id, position,
  * content, info} | null, position, content, info}] in the order asked
  * (unknown ones left out); with vecs (count*dims floats), each found
@@ -357,19 +382,25 @@ typedef struct sl_store_ops {
     sl_value *(*kb_docs)(sl_store_be *b, const char *kb_id);
     sl_value *(*kb_doc)(sl_store_be *b, const char *kb_id, const char *doc_id);
     int (*kb_doc_put)(sl_store_be *b, const char *kb_id, const char *doc_id, const sl_value *info,
-                      const sl_store_chunk *chunks, size_t n, int dims, sl_err *err);
+                      const sl_store_chunk *chunks, size_t n, int dims, const sl_store_kw *kw,
+                      sl_err *err);
     int (*kb_doc_delete)(sl_store_be *b, const char *kb_id, const char *doc_id, sl_err *err);
     sl_value *(*kb_chunks)(sl_store_be *b, const char *kb_id, const char *doc_id, float **vecs,
                            int dims);
     int (*kb_vectors)(sl_store_be *b, const char *kb_id, int dims, long long **ns,
                       long long **docs, float **vecs, size_t *count, sl_err *err);
-    int (*kb_keyword)(sl_store_be *b, const char *kb_id, const char *match, size_t limit,
-                      long long **ns, double **bm25, size_t *count, sl_err *err);
+    int (*kb_postings)(sl_store_be *b, const char *kb_id, const char *const *terms, size_t n,
+                       void (*fn)(size_t i, long long df, long long base, const void *data,
+                                  size_t size, void *ud),
+                       void *ud, long long *rows, long long *tokens, sl_err *err);
     sl_value *(*kb_rows)(sl_store_be *b, const char *kb_id, const long long *ns, size_t count,
                          float *vecs, int dims);
-    int (*kb_vocab)(sl_store_be *b, const char *kb_id,
-                    void (*fn)(const char *term, long long df, void *ud), void *ud,
-                    long long *rows, sl_err *err);
+    int (*kb_indexed)(sl_store_be *b, const char *kb_id, const char *doc_id,
+                      void (*fn)(long long pos, const char *content, void *ud), void *ud,
+                      sl_err *err);
+    int (*kb_kw_put)(sl_store_be *b, const char *kb_id, const char *doc_id, const sl_store_kw *kw,
+                     sl_err *err);
+    int (*kb_kw_done)(sl_store_be *b, const char *kb_id, sl_err *err);
 } sl_store_ops;
 
 /* The backends sluice has. */

@@ -231,7 +231,7 @@ static void put_doc(sl_store *s, const char *kb, const char *id, size_t first, s
     sl_value *info = json_pack("{s:s, s:s, s:b}", "name", id, "indexing_status", "completed",
                                "enabled", true);
     sl_err err = {0};
-    if (sl_store_kb_doc_put(s, kb, id, info, c, n, 8, &err))
+    if (sl_store_kb_doc_put(s, kb, id, info, c, n, 8, NULL, &err))
         printf("# put: %s\n", err.msg ? err.msg : "");
     json_decref(info);
     free(c);

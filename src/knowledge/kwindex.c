@@ -1,0 +1,615 @@
+/*
+ * kwindex — see kwindex.h.
+ *
+ * The tokenizer reads UTF-8 once, a byte at a time for ASCII, and folds
+ * case with the C.UTF-8 locale's tables (towlower_l) beyond it.  A
+ * document's segment is built in one hash table of its terms: each chunk's
+ * tokens bump their term's count, and at the chunk's end every term it
+ * touched appends one posting (position delta, count, chunk length).
+ */
+#include "knowledge/kwindex.h"
+
+#include <locale.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wctype.h>
+
+#include "core/err.h"
+#include "core/math.h"
+
+/* ---- tokens ---- */
+
+/* Base letters of the Latin letters with diacritics ('.': none), from
+ * Unicode's canonical decompositions of their lower-case forms, plus the
+ * letters with strokes (ø đ ł ħ ŧ ...) that decompose to nothing. */
+/* U+00C0..U+024F */
+static const char latin1[400] =
+    "aaaaaa.ceeeeiiii.nooooo.ouuuuy..aaaaaa.ceeeeiiii.nooooo.ouuuuy.y"
+    "aaaaaaccccccccddddeeeeeeeeeegggggggghhhhiiiiiiii....jjkk.llllll."
+    ".llnnnnnn...oooooo..rrrrrrssssssssttttttuuuuuuuuuuuuwwyyyzzzzzz."
+    "b......................i..l.....oo.............uu....zz........."
+    ".............aaiioouuuuuuuuuu.aaaa....ggkkoooo..j...gg..nnaa...."
+    "aaaaeeeeiiiioooorrrruuuusstt..hh......aaeeooooooooyy.......ccl.."
+    "...b..eejj..rryy";
+/* U+1E00..U+1EFF */
+static const char latin_add[256] =
+    "aabbbbbbccddddddddddeeeeeeeeeeffgghhhhhhhhhhiiiikkkkkkllllllllmm"
+    "mmmmnnnnnnnnoooooooopppprrrrrrrrssssssssssttttttttuuuuuuuuuuvvvv"
+    "wwwwwwwwwwxxxxyyzzzzzzhtwy......aaaaaaaaaaaaaaaaaaaaaaaaeeeeeeee"
+    "eeeeeeeeiiiioooooooooooooooooooooooouuuuuuuuuuuuuuyyyyyyyy......";
+
+static locale_t utf8_loc;
+static pthread_once_t loc_once = PTHREAD_ONCE_INIT;
+
+static void loc_init(void)
+{
+    utf8_loc = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+}
+
+static bool cjk(unsigned cp)
+{
+    return (cp >= 0x3040 && cp <= 0x30FF) || (cp >= 0x3400 && cp <= 0x4DBF) ||
+           (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0xAC00 && cp <= 0xD7AF) ||
+           (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x20000 && cp <= 0x2FA1F);
+}
+
+/* One code point of s[0..n) (n >= 1): its length; malformed: U+FFFD. */
+static size_t utf8_cp(const unsigned char *s, size_t n, unsigned *cp)
+{
+    unsigned c = s[0];
+    size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+    if (len == 1 || c >= 0xF8) {
+        *cp = 0xFFFD;
+        return 1;
+    }
+    unsigned v = len == 4 ? c & 7 : len == 3 ? c & 15 : c & 31;
+    for (size_t i = 1; i < len; i++) {
+        if (i >= n || (s[i] & 0xC0) != 0x80) {
+            *cp = 0xFFFD;
+            return i;
+        }
+        v = v << 6 | (s[i] & 63);
+    }
+    /* overlong forms, surrogates and past U+10FFFF are malformed too */
+    static const unsigned least[5] = {0, 0, 0x80, 0x800, 0x10000};
+    *cp = v < least[len] || (v >= 0xD800 && v <= 0xDFFF) || v > 0x10FFFF ? 0xFFFD : v;
+    return len;
+}
+
+static size_t utf8_put(unsigned cp, char *out)
+{
+    if (cp < 0x80) {
+        out[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        out[0] = (char)(0xC0 | cp >> 6);
+        out[1] = (char)(0x80 | (cp & 63));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        out[0] = (char)(0xE0 | cp >> 12);
+        out[1] = (char)(0x80 | (cp >> 6 & 63));
+        out[2] = (char)(0x80 | (cp & 63));
+        return 3;
+    }
+    out[0] = (char)(0xF0 | cp >> 18);
+    out[1] = (char)(0x80 | (cp >> 12 & 63));
+    out[2] = (char)(0x80 | (cp >> 6 & 63));
+    out[3] = (char)(0x80 | (cp & 63));
+    return 4;
+}
+
+enum { SEP, WORD, MARK, IDEO };
+
+/* What a code point beyond ASCII is, and (WORD) its folded form. */
+static int classify(unsigned cp, unsigned *folded)
+{
+    if (cp >= 0x300 && cp <= 0x36F)
+        return MARK;   /* combining diacritics: dropped, the word goes on */
+    if (cjk(cp))
+        return IDEO;
+    if (cp == 0xFFFD || !utf8_loc || !iswalnum_l((wint_t)cp, utf8_loc))
+        return SEP;
+    unsigned l = (unsigned)towlower_l((wint_t)cp, utf8_loc);
+    char b = l >= 0xC0 && l < 0x250 ? latin1[l - 0xC0]
+             : l >= 0x1E00 && l < 0x1F00 ? latin_add[l - 0x1E00]
+                                          : '.';
+    *folded = b != '.' ? (unsigned)(unsigned char)b : l;
+    return WORD;
+}
+
+static uint32_t fnv_add(uint32_t h, const char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)p[i]) * 16777619u;
+    return h;
+}
+
+#define FNV0 2166136261u
+
+/* ASCII: the folded letter or digit, 0 for a separator. */
+static const unsigned char ascii_word[128] = {
+    ['0'] = '0', ['1'] = '1', ['2'] = '2', ['3'] = '3', ['4'] = '4', ['5'] = '5', ['6'] = '6',
+    ['7'] = '7', ['8'] = '8', ['9'] = '9',
+    ['a'] = 'a', ['b'] = 'b', ['c'] = 'c', ['d'] = 'd', ['e'] = 'e', ['f'] = 'f', ['g'] = 'g',
+    ['h'] = 'h', ['i'] = 'i', ['j'] = 'j', ['k'] = 'k', ['l'] = 'l', ['m'] = 'm', ['n'] = 'n',
+    ['o'] = 'o', ['p'] = 'p', ['q'] = 'q', ['r'] = 'r', ['s'] = 's', ['t'] = 't', ['u'] = 'u',
+    ['v'] = 'v', ['w'] = 'w', ['x'] = 'x', ['y'] = 'y', ['z'] = 'z',
+    ['A'] = 'a', ['B'] = 'b', ['C'] = 'c', ['D'] = 'd', ['E'] = 'e', ['F'] = 'f', ['G'] = 'g',
+    ['H'] = 'h', ['I'] = 'i', ['J'] = 'j', ['K'] = 'k', ['L'] = 'l', ['M'] = 'm', ['N'] = 'n',
+    ['O'] = 'o', ['P'] = 'p', ['Q'] = 'q', ['R'] = 'r', ['S'] = 's', ['T'] = 't', ['U'] = 'u',
+    ['V'] = 'v', ['W'] = 'w', ['X'] = 'x', ['Y'] = 'y', ['Z'] = 'z',
+};
+
+typedef void sink_fn(const char *tok, size_t n, uint32_t hash, void *ud);
+
+/* The tokenizer, inlined into each of its two callers so the sink is a
+ * direct call: each token with its FNV-1a hash (computed as it is made). */
+static inline __attribute__((always_inline)) size_t tokenize(const char *text, size_t len,
+                                                             sink_fn *fn, void *ud)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    char tok[SL_KW_TOKEN_MAX + 8];
+    size_t t = 0, count = 0, i = 0;
+    uint32_t h = FNV0;
+    /* the previous character of a CJK run (its bytes), and whether the run
+     * has made a pair yet */
+    char prev[4];
+    size_t prevn = 0;
+    bool paired = false;
+    while (i < len) {
+        unsigned c = s[i];
+        if (c < 0x80 && !prevn) {
+            unsigned char f = ascii_word[c];
+            if (f) {
+                if (t < SL_KW_TOKEN_MAX) {
+                    tok[t++] = (char)f;
+                    h = (h ^ f) * 16777619u;
+                }
+            } else if (t) {
+                fn(tok, t, h, ud);
+                count++;
+                t = 0;
+                h = FNV0;
+            }
+            i++;
+            continue;
+        }
+        unsigned cp = c, folded = 0;
+        size_t step = 1;
+        int kind;
+        if (c < 0x80) {
+            kind = ascii_word[c] ? WORD : SEP;
+            folded = ascii_word[c];
+        } else {
+            pthread_once(&loc_once, loc_init);
+            step = utf8_cp(s + i, len - i, &cp);
+            kind = classify(cp, &folded);
+        }
+        i += step;
+        if (kind == MARK)
+            continue;
+        if (kind != IDEO && prevn) {
+            /* a CJK run ends: a lone character is a token of its own */
+            if (!paired) {
+                fn(prev, prevn, fnv_add(FNV0, prev, prevn), ud);
+                count++;
+            }
+            prevn = 0;
+            paired = false;
+        }
+        if (kind != WORD && t) {
+            fn(tok, t, h, ud);
+            count++;
+            t = 0;
+            h = FNV0;
+        }
+        if (kind == WORD) {
+            if (t + 4 <= SL_KW_TOKEN_MAX) {
+                size_t n = utf8_put(folded, tok + t);
+                h = fnv_add(h, tok + t, n);
+                t += n;
+            }
+        } else if (kind == IDEO) {
+            char cur[4];
+            size_t cn = utf8_put(cp, cur);
+            if (prevn) {
+                char pair[8];
+                memcpy(pair, prev, prevn);
+                memcpy(pair + prevn, cur, cn);
+                fn(pair, prevn + cn, fnv_add(FNV0, pair, prevn + cn), ud);
+                count++;
+                paired = true;
+            }
+            memcpy(prev, cur, cn);
+            prevn = cn;
+        }
+    }
+    if (prevn && !paired) {
+        fn(prev, prevn, fnv_add(FNV0, prev, prevn), ud);
+        count++;
+    }
+    if (t) {
+        fn(tok, t, h, ud);
+        count++;
+    }
+    return count;
+}
+
+typedef struct {
+    void (*fn)(const char *tok, size_t n, void *ud);
+    void *ud;
+} plain_sink;
+
+static void plain_token(const char *tok, size_t n, uint32_t hash, void *ud)
+{
+    plain_sink *p = ud;
+    (void)hash;
+    p->fn(tok, n, p->ud);
+}
+
+size_t sl_kw_tokens(const char *text, size_t len, void (*fn)(const char *tok, size_t n, void *ud),
+                    void *ud)
+{
+    plain_sink p = {fn, ud};
+    return tokenize(text, len, plain_token, &p);
+}
+
+typedef struct {
+    char **w;
+    size_t n, max;
+} words_ctx;
+
+static void word_put(const char *tok, size_t n, void *ud)
+{
+    words_ctx *c = ud;
+    if (c->n >= c->max)
+        return;
+    for (size_t i = 0; i < c->n; i++)
+        if (!strncmp(c->w[i], tok, n) && !c->w[i][n])
+            return;
+    c->w = sl_xrealloc(c->w, (c->n + 1) * sizeof *c->w);
+    c->w[c->n++] = sl_xstrndup(tok, n);
+}
+
+size_t sl_kw_words(const char *text, char ***out, size_t max)
+{
+    words_ctx c = {NULL, 0, max};
+    sl_kw_tokens(text, strlen(text), word_put, &c);
+    *out = c.w;
+    return c.n;
+}
+
+void sl_kw_words_free(char **w, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(w[i]);
+    free(w);
+}
+
+/* ---- varints ---- */
+
+typedef struct {
+    unsigned char *p;
+    size_t n, cap;
+} bytes;
+
+static void put_varint(bytes *b, uint64_t v)
+{
+    if (b->n + 10 > b->cap) {
+        b->cap = b->cap ? b->cap * 2 : 32;
+        b->p = sl_xrealloc(b->p, b->cap);
+    }
+    while (v >= 0x80) {
+        b->p[b->n++] = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    b->p[b->n++] = (unsigned char)v;
+}
+
+/* A varint of p[*at..n); -1 past the end or longer than 64 bits. */
+static int get_varint(const unsigned char *p, size_t n, size_t *at, uint64_t *v)
+{
+    uint64_t x = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+        if (*at >= n)
+            return -1;
+        unsigned char c = p[(*at)++];
+        x |= (uint64_t)(c & 0x7F) << shift;
+        if (!(c & 0x80)) {
+            *v = x;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* ---- a document's segment ---- */
+
+typedef struct {
+    uint32_t hash, off, len;   /* off, len: the term's bytes in the arena */
+    uint32_t tf;               /* in the current chunk */
+    long long last;            /* position of its last posting, -1: none */
+    long long df;
+    bytes post;
+} term;
+
+struct sl_kw_doc {
+    term *t;
+    size_t nt;
+    uint32_t *slot;            /* open addressing: index + 1, 0 empty */
+    size_t nslot;
+    char *arena;
+    size_t arena_n, arena_cap;
+    uint32_t *touched;         /* terms of the current chunk */
+    size_t ntouched, touched_cap;
+    long long pos, rows, tokens, chunk_tokens;
+    sl_store_term *out;
+    sl_store_kw kw;
+};
+
+sl_kw_doc *sl_kw_doc_new(void)
+{
+    sl_kw_doc *d = sl_xcalloc(1, sizeof *d);
+    d->nslot = 1024;
+    d->slot = sl_xcalloc(d->nslot, sizeof *d->slot);
+    d->pos = -1;
+    return d;
+}
+
+static void grow_slots(sl_kw_doc *d)
+{
+    free(d->slot);
+    d->nslot *= 2;
+    d->slot = sl_xcalloc(d->nslot, sizeof *d->slot);
+    for (size_t i = 0; i < d->nt; i++) {
+        size_t at = d->t[i].hash & (d->nslot - 1);
+        while (d->slot[at])
+            at = (at + 1) & (d->nslot - 1);
+        d->slot[at] = (uint32_t)i + 1;
+    }
+}
+
+static void doc_token(const char *tok, size_t n, uint32_t h, void *ud)
+{
+    sl_kw_doc *d = ud;
+    size_t at = h & (d->nslot - 1);
+    term *x = NULL;
+    while (d->slot[at]) {
+        term *y = &d->t[d->slot[at] - 1];
+        if (y->hash == h && y->len == n && !memcmp(d->arena + y->off, tok, n)) {
+            x = y;
+            break;
+        }
+        at = (at + 1) & (d->nslot - 1);
+    }
+    if (!x) {
+        if ((d->nt + 1) * 2 > d->nslot) {
+            grow_slots(d);
+            at = h & (d->nslot - 1);
+            while (d->slot[at])
+                at = (at + 1) & (d->nslot - 1);
+        }
+        if (d->arena_n + n + 1 > d->arena_cap) {
+            d->arena_cap = (d->arena_cap + n + 1) * 2;
+            d->arena = sl_xrealloc(d->arena, d->arena_cap);
+        }
+        memcpy(d->arena + d->arena_n, tok, n);
+        d->arena[d->arena_n + n] = 0;
+        if ((d->nt & (d->nt - 1)) == 0)   /* 0, 1, 2, 4, ...: doubled */
+            d->t = sl_xrealloc(d->t, (d->nt ? d->nt * 2 : 1) * sizeof *d->t);
+        d->t[d->nt] = (term){.hash = h, .off = (uint32_t)d->arena_n, .len = (uint32_t)n,
+                             .last = -1};
+        d->arena_n += n + 1;
+        d->slot[at] = (uint32_t)d->nt + 1;
+        x = &d->t[d->nt++];
+    }
+    if (!x->tf++) {
+        if (d->ntouched == d->touched_cap) {
+            d->touched_cap = d->touched_cap ? d->touched_cap * 2 : 256;
+            d->touched = sl_xrealloc(d->touched, d->touched_cap * sizeof *d->touched);
+        }
+        d->touched[d->ntouched++] = (uint32_t)(x - d->t);
+    }
+    d->chunk_tokens++;
+}
+
+void sl_kw_doc_add(sl_kw_doc *d, long long pos, const char *text)
+{
+    if (pos <= d->pos)
+        SL_BUG("kwindex: chunk positions must increase");
+    d->pos = pos;
+    d->chunk_tokens = 0;
+    d->ntouched = 0;
+    tokenize(text, strlen(text), doc_token, d);
+    for (size_t i = 0; i < d->ntouched; i++) {
+        term *x = &d->t[d->touched[i]];
+        put_varint(&x->post, (uint64_t)(pos - x->last));
+        put_varint(&x->post, x->tf);
+        put_varint(&x->post, (uint64_t)d->chunk_tokens);
+        x->last = pos;
+        x->tf = 0;
+        x->df++;
+    }
+    d->rows++;
+    d->tokens += d->chunk_tokens;
+}
+
+static int cmp_term(const void *a, const void *b)
+{
+    const sl_store_term *x = a, *y = b;
+    return strcmp(x->term, y->term);
+}
+
+const sl_store_kw *sl_kw_doc_done(sl_kw_doc *d)
+{
+    free(d->out);
+    d->out = sl_xcalloc(d->nt + 1, sizeof *d->out);
+    for (size_t i = 0; i < d->nt; i++)
+        d->out[i] = (sl_store_term){.term = d->arena + d->t[i].off, .df = d->t[i].df,
+                                    .data = d->t[i].post.p, .size = d->t[i].post.n};
+    qsort(d->out, d->nt, sizeof *d->out, cmp_term);
+    d->kw = (sl_store_kw){.terms = d->out, .n = d->nt, .rows = d->rows, .tokens = d->tokens};
+    return &d->kw;
+}
+
+void sl_kw_doc_free(sl_kw_doc *d)
+{
+    if (!d)
+        return;
+    for (size_t i = 0; i < d->nt; i++)
+        free(d->t[i].post.p);
+    free(d->t);
+    free(d->slot);
+    free(d->arena);
+    free(d->touched);
+    free(d->out);
+    free(d);
+}
+
+/* ---- scoring ---- */
+
+typedef struct {
+    long long n;   /* -1: empty */
+    double score;
+} acc;
+
+struct sl_kw_scorer {
+    double avgdl;
+    long long rows;
+    acc *a;
+    size_t na, cap;   /* cap a power of two */
+};
+
+sl_kw_scorer *sl_kw_scorer_new(long long rows, long long tokens)
+{
+    sl_kw_scorer *s = sl_xcalloc(1, sizeof *s);
+    s->rows = rows > 0 ? rows : 0;
+    s->avgdl = rows > 0 && tokens > 0 ? (double)tokens / (double)rows : 1.0;
+    s->cap = 256;
+    s->a = sl_xcalloc(s->cap, sizeof *s->a);
+    for (size_t i = 0; i < s->cap; i++)
+        s->a[i].n = -1;
+    return s;
+}
+
+static acc *acc_at(sl_kw_scorer *s, long long n)
+{
+    if ((s->na + 1) * 2 > s->cap) {
+        acc *old = s->a;
+        size_t oc = s->cap;
+        s->cap *= 2;
+        s->a = sl_xcalloc(s->cap, sizeof *s->a);
+        for (size_t i = 0; i < s->cap; i++)
+            s->a[i].n = -1;
+        for (size_t i = 0; i < oc; i++)
+            if (old[i].n >= 0) {
+                size_t at = (size_t)((uint64_t)old[i].n * 0x9E3779B97F4A7C15ULL >> 40) & (s->cap - 1);
+                while (s->a[at].n >= 0)
+                    at = (at + 1) & (s->cap - 1);
+                s->a[at] = old[i];
+            }
+        free(old);
+    }
+    size_t at = (size_t)((uint64_t)n * 0x9E3779B97F4A7C15ULL >> 40) & (s->cap - 1);
+    while (s->a[at].n >= 0 && s->a[at].n != n)
+        at = (at + 1) & (s->cap - 1);
+    if (s->a[at].n < 0) {
+        s->a[at] = (acc){n, 0};
+        s->na++;
+    }
+    return &s->a[at];
+}
+
+int sl_kw_scorer_add(sl_kw_scorer *s, long long df, long long base, const void *data, size_t size)
+{
+    const double k1 = 1.2, b = 0.75;
+    double idf = sl_ln(((double)s->rows - (double)df + 0.5) / ((double)df + 0.5));
+    if (!(idf > 0))   /* also NaN: a df past the rows counted (a damaged index) */
+        idf = 1e-6;
+    const unsigned char *p = data;
+    size_t at = 0;
+    long long pos = -1;
+    while (at < size) {
+        uint64_t delta, tf, dl;
+        if (get_varint(p, size, &at, &delta) || get_varint(p, size, &at, &tf) ||
+            get_varint(p, size, &at, &dl) || delta == 0 || delta > (uint64_t)1 << 40 || !tf)
+            return -1;
+        pos += (long long)delta;
+        if (pos > (long long)1 << 50)
+            return -1;
+        double f = (double)tf;
+        double score = idf * f * (k1 + 1) / (f + k1 * (1 - b + b * (double)dl / s->avgdl));
+        acc_at(s, base + pos)->score -= score;
+    }
+    return 0;
+}
+
+/* worse: a higher score, ties by the higher number (a stable order) */
+static bool worse(const acc *x, const acc *y)
+{
+    return x->score > y->score || (x->score == y->score && x->n > y->n);
+}
+
+static void sift_down(acc *h, size_t k, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, w = i;
+        if (l < k && worse(&h[l], &h[w]))
+            w = l;
+        if (r < k && worse(&h[r], &h[w]))
+            w = r;
+        if (w == i)
+            return;
+        acc t = h[i];
+        h[i] = h[w];
+        h[w] = t;
+        i = w;
+    }
+}
+
+size_t sl_kw_scorer_top(sl_kw_scorer *s, size_t limit, long long **ns, double **bm25)
+{
+    /* a heap of the best limit so far, the worst of them on top */
+    acc *h = sl_xcalloc(limit + 1, sizeof *h);
+    size_t k = 0;
+    for (size_t i = 0; i < s->cap && limit; i++) {
+        const acc *x = &s->a[i];
+        if (x->n < 0)
+            continue;
+        if (k < limit) {
+            size_t j = k++;
+            h[j] = *x;
+            while (j && worse(&h[j], &h[(j - 1) / 2])) {
+                acc t = h[j];
+                h[j] = h[(j - 1) / 2];
+                h[(j - 1) / 2] = t;
+                j = (j - 1) / 2;
+            }
+        } else if (worse(&h[0], x)) {
+            h[0] = *x;
+            sift_down(h, k, 0);
+        }
+    }
+    *ns = sl_xcalloc(k + 1, sizeof **ns);
+    *bm25 = sl_xcalloc(k + 1, sizeof **bm25);
+    for (size_t m = k; m > 0; m--) {   /* the worst comes off first */
+        (*ns)[m - 1] = h[0].n;
+        (*bm25)[m - 1] = h[0].score;
+        h[0] = h[m - 1];
+        sift_down(h, m - 1, 0);
+    }
+    free(h);
+    return k;
+}
+
+void sl_kw_scorer_free(sl_kw_scorer *s)
+{
+    if (!s)
+        return;
+    free(s->a);
+    free(s);
+}

@@ -1,0 +1,66 @@
+/*
+ * kwindex — the keyword side of a knowledge base: sluice's own inverted
+ * index and BM25 (it replaced an FTS5 table per knowledge base, whose
+ * indexing alone ran at 14 MB of text a second on one core).
+ *
+ * Tokens: runs of letters and digits of any script, lower-cased, Latin
+ * diacritics removed (é -> e, ø -> o); everything else separates.  Runs of
+ * CJK characters (no spaces between words) become overlapping pairs of
+ * characters ("知识库" -> "知识", "识库"; a lone one stays itself).
+ * Documents and queries go through the same function.
+ *
+ * Each document is a segment of its own: for every term, its postings (the
+ * document's chunks holding it, by position in the document, with the
+ * term's count there and the chunk's length in tokens), varint-coded, in
+ * position order.  A document's segment is built while its text is split,
+ * off the store's writer, and written and dropped with its chunks.
+ *
+ * Scores are BM25 as FTS5 computes them (k1 1.2, b 0.75, idf
+ * ln((N - df + 0.5) / (df + 0.5)), at least 1e-6), negated: lower is
+ * better, so FTS5's callers read them unchanged.
+ */
+#ifndef SL_KNOWLEDGE_KWINDEX_H
+#define SL_KNOWLEDGE_KWINDEX_H
+
+#include <stddef.h>
+
+#include "store/store.h"
+
+/* Longest token kept, in bytes (longer runs are cut there). */
+#define SL_KW_TOKEN_MAX 128
+
+/* Calls fn with each token of text (len bytes; tok is not NUL-terminated
+ * and lives until fn returns).  Returns the number of tokens. */
+size_t sl_kw_tokens(const char *text, size_t len, void (*fn)(const char *tok, size_t n, void *ud),
+                    void *ud);
+
+/* The distinct tokens of text in order of appearance, at most max, each a
+ * NUL-terminated string (*out and each freed by sl_kw_words_free). */
+size_t sl_kw_words(const char *text, char ***out, size_t max);
+void sl_kw_words_free(char **w, size_t n);
+
+/* ---- a document's segment ---- */
+typedef struct sl_kw_doc sl_kw_doc;
+
+sl_kw_doc *sl_kw_doc_new(void);
+/* Adds the chunk at pos (0-based, increasing) with its text. */
+void sl_kw_doc_add(sl_kw_doc *d, long long pos, const char *text);
+/* The segment as the store takes it (terms in byte order); valid until
+ * sl_kw_doc_free. */
+const sl_store_kw *sl_kw_doc_done(sl_kw_doc *d);
+void sl_kw_doc_free(sl_kw_doc *d);
+
+/* ---- scoring ---- */
+typedef struct sl_kw_scorer sl_kw_scorer;
+
+/* rows and tokens: the knowledge base's indexed chunks and their tokens. */
+sl_kw_scorer *sl_kw_scorer_new(long long rows, long long tokens);
+/* Scores the postings of one term whose df (chunks holding it across the
+ * knowledge base) is given; base is the row number of position 0.  Call it
+ * for every row of every term.  -1: the data is not postings. */
+int sl_kw_scorer_add(sl_kw_scorer *s, long long df, long long base, const void *data, size_t size);
+/* The best limit rows, best first: numbers and BM25 (negative); malloc'd. */
+size_t sl_kw_scorer_top(sl_kw_scorer *s, size_t limit, long long **ns, double **bm25);
+void sl_kw_scorer_free(sl_kw_scorer *s);
+
+#endif
