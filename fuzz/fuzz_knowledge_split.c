@@ -6,6 +6,7 @@
  * chunk lengths and overlaps, the rest is the text (cleaned first when it
  * is valid UTF-8, as callers do).  Besides memory errors the target checks:
  *   - a call either succeeds or sets an error with a message;
+ *   - cleaning as a byte stream gives what the code-point path gives;
  *   - every chunk is valid UTF-8, non-empty, without surrounding white
  *     space (but a full-doc parent, the text as it is), its `chars` its code points, and no longer than the chunk
  *     length (one more when the overlap equals it: the character level
@@ -67,13 +68,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sl_buf clean;
     sl_buf_init(&clean, 1 << 20);
     sl_clean_rules rules = {.remove_extra_spaces = mode & 0x10, .remove_urls_emails = mode & 0x20};
-    if (sl_clean(text, len, &rules, &clean, &err) == 0) {
+    int crc = sl_clean(text, len, &rules, &clean, &err);
+    if (crc && (!err.msg || !err.msg[0]))
+        abort();
+    sl_err_clear(&err);
+    /* the byte stream and the code-point path agree, errors included */
+    sl_clean_rules ref = rules;
+    ref.by_code_points = true;
+    sl_buf want;
+    sl_buf_init(&want, 1 << 20);
+    int rrc = sl_clean(text, len, &ref, &want, &err);
+    sl_err_clear(&err);
+    if (!crc != !rrc || (!crc && (want.len != clean.len ||
+                                  (want.len && memcmp(want.data, clean.data, want.len)))))
+        abort();
+    sl_buf_release(&want);
+    if (!crc) {
         text = clean.data ? clean.data : "";
         len = clean.len;
-    } else if (!err.msg || !err.msg[0]) {
-        abort();
     }
-    sl_err_clear(&err);
     long max = 1 + a % 100, ov = (long)(b % (unsigned)(max + 1)), cmax = 1 + b % 60;
     size_t limit = mode & 0x40 ? 64 : 0;
     if ((mode & 3) != 3) {

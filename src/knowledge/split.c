@@ -304,10 +304,182 @@ static bool extra_space(uint32_t c)
            (c >= 0x2000 && c <= 0x200A) || c == 0x202F || c == 0x205F || c == 0x3000;
 }
 
+/* The same as the code-point path below (without remove_urls_emails), in
+ * one pass over the bytes: each code point flows through the steps in
+ * their order, each step holding back only what its pattern still needs
+ * ("<|" and "|>" a character, runs of newlines and of spaces their
+ * length).  Most text is ASCII, and ASCII never decodes. */
+typedef struct {
+    sl_buf *out;
+    unsigned char stage[16384];   /* written to out in blocks */
+    size_t staged;
+    bool spaces;
+    bool bar;                  /* "|>": a '|' held */
+    size_t newlines;           /* "\n{3,}": newlines held */
+    size_t nspace;             /* runs of spaces: how many held */
+    unsigned char first[4];    /* the first of them (a run of one stays) */
+    size_t firstn;
+} fast_clean;
+
+static void fc_flush(fast_clean *f)
+{
+    sl_buf_add(f->out, f->stage, f->staged);
+    f->staged = 0;
+}
+
+static inline void fc_emit(fast_clean *f, const unsigned char *b, size_t n)
+{
+    if (f->staged + n > sizeof f->stage)
+        fc_flush(f);
+    memcpy(f->stage + f->staged, b, n);
+    f->staged += n;
+}
+
+/* ASCII no step looks at: copied as it is while no step holds anything
+ * (so is a lone space or newline between two of them) */
+static const bool plain_ascii[256] = {
+    ['!' ... ';'] = true, ['='] = true, ['?' ... '{'] = true, ['}'] = true, ['~'] = true,
+};
+
+static size_t plain_run(const unsigned char *p, size_t i, size_t len)
+{
+    size_t j = i;
+    while (j < len) {
+        if (plain_ascii[p[j]])
+            j++;
+        else if ((p[j] == ' ' || p[j] == '\n') && j + 1 < len && plain_ascii[p[j + 1]])
+            j += 2;
+        else
+            break;
+    }
+    return j;
+}
+
+/* the run-of-spaces step */
+static void fc_space(fast_clean *f, uint32_t c, const unsigned char *b, size_t n)
+{
+    if (f->spaces && extra_space(c)) {
+        if (!f->nspace++) {
+            memcpy(f->first, b, n);
+            f->firstn = n;
+        }
+        return;
+    }
+    if (f->nspace) {
+        if (f->nspace >= 2)
+            fc_emit(f, (const unsigned char *)" ", 1);
+        else
+            fc_emit(f, f->first, f->firstn);
+        f->nspace = 0;
+    }
+    if (n)
+        fc_emit(f, b, n);
+}
+
+/* the newlines step */
+static void fc_newline(fast_clean *f, uint32_t c, const unsigned char *b, size_t n)
+{
+    if (f->spaces && c == '\n' && n) {
+        f->newlines++;
+        return;
+    }
+    if (f->newlines) {
+        size_t k = f->newlines >= 3 ? 2 : f->newlines;
+        for (size_t i = 0; i < k; i++)
+            fc_space(f, '\n', (const unsigned char *)"\n", 1);
+        f->newlines = 0;
+    }
+    fc_space(f, c, b, n);
+}
+
+/* control characters, then the newlines step */
+static void fc_control(fast_clean *f, uint32_t c, const unsigned char *b, size_t n)
+{
+    if (n && (c <= 0x08 || c == 0x0B || c == 0x0C || (c >= 0x0E && c <= 0x1F) || c == 0x7F ||
+              c == 0xFFFE))
+        return;
+    fc_newline(f, c, b, n);
+}
+
+/* "|>" -> ">", then control characters; n 0 flushes */
+static void fc_bar(fast_clean *f, uint32_t c, const unsigned char *b, size_t n)
+{
+    if (f->bar) {
+        f->bar = false;
+        if (c == '>' && n) {
+            fc_control(f, '>', b, n);
+            return;
+        }
+        fc_control(f, '|', (const unsigned char *)"|", 1);
+    }
+    if (c == '|' && n) {
+        f->bar = true;
+        return;
+    }
+    fc_control(f, c, b, n);
+}
+
+static int clean_bytes(const char *text, size_t len, const sl_clean_rules *rules, sl_buf *out,
+                       sl_err *err)
+{
+    const unsigned char *p = (const unsigned char *)text;
+    fast_clean f = {.out = out, .spaces = rules->remove_extra_spaces};
+    size_t start = out->len;   /* a failure leaves out as it was */
+    for (size_t i = 0; i < len;) {
+        unsigned c = p[i];
+        if (!f.bar && !f.newlines && !f.nspace) {
+            size_t j = plain_run(p, i, len);
+            if (j > i) {
+                fc_emit(&f, p + i, j - i);
+                i = j;
+                continue;
+            }
+        }
+        if (c < 0x80) {
+            /* "<|" -> "<" reads the input itself */
+            if (c == '<' && i + 1 < len && p[i + 1] == '|') {
+                fc_bar(&f, '<', p + i, 1);
+                i += 2;
+                continue;
+            }
+            fc_bar(&f, c, p + i, 1);
+            i++;
+            continue;
+        }
+        size_t k = c >= 0xC2 && c < 0xE0 ? 2 : c >= 0xE0 && c < 0xF0 ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+        bool ok = k && i + k <= len;
+        for (size_t j = 1; ok && j < k; j++)
+            ok = (p[i + j] & 0xC0) == 0x80;
+        if (ok && ((c == 0xE0 && p[i + 1] < 0xA0) || (c == 0xED && p[i + 1] > 0x9F) ||
+                   (c == 0xF0 && p[i + 1] < 0x90) || (c == 0xF4 && p[i + 1] > 0x8F)))
+            ok = false;
+        if (!ok) {
+            out->len = start;
+            return sl_err_set(err, SL_EINVAL,
+                              "clean: invalid UTF-8 at byte offset %zu; extract the document's "
+                              "text first (it comes out as UTF-8)",
+                              i);
+        }
+        uint32_t cp = k == 2 ? c & 0x1F : k == 3 ? c & 0x0F : c & 0x07;
+        for (size_t j = 1; j < k; j++)
+            cp = cp << 6 | (p[i + j] & 0x3F);
+        fc_bar(&f, cp, p + i, k);
+        i += k;
+    }
+    fc_bar(&f, 0, NULL, 0);   /* flush every step */
+    fc_flush(&f);
+    if (out->toobig)
+        return sl_err_limit(err, SL_ELIMIT, "knowledge_max_input",
+                            "the cleaned text is larger than its buffer's cap (%zu bytes)", out->cap);
+    return 0;
+}
+
 int sl_clean(const char *text, size_t len, const sl_clean_rules *rules, sl_buf *out, sl_err *err)
 {
     if (check_input(len, rules->max_input, err))
         return -1;
+    if (!rules->remove_urls_emails && !rules->by_code_points)
+        return clean_bytes(text, len, rules, out, err);
     cps t = {0};
     if (decode(text, len, "clean", &t, err)) {
         free(t.p);

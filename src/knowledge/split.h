@@ -44,6 +44,7 @@ typedef struct {
     bool remove_extra_spaces;  /* "\n\n\n…" → "\n\n", runs of spaces → " " */
     bool remove_urls_emails;   /* emails and URLs go; markdown images stay */
     size_t max_input;          /* bytes (knowledge_max_input); 0: no limit */
+    bool by_code_points;       /* tests: the reference path, not the byte stream */
 } sl_clean_rules;
 
 /* The text after Dify's pre-processing: always "<|" → "<", "|>" → ">" and

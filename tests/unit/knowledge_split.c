@@ -339,6 +339,49 @@ static void clean_case(const char *name, const char *in, bool spaces, bool urls,
     free(got);
 }
 
+/* The byte stream (sl_clean's usual path) against the code-point path it
+ * replaced: random strings of the characters each step looks at. */
+static void test_clean_paths(void)
+{
+    static const char *alpha[] = {"<", "|", ">", "\n", " ", "\t", "\r", "\x01", "\x7f", "\x0b",
+                                  "a", "\xc3\xa9", "\xc2\xa0", "\xe3\x80\x80", "\xef\xbf\xbe",
+                                  "\xe2\x80\x83", "\xf0\x9f\x98\x80", "\xff", "\xe3\x80"};
+    unsigned long long x = 0x9E3779B97F4A7C15ULL;
+    int bad = 0;
+    for (int round = 0; round < 20000; round++) {
+        char in[256];
+        size_t n = 0;
+        int len = (int)(x % 24);
+        for (int i = 0; i < len; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            const char *a = alpha[x % (round % 3 ? 17 : 19)];
+            size_t k = strlen(a);
+            memcpy(in + n, a, k);
+            n += k;
+        }
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        for (int spaces = 0; spaces < 2; spaces++) {
+            sl_clean_rules fast = {.remove_extra_spaces = spaces}, ref = fast;
+            ref.by_code_points = true;
+            sl_buf a, b;
+            sl_buf_init(&a, 0);
+            sl_buf_init(&b, 0);
+            sl_err e1 = {0}, e2 = {0};
+            int r1 = sl_clean(in, n, &fast, &a, &e1), r2 = sl_clean(in, n, &ref, &b, &e2);
+            if (r1 != r2 || a.len != b.len || (a.len && memcmp(a.data, b.data, a.len)) ||
+                (r1 && strcmp(e1.msg, e2.msg))) {
+                bad++;
+            }
+            sl_err_clear(&e1);
+            sl_err_clear(&e2);
+            sl_buf_release(&a);
+            sl_buf_release(&b);
+        }
+    }
+    CHECK(bad == 0, "clean: the byte stream and the code-point path agree on 40,000 strings"
+                    " (%d differ)", bad);
+}
+
 static void test_clean(void)
 {
     clean_case("<| |>", "<|im_start|> <||>", false, false, "<im_start> <>");
@@ -560,6 +603,7 @@ int main(void)
     test_errors();
     test_parent_child();
     test_clean();
+    test_clean_paths();
     test_against_reference();
     test_large();
     return tap_done();
