@@ -297,9 +297,9 @@ typedef struct {
     size_t n, cap;
 } bytes;
 
-static void put_varint(bytes *b, uint64_t v)
+static inline void put_varint(bytes *b, uint64_t v)
 {
-    if (b->n + 10 > b->cap) {
+    if (__builtin_expect(b->n + 10 > b->cap, 0)) {
         b->cap = b->cap ? b->cap * 2 : 32;
         b->p = sl_xrealloc(b->p, b->cap);
     }
@@ -330,17 +330,24 @@ static int get_varint(const unsigned char *p, size_t n, size_t *at, uint64_t *v)
 /* ---- a document's segment ---- */
 
 typedef struct {
-    uint32_t hash, off, len;   /* off, len: the term's bytes in the arena */
-    uint32_t tf;               /* in the current chunk */
+    uint32_t off, len;         /* the term's bytes in the arena */
     long long last;            /* position of its last posting, -1: none */
     long long df;
     bytes post;
 } term;
 
+/* A slot of the table: the term's first bytes and length packed in a word
+ * (a token of up to 7 bytes compares there alone), its hash, its index. */
+typedef struct {
+    uint64_t key;
+    uint32_t hash, idx;        /* idx + 1, 0: empty */
+} slot;
+
 struct sl_kw_doc {
     term *t;
-    size_t nt;
-    uint32_t *slot;            /* open addressing: index + 1, 0 empty */
+    uint32_t *tf;              /* per term, in the current chunk */
+    size_t nt, cap;
+    slot *slot;
     size_t nslot;
     char *arena;
     size_t arena_n, arena_cap;
@@ -350,6 +357,13 @@ struct sl_kw_doc {
     sl_store_term *out;
     sl_store_kw kw;
 };
+
+static inline uint64_t key_of(const char *tok, size_t n)
+{
+    uint64_t k = 0;
+    memcpy(&k, tok, n < 7 ? n : 7);
+    return k | (uint64_t)(n < 7 ? n : 0xFF) << 56;
+}
 
 sl_kw_doc *sl_kw_doc_new(void)
 {
@@ -362,57 +376,90 @@ sl_kw_doc *sl_kw_doc_new(void)
 
 static void grow_slots(sl_kw_doc *d)
 {
-    free(d->slot);
+    slot *old = d->slot;
+    size_t on = d->nslot;
     d->nslot *= 2;
     d->slot = sl_xcalloc(d->nslot, sizeof *d->slot);
-    for (size_t i = 0; i < d->nt; i++) {
-        size_t at = d->t[i].hash & (d->nslot - 1);
-        while (d->slot[at])
+    for (size_t i = 0; i < on; i++) {
+        if (!old[i].idx)
+            continue;
+        size_t at = old[i].hash & (d->nslot - 1);
+        while (d->slot[at].idx)
             at = (at + 1) & (d->nslot - 1);
-        d->slot[at] = (uint32_t)i + 1;
+        d->slot[at] = old[i];
     }
+    free(old);
 }
 
-static void doc_token(const char *tok, size_t n, uint32_t h, void *ud)
+/* memcmp for the short strings tokens are, without a call */
+static inline bool same_bytes(const char *a, const char *b, size_t n)
+{
+    while (n >= 8) {
+        uint64_t x, y;
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        if (x != y)
+            return false;
+        a += 8, b += 8, n -= 8;
+    }
+    while (n--)
+        if (*a++ != *b++)
+            return false;
+    return true;
+}
+
+static uint32_t new_term(sl_kw_doc *d, const char *tok, size_t n)
+{
+    if (d->arena_n + n + 1 > d->arena_cap) {
+        d->arena_cap = (d->arena_cap + n + 1) * 2;
+        d->arena = sl_xrealloc(d->arena, d->arena_cap);
+    }
+    memcpy(d->arena + d->arena_n, tok, n);
+    d->arena[d->arena_n + n] = 0;
+    if (d->nt == d->cap) {
+        d->cap = d->cap ? d->cap * 2 : 256;
+        d->t = sl_xrealloc(d->t, d->cap * sizeof *d->t);
+        d->tf = sl_xrealloc(d->tf, d->cap * sizeof *d->tf);
+    }
+    d->t[d->nt] = (term){.off = (uint32_t)d->arena_n, .len = (uint32_t)n, .last = -1};
+    d->tf[d->nt] = 0;
+    d->arena_n += n + 1;
+    return (uint32_t)d->nt++;
+}
+
+static inline void doc_token(const char *tok, size_t n, uint32_t h, void *ud)
 {
     sl_kw_doc *d = ud;
+    uint64_t key = key_of(tok, n);
     size_t at = h & (d->nslot - 1);
-    term *x = NULL;
-    while (d->slot[at]) {
-        term *y = &d->t[d->slot[at] - 1];
-        if (y->hash == h && y->len == n && !memcmp(d->arena + y->off, tok, n)) {
-            x = y;
+    uint32_t x;
+    for (;;) {
+        const slot *sl = &d->slot[at];
+        if (!sl->idx) {
+            if ((d->nt + 1) * 2 > d->nslot) {
+                grow_slots(d);
+                at = h & (d->nslot - 1);
+                while (d->slot[at].idx)
+                    at = (at + 1) & (d->nslot - 1);
+            }
+            x = new_term(d, tok, n);
+            d->slot[at] = (slot){key, h, x + 1};
+            break;
+        }
+        if (sl->hash == h && sl->key == key &&
+            (n < 7 || (d->t[sl->idx - 1].len == n &&
+                       same_bytes(d->arena + d->t[sl->idx - 1].off, tok, n)))) {
+            x = sl->idx - 1;
             break;
         }
         at = (at + 1) & (d->nslot - 1);
     }
-    if (!x) {
-        if ((d->nt + 1) * 2 > d->nslot) {
-            grow_slots(d);
-            at = h & (d->nslot - 1);
-            while (d->slot[at])
-                at = (at + 1) & (d->nslot - 1);
-        }
-        if (d->arena_n + n + 1 > d->arena_cap) {
-            d->arena_cap = (d->arena_cap + n + 1) * 2;
-            d->arena = sl_xrealloc(d->arena, d->arena_cap);
-        }
-        memcpy(d->arena + d->arena_n, tok, n);
-        d->arena[d->arena_n + n] = 0;
-        if ((d->nt & (d->nt - 1)) == 0)   /* 0, 1, 2, 4, ...: doubled */
-            d->t = sl_xrealloc(d->t, (d->nt ? d->nt * 2 : 1) * sizeof *d->t);
-        d->t[d->nt] = (term){.hash = h, .off = (uint32_t)d->arena_n, .len = (uint32_t)n,
-                             .last = -1};
-        d->arena_n += n + 1;
-        d->slot[at] = (uint32_t)d->nt + 1;
-        x = &d->t[d->nt++];
-    }
-    if (!x->tf++) {
+    if (!d->tf[x]++) {
         if (d->ntouched == d->touched_cap) {
             d->touched_cap = d->touched_cap ? d->touched_cap * 2 : 256;
             d->touched = sl_xrealloc(d->touched, d->touched_cap * sizeof *d->touched);
         }
-        d->touched[d->ntouched++] = (uint32_t)(x - d->t);
+        d->touched[d->ntouched++] = x;
     }
     d->chunk_tokens++;
 }
@@ -426,12 +473,13 @@ void sl_kw_doc_add(sl_kw_doc *d, long long pos, const char *text)
     d->ntouched = 0;
     tokenize(text, strlen(text), doc_token, d);
     for (size_t i = 0; i < d->ntouched; i++) {
-        term *x = &d->t[d->touched[i]];
+        uint32_t ix = d->touched[i];
+        term *x = &d->t[ix];
         put_varint(&x->post, (uint64_t)(pos - x->last));
-        put_varint(&x->post, x->tf);
+        put_varint(&x->post, d->tf[ix]);
         put_varint(&x->post, (uint64_t)d->chunk_tokens);
         x->last = pos;
-        x->tf = 0;
+        d->tf[ix] = 0;
         x->df++;
     }
     d->rows++;
@@ -463,6 +511,7 @@ void sl_kw_doc_free(sl_kw_doc *d)
     for (size_t i = 0; i < d->nt; i++)
         free(d->t[i].post.p);
     free(d->t);
+    free(d->tf);
     free(d->slot);
     free(d->arena);
     free(d->touched);
