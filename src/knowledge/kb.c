@@ -803,6 +803,15 @@ typedef struct {
     size_t n, alloc, nowned;
     unsigned char rnd[16 * 64];   /* randomness for ids, drawn 64 at a time */
     size_t rnd_used;
+    /* lazy (a document sl_kb_add writes whole): no info objects; their
+     * fields wait here and become JSON text once the chunks are final,
+     * in the preparer (cl_infos_text) */
+    bool lazy;
+    struct cl_meta {
+        long long words, created;
+        char hash[65];
+        bool indexed;
+    } *meta;
 } chunk_list;
 
 /* A UUID v4 from the list's pool (one getrandom per 64 ids). */
@@ -835,6 +844,8 @@ static void cl_add(chunk_list *cl, long parent, int position, const char *conten
         cl->v = sl_xrealloc(cl->v, cl->alloc * sizeof *cl->v);
         cl->infos = sl_xrealloc(cl->infos, cl->alloc * sizeof *cl->infos);
         cl->owned = sl_xrealloc(cl->owned, cl->alloc * 3 * sizeof *cl->owned);
+        if (cl->lazy)
+            cl->meta = sl_xrealloc(cl->meta, cl->alloc * sizeof *cl->meta);
     }
     char id[37] = "", hash[65];
     uuid_next(cl, id);
@@ -842,9 +853,17 @@ static void cl_add(chunk_list *cl, long parent, int position, const char *conten
     char *idc = sl_xstrdup(id);
     const char *fts = indexed ? content : NULL;   /* kwindex.h tokenizes it */
     cl->owned[cl->nowned++] = idc;
-    sl_value *info = json_pack("{s:I, s:s, s:b, s:I}", "word_count",
-                               (json_int_t)utf8_chars(content), "hash", hash, "enabled", true,
-                               "created_at", (json_int_t)time(NULL));
+    sl_value *info = NULL;
+    if (cl->lazy) {
+        struct cl_meta *m = &cl->meta[cl->n];
+        m->words = (long long)utf8_chars(content);
+        m->created = (long long)time(NULL);
+        memcpy(m->hash, hash, sizeof hash);
+        m->indexed = false;
+    } else {
+        info = json_pack("{s:I, s:s, s:b, s:I}", "word_count", (json_int_t)utf8_chars(content),
+                         "hash", hash, "enabled", true, "created_at", (json_int_t)time(NULL));
+    }
     cl->infos[cl->n] = info;
     cl->v[cl->n] = (sl_store_chunk){.id = idc, .parent = parent, .position = position,
                                     .content = content, .fts = fts, .info = info, .vec = NULL};
@@ -859,7 +878,38 @@ static void cl_release(chunk_list *cl)
         json_decref(cl->infos[i]);
     free(cl->owned);
     free(cl->infos);
+    free(cl->meta);
     free(cl->v);
+}
+
+/* Marks chunk c found by search (its info's "indexed"). */
+static void cl_indexed(chunk_list *cl, size_t c)
+{
+    if (cl->infos[c])
+        json_object_set_new(cl->infos[c], "indexed", json_true());
+    else if (cl->lazy)
+        cl->meta[c].indexed = true;
+}
+
+static const char *cl_hash(const chunk_list *cl, size_t c)
+{
+    return cl->infos[c] ? str_of(cl->infos[c], "hash", "") : cl->lazy ? cl->meta[c].hash : "";
+}
+
+/* A lazy list's infos as the JSON text the store keeps, each chunk's
+ * {word_count, hash, enabled, created_at[, indexed]}. */
+static void cl_infos_text(chunk_list *cl)
+{
+    if (!cl->lazy)
+        return;
+    cl->owned = sl_xrealloc(cl->owned, (cl->nowned + cl->n + 1) * sizeof *cl->owned);
+    for (size_t c = 0; c < cl->n; c++) {
+        const struct cl_meta *m = &cl->meta[c];
+        char *t = sl_xasprintf("{\"word_count\":%lld,\"hash\":\"%s\",\"enabled\":true,"
+                               "\"created_at\":%lld%s}",
+                               m->words, m->hash, m->created, m->indexed ? ",\"indexed\":true" : "");
+        cl->v[c].info_json = cl->owned[cl->nowned++] = t;
+    }
 }
 
 typedef struct {
@@ -990,7 +1040,7 @@ static int embed_missing(sl_kb *k, const sl_value *kinfo, embed_progress *ep, ch
         for (size_t c = 0; c < cl->n; c++)
             if (cl->v[c].fts) {
                 cl->v[c].vec = *vecs + c * row;
-                json_object_set_new(cl->infos[c], "indexed", json_true());
+                cl_indexed(cl, c);
             }
     }
     free(fresh);
@@ -1023,7 +1073,7 @@ static int prepare_vectors(sl_kb *k, const sl_kb_doc_in *in, prepared *p, const 
     float **have = sl_xcalloc(cl->n + 1, sizeof *have);
     for (size_t c = 0; c < cl->n && dims > 0; c++)
         if (cl->v[c].fts)
-            have[c] = sl_map_get(&by_hash, str_of(cl->v[c].info, "hash", ""));
+            have[c] = sl_map_get(&by_hash, cl_hash(cl, c));
     embed_progress ep = {.in = in};
     int rc = embed_missing(k, p->kinfo, &ep, cl, have, &dims, &p->vecs, tokens, err);
     if (!rc)
@@ -1125,6 +1175,7 @@ static int prepare(sl_kb *k, const char *kb_id, const sl_kb_doc_in *in, prepared
     sl_buf_release(&text);
     long long words = 0, tokens = 0;
     chunk_list *cl = &p->cl;
+    cl->lazy = true;
     if (!rc && !sr.hierarchical) {
         sr.split.max_chunks = k->env.limits.max_chunks;
         sr.split.max_input = k->env.limits.max_input;
@@ -1157,10 +1208,11 @@ static int prepare(sl_kb *k, const char *kb_id, const sl_kb_doc_in *in, prepared
     else if (!rc)
         for (size_t c = 0; c < cl->n; c++)
             if (cl->v[c].fts)
-                json_object_set_new(cl->infos[c], "indexed", json_true());
+                cl_indexed(cl, c);
     if (!rc) {
         p->kw = kw_of(cl->v, cl->n);
         p->kwv = sl_kw_doc_done(p->kw);
+        cl_infos_text(cl);   /* made here, off the store's writer */
     }
     char batch[48];
     if (in->batch)

@@ -298,6 +298,16 @@ static void bind_text(sqlite3_stmt *st, int i, const char *s)
         sqlite3_bind_null(st, i);
 }
 
+/* bind_text for a string that outlives the statement's next step: not
+ * copied (a document's chunks are megabytes) */
+static void bind_kept(sqlite3_stmt *st, int i, const char *s)
+{
+    if (s)
+        sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, i);
+}
+
 static int apply(sl_store_be *s, op *o)
 {
     sqlite3 *db = s->w;
@@ -1872,19 +1882,19 @@ static int sq_kb_doc_put(sl_store_be *s, const char *kb_id, const char *doc_id,
             rc = -1;
         for (size_t i = 0; i < n && !rc; i++) {
             const sl_store_chunk *c = &chunks[i];
-            char *ci = info_text(c->info);
+            char *ci = c->info_json ? NULL : info_text(c->info);
             sqlite3_reset(st);
-            bind_text(st, 1, c->id);
+            bind_kept(st, 1, c->id);
             sqlite3_bind_int64(st, 2, kbn);
             sqlite3_bind_int64(st, 3, d);
             sqlite3_bind_int64(st, 4, c->parent >= 0 && (size_t)c->parent < i ? rows[c->parent] : 0);
             sqlite3_bind_int(st, 5, c->position);
-            bind_text(st, 6, c->content);
+            bind_kept(st, 6, c->content);
             /* '' marks an indexed chunk (its keyword index is the document's) */
             bind_text(st, 7, c->fts ? "" : NULL);
-            bind_text(st, 8, ci);
+            bind_kept(st, 8, ci ? ci : c->info_json);
             if (c->vec && dims > 0)
-                sqlite3_bind_blob(st, 9, c->vec, dims * (int)sizeof(float), SQLITE_TRANSIENT);
+                sqlite3_bind_blob(st, 9, c->vec, dims * (int)sizeof(float), SQLITE_STATIC);
             else
                 sqlite3_bind_null(st, 9);
             sqlite3_bind_int64(st, 10, next + (long long)i);

@@ -222,6 +222,7 @@ typedef struct {
     const char *content;
     const char *fts;         /* indexed text (often content itself), NULL: not indexed */
     const sl_value *info;
+    const char *info_json;   /* info as JSON text when the caller made it, or NULL */
     const float *vec;        /* dims floats, or NULL */
 } sl_store_chunk;
 
