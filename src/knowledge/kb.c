@@ -837,7 +837,9 @@ static void uuid_next(chunk_list *cl, char out[37])
     out[k] = 0;
 }
 
-static void cl_add(chunk_list *cl, long parent, int position, const char *content, bool indexed)
+/* chars: content's code points when the caller counted them, else -1 */
+static void cl_add_n(chunk_list *cl, long parent, int position, const char *content, bool indexed,
+                     long long chars)
 {
     if (cl->n == cl->alloc) {
         cl->alloc = cl->alloc ? cl->alloc * 2 : 64;
@@ -856,7 +858,7 @@ static void cl_add(chunk_list *cl, long parent, int position, const char *conten
     sl_value *info = NULL;
     if (cl->lazy) {
         struct cl_meta *m = &cl->meta[cl->n];
-        m->words = (long long)utf8_chars(content);
+        m->words = chars >= 0 ? chars : (long long)utf8_chars(content);
         m->created = (long long)time(NULL);
         memcpy(m->hash, hash, sizeof hash);
         m->indexed = false;
@@ -868,6 +870,11 @@ static void cl_add(chunk_list *cl, long parent, int position, const char *conten
     cl->v[cl->n] = (sl_store_chunk){.id = idc, .parent = parent, .position = position,
                                     .content = content, .fts = fts, .info = info, .vec = NULL};
     cl->n++;
+}
+
+static void cl_add(chunk_list *cl, long parent, int position, const char *content, bool indexed)
+{
+    cl_add_n(cl, parent, position, content, indexed, -1);
 }
 
 static void cl_release(chunk_list *cl)
@@ -902,13 +909,21 @@ static void cl_infos_text(chunk_list *cl)
 {
     if (!cl->lazy)
         return;
-    cl->owned = sl_xrealloc(cl->owned, (cl->nowned + cl->n + 1) * sizeof *cl->owned);
+    /* all of them in one block, each NUL-terminated: at most 172 bytes
+     * (two 19-digit numbers, the 64-digit hash) */
+    size_t each = 192, at = 0;
+    char *block = sl_xmalloc(cl->n * each + 1);
+    cl->owned = sl_xrealloc(cl->owned, (cl->nowned + 2) * sizeof *cl->owned);
+    cl->owned[cl->nowned++] = block;
     for (size_t c = 0; c < cl->n; c++) {
         const struct cl_meta *m = &cl->meta[c];
-        char *t = sl_xasprintf("{\"word_count\":%lld,\"hash\":\"%s\",\"enabled\":true,"
-                               "\"created_at\":%lld%s}",
-                               m->words, m->hash, m->created, m->indexed ? ",\"indexed\":true" : "");
-        cl->v[c].info_json = cl->owned[cl->nowned++] = t;
+        int w = snprintf(block + at, each, "{\"word_count\":%lld,\"hash\":\"%s\",\"enabled\":true,"
+                                           "\"created_at\":%lld%s}",
+                         m->words, m->hash, m->created, m->indexed ? ",\"indexed\":true" : "");
+        if (w < 0 || (size_t)w >= each)
+            SL_BUG("a chunk's info is longer than its room");
+        cl->v[c].info_json = block + at;
+        at += (size_t)w + 1;
     }
 }
 
@@ -1181,7 +1196,8 @@ static int prepare(sl_kb *k, const char *kb_id, const sl_kb_doc_in *in, prepared
         sr.split.max_input = k->env.limits.max_input;
         rc = sl_split(clean.data ? clean.data : "", clean.len, &sr.split, &p->chunks, err);
         for (size_t c = 0; !rc && c < p->chunks.n; c++) {
-            cl_add(cl, -1, (int)c + 1, p->chunks.v[c].text, true);
+            cl_add_n(cl, -1, (int)c + 1, p->chunks.v[c].text, true,
+                     (long long)p->chunks.v[c].chars);
             words += (long long)p->chunks.v[c].chars;
         }
     } else if (!rc) {
@@ -1191,10 +1207,12 @@ static int prepare(sl_kb *k, const char *kb_id, const sl_kb_doc_in *in, prepared
                                    err);
         for (size_t q = 0; !rc && q < p->parents.n; q++) {
             long pi = (long)cl->n;
-            cl_add(cl, -1, (int)q + 1, p->parents.v[q].parent.text, false);
+            cl_add_n(cl, -1, (int)q + 1, p->parents.v[q].parent.text, false,
+                     (long long)p->parents.v[q].parent.chars);
             words += (long long)p->parents.v[q].parent.chars;
             for (size_t c = 0; c < p->parents.v[q].children.n; c++)
-                cl_add(cl, pi, (int)c + 1, p->parents.v[q].children.v[c].text, true);
+                cl_add_n(cl, pi, (int)c + 1, p->parents.v[q].children.v[c].text, true,
+                         (long long)p->parents.v[q].children.v[c].chars);
         }
     }
     sl_buf_release(&clean);
