@@ -245,9 +245,13 @@ static int exec(sqlite3 *db, const char *sql, sl_err *err)
     return 0;
 }
 
-static int open_db(const char *path, sqlite3 **db, sl_err *err)
+/* own: a connection only one thread at a time uses, under a lock of ours
+ * (SQLite's own mutex on every call is then spared) */
+static int open_db_as(const char *path, sqlite3 **db, bool own, sl_err *err)
 {
-    if (sqlite3_open_v2(path, db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+    if (sqlite3_open_v2(path, db,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+                            (own ? SQLITE_OPEN_NOMUTEX : SQLITE_OPEN_FULLMUTEX),
                         NULL) != SQLITE_OK) {
         sl_err_set(err, SL_EIO, "store: cannot open %s: %s", path,
                    *db ? sqlite3_errmsg(*db) : "out of memory");
@@ -258,6 +262,11 @@ static int open_db(const char *path, sqlite3 **db, sl_err *err)
      * process being killed (not a power cut) without an fsync each */
     return exec(*db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;",
                 err);
+}
+
+static int open_db(const char *path, sqlite3 **db, sl_err *err)
+{
+    return open_db_as(path, db, false, err);
 }
 
 static int migrate(sqlite3 *db, sl_err *err)
@@ -1594,7 +1603,7 @@ static int kw_lock(sl_store_be *s, sl_err *err)
     if (s->kw)
         return 0;
     char *path = sl_xasprintf("%s/sluice.db", s->dir);
-    int rc = open_db(path, &s->kw, err);
+    int rc = open_db_as(path, &s->kw, true, err);   /* used under kwmu only */
     free(path);
     if (rc) {
         if (s->kw)
