@@ -1307,7 +1307,14 @@ int sl_kb_add(sl_kb *k, const char *kb_id, const sl_kb_doc_in *in, sl_value **do
     return rc;
 }
 
-/* ---- many documents: the next one prepared while this one is written ---- */
+/* ---- many documents: the next ones prepared while this one is written ----
+ * Documents are claimed for preparing in order, by a thread of their own
+ * and by the writer whenever the document it must write next is not ready
+ * yet (at the start, and whenever preparing is the slower half): the two
+ * halves share both processors whichever is the heavier.  The writer
+ * writes and reports them in order. */
+
+#define RING 3   /* documents prepared and not yet written, at most */
 
 typedef struct {
     sl_kb *k;
@@ -1316,44 +1323,70 @@ typedef struct {
     const sl_kb_feed *f;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    /* a ring of ready documents the writer takes in order */
+    /* document i in ring[i % RING] from its claim until it is written */
     struct slot {
         bool ready, loaded;
         int rc;
+        size_t doc;
         sl_err err;
         sl_kb_doc_in in;
         prepared p;
-    } ring[2];
-    size_t made;     /* documents the preparer has started */
+    } ring[RING];
+    size_t claimed;  /* documents claimed for preparing */
     size_t taken;    /* documents the writer has finished */
     bool stop;
 } add_batch;
 
+/* The next document to prepare, or -1 when none may be now (mu held). */
+static long claim(add_batch *b)
+{
+    if (b->stop || b->claimed >= b->n || b->claimed >= b->taken + RING)
+        return -1;
+    return (long)b->claimed++;
+}
+
+static void prepare_slot(add_batch *b, size_t i)
+{
+    struct slot *s = &b->ring[i % RING];
+    memset(s, 0, sizeof *s);   /* the slot is the claimer's until ready */
+    s->doc = i;
+    if (b->f->load(i, &s->in, b->f->ud, &s->err)) {
+        s->rc = -1;
+    } else {
+        s->loaded = true;
+        s->rc = prepare(b->k, b->kb_id, &s->in, &s->p, &s->err);
+    }
+    pthread_mutex_lock(&b->mu);
+    s->ready = true;
+    pthread_cond_broadcast(&b->cv);
+    pthread_mutex_unlock(&b->mu);
+}
+
 static void *preparer(void *arg)
 {
     add_batch *b = arg;
-    for (size_t i = 0; i < b->n; i++) {
-        pthread_mutex_lock(&b->mu);
-        while (!b->stop && i >= b->taken + 2)
+    pthread_mutex_lock(&b->mu);
+    for (;;) {
+        long i;
+        while ((i = claim(b)) < 0 && !b->stop && b->claimed < b->n)
             pthread_cond_wait(&b->cv, &b->mu);
-        bool stop = b->stop;
-        pthread_mutex_unlock(&b->mu);
-        if (stop)
+        if (i < 0)
             break;
-        struct slot *s = &b->ring[i % 2];
-        memset(s, 0, sizeof *s);
-        if (b->f->load(i, &s->in, b->f->ud, &s->err)) {
-            s->rc = -1;
-        } else {
-            s->loaded = true;
-            s->rc = prepare(b->k, b->kb_id, &s->in, &s->p, &s->err);
-        }
-        pthread_mutex_lock(&b->mu);
-        s->ready = true;
-        pthread_cond_broadcast(&b->cv);
         pthread_mutex_unlock(&b->mu);
+        prepare_slot(b, (size_t)i);
+        pthread_mutex_lock(&b->mu);
     }
+    pthread_mutex_unlock(&b->mu);
     return NULL;
+}
+
+static void slot_release(add_batch *b, struct slot *s)
+{
+    prepared_release(&s->p);
+    if (s->loaded && b->f->unload)
+        b->f->unload(s->doc, &s->in, b->f->ud);
+    sl_err_clear(&s->err);
+    s->ready = s->loaded = false;
 }
 
 int sl_kb_add_all(sl_kb *k, const char *kb_id, size_t n, const sl_kb_feed *f)
@@ -1365,33 +1398,27 @@ int sl_kb_add_all(sl_kb *k, const char *kb_id, size_t n, const sl_kb_feed *f)
     bool threaded = n > 1 && pthread_create(&th, NULL, preparer, &b) == 0;
     int failed = 0;
     for (size_t i = 0; i < n; i++) {
-        struct slot *s = &b.ring[i % 2];
-        if (threaded) {
-            pthread_mutex_lock(&b.mu);
-            while (!s->ready)
-                pthread_cond_wait(&b.cv, &b.mu);
-            pthread_mutex_unlock(&b.mu);
-        } else {
-            memset(s, 0, sizeof *s);
-            if (f->load(i, &s->in, f->ud, &s->err)) {
-                s->rc = -1;
-            } else {
-                s->loaded = true;
-                s->rc = prepare(k, kb_id, &s->in, &s->p, &s->err);
+        struct slot *s = &b.ring[i % RING];
+        pthread_mutex_lock(&b.mu);
+        while (!s->ready) {
+            long j = claim(&b);
+            if (j >= 0) {   /* not ready: prepare one meanwhile */
+                pthread_mutex_unlock(&b.mu);
+                prepare_slot(&b, (size_t)j);
+                pthread_mutex_lock(&b.mu);
+                continue;
             }
+            pthread_cond_wait(&b.cv, &b.mu);
         }
+        pthread_mutex_unlock(&b.mu);
         sl_value *doc = NULL;
         if (!s->rc)
             s->rc = commit(k, &s->in, &s->p, &doc, &s->err);
         failed += s->rc != 0;
         bool stop = f->done(i, s->rc, doc, !s->rc && s->p.unchanged, &s->err, f->ud);
         json_decref(doc);
-        prepared_release(&s->p);
-        if (s->loaded && f->unload)
-            f->unload(i, &s->in, f->ud);
-        sl_err_clear(&s->err);
         pthread_mutex_lock(&b.mu);
-        s->ready = false;
+        slot_release(&b, s);
         b.taken = i + 1;
         b.stop = b.stop || stop;
         pthread_cond_broadcast(&b.cv);
@@ -1399,23 +1426,16 @@ int sl_kb_add_all(sl_kb *k, const char *kb_id, size_t n, const sl_kb_feed *f)
         if (stop)
             break;
     }
-    if (threaded) {
-        pthread_mutex_lock(&b.mu);
-        b.stop = true;
-        pthread_cond_broadcast(&b.cv);
-        pthread_mutex_unlock(&b.mu);
+    pthread_mutex_lock(&b.mu);
+    b.stop = true;
+    pthread_cond_broadcast(&b.cv);
+    pthread_mutex_unlock(&b.mu);
+    if (threaded)
         pthread_join(th, NULL);
-        /* what the preparer readied after a stop */
-        for (size_t r = 0; r < 2; r++) {
-            struct slot *s = &b.ring[r];
-            if (!s->ready)
-                continue;
-            prepared_release(&s->p);
-            if (s->loaded && f->unload)
-                f->unload(0, &s->in, f->ud);
-            sl_err_clear(&s->err);
-        }
-    }
+    /* what was prepared after a stop */
+    for (size_t r = 0; r < RING; r++)
+        if (b.ring[r].ready)
+            slot_release(&b, &b.ring[r]);
     pthread_cond_destroy(&b.cv);
     pthread_mutex_destroy(&b.mu);
     return failed ? -1 : 0;

@@ -130,10 +130,12 @@ typedef struct {
 int sl_kb_add(sl_kb *k, const char *kb_id, const sl_kb_doc_in *in, sl_value **doc,
               bool *unchanged, sl_err *err);
 /* Many documents, each as sl_kb_add, written in order; while the store
- * writes one, a thread of its own extracts, splits and embeds the next.
- * load fills document i's input (on that thread; -1 with err: it failed),
- * unload frees it, done reports it (on the caller's thread) and returns
- * true to stop after it.  -1 when one failed. */
+ * writes one, a thread of its own extracts, splits and embeds the next
+ * ones, and so does the caller's thread whenever the one to write next is
+ * not ready.  load fills document i's input (on either thread, for
+ * different i at once; -1 with err: it failed), unload frees it, done
+ * reports it (on the caller's thread, in order) and returns true to stop
+ * after it.  -1 when one failed. */
 typedef struct {
     int (*load)(size_t i, sl_kb_doc_in *in, void *ud, sl_err *err);
     void (*unload)(size_t i, sl_kb_doc_in *in, void *ud);
