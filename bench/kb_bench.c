@@ -149,15 +149,17 @@ static bool done(size_t i, int rc, const sl_value *doc, bool unchanged, const sl
     return false;
 }
 
-static int bench_ingest(const char *dir)
+/* files documents of per bytes each, in dir/name: the first run of large
+ * files, the second of many small ones (128 of 160 KB: the keyword
+ * index merges its segments 16 at a time, so this one pays merges). */
+static int bench_ingest(const char *dir, const char *name, size_t files, size_t per)
 {
-    size_t files = (size_t)env_long("BENCH_INGEST_FILES", 8), per = (size_t)2500000;
     feed_ctx c = {.n = files};
     c.paths = calloc(files, sizeof *c.paths);
     c.bytes = calloc(files, sizeof *c.bytes);
     c.lens = calloc(files, sizeof *c.lens);
     char *buf = malloc(per + 1024), *docs = NULL;
-    if (asprintf(&docs, "%s/docs", dir) < 0 || mkdir(docs, 0700))
+    if (asprintf(&docs, "%s/%s", dir, name) < 0 || mkdir(docs, 0700))
         return -1;
     size_t total = 0;
     for (size_t f = 0; f < files; f++) {
@@ -182,7 +184,7 @@ static int bench_ingest(const char *dir)
     int failed = 0;
     for (int r = 0; r < rounds; r++) {
         char *data;
-        if (asprintf(&data, "%s/ingest-store-%d", dir, r) < 0)
+        if (asprintf(&data, "%s/%s-store-%d", dir, name, r) < 0)
             return -1;
         sl_store *s;
         sl_err err = {0};
@@ -210,9 +212,9 @@ static int bench_ingest(const char *dir)
         free(data);
         /* the same as a user runs it: a whole `sluice kb add` process */
         char *cmd;
-        if (asprintf(&cmd, "%s kb create ingest2 --data %s/cli-store-%d >/dev/null && %s kb add"
-                           " ingest2 %s --data %s/cli-store-%d 2>/dev/null",
-                     SLUICE, dir, r, SLUICE, docs, dir, r) < 0)
+        if (asprintf(&cmd, "%s kb create ingest2 --data %s/%s-cli-%d >/dev/null && %s kb add"
+                           " ingest2 %s --data %s/%s-cli-%d 2>/dev/null",
+                     SLUICE, dir, name, r, SLUICE, docs, dir, name, r) < 0)
             return -1;
         t0 = now();
         failed += system(cmd) != 0;
@@ -222,8 +224,8 @@ static int bench_ingest(const char *dir)
     qsort(in, (size_t)rounds, sizeof *in, cmp_double);
     qsort(whole, (size_t)rounds, sizeof *whole, cmp_double);
     double mi = in[rounds / 2], mw = whole[rounds / 2];
-    printf("ingest: %zu files, %.1f MB of text, automatic chunking, keyword index"
-           " (no embedding), median of %d rounds\n", files, total / 1e6, rounds);
+    printf("ingest: %zu files of %zu KB, %.1f MB of text, automatic chunking, keyword index"
+           " (no embedding), median of %d rounds\n", files, per / 1000, total / 1e6, rounds);
     printf("  in process: %.2f s, %.1f MB/s (%.1f-%.1f)%s\n", mi, total / 1e6 / mi,
            total / 1e6 / in[rounds - 1], total / 1e6 / in[0], c.failed ? "  (FAILED documents)" : "");
     printf("  sluice kb add (whole process): %.2f s, %.1f MB/s (%.1f-%.1f)%s\n", mw,
@@ -271,7 +273,9 @@ int main(void)
     if (!mkdtemp(dir))
         return 1;
     printf("kb_bench: %s\n", dir);
-    if (!getenv("BENCH_SKIP_INGEST") && bench_ingest(dir))
+    if (!getenv("BENCH_SKIP_INGEST") &&
+        (bench_ingest(dir, "large", (size_t)env_long("BENCH_INGEST_FILES", 8), 2500000) ||
+         bench_ingest(dir, "small", 128, 160000)))
         fprintf(stderr, "ingest bench failed\n");
 
     /* the data */

@@ -288,9 +288,21 @@ static int keyword_search(sl_kb *k, const char *kid, const char *query, size_t l
         return 0;
     }
     kw_fetch f = {.nterms = n, .df = sl_xcalloc(n, sizeof(long long))};
-    long long rows = 0, tokens = 0;
+    long long rows = 0, tokens = 0, *skip = NULL;
+    size_t nskip = 0;
     int rc = sl_store_kb_postings(k->env.store, kid, (const char *const *)w, n, kw_row_put, &f,
-                                  &rows, &tokens, err);
+                                  &rows, &tokens, &skip, &nskip, err);
+    sl_kw_scorer *sc = sl_kw_scorer_new(rows, tokens);
+    if (!rc && nskip) {
+        /* documents gone since their postings were merged: a word's count
+         * is of the chunks that are left */
+        sl_kw_scorer_skip(sc, skip, nskip);
+        memset(f.df, 0, n * sizeof *f.df);
+        for (size_t r = 0; r < f.nrows; r++) {
+            long long live = sl_kw_scorer_live(sc, f.rows[r].base, f.rows[r].data, f.rows[r].size);
+            f.df[f.rows[r].term] += live > 0 ? live : 0;
+        }
+    }
     if (!rc && rows > 0) {
         bool *use = sl_xcalloc(n, sizeof *use);
         size_t kept = 0, rarest = 0;
@@ -303,7 +315,6 @@ static int keyword_search(sl_kb *k, const char *kid, const char *query, size_t l
         }
         if (!kept && best > 0)
             use[rarest] = true;
-        sl_kw_scorer *sc = sl_kw_scorer_new(rows, tokens);
         for (size_t r = 0; !rc && r < f.nrows; r++) {
             const struct kw_row *x = &f.rows[r];
             if (use[x->term] && sl_kw_scorer_add(sc, f.df[x->term], x->base, x->data, x->size))
@@ -314,9 +325,10 @@ static int keyword_search(sl_kb *k, const char *kid, const char *query, size_t l
         }
         if (!rc)
             *count = sl_kw_scorer_top(sc, limit, ns, bm25);
-        sl_kw_scorer_free(sc);
         free(use);
     }
+    sl_kw_scorer_free(sc);
+    free(skip);
     for (size_t r = 0; r < f.nrows; r++)
         free(f.rows[r].data);
     free(f.rows);

@@ -327,6 +327,41 @@ static int get_varint(const unsigned char *p, size_t n, size_t *at, uint64_t *v)
     return -1;
 }
 
+int sl_kw_posting_next(const void *data, size_t size, size_t *at, long long *pos, long long *tf,
+                       long long *dl)
+{
+    if (*at >= size)
+        return 0;
+    uint64_t delta, t, l;
+    const unsigned char *p = data;
+    if (get_varint(p, size, at, &delta) || get_varint(p, size, at, &t) ||
+        get_varint(p, size, at, &l) || delta == 0 || delta > (uint64_t)1 << 40 || !t ||
+        t > (uint64_t)1 << 40 || l > (uint64_t)1 << 40)
+        return -1;
+    *pos += (long long)delta;
+    if (*pos > (long long)1 << 50)
+        return -1;
+    *tf = (long long)t;
+    *dl = (long long)l;
+    return 1;
+}
+
+void sl_kw_posting_put(sl_buf *out, long long prev, long long pos, long long tf, long long dl)
+{
+    unsigned char b[30];
+    size_t n = 0;
+    uint64_t v[3] = {(uint64_t)(pos - prev), (uint64_t)tf, (uint64_t)dl};
+    for (int k = 0; k < 3; k++) {
+        uint64_t x = v[k];
+        while (x >= 0x80) {
+            b[n++] = (unsigned char)(x | 0x80);
+            x >>= 7;
+        }
+        b[n++] = (unsigned char)x;
+    }
+    sl_buf_add(out, b, n);
+}
+
 /* ---- a document's segment ---- */
 
 typedef struct {
@@ -529,6 +564,8 @@ typedef struct {
 struct sl_kw_scorer {
     double avgdl;
     long long rows;
+    const long long *skip;    /* [first, last] pairs, sorted */
+    size_t nskip;
     acc *a;
     size_t na, cap;   /* cap a power of two */
 };
@@ -573,27 +610,53 @@ static acc *acc_at(sl_kw_scorer *s, long long n)
     return &s->a[at];
 }
 
+void sl_kw_scorer_skip(sl_kw_scorer *s, const long long *ranges, size_t n)
+{
+    s->skip = ranges;
+    s->nskip = n;
+}
+
+static bool skipped(const sl_kw_scorer *s, long long n)
+{
+    size_t lo = 0, hi = s->nskip;
+    while (lo < hi) {   /* the last range starting at or before n */
+        size_t mid = (lo + hi) / 2;
+        if (s->skip[2 * mid] <= n)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo && n <= s->skip[2 * (lo - 1) + 1];
+}
+
+long long sl_kw_scorer_live(const sl_kw_scorer *s, long long base, const void *data, size_t size)
+{
+    size_t at = 0;
+    long long pos = -1, tf, dl, live = 0;
+    int r;
+    while ((r = sl_kw_posting_next(data, size, &at, &pos, &tf, &dl)) == 1)
+        live += !s->nskip || !skipped(s, base + pos);
+    return r < 0 ? -1 : live;
+}
+
 int sl_kw_scorer_add(sl_kw_scorer *s, long long df, long long base, const void *data, size_t size)
 {
     const double k1 = 1.2, b = 0.75;
     double idf = sl_ln(((double)s->rows - (double)df + 0.5) / ((double)df + 0.5));
     if (!(idf > 0))   /* also NaN: a df past the rows counted (a damaged index) */
         idf = 1e-6;
-    const unsigned char *p = data;
     size_t at = 0;
-    long long pos = -1;
-    while (at < size) {
-        uint64_t delta, tf, dl;
-        if (get_varint(p, size, &at, &delta) || get_varint(p, size, &at, &tf) ||
-            get_varint(p, size, &at, &dl) || delta == 0 || delta > (uint64_t)1 << 40 || !tf)
-            return -1;
-        pos += (long long)delta;
-        if (pos > (long long)1 << 50)
-            return -1;
+    long long pos = -1, tf, dl;
+    int r;
+    while ((r = sl_kw_posting_next(data, size, &at, &pos, &tf, &dl)) == 1) {
+        if (s->nskip && skipped(s, base + pos))
+            continue;
         double f = (double)tf;
         double score = idf * f * (k1 + 1) / (f + k1 * (1 - b + b * (double)dl / s->avgdl));
         acc_at(s, base + pos)->score -= score;
     }
+    if (r < 0)
+        return -1;
     return 0;
 }
 

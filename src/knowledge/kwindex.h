@@ -24,6 +24,7 @@
 
 #include <stddef.h>
 
+#include "core/buf.h"
 #include "store/store.h"
 
 /* Longest token kept, in bytes (longer runs are cut there). */
@@ -50,11 +51,28 @@ void sl_kw_doc_add(sl_kw_doc *d, long long pos, const char *text);
 const sl_store_kw *sl_kw_doc_done(sl_kw_doc *d);
 void sl_kw_doc_free(sl_kw_doc *d);
 
+/* ---- postings, as the store keeps and merges them ----
+ * A term's postings: (position delta, count, chunk length) varint triples,
+ * positions increasing; a chunk's number is base + position. */
+
+/* The next posting of data[*at..size): 1 read (*pos moved on from the
+ * previous position, -1 at first), 0 at the end, -1 damaged. */
+int sl_kw_posting_next(const void *data, size_t size, size_t *at, long long *pos, long long *tf,
+                       long long *dl);
+/* Appends the posting at pos after prev (-1 at first; pos > prev). */
+void sl_kw_posting_put(sl_buf *out, long long prev, long long pos, long long tf, long long dl);
+
 /* ---- scoring ---- */
 typedef struct sl_kw_scorer sl_kw_scorer;
 
 /* rows and tokens: the knowledge base's indexed chunks and their tokens. */
 sl_kw_scorer *sl_kw_scorer_new(long long rows, long long tokens);
+/* Chunks that no longer count (documents gone since their postings were
+ * merged): n pairs [first, last] of chunk numbers, sorted, not
+ * overlapping; kept by the scorer until it is freed. */
+void sl_kw_scorer_skip(sl_kw_scorer *s, const long long *ranges, size_t n);
+/* The postings of data that count (not skipped); -1: not postings. */
+long long sl_kw_scorer_live(const sl_kw_scorer *s, long long base, const void *data, size_t size);
 /* Scores the postings of one term whose df (chunks holding it across the
  * knowledge base) is given; base is the row number of position 0.  Call it
  * for every row of every term.  -1: the data is not postings. */

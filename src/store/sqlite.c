@@ -21,6 +21,7 @@
 #include "core/dl.h"
 #include "core/rand.h"
 #include "core/sha256.h"
+#include "knowledge/kwindex.h"
 
 /* libsqlite3 is loaded when a store opens (core/dl.h), not linked: only
  * `sluice serve` and `sluice app` keep a store, and every other command
@@ -154,20 +155,23 @@ static const char *const migrations[] = {
     "CREATE INDEX kb_chunks_doc ON kb_chunks(doc, parent);"
     "CREATE INDEX kb_chunks_vec ON kb_chunks(kb) WHERE vec IS NOT NULL;",
     /* 11: sluice's own keyword index (knowledge/kwindex.h) replaces the
-     * FTS5 tables: a row per term and document, a document's rows one run
-     * of row numbers (kw_first..kw_last: written in order, dropped at
-     * once), counts for BM25; kw 0 marks the knowledge bases still to
-     * index again (kb.c does, then drops kbf_N) */
+     * FTS5 tables: segments of pages of terms (a document's own, merged
+     * ones; see merge_segments), chunk numbers gone from merged segments, counts
+     * for BM25; kw 0 marks the knowledge bases still to index again (kb.c
+     * does, then drops kbf_N) */
     "ALTER TABLE kb ADD COLUMN kw INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE kb ADD COLUMN kw_rows INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE kb ADD COLUMN kw_tokens INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE kb_docs ADD COLUMN kw_rows INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE kb_docs ADD COLUMN kw_tokens INTEGER NOT NULL DEFAULT 0;"
-    "ALTER TABLE kb_docs ADD COLUMN kw_first INTEGER NOT NULL DEFAULT 0;"
-    "ALTER TABLE kb_docs ADD COLUMN kw_last INTEGER NOT NULL DEFAULT -1;"
-    "CREATE TABLE kb_terms(n INTEGER PRIMARY KEY, kb INTEGER NOT NULL, term TEXT NOT NULL,"
-    "  doc INTEGER NOT NULL, df INTEGER NOT NULL, base INTEGER NOT NULL, data BLOB NOT NULL);"
-    "CREATE INDEX kb_terms_term ON kb_terms(kb, term);",
+    "ALTER TABLE kb_docs ADD COLUMN kw_seg INTEGER NOT NULL DEFAULT 0;"
+    "CREATE TABLE kb_segs(n INTEGER PRIMARY KEY, kb INTEGER NOT NULL, level INTEGER NOT NULL,"
+    "  doc INTEGER NOT NULL DEFAULT 0);"
+    "CREATE INDEX kb_segs_kb ON kb_segs(kb, level);"
+    "CREATE TABLE kb_pages(seg INTEGER NOT NULL, first TEXT NOT NULL, data BLOB NOT NULL,"
+    "  PRIMARY KEY(seg, first)) WITHOUT ROWID;"
+    "CREATE TABLE kb_dead(kb INTEGER NOT NULL, first INTEGER NOT NULL, last INTEGER NOT NULL);"
+    "CREATE INDEX kb_dead_kb ON kb_dead(kb);",
 };
 
 typedef struct op {
@@ -1705,7 +1709,10 @@ static int sq_kb_delete(sl_store_be *s, const char *id, sl_err *err)
         return kb_end(s, sl_err_set(err, SL_ENOTFOUND, "Dataset not found."), err);
     char *ddl = sl_xasprintf("DROP TABLE IF EXISTS kbv_%lld; DROP TABLE IF EXISTS kbf_%lld", n, n);
     int rc = run1(s->kw, "DELETE FROM kb_chunks WHERE kb=?1", NULL, 0, &n, 1) ||
-             run1(s->kw, "DELETE FROM kb_terms WHERE kb=?1", NULL, 0, &n, 1) ||
+             run1(s->kw, "DELETE FROM kb_pages WHERE seg IN (SELECT n FROM kb_segs WHERE kb=?1)",
+                  NULL, 0, &n, 1) ||
+             run1(s->kw, "DELETE FROM kb_segs WHERE kb=?1", NULL, 0, &n, 1) ||
+             run1(s->kw, "DELETE FROM kb_dead WHERE kb=?1", NULL, 0, &n, 1) ||
              run1(s->kw, "DELETE FROM kb_docs WHERE kb=?1", NULL, 0, &n, 1) ||
              run1(s->kw, "DELETE FROM kb WHERE n=?1", NULL, 0, &n, 1) ||
              sqlite3_exec(s->kw, ddl, NULL, NULL, NULL) != SQLITE_OK;
@@ -1753,85 +1760,456 @@ static sl_value *sq_kb_doc(sl_store_be *s, const char *kb_id, const char *doc_id
     return v;
 }
 
-/* Removes document d's keyword index (its run of rows, and its counts
- * from the knowledge base's), locked, in a transaction. */
+/* ---- the keyword index's segments (knowledge/kwindex.h) ----
+ * A document's terms are a segment of their own (level 0): its terms in
+ * byte order, each with its chunk count, base and postings, packed into
+ * pages of about PAGE_BYTES, a row each keyed by the page's first term.
+ * Writing a document writes a few rows and touches no other's.  Once a
+ * knowledge base has MERGE_FANIN segments of a level, they are merged into
+ * one of the next level, so a term is looked up in a handful of segments,
+ * not one per document; merging joins postings rather than decoding them,
+ * as chunk numbers only grow from segment to segment.  A document whose
+ * postings were merged leaves its chunk numbers in kb_dead (numbers are
+ * never given again), which searches skip. */
+
+#define MERGE_FANIN 16
+#define PAGE_BYTES 8192
+
+typedef struct {
+    long long first, last;
+} dead_range;
+
+static int cmp_dead(const void *a, const void *b)
+{
+    const dead_range *x = a, *y = b;
+    return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/* kb's dead chunk ranges, sorted and joined where they overlap. */
+static dead_range *dead_of(sqlite3 *db, long long kbn, size_t *n)
+{
+    *n = 0;
+    dead_range *v = NULL;
+    size_t cap = 0;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT first, last FROM kb_dead WHERE kb=?1", -1, &st, NULL) !=
+        SQLITE_OK)
+        return NULL;
+    sqlite3_bind_int64(st, 1, kbn);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 16;
+            v = sl_xrealloc(v, cap * sizeof *v);
+        }
+        v[(*n)++] = (dead_range){sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1)};
+    }
+    sqlite3_finalize(st);
+    if (*n > 1) {
+        qsort(v, *n, sizeof *v, cmp_dead);
+        size_t m = 0;
+        for (size_t i = 1; i < *n; i++) {
+            if (v[i].first <= v[m].last + 1) {
+                if (v[i].last > v[m].last)
+                    v[m].last = v[i].last;
+            } else {
+                v[++m] = v[i];
+            }
+        }
+        *n = m + 1;
+    }
+    return v;
+}
+
+/* A page's entry: term (not NUL-terminated), chunk count, base, postings. */
+typedef struct {
+    const char *term;
+    size_t len;
+    long long df, base;
+    const unsigned char *data;
+    size_t size;
+} page_entry;
+
+static int page_varint(const unsigned char *p, size_t n, size_t *at, uint64_t *v)
+{
+    uint64_t x = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+        if (*at >= n)
+            return -1;
+        unsigned char c = p[(*at)++];
+        x |= (uint64_t)(c & 0x7F) << shift;
+        if (!(c & 0x80)) {
+            *v = x;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* The entry at *at of a page: 1, 0 at its end, -1 damaged. */
+static int page_next(const unsigned char *p, size_t n, size_t *at, page_entry *e)
+{
+    if (*at >= n)
+        return 0;
+    uint64_t len, df, base, size;
+    if (page_varint(p, n, at, &len) || len == 0 || len > n - *at)
+        return -1;
+    e->term = (const char *)p + *at;
+    e->len = (size_t)len;
+    *at += (size_t)len;
+    if (page_varint(p, n, at, &df) || page_varint(p, n, at, &base) ||
+        page_varint(p, n, at, &size) || size > n - *at || base > (uint64_t)1 << 50)
+        return -1;
+    e->df = (long long)df;
+    e->base = (long long)base;
+    e->data = p + *at;
+    e->size = (size_t)size;
+    *at += (size_t)size;
+    return 1;
+}
+
+static void page_put_varint(sl_buf *b, uint64_t v)
+{
+    unsigned char t[10];
+    size_t n = 0;
+    while (v >= 0x80) {
+        t[n++] = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    t[n++] = (unsigned char)v;
+    sl_buf_add(b, t, n);
+}
+
+/* A segment being written: entries in term order go into pages. */
+typedef struct {
+    sqlite3_stmt *st;   /* INSERT INTO kb_pages */
+    long long seg;
+    sl_buf page;
+    char first[SL_KW_TOKEN_MAX + 8];
+    int rc;
+} seg_writer;
+
+static void sw_flush(seg_writer *w)
+{
+    if (w->rc || !w->page.len)
+        return;
+    sqlite3_reset(w->st);
+    sqlite3_bind_int64(w->st, 1, w->seg);
+    sqlite3_bind_text(w->st, 2, w->first, -1, SQLITE_STATIC);
+    sqlite3_bind_blob(w->st, 3, w->page.data, (int)w->page.len, SQLITE_STATIC);
+    w->rc = sqlite3_step(w->st) == SQLITE_DONE ? 0 : -1;
+    sl_buf_reset(&w->page);
+}
+
+static void sw_add(seg_writer *w, const char *term, size_t len, long long df, long long base,
+                   const void *data, size_t size)
+{
+    if (w->rc)
+        return;
+    if (!w->page.len) {
+        size_t k = len < SL_KW_TOKEN_MAX + 4 ? len : SL_KW_TOKEN_MAX + 4;
+        memcpy(w->first, term, k);
+        w->first[k] = 0;
+    }
+    page_put_varint(&w->page, len);
+    sl_buf_add(&w->page, term, len);
+    page_put_varint(&w->page, (uint64_t)df);
+    page_put_varint(&w->page, (uint64_t)base);
+    page_put_varint(&w->page, size);
+    sl_buf_add(&w->page, data, size);
+    if (w->page.len >= PAGE_BYTES)
+        sw_flush(w);
+}
+
+static int sw_open(sqlite3 *db, seg_writer *w, long long seg)
+{
+    memset(w, 0, sizeof *w);
+    w->seg = seg;
+    sl_buf_init(&w->page, 0);
+    return sqlite3_prepare_v2(db, "INSERT INTO kb_pages(seg, first, data) VALUES(?1,?2,?3)", -1,
+                              &w->st, NULL) == SQLITE_OK ? 0 : -1;
+}
+
+static int sw_close(seg_writer *w)
+{
+    sw_flush(w);
+    sqlite3_finalize(w->st);
+    sl_buf_release(&w->page);
+    return w->rc;
+}
+
+typedef struct {
+    long long n, tf, dl;
+} merged_posting;
+
+static int cmp_posting(const void *a, const void *b)
+{
+    const merged_posting *x = a, *y = b;
+    return x->n < y->n ? -1 : x->n > y->n;
+}
+
+/* The last position in a term's postings (-1: none; -2: damaged). */
+static long long last_position(const void *data, size_t size)
+{
+    size_t at = 0;
+    long long pos = -1, tf, dl;
+    int r;
+    while ((r = sl_kw_posting_next(data, size, &at, &pos, &tf, &dl)) == 1) {
+    }
+    return r < 0 ? -2 : pos;
+}
+
+/* One term's entries of the merged segments (in their order) as one: the
+ * first kept as it is, each next one joined on with its first posting's
+ * step made from the previous one's last chunk (chunk numbers grow from
+ * segment to segment), or, should they not, all decoded and sorted. */
+static int join_parts(const page_entry *p, size_t n, sl_buf *out, long long *base, long long *df)
+{
+    sl_buf_reset(out);
+    *base = p[0].base;
+    *df = 0;
+    long long last = -1;   /* relative to *base */
+    bool ordered = true;
+    for (size_t i = 0; i < n && ordered; i++) {
+        *df += p[i].df;
+        size_t at = 0;
+        long long pos = -1, tf, dl;
+        int r = sl_kw_posting_next(p[i].data, p[i].size, &at, &pos, &tf, &dl);
+        if (r < 0)
+            return -1;
+        if (r == 0)
+            continue;
+        long long first = p[i].base + pos - *base, lp = last_position(p[i].data, p[i].size);
+        if (lp == -2)
+            return -1;
+        if (first <= last) {
+            ordered = false;
+            break;
+        }
+        sl_kw_posting_put(out, last, first, tf, dl);
+        sl_buf_add(out, p[i].data + at, p[i].size - at);
+        last = p[i].base + lp - *base;
+    }
+    if (ordered)
+        return 0;
+    /* chunks out of order (documents indexed again out of order): all of
+     * them by number */
+    merged_posting *ps = NULL;
+    size_t np = 0, cap = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t at = 0;
+        long long pos = -1, tf, dl;
+        int r;
+        while ((r = sl_kw_posting_next(p[i].data, p[i].size, &at, &pos, &tf, &dl)) == 1) {
+            if (np == cap) {
+                cap = cap ? cap * 2 : 256;
+                ps = sl_xrealloc(ps, cap * sizeof *ps);
+            }
+            ps[np++] = (merged_posting){p[i].base + pos, tf, dl};
+        }
+        if (r < 0) {
+            free(ps);
+            return -1;
+        }
+    }
+    qsort(ps, np, sizeof *ps, cmp_posting);
+    sl_buf_reset(out);
+    *base = 0;
+    long long prev = -1;
+    for (size_t i = 0; i < np; i++) {
+        if (ps[i].n == prev) {
+            free(ps);
+            return -1;   /* one chunk twice: not an index sluice wrote */
+        }
+        sl_kw_posting_put(out, prev, ps[i].n, ps[i].tf, ps[i].dl);
+        prev = ps[i].n;
+    }
+    *df = (long long)np;
+    free(ps);
+    return 0;
+}
+
+/* A segment read in term order, a page at a time. */
+typedef struct {
+    sqlite3_stmt *st;     /* its pages in order */
+    const unsigned char *page;
+    size_t size, at;
+    page_entry e;
+    bool live;
+    int rc;
+} seg_reader;
+
+static void sr_next(seg_reader *r)
+{
+    for (;;) {
+        if (r->page) {
+            int k = page_next(r->page, r->size, &r->at, &r->e);
+            if (k == 1)
+                return;
+            if (k < 0) {
+                r->rc = -1;
+                r->live = false;
+                return;
+            }
+        }
+        int step = sqlite3_step(r->st);
+        if (step != SQLITE_ROW) {
+            r->rc = step == SQLITE_DONE ? 0 : -1;
+            r->live = false;
+            return;
+        }
+        r->page = sqlite3_column_blob(r->st, 0);
+        r->size = (size_t)sqlite3_column_bytes(r->st, 0);
+        r->at = 0;
+    }
+}
+
+static int cmp_term_bytes(const page_entry *a, const page_entry *b)
+{
+    size_t n = a->len < b->len ? a->len : b->len;
+    int c = memcmp(a->term, b->term, n);
+    return c ? c : a->len < b->len ? -1 : a->len > b->len;
+}
+
+/* Merges kb's segments of a level into one of the next when there are
+ * MERGE_FANIN of them, and so on up: each read in term order, the terms
+ * met in step. */
+static int merge_segments(sqlite3 *db, long long kbn)
+{
+    for (int level = 0; level < 30; level++) {
+        long long segs[MERGE_FANIN];
+        size_t ns = 0;
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(db, "SELECT n FROM kb_segs WHERE kb=?1 AND level=?2 ORDER BY n"
+                                   " LIMIT ?3", -1, &st, NULL) != SQLITE_OK)
+            return -1;
+        sqlite3_bind_int64(st, 1, kbn);
+        sqlite3_bind_int(st, 2, level);
+        sqlite3_bind_int(st, 3, MERGE_FANIN);
+        while (sqlite3_step(st) == SQLITE_ROW)
+            segs[ns++] = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+        if (ns < MERGE_FANIN)
+            return 0;
+        long long args[2] = {kbn, level + 1};
+        if (run1(db, "INSERT INTO kb_segs(kb, level) VALUES(?1, ?2)", NULL, 0, args, 2))
+            return -1;
+        seg_writer w;
+        seg_reader rd[MERGE_FANIN];
+        memset(rd, 0, sizeof rd);
+        int rc = sw_open(db, &w, sqlite3_last_insert_rowid(db));
+        for (size_t i = 0; i < ns && !rc; i++) {
+            rc = sqlite3_prepare_v2(db, "SELECT data FROM kb_pages WHERE seg=?1 ORDER BY first",
+                                    -1, &rd[i].st, NULL) != SQLITE_OK;
+            if (!rc) {
+                sqlite3_bind_int64(rd[i].st, 1, segs[i]);
+                rd[i].live = true;
+                sr_next(&rd[i]);
+                rc = rd[i].rc;
+            }
+        }
+        page_entry parts[MERGE_FANIN];
+        sl_buf out;
+        sl_buf_init(&out, 0);
+        while (!rc) {
+            const page_entry *low = NULL;
+            for (size_t i = 0; i < ns; i++)
+                if (rd[i].live && (!low || cmp_term_bytes(&rd[i].e, low) < 0))
+                    low = &rd[i].e;
+            if (!low)
+                break;
+            page_entry key = *low;
+            size_t np = 0;
+            for (size_t i = 0; i < ns; i++)
+                if (rd[i].live && !cmp_term_bytes(&rd[i].e, &key))
+                    parts[np++] = rd[i].e;
+            long long base, df;
+            rc = join_parts(parts, np, &out, &base, &df);
+            if (!rc)
+                sw_add(&w, key.term, key.len, df, base, out.data, out.len);
+            /* the entries joined are copied: each reader moves on */
+            for (size_t i = 0; i < ns && !rc; i++)
+                if (rd[i].live && rd[i].e.term != key.term && !cmp_term_bytes(&rd[i].e, &key))
+                    sr_next(&rd[i]), rc = rd[i].rc;
+            for (size_t i = 0; i < ns && !rc; i++)
+                if (rd[i].live && rd[i].e.term == key.term)
+                    sr_next(&rd[i]), rc = rd[i].rc;
+            rc = rc || w.rc;
+        }
+        sl_buf_release(&out);
+        for (size_t i = 0; i < ns; i++)
+            sqlite3_finalize(rd[i].st);
+        rc = sw_close(&w) || rc;
+        for (size_t i = 0; i < ns && !rc; i++)
+            rc = run1(db, "UPDATE kb_docs SET kw_seg=0 WHERE kw_seg=?1", NULL, 0, &segs[i], 1) ||
+                 run1(db, "DELETE FROM kb_pages WHERE seg=?1", NULL, 0, &segs[i], 1) ||
+                 run1(db, "DELETE FROM kb_segs WHERE n=?1", NULL, 0, &segs[i], 1);
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* Removes document d's keyword index: its own segment, or (merged) its
+ * chunk numbers marked dead; and its counts from the knowledge base's.
+ * Locked, in a transaction; before its chunks go. */
 static int drop_terms(sqlite3 *db, long long kbn, long long d)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, "SELECT kw_first, kw_last, kw_rows, kw_tokens FROM kb_docs"
-                               " WHERE n=?1", -1, &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(db, "SELECT kw_seg, kw_rows, kw_tokens,"
+                               " (SELECT min(n) FROM kb_chunks WHERE doc=?1),"
+                               " (SELECT max(n) FROM kb_chunks WHERE doc=?1)"
+                               " FROM kb_docs WHERE n=?1", -1, &st, NULL) != SQLITE_OK)
         return -1;
     sqlite3_bind_int64(st, 1, d);
     int rc = 0;
     if (sqlite3_step(st) == SQLITE_ROW) {
-        long long run[3] = {sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), kbn};
-        long long counts[3] = {sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3), kbn};
-        if (run[1] >= run[0])
-            rc = run1(db, "DELETE FROM kb_terms WHERE n BETWEEN ?1 AND ?2 AND kb=?3", NULL, 0,
-                      run, 3);
+        long long seg = sqlite3_column_int64(st, 0);
+        long long counts[3] = {sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2), kbn};
+        long long range[3] = {kbn, sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4)};
+        if (seg)
+            rc = run1(db, "DELETE FROM kb_pages WHERE seg=?1", NULL, 0, &seg, 1) ||
+                 run1(db, "DELETE FROM kb_segs WHERE n=?1", NULL, 0, &seg, 1);
+        else if (counts[0] && sqlite3_column_type(st, 3) != SQLITE_NULL)
+            rc = run1(db, "INSERT INTO kb_dead(kb, first, last) VALUES(?1,?2,?3)", NULL, 0,
+                      range, 3);
         if (!rc && (counts[0] || counts[1]))
             rc = run1(db, "UPDATE kb SET kw_rows=kw_rows-?1, kw_tokens=kw_tokens-?2 WHERE n=?3",
                       NULL, 0, counts, 3);
     }
     sqlite3_finalize(st);
-    return rc || run1(db, "UPDATE kb_docs SET kw_first=0, kw_last=-1, kw_rows=0, kw_tokens=0"
-                          " WHERE n=?1", NULL, 0, &d, 1);
+    return rc || run1(db, "UPDATE kb_docs SET kw_seg=0, kw_rows=0, kw_tokens=0 WHERE n=?1", NULL,
+                      0, &d, 1);
 }
 
-/* Writes document d's keyword index (its old one dropped first), its rows
- * one run of row numbers; base: the row number of its first chunk. */
+/* Writes document d's keyword index as a segment of its own (its old one
+ * dropped first), then merges what is due; base: the row number of its
+ * first chunk. */
 static int put_terms(sqlite3 *db, long long kbn, long long d, long long base, const sl_store_kw *kw)
 {
     if (drop_terms(db, kbn, d))
         return -1;
     if (!kw || !kw->n)
         return 0;
-    /* rows go in 32 to a statement: a statement's step costs as much as
-     * its rows' inserts */
-    enum { GROUP = 32 };
-    sqlite3_stmt *one = NULL, *many = NULL;
-    sl_buf sql;
-    sl_buf_init(&sql, 0);
-    sl_buf_addf(&sql, "INSERT INTO kb_terms(kb, term, doc, df, base, data) VALUES");
-    for (int g = 0; g < GROUP; g++)
-        sl_buf_addf(&sql, "%s(?,?,?,?,?,?)", g ? "," : "");
-    int rc = sqlite3_prepare_v2(db, "INSERT INTO kb_terms(kb, term, doc, df, base, data)"
-                                    " VALUES(?,?,?,?,?,?)", -1, &one, NULL) != SQLITE_OK ||
-             sqlite3_prepare_v2(db, sql.data, (int)sql.len, &many, NULL) != SQLITE_OK;
-    sl_buf_release(&sql);
-    long long first = 0, last = -1;
-    for (size_t i = 0; i < kw->n && !rc;) {
-        size_t k = kw->n - i >= GROUP ? GROUP : 1;
-        sqlite3_stmt *st = k == GROUP ? many : one;
-        sqlite3_reset(st);
-        for (size_t j = 0; j < k; j++) {
-            const sl_store_term *t = &kw->terms[i + j];
-            int at = (int)j * 6;
-            sqlite3_bind_int64(st, at + 1, kbn);
-            sqlite3_bind_text(st, at + 2, t->term, -1, SQLITE_STATIC);
-            sqlite3_bind_int64(st, at + 3, d);
-            sqlite3_bind_int64(st, at + 4, t->df);
-            sqlite3_bind_int64(st, at + 5, base);
-            sqlite3_bind_blob(st, at + 6, t->data, (int)t->size, SQLITE_STATIC);
-        }
-        rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
-        /* the rows of one statement take consecutive numbers too */
-        last = sqlite3_last_insert_rowid(db);
-        if (!i)
-            first = last - (long long)k + 1;
-        i += k;
+    long long args[2] = {kbn, d};
+    if (run1(db, "INSERT INTO kb_segs(kb, level, doc) VALUES(?1, 0, ?2)", NULL, 0, args, 2))
+        return -1;
+    long long seg = sqlite3_last_insert_rowid(db);
+    seg_writer w;
+    int rc = sw_open(db, &w, seg);
+    for (size_t i = 0; i < kw->n && !rc; i++) {
+        const sl_store_term *t = &kw->terms[i];
+        sw_add(&w, t->term, strlen(t->term), t->df, base, t->data, t->size);
+        rc = w.rc;
     }
-    sqlite3_finalize(one);
-    sqlite3_finalize(many);
-    /* new rows take numbers past the largest, so the run has no gaps of
-     * another document's */
-    long long up[5] = {first, last, kw->rows, kw->tokens, d};
+    rc = sw_close(&w) || rc;
+    long long up[4] = {seg, kw->rows, kw->tokens, d};
     long long counts[3] = {kw->rows, kw->tokens, kbn};
     if (!rc)
-        rc = run1(db, "UPDATE kb_docs SET kw_first=?1, kw_last=?2, kw_rows=?3, kw_tokens=?4"
-                      " WHERE n=?5", NULL, 0, up, 5) ||
+        rc = run1(db, "UPDATE kb_docs SET kw_seg=?1, kw_rows=?2, kw_tokens=?3 WHERE n=?4", NULL, 0,
+                  up, 4) ||
              run1(db, "UPDATE kb SET kw_rows=kw_rows+?1, kw_tokens=kw_tokens+?2 WHERE n=?3", NULL,
-                  0, counts, 3);
+                  0, counts, 3) ||
+             merge_segments(db, kbn);
     return rc;
 }
 
@@ -2080,9 +2458,12 @@ static int sq_kb_vectors(sl_store_be *s, const char *kb_id, int dims, long long 
 static int sq_kb_postings(sl_store_be *s, const char *kb_id, const char *const *terms, size_t n,
                           void (*fn)(size_t i, long long df, long long base, const void *data,
                                      size_t size, void *ud),
-                          void *ud, long long *rows, long long *tokens, sl_err *err)
+                          void *ud, long long *rows, long long *tokens, long long **skip,
+                          size_t *nskip, sl_err *err)
 {
     *rows = *tokens = 0;
+    *skip = NULL;
+    *nskip = 0;
     pthread_mutex_lock(&s->rmu);
     sqlite3_stmt *st = NULL;
     long long kbn = 0;
@@ -2098,24 +2479,61 @@ static int sq_kb_postings(sl_store_be *s, const char *kb_id, const char *const *
         sqlite3_finalize(st);
         st = NULL;
     }
-    if (!kbn)
+    if (!kbn) {
         rc = sl_err_set(err, SL_ENOTFOUND, "Dataset not found.");
-    else if (sqlite3_prepare_v2(s->r, "SELECT df, base, data FROM kb_terms WHERE kb=?1 AND term=?2",
-                                -1, &st, NULL) != SQLITE_OK)
-        rc = db_err(err, s->r, "keyword search");
+    } else {
+        /* the chunks merged segments still hold but that are gone */
+        size_t nd;
+        dead_range *dead = dead_of(s->r, kbn, &nd);
+        if (nd) {
+            *skip = sl_xcalloc(2 * nd, sizeof **skip);
+            for (size_t k = 0; k < nd; k++)
+                (*skip)[2 * k] = dead[k].first, (*skip)[2 * k + 1] = dead[k].last;
+            *nskip = nd;
+        }
+        free(dead);
+        /* each segment's page that may hold the term (a few: see
+         * merge_segments) */
+        if (sqlite3_prepare_v2(s->r, "SELECT (SELECT data FROM kb_pages p WHERE p.seg=g.n AND"
+                                     " p.first<=?2 ORDER BY p.first DESC LIMIT 1)"
+                                     " FROM kb_segs g WHERE g.kb=?1",
+                               -1, &st, NULL) != SQLITE_OK)
+            rc = db_err(err, s->r, "keyword search");
+    }
     for (size_t i = 0; !rc && i < n; i++) {
         sqlite3_reset(st);
         sqlite3_bind_int64(st, 1, kbn);
         bind_text(st, 2, terms[i]);
+        size_t tl = strlen(terms[i]);
         int step;
-        while ((step = sqlite3_step(st)) == SQLITE_ROW)
-            fn(i, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-               sqlite3_column_blob(st, 2), (size_t)sqlite3_column_bytes(st, 2), ud);
-        if (step != SQLITE_DONE)
+        while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
+            const unsigned char *page = sqlite3_column_blob(st, 0);
+            size_t size = (size_t)sqlite3_column_bytes(st, 0), at = 0;
+            page_entry e;
+            int k;
+            while ((k = page_next(page, size, &at, &e)) == 1) {
+                int c = memcmp(e.term, terms[i], e.len < tl ? e.len : tl);
+                if (!c && e.len == tl) {
+                    fn(i, e.df, e.base, e.data, e.size, ud);
+                    break;
+                }
+                if (c > 0 || (!c && e.len > tl))
+                    break;   /* past where it would be */
+            }
+            if (k < 0)
+                rc = sl_err_set(err, SL_EPARSE, "the keyword index of knowledge base %s is"
+                                " damaged; add its documents again", kb_id);
+        }
+        if (!rc && step != SQLITE_DONE)
             rc = db_err(err, s->r, "keyword search");
     }
     sqlite3_finalize(st);
     pthread_mutex_unlock(&s->rmu);
+    if (rc) {
+        free(*skip);
+        *skip = NULL;
+        *nskip = 0;
+    }
     return rc;
 }
 

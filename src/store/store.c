@@ -492,9 +492,10 @@ int sl_store_kb_vectors(sl_store *s, const char *kb_id, int dims, long long **ns
 int sl_store_kb_postings(sl_store *s, const char *kb_id, const char *const *terms, size_t n,
                          void (*fn)(size_t i, long long df, long long base, const void *data,
                                     size_t size, void *ud),
-                         void *ud, long long *rows, long long *tokens, sl_err *err)
+                         void *ud, long long *rows, long long *tokens, long long **skip,
+                         size_t *nskip, sl_err *err)
 {
-    return s->ops->kb_postings(s->b, kb_id, terms, n, fn, ud, rows, tokens, err);
+    return s->ops->kb_postings(s->b, kb_id, terms, n, fn, ud, rows, tokens, skip, nskip, err);
 }
 
 sl_value *sl_store_kb_rows(sl_store *s, const char *kb_id, const long long *ns, size_t count,

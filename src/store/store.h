@@ -271,13 +271,16 @@ sl_value *sl_store_kb_chunks(sl_store *s, const char *kb_id, const char *doc_id,
  * the numbers alone). */
 int sl_store_kb_vectors(sl_store *s, const char *kb_id, int dims, long long **ns,
                         long long **docs, float **vecs, size_t *count, sl_err *err);
-/* Keyword postings: fn(i, df, base, data, size, ud) for each document
- * whose index holds terms[i] (base: the row number of its position 0);
- * *rows and *tokens: the knowledge base's indexed chunks and their tokens. */
+/* Keyword postings: fn(i, df, base, data, size, ud) for each segment of
+ * the index that holds terms[i] (base: the row number of position 0);
+ * *rows and *tokens: the knowledge base's indexed chunks and their tokens;
+ * *skip (malloc'd, *nskip [first, last] pairs, sorted): chunk numbers the
+ * postings may still hold that are gone (documents since removed). */
 int sl_store_kb_postings(sl_store *s, const char *kb_id, const char *const *terms, size_t n,
                          void (*fn)(size_t i, long long df, long long base, const void *data,
                                     size_t size, void *ud),
-                         void *ud, long long *rows, long long *tokens, sl_err *err);
+                         void *ud, long long *rows, long long *tokens, long long **skip,
+                         size_t *nskip, sl_err *err);
 /* Knowledge bases made before sluice kept its own keyword index (their
  * row's "kw" is 0) are indexed again, a document at a time: its indexed
  * chunks in order (fn(pos, content): pos counted from its first chunk),
@@ -393,7 +396,8 @@ typedef struct sl_store_ops {
     int (*kb_postings)(sl_store_be *b, const char *kb_id, const char *const *terms, size_t n,
                        void (*fn)(size_t i, long long df, long long base, const void *data,
                                   size_t size, void *ud),
-                       void *ud, long long *rows, long long *tokens, sl_err *err);
+                       void *ud, long long *rows, long long *tokens, long long **skip,
+                       size_t *nskip, sl_err *err);
     sl_value *(*kb_rows)(sl_store_be *b, const char *kb_id, const long long *ns, size_t count,
                          float *vecs, int dims);
     int (*kb_indexed)(sl_store_be *b, const char *kb_id, const char *doc_id,
