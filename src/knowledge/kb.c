@@ -1151,16 +1151,14 @@ static int prepare(sl_kb *k, const char *kb_id, const sl_kb_doc_in *in, prepared
     char hash[65];
     sl_sha256_hex(text.data ? text.data : "", text.len, hash);
     /* the document this one replaces: named, or the one from the same source */
-    sl_value *docs = sl_store_kb_docs(k->env.store, p->kid), *old = NULL, *d;
     long long position = 1;
-    json_array_foreach(docs, i, d) {
-        const sl_value *di = json_object_get(d, "info");
-        if (num_of(di, "position", 0) >= (double)position)
-            position = (long long)num_of(di, "position", 0) + 1;
-        if ((in->replace_id && !strcmp(str_of(d, "id", ""), in->replace_id)) ||
-            (!in->replace_id && in->source && !strcmp(str_of(di, "source", ""), in->source)))
-            old = d;
+    sl_value *docs = sl_store_kb_doc_of_source(k->env.store, p->kid,
+                                               in->replace_id ? NULL : in->source, &position);
+    if (in->replace_id) {
+        json_decref(docs);
+        docs = sl_store_kb_doc(k->env.store, p->kid, in->replace_id);
     }
+    sl_value *old = docs;
     int rc = 0;
     if (in->replace_id && !old)
         rc = sl_err_set(err, SL_ENOTFOUND, "Document Not Exists.");

@@ -171,7 +171,11 @@ static const char *const migrations[] = {
     "CREATE TABLE kb_pages(seg INTEGER NOT NULL, first TEXT NOT NULL, data BLOB NOT NULL,"
     "  PRIMARY KEY(seg, first)) WITHOUT ROWID;"
     "CREATE TABLE kb_dead(kb INTEGER NOT NULL, first INTEGER NOT NULL, last INTEGER NOT NULL);"
-    "CREATE INDEX kb_dead_kb ON kb_dead(kb);",
+    "CREATE INDEX kb_dead_kb ON kb_dead(kb);"
+    /* adding a document finds the one of the same source and the next
+     * position without reading every document */
+    "CREATE INDEX kb_docs_source ON kb_docs(kb, json_extract(info, '$.source'));"
+    "CREATE INDEX kb_docs_position ON kb_docs(kb, json_extract(info, '$.position'));",
 };
 
 typedef struct op {
@@ -1741,6 +1745,37 @@ static sl_value *sq_kb_docs(sl_store_be *s, const char *kb_id)
     return arr;
 }
 
+static sl_value *sq_kb_doc_of_source(sl_store_be *s, const char *kb_id, const char *source,
+                                     long long *next_position)
+{
+    q x;
+    *next_position = 1;
+    sl_value *v = NULL;
+    /* both by the indexes on kb_docs' info (migration 11) */
+    if (q_open(&x, s, "SELECT coalesce(max(json_extract(d.info, '$.position')), 0) + 1"
+                      " FROM kb_docs d JOIN kb k ON k.n=d.kb WHERE k.id=?1")) {
+        bind_text(x.st, 1, kb_id);
+        if (sqlite3_step(x.st) == SQLITE_ROW)
+            *next_position = sqlite3_column_int64(x.st, 0);
+        q_close(&x);
+    }
+    if (source && q_open(&x, s, "SELECT d.id, d.info, d.created_at, (SELECT count(*) FROM kb_chunks c"
+                                " WHERE c.doc=d.n AND c.parent=0), d.n FROM kb_docs d"
+                                " JOIN kb k ON k.n=d.kb WHERE k.id=?1"
+                                " AND json_extract(d.info, '$.source')=?2"
+                                " ORDER BY d.created_at, d.n LIMIT 1")) {
+        bind_text(x.st, 1, kb_id);
+        bind_text(x.st, 2, source);
+        if (sqlite3_step(x.st) == SQLITE_ROW)
+            v = json_pack("{s:I, s:o, s:o, s:I, s:I}", "n", (json_int_t)sqlite3_column_int64(x.st, 4),
+                          "id", col_str(x.st, 0), "info", col_json(x.st, 1), "created_at",
+                          (json_int_t)sqlite3_column_int64(x.st, 2), "segments",
+                          (json_int_t)sqlite3_column_int64(x.st, 3));
+        q_close(&x);
+    }
+    return v;
+}
+
 static sl_value *sq_kb_doc(sl_store_be *s, const char *kb_id, const char *doc_id)
 {
     q x;
@@ -2686,6 +2721,7 @@ const sl_store_ops sl_store_sqlite = {
     .kb_delete = sq_kb_delete,
     .kb_docs = sq_kb_docs,
     .kb_doc = sq_kb_doc,
+    .kb_doc_of_source = sq_kb_doc_of_source,
     .kb_doc_put = sq_kb_doc_put,
     .kb_doc_delete = sq_kb_doc_delete,
     .kb_chunks = sq_kb_chunks,

@@ -465,6 +465,12 @@ sl_value *sl_store_kb_doc(sl_store *s, const char *kb_id, const char *doc_id)
     return s->ops->kb_doc(s->b, kb_id, doc_id);
 }
 
+sl_value *sl_store_kb_doc_of_source(sl_store *s, const char *kb_id, const char *source,
+                                    long long *next_position)
+{
+    return s->ops->kb_doc_of_source(s->b, kb_id, source, next_position);
+}
+
 int sl_store_kb_doc_put(sl_store *s, const char *kb_id, const char *doc_id, const sl_value *info,
                         const sl_store_chunk *chunks, size_t n, int dims, const sl_store_kw *kw,
                         sl_err *err)

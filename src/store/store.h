@@ -254,6 +254,11 @@ int sl_store_kb_delete(sl_store *s, const char *id, sl_err *err);
 /* docs: [{n, id, info, created_at, segments}] newest first. */
 sl_value *sl_store_kb_docs(sl_store *s, const char *kb_id);
 sl_value *sl_store_kb_doc(sl_store *s, const char *kb_id, const char *doc_id);
+/* The document added from source (the first, as sl_store_kb_docs lists
+ * them) or NULL, and the position a new document takes (one past the
+ * largest); without reading every document. */
+sl_value *sl_store_kb_doc_of_source(sl_store *s, const char *kb_id, const char *source,
+                                    long long *next_position);
 /* Writes document doc_id (made when new) with info; with chunks (n may
  * be 0) its chunks, and its keyword index with kw (NULL: none), are
  * replaced by them, all in one transaction; chunks NULL keeps them. */
@@ -385,6 +390,8 @@ typedef struct sl_store_ops {
     int (*kb_delete)(sl_store_be *b, const char *id, sl_err *err);
     sl_value *(*kb_docs)(sl_store_be *b, const char *kb_id);
     sl_value *(*kb_doc)(sl_store_be *b, const char *kb_id, const char *doc_id);
+    sl_value *(*kb_doc_of_source)(sl_store_be *b, const char *kb_id, const char *source,
+                                  long long *next_position);
     int (*kb_doc_put)(sl_store_be *b, const char *kb_id, const char *doc_id, const sl_value *info,
                       const sl_store_chunk *chunks, size_t n, int dims, const sl_store_kw *kw,
                       sl_err *err);
