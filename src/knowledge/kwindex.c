@@ -297,19 +297,6 @@ typedef struct {
     size_t n, cap;
 } bytes;
 
-static inline void put_varint(bytes *b, uint64_t v)
-{
-    if (__builtin_expect(b->n + 10 > b->cap, 0)) {
-        b->cap = b->cap ? b->cap * 2 : 32;
-        b->p = sl_xrealloc(b->p, b->cap);
-    }
-    while (v >= 0x80) {
-        b->p[b->n++] = (unsigned char)(v | 0x80);
-        v >>= 7;
-    }
-    b->p[b->n++] = (unsigned char)v;
-}
-
 /* A varint of p[*at..n); -1 past the end or longer than 64 bits. */
 static int get_varint(const unsigned char *p, size_t n, size_t *at, uint64_t *v)
 {
@@ -364,6 +351,54 @@ void sl_kw_posting_put(sl_buf *out, long long prev, long long pos, long long tf,
 
 /* ---- a document's segment ---- */
 
+/* The postings' bytes of a document: regions cut from blocks, a term's
+ * moved to one twice its size when full (the old left behind), all freed
+ * at once: no allocation per term. */
+typedef struct pool_block {
+    struct pool_block *next;
+    size_t used, cap;
+    unsigned char mem[];
+} pool_block;
+
+static unsigned char *pool_get(pool_block **head, size_t n)
+{
+    pool_block *b = *head;
+    if (!b || b->cap - b->used < n) {
+        size_t cap = n > 65536 ? n : 65536;
+        b = sl_xmalloc(sizeof *b + cap);
+        b->used = 0;
+        b->cap = cap;
+        /* a big one goes behind the current block, which keeps filling */
+        if (*head && n > 65536) {
+            b->next = (*head)->next;
+            (*head)->next = b;
+        } else {
+            b->next = *head;
+            *head = b;
+        }
+    }
+    unsigned char *p = b->mem + b->used;
+    b->used += n;
+    return p;
+}
+
+static inline void put_varint_pool(pool_block **pool, bytes *b, uint64_t v)
+{
+    if (__builtin_expect(b->n + 10 > b->cap, 0)) {
+        size_t cap = b->cap ? b->cap * 2 : 16;
+        unsigned char *p = pool_get(pool, cap);
+        if (b->n)
+            memcpy(p, b->p, b->n);
+        b->p = p;
+        b->cap = cap;
+    }
+    while (v >= 0x80) {
+        b->p[b->n++] = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    b->p[b->n++] = (unsigned char)v;
+}
+
 typedef struct {
     uint32_t off, len;         /* the term's bytes in the arena */
     long long last;            /* position of its last posting, -1: none */
@@ -391,6 +426,7 @@ struct sl_kw_doc {
     long long pos, rows, tokens, chunk_tokens;
     sl_store_term *out;
     sl_store_kw kw;
+    pool_block *pool;
 };
 
 static inline uint64_t key_of(const char *tok, size_t n)
@@ -510,9 +546,9 @@ void sl_kw_doc_add(sl_kw_doc *d, long long pos, const char *text)
     for (size_t i = 0; i < d->ntouched; i++) {
         uint32_t ix = d->touched[i];
         term *x = &d->t[ix];
-        put_varint(&x->post, (uint64_t)(pos - x->last));
-        put_varint(&x->post, d->tf[ix]);
-        put_varint(&x->post, (uint64_t)d->chunk_tokens);
+        put_varint_pool(&d->pool, &x->post, (uint64_t)(pos - x->last));
+        put_varint_pool(&d->pool, &x->post, d->tf[ix]);
+        put_varint_pool(&d->pool, &x->post, (uint64_t)d->chunk_tokens);
         x->last = pos;
         d->tf[ix] = 0;
         x->df++;
@@ -521,9 +557,19 @@ void sl_kw_doc_add(sl_kw_doc *d, long long pos, const char *text)
     d->tokens += d->chunk_tokens;
 }
 
-static int cmp_term(const void *a, const void *b)
+/* A term for sorting: its first 8 bytes as a big-endian number (byte
+ * order is then number order), the rest compared only on a tie. */
+typedef struct {
+    uint64_t prefix;
+    const char *term;
+    uint32_t idx;
+} sort_key;
+
+static int cmp_key(const void *a, const void *b)
 {
-    const sl_store_term *x = a, *y = b;
+    const sort_key *x = a, *y = b;
+    if (x->prefix != y->prefix)
+        return x->prefix < y->prefix ? -1 : 1;
     return strcmp(x->term, y->term);
 }
 
@@ -531,10 +577,21 @@ const sl_store_kw *sl_kw_doc_done(sl_kw_doc *d)
 {
     free(d->out);
     d->out = sl_xcalloc(d->nt + 1, sizeof *d->out);
-    for (size_t i = 0; i < d->nt; i++)
-        d->out[i] = (sl_store_term){.term = d->arena + d->t[i].off, .df = d->t[i].df,
-                                    .data = d->t[i].post.p, .size = d->t[i].post.n};
-    qsort(d->out, d->nt, sizeof *d->out, cmp_term);
+    sort_key *k = sl_xcalloc(d->nt + 1, sizeof *k);
+    for (size_t i = 0; i < d->nt; i++) {
+        const unsigned char *t = (const unsigned char *)d->arena + d->t[i].off;
+        uint64_t v = 0;
+        for (size_t j = 0; j < 8; j++)
+            v = v << 8 | (j < d->t[i].len ? t[j] : 0);
+        k[i] = (sort_key){v, (const char *)t, (uint32_t)i};
+    }
+    qsort(k, d->nt, sizeof *k, cmp_key);
+    for (size_t i = 0; i < d->nt; i++) {
+        const term *x = &d->t[k[i].idx];
+        d->out[i] = (sl_store_term){.term = k[i].term, .df = x->df, .data = x->post.p,
+                                    .size = x->post.n};
+    }
+    free(k);
     d->kw = (sl_store_kw){.terms = d->out, .n = d->nt, .rows = d->rows, .tokens = d->tokens};
     return &d->kw;
 }
@@ -543,8 +600,10 @@ void sl_kw_doc_free(sl_kw_doc *d)
 {
     if (!d)
         return;
-    for (size_t i = 0; i < d->nt; i++)
-        free(d->t[i].post.p);
+    for (pool_block *b = d->pool, *next; b; b = next) {
+        next = b->next;
+        free(b);
+    }
     free(d->t);
     free(d->tf);
     free(d->slot);
