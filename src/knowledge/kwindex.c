@@ -565,12 +565,42 @@ typedef struct {
     uint32_t idx;
 } sort_key;
 
-static int cmp_key(const void *a, const void *b)
+/* LSD radix sort on the prefixes (a byte all of them share is passed
+ * over), then ties of long terms by strcmp: qsort's calls were most of a
+ * small document's segment. */
+static void sort_keys(sort_key *k, size_t n)
 {
-    const sort_key *x = a, *y = b;
-    if (x->prefix != y->prefix)
-        return x->prefix < y->prefix ? -1 : 1;
-    return strcmp(x->term, y->term);
+    if (n < 2)
+        return;
+    sort_key *tmp = sl_xcalloc(n, sizeof *tmp), *a = k, *b = tmp;
+    for (int byte = 0; byte < 8; byte++) {
+        int shift = byte * 8;
+        size_t count[257] = {0};
+        for (size_t i = 0; i < n; i++)
+            count[(a[i].prefix >> shift & 0xFF) + 1]++;
+        if (count[(a[0].prefix >> shift & 0xFF) + 1] == n)
+            continue;   /* every key has the same byte here */
+        for (int c = 0; c < 256; c++)
+            count[c + 1] += count[c];
+        for (size_t i = 0; i < n; i++)
+            b[count[a[i].prefix >> shift & 0xFF]++] = a[i];
+        sort_key *t = a;
+        a = b;
+        b = t;
+    }
+    if (a != k)
+        memcpy(k, a, n * sizeof *k);
+    free(tmp);
+    /* equal prefixes: terms of more than 8 bytes, in order by the rest */
+    for (size_t i = 1; i < n; i++) {
+        sort_key x = k[i];
+        size_t j = i;
+        while (j > 0 && k[j - 1].prefix == x.prefix && strcmp(k[j - 1].term, x.term) > 0) {
+            k[j] = k[j - 1];
+            j--;
+        }
+        k[j] = x;
+    }
 }
 
 const sl_store_kw *sl_kw_doc_done(sl_kw_doc *d)
@@ -585,7 +615,7 @@ const sl_store_kw *sl_kw_doc_done(sl_kw_doc *d)
             v = v << 8 | (j < d->t[i].len ? t[j] : 0);
         k[i] = (sort_key){v, (const char *)t, (uint32_t)i};
     }
-    qsort(k, d->nt, sizeof *k, cmp_key);
+    sort_keys(k, d->nt);
     for (size_t i = 0; i < d->nt; i++) {
         const term *x = &d->t[k[i].idx];
         d->out[i] = (sl_store_term){.term = k[i].term, .df = x->df, .data = x->post.p,
