@@ -11,8 +11,11 @@
  *     character, valid UTF-8, and holds no ASCII upper case, space or
  *     punctuation;
  *   - a segment built from the text's lines scores every posting it holds
- *     (its own postings always decode), and the text read as postings
- *     either decodes or is refused;
+ *     (its own postings always decode), goes into a page and comes back
+ *     the same, and joins with a copy of itself;
+ *   - the text read as postings, or as a page whose entries are joined,
+ *     decodes within its bytes or is refused, and what a join makes
+ *     decodes;
  *   - the same conditions and metadata give the same answer twice.
  */
 #include <stdbool.h>
@@ -82,6 +85,52 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();   /* in byte order, each once */
         if (sl_kw_scorer_add(sc, kw->terms[i].df, 100, kw->terms[i].data, kw->terms[i].size))
             abort();
+    }
+    /* the segment as pages and back: the same entries */
+    sl_buf page;
+    sl_buf_init(&page, 0);
+    for (size_t i = 0; i < kw->n; i++)
+        sl_kw_page_put(&page, kw->terms[i].term, strlen(kw->terms[i].term), kw->terms[i].df, 7,
+                       kw->terms[i].data, kw->terms[i].size);
+    size_t at = 0, seen = 0;
+    sl_kw_entry e;
+    while (sl_kw_page_next(page.data, page.len, &at, &e) == 1) {
+        const sl_store_term *t = &kw->terms[seen++];
+        if (e.len != strlen(t->term) || memcmp(e.term, t->term, e.len) || e.df != t->df ||
+            e.base != 7 || e.size != t->size || (e.size && memcmp(e.data, t->data, e.size)))
+            abort();
+    }
+    if (seen != kw->n || at != page.len)
+        abort();
+    /* two copies of the segment one after the other join in order */
+    if (kw->n) {
+        sl_kw_entry two[2] = {{kw->terms[0].term, strlen(kw->terms[0].term), kw->terms[0].df, 0,
+                               kw->terms[0].data, kw->terms[0].size},
+                              {kw->terms[0].term, strlen(kw->terms[0].term), kw->terms[0].df,
+                               1000000, kw->terms[0].data, kw->terms[0].size}};
+        sl_buf out;
+        sl_buf_init(&out, 0);
+        long long base, df;
+        if (sl_kw_join(two, 2, &out, &base, &df) || df != 2 * kw->terms[0].df ||
+            sl_kw_scorer_live(sc, base, out.data, out.len) != df)
+            abort();
+        sl_buf_release(&out);
+    }
+    sl_buf_release(&page);
+    /* hostile pages: entries read within their bytes, joined or refused */
+    sl_kw_entry parts[16];
+    size_t np = 0;
+    at = 0;
+    while (np < 16 && sl_kw_page_next(text, strlen(text), &at, &parts[np]) == 1)
+        np++;
+    if (np) {
+        sl_buf out;
+        sl_buf_init(&out, 0);
+        long long base, df;
+        if (!sl_kw_join(parts, np, &out, &base, &df) &&
+            sl_kw_scorer_live(sc, base, out.data, out.len) < 0)
+            abort();   /* what a join makes always decodes */
+        sl_buf_release(&out);
     }
     /* hostile postings: refused or scored, never read past their end */
     sl_kw_scorer_add(sc, 3, 0, text, strlen(text));

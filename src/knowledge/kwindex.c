@@ -349,6 +349,165 @@ void sl_kw_posting_put(sl_buf *out, long long prev, long long pos, long long tf,
     sl_buf_add(out, b, n);
 }
 
+/* ---- pages of a segment ---- */
+
+static int page_varint(const unsigned char *p, size_t n, size_t *at, uint64_t *v)
+{
+    uint64_t x = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+        if (*at >= n)
+            return -1;
+        unsigned char c = p[(*at)++];
+        x |= (uint64_t)(c & 0x7F) << shift;
+        if (!(c & 0x80)) {
+            *v = x;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+int sl_kw_page_next(const void *page, size_t n, size_t *at, sl_kw_entry *e)
+{
+    const unsigned char *p = page;
+    if (*at >= n)
+        return 0;
+    uint64_t len, df, base, size;
+    if (page_varint(p, n, at, &len) || len == 0 || len > n - *at)
+        return -1;
+    e->term = (const char *)p + *at;
+    e->len = (size_t)len;
+    *at += (size_t)len;
+    if (page_varint(p, n, at, &df) || page_varint(p, n, at, &base) ||
+        page_varint(p, n, at, &size) || size > n - *at || base > (uint64_t)1 << 50 ||
+        df > (uint64_t)1 << 40)
+        return -1;
+    e->df = (long long)df;
+    e->base = (long long)base;
+    e->data = p + *at;
+    e->size = (size_t)size;
+    *at += (size_t)size;
+    return 1;
+}
+
+static void buf_varint(sl_buf *b, uint64_t v)
+{
+    unsigned char t[10];
+    size_t n = 0;
+    while (v >= 0x80) {
+        t[n++] = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    t[n++] = (unsigned char)v;
+    sl_buf_add(b, t, n);
+}
+
+void sl_kw_page_put(sl_buf *page, const char *term, size_t len, long long df, long long base,
+                    const void *data, size_t size)
+{
+    buf_varint(page, len);
+    sl_buf_add(page, term, len);
+    buf_varint(page, (uint64_t)df);
+    buf_varint(page, (uint64_t)base);
+    buf_varint(page, size);
+    sl_buf_add(page, data, size);
+}
+
+typedef struct {
+    long long n, tf, dl;
+} merged_posting;
+
+static int cmp_posting(const void *a, const void *b)
+{
+    const merged_posting *x = a, *y = b;
+    return x->n < y->n ? -1 : x->n > y->n;
+}
+
+/* The last position in a term's postings (-1: none; -2: damaged). */
+static long long last_position(const void *data, size_t size)
+{
+    size_t at = 0;
+    long long pos = -1, tf, dl;
+    int r;
+    while ((r = sl_kw_posting_next(data, size, &at, &pos, &tf, &dl)) == 1) {
+    }
+    return r < 0 ? -2 : pos;
+}
+
+/* One term's entries of the merged segments (in their order) as one: the
+ * first kept as it is, each next one joined on with its first posting's
+ * step made from the previous one's last chunk (chunk numbers grow from
+ * segment to segment), or, should they not, all decoded and sorted. */
+int sl_kw_join(const sl_kw_entry *p, size_t n, sl_buf *out, long long *base, long long *df)
+{
+    sl_buf_reset(out);
+    *base = p[0].base;
+    *df = 0;
+    long long last = -1;   /* relative to *base */
+    bool ordered = true;
+    for (size_t i = 0; i < n && ordered; i++) {
+        *df += p[i].df;
+        size_t at = 0;
+        long long pos = -1, tf, dl;
+        int r = sl_kw_posting_next(p[i].data, p[i].size, &at, &pos, &tf, &dl);
+        if (r < 0)
+            return -1;
+        if (r == 0)
+            continue;
+        long long first = p[i].base + pos - *base, lp = last_position(p[i].data, p[i].size);
+        if (lp == -2)
+            return -1;
+        if (first <= last) {
+            ordered = false;
+            break;
+        }
+        /* a step or position the reader would refuse: not an index of ours */
+        if (first - last > (long long)1 << 40 || p[i].base + lp - *base > (long long)1 << 50)
+            return -1;
+        sl_kw_posting_put(out, last, first, tf, dl);
+        sl_buf_add(out, p[i].data + at, p[i].size - at);
+        last = p[i].base + lp - *base;
+    }
+    if (ordered)
+        return 0;
+    /* chunks out of order (documents indexed again out of order): all of
+     * them by number */
+    merged_posting *ps = NULL;
+    size_t np = 0, cap = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t at = 0;
+        long long pos = -1, tf, dl;
+        int r;
+        while ((r = sl_kw_posting_next(p[i].data, p[i].size, &at, &pos, &tf, &dl)) == 1) {
+            if (np == cap) {
+                cap = cap ? cap * 2 : 256;
+                ps = sl_xrealloc(ps, cap * sizeof *ps);
+            }
+            ps[np++] = (merged_posting){p[i].base + pos, tf, dl};
+        }
+        if (r < 0) {
+            free(ps);
+            return -1;
+        }
+    }
+    qsort(ps, np, sizeof *ps, cmp_posting);
+    sl_buf_reset(out);
+    *base = 0;
+    long long prev = -1;
+    for (size_t i = 0; i < np; i++) {
+        if (ps[i].n == prev || ps[i].n - prev > (long long)1 << 40 ||
+            ps[i].n > (long long)1 << 50) {
+            free(ps);
+            return -1;   /* one chunk twice, or out of reach: not an index sluice wrote */
+        }
+        sl_kw_posting_put(out, prev, ps[i].n, ps[i].tf, ps[i].dl);
+        prev = ps[i].n;
+    }
+    *df = (long long)np;
+    free(ps);
+    return 0;
+}
+
 /* ---- a document's segment ---- */
 
 /* The postings' bytes of a document: regions cut from blocks, a term's

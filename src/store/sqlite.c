@@ -1855,65 +1855,6 @@ static dead_range *dead_of(sqlite3 *db, long long kbn, size_t *n)
     return v;
 }
 
-/* A page's entry: term (not NUL-terminated), chunk count, base, postings. */
-typedef struct {
-    const char *term;
-    size_t len;
-    long long df, base;
-    const unsigned char *data;
-    size_t size;
-} page_entry;
-
-static int page_varint(const unsigned char *p, size_t n, size_t *at, uint64_t *v)
-{
-    uint64_t x = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-        if (*at >= n)
-            return -1;
-        unsigned char c = p[(*at)++];
-        x |= (uint64_t)(c & 0x7F) << shift;
-        if (!(c & 0x80)) {
-            *v = x;
-            return 0;
-        }
-    }
-    return -1;
-}
-
-/* The entry at *at of a page: 1, 0 at its end, -1 damaged. */
-static int page_next(const unsigned char *p, size_t n, size_t *at, page_entry *e)
-{
-    if (*at >= n)
-        return 0;
-    uint64_t len, df, base, size;
-    if (page_varint(p, n, at, &len) || len == 0 || len > n - *at)
-        return -1;
-    e->term = (const char *)p + *at;
-    e->len = (size_t)len;
-    *at += (size_t)len;
-    if (page_varint(p, n, at, &df) || page_varint(p, n, at, &base) ||
-        page_varint(p, n, at, &size) || size > n - *at || base > (uint64_t)1 << 50)
-        return -1;
-    e->df = (long long)df;
-    e->base = (long long)base;
-    e->data = p + *at;
-    e->size = (size_t)size;
-    *at += (size_t)size;
-    return 1;
-}
-
-static void page_put_varint(sl_buf *b, uint64_t v)
-{
-    unsigned char t[10];
-    size_t n = 0;
-    while (v >= 0x80) {
-        t[n++] = (unsigned char)(v | 0x80);
-        v >>= 7;
-    }
-    t[n++] = (unsigned char)v;
-    sl_buf_add(b, t, n);
-}
-
 /* A segment being written: entries in term order go into pages. */
 typedef struct {
     sqlite3_stmt *st;   /* INSERT INTO kb_pages */
@@ -1945,12 +1886,7 @@ static void sw_add(seg_writer *w, const char *term, size_t len, long long df, lo
         memcpy(w->first, term, k);
         w->first[k] = 0;
     }
-    page_put_varint(&w->page, len);
-    sl_buf_add(&w->page, term, len);
-    page_put_varint(&w->page, (uint64_t)df);
-    page_put_varint(&w->page, (uint64_t)base);
-    page_put_varint(&w->page, size);
-    sl_buf_add(&w->page, data, size);
+    sl_kw_page_put(&w->page, term, len, df, base, data, size);
     if (w->page.len >= PAGE_BYTES)
         sw_flush(w);
 }
@@ -1972,103 +1908,12 @@ static int sw_close(seg_writer *w)
     return w->rc;
 }
 
-typedef struct {
-    long long n, tf, dl;
-} merged_posting;
-
-static int cmp_posting(const void *a, const void *b)
-{
-    const merged_posting *x = a, *y = b;
-    return x->n < y->n ? -1 : x->n > y->n;
-}
-
-/* The last position in a term's postings (-1: none; -2: damaged). */
-static long long last_position(const void *data, size_t size)
-{
-    size_t at = 0;
-    long long pos = -1, tf, dl;
-    int r;
-    while ((r = sl_kw_posting_next(data, size, &at, &pos, &tf, &dl)) == 1) {
-    }
-    return r < 0 ? -2 : pos;
-}
-
-/* One term's entries of the merged segments (in their order) as one: the
- * first kept as it is, each next one joined on with its first posting's
- * step made from the previous one's last chunk (chunk numbers grow from
- * segment to segment), or, should they not, all decoded and sorted. */
-static int join_parts(const page_entry *p, size_t n, sl_buf *out, long long *base, long long *df)
-{
-    sl_buf_reset(out);
-    *base = p[0].base;
-    *df = 0;
-    long long last = -1;   /* relative to *base */
-    bool ordered = true;
-    for (size_t i = 0; i < n && ordered; i++) {
-        *df += p[i].df;
-        size_t at = 0;
-        long long pos = -1, tf, dl;
-        int r = sl_kw_posting_next(p[i].data, p[i].size, &at, &pos, &tf, &dl);
-        if (r < 0)
-            return -1;
-        if (r == 0)
-            continue;
-        long long first = p[i].base + pos - *base, lp = last_position(p[i].data, p[i].size);
-        if (lp == -2)
-            return -1;
-        if (first <= last) {
-            ordered = false;
-            break;
-        }
-        sl_kw_posting_put(out, last, first, tf, dl);
-        sl_buf_add(out, p[i].data + at, p[i].size - at);
-        last = p[i].base + lp - *base;
-    }
-    if (ordered)
-        return 0;
-    /* chunks out of order (documents indexed again out of order): all of
-     * them by number */
-    merged_posting *ps = NULL;
-    size_t np = 0, cap = 0;
-    for (size_t i = 0; i < n; i++) {
-        size_t at = 0;
-        long long pos = -1, tf, dl;
-        int r;
-        while ((r = sl_kw_posting_next(p[i].data, p[i].size, &at, &pos, &tf, &dl)) == 1) {
-            if (np == cap) {
-                cap = cap ? cap * 2 : 256;
-                ps = sl_xrealloc(ps, cap * sizeof *ps);
-            }
-            ps[np++] = (merged_posting){p[i].base + pos, tf, dl};
-        }
-        if (r < 0) {
-            free(ps);
-            return -1;
-        }
-    }
-    qsort(ps, np, sizeof *ps, cmp_posting);
-    sl_buf_reset(out);
-    *base = 0;
-    long long prev = -1;
-    for (size_t i = 0; i < np; i++) {
-        if (ps[i].n == prev) {
-            free(ps);
-            return -1;   /* one chunk twice: not an index sluice wrote */
-        }
-        sl_kw_posting_put(out, prev, ps[i].n, ps[i].tf, ps[i].dl);
-        prev = ps[i].n;
-    }
-    *df = (long long)np;
-    free(ps);
-    return 0;
-}
-
 /* A segment read in term order, a page at a time. */
 typedef struct {
     sqlite3_stmt *st;     /* its pages in order */
     const unsigned char *page;
     size_t size, at;
-    page_entry e;
+    sl_kw_entry e;
     bool live;
     int rc;
 } seg_reader;
@@ -2077,7 +1922,7 @@ static void sr_next(seg_reader *r)
 {
     for (;;) {
         if (r->page) {
-            int k = page_next(r->page, r->size, &r->at, &r->e);
+            int k = sl_kw_page_next(r->page, r->size, &r->at, &r->e);
             if (k == 1)
                 return;
             if (k < 0) {
@@ -2098,7 +1943,7 @@ static void sr_next(seg_reader *r)
     }
 }
 
-static int cmp_term_bytes(const page_entry *a, const page_entry *b)
+static int cmp_term_bytes(const sl_kw_entry *a, const sl_kw_entry *b)
 {
     size_t n = a->len < b->len ? a->len : b->len;
     int c = memcmp(a->term, b->term, n);
@@ -2142,23 +1987,23 @@ static int merge_segments(sqlite3 *db, long long kbn)
                 rc = rd[i].rc;
             }
         }
-        page_entry parts[MERGE_FANIN];
+        sl_kw_entry parts[MERGE_FANIN];
         sl_buf out;
         sl_buf_init(&out, 0);
         while (!rc) {
-            const page_entry *low = NULL;
+            const sl_kw_entry *low = NULL;
             for (size_t i = 0; i < ns; i++)
                 if (rd[i].live && (!low || cmp_term_bytes(&rd[i].e, low) < 0))
                     low = &rd[i].e;
             if (!low)
                 break;
-            page_entry key = *low;
+            sl_kw_entry key = *low;
             size_t np = 0;
             for (size_t i = 0; i < ns; i++)
                 if (rd[i].live && !cmp_term_bytes(&rd[i].e, &key))
                     parts[np++] = rd[i].e;
             long long base, df;
-            rc = join_parts(parts, np, &out, &base, &df);
+            rc = sl_kw_join(parts, np, &out, &base, &df);
             if (!rc)
                 sw_add(&w, key.term, key.len, df, base, out.data, out.len);
             /* the entries joined are copied: each reader moves on */
@@ -2544,9 +2389,9 @@ static int sq_kb_postings(sl_store_be *s, const char *kb_id, const char *const *
         while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
             const unsigned char *page = sqlite3_column_blob(st, 0);
             size_t size = (size_t)sqlite3_column_bytes(st, 0), at = 0;
-            page_entry e;
+            sl_kw_entry e;
             int k;
-            while ((k = page_next(page, size, &at, &e)) == 1) {
+            while ((k = sl_kw_page_next(page, size, &at, &e)) == 1) {
                 int c = memcmp(e.term, terms[i], e.len < tl ? e.len : tl);
                 if (!c && e.len == tl) {
                     fn(i, e.df, e.base, e.data, e.size, ud);

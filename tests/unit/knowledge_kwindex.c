@@ -166,9 +166,75 @@ static void segment(void)
     sl_kw_doc_free(d);
 }
 
+/* Pages and joining, as the store merges segments. */
+static void pages(void)
+{
+    sl_kw_doc *a = sl_kw_doc_new(), *b = sl_kw_doc_new();
+    sl_kw_doc_add(a, 0, "apple pear");
+    sl_kw_doc_add(a, 1, "apple");
+    sl_kw_doc_add(b, 0, "apple fig");
+    const sl_store_kw *ka = sl_kw_doc_done(a), *kb = sl_kw_doc_done(b);
+    sl_buf page;
+    sl_buf_init(&page, 0);
+    for (size_t i = 0; i < ka->n; i++)
+        sl_kw_page_put(&page, ka->terms[i].term, strlen(ka->terms[i].term), ka->terms[i].df, 10,
+                       ka->terms[i].data, ka->terms[i].size);
+    size_t at = 0, n = 0;
+    sl_kw_entry e;
+    bool same = true;
+    while (sl_kw_page_next(page.data, page.len, &at, &e) == 1) {
+        same = same && e.len == strlen(ka->terms[n].term) &&
+               !memcmp(e.term, ka->terms[n].term, e.len) && e.base == 10 && e.df == ka->terms[n].df;
+        n++;
+    }
+    CHECK(same && n == ka->n && at == page.len, "a page gives back its entries");
+    at = 1;
+    CHECK(sl_kw_page_next(page.data, page.len - 1, &at, &e) == -1 ||
+              sl_kw_page_next(page.data, page.len - 1, &at, &e) == -1,
+          "a page cut short is refused");
+    sl_buf_release(&page);
+
+    /* apple: rows 10, 11 (document a, base 10), row 20 (document b) */
+    const sl_store_term *ta = term_of(ka, "apple"), *tb = term_of(kb, "apple");
+    sl_kw_entry parts[2] = {{"apple", 5, ta->df, 10, ta->data, ta->size},
+                            {"apple", 5, tb->df, 20, tb->data, tb->size}};
+    sl_buf out;
+    sl_buf_init(&out, 0);
+    long long base, df;
+    sl_kw_scorer *s = sl_kw_scorer_new(3, 6);
+    CHECK(sl_kw_join(parts, 2, &out, &base, &df) == 0 && df == 3 && base == 10,
+          "joined: 3 chunks, the first's base");
+    sl_kw_scorer_add(s, 3, base, out.data, out.len);
+    long long *ns;
+    double *bm;
+    size_t got = sl_kw_scorer_top(s, 5, &ns, &bm);
+    CHECK(got == 3 && ns[0] + ns[1] + ns[2] == 41, "... rows 10, 11 and 20");
+    free(ns);
+    free(bm);
+    sl_kw_scorer_free(s);
+    /* out of order (b's rows first): decoded and sorted instead */
+    sl_kw_entry rev[2] = {parts[1], parts[0]};
+    s = sl_kw_scorer_new(3, 6);
+    CHECK(sl_kw_join(rev, 2, &out, &base, &df) == 0 && df == 3 && base == 0,
+          "out of order: sorted, base 0");
+    sl_kw_scorer_add(s, 3, base, out.data, out.len);
+    got = sl_kw_scorer_top(s, 5, &ns, &bm);
+    CHECK(got == 3 && ns[0] + ns[1] + ns[2] == 41, "... the same rows");
+    free(ns);
+    free(bm);
+    sl_kw_scorer_free(s);
+    /* the same chunk twice: refused */
+    sl_kw_entry twice[2] = {parts[0], parts[0]};
+    CHECK(sl_kw_join(twice, 2, &out, &base, &df) == -1, "one chunk twice is refused");
+    sl_buf_release(&out);
+    sl_kw_doc_free(a);
+    sl_kw_doc_free(b);
+}
+
 int main(void)
 {
     tokens();
     segment();
+    pages();
     return tap_done();
 }
