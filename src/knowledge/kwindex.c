@@ -351,35 +351,19 @@ void sl_kw_posting_put(sl_buf *out, long long prev, long long pos, long long tf,
 
 /* ---- pages of a segment ---- */
 
-static int page_varint(const unsigned char *p, size_t n, size_t *at, uint64_t *v)
-{
-    uint64_t x = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-        if (*at >= n)
-            return -1;
-        unsigned char c = p[(*at)++];
-        x |= (uint64_t)(c & 0x7F) << shift;
-        if (!(c & 0x80)) {
-            *v = x;
-            return 0;
-        }
-    }
-    return -1;
-}
-
 int sl_kw_page_next(const void *page, size_t n, size_t *at, sl_kw_entry *e)
 {
     const unsigned char *p = page;
     if (*at >= n)
         return 0;
     uint64_t len, df, base, size;
-    if (page_varint(p, n, at, &len) || len == 0 || len > n - *at)
+    if (get_varint(p, n, at, &len) || len == 0 || len > n - *at)
         return -1;
     e->term = (const char *)p + *at;
     e->len = (size_t)len;
     *at += (size_t)len;
-    if (page_varint(p, n, at, &df) || page_varint(p, n, at, &base) ||
-        page_varint(p, n, at, &size) || size > n - *at || base > (uint64_t)1 << 50 ||
+    if (get_varint(p, n, at, &df) || get_varint(p, n, at, &base) ||
+        get_varint(p, n, at, &size) || size > n - *at || base > (uint64_t)1 << 50 ||
         df > (uint64_t)1 << 40)
         return -1;
     e->df = (long long)df;

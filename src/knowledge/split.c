@@ -51,6 +51,23 @@ static void cps_addn(cps *s, const uint32_t *p, size_t n)
 
 /* Decodes strict UTF-8 (Python's decoder: no overlong forms, surrogates or
  * values past U+10FFFF) into out. */
+/* The length of the well-formed UTF-8 sequence at p[i] (lead byte >=
+ * 0x80), or 0: overlong forms, surrogates and past U+10FFFF are not. */
+static size_t utf8_seq(const unsigned char *p, size_t i, size_t len)
+{
+    unsigned c = p[i];
+    size_t k = c >= 0xC2 && c < 0xE0 ? 2 : c >= 0xE0 && c < 0xF0 ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+    if (!k || i + k > len)
+        return 0;
+    for (size_t j = 1; j < k; j++)
+        if ((p[i + j] & 0xC0) != 0x80)
+            return 0;
+    if ((c == 0xE0 && p[i + 1] < 0xA0) || (c == 0xED && p[i + 1] > 0x9F) ||
+        (c == 0xF0 && p[i + 1] < 0x90) || (c == 0xF4 && p[i + 1] > 0x8F))
+        return 0;
+    return k;
+}
+
 static int decode(const char *text, size_t len, const char *what, cps *out, sl_err *err)
 {
     const unsigned char *p = (const unsigned char *)text;
@@ -64,14 +81,8 @@ static int decode(const char *text, size_t len, const char *what, cps *out, sl_e
             i++;
             continue;
         }
-        size_t k = c >= 0xC2 && c < 0xE0 ? 2 : c >= 0xE0 && c < 0xF0 ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
-        bool ok = k && i + k <= len;
-        for (size_t j = 1; ok && j < k; j++)
-            ok = (p[i + j] & 0xC0) == 0x80;
-        if (ok && ((c == 0xE0 && p[i + 1] < 0xA0) || (c == 0xED && p[i + 1] > 0x9F) ||
-                   (c == 0xF0 && p[i + 1] < 0x90) || (c == 0xF4 && p[i + 1] > 0x8F)))
-            ok = false;
-        if (!ok)
+        size_t k = utf8_seq(p, i, len);
+        if (!k)
             return sl_err_set(err, SL_EINVAL,
                               "%s: invalid UTF-8 at byte offset %zu; extract the document's text "
                               "first (it comes out as UTF-8)",
@@ -446,14 +457,8 @@ static int clean_bytes(const char *text, size_t len, const sl_clean_rules *rules
             i++;
             continue;
         }
-        size_t k = c >= 0xC2 && c < 0xE0 ? 2 : c >= 0xE0 && c < 0xF0 ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
-        bool ok = k && i + k <= len;
-        for (size_t j = 1; ok && j < k; j++)
-            ok = (p[i + j] & 0xC0) == 0x80;
-        if (ok && ((c == 0xE0 && p[i + 1] < 0xA0) || (c == 0xED && p[i + 1] > 0x9F) ||
-                   (c == 0xF0 && p[i + 1] < 0x90) || (c == 0xF4 && p[i + 1] > 0x8F)))
-            ok = false;
-        if (!ok) {
+        size_t k = utf8_seq(p, i, len);
+        if (!k) {
             out->len = start;
             return sl_err_set(err, SL_EINVAL,
                               "clean: invalid UTF-8 at byte offset %zu; extract the document's "
