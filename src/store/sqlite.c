@@ -1752,16 +1752,19 @@ static sl_value *sq_kb_doc_of_source(sl_store_be *s, const char *kb_id, const ch
     *next_position = 1;
     sl_value *v = NULL;
     /* both by the indexes on kb_docs' info (migration 11) */
-    if (q_open(&x, s, "SELECT coalesce(max(json_extract(d.info, '$.position')), 0) + 1"
-                      " FROM kb_docs d JOIN kb k ON k.n=d.kb WHERE k.id=?1")) {
+    if (q_open(&x, s, "SELECT coalesce(max(json_extract(info, '$.position')), 0) + 1"
+                      " FROM kb_docs INDEXED BY kb_docs_position"
+                      " WHERE kb=(SELECT n FROM kb WHERE id=?1)")) {
         bind_text(x.st, 1, kb_id);
         if (sqlite3_step(x.st) == SQLITE_ROW)
             *next_position = sqlite3_column_int64(x.st, 0);
         q_close(&x);
     }
+    /* INDEXED BY: without statistics the planner walks every document */
     if (source && q_open(&x, s, "SELECT d.id, d.info, d.created_at, (SELECT count(*) FROM kb_chunks c"
-                                " WHERE c.doc=d.n AND c.parent=0), d.n FROM kb_docs d"
-                                " JOIN kb k ON k.n=d.kb WHERE k.id=?1"
+                                " WHERE c.doc=d.n AND c.parent=0), d.n"
+                                " FROM kb_docs d INDEXED BY kb_docs_source"
+                                " WHERE d.kb=(SELECT n FROM kb WHERE id=?1)"
                                 " AND json_extract(d.info, '$.source')=?2"
                                 " ORDER BY d.created_at, d.n LIMIT 1")) {
         bind_text(x.st, 1, kb_id);
