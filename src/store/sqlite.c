@@ -2023,7 +2023,8 @@ static int merge_segments(sqlite3 *db, long long kbn)
             sqlite3_finalize(rd[i].st);
         rc = sw_close(&w) || rc;
         for (size_t i = 0; i < ns && !rc; i++)
-            rc = run1(db, "UPDATE kb_docs SET kw_seg=0 WHERE kw_seg=?1", NULL, 0, &segs[i], 1) ||
+            rc = run1(db, "UPDATE kb_docs SET kw_seg=0 WHERE n=(SELECT doc FROM kb_segs WHERE n=?1)"
+                          " AND kw_seg=?1", NULL, 0, &segs[i], 1) ||
                  run1(db, "DELETE FROM kb_pages WHERE seg=?1", NULL, 0, &segs[i], 1) ||
                  run1(db, "DELETE FROM kb_segs WHERE n=?1", NULL, 0, &segs[i], 1);
         if (rc)
