@@ -356,18 +356,19 @@ int sl_kw_page_next(const void *page, size_t n, size_t *at, sl_kw_entry *e)
     const unsigned char *p = page;
     if (*at >= n)
         return 0;
-    uint64_t len, df, base, size;
+    uint64_t len, df, base, last, size;
     if (get_varint(p, n, at, &len) || len == 0 || len > n - *at)
         return -1;
     e->term = (const char *)p + *at;
     e->len = (size_t)len;
     *at += (size_t)len;
     if (get_varint(p, n, at, &df) || get_varint(p, n, at, &base) ||
-        get_varint(p, n, at, &size) || size > n - *at || base > (uint64_t)1 << 50 ||
-        df > (uint64_t)1 << 40)
+        get_varint(p, n, at, &last) || get_varint(p, n, at, &size) || size > n - *at ||
+        base > (uint64_t)1 << 50 || df > (uint64_t)1 << 40 || last > (uint64_t)1 << 50)
         return -1;
     e->df = (long long)df;
     e->base = (long long)base;
+    e->last = (long long)last;
     e->data = p + *at;
     e->size = (size_t)size;
     *at += (size_t)size;
@@ -386,15 +387,15 @@ static void buf_varint(sl_buf *b, uint64_t v)
     sl_buf_add(b, t, n);
 }
 
-void sl_kw_page_put(sl_buf *page, const char *term, size_t len, long long df, long long base,
-                    const void *data, size_t size)
+void sl_kw_page_put(sl_buf *page, const sl_kw_entry *e)
 {
-    buf_varint(page, len);
-    sl_buf_add(page, term, len);
-    buf_varint(page, (uint64_t)df);
-    buf_varint(page, (uint64_t)base);
-    buf_varint(page, size);
-    sl_buf_add(page, data, size);
+    buf_varint(page, e->len);
+    sl_buf_add(page, e->term, e->len);
+    buf_varint(page, (uint64_t)e->df);
+    buf_varint(page, (uint64_t)e->base);
+    buf_varint(page, (uint64_t)(e->last > 0 ? e->last : 0));
+    buf_varint(page, e->size);
+    sl_buf_add(page, e->data, e->size);
 }
 
 typedef struct {
@@ -407,30 +408,19 @@ static int cmp_posting(const void *a, const void *b)
     return x->n < y->n ? -1 : x->n > y->n;
 }
 
-/* The last position in a term's postings (-1: none; -2: damaged). */
-static long long last_position(const void *data, size_t size)
-{
-    size_t at = 0;
-    long long pos = -1, tf, dl;
-    int r;
-    while ((r = sl_kw_posting_next(data, size, &at, &pos, &tf, &dl)) == 1) {
-    }
-    return r < 0 ? -2 : pos;
-}
-
 /* One term's entries of the merged segments (in their order) as one: the
  * first kept as it is, each next one joined on with its first posting's
  * step made from the previous one's last chunk (chunk numbers grow from
  * segment to segment), or, should they not, all decoded and sorted. */
-int sl_kw_join(const sl_kw_entry *p, size_t n, sl_buf *out, long long *base, long long *df)
+int sl_kw_join(const sl_kw_entry *p, size_t n, sl_buf *out, sl_kw_entry *e)
 {
     sl_buf_reset(out);
-    *base = p[0].base;
-    *df = 0;
-    long long last = -1;   /* relative to *base */
+    e->base = p[0].base;
+    e->df = 0;
+    long long last = -1;   /* relative to e->base */
     bool ordered = true;
     for (size_t i = 0; i < n && ordered; i++) {
-        *df += p[i].df;
+        e->df += p[i].df;
         size_t at = 0;
         long long pos = -1, tf, dl;
         int r = sl_kw_posting_next(p[i].data, p[i].size, &at, &pos, &tf, &dl);
@@ -438,22 +428,22 @@ int sl_kw_join(const sl_kw_entry *p, size_t n, sl_buf *out, long long *base, lon
             return -1;
         if (r == 0)
             continue;
-        long long first = p[i].base + pos - *base, lp = last_position(p[i].data, p[i].size);
-        if (lp == -2)
-            return -1;
+        long long first = p[i].base + pos - e->base, lp = p[i].base + p[i].last - e->base;
         if (first <= last) {
             ordered = false;
             break;
         }
         /* a step or position the reader would refuse: not an index of ours */
-        if (first - last > (long long)1 << 40 || p[i].base + lp - *base > (long long)1 << 50)
+        if (first - last > (long long)1 << 40 || lp < first || lp > (long long)1 << 50)
             return -1;
         sl_kw_posting_put(out, last, first, tf, dl);
         sl_buf_add(out, p[i].data + at, p[i].size - at);
-        last = p[i].base + lp - *base;
+        last = lp;
     }
-    if (ordered)
+    if (ordered) {
+        e->last = last;
         return 0;
+    }
     /* chunks out of order (documents indexed again out of order): all of
      * them by number */
     merged_posting *ps = NULL;
@@ -476,7 +466,7 @@ int sl_kw_join(const sl_kw_entry *p, size_t n, sl_buf *out, long long *base, lon
     }
     qsort(ps, np, sizeof *ps, cmp_posting);
     sl_buf_reset(out);
-    *base = 0;
+    e->base = 0;
     long long prev = -1;
     for (size_t i = 0; i < np; i++) {
         if (ps[i].n == prev || ps[i].n - prev > (long long)1 << 40 ||
@@ -487,7 +477,8 @@ int sl_kw_join(const sl_kw_entry *p, size_t n, sl_buf *out, long long *base, lon
         sl_kw_posting_put(out, prev, ps[i].n, ps[i].tf, ps[i].dl);
         prev = ps[i].n;
     }
-    *df = (long long)np;
+    e->df = (long long)np;
+    e->last = prev;
     free(ps);
     return 0;
 }
@@ -761,8 +752,8 @@ const sl_store_kw *sl_kw_doc_done(sl_kw_doc *d)
     sort_keys(k, d->nt);
     for (size_t i = 0; i < d->nt; i++) {
         const term *x = &d->t[k[i].idx];
-        d->out[i] = (sl_store_term){.term = k[i].term, .df = x->df, .data = x->post.p,
-                                    .size = x->post.n};
+        d->out[i] = (sl_store_term){.term = k[i].term, .df = x->df, .last = x->last,
+                                    .data = x->post.p, .size = x->post.n};
     }
     free(k);
     d->kw = (sl_store_kw){.terms = d->out, .n = d->nt, .rows = d->rows, .tokens = d->tokens};

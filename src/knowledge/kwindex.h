@@ -64,24 +64,25 @@ void sl_kw_posting_put(sl_buf *out, long long prev, long long pos, long long tf,
 
 /* ---- a segment's pages, as the store keeps them ----
  * Entries in term order: varint term length, the term, varint chunk
- * count, varint base, varint postings length, the postings. */
+ * count, varint base, varint last position, varint postings length, the
+ * postings. */
 typedef struct {
     const char *term;   /* not NUL-terminated */
     size_t len;
-    long long df, base;
+    long long df, base, last;   /* last: its last posting's position */
     const unsigned char *data;
     size_t size;
 } sl_kw_entry;
 
 /* The entry at *at of a page: 1, 0 at its end, -1 damaged. */
 int sl_kw_page_next(const void *page, size_t size, size_t *at, sl_kw_entry *e);
-void sl_kw_page_put(sl_buf *page, const char *term, size_t len, long long df, long long base,
-                    const void *data, size_t size);
-/* One term's entries from segments merged (in their order) as one entry's
- * postings in out, its base and chunk count: joined where chunk numbers
- * grow from entry to entry (the postings copied, not decoded), else all
- * decoded and sorted.  -1: damaged (or one chunk twice). */
-int sl_kw_join(const sl_kw_entry *parts, size_t n, sl_buf *out, long long *base, long long *df);
+void sl_kw_page_put(sl_buf *page, const sl_kw_entry *e);
+/* One term's entries from segments merged (in their order) as one: its
+ * postings in out, its base, chunk count and last position in *e (term,
+ * data and size left as they are): joined where chunk numbers grow from
+ * entry to entry (copied, not decoded), else all decoded and sorted.
+ * -1: damaged (or one chunk twice). */
+int sl_kw_join(const sl_kw_entry *parts, size_t n, sl_buf *out, sl_kw_entry *e);
 
 /* ---- scoring ---- */
 typedef struct sl_kw_scorer sl_kw_scorer;

@@ -1879,17 +1879,16 @@ static void sw_flush(seg_writer *w)
     sl_buf_reset(&w->page);
 }
 
-static void sw_add(seg_writer *w, const char *term, size_t len, long long df, long long base,
-                   const void *data, size_t size)
+static void sw_add(seg_writer *w, const sl_kw_entry *e)
 {
     if (w->rc)
         return;
     if (!w->page.len) {
-        size_t k = len < SL_KW_TOKEN_MAX + 4 ? len : SL_KW_TOKEN_MAX + 4;
-        memcpy(w->first, term, k);
+        size_t k = e->len < SL_KW_TOKEN_MAX + 4 ? e->len : SL_KW_TOKEN_MAX + 4;
+        memcpy(w->first, e->term, k);
         w->first[k] = 0;
     }
-    sl_kw_page_put(&w->page, term, len, df, base, data, size);
+    sl_kw_page_put(&w->page, e);
     if (w->page.len >= PAGE_BYTES)
         sw_flush(w);
 }
@@ -2005,10 +2004,12 @@ static int merge_segments(sqlite3 *db, long long kbn)
             for (size_t i = 0; i < ns; i++)
                 if (rd[i].live && !cmp_term_bytes(&rd[i].e, &key))
                     parts[np++] = rd[i].e;
-            long long base, df;
-            rc = sl_kw_join(parts, np, &out, &base, &df);
+            sl_kw_entry joined = key;
+            rc = sl_kw_join(parts, np, &out, &joined);
+            joined.data = (const unsigned char *)out.data;
+            joined.size = out.len;
             if (!rc)
-                sw_add(&w, key.term, key.len, df, base, out.data, out.len);
+                sw_add(&w, &joined);
             /* the entries joined are copied: each reader moves on */
             for (size_t i = 0; i < ns && !rc; i++)
                 if (rd[i].live && rd[i].e.term != key.term && !cmp_term_bytes(&rd[i].e, &key))
@@ -2082,7 +2083,8 @@ static int put_terms(sqlite3 *db, long long kbn, long long d, long long base, co
     int rc = sw_open(db, &w, seg);
     for (size_t i = 0; i < kw->n && !rc; i++) {
         const sl_store_term *t = &kw->terms[i];
-        sw_add(&w, t->term, strlen(t->term), t->df, base, t->data, t->size);
+        sl_kw_entry e = {t->term, strlen(t->term), t->df, base, t->last, t->data, t->size};
+        sw_add(&w, &e);
         rc = w.rc;
     }
     rc = sw_close(&w) || rc;

@@ -233,6 +233,7 @@ typedef struct {
 typedef struct {
     const char *term;
     long long df;                /* the document's chunks holding it */
+    long long last;              /* the position of its last posting */
     const unsigned char *data;   /* its postings */
     size_t size;
 } sl_store_term;

@@ -176,15 +176,18 @@ static void pages(void)
     const sl_store_kw *ka = sl_kw_doc_done(a), *kb = sl_kw_doc_done(b);
     sl_buf page;
     sl_buf_init(&page, 0);
-    for (size_t i = 0; i < ka->n; i++)
-        sl_kw_page_put(&page, ka->terms[i].term, strlen(ka->terms[i].term), ka->terms[i].df, 10,
-                       ka->terms[i].data, ka->terms[i].size);
+    for (size_t i = 0; i < ka->n; i++) {
+        const sl_store_term *t = &ka->terms[i];
+        sl_kw_entry w = {t->term, strlen(t->term), t->df, 10, t->last, t->data, t->size};
+        sl_kw_page_put(&page, &w);
+    }
     size_t at = 0, n = 0;
     sl_kw_entry e;
     bool same = true;
     while (sl_kw_page_next(page.data, page.len, &at, &e) == 1) {
         same = same && e.len == strlen(ka->terms[n].term) &&
-               !memcmp(e.term, ka->terms[n].term, e.len) && e.base == 10 && e.df == ka->terms[n].df;
+               !memcmp(e.term, ka->terms[n].term, e.len) && e.base == 10 &&
+               e.df == ka->terms[n].df && e.last == ka->terms[n].last;
         n++;
     }
     CHECK(same && n == ka->n && at == page.len, "a page gives back its entries");
@@ -196,15 +199,15 @@ static void pages(void)
 
     /* apple: rows 10, 11 (document a, base 10), row 20 (document b) */
     const sl_store_term *ta = term_of(ka, "apple"), *tb = term_of(kb, "apple");
-    sl_kw_entry parts[2] = {{"apple", 5, ta->df, 10, ta->data, ta->size},
-                            {"apple", 5, tb->df, 20, tb->data, tb->size}};
+    sl_kw_entry parts[2] = {{"apple", 5, ta->df, 10, ta->last, ta->data, ta->size},
+                            {"apple", 5, tb->df, 20, tb->last, tb->data, tb->size}};
     sl_buf out;
     sl_buf_init(&out, 0);
-    long long base, df;
+    sl_kw_entry j;
     sl_kw_scorer *s = sl_kw_scorer_new(3, 6);
-    CHECK(sl_kw_join(parts, 2, &out, &base, &df) == 0 && df == 3 && base == 10,
-          "joined: 3 chunks, the first's base");
-    sl_kw_scorer_add(s, 3, base, out.data, out.len);
+    CHECK(sl_kw_join(parts, 2, &out, &j) == 0 && j.df == 3 && j.base == 10 && j.last == 10,
+          "joined: 3 chunks, the first's base, the last at 20 (10 past it)");
+    sl_kw_scorer_add(s, 3, j.base, out.data, out.len);
     long long *ns;
     double *bm;
     size_t got = sl_kw_scorer_top(s, 5, &ns, &bm);
@@ -215,9 +218,9 @@ static void pages(void)
     /* out of order (b's rows first): decoded and sorted instead */
     sl_kw_entry rev[2] = {parts[1], parts[0]};
     s = sl_kw_scorer_new(3, 6);
-    CHECK(sl_kw_join(rev, 2, &out, &base, &df) == 0 && df == 3 && base == 0,
+    CHECK(sl_kw_join(rev, 2, &out, &j) == 0 && j.df == 3 && j.base == 0 && j.last == 20,
           "out of order: sorted, base 0");
-    sl_kw_scorer_add(s, 3, base, out.data, out.len);
+    sl_kw_scorer_add(s, 3, j.base, out.data, out.len);
     got = sl_kw_scorer_top(s, 5, &ns, &bm);
     CHECK(got == 3 && ns[0] + ns[1] + ns[2] == 41, "... the same rows");
     free(ns);
@@ -225,7 +228,10 @@ static void pages(void)
     sl_kw_scorer_free(s);
     /* the same chunk twice: refused */
     sl_kw_entry twice[2] = {parts[0], parts[0]};
-    CHECK(sl_kw_join(twice, 2, &out, &base, &df) == -1, "one chunk twice is refused");
+    CHECK(sl_kw_join(twice, 2, &out, &j) == -1, "one chunk twice is refused");
+    sl_kw_entry lying[2] = {parts[0], parts[1]};
+    lying[1].last = -5;
+    CHECK(sl_kw_join(lying, 2, &out, &j) == -1, "a last position before the first is refused");
     sl_buf_release(&out);
     sl_kw_doc_free(a);
     sl_kw_doc_free(b);
