@@ -39,42 +39,6 @@
 #define TOPIC_WORDS 24
 #define COMMON_WORDS 4000
 
-static uint64_t rng_state = 0x9E3779B97F4A7C15ULL;
-
-static uint64_t rnd(void)
-{
-    uint64_t x = rng_state;
-    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-    return rng_state = x;
-}
-
-static double uniform(void)
-{
-    return ((rnd() >> 11) + 0.5) / 9007199254740992.0;
-}
-
-static double gauss(void)
-{
-    return sqrt(-2 * log(uniform())) * cos(6.283185307179586 * uniform());
-}
-
-static void unit(float *v, size_t d)
-{
-    double ss = 0;
-    for (size_t i = 0; i < d; i++)
-        ss += (double)v[i] * v[i];
-    for (size_t i = 0; i < d; i++)
-        v[i] = (float)(v[i] / sqrt(ss));
-}
-
-static void point(float *v, const float *centre, size_t d, double noise)
-{
-    double s = noise / sqrt((double)d);
-    for (size_t i = 0; i < d; i++)
-        v[i] = (float)(centre[i] + s * gauss());
-    unit(v, d);
-}
-
 /* A word: "w" and a number, common ones Zipf-like (low numbers often). */
 static void common_word(char *out, size_t n)
 {
@@ -266,6 +230,7 @@ static int row_of(const sl_value *rec)
 
 int main(void)
 {
+    rng_state = 0x9E3779B97F4A7C15ULL;
     size_t n = (size_t)env_long("BENCH_N", 100000), d = (size_t)env_long("BENCH_DIMS", 1024);
     size_t nq = (size_t)env_long("BENCH_QUERIES", 200);
     size_t ndocs = (n + DOC_CHUNKS - 1) / DOC_CHUNKS;

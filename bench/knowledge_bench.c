@@ -50,51 +50,6 @@
 
 /* ---- data -------------------------------------------------------------------- */
 
-static uint64_t rng_state = 0x2545F4914F6CDD1DULL;
-
-static uint64_t rnd(void)
-{
-    uint64_t x = rng_state;
-    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-    return rng_state = x;
-}
-
-static double uniform(void)
-{
-    return ((rnd() >> 11) + 0.5) / 9007199254740992.0;
-}
-
-/* Two Gaussians per call (Box-Muller). */
-static void gauss2(double *a, double *b)
-{
-    double r = sqrt(-2 * log(uniform())), t = 6.283185307179586 * uniform();
-    *a = r * cos(t), *b = r * sin(t);
-}
-
-static void unit(float *v, size_t d)
-{
-    double ss = 0;
-    for (size_t i = 0; i < d; i++)
-        ss += (double)v[i] * v[i];
-    double inv = 1 / sqrt(ss);
-    for (size_t i = 0; i < d; i++)
-        v[i] = (float)(v[i] * inv);
-}
-
-/* centre + noise of length `noise` (against the unit centre), normalised */
-static void point(float *v, const float *centre, size_t d, double noise)
-{
-    double s = noise / sqrt((double)d);
-    for (size_t i = 0; i < d; i += 2) {
-        double a, b;
-        gauss2(&a, &b);
-        v[i] = (float)(centre[i] + s * a);
-        if (i + 1 < d)
-            v[i + 1] = (float)(centre[i + 1] + s * b);
-    }
-    unit(v, d);
-}
-
 typedef struct {
     const unsigned char *keep_doc; /* per document */
 } filter;
@@ -198,6 +153,7 @@ static double numpy_agrees(const char *dir, const char *name, const bench_case *
 
 int main(void)
 {
+    rng_state = 0x2545F4914F6CDD1DULL;
     size_t n = (size_t)env_long("BENCH_N", 100000), d = (size_t)env_long("BENCH_DIMS", 1024);
     size_t nq = (size_t)env_long("BENCH_Q", 200);
     double noise = env_double("BENCH_NOISE", 0.8);

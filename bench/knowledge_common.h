@@ -1,6 +1,6 @@
 /*
  * knowledge_common — what the two knowledge benches share (included by
- * bench/knowledge_bench.c and bench/kb_bench.c only): clocks, settings
+ * bench/knowledge_bench.c and bench/kb_bench.c only): clustered data, clocks, settings
  * from the environment, memory figures, percentiles, and numpy's brute
  * force run as a peer (bench/knowledge_numpy.py) on the files a bench
  * wrote.
@@ -9,6 +9,8 @@
 #define SL_BENCH_KNOWLEDGE_COMMON_H
 
 #include <fcntl.h>
+#include <math.h>
+#include <stdint.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +23,61 @@ extern char **environ;
 
 #define PY "/usr/bin/python3"
 #define OPENBLAS_DIR "/usr/lib/x86_64-linux-gnu/openblas-pthread"
+
+/* ---- clustered data: a xorshift stream (each bench seeds rng_state
+ * first thing), Gaussians, unit vectors, points near a centre ---- */
+
+static uint64_t rng_state = 1;
+
+static inline uint64_t rnd(void)
+{
+    uint64_t x = rng_state;
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    return rng_state = x;
+}
+
+static inline double uniform(void)
+{
+    return ((rnd() >> 11) + 0.5) / 9007199254740992.0;
+}
+
+/* Two Gaussians per call (Box-Muller). */
+static inline void gauss2(double *a, double *b)
+{
+    double r = sqrt(-2 * log(uniform())), t = 6.283185307179586 * uniform();
+    *a = r * cos(t), *b = r * sin(t);
+}
+
+static inline double gauss(void)
+{
+    double a, b;
+    gauss2(&a, &b);
+    return a;
+}
+
+static inline void unit(float *v, size_t d)
+{
+    double ss = 0;
+    for (size_t i = 0; i < d; i++)
+        ss += (double)v[i] * v[i];
+    double inv = 1 / sqrt(ss);
+    for (size_t i = 0; i < d; i++)
+        v[i] = (float)(v[i] * inv);
+}
+
+/* centre + noise of length `noise` (against the unit centre), normalised */
+static inline void point(float *v, const float *centre, size_t d, double noise)
+{
+    double s = noise / sqrt((double)d);
+    for (size_t i = 0; i < d; i += 2) {
+        double a, b;
+        gauss2(&a, &b);
+        v[i] = (float)(centre[i] + s * a);
+        if (i + 1 < d)
+            v[i + 1] = (float)(centre[i + 1] + s * b);
+    }
+    unit(v, d);
+}
 
 static inline double now(void)
 {
