@@ -933,8 +933,16 @@ static int room_for(sl_pdf *p, unsigned char **b, size_t *cap, size_t len, size_
 static int lzw(sl_pdf *p, const unsigned char *in, size_t n, bool early, unsigned char **out,
                size_t *olen, sl_err *err)
 {
-    static _Thread_local uint16_t prefix[4096], slen[4096];
-    static _Thread_local unsigned char suffix[4096], first[4096];
+    /* 24 KB of tables: allocated per stream, not thread-local, so that
+     * no thread (and no process start) pays for zeroing them */
+    struct lzw_tables {
+        uint16_t prefix[4096], slen[4096];
+        unsigned char suffix[4096], first[4096];
+    } *t = malloc(sizeof *t);
+    if (!t)
+        return sl_err_set(err, SL_ENOMEM, "out of memory decoding a stream");
+    uint16_t *prefix = t->prefix, *slen = t->slen;
+    unsigned char *suffix = t->suffix, *first = t->first;
     for (int c = 0; c < 256; c++)
         prefix[c] = 0, slen[c] = 1, suffix[c] = first[c] = (unsigned char)c;
     unsigned char *b = NULL, tmp[4096];
@@ -957,12 +965,12 @@ static int lzw(sl_pdf *p, const unsigned char *in, size_t n, bool early, unsigne
         int emit = code;
         if (prev >= 0 && code >= next) {
             if (code > next) {
-                free(b);
+                free(b), free(t);
                 return DECLINE(err, "an LZW stream is damaged");
             }
             emit = prev; /* KwKwK: prev's string and its first byte */
         } else if (prev < 0 && code > 255) {
-            free(b);
+            free(b), free(t);
             return DECLINE(err, "an LZW stream is damaged");
         }
         size_t k = slen[emit];
@@ -971,7 +979,7 @@ static int lzw(sl_pdf *p, const unsigned char *in, size_t n, bool early, unsigne
         if (code == next && prev >= 0)
             tmp[k++] = first[prev];
         if (room_for(p, &b, &cap, len, k, err)) {
-            free(b);
+            free(b), free(t);
             return -1;
         }
         memcpy(b + len, tmp, k);
@@ -987,6 +995,7 @@ static int lzw(sl_pdf *p, const unsigned char *in, size_t n, bool early, unsigne
         if (next + (early ? 1 : 0) >= (1 << width) && width < 12)
             width++;
     }
+    free(t);
     *out = b ? b : malloc(1), *olen = len;
     return *out ? 0 : sl_err_set(err, SL_ENOMEM, "out of memory");
 }
