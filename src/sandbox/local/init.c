@@ -652,6 +652,8 @@ struct spawn_args {
     const char *path, *cwd;
     char **argv, **envp;
     int fd[3];
+    const unsigned char *affinity; /* init's processors, restored before execve */
+    long affinity_len;
 };
 
 static char child_stack[64 * 1024] __attribute__((aligned(16)));
@@ -677,9 +679,30 @@ static int spawn_child(void *arg)
         errno = ENOENT;
         child_fail("command not found:", a->argv[0], 127);
     }
+    /* the command may run anywhere init may (pin_to_this_cpu) */
+    if (a->affinity && syscall(SYS_sched_setaffinity, 0, a->affinity_len, a->affinity))
+        child_fail("cannot set the processors of", a->argv[0], 126);
     execve(a->path, a->argv, a->envp);
     child_fail("cannot run", a->argv[0], errno == ENOENT ? 127 : 126);
     return 127;
+}
+
+/* A new process is queued on the idlest processor, which on a small
+ * machine is the other one, and waking an idle processor is the slowest
+ * step of a command's start (tens of microseconds in a VM).  The vforked
+ * child has nothing to do but exec while init waits for it, so init keeps
+ * it on its own processor: pinned here (*all gets init's set of
+ * processors; false when that cannot be done), and unpinned by the child
+ * before execve and by init once the clone returns. */
+static bool pin_to_this_cpu(unsigned char *all, size_t n, long *len)
+{
+    unsigned cpu;
+    *len = syscall(SYS_sched_getaffinity, 0, n, all);
+    if (*len <= 0 || syscall(SYS_getcpu, &cpu, NULL, NULL) || cpu / 8 >= (unsigned long)*len)
+        return false;
+    unsigned char one[128] = {0};
+    one[cpu / 8] = (unsigned char)(1u << (cpu % 8));
+    return syscall(SYS_sched_setaffinity, 0, *len, one) == 0;
 }
 
 static void do_exec(const sl_sb_hdr *h, char *payload, int *fds, int nfds)
@@ -728,9 +751,15 @@ static void do_exec(const sl_sb_hdr *h, char *payload, int *fds, int nfds)
     cmds[slot].status_fd = fds[2];
     cmds[slot].error = 0;
     cmds[slot].last = e.last != 0;
-    struct spawn_args sa = {&e, path, cwd, argv, envp, {stdin_fd, fds[0], fds[1]}};
+    static unsigned char all[128];
+    long all_len;
+    bool pinned = pin_to_this_cpu(all, sizeof all, &all_len);
+    struct spawn_args sa = {&e,   path, cwd, argv, envp, {stdin_fd, fds[0], fds[1]},
+                            pinned ? all : NULL, all_len};
     pid_t pid = clone(spawn_child, child_stack + sizeof child_stack, CLONE_VM | CLONE_VFORK | SIGCHLD,
                       &sa);
+    if (pinned)
+        syscall(SYS_sched_setaffinity, 0, all_len, all);
     if (pid < 0) {
         cmds[slot].pid = 0;
         sl_exec_status st = {0, errno, 0};
