@@ -1324,7 +1324,12 @@ int sl_kb_add(sl_kb *k, const char *kb_id, const sl_kb_doc_in *in, sl_value **do
  * halves share both processors whichever is the heavier.  The writer
  * writes and reports them in order. */
 
-#define RING 3   /* documents prepared and not yet written, at most */
+/* Documents prepared and not yet written, at most: enough that the
+ * preparing thread never waits for the writer's room (with 3 it waited a
+ * fifth of the time, and the writer prepared in its place), and bounded
+ * by their bytes too, so a run of large documents holds a few at most. */
+#define RING 8
+#define RING_BYTES ((size_t)64 << 20)
 
 typedef struct {
     sl_kb *k;
@@ -1343,6 +1348,7 @@ typedef struct {
         prepared p;
     } ring[RING];
     size_t claimed;  /* documents claimed for preparing */
+    size_t bytes;    /* the loaded documents' bytes, of those not yet written */
     size_t taken;    /* documents the writer has finished */
     bool stop;
 } add_batch;
@@ -1350,7 +1356,8 @@ typedef struct {
 /* The next document to prepare, or -1 when none may be now (mu held). */
 static long claim(add_batch *b)
 {
-    if (b->stop || b->claimed >= b->n || b->claimed >= b->taken + RING)
+    if (b->stop || b->claimed >= b->n || b->claimed >= b->taken + RING ||
+        (b->claimed >= b->taken + 2 && b->bytes >= RING_BYTES))
         return -1;
     return (long)b->claimed++;
 }
@@ -1368,6 +1375,8 @@ static void prepare_slot(add_batch *b, size_t i)
     }
     pthread_mutex_lock(&b->mu);
     s->ready = true;
+    if (s->loaded)
+        b->bytes += s->in.len;
     pthread_cond_broadcast(&b->cv);
     pthread_mutex_unlock(&b->mu);
 }
@@ -1392,6 +1401,8 @@ static void *preparer(void *arg)
 
 static void slot_release(add_batch *b, struct slot *s)
 {
+    if (s->loaded)
+        b->bytes -= s->in.len;
     prepared_release(&s->p);
     if (s->loaded && b->f->unload)
         b->f->unload(s->doc, &s->in, b->f->ud);
