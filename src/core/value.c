@@ -505,6 +505,12 @@ bool sl_utf8_valid(const char *s, size_t n)
 {
     const unsigned char *p = (const unsigned char *)s;
     for (size_t i = 0; i < n;) {
+        /* ASCII, eight bytes at a time */
+        uint64_t w;
+        while (i + 8 <= n && (memcpy(&w, p + i, 8), !(w & 0x8080808080808080u)))
+            i += 8;
+        if (i >= n)
+            break;
         bool ok;
         i += sl_utf8_step(p + i, n - i, &ok);
         if (!ok)

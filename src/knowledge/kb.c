@@ -771,11 +771,9 @@ static int doc_text(sl_kb *k, const sl_kb_doc_in *in, sl_buf *out, sl_err *err)
                                 " knowledge_max_input (%zu)",
                                 in->name, in->len, k->env.limits.max_input);
         /* plain text needs no reader process: it is checked as UTF-8 and kept */
-        sl_value *s = json_stringn(in->bytes ? in->bytes : "", in->len);
-        if (!s)
+        if (!sl_utf8_valid(in->bytes ? in->bytes : "", in->len))
             return sl_err_set(err, SL_EPARSE, "document '%s': the text is not valid UTF-8",
                               in->name);
-        json_decref(s);
         return sl_buf_add(out, in->bytes, in->len) ? sl_err_set(err, SL_ENOMEM, "out of memory")
                                                    : 0;
     }

@@ -563,9 +563,52 @@ static void test_deep_copy(void)
     json_decref(v);
 }
 
+/* sl_utf8_valid (eight ASCII bytes at a time, then a code point) agrees
+ * with jansson's check on random strings: runs of ASCII of every length
+ * around the 8-byte steps, with valid and broken sequences between. */
+static void test_utf8_valid(void)
+{
+    static const char *const pieces[] = {
+        "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xed\x9f\xbf", /* valid */
+        "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xe2\x82", "\x80", "\xff",
+        "\xf0\x9f\x98", "\xc3"};                                            /* not */
+    unsigned seed = 12345, disagree = 0, tried = 0, valid = 0;
+    char buf[256];
+    for (int t = 0; t < 20000; t++) {
+        size_t n = 0;
+        int parts = (int)((seed = seed * 1103515245u + 12345u) >> 16) % 5;
+        for (int k = 0; k <= parts && n < 200; k++) {
+            int run = (int)((seed = seed * 1103515245u + 12345u) >> 16) % 19;
+            for (int r = 0; r < run; r++)
+                buf[n++] = (char)('a' + r % 26);
+            if ((seed >> 20) % 3) {
+                const char *pc = pieces[((seed = seed * 1103515245u + 12345u) >> 16) % 12];
+                /* mostly valid pieces, so whole strings are often valid */
+                if ((seed >> 18) % 4 && k % 2 == 0)
+                    pc = pieces[(seed >> 12) % 4];
+                memcpy(buf + n, pc, strlen(pc));
+                n += strlen(pc);
+            }
+        }
+        sl_value *j = json_stringn(buf, n);
+        bool want = j != NULL, got = sl_utf8_valid(buf, n);
+        json_decref(j);
+        disagree += want != got;
+        valid += want;
+        tried++;
+    }
+    CHECK(disagree == 0 && valid > tried / 10 && valid < tried - tried / 10,
+          "utf8_valid agrees with jansson on %u strings (%u valid, %u disagree)", tried, valid,
+          disagree);
+    CHECK(sl_utf8_valid("abcdefgh\xc3\xa9" "abcdefgh", 18) &&
+              !sl_utf8_valid("abcdefghabcdefg\xc3", 16) && sl_utf8_valid("", 0),
+          "utf8_valid: ASCII words around a two-byte letter; a cut one at the end");
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0); /* keep TAP lines if a sanitizer ends the run */
+    test_utf8_valid();
     test_text();
     test_fmt_double();
     test_truthy();
