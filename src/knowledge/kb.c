@@ -227,6 +227,24 @@ static size_t utf8_chars(const char *s)
     return n;
 }
 
+/* A chunk's word count and index_node_hash: both follow from its text,
+ * so a chunk's info keeps them only when it was written before they were
+ * left out (Dify's word_count is the text's length in characters). */
+static long long chunk_words(const sl_value *info, const char *content)
+{
+    const sl_value *w = json_object_get(info, "word_count");
+    return w ? (long long)json_number_value(w) : (long long)utf8_chars(content);
+}
+
+static void chunk_hash(const sl_value *info, const char *content, char out[65])
+{
+    const char *h = json_string_value(json_object_get(info, "hash"));
+    if (h && strlen(h) == 64)
+        memcpy(out, h, 65);
+    else
+        text_hash(content, out);
+}
+
 /* ---- the keyword side (kwindex.h) ---- */
 
 /* The keyword index of a chunk list: its indexed chunks by position. */
@@ -819,7 +837,6 @@ typedef struct {
     bool lazy;
     struct cl_meta {
         long long words, created;
-        char hash[65];
         bool indexed;
     } *meta;
 } chunk_list;
@@ -859,9 +876,8 @@ static void cl_add_n(chunk_list *cl, long parent, int position, const char *cont
         if (cl->lazy)
             cl->meta = sl_xrealloc(cl->meta, cl->alloc * sizeof *cl->meta);
     }
-    char id[37] = "", hash[65];
+    char id[37] = "";
     uuid_next(cl, id);
-    text_hash(content, hash);
     char *idc = sl_xstrdup(id);
     const char *fts = indexed ? content : NULL;   /* kwindex.h tokenizes it */
     cl->owned[cl->nowned++] = idc;
@@ -870,11 +886,10 @@ static void cl_add_n(chunk_list *cl, long parent, int position, const char *cont
         struct cl_meta *m = &cl->meta[cl->n];
         m->words = chars >= 0 ? chars : (long long)utf8_chars(content);
         m->created = (long long)time(NULL);
-        memcpy(m->hash, hash, sizeof hash);
         m->indexed = false;
     } else {
-        info = json_pack("{s:I, s:s, s:b, s:I}", "word_count", (json_int_t)utf8_chars(content),
-                         "hash", hash, "enabled", true, "created_at", (json_int_t)time(NULL));
+        /* no word_count or hash: chunk_words, chunk_hash */
+        info = json_pack("{s:b, s:I}", "enabled", true, "created_at", (json_int_t)time(NULL));
     }
     cl->infos[cl->n] = info;
     cl->v[cl->n] = (sl_store_chunk){.id = idc, .parent = parent, .position = position,
@@ -908,28 +923,23 @@ static void cl_indexed(chunk_list *cl, size_t c)
         cl->meta[c].indexed = true;
 }
 
-static const char *cl_hash(const chunk_list *cl, size_t c)
-{
-    return cl->infos[c] ? str_of(cl->infos[c], "hash", "") : cl->lazy ? cl->meta[c].hash : "";
-}
-
 /* A lazy list's infos as the JSON text the store keeps, each chunk's
- * {word_count, hash, enabled, created_at[, indexed]}. */
+ * {enabled, created_at[, indexed]} (its word count and hash follow from
+ * its text: chunk_words, chunk_hash). */
 static void cl_infos_text(chunk_list *cl)
 {
     if (!cl->lazy)
         return;
-    /* all of them in one block, each NUL-terminated: at most 172 bytes
-     * (two 19-digit numbers, the 64-digit hash) */
-    size_t each = 192, at = 0;
+    /* all of them in one block, each NUL-terminated: at most 66 bytes
+     * (a 19-digit number) */
+    size_t each = 80, at = 0;
     char *block = sl_xmalloc(cl->n * each + 1);
     cl->owned = sl_xrealloc(cl->owned, (cl->nowned + 2) * sizeof *cl->owned);
     cl->owned[cl->nowned++] = block;
     for (size_t c = 0; c < cl->n; c++) {
         const struct cl_meta *m = &cl->meta[c];
-        int w = snprintf(block + at, each, "{\"word_count\":%lld,\"hash\":\"%s\",\"enabled\":true,"
-                                           "\"created_at\":%lld%s}",
-                         m->words, m->hash, m->created, m->indexed ? ",\"indexed\":true" : "");
+        int w = snprintf(block + at, each, "{\"enabled\":true,\"created_at\":%lld%s}", m->created,
+                         m->indexed ? ",\"indexed\":true" : "");
         if (w < 0 || (size_t)w >= each)
             SL_BUG("a chunk's info is longer than its room");
         cl->v[c].info_json = block + at;
@@ -1092,13 +1102,19 @@ static int prepare_vectors(sl_kb *k, const sl_kb_doc_in *in, prepared *p, const 
     sl_value *oc;
     json_array_foreach(ochunks, j, oc) {
         const sl_value *oi = json_object_get(oc, "info");
-        if (bool_of(oi, "indexed", false))
-            sl_map_put(&by_hash, str_of(oi, "hash", ""), oldv + j * (size_t)dims);
+        if (bool_of(oi, "indexed", false)) {
+            char h[65];
+            chunk_hash(oi, str_of(oc, "content", ""), h);
+            sl_map_put(&by_hash, h, oldv + j * (size_t)dims);
+        }
     }
     float **have = sl_xcalloc(cl->n + 1, sizeof *have);
-    for (size_t c = 0; c < cl->n && dims > 0; c++)
-        if (cl->v[c].fts)
-            have[c] = sl_map_get(&by_hash, cl_hash(cl, c));
+    for (size_t c = 0; c < cl->n && dims > 0 && json_array_size(ochunks); c++)
+        if (cl->v[c].fts) {
+            char h[65];
+            text_hash(cl->v[c].content, h);
+            have[c] = sl_map_get(&by_hash, h);
+        }
     embed_progress ep = {.in = in};
     int rc = embed_missing(k, p->kinfo, &ep, cl, have, &dims, &p->vecs, tokens, err);
     if (!rc)
@@ -1823,14 +1839,16 @@ static sl_value *segment_of(const sl_value *c, const char *doc_id, const sl_valu
 {
     const sl_value *info = json_object_get(c, "info");
     long long created = (long long)num_of(info, "created_at", 0);
+    char hash[65];
+    chunk_hash(info, str_of(c, "content", ""), hash);
     sl_value *o = json_pack("{s:O, s:I, s:s, s:O, s:O, s:s, s:I, s:I, s:[], s:O, s:s, s:I, s:b}",
                             "id", json_object_get(c, "id"), "position",
                             (json_int_t)num_of(c, "position", 0), "document_id", doc_id,
                             "content", json_object_get(c, "content"), "sign_content",
                             json_object_get(c, "content"), "answer", "", "word_count",
-                            (json_int_t)num_of(info, "word_count", 0), "tokens",
+                            (json_int_t)chunk_words(info, str_of(c, "content", "")), "tokens",
                             (json_int_t)num_of(info, "tokens", 0), "keywords", "index_node_id",
-                            json_object_get(c, "id"), "index_node_hash", str_of(info, "hash", ""),
+                            json_object_get(c, "id"), "index_node_hash", hash,
                             "hit_count", (json_int_t)num_of(info, "hit_count", 0), "enabled",
                             bool_of(info, "enabled", true));
     json_object_set_new(o, "disabled_at", json_null());
@@ -1872,7 +1890,8 @@ static sl_value *doc_segments(sl_kb *k, const char *kid, const char *doc_id, flo
                               json_object_get(json_object_get(s, "row"), "id"), "content",
                               json_object_get(c, "content"), "position",
                               json_object_get(c, "position"), "word_count",
-                              (json_int_t)num_of(ci, "word_count", 0), "type", "automatic",
+                              (json_int_t)chunk_words(ci, str_of(c, "content", "")), "type",
+                              "automatic",
                               "created_at", (json_int_t)num_of(ci, "created_at", 0),
                               "updated_at", (json_int_t)num_of(ci, "created_at", 0)));
                 break;

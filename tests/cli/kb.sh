@@ -81,6 +81,19 @@ check "… records in Dify's shape (segment, document, child_chunks, score)" \
     jqt '.[0] | has("segment") and has("child_chunks") and has("score") and
          (.segment | has("index_node_hash") and has("word_count") and has("position") and
           .created_at > 1700000000)' "$T/out"
+# a segment's word_count and index_node_hash are Dify's: the text's length
+# in characters and sha256(text + "None") (kept in no chunk's info since
+# they follow from the text: knowledge/kb.c, chunk_words and chunk_hash)
+check "… word_count and index_node_hash are Dify's (characters; sha256 of the text and None)" \
+    /usr/bin/python3 -c '
+import hashlib, json, sys
+recs = json.load(open(sys.argv[1]))
+ok = bool(recs)
+for r in recs:
+    s = r["segment"]
+    ok = ok and s["word_count"] == len(s["content"]) and \
+        s["index_node_hash"] == hashlib.sha256((s["content"] + "None").encode()).hexdigest()
+sys.exit(0 if ok else 1)' "$T/out"
 sl kb search pets "stock market" --mode keyword --json
 check "search: by keyword, only the document with the words" \
     jqt 'length == 1 and .[0].segment.document.name == "market.md" and .[0].score > 0 and
@@ -133,6 +146,22 @@ sl kb search pets "animals" --filter '{"conditions": 3}'
 check "search: a malformed filter is refused (exit $rc)" [ "$rc" = 2 ]
 
 # ---- a changed document replaces its chunks ----
+# chunks whose text did not change keep their vectors: only the new one
+# goes to the model (llmd's request log); each paragraph is a chunk of its
+# own (about 1,500 characters, over half of automatic's 500 tokens)
+para() { for _ in $(seq 30); do printf '%s ' "$1"; done; printf '\n\n'; }
+{ para 'Cats are small furry animals that sleep all day.'
+  para 'They chase mice at night.'; } >docs/cats.txt
+sl kb add pets docs/cats.txt
+curl -s -X POST "${SLUICE_LLM_BASE_URL%/v1}/__reset" >/dev/null
+{ para 'Cats are small furry animals that sleep all day.'
+  para 'They purr when they are happy.'; } >docs/cats.txt
+sl kb add pets docs/cats.txt
+curl -s "${SLUICE_LLM_BASE_URL%/v1}/__log" >"$T/log.json"
+check "add: a changed file: only its changed chunk is embedded again (rc $rc)" \
+    jqt '[.[] | select(.path | test("embeddings")) | .body.input | if type == "array" then .[] else . end]
+         | length >= 1 and (map(test("purr")) | all) and (map(test("sleep all day")) | any | not)' \
+    "$T/log.json"
 printf 'Cats purr when they are happy and warm.\n' >docs/cats.txt
 sl kb add pets docs
 check "add: a changed file is replaced, the others unchanged" \
