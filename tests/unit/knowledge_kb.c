@@ -351,10 +351,102 @@ static void graph(bool background)
     CHECK(system(cmd) == 0, "clean up");
 }
 
+/* Whether the store's file holds text (after its store is closed, which
+ * checkpoints the log into it). */
+static bool file_has(const char *dir, const char *text)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/sluice.db", dir);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return false;
+    size_t n = strlen(text), cap = 1 << 20, len = 0;
+    char *buf = malloc(cap);
+    bool found = false;
+    for (;;) {
+        size_t r = fread(buf + len, 1, cap - len, f);
+        len += r;
+        if (len >= n && memmem(buf, len, text, n))
+            found = true;
+        if (found || !r)
+            break;
+        if (len > n) { /* keep the tail a match may start in */
+            memmove(buf, buf + len - n, n);
+            len = n;
+        }
+    }
+    free(buf);
+    fclose(f);
+    return found;
+}
+
+/* The knowledge writer frees pages without zeroing them (secure_delete
+ * FAST: merges free pages all the time); deleting a document on purpose
+ * still zeroes what it deletes, its text and its own keyword segment. */
+static void scrubbed(void)
+{
+    char dir[] = "/tmp/sl-kbs-XXXXXX";
+    if (!mkdtemp(dir)) {
+        CHECK(0, "mkdtemp");
+        return;
+    }
+    sl_err err = {0};
+    int interrupted;
+    sl_store *s;
+    /* 1,500 words and the mark last: the document's keyword segment is a
+     * page of about 8 KB, so its last terms sit on an overflow page, one
+     * that deleting frees without rewriting (what FAST leaves as it is) */
+    const char *mark = "Zzquokkazebrine";
+    char text[16000];
+    size_t at = 0;
+    for (int i = 0; i < 1500; i++)
+        at += (size_t)snprintf(text + at, sizeof text - at, "w%04d ", i);
+    snprintf(text + at, sizeof text - at, "%s.", mark);
+    char *kb = NULL, *doc_id = NULL;
+    for (int round = 0; round < 2; round++) {
+        CHECK(sl_store_open(dir, &s, &interrupted, &err) == 0, "store opens (round %d)", round);
+        sl_kb_env env = {.store = s};
+        sl_kb_limits_default(&env.limits);
+        sl_kb *k = sl_kb_open(&env, &err);
+        if (round == 0) {
+            sl_value *spec = json_pack("{s:s}", "name", "vault"), *ds = NULL, *doc = NULL;
+            CHECK(sl_kb_create(k, spec, &ds, &err) == 0, "create vault");
+            kb = strdup(json_string_value(json_object_get(ds, "id")));
+            sl_kb_doc_in a = {.name = "secret.txt", .text = text};
+            sl_kb_doc_in b = {.name = "other.txt", .text = "Nothing to see in this one."};
+            bool same;
+            CHECK(sl_kb_add(k, kb, &a, &doc, &same, &err) == 0, "add the secret");
+            doc_id = strdup(json_string_value(json_object_get(doc, "id")));
+            json_decref(doc);
+            CHECK(sl_kb_add(k, kb, &b, &doc, &same, &err) == 0, "add another");
+            json_decref(doc);
+            json_decref(ds);
+            json_decref(spec);
+        } else {
+            CHECK(sl_kb_doc_delete(k, kb, doc_id, &err) == 0, "delete the secret");
+        }
+        sl_kb_close(k);
+        sl_store_close(s);
+        if (round == 0)
+            CHECK(file_has(dir, mark) && file_has(dir, "zzquokkazebrine"),
+                  "the store's file holds the document's text and terms");
+        else
+            CHECK(!file_has(dir, mark) && !file_has(dir, "zzquokkazebrine"),
+                  "deleted: neither its text nor its terms are left in the file");
+    }
+    free(kb);
+    free(doc_id);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd)) {
+    }
+}
+
 int main(void)
 {
     operators();
     economy();
+    scrubbed();
     graph(false);
     graph(true);
     return tap_done();
