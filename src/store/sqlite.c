@@ -2106,30 +2106,31 @@ static int merge_segments(sl_store_be *s, long long kbn)
         sl_buf out;
         sl_buf_init(&out, 0);
         while (!rc) {
+            /* one pass: the lowest term and the readers that have it */
+            size_t at[MERGE_FANIN], np = 0;
             const sl_kw_entry *low = NULL;
-            for (size_t i = 0; i < ns; i++)
-                if (rd[i].live && (!low || cmp_term_bytes(&rd[i].e, low) < 0))
-                    low = &rd[i].e;
+            for (size_t i = 0; i < ns; i++) {
+                if (!rd[i].live)
+                    continue;
+                int c = low ? cmp_term_bytes(&rd[i].e, low) : -1;
+                if (c < 0)
+                    low = &rd[i].e, np = 0;
+                if (c <= 0)
+                    at[np++] = i;
+            }
             if (!low)
                 break;
-            sl_kw_entry key = *low;
-            size_t np = 0;
-            for (size_t i = 0; i < ns; i++)
-                if (rd[i].live && !cmp_term_bytes(&rd[i].e, &key))
-                    parts[np++] = rd[i].e;
-            sl_kw_entry joined = key;
+            for (size_t j = 0; j < np; j++)
+                parts[j] = rd[at[j]].e;
+            sl_kw_entry joined = *low;
             rc = sl_kw_join(parts, np, &out, &joined);
             joined.data = (const unsigned char *)out.data;
             joined.size = out.len;
             if (!rc)
                 sw_add(&w, &joined);
             /* the entries joined are copied: each reader moves on */
-            for (size_t i = 0; i < ns && !rc; i++)
-                if (rd[i].live && rd[i].e.term != key.term && !cmp_term_bytes(&rd[i].e, &key))
-                    sr_next(&rd[i]), rc = rd[i].rc;
-            for (size_t i = 0; i < ns && !rc; i++)
-                if (rd[i].live && rd[i].e.term == key.term)
-                    sr_next(&rd[i]), rc = rd[i].rc;
+            for (size_t j = 0; j < np && !rc; j++)
+                sr_next(&rd[at[j]]), rc = rd[at[j]].rc;
             rc = rc || w.rc;
         }
         sl_buf_release(&out);
