@@ -1657,21 +1657,28 @@ static long long kb_n(sl_store_be *s, const char *kb_id)
     return n;
 }
 
-/* One statement on the locked reader connection: binds texts (NULL: null)
- * and integers (after the texts), steps once. */
+/* Binds texts (NULL: null) and integers (after the texts) and steps once:
+ * 0 when the statement ran. */
+static int bind_step(sqlite3_stmt *st, const char *const *t, int nt, const long long *i, int ni)
+{
+    for (int k = 0; k < nt; k++)
+        bind_text(st, k + 1, t[k]);
+    for (int k = 0; k < ni; k++)
+        sqlite3_bind_int64(st, nt + k + 1, i[k]);
+    int rc = sqlite3_step(st);
+    return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : -1;
+}
+
+/* One statement on the locked reader connection (bind_step). */
 static int run1(sqlite3 *db, const char *sql, const char *const *t, int nt,
                 const long long *i, int ni)
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
         return -1;
-    for (int k = 0; k < nt; k++)
-        bind_text(st, k + 1, t[k]);
-    for (int k = 0; k < ni; k++)
-        sqlite3_bind_int64(st, nt + k + 1, i[k]);
-    int rc = sqlite3_step(st);
+    int rc = bind_step(st, t, nt, i, ni);
     sqlite3_finalize(st);
-    return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : -1;
+    return rc;
 }
 
 /* run1 on the knowledge writer's connection, its statement kept (kq). */
@@ -1681,13 +1688,9 @@ static int run1k(sl_store_be *s, const char *sql, const char *const *t, int nt,
     sqlite3_stmt *st = kq(s, sql);
     if (!st)
         return -1;
-    for (int k = 0; k < nt; k++)
-        bind_text(st, k + 1, t[k]);
-    for (int k = 0; k < ni; k++)
-        sqlite3_bind_int64(st, nt + k + 1, i[k]);
-    int rc = sqlite3_step(st);
+    int rc = bind_step(st, t, nt, i, ni);
     kq_done(s, st);
-    return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : -1;
+    return rc;
 }
 
 /* The knowledge writer's settings.  Debian builds SQLite with
