@@ -836,7 +836,7 @@ typedef struct {
      * in the preparer (cl_infos_text) */
     bool lazy;
     struct cl_meta {
-        long long words, created;
+        long long created;
         bool indexed;
     } *meta;
 } chunk_list;
@@ -864,9 +864,7 @@ static void uuid_next(chunk_list *cl, char out[37])
     out[k] = 0;
 }
 
-/* chars: content's code points when the caller counted them, else -1 */
-static void cl_add_n(chunk_list *cl, long parent, int position, const char *content, bool indexed,
-                     long long chars)
+static void cl_add(chunk_list *cl, long parent, int position, const char *content, bool indexed)
 {
     if (cl->n == cl->alloc) {
         cl->alloc = cl->alloc ? cl->alloc * 2 : 64;
@@ -884,7 +882,6 @@ static void cl_add_n(chunk_list *cl, long parent, int position, const char *cont
     sl_value *info = NULL;
     if (cl->lazy) {
         struct cl_meta *m = &cl->meta[cl->n];
-        m->words = chars >= 0 ? chars : (long long)utf8_chars(content);
         m->created = (long long)time(NULL);
         m->indexed = false;
     } else {
@@ -895,11 +892,6 @@ static void cl_add_n(chunk_list *cl, long parent, int position, const char *cont
     cl->v[cl->n] = (sl_store_chunk){.id = idc, .parent = parent, .position = position,
                                     .content = content, .fts = fts, .info = info, .vec = NULL};
     cl->n++;
-}
-
-static void cl_add(chunk_list *cl, long parent, int position, const char *content, bool indexed)
-{
-    cl_add_n(cl, parent, position, content, indexed, -1);
 }
 
 static void cl_release(chunk_list *cl)
@@ -1220,8 +1212,7 @@ static int prepare(sl_kb *k, const char *kb_id, const sl_kb_doc_in *in, prepared
         sr.split.max_input = k->env.limits.max_input;
         rc = sl_split(clean.data ? clean.data : "", clean.len, &sr.split, &p->chunks, err);
         for (size_t c = 0; !rc && c < p->chunks.n; c++) {
-            cl_add_n(cl, -1, (int)c + 1, p->chunks.v[c].text, true,
-                     (long long)p->chunks.v[c].chars);
+            cl_add(cl, -1, (int)c + 1, p->chunks.v[c].text, true);
             words += (long long)p->chunks.v[c].chars;
         }
     } else if (!rc) {
@@ -1231,12 +1222,10 @@ static int prepare(sl_kb *k, const char *kb_id, const sl_kb_doc_in *in, prepared
                                    err);
         for (size_t q = 0; !rc && q < p->parents.n; q++) {
             long pi = (long)cl->n;
-            cl_add_n(cl, -1, (int)q + 1, p->parents.v[q].parent.text, false,
-                     (long long)p->parents.v[q].parent.chars);
+            cl_add(cl, -1, (int)q + 1, p->parents.v[q].parent.text, false);
             words += (long long)p->parents.v[q].parent.chars;
             for (size_t c = 0; c < p->parents.v[q].children.n; c++)
-                cl_add_n(cl, pi, (int)c + 1, p->parents.v[q].children.v[c].text, true,
-                         (long long)p->parents.v[q].children.v[c].chars);
+                cl_add(cl, pi, (int)c + 1, p->parents.v[q].children.v[c].text, true);
         }
     }
     sl_buf_release(&clean);
