@@ -177,6 +177,8 @@ static const char *const migrations[] = {
      * position without reading every document */
     "CREATE INDEX kb_docs_source ON kb_docs(kb, json_extract(info, '$.source'));"
     "CREATE INDEX kb_docs_position ON kb_docs(kb, json_extract(info, '$.position'));",
+    /* 12: the admin API lists the runs of every app, newest first */
+    "CREATE INDEX runs_created ON runs(created_at, id);",
 };
 
 typedef struct op {
@@ -1215,7 +1217,7 @@ static sl_value *run_row(sqlite3_stmt *st)
 static sl_value *sq_run_get(sl_store_be *s, const char *app_id, const char *run_id)
 {
     q x;
-    if (!q_open(&x, s, "SELECT " RUN_COLS " FROM runs WHERE id=?1 AND app_id=?2"))
+    if (!q_open(&x, s, "SELECT " RUN_COLS " FROM runs WHERE id=?1 AND (?2 IS NULL OR app_id=?2)"))
         return NULL;
     bind_text(x.st, 1, run_id);
     bind_text(x.st, 2, app_id);
@@ -1228,7 +1230,7 @@ static sl_value *sq_run_events(sl_store_be *s, const char *app_id, const char *r
 {
     q x;
     if (!q_open(&x, s, "SELECT l.events FROM run_log l JOIN runs r ON r.id=l.run_id "
-                       "WHERE l.run_id=?1 AND r.app_id=?2"))
+                       "WHERE l.run_id=?1 AND (?2 IS NULL OR r.app_id=?2)"))
         return NULL;
     bind_text(x.st, 1, run_id);
     bind_text(x.st, 2, app_id);
@@ -1238,6 +1240,59 @@ static sl_value *sq_run_events(sl_store_be *s, const char *app_id, const char *r
         return arr;
     json_decref(arr);
     return NULL;
+}
+
+static sl_value *sq_runs_list(sl_store_be *s, const sl_runs_filter *f)
+{
+    int limit = f->limit >= 1 && f->limit <= 100 ? f->limit : 50;
+    q x;
+    if (!q_open(&x, s, "SELECT id, app_id, status, user, error, created_at, finished_at, elapsed,"
+                       " total_tokens, total_steps FROM runs"
+                       " WHERE (?1 IS NULL OR app_id=?1) AND (?2 IS NULL OR status=?2)"
+                       " AND (?3 IS NULL OR user=?3) AND created_at >= ?4 AND created_at <= ?5"
+                       " AND (created_at < ?6 OR (created_at = ?6 AND id < ?7))"
+                       " ORDER BY created_at DESC, id DESC LIMIT ?8"))
+        return NULL;
+    bind_text(x.st, 1, f->app_id);
+    bind_text(x.st, 2, f->status);
+    bind_text(x.st, 3, f->user);
+    sqlite3_bind_int64(x.st, 4, f->since);
+    sqlite3_bind_int64(x.st, 5, f->until > 0 ? f->until : INT64_MAX);
+    sqlite3_bind_int64(x.st, 6, f->before_at > 0 ? f->before_at : INT64_MAX);
+    bind_text(x.st, 7, f->before_id ? f->before_id : "");
+    sqlite3_bind_int(x.st, 8, limit + 1);
+    sl_value *data = json_array(), *next = json_null();
+    int n = 0;
+    bool more = false;
+    while (sqlite3_step(x.st) == SQLITE_ROW) {
+        if (n++ == limit) {
+            more = true;
+            break;
+        }
+        long long created = sqlite3_column_int64(x.st, 5);
+        json_array_append_new(
+            data, json_pack("{s:o, s:o, s:o, s:o, s:o, s:I, s:o, s:f, s:I, s:I}", "id",
+                            col_str(x.st, 0), "app_id", col_str(x.st, 1), "status",
+                            col_str(x.st, 2), "user", col_str(x.st, 3), "error", col_str(x.st, 4),
+                            "created_at", (json_int_t)created, "finished_at",
+                            sqlite3_column_type(x.st, 6) == SQLITE_NULL
+                                ? json_null()
+                                : json_integer(sqlite3_column_int64(x.st, 6)),
+                            "elapsed_time", sqlite3_column_double(x.st, 7), "total_tokens",
+                            (json_int_t)sqlite3_column_int64(x.st, 8), "total_steps",
+                            (json_int_t)sqlite3_column_int64(x.st, 9)));
+    }
+    q_close(&x);
+    size_t last = json_array_size(data);
+    if (more && last) {
+        const sl_value *r = json_array_get(data, last - 1);
+        char *cur = sl_xasprintf("%lld:%s", (long long)json_integer_value(json_object_get(r, "created_at")),
+                                 json_string_value(json_object_get(r, "id")));
+        json_decref(next);
+        next = json_string(cur);
+        free(cur);
+    }
+    return json_pack("{s:o, s:b, s:o}", "data", data, "has_more", more, "next", next);
 }
 
 static sl_value *sq_run_logs(sl_store_be *s, const char *app_id, const char *status, int page,
@@ -2661,6 +2716,7 @@ const sl_store_ops sl_store_sqlite = {
     .finish_run = sq_finish_run,
     .run_get = sq_run_get,
     .run_events = sq_run_events,
+    .runs_list = sq_runs_list,
     .run_logs = sq_run_logs,
     .conversation = sq_conversation,
     .history = sq_history,

@@ -207,6 +207,11 @@ sl_value *sl_store_run_events(sl_store *s, const char *app_id, const char *run_i
     return s->ops->run_events(s->b, app_id, run_id);
 }
 
+sl_value *sl_store_runs_list(sl_store *s, const sl_runs_filter *f)
+{
+    return s->ops->runs_list(s->b, f);
+}
+
 sl_value *sl_store_run_logs(sl_store *s, const char *app_id, const char *status, int page,
                             int limit)
 {

@@ -106,10 +106,24 @@ int sl_store_finish_run(sl_store *s, const char *run_id, const char *status,
                         long long tokens, int steps, long long finished_at, const char *answer,
                         char *events, sl_err *err);
 /* The run as Dify's GET /workflows/run/:id shows it; NULL when it is not
- * this app's. */
+ * this app's (app_id NULL: any app's, for the admin API). */
 sl_value *sl_store_run_get(sl_store *s, const char *app_id, const char *run_id);
-/* Events of a run in order: [{event, data}]. */
+/* Events of a run in order: [{event, data}] (app_id as above); NULL while
+ * the run runs (they are kept when it ends). */
 sl_value *sl_store_run_events(sl_store *s, const char *app_id, const char *run_id);
+/* Runs of every app, newest first, for the admin API: each filter applies
+ * when set (NULL, 0), before_at/before_id continue a list (the cursor of
+ * the page before), limit 1..100 (else 50).  {data: [{id, app_id, status,
+ * user, error, created_at, finished_at, elapsed_time, total_tokens,
+ * total_steps}], has_more, next (the cursor "created_at:id", or null)}. */
+typedef struct {
+    const char *app_id, *status, *user;
+    long long since, until;           /* created_at bounds, Unix seconds (0: none) */
+    long long before_at;              /* 0: from the newest */
+    const char *before_id;
+    int limit;
+} sl_runs_filter;
+sl_value *sl_store_runs_list(sl_store *s, const sl_runs_filter *f);
 /* Dify's /workflows/logs page. */
 sl_value *sl_store_run_logs(sl_store *s, const char *app_id, const char *status, int page,
                             int limit);
@@ -352,6 +366,7 @@ typedef struct sl_store_ops {
                       char *events, sl_err *err);
     sl_value *(*run_get)(sl_store_be *b, const char *app_id, const char *run_id);
     sl_value *(*run_events)(sl_store_be *b, const char *app_id, const char *run_id);
+    sl_value *(*runs_list)(sl_store_be *b, const sl_runs_filter *f);
     sl_value *(*run_logs)(sl_store_be *b, const char *app_id, const char *status, int page,
                           int limit);
 
