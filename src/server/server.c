@@ -1432,6 +1432,114 @@ static enum MHD_Result admin_tools(struct MHD_Connection *c, const char *method,
     return ret;
 }
 
+/* A number argument of the query (0 when absent); false when it is there
+ * and no whole number. */
+static bool arg_ll(struct MHD_Connection *c, const char *k, long long *out)
+{
+    const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, k);
+    *out = 0;
+    if (!v || !*v)
+        return true;
+    char *end;
+    errno = 0;
+    long long n = strtoll(v, &end, 10);
+    if (errno || *end || n < 0)
+        return false;
+    *out = n;
+    return true;
+}
+
+/* GET /admin/runs: the runs of every app, newest first (sl_store_runs_list):
+ * ?app= &status= &user= &since= &until= (Unix seconds) &limit= (1..100)
+ * &before= (the "next" of the page before). */
+static enum MHD_Result admin_runs(struct MHD_Connection *c)
+{
+    sl_runs_filter f = {0};
+    const char *v;
+#define ARG(k) ((v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, k)) && *v ? v : NULL)
+    f.app_id = ARG("app");
+    f.status = ARG("status");
+    f.user = ARG("user");
+    long long limit = 0;
+    if (!arg_ll(c, "since", &f.since) || !arg_ll(c, "until", &f.until) ||
+        !arg_ll(c, "limit", &limit) || limit > 100)
+        return reply_error(c, 400, "invalid_param",
+                           "since and until are Unix seconds, limit 1 to 100 (the default 50)");
+    f.limit = (int)limit;
+    char id[128] = "";
+    const char *before = ARG("before");
+#undef ARG
+    if (before) {
+        const char *colon = strchr(before, ':');
+        char *end;
+        errno = 0;
+        f.before_at = strtoll(before, &end, 10);
+        if (!colon || end != colon || errno || f.before_at <= 0 ||
+            strlen(colon + 1) >= sizeof id)
+            return reply_error(c, 400, "invalid_param",
+                               "before is the \"next\" of the page before (CREATED_AT:RUN_ID)");
+        snprintf(id, sizeof id, "%s", colon + 1);
+        f.before_id = id;
+    }
+    sl_value *list = sl_store_runs_list(S.store, &f);
+    return list ? reply_json(c, 200, list)
+                : reply_error(c, 500, "internal_error", "the runs could not be read");
+}
+
+/* GET /admin/runs/ID/events: a finished run's events again, as the stream
+ * that carried them (text/event-stream), each numbered (id: 1, 2, ...) so
+ * that a client that lost the connection resumes with Last-Event-ID (or
+ * ?after=N) and misses nothing. */
+static enum MHD_Result admin_run_events(struct MHD_Connection *c, const char *run_id)
+{
+    sl_value *run = sl_store_run_get(S.store, NULL, run_id);
+    if (!run)
+        return reply_error(c, 404, "not_found", "no run %s", run_id);
+    bool running = !strcmp(json_string_value(json_object_get(run, "status")) ?: "", "running");
+    json_decref(run);
+    if (running)
+        return reply_error(c, 409, "run_running",
+                           "run %s is still running: its events are kept when it ends; the live "
+                           "stream of a run is the /v1 request that started it",
+                           run_id);
+    const char *last = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Last-Event-ID");
+    long long after = 0;
+    if (last && *last) {
+        char *end;
+        errno = 0;
+        after = strtoll(last, &end, 10);
+        if (errno || *end || after < 0)
+            return reply_error(c, 400, "invalid_param", "Last-Event-ID is an event's number");
+    } else if (!arg_ll(c, "after", &after)) {
+        return reply_error(c, 400, "invalid_param", "after is an event's number");
+    }
+    sl_value *evs = sl_store_run_events(S.store, NULL, run_id);
+    sl_buf out;
+    sl_buf_init(&out, 0);
+    size_t i;
+    sl_value *e;
+    json_array_foreach(evs, i, e) {
+        if ((long long)i + 1 <= after)
+            continue;
+        char *text = json_dumps(e, JSON_COMPACT);
+        if (text) {
+            sl_buf_addf(&out, "id: %zu\ndata: %s\n\n", i + 1, text);
+            free(text);
+        }
+    }
+    json_decref(evs);
+    size_t n = out.len;
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(n, n ? sl_buf_detach(&out) : (void *)"",
+                                        n ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+    sl_buf_release(&out);
+    MHD_add_response_header(r, "Content-Type", "text/event-stream");
+    MHD_add_response_header(r, "Cache-Control", "no-cache");
+    enum MHD_Result ret = MHD_queue_response(c, 200, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
 static enum MHD_Result admin(struct MHD_Connection *c, const char *method, const char *path,
                              req *q)
 {
@@ -1458,6 +1566,26 @@ static enum MHD_Result admin(struct MHD_Connection *c, const char *method, const
                                                        : reply_json(c, 200, json_pack("{s:o}", "data", apps));
     } else if (!strcmp(path, "/tools") || !strncmp(path, "/tools/", 7)) {
         ret = admin_tools(c, method, "", path + 6, q);
+    } else if (!strcmp(method, "GET") && !strcmp(path, "/runs")) {
+        ret = admin_runs(c);
+    } else if (!strcmp(method, "GET") && !strncmp(path, "/runs/", 6) && path[6]) {
+        char id[128];
+        const char *rest = strchr(path + 6, '/');
+        size_t n = rest ? (size_t)(rest - path - 6) : strlen(path + 6);
+        if (n >= sizeof id) {
+            ret = reply_error(c, 404, "not_found", "no run %.40s...", path + 6);
+        } else {
+            snprintf(id, sizeof id, "%.*s", (int)n, path + 6);
+            if (rest && !strcmp(rest, "/events")) {
+                ret = admin_run_events(c, id);
+            } else if (rest) {
+                ret = reply_error(c, 404, "not_found", "%s %s is not an admin endpoint", method,
+                                  path);
+            } else {
+                sl_value *run = sl_store_run_get(S.store, NULL, id);
+                ret = run ? reply_json(c, 200, run) : reply_error(c, 404, "not_found", "no run %s", id);
+            }
+        }
     } else if (!strncmp(path, "/apps/", 6)) {
         char id[64];
         const char *rest = strchr(path + 6, '/');

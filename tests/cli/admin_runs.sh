@@ -1,0 +1,273 @@
+#!/usr/bin/env bash
+# CLI: the admin API's runs (docs/server.md, "Runs of every app"), over
+# real HTTP with the admin token:
+#   - GET /admin/runs lists the runs of every app, newest first, filtered
+#     by app, status, user and time, in pages continued by their cursor
+#     (nothing repeated, nothing missed);
+#   - GET /admin/runs/ID: one run of any app; unknown ids are 404;
+#   - GET /admin/runs/ID/events: its events as an event stream, numbered,
+#     and resumed after Last-Event-ID (or ?after=) with nothing lost;
+#   - bad arguments are 400 naming the argument; no token, 401.
+# Needs curl and jq; prints TAP.
+. "$(dirname "$0")/lib.bash"
+nok() {
+    n=$((n + 1)); echo "not ok $n - $*"
+    cut -c1-300 "$T/out" 2>/dev/null | head -5 | sed 's/^/#   stdout: /'
+    tail -5 "$T/err" 2>/dev/null | cut -c1-300 | sed 's/^/#   stderr: /'
+}
+for tool in curl jq; do
+    command -v "$tool" >/dev/null || { echo "1..0 # SKIP $tool is not installed"; exit 0; }
+done
+
+D=$T/data
+SPID=
+on_exit() {
+    [ -n "$SPID" ] && kill -KILL "$SPID" 2>/dev/null
+    wait 2>/dev/null
+}
+
+start_server() {
+    "$SLUICE" serve --listen "127.0.0.1:$PORT" --data "$D" >/dev/null 2>>"$T/serve.err" &
+    SPID=$!
+    local i
+    for ((i = 0; i < 100; i++)); do
+        curl -s --max-time 1 "http://127.0.0.1:$PORT/health" 2>/dev/null | grep -q '"ok"' && return 0
+        kill -0 "$SPID" 2>/dev/null || break
+        sleep 0.05
+    done
+    kill -KILL "$SPID" 2>/dev/null
+    wait "$SPID" 2>/dev/null
+    SPID=
+    return 1
+}
+# req KEY METHOD PATH [CURL-ARGS...]: body in $T/out, status in $code
+req() {
+    local key=$1 method=$2 path=$3 auth=()
+    shift 3
+    [ -n "$key" ] && auth=(-H "Authorization: Bearer $key")
+    : >"$T/err"
+    code=$(curl -s -o "$T/out" -w '%{http_code}' --max-time 30 -X "$method" "${auth[@]}" "$@" \
+        "$BASE$path" 2>"$T/err")
+}
+is() { [ "$code" = "$1" ] && { [ $# -lt 2 ] || jq -e "$2" "$T/out" >/dev/null 2>&1; }; }
+
+# two apps: one that answers, one that fails on a bad input
+cat >"$T/echo.yml" <<'EOF'
+app: {mode: workflow, name: admin-echo}
+kind: app
+version: 0.1.5
+workflow:
+  graph:
+    nodes:
+    - id: start
+      data:
+        type: start
+        title: Start
+        variables:
+        - {variable: x, label: X, type: text-input, required: true}
+    - id: tpl
+      data: {type: template-transform, title: T, template: '<{{ x }}>', variables: [{variable: x, value_selector: [start, x]}]}
+    - id: end
+      data: {type: end, title: End, outputs: [{variable: y, value_selector: [tpl, output]}]}
+    edges:
+    - {source: start, target: tpl}
+    - {source: tpl, target: end}
+EOF
+cat >"$T/fail.yml" <<'EOF'
+app: {mode: workflow, name: admin-fail}
+kind: app
+version: 0.1.5
+workflow:
+  graph:
+    nodes:
+    - id: start
+      data: {type: start, title: Start, variables: [{variable: x, label: X, type: text-input, required: true}]}
+    - id: code
+      data:
+        type: code
+        title: Boom
+        code_language: python3
+        code: |
+          def main(x):
+              raise ValueError("boom " + x)
+        variables: [{variable: x, value_selector: [start, x]}]
+        outputs: {y: {type: string}}
+    - id: end
+      data: {type: end, title: End, outputs: [{variable: y, value_selector: [code, y]}]}
+    edges:
+    - {source: start, target: code}
+    - {source: code, target: end}
+EOF
+cat >"$T/slow.yml" <<'EOF2'
+app: {mode: workflow, name: admin-slow}
+kind: app
+version: 0.1.5
+workflow:
+  graph:
+    nodes:
+    - id: start
+      data: {type: start, title: Start, variables: []}
+    - id: nap
+      data:
+        type: code
+        title: Nap
+        code_language: python3
+        code: |
+          import time
+          def main():
+              time.sleep(3)
+              return {"slept": 3}
+        variables: []
+        outputs: {slept: {type: number}}
+    - id: end
+      data: {type: end, title: End, outputs: [{variable: s, value_selector: [nap, slept]}]}
+    edges:
+    - {source: start, target: nap}
+    - {source: nap, target: end}
+EOF2
+sl app import "$T/slow.yml" --data "$D"
+SLOW=$(cat "$T/out")
+sl app key create "$SLOW" --data "$D"
+SK=$(cat "$T/out")
+sl app import "$T/echo.yml" --data "$D"
+ECHO=$(cat "$T/out")
+sl app import "$T/fail.yml" --data "$D"
+FAIL=$(cat "$T/out")
+sl app key create "$ECHO" --data "$D"
+EK=$(cat "$T/out")
+sl app key create "$FAIL" --data "$D"
+FK=$(cat "$T/out")
+
+PORT=
+for _ in 1 2 3; do
+    PORT=$(free_port)
+    start_server && break
+    PORT=
+done
+BASE=http://127.0.0.1:$PORT
+if [ -z "$PORT" ]; then
+    nok "sluice serve starts"
+    echo "1..$n"
+    exit 1
+fi
+AT=$(cat "$D/admin-token")
+
+# 7 runs of echo (users alice and bob), 2 failed runs of fail
+for i in 1 2 3 4 5 6 7; do
+    u=alice
+    [ $((i % 2)) = 0 ] && u=bob
+    req "$EK" POST /v1/workflows/run -H 'Content-Type: application/json' \
+        --data-binary "{\"inputs\":{\"x\":\"r$i\"},\"user\":\"$u\",\"response_mode\":\"blocking\"}"
+done
+check "the runs ran (last: $code)" is 200 '.data.outputs.y == "<r7>"'
+for i in 1 2; do
+    req "$FK" POST /v1/workflows/run -H 'Content-Type: application/json' \
+        --data-binary "{\"inputs\":{\"x\":\"f$i\"},\"user\":\"carol\",\"response_mode\":\"blocking\"}"
+done
+FAILED_RUN=$(jq -r '.workflow_run_id // .data.id' "$T/out")
+
+req "" GET /admin/runs
+check "no token: 401 ($code)" is 401 '.code == "unauthorized"'
+
+req "$AT" GET "/admin/runs"
+check "every app's runs, newest first (9 runs)" is 200 \
+    '(.data | length) == 9 and .has_more == false and .next == null and
+     ([.data[].created_at] | . == (sort | reverse)) and
+     ([.data[].app_id] | unique | length) == 2'
+check "… each with its app, status, user and figures" is 200 \
+    '.data[0] | has("id") and has("app_id") and has("status") and has("user") and
+     has("elapsed_time") and has("total_tokens") and has("total_steps") and has("finished_at")'
+req "$AT" GET "/admin/runs?app=$ECHO"
+check "?app: that app's runs only" is 200 \
+    "(.data | length) == 7 and all(.data[]; .app_id == \"$ECHO\" and .status == \"succeeded\")"
+req "$AT" GET "/admin/runs?status=failed"
+check "?status=failed: the two failed runs, with their error" is 200 \
+    "(.data | length) == 2 and all(.data[]; .app_id == \"$FAIL\" and (.error | test(\"boom\")))"
+req "$AT" GET "/admin/runs?user=bob"
+check "?user=bob: his three runs" is 200 '(.data | length) == 3 and all(.data[]; .user == "bob")'
+req "$AT" GET "/admin/runs?since=4102444800"
+check "?since in the future: none" is 200 '(.data | length) == 0'
+req "$AT" GET "/admin/runs?until=1"
+check "?until in the past: none" is 200 '(.data | length) == 0'
+
+# pages of 2 through the cursor: every run once, in order
+ids=()
+next=
+for _ in 1 2 3 4 5 6; do
+    req "$AT" GET "/admin/runs?limit=2${next:+&before=$(jq -rn --arg v "$next" '$v|@uri')}"
+    while read -r id; do ids+=("$id"); done < <(jq -r '.data[].id' "$T/out")
+    next=$(jq -r '.next // empty' "$T/out")
+    [ -z "$next" ] && break
+done
+req "$AT" GET "/admin/runs?limit=100"
+all=$(jq -r '.data[].id' "$T/out" | tr '\n' ' ')
+check "pages of 2 by the cursor: all 9 runs once, in order (${#ids[@]})" \
+    [ "$(printf '%s ' "${ids[@]}")" = "$all" ]
+
+req "$AT" GET "/admin/runs?limit=500"
+check "limit over 100: 400 naming it ($code)" is 400 '.message | test("limit")'
+req "$AT" GET "/admin/runs?since=yesterday"
+check "a since that is no number: 400 ($code)" is 400 '.message | test("since")'
+req "$AT" GET "/admin/runs?before=nonsense"
+check "a before that is no cursor: 400 ($code)" is 400 '.message | test("before")'
+
+# one run, and its events
+req "$AT" GET "/admin/runs/$FAILED_RUN"
+check "GET /admin/runs/ID: a run of any app" is 200 \
+    ".id == \"$FAILED_RUN\" and .workflow_id == \"$FAIL\" and .status == \"failed\""
+req "$AT" GET "/admin/runs/nope"
+check "an unknown run: 404 ($code)" is 404 '.code == "not_found"'
+req "$AT" GET "/admin/runs/$FAILED_RUN/events"
+cp "$T/out" "$T/events"
+check "its events: an event stream, numbered from 1, each a stored event ($code)" \
+    bash -c '[ "$0" = 200 ] && python3 -c "
+import json, sys
+blocks = [b for b in open(sys.argv[1]).read().split(\"\n\n\") if b.strip()]
+ok = len(blocks) >= 3
+for i, b in enumerate(blocks):
+    lines = b.split(\"\n\")
+    ok = ok and len(lines) == 2 and lines[0] == \"id: %d\" % (i + 1) and lines[1].startswith(\"data: \")
+    ev = json.loads(lines[1][6:])
+    ok = ok and \"event\" in ev
+ok = ok and json.loads(blocks[0].split(\"\n\")[1][6:])[\"event\"] == \"workflow_started\"
+ok = ok and json.loads(blocks[-1].split(\"\n\")[1][6:])[\"event\"] == \"workflow_finished\"
+sys.exit(0 if ok else 1)" "$1"' "$code" "$T/events"
+total=$(grep -c '^id: ' "$T/events")
+req "$AT" GET "/admin/runs/$FAILED_RUN/events" -H "Last-Event-ID: 2"
+check "Last-Event-ID: 2 resumes with event 3, the rest unchanged" \
+    bash -c '[ "$(head -1 "$0")" = "id: 3" ] && [ "$(grep -c "^id: " "$0")" = "$1" ] &&
+             diff <(tail -n +$(( $(grep -n "^id: 3\$" "$2" | cut -d: -f1) )) "$2") "$0" >/dev/null' \
+    "$T/out" "$((total - 2))" "$T/events"
+req "$AT" GET "/admin/runs/$FAILED_RUN/events?after=$total"
+check "?after= the last: nothing more ($code)" bash -c '[ "$0" = 200 ] && [ ! -s "$1" ]' "$code" "$T/out"
+req "$AT" GET "/admin/runs/$FAILED_RUN/events" -H "Last-Event-ID: x"
+check "a Last-Event-ID that is no number: 400 ($code)" is 400
+req "$AT" GET "/admin/runs/$FAILED_RUN/nothing"
+check "an unknown path under a run: 404 ($code)" is 404
+
+# a run that is still running: listed as running; its events are not
+# kept yet, and asking for them says so
+curl -s --max-time 30 -H "Authorization: Bearer $SK" -H 'Content-Type: application/json' \
+    --data-binary '{"inputs":{},"user":"dan","response_mode":"blocking"}' \
+    "$BASE/v1/workflows/run" >"$T/slow.out" 2>/dev/null &
+CPID=$!
+RUNNING=
+for _ in $(seq 100); do
+    req "$AT" GET "/admin/runs?status=running"
+    RUNNING=$(jq -r '.data[0].id // empty' "$T/out")
+    [ -n "$RUNNING" ] && break
+    sleep 0.05
+done
+check "a running run is listed as running" [ -n "$RUNNING" ]
+req "$AT" GET "/admin/runs/$RUNNING/events"
+check "its events while it runs: 409 saying why ($code)" is 409 \
+    '.code == "run_running" and (.message | test("still running"))'
+wait "$CPID"
+req "$AT" GET "/admin/runs/$RUNNING/events"
+check "… and once it ended, its events ($code)" \
+    bash -c '[ "$0" = 200 ] && grep -q workflow_finished "$1"' "$code" "$T/out"
+
+kill -TERM "$SPID" 2>/dev/null
+wait "$SPID" 2>/dev/null
+SPID=
+echo "1..$n"
