@@ -1540,6 +1540,31 @@ static enum MHD_Result admin_run_events(struct MHD_Connection *c, const char *ru
     return ret;
 }
 
+/* POST /admin/runs/ID/stop: stops a run of any app, whoever started it;
+ * {result: success, stopped}: stopped false when it had ended already. */
+static enum MHD_Result admin_run_stop(struct MHD_Connection *c, const char *run_id)
+{
+    bool stopped = false;
+    pthread_mutex_lock(&S.mu);
+    for (live *l = S.lives; l; l = l->next)
+        if (!strcmp(l->id, run_id)) {
+            pthread_mutex_lock(&l->mu);
+            if (l->run && !l->done) {
+                sl_run_cancel(l->run);
+                stopped = true;
+            }
+            pthread_mutex_unlock(&l->mu);
+        }
+    pthread_mutex_unlock(&S.mu);
+    if (!stopped) {
+        sl_value *run = sl_store_run_get(S.store, NULL, run_id);
+        if (!run)
+            return reply_error(c, 404, "not_found", "no run %s", run_id);
+        json_decref(run);
+    }
+    return reply_json(c, 200, json_pack("{s:s, s:b}", "result", "success", "stopped", stopped));
+}
+
 static enum MHD_Result admin(struct MHD_Connection *c, const char *method, const char *path,
                              req *q)
 {
@@ -1568,6 +1593,11 @@ static enum MHD_Result admin(struct MHD_Connection *c, const char *method, const
         ret = admin_tools(c, method, "", path + 6, q);
     } else if (!strcmp(method, "GET") && !strcmp(path, "/runs")) {
         ret = admin_runs(c);
+    } else if (!strcmp(method, "POST") && !strncmp(path, "/runs/", 6) && strlen(path) > 11 &&
+               !strcmp(path + strlen(path) - 5, "/stop") && strlen(path) - 11 < 128) {
+        char id[128];
+        snprintf(id, sizeof id, "%.*s", (int)(strlen(path) - 11), path + 6);
+        ret = admin_run_stop(c, id);
     } else if (!strcmp(method, "GET") && !strncmp(path, "/runs/", 6) && path[6]) {
         char id[128];
         const char *rest = strchr(path + 6, '/');

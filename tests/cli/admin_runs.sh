@@ -7,6 +7,7 @@
 #   - GET /admin/runs/ID: one run of any app; unknown ids are 404;
 #   - GET /admin/runs/ID/events: its events as an event stream, numbered,
 #     and resumed after Last-Event-ID (or ?after=) with nothing lost;
+#   - POST /admin/runs/ID/stop stops a run of any app, whoever started it;
 #   - bad arguments are 400 naming the argument; no token, 401.
 # Needs curl and jq; prints TAP.
 . "$(dirname "$0")/lib.bash"
@@ -266,6 +267,31 @@ wait "$CPID"
 req "$AT" GET "/admin/runs/$RUNNING/events"
 check "… and once it ended, its events ($code)" \
     bash -c '[ "$0" = 200 ] && grep -q workflow_finished "$1"' "$code" "$T/out"
+
+# stopping a run of any app, whoever started it
+curl -s --max-time 30 -H "Authorization: Bearer $SK" -H 'Content-Type: application/json' \
+    --data-binary '{"inputs":{},"user":"erin","response_mode":"blocking"}' \
+    "$BASE/v1/workflows/run" >"$T/slow2.out" 2>/dev/null &
+CPID=$!
+RUNNING=
+for _ in $(seq 100); do
+    req "$AT" GET "/admin/runs?status=running&user=erin"
+    RUNNING=$(jq -r '.data[0].id // empty' "$T/out")
+    [ -n "$RUNNING" ] && break
+    sleep 0.05
+done
+t0=$(date +%s%N)
+req "$AT" POST "/admin/runs/$RUNNING/stop"
+check "POST /admin/runs/ID/stop: stopped ($code)" is 200 '.result == "success" and .stopped == true'
+wait "$CPID"
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+req "$AT" GET "/admin/runs/$RUNNING"
+check "… the run ends stopped, well before its 3 s nap ($ms ms)" \
+    bash -c '[ "$0" -lt 2500 ] && jq -e ".status == \"stopped\"" "$1" >/dev/null' "$ms" "$T/out"
+req "$AT" POST "/admin/runs/$RUNNING/stop"
+check "stopping it again: success, stopped false ($code)" is 200 '.stopped == false'
+req "$AT" POST "/admin/runs/nope/stop"
+check "stopping an unknown run: 404 ($code)" is 404
 
 kill -TERM "$SPID" 2>/dev/null
 wait "$SPID" 2>/dev/null
