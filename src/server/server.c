@@ -614,6 +614,7 @@ enum route { R_NONE, R_HEALTH, R_V1, R_ADMIN, R_DATASETS };
 typedef struct {
     enum route route;
     char *app_id;         /* /v1: the app its key opens (checked on the headers) */
+    size_t v1_at;         /* /v1: where the Service API's path starts in the url */
     /* handed to a worker: the connection (suspended meanwhile) and the
      * request line (valid until the request ends) */
     struct MHD_Connection *c;
@@ -1729,10 +1730,47 @@ static const char *auth_dataset(struct MHD_Connection *c)
  * makes the server buffer or write a byte of its body (an answer queued
  * now also makes libmicrohttpd skip "100 Continue", drop the body and
  * close the connection). */
+/* /admin/apps/ID/v1/…: the Service API of app ID with the admin token
+ * (the console runs apps and uploads their files without minting app
+ * keys); the length of "/admin/apps/ID/v1" and the id in *id, else 0. */
+static size_t admin_v1(const char *url, char id[64])
+{
+    static const char pre[] = "/admin/apps/";
+    if (strncmp(url, pre, sizeof pre - 1))
+        return 0;
+    const char *s = url + sizeof pre - 1;
+    size_t n = strcspn(s, "/");
+    if (!n || n >= 64 || strncmp(s + n, "/v1/", 4))
+        return 0;
+    memcpy(id, s, n);
+    id[n] = 0;
+    return sizeof pre - 1 + n + 3;
+}
+
 static enum MHD_Result on_headers(struct MHD_Connection *c, const char *url, const char *method,
                                   req *q)
 {
-    if (!strncmp(url, "/v1/", 4) && sl_datasets_path(url + 3))
+    char via_admin[64];
+    size_t at = admin_v1(url, via_admin);
+    q->v1_at = 3;
+    if (at) {
+        if (!admin_ok(c))
+            return reply_error(c, 401, "unauthorized",
+                               "the admin API needs Authorization: Bearer <admin token> (the "
+                               "file admin-token in the data folder)");
+        char *dsl = NULL;
+        sl_value *info = NULL;
+        sl_err err = {0};
+        bool there = !sl_store_app_get(S.store, via_admin, &dsl, &info, &err);
+        free(dsl);
+        json_decref(info);
+        sl_err_clear(&err);
+        if (!there)
+            return reply_error(c, 404, "not_found", "no app %s", via_admin);
+        q->route = R_V1;
+        q->app_id = sl_xstrdup(via_admin);
+        q->v1_at = at;
+    } else if (!strncmp(url, "/v1/", 4) && sl_datasets_path(url + 3))
         q->route = R_DATASETS;
     else if (!strncmp(url, "/v1/", 4) || !strcmp(url, "/v1"))
         q->route = R_V1;
@@ -1743,7 +1781,7 @@ static enum MHD_Result on_headers(struct MHD_Connection *c, const char *url, con
     else
         return reply_error(c, 404, "not_found", "%s is not a path sluice serves (/v1/…, /admin/…)",
                            url);
-    if (q->route == R_V1 && !(q->app_id = auth_app(c)))
+    if (q->route == R_V1 && !q->app_id && !(q->app_id = auth_app(c)))
         return reply_error(c, 401, "unauthorized",
                            "Access token is invalid: send Authorization: Bearer app-… with a key "
                            "of this app (sluice app key create APP_ID)");
@@ -1758,7 +1796,7 @@ static enum MHD_Result on_headers(struct MHD_Connection *c, const char *url, con
     if (cl && strtoull(cl, NULL, 10) > (unsigned long long)S.o.max_body_bytes)
         return reply_error(c, 413, "request_entity_too_large",
                            "the request body is larger than %d bytes", S.o.max_body_bytes);
-    if ((q->route == R_V1 && !strcmp(method, "POST") && !strcmp(url, "/v1/files/upload")) ||
+    if ((q->route == R_V1 && !strcmp(method, "POST") && !strcmp(url + q->v1_at, "/files/upload")) ||
         (q->route == R_DATASETS && sl_datasets_upload(method, url + 3)))
         q->pp = MHD_create_post_processor(c, 65536, upload_part, q);
     /* from here the request is under way: the idle timeout, not the
@@ -1778,7 +1816,7 @@ static void serve_request(void *arg)
     req *q = arg;
     struct MHD_Connection *c = q->c;
     if (q->route == R_V1)
-        v1(c, q->method, q->url + 3, q);
+        v1(c, q->method, q->url + q->v1_at, q);
     else if (q->route == R_DATASETS)
         datasets(c, q->method, q->url + 3, q);
     else

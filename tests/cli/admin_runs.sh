@@ -8,6 +8,9 @@
 #   - GET /admin/runs/ID/events: its events as an event stream, numbered,
 #     and resumed after Last-Event-ID (or ?after=) with nothing lost;
 #   - POST /admin/runs/ID/stop stops a run of any app, whoever started it;
+#   - /admin/apps/ID/v1/…: the Service API of any app with the admin token
+#     (run blocking and streaming, parameters, files/upload); app keys,
+#     no token and unknown apps are refused;
 #   - bad arguments are 400 naming the argument; no token, 401.
 # Needs curl and jq; prints TAP.
 . "$(dirname "$0")/lib.bash"
@@ -292,6 +295,37 @@ req "$AT" POST "/admin/runs/$RUNNING/stop"
 check "stopping it again: success, stopped false ($code)" is 200 '.stopped == false'
 req "$AT" POST "/admin/runs/nope/stop"
 check "stopping an unknown run: 404 ($code)" is 404
+
+# the Service API of any app with the admin token: /admin/apps/ID/v1/…
+req "$AT" POST "/admin/apps/$ECHO/v1/workflows/run" -H 'Content-Type: application/json' \
+    --data-binary '{"inputs":{"x":"adm"},"user":"console","response_mode":"blocking"}'
+check "/admin/apps/ID/v1/workflows/run: runs the app, no app key needed ($code)" is 200 \
+    '.data.outputs.y == "<adm>" and .data.status == "succeeded"'
+ADM_RUN=$(jq -r '.workflow_run_id' "$T/out")
+req "$AT" GET "/admin/runs?user=console"
+check "… the run is listed, by its user" is 200 "(.data | length) == 1 and .data[0].id == \"$ADM_RUN\""
+req "$EK" POST "/admin/apps/$ECHO/v1/workflows/run" -H 'Content-Type: application/json' \
+    --data-binary '{"inputs":{"x":"k"},"user":"u","response_mode":"blocking"}'
+check "… an app key there: 401 ($code)" is 401 '.code == "unauthorized"'
+req "" GET "/admin/apps/$ECHO/v1/parameters"
+check "… no token: 401 ($code)" is 401
+req "$AT" GET "/admin/apps/nope/v1/parameters"
+check "… an unknown app: 404 ($code)" is 404 '.message | test("nope")'
+req "$AT" GET "/admin/apps/$ECHO/v1/parameters"
+check "… GET parameters: the start form ($code)" is 200 \
+    '.user_input_form[0]["text-input"].variable == "x"'
+curl -sN --max-time 30 -H "Authorization: Bearer $AT" -H 'Content-Type: application/json' \
+    --data-binary '{"inputs":{"x":"s"},"user":"console","response_mode":"streaming"}' \
+    "$BASE/admin/apps/$ECHO/v1/workflows/run" >"$T/stream" 2>/dev/null
+check "… streaming: the events, ending with workflow_finished" \
+    bash -c 'grep -q "^data: .*\"event\": *\"workflow_started\"" "$0" &&
+             grep -q "^data: .*\"event\": *\"workflow_finished\"" "$0"' "$T/stream"
+printf 'hello from the console\n' >"$T/note.txt"
+req "$AT" POST "/admin/apps/$ECHO/v1/files/upload" -F "file=@$T/note.txt;type=text/plain" -F user=console
+check "… files/upload: the file is kept for the app and user ($code)" is 201 \
+    '.name == "note.txt" and .size == 23 and (.id | length) > 0'
+req "$AT" POST "/admin/apps/$ECHO/v1/nothing"
+check "… a path the Service API does not have: 404 ($code)" is 404
 
 kill -TERM "$SPID" 2>/dev/null
 wait "$SPID" 2>/dev/null
