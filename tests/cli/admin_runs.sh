@@ -324,6 +324,10 @@ printf 'hello from the console\n' >"$T/note.txt"
 req "$AT" POST "/admin/apps/$ECHO/v1/files/upload" -F "file=@$T/note.txt;type=text/plain" -F user=console
 check "… files/upload: the file is kept for the app and user ($code)" is 201 \
     '.name == "note.txt" and .size == 23 and (.id | length) > 0'
+FID=$(jq -r '.id' "$T/out")
+req "$AT" GET "/admin/apps/$ECHO/v1/files/$FID/preview?user=console"
+check "… and its preview through the admin path ($code)" \
+    bash -c '[ "$0" = 200 ] && cmp -s "$1" "$2"' "$code" "$T/out" "$T/note.txt"
 req "$AT" POST "/admin/apps/$ECHO/v1/nothing"
 check "… a path the Service API does not have: 404 ($code)" is 404
 
