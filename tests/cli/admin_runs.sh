@@ -14,11 +14,7 @@
 #   - bad arguments are 400 naming the argument; no token, 401.
 # Needs curl and jq; prints TAP.
 . "$(dirname "$0")/lib.bash"
-nok() {
-    n=$((n + 1)); echo "not ok $n - $*"
-    cut -c1-300 "$T/out" 2>/dev/null | head -5 | sed 's/^/#   stdout: /'
-    tail -5 "$T/err" 2>/dev/null | cut -c1-300 | sed 's/^/#   stderr: /'
-}
+. "$(dirname "$0")/serve_lib.bash"
 for tool in curl jq; do
     command -v "$tool" >/dev/null || { echo "1..0 # SKIP $tool is not installed"; exit 0; }
 done
@@ -29,31 +25,6 @@ on_exit() {
     [ -n "$SPID" ] && kill -KILL "$SPID" 2>/dev/null
     wait 2>/dev/null
 }
-
-start_server() {
-    "$SLUICE" serve --listen "127.0.0.1:$PORT" --data "$D" >/dev/null 2>>"$T/serve.err" &
-    SPID=$!
-    local i
-    for ((i = 0; i < 100; i++)); do
-        curl -s --max-time 1 "http://127.0.0.1:$PORT/health" 2>/dev/null | grep -q '"ok"' && return 0
-        kill -0 "$SPID" 2>/dev/null || break
-        sleep 0.05
-    done
-    kill -KILL "$SPID" 2>/dev/null
-    wait "$SPID" 2>/dev/null
-    SPID=
-    return 1
-}
-# req KEY METHOD PATH [CURL-ARGS...]: body in $T/out, status in $code
-req() {
-    local key=$1 method=$2 path=$3 auth=()
-    shift 3
-    [ -n "$key" ] && auth=(-H "Authorization: Bearer $key")
-    : >"$T/err"
-    code=$(curl -s -o "$T/out" -w '%{http_code}' --max-time 30 -X "$method" "${auth[@]}" "$@" \
-        "$BASE$path" 2>"$T/err")
-}
-is() { [ "$code" = "$1" ] && { [ $# -lt 2 ] || jq -e "$2" "$T/out" >/dev/null 2>&1; }; }
 
 # two apps: one that answers, one that fails on a bad input
 cat >"$T/echo.yml" <<'EOF'
@@ -142,14 +113,7 @@ EK=$(cat "$T/out")
 sl app key create "$FAIL" --data "$D"
 FK=$(cat "$T/out")
 
-PORT=
-for _ in 1 2 3; do
-    PORT=$(free_port)
-    start_server && break
-    PORT=
-done
-BASE=http://127.0.0.1:$PORT
-if [ -z "$PORT" ]; then
+if ! serve_start "$T/serve.err"; then
     nok "sluice serve starts"
     echo "1..$n"
     exit 1

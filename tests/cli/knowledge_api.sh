@@ -16,11 +16,9 @@
 # Embeddings come from the llmd stand-in (tests/tools/llmd.py, model
 # "hash:64": words hashed into 64 dimensions).  Needs curl and jq; prints TAP.
 . "$(dirname "$0")/lib.bash"
-nok() {
-    n=$((n + 1)); echo "not ok $n - $*"
-    cut -c1-400 "$T/out" 2>/dev/null | head -5 | sed 's/^/#   stdout: /'
-    tail -5 "$T/err" 2>/dev/null | cut -c1-300 | sed 's/^/#   stderr: /'
-}
+# nok, req and is (serve_lib.bash); requests may take a minute here
+. "$(dirname "$0")/serve_lib.bash"
+REQ_TIMEOUT=60
 
 PY=/usr/bin/python3
 for tool in curl jq $PY; do
@@ -87,21 +85,11 @@ if [ -z "$PORT" ]; then
 fi
 BASE=http://127.0.0.1:$PORT
 
-# req KEY METHOD PATH [CURL-ARGS...]: the body in $T/out, the status in $code
-req() {
-    local key=$1 method=$2 path=$3 auth=()
-    shift 3
-    [ -n "$key" ] && auth=(-H "Authorization: Bearer $key")
-    : >"$T/err"
-    code=$(curl -s -o "$T/out" -w '%{http_code}' --max-time 60 -X "$method" "${auth[@]}" "$@" \
-        "$BASE$path" 2>"$T/err")
-}
 get() { req "$K" GET "$1"; }
 del() { req "$K" DELETE "$1"; }
 post() { req "$K" POST "$1" -H 'Content-Type: application/json' --data-binary "$2"; }
 patch() { req "$K" PATCH "$1" -H 'Content-Type: application/json' --data-binary "$2"; }
-# is STATUS [JQ-EXPR]: the last answer had that status (and its body passes)
-is() { [ "$code" = "$1" ] && { [ $# -lt 2 ] || jq -e "$2" "$T/out" >/dev/null 2>&1; }; }
+# field JQ-EXPR: a field of the last answer
 field() { jq -r "$1" "$T/out" 2>/dev/null; }
 # Dify's error envelope with that status, code and message
 err_is() { is "$1" "(.status == $1) and (.code == \"$2\") and (.message | contains(\"$3\"))"; }

@@ -20,12 +20,8 @@
 #   - SIGTERM drains: the running run finishes, exit 0, nothing left behind.
 # Needs curl, jq, python3 and sqlite3; prints TAP.
 . "$(dirname "$0")/lib.bash"
-# lib.bash's nok, with long lines (JSON bodies) cut
-nok() {
-    n=$((n + 1)); echo "not ok $n - $*"
-    cut -c1-300 "$T/out" 2>/dev/null | head -5 | sed 's/^/#   stdout: /'
-    tail -5 "$T/err" 2>/dev/null | cut -c1-300 | sed 's/^/#   stderr: /'
-}
+# nok, req and is (serve_lib.bash)
+. "$(dirname "$0")/serve_lib.bash"
 
 D=$T/data
 SPID=          # the server
@@ -68,20 +64,8 @@ start_server() {
     return 1
 }
 
-# req KEY METHOD PATH [CURL-ARGS...]: the answer body in $T/out, the HTTP
-# status in $code.  No KEY (''): no Authorization header.
-req() {
-    local key=$1 method=$2 path=$3 auth=()
-    shift 3
-    [ -n "$key" ] && auth=(-H "Authorization: Bearer $key")
-    : >"$T/err"
-    code=$(curl -s -o "$T/out" -w '%{http_code}' --max-time 30 -X "$method" "${auth[@]}" "$@" \
-        "$BASE$path" 2>"$T/err")
-}
 get() { req "$1" GET "$2"; }
 post() { req "$1" POST "$2" -H 'Content-Type: application/json' --data-binary "$3"; }
-# is STATUS [JQ-EXPR]: the last answer had that status (and the body passes)
-is() { [ "$code" = "$1" ] && { [ $# -lt 2 ] || jq -e "$2" "$T/out" >/dev/null 2>&1; }; }
 # jqf JQ-ARGS...: jq for its exit status only
 jqf() { jq "$@" >/dev/null 2>&1; }
 # field JQ-EXPR: prints a field of the last answer
