@@ -33,19 +33,12 @@ static void check_token(const char *tok, size_t n, void *ud)
     (void)ud;
     if (!n || n > SL_KW_TOKEN_MAX + 4)
         abort();
-    const unsigned char *p = (const unsigned char *)tok;
-    for (size_t i = 0; i < n;) {
-        unsigned c = p[i];
-        size_t k = c < 0x80 ? 1 : c >= 0xC2 && c < 0xE0 ? 2 : c >= 0xE0 && c < 0xF0 ? 3
-                                : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
-        if (!k || i + k > n)
+    if (!sl_utf8_valid(tok, n))
+        abort();
+    for (size_t i = 0; i < n; i++) {  /* ASCII in a token: lower-case letters and digits */
+        unsigned char c = (unsigned char)tok[i];
+        if (c < 0x80 && !((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')))
             abort();
-        for (size_t j = 1; j < k; j++)
-            if ((p[i + j] & 0xC0) != 0x80)
-                abort();
-        if (k == 1 && !((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')))
-            abort();
-        i += k;
     }
 }
 

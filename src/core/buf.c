@@ -1,5 +1,6 @@
 #include "core/buf.h"
 #include "core/err.h"
+#include "core/value.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -88,22 +89,8 @@ int sl_buf_addc(sl_buf *b, char c)
 
 int sl_buf_add_utf8(sl_buf *b, uint32_t cp)
 {
-    if (cp == 0 || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-        cp = 0xFFFD;
     char u[4];
-    size_t n;
-    if (cp < 0x80) {
-        u[0] = (char)cp, n = 1;
-    } else if (cp < 0x800) {
-        u[0] = (char)(0xC0 | cp >> 6), u[1] = (char)(0x80 | (cp & 0x3F)), n = 2;
-    } else if (cp < 0x10000) {
-        u[0] = (char)(0xE0 | cp >> 12), u[1] = (char)(0x80 | (cp >> 6 & 0x3F));
-        u[2] = (char)(0x80 | (cp & 0x3F)), n = 3;
-    } else {
-        u[0] = (char)(0xF0 | cp >> 18), u[1] = (char)(0x80 | (cp >> 12 & 0x3F));
-        u[2] = (char)(0x80 | (cp >> 6 & 0x3F)), u[3] = (char)(0x80 | (cp & 0x3F)), n = 4;
-    }
-    return sl_buf_add(b, u, n);
+    return sl_buf_add(b, u, sl_utf8_put(cp, u));
 }
 
 int sl_buf_addf(sl_buf *b, const char *fmt, ...)

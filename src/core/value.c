@@ -501,6 +501,51 @@ size_t sl_utf8_step(const unsigned char *p, size_t n, bool *ok)
     return i;
 }
 
+size_t sl_utf8_cp(const unsigned char *p, size_t n, uint32_t *cp, bool *ok)
+{
+    bool good;
+    size_t k = sl_utf8_step(p, n, &good);
+    if (ok)
+        *ok = good;
+    if (!good) {
+        *cp = 0xFFFD;
+        return k;
+    }
+    uint32_t c = p[0];
+    if (k > 1)
+        c &= k == 2 ? 0x1F : k == 3 ? 0x0F : 0x07;
+    for (size_t i = 1; i < k; i++)
+        c = c << 6 | (p[i] & 0x3F);
+    *cp = c;
+    return k;
+}
+
+size_t sl_utf8_put(uint32_t cp, char out[4])
+{
+    if (cp == 0 || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+        cp = 0xFFFD;
+    if (cp < 0x80) {
+        out[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        out[0] = (char)(0xC0 | cp >> 6);
+        out[1] = (char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        out[0] = (char)(0xE0 | cp >> 12);
+        out[1] = (char)(0x80 | (cp >> 6 & 0x3F));
+        out[2] = (char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    out[0] = (char)(0xF0 | cp >> 18);
+    out[1] = (char)(0x80 | (cp >> 12 & 0x3F));
+    out[2] = (char)(0x80 | (cp >> 6 & 0x3F));
+    out[3] = (char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
 bool sl_utf8_valid(const char *s, size_t n)
 {
     const unsigned char *p = (const unsigned char *)s;

@@ -94,6 +94,12 @@ bool sl_utf8_valid(const char *s, size_t n);
 /* Length of the UTF-8 sequence at p (1 for a bad byte; *ok false then, or
  * the length of the valid prefix Python replaces with one U+FFFD). */
 size_t sl_utf8_step(const unsigned char *p, size_t n, bool *ok);
+/* sl_utf8_step that also decodes: *cp the code point, U+FFFD where the
+ * sequence is bad (*ok false then; ok may be NULL). */
+size_t sl_utf8_cp(const unsigned char *p, size_t n, uint32_t *cp, bool *ok);
+/* cp as UTF-8 in out (1 to 4 bytes, the count returned); NUL, surrogates
+ * and numbers past U+10FFFF become U+FFFD. */
+size_t sl_utf8_put(uint32_t cp, char out[4]);
 /* The number of characters in the UTF-8 text s[0..n) (continuation bytes
  * not counted), as Python's len() on the decoded string. */
 size_t sl_utf8_chars(const char *s, size_t n);

@@ -18,6 +18,7 @@
 
 #include "core/err.h"
 #include "core/math.h"
+#include "core/value.h"
 
 /* ---- tokens ---- */
 
@@ -53,53 +54,6 @@ static bool cjk(unsigned cp)
     return (cp >= 0x3040 && cp <= 0x30FF) || (cp >= 0x3400 && cp <= 0x4DBF) ||
            (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0xAC00 && cp <= 0xD7AF) ||
            (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x20000 && cp <= 0x2FA1F);
-}
-
-/* One code point of s[0..n) (n >= 1): its length; malformed: U+FFFD. */
-static size_t utf8_cp(const unsigned char *s, size_t n, unsigned *cp)
-{
-    unsigned c = s[0];
-    size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
-    if (len == 1 || c >= 0xF8) {
-        *cp = 0xFFFD;
-        return 1;
-    }
-    unsigned v = len == 4 ? c & 7 : len == 3 ? c & 15 : c & 31;
-    for (size_t i = 1; i < len; i++) {
-        if (i >= n || (s[i] & 0xC0) != 0x80) {
-            *cp = 0xFFFD;
-            return i;
-        }
-        v = v << 6 | (s[i] & 63);
-    }
-    /* overlong forms, surrogates and past U+10FFFF are malformed too */
-    static const unsigned least[5] = {0, 0, 0x80, 0x800, 0x10000};
-    *cp = v < least[len] || (v >= 0xD800 && v <= 0xDFFF) || v > 0x10FFFF ? 0xFFFD : v;
-    return len;
-}
-
-static size_t utf8_put(unsigned cp, char *out)
-{
-    if (cp < 0x80) {
-        out[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        out[0] = (char)(0xC0 | cp >> 6);
-        out[1] = (char)(0x80 | (cp & 63));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        out[0] = (char)(0xE0 | cp >> 12);
-        out[1] = (char)(0x80 | (cp >> 6 & 63));
-        out[2] = (char)(0x80 | (cp & 63));
-        return 3;
-    }
-    out[0] = (char)(0xF0 | cp >> 18);
-    out[1] = (char)(0x80 | (cp >> 12 & 63));
-    out[2] = (char)(0x80 | (cp >> 6 & 63));
-    out[3] = (char)(0x80 | (cp & 63));
-    return 4;
 }
 
 enum { SEP, WORD, MARK, IDEO };
@@ -186,7 +140,7 @@ static inline __attribute__((always_inline)) size_t tokenize(const char *text, s
             folded = ascii_word[c];
         } else {
             pthread_once(&loc_once, loc_init);
-            step = utf8_cp(s + i, len - i, &cp);
+            step = sl_utf8_cp(s + i, len - i, &cp, NULL);
             kind = classify(cp, &folded);
         }
         i += step;
@@ -209,13 +163,13 @@ static inline __attribute__((always_inline)) size_t tokenize(const char *text, s
         }
         if (kind == WORD) {
             if (t + 4 <= SL_KW_TOKEN_MAX) {
-                size_t n = utf8_put(folded, tok + t);
+                size_t n = sl_utf8_put(folded, tok + t);
                 h = fnv_add(h, tok + t, n);
                 t += n;
             }
         } else if (kind == IDEO) {
             char cur[4];
-            size_t cn = utf8_put(cp, cur);
+            size_t cn = sl_utf8_put(cp, cur);
             if (prevn) {
                 char pair[8];
                 memcpy(pair, prev, prevn);

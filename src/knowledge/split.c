@@ -51,23 +51,6 @@ static void cps_addn(cps *s, const uint32_t *p, size_t n)
 
 /* Decodes strict UTF-8 (Python's decoder: no overlong forms, surrogates or
  * values past U+10FFFF) into out. */
-/* The length of the well-formed UTF-8 sequence at p[i] (lead byte >=
- * 0x80), or 0: overlong forms, surrogates and past U+10FFFF are not. */
-static size_t utf8_seq(const unsigned char *p, size_t i, size_t len)
-{
-    unsigned c = p[i];
-    size_t k = c >= 0xC2 && c < 0xE0 ? 2 : c >= 0xE0 && c < 0xF0 ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
-    if (!k || i + k > len)
-        return 0;
-    for (size_t j = 1; j < k; j++)
-        if ((p[i + j] & 0xC0) != 0x80)
-            return 0;
-    if ((c == 0xE0 && p[i + 1] < 0xA0) || (c == 0xED && p[i + 1] > 0x9F) ||
-        (c == 0xF0 && p[i + 1] < 0x90) || (c == 0xF4 && p[i + 1] > 0x8F))
-        return 0;
-    return k;
-}
-
 static int decode(const char *text, size_t len, const char *what, cps *out, sl_err *err)
 {
     const unsigned char *p = (const unsigned char *)text;
@@ -81,15 +64,14 @@ static int decode(const char *text, size_t len, const char *what, cps *out, sl_e
             i++;
             continue;
         }
-        size_t k = utf8_seq(p, i, len);
-        if (!k)
+        uint32_t cp;
+        bool ok;
+        size_t k = sl_utf8_cp(p + i, len - i, &cp, &ok);
+        if (!ok)
             return sl_err_set(err, SL_EINVAL,
                               "%s: invalid UTF-8 at byte offset %zu; extract the document's text "
                               "first (it comes out as UTF-8)",
                               what, i);
-        uint32_t cp = k == 2 ? c & 0x1F : k == 3 ? c & 0x0F : c & 0x07;
-        for (size_t j = 1; j < k; j++)
-            cp = cp << 6 | (p[i + j] & 0x3F);
         out->p[out->n++] = cp;
         i += k;
     }
@@ -98,7 +80,7 @@ static int decode(const char *text, size_t len, const char *what, cps *out, sl_e
 
 /* UTF-8 for code points, written a block at a time (one sl_buf_add per
  * code point was a tenth of a knowledge base's ingest).  Code points no
- * UTF-8 holds become U+FFFD, as sl_buf_add_utf8 makes them. */
+ * UTF-8 holds become U+FFFD (sl_utf8_put). */
 static void encode(sl_buf *b, const uint32_t *p, size_t n)
 {
     unsigned char u[4096];
@@ -113,19 +95,7 @@ static void encode(sl_buf *b, const uint32_t *p, size_t n)
             u[k++] = (unsigned char)c;
             continue;
         }
-        if (c == 0 || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))
-            c = 0xFFFD;
-        if (c < 0x800) {
-            u[k++] = (unsigned char)(0xC0 | c >> 6);
-        } else if (c < 0x10000) {
-            u[k++] = (unsigned char)(0xE0 | c >> 12);
-            u[k++] = (unsigned char)(0x80 | (c >> 6 & 0x3F));
-        } else {
-            u[k++] = (unsigned char)(0xF0 | c >> 18);
-            u[k++] = (unsigned char)(0x80 | (c >> 12 & 0x3F));
-            u[k++] = (unsigned char)(0x80 | (c >> 6 & 0x3F));
-        }
-        u[k++] = (unsigned char)(0x80 | (c & 0x3F));
+        k += sl_utf8_put(c, (char *)u + k);
     }
     if (k)
         sl_buf_add(b, u, k);
@@ -457,17 +427,16 @@ static int clean_bytes(const char *text, size_t len, const sl_clean_rules *rules
             i++;
             continue;
         }
-        size_t k = utf8_seq(p, i, len);
-        if (!k) {
+        uint32_t cp;
+        bool ok;
+        size_t k = sl_utf8_cp(p + i, len - i, &cp, &ok);
+        if (!ok) {
             out->len = start;
             return sl_err_set(err, SL_EINVAL,
                               "clean: invalid UTF-8 at byte offset %zu; extract the document's "
                               "text first (it comes out as UTF-8)",
                               i);
         }
-        uint32_t cp = k == 2 ? c & 0x1F : k == 3 ? c & 0x0F : c & 0x07;
-        for (size_t j = 1; j < k; j++)
-            cp = cp << 6 | (p[i + j] & 0x3F);
         fc_bar(&f, cp, p + i, k);
         i += k;
     }
