@@ -777,6 +777,13 @@ static sl_value *col_json(sqlite3_stmt *st, int i)
     return v ? v : json_null();
 }
 
+/* An integer column, or null where it is NULL. */
+static sl_value *col_int(sqlite3_stmt *st, int i)
+{
+    return sqlite3_column_type(st, i) == SQLITE_NULL ? json_null()
+                                                     : json_integer(sqlite3_column_int64(st, i));
+}
+
 static sl_value *col_str(sqlite3_stmt *st, int i)
 {
     const char *t = (const char *)sqlite3_column_text(st, i);
@@ -1203,11 +1210,7 @@ static sl_value *run_row(sqlite3_stmt *st)
                      col_str(st, 5), "elapsed_time", sqlite3_column_double(st, 6), "total_tokens",
                      (json_int_t)sqlite3_column_int64(st, 7), "total_steps",
                      (json_int_t)sqlite3_column_int64(st, 8), "created_at",
-                     (json_int_t)sqlite3_column_int64(st, 9),
-                     "finished_at",
-                     sqlite3_column_type(st, 10) == SQLITE_NULL
-                         ? json_null()
-                         : json_integer(sqlite3_column_int64(st, 10)));
+                     (json_int_t)sqlite3_column_int64(st, 9), "finished_at", col_int(st, 10));
 }
 
 #define RUN_COLS                                                                                   \
@@ -1274,10 +1277,7 @@ static sl_value *sq_runs_list(sl_store_be *s, const sl_runs_filter *f)
             data, json_pack("{s:o, s:o, s:o, s:o, s:o, s:I, s:o, s:f, s:I, s:I}", "id",
                             col_str(x.st, 0), "app_id", col_str(x.st, 1), "status",
                             col_str(x.st, 2), "user", col_str(x.st, 3), "error", col_str(x.st, 4),
-                            "created_at", (json_int_t)created, "finished_at",
-                            sqlite3_column_type(x.st, 6) == SQLITE_NULL
-                                ? json_null()
-                                : json_integer(sqlite3_column_int64(x.st, 6)),
+                            "created_at", (json_int_t)created, "finished_at", col_int(x.st, 6),
                             "elapsed_time", sqlite3_column_double(x.st, 7), "total_tokens",
                             (json_int_t)sqlite3_column_int64(x.st, 8), "total_steps",
                             (json_int_t)sqlite3_column_int64(x.st, 9)));
