@@ -1541,6 +1541,13 @@ static enum MHD_Result admin_run_events(struct MHD_Connection *c, const char *ru
     return ret;
 }
 
+/* GET /admin/runs/ID: one run of any app. */
+static enum MHD_Result admin_run_get(struct MHD_Connection *c, const char *run_id)
+{
+    sl_value *run = sl_store_run_get(S.store, NULL, run_id);
+    return run ? reply_json(c, 200, run) : reply_error(c, 404, "not_found", "no run %s", run_id);
+}
+
 /* POST /admin/runs/ID/stop: stops a run of any app, whoever started it;
  * {result: success, stopped}: stopped false when it had ended already. */
 static enum MHD_Result admin_run_stop(struct MHD_Connection *c, const char *run_id)
@@ -1594,29 +1601,23 @@ static enum MHD_Result admin(struct MHD_Connection *c, const char *method, const
         ret = admin_tools(c, method, "", path + 6, q);
     } else if (!strcmp(method, "GET") && !strcmp(path, "/runs")) {
         ret = admin_runs(c);
-    } else if (!strcmp(method, "POST") && !strncmp(path, "/runs/", 6) && strlen(path) > 11 &&
-               !strcmp(path + strlen(path) - 5, "/stop") && strlen(path) - 11 < 128) {
-        char id[128];
-        snprintf(id, sizeof id, "%.*s", (int)(strlen(path) - 11), path + 6);
-        ret = admin_run_stop(c, id);
-    } else if (!strcmp(method, "GET") && !strncmp(path, "/runs/", 6) && path[6]) {
+    } else if (!strncmp(path, "/runs/", 6) && path[6]) {
+        /* /runs/ID, /runs/ID/events, /runs/ID/stop */
         char id[128];
         const char *rest = strchr(path + 6, '/');
         size_t n = rest ? (size_t)(rest - path - 6) : strlen(path + 6);
-        if (n >= sizeof id) {
+        bool get = !strcmp(method, "GET");
+        snprintf(id, sizeof id, "%.*s", (int)(n < sizeof id ? n : 0), path + 6);
+        if (n >= sizeof id)
             ret = reply_error(c, 404, "not_found", "no run %.40s...", path + 6);
-        } else {
-            snprintf(id, sizeof id, "%.*s", (int)n, path + 6);
-            if (rest && !strcmp(rest, "/events")) {
-                ret = admin_run_events(c, id);
-            } else if (rest) {
-                ret = reply_error(c, 404, "not_found", "%s %s is not an admin endpoint", method,
-                                  path);
-            } else {
-                sl_value *run = sl_store_run_get(S.store, NULL, id);
-                ret = run ? reply_json(c, 200, run) : reply_error(c, 404, "not_found", "no run %s", id);
-            }
-        }
+        else if (get && !rest)
+            ret = admin_run_get(c, id);
+        else if (get && !strcmp(rest, "/events"))
+            ret = admin_run_events(c, id);
+        else if (!strcmp(method, "POST") && rest && !strcmp(rest, "/stop"))
+            ret = admin_run_stop(c, id);
+        else
+            ret = reply_error(c, 404, "not_found", "%s %s is not an admin endpoint", method, path);
     } else if (!strncmp(path, "/apps/", 6)) {
         char id[64];
         const char *rest = strchr(path + 6, '/');
@@ -1725,11 +1726,6 @@ static const char *auth_dataset(struct MHD_Connection *c)
     return NULL;
 }
 
-/* A request's headers have arrived, nothing of its body yet: everything
- * that can be refused is refused here, so a client without a key never
- * makes the server buffer or write a byte of its body (an answer queued
- * now also makes libmicrohttpd skip "100 Continue", drop the body and
- * close the connection). */
 /* /admin/apps/ID/v1/…: the Service API of app ID with the admin token
  * (the console runs apps and uploads their files without minting app
  * keys); the length of "/admin/apps/ID/v1" and the id in *id, else 0. */
@@ -1747,6 +1743,11 @@ static size_t admin_v1(const char *url, char id[64])
     return sizeof pre - 1 + n + 3;
 }
 
+/* A request's headers have arrived, nothing of its body yet: everything
+ * that can be refused is refused here, so a client without a key never
+ * makes the server buffer or write a byte of its body (an answer queued
+ * now also makes libmicrohttpd skip "100 Continue", drop the body and
+ * close the connection). */
 static enum MHD_Result on_headers(struct MHD_Connection *c, const char *url, const char *method,
                                   req *q)
 {
@@ -1758,16 +1759,7 @@ static enum MHD_Result on_headers(struct MHD_Connection *c, const char *url, con
             return reply_error(c, 401, "unauthorized",
                                "the admin API needs Authorization: Bearer <admin token> (the "
                                "file admin-token in the data folder)");
-        char *dsl = NULL;
-        sl_value *info = NULL;
-        sl_err err = {0};
-        bool there = !sl_store_app_get(S.store, via_admin, &dsl, &info, &err);
-        free(dsl);
-        json_decref(info);
-        sl_err_clear(&err);
-        if (!there)
-            return reply_error(c, 404, "not_found", "no app %s", via_admin);
-        q->route = R_V1;
+        q->route = R_V1;  /* the app is looked up on the worker (serve_request) */
         q->app_id = sl_xstrdup(via_admin);
         q->v1_at = at;
     } else if (!strncmp(url, "/v1/", 4) && sl_datasets_path(url + 3))
@@ -1808,6 +1800,19 @@ static enum MHD_Result on_headers(struct MHD_Connection *c, const char *url, con
     return MHD_YES;
 }
 
+/* Whether the store has app id (an admin request through /admin/apps/ID/v1). */
+static bool app_exists(const char *id)
+{
+    char *dsl = NULL;
+    sl_value *info = NULL;
+    sl_err err = {0};
+    bool there = !sl_store_app_get(S.store, id, &dsl, &info, &err);
+    free(dsl);
+    json_decref(info);
+    sl_err_clear(&err);
+    return there;
+}
+
 /* A worker answers the request (store reads and writes, a blocking run)
  * while its connection waits, suspended; resuming hands it back to the
  * event loop, which sends the answer queued meanwhile. */
@@ -1815,7 +1820,9 @@ static void serve_request(void *arg)
 {
     req *q = arg;
     struct MHD_Connection *c = q->c;
-    if (q->route == R_V1)
+    if (q->route == R_V1 && q->v1_at != 3 && !app_exists(q->app_id))
+        reply_error(c, 404, "not_found", "no app %s", q->app_id);
+    else if (q->route == R_V1)
         v1(c, q->method, q->url + q->v1_at, q);
     else if (q->route == R_DATASETS)
         datasets(c, q->method, q->url + 3, q);
