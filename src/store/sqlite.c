@@ -2238,13 +2238,11 @@ static int drop_terms(sl_store_be *s, long long kbn, long long d)
                        0, &d, 1);
 }
 
-/* Writes document d's keyword index as a segment of its own (its old one
- * dropped first), then merges what is due; base: the row number of its
- * first chunk. */
+/* Writes document d's keyword index as a segment of its own (the caller
+ * dropped its old one: drop_terms), then merges what is due; base: the
+ * row number of its first chunk. */
 static int put_terms(sl_store_be *s, long long kbn, long long d, long long base, const sl_store_kw *kw)
 {
-    if (drop_terms(s, kbn, d))
-        return -1;
     if (!kw || !kw->n)
         return 0;
     long long args[2] = {kbn, d};
@@ -2669,7 +2667,7 @@ static int sq_kb_kw_put(sl_store_be *s, const char *kb_id, const char *doc_id, c
     }
     if (!d)
         return kb_end(s, sl_err_set(err, SL_ENOTFOUND, kbn ? "Document Not Exists." : "Dataset not found."), err);
-    int rc = put_terms(s, kbn, d, base, kw);
+    int rc = drop_terms(s, kbn, d) || put_terms(s, kbn, d, base, kw);
     return kb_end(s, rc ? db_err(err, s->kw, "write a document's keyword index") : 0, err);
 }
 
