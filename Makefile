@@ -26,7 +26,8 @@ BUILD    ?= build
 INIT_SRC := src/sandbox/local/init.c
 SRC      := $(filter-out $(EXCLUDE) $(INIT_SRC),$(sort $(wildcard src/core/*.c src/dsl/*.c src/engine/*.c src/nodes/*.c src/sandbox/*.c src/sandbox/local/*.c src/llm/*.c src/store/*.c src/server/*.c src/tmpl/*.c src/agent/*.c src/net/*.c src/tools/*.c src/extract/*.c src/knowledge/*.c)))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
-OBJ      := $(SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/init_blob.o $(BUILD)/gen/hnsw_blob.o
+OBJ      := $(SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/init_blob.o $(BUILD)/gen/hnsw_blob.o \
+            $(BUILD)/gen/console_assets.o
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 LIB      := $(BUILD)/libsluice.a
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
@@ -88,6 +89,26 @@ $(BUILD)/gen/hnsw_blob.c: $(BUILD)/libsluice-hnsw.so
 $(BUILD)/gen/hnsw_blob.o: $(BUILD)/gen/hnsw_blob.c
 	$(CC) -c -O0 $< -o $@
 
+# The web console's files (src/server/console/, flat) as C arrays with
+# their names: sluice serve answers them from memory (server/console.h).
+# The folder itself is a prerequisite, so a file added or removed counts.
+CONSOLE_FILES := $(sort $(wildcard src/server/console/*))
+$(BUILD)/gen/console_assets.c: $(CONSOLE_FILES) src/server/console
+	@mkdir -p $(dir $@)
+	{ echo '#include "server/console.h"'; i=0; \
+	  for f in $(CONSOLE_FILES); do \
+	    echo "static const unsigned char a$$i[] = {"; \
+	    od -An -v -tu1 "$$f" | sed 's/  */,/g; s/^,//; s/$$/,/'; echo '0};'; i=$$((i+1)); \
+	  done; \
+	  echo 'const sl_console_asset sl_console_assets[] = {'; i=0; \
+	  for f in $(CONSOLE_FILES); do \
+	    echo "    {\"$$(basename $$f)\", a$$i, sizeof a$$i - 1},"; i=$$((i+1)); \
+	  done; \
+	  echo '    {0, 0, 0}};'; } > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/gen/console_assets.o: $(BUILD)/gen/console_assets.c src/server/console.h
+	$(CC) -c -O0 -Isrc $< -o $@
+
 $(LIB): $(OBJ)
 	@rm -f $@
 	ar rcs $@ $^
@@ -114,7 +135,8 @@ asan:
 FUZZ_TARGETS := $(patsubst fuzz/%.c,build-fuzz/%,$(wildcard fuzz/fuzz_*.c))
 FUZZ_CFLAGS  := $(CSTD) -Isrc -MMD -MP -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
                 -fno-sanitize-recover=all $(shell pkg-config --cflags $(PKGS))
-FUZZ_OBJ     := $(SRC:%.c=build-fuzz/%.o) build-fuzz/gen/init_blob.o build-fuzz/gen/hnsw_blob.o
+FUZZ_OBJ     := $(SRC:%.c=build-fuzz/%.o) build-fuzz/gen/init_blob.o build-fuzz/gen/hnsw_blob.o \
+                build-fuzz/gen/console_assets.o
 .SECONDARY: $(FUZZ_OBJ)
 fuzz: $(FUZZ_TARGETS)
 build-fuzz/src/%.o: src/%.c
@@ -126,6 +148,9 @@ build-fuzz/gen/init_blob.o: $(BUILD)/gen/init_blob.c
 build-fuzz/gen/hnsw_blob.o: $(BUILD)/gen/hnsw_blob.c
 	@mkdir -p $(dir $@)
 	clang -c -O0 $< -o $@
+build-fuzz/gen/console_assets.o: $(BUILD)/gen/console_assets.c
+	@mkdir -p $(dir $@)
+	clang -c -O0 -Isrc $< -o $@
 build-fuzz/fuzz_%: fuzz/fuzz_%.c $(FUZZ_OBJ)
 	clang $(FUZZ_CFLAGS) $(WARN) -fsanitize=fuzzer -Isrc -o $@ $< $(FUZZ_OBJ) $(LDLIBS) $(shell pkg-config --libs libarchive)
 

@@ -21,6 +21,7 @@
 enum {
     O_LISTEN = 1, O_DATA, O_CONFIG, O_MAX_RUNS, O_RATE_LIMIT, O_LIMIT, O_DRAIN, O_MAX_CONN,
     O_MAX_CONN_IP, O_HEADER_TIMEOUT, O_IDLE_TIMEOUT, O_MAX_EVENT_BYTES, O_APP, O_VERSION,
+    O_NO_CONSOLE, O_CONSOLE_DIR,
 };
 
 static const sl_opt serve_opts[] = {
@@ -48,6 +49,10 @@ static const sl_opt serve_opts[] = {
     {"--max-event-bytes", NULL, "N",
      "one run's stored event log, and its stream, in bytes (default\n"
      "64 MB); past it they end with an error event", O_MAX_EVENT_BYTES},
+    {"--no-console", NULL, NULL, "no web console at / (the API stays)", O_NO_CONSOLE},
+    {"--console-dir", NULL, "DIR",
+     "serve the web console from this folder, read at each request\n"
+     "(for working on it), not the files built into sluice", O_CONSOLE_DIR},
     {NULL, NULL, NULL, NULL, 0},
 };
 
@@ -58,7 +63,8 @@ static const sl_optspec serve_spec = {
     "Serves Dify's Service API (/v1: workflows/run, chat-messages, conversations,\n"
     "messages, parameters, info, logs, stop) and an admin API (/admin) for the apps in\n"
     "the data folder (default $SLUICE_DATA, else ./sluice-data).  Every run, its\n"
-    "events, and every conversation are kept in DIR/sluice.db.\n"
+    "events, and every conversation are kept in DIR/sluice.db.  The web console is\n"
+    "at / (sign in with the admin token, DIR/admin-token).\n"
     "\n",
     serve_opts,
     "\n"
@@ -208,6 +214,15 @@ static int serve_opt(void *ud, int id, const char *v)
             fprintf(stderr, "sluice serve: --drain '%s': give seconds from 0 to 86400\n", v);
             return -1;
         }
+        return 0;
+    case O_NO_CONSOLE: o->no_console = true; return 0;
+    case O_CONSOLE_DIR:
+        if (access(v, R_OK | X_OK)) {
+            fprintf(stderr, "sluice serve: --console-dir '%s': %s (give a folder holding "
+                            "index.html)\n", v, strerror(errno));
+            return -1;
+        }
+        o->console_dir = v;
         return 0;
     case O_MAX_CONN:
         return positive("--max-connections", v, &o->max_connections);

@@ -4,6 +4,7 @@
 #include "server/server.h"
 #include "tools/binding.h"
 #include "server/apps.h"
+#include "server/console.h"
 #include "server/datasets.h"
 #include "server/mhd.h"
 #include "server/workers.h"
@@ -609,7 +610,7 @@ static void sse_free(void *cls)
 /* ---- request bodies ---- */
 
 /* Where a request goes, decided on its headers. */
-enum route { R_NONE, R_HEALTH, R_V1, R_ADMIN, R_DATASETS };
+enum route { R_NONE, R_HEALTH, R_V1, R_ADMIN, R_DATASETS, R_CONSOLE };
 
 typedef struct {
     enum route route;
@@ -1743,6 +1744,42 @@ static size_t admin_v1(const char *url, char id[64])
     return sizeof pre - 1 + n + 3;
 }
 
+/* The web console's files (console.h), answered on the event loop: they
+ * are in memory (or, with --console-dir, small files a developer serves). */
+static enum MHD_Result console(struct MHD_Connection *c, const char *url)
+{
+    sl_console_file f;
+    int rc = sl_console_get(url, S.o.console_dir, &f);
+    if (rc < 0)
+        return reply_error(c, 404, "not_found", "%s is not a path sluice serves (/v1/…, /admin/…)",
+                           url);
+    struct MHD_Response *r;
+    unsigned status = 200;
+    const char *inm = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "If-None-Match");
+    if (rc) {
+        static const char msg[] = "not a file of the console\n";
+        status = 404;
+        r = MHD_create_response_from_buffer(sizeof msg - 1, (void *)msg, MHD_RESPMEM_PERSISTENT);
+        MHD_add_response_header(r, "Content-Type", "text/plain; charset=utf-8");
+    } else if (inm && f.etag[0] && !strcmp(inm, f.etag)) {
+        status = 304;
+        r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+        MHD_add_response_header(r, "ETag", f.etag);
+    } else {
+        r = MHD_create_response_from_buffer(f.len, (void *)f.data,
+                                            f.owned ? MHD_RESPMEM_MUST_COPY : MHD_RESPMEM_PERSISTENT);
+        MHD_add_response_header(r, "Content-Type", f.type);
+        if (f.etag[0])
+            MHD_add_response_header(r, "ETag", f.etag);
+    }
+    for (size_t i = 0; sl_console_headers[i][0]; i++)
+        MHD_add_response_header(r, sl_console_headers[i][0], sl_console_headers[i][1]);
+    sl_console_file_release(&f);
+    enum MHD_Result ret = MHD_queue_response(c, status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
 /* A request's headers have arrived, nothing of its body yet: everything
  * that can be refused is refused here, so a client without a key never
  * makes the server buffer or write a byte of its body (an answer queued
@@ -1770,6 +1807,8 @@ static enum MHD_Result on_headers(struct MHD_Connection *c, const char *url, con
         q->route = R_ADMIN;
     else if (!strcmp(url, "/health"))
         q->route = R_HEALTH;
+    else if (!S.o.no_console && (!strcmp(method, "GET") || !strcmp(method, "HEAD")))
+        q->route = R_CONSOLE; /* answered once the (empty) body is in: kept alive */
     else
         return reply_error(c, 404, "not_found", "%s is not a path sluice serves (/v1/…, /admin/…)",
                            url);
@@ -1793,7 +1832,7 @@ static enum MHD_Result on_headers(struct MHD_Connection *c, const char *url, con
         q->pp = MHD_create_post_processor(c, 65536, upload_part, q);
     /* from here the request is under way: the idle timeout, not the
      * header timeout, bounds its silences */
-    if (q->route != R_HEALTH && S.o.idle_timeout_s != S.o.header_timeout_s) {
+    if (q->route != R_HEALTH && q->route != R_CONSOLE && S.o.idle_timeout_s != S.o.header_timeout_s) {
         MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, S.o.idle_timeout_s);
         q->idle_timeout = true;
     }
@@ -1846,7 +1885,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         return on_headers(c, url, method, q);
     }
     if (*size) {
-        if (q->route == R_HEALTH)
+        if (q->route == R_HEALTH || q->route == R_CONSOLE)
             ; /* a body nobody reads is not kept */
         else if (q->pp) {
             if (MHD_post_process(q->pp, data, *size) != MHD_YES && !q->too_big)
@@ -1880,6 +1919,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         return MHD_YES;
     case R_HEALTH:
         return reply_json(c, 200, json_pack("{s:s}", "status", "ok"));
+    case R_CONSOLE:
+        return console(c, url);
     case R_NONE:
         break;
     }
@@ -1908,6 +1949,7 @@ static void done(void *cls, struct MHD_Connection *c, void **con_cls,
 
 void sl_server_opts_init(sl_server_opts *o)
 {
+    memset(o, 0, sizeof *o);
     o->listen = "127.0.0.1:5001";
     o->max_body_bytes = 15 * 1024 * 1024;
     o->max_runs_per_app = 100;

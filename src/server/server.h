@@ -42,6 +42,9 @@ typedef struct {
     /* the settings (sluice.yml) apps are checked against and run with;
      * borrowed: they must outlive sl_server_run.  NULL: nothing configured */
     const sl_config *config;
+    bool no_console;         /* --no-console: `/` and the console's files are 404 */
+    const char *console_dir; /* --console-dir: serve the console from this folder
+                              * (read at each request), not the built-in files */
 } sl_server_opts;
 
 void sl_server_opts_init(sl_server_opts *o);
