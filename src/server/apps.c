@@ -372,3 +372,66 @@ int sl_apps_delete(sl_store *s, const char *id, sl_err *err)
     free(dir);
     return 0;
 }
+
+static double num_at(const sl_value *obj, const char *k)
+{
+    const sl_value *v = json_object_get(obj, k);
+    return json_is_number(v) ? json_number_value(v) : 0;
+}
+
+static sl_value *str_or_null(const sl_value *v)
+{
+    return json_is_string(v) ? json_incref((sl_value *)v) : json_null();
+}
+
+sl_value *sl_apps_graph(const char *dsl, size_t len, sl_err *err)
+{
+    sl_yaml_doc doc;
+    if (sl_yaml_parse_ex(dsl, len, "app", &doc, false, err))
+        return NULL;
+    const sl_value *app = json_object_get(doc.root, "app");
+    const sl_value *graph = json_object_get(json_object_get(doc.root, "workflow"), "graph");
+    const sl_value *nodes = json_object_get(graph, "nodes");
+    const sl_value *edges = json_object_get(graph, "edges");
+    if (!json_is_array(nodes)) {
+        sl_yaml_doc_release(&doc);
+        sl_err_set(err, SL_EINVAL, "the app's DSL has no workflow.graph.nodes");
+        return NULL;
+    }
+    sl_value *out_nodes = json_array(), *out_edges = json_array();
+    size_t i;
+    const sl_value *n;
+    json_array_foreach(nodes, i, n) {
+        const sl_value *data = json_object_get(n, "data");
+        const sl_value *pos = json_object_get(n, "position");
+        if (!json_is_string(json_object_get(n, "id")))
+            continue;
+        const sl_value *title = json_object_get(data, "title");
+        json_array_append_new(
+            out_nodes,
+            json_pack("{s:O, s:o, s:O, s:f, s:f, s:f, s:f, s:o}", "id", json_object_get(n, "id"),
+                      "type", str_or_null(json_object_get(data, "type")), "title",
+                      json_is_string(title) ? title : json_object_get(n, "id"), "x",
+                      num_at(pos, "x"), "y", num_at(pos, "y"), "width", num_at(n, "width"),
+                      "height", num_at(n, "height"), "parent_id",
+                      str_or_null(json_object_get(n, "parentId"))));
+    }
+    const sl_value *e;
+    json_array_foreach(edges, i, e) {
+        const sl_value *src = json_object_get(e, "source"), *dst = json_object_get(e, "target");
+        if (!json_is_string(src) || !json_is_string(dst))
+            continue;
+        const sl_value *h = json_object_get(e, "sourceHandle");
+        json_array_append_new(out_edges,
+                              json_pack("{s:o, s:O, s:O, s:o}", "id",
+                                        str_or_null(json_object_get(e, "id")), "source", src,
+                                        "target", dst, "source_handle",
+                                        json_is_string(h) ? json_incref((sl_value *)h)
+                                                          : json_string("source")));
+    }
+    sl_value *out = json_pack("{s:o, s:o, s:o, s:o}", "name", str_or_null(json_object_get(app, "name")),
+                              "mode", str_or_null(json_object_get(app, "mode")), "nodes",
+                              out_nodes, "edges", out_edges);
+    sl_yaml_doc_release(&doc);
+    return out;
+}

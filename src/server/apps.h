@@ -52,6 +52,13 @@ void sl_apps_serve_workflows(sl_store *s);
  * out; the app must load against config. */
 int sl_apps_export(sl_store *s, const char *id, const sl_config *config, sl_buf *out, bool *zip,
                    sl_err *err);
+/* The graph of a DSL text as the web console draws it: {name, mode,
+ * nodes: [{id, type, title, x, y, width, height, parent_id}], edges:
+ * [{id, source, target, source_handle}]}, positions as the DSL has them
+ * (Dify's child positions are relative to their container).  Nothing is
+ * checked beyond the shape: a node without a position is at 0,0.  NULL
+ * and err when the text is not YAML with workflow.graph.nodes. */
+sl_value *sl_apps_graph(const char *dsl, size_t len, sl_err *err);
 /* Deletes the app and its files. */
 int sl_apps_delete(sl_store *s, const char *id, sl_err *err);
 

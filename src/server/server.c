@@ -87,6 +87,8 @@ typedef struct live {
     bool streaming;       /* a client reads the SSE text (else it is not built) */
     int refs;             /* the run thread and each reader */
     sl_buf log;           /* the run's events as a JSON array, for the store */
+    size_t (*ev)[2];      /* each event's [start, end) in log, for numbered readers */
+    size_t n_ev, ev_cap;
     long long created;
     char *user;           /* who started it (NULL: Dify's default end user) */
     struct live *next;
@@ -121,6 +123,9 @@ static server S;
 #define MAX_WORKERS 4096
 
 static void wake_readers(live *l);
+static bool app_exists(const char *id);
+struct reader;
+static enum MHD_Result sse_response(struct MHD_Connection *c, struct reader *rd);
 
 static long long wall(void)
 {
@@ -272,6 +277,7 @@ static void live_unref(live *l)
     pthread_mutex_unlock(&S.mu);
     sl_buf_release(&l->sse);
     sl_buf_release(&l->log);
+    free(l->ev);
     free(l->user);
     pthread_mutex_destroy(&l->mu);
     free(l);
@@ -323,11 +329,28 @@ static void push(live *l, sl_value *ev)
  * take it past --max-event-bytes is replaced by an error event saying so,
  * the last one kept: the stored log stays valid JSON and says where and
  * why it ends. */
+static void log_event_locked(live *l, const char *event, const char *data);
+
 static void log_event(live *l, const char *event, const char *data)
 {
-    if (l->log_full)
-        return;
+    pthread_mutex_lock(&l->mu);
+    if (!l->log_full) {
+        log_event_locked(l, event, data);
+        wake_readers(l);
+    }
+    pthread_mutex_unlock(&l->mu);
+}
+
+/* Numbered readers (GET /admin/runs/ID/events) read the log as it grows:
+ * each event's place in it is kept. */
+static void log_event_locked(live *l, const char *event, const char *data)
+{
     const char *sep = l->log.len > 1 ? "," : "";
+    if (l->n_ev == l->ev_cap) {
+        l->ev_cap = l->ev_cap ? 2 * l->ev_cap : 64;
+        l->ev = sl_xrealloc(l->ev, l->ev_cap * sizeof *l->ev);
+    }
+    l->ev[l->n_ev][0] = l->log.len + strlen(sep);
     if (l->log.len + strlen(event) + strlen(data) + 32 > S.o.max_event_bytes) {
         l->log_full = true;
         sl_value *d = json_pack("{s:s, s:s}", "message",
@@ -338,9 +361,11 @@ static void log_event(live *l, const char *event, const char *data)
         json_decref(d);
         sl_buf_addf(&l->log, "%s{\"event\":\"error\",\"data\":%s}", sep, dt);
         free(dt);
+        l->ev[l->n_ev++][1] = l->log.len;
         return;
     }
     sl_buf_addf(&l->log, "%s{\"event\":\"%s\",\"data\":%s}", sep, event, data);
+    l->ev[l->n_ev++][1] = l->log.len;
 }
 
 static void on_event(const char *event, const sl_value *data, void *ud)
@@ -451,10 +476,15 @@ static sl_value *execute(job *j)
     const char *status = sl_run_status_name(sl_run_status_of(r));
     long long tokens = sl_run_tokens(r);
     const char *answer = json_string_value(json_object_get(sl_run_outputs(r), "answer"));
+    /* The store takes a copy: numbered readers may still be reading the
+     * log, and read it to its end. */
+    pthread_mutex_lock(&l->mu);
     sl_buf_addc(&l->log, ']');
+    char *events = sl_xstrdup(l->log.data);
+    pthread_mutex_unlock(&l->mu);
     if (sl_store_finish_run(S.store, l->id, status, sl_run_outputs(r), sl_run_error(r),
                         sl_run_elapsed(r), tokens, sl_run_steps(r), wall(),
-                        l->chat ? (answer ? answer : "") : NULL, sl_buf_detach(&l->log), &err))
+                        l->chat ? (answer ? answer : "") : NULL, events, &err))
         sl_log(SL_LOG_ERROR, "run %s finished (%s) but could not be recorded: %s", l->id, status,
                err.msg);
     sl_err_clear(&err);
@@ -527,6 +557,12 @@ typedef struct reader {
     bool ping;                /* the timer woke it: send a ping */
     double since;             /* when it started waiting */
     struct reader *next;      /* on l->waiting */
+    /* a numbered reader (GET /admin/runs/ID/events) reads l->log, not
+     * l->sse: event next_ev is the next to send, out the text being sent */
+    bool numbered;
+    size_t next_ev;
+    sl_buf out;
+    size_t out_pos;
 } reader;
 
 /* Resumes every reader waiting on l; l->mu held. */
@@ -541,12 +577,62 @@ static void wake_readers(live *l)
     l->waiting = NULL;
 }
 
+/* Waits for l's next event: suspends the reader's connection until push,
+ * log_event or the ping timer resumes it; l->mu held. */
+static ssize_t reader_wait(reader *rd)
+{
+    rd->since = sl_clock_s();
+    rd->next = rd->l->waiting;
+    rd->l->waiting = rd;
+    atomic_fetch_add(&S.suspended, 1);
+    MHD_suspend_connection(rd->c);
+    return 0;
+}
+
+static const char ping_text[] = "event: ping\n\n";
+
+/* The numbered reader: `id: N` and `data: {event, data}` per event of the
+ * log, N counting from 1, as the stored events are replayed. */
+static ssize_t numbered_read(reader *rd, char *buf, size_t max)
+{
+    live *l = rd->l;
+    if (rd->out_pos == rd->out.len && rd->next_ev < l->n_ev) {
+        size_t i = rd->next_ev++;
+        rd->out.len = 0;
+        rd->out_pos = 0;
+        sl_buf_addf(&rd->out, "id: %zu\ndata: ", i + 1);
+        sl_buf_add(&rd->out, l->log.data + l->ev[i][0], l->ev[i][1] - l->ev[i][0]);
+        sl_buf_adds(&rd->out, "\n\n");
+    }
+    size_t n = rd->out.len - rd->out_pos;
+    if (n) {
+        if (n > max)
+            n = max;
+        memcpy(buf, rd->out.data + rd->out_pos, n);
+        rd->out_pos += n;
+        return (ssize_t)n;
+    }
+    if (l->done || l->log_full)
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    if (rd->ping) {
+        rd->ping = false;
+        memcpy(buf, ping_text, sizeof ping_text - 1);
+        return (ssize_t)(sizeof ping_text - 1);
+    }
+    return reader_wait(rd);
+}
+
 static ssize_t sse_read(void *cls, uint64_t off, char *buf, size_t max)
 {
     (void)off;
     reader *rd = cls;
     live *l = rd->l;
     pthread_mutex_lock(&l->mu);
+    if (rd->numbered) {
+        ssize_t r = numbered_read(rd, buf, max);
+        pthread_mutex_unlock(&l->mu);
+        return r;
+    }
     size_t n = l->sse.len - rd->pos;
     if (n == 0 && (l->done || l->sse_full)) { /* done (or cut) and all sent */
         pthread_mutex_unlock(&l->mu);
@@ -555,16 +641,11 @@ static ssize_t sse_read(void *cls, uint64_t off, char *buf, size_t max)
     if (n == 0 && rd->ping) {
         rd->ping = false;
         pthread_mutex_unlock(&l->mu);
-        static const char ping[] = "event: ping\n\n";
-        memcpy(buf, ping, sizeof ping - 1);
-        return (ssize_t)(sizeof ping - 1);
+        memcpy(buf, ping_text, sizeof ping_text - 1);
+        return (ssize_t)(sizeof ping_text - 1);
     }
     if (n == 0) {
-        rd->since = sl_clock_s();
-        rd->next = l->waiting;
-        l->waiting = rd;
-        atomic_fetch_add(&S.suspended, 1);
-        MHD_suspend_connection(rd->c);
+        reader_wait(rd);
         pthread_mutex_unlock(&l->mu);
         return 0;
     }
@@ -604,6 +685,7 @@ static void sse_free(void *cls)
 {
     reader *rd = cls;
     live_unref(rd->l);
+    sl_buf_release(&rd->out);
     free(rd);
 }
 
@@ -855,8 +937,12 @@ static int resolve_files(const char *app_id, const char *user, sl_value *inputs,
     return 0;
 }
 
+/* Starts a run of app_id.  chat: the request came to /chat-messages (1),
+ * /workflows/run (0), or the admin API's /runs, which takes the app's own
+ * mode (-1).  detached: answer 202 with the run's ids at once and let it
+ * go on; its events are then GET /admin/runs/ID/events. */
 static enum MHD_Result start_run(struct MHD_Connection *c, const char *app_id, sl_value *body,
-                                 bool chat)
+                                 int chat, bool detached)
 {
     sl_err err = {0};
     app *a = app_get(app_id, &err);
@@ -871,6 +957,8 @@ static enum MHD_Result start_run(struct MHD_Connection *c, const char *app_id, s
                            "this app's request rate is limited to %g per second (--rate-limit)",
                            S.o.rate_limit);
     bool is_chat_app = !strcmp(a->g.mode, "advanced-chat");
+    if (chat < 0)
+        chat = is_chat_app;
     if (chat != is_chat_app)
         return reply_error(c, 400, chat ? "not_chat_app" : "not_workflow_app",
                            chat ? "this app is a workflow: use POST /v1/workflows/run"
@@ -956,6 +1044,16 @@ static enum MHD_Result start_run(struct MHD_Connection *c, const char *app_id, s
     l->next = S.lives;
     S.lives = l;
     pthread_mutex_unlock(&S.mu);
+    if (detached) {
+        sl_workers_submit(S.workers, stream_main, j);
+        sl_value *ids = json_pack("{s:s, s:s, s:s, s:s}", "id", l->id, "task_id", l->task_id,
+                                  "app_id", app_id, "mode", a->g.mode);
+        if (chat) {
+            json_object_set_new(ids, "conversation_id", json_string(l->conversation_id));
+            json_object_set_new(ids, "message_id", json_string(l->message_id));
+        }
+        return reply_json(c, 202, ids);
+    }
     if (!streaming) {
         sl_value *resp = execute(j);
         job_free(j);
@@ -970,14 +1068,7 @@ static enum MHD_Result start_run(struct MHD_Connection *c, const char *app_id, s
     rd->l = l;
     rd->c = c;
     sl_workers_submit(S.workers, stream_main, j);
-    struct MHD_Response *r =
-        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, sse_read, rd, sse_free);
-    MHD_add_response_header(r, "Content-Type", "text/event-stream");
-    MHD_add_response_header(r, "Cache-Control", "no-cache");
-    MHD_add_response_header(r, "X-Accel-Buffering", "no");
-    enum MHD_Result ret = MHD_queue_response(c, 200, r);
-    MHD_destroy_response(r);
-    return ret;
+    return sse_response(c, rd);
 }
 
 static bool same_user(const char *a, const char *b)
@@ -1092,7 +1183,7 @@ static enum MHD_Result v1_run(route_ctx *x)
     enum MHD_Result ret;
     sl_value *body = body_json(x->q, x->c, &ret);
     if (body) {
-        ret = start_run(x->c, x->app_id, body, !strcmp(x->path, "/chat-messages"));
+        ret = start_run(x->c, x->app_id, body, !strcmp(x->path, "/chat-messages"), false);
         json_decref(body);
     }
     return ret;
@@ -1492,18 +1583,39 @@ static enum MHD_Result admin_runs(struct MHD_Connection *c)
  * that carried them (text/event-stream), each numbered (id: 1, 2, ...) so
  * that a client that lost the connection resumes with Last-Event-ID (or
  * ?after=N) and misses nothing. */
+/* The run this server runs now, with a reference taken; NULL when none. */
+static live *live_find(const char *run_id)
+{
+    live *found = NULL;
+    pthread_mutex_lock(&S.mu);
+    for (live *l = S.lives; l && !found; l = l->next)
+        if (!strcmp(l->id, run_id)) {
+            pthread_mutex_lock(&l->mu);
+            l->refs++;
+            pthread_mutex_unlock(&l->mu);
+            found = l;
+        }
+    pthread_mutex_unlock(&S.mu);
+    return found;
+}
+
+static enum MHD_Result sse_response(struct MHD_Connection *c, reader *rd)
+{
+    struct MHD_Response *r =
+        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, sse_read, rd, sse_free);
+    MHD_add_response_header(r, "Content-Type", "text/event-stream");
+    MHD_add_response_header(r, "Cache-Control", "no-cache");
+    MHD_add_response_header(r, "X-Accel-Buffering", "no");
+    enum MHD_Result ret = MHD_queue_response(c, 200, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+/* GET /admin/runs/ID/events: a running run's events as they come (the
+ * stream ends with the run), a finished run's from the store; numbered
+ * alike, so a client resumes either from Last-Event-ID. */
 static enum MHD_Result admin_run_events(struct MHD_Connection *c, const char *run_id)
 {
-    sl_value *run = sl_store_run_get(S.store, NULL, run_id);
-    if (!run)
-        return reply_error(c, 404, "not_found", "no run %s", run_id);
-    bool running = !strcmp(json_string_value(json_object_get(run, "status")) ?: "", "running");
-    json_decref(run);
-    if (running)
-        return reply_error(c, 409, "run_running",
-                           "run %s is still running: its events are kept when it ends; the live "
-                           "stream of a run is the /v1 request that started it",
-                           run_id);
     const char *last = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Last-Event-ID");
     long long after = 0;
     if (last && *last) {
@@ -1515,6 +1627,25 @@ static enum MHD_Result admin_run_events(struct MHD_Connection *c, const char *ru
     } else if (!arg_ll(c, "after", &after)) {
         return reply_error(c, 400, "invalid_param", "after is an event's number");
     }
+    live *l = live_find(run_id);
+    if (l) {
+        reader *rd = sl_xcalloc(1, sizeof *rd);
+        rd->l = l;
+        rd->c = c;
+        rd->numbered = true;
+        rd->next_ev = (size_t)after;
+        sl_buf_init(&rd->out, 0);
+        return sse_response(c, rd);
+    }
+    sl_value *run = sl_store_run_get(S.store, NULL, run_id);
+    if (!run)
+        return reply_error(c, 404, "not_found", "no run %s", run_id);
+    bool running = !strcmp(json_string_value(json_object_get(run, "status")) ?: "", "running");
+    json_decref(run);
+    if (running) /* started a moment ago, or by another server on the store */
+        return reply_error(c, 409, "run_running",
+                           "run %s is running but not on this server; its events are kept when "
+                           "it ends", run_id);
     sl_value *evs = sl_store_run_events(S.store, NULL, run_id);
     sl_buf out;
     sl_buf_init(&out, 0);
@@ -1679,6 +1810,32 @@ static enum MHD_Result admin(struct MHD_Connection *c, const char *method, const
                       ? reply_error(c, 404, "not_found", "%s", err.msg)
                       : reply_json(c, 200, json_pack("{s:s}", "result", "success"));
 
+        } else if (rest && !strcmp(rest, "/runs") && !strcmp(method, "POST")) {
+            /* a run that goes on without this request: its events are
+             * GET /admin/runs/ID/events */
+            sl_value *body = body_json(q, c, &ret);
+            if (body) {
+                ret = app_exists(id) ? start_run(c, id, body, -1, true)
+                                     : reply_error(c, 404, "not_found", "no app %s", id);
+                json_decref(body);
+            }
+        } else if (rest && !strcmp(rest, "/graph") && !strcmp(method, "GET")) {
+            char *dsl = NULL;
+            sl_value *info = NULL;
+            if (want_v ? sl_store_app_get_version(S.store, id, atoi(want_v), &dsl, &err)
+                       : sl_store_app_get(S.store, id, &dsl, &info, &err)) {
+                ret = reply_error(c, 404, "not_found", "%s", err.msg);
+            } else {
+                sl_value *gr = sl_apps_graph(dsl, strlen(dsl), &err);
+                if (gr) {
+                    json_object_set_new(gr, "id", json_string(id));
+                    if (info)
+                        json_object_set(gr, "version", json_object_get(info, "version"));
+                }
+                ret = gr ? reply_json(c, 200, gr) : reply_error(c, 400, "invalid_param", "%s", err.msg);
+            }
+            free(dsl);
+            json_decref(info);
         } else if (rest && !strcmp(rest, "/keys") && !strcmp(method, "POST")) {
             char *key = NULL;
             ret = sl_store_key_create(S.store, id, &key, &err)

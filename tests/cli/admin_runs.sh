@@ -213,8 +213,8 @@ check "a Last-Event-ID that is no number: 400 ($code)" is 400
 req "$AT" GET "/admin/runs/$FAILED_RUN/nothing"
 check "an unknown path under a run: 404 ($code)" is 404
 
-# a run that is still running: listed as running; its events are not
-# kept yet, and asking for them says so
+# a run that is still running: listed as running; its events come live,
+# numbered as a finished run's, and the stream ends with the run
 curl -s --max-time 30 -H "Authorization: Bearer $SK" -H 'Content-Type: application/json' \
     --data-binary '{"inputs":{},"user":"dan","response_mode":"blocking"}' \
     "$BASE/v1/workflows/run" >"$T/slow.out" 2>/dev/null &
@@ -227,13 +227,65 @@ for _ in $(seq 100); do
     sleep 0.05
 done
 check "a running run is listed as running" [ -n "$RUNNING" ]
+curl -sN --max-time 30 -H "Authorization: Bearer $AT" "$BASE/admin/runs/$RUNNING/events" \
+    >"$T/live" 2>/dev/null &
+LPID=$!
+curl -sN --max-time 30 -H "Authorization: Bearer $AT" -H "Last-Event-ID: 2" \
+    "$BASE/admin/runs/$RUNNING/events" >"$T/live2" 2>/dev/null &
+LPID2=$!
+for _ in $(seq 100); do
+    grep -q '"node_started".*"node_id":"nap"' "$T/live" 2>/dev/null && break
+    sleep 0.02
+done
+check "its events while it runs: the nap's node_started arrives live, the run not ended" \
+    bash -c 'grep -q "\"node_started\".*\"node_id\":\"nap\"" "$0" && ! grep -q workflow_finished "$0" &&
+             kill -0 "$1"' "$T/live" "$CPID"
+wait "$CPID" "$LPID" "$LPID2"
+check "… and the live stream ends with the run: workflow_finished last, ids 1..N in order" \
+    python3 -c '
+import sys, json
+blocks = [b for b in open(sys.argv[1]).read().split("\n\n") if b.strip()]
+ids = [int(b.split("\n")[0][4:]) for b in blocks]
+evs = [json.loads(b.split("\n")[1][6:])["event"] for b in blocks]
+sys.exit(0 if ids == list(range(1, len(ids) + 1)) and evs[0] == "workflow_started" and
+         evs[-1] == "workflow_finished" else 1)' "$T/live"
 req "$AT" GET "/admin/runs/$RUNNING/events"
-check "its events while it runs: 409 saying why ($code)" is 409 \
-    '.code == "run_running" and (.message | test("still running"))'
-wait "$CPID"
-req "$AT" GET "/admin/runs/$RUNNING/events"
-check "… and once it ended, its events ($code)" \
-    bash -c '[ "$0" = 200 ] && grep -q workflow_finished "$1"' "$code" "$T/out"
+check "… the same events as the stored replay, byte for byte" \
+    bash -c '[ "$0" = 200 ] && python3 -c "
+import sys, json
+a = [json.loads(l[6:]) for l in open(sys.argv[1]) if l.startswith(\"data: \")]
+b = [json.loads(l[6:]) for l in open(sys.argv[2]) if l.startswith(\"data: \")]
+sys.exit(0 if a == b and len(a) > 4 else 1)" "$1" "$2"' "$code" "$T/live" "$T/out"
+check "… a reader joining with Last-Event-ID: 2 got events 3..N, none twice" \
+    bash -c '[ "$(head -1 "$0")" = "id: 3" ] && diff <(grep "^id: " "$0") <(grep "^id: " "$1" | tail -n +3) >/dev/null' \
+    "$T/live2" "$T/live"
+
+# a run started by the admin API without a request held open
+req "$AT" POST "/admin/apps/$SLOW/runs" -H 'Content-Type: application/json' \
+    --data-binary '{"inputs":{},"user":"fay"}'
+check "POST /admin/apps/ID/runs: 202 with the run's ids at once ($code)" is 202 \
+    '(.id | length) == 36 and (.task_id | length) == 36 and .mode == "workflow"'
+DET=$(jq -r '.id' "$T/out")
+req "$AT" GET "/admin/runs/$DET"
+check "… it runs meanwhile" is 200 '.status == "running"'
+curl -sN --max-time 30 -H "Authorization: Bearer $AT" "$BASE/admin/runs/$DET/events" >"$T/det" 2>/dev/null
+check "… its events from 1, live to the end" \
+    bash -c '[ "$(head -1 "$0")" = "id: 1" ] && tail -2 "$0" | grep -q "\"workflow_finished\".*\"succeeded\""' "$T/det"
+req "$AT" POST "/admin/apps/$ECHO/runs" -H 'Content-Type: application/json' --data-binary '{"inputs":{}}'
+check "… inputs the app needs, missing: 400 naming them ($code)" is 400 '.message | test("x")'
+req "$AT" POST "/admin/apps/nope/runs" -H 'Content-Type: application/json' --data-binary '{"inputs":{}}'
+check "… an unknown app: 404 ($code)" is 404
+req "$AT" POST "/admin/apps/$ECHO/runs" --data-binary 'nope'
+check "… a body that is no JSON object: 400 ($code)" is 400
+
+# the graph as the console draws it
+req "$AT" GET "/admin/apps/$SLOW/graph"
+check "GET /admin/apps/ID/graph: its nodes and edges ($code)" is 200 \
+    '([.nodes[].id] == ["start","nap","end"]) and (.nodes[1].title == "Nap") and
+     (.nodes[1].type == "code") and (.edges | map(.source + ">" + .target) == ["start>nap","nap>end"]) and
+     .edges[0].source_handle == "source" and .mode == "workflow"'
+req "$AT" GET "/admin/apps/nope/graph"
+check "… an unknown app: 404 ($code)" is 404
 
 # stopping a run of any app, whoever started it
 curl -s --max-time 30 -H "Authorization: Bearer $SK" -H 'Content-Type: application/json' \
@@ -295,7 +347,36 @@ check "… and its preview through the admin path ($code)" \
 req "$AT" POST "/admin/apps/$ECHO/v1/nothing"
 check "… a path the Service API does not have: 404 ($code)" is 404
 
+# the web console's files: built in, with headers that let no inline
+# script run and no other site frame them
+curl -s -D "$T/h" -o "$T/index" "$BASE/"
+check "GET /: the console's page, with its CSP, nosniff and no framing" \
+    bash -c 'grep -qi "^content-type: text/html" "$0" && grep -qi "<script type=\"module\"" "$1" &&
+             grep -qi "^content-security-policy: default-src '"'self'"'; img-src '"'self'"' blob:; frame-ancestors '"'none'"'" "$0" &&
+             grep -qi "^x-content-type-options: nosniff" "$0" && grep -qi "^x-frame-options: deny" "$0"' \
+    "$T/h" "$T/index"
+etag=$(grep -i '^etag:' "$T/h" | cut -d' ' -f2 | tr -d '\r')
+code=$(curl -s -o /dev/null -w '%{http_code}' -H "If-None-Match: $etag" "$BASE/")
+check "… again with its ETag: 304 ($code)" [ "$code" = 304 ]
+code=$(curl -s -o /dev/null -w '%{http_code}' "$BASE/app.js")
+check "… its script: 200 ($code)" [ "$code" = 200 ]
+for p in /nope.js /..%2f..%2fetc%2fpasswd /a/b /.hidden; do
+    code=$(curl -s -o /dev/null -w '%{http_code}' "$BASE$p")
+    check "… $p: 404 ($code)" [ "$code" = 404 ]
+done
+
 kill -TERM "$SPID" 2>/dev/null
 wait "$SPID" 2>/dev/null
 SPID=
+if serve_start "$T/serve.err" --no-console; then
+    code=$(curl -s -o /dev/null -w '%{http_code}' "$BASE/")
+    check "--no-console: / is 404 ($code)" [ "$code" = 404 ]
+    code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $AT" "$BASE/admin/apps")
+    check "… and the admin API is there ($code)" [ "$code" = 200 ]
+    kill -TERM "$SPID" 2>/dev/null
+    wait "$SPID" 2>/dev/null
+    SPID=
+else
+    check "sluice serve --no-console starts" false
+fi
 echo "1..$n"

@@ -9,14 +9,15 @@ nok() {
     tail -5 "$T/err" 2>/dev/null | cut -c1-300 | sed 's/^/#   stderr: /'
 }
 
-# serve_start LOG: `sluice serve` with the data in $D on a free port of
+# serve_start LOG [ARG...]: `sluice serve ARG...` with the data in $D on a free port of
 # loopback (three tries), stderr appended to LOG; sets PORT, BASE and SPID
 # once /health answers (5 s at most); fails otherwise.
 serve_start() {
-    local try i
+    local try i log=$1
+    shift
     for try in 1 2 3; do
         PORT=$(free_port)
-        "$SLUICE" serve --listen "127.0.0.1:$PORT" --data "$D" >/dev/null 2>>"$1" &
+        "$SLUICE" serve --listen "127.0.0.1:$PORT" --data "$D" "$@" >/dev/null 2>>"$log" &
         SPID=$!
         for ((i = 0; i < 100; i++)); do
             if curl -s --max-time 1 "http://127.0.0.1:$PORT/health" 2>/dev/null | grep -q '"ok"'; then
