@@ -214,6 +214,7 @@ typedef struct {
     sl_value *scope_after;  /* the layer's scope vars after the round (new ref) */
     bool broke;
     sl_err err;
+    long long index;        /* which round: the child nodes' events say it */
 } sl_round;
 int sl_exec_round(sl_node_exec *x, sl_round *r);
 

@@ -79,6 +79,7 @@ typedef struct sched sched;
 struct sched {
     sl_run *run;
     int scope;                /* container node index, or -1 for the root graph */
+    long long round;          /* the container's round this graph runs (-1: root) */
     int depth;
     sl_pool *pool;
     unsigned char *edge;      /* estate per graph edge */

@@ -50,6 +50,7 @@ void sl_rx_sched_init(sched *s, sl_run *r, int scope, int depth, sl_pool *pool, 
     memset(s, 0, sizeof *s);
     s->run = r;
     s->scope = scope;
+    s->round = -1;
     s->depth = depth;
     s->pool = pool;
     s->edge = sl_xcalloc((size_t)g->nedges + 1, 1);
@@ -258,9 +259,15 @@ static sl_value *node_event_base(sl_node_exec *x, int index, const char *pred)
     json_object_set_new(d, "predecessor_node_id", pred ? json_string(pred) : json_null());
     if (x->n->parent >= 0) {
         const sl_gnode *p = &x->s->run->g->nodes[x->n->parent];
-        json_object_set_new(d, strcmp(p->type, "loop") == 0 ? "loop_id" : "iteration_id",
-                            json_string(p->id));
+        bool loop = strcmp(p->type, "loop") == 0;
+        json_object_set_new(d, loop ? "loop_id" : "iteration_id", json_string(p->id));
+        if (x->s->round >= 0)
+            json_object_set_new(d, loop ? "loop_index" : "iteration_index",
+                                json_integer(x->s->round));
     }
+    /* sluice's own: when the node started, in seconds from the run's
+     * start (Dify's created_at is whole seconds), for timelines */
+    json_object_set_new(d, "start_offset", json_real(x->t_start - x->s->run->t0));
     return d;
 }
 
@@ -537,6 +544,7 @@ int sl_exec_round(sl_node_exec *x, sl_round *rd)
     rd->scope_vars = NULL;
     sched sub;
     sl_rx_sched_init(&sub, r, n->idx, x->s->depth + 1, layer, 1);
+    sub.round = rd->index;
     sl_rx_sched_run(&sub, n->inner_start);
     int rc = 0;
     if (sub.abort) {

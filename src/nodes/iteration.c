@@ -71,7 +71,7 @@ static void run_item(iter_state *st, size_t i)
     sl_value *ev = json_object();
     json_object_set_new(ev, "index", json_integer((json_int_t)i));
     sl_exec_event(x, "iteration_next", ev);
-    sl_round rd = {.scope_vars = vars, .collect = st->collect};
+    sl_round rd = {.scope_vars = vars, .collect = st->collect, .index = (long long)i};
     int rc = sl_exec_round(x, &rd);
     json_decref(rd.scope_after);
     if (rc < 0) {

@@ -194,7 +194,7 @@ static int loop_run(sl_node_exec *x)
         sl_exec_event(x, "loop_next", ne);
         sl_value *scope = json_deep_copy(e.vars);
         json_object_set_new(scope, "index", json_integer(i));
-        sl_round rd = {.scope_vars = scope};
+        sl_round rd = {.scope_vars = scope, .index = i};
         int r = sl_exec_round(x, &rd);
         rounds++;
         if (rd.scope_after) {
