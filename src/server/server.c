@@ -1733,6 +1733,11 @@ static enum MHD_Result admin(struct MHD_Connection *c, const char *method, const
         ret = admin_tools(c, method, "", path + 6, q);
     } else if (!strcmp(method, "GET") && !strcmp(path, "/runs")) {
         ret = admin_runs(c);
+    } else if (!strcmp(method, "GET") && (!strcmp(path, "/datasets") || !strncmp(path, "/datasets/", 10))) {
+        /* the knowledge bases, read with the admin token (the console's
+         * Knowledge page): the Knowledge API's GET routes, as a dataset
+         * key reads them */
+        ret = datasets(c, method, path, q);
     } else if (!strncmp(path, "/runs/", 6) && path[6]) {
         /* /runs/ID, /runs/ID/events, /runs/ID/stop */
         char id[128];

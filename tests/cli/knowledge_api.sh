@@ -176,6 +176,16 @@ get "/v1/datasets/$DS"
 check "GET /v1/datasets/{id}" is 200 ".id == \"$DS\" and .name == \"Handbook\""
 get /v1/datasets/00000000-0000-0000-0000-000000000000
 check "an unknown dataset: 404 Dataset not found." err_is 404 not_found "Dataset not found."
+AT=$(cat "$D/admin-token")
+req "$AT" GET "/admin/datasets?page=1&limit=20"
+check "GET /admin/datasets: the same list with the admin token (the console's)" \
+    is 200 '(.total == 2) and ([.data[].name] | sort == ["Handbook", "Scratch"])'
+req "$AT" GET "/admin/datasets/$DS/documents"
+check "… and a base's documents" is 200 '.data | type == "array"'
+req "$AT" POST "/admin/datasets" -H 'Content-Type: application/json' --data-binary '{"name":"x"}'
+check "… read only: POST there is 404" is 404
+req "$K" GET "/admin/datasets"
+check "… a dataset key there: 401" is 401
 patch "/v1/datasets/$DS" '{"description": "How we work"}'
 check "PATCH /v1/datasets/{id}" is 200 '.description == "How we work" and .name == "Handbook"'
 patch "/v1/datasets/$DS2" '{"name": "Handbook"}'
