@@ -1220,11 +1220,16 @@ static sl_value *run_row(sqlite3_stmt *st)
 static sl_value *sq_run_get(sl_store_be *s, const char *app_id, const char *run_id)
 {
     q x;
-    if (!q_open(&x, s, "SELECT " RUN_COLS " FROM runs WHERE id=?1 AND (?2 IS NULL OR app_id=?2)"))
+    if (!q_open(&x, s, "SELECT " RUN_COLS ", user, app_version FROM runs WHERE id=?1 AND "
+                       "(?2 IS NULL OR app_id=?2)"))
         return NULL;
     bind_text(x.st, 1, run_id);
     bind_text(x.st, 2, app_id);
     sl_value *v = sqlite3_step(x.st) == SQLITE_ROW ? run_row(x.st) : NULL;
+    if (v && !app_id) { /* the admin API's view: who ran it, on which version */
+        json_object_set_new(v, "user", col_str(x.st, 11));
+        json_object_set_new(v, "app_version", col_int(x.st, 12));
+    }
     q_close(&x);
     return v;
 }

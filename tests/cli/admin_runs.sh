@@ -182,7 +182,8 @@ check "a before that is no cursor: 400 ($code)" is 400 '.message | test("before"
 # one run, and its events
 req "$AT" GET "/admin/runs/$FAILED_RUN"
 check "GET /admin/runs/ID: a run of any app" is 200 \
-    ".id == \"$FAILED_RUN\" and .workflow_id == \"$FAIL\" and .status == \"failed\""
+    ".id == \"$FAILED_RUN\" and .workflow_id == \"$FAIL\" and .status == \"failed\" and
+     .app_version == 1 and .user == \"carol\""
 req "$AT" GET "/admin/runs/nope"
 check "an unknown run: 404 ($code)" is 404 '.code == "not_found"'
 req "$AT" GET "/admin/runs/$FAILED_RUN/events"
