@@ -88,7 +88,8 @@ export function fmtBytes(n) {
   return `${(n / 1048576).toFixed(1)} MB`;
 }
 
-export const shortId = (id) => String(id ?? '').slice(0, 8);
+// The end of an id: run ids are UUIDv7, whose first digits are the time.
+export const shortId = (id) => String(id ?? '').slice(-8);
 
 // Saves a Blob under a file name.  The blob is retyped as octet-stream so
 // that no browser ever renders it from the console's origin.

@@ -41,12 +41,17 @@ function artifact(f, appId) {
   const name = nameOf(f), url = appId ? fileURL(f, appId) : null;
   let blob = null;
   const fetchBlob = async () => blob || (blob = await get(url, {as: 'blob'}));
-  const area = h('div', {class: 'preview', testid: 'artifact-preview'});
-  const showBtn = h('button', {type: 'button', class: 'small', onclick: async () => {
+  // The preview area holds its own "Preview" button; a click anywhere on
+  // it (or Enter on the button) shows the file there, once.
+  const showBtn = h('button', {type: 'button', class: 'small'}, 'Preview');
+  let asked = false;
+  const area = h('div', {class: 'preview', testid: 'artifact-preview', onclick: async () => {
+    if (asked || !url) return;
+    asked = true;
     showBtn.disabled = true;
     showBtn.textContent = 'Loading…';
     try { fill(area, await preview(await fetchBlob(), f, name)); } catch (e) { fill(area, errorBox(e.message)); }
-  }}, 'Preview');
+  }});
   area.append(showBtn);
   const dl = h('button', {type: 'button', class: 'small', testid: 'artifact-download', onclick: async () => {
     try { download(await fetchBlob(), fileName(name)); } catch (e) { fill(area, errorBox(e.message)); }

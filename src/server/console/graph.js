@@ -58,7 +58,7 @@ export function graphView(g, opts = {}) {
     const handle = e.source_handle && e.source_handle !== 'source' ? String(e.source_handle) : '';
     const el = s('g', {class: 'gedge', 'data-testid': 'graph-edge', 'data-source': e.source, 'data-target': e.target, 'data-taken': 'false'},
       s('path', {d: `M${x1},${y1} C${x1 + dx},${y1} ${x2 - dx},${y2} ${x2},${y2}`}),
-      handle ? s('text', {x: x1 + 6, y: y1 - 6, class: 'ghandle'}, clip(handle, 90)) : null);
+      handle ? s('text', {x: (x1 + x2) / 2, y: (y1 + y2) / 2 - 5, class: 'ghandle', 'text-anchor': 'middle'}, clip(handle, 90)) : null);
     return {e, el, handle};
   });
 

@@ -284,7 +284,7 @@ class Trace {
     this.frame = 0;
     if (this.signal.aborted || !this.root.isConnected) return;
     const now = this.now();
-    const total = Math.max(1e-3, this.finished ? Math.max(this.run.elapsed || 0, this.maxEnd) : Math.max(now, this.maxEnd));
+    const total = Math.max(1e-6, this.finished ? Math.max(this.run.elapsed || 0, this.maxEnd) : Math.max(now, this.maxEnd));
     this.timeline.style.setProperty('--total', total);
     this.axis.lastChild.textContent = fmtDur(total);
     for (const x of this.running) {
