@@ -38,11 +38,10 @@ typedef struct {
     bool owned;
 } sl_console_file;
 
-/* Whether url ("/" or "/NAME") is a console path at all: 0 when it is one
- * and f holds the file, 1 when it has a console path's shape but names no
- * file (404), -1 when it is not a console path (the caller's other routes
- * may have it).  dir: serve from this folder instead of the built-in
- * files (NULL: built in). */
+/* The console file url ("/" or "/NAME") names: 0 with f holding it;
+ * nonzero when there is none (-1: not even a console file's shape).
+ * dir: serve from this folder instead of the built-in files (NULL: built
+ * in). */
 int sl_console_get(const char *url, const char *dir, sl_console_file *f);
 void sl_console_file_release(sl_console_file *f);
 

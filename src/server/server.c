@@ -1911,19 +1911,14 @@ static size_t admin_v1(const char *url, char id[64])
 static enum MHD_Result console(struct MHD_Connection *c, const char *url)
 {
     sl_console_file f;
-    int rc = sl_console_get(url, S.o.console_dir, &f);
-    if (rc < 0)
-        return reply_error(c, 404, "not_found", "%s is not a path sluice serves (/v1/…, /admin/…)",
+    if (sl_console_get(url, S.o.console_dir, &f))
+        return reply_error(c, 404, "not_found",
+                           "%s is not a path sluice serves (/v1/…, /admin/…, the console's files)",
                            url);
     struct MHD_Response *r;
     unsigned status = 200;
     const char *inm = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "If-None-Match");
-    if (rc) {
-        static const char msg[] = "not a file of the console\n";
-        status = 404;
-        r = MHD_create_response_from_buffer(sizeof msg - 1, (void *)msg, MHD_RESPMEM_PERSISTENT);
-        MHD_add_response_header(r, "Content-Type", "text/plain; charset=utf-8");
-    } else if (inm && f.etag[0] && !strcmp(inm, f.etag)) {
+    if (inm && f.etag[0] && !strcmp(inm, f.etag)) {
         status = 304;
         r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
         MHD_add_response_header(r, "ETag", f.etag);
