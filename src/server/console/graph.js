@@ -68,8 +68,9 @@ export function graphView(g, opts = {}) {
   const svg = s('svg', {class: 'graph' + (opts.live ? ' live' : ''), 'data-testid': 'graph', viewBox: `${x0} ${y0} ${vw} ${vh}`,
     role: 'img', 'aria-label': `graph of ${g.name || 'the app'}`, preserveAspectRatio: 'xMidYMin meet'},
   s('g', null, ...boxes.map(nodeEl)), s('g', null, ...gEdges.map((x) => x.el)), s('g', null, ...plain.map(nodeEl)));
-  // Never drawn taller than wide screens can show, never blown up past 1:1.
+  // Never blown up past 1:1; on a phone, scrolled rather than shrunk to nothing.
   svg.style.maxWidth = vw + 'px';
+  svg.style.minWidth = Math.min(vw, 720) + 'px';
   const el = h('div', {class: 'graphwrap'}, all.length ? svg : h('p', {class: 'muted', testid: 'empty'}, 'This app has no nodes.'));
 
   // execsByNode: Map node_id -> [{status, outputs}], finished: the run ended.

@@ -17,7 +17,8 @@ export function runsPage(main, query, signal) {
 
   const tbody = h('tbody');
   const table = h('table', {class: 'list runs', testid: 'runs-table'},
-    h('thead', null, h('tr', null, ['Run', 'App', 'Status', 'User', 'Started', 'Duration', 'Tokens', 'Steps'].map((t) => h('th', {scope: 'col'}, t)))),
+    h('thead', null, h('tr', null, ['Run', 'App', 'Status', 'User', 'Started', 'Duration', 'Tokens', 'Steps'].map((t, i) =>
+      h('th', {scope: 'col', class: i === 3 || i > 5 ? 'opt' : null}, t)))),
     tbody);
   const note = h('div', {'aria-live': 'polite'});
   const more = h('button', {type: 'button', testid: 'runs-more', hidden: true, onclick: () => load(false)}, 'Load more');
@@ -120,11 +121,11 @@ export function runsPage(main, query, signal) {
       h('td', null, h('a', {href: `#/runs/${enc(x.id)}`}, h('code', null, shortId(x.id)))),
       appCell,
       h('td', null, chip(x.status)),
-      h('td', null, x.user || ''),
+      h('td', {class: 'opt'}, x.user || ''),
       h('td', null, fmtTime(x.created_at)),
       h('td', {class: 'num'}, x.status === 'running' ? '…' : fmtDur(x.elapsed_time)),
-      h('td', {class: 'num'}, String(x.total_tokens ?? '')),
-      h('td', {class: 'num'}, String(x.total_steps ?? '')));
+      h('td', {class: 'num opt'}, String(x.total_tokens ?? '')),
+      h('td', {class: 'num opt'}, String(x.total_steps ?? '')));
     if (x.error) tr.title = String(x.error);
     tr.addEventListener('click', (e) => { if (!e.target.closest('a')) location.hash = `#/runs/${enc(x.id)}`; });
     return tr;
