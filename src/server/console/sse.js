@@ -12,13 +12,14 @@ const MAX_TRIES = 5;
 // cb.state(s, err, retry)    'live' | 'reconnecting' | 'failed' | 'done';
 //                            with 'failed', retry() (if given) starts again
 // cb.finished()              true once the run's end was seen
-// cb.ended()                 the stream closed early: resolves true when the
-//                            run is over anyway (the caller settles it)
+// cb.ended()                 the server closed the stream before the run's
+//                            end: resolves true when the run is over anyway
+//                            (the caller settles it from the run's record)
 export async function follow(runId, cb, signal) {
   const url = `/admin/runs/${enc(runId)}/events`;
   let last = null, tries = 0;
   while (!signal.aborted) {
-    let err = null;
+    let err = null, clean = false;
     try {
       const headers = {Authorization: 'Bearer ' + auth.get(), Accept: 'text/event-stream'};
       if (last !== null) headers['Last-Event-ID'] = last;
@@ -48,14 +49,18 @@ export async function follow(runId, cb, signal) {
         }
         buf = buf.slice(at);
       }
+      clean = true;
     } catch (e) {
       if (signal.aborted) return;
       err = e;
     }
     if (cb.finished()) { cb.state('done'); return; }
-    // A run that ended without its end in the log (the server stopped
-    // mid-run, say) would otherwise be asked for again and again.
-    try { if (await cb.ended()) { cb.state('done'); return; } } catch { /* ask the stream again */ }
+    // The server closed the stream without the run's end: a run whose log
+    // has none (the server stopped mid-run, say) would otherwise be asked
+    // for again and again.  A broken connection is just asked again.
+    if (clean) {
+      try { if (await cb.ended()) { cb.state('done'); return; } } catch { /* ask the stream again */ }
+    }
     if (signal.aborted) return;
     if (++tries > MAX_TRIES) {
       await new Promise((resolve) => cb.state('failed', err || new Error('the event stream keeps closing'), resolve));
