@@ -58,7 +58,7 @@ export function toast(msg, kind = 'info') {
   let box = document.getElementById('toasts');
   const t = h('div', {class: 'toast ' + kind, testid: 'toast', role: kind === 'error' ? 'alert' : 'status'},
     h('span', null, msg),
-    h('button', {class: 'link', 'aria-label': 'dismiss', onclick: () => t.remove()}, '×'));
+    h('button', {type: 'button', class: 'link close', 'aria-label': 'dismiss', onclick: () => t.remove()}));
   box.append(t);
   if (kind !== 'error') setTimeout(() => t.remove(), 4000);
 }
