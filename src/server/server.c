@@ -2229,6 +2229,9 @@ int sl_server_run(sl_store *store, const sl_server_opts *o, sl_err *err)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     fprintf(stderr, "sluice serve: listening on http://%s (Service API at /v1)\n", o->listen);
+    if (!o->no_console)
+        fprintf(stderr, "sluice serve: web console at http://%s/ (sign in with the admin token)\n",
+                o->listen);
     /* idle: give memory freed by finished requests back to the system,
      * after 0.5 s and again once the idle workers have exited (2 s after
      * their last task; a tick later, when their thread caches are back) */
