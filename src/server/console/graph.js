@@ -19,7 +19,8 @@ function s(tag, attrs, ...kids) {
 // Returns {el, update(execsByNode, finished)}.
 export function graphView(g, opts = {}) {
   const nodes = new Map();
-  for (const n of g.nodes || []) {
+  // Canvas notes (no type) are not part of the graph.
+  for (const n of (g.nodes || []).filter((x) => x.type && x.type !== 'custom-note')) {
     nodes.set(n.id, {...n, kids: [], w: +n.width || (isStart(n) ? 44 : W), h: +n.height || (isStart(n) ? 44 : H)});
   }
   for (const n of nodes.values()) if (n.parent_id && nodes.has(n.parent_id)) nodes.get(n.parent_id).kids.push(n);
@@ -63,14 +64,15 @@ export function graphView(g, opts = {}) {
   });
 
   const xs = all.flatMap((n) => [n.ax, n.ax + n.w]), ys = all.flatMap((n) => [n.ay, n.ay + n.h]);
-  const x0 = Math.min(0, ...xs) - PAD, y0 = Math.min(0, ...ys) - PAD;
-  const vw = Math.max(...xs, 100) - x0 + PAD, vh = Math.max(...ys, 60) - y0 + PAD;
+  const lo = (v) => (v.length ? Math.min(...v) : 0), hi = (v) => (v.length ? Math.max(...v) : 100);
+  const x0 = lo(xs) - PAD, y0 = lo(ys) - PAD;
+  const vw = hi(xs) - x0 + PAD, vh = hi(ys) - y0 + PAD;
   const svg = s('svg', {class: 'graph' + (opts.live ? ' live' : ''), 'data-testid': 'graph', viewBox: `${x0} ${y0} ${vw} ${vh}`,
     role: 'img', 'aria-label': `graph of ${g.name || 'the app'}`, preserveAspectRatio: 'xMidYMin meet'},
   s('g', null, ...boxes.map(nodeEl)), s('g', null, ...gEdges.map((x) => x.el)), s('g', null, ...plain.map(nodeEl)));
   // Never blown up past 1:1; on a phone, scrolled rather than shrunk to nothing.
   svg.style.maxWidth = vw + 'px';
-  svg.style.minWidth = Math.min(vw, 720) + 'px';
+  svg.style.minWidth = Math.min(vw, Math.max(720, vw * 0.6)) + 'px';
   const el = h('div', {class: 'graphwrap'}, all.length ? svg : h('p', {class: 'muted', testid: 'empty'}, 'This app has no nodes.'));
 
   // execsByNode: Map node_id -> [{status, outputs}], finished: the run ended.
