@@ -15,7 +15,7 @@ export const auth = {
 export let onUnauthorized = null;
 export const setOnUnauthorized = (f) => { onUnauthorized = f; };
 
-export class ApiError extends Error {
+class ApiError extends Error {
   constructor(status, code, message) {
     super(message);
     this.status = status;
@@ -61,7 +61,7 @@ export async function request(method, path, opts = {}) {
 
 export const get = (path, opts) => request('GET', path, opts);
 export const del = (path, opts) => request('DELETE', path, opts);
-export const postJSON = (path, body, opts = {}) =>
+const postJSON = (path, body, opts = {}) =>
   request('POST', path, {...opts, body: JSON.stringify(body), headers: {'Content-Type': 'application/json'}});
 
 // The apps list, shared by the views that name apps by id.  Kept a few

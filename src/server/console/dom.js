@@ -39,15 +39,6 @@ export function fill(el, ...kids) {
   return add(el, kids);
 }
 
-// A link for a URL taken from data: only http(s) becomes a link, opened
-// without access to the console; anything else stays plain text.
-export function safeLink(url, text) {
-  let u;
-  try { u = new URL(url, location.href); } catch { return document.createTextNode(text ?? url); }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') return document.createTextNode(text ?? url);
-  return h('a', {href: u.href, target: '_blank', rel: 'noopener noreferrer'}, text ?? url);
-}
-
 export const loading = (what = 'Loading…') => h('p', {class: 'muted', testid: 'loading', role: 'status'}, what);
 export const empty = (what) => h('p', {class: 'muted empty', testid: 'empty'}, what);
 export const errorBox = (msg, ...extra) =>

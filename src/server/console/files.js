@@ -12,7 +12,7 @@ const TEXT_EXT = {txt: 'text', log: 'text', md: 'md', markdown: 'md', json: 'jso
 const TEXT_MAX = 1 << 20;
 const CSV_ROWS = 200;
 
-export const isFile = (v) => !!v && typeof v === 'object' && !Array.isArray(v) &&
+const isFile = (v) => !!v && typeof v === 'object' && !Array.isArray(v) &&
   (v.dify_model_identity === '__dify__file__' || (!!v.transfer_method && !!(v.related_id || v.url)));
 
 // Every file value inside a value (outputs), at most 100.

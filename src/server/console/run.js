@@ -2,7 +2,7 @@
 // variables for workflows, a chat for chatflows (mode advanced-chat).
 
 import {get, request, enc, apps, startRun} from './api.js';
-import {h, fill, chip, fmtTime, loading, empty, errorBox, toast} from './dom.js';
+import {h, fill, chip, fmtTime, loading, empty, errorBox} from './dom.js';
 import {follow} from './sse.js';
 import {md} from './md.js';
 
