@@ -44,14 +44,16 @@ export const empty = (what) => h('p', {class: 'muted empty', testid: 'empty'}, w
 export const errorBox = (msg, ...extra) =>
   h('div', {class: 'errbox', testid: 'error', role: 'alert'}, h('span', null, msg), ...extra);
 
-// Short-lived messages in a corner; errors stay until dismissed.
+// A short-lived message in a corner (an error stays longer); a new one
+// replaces the one shown.
 export function toast(msg, kind = 'info') {
-  let box = document.getElementById('toasts');
+  const box = document.getElementById('toasts');
+  box.replaceChildren();
   const t = h('div', {class: 'toast ' + kind, testid: 'toast', role: kind === 'error' ? 'alert' : 'status'},
     h('span', null, msg),
     h('button', {type: 'button', class: 'link close', 'aria-label': 'dismiss', onclick: () => t.remove()}));
   box.append(t);
-  if (kind !== 'error') setTimeout(() => t.remove(), 4000);
+  setTimeout(() => t.remove(), kind === 'error' ? 12000 : 4000);
 }
 
 // A status badge; its colour comes from the stylesheet by data-status.

@@ -31,6 +31,7 @@ export function runsPage(main, query, signal) {
   const until = h('input', {type: 'datetime-local', 'aria-label': 'until', value: toLocal(f.until), onchange: apply});
   let typing = 0;
   user.addEventListener('input', () => { clearTimeout(typing); typing = setTimeout(apply, 400); });
+  signal.addEventListener('abort', () => clearTimeout(typing));
 
   const search = h('input', {type: 'search', testid: 'run-search', placeholder: 'Open a run by id', 'aria-label': 'run id'});
   const searchMsg = h('span', {'aria-live': 'polite'});
@@ -80,7 +81,11 @@ export function runsPage(main, query, signal) {
   }, 3000);
   signal.addEventListener('abort', () => clearInterval(refresh));
 
+  // The filters go into the URL (replaced, not a new history entry), so a
+  // reload or a shared link shows the same list.
   function apply() {
+    clearTimeout(typing);
+    if (signal.aborted) return;
     f.app = appSel.value;
     f.status = statusSel.value;
     f.user = user.value.trim();

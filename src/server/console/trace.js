@@ -33,7 +33,8 @@ class Trace {
     this.frame = 0;
     this.build(main);
 
-    get(`/admin/runs/${enc(runId)}`, {signal}).then((r) => {
+    this.recordP = this.loadRecord();
+    this.recordP.then((r) => {
       this.run.record = r;
       this.setApp(r.workflow_id);
       if (!this.run.status) this.header();
@@ -42,15 +43,31 @@ class Trace {
       if (e.status === 404) fill(main, errorBox(`No such run: ${runId}`));
       else this.conn.replaceChildren(errorBox(e.message));
     });
+    this.follow();
+  }
 
-    follow(runId, {
+  // A run started a moment ago may not be stored yet: a 404 is asked
+  // again a few times before it means "no such run".
+  async loadRecord() {
+    for (let i = 0; ; i++) {
+      try {
+        return await get(`/admin/runs/${enc(this.runId)}`, {signal: this.signal});
+      } catch (e) {
+        if (e.status !== 404 || i >= 8) throw e;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    }
+  }
+
+  follow() {
+    follow(this.runId, {
       event: (name, data) => this.on(name, data),
       state: (st, err, retry) => this.connState(st, err, retry),
       finished: () => this.finished || this.streamError,
       ended: () => this.settleFromRecord(),
-    }, signal).finally(() => {
+    }, this.signal).finally(() => {
       // The stream reported an error: the run may go on; wait for its end.
-      if (this.streamError && !this.finished && !signal.aborted) this.poll();
+      if (this.streamError && !this.finished && !this.signal.aborted) this.poll();
     });
   }
 
@@ -323,6 +340,12 @@ class Trace {
   }
 
   connState(st, err, retry) {
+    if (st === 'failed' && err && err.status === 404 && !this.refollowed) {
+      // Not stored yet (see loadRecord): follow again once the record is in.
+      this.refollowed = true;
+      this.recordP.then(() => this.follow(), () => {});
+      return;
+    }
     if (st === 'live' || st === 'done') { if (!this.streamError) this.conn.replaceChildren(); return; }
     if (st === 'reconnecting') { fill(this.conn, h('span', {class: 'reconnecting', role: 'status'}, 'reconnecting…')); return; }
     fill(this.conn, errorBox('Lost the event stream: ' + (err ? err.message : 'unknown error'),
