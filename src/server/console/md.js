@@ -83,10 +83,16 @@ function list(lines, i, out) {
     for (i++; i < lines.length; i++) {
       const l = lines[i];
       if (!l.trim()) {
-        const next = lines[i + 1];
-        if (next === undefined || (!/^\s/.test(next) && !ITEM.test(next))) break;
-        if (ITEM.test(next) && leading(next) <= first[1].length) { loose = true; i++; break; }
-        body.push('');
+        const next = lines[i + 1], nm = next === undefined ? null : ITEM.exec(next);
+        if (nm && leading(next) <= first[1].length + 1) {
+          // A blank line between two items of this list makes it loose.
+          if (/\d/.test(nm[2]) === ordered) loose = true;
+          i++;
+          break;
+        }
+        if (next === undefined || !/^\s/.test(next)) break;
+        body.push(''); // an item of several paragraphs: loose too
+        loose = true;
         continue;
       }
       if (leading(l) >= Math.min(indent, first[1].length + 2)) body.push(l.slice(Math.min(leading(l), indent)));

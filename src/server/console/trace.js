@@ -485,6 +485,12 @@ class Trace {
       for (const k of Object.keys(inputs)) if (k.startsWith('sys.')) delete inputs[k];
       const query = r.query ?? (r.inputs || {})['sys.query'];
       if (query != null) body.query = query;
+      else if ((await apps()).find((a) => a.id === r.workflow_id)?.mode === 'advanced-chat') {
+        // The run's record does not keep a chat turn's query: ask it anew.
+        toast('A chat turn runs again from the chat: send the message there.');
+        location.hash = `#/apps/${enc(r.workflow_id)}/run`;
+        return;
+      }
       const run = await startRun(r.workflow_id, body);
       location.hash = `#/runs/${enc(run.id)}`;
     } catch (e) {
