@@ -25,7 +25,7 @@ class Trace {
     this.byNode = new Map(); // node id -> [exec], for the graph
     this.running = new Set();
     this.pendingLogs = new Map(); // agent_log before its node_started
-    this.run = {status: null, appId: null, record: null, tokens: 0, price: 0, currency: '', steps: 0, text: ''};
+    this.run = {status: null, appId: null, record: null, tokens: 0, price: 0, currency: '', steps: 0};
     this.finished = false;
     this.selected = null;
     this.maxEnd = 0;
@@ -240,7 +240,6 @@ class Trace {
 
   text(t) {
     if (!t) return;
-    this.run.text += t;
     if (this.answer.hidden) {
       this.answer.hidden = false;
       this.answerText = h('div', {class: 'stream'});
@@ -447,7 +446,7 @@ class Trace {
         kv('Type', x.node_type), kv('Node', x.node_id), kv('Execution', x.id),
         kv('Started at', x.start != null ? '+' + fmtDur(x.start) : null), kv('Elapsed', x.elapsed != null ? fmtDur(x.elapsed) : 'running'),
         kv('Tokens', m.total_tokens || null), kv('Cost', m.total_price ? `${m.total_price} ${m.currency || ''}` : null),
-        kv('Round', x.index), kv('Retries', x.retries.length || null)),
+        kv('Round', x.index), kv('Rounds', m.iterator_length), kv('Retries', x.retries.length || null)),
       x.error ? h('div', {class: 'errbox', role: 'alert'}, h('span', {testid: 'run-error'}, String(x.error))) : null,
       x.retries.map((r) => h('div', {class: 'errbox soft'}, `retry ${r.index ?? ''}: ${r.error ?? ''}`)),
       this.stepsEl ? [h('h3', null, 'Agent steps'), steps.length ? this.stepsEl : h('p', {class: 'muted'}, 'No steps yet.')] : null,
