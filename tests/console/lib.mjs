@@ -92,11 +92,12 @@ export async function startLlmd(dir) {
 
 // `sluice serve` on a free loopback port, data in DATA; extra args after.
 // Resolves once /health answers: {child, base, data, token, log}.
-export async function startServe(data, { args = [], env = {}, log } = {}) {
+// port: try that port first (a restart keeps the page's origin).
+export async function startServe(data, { args = [], env = {}, log, port: want } = {}) {
     log = log || path.join(data, '..', 'serve.err');
     let lastErr = '';
     for (let attempt = 0; attempt < 3; attempt++) {
-        const port = await freePort();
+        const port = attempt === 0 && want ? want : await freePort();
         const child = track(spawn(SLUICE, ['serve', '--listen', `127.0.0.1:${port}`, '--data', data, ...args],
             { stdio: ['ignore', 'ignore', fs.openSync(log, 'a')], env: { ...process.env, ...env } }));
         const base = `http://127.0.0.1:${port}`;
@@ -106,7 +107,7 @@ export async function startServe(data, { args = [], env = {}, log } = {}) {
                 const r = await fetch(`${base}/health`, { signal: AbortSignal.timeout(1000) });
                 if (r.ok) {
                     const token = fs.readFileSync(path.join(data, 'admin-token'), 'utf8').trim();
-                    return { child, base, data, token, log };
+                    return { child, base, port, data, token, log, args, env };
                 }
             } catch (e) { lastErr = String(e); }
             await sleep(25);
