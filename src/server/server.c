@@ -155,8 +155,40 @@ static int uuid(char out[40])
     return 0;
 }
 
+/* Drops the cached keys and apps when the store says they changed (a key
+ * revoked, an app updated or deleted, by this server or by `sluice app`:
+ * sl_store_keys_version); returns the version the caches now hold. */
+static long long refresh(void)
+{
+    long long ver = sl_store_keys_version(S.store);
+    pthread_mutex_lock(&S.mu);
+    if (ver != S.keys_version) {
+        for (size_t i = 0; i < S.keys.cap; i++)
+            if (S.keys.slots && S.keys.slots[i].key)
+                free(S.keys.slots[i].val);
+        sl_map_release(&S.keys);
+        sl_map_init(&S.keys);
+        /* Apps too: one may have a new version or be gone.  Runs may still
+         * use the loaded ones; they are freed when the server stops. */
+        for (size_t i = 0; i < S.apps.cap; i++)
+            if (S.apps.slots && S.apps.slots[i].key) {
+                app *old = S.apps.slots[i].val;
+                old->retired = S.retired;
+                S.retired = old;
+            }
+        sl_map_release(&S.apps);
+        sl_map_init(&S.apps);
+        S.keys_version = ver;
+    }
+    pthread_mutex_unlock(&S.mu);
+    return ver;
+}
+
+/* The loaded app: every run asks here, so a new version is used from the
+ * next run on, whichever path (app key or admin token) the run came by. */
 static app *app_get(const char *id, sl_err *err)
 {
+    refresh();
     pthread_mutex_lock(&S.mu);
     app *a = sl_map_get(&S.apps, id);
     pthread_mutex_unlock(&S.mu);
@@ -193,26 +225,8 @@ static char *auth_app(struct MHD_Connection *c)
     const char *key = h + 7;
     char hash[65];
     sl_sha256_hex(key, strlen(key), hash);
-    long long ver = sl_store_keys_version(S.store);
+    long long ver = refresh();
     pthread_mutex_lock(&S.mu);
-    if (ver != S.keys_version) {
-        for (size_t i = 0; i < S.keys.cap; i++)
-            if (S.keys.slots && S.keys.slots[i].key)
-                free(S.keys.slots[i].val);
-        sl_map_release(&S.keys);
-        sl_map_init(&S.keys);
-        /* Apps too: one may have a new version or be gone.  Runs may still
-         * use the loaded ones; they are freed when the server stops. */
-        for (size_t i = 0; i < S.apps.cap; i++)
-            if (S.apps.slots && S.apps.slots[i].key) {
-                app *old = S.apps.slots[i].val;
-                old->retired = S.retired;
-                S.retired = old;
-            }
-        sl_map_release(&S.apps);
-        sl_map_init(&S.apps);
-        S.keys_version = ver;
-    }
     char *id = sl_map_get(&S.keys, hash);
     char *copy = id ? sl_xstrdup(id) : NULL;
     pthread_mutex_unlock(&S.mu);

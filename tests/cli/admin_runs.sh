@@ -348,6 +348,18 @@ check "… and its preview through the admin path ($code)" \
 req "$AT" POST "/admin/apps/$ECHO/v1/nothing"
 check "… a path the Service API does not have: 404 ($code)" is 404
 
+# a new version through the admin API is what the next run runs, by the
+# admin path as by an app key
+sed "s/'<{{ x }}>'/'[{{ x }}]'/" "$T/echo.yml" >"$T/echo2.yml"
+req "$AT" PUT "/admin/apps/$ECHO" --data-binary "@$T/echo2.yml"
+check "PUT /admin/apps/ID: version 2 ($code)" is 200 '.version == 2'
+req "$AT" POST "/admin/apps/$ECHO/v1/workflows/run" -H 'Content-Type: application/json' \
+    --data-binary '{"inputs":{"x":"v"},"user":"console","response_mode":"blocking"}'
+check "… the next run by the admin path runs it" is 200 '.data.outputs.y == "[v]"'
+req "$EK" POST "/v1/workflows/run" -H 'Content-Type: application/json' \
+    --data-binary '{"inputs":{"x":"v"},"user":"u","response_mode":"blocking"}'
+check "… and by an app key" is 200 '.data.outputs.y == "[v]"'
+
 # the web console's files: built in, with headers that let no inline
 # script run and no other site frame them
 curl -s -D "$T/h" -o "$T/index" "$BASE/"
