@@ -404,7 +404,9 @@ sl_value *sl_apps_graph(const char *dsl, size_t len, sl_err *err)
     json_array_foreach(nodes, i, n) {
         const sl_value *data = json_object_get(n, "data");
         const sl_value *pos = json_object_get(n, "position");
-        if (!json_is_string(json_object_get(n, "id")))
+        /* canvas notes (type custom-note) are no nodes of the graph */
+        if (!json_is_string(json_object_get(n, "id")) ||
+            !strcmp(json_string_value(json_object_get(n, "type")) ?: "", "custom-note"))
             continue;
         const sl_value *title = json_object_get(data, "title");
         json_array_append_new(

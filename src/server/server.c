@@ -1691,6 +1691,18 @@ static enum MHD_Result admin_run_events(struct MHD_Connection *c, const char *ru
 static enum MHD_Result admin_run_get(struct MHD_Connection *c, const char *run_id)
 {
     sl_value *run = sl_store_run_get(S.store, NULL, run_id);
+    live *l = run ? NULL : live_find(run_id);
+    if (l) {
+        /* started a moment ago: the store writes runs in groups, so its
+         * row may not be there yet; what the server knows of it is */
+        run = json_pack("{s:s, s:s, s:s, s:n, s:n, s:n, s:f, s:i, s:i, s:I, s:n, s:s?, s:s?, s:s?}",
+                        "id", l->id, "workflow_id", l->app_id, "status", "running", "inputs",
+                        "outputs", "error", "elapsed_time", 0.0, "total_tokens", 0,
+                        "total_steps", 0, "created_at", (json_int_t)l->created, "finished_at",
+                        "user", l->user, "conversation_id", l->chat ? l->conversation_id : NULL,
+                        "message_id", l->chat ? l->message_id : NULL);
+        live_unref(l);
+    }
     return run ? reply_json(c, 200, run) : reply_error(c, 404, "not_found", "no run %s", run_id);
 }
 

@@ -1220,15 +1220,20 @@ static sl_value *run_row(sqlite3_stmt *st)
 static sl_value *sq_run_get(sl_store_be *s, const char *app_id, const char *run_id)
 {
     q x;
-    if (!q_open(&x, s, "SELECT " RUN_COLS ", user, app_version FROM runs WHERE id=?1 AND "
-                       "(?2 IS NULL OR app_id=?2)"))
+    if (!q_open(&x, s, "SELECT " RUN_COLS ", user, app_version, conversation_id, message_id, "
+                       "(SELECT query FROM messages WHERE messages.id = runs.message_id) FROM runs "
+                       "WHERE id=?1 AND (?2 IS NULL OR app_id=?2)"))
         return NULL;
     bind_text(x.st, 1, run_id);
     bind_text(x.st, 2, app_id);
     sl_value *v = sqlite3_step(x.st) == SQLITE_ROW ? run_row(x.st) : NULL;
-    if (v && !app_id) { /* the admin API's view: who ran it, on which version */
+    if (v && !app_id) { /* the admin API's view: who ran it, on which version,
+                         * and for a chat turn its conversation and query */
         json_object_set_new(v, "user", col_str(x.st, 11));
         json_object_set_new(v, "app_version", col_int(x.st, 12));
+        json_object_set_new(v, "conversation_id", col_str(x.st, 13));
+        json_object_set_new(v, "message_id", col_str(x.st, 14));
+        json_object_set_new(v, "query", col_str(x.st, 15));
     }
     q_close(&x);
     return v;
@@ -1474,13 +1479,15 @@ static sl_value *sq_messages(sl_store_be *s, const char *app_id, const char *con
     bind_text(x.st, 2, app_id);
     sl_value *data = json_array();
     while (sqlite3_step(x.st) == SQLITE_ROW)
-        json_array_append_new(data, json_pack("{s:o, s:o, s:{}, s:o, s:o, s:[], s:n, s:[], s:I}",
+        json_array_append_new(data, json_pack("{s:o, s:o, s:{}, s:o, s:o, s:[], s:n, s:[], s:I, s:o}",
                                               "id", col_str(x.st, 0), "conversation_id",
                                               col_str(x.st, 1), "inputs", "query",
                                               col_str(x.st, 2), "answer", col_str(x.st, 3),
                                               "message_files", "feedback", "retriever_resources",
                                               "created_at",
-                                              (json_int_t)sqlite3_column_int64(x.st, 4)));
+                                              (json_int_t)sqlite3_column_int64(x.st, 4),
+                                              /* sluice's own: the run behind the answer */
+                                              "workflow_run_id", col_str(x.st, 5)));
     q_close(&x);
     size_t n = json_array_size(data), lim = limit > 0 && limit <= 100 ? (size_t)limit : 20;
     /* the newest `limit` messages */

@@ -107,7 +107,8 @@ int sl_store_finish_run(sl_store *s, const char *run_id, const char *status,
                         char *events, sl_err *err);
 /* The run as Dify's GET /workflows/run/:id shows it; NULL when it is not
  * this app's (app_id NULL: any app's, for the admin API, which also gets
- * `user` and `app_version`). */
+ * `user`, `app_version`, and a chat turn's `conversation_id`, `message_id`
+ * and `query`). */
 sl_value *sl_store_run_get(sl_store *s, const char *app_id, const char *run_id);
 /* Events of a run in order: [{event, data}] (app_id as above); NULL while
  * the run runs (they are kept when it ends). */

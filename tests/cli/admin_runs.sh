@@ -272,6 +272,15 @@ check "… it runs meanwhile" is 200 '.status == "running"'
 curl -sN --max-time 30 -H "Authorization: Bearer $AT" "$BASE/admin/runs/$DET/events" >"$T/det" 2>/dev/null
 check "… its events from 1, live to the end" \
     bash -c '[ "$(head -1 "$0")" = "id: 1" ] && tail -2 "$0" | grep -q "\"workflow_finished\".*\"succeeded\""' "$T/det"
+misses=0
+for _ in $(seq 20); do
+    id=$(curl -s -H "Authorization: Bearer $AT" --data-binary '{"inputs":{"x":"r"}}' \
+        "$BASE/admin/apps/$ECHO/runs" | jq -r .id)
+    c=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $AT" "$BASE/admin/runs/$id")
+    [ "$c" = 200 ] || misses=$((misses + 1))
+done
+check "… GET /admin/runs/ID right after the 202 finds the run, every time ($misses of 20 missed)" \
+    [ "$misses" = 0 ]
 req "$AT" POST "/admin/apps/$ECHO/runs" -H 'Content-Type: application/json' --data-binary '{"inputs":{}}'
 check "… inputs the app needs, missing: 400 naming them ($code)" is 400 '.message | test("x")'
 req "$AT" POST "/admin/apps/nope/runs" -H 'Content-Type: application/json' --data-binary '{"inputs":{}}'
@@ -347,6 +356,39 @@ check "… and its preview through the admin path ($code)" \
     bash -c '[ "$0" = 200 ] && cmp -s "$1" "$2"' "$code" "$T/out" "$T/note.txt"
 req "$AT" POST "/admin/apps/$ECHO/v1/nothing"
 check "… a path the Service API does not have: 404 ($code)" is 404
+
+# a chat turn started by the admin API: the run says its conversation and
+# query, and the conversation's messages name their runs
+cat >"$T/chat.yml" <<'EOF2'
+app: {mode: advanced-chat, name: admin-chat}
+kind: app
+version: 0.1.5
+workflow:
+  graph:
+    nodes:
+    - {id: start, type: custom, data: {type: start, title: Start, variables: []}}
+    - {id: ans, type: custom, data: {type: answer, title: Answer, answer: 'you said {{#sys.query#}}'}}
+    - {id: note, type: custom-note, data: {type: '', title: '', text: 'a note on the canvas'}}
+    edges:
+    - {source: start, target: ans}
+EOF2
+sl app import "$T/chat.yml" --data "$D"
+CHAT=$(cat "$T/out")
+req "$AT" POST "/admin/apps/$CHAT/runs" -H 'Content-Type: application/json' \
+    --data-binary '{"inputs":{},"query":"hi there","user":"console"}'
+check "POST /admin/apps/ID/runs on a chatflow: its conversation and message ($code)" is 202 \
+    '.mode == "advanced-chat" and (.conversation_id | length) == 36 and (.message_id | length) == 36'
+CRUN=$(jq -r '.id' "$T/out")
+CONV=$(jq -r '.conversation_id' "$T/out")
+curl -sN --max-time 30 -H "Authorization: Bearer $AT" "$BASE/admin/runs/$CRUN/events" >/dev/null 2>&1
+req "$AT" GET "/admin/runs/$CRUN"
+check "… GET /admin/runs/ID: the turn's conversation and query" is 200 \
+    ".conversation_id == \"$CONV\" and .query == \"hi there\" and .user == \"console\""
+req "$AT" GET "/admin/apps/$CHAT/v1/messages?conversation_id=$CONV&user=console"
+check "… its message names the run (workflow_run_id)" is 200 \
+    ".data[0].workflow_run_id == \"$CRUN\" and .data[0].answer == \"you said hi there\""
+req "$AT" GET "/admin/apps/$CHAT/graph"
+check "… the graph leaves the canvas note out" is 200 '[.nodes[].id] == ["start","ans"]'
 
 # a new version through the admin API is what the next run runs, by the
 # admin path as by an app key
