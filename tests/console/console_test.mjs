@@ -116,11 +116,17 @@ const cspViolations = [];
 const pageErrors = [];
 const sel = tid;
 
-async function shot(name) {
+// A full-page screenshot NAME.png in $CONSOLE_SHOTS (for docs/console.md);
+// toasts are hidden for it unless `toasts`, and shown again after.
+async function shot(name, { toasts = false } = {}) {
     if (!SHOTS || !page) return;
     fs.mkdirSync(SHOTS, { recursive: true });
+    const vis = (v) => page.$$eval('[data-testid="toast"]', (els, x) => els.forEach((e) => { e.style.visibility = x; }), v)
+        .catch(() => {});
+    if (!toasts) await vis('hidden');
     await sleep(150); // let the last frame paint
     await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true }).catch(() => {});
+    if (!toasts) await vis('');
 }
 const go = (hash) => page.evaluate((h) => { location.hash = h; }, hash);
 const count = (s) => page.$$eval(s, (els) => els.length);
@@ -357,7 +363,7 @@ async function main() {
         const input = await page.waitForSelector(sel('import-file'), { timeout: WAIT });
         await input.uploadFile(path.join(APPS, 'bad.yml'));
         await waitText(`${sel('error')}, ${sel('toast')}`, /YAML syntax error/);
-        await shot('import-error');
+        await shot('import-error', { toasts: true });
         // an error toast stays until dismissed: dismiss it (it would cover
         // the bottom right of the later pages)
         for (const t of await page.$$(sel('toast'))) {
@@ -614,7 +620,7 @@ async function main() {
         await page.select(sel('runs-filter-status'), '');
         await waitCount(sel('runs-row'), '>=', 50, 'the filter cleared');
     });
-    await pcheck('the runs list filtered by app and user', async () => {
+    await pcheck('the runs list filtered by app and user; none found says so', async () => {
         const want = (await api(srv, 'GET', `/admin/runs?app=${apps.fail}&limit=100`)).json.data.length;
         await page.select(sel('runs-filter-app'), apps.fail);
         await waitCount(sel('runs-row'), '==', want, `the ${want} runs of the failing app`);
@@ -623,6 +629,11 @@ async function main() {
         await u.type('ulla');
         await u.press('Enter');
         await waitCount(sel('runs-row'), '==', 30, "ulla's 30 runs");
+        await page.click(sel('runs-filter-user'), { clickCount: 3 });
+        await page.type(sel('runs-filter-user'), 'nobody-at-all');
+        await page.keyboard.press('Enter');
+        await waitCount(sel('runs-row'), '==', 0, 'no runs of an unknown user');
+        await waitText(sel('empty'), /no runs/i);
     });
 
     await pcheck('opening a run by its id from the runs page', async () => {
