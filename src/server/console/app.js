@@ -61,6 +61,9 @@ const ROUTES = [
   [(p) => p[0] === 'apps' && p.length === 2, './apps.js', (m, p, q, s) => m.appPage(main, p[1], s), 'App'],
   [(p) => p[0] === 'runs' && p.length === 1, './runs.js', (m, p, q, s) => m.runsPage(main, q, s), 'Runs'],
   [(p) => p[0] === 'runs' && p.length === 2, './trace.js', (m, p, q, s) => m.traceView(main, p[1], s), 'Run'],
+  [(p) => p[0] === 'knowledge' && p.length === 1, './knowledge.js', (m, p, q, s) => m.knowledgePage(main, s), 'Knowledge'],
+  [(p) => p[0] === 'knowledge' && p.length === 2, './knowledge.js', (m, p, q, s) => m.datasetPage(main, p[1], s), 'Knowledge base'],
+  [(p) => p[0] === 'tools' && p.length === 1, './knowledge.js', (m, p, q, s) => m.toolsPage(main, s), 'Tools'],
 ];
 
 async function route() {

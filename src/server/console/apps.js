@@ -80,6 +80,7 @@ export async function appPage(main, id, signal) {
   const runsBox = h('div', null, loading());
   const versionsBox = h('div', {testid: 'app-versions'}, loading());
   const keysBox = h('div', null, loading());
+  const toolsBox = h('div', null, loading());
   fill(main, h('section', {class: 'app-page', 'data-app-id': id},
     h('div', {class: 'page-head'},
       h('h1', null, app.name), chip(app.mode), h('span', {class: 'muted'}, `version ${app.version}`),
@@ -91,13 +92,17 @@ export async function appPage(main, id, signal) {
       h('a', {href: `#/runs?app=${enc(id)}`}, 'All runs of this app')), runsBox),
     h('div', {class: 'cols'},
       h('section', {class: 'panel'}, h('h2', null, 'Versions'), versionsBox),
-      h('section', {class: 'panel'}, h('h2', null, 'API keys'), keysBox))));
+      h('section', {class: 'panel'}, h('h2', null, 'API keys'), keysBox)),
+    h('section', {class: 'panel'}, h('h2', null, 'Tool bindings'), toolsBox)));
 
   get(`${base}/graph`, {signal}).then((g) => fill(graphBox, graphView(g).el),
     (e) => e.name !== 'AbortError' && fill(graphBox, errorBox('No graph: ' + e.message)));
   recentRuns(runsBox, id, signal);
   versions(versionsBox, app, signal);
   keys(keysBox, id, signal);
+  Promise.all([get(`${base}/tools`, {signal}), import('./knowledge.js')]).then(([t, m]) =>
+    fill(toolsBox, m.bindings(t.data, 'None of its own; it may use the server\'s (Tools).')),
+  (e) => e.name !== 'AbortError' && fill(toolsBox, errorBox(e.message)));
 }
 
 async function exportApp(app, version) {
