@@ -33,7 +33,7 @@
 // BENCH_LOADS (10), BENCH_NODES (200), CONSOLE_DIR (--console-dir).
 // Exit status 1 when a target is missed, 2 when the bench cannot run.
 import fs from 'node:fs';
-import http from 'node:http';
+import { Worker } from 'node:worker_threads';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import {
@@ -103,37 +103,53 @@ workflow:
     - {source: start, target: end}
 `;
 
-// A raw reader of GET /admin/runs/ID/events: [{id, event, node, t}], t the
+// A raw reader of GET /admin/runs/ID/events on a thread of its own (so the
+// page's traffic on this one never delays it): [{event, node, t}], t the
 // arrival on this machine's clock; resolves when the stream ends.
-function readEvents(srv, runId) {
-    return new Promise((resolve, reject) => {
-        const got = [];
-        const req = http.get(`${srv.base}/admin/runs/${runId}/events`,
-            { headers: { Authorization: `Bearer ${srv.token}`, Accept: 'text/event-stream' }, agent: false }, (res) => {
-                if (res.statusCode !== 200) { reject(new Error(`events: ${res.statusCode}`)); res.resume(); return; }
-                res.setEncoding('utf8');
-                let buf = '';
-                res.on('data', (chunk) => {
-                    const t = now();
-                    buf += chunk;
-                    let cut;
-                    while ((cut = buf.indexOf('\n\n')) >= 0) {
-                        const block = buf.slice(0, cut);
-                        buf = buf.slice(cut + 2);
-                        const data = block.split('\n').find((l) => l.startsWith('data: '));
-                        if (!data) continue;
-                        try {
-                            const ev = JSON.parse(data.slice(6));
-                            got.push({ event: ev.event, node: ev.data && ev.data.node_id, t });
-                        } catch { /* not JSON */ }
-                    }
-                });
-                res.on('end', () => resolve(got));
-                res.on('error', reject);
-            });
-        req.on('error', reject);
-        req.setTimeout(120000, () => req.destroy(new Error('events: timeout')));
+const READER = `
+const http = require('node:http');
+const { parentPort, workerData: w } = require('node:worker_threads');
+const now = () => performance.timeOrigin + performance.now();
+const got = [];
+const req = http.get(w.url, { headers: { Authorization: 'Bearer ' + w.token, Accept: 'text/event-stream' }, agent: false }, (res) => {
+    if (res.statusCode !== 200) { parentPort.postMessage({ error: 'events: ' + res.statusCode }); res.resume(); return; }
+    res.setEncoding('utf8');
+    let buf = '';
+    res.on('data', (chunk) => {
+        const t = now();
+        buf += chunk;
+        let cut;
+        while ((cut = buf.indexOf('\\n\\n')) >= 0) {
+            const block = buf.slice(0, cut);
+            buf = buf.slice(cut + 2);
+            const data = block.split('\\n').find((l) => l.startsWith('data: '));
+            if (!data) continue;
+            try {
+                const ev = JSON.parse(data.slice(6));
+                got.push({ event: ev.event, node: ev.data && ev.data.node_id, t });
+            } catch (e) { /* not JSON */ }
+        }
     });
+    res.on('end', () => parentPort.postMessage({ got }));
+    res.on('error', (e) => parentPort.postMessage({ error: String(e) }));
+});
+req.on('error', (e) => parentPort.postMessage({ error: String(e) }));
+req.setTimeout(120000, () => req.destroy(new Error('events: timeout')));
+parentPort.postMessage({ connecting: true });
+`;
+function readEvents(srv, runId) {
+    const w = new Worker(READER, { eval: true, workerData: { url: `${srv.base}/admin/runs/${runId}/events`, token: srv.token } });
+    let connected;
+    const ready = new Promise((r) => { connected = r; });
+    const done = new Promise((resolve, reject) => {
+        w.on('message', (m) => {
+            if (m.connecting) { connected(); return; }
+            w.terminate();
+            if (m.error) reject(new Error(m.error)); else resolve(m.got);
+        });
+        w.on('error', reject);
+    });
+    return { ready, done };
 }
 
 async function main() {
@@ -202,8 +218,9 @@ async function main() {
         if (start.status !== 202) die(`POST /admin/apps/ID/runs: ${start.status} ${start.body}`);
         const runId = start.json.id;
         const reading = readEvents(srv, runId);
+        await reading.ready;
         await p2.evaluate((id) => { window.__statusLog = []; location.hash = `#/runs/${id}`; }, runId);
-        const events = await reading;
+        const events = await reading.done;
         await p2.waitForFunction((id) => {
             const t = document.querySelector('[data-testid="trace"]');
             return t && t.getAttribute('data-run-id') === id && !['running', 'pending', ''].includes(t.getAttribute('data-status') || '');
