@@ -1059,13 +1059,15 @@ static enum MHD_Result start_run(struct MHD_Connection *c, const char *app_id, s
     S.lives = l;
     pthread_mutex_unlock(&S.mu);
     if (detached) {
-        sl_workers_submit(S.workers, stream_main, j);
+        /* the answer is made first: once submitted, the run may end and
+         * free l before this thread looks at it again */
         sl_value *ids = json_pack("{s:s, s:s, s:s, s:s}", "id", l->id, "task_id", l->task_id,
                                   "app_id", app_id, "mode", a->g.mode);
         if (chat) {
             json_object_set_new(ids, "conversation_id", json_string(l->conversation_id));
             json_object_set_new(ids, "message_id", json_string(l->message_id));
         }
+        sl_workers_submit(S.workers, stream_main, j);
         return reply_json(c, 202, ids);
     }
     if (!streaming) {
