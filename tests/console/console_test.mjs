@@ -18,6 +18,7 @@
 // Prints `ok N - name` / `not ok N - name: why` per check, the plan, then
 // `N passed, N failed`; exit 1 when any failed.  Without chromium or
 // tests/console/node_modules it skips (`1..0 # SKIP`, as tests/run.sh counts).
+import {execFileSync} from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
@@ -776,6 +777,38 @@ async function main() {
         } finally { page = prev; await p2.close().catch(() => {}); }
     });
 
+    await pcheck('knowledge: a base with its document counts, and its document indexed', async () => {
+        // made with the CLI on the server's own store, as an operator would
+        const doc = path.join(T, 'handbook.txt');
+        fs.writeFileSync(doc, 'Bicycles are parked in the north yard. '.repeat(40));
+        const cli = (...a) => execFileSync(SLUICE, [...a, '--data', data], { stdio: 'pipe' });
+        cli('kb', 'create', 'Handbook');
+        cli('kb', 'add', 'Handbook', doc);
+        await go('#/knowledge');
+        await waitFor(sel('kb-row'));
+        const row = await textOf(sel('kb-row'));
+        must(/Handbook/.test(row) && /\b1\b/.test(row) && /keywords/.test(row), `the row reads: ${row}`);
+        await shot('knowledge');
+        await page.click(`${sel('kb-row')} a`);
+        await waitFor(sel('kb-doc'));
+        const d = await textOf(sel('kb-doc'));
+        must(/handbook\.txt/.test(d) && /available/.test(d), `the document reads: ${d}`);
+        must(await page.$eval(sel('kb-doc'), (e) => e.dataset.status) === 'completed', 'not completed');
+    });
+    await pcheck('tools: the server\'s bindings and an app\'s own, secrets masked', async () => {
+        const cli = (...a) => execFileSync(SLUICE, [...a, '--data', data], { stdio: 'pipe' });
+        cli('tools', 'bind', 'docs-search', '--json',
+            JSON.stringify({ mcp: { url: 'http://127.0.0.1:9/mcp', headers: { Authorization: 'Bearer sk-very-secret-123' } } }));
+        cli('tools', 'bind', 'calc', '--json', JSON.stringify({ mcp: { url: 'http://127.0.0.1:9/calc' } }), '--app', apps.branch);
+        await go('#/tools');
+        await waitFor(sel('tool-binding', '[data-tool-id="docs-search"]'));
+        await page.click(`${sel('tool-binding', '[data-tool-id="docs-search"]')} summary`);
+        const t = await textOf(sel('tool-bindings'));
+        must(/mcp/.test(t) && /127\.0\.0\.1:9\/mcp/.test(t), `the binding reads: ${t}`);
+        must(!/sk-very-secret-123/.test(await bodyText()), 'the secret is on the page');
+        await go(`#/apps/${apps.branch}`);
+        await waitFor(sel('tool-binding', '[data-tool-id="calc"]'));
+    });
     await pcheck("deleting an app: confirmed, it leaves the list and the server", async () => {
         const doomed = await importApp(srv, fs.readFileSync(path.join(APPS, 'trivial.yml'), 'utf8').replace('console trivial', 'console doomed'));
         await go(`#/apps/${doomed}`);

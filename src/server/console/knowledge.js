@@ -125,6 +125,6 @@ export function bindings(data, none) {
     const kind = b && typeof b === 'object' ? ['mcp', 'openapi', 'workflow', 'builtin'].find((k) => k in b) : null;
     return h('li', {testid: 'tool-binding', 'data-tool-id': id},
       h('details', null, h('summary', null, h('code', null, id), kind ? h('span', {class: 'muted'}, ' · ' + kind) : null),
-        jsonTree(b, 1)));
+        jsonTree(b, 4)));
   }));
 }
