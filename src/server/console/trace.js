@@ -479,7 +479,8 @@ class Trace {
     try {
       const r = await get(`/admin/runs/${enc(this.runId)}`);
       const inputs = {...(r.inputs || {})};
-      const body = {inputs};
+      // the same user too: its file inputs are kept per user
+      const body = r.user ? {inputs, user: r.user} : {inputs};
       // A chat turn runs again as a new conversation with the same query.
       for (const k of Object.keys(inputs)) if (k.startsWith('sys.')) delete inputs[k];
       const query = r.query ?? (r.inputs || {})['sys.query'];
