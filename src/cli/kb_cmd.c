@@ -61,7 +61,8 @@ static const sl_opt kb_opts[] = {
                                     "SLUICE_<NAME> environment variables work too", O_LIMIT},
     {"--config", NULL, "FILE", "the settings (default $SLUICE_CONFIG, else ./sluice.yml)",
      O_CONFIG},
-    {"--data", NULL, "DIR", "the store (default $SLUICE_DATA, else ./sluice-data)", O_DATA},
+    {"--data", "--store", "DIR|URL", "the store: a folder, sqlite:FOLDER or postgres://…\n"
+     "(default $SLUICE_STORE, else $SLUICE_DATA, else ./sluice-data)", O_DATA},
     {NULL, NULL, NULL, NULL, 0},
 };
 
@@ -105,7 +106,7 @@ static int on_opt(void *ud, int id, const char *v)
         }
         a->args[a->nargs++] = v;
         return 0;
-    case O_DATA: a->data = v; return 0;
+    case O_DATA: return sl_cli_set_store("sluice kb", &a->data, v);
     case O_CONFIG: a->config = v; return 0;
     case O_EMBED: a->embed = v; return 0;
     case O_SEARCH: a->search = v; return 0;
@@ -563,7 +564,7 @@ int sl_cli_kb(int argc, char **argv)
     }
     if (!rc && a.replay)
         sl_config_set_offline(cfg, true);
-    if (!rc && !(s = sl_cli_open_store(a.data)))
+    if (!rc && !(s = sl_cli_open_store(a.data, cfg)))
         rc = 1;
     if (!rc) {
         sl_kb_env env = {.store = s, .config = cfg, .tape = tape};

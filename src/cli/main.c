@@ -101,9 +101,10 @@ static const sl_opt run_opts[] = {
     {"--out", NULL, "DIR",
      "write the files the run made (agent artifacts in the\n"
      "outputs) to DIR, by their names", O_OUT},
-    {"--data", NULL, "DIR",
+    {"--data", "--store", "DIR|URL",
      "the store whose knowledge bases knowledge-retrieval nodes\n"
-     "search (default $SLUICE_DATA, else ./sluice-data)", O_DATA},
+     "search (default $SLUICE_STORE, else $SLUICE_DATA, else\n"
+     "./sluice-data)", O_DATA},
     {"--json", NULL, NULL, "print the result as one JSON object", O_JSON},
     {"--events", NULL, NULL, "print every run event as a JSON line on stdout", O_EVENTS},
     {"--quiet", "-q", NULL, "no progress on stderr", O_QUIET},
@@ -662,7 +663,7 @@ static int run_opt(void *ud, int id, const char *v)
     case O_CONFIG: a->config = v; return 0;
     case O_APP_DIR: a->app_dir = v; return 0;
     case O_OUT: a->out_dir = v; return 0;
-    case O_DATA: a->data = v; return 0;
+    case O_DATA: return sl_cli_set_store("sluice run", &a->data, v);
     case O_JSON: a->json_out = true; return 0;
     case O_EVENTS: a->events = true; return 0;
     case O_QUIET: a->quiet = true; return 0;
@@ -687,12 +688,13 @@ static int open_kb(const sl_graph *g, const char *data, bool create, sl_config *
     bool need = false;
     for (int i = 0; i < g->nnodes && !need; i++)
         need = g->nodes[i].type && !strcmp(g->nodes[i].type, "knowledge-retrieval");
-    const char *env = getenv("SLUICE_DATA");
-    const char *dir = data ? data : env && *env ? env : "sluice-data";
+    const char *dir = sl_cli_store_where(data, cfg);
+    bool named = data || strcmp(dir, "sluice-data");  /* not the default folder */
+    bool folder = !strstr(dir, "://");
     struct stat sb;
-    if (!need || ((!create || (!data && !(env && *env))) && stat(dir, &sb)))
+    if (!need || (folder && (!create || !named) && stat(dir, &sb)))
         return 0;
-    if (!(*st = sl_cli_open_store(dir)))
+    if (!(*st = sl_cli_open_store(dir, cfg)))
         return -1;
     sl_kb_env ke = {.store = *st, .config = cfg, .tape = tape};
     sl_kb_limits_from(&ke.limits, L);

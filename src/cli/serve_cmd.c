@@ -26,7 +26,10 @@ enum {
 
 static const sl_opt serve_opts[] = {
     {"--listen", NULL, "ADDR:PORT", "default 127.0.0.1:5001", O_LISTEN},
-    {"--data", NULL, "DIR", "the store: a folder (or sqlite:FOLDER)", O_DATA},
+    {"--data", "--store", "DIR|URL",
+     "the store: a folder, sqlite:FOLDER or postgres://… (default\n"
+     "$SLUICE_STORE, else $SLUICE_DATA, else the settings' store:,\n"
+     "else ./sluice-data)", O_DATA},
     {"--config", NULL, "FILE", "model providers (see docs/llm.md)", O_CONFIG},
     {"--max-runs", NULL, "N", "concurrent runs per app (default 100)", O_MAX_RUNS},
     {"--rate-limit", NULL, "N", "run requests per second per app (default: no limit)",
@@ -62,9 +65,9 @@ static const sl_optspec serve_spec = {
     "\n"
     "Serves Dify's Service API (/v1: workflows/run, chat-messages, conversations,\n"
     "messages, parameters, info, logs, stop) and an admin API (/admin) for the apps in\n"
-    "the data folder (default $SLUICE_DATA, else ./sluice-data).  Every run, its\n"
-    "events, and every conversation are kept in DIR/sluice.db.  The web console is\n"
-    "at / (sign in with the admin token, DIR/admin-token).\n"
+    "the store (--data).  Every run, its events and every conversation are kept\n"
+    "there.  The web console is at / (sign in with the admin token: the file\n"
+    "admin-token in a folder store).\n"
     "\n",
     serve_opts,
     "\n"
@@ -75,7 +78,8 @@ static const sl_optspec serve_spec = {
 };
 
 /* sluice app's verbs: each takes --data and what its table adds. */
-#define DATA_OPT {"--data", NULL, "DIR", "the store (default $SLUICE_DATA, else ./sluice-data)", O_DATA}
+#define DATA_OPT {"--data", "--store", "DIR|URL", "the store: a folder, sqlite:FOLDER or postgres://…\n" \
+                  "(default $SLUICE_STORE, else $SLUICE_DATA, else ./sluice-data)", O_DATA}
 static const sl_opt app_data_opts[] = {DATA_OPT, {NULL, NULL, NULL, NULL, 0}};
 static const sl_opt app_import_opts[] = {
     {"--app", NULL, "APP_ID", "import as a new version of that app", O_APP},
@@ -132,18 +136,34 @@ static void usage_app(FILE *f)
 
 static sl_store *open_store(const char *dir);
 
-/* The store's folder: --data, else $SLUICE_DATA, else ./sluice-data. */
-static const char *data_dir(const char *given)
+int sl_cli_set_store(const char *cmd, const char **slot, const char *value)
+{
+    if (*slot) {
+        fprintf(stderr, "%s: the store is given twice ('--data' and '--store' are one option): "
+                        "give it once\n", cmd);
+        return -1;
+    }
+    *slot = value;
+    return 0;
+}
+
+const char *sl_cli_store_where(const char *given, const sl_config *cfg)
 {
     if (given)
         return given;
-    const char *e = getenv("SLUICE_DATA");
-    return e && *e ? e : "sluice-data";
+    const char *e = getenv("SLUICE_STORE");
+    if (e && *e)
+        return e;
+    e = getenv("SLUICE_DATA");
+    if (e && *e)
+        return e;
+    e = sl_config_store(cfg);
+    return e ? e : "sluice-data";
 }
 
-sl_store *sl_cli_open_store(const char *given)
+sl_store *sl_cli_open_store(const char *given, const sl_config *cfg)
 {
-    return open_store(data_dir(given));
+    return open_store(sl_cli_store_where(given, cfg));
 }
 
 static sl_store *open_store(const char *dir)
@@ -195,7 +215,7 @@ static int serve_opt(void *ud, int id, const char *v)
         fprintf(stderr, "sluice serve: unexpected argument '%s' (see sluice serve --help)\n", v);
         return -1;
     case O_LISTEN: o->listen = v; return 0;
-    case O_DATA: a->data = v; return 0;
+    case O_DATA: return sl_cli_set_store("sluice serve", &a->data, v);
     case O_CONFIG: a->config = v; return 0;
     case O_MAX_RUNS: o->max_runs_per_app = atoi(v); return 0;
     case O_RATE_LIMIT: o->rate_limit = atof(v); return 0;
@@ -270,7 +290,7 @@ int sl_cli_serve(int argc, char **argv)
         return 2;
     }
     o.config = cfg;
-    const char *dir = data_dir(sa.data);
+    const char *dir = sl_cli_store_where(sa.data, cfg);
     sl_store *s = open_store(dir);
     if (!s) {
         sl_config_free(cfg);
@@ -324,7 +344,7 @@ static int app_opt(void *ud, int id, const char *v)
 {
     app_args *a = ud;
     switch (id) {
-    case O_DATA: a->data = v; return 0;
+    case O_DATA: return sl_cli_set_store("sluice app", &a->data, v);
     case O_APP: a->app = v; return 0;
     case O_VERSION: a->version = v; return 0;
     }
@@ -379,7 +399,16 @@ int sl_cli_app(int argc, char **argv)
         usage_app(stderr);
         return 2;
     }
-    sl_store *s = open_store(data_dir(aa.data));
+    /* the settings (sluice.yml) may say where the store is */
+    sl_config *settings = NULL;
+    sl_err cerr = {0};
+    if (sl_config_load(NULL, &settings, &cerr)) {
+        fprintf(stderr, "sluice app: %s\n", cerr.msg);
+        sl_err_clear(&cerr);
+        return 2;
+    }
+    sl_store *s = open_store(sl_cli_store_where(aa.data, settings));
+    sl_config_free(settings);
     if (!s)
         return 1;
     sl_err err = {0};

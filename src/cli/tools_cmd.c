@@ -39,7 +39,8 @@ static const char *const auth_key[] = {"in", "name", "prefix", "value", "usernam
 
 #define APP_OPT {"--app", NULL, "APP", "the app's own bindings (default: the server's, for\n" \
                                        "every app)", O_APP}
-#define DATA_OPT {"--data", NULL, "DIR", "the store (default $SLUICE_DATA, else ./sluice-data)", \
+#define DATA_OPT {"--data", "--store", "DIR|URL", "the store: a folder, sqlite:FOLDER or postgres://…\n" \
+                  "(default $SLUICE_STORE, else $SLUICE_DATA, else ./sluice-data)", \
                   O_DATA}
 
 static const sl_opt bind_opts[] = {
@@ -202,7 +203,10 @@ static int on_opt(void *ud, int id, const char *v)
     case O_AUTH_USER:
     case O_AUTH_PASS: a->auth_opt[id - O_AUTH_IN] = v; break;
     case O_APP: a->app = v; break;
-    case O_DATA: a->data = v; break;
+    case O_DATA:
+        if (sl_cli_set_store("sluice tools", &a->data, v))
+            return -1;
+        break;
     case O_HEADER:
     case O_NAME: {
         const char *sep = id == O_HEADER ? strchr(v, ':') : strchr(v, '=');
@@ -596,7 +600,7 @@ static int tools_store(targs *a, const char *verb)
     sl_value *b = NULL;
     if (bind && !(b = binding_of(a)))
         return 2;
-    sl_store *st = sl_cli_open_store(a->data);
+    sl_store *st = sl_cli_open_store(a->data, NULL);
     if (!st) {
         json_decref(b);
         return 1;

@@ -22,6 +22,7 @@ struct sl_config {
     sl_value *prices;    /* object: model -> {input, output, currency} */
     char *force_model;   /* SLUICE_LLM_MODEL */
     sl_value *sandbox;   /* the file's `sandbox` mapping, or NULL */
+    char *store;         /* the file's `store`: where sluice keeps its data, or NULL */
     sl_bindings *tools;  /* the file's `tools` mapping (tools/binding.h) */
     sl_kb_binding *kbs;  /* the file's knowledge.datasets */
     size_t nkbs;
@@ -107,6 +108,7 @@ void sl_config_free(sl_config *c)
     json_decref(c->models);
     json_decref(c->prices);
     json_decref(c->sandbox);
+    free(c->store);
     sl_bindings_free(c->tools);
     for (size_t i = 0; i < c->nkbs; i++) {
         sl_kb_binding *b = &c->kbs[i];
@@ -342,6 +344,17 @@ static int from_file(sl_config *c, const char *path, sl_err *err)
         json_decref(c->sandbox);
         c->sandbox = json_deep_copy(sbx);
     }
+    const sl_value *store = json_object_get(d.root, "store");
+    if (store && !json_is_null(store)) {
+        if (!json_is_string(store) || !*json_string_value(store)) {
+            sl_mark m = sl_yaml_key_mark(&d, d.root, "store");
+            rc = sl_err_set(err, SL_EINVAL, "%s:%d:%d: `store` is where sluice keeps its data: "
+                            "a folder, sqlite:FOLDER or postgres://…", path, m.line, m.col);
+            goto out;
+        }
+        free(c->store);
+        c->store = sl_xstrdup(json_string_value(store));
+    }
     if (sl_bindings_parse(c->tools, &d, json_object_get(d.root, "tools"), path, true, err)) {
         rc = -1;
         goto out;
@@ -563,6 +576,11 @@ struct sl_bindings *sl_config_tools_edit(sl_config *c)
 const sl_value *sl_config_sandbox(const sl_config *c)
 {
     return c ? c->sandbox : NULL;
+}
+
+const char *sl_config_store(const sl_config *c)
+{
+    return c ? c->store : NULL;
 }
 
 bool sl_config_price(const sl_config *c, const char *model, double *input, double *output,

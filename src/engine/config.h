@@ -96,6 +96,9 @@ const sl_llm_endpoint *sl_config_resolve(const sl_config *c, const char *provide
  * (provider, network, limits) and each provider's settings
  * (sandbox.ssh, sandbox.e2b); NULL when the file has none.  Borrowed. */
 const sl_value *sl_config_sandbox(const sl_config *c);
+/* The file's `store:` (a folder, sqlite:FOLDER or postgres://…), or NULL;
+ * --data/--store and $SLUICE_STORE come first (cli). */
+const char *sl_config_store(const sl_config *c);
 
 /* The tool bindings of the file's `tools` mapping (never NULL for a
  * loaded configuration; NULL for c NULL).  Borrowed. */

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# CLI: where the store is.  --data and --store are one option (given
+# twice: refused); without it $SLUICE_STORE, then $SLUICE_DATA, then the
+# settings' `store:` (sluice.yml), then ./sluice-data.
+set -u
+. "$(dirname "$0")/lib.bash"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+cd "$T" || exit 1
+unset SLUICE_STORE SLUICE_DATA SLUICE_CONFIG
+R=$(cd "$OLDPWD" && pwd)
+S=$(cd "$OLDPWD" && realpath "$SLUICE")
+app() { "$S" app "$@" >"$T/out" 2>"$T/err"; }
+
+app import "$R/examples/triage.yml" --store "$T/a"
+check "--store DIR: the app goes there" bash -c '[ -f "$0/a/sluice.db" ] && [ ! -e "$0/sluice-data" ]' "$T"
+app list --data "$T/a"
+check "… and --data DIR reads it" grep -q ticket-triage "$T/out"
+app list --data "$T/a" --store "$T/b"
+rc=$?
+check "both given: exit 2, saying the store is given twice ($rc)" \
+    bash -c '[ "$0" = 2 ] && grep -q "given twice" "$1" && [ ! -e "$2/b" ]' "$rc" "$T/err" "$T"
+SLUICE_STORE="$T/c" SLUICE_DATA="$T/d" app import "$R/examples/triage.yml"
+check "\$SLUICE_STORE comes before \$SLUICE_DATA" bash -c '[ -f "$0/c/sluice.db" ] && [ ! -e "$0/d" ]' "$T"
+SLUICE_DATA="$T/d" app import "$R/examples/triage.yml"
+check "\$SLUICE_DATA alone is used" test -f "$T/d/sluice.db"
+printf 'store: %s/e\n' "$T" >"$T/sluice.yml"
+app import "$R/examples/triage.yml"
+check "sluice.yml's store: is used when nothing else names one" \
+    bash -c '[ -f "$0/e/sluice.db" ] && [ ! -e "$0/sluice-data" ]' "$T"
+SLUICE_STORE="$T/f" app import "$R/examples/triage.yml"
+check "… and \$SLUICE_STORE comes before it" test -f "$T/f/sluice.db"
+printf 'store: [x]\n' >"$T/sluice.yml"
+app list
+rc=$?
+check "a store: that is no text: exit 2 naming the line ($rc)" \
+    bash -c '[ "$0" = 2 ] && grep -Eq "sluice.yml:1:[0-9]+: .store." "$1"' "$rc" "$T/err"
+rm -f "$T/sluice.yml"
+app list --store "mongodb://u:secret@h/db"
+rc=$?
+check "an unknown kind of store: refused, without its password ($rc)" \
+    bash -c '[ "$0" != 0 ] && grep -q "mongodb" "$1" && ! grep -q secret "$1"' "$rc" "$T/err"
+echo "1..$n"
