@@ -11,6 +11,7 @@ int sl_cli_app(int argc, char **argv);
 int sl_cli_tools(int argc, char **argv);
 int sl_cli_extract(int argc, char **argv);
 int sl_cli_kb(int argc, char **argv);
+int sl_cli_store(int argc, char **argv);
 
 /* Where the store is: --data/--store (given), else $SLUICE_STORE, else
  * $SLUICE_DATA, else the settings' `store:` (cfg may be NULL), else

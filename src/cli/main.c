@@ -1377,6 +1377,7 @@ static const command commands[] = {
     {"app", "", sl_cli_app, "import (new versions too), list, export, delete apps; keys"},
     {"tools", "", sl_cli_tools, "list an app's tools and their bindings; call a bound tool"},
     {"kb", "", sl_cli_kb, "knowledge bases: create, add documents, search; dataset keys"},
+    {"store", "", sl_cli_store, "the store itself: migrate, check, admin-token"},
     {"extract", "FILE", sl_cli_extract, "print a document's text as document-extractor reads it"},
 };
 

@@ -40,4 +40,21 @@ app list --store "mongodb://u:secret@h/db"
 rc=$?
 check "an unknown kind of store: refused, without its password ($rc)" \
     bash -c '[ "$0" != 0 ] && grep -q "mongodb" "$1" && ! grep -q secret "$1"' "$rc" "$T/err"
+# sluice store: the store on its own
+"$S" store check --store "$T/a" >"$T/out" 2>"$T/err"
+check "store check: where it is, its apps, ok" \
+    bash -c 'grep -qx "store: $1/a" "$0" && grep -qx "apps: 1" "$0" && grep -qx ok "$0"' "$T/out" "$T"
+"$S" store migrate --store "$T/new" >"$T/out" 2>"$T/err"
+check "store migrate: a new store is made and up to date" \
+    bash -c 'grep -q "up to date" "$0" && [ -f "$1/new/sluice.db" ]' "$T/out" "$T"
+"$S" store admin-token --store "$T/a" >"$T/out" 2>"$T/err"
+check "store admin-token: the token the admin API takes" \
+    bash -c '[ "$(cat "$0")" = "$(cat "$1/a/admin-token")" ]' "$T/out" "$T"
+"$S" store frob >"$T/out" 2>"$T/err"
+rc=$?
+check "store frob: exit 2 naming it ($rc)" bash -c '[ "$0" = 2 ] && grep -q "frob" "$1"' "$rc" "$T/err"
+"$S" store check --store "mongodb://u:secret@h/db" >"$T/out" 2>"$T/err"
+rc=$?
+check "store check on a store that cannot be opened: exit 1, no password ($rc)" \
+    bash -c '[ "$0" = 1 ] && ! grep -q secret "$1"' "$rc" "$T/err"
 echo "1..$n"
