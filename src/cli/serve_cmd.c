@@ -304,7 +304,10 @@ int sl_cli_serve(int argc, char **argv)
         sl_config_free(cfg);
         return 1;
     }
-    if (created)
+    if (created && strstr(dir, "://"))
+        fprintf(stderr, "sluice serve: first start: a new admin token, kept in the database "
+                        "(`sluice store admin-token` prints it)\n");
+    else if (created)
         fprintf(stderr, "sluice serve: first start: the admin token is in %s/admin-token\n", dir);
     free(token);
     int rc = sl_server_run(s, &o, &err);
