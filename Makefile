@@ -1,5 +1,5 @@
 # sluice — build with `make`, test with `make test` (see README).
-PKGS     := yaml-0.1 jansson libcurl sqlite3 libmicrohttpd libarchive libssh libxml-2.0
+PKGS     := yaml-0.1 jansson libcurl sqlite3 libmicrohttpd libarchive libssh libxml-2.0 libpq
 CC       ?= cc
 CSTD     := -std=c17 -D_GNU_SOURCE
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -10,7 +10,7 @@ OPT      ?= -O2 -g
 CFLAGS   += $(CSTD) $(WARN) $(OPT) -Isrc -MMD -MP $(shell pkg-config --cflags $(PKGS))
 # Loaded on first use through core/dl (dlopen), not linked: a command that
 # does not use one does not map it and what it pulls in (docs/dependencies.md).
-DLOPENED := libarchive libmicrohttpd libssh sqlite3 libcurl libxml-2.0
+DLOPENED := libarchive libmicrohttpd libssh sqlite3 libcurl libxml-2.0 libpq
 # libyaml and jansson (MIT) are linked in statically: two shared libraries
 # fewer to find, map and relocate at every start (docs/dependencies.md).
 STATIC   := yaml-0.1 jansson

@@ -16,7 +16,17 @@ struct sl_store {
     sl_store_be *b;
 };
 
-static const sl_store_ops *const backends[] = {&sl_store_sqlite};
+/* The backends by the schemes of their locations; form: how a location
+ * reads, for messages (NULL: another name of the one before). */
+static const struct {
+    const char *scheme;
+    const sl_store_ops *ops;
+    const char *form;
+} backends[] = {
+    {"sqlite", &sl_store_sqlite, "sqlite:FOLDER"},
+    {"postgres", &sl_store_pg, "postgres://USER@HOST/DB"},
+    {"postgresql", &sl_store_pg, NULL},  /* libpq's URIs have both */
+};
 #define NBACKENDS (sizeof backends / sizeof *backends)
 
 /* The length of the scheme `where` starts with ("sqlite" of "sqlite:x"),
@@ -36,29 +46,32 @@ int sl_store_open(const char *where, sl_store **out, int *interrupted, sl_err *e
 {
     *out = NULL;
     *interrupted = 0;
-    const sl_store_ops *ops = backends[0];  /* a plain folder: SQLite */
+    const sl_store_ops *ops = backends[0].ops;  /* a plain folder: SQLite */
     size_t n = scheme_len(where);
     if (n) {
-        ops = NULL;
-        for (size_t i = 0; i < NBACKENDS && !ops; i++)
-            if (strlen(backends[i]->scheme) == n && !strncasecmp(where, backends[i]->scheme, n))
-                ops = backends[i];
-        if (!ops) {
+        size_t i = 0;
+        while (i < NBACKENDS &&
+               !(strlen(backends[i].scheme) == n && !strncasecmp(where, backends[i].scheme, n)))
+            i++;
+        if (i == NBACKENDS) {
             /* only the scheme is shown: the rest may hold a password */
             char known[128] = "";
-            for (size_t i = 0; i < NBACKENDS; i++)
-                snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s:FOLDER",
-                         i ? ", " : "", backends[i]->scheme);
+            for (size_t k = 0; k < NBACKENDS; k++)
+                if (backends[k].form)
+                    snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s",
+                             k ? ", " : "", backends[k].form);
             return sl_err_set(err, SL_EUNSUPPORTED,
                               "store: no backend '%.*s' (the data location '%.*s:…'); sluice "
                               "keeps its data in %s or a plain FOLDER (write a folder whose "
                               "name has a colon as ./NAME)",
                               (int)(n > 32 ? 32 : n), where, (int)(n > 32 ? 32 : n), where, known);
         }
+        ops = backends[i].ops;
+        const char *form = backends[i].form ? backends[i].form : backends[i - 1].form;
         where += n + 1;
         if (!*where)
-            return sl_err_set(err, SL_EINVAL, "store: '%s:' names no folder (write %s:FOLDER)",
-                              ops->scheme, ops->scheme);
+            return sl_err_set(err, SL_EINVAL, "store: '%s:' names no location (write %s)",
+                              backends[i].scheme, form);
     }
     sl_store_be *b;
     if (ops->open(where, &b, interrupted, err))

@@ -16,6 +16,12 @@
  * applies the missing ones in order inside a transaction.  Opening also marks runs that were running when the
  * previous process died as failed, with the reason.
  *
+ * The PostgreSQL backend (store/pg.c) keeps the same tables, under the
+ * same migration numbers, in one database several servers share, and
+ * blobs as rows; it does not yet keep knowledge bases or apps' bundle
+ * files, and leaves running runs alone at open (they may be another
+ * server's).
+ *
  * Writes of finished runs go through one writer thread that commits them
  * in groups (one transaction for every run that finished meanwhile), so a
  * busy server pays one commit per group, not per run; sl_store_finish_run
@@ -36,9 +42,10 @@ typedef struct sl_store sl_store;
 
 /* Opens (creating) the store at `where`: "sqlite:FOLDER", or a FOLDER
  * (a folder whose name starts with letters and a colon is written
- * ./NAME).  An unknown backend is refused (SL_EUNSUPPORTED, naming it and
- * the ones there are).  *interrupted gets how many runs the last process
- * left running (now failed). */
+ * ./NAME), or a PostgreSQL URI ("postgres://…" or "postgresql://…").  An
+ * unknown backend is refused (SL_EUNSUPPORTED, naming it and the ones
+ * there are).  *interrupted gets how many runs the last process left
+ * running (now failed; 0 on PostgreSQL). */
 int sl_store_open(const char *where, sl_store **out, int *interrupted, sl_err *err);
 void sl_store_close(sl_store *s);
 /* Gives caches back (the server calls it when idle). */
@@ -433,7 +440,11 @@ typedef struct sl_store_ops {
     int (*kb_kw_done)(sl_store_be *b, const char *kb_id, sl_err *err);
 } sl_store_ops;
 
-/* The backends sluice has. */
+/* The backends sluice has: SQLite (store/sqlite.c) and PostgreSQL
+ * (store/pg.c: "postgres://USER:PASSWORD@HOST:PORT/DB" or
+ * "postgresql:///DB?host=SOCKETDIR", libpq's URIs; no knowledge bases and
+ * no apps' bundle files yet, which it refuses with SL_EUNSUPPORTED). */
 extern const sl_store_ops sl_store_sqlite;
+extern const sl_store_ops sl_store_pg;
 
 #endif

@@ -250,10 +250,11 @@ static void test_backends(void)
     sl_store *s = NULL;
     int interrupted = -1;
     sl_err err = {0};
-    int rc = sl_store_open("postgres://sluice:hunter2@db.example/sluice", &s, &interrupted, &err);
+    int rc = sl_store_open("mongodb://sluice:hunter2@db.example/sluice", &s, &interrupted, &err);
     CHECK(rc == -1 && !s && err.code == SL_EUNSUPPORTED, "an unknown backend is refused (rc %d)",
           rc);
-    CHECK(err.msg && strstr(err.msg, "'postgres'") && strstr(err.msg, "sqlite:FOLDER"),
+    CHECK(err.msg && strstr(err.msg, "'mongodb'") && strstr(err.msg, "sqlite:FOLDER") &&
+              strstr(err.msg, "postgres://"),
           "… naming it and the backends there are: %s", err.msg ? err.msg : "(none)");
     CHECK(err.msg && !strstr(err.msg, "hunter2") && !strstr(err.msg, "db.example"),
           "… without the rest of the location (it may hold a password)");
