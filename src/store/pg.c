@@ -179,12 +179,14 @@ static const struct {
 #define MIGRATION_LOCK "7308604759281526121"
 
 #define POOL_MAX 8             /* connections one store keeps at most */
+#define MAX_PW 8               /* passwords a location may hold, as written and decoded */
 #define BLOB_PART (1u << 20)   /* bytes per row of blob_parts */
 
 struct sl_store_be {
     char *conninfo;            /* "postgresql:" and the location */
     char *shown;               /* the location for messages, its password masked */
-    char *pw[4];               /* passwords as written and decoded (NULL: none) */
+    char *pw[MAX_PW];          /* passwords as written and decoded */
+    int npw;
     pthread_mutex_t mu;
     pthread_cond_t cv;         /* a connection came back, or room for one */
     PGconn *idle[POOL_MAX];
@@ -221,37 +223,39 @@ static void replace_all(sl_buf *out, const char *s, const char *what, const char
     sl_buf_adds(out, s);
 }
 
-/* A message of libpq or the server fit for an error (heap): on one line,
- * without the statement excerpt ("LINE 1: …"), the password masked. */
+/* A message of libpq or the server fit for an error (heap): the
+ * passwords masked, on one line, without the statement excerpt
+ * ("LINE 1: …"). */
 static char *tidy(const sl_store_be *b, const char *msg)
 {
+    char *m = sl_xstrdup(msg ? msg : "");
+    for (int i = 0; i < b->npw; i++) {
+        if (!*b->pw[i])
+            continue;
+        sl_buf o;
+        sl_buf_init(&o, 0);
+        replace_all(&o, m, b->pw[i], "***");
+        free(m);
+        m = sl_buf_detach(&o);
+    }
+    char *end = strstr(m, "\nLINE ");
+    if (end)
+        *end = 0;
     sl_buf t;
     sl_buf_init(&t, 0);
-    const char *end = strstr(msg ? msg : "", "\nLINE ");
-    size_t n = end ? (size_t)(end - msg) : strlen(msg ? msg : "");
     bool space = false;
-    for (size_t i = 0; i < n; i++) {
-        char c = msg[i];
-        if (c == '\n' || c == '\t' || c == ' ' || c == '\r') {
+    for (const char *c = m; *c; c++) {
+        if (*c == '\n' || *c == '\t' || *c == ' ' || *c == '\r') {
             space = true;
             continue;
         }
         if (space && t.len)
             sl_buf_addc(&t, ' ');
         space = false;
-        sl_buf_addc(&t, c);
+        sl_buf_addc(&t, *c);
     }
-    char *s = sl_buf_detach(&t);
-    for (int i = 0; i < 4; i++) {
-        if (!b->pw[i] || !*b->pw[i])
-            continue;
-        sl_buf o;
-        sl_buf_init(&o, 0);
-        replace_all(&o, s, b->pw[i], "***");
-        free(s);
-        s = sl_buf_detach(&o);
-    }
-    return s;
+    free(m);
+    return sl_buf_detach(&t);
 }
 
 /* %XX sequences decoded (heap). */
@@ -273,12 +277,21 @@ static char *pct_decode(const char *s, size_t n)
     return o;
 }
 
-/* Finds the passwords in the URI (its user info's, a password=
- * parameter's): b->pw as written and decoded, and b->shown, the location
- * with them masked. */
+/* Keeps a password found in the location, as written and decoded. */
+static void add_password(sl_store_be *b, const char *at, size_t n)
+{
+    if (b->npw + 2 > MAX_PW)
+        return;
+    b->pw[b->npw++] = sl_xstrndup(at, n);
+    b->pw[b->npw++] = pct_decode(at, n);
+}
+
+/* Finds the passwords in the URI (its user info's, password=
+ * parameters'): b->pw, and b->shown, the location with them masked. */
 static void find_password(sl_store_be *b, const char *uri)
 {
-    const char *span[2][2] = {{NULL, NULL}, {NULL, NULL}};
+    sl_buf s;
+    sl_buf_init(&s, 0);
     const char *auth = strstr(uri, "//");
     auth = auth ? auth + 2 : uri;
     const char *auth_end = auth + strcspn(auth, "/?");
@@ -287,31 +300,24 @@ static void find_password(sl_store_be *b, const char *uri)
         if (*p == '@')
             at = p;
     const char *colon = at ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
+    const char *done = uri;  /* copied to s up to here */
     if (colon) {
-        span[0][0] = colon + 1;
-        span[0][1] = at;
+        sl_buf_add(&s, done, (size_t)(colon + 1 - done));
+        sl_buf_adds(&s, "***");
+        add_password(b, colon + 1, (size_t)(at - colon - 1));
+        done = at;
     }
     for (const char *p = strchr(auth_end, '?'); p; p = strchr(p, '&')) {
         p++;
         if (!strncmp(p, "password=", 9)) {
-            span[1][0] = p + 9;
-            span[1][1] = span[1][0] + strcspn(span[1][0], "&");
+            size_t n = strcspn(p + 9, "&");
+            sl_buf_add(&s, done, (size_t)(p + 9 - done));
+            sl_buf_adds(&s, "***");
+            add_password(b, p + 9, n);
+            done = p + 9 + n;
         }
     }
-    sl_buf s;
-    sl_buf_init(&s, 0);
-    const char *p = uri;
-    for (int i = 0; i < 2; i++) {
-        if (!span[i][0])
-            continue;
-        sl_buf_add(&s, p, (size_t)(span[i][0] - p));
-        sl_buf_adds(&s, "***");
-        p = span[i][1];
-        size_t n = (size_t)(span[i][1] - span[i][0]);
-        b->pw[2 * i] = sl_xstrndup(span[i][0], n);
-        b->pw[2 * i + 1] = pct_decode(span[i][0], n);
-    }
-    sl_buf_adds(&s, p);
+    sl_buf_adds(&s, done);
     b->shown = sl_buf_detach(&s);
 }
 
@@ -636,7 +642,7 @@ static void be_free(sl_store_be *b)
     pthread_cond_destroy(&b->cv);
     free(b->conninfo);
     free(b->shown);
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < b->npw; i++)
         free(b->pw[i]);
     free(b);
 }

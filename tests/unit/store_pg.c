@@ -204,6 +204,11 @@ static void test_password_hidden(void)
         {"postgres://sluice:hunter2secret@127.0.0.1:1/db?port=x1", "hunter2secret", SL_EIO},
         {"postgres:host=127.0.0.1 password=hunter2secret", "hunter2secret", SL_EINVAL},
         {"postgres://sluice:%68unter2secret@127.0.0.1:1/db?bogus=1", "unter2secret", SL_EINVAL},
+        {"postgres://u:first1secret@127.0.0.1:1/db?password=second2&password=third3", "first1",
+         SL_EIO},
+        {"postgres://u:first1secret@127.0.0.1:1/db?password=second2&password=third3", "second2",
+         SL_EIO},
+        {"postgres://u@127.0.0.1:1/db?password=second2&password=third3&x=1", "third3", SL_EINVAL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         sl_store *s = NULL;
