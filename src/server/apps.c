@@ -85,7 +85,7 @@ static int keep_files(sl_store *s, const char *id, const sl_bundle *b, sl_err *e
  * parser's too). */
 static char *slurp_small(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
+    FILE *f = path ? fopen(path, "rb") : NULL;  /* NULL: a store with no folder for it */
     if (!f)
         return NULL;
     sl_buf b;

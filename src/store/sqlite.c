@@ -1385,8 +1385,20 @@ static int sq_conversation(sl_store_be *s, const char *app_id, const char *user,
     }
     if (!(*out_id = uuid(err)))
         return -1;
+    /* the first query's first 48 bytes, cut before a character that
+     * would not fit whole (a cut one is no UTF-8: jansson refuses it) */
     char name[64];
-    snprintf(name, sizeof name, "%.48s", first_query ? first_query : "New conversation");
+    const char *fq = first_query ? first_query : "New conversation";
+    size_t cut = 0;
+    while (fq[cut]) {
+        size_t len = 1;
+        while ((fq[cut + len] & 0xC0) == 0x80)
+            len++;
+        if (cut + len > 48)
+            break;
+        cut += len;
+    }
+    snprintf(name, sizeof name, "%.*s", (int)cut, fq);
     const char *args[] = {*out_id, app_id, user, name, when};
     if (write_now(s, "INSERT INTO conversations(id, app_id, user, name, created_at, updated_at) "
                      "VALUES(?1,?2,?3,?4,?5,?5)",

@@ -429,8 +429,44 @@ static void test_file_owner(void)
     free(dir);
 }
 
+/* A conversation is named after its first query, cut to 48 bytes: never
+ * inside a character (a cut one is no UTF-8, and the list dropped it). */
+static void test_conversation_name(void)
+{
+    char *dir = tmpdir();
+    sl_store *s;
+    int interrupted;
+    sl_err err = {0};
+    sl_store_open(dir, &s, &interrupted, &err);
+    char *app = NULL, *c1 = NULL, *c2 = NULL;
+    sl_store_app_add(s, "a", "advanced-chat", "app: {}", &app, &err);
+    char q[128] = "a";
+    for (int i = 0; i < 36; i++)
+        strcat(q, "\xc3\xa9");  /* é, two bytes: 48 would cut the 24th */
+    sl_store_conversation(s, app, "u", NULL, q, &c1, &err);
+    sl_store_conversation(s, app, "u", NULL, "plain", &c2, &err);
+    sl_value *list = sl_store_conversations(s, app, "u", 20);
+    const sl_value *data = json_object_get(list, "data");
+    CHECK(json_array_size(data) == 2, "both conversations are listed (%zu)", json_array_size(data));
+    const char *name = NULL;
+    for (size_t i = 0; i < json_array_size(data); i++)
+        if (!strcmp(json_string_value(json_object_get(json_array_get(data, i), "id")) ?: "", c1))
+            name = json_string_value(json_object_get(json_array_get(data, i), "name"));
+    CHECK(name && strlen(name) == 47 && !strncmp(name, q, 47),
+          "… the long one named by its first 47 bytes, whole characters: %s", name ? name : "(none)");
+    json_decref(list);
+    free(app);
+    free(c1);
+    free(c2);
+    sl_err_clear(&err);
+    sl_store_close(s);
+    rm_rf(dir);
+    free(dir);
+}
+
 int main(void)
 {
+    test_conversation_name();
     test_backends();
     test_blobs();
     test_file_owner();
