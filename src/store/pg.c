@@ -172,6 +172,14 @@ static const struct {
      "ALTER TABLE blob_parts ALTER COLUMN data SET STORAGE EXTERNAL;"
      "CREATE TABLE blobs(key TEXT PRIMARY KEY, id BIGINT NOT NULL UNIQUE,"
      "  size BIGINT NOT NULL, created_at BIGINT NOT NULL);"},
+    /* 13: a running run's lease: the process that runs it (owner, one id
+     * per open store) renews lease_until while it lives; a run whose lease
+     * ran out is failed by whoever sees it, and its owner writes nothing
+     * more to it */
+    {13,
+     "ALTER TABLE runs ADD COLUMN owner TEXT;"
+     "ALTER TABLE runs ADD COLUMN lease_until BIGINT;"
+     "CREATE INDEX runs_owner ON runs(owner) WHERE status = 'running';"},
 };
 
 /* Any number: the advisory lock migrations take, so two processes
@@ -192,6 +200,13 @@ struct sl_store_be {
     PGconn *idle[POOL_MAX];
     int nidle, nopen;          /* nopen: made and not dropped, idle or lent */
     long long keys_seen;       /* the last keys_version read (mu) */
+    /* run leases (migration 13): this store's id as runs' owner, and the
+     * thread that renews its leases and fails runs whose lease ran out */
+    char owner[40];
+    int lease_s;               /* $SLUICE_RUN_LEASE_S, default LEASE_S */
+    pthread_t leaser;
+    bool leasing, stop;        /* stop: mu */
+    pthread_cond_t stop_cv;
 };
 
 static long long now_s(void)
@@ -636,6 +651,14 @@ static void sweep_blobs(sl_store_be *b)
 
 static void be_free(sl_store_be *b)
 {
+    if (b->leasing) {
+        pthread_mutex_lock(&b->mu);
+        b->stop = true;
+        pthread_cond_broadcast(&b->stop_cv);
+        pthread_mutex_unlock(&b->mu);
+        pthread_join(b->leaser, NULL);
+    }
+    pthread_cond_destroy(&b->stop_cv);
     for (int i = 0; i < b->nidle; i++)
         PQfinish(b->idle[i]);
     pthread_mutex_destroy(&b->mu);
@@ -645,6 +668,63 @@ static void be_free(sl_store_be *b)
     for (int i = 0; i < b->npw; i++)
         free(b->pw[i]);
     free(b);
+}
+
+/* ---- run leases ---- */
+
+#define LEASE_S 15  /* how long a run outlives its process, at most */
+
+static int lease_seconds(void)
+{
+    const char *e = getenv("SLUICE_RUN_LEASE_S");
+    long v = e && *e ? strtol(e, NULL, 10) : 0;
+    return v >= 1 && v <= 3600 ? (int)v : LEASE_S;
+}
+
+/* Fails the runs whose lease ran out (their process is gone, or was cut
+ * off from the database for longer than the lease); how many. */
+static int expire_leases(sl_store_be *b)
+{
+    char t[24];
+    int n = changed(q1_logged(b, "fail runs whose process stopped",
+                              "UPDATE runs SET status='failed', error='interrupted: the process "
+                              "running it stopped (its lease ran out) before the run ended',"
+                              " finished_at=$1, owner=NULL WHERE status='running'"
+                              " AND lease_until < $1",
+                              ARGS(ll(t, now_s()))));
+    return n > 0 ? n : 0;
+}
+
+/* Every third of a lease: this process's runs are renewed, others' that
+ * ran out are failed (and said, as a restarted server says them). */
+static void *leaser_main(void *arg)
+{
+    sl_store_be *b = arg;
+    pthread_mutex_lock(&b->mu);
+    while (!b->stop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        long long ms = b->lease_s * 1000LL / 3;
+        ts.tv_sec += ms / 1000;
+        ts.tv_nsec += (ms % 1000) * 1000000L;
+        ts.tv_sec += ts.tv_nsec / 1000000000L;
+        ts.tv_nsec %= 1000000000L;
+        pthread_cond_timedwait(&b->stop_cv, &b->mu, &ts);
+        if (b->stop)
+            break;
+        pthread_mutex_unlock(&b->mu);
+        char t[24];
+        PQclear(q1_logged(b, "renew this process's run leases",
+                          "UPDATE runs SET lease_until=$2 WHERE owner=$1 AND status='running'",
+                          ARGS(b->owner, ll(t, now_s() + b->lease_s))));
+        int n = expire_leases(b);
+        if (n)
+            sl_log(SL_LOG_WARN, "store: %d run(s) were running in a process that stopped; they "
+                   "are failed (interrupted)", n);
+        pthread_mutex_lock(&b->mu);
+    }
+    pthread_mutex_unlock(&b->mu);
+    return NULL;
 }
 
 static int pg_open(const char *where, sl_store_be **out, int *interrupted, sl_err *err)
@@ -662,6 +742,8 @@ static int pg_open(const char *where, sl_store_be **out, int *interrupted, sl_er
     sl_store_be *b = sl_xcalloc(1, sizeof *b);
     pthread_mutex_init(&b->mu, NULL);
     pthread_cond_init(&b->cv, NULL);
+    pthread_cond_init(&b->stop_cv, NULL);
+    b->lease_s = lease_seconds();
     b->conninfo = sl_xasprintf("postgresql:%s", where);
     find_password(b, b->conninfo);
     char *perr = NULL;
@@ -687,10 +769,16 @@ static int pg_open(const char *where, sl_store_be **out, int *interrupted, sl_er
         return -1;
     }
     sweep_blobs(b);
-    /* Runs left 'running' are not marked failed here, as SQLite's open
-     * does: on PostgreSQL other servers share the database, and their runs
-     * are running.  Which runs have no live owner is for issue 20's worker
-     * leases to say; until then none is marked and *interrupted is 0. */
+    /* Runs left 'running' by a process that died are not all marked failed
+     * here, as SQLite's open does: other processes share the database and
+     * their runs are running.  A run's lease says: those whose lease ran
+     * out are failed now, the rest when theirs does (the leaser). */
+    if (sl_rand_uuid(b->owner, err)) {
+        be_free(b);
+        return -1;
+    }
+    *interrupted = expire_leases(b);
+    b->leasing = !pthread_create(&b->leaser, NULL, leaser_main, b);
     *out = b;
     return 0;
 }
@@ -1109,15 +1197,17 @@ static bool pg_admin_ok(sl_store_be *b, const char *token)
 
 static int pg_start_run(sl_store_be *b, const sl_run_row *r, sl_err *err)
 {
-    char t[24], v[24];
+    char t[24], v[24], lu[24];
     char *inputs = json_or_null(r->inputs);
     int rc = changed(q1(b, "record the start of a run",
                         "INSERT INTO runs(id, app_id, task_id, \"user\", conversation_id,"
-                        " message_id, status, inputs, created_at, app_version)"
-                        " VALUES($1, $2, $3, $4, $5, $6, 'running', $7, $8, $9)",
+                        " message_id, status, inputs, created_at, app_version, owner,"
+                        " lease_until)"
+                        " VALUES($1, $2, $3, $4, $5, $6, 'running', $7, $8, $9, $10, $11)",
                         ARGS(r->id, r->app_id, r->task_id, r->user, r->conversation_id,
                              r->message_id, inputs, ll(t, now_s()),
-                             r->app_version > 0 ? ll(v, r->app_version) : NULL),
+                             r->app_version > 0 ? ll(v, r->app_version) : NULL, b->owner,
+                             ll(lu, now_s() + b->lease_s)),
                         err)) < 0
                  ? -1
                  : 0;
@@ -1136,13 +1226,26 @@ static int pg_finish_run(sl_store_be *b, const char *run_id, const char *status,
     conn x;
     int rc = take(b, &x, err);
     if (!rc) {
+        /* only while this process holds the run's lease: one whose lease
+         * ran out was failed meanwhile, and that stands */
+        int n = 0;
         rc = begin(&x, err) ||
-             changed(qx(&x, "save the end of a run",
-                        "UPDATE runs SET status=$2, outputs=$3, error=$4, elapsed=$5,"
-                        " total_tokens=$6, total_steps=$7, finished_at=$8 WHERE id=$1",
-                        ARGS(run_id, status, out, error, el, ll(tk, tokens), ll(st, steps),
-                             ll(fin, finished_at)),
-                        err)) < 0 ||
+             (n = changed(qx(&x, "save the end of a run",
+                             "UPDATE runs SET status=$2, outputs=$3, error=$4, elapsed=$5,"
+                             " total_tokens=$6, total_steps=$7, finished_at=$8, owner=NULL"
+                             " WHERE id=$1 AND status='running' AND (owner=$9 OR owner IS NULL)",
+                             ARGS(run_id, status, out, error, el, ll(tk, tokens), ll(st, steps),
+                                  ll(fin, finished_at), b->owner),
+                             err))) < 0;
+        if (!rc && n == 0) {
+            sl_log(SL_LOG_WARN, "store: run %s ended after its lease ran out (it was failed "
+                   "meanwhile); its end is not saved", run_id);
+            end_tx(&x, -1, NULL);
+            free(out);
+            free(events);
+            return 0;
+        }
+        rc = rc ||
              (events && changed(qx(&x, "save a run's events",
                                    "INSERT INTO run_log(run_id, events) VALUES($1, $2)"
                                    " ON CONFLICT(run_id) DO UPDATE SET events=excluded.events",

@@ -179,6 +179,11 @@ static const char *const migrations[] = {
     "CREATE INDEX kb_docs_position ON kb_docs(kb, json_extract(info, '$.position'));",
     /* 12: the admin API lists the runs of every app, newest first */
     "CREATE INDEX runs_created ON runs(created_at, id);",
+    /* 13: a running run's lease, as on PostgreSQL (store/pg.c), where
+     * several processes share the runs; one process owns a SQLite store,
+     * so its open fails every run left running and these stay empty */
+    "ALTER TABLE runs ADD COLUMN owner TEXT;"
+    "ALTER TABLE runs ADD COLUMN lease_until INTEGER;",
 };
 
 typedef struct op {

@@ -140,13 +140,13 @@ static void test_open(void)
     char *q = sl_xasprintf("SELECT count(*) || ':' || max(version) FROM %s.sluice_migrations",
                            schema);
     char *v = sql(base_url, q);
-    CHECK(v && !strcmp(v, "1:12"), "… and the baseline migration was applied once, as 12: %s",
-          v ? v : "(none)");
+    CHECK(v && !strcmp(v, "2:13"),
+          "… and each migration was applied once, the baseline (12) and 13: %s", v ? v : "(none)");
     free(v);
     sl_store *s = open_ok(url, "the migrated database");
     sl_store_close(s);
     v = sql(base_url, q);
-    CHECK(v && !strcmp(v, "1:12"), "opening again applies nothing: %s", v ? v : "(none)");
+    CHECK(v && !strcmp(v, "2:13"), "opening again applies nothing: %s", v ? v : "(none)");
     free(v);
     free(q);
     char *tq = sl_xasprintf("SELECT string_agg(table_name, ',' ORDER BY table_name) FROM"
@@ -901,6 +901,69 @@ static void test_blobs(sl_store *s, sl_store *s2)
 
 /* Knowledge bases are not kept here: every call says so, and the
  * knowledge module does not open. */
+/* Run leases: a run whose process stopped renewing its lease is failed
+ * by the next store that looks (at open, or its leaser), and its old
+ * owner's end is not saved over that. */
+static void test_leases(sl_store *s)
+{
+    sl_err err = {0};
+    char *app = NULL;
+    sl_store_app_add(s, "leased", "workflow", "app: {}", &app, &err);
+    sl_run_row r = {.id = "run-lease", .app_id = app, .task_id = "task-lease"};
+    sl_run_row r2 = {.id = "run-kept", .app_id = app, .task_id = "task-kept"};
+    CHECK(sl_store_start_run(s, &r, &err) == 0 && sl_store_start_run(s, &r2, &err) == 0,
+          "two runs start, leased to their store");
+    char *q = sl_xasprintf("SELECT count(*) FROM %s.runs WHERE owner IS NOT NULL AND"
+                           " lease_until > extract(epoch FROM now())::bigint AND"
+                           " id IN ('run-lease', 'run-kept')", schema);
+    char *v = sql(base_url, q);
+    CHECK(v && !strcmp(v, "2"), "… each with an owner and a lease in the future (%s)", v ? v : "");
+    free(v);
+    free(q);
+    /* the first one's process is gone: its lease ran out */
+    q = sl_xasprintf("UPDATE %s.runs SET lease_until = 1 WHERE id = 'run-lease'", schema);
+    sql_ok(base_url, q);
+    free(q);
+    sl_store *b = NULL;
+    int interrupted = -1;
+    CHECK(sl_store_open(url, &b, &interrupted, &err) == 0 && interrupted == 1,
+          "a store opening fails the run whose lease ran out, and says so (%d)", interrupted);
+    sl_value *run = sl_store_run_get(s, NULL, "run-lease");
+    CHECK(run && !strcmp(json_string_value(json_object_get(run, "status")) ?: "", "failed") &&
+              strstr(json_string_value(json_object_get(run, "error")) ?: "", "interrupted") &&
+              json_is_integer(json_object_get(run, "finished_at")),
+          "… failed, interrupted, with a finished_at");
+    json_decref(run);
+    run = sl_store_run_get(s, NULL, "run-kept");
+    CHECK(run && !strcmp(json_string_value(json_object_get(run, "status")) ?: "", "running"),
+          "… the run whose lease holds runs on");
+    json_decref(run);
+    CHECK(sl_store_finish_run(s, "run-lease", "succeeded", NULL, NULL, 1, 0, 1, 5, NULL,
+                              sl_xstrdup("[]"), &err) == 0,
+          "its old owner's end comes: no error");
+    run = sl_store_run_get(s, NULL, "run-lease");
+    CHECK(run && !strcmp(json_string_value(json_object_get(run, "status")) ?: "", "failed"),
+          "… and it is not saved: the run stays failed");
+    json_decref(run);
+    CHECK(sl_store_finish_run(b, "run-kept", "succeeded", NULL, NULL, 1, 0, 1, 5, NULL,
+                              sl_xstrdup("[]"), &err) == 0,
+          "another store's end of a run it does not own: no error");
+    run = sl_store_run_get(s, NULL, "run-kept");
+    CHECK(run && !strcmp(json_string_value(json_object_get(run, "status")) ?: "", "running"),
+          "… and not saved either");
+    json_decref(run);
+    CHECK(sl_store_finish_run(s, "run-kept", "succeeded", NULL, NULL, 1, 0, 1, 5, NULL,
+                              sl_xstrdup("[]"), &err) == 0,
+          "its owner ends it");
+    run = sl_store_run_get(s, NULL, "run-kept");
+    CHECK(run && !strcmp(json_string_value(json_object_get(run, "status")) ?: "", "succeeded"),
+          "… saved");
+    json_decref(run);
+    sl_store_close(b);
+    free(app);
+    sl_err_clear(&err);
+}
+
 static void test_kb_refused(sl_store *s)
 {
     sl_err err = {0};
@@ -1093,6 +1156,7 @@ int main(void)
         test_conversations(s, s2);
         test_blobs(s, s2);
         test_kb_refused(s);
+        test_leases(s);
         test_connections(s);
         test_restart(s2, with_pw);
     }
