@@ -16,7 +16,7 @@ if ! pg_start; then
     exit 1
 fi
 here=$(dirname "$0")
-for t in admin_runs; do
+for t in admin_runs serve; do
     url=$(pg_new_db "$t") || { nok "a database for $t"; continue; }
     # the test's checks, renumbered into this test's plan
     while IFS= read -r line; do
@@ -26,6 +26,6 @@ for t in admin_runs; do
         "1.."*) ;;
         *) echo "$line" ;;
         esac
-    done < <(SLUICE_TEST_STORE=$url bash "$here/$t.sh" "$@" 2>&1)
+    done < <(SLUICE_TEST_STORE=$url SLUICE_RUN_LEASE_S=2 bash "$here/$t.sh" "$@" 2>&1)
 done
 echo "1..$n"
