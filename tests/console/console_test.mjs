@@ -232,7 +232,9 @@ async function openPage() {
 // ---- the run ----
 async function main() {
     const T = tmpdir();
-    const data = path.join(T, 'data');
+    // SLUICE_TEST_STORE: another store to run against (serve_pg.sh)
+    const data = process.env.SLUICE_TEST_STORE || path.join(T, 'data');
+    const onDatabase = !!process.env.SLUICE_TEST_STORE;
     const llmd = await startLlmd(T);
     const consoleArgs = process.env.CONSOLE_DIR ? ['--console-dir', path.resolve(process.env.CONSOLE_DIR)] : [];
     [srv, browser] = await Promise.all([
@@ -777,7 +779,9 @@ async function main() {
         } finally { page = prev; await p2.close().catch(() => {}); }
     });
 
-    await pcheck('knowledge: a base with its document counts, and its document indexed', async () => {
+    if (onDatabase) {
+        report(true, 'knowledge: a base with its document counts, and its document indexed # SKIP knowledge bases are not kept in PostgreSQL yet');
+    } else await pcheck('knowledge: a base with its document counts, and its document indexed', async () => {
         // made with the CLI on the server's own store, as an operator would
         const doc = path.join(T, 'handbook.txt');
         fs.writeFileSync(doc, 'Bicycles are parked in the north yard. '.repeat(40));

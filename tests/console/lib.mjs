@@ -2,7 +2,7 @@
 // starting `sluice serve` (and llmd) on loopback with a fresh data folder,
 // the admin API, chromium through puppeteer-core, and cleaning up.
 // Every process started here is killed on exit, whatever ends the script.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -106,7 +106,10 @@ export async function startServe(data, { args = [], env = {}, log, port: want } 
             try {
                 const r = await fetch(`${base}/health`, { signal: AbortSignal.timeout(1000) });
                 if (r.ok) {
-                    const token = fs.readFileSync(path.join(data, 'admin-token'), 'utf8').trim();
+                    // a folder store keeps it in DATA/admin-token, a database
+                    // store only inside: sluice store admin-token reads either
+                    const token = execFileSync(SLUICE, ['store', 'admin-token', '--store', data],
+                        { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
                     return { child, base, port, data, token, log, args, env };
                 }
             } catch (e) { lastErr = String(e); }
