@@ -1029,8 +1029,10 @@ static enum MHD_Result start_run(struct MHD_Connection *c, const char *app_id, s
         char *conv = NULL;
         const char *cid = json_string_value(json_object_get(body, "conversation_id"));
         if (sl_store_conversation(S.store, app_id, user, cid, query, &conv, &err)) {
-            bool gone = err.code == SL_ENOTFOUND;
-            enum MHD_Result r = reply_error(c, gone ? 404 : 500, gone ? "not_found" : "internal_error",
+            bool gone = err.code == SL_ENOTFOUND, down = err.code == SL_EIO;
+            enum MHD_Result r = reply_error(c, gone ? 404 : down ? 503 : 500,
+                                            gone ? "not_found"
+                                            : down ? "store_unavailable" : "internal_error",
                                             "%s", err.msg);
             sl_err_clear(&err);
             job_free(j);
@@ -1048,9 +1050,16 @@ static enum MHD_Result start_run(struct MHD_Connection *c, const char *app_id, s
     }
     sl_run_row row = {l->id, app_id, l->task_id, user, chat ? l->conversation_id : NULL,
                       chat ? l->message_id : NULL, prepared, a->version};
-    if (sl_store_start_run(S.store, &row, &err)) { /* the run goes on; its record may be missing */
-        sl_log(SL_LOG_ERROR, "run %s could not be recorded as started: %s", l->id, err.msg);
+    if (sl_store_start_run(S.store, &row, &err)) {
+        /* a run that cannot be recorded does not run: its result would
+         * be lost (a database store that is down; SQLite queues starts) */
+        enum MHD_Result r = reply_error(c, 503, "store_unavailable",
+                                        "the run cannot be recorded, so it was not started: %s; "
+                                        "try again shortly", err.msg);
         sl_err_clear(&err);
+        job_free(j);
+        live_unref(l);
+        return r;
     }
     atomic_fetch_add(&a->running, 1);
     atomic_fetch_add(&S.active, 1);
@@ -1965,6 +1974,23 @@ static enum MHD_Result console(struct MHD_Connection *c, const char *url)
     return ret;
 }
 
+/* A key or token was not found: 401, unless the store could not be asked
+ * (a database that is down), which is 503, so a client retries rather
+ * than drops a key that is fine. */
+static enum MHD_Result unauthorized(struct MHD_Connection *c, const char *why)
+{
+    sl_err err = {0};
+    enum MHD_Result r;
+    if (sl_store_ping(S.store, &err))
+        r = reply_error(c, 503, "store_unavailable",
+                        "the store cannot be reached to check the key (%s); try again shortly",
+                        err.msg ? err.msg : "?");
+    else
+        r = reply_error(c, 401, "unauthorized", "%s", why);
+    sl_err_clear(&err);
+    return r;
+}
+
 /* A request's headers have arrived, nothing of its body yet: everything
  * that can be refused is refused here, so a client without a key never
  * makes the server buffer or write a byte of its body (an answer queued
@@ -1978,9 +2004,9 @@ static enum MHD_Result on_headers(struct MHD_Connection *c, const char *url, con
     q->v1_at = 3;
     if (at) {
         if (!admin_ok(c))
-            return reply_error(c, 401, "unauthorized",
-                               "the admin API needs Authorization: Bearer <admin token> (the "
-                               "file admin-token in the data folder)");
+            return unauthorized(c, "the admin API needs Authorization: Bearer <admin token> (the "
+                                   "file admin-token in the data folder, or sluice store "
+                                   "admin-token)");
         q->route = R_V1;  /* the app is looked up on the worker (serve_request) */
         q->app_id = sl_xstrdup(via_admin);
         q->v1_at = at;
@@ -1998,16 +2024,14 @@ static enum MHD_Result on_headers(struct MHD_Connection *c, const char *url, con
         return reply_error(c, 404, "not_found", "%s is not a path sluice serves (/v1/…, /admin/…)",
                            url);
     if (q->route == R_V1 && !q->app_id && !(q->app_id = auth_app(c)))
-        return reply_error(c, 401, "unauthorized",
-                           "Access token is invalid: send Authorization: Bearer app-… with a key "
-                           "of this app (sluice app key create APP_ID)");
+        return unauthorized(c, "Access token is invalid: send Authorization: Bearer app-… with a "
+                               "key of this app (sluice app key create APP_ID)");
     const char *why = q->route == R_DATASETS ? auth_dataset(c) : NULL;
     if (why)
         return reply_error(c, 401, "unauthorized", "%s", why);
     if (q->route == R_ADMIN && !admin_ok(c))
-        return reply_error(c, 401, "unauthorized",
-                           "the admin API needs Authorization: Bearer <admin token> (the file "
-                           "admin-token in the data folder)");
+        return unauthorized(c, "the admin API needs Authorization: Bearer <admin token> (the file "
+                               "admin-token in the data folder, or sluice store admin-token)");
     const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
     if (cl && strtoull(cl, NULL, 10) > (unsigned long long)S.o.max_body_bytes)
         return reply_error(c, 413, "request_entity_too_large",
@@ -2231,7 +2255,9 @@ int sl_server_run(sl_store *store, const sl_server_opts *o, sl_err *err)
     sl_err kerr = {0};
     if (!(S.kb = sl_kb_open(&kenv, &kerr))) {
         S.kb_error = sl_xstrdup(kerr.msg ? kerr.msg : "unknown error");
-        sl_log(SL_LOG_ERROR, "knowledge bases unavailable: %s", S.kb_error);
+        /* a store that keeps none (PostgreSQL, for now) is no fault */
+        sl_log(kerr.code == SL_EUNSUPPORTED ? SL_LOG_WARN : SL_LOG_ERROR,
+               "knowledge bases unavailable: %s", S.kb_error);
     }
     sl_err_clear(&kerr);
     /* An event loop per core (epoll) serves every connection; nothing on

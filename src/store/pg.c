@@ -789,6 +789,13 @@ static void pg_close(sl_store_be *b)
         be_free(b);
 }
 
+static int pg_ping(sl_store_be *b, sl_err *err)
+{
+    PGresult *r = q1(b, "reach PostgreSQL", "SELECT 1", 0, NULL, err);
+    PQclear(r);
+    return r ? 0 : -1;
+}
+
 /* Idle connections but one are closed (each holds a server process). */
 static void pg_release_memory(sl_store_be *b)
 {
@@ -1991,6 +1998,7 @@ const sl_store_ops sl_store_pg = {
     .open = pg_open,
     .close = pg_close,
     .release_memory = pg_release_memory,
+    .ping = pg_ping,
     .app_add = pg_app_add,
     .app_list = pg_app_list,
     .app_get = pg_app_get,

@@ -91,6 +91,11 @@ void sl_store_close(sl_store *s)
     free(s);
 }
 
+int sl_store_ping(sl_store *s, sl_err *err)
+{
+    return s->ops->ping(s->b, err);
+}
+
 void sl_store_release_memory(sl_store *s)
 {
     s->ops->release_memory(s->b);

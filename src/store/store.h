@@ -50,6 +50,11 @@ int sl_store_open(const char *where, sl_store **out, int *interrupted, sl_err *e
 void sl_store_close(sl_store *s);
 /* Gives caches back (the server calls it when idle). */
 void sl_store_release_memory(sl_store *s);
+/* Whether the store answers now: 0, or -1 with why (a database server
+ * that is down or unreachable).  The server asks when a key or token
+ * lookup found nothing, to tell "no such key" (401) from "cannot look"
+ * (503). */
+int sl_store_ping(sl_store *s, sl_err *err);
 
 /* ---- apps ---- */
 /* *id gets a new app id (heap). */
@@ -344,6 +349,7 @@ typedef struct sl_store_ops {
     int (*open)(const char *where, sl_store_be **out, int *interrupted, sl_err *err);
     void (*close)(sl_store_be *b);
     void (*release_memory)(sl_store_be *b);
+    int (*ping)(sl_store_be *b, sl_err *err);
 
     int (*app_add)(sl_store_be *b, const char *name, const char *mode, const char *dsl,
                    char **id, sl_err *err);
