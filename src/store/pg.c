@@ -38,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/dl.h"
 #include "core/log.h"
 #include "core/rand.h"
@@ -200,6 +201,8 @@ struct sl_store_be {
     PGconn *idle[POOL_MAX];
     int nidle, nopen;          /* nopen: made and not dropped, idle or lent */
     long long keys_seen;       /* the last keys_version read (mu) */
+    char *down_why;            /* the last failed connect's reason (mu) */
+    double down_until;         /* until when new connects fail at once with it */
     /* run leases (migration 13): this store's id as runs' owner, and the
      * thread that renews its leases and fails runs whose lease ran out */
     char owner[40];
@@ -352,8 +355,23 @@ static void ignore_notice(void *arg, const char *message)
     (void)message;
 }
 
+/* After a connection fails, the next ones within DOWN_MS fail at once
+ * with the same reason: a server that is down (or a host that does not
+ * answer, where each try waits out connect_timeout) costs every caller
+ * one try per DOWN_MS, not one each. */
+#define DOWN_MS 1000
+
 static PGconn *connect_new(sl_store_be *b, sl_err *err)
 {
+    pthread_mutex_lock(&b->mu);
+    bool down = b->down_why && sl_clock_s() < b->down_until;
+    char *why_down = down ? sl_xstrdup(b->down_why) : NULL;
+    pthread_mutex_unlock(&b->mu);
+    if (down) {
+        sl_err_set(err, SL_EIO, "%s", why_down);
+        free(why_down);
+        return NULL;
+    }
     /* the location's own settings win: it comes last */
     static const char *const kw[] = {"connect_timeout", "fallback_application_name",
                                       "client_encoding", "dbname", NULL};
@@ -365,6 +383,11 @@ static PGconn *connect_new(sl_store_be *b, sl_err *err)
         free(why);
         if (c)
             PQfinish(c);
+        pthread_mutex_lock(&b->mu);
+        free(b->down_why);
+        b->down_why = sl_xstrdup(err && err->msg ? err->msg : "store: PostgreSQL is down");
+        b->down_until = sl_clock_s() + DOWN_MS / 1000.0;
+        pthread_mutex_unlock(&b->mu);
         return NULL;
     }
     /* "already exists, skipping" and the like are no one's business */
@@ -664,6 +687,7 @@ static void be_free(sl_store_be *b)
     pthread_mutex_destroy(&b->mu);
     pthread_cond_destroy(&b->cv);
     free(b->conninfo);
+    free(b->down_why);
     free(b->shown);
     for (int i = 0; i < b->npw; i++)
         free(b->pw[i]);
