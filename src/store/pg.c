@@ -30,6 +30,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libpq-fe.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,7 +49,8 @@
     X(PQclear) X(PQcmdTuples) X(PQconnectdbParams) X(PQconninfoFree) X(PQconninfoParse)           \
     X(PQerrorMessage) X(PQexec) X(PQexecParams) X(PQfinish) X(PQfreemem) X(PQgetisnull)           \
     X(PQgetlength) X(PQgetvalue) X(PQntuples) X(PQresultErrorField) X(PQresultErrorMessage)       \
-    X(PQresultStatus) X(PQsetNoticeProcessor) X(PQstatus) X(PQtransactionStatus)
+    X(PQresultStatus) X(PQsetNoticeProcessor) X(PQstatus) X(PQtransactionStatus)             \
+    X(PQsocket) X(PQconsumeInput) X(PQnotifies)
 
 #define PQ_PTR(f) static __typeof__(&f) pq_##f;
 PQ_FNS(PQ_PTR)
@@ -79,6 +81,9 @@ static sl_dl_lib pq_lib = {.what = "libpq", .sonames = pq_names, .package = "lib
 #define PQresultStatus pq_PQresultStatus
 #define PQsetNoticeProcessor pq_PQsetNoticeProcessor
 #define PQstatus pq_PQstatus
+#define PQsocket pq_PQsocket
+#define PQconsumeInput pq_PQconsumeInput
+#define PQnotifies pq_PQnotifies
 #define PQtransactionStatus pq_PQtransactionStatus
 
 /* Migrations, by the number they have in both backends.  A new PostgreSQL
@@ -181,6 +186,11 @@ static const struct {
      "ALTER TABLE runs ADD COLUMN owner TEXT;"
      "ALTER TABLE runs ADD COLUMN lease_until BIGINT;"
      "CREATE INDEX runs_owner ON runs(owner) WHERE status = 'running';"},
+    /* 14: a running run's events as they happen, for the other processes
+     * (announced on channel sluice_events); they go to run_log at its end */
+    {14,
+     "CREATE TABLE run_events(run_id TEXT NOT NULL, seq BIGINT NOT NULL, data TEXT NOT NULL,"
+     "  PRIMARY KEY(run_id, seq));"},
 };
 
 /* Any number: the advisory lock migrations take, so two processes
@@ -210,7 +220,24 @@ struct sl_store_be {
     pthread_t leaser;
     bool leasing, stop;        /* stop: mu */
     pthread_cond_t stop_cv;
+    /* events carried to other processes (event_publish): a queue one
+     * thread writes in batches, each batch announced with NOTIFY */
+    pthread_mutex_t pub_mu;
+    pthread_cond_t pub_cv;     /* items queued, or one batch written */
+    struct pub_item *pub_head, *pub_tail;
+    long long pub_queued, pub_written;  /* items ever queued, ever handled */
+    size_t pub_n;              /* in the queue now */
+    pthread_t publisher, listener;
+    bool publishing, listening;
+    sl_store_listen_fn listen_fn;
+    void *listen_ud;
 };
+
+typedef struct pub_item {
+    struct pub_item *next;
+    char *run_id, *text;
+    long long seq;
+} pub_item;
 
 static long long now_s(void)
 {
@@ -674,13 +701,28 @@ static void sweep_blobs(sl_store_be *b)
 
 static void be_free(sl_store_be *b)
 {
-    if (b->leasing) {
-        pthread_mutex_lock(&b->mu);
-        b->stop = true;
-        pthread_cond_broadcast(&b->stop_cv);
-        pthread_mutex_unlock(&b->mu);
+    pthread_mutex_lock(&b->mu);
+    b->stop = true;
+    pthread_cond_broadcast(&b->stop_cv);
+    pthread_mutex_unlock(&b->mu);
+    if (b->leasing)
         pthread_join(b->leaser, NULL);
+    if (b->listening)
+        pthread_join(b->listener, NULL);
+    if (b->publishing) {
+        pthread_mutex_lock(&b->pub_mu);
+        pthread_cond_broadcast(&b->pub_cv);  /* it sees stop, writes what is left, ends */
+        pthread_mutex_unlock(&b->pub_mu);
+        pthread_join(b->publisher, NULL);
     }
+    for (pub_item *it = b->pub_head, *next; it; it = next) {
+        next = it->next;
+        free(it->run_id);
+        free(it->text);
+        free(it);
+    }
+    pthread_mutex_destroy(&b->pub_mu);
+    pthread_cond_destroy(&b->pub_cv);
     pthread_cond_destroy(&b->stop_cv);
     for (int i = 0; i < b->nidle; i++)
         PQfinish(b->idle[i]);
@@ -692,6 +734,223 @@ static void be_free(sl_store_be *b)
     for (int i = 0; i < b->npw; i++)
         free(b->pw[i]);
     free(b);
+}
+
+/* ---- events carried to other processes ---- */
+
+#define PUB_MAX 200000  /* events queued at most (PostgreSQL down): older ones go */
+
+static bool stopping(sl_store_be *b)
+{
+    pthread_mutex_lock(&b->mu);
+    bool st = b->stop;
+    pthread_mutex_unlock(&b->mu);
+    return st;
+}
+
+/* Writes a batch in one transaction and announces each run in it once:
+ * a reader fetches whatever is new, so one NOTIFY per run per batch does. */
+static void pub_write(sl_store_be *b, pub_item *batch)
+{
+    conn x;
+    sl_err err = {0};
+    bool took = !take(b, &x, &err);
+    int rc = took ? begin(&x, &err) : -1;
+    char seq[24];
+    for (pub_item *it = batch; it && !rc; it = it->next)
+        rc = changed(qx(&x, "carry a run's event",
+                        "INSERT INTO run_events(run_id, seq, data) VALUES($1, $2, $3)"
+                        " ON CONFLICT DO NOTHING",
+                        ARGS(it->run_id, ll(seq, it->seq), it->text), &err)) < 0;
+    for (pub_item *it = batch; it && !rc; it = it->next) {
+        bool seen = false;
+        for (pub_item *o = batch; o != it && !seen; o = o->next)
+            seen = !strcmp(o->run_id, it->run_id);
+        if (!seen)
+            rc = changed(qx(&x, "announce a run's events", "SELECT pg_notify('sluice_events', $1)",
+                            ARGS(it->run_id), &err)) < 0;
+    }
+    if (took)
+        rc = end_tx(&x, rc, &err);
+    if (rc)
+        sl_log_site(SL_LOG_WARN, "pub_write", "%s (other servers streaming these runs miss "
+                    "events until their end)", err.msg ? err.msg : "store: events not carried");
+    sl_err_clear(&err);
+}
+
+static void *publisher_main(void *arg)
+{
+    sl_store_be *b = arg;
+    pthread_mutex_lock(&b->pub_mu);
+    for (;;) {
+        while (!b->pub_head && !stopping(b))
+            pthread_cond_wait(&b->pub_cv, &b->pub_mu);
+        pub_item *batch = b->pub_head;
+        if (!batch)
+            break;  /* stopping, all written */
+        long long n = 0;
+        for (pub_item *it = batch; it; it = it->next)
+            n++;
+        b->pub_head = b->pub_tail = NULL;
+        b->pub_n = 0;
+        pthread_mutex_unlock(&b->pub_mu);
+        pub_write(b, batch);
+        for (pub_item *it = batch, *next; it; it = next) {
+            next = it->next;
+            free(it->run_id);
+            free(it->text);
+            free(it);
+        }
+        pthread_mutex_lock(&b->pub_mu);
+        b->pub_written += n;
+        pthread_cond_broadcast(&b->pub_cv);
+    }
+    pthread_mutex_unlock(&b->pub_mu);
+    return NULL;
+}
+
+static bool pg_shared(sl_store_be *b)
+{
+    (void)b;
+    return true;
+}
+
+static void pg_event_publish(sl_store_be *b, const char *run_id, long long seq, const char *text)
+{
+    pub_item *it = sl_xcalloc(1, sizeof *it);
+    it->run_id = sl_xstrdup(run_id);
+    it->text = sl_xstrdup(text);
+    it->seq = seq;
+    pthread_mutex_lock(&b->pub_mu);
+    if (b->pub_n >= PUB_MAX) {  /* the oldest goes: readers get the rest at the run's end */
+        pub_item *old = b->pub_head;
+        b->pub_head = old->next;
+        if (!b->pub_head)
+            b->pub_tail = NULL;
+        b->pub_n--;
+        b->pub_written++;
+        free(old->run_id);
+        free(old->text);
+        free(old);
+    }
+    if (b->pub_tail)
+        b->pub_tail->next = it;
+    else
+        b->pub_head = it;
+    b->pub_tail = it;
+    b->pub_n++;
+    b->pub_queued++;
+    pthread_cond_broadcast(&b->pub_cv);
+    pthread_mutex_unlock(&b->pub_mu);
+}
+
+/* Waits (5 s at most) until every event queued so far is written: a run's
+ * end then clears its carried events after the last of them. */
+static void pub_flush(sl_store_be *b)
+{
+    pthread_mutex_lock(&b->pub_mu);
+    long long want = b->pub_queued;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += 5;
+    while (b->publishing && b->pub_written < want &&
+           pthread_cond_timedwait(&b->pub_cv, &b->pub_mu, &ts) == 0) {
+    }
+    pthread_mutex_unlock(&b->pub_mu);
+}
+
+static sl_value *pg_events_since(sl_store_be *b, const char *run_id, long long after)
+{
+    char a[24];
+    PGresult *r = q1_logged(b, "read a run's carried events",
+                            "SELECT seq, data FROM run_events WHERE run_id=$1 AND seq > $2"
+                            " ORDER BY seq",
+                            ARGS(run_id, ll(a, after)));
+    if (!r)
+        return NULL;
+    sl_value *out = json_array();
+    for (int i = 0; i < PQntuples(r); i++)
+        json_array_append_new(out, json_pack("{s:I, s:s}", "seq", (json_int_t)col_ll(r, i, 0),
+                                             "text", val(r, i, 1)));
+    PQclear(r);
+    return out;
+}
+
+static int pg_stop_request(sl_store_be *b, const char *run_id, sl_err *err)
+{
+    return changed(q1(b, "ask for a run to stop", "SELECT pg_notify('sluice_stop', $1)",
+                      ARGS(run_id), err)) < 0 ? -1 : 0;
+}
+
+/* LISTEN on a connection of its own; told of every notification, and of
+ * each time the connection was lost (notifications meanwhile are gone,
+ * so the caller looks again at what it follows). */
+static void *listener_main(void *arg)
+{
+    sl_store_be *b = arg;
+    PGconn *c = NULL;
+    double backoff = 0.1;
+    bool was_up = true;
+    while (!stopping(b)) {
+        if (!c) {
+            sl_err err = {0};
+            c = connect_new(b, &err);
+            PGresult *r = c ? PQexec(c, "LISTEN sluice_events; LISTEN sluice_stop") : NULL;
+            bool ok = r && PQresultStatus(r) == PGRES_COMMAND_OK;
+            PQclear(r);
+            if (!ok) {
+                if (was_up)
+                    sl_log_site(SL_LOG_WARN, "listener_main", "%s (events and stops from other "
+                                "servers wait for it)", err.msg ? err.msg : "store: LISTEN failed");
+                sl_err_clear(&err);
+                if (c)
+                    PQfinish(c);
+                c = NULL;
+                was_up = false;
+                usleep((useconds_t)(backoff * 1e6));
+                backoff = backoff * 2 > 2 ? 2 : backoff * 2;
+                continue;
+            }
+            if (!was_up)
+                b->listen_fn("lost", NULL, b->listen_ud);  /* what came meanwhile */
+            was_up = true;
+            backoff = 0.1;
+        }
+        struct pollfd pfd = {.fd = PQsocket(c), .events = POLLIN};
+        int pr = poll(&pfd, 1, 250);
+        if (pr < 0 && errno != EINTR)
+            break;
+        if (pr <= 0)
+            continue;
+        if (!PQconsumeInput(c) || PQstatus(c) == CONNECTION_BAD) {
+            PQfinish(c);
+            c = NULL;
+            b->listen_fn("lost", NULL, b->listen_ud);
+            was_up = false;
+            continue;
+        }
+        PGnotify *n;
+        while ((n = PQnotifies(c))) {
+            b->listen_fn(strcmp(n->relname, "sluice_stop") ? "events" : "stop", n->extra,
+                         b->listen_ud);
+            PQfreemem(n);
+        }
+    }
+    if (c)
+        PQfinish(c);
+    return NULL;
+}
+
+static int pg_listen(sl_store_be *b, sl_store_listen_fn fn, void *ud, sl_err *err)
+{
+    if (b->listening)
+        return sl_err_set(err, SL_EINVAL, "store: already listening");
+    b->listen_fn = fn;
+    b->listen_ud = ud;
+    if (pthread_create(&b->listener, NULL, listener_main, b))
+        return sl_err_set(err, SL_EIO, "store: cannot start the thread that listens");
+    b->listening = true;
+    return 0;
 }
 
 /* ---- run leases ---- */
@@ -767,6 +1026,8 @@ static int pg_open(const char *where, sl_store_be **out, int *interrupted, sl_er
     pthread_mutex_init(&b->mu, NULL);
     pthread_cond_init(&b->cv, NULL);
     pthread_cond_init(&b->stop_cv, NULL);
+    pthread_mutex_init(&b->pub_mu, NULL);
+    pthread_cond_init(&b->pub_cv, NULL);
     b->lease_s = lease_seconds();
     b->conninfo = sl_xasprintf("postgresql:%s", where);
     find_password(b, b->conninfo);
@@ -803,6 +1064,7 @@ static int pg_open(const char *where, sl_store_be **out, int *interrupted, sl_er
     }
     *interrupted = expire_leases(b);
     b->leasing = !pthread_create(&b->leaser, NULL, leaser_main, b);
+    b->publishing = !pthread_create(&b->publisher, NULL, publisher_main, b);
     *out = b;
     return 0;
 }
@@ -1254,6 +1516,7 @@ static int pg_finish_run(sl_store_be *b, const char *run_id, const char *status,
     char el[40], tk[24], st[24], fin[24];
     snprintf(el, sizeof el, "%.17g", elapsed);
     char *out = json_or_null(outputs);
+    pub_flush(b);  /* its carried events are all written before they are cleared */
     conn x;
     int rc = take(b, &x, err);
     if (!rc) {
@@ -1277,6 +1540,8 @@ static int pg_finish_run(sl_store_be *b, const char *run_id, const char *status,
             return 0;
         }
         rc = rc ||
+             changed(qx(&x, "clear a run's carried events",
+                        "DELETE FROM run_events WHERE run_id=$1", ARGS(run_id), err)) < 0 ||
              (events && changed(qx(&x, "save a run's events",
                                    "INSERT INTO run_log(run_id, events) VALUES($1, $2)"
                                    " ON CONFLICT(run_id) DO UPDATE SET events=excluded.events",
@@ -2023,6 +2288,11 @@ const sl_store_ops sl_store_pg = {
     .close = pg_close,
     .release_memory = pg_release_memory,
     .ping = pg_ping,
+    .shared = pg_shared,
+    .event_publish = pg_event_publish,
+    .events_since = pg_events_since,
+    .stop_request = pg_stop_request,
+    .listen = pg_listen,
     .app_add = pg_app_add,
     .app_list = pg_app_list,
     .app_get = pg_app_get,

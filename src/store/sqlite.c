@@ -184,6 +184,10 @@ static const char *const migrations[] = {
      * so its open fails every run left running and these stay empty */
     "ALTER TABLE runs ADD COLUMN owner TEXT;"
     "ALTER TABLE runs ADD COLUMN lease_until INTEGER;",
+    /* 14: a running run's events for other processes, as on PostgreSQL;
+     * one process owns a SQLite store, so this stays empty */
+    "CREATE TABLE run_events(run_id TEXT NOT NULL, seq INTEGER NOT NULL, data TEXT NOT NULL,"
+    "  PRIMARY KEY(run_id, seq)) WITHOUT ROWID;",
 };
 
 typedef struct op {
@@ -703,6 +707,39 @@ static int sq_ping(sl_store_be *s, sl_err *err)
 {
     (void)s, (void)err;
     return 0;
+}
+
+/* One process owns a SQLite store: its runs' events live in its memory
+ * (server.c), and nothing travels. */
+static bool sq_shared(sl_store_be *s)
+{
+    (void)s;
+    return false;
+}
+
+static void sq_event_publish(sl_store_be *s, const char *run_id, long long seq, const char *text)
+{
+    (void)s, (void)run_id, (void)seq, (void)text;
+}
+
+static sl_value *sq_events_since(sl_store_be *s, const char *run_id, long long after)
+{
+    (void)s, (void)run_id, (void)after;
+    return json_array();
+}
+
+static int sq_stop_request(sl_store_be *s, const char *run_id, sl_err *err)
+{
+    (void)s, (void)run_id;
+    return sl_err_set(err, SL_EUNSUPPORTED, "store: a SQLite store has one process; it stops "
+                      "its runs itself");
+}
+
+static int sq_listen(sl_store_be *s, sl_store_listen_fn fn, void *ud, sl_err *err)
+{
+    (void)s, (void)fn, (void)ud;
+    return sl_err_set(err, SL_EUNSUPPORTED, "store: a SQLite store has one process: there is "
+                      "nothing to listen to");
 }
 
 static void sq_release_memory(sl_store_be *s)
@@ -2730,6 +2767,11 @@ const sl_store_ops sl_store_sqlite = {
     .close = sq_close,
     .release_memory = sq_release_memory,
     .ping = sq_ping,
+    .shared = sq_shared,
+    .event_publish = sq_event_publish,
+    .events_since = sq_events_since,
+    .stop_request = sq_stop_request,
+    .listen = sq_listen,
     .app_add = sq_app_add,
     .app_list = sq_app_list,
     .app_get = sq_app_get,

@@ -91,6 +91,31 @@ void sl_store_close(sl_store *s)
     free(s);
 }
 
+bool sl_store_shared(sl_store *s)
+{
+    return s->ops->shared(s->b);
+}
+
+void sl_store_event_publish(sl_store *s, const char *run_id, long long seq, const char *text)
+{
+    s->ops->event_publish(s->b, run_id, seq, text);
+}
+
+sl_value *sl_store_events_since(sl_store *s, const char *run_id, long long after)
+{
+    return s->ops->events_since(s->b, run_id, after);
+}
+
+int sl_store_stop_request(sl_store *s, const char *run_id, sl_err *err)
+{
+    return s->ops->stop_request(s->b, run_id, err);
+}
+
+int sl_store_listen(sl_store *s, sl_store_listen_fn fn, void *ud, sl_err *err)
+{
+    return s->ops->listen(s->b, fn, ud, err);
+}
+
 int sl_store_ping(sl_store *s, sl_err *err)
 {
     return s->ops->ping(s->b, err);

@@ -125,6 +125,30 @@ sl_value *sl_store_run_get(sl_store *s, const char *app_id, const char *run_id);
 /* Events of a run in order: [{event, data}] (app_id as above); NULL while
  * the run runs (they are kept when it ends). */
 sl_value *sl_store_run_events(sl_store *s, const char *app_id, const char *run_id);
+/* ---- a run's events while it runs, for other processes ----
+ * A store several processes share (PostgreSQL) carries each event of a
+ * running run as it happens, so any server can stream a run another
+ * executes, and stop it.  A store of one process (SQLite) has nothing to
+ * carry: publish does nothing, shared is false, listen fails.  Events are
+ * numbered from 1 as the stored log is (sl_store_run_events); when the
+ * run ends they are kept in its log and the carried copies go. */
+/* Whether the store is shared by processes (events and stops travel). */
+bool sl_store_shared(sl_store *s);
+/* Carries event `seq` of run_id (text: {"event":…,"data":…}), in order,
+ * soon; the caller goes on at once.  Failures are logged. */
+void sl_store_event_publish(sl_store *s, const char *run_id, long long seq, const char *text);
+/* The carried events of run_id after `after`: [{seq, text}] (new ref;
+ * NULL on error). */
+sl_value *sl_store_events_since(sl_store *s, const char *run_id, long long after);
+/* Asks whichever process runs run_id to stop it (fn gets "stop"). */
+int sl_store_stop_request(sl_store *s, const char *run_id, sl_err *err);
+/* Calls fn(what, run_id, ud) from a thread of the store's: what is
+ * "events" (run_id has new events), "stop" (stop run_id if it is yours)
+ * or "lost" (the store was out of reach; run_id NULL: look again at
+ * everything you follow).  Once per store. */
+typedef void (*sl_store_listen_fn)(const char *what, const char *run_id, void *ud);
+int sl_store_listen(sl_store *s, sl_store_listen_fn fn, void *ud, sl_err *err);
+
 /* Runs of every app, newest first, for the admin API: each filter applies
  * when set (NULL, 0), before_at/before_id continue a list (the cursor of
  * the page before), limit 1..100 (else 50).  {data: [{id, app_id, status,
@@ -350,6 +374,11 @@ typedef struct sl_store_ops {
     void (*close)(sl_store_be *b);
     void (*release_memory)(sl_store_be *b);
     int (*ping)(sl_store_be *b, sl_err *err);
+    bool (*shared)(sl_store_be *b);
+    void (*event_publish)(sl_store_be *b, const char *run_id, long long seq, const char *text);
+    sl_value *(*events_since)(sl_store_be *b, const char *run_id, long long after);
+    int (*stop_request)(sl_store_be *b, const char *run_id, sl_err *err);
+    int (*listen)(sl_store_be *b, sl_store_listen_fn fn, void *ud, sl_err *err);
 
     int (*app_add)(sl_store_be *b, const char *name, const char *mode, const char *dsl,
                    char **id, sl_err *err);

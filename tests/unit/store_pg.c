@@ -140,13 +140,13 @@ static void test_open(void)
     char *q = sl_xasprintf("SELECT count(*) || ':' || max(version) FROM %s.sluice_migrations",
                            schema);
     char *v = sql(base_url, q);
-    CHECK(v && !strcmp(v, "2:13"),
-          "… and each migration was applied once, the baseline (12) and 13: %s", v ? v : "(none)");
+    CHECK(v && !strcmp(v, "3:14"),
+          "… and each migration was applied once, the baseline (12), 13, 14: %s", v ? v : "(none)");
     free(v);
     sl_store *s = open_ok(url, "the migrated database");
     sl_store_close(s);
     v = sql(base_url, q);
-    CHECK(v && !strcmp(v, "2:13"), "opening again applies nothing: %s", v ? v : "(none)");
+    CHECK(v && !strcmp(v, "3:14"), "opening again applies nothing: %s", v ? v : "(none)");
     free(v);
     free(q);
     char *tq = sl_xasprintf("SELECT string_agg(table_name, ',' ORDER BY table_name) FROM"
@@ -964,6 +964,92 @@ static void test_leases(sl_store *s)
     sl_err_clear(&err);
 }
 
+/* What a listener was told, for test_carry. */
+static pthread_mutex_t told_mu = PTHREAD_MUTEX_INITIALIZER;
+static char told[4096];
+
+static void on_told(const char *what, const char *run_id, void *ud)
+{
+    (void)ud;
+    pthread_mutex_lock(&told_mu);
+    size_t n = strlen(told);
+    snprintf(told + n, sizeof told - n, "%s:%s;", what, run_id ? run_id : "-");
+    pthread_mutex_unlock(&told_mu);
+}
+
+static bool told_has(const char *s, int ms)
+{
+    for (int i = 0; i < ms / 10; i++) {
+        pthread_mutex_lock(&told_mu);
+        bool yes = strstr(told, s) != NULL;
+        pthread_mutex_unlock(&told_mu);
+        if (yes)
+            return true;
+        usleep(10000);
+    }
+    return false;
+}
+
+/* A running run's events travel to the other processes: published by
+ * one store, announced to the other's listener, read there in order;
+ * the run's end keeps them in its log and clears the carried copies; a
+ * stop asked through one store reaches the other's listener. */
+static void test_carry(sl_store *s, sl_store *s2)
+{
+    sl_err err = {0};
+    CHECK(sl_store_shared(s), "a PostgreSQL store is shared by processes");
+    CHECK(sl_store_listen(s2, on_told, NULL, &err) == 0, "the second store listens: %s",
+          err.msg ? err.msg : "");
+    sl_err_clear(&err);
+    usleep(200000);  /* its LISTEN is in place */
+    char *app = NULL;
+    sl_store_app_add(s, "carried", "workflow", "app: {}", &app, &err);
+    sl_run_row r = {.id = "run-carry", .app_id = app, .task_id = "task-carry"};
+    sl_store_start_run(s, &r, &err);
+    for (int i = 1; i <= 50; i++) {
+        char text[96];
+        snprintf(text, sizeof text, "{\"event\":\"node_started\",\"data\":{\"i\":%d}}", i);
+        sl_store_event_publish(s, "run-carry", i, text);
+    }
+    CHECK(told_has("events:run-carry;", 3000), "the other store is told the run has events");
+    sl_value *ev = NULL;
+    for (int i = 0; i < 100; i++) {  /* the last batch may land a moment later */
+        json_decref(ev);
+        ev = sl_store_events_since(s2, "run-carry", 0);
+        if (json_array_size(ev) == 50)
+            break;
+        usleep(10000);
+    }
+    bool ordered = json_array_size(ev) == 50;
+    for (size_t i = 0; ordered && i < 50; i++)
+        ordered = json_integer_value(json_object_get(json_array_get(ev, i), "seq")) == (json_int_t)i + 1;
+    CHECK(ordered, "… and reads all 50 of them, in order (%zu)", json_array_size(ev));
+    json_decref(ev);
+    ev = sl_store_events_since(s2, "run-carry", 45);
+    CHECK(json_array_size(ev) == 5 &&
+              json_integer_value(json_object_get(json_array_get(ev, 0), "seq")) == 46 &&
+              strstr(json_string_value(json_object_get(json_array_get(ev, 0), "text")) ?: "",
+                     "\"i\":46"),
+          "… or those after the 45th, as a client resuming would");
+    json_decref(ev);
+    CHECK(sl_store_finish_run(s, "run-carry", "succeeded", NULL, NULL, 1, 0, 1, 5, NULL,
+                              sl_xstrdup("[{\"event\":\"workflow_finished\",\"data\":{}}]"),
+                              &err) == 0,
+          "the run ends");
+    ev = sl_store_events_since(s2, "run-carry", 0);
+    CHECK(ev && json_array_size(ev) == 0, "… its carried events are cleared (%zu left)",
+          json_array_size(ev));
+    json_decref(ev);
+    ev = sl_store_run_events(s2, app, "run-carry");
+    CHECK(json_array_size(ev) == 1, "… and its log is kept");
+    json_decref(ev);
+    CHECK(sl_store_stop_request(s, "run-elsewhere", &err) == 0, "a stop is asked for: %s",
+          err.msg ? err.msg : "");
+    CHECK(told_has("stop:run-elsewhere;", 3000), "… and the other store is told");
+    free(app);
+    sl_err_clear(&err);
+}
+
 static void test_kb_refused(sl_store *s)
 {
     sl_err err = {0};
@@ -1166,6 +1252,7 @@ int main(void)
         test_blobs(s, s2);
         test_kb_refused(s);
         test_leases(s);
+        test_carry(s, s2);
         test_connections(s);
         test_restart(s2, with_pw);
     }
