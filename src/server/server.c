@@ -110,6 +110,10 @@ typedef struct {
     sl_workers *workers;
     volatile sig_atomic_t stopping;
     sl_kb *kb;            /* the knowledge bases of the Knowledge API (/v1/datasets) */
+    bool shared;          /* the store is shared by processes (PostgreSQL) */
+    atomic_bool listening; /* on_store may act (the server runs) */
+    pthread_mutex_t rmu;  /* remote */
+    struct rreader *remote; /* readers of runs another process runs */
     char *kb_error;       /* why kb could not be opened (heap), NULL when it was */
 } server;
 
@@ -345,6 +349,18 @@ static void push(live *l, sl_value *ev)
  * why it ends. */
 static void log_event_locked(live *l, const char *event, const char *data);
 
+/* The log's last event, for the other processes of a shared store (they
+ * stream this run to their clients); l->mu held. */
+static void publish_last(live *l)
+{
+    if (!S.shared)
+        return;
+    size_t i = l->n_ev - 1;
+    char *text = sl_xasprintf("%.*s", (int)(l->ev[i][1] - l->ev[i][0]), l->log.data + l->ev[i][0]);
+    sl_store_event_publish(S.store, l->id, (long long)i + 1, text);
+    free(text);
+}
+
 static void log_event(live *l, const char *event, const char *data)
 {
     pthread_mutex_lock(&l->mu);
@@ -376,10 +392,12 @@ static void log_event_locked(live *l, const char *event, const char *data)
         sl_buf_addf(&l->log, "%s{\"event\":\"error\",\"data\":%s}", sep, dt);
         free(dt);
         l->ev[l->n_ev++][1] = l->log.len;
+        publish_last(l);
         return;
     }
     sl_buf_addf(&l->log, "%s{\"event\":\"%s\",\"data\":%s}", sep, event, data);
     l->ev[l->n_ev++][1] = l->log.len;
+    publish_last(l);
 }
 
 static void on_event(const char *event, const sl_value *data, void *ud)
@@ -672,8 +690,11 @@ static ssize_t sse_read(void *cls, uint64_t off, char *buf, size_t max)
 }
 
 /* Readers that waited 10 s get a ping (Dify's keep-alive). */
+static void ping_remote(void);
+
 static void ping_readers(void)
 {
+    ping_remote();
     double now = sl_clock_s();
     pthread_mutex_lock(&S.mu);
     for (live *l = S.lives; l; l = l->next) {
@@ -1636,6 +1657,195 @@ static enum MHD_Result sse_response(struct MHD_Connection *c, reader *rd)
     return ret;
 }
 
+/* ---- runs another process runs (a shared store) ----
+ * A reader of such a run reads the events the store carries
+ * (sl_store_events_since), numbered as everywhere; the store's listener
+ * (on_store) says when a run has new ones, and fetches them here, off the
+ * event loop, into each reader's text, then resumes its connection.  The
+ * stream ends with workflow_finished, or when the store says the run is
+ * no longer running (then the rest comes from its stored log). */
+typedef struct rreader {
+    char run_id[40];
+    struct MHD_Connection *c;
+    pthread_mutex_t mu;       /* out, out_pos, last, done, waiting, ping */
+    sl_buf out;
+    size_t out_pos;
+    long long last;           /* the number of the last event taken */
+    bool done, waiting, ping;
+    double since;             /* when it started waiting */
+    struct rreader *next;     /* on S.remote (S.rmu) */
+} rreader;
+
+static void rr_add(rreader *rr, long long seq, const char *text)
+{
+    sl_buf_addf(&rr->out, "id: %lld\ndata: %s\n\n", seq, text);
+    rr->last = seq;
+    if (strstr(text, "\"event\":\"workflow_finished\""))
+        rr->done = true;
+}
+
+/* Takes what is new for rr from the store; rr->mu held.  check: also ask
+ * whether the run still runs (the stream ends with what its log holds). */
+static void rr_fetch(rreader *rr, bool check)
+{
+    sl_value *ev = sl_store_events_since(S.store, rr->run_id, rr->last);
+    size_t i;
+    sl_value *e;
+    json_array_foreach(ev, i, e)
+        if (!rr->done)
+            rr_add(rr, (long long)json_integer_value(json_object_get(e, "seq")),
+                   json_string_value(json_object_get(e, "text")) ?: "{}");
+    bool got = json_array_size(ev) > 0;
+    json_decref(ev);
+    if (rr->done || (got && !check))
+        return;
+    sl_value *run = sl_store_run_get(S.store, NULL, rr->run_id);
+    bool running = run && !strcmp(json_string_value(json_object_get(run, "status")) ?: "", "running");
+    json_decref(run);
+    if (running || !run)
+        return;
+    /* it ended: the rest from its log (the carried copies are gone) */
+    sl_value *all = sl_store_run_events(S.store, NULL, rr->run_id);
+    json_array_foreach(all, i, e) {
+        if ((long long)i + 1 <= rr->last)
+            continue;
+        char *text = json_dumps(e, JSON_COMPACT);
+        if (text)
+            rr_add(rr, (long long)i + 1, text);
+        free(text);
+    }
+    json_decref(all);
+    rr->done = true;
+}
+
+/* The store's listener: events of a run, a stop, or "look again". */
+static void on_store(const char *what, const char *run_id, void *ud)
+{
+    (void)ud;
+    pthread_mutex_lock(&S.rmu);  /* held throughout: the server's end waits for it */
+    if (!atomic_load(&S.listening)) {
+        pthread_mutex_unlock(&S.rmu);
+        return;
+    }
+    if (!strcmp(what, "stop")) {
+        pthread_mutex_lock(&S.mu);
+        for (live *l = S.lives; l && run_id; l = l->next)
+            if (!strcmp(l->id, run_id)) {
+                pthread_mutex_lock(&l->mu);
+                if (l->run && !l->done)
+                    sl_run_cancel(l->run);
+                pthread_mutex_unlock(&l->mu);
+            }
+        pthread_mutex_unlock(&S.mu);
+        pthread_mutex_unlock(&S.rmu);
+        return;
+    }
+    bool lost = !strcmp(what, "lost");
+    for (rreader *rr = S.remote; rr; rr = rr->next) {
+        if (!lost && strcmp(rr->run_id, run_id ? run_id : ""))
+            continue;
+        pthread_mutex_lock(&rr->mu);
+        if (!rr->done)
+            rr_fetch(rr, lost);
+        if (rr->waiting && (rr->out_pos < rr->out.len || rr->done)) {
+            rr->waiting = false;
+            MHD_resume_connection(rr->c);
+            atomic_fetch_sub(&S.suspended, 1);
+        }
+        pthread_mutex_unlock(&rr->mu);
+    }
+    pthread_mutex_unlock(&S.rmu);
+}
+
+static ssize_t rr_read(void *cls, uint64_t off, char *buf, size_t max)
+{
+    (void)off;
+    rreader *rr = cls;
+    pthread_mutex_lock(&rr->mu);
+    size_t n = rr->out.len - rr->out_pos;
+    ssize_t ret;
+    if (n) {
+        if (n > max)
+            n = max;
+        memcpy(buf, rr->out.data + rr->out_pos, n);
+        rr->out_pos += n;
+        ret = (ssize_t)n;
+    } else if (rr->done) {
+        ret = MHD_CONTENT_READER_END_OF_STREAM;
+    } else if (rr->ping) {
+        rr->ping = false;
+        memcpy(buf, ping_text, sizeof ping_text - 1);
+        ret = (ssize_t)(sizeof ping_text - 1);
+    } else {
+        rr->out.len = rr->out_pos = 0;
+        rr->waiting = true;
+        rr->since = sl_clock_s();
+        atomic_fetch_add(&S.suspended, 1);
+        MHD_suspend_connection(rr->c);
+        ret = 0;
+    }
+    pthread_mutex_unlock(&rr->mu);
+    return ret;
+}
+
+static void rr_free(void *cls)
+{
+    rreader *rr = cls;
+    pthread_mutex_lock(&S.rmu);
+    for (rreader **p = &S.remote; *p; p = &(*p)->next)
+        if (*p == rr) {
+            *p = rr->next;
+            break;
+        }
+    pthread_mutex_unlock(&S.rmu);
+    sl_buf_release(&rr->out);
+    pthread_mutex_destroy(&rr->mu);
+    free(rr);
+}
+
+/* Remote readers that waited 10 s get a ping, as local ones do. */
+static void ping_remote(void)
+{
+    double now = sl_clock_s();
+    pthread_mutex_lock(&S.rmu);
+    for (rreader *rr = S.remote; rr; rr = rr->next) {
+        pthread_mutex_lock(&rr->mu);
+        if (rr->waiting && now - rr->since >= 10) {
+            rr->waiting = false;
+            rr->ping = true;
+            MHD_resume_connection(rr->c);
+            atomic_fetch_sub(&S.suspended, 1);
+        }
+        pthread_mutex_unlock(&rr->mu);
+    }
+    pthread_mutex_unlock(&S.rmu);
+}
+
+static enum MHD_Result remote_events(struct MHD_Connection *c, const char *run_id, long long after)
+{
+    rreader *rr = sl_xcalloc(1, sizeof *rr);
+    snprintf(rr->run_id, sizeof rr->run_id, "%.39s", run_id);
+    rr->c = c;
+    rr->last = after;
+    pthread_mutex_init(&rr->mu, NULL);
+    sl_buf_init(&rr->out, 0);
+    pthread_mutex_lock(&S.rmu);  /* on the list before the first fetch: nothing falls between */
+    rr->next = S.remote;
+    S.remote = rr;
+    pthread_mutex_lock(&rr->mu);
+    rr_fetch(rr, true);
+    pthread_mutex_unlock(&rr->mu);
+    pthread_mutex_unlock(&S.rmu);
+    struct MHD_Response *r =
+        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, rr_read, rr, rr_free);
+    MHD_add_response_header(r, "Content-Type", "text/event-stream");
+    MHD_add_response_header(r, "Cache-Control", "no-cache");
+    MHD_add_response_header(r, "X-Accel-Buffering", "no");
+    enum MHD_Result ret = MHD_queue_response(c, 200, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
 /* GET /admin/runs/ID/events: a running run's events as they come (the
  * stream ends with the run), a finished run's from the store; numbered
  * alike, so a client resumes either from Last-Event-ID. */
@@ -1667,6 +1877,8 @@ static enum MHD_Result admin_run_events(struct MHD_Connection *c, const char *ru
         return reply_error(c, 404, "not_found", "no run %s", run_id);
     bool running = !strcmp(json_string_value(json_object_get(run, "status")) ?: "", "running");
     json_decref(run);
+    if (running && S.shared) /* another process runs it */
+        return remote_events(c, run_id, after);
     if (running) /* started a moment ago, or by another server on the store */
         return reply_error(c, 409, "run_running",
                            "run %s is running but not on this server; its events are kept when "
@@ -1737,7 +1949,18 @@ static enum MHD_Result admin_run_stop(struct MHD_Connection *c, const char *run_
         sl_value *run = sl_store_run_get(S.store, NULL, run_id);
         if (!run)
             return reply_error(c, 404, "not_found", "no run %s", run_id);
+        bool running = !strcmp(json_string_value(json_object_get(run, "status")) ?: "", "running");
         json_decref(run);
+        /* another process runs it: the store tells them all */
+        sl_err err = {0};
+        if (running && S.shared) {
+            if (sl_store_stop_request(S.store, run_id, &err)) {
+                enum MHD_Result r = reply_error(c, 503, "store_unavailable", "%s", err.msg);
+                sl_err_clear(&err);
+                return r;
+            }
+            stopped = true;
+        }
     }
     return reply_json(c, 200, json_pack("{s:s, s:b}", "result", "success", "stopped", stopped));
 }
@@ -2207,8 +2430,20 @@ int sl_server_run(sl_store *store, const sl_server_opts *o, sl_err *err)
     mallopt(M_ARENA_MAX, 2);
     S.store = store;
     S.o = *o;
+    pthread_mutex_init(&S.rmu, NULL);
     sl_apps_serve_workflows(store);
     pthread_mutex_init(&S.mu, NULL);
+    /* a store shared by processes carries runs' events and stops: this
+     * server streams and stops runs that others run (the store listens
+     * until it is closed; on_store does nothing once the server ends) */
+    if (sl_store_shared(store)) {
+        sl_err lerr = {0};
+        S.shared = !sl_store_listen(store, on_store, NULL, &lerr);
+        if (!S.shared)
+            sl_log(SL_LOG_ERROR, "runs of other servers cannot be streamed: %s", lerr.msg);
+        sl_err_clear(&lerr);
+        atomic_store(&S.listening, S.shared);
+    }
     sl_map_init(&S.apps);
     sl_map_init(&S.keys);
     S.keys_version = sl_store_keys_version(store);
@@ -2357,6 +2592,9 @@ int sl_server_run(sl_store *store, const sl_server_opts *o, sl_err *err)
         sl_kb_close(S.kb);
     free(S.kb_error);
 
+    atomic_store(&S.listening, false);
+    pthread_mutex_lock(&S.rmu);  /* an on_store under way ends first */
+    pthread_mutex_unlock(&S.rmu);
     pthread_mutex_destroy(&S.mu);
     fprintf(stderr, "sluice serve: stopped\n");
     return 0;
