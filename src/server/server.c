@@ -1124,6 +1124,26 @@ static bool same_user(const char *a, const char *b)
 
 /* Stops the task when it is this app's and was started by this user: as
  * in Dify, a stop from another user is answered but changes nothing. */
+/* Stops the run of task in app_id here, when the user may; whether
+ * this server runs that task. */
+static bool stop_local_task(const char *app_id, const char *task, const char *user)
+{
+    bool found = false;
+    pthread_mutex_lock(&S.mu);
+    for (live *l = S.lives; l; l = l->next)
+        if (!strcmp(l->task_id, task) && !strcmp(l->app_id, app_id)) {
+            found = true;
+            if (!same_user(l->user, user))
+                continue;  /* Dify answers success and stops nothing */
+            pthread_mutex_lock(&l->mu);
+            if (l->run)
+                sl_run_cancel(l->run);
+            pthread_mutex_unlock(&l->mu);
+        }
+    pthread_mutex_unlock(&S.mu);
+    return found;
+}
+
 static enum MHD_Result stop_task(struct MHD_Connection *c, const char *app_id, const char *task,
                                  req *q)
 {
@@ -1132,15 +1152,18 @@ static enum MHD_Result stop_task(struct MHD_Connection *c, const char *app_id, c
     if (!b)
         return ret;
     const char *user = json_string_value(json_object_get(b, "user"));
-    pthread_mutex_lock(&S.mu);
-    for (live *l = S.lives; l; l = l->next)
-        if (!strcmp(l->task_id, task) && !strcmp(l->app_id, app_id) && same_user(l->user, user)) {
-            pthread_mutex_lock(&l->mu);
-            if (l->run)
-                sl_run_cancel(l->run);
-            pthread_mutex_unlock(&l->mu);
-        }
-    pthread_mutex_unlock(&S.mu);
+    bool here = stop_local_task(app_id, task, user);
+    if (!here && S.shared && !strchr(app_id, '\t') && !strchr(task, '\t') &&
+        !(user && strchr(user, '\t'))) {
+        /* maybe another server runs it: ask them all (the one that does
+         * checks app and user as here) */
+        char *what = sl_xasprintf("task\t%s\t%s\t%s", app_id, task, user ? user : "");
+        sl_err err = {0};
+        if (sl_store_stop_request(S.store, what, &err))
+            sl_log(SL_LOG_WARN, "a stop could not be passed on: %s", err.msg);
+        sl_err_clear(&err);
+        free(what);
+    }
     json_decref(b);
     /* Dify answers success also for a task that already ended */
     return reply_json(c, 200, json_pack("{s:s}", "result", "success"));
@@ -1724,6 +1747,17 @@ static void on_store(const char *what, const char *run_id, void *ud)
     (void)ud;
     pthread_mutex_lock(&S.rmu);  /* held throughout: the server's end waits for it */
     if (!atomic_load(&S.listening)) {
+        pthread_mutex_unlock(&S.rmu);
+        return;
+    }
+    if (!strcmp(what, "stop") && run_id && !strncmp(run_id, "task\t", 5)) {
+        /* a /v1 stop another server got: "task\tAPP\tTASK\tUSER" */
+        char *f = sl_xstrdup(run_id + 5), *save = NULL;
+        const char *aid = strtok_r(f, "\t", &save), *task = strtok_r(NULL, "\t", &save);
+        const char *user = strtok_r(NULL, "\t", &save);
+        if (aid && task)
+            stop_local_task(aid, task, user);
+        free(f);
         pthread_mutex_unlock(&S.rmu);
         return;
     }

@@ -129,6 +129,36 @@ wait "$C3"
 check "… and B's stream of it ends, saying stopped" \
     bash -c 'tail -3 "$0" | grep -q "\"workflow_finished\".*\"status\":\"stopped\""' "$T/nap.sse"
 
+# the Service API's stop (by task id, with an app key) through B, of a
+# run on A: by its user it stops, by another user it does not (Dify)
+KEY=$("$SLUICE" app key create "$NAP" --store "$D" 2>/dev/null)
+go_nap() {
+    curl -sN --max-time 30 -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \
+        --data-binary '{"inputs":{},"user":"ann","response_mode":"streaming"}' \
+        "$A/v1/workflows/run" >"$T/$1.sse" 2>/dev/null &
+    for _ in $(seq 200); do
+        grep -q '"node_started".*"node_id":"nap"' "$T/$1.sse" 2>/dev/null && break
+        sleep 0.02
+    done
+    sed -n 's/^data: //p' "$T/$1.sse" | head -1 | jq -r .task_id
+}
+TASK=$(go_nap v1a)
+BASE=$B req "$KEY" POST "/v1/workflows/tasks/$TASK/stop" -H 'Content-Type: application/json' \
+    --data-binary '{"user":"bob"}'
+sleep 0.5
+check "/v1 stop through B by another user: success, the run goes on ($code)" \
+    bash -c '[ "$0" = 200 ] && ! grep -q workflow_finished "$1"' "$code" "$T/v1a.sse"
+t0=$(date +%s%N)
+BASE=$B req "$KEY" POST "/v1/workflows/tasks/$TASK/stop" -H 'Content-Type: application/json' \
+    --data-binary '{"user":"ann"}'
+for _ in $(seq 100); do
+    grep -q workflow_finished "$T/v1a.sse" && break
+    sleep 0.02
+done
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+check "/v1 stop through B by its user: A's run stops within a second ($ms ms)" \
+    bash -c 'grep -q "\"workflow_finished\".*\"status\":\"stopped\"" "$0" && [ "$1" -lt 1000 ]' "$T/v1a.sse" "$ms"
+
 kill -TERM "$PA" "$PB" 2>/dev/null
 wait "$PA" "$PB" 2>/dev/null
 PA= PB=
