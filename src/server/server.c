@@ -1837,16 +1837,21 @@ static void rr_free(void *cls)
     free(rr);
 }
 
-/* Remote readers that waited 10 s get a ping, as local ones do. */
+/* Remote readers that waited 10 s get a ping, as local ones do; when the
+ * server closes, their streams end (the run goes on elsewhere: a client
+ * resumes from Last-Event-ID on another server). */
 static void ping_remote(void)
 {
     double now = sl_clock_s();
+    bool closing = atomic_load(&S.closing);
     pthread_mutex_lock(&S.rmu);
     for (rreader *rr = S.remote; rr; rr = rr->next) {
         pthread_mutex_lock(&rr->mu);
-        if (rr->waiting && now - rr->since >= 10) {
+        if (closing)
+            rr->done = true;
+        if (rr->waiting && (closing || now - rr->since >= 10)) {
             rr->waiting = false;
-            rr->ping = true;
+            rr->ping = !closing;
             MHD_resume_connection(rr->c);
             atomic_fetch_sub(&S.suspended, 1);
         }

@@ -159,8 +159,31 @@ ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 check "/v1 stop through B by its user: A's run stops within a second ($ms ms)" \
     bash -c 'grep -q "\"workflow_finished\".*\"status\":\"stopped\"" "$0" && [ "$1" -lt 1000 ]' "$T/v1a.sse" "$ms"
 
-kill -TERM "$PA" "$PB" 2>/dev/null
-wait "$PA" "$PB" 2>/dev/null
-PA= PB=
+# B stops while a client follows a run A runs: B's stream ends, B exits
+# at once and cleanly, and the run goes on on A
+BASE=$A req "$AT" POST "/admin/apps/$NAP/runs" --data-binary '{"inputs":{},"user":"multi"}'
+LRUN=$(jq -r .id "$T/out")
+curl -sN --max-time 30 -H "Authorization: Bearer $AT" "$B/admin/runs/$LRUN/events" >"$T/last.sse" 2>/dev/null &
+C4=$!
+for _ in $(seq 200); do
+    grep -q '"node_started".*"node_id":"nap"' "$T/last.sse" 2>/dev/null && break
+    sleep 0.02
+done
+t0=$(date +%s%N)
+kill -TERM "$PB"
+wait "$PB"
+rc=$?
+PB=
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+wait "$C4"
+check "B stops with a client following A's run: exit $rc after $ms ms, its stream ended" \
+    bash -c '[ "$0" = 0 ] && [ "$1" -lt 3000 ] && grep -q "node_id\":\"nap" "$2"' "$rc" "$ms" "$T/last.sse"
+BASE=$A req "$AT" GET "/admin/runs/$LRUN"
+check "… and the run goes on on A" is 200 '.status == "running"'
+BASE=$A req "$AT" POST "/admin/runs/$LRUN/stop"
+
+kill -TERM "$PA" 2>/dev/null
+wait "$PA" 2>/dev/null
+PA=
 check "neither server's log has a sanitizer report" bash -c '! grep -q Sanitizer "$0" "$1"' "$T/a.err" "$T/b.err"
 echo "1..$n"
