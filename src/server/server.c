@@ -1010,7 +1010,11 @@ static enum MHD_Result start_run(struct MHD_Connection *c, const char *app_id, s
     }
     const char *user = json_string_value(json_object_get(body, "user"));
     const char *query = json_string_value(json_object_get(body, "query"));
-    if (S.o.max_runs_per_app > 0 && atomic_load(&a->running) >= S.o.max_runs_per_app) {
+    /* --max-runs counts the app's runs in every server sharing the store */
+    long long everywhere = S.shared && S.o.max_runs_per_app > 0 ? sl_store_running(S.store, app_id)
+                                                                : -1;
+    if (S.o.max_runs_per_app > 0 &&
+        (everywhere >= 0 ? everywhere : atomic_load(&a->running)) >= S.o.max_runs_per_app) {
         json_decref(prepared);
         return reply_error(c, 429, "too_many_requests",
                            "this app already runs %d workflows; try again shortly",

@@ -890,6 +890,19 @@ static sl_value *pg_events_since(sl_store_be *b, const char *run_id, long long a
     return out;
 }
 
+/* Runs whose lease ran out are not counted: they are failed soon. */
+static long long pg_running(sl_store_be *b, const char *app_id)
+{
+    char t[24];
+    PGresult *r = q1_logged(b, "count an app's running runs",
+                            "SELECT count(*) FROM runs WHERE app_id=$1 AND status='running'"
+                            " AND (lease_until IS NULL OR lease_until >= $2)",
+                            ARGS(app_id, ll(t, now_s())));
+    long long n = r && PQntuples(r) ? col_ll(r, 0, 0) : -1;
+    PQclear(r);
+    return n;
+}
+
 static int pg_stop_request(sl_store_be *b, const char *run_id, sl_err *err)
 {
     return changed(q1(b, "ask for a run to stop", "SELECT pg_notify('sluice_stop', $1)",
@@ -2306,6 +2319,7 @@ const sl_store_ops sl_store_pg = {
     .event_publish = pg_event_publish,
     .events_since = pg_events_since,
     .stop_request = pg_stop_request,
+    .running = pg_running,
     .listen = pg_listen,
     .app_add = pg_app_add,
     .app_list = pg_app_list,

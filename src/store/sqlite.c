@@ -728,6 +728,12 @@ static sl_value *sq_events_since(sl_store_be *s, const char *run_id, long long a
     return json_array();
 }
 
+static long long sq_running(sl_store_be *s, const char *app_id)
+{
+    (void)s, (void)app_id;
+    return -1;
+}
+
 static int sq_stop_request(sl_store_be *s, const char *run_id, sl_err *err)
 {
     (void)s, (void)run_id;
@@ -2771,6 +2777,7 @@ const sl_store_ops sl_store_sqlite = {
     .event_publish = sq_event_publish,
     .events_since = sq_events_since,
     .stop_request = sq_stop_request,
+    .running = sq_running,
     .listen = sq_listen,
     .app_add = sq_app_add,
     .app_list = sq_app_list,

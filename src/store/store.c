@@ -106,6 +106,11 @@ sl_value *sl_store_events_since(sl_store *s, const char *run_id, long long after
     return s->ops->events_since(s->b, run_id, after);
 }
 
+long long sl_store_running(sl_store *s, const char *app_id)
+{
+    return s->ops->running(s->b, app_id);
+}
+
 int sl_store_stop_request(sl_store *s, const char *run_id, sl_err *err)
 {
     return s->ops->stop_request(s->b, run_id, err);

@@ -140,6 +140,9 @@ void sl_store_event_publish(sl_store *s, const char *run_id, long long seq, cons
 /* The carried events of run_id after `after`: [{seq, text}] (new ref;
  * NULL on error). */
 sl_value *sl_store_events_since(sl_store *s, const char *run_id, long long after);
+/* How many runs of app_id run now, in every process sharing the store;
+ * -1 when the store is one process's (it counts its own). */
+long long sl_store_running(sl_store *s, const char *app_id);
 /* Asks whichever process runs run_id to stop it (fn gets "stop"). */
 int sl_store_stop_request(sl_store *s, const char *run_id, sl_err *err);
 /* Calls fn(what, run_id, ud) from a thread of the store's: what is
@@ -378,6 +381,7 @@ typedef struct sl_store_ops {
     void (*event_publish)(sl_store_be *b, const char *run_id, long long seq, const char *text);
     sl_value *(*events_since)(sl_store_be *b, const char *run_id, long long after);
     int (*stop_request)(sl_store_be *b, const char *run_id, sl_err *err);
+    long long (*running)(sl_store_be *b, const char *app_id);
     int (*listen)(sl_store_be *b, sl_store_listen_fn fn, void *ud, sl_err *err);
 
     int (*app_add)(sl_store_be *b, const char *name, const char *mode, const char *dsl,

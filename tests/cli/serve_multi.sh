@@ -14,9 +14,9 @@ if ! pg_have; then
     echo "1..0 # SKIP PostgreSQL is not installed (Debian's postgresql)"
     exit 0
 fi
-PA= PB=
+PA= PB= PC=
 on_exit() {
-    for p in $PA $PB; do kill -KILL "$p" 2>/dev/null; done
+    for p in $PA $PB $PC; do kill -KILL "$p" 2>/dev/null; done
     wait 2>/dev/null
     pg_stop
 }
@@ -158,6 +158,25 @@ done
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 check "/v1 stop through B by its user: A's run stops within a second ($ms ms)" \
     bash -c 'grep -q "\"workflow_finished\".*\"status\":\"stopped\"" "$0" && [ "$1" -lt 1000 ]' "$T/v1a.sse" "$ms"
+
+# --max-runs counts an app's runs on every server
+if serve_start "$T/c.err" --max-runs 1; then
+    C=$BASE PC=$SPID
+    SPID=
+    BASE=$A req "$AT" POST "/admin/apps/$NAP/runs" --data-binary '{"inputs":{},"user":"multi"}'
+    MRUN=$(jq -r .id "$T/out")
+    BASE=$C req "$AT" POST "/admin/apps/$NAP/runs" --data-binary '{"inputs":{},"user":"multi"}'
+    check "a server with --max-runs 1 refuses a run while A runs one of the app: 429 ($code)" \
+        is 429 '.code == "too_many_requests"'
+    BASE=$C req "$AT" POST "/admin/apps/$STEPS/runs" --data-binary '{"inputs":{},"user":"multi"}'
+    check "… and runs another app ($code)" is 202
+    BASE=$A req "$AT" POST "/admin/runs/$MRUN/stop"
+    kill -TERM "$PC" 2>/dev/null
+    wait "$PC" 2>/dev/null
+    PC=
+else
+    nok "a third server starts"
+fi
 
 # B stops while a client follows a run A runs: B's stream ends, B exits
 # at once and cleanly, and the run goes on on A
