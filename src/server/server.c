@@ -1672,16 +1672,22 @@ static live *live_find(const char *run_id)
     return found;
 }
 
-static enum MHD_Result sse_response(struct MHD_Connection *c, reader *rd)
+/* An event stream read by fn(cls, …), cls freed by done. */
+static enum MHD_Result stream_reply(struct MHD_Connection *c, MHD_ContentReaderCallback fn,
+                                    void *cls, MHD_ContentReaderFreeCallback done)
 {
-    struct MHD_Response *r =
-        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, sse_read, rd, sse_free);
+    struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, fn, cls, done);
     MHD_add_response_header(r, "Content-Type", "text/event-stream");
     MHD_add_response_header(r, "Cache-Control", "no-cache");
     MHD_add_response_header(r, "X-Accel-Buffering", "no");
     enum MHD_Result ret = MHD_queue_response(c, 200, r);
     MHD_destroy_response(r);
     return ret;
+}
+
+static enum MHD_Result sse_response(struct MHD_Connection *c, reader *rd)
+{
+    return stream_reply(c, sse_read, rd, sse_free);
 }
 
 /* ---- runs another process runs (a shared store) ----
@@ -1879,14 +1885,7 @@ static enum MHD_Result remote_events(struct MHD_Connection *c, const char *run_i
     rr_fetch(rr, true);
     pthread_mutex_unlock(&rr->mu);
     pthread_mutex_unlock(&S.rmu);
-    struct MHD_Response *r =
-        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, rr_read, rr, rr_free);
-    MHD_add_response_header(r, "Content-Type", "text/event-stream");
-    MHD_add_response_header(r, "Cache-Control", "no-cache");
-    MHD_add_response_header(r, "X-Accel-Buffering", "no");
-    enum MHD_Result ret = MHD_queue_response(c, 200, r);
-    MHD_destroy_response(r);
-    return ret;
+    return stream_reply(c, rr_read, rr, rr_free);
 }
 
 /* GET /admin/runs/ID/events: a running run's events as they come (the
