@@ -996,13 +996,17 @@ static int lease_seconds(void)
 static int expire_leases(sl_store_be *b)
 {
     char t[24];
-    int n = changed(q1_logged(b, "fail runs whose process stopped",
-                              "UPDATE runs SET status='failed', error='interrupted: the process "
-                              "running it stopped (its lease ran out) before the run ended',"
-                              " finished_at=$1, owner=NULL WHERE status='running'"
-                              " AND lease_until < $1",
-                              ARGS(ll(t, now_s()))));
-    return n > 0 ? n : 0;
+    /* and each is announced, so servers streaming it end their streams */
+    PGresult *r = q1_logged(b, "fail runs whose process stopped",
+                            "WITH gone AS (UPDATE runs SET status='failed', error='interrupted: "
+                            "the process running it stopped (its lease ran out) before the run "
+                            "ended', finished_at=$1, owner=NULL WHERE status='running'"
+                            " AND lease_until < $1 RETURNING id)"
+                            " SELECT pg_notify('sluice_events', id) FROM gone",
+                            ARGS(ll(t, now_s())));
+    int n = r ? PQntuples(r) : 0;
+    PQclear(r);
+    return n;
 }
 
 /* Every third of a lease: this process's runs are renewed, others' that

@@ -14,6 +14,7 @@ if ! pg_have; then
     echo "1..0 # SKIP PostgreSQL is not installed (Debian's postgresql)"
     exit 0
 fi
+export SLUICE_RUN_LEASE_S=2   # a killed server's runs fail within seconds
 PA= PB= PC=
 on_exit() {
     for p in $PA $PB $PC; do kill -KILL "$p" 2>/dev/null; done
@@ -171,9 +172,27 @@ if serve_start "$T/c.err" --max-runs 1; then
     BASE=$C req "$AT" POST "/admin/apps/$STEPS/runs" --data-binary '{"inputs":{},"user":"multi"}'
     check "… and runs another app ($code)" is 202
     BASE=$A req "$AT" POST "/admin/runs/$MRUN/stop"
-    kill -TERM "$PC" 2>/dev/null
+    sleep 0.3
+    # C dies (kill -9) in the middle of a run B is streaming: once its
+    # lease runs out the run is failed, and B's stream of it ends
+    BASE=$C req "$AT" POST "/admin/apps/$NAP/runs" --data-binary '{"inputs":{},"user":"multi"}'
+    KRUN=$(jq -r .id "$T/out")
+    curl -sN --max-time 30 -H "Authorization: Bearer $AT" "$B/admin/runs/$KRUN/events" >"$T/k.sse" 2>/dev/null &
+    C5=$!
+    for _ in $(seq 200); do
+        grep -q '"node_started".*"node_id":"nap"' "$T/k.sse" 2>/dev/null && break
+        sleep 0.02
+    done
+    t0=$(date +%s%N)
+    kill -KILL "$PC"
     wait "$PC" 2>/dev/null
     PC=
+    wait "$C5"
+    ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+    BASE=$A req "$AT" GET "/admin/runs/$KRUN"
+    check "C killed mid-run: B's stream of it ends ($ms ms; lease ${SLUICE_RUN_LEASE_S} s)" \
+        bash -c '[ "$0" -lt 6000 ] && grep -q "node_id\":\"nap" "$1"' "$ms" "$T/k.sse"
+    check "… and the run is failed, interrupted" is 200 '.status == "failed" and (.error | test("interrupted"))'
 else
     nok "a third server starts"
 fi
