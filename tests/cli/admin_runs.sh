@@ -12,14 +12,15 @@
 #     (run blocking and streaming, parameters, files/upload); app keys,
 #     no token and unknown apps are refused;
 #   - bad arguments are 400 naming the argument; no token, 401.
-# Needs curl and jq; prints TAP.
+# Needs curl and jq; prints TAP.  SLUICE_TEST_STORE names another store
+# to run against (tests/cli/serve_pg.sh: PostgreSQL), else a folder.
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/serve_lib.bash"
 for tool in curl jq; do
     command -v "$tool" >/dev/null || { echo "1..0 # SKIP $tool is not installed"; exit 0; }
 done
 
-D=$T/data
+D=${SLUICE_TEST_STORE:-$T/data}
 SPID=
 on_exit() {
     [ -n "$SPID" ] && kill -KILL "$SPID" 2>/dev/null
@@ -118,7 +119,7 @@ if ! serve_start "$T/serve.err"; then
     echo "1..$n"
     exit 1
 fi
-AT=$(cat "$D/admin-token")
+AT=$("$SLUICE" store admin-token --store "$D" 2>/dev/null)
 
 # 7 runs of echo (users alice and bob), 2 failed runs of fail
 for i in 1 2 3 4 5 6 7; do
