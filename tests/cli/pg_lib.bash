@@ -30,22 +30,23 @@ pg_start() {
     pg_as "$PG_BIN/initdb" -D "$PG_DIR/data" -A trust -U sluice --no-sync -E UTF8 \
         --locale=C.UTF-8 >"$PG_DIR/initdb.log" 2>&1 || return 1
     PG_OPTS="-c listen_addresses='' -c unix_socket_directories=$PG_DIR -c max_connections=200"
-    pg_as "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/log" -w -t 30 -o "$PG_OPTS" \
-        start >/dev/null 2>&1 || return 1
+    pg_up || return 1
     PG_URL="postgresql:///postgres?host=$PG_DIR&user=sluice"
 }
 
 # Stops the server and removes its folder (safe to call twice).
 pg_stop() {
     [ -n "$PG_DIR" ] || return 0
-    pg_as "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -m fast -w stop >/dev/null 2>&1
+    pg_down
     rm -rf "$PG_DIR"
     PG_DIR=
 }
 
-# A restart of the server (the same data), as a fault: -m fast or immediate.
-pg_restart() {
-    pg_as "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -m "${1:-fast}" -w stop >/dev/null 2>&1
+# The server stopped, or started, on the cluster's data (pg_start and
+# pg_stop use them; a test stops and starts it under its clients, as a
+# fault).
+pg_down() { pg_as "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -m fast -w stop >/dev/null 2>&1; }
+pg_up() {
     pg_as "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/log" -w -t 30 -o "$PG_OPTS" \
         start >/dev/null 2>&1
 }

@@ -41,7 +41,7 @@ if serve_start "$T/serve.err"; then
     trap 'kill -KILL "$SPID" 2>/dev/null; wait; pg_stop; rm -rf "$T"' EXIT
     req "$K" POST /v1/workflows/run -H 'Content-Type: application/json' --data-binary "$BODY"
     check "[postgres, restart] a run before: 200 ($code)" is 200 '.data.status == "succeeded"'
-    pg_as "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -m fast -w stop >/dev/null 2>&1
+    pg_down
     req "$K" POST /v1/workflows/run -H 'Content-Type: application/json' --data-binary "$BODY"
     check "[postgres, restart] PostgreSQL down: a run is 503 store_unavailable, not run ($code)" \
         is 503 '.code == "store_unavailable" and (.message | test("not started"))'
@@ -49,7 +49,7 @@ if serve_start "$T/serve.err"; then
     check "[postgres, restart] … an unknown key: 503 too, not 401 ($code)" is 503 '.code == "store_unavailable"'
     req "$AT" GET /admin/runs
     check "[postgres, restart] … the admin API: 503 ($code)" is 503
-    pg_as "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/log" -w -t 30 -o "$PG_OPTS" start >/dev/null 2>&1
+    pg_up
     # a failed connect holds new ones off for a second (store/pg.c)
     for ((i = 0; i < 30; i++)); do
         req "$K" POST /v1/workflows/run -H 'Content-Type: application/json' --data-binary "$BODY"
