@@ -356,9 +356,8 @@ static void publish_last(live *l)
     if (!S.shared)
         return;
     size_t i = l->n_ev - 1;
-    char *text = sl_xasprintf("%.*s", (int)(l->ev[i][1] - l->ev[i][0]), l->log.data + l->ev[i][0]);
-    sl_store_event_publish(S.store, l->id, (long long)i + 1, text);
-    free(text);
+    sl_store_event_publish(S.store, l->id, (long long)i + 1, l->log.data + l->ev[i][0],
+                           l->ev[i][1] - l->ev[i][0]);
 }
 
 static void log_event(live *l, const char *event, const char *data)

@@ -829,11 +829,14 @@ static bool pg_shared(sl_store_be *b)
     return true;
 }
 
-static void pg_event_publish(sl_store_be *b, const char *run_id, long long seq, const char *text)
+static void pg_event_publish(sl_store_be *b, const char *run_id, long long seq, const char *text,
+                             size_t len)
 {
     pub_item *it = sl_xcalloc(1, sizeof *it);
     it->run_id = sl_xstrdup(run_id);
-    it->text = sl_xstrdup(text);
+    it->text = sl_xmalloc(len + 1);
+    memcpy(it->text, text, len);
+    it->text[len] = 0;
     it->seq = seq;
     pthread_mutex_lock(&b->pub_mu);
     if (b->pub_n >= PUB_MAX) {  /* the oldest goes: readers get the rest at the run's end */

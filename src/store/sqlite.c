@@ -717,9 +717,10 @@ static bool sq_shared(sl_store_be *s)
     return false;
 }
 
-static void sq_event_publish(sl_store_be *s, const char *run_id, long long seq, const char *text)
+static void sq_event_publish(sl_store_be *s, const char *run_id, long long seq, const char *text,
+                             size_t len)
 {
-    (void)s, (void)run_id, (void)seq, (void)text;
+    (void)s, (void)run_id, (void)seq, (void)text, (void)len;
 }
 
 static sl_value *sq_events_since(sl_store_be *s, const char *run_id, long long after)

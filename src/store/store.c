@@ -96,9 +96,10 @@ bool sl_store_shared(sl_store *s)
     return s->ops->shared(s->b);
 }
 
-void sl_store_event_publish(sl_store *s, const char *run_id, long long seq, const char *text)
+void sl_store_event_publish(sl_store *s, const char *run_id, long long seq, const char *text,
+                            size_t len)
 {
-    s->ops->event_publish(s->b, run_id, seq, text);
+    s->ops->event_publish(s->b, run_id, seq, text, len);
 }
 
 sl_value *sl_store_events_since(sl_store *s, const char *run_id, long long after)

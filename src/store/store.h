@@ -134,9 +134,11 @@ sl_value *sl_store_run_events(sl_store *s, const char *app_id, const char *run_i
  * run ends they are kept in its log and the carried copies go. */
 /* Whether the store is shared by processes (events and stops travel). */
 bool sl_store_shared(sl_store *s);
-/* Carries event `seq` of run_id (text: {"event":…,"data":…}), in order,
- * soon; the caller goes on at once.  Failures are logged. */
-void sl_store_event_publish(sl_store *s, const char *run_id, long long seq, const char *text);
+/* Carries event `seq` of run_id (len bytes of text: {"event":…,"data":…},
+ * copied), in order, soon; the caller goes on at once.  Failures are
+ * logged. */
+void sl_store_event_publish(sl_store *s, const char *run_id, long long seq, const char *text,
+                            size_t len);
 /* The carried events of run_id after `after`: [{seq, text}] (new ref;
  * NULL on error). */
 sl_value *sl_store_events_since(sl_store *s, const char *run_id, long long after);
@@ -378,7 +380,8 @@ typedef struct sl_store_ops {
     void (*release_memory)(sl_store_be *b);
     int (*ping)(sl_store_be *b, sl_err *err);
     bool (*shared)(sl_store_be *b);
-    void (*event_publish)(sl_store_be *b, const char *run_id, long long seq, const char *text);
+    void (*event_publish)(sl_store_be *b, const char *run_id, long long seq, const char *text,
+                          size_t len);
     sl_value *(*events_since)(sl_store_be *b, const char *run_id, long long after);
     int (*stop_request)(sl_store_be *b, const char *run_id, sl_err *err);
     long long (*running)(sl_store_be *b, const char *app_id);

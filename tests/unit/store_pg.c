@@ -1009,7 +1009,7 @@ static void test_carry(sl_store *s, sl_store *s2)
     for (int i = 1; i <= 50; i++) {
         char text[96];
         snprintf(text, sizeof text, "{\"event\":\"node_started\",\"data\":{\"i\":%d}}", i);
-        sl_store_event_publish(s, "run-carry", i, text);
+        sl_store_event_publish(s, "run-carry", i, text, strlen(text));
     }
     CHECK(told_has("events:run-carry;", 3000), "the other store is told the run has events");
     sl_value *ev = NULL;
