@@ -1881,7 +1881,7 @@ static enum MHD_Result remote_events(struct MHD_Connection *c, const char *run_i
     rr->next = S.remote;
     S.remote = rr;
     pthread_mutex_lock(&rr->mu);
-    rr_fetch(rr, true);
+    rr_fetch(rr, false);  /* it asks whether the run still runs when nothing came */
     pthread_mutex_unlock(&rr->mu);
     pthread_mutex_unlock(&S.rmu);
     return stream_reply(c, rr_read, rr, rr_free);
