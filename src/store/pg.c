@@ -25,7 +25,7 @@
  * Errors say what failed and PostgreSQL's message, prefixed "store:", and
  * never show the location's password.  All functions are thread-safe.
  */
-#include "store/store.h"
+#include "store/pg_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -45,14 +45,7 @@
 #include "core/rand.h"
 #include "core/sha256.h"
 
-#define PQ_FNS(X)                                                                                 \
-    X(PQclear) X(PQcmdTuples) X(PQconnectdbParams) X(PQconninfoFree) X(PQconninfoParse)           \
-    X(PQerrorMessage) X(PQexec) X(PQexecParams) X(PQfinish) X(PQfreemem) X(PQgetisnull)           \
-    X(PQgetlength) X(PQgetvalue) X(PQntuples) X(PQresultErrorField) X(PQresultErrorMessage)       \
-    X(PQresultStatus) X(PQsetNoticeProcessor) X(PQstatus) X(PQtransactionStatus)             \
-    X(PQsocket) X(PQconsumeInput) X(PQnotifies)
-
-#define PQ_PTR(f) static __typeof__(&f) pq_##f;
+#define PQ_PTR(f) __typeof__(pq_##f) pq_##f;
 PQ_FNS(PQ_PTR)
 #undef PQ_PTR
 #define PQ_SYM(f) {#f, (void **)&pq_##f},
@@ -62,29 +55,6 @@ static const char *const pq_names[] = {"libpq.so.5", "libpq.so", NULL};
 static sl_dl_lib pq_lib = {.what = "libpq", .sonames = pq_names, .package = "libpq5",
                            .syms = pq_syms};
 
-#define PQclear pq_PQclear
-#define PQcmdTuples pq_PQcmdTuples
-#define PQconnectdbParams pq_PQconnectdbParams
-#define PQconninfoFree pq_PQconninfoFree
-#define PQconninfoParse pq_PQconninfoParse
-#define PQerrorMessage pq_PQerrorMessage
-#define PQexec pq_PQexec
-#define PQexecParams pq_PQexecParams
-#define PQfinish pq_PQfinish
-#define PQfreemem pq_PQfreemem
-#define PQgetisnull pq_PQgetisnull
-#define PQgetlength pq_PQgetlength
-#define PQgetvalue pq_PQgetvalue
-#define PQntuples pq_PQntuples
-#define PQresultErrorField pq_PQresultErrorField
-#define PQresultErrorMessage pq_PQresultErrorMessage
-#define PQresultStatus pq_PQresultStatus
-#define PQsetNoticeProcessor pq_PQsetNoticeProcessor
-#define PQstatus pq_PQstatus
-#define PQsocket pq_PQsocket
-#define PQconsumeInput pq_PQconsumeInput
-#define PQnotifies pq_PQnotifies
-#define PQtransactionStatus pq_PQtransactionStatus
 
 /* Migrations, by the number they have in both backends.  A new PostgreSQL
  * store starts at SQLite's 12 (the baseline below makes what SQLite's 1-12
@@ -197,63 +167,23 @@ static const struct {
  * starting at once apply them one after the other. */
 #define MIGRATION_LOCK "7308604759281526121"
 
-#define POOL_MAX 8             /* connections one store keeps at most */
-#define MAX_PW 8               /* passwords a location may hold, as written and decoded */
-#define BLOB_PART (1u << 20)   /* bytes per row of blob_parts */
-
-struct sl_store_be {
-    char *conninfo;            /* "postgresql:" and the location */
-    char *shown;               /* the location for messages, its password masked */
-    char *pw[MAX_PW];          /* passwords as written and decoded */
-    int npw;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;         /* a connection came back, or room for one */
-    PGconn *idle[POOL_MAX];
-    int nidle, nopen;          /* nopen: made and not dropped, idle or lent */
-    long long keys_seen;       /* the last keys_version read (mu) */
-    char *down_why;            /* the last failed connect's reason (mu) */
-    double down_until;         /* until when new connects fail at once with it */
-    /* run leases (migration 13): this store's id as runs' owner, and the
-     * thread that renews its leases and fails runs whose lease ran out */
-    char owner[40];
-    int lease_s;               /* $SLUICE_RUN_LEASE_S, default LEASE_S */
-    pthread_t leaser;
-    bool leasing, stop;        /* stop: mu */
-    pthread_cond_t stop_cv;
-    /* events carried to other processes (event_publish): a queue one
-     * thread writes in batches, each batch announced with NOTIFY */
-    pthread_mutex_t pub_mu;
-    pthread_cond_t pub_cv;     /* items queued, or one batch written */
-    struct pub_item *pub_head, *pub_tail;
-    long long pub_queued, pub_written;  /* items ever queued, ever handled */
-    size_t pub_n;              /* in the queue now */
-    pthread_t publisher, listener;
-    bool publishing, listening;
-    sl_store_listen_fn listen_fn;
-    void *listen_ud;
-};
-
 typedef struct pub_item {
     struct pub_item *next;
     char *run_id, *text;
     long long seq;
 } pub_item;
 
-static long long now_s(void)
+long long pg_now_s(void)
 {
     return (long long)time(NULL);
 }
 
-static const char *ll(char buf[24], long long v)
+const char *pg_ll(char buf[24], long long v)
 {
     snprintf(buf, 24, "%lld", v);
     return buf;
 }
 
-/* n parameters of a statement: ARGS(a, b) */
-#define ARGS(...)                                                                                 \
-    (int)(sizeof((const char *[]){__VA_ARGS__}) / sizeof(const char *)),                          \
-        (const char *const[]){__VA_ARGS__}
 
 /* ---- messages without the password ---- */
 
@@ -368,13 +298,6 @@ static void find_password(sl_store_be *b, const char *uri)
 
 /* ---- the pool ---- */
 
-typedef struct {
-    sl_store_be *b;
-    PGconn *c;        /* NULL: lost (its place in the pool is freed at give) */
-    bool reused;      /* it came from the pool: the server may have dropped it */
-    bool used;        /* a statement went through on it */
-    char state[6];    /* the SQLSTATE of the last failure */
-} conn;
 
 static void ignore_notice(void *arg, const char *message)
 {
@@ -432,7 +355,7 @@ static void place_freed(sl_store_be *b)
 
 /* Lends a connection: an idle one, else a new one while there are fewer
  * than POOL_MAX, else the first one given back. */
-static int take(sl_store_be *b, conn *x, sl_err *err)
+int pg_take(sl_store_be *b, pg_conn *x, sl_err *err)
 {
     memset(x, 0, sizeof *x);
     x->b = b;
@@ -455,7 +378,7 @@ static int take(sl_store_be *b, conn *x, sl_err *err)
 }
 
 /* Takes it back: kept when it is sound and outside a transaction. */
-static void give(conn *x)
+void pg_give(pg_conn *x)
 {
     sl_store_be *b = x->b;
     if (x->c && (PQstatus(x->c) != CONNECTION_OK || PQtransactionStatus(x->c) != PQTRANS_IDLE)) {
@@ -476,7 +399,7 @@ static void give(conn *x)
 /* Runs a statement: its result (the caller PQclears it), or NULL with err
  * ("store: WHAT: PostgreSQL's message").  len/fmt: NULL for text
  * parameters; binary: results in binary (bytea as its bytes). */
-static PGresult *run(conn *x, const char *what, const char *sql, int n, const char *const *v,
+PGresult *pg_run(pg_conn *x, const char *what, const char *sql, int n, const char *const *v,
                      const int *len, const int *fmt, int binary, sl_err *err)
 {
     x->state[0] = 0;
@@ -517,31 +440,31 @@ static PGresult *run(conn *x, const char *what, const char *sql, int n, const ch
     }
 }
 
-static PGresult *qx(conn *x, const char *what, const char *sql, int n, const char *const *v,
+PGresult *pg_qx(pg_conn *x, const char *what, const char *sql, int n, const char *const *v,
                     sl_err *err)
 {
-    return run(x, what, sql, n, v, NULL, NULL, 0, err);
+    return pg_run(x, what, sql, n, v, NULL, NULL, 0, err);
 }
 
 /* One statement on a connection of its own. */
-static PGresult *q1(sl_store_be *b, const char *what, const char *sql, int n,
+PGresult *pg_q1(sl_store_be *b, const char *what, const char *sql, int n,
                     const char *const *v, sl_err *err)
 {
-    conn x;
-    if (take(b, &x, err))
+    pg_conn x;
+    if (pg_take(b, &x, err))
         return NULL;
-    PGresult *r = qx(&x, what, sql, n, v, err);
-    give(&x);
+    PGresult *r = pg_qx(&x, what, sql, n, v, err);
+    pg_give(&x);
     return r;
 }
 
 /* q1 for operations that have no err: a failure is logged (the caller
  * only sees "none") */
-static PGresult *q1_logged(sl_store_be *b, const char *what, const char *sql, int n,
+PGresult *pg_q1_logged(sl_store_be *b, const char *what, const char *sql, int n,
                            const char *const *v)
 {
     sl_err err = {0};
-    PGresult *r = q1(b, what, sql, n, v, &err);
+    PGresult *r = pg_q1(b, what, sql, n, v, &err);
     if (!r)
         sl_log_site(SL_LOG_WARN, what, "%s", err.msg ? err.msg : "store: failed");
     sl_err_clear(&err);
@@ -549,113 +472,113 @@ static PGresult *q1_logged(sl_store_be *b, const char *what, const char *sql, in
 }
 
 /* The number of rows a statement changed; the result is cleared. */
-static int changed(PGresult *r)
+int pg_changed(PGresult *r)
 {
     int n = r ? atoi(PQcmdTuples(r)) : -1;
     PQclear(r);
     return n;
 }
 
-static int begin(conn *x, sl_err *err)
+int pg_begin(pg_conn *x, sl_err *err)
 {
-    PGresult *r = qx(x, "begin a transaction", "BEGIN", 0, NULL, err);
+    PGresult *r = pg_qx(x, "begin a transaction", "BEGIN", 0, NULL, err);
     PQclear(r);
     return r ? 0 : -1;
 }
 
 /* Commits when rc is 0, else rolls back; gives the connection back.
  * Returns rc, or -1 when the commit failed. */
-static int end_tx(conn *x, int rc, sl_err *err)
+int pg_end_tx(pg_conn *x, int rc, sl_err *err)
 {
     if (x->c && PQtransactionStatus(x->c) != PQTRANS_IDLE) {
         if (!rc) {
-            PGresult *r = qx(x, "commit", "COMMIT", 0, NULL, err);
+            PGresult *r = pg_qx(x, "commit", "COMMIT", 0, NULL, err);
             rc = r ? 0 : -1;
             PQclear(r);
         } else {
             PQclear(PQexec(x->c, "ROLLBACK"));
         }
     }
-    give(x);
+    pg_give(x);
     return rc;
 }
 
-static bool has_row(PGresult *r)
+bool pg_has_row(PGresult *r)
 {
     return r && PQntuples(r) > 0;
 }
 
-static const char *val(PGresult *r, int row, int col)
+const char *pg_val(PGresult *r, int row, int col)
 {
     return PQgetisnull(r, row, col) ? NULL : PQgetvalue(r, row, col);
 }
 
-static sl_value *col_str(PGresult *r, int row, int col)
+sl_value *pg_col_str(PGresult *r, int row, int col)
 {
-    const char *t = val(r, row, col);
+    const char *t = pg_val(r, row, col);
     sl_value *v = t ? json_string(t) : NULL;
     return v ? v : json_null();
 }
 
-static long long col_ll(PGresult *r, int row, int col)
+long long pg_col_ll(PGresult *r, int row, int col)
 {
-    const char *t = val(r, row, col);
+    const char *t = pg_val(r, row, col);
     return t ? strtoll(t, NULL, 10) : 0;
 }
 
-static sl_value *col_int(PGresult *r, int row, int col)
+sl_value *pg_col_int(PGresult *r, int row, int col)
 {
-    return val(r, row, col) ? json_integer(col_ll(r, row, col)) : json_null();
+    return pg_val(r, row, col) ? json_integer(pg_col_ll(r, row, col)) : json_null();
 }
 
-static double col_double(PGresult *r, int row, int col)
+double pg_col_double(PGresult *r, int row, int col)
 {
-    const char *t = val(r, row, col);
+    const char *t = pg_val(r, row, col);
     return t ? strtod(t, NULL) : 0;
 }
 
-static sl_value *col_json(PGresult *r, int row, int col)
+sl_value *pg_col_json(PGresult *r, int row, int col)
 {
-    const char *t = val(r, row, col);
+    const char *t = pg_val(r, row, col);
     sl_value *v = t ? json_loads(t, JSON_DECODE_ANY, NULL) : NULL;
     return v ? v : json_null();
 }
 
-static char *json_or_null(const sl_value *v)
+char *pg_json_or_null(const sl_value *v)
 {
     return v ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
 }
 
 /* ---- open / close ---- */
 
-static int migrate(conn *x, sl_err *err)
+static int migrate(pg_conn *x, sl_err *err)
 {
     int want = migrations[sizeof migrations / sizeof *migrations - 1].version;
-    if (begin(x, err))
+    if (pg_begin(x, err))
         return -1;
-    PGresult *r = qx(x, "lock the schema", "SELECT pg_advisory_xact_lock(" MIGRATION_LOCK ")", 0,
+    PGresult *r = pg_qx(x, "lock the schema", "SELECT pg_advisory_xact_lock(" MIGRATION_LOCK ")", 0,
                      NULL, err);
     PQclear(r);
     if (r) {
-        r = qx(x, "make sluice_migrations",
+        r = pg_qx(x, "make sluice_migrations",
                "CREATE TABLE IF NOT EXISTS sluice_migrations(version INTEGER PRIMARY KEY,"
                " applied_at BIGINT NOT NULL)",
                0, NULL, err);
         PQclear(r);
     }
     if (r)
-        r = qx(x, "read sluice_migrations",
+        r = pg_qx(x, "read sluice_migrations",
                "SELECT coalesce(max(version), 0) FROM sluice_migrations", 0, NULL, err);
     if (!r)
-        return end_tx(x, -1, err);
-    int have = (int)col_ll(r, 0, 0);
+        return pg_end_tx(x, -1, err);
+    int have = (int)pg_col_ll(r, 0, 0);
     PQclear(r);
     if (have > want) {
         sl_err_set(err, SL_EUNSUPPORTED,
                    "store: the database is at schema %d, newer than this sluice knows (%d); use "
                    "a newer sluice",
                    have, want);
-        return end_tx(x, -1, err);
+        return pg_end_tx(x, -1, err);
     }
     for (size_t i = 0; i < sizeof migrations / sizeof *migrations; i++) {
         if (migrations[i].version <= have)
@@ -666,37 +589,37 @@ static int migrate(conn *x, sl_err *err)
             sl_err_set(err, SL_EIO, "store: migration %d: %s", migrations[i].version, why);
             free(why);
             PQclear(m);
-            return end_tx(x, -1, err);
+            return pg_end_tx(x, -1, err);
         }
         PQclear(m);
         char v[24], t[24];
-        r = qx(x, "record a migration",
+        r = pg_qx(x, "record a migration",
                "INSERT INTO sluice_migrations(version, applied_at) VALUES($1, $2)",
-               ARGS(ll(v, migrations[i].version), ll(t, now_s())), err);
+               ARGS(pg_ll(v, migrations[i].version), pg_ll(t, pg_now_s())), err);
         PQclear(r);
         if (!r)
-            return end_tx(x, -1, err);
+            return pg_end_tx(x, -1, err);
     }
-    return end_tx(x, 0, err);
+    return pg_end_tx(x, 0, err);
 }
 
 /* Parts of blobs whose writer died (a day is longer than any upload). */
 static void sweep_blobs(sl_store_be *b)
 {
-    conn x;
-    if (take(b, &x, NULL))
+    pg_conn x;
+    if (pg_take(b, &x, NULL))
         return;
     char t[24];
-    ll(t, now_s() - 86400);
-    int rc = begin(&x, NULL);
+    pg_ll(t, pg_now_s() - 86400);
+    int rc = pg_begin(&x, NULL);
     if (!rc)
-        rc = changed(qx(&x, "sweep blob parts",
+        rc = pg_changed(pg_qx(&x, "sweep blob parts",
                         "DELETE FROM blob_parts WHERE id IN"
                         " (SELECT id FROM blob_writes WHERE started_at < $1)",
                         ARGS(t), NULL)) < 0 ||
-             changed(qx(&x, "sweep blob writes", "DELETE FROM blob_writes WHERE started_at < $1",
+             pg_changed(pg_qx(&x, "sweep blob writes", "DELETE FROM blob_writes WHERE started_at < $1",
                         ARGS(t), NULL)) < 0;
-    end_tx(&x, rc ? -1 : 0, NULL);
+    pg_end_tx(&x, rc ? -1 : 0, NULL);
 }
 
 static void be_free(sl_store_be *b)
@@ -753,10 +676,10 @@ static bool stopping(sl_store_be *b)
  * a reader fetches whatever is new, so one NOTIFY per run per batch does. */
 static void pub_write(sl_store_be *b, pub_item *batch)
 {
-    conn x;
+    pg_conn x;
     sl_err err = {0};
-    bool took = !take(b, &x, &err);
-    int rc = took ? begin(&x, &err) : -1;
+    bool took = !pg_take(b, &x, &err);
+    int rc = took ? pg_begin(&x, &err) : -1;
     /* one statement per PUB_ROWS events: a round trip each is what a
      * burst of events (quick nodes) would otherwise wait on */
     for (pub_item *it = batch; it && !rc;) {
@@ -769,11 +692,11 @@ static void pub_write(sl_store_be *b, pub_item *batch)
         for (; it && k < PUB_ROWS; it = it->next, k++) {
             sl_buf_addf(&q, "%s($%d, $%d, $%d)", k ? "," : "", 3 * k + 1, 3 * k + 2, 3 * k + 3);
             v[3 * k] = it->run_id;
-            v[3 * k + 1] = ll(seqs[k], it->seq);
+            v[3 * k + 1] = pg_ll(seqs[k], it->seq);
             v[3 * k + 2] = it->text;
         }
         sl_buf_adds(&q, " ON CONFLICT DO NOTHING");
-        rc = changed(qx(&x, "carry runs' events", q.data, 3 * k, v, &err)) < 0;
+        rc = pg_changed(pg_qx(&x, "carry runs' events", q.data, 3 * k, v, &err)) < 0;
         sl_buf_release(&q);
     }
     for (pub_item *it = batch; it && !rc; it = it->next) {
@@ -781,11 +704,11 @@ static void pub_write(sl_store_be *b, pub_item *batch)
         for (pub_item *o = batch; o != it && !seen; o = o->next)
             seen = !strcmp(o->run_id, it->run_id);
         if (!seen)
-            rc = changed(qx(&x, "announce a run's events", "SELECT pg_notify('sluice_events', $1)",
+            rc = pg_changed(pg_qx(&x, "announce a run's events", "SELECT pg_notify('sluice_events', $1)",
                             ARGS(it->run_id), &err)) < 0;
     }
     if (took)
-        rc = end_tx(&x, rc, &err);
+        rc = pg_end_tx(&x, rc, &err);
     if (rc)
         sl_log_site(SL_LOG_WARN, "pub_write", "%s (other servers streaming these runs miss "
                     "events until their end)", err.msg ? err.msg : "store: events not carried");
@@ -879,16 +802,16 @@ static void pub_flush(sl_store_be *b)
 static sl_value *pg_events_since(sl_store_be *b, const char *run_id, long long after)
 {
     char a[24];
-    PGresult *r = q1_logged(b, "read a run's carried events",
+    PGresult *r = pg_q1_logged(b, "read a run's carried events",
                             "SELECT seq, data FROM run_events WHERE run_id=$1 AND seq > $2"
                             " ORDER BY seq",
-                            ARGS(run_id, ll(a, after)));
+                            ARGS(run_id, pg_ll(a, after)));
     if (!r)
         return NULL;
     sl_value *out = json_array();
     for (int i = 0; i < PQntuples(r); i++)
-        json_array_append_new(out, json_pack("{s:I, s:s}", "seq", (json_int_t)col_ll(r, i, 0),
-                                             "text", val(r, i, 1)));
+        json_array_append_new(out, json_pack("{s:I, s:s}", "seq", (json_int_t)pg_col_ll(r, i, 0),
+                                             "text", pg_val(r, i, 1)));
     PQclear(r);
     return out;
 }
@@ -897,18 +820,18 @@ static sl_value *pg_events_since(sl_store_be *b, const char *run_id, long long a
 static long long pg_running(sl_store_be *b, const char *app_id)
 {
     char t[24];
-    PGresult *r = q1_logged(b, "count an app's running runs",
+    PGresult *r = pg_q1_logged(b, "count an app's running runs",
                             "SELECT count(*) FROM runs WHERE app_id=$1 AND status='running'"
                             " AND (lease_until IS NULL OR lease_until >= $2)",
-                            ARGS(app_id, ll(t, now_s())));
-    long long n = r && PQntuples(r) ? col_ll(r, 0, 0) : -1;
+                            ARGS(app_id, pg_ll(t, pg_now_s())));
+    long long n = r && PQntuples(r) ? pg_col_ll(r, 0, 0) : -1;
     PQclear(r);
     return n;
 }
 
 static int pg_stop_request(sl_store_be *b, const char *run_id, sl_err *err)
 {
-    return changed(q1(b, "ask for a run to stop", "SELECT pg_notify('sluice_stop', $1)",
+    return pg_changed(pg_q1(b, "ask for a run to stop", "SELECT pg_notify('sluice_stop', $1)",
                       ARGS(run_id), err)) < 0 ? -1 : 0;
 }
 
@@ -1000,13 +923,13 @@ static int expire_leases(sl_store_be *b)
 {
     char t[24];
     /* and each is announced, so servers streaming it end their streams */
-    PGresult *r = q1_logged(b, "fail runs whose process stopped",
+    PGresult *r = pg_q1_logged(b, "fail runs whose process stopped",
                             "WITH gone AS (UPDATE runs SET status='failed', error='interrupted: "
                             "the process running it stopped (its lease ran out) before the run "
                             "ended', finished_at=$1, owner=NULL WHERE status='running'"
                             " AND lease_until < $1 RETURNING id)"
                             " SELECT pg_notify('sluice_events', id) FROM gone",
-                            ARGS(ll(t, now_s())));
+                            ARGS(pg_ll(t, pg_now_s())));
     int n = r ? PQntuples(r) : 0;
     PQclear(r);
     return n;
@@ -1031,12 +954,12 @@ static void *leaser_main(void *arg)
             break;
         pthread_mutex_unlock(&b->mu);
         char t[24];
-        PQclear(q1_logged(b, "renew this process's run leases",
+        PQclear(pg_q1_logged(b, "renew this process's run leases",
                           "UPDATE runs SET lease_until=$2 WHERE owner=$1 AND status='running'",
-                          ARGS(b->owner, ll(t, now_s() + b->lease_s))));
+                          ARGS(b->owner, pg_ll(t, pg_now_s() + b->lease_s))));
         int n = expire_leases(b);
         if (n)
-            sl_log(SL_LOG_WARN, "store: %d run(s) were running in a process that stopped; they "
+            sl_log(SL_LOG_WARN, "store: %d pg_run(s) were running in a process that stopped; they "
                    "are failed (interrupted)", n);
         pthread_mutex_lock(&b->mu);
     }
@@ -1077,8 +1000,8 @@ static int pg_open(const char *where, sl_store_be **out, int *interrupted, sl_er
         return -1;
     }
     PQconninfoFree(opts);
-    conn x;
-    if (take(b, &x, err)) {
+    pg_conn x;
+    if (pg_take(b, &x, err)) {
         be_free(b);
         return -1;
     }
@@ -1111,7 +1034,7 @@ static void pg_close(sl_store_be *b)
 
 static int pg_ping(sl_store_be *b, sl_err *err)
 {
-    PGresult *r = q1(b, "reach PostgreSQL", "SELECT 1", 0, NULL, err);
+    PGresult *r = pg_q1(b, "reach PostgreSQL", "SELECT 1", 0, NULL, err);
     PQclear(r);
     return r ? 0 : -1;
 }
@@ -1133,9 +1056,9 @@ static void pg_release_memory(sl_store_be *b)
 /* ---- apps ---- */
 
 /* In a transaction: servers drop their caches of keys and apps (keys_version). */
-static int bump_keys(conn *x, sl_err *err)
+static int bump_keys(pg_conn *x, sl_err *err)
 {
-    return changed(qx(x, "note the change of keys",
+    return pg_changed(pg_qx(x, "note the change of keys",
                       "UPDATE meta SET value = (value::bigint + 1)::text WHERE key='keys_version'",
                       0, NULL, err)) < 0
                ? -1
@@ -1154,20 +1077,20 @@ static int pg_app_add(sl_store_be *b, const char *name, const char *mode, const 
     *id = NULL;
     if (sl_rand_uuid(u, err))
         return -1;
-    ll(t, now_s());
-    conn x;
-    if (take(b, &x, err))
+    pg_ll(t, pg_now_s());
+    pg_conn x;
+    if (pg_take(b, &x, err))
         return -1;
-    int rc = begin(&x, err) ||
-             changed(qx(&x, "add an app",
+    int rc = pg_begin(&x, err) ||
+             pg_changed(pg_qx(&x, "add an app",
                         "INSERT INTO apps(id, name, mode, dsl, created_at, version)"
                         " VALUES($1, $2, $3, $4, $5, 1)",
                         ARGS(u, name, mode, dsl, t), err)) < 0 ||
-             changed(qx(&x, "add an app's first version",
+             pg_changed(pg_qx(&x, "add an app's first version",
                         "INSERT INTO app_versions(app_id, version, dsl, created_at)"
                         " VALUES($1, 1, $2, $3)",
                         ARGS(u, dsl, t), err)) < 0;
-    if (end_tx(&x, rc ? -1 : 0, err))
+    if (pg_end_tx(&x, rc ? -1 : 0, err))
         return -1;
     *id = sl_xstrdup(u);
     return 0;
@@ -1177,50 +1100,50 @@ static int pg_app_update(sl_store_be *b, const char *id, const char *name, const
                          const char *dsl, int *version, sl_err *err)
 {
     char t[24];
-    ll(t, now_s());
-    conn x;
-    if (take(b, &x, err))
+    pg_ll(t, pg_now_s());
+    pg_conn x;
+    if (pg_take(b, &x, err))
         return -1;
-    int rc = begin(&x, err);
+    int rc = pg_begin(&x, err);
     PGresult *r = NULL;
     if (!rc) {
-        r = qx(&x, "update an app",
+        r = pg_qx(&x, "update an app",
                "UPDATE apps SET name=$2, mode=$3, dsl=$4, version=version + 1 WHERE id=$1"
                " RETURNING version",
                ARGS(id, name, mode, dsl), err);
         rc = r ? 0 : -1;
     }
-    if (!rc && !has_row(r))
+    if (!rc && !pg_has_row(r))
         rc = no_app(err, id);
     if (!rc) {
-        *version = (int)col_ll(r, 0, 0);
+        *version = (int)pg_col_ll(r, 0, 0);
         char v[24];
-        rc = changed(qx(&x, "keep an app's version",
+        rc = pg_changed(pg_qx(&x, "keep an app's version",
                         "INSERT INTO app_versions(app_id, version, dsl, created_at)"
                         " VALUES($1, $2, $3, $4)",
-                        ARGS(id, ll(v, *version), dsl, t), err)) < 0 ||
+                        ARGS(id, pg_ll(v, *version), dsl, t), err)) < 0 ||
              bump_keys(&x, err); /* servers load the new version */
     }
     PQclear(r);
-    return end_tx(&x, rc ? -1 : 0, err);
+    return pg_end_tx(&x, rc ? -1 : 0, err);
 }
 
 static int pg_app_versions(sl_store_be *b, const char *id, sl_value **out, sl_err *err)
 {
-    PGresult *r = q1(b, "list an app's versions",
+    PGresult *r = pg_q1(b, "list an app's versions",
                      "SELECT version, created_at FROM app_versions WHERE app_id=$1"
                      " ORDER BY version DESC",
                      ARGS(id), err);
     if (!r)
         return -1;
-    if (!has_row(r)) {
+    if (!pg_has_row(r)) {
         PQclear(r);
         return no_app(err, id);
     }
     sl_value *arr = json_array();
     for (int i = 0; i < PQntuples(r); i++)
-        json_array_append_new(arr, json_pack("{s:I, s:I}", "version", (json_int_t)col_ll(r, i, 0),
-                                             "created_at", (json_int_t)col_ll(r, i, 1)));
+        json_array_append_new(arr, json_pack("{s:I, s:I}", "version", (json_int_t)pg_col_ll(r, i, 0),
+                                             "created_at", (json_int_t)pg_col_ll(r, i, 1)));
     PQclear(r);
     *out = arr;
     return 0;
@@ -1230,13 +1153,13 @@ static int pg_app_get_version(sl_store_be *b, const char *id, int version, char 
                               sl_err *err)
 {
     char v[24];
-    PGresult *r = q1(b, "read an app's version",
+    PGresult *r = pg_q1(b, "read an app's version",
                      "SELECT dsl FROM app_versions WHERE app_id=$1 AND version=$2",
-                     ARGS(id, ll(v, version)), err);
+                     ARGS(id, pg_ll(v, version)), err);
     if (!r)
         return -1;
     int rc = 0;
-    if (has_row(r))
+    if (pg_has_row(r))
         *dsl = sl_xstrdup(PQgetvalue(r, 0, 0));
     else
         rc = sl_err_set(err, SL_ENOTFOUND,
@@ -1248,7 +1171,7 @@ static int pg_app_get_version(sl_store_be *b, const char *id, int version, char 
 
 static int pg_app_list(sl_store_be *b, sl_value **out, sl_err *err)
 {
-    PGresult *r = q1(b, "list apps",
+    PGresult *r = pg_q1(b, "list apps",
                      "SELECT id, name, mode, created_at, version FROM apps"
                      " ORDER BY created_at DESC, id",
                      0, NULL, err);
@@ -1256,10 +1179,10 @@ static int pg_app_list(sl_store_be *b, sl_value **out, sl_err *err)
         return -1;
     sl_value *arr = json_array();
     for (int i = 0; i < PQntuples(r); i++)
-        json_array_append_new(arr, json_pack("{s:o, s:o, s:o, s:I, s:I}", "id", col_str(r, i, 0),
-                                             "name", col_str(r, i, 1), "mode", col_str(r, i, 2),
-                                             "created_at", (json_int_t)col_ll(r, i, 3),
-                                             "version", (json_int_t)col_ll(r, i, 4)));
+        json_array_append_new(arr, json_pack("{s:o, s:o, s:o, s:I, s:I}", "id", pg_col_str(r, i, 0),
+                                             "name", pg_col_str(r, i, 1), "mode", pg_col_str(r, i, 2),
+                                             "created_at", (json_int_t)pg_col_ll(r, i, 3),
+                                             "version", (json_int_t)pg_col_ll(r, i, 4)));
     PQclear(r);
     *out = arr;
     return 0;
@@ -1267,21 +1190,21 @@ static int pg_app_list(sl_store_be *b, sl_value **out, sl_err *err)
 
 static int pg_app_get(sl_store_be *b, const char *id, char **dsl, sl_value **info, sl_err *err)
 {
-    PGresult *r = q1(b, "read an app",
+    PGresult *r = pg_q1(b, "read an app",
                      "SELECT dsl, name, mode, created_at, version FROM apps WHERE id=$1",
                      ARGS(id), err);
     if (!r)
         return -1;
     int rc = 0;
-    if (!has_row(r)) {
+    if (!pg_has_row(r)) {
         rc = no_app(err, id);
     } else {
         if (dsl)
             *dsl = sl_xstrdup(PQgetvalue(r, 0, 0));
         if (info)
-            *info = json_pack("{s:s, s:o, s:o, s:I, s:I}", "id", id, "name", col_str(r, 0, 1),
-                              "mode", col_str(r, 0, 2), "created_at", (json_int_t)col_ll(r, 0, 3),
-                              "version", (json_int_t)col_ll(r, 0, 4));
+            *info = json_pack("{s:s, s:o, s:o, s:I, s:I}", "id", id, "name", pg_col_str(r, 0, 1),
+                              "mode", pg_col_str(r, 0, 2), "created_at", (json_int_t)pg_col_ll(r, 0, 3),
+                              "version", (json_int_t)pg_col_ll(r, 0, 4));
     }
     PQclear(r);
     return rc;
@@ -1290,23 +1213,23 @@ static int pg_app_get(sl_store_be *b, const char *id, char **dsl, sl_value **inf
 static int pg_app_delete(sl_store_be *b, const char *id, sl_err *err)
 {
     char t[24];
-    ll(t, now_s());
-    conn x;
-    if (take(b, &x, err))
+    pg_ll(t, pg_now_s());
+    pg_conn x;
+    if (pg_take(b, &x, err))
         return -1;
-    int rc = begin(&x, err);
+    int rc = pg_begin(&x, err);
     if (!rc) {
-        int n = changed(qx(&x, "delete an app", "DELETE FROM apps WHERE id=$1", ARGS(id), err));
+        int n = pg_changed(pg_qx(&x, "delete an app", "DELETE FROM apps WHERE id=$1", ARGS(id), err));
         rc = n < 0 ? -1 : n == 0 ? sl_err_set(err, SL_ENOTFOUND, "no app with id '%s'", id) : 0;
     }
     if (!rc)
-        rc = changed(qx(&x, "delete an app's versions", "DELETE FROM app_versions WHERE app_id=$1",
+        rc = pg_changed(pg_qx(&x, "delete an app's versions", "DELETE FROM app_versions WHERE app_id=$1",
                         ARGS(id), err)) < 0 ||
-             changed(qx(&x, "revoke an app's keys",
+             pg_changed(pg_qx(&x, "revoke an app's keys",
                         "UPDATE app_keys SET revoked_at=$2 WHERE app_id=$1 AND revoked_at IS NULL",
                         ARGS(id, t), err)) < 0 ||
              bump_keys(&x, err);
-    return end_tx(&x, rc ? -1 : 0, err);
+    return pg_end_tx(&x, rc ? -1 : 0, err);
 }
 
 static char *pg_app_dir(sl_store_be *b, const char *id, sl_err *err)
@@ -1334,10 +1257,10 @@ static int pg_key_create(sl_store_be *b, const char *app_id, char **key, sl_err 
     char *k = sl_xasprintf("%s-%s", prefix, secret);
     sl_sha256_hex(k, strlen(k), hash);
     snprintf(hint, sizeof hint, "%s-…%s", prefix, secret + 44);
-    if (changed(q1(b, "add a key",
+    if (pg_changed(pg_q1(b, "add a key",
                    "INSERT INTO app_keys(id, app_id, hash, hint, created_at)"
                    " VALUES($1, $2, $3, $4, $5)",
-                   ARGS(id, app_id, hash, hint, ll(t, now_s())), err)) < 0) {
+                   ARGS(id, app_id, hash, hint, pg_ll(t, pg_now_s())), err)) < 0) {
         free(k);
         return -1;
     }
@@ -1347,7 +1270,7 @@ static int pg_key_create(sl_store_be *b, const char *app_id, char **key, sl_err 
 
 static int pg_key_list(sl_store_be *b, const char *app_id, sl_value **out, sl_err *err)
 {
-    PGresult *r = q1(b, "list keys",
+    PGresult *r = pg_q1(b, "list keys",
                      "SELECT id, hint, created_at, revoked_at FROM app_keys WHERE app_id=$1"
                      " ORDER BY created_at, id",
                      ARGS(app_id), err);
@@ -1355,9 +1278,9 @@ static int pg_key_list(sl_store_be *b, const char *app_id, sl_value **out, sl_er
         return -1;
     sl_value *arr = json_array();
     for (int i = 0; i < PQntuples(r); i++)
-        json_array_append_new(arr, json_pack("{s:o, s:o, s:I, s:b}", "id", col_str(r, i, 0),
-                                             "hint", col_str(r, i, 1), "created_at",
-                                             (json_int_t)col_ll(r, i, 2), "revoked",
+        json_array_append_new(arr, json_pack("{s:o, s:o, s:I, s:b}", "id", pg_col_str(r, i, 0),
+                                             "hint", pg_col_str(r, i, 1), "created_at",
+                                             (json_int_t)pg_col_ll(r, i, 2), "revoked",
                                              !PQgetisnull(r, i, 3)));
     PQclear(r);
     *out = arr;
@@ -1367,30 +1290,30 @@ static int pg_key_list(sl_store_be *b, const char *app_id, sl_value **out, sl_er
 static int pg_key_revoke(sl_store_be *b, const char *key_id, sl_err *err)
 {
     char t[24];
-    conn x;
-    if (take(b, &x, err))
+    pg_conn x;
+    if (pg_take(b, &x, err))
         return -1;
-    int rc = begin(&x, err);
+    int rc = pg_begin(&x, err);
     if (!rc) {
-        int n = changed(qx(&x, "revoke a key",
+        int n = pg_changed(pg_qx(&x, "revoke a key",
                            "UPDATE app_keys SET revoked_at=$2 WHERE id=$1 AND revoked_at IS NULL",
-                           ARGS(key_id, ll(t, now_s())), err));
+                           ARGS(key_id, pg_ll(t, pg_now_s())), err));
         rc = n < 0    ? -1
              : n == 0 ? sl_err_set(err, SL_ENOTFOUND, "no active key with id '%s'", key_id)
                       : bump_keys(&x, err);
     }
-    return end_tx(&x, rc ? -1 : 0, err);
+    return pg_end_tx(&x, rc ? -1 : 0, err);
 }
 
 static char *pg_key_app(sl_store_be *b, const char *key)
 {
     char hash[65];
     sl_sha256_hex(key, strlen(key), hash);
-    PGresult *r = q1_logged(b, "look up a key",
+    PGresult *r = pg_q1_logged(b, "look up a key",
                             "SELECT app_id FROM app_keys WHERE hash=$1 AND revoked_at IS NULL"
                             " AND app_id <> '" SL_STORE_DATASETS "'",
                             ARGS(hash));
-    char *app = has_row(r) ? sl_xstrdup(PQgetvalue(r, 0, 0)) : NULL;
+    char *app = pg_has_row(r) ? sl_xstrdup(PQgetvalue(r, 0, 0)) : NULL;
     PQclear(r);
     return app;
 }
@@ -1399,11 +1322,11 @@ static bool pg_key_scope_ok(sl_store_be *b, const char *scope, const char *key)
 {
     char hash[65];
     sl_sha256_hex(key, strlen(key), hash);
-    PGresult *r = q1_logged(b, "look up a key",
+    PGresult *r = pg_q1_logged(b, "look up a key",
                             "SELECT 1 FROM app_keys WHERE hash=$1 AND app_id=$2"
                             " AND revoked_at IS NULL",
                             ARGS(hash, scope));
-    bool ok = has_row(r);
+    bool ok = pg_has_row(r);
     PQclear(r);
     return ok;
 }
@@ -1412,11 +1335,11 @@ static bool pg_key_scope_ok(sl_store_be *b, const char *scope, const char *key)
  * while the server cannot be reached, the last one read. */
 static long long pg_keys_version(sl_store_be *b)
 {
-    PGresult *r = q1_logged(b, "read keys_version",
+    PGresult *r = pg_q1_logged(b, "read keys_version",
                             "SELECT value FROM meta WHERE key='keys_version'", 0, NULL);
     pthread_mutex_lock(&b->mu);
-    if (has_row(r))
-        b->keys_seen = col_ll(r, 0, 0);
+    if (pg_has_row(r))
+        b->keys_seen = pg_col_ll(r, 0, 0);
     long long v = b->keys_seen;
     pthread_mutex_unlock(&b->mu);
     PQclear(r);
@@ -1426,11 +1349,11 @@ static long long pg_keys_version(sl_store_be *b)
 static int pg_tools_get(sl_store_be *b, const char *scope, char **spec, sl_err *err)
 {
     *spec = NULL;
-    PGresult *r = q1(b, "read tool bindings", "SELECT spec FROM tool_bindings WHERE scope=$1",
+    PGresult *r = pg_q1(b, "read tool bindings", "SELECT spec FROM tool_bindings WHERE scope=$1",
                      ARGS(scope), err);
     if (!r)
         return -1;
-    if (has_row(r))
+    if (pg_has_row(r))
         *spec = sl_xstrdup(PQgetvalue(r, 0, 0));
     PQclear(r);
     return 0;
@@ -1439,19 +1362,19 @@ static int pg_tools_get(sl_store_be *b, const char *scope, char **spec, sl_err *
 static int pg_tools_set(sl_store_be *b, const char *scope, const char *spec, sl_err *err)
 {
     char t[24];
-    conn x;
-    if (take(b, &x, err))
+    pg_conn x;
+    if (pg_take(b, &x, err))
         return -1;
-    int rc = begin(&x, err) ||
-             changed(spec ? qx(&x, "set tool bindings",
+    int rc = pg_begin(&x, err) ||
+             pg_changed(spec ? pg_qx(&x, "set tool bindings",
                                "INSERT INTO tool_bindings(scope, spec, updated_at)"
                                " VALUES($1, $2, $3) ON CONFLICT(scope) DO UPDATE"
                                " SET spec=excluded.spec, updated_at=excluded.updated_at",
-                               ARGS(scope, spec, ll(t, now_s())), err)
-                          : qx(&x, "remove tool bindings",
+                               ARGS(scope, spec, pg_ll(t, pg_now_s())), err)
+                          : pg_qx(&x, "remove tool bindings",
                                "DELETE FROM tool_bindings WHERE scope=$1", ARGS(scope), err)) < 0 ||
              bump_keys(&x, err); /* servers load their apps again, with the new bindings */
-    return end_tx(&x, rc ? -1 : 0, err);
+    return pg_end_tx(&x, rc ? -1 : 0, err);
 }
 
 /* The token ("adm-" and 64 hex digits, as SQLite's admin-token file holds)
@@ -1461,12 +1384,12 @@ static int pg_admin_token(sl_store_be *b, char **token, bool *created, sl_err *e
 {
     *created = false;
     *token = NULL;
-    PGresult *r = q1(b, "read the admin token", "SELECT value FROM meta WHERE key='admin_token'",
+    PGresult *r = pg_q1(b, "read the admin token", "SELECT value FROM meta WHERE key='admin_token'",
                      0, NULL, err);
     if (!r)
         return -1;
     char tok[80] = "";
-    if (has_row(r))
+    if (pg_has_row(r))
         snprintf(tok, sizeof tok, "%s", PQgetvalue(r, 0, 0));
     PQclear(r);
     if (!tok[0]) {
@@ -1475,22 +1398,22 @@ static int pg_admin_token(sl_store_be *b, char **token, bool *created, sl_err *e
             return -1;
         char mine[80];
         snprintf(mine, sizeof mine, "adm-%s", secret);
-        r = q1(b, "keep the admin token",
+        r = pg_q1(b, "keep the admin token",
                "INSERT INTO meta(key, value) VALUES('admin_token', $1)"
                " ON CONFLICT(key) DO NOTHING RETURNING value",
                ARGS(mine), err);
         if (!r)
             return -1;
-        *created = has_row(r);
+        *created = pg_has_row(r);
         PQclear(r);
         if (*created) {
             snprintf(tok, sizeof tok, "%s", mine);
         } else { /* another server made it meanwhile */
-            r = q1(b, "read the admin token", "SELECT value FROM meta WHERE key='admin_token'",
+            r = pg_q1(b, "read the admin token", "SELECT value FROM meta WHERE key='admin_token'",
                    0, NULL, err);
             if (!r)
                 return -1;
-            if (has_row(r))
+            if (pg_has_row(r))
                 snprintf(tok, sizeof tok, "%s", PQgetvalue(r, 0, 0));
             PQclear(r);
         }
@@ -1499,7 +1422,7 @@ static int pg_admin_token(sl_store_be *b, char **token, bool *created, sl_err *e
     }
     char hash[65];
     sl_sha256_hex(tok, strlen(tok), hash);
-    if (changed(q1(b, "keep the admin token's hash",
+    if (pg_changed(pg_q1(b, "keep the admin token's hash",
                    "INSERT INTO meta(key, value) VALUES('admin_hash', $1)"
                    " ON CONFLICT(key) DO UPDATE SET value=excluded.value"
                    " WHERE meta.value <> excluded.value",
@@ -1513,9 +1436,9 @@ static bool pg_admin_ok(sl_store_be *b, const char *token)
 {
     char hash[65];
     sl_sha256_hex(token, strlen(token), hash);
-    PGresult *r = q1_logged(b, "check the admin token",
+    PGresult *r = pg_q1_logged(b, "check the admin token",
                             "SELECT 1 FROM meta WHERE key='admin_hash' AND value=$1", ARGS(hash));
-    bool ok = has_row(r);
+    bool ok = pg_has_row(r);
     PQclear(r);
     return ok;
 }
@@ -1525,16 +1448,16 @@ static bool pg_admin_ok(sl_store_be *b, const char *token)
 static int pg_start_run(sl_store_be *b, const sl_run_row *r, sl_err *err)
 {
     char t[24], v[24], lu[24];
-    char *inputs = json_or_null(r->inputs);
-    int rc = changed(q1(b, "record the start of a run",
+    char *inputs = pg_json_or_null(r->inputs);
+    int rc = pg_changed(pg_q1(b, "record the start of a run",
                         "INSERT INTO runs(id, app_id, task_id, \"user\", conversation_id,"
                         " message_id, status, inputs, created_at, app_version, owner,"
                         " lease_until)"
                         " VALUES($1, $2, $3, $4, $5, $6, 'running', $7, $8, $9, $10, $11)",
                         ARGS(r->id, r->app_id, r->task_id, r->user, r->conversation_id,
-                             r->message_id, inputs, ll(t, now_s()),
-                             r->app_version > 0 ? ll(v, r->app_version) : NULL, b->owner,
-                             ll(lu, now_s() + b->lease_s)),
+                             r->message_id, inputs, pg_ll(t, pg_now_s()),
+                             r->app_version > 0 ? pg_ll(v, r->app_version) : NULL, b->owner,
+                             pg_ll(lu, pg_now_s() + b->lease_s)),
                         err)) < 0
                  ? -1
                  : 0;
@@ -1549,41 +1472,41 @@ static int pg_finish_run(sl_store_be *b, const char *run_id, const char *status,
 {
     char el[40], tk[24], st[24], fin[24];
     snprintf(el, sizeof el, "%.17g", elapsed);
-    char *out = json_or_null(outputs);
+    char *out = pg_json_or_null(outputs);
     pub_flush(b);  /* its carried events are all written before they are cleared */
-    conn x;
-    int rc = take(b, &x, err);
+    pg_conn x;
+    int rc = pg_take(b, &x, err);
     if (!rc) {
         /* only while this process holds the run's lease: one whose lease
          * ran out was failed meanwhile, and that stands */
         int n = 0;
-        rc = begin(&x, err) ||
-             (n = changed(qx(&x, "save the end of a run",
+        rc = pg_begin(&x, err) ||
+             (n = pg_changed(pg_qx(&x, "save the end of a run",
                              "UPDATE runs SET status=$2, outputs=$3, error=$4, elapsed=$5,"
                              " total_tokens=$6, total_steps=$7, finished_at=$8, owner=NULL"
                              " WHERE id=$1 AND status='running' AND (owner=$9 OR owner IS NULL)",
-                             ARGS(run_id, status, out, error, el, ll(tk, tokens), ll(st, steps),
-                                  ll(fin, finished_at), b->owner),
+                             ARGS(run_id, status, out, error, el, pg_ll(tk, tokens), pg_ll(st, steps),
+                                  pg_ll(fin, finished_at), b->owner),
                              err))) < 0;
         if (!rc && n == 0) {
             sl_log(SL_LOG_WARN, "store: run %s ended after its lease ran out (it was failed "
                    "meanwhile); its end is not saved", run_id);
-            end_tx(&x, -1, NULL);
+            pg_end_tx(&x, -1, NULL);
             free(out);
             free(events);
             return 0;
         }
         rc = rc ||
-             changed(qx(&x, "clear a run's carried events",
+             pg_changed(pg_qx(&x, "clear a run's carried events",
                         "DELETE FROM run_events WHERE run_id=$1", ARGS(run_id), err)) < 0 ||
-             (events && changed(qx(&x, "save a run's events",
+             (events && pg_changed(pg_qx(&x, "save a run's events",
                                    "INSERT INTO run_log(run_id, events) VALUES($1, $2)"
                                    " ON CONFLICT(run_id) DO UPDATE SET events=excluded.events",
                                    ARGS(run_id, events), err)) < 0) ||
-             (answer && changed(qx(&x, "save a run's answer",
+             (answer && pg_changed(pg_qx(&x, "save a run's answer",
                                    "UPDATE messages SET answer=$2 WHERE run_id=$1",
                                    ARGS(run_id, answer), err)) < 0);
-        rc = end_tx(&x, rc ? -1 : 0, err);
+        rc = pg_end_tx(&x, rc ? -1 : 0, err);
     }
     free(out);
     free(events);
@@ -1597,27 +1520,27 @@ static int pg_finish_run(sl_store_be *b, const char *run_id, const char *status,
 static sl_value *run_row(PGresult *r, int i)
 {
     return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:f, s:I, s:I, s:I, s:o}", "id",
-                     col_str(r, i, 0), "workflow_id", col_str(r, i, 1), "status", col_str(r, i, 2),
-                     "inputs", col_json(r, i, 3), "outputs", col_json(r, i, 4), "error",
-                     col_str(r, i, 5), "elapsed_time", col_double(r, i, 6), "total_tokens",
-                     (json_int_t)col_ll(r, i, 7), "total_steps", (json_int_t)col_ll(r, i, 8),
-                     "created_at", (json_int_t)col_ll(r, i, 9), "finished_at", col_int(r, i, 10));
+                     pg_col_str(r, i, 0), "workflow_id", pg_col_str(r, i, 1), "status", pg_col_str(r, i, 2),
+                     "inputs", pg_col_json(r, i, 3), "outputs", pg_col_json(r, i, 4), "error",
+                     pg_col_str(r, i, 5), "elapsed_time", pg_col_double(r, i, 6), "total_tokens",
+                     (json_int_t)pg_col_ll(r, i, 7), "total_steps", (json_int_t)pg_col_ll(r, i, 8),
+                     "created_at", (json_int_t)pg_col_ll(r, i, 9), "finished_at", pg_col_int(r, i, 10));
 }
 
 static sl_value *pg_run_get(sl_store_be *b, const char *app_id, const char *run_id)
 {
-    PGresult *r = q1_logged(b, "read a run",
+    PGresult *r = pg_q1_logged(b, "read a run",
                             "SELECT " RUN_COLS ", \"user\", app_version, conversation_id,"
                             " message_id, (SELECT query FROM messages m WHERE m.id = runs.message_id)"
                             " FROM runs WHERE id=$1 AND ($2::text IS NULL OR app_id=$2)",
                             ARGS(run_id, app_id));
-    sl_value *v = has_row(r) ? run_row(r, 0) : NULL;
+    sl_value *v = pg_has_row(r) ? run_row(r, 0) : NULL;
     if (v && !app_id) { /* the admin API's view, as SQLite's */
-        json_object_set_new(v, "user", col_str(r, 0, 11));
-        json_object_set_new(v, "app_version", col_int(r, 0, 12));
-        json_object_set_new(v, "conversation_id", col_str(r, 0, 13));
-        json_object_set_new(v, "message_id", col_str(r, 0, 14));
-        json_object_set_new(v, "query", col_str(r, 0, 15));
+        json_object_set_new(v, "user", pg_col_str(r, 0, 11));
+        json_object_set_new(v, "app_version", pg_col_int(r, 0, 12));
+        json_object_set_new(v, "conversation_id", pg_col_str(r, 0, 13));
+        json_object_set_new(v, "message_id", pg_col_str(r, 0, 14));
+        json_object_set_new(v, "query", pg_col_str(r, 0, 15));
     }
     PQclear(r);
     return v;
@@ -1625,11 +1548,11 @@ static sl_value *pg_run_get(sl_store_be *b, const char *app_id, const char *run_
 
 static sl_value *pg_run_events(sl_store_be *b, const char *app_id, const char *run_id)
 {
-    PGresult *r = q1_logged(b, "read a run's events",
+    PGresult *r = pg_q1_logged(b, "read a run's events",
                             "SELECT l.events FROM run_log l JOIN runs r ON r.id = l.run_id"
                             " WHERE l.run_id=$1 AND ($2::text IS NULL OR r.app_id=$2)",
                             ARGS(run_id, app_id));
-    sl_value *arr = has_row(r) ? col_json(r, 0, 0) : NULL;
+    sl_value *arr = pg_has_row(r) ? pg_col_json(r, 0, 0) : NULL;
     PQclear(r);
     if (json_is_array(arr))
         return arr;
@@ -1641,7 +1564,7 @@ static sl_value *pg_runs_list(sl_store_be *b, const sl_runs_filter *f)
 {
     int limit = f->limit >= 1 && f->limit <= 100 ? f->limit : 50;
     char since[24], until[24], bat[24], lim[24];
-    PGresult *r = q1_logged(
+    PGresult *r = pg_q1_logged(
         b, "list runs",
         "SELECT id, app_id, status, \"user\", error, created_at, finished_at, elapsed,"
         " total_tokens, total_steps FROM runs"
@@ -1649,10 +1572,10 @@ static sl_value *pg_runs_list(sl_store_be *b, const sl_runs_filter *f)
         " AND ($3::text IS NULL OR \"user\"=$3) AND created_at >= $4 AND created_at <= $5"
         " AND (created_at < $6 OR (created_at = $6 AND id < $7))"
         " ORDER BY created_at DESC, id DESC LIMIT $8",
-        ARGS(f->app_id, f->status, f->user, ll(since, f->since),
-             ll(until, f->until > 0 ? f->until : INT64_MAX),
-             ll(bat, f->before_at > 0 ? f->before_at : INT64_MAX),
-             f->before_id ? f->before_id : "", ll(lim, limit + 1)));
+        ARGS(f->app_id, f->status, f->user, pg_ll(since, f->since),
+             pg_ll(until, f->until > 0 ? f->until : INT64_MAX),
+             pg_ll(bat, f->before_at > 0 ? f->before_at : INT64_MAX),
+             f->before_id ? f->before_id : "", pg_ll(lim, limit + 1)));
     if (!r)
         return NULL;
     sl_value *data = json_array(), *next = json_null();
@@ -1661,14 +1584,14 @@ static sl_value *pg_runs_list(sl_store_be *b, const sl_runs_filter *f)
     for (int i = 0; i < rows && i < limit; i++)
         json_array_append_new(
             data, json_pack("{s:o, s:o, s:o, s:o, s:o, s:I, s:o, s:f, s:I, s:I}", "id",
-                            col_str(r, i, 0), "app_id", col_str(r, i, 1), "status",
-                            col_str(r, i, 2), "user", col_str(r, i, 3), "error", col_str(r, i, 4),
-                            "created_at", (json_int_t)col_ll(r, i, 5), "finished_at",
-                            col_int(r, i, 6), "elapsed_time", col_double(r, i, 7),
-                            "total_tokens", (json_int_t)col_ll(r, i, 8), "total_steps",
-                            (json_int_t)col_ll(r, i, 9)));
+                            pg_col_str(r, i, 0), "app_id", pg_col_str(r, i, 1), "status",
+                            pg_col_str(r, i, 2), "user", pg_col_str(r, i, 3), "error", pg_col_str(r, i, 4),
+                            "created_at", (json_int_t)pg_col_ll(r, i, 5), "finished_at",
+                            pg_col_int(r, i, 6), "elapsed_time", pg_col_double(r, i, 7),
+                            "total_tokens", (json_int_t)pg_col_ll(r, i, 8), "total_steps",
+                            (json_int_t)pg_col_ll(r, i, 9)));
     if (more && limit > 0) {
-        char *cur = sl_xasprintf("%lld:%s", col_ll(r, limit - 1, 5), PQgetvalue(r, limit - 1, 0));
+        char *cur = sl_xasprintf("%lld:%s", pg_col_ll(r, limit - 1, 5), PQgetvalue(r, limit - 1, 0));
         json_decref(next);
         next = json_string(cur);
         free(cur);
@@ -1685,32 +1608,32 @@ static sl_value *pg_run_logs(sl_store_be *b, const char *app_id, const char *sta
     if (page <= 0)
         page = 1;
     char lim[24], off[24];
-    PGresult *r = q1_logged(b, "list an app's runs",
+    PGresult *r = pg_q1_logged(b, "list an app's runs",
                             "SELECT " RUN_COLS ", \"user\", count(*) OVER () FROM runs"
                             " WHERE app_id=$1 AND ($2::text IS NULL OR status=$2)"
                             " ORDER BY created_at DESC, id LIMIT $3 OFFSET $4",
-                            ARGS(app_id, status, ll(lim, limit + 1),
-                                 ll(off, (long long)(page - 1) * limit)));
+                            ARGS(app_id, status, pg_ll(lim, limit + 1),
+                                 pg_ll(off, (long long)(page - 1) * limit)));
     if (!r)
         return NULL;
     sl_value *data = json_array();
     int rows = PQntuples(r);
     bool more = rows > limit;
-    long long total = rows ? col_ll(r, 0, 12) : 0;
+    long long total = rows ? pg_col_ll(r, 0, 12) : 0;
     for (int i = 0; i < rows && i < limit; i++) {
         sl_value *run = run_row(r, i);
         json_array_append_new(data, json_pack("{s:o, s:o, s:o, s:o}", "id",
                                               json_incref(json_object_get(run, "id")),
                                               "workflow_run", run, "created_from",
                                               json_string("service-api"), "created_by_end_user",
-                                              json_pack("{s:o}", "session_id", col_str(r, i, 11))));
+                                              json_pack("{s:o}", "session_id", pg_col_str(r, i, 11))));
     }
     PQclear(r);
     if (!rows && page > 1) { /* past the last page: the total still counts */
-        r = q1_logged(b, "count an app's runs",
+        r = pg_q1_logged(b, "count an app's runs",
                       "SELECT count(*) FROM runs WHERE app_id=$1 AND ($2::text IS NULL OR status=$2)",
                       ARGS(app_id, status));
-        total = has_row(r) ? col_ll(r, 0, 0) : 0;
+        total = pg_has_row(r) ? pg_col_ll(r, 0, 0) : 0;
         PQclear(r);
     }
     return json_pack("{s:i, s:i, s:I, s:b, s:o}", "page", page, "limit", limit, "total",
@@ -1730,21 +1653,21 @@ static const char *owner_of(const char *user)
 
 static sl_value *conversation_json(PGresult *r, int i)
 {
-    return json_pack("{s:o, s:o, s:{}, s:s, s:s, s:I, s:I}", "id", col_str(r, i, 0), "name",
-                     col_str(r, i, 1), "inputs", "status", "normal", "introduction", "",
-                     "created_at", (json_int_t)col_ll(r, i, 2), "updated_at",
-                     (json_int_t)col_ll(r, i, 3));
+    return json_pack("{s:o, s:o, s:{}, s:s, s:s, s:I, s:I}", "id", pg_col_str(r, i, 0), "name",
+                     pg_col_str(r, i, 1), "inputs", "status", "normal", "introduction", "",
+                     "created_at", (json_int_t)pg_col_ll(r, i, 2), "updated_at",
+                     (json_int_t)pg_col_ll(r, i, 3));
 }
 
 static int pg_conversation(sl_store_be *b, const char *app_id, const char *user, const char *id,
                            const char *first_query, char **out_id, sl_err *err)
 {
     char t[24];
-    ll(t, now_s());
+    pg_ll(t, pg_now_s());
     user = owner_of(user);
     *out_id = NULL;
     if (id && *id) {
-        int n = changed(q1(b, "continue a conversation",
+        int n = pg_changed(pg_q1(b, "continue a conversation",
                            "UPDATE conversations SET updated_at=$4"
                            " WHERE id=$1 AND app_id=$2 AND " OWNED_BY(3),
                            ARGS(id, app_id, user, t), err));
@@ -1766,7 +1689,7 @@ static int pg_conversation(sl_store_be *b, const char *app_id, const char *user,
         len--;
     char name[64];
     snprintf(name, sizeof name, "%.*s", (int)len, q);
-    if (changed(q1(b, "start a conversation",
+    if (pg_changed(pg_q1(b, "start a conversation",
                    "INSERT INTO conversations(id, app_id, \"user\", name, created_at, updated_at)"
                    " VALUES($1, $2, $3, $4, $5, $5)",
                    ARGS(u, app_id, user, name, t), err)) < 0)
@@ -1778,16 +1701,16 @@ static int pg_conversation(sl_store_be *b, const char *app_id, const char *user,
 static sl_value *pg_history(sl_store_be *b, const char *conversation_id, int limit)
 {
     char lim[24];
-    PGresult *r = q1_logged(b, "read a conversation's history",
+    PGresult *r = pg_q1_logged(b, "read a conversation's history",
                             "SELECT query, answer FROM (SELECT query, answer, created_at, seq"
                             " FROM messages WHERE conversation_id=$1 AND answer IS NOT NULL"
                             " ORDER BY created_at DESC, seq DESC LIMIT $2) t"
                             " ORDER BY created_at, seq",
-                            ARGS(conversation_id, ll(lim, limit > 0 ? limit : 500)));
+                            ARGS(conversation_id, pg_ll(lim, limit > 0 ? limit : 500)));
     sl_value *arr = json_array();
     for (int i = 0; r && i < PQntuples(r); i++)
-        json_array_append_new(arr, json_pack("{s:o, s:o}", "query", col_str(r, i, 0), "answer",
-                                             col_str(r, i, 1)));
+        json_array_append_new(arr, json_pack("{s:o, s:o}", "query", pg_col_str(r, i, 0), "answer",
+                                             pg_col_str(r, i, 1)));
     PQclear(r);
     return arr;
 }
@@ -1796,10 +1719,10 @@ static int pg_message_add(sl_store_be *b, const char *id, const char *conversati
                           const char *app_id, const char *query, const char *run_id, sl_err *err)
 {
     char t[24];
-    return changed(q1(b, "add a message",
+    return pg_changed(pg_q1(b, "add a message",
                       "INSERT INTO messages(id, conversation_id, app_id, query, run_id, created_at)"
                       " VALUES($1, $2, $3, $4, $5, $6)",
-                      ARGS(id, conversation_id, app_id, query, run_id, ll(t, now_s())), err)) < 0
+                      ARGS(id, conversation_id, app_id, query, run_id, pg_ll(t, pg_now_s())), err)) < 0
                ? -1
                : 0;
 }
@@ -1808,11 +1731,11 @@ static sl_value *pg_conversations(sl_store_be *b, const char *app_id, const char
 {
     int lim = limit > 0 && limit <= 100 ? limit : 20;
     char l[24];
-    PGresult *r = q1_logged(b, "list conversations",
+    PGresult *r = pg_q1_logged(b, "list conversations",
                             "SELECT id, name, created_at, updated_at FROM conversations"
                             " WHERE app_id=$1 AND " OWNED_BY(2)
                             " ORDER BY updated_at DESC, id LIMIT $3",
-                            ARGS(app_id, owner_of(user), ll(l, lim + 1)));
+                            ARGS(app_id, owner_of(user), pg_ll(l, lim + 1)));
     if (!r)
         return NULL;
     sl_value *data = json_array();
@@ -1827,28 +1750,28 @@ static sl_value *pg_messages(sl_store_be *b, const char *app_id, const char *con
                              const char *user, int limit)
 {
     size_t lim = limit > 0 && limit <= 100 ? (size_t)limit : 20;
-    conn x;
+    pg_conn x;
     sl_err err = {0};
-    if (take(b, &x, &err)) {
+    if (pg_take(b, &x, &err)) {
         sl_log_site(SL_LOG_WARN, "store: messages", "%s", err.msg);
         sl_err_clear(&err);
         return NULL;
     }
     /* the conversation must be this app's and this user's */
-    PGresult *c = qx(&x, "read a conversation",
+    PGresult *c = pg_qx(&x, "read a conversation",
                      "SELECT 1 FROM conversations WHERE id=$1 AND app_id=$2 AND " OWNED_BY(3),
                      ARGS(conversation_id, app_id, owner_of(user)), &err);
     PGresult *r = NULL;
-    if (has_row(c))
-        r = qx(&x, "read messages",
+    if (pg_has_row(c))
+        r = pg_qx(&x, "read messages",
                "SELECT id, conversation_id, query, answer, created_at, run_id FROM messages"
                " WHERE conversation_id=$1 AND app_id=$2 ORDER BY created_at, seq",
                ARGS(conversation_id, app_id), &err);
-    give(&x);
+    pg_give(&x);
     if (err.msg)
         sl_log_site(SL_LOG_WARN, "store: messages", "%s", err.msg);
     sl_err_clear(&err);
-    bool ok = has_row(c) && r;
+    bool ok = pg_has_row(c) && r;
     PQclear(c);
     if (!ok) {
         PQclear(r);
@@ -1860,12 +1783,12 @@ static sl_value *pg_messages(sl_store_be *b, const char *app_id, const char *con
     for (size_t i = n > lim ? n - lim : 0; i < n; i++)
         json_array_append_new(
             data, json_pack("{s:o, s:o, s:{}, s:o, s:o, s:[], s:n, s:[], s:I, s:o}", "id",
-                            col_str(r, (int)i, 0), "conversation_id", col_str(r, (int)i, 1),
-                            "inputs", "query", col_str(r, (int)i, 2), "answer",
-                            col_str(r, (int)i, 3), "message_files", "feedback",
-                            "retriever_resources", "created_at", (json_int_t)col_ll(r, (int)i, 4),
+                            pg_col_str(r, (int)i, 0), "conversation_id", pg_col_str(r, (int)i, 1),
+                            "inputs", "query", pg_col_str(r, (int)i, 2), "answer",
+                            pg_col_str(r, (int)i, 3), "message_files", "feedback",
+                            "retriever_resources", "created_at", (json_int_t)pg_col_ll(r, (int)i, 4),
                             /* sluice's own: the run behind the answer */
-                            "workflow_run_id", col_str(r, (int)i, 5)));
+                            "workflow_run_id", pg_col_str(r, (int)i, 5)));
     PQclear(r);
     return json_pack("{s:i, s:b, s:o}", "limit", (int)lim, "has_more", n > lim, "data", data);
 }
@@ -1873,31 +1796,31 @@ static sl_value *pg_messages(sl_store_be *b, const char *app_id, const char *con
 static int pg_conversation_delete(sl_store_be *b, const char *app_id, const char *id,
                                   const char *user, sl_err *err)
 {
-    conn x;
-    if (take(b, &x, err))
+    pg_conn x;
+    if (pg_take(b, &x, err))
         return -1;
-    int rc = begin(&x, err);
+    int rc = pg_begin(&x, err);
     if (!rc) {
-        int n = changed(qx(&x, "delete a conversation",
+        int n = pg_changed(pg_qx(&x, "delete a conversation",
                            "DELETE FROM conversations WHERE id=$1 AND app_id=$2 AND " OWNED_BY(3),
                            ARGS(id, app_id, owner_of(user)), err));
         rc = n < 0 ? -1 : n == 0 ? sl_err_set(err, SL_ENOTFOUND, "Conversation Not Exists.") : 0;
     }
     if (!rc)
-        rc = changed(qx(&x, "delete a conversation's messages",
+        rc = pg_changed(pg_qx(&x, "delete a conversation's messages",
                         "DELETE FROM messages WHERE conversation_id=$1 AND app_id=$2",
                         ARGS(id, app_id), err)) < 0;
-    return end_tx(&x, rc ? -1 : 0, err);
+    return pg_end_tx(&x, rc ? -1 : 0, err);
 }
 
 static sl_value *pg_conversation_rename(sl_store_be *b, const char *app_id, const char *id,
                                         const char *user, const char *name)
 {
-    PGresult *r = q1_logged(b, "rename a conversation",
+    PGresult *r = pg_q1_logged(b, "rename a conversation",
                             "UPDATE conversations SET name=$4 WHERE id=$1 AND app_id=$2 AND "
                             OWNED_BY(3) " RETURNING id, name, created_at, updated_at",
                             ARGS(id, app_id, owner_of(user), name));
-    sl_value *v = has_row(r) ? conversation_json(r, 0) : NULL;
+    sl_value *v = pg_has_row(r) ? conversation_json(r, 0) : NULL;
     PQclear(r);
     return v;
 }
@@ -1905,7 +1828,7 @@ static sl_value *pg_conversation_rename(sl_store_be *b, const char *app_id, cons
 static int pg_feedback(sl_store_be *b, const char *app_id, const char *message_id,
                        const char *user, const char *rating)
 {
-    return changed(q1_logged(b, "rate a message",
+    return pg_changed(pg_q1_logged(b, "rate a message",
                              "UPDATE messages SET feedback=$3 WHERE id=$1 AND app_id=$2 AND"
                              " conversation_id IN (SELECT id FROM conversations WHERE app_id=$2"
                              " AND " OWNED_BY(4) ")",
@@ -1920,26 +1843,26 @@ static int pg_file_add(sl_store_be *b, const char *id, const char *app_id, const
                        long long size, const char *mime, const char *user, sl_err *err)
 {
     char sz[24], t[24];
-    return changed(q1(b, "add a file",
+    return pg_changed(pg_q1(b, "add a file",
                       "INSERT INTO files(id, app_id, name, size, mime, \"user\", created_at)"
                       " VALUES($1, $2, $3, $4, $5, $6, $7)",
-                      ARGS(id, app_id, name, ll(sz, size), mime, user, ll(t, now_s())), err)) < 0
+                      ARGS(id, app_id, name, pg_ll(sz, size), mime, user, pg_ll(t, pg_now_s())), err)) < 0
                ? -1
                : 0;
 }
 
 static sl_value *pg_file_get(sl_store_be *b, const char *app_id, const char *id)
 {
-    PGresult *r = q1_logged(b, "read a file's metadata",
+    PGresult *r = pg_q1_logged(b, "read a file's metadata",
                             "SELECT id, name, size, mime, \"user\", created_at FROM files"
                             " WHERE id=$1 AND app_id=$2",
                             ARGS(id, app_id));
     sl_value *v = NULL;
-    if (has_row(r))
-        v = json_pack("{s:o, s:o, s:I, s:o, s:o, s:I}", "id", col_str(r, 0, 0), "name",
-                      col_str(r, 0, 1), "size", (json_int_t)col_ll(r, 0, 2), "mime_type",
-                      col_str(r, 0, 3), "created_by", col_str(r, 0, 4), "created_at",
-                      (json_int_t)col_ll(r, 0, 5));
+    if (pg_has_row(r))
+        v = json_pack("{s:o, s:o, s:I, s:o, s:o, s:I}", "id", pg_col_str(r, 0, 0), "name",
+                      pg_col_str(r, 0, 1), "size", (json_int_t)pg_col_ll(r, 0, 2), "mime_type",
+                      pg_col_str(r, 0, 3), "created_by", pg_col_str(r, 0, 4), "created_at",
+                      (json_int_t)pg_col_ll(r, 0, 5));
     PQclear(r);
     return v;
 }
@@ -1962,13 +1885,13 @@ struct sl_store_bw {
 static int pg_blob_create(sl_store_be *b, const char *key, sl_store_bw **out, sl_err *err)
 {
     char t[24];
-    PGresult *r = q1(b, "start a blob",
+    PGresult *r = pg_q1(b, "start a blob",
                      "INSERT INTO blob_writes(key, started_at) SELECT $1, $2"
                      " WHERE NOT EXISTS (SELECT 1 FROM blobs WHERE key=$1) RETURNING id",
-                     ARGS(key, ll(t, now_s())), err);
+                     ARGS(key, pg_ll(t, pg_now_s())), err);
     if (!r)
         return -1;
-    if (!has_row(r)) {
+    if (!pg_has_row(r)) {
         PQclear(r);
         return sl_err_set(err, SL_EIO, "store: blob %s exists (a blob is written once)", key);
     }
@@ -1984,17 +1907,17 @@ static int pg_blob_create(sl_store_be *b, const char *key, sl_store_bw **out, sl
 static int flush_part(sl_store_bw *w, sl_err *err)
 {
     char p[24];
-    const char *const v[] = {w->id, ll(p, w->part), (const char *)w->buf};
+    const char *const v[] = {w->id, pg_ll(p, w->part), (const char *)w->buf};
     const int len[] = {0, 0, (int)w->len}, fmt[] = {0, 0, 1};
-    conn x;
-    if (take(w->b, &x, err))
+    pg_conn x;
+    if (pg_take(w->b, &x, err))
         return -1;
-    int rc = changed(run(&x, "write a blob's part",
+    int rc = pg_changed(pg_run(&x, "write a blob's part",
                          "INSERT INTO blob_parts(id, part, data) VALUES($1, $2, $3)", 3, v, len,
                          fmt, 0, err)) < 0
                  ? -1
                  : 0;
-    give(&x);
+    pg_give(&x);
     if (!rc) {
         w->part++;
         w->len = 0;
@@ -2022,14 +1945,14 @@ static int pg_blob_write(sl_store_bw *w, const void *data, size_t len, sl_err *e
 
 static void bw_drop(sl_store_bw *w)
 {
-    conn x;
-    if (!take(w->b, &x, NULL)) {
-        int rc = begin(&x, NULL) ||
-                 changed(qx(&x, "drop a blob's parts", "DELETE FROM blob_parts WHERE id=$1",
+    pg_conn x;
+    if (!pg_take(w->b, &x, NULL)) {
+        int rc = pg_begin(&x, NULL) ||
+                 pg_changed(pg_qx(&x, "drop a blob's parts", "DELETE FROM blob_parts WHERE id=$1",
                             ARGS(w->id), NULL)) < 0 ||
-                 changed(qx(&x, "drop a blob write", "DELETE FROM blob_writes WHERE id=$1",
+                 pg_changed(pg_qx(&x, "drop a blob write", "DELETE FROM blob_writes WHERE id=$1",
                             ARGS(w->id), NULL)) < 0;
-        end_tx(&x, rc ? -1 : 0, NULL); /* else the sweep at an open drops them */
+        pg_end_tx(&x, rc ? -1 : 0, NULL); /* else the sweep at an open drops them */
     }
     free(w->buf);
     free(w);
@@ -2038,21 +1961,21 @@ static void bw_drop(sl_store_bw *w)
 static int pg_blob_commit(sl_store_bw *w, sl_err *err)
 {
     int rc = w->len ? flush_part(w, err) : 0;
-    conn x;
+    pg_conn x;
     if (!rc)
-        rc = take(w->b, &x, err);
+        rc = pg_take(w->b, &x, err);
     if (!rc) {
         char sz[24], t[24];
-        rc = begin(&x, err) ||
-             changed(qx(&x, "keep a blob",
+        rc = pg_begin(&x, err) ||
+             pg_changed(pg_qx(&x, "keep a blob",
                         "INSERT INTO blobs(key, id, size, created_at) VALUES($1, $2, $3, $4)",
-                        ARGS(w->key, w->id, ll(sz, w->size), ll(t, now_s())), err)) < 0;
+                        ARGS(w->key, w->id, pg_ll(sz, w->size), pg_ll(t, pg_now_s())), err)) < 0;
         if (rc && !strcmp(x.state, "23505"))
             sl_err_set(err, SL_EIO, "store: blob %s exists (a blob is written once)", w->key);
         if (!rc)
-            rc = changed(qx(&x, "keep a blob", "DELETE FROM blob_writes WHERE id=$1",
+            rc = pg_changed(pg_qx(&x, "keep a blob", "DELETE FROM blob_writes WHERE id=$1",
                             ARGS(w->id), err)) < 0;
-        rc = end_tx(&x, rc ? -1 : 0, err);
+        rc = pg_end_tx(&x, rc ? -1 : 0, err);
     }
     if (rc) {
         bw_drop(w);
@@ -2087,24 +2010,24 @@ static int write_all(int fd, const char *p, size_t n)
  * sendfile work), kept in memory (or swap) until it is closed. */
 static int pg_blob_open(sl_store_be *b, const char *key, long long *size, sl_err *err)
 {
-    conn x;
-    if (take(b, &x, err))
+    pg_conn x;
+    if (pg_take(b, &x, err))
         return -1;
     int fd = -1;
-    int rc = changed(qx(&x, "read a blob",
+    int rc = pg_changed(pg_qx(&x, "read a blob",
                         "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", 0, NULL, err)) < 0
                  ? -1
                  : 0;
     PGresult *r = NULL;
-    if (!rc && !(r = qx(&x, "read a blob", "SELECT id, size FROM blobs WHERE key=$1", ARGS(key),
+    if (!rc && !(r = pg_qx(&x, "read a blob", "SELECT id, size FROM blobs WHERE key=$1", ARGS(key),
                         err)))
         rc = -1;
-    if (!rc && !has_row(r))
+    if (!rc && !pg_has_row(r))
         rc = sl_err_set(err, SL_ENOTFOUND, "store: there is no blob %s", key);
     long long total = 0, have = 0;
     char id[24] = "";
     if (!rc) {
-        total = col_ll(r, 0, 1);
+        total = pg_col_ll(r, 0, 1);
         snprintf(id, sizeof id, "%s", PQgetvalue(r, 0, 0));
         fd = memfd_create("sluice-blob", MFD_CLOEXEC | MFD_ALLOW_SEALING);
         if (fd < 0)
@@ -2114,13 +2037,13 @@ static int pg_blob_open(sl_store_be *b, const char *key, long long *size, sl_err
     PQclear(r);
     for (int part = 0; !rc && have < total; part++) {
         char p[24];
-        const char *const v[] = {id, ll(p, part)};
-        PGresult *d = run(&x, "read a blob's part",
+        const char *const v[] = {id, pg_ll(p, part)};
+        PGresult *d = pg_run(&x, "read a blob's part",
                           "SELECT data FROM blob_parts WHERE id=$1 AND part=$2", 2, v, NULL,
                           NULL, 1, err);
         if (!d) {
             rc = -1;
-        } else if (!has_row(d)) {
+        } else if (!pg_has_row(d)) {
             rc = sl_err_set(err, SL_EIO, "store: blob %s lacks its part %d", key, part);
         } else if (write_all(fd, PQgetvalue(d, 0, 0), (size_t)PQgetlength(d, 0, 0))) {
             rc = sl_err_set(err, SL_EIO, "store: reading blob %s: %s", key, strerror(errno));
@@ -2129,7 +2052,7 @@ static int pg_blob_open(sl_store_be *b, const char *key, long long *size, sl_err
         }
         PQclear(d);
     }
-    end_tx(&x, -1, NULL); /* read only: nothing to commit */
+    pg_end_tx(&x, -1, NULL); /* read only: nothing to commit */
     if (!rc && have != total)
         rc = sl_err_set(err, SL_EIO, "store: blob %s has %lld bytes, not %lld", key, have, total);
     if (!rc && fcntl(fd, F_ADD_SEALS, F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE))
@@ -2156,164 +2079,21 @@ static int pg_blob_open(sl_store_be *b, const char *key, long long *size, sl_err
 
 static int pg_blob_delete(sl_store_be *b, const char *key, sl_err *err)
 {
-    conn x;
-    if (take(b, &x, err))
+    pg_conn x;
+    if (pg_take(b, &x, err))
         return -1;
-    int rc = begin(&x, err);
+    int rc = pg_begin(&x, err);
     PGresult *r = NULL;
-    if (!rc && !(r = qx(&x, "delete a blob", "DELETE FROM blobs WHERE key=$1 RETURNING id",
+    if (!rc && !(r = pg_qx(&x, "delete a blob", "DELETE FROM blobs WHERE key=$1 RETURNING id",
                         ARGS(key), err)))
         rc = -1;
-    if (!rc && !has_row(r))
+    if (!rc && !pg_has_row(r))
         rc = sl_err_set(err, SL_ENOTFOUND, "store: there is no blob %s", key);
     if (!rc)
-        rc = changed(qx(&x, "delete a blob's parts", "DELETE FROM blob_parts WHERE id=$1",
+        rc = pg_changed(pg_qx(&x, "delete a blob's parts", "DELETE FROM blob_parts WHERE id=$1",
                         ARGS(PQgetvalue(r, 0, 0)), err)) < 0;
     PQclear(r);
-    return end_tx(&x, rc ? -1 : 0, err);
-}
-
-/* ---- knowledge: not kept here yet ----
- * A knowledge base's chunks, vectors and keyword index are many rows read
- * at every search; until they are moved here (issue 20), every call says
- * so, and sl_kb_open reports the Knowledge API unavailable for why. */
-
-#define NO_KB                                                                                     \
-    "store: knowledge bases are not kept in PostgreSQL yet; use a SQLite store (--data DIR) " \
-    "for them"
-
-static int no_kb(sl_err *err)
-{
-    return sl_err_set(err, SL_EUNSUPPORTED, NO_KB);
-}
-
-static int pg_kb_add(sl_store_be *b, const char *id, const char *name, const sl_value *info,
-                     sl_err *err)
-{
-    (void)b, (void)id, (void)name, (void)info;
-    return no_kb(err);
-}
-
-static int pg_kb_set(sl_store_be *b, const char *id, const char *name, const sl_value *info,
-                     sl_err *err)
-{
-    (void)b, (void)id, (void)name, (void)info;
-    return no_kb(err);
-}
-
-static sl_value *pg_kb_get(sl_store_be *b, const char *id_or_name)
-{
-    (void)b, (void)id_or_name;
-    return NULL;
-}
-
-static sl_value *pg_kb_list(sl_store_be *b)
-{
-    (void)b;
-    return NULL;
-}
-
-static int pg_kb_delete(sl_store_be *b, const char *id, sl_err *err)
-{
-    (void)b, (void)id;
-    return no_kb(err);
-}
-
-static sl_value *pg_kb_docs(sl_store_be *b, const char *kb_id)
-{
-    (void)b, (void)kb_id;
-    return NULL;
-}
-
-static sl_value *pg_kb_doc(sl_store_be *b, const char *kb_id, const char *doc_id)
-{
-    (void)b, (void)kb_id, (void)doc_id;
-    return NULL;
-}
-
-static sl_value *pg_kb_doc_of_source(sl_store_be *b, const char *kb_id, const char *source,
-                                     long long *next_position)
-{
-    (void)b, (void)kb_id, (void)source;
-    if (next_position)
-        *next_position = 0;
-    return NULL;
-}
-
-static int pg_kb_doc_put(sl_store_be *b, const char *kb_id, const char *doc_id,
-                         const sl_value *info, const sl_store_chunk *chunks, size_t n, int dims,
-                         const sl_store_kw *kw, sl_err *err)
-{
-    (void)b, (void)kb_id, (void)doc_id, (void)info, (void)chunks, (void)n, (void)dims, (void)kw;
-    return no_kb(err);
-}
-
-static int pg_kb_doc_delete(sl_store_be *b, const char *kb_id, const char *doc_id, sl_err *err)
-{
-    (void)b, (void)kb_id, (void)doc_id;
-    return no_kb(err);
-}
-
-static sl_value *pg_kb_chunks(sl_store_be *b, const char *kb_id, const char *doc_id,
-                              float **vecs, int dims)
-{
-    (void)b, (void)kb_id, (void)doc_id, (void)dims;
-    if (vecs)
-        *vecs = NULL;
-    return NULL;
-}
-
-static int pg_kb_vectors(sl_store_be *b, const char *kb_id, int dims, long long **ns,
-                         long long **docs, float **vecs, size_t *count, sl_err *err)
-{
-    (void)b, (void)kb_id, (void)dims;
-    *ns = NULL;
-    *docs = NULL;
-    if (vecs)
-        *vecs = NULL;
-    *count = 0;
-    return no_kb(err);
-}
-
-static int pg_kb_postings(sl_store_be *b, const char *kb_id, const char *const *terms, size_t n,
-                          void (*fn)(size_t i, long long df, long long base, const void *data,
-                                     size_t size, void *ud),
-                          void *ud, long long *rows, long long *tokens, long long **skip,
-                          size_t *nskip, sl_err *err)
-{
-    (void)b, (void)kb_id, (void)terms, (void)n, (void)fn, (void)ud;
-    *rows = *tokens = 0;
-    *skip = NULL;
-    *nskip = 0;
-    return no_kb(err);
-}
-
-static sl_value *pg_kb_rows(sl_store_be *b, const char *kb_id, const long long *ns, size_t count,
-                            float *vecs, int dims)
-{
-    (void)b, (void)kb_id, (void)ns, (void)count, (void)vecs, (void)dims;
-    return NULL;
-}
-
-static int pg_kb_indexed(sl_store_be *b, const char *kb_id, const char *doc_id,
-                         void (*fn)(long long pos, const char *content, void *ud), void *ud,
-                         sl_err *err)
-{
-    (void)b, (void)kb_id, (void)doc_id, (void)fn, (void)ud;
-    return no_kb(err);
-}
-
-static int pg_kb_kw_put(sl_store_be *b, const char *kb_id, const char *doc_id,
-                        const sl_store_kw *kw, sl_err *err)
-{
-    (void)b, (void)kb_id, (void)doc_id, (void)kw;
-    return no_kb(err);
-}
-
-static int pg_kb_kw_done(sl_store_be *b, const char *kb_id, sl_err *err)
-{
-    (void)b, (void)kb_id;
-    return no_kb(err);
+    return pg_end_tx(&x, rc ? -1 : 0, err);
 }
 
 const sl_store_ops sl_store_pg = {
