@@ -161,6 +161,21 @@ static const struct {
     {14,
      "CREATE TABLE run_events(run_id TEXT NOT NULL, seq BIGINT NOT NULL, data TEXT NOT NULL,"
      "  PRIMARY KEY(run_id, seq));"},
+    /* 15: runs as jobs.  A run request is a row (status 'queued', its
+     * request, qseq its place in line); a process claims it with SKIP
+     * LOCKED, which raises its epoch: every later write of that attempt
+     * names the epoch, so an attempt whose lease ran out writes nothing.
+     * attempts: how often it was claimed; reply: its blocking answer. */
+    {15,
+     "ALTER TABLE runs ADD COLUMN epoch INTEGER NOT NULL DEFAULT 0;"
+     "ALTER TABLE runs ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;"
+     "ALTER TABLE runs ADD COLUMN request TEXT;"
+     "ALTER TABLE runs ADD COLUMN reply TEXT;"
+     "ALTER TABLE runs ADD COLUMN qseq BIGINT;"
+     "CREATE SEQUENCE run_queue;"
+     "CREATE INDEX runs_queued ON runs(qseq) WHERE status = 'queued';"},
+    /* 16: knowledge bases (store/pg_kb.c) */
+    {16, pg_kb_migration},
 };
 
 /* Any number: the advisory lock migrations take, so two processes

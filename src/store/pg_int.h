@@ -132,6 +132,8 @@ sl_value *pg_col_json(PGresult *r, int row, int col);
 char *pg_json_or_null(const sl_value *v);
 
 /* ---- knowledge (pg_kb.c) ---- */
+/* Migration 16: what knowledge needs beyond the baseline's tables. */
+extern const char pg_kb_migration[];
 int pg_kb_add(sl_store_be *b, const char *id, const char *name, const sl_value *info,
                      sl_err *err);
 int pg_kb_set(sl_store_be *b, const char *id, const char *name, const sl_value *info,

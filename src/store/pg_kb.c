@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+const char pg_kb_migration[] = "COMMENT ON TABLE kb IS 'knowledge bases (store/pg_kb.c)';";
+
 /* ---- knowledge: not kept here yet ----
  * A knowledge base's chunks, vectors and keyword index are many rows read
  * at every search; until they are moved here (issue 20), every call says

@@ -188,6 +188,17 @@ static const char *const migrations[] = {
      * one process owns a SQLite store, so this stays empty */
     "CREATE TABLE run_events(run_id TEXT NOT NULL, seq INTEGER NOT NULL, data TEXT NOT NULL,"
     "  PRIMARY KEY(run_id, seq)) WITHOUT ROWID;",
+    /* 15: runs as jobs, as on PostgreSQL: a queued run's request, the
+     * attempt that holds it (epoch), how often it was tried, and its
+     * blocking answer; one process runs a SQLite store's runs at once, so
+     * none is ever queued here */
+    "ALTER TABLE runs ADD COLUMN epoch INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE runs ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE runs ADD COLUMN request TEXT;"
+    "ALTER TABLE runs ADD COLUMN reply TEXT;"
+    "ALTER TABLE runs ADD COLUMN qseq INTEGER;",
+    /* 16: knowledge on PostgreSQL (store/pg_kb.c); nothing here */
+    "SELECT 1;",
 };
 
 typedef struct op {
