@@ -7,6 +7,7 @@
 
 int sl_cli_sandbox(int argc, char **argv);
 int sl_cli_serve(int argc, char **argv);
+int sl_cli_worker(int argc, char **argv);
 int sl_cli_app(int argc, char **argv);
 int sl_cli_tools(int argc, char **argv);
 int sl_cli_extract(int argc, char **argv);

@@ -1374,6 +1374,7 @@ static const command commands[] = {
     {"render", "FILE|-", cmd_render, "render a Jinja2 template (--context JSON|@file)"},
     {"sandbox", "", sl_cli_sandbox, "run a command in a local sandbox (run, shell, check)"},
     {"serve", "", sl_cli_serve, "serve Dify's Service API for the apps in a data folder"},
+    {"worker", "", sl_cli_worker, "run queued runs from a shared store (PostgreSQL), no HTTP"},
     {"app", "", sl_cli_app, "import (new versions too), list, export, delete apps; keys"},
     {"tools", "", sl_cli_tools, "list an app's tools and their bindings; call a bound tool"},
     {"kb", "", sl_cli_kb, "knowledge bases: create, add documents, search; dataset keys"},

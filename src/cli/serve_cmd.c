@@ -21,7 +21,7 @@
 enum {
     O_LISTEN = 1, O_DATA, O_CONFIG, O_MAX_RUNS, O_RATE_LIMIT, O_LIMIT, O_DRAIN, O_MAX_CONN,
     O_MAX_CONN_IP, O_HEADER_TIMEOUT, O_IDLE_TIMEOUT, O_MAX_EVENT_BYTES, O_APP, O_VERSION,
-    O_NO_CONSOLE, O_CONSOLE_DIR,
+    O_NO_CONSOLE, O_CONSOLE_DIR, O_WORKERS,
 };
 
 static const sl_opt serve_opts[] = {
@@ -56,7 +56,46 @@ static const sl_opt serve_opts[] = {
     {"--console-dir", NULL, "DIR",
      "serve the web console from this folder, read at each request\n"
      "(for working on it), not the files built into sluice", O_CONSOLE_DIR},
+    {"--workers", NULL, "N",
+     "on a shared store (PostgreSQL): run at most N runs here at once\n"
+     "and queue the rest for any process with room (sluice worker);\n"
+     "0: run none here, queue every run (default: no cap)", O_WORKERS},
     {NULL, NULL, NULL, NULL, 0},
+};
+
+static const sl_opt worker_opts[] = {
+    {"--data", "--store", "URL",
+     "the shared store: postgres://… (default $SLUICE_STORE, else\n"
+     "the settings' store:)", O_DATA},
+    {"--config", NULL, "FILE", "model providers and settings (see docs/llm.md)", O_CONFIG},
+    {"--workers", NULL, "N", "runs at once (default: one per core)", O_WORKERS},
+    {"--limit", NULL, "NAME=VALUE", "a limit for every run (see sluice limits; also SLUICE_NAME)",
+     O_LIMIT},
+    {"--drain", NULL, "SECONDS",
+     "on SIGTERM or Ctrl-C, how long runs may go on before they\n"
+     "are stopped (default 30)", O_DRAIN},
+    {"--max-event-bytes", NULL, "N", "one run's stored event log, in bytes (default 64 MB)",
+     O_MAX_EVENT_BYTES},
+    {NULL, NULL, NULL, NULL, 0},
+};
+
+static const sl_optspec worker_spec = {
+    "sluice worker",
+    "usage: sluice worker --store postgres://… [--workers N] [--config FILE]\n"
+    "\n"
+    "Runs the runs that servers queue on a shared store (PostgreSQL): it claims them\n"
+    "(FOR UPDATE SKIP LOCKED) while it has room, runs each to its end with its events\n"
+    "carried to every server, and holds a lease on each that it renews; a run whose\n"
+    "worker is lost is failed, or run again when its app opts in\n"
+    "(retry_on_worker_loss in the settings).  It serves no HTTP: servers started with\n"
+    "`sluice serve --workers 0` queue every run for workers (docs/deploy.md).\n"
+    "\n",
+    worker_opts,
+    "\n"
+    "SIGTERM or Ctrl-C drains: no more runs are claimed, running ones may finish\n"
+    "(--drain, 30 s), then they are stopped; a second SIGTERM or Ctrl-C stops them at\n"
+    "once.\n",
+    false,
 };
 
 static const sl_optspec serve_spec = {
@@ -236,6 +275,21 @@ static int serve_opt(void *ud, int id, const char *v)
         }
         return 0;
     case O_NO_CONSOLE: o->no_console = true; return 0;
+    case O_WORKERS: {
+        errno = 0;
+        long n = strtol(v, &end, 10);
+        if (errno || end == v || *end || n < 0 || n > 100000) {
+            fprintf(stderr, "%s: --workers '%s': give a whole number from 0 to 100000\n",
+                    o->worker_only ? "sluice worker" : "sluice serve", v);
+            return -1;
+        }
+        if (n == 0 && o->worker_only) {
+            fprintf(stderr, "sluice worker: --workers 0 would run nothing; give 1 or more\n");
+            return -1;
+        }
+        o->workers = (int)n;
+        return 0;
+    }
     case O_CONSOLE_DIR:
         if (access(v, R_OK | X_OK)) {
             fprintf(stderr, "sluice serve: --console-dir '%s': %s (give a folder holding "
@@ -267,25 +321,33 @@ static int serve_opt(void *ud, int id, const char *v)
     return -1;
 }
 
-int sl_cli_serve(int argc, char **argv)
+/* sluice serve and sluice worker: one server, with or without HTTP. */
+static int serve_main(int argc, char **argv, bool worker)
 {
     sl_server_opts o;
     sl_server_opts_init(&o);
     sl_err lerr = {0};
     if (sl_limits_from_env(&o.limits, &lerr) < 0) {  /* SLUICE_*; --limit overrides */
-        fprintf(stderr, "sluice serve: %s\n", lerr.msg);
+        fprintf(stderr, "%s: %s\n", worker ? "sluice worker" : "sluice serve", lerr.msg);
         sl_err_clear(&lerr);
         return 2;
     }
+    const char *me = worker ? "sluice worker" : "sluice serve";
+    if (worker) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        o.worker_only = true;
+        o.workers = cpus < 1 ? 1 : (int)cpus;
+    }
     serve_args sa = {.o = &o};
-    int prc = sl_opt_parse(&serve_spec, argc, argv, 1, serve_opt, &sa, NULL);
+    int prc = sl_opt_parse(worker ? &worker_spec : &serve_spec, argc, argv, 1, serve_opt, &sa,
+                           NULL);
     if (prc != SL_OPT_OK)
         return prc == SL_OPT_HELP ? 0 : 2;
     const char *config = sa.config;
     sl_err err = {0};
     sl_config *cfg;
     if (sl_config_load(config, &cfg, &err)) {
-        fprintf(stderr, "sluice serve: %s\n", err.msg);
+        fprintf(stderr, "%s: %s\n", me, err.msg);
         sl_err_clear(&err);
         return 2;
     }
@@ -299,10 +361,17 @@ int sl_cli_serve(int argc, char **argv)
     char *token = NULL;
     bool created = false;
     if (sl_store_admin_token(s, &token, &created, &err)) {
-        fprintf(stderr, "sluice serve: %s\n", err.msg);
+        fprintf(stderr, "%s: %s\n", me, err.msg);
         sl_store_close(s);
         sl_config_free(cfg);
         return 1;
+    }
+    if (worker && !sl_store_shared(s)) {
+        fprintf(stderr, "sluice worker: the store %s is one process's (SQLite): runs are "
+                        "queued only on a shared store; give --store postgres://…\n", dir);
+        sl_store_close(s);
+        sl_config_free(cfg);
+        return 2;
     }
     if (created && strstr(dir, "://"))
         fprintf(stderr, "sluice serve: first start: a new admin token, kept in the database "
@@ -312,11 +381,21 @@ int sl_cli_serve(int argc, char **argv)
     free(token);
     int rc = sl_server_run(s, &o, &err);
     if (rc)
-        fprintf(stderr, "sluice serve: %s\n", err.msg);
+        fprintf(stderr, "%s: %s\n", me, err.msg);
     sl_err_clear(&err);
     sl_store_close(s);
     sl_config_free(cfg);
     return rc ? 1 : 0;
+}
+
+int sl_cli_serve(int argc, char **argv)
+{
+    return serve_main(argc, argv, false);
+}
+
+int sl_cli_worker(int argc, char **argv)
+{
+    return serve_main(argc, argv, true);
 }
 
 static char *read_all(const char *path, size_t *len)

@@ -23,6 +23,7 @@ struct sl_config {
     char *force_model;   /* SLUICE_LLM_MODEL */
     sl_value *sandbox;   /* the file's `sandbox` mapping, or NULL */
     char *store;         /* the file's `store`: where sluice keeps its data, or NULL */
+    sl_value *retry;     /* retry_on_worker_loss: true, or an array of app ids (NULL: off) */
     sl_bindings *tools;  /* the file's `tools` mapping (tools/binding.h) */
     sl_kb_binding *kbs;  /* the file's knowledge.datasets */
     size_t nkbs;
@@ -109,6 +110,7 @@ void sl_config_free(sl_config *c)
     json_decref(c->prices);
     json_decref(c->sandbox);
     free(c->store);
+    json_decref(c->retry);
     sl_bindings_free(c->tools);
     for (size_t i = 0; i < c->nkbs; i++) {
         sl_kb_binding *b = &c->kbs[i];
@@ -355,6 +357,24 @@ static int from_file(sl_config *c, const char *path, sl_err *err)
         free(c->store);
         c->store = sl_xstrdup(json_string_value(store));
     }
+    const sl_value *retry = json_object_get(d.root, "retry_on_worker_loss");
+    if (retry && !json_is_null(retry)) {
+        bool ok = json_is_boolean(retry) || json_is_array(retry);
+        size_t i;
+        const sl_value *id;
+        json_array_foreach(retry, i, id)
+            ok = ok && json_is_string(id) && *json_string_value(id);
+        if (!ok) {
+            sl_mark m = sl_yaml_key_mark(&d, d.root, "retry_on_worker_loss");
+            rc = sl_err_set(err, SL_EINVAL, "%s:%d:%d: `retry_on_worker_loss` is true (every "
+                            "app), false, or a list of app ids: their runs are run again from "
+                            "the start when the process running them is lost",
+                            path, m.line, m.col);
+            goto out;
+        }
+        json_decref(c->retry);
+        c->retry = json_is_true(retry) || json_is_array(retry) ? json_deep_copy(retry) : NULL;
+    }
     if (sl_bindings_parse(c->tools, &d, json_object_get(d.root, "tools"), path, true, err)) {
         rc = -1;
         goto out;
@@ -581,6 +601,20 @@ const sl_value *sl_config_sandbox(const sl_config *c)
 const char *sl_config_store(const sl_config *c)
 {
     return c ? c->store : NULL;
+}
+
+bool sl_config_retry_on_worker_loss(const sl_config *c, const char *app_id)
+{
+    if (!c || !c->retry)
+        return false;
+    if (json_is_true(c->retry))
+        return true;
+    size_t i;
+    const sl_value *id;
+    json_array_foreach(c->retry, i, id)
+        if (app_id && !strcmp(json_string_value(id), app_id))
+            return true;
+    return false;
 }
 
 bool sl_config_price(const sl_config *c, const char *model, double *input, double *output,

@@ -99,6 +99,11 @@ const sl_value *sl_config_sandbox(const sl_config *c);
 /* The file's `store:` (a folder, sqlite:FOLDER or postgres://…), or NULL;
  * --data/--store and $SLUICE_STORE come first (cli). */
 const char *sl_config_store(const sl_config *c);
+/* Whether app_id's runs are run again from the start when the process
+ * running them is lost (its lease ran out): the file's
+ * `retry_on_worker_loss`, true for every app or a list of app ids; off by
+ * default, as a run may have had effects (an HTTP call, a message sent). */
+bool sl_config_retry_on_worker_loss(const sl_config *c, const char *app_id);
 
 /* The tool bindings of the file's `tools` mapping (never NULL for a
  * loaded configuration; NULL for c NULL).  Borrowed. */

@@ -115,6 +115,18 @@ typedef struct {
     pthread_mutex_t rmu;  /* remote */
     struct rreader *remote; /* readers of runs another process runs */
     char *kb_error;       /* why kb could not be opened (heap), NULL when it was */
+    /* runs as jobs (a shared store): the thread that claims queued runs
+     * while this process has room (--workers), woken by the store's
+     * "queue" and by a run's end; and requests waiting on runs another
+     * process executes */
+    pthread_mutex_t qmu;
+    pthread_cond_t qcv;
+    bool qwake;           /* look at the queue now (qmu) */
+    atomic_bool queue_maybe; /* the last claim took all it asked: more may wait */
+    pthread_t claimer;
+    bool claiming;
+    pthread_mutex_t wmu;  /* waiters */
+    struct waiter *waiters;
 } server;
 
 static server S;
@@ -128,6 +140,7 @@ static server S;
 
 static void wake_readers(live *l);
 static bool app_exists(const char *id);
+static void claimer_wake(void);
 struct reader;
 static enum MHD_Result sse_response(struct MHD_Connection *c, struct reader *rd);
 
@@ -399,6 +412,31 @@ static void log_event_locked(live *l, const char *event, const char *data)
     publish_last(l);
 }
 
+/* One event as the /v1 stream carries it: the logged data text in Dify's
+ * envelope, the same bytes (event names and ids are ours: no escaping);
+ * message_id NULL for a workflow's run. */
+static void envelope(sl_buf *e, const char *event, const char *data, size_t data_len,
+                     const char *task_id, const char *run_id, const char *message_id,
+                     const char *conversation_id)
+{
+    sl_buf_addf(e, "{\"event\":\"%s\",\"task_id\":\"%s\",\"workflow_run_id\":\"%s\",\"data\":",
+                event, task_id, run_id);
+    sl_buf_add(e, data, data_len);
+    if (message_id)
+        sl_buf_addf(e, ",\"message_id\":\"%s\",\"conversation_id\":\"%s\"", message_id,
+                    conversation_id);
+    sl_buf_addc(e, '}');
+}
+
+/* A chat's text_chunk as the /v1 stream carries it: a message event. */
+static sl_value *message_event(const char *task_id, const char *message_id,
+                               const char *conversation_id, const sl_value *data, long long created)
+{
+    return json_pack("{s:s, s:s, s:s, s:s, s:O?, s:I}", "event", "message", "task_id", task_id,
+                     "message_id", message_id, "conversation_id", conversation_id, "answer",
+                     json_object_get(data, "text"), "created_at", (json_int_t)created);
+}
+
 static void on_event(const char *event, const sl_value *data, void *ud)
 {
     live *l = ud;
@@ -407,26 +445,17 @@ static void on_event(const char *event, const sl_value *data, void *ud)
     log_event(l, event, text ? text : "null");
     if (l->chat && !strcmp(event, "text_chunk")) {
         free(text);
-        const sl_value *t = json_object_get(data, "text");
-        push(l, json_pack("{s:s, s:s, s:s, s:s, s:O, s:I}", "event", "message", "task_id",
-                          l->task_id, "message_id", l->message_id, "conversation_id",
-                          l->conversation_id, "answer", t, "created_at", (json_int_t)l->created));
+        push(l, message_event(l->task_id, l->message_id, l->conversation_id, data, l->created));
         return;
     }
     if (!l->streaming || !text) {
         free(text);
         return;
     }
-    /* The envelope around the data text the log holds: the same bytes, not
-     * a second serialisation (event names and ids are ours, no escaping). */
     sl_buf e;
     sl_buf_init(&e, 0);
-    sl_buf_addf(&e, "{\"event\":\"%s\",\"task_id\":\"%s\",\"workflow_run_id\":\"%s\",\"data\":%s",
-                event, l->task_id, l->id, text);
-    if (l->chat)
-        sl_buf_addf(&e, ",\"message_id\":\"%s\",\"conversation_id\":\"%s\"", l->message_id,
-                    l->conversation_id);
-    sl_buf_addc(&e, '}');
+    envelope(&e, event, text, strlen(text), l->task_id, l->id, l->chat ? l->message_id : NULL,
+             l->conversation_id);
     free(text);
     push_text(l, e.data);
     sl_buf_release(&e);
@@ -440,6 +469,7 @@ typedef struct {
     char *query;
     sl_value *history;
     live *l;
+    bool claimed;         /* taken from the queue: its requester waits elsewhere */
 } job;
 
 /* The files a run of this app may read: uploads and files runs made, of
@@ -507,23 +537,12 @@ static sl_value *execute(job *j)
     const char *status = sl_run_status_name(sl_run_status_of(r));
     long long tokens = sl_run_tokens(r);
     const char *answer = json_string_value(json_object_get(sl_run_outputs(r), "answer"));
-    /* The store takes a copy: numbered readers may still be reading the
-     * log, and read it to its end. */
-    pthread_mutex_lock(&l->mu);
-    sl_buf_addc(&l->log, ']');
-    char *events = sl_xstrdup(l->log.data);
-    pthread_mutex_unlock(&l->mu);
-    if (sl_store_finish_run(S.store, l->id, status, sl_run_outputs(r), sl_run_error(r),
-                        sl_run_elapsed(r), tokens, sl_run_steps(r), wall(),
-                        l->chat ? (answer ? answer : "") : NULL, events, &err))
-        sl_log(SL_LOG_ERROR, "run %s finished (%s) but could not be recorded: %s", l->id, status,
-               err.msg);
-    sl_err_clear(&err);
-    sl_value *body;
+    long long finished = wall();
+    sl_value *body, *end = NULL;
     if (l->chat) {
         /* the knowledge chunks the answer used: Dify's citations */
         const sl_value *res = sl_run_retriever_resources(r);
-        sl_value *end = json_pack("{s:s, s:s, s:s, s:s, s:{s:{s:I}}}", "event", "message_end",
+        end = json_pack("{s:s, s:s, s:s, s:s, s:{s:{s:I}}}", "event", "message_end",
                                   "task_id", l->task_id, "message_id", l->message_id,
                                   "conversation_id", l->conversation_id, "metadata", "usage",
                                   "total_tokens", (json_int_t)tokens);
@@ -538,7 +557,6 @@ static sl_value *execute(job *j)
             json_object_set(json_object_get(body, "metadata"), "retriever_resources",
                             (sl_value *)res);
         }
-        push(l, end);
     } else {
         body = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:O, s:s?, s:f, s:I, s:i, s:I, s:I}}",
                          "workflow_run_id", l->id, "task_id", l->task_id, "data", "id", l->id,
@@ -546,8 +564,25 @@ static sl_value *execute(job *j)
                          sl_run_outputs(r), "error", sl_run_error(r), "elapsed_time",
                          sl_run_elapsed(r), "total_tokens", (json_int_t)tokens, "total_steps",
                          sl_run_steps(r), "created_at", (json_int_t)l->created, "finished_at",
-                         (json_int_t)wall());
+                         (json_int_t)finished);
     }
+    /* The store takes a copy: numbered readers may still be reading the
+     * log, and read it to its end.  A run from the queue leaves its
+     * blocking answer for the process whose client waits on it. */
+    pthread_mutex_lock(&l->mu);
+    sl_buf_addc(&l->log, ']');
+    char *events = sl_xstrdup(l->log.data);
+    pthread_mutex_unlock(&l->mu);
+    char *reply = j->claimed ? json_dumps(body, JSON_COMPACT) : NULL;
+    if (sl_store_finish_run(S.store, l->id, status, sl_run_outputs(r), sl_run_error(r),
+                            sl_run_elapsed(r), tokens, sl_run_steps(r), finished,
+                            l->chat ? (answer ? answer : "") : NULL, reply, events, &err))
+        sl_log(SL_LOG_ERROR, "run %s finished (%s) but could not be recorded: %s", l->id, status,
+               err.msg);
+    sl_err_clear(&err);
+    free(reply);
+    if (end)
+        push(l, end);
     pthread_mutex_lock(&l->mu);
     l->run = NULL;
     l->done = true;
@@ -556,6 +591,8 @@ static sl_value *execute(job *j)
     sl_run_free(r);
     atomic_fetch_sub(&j->a->running, 1);
     atomic_fetch_sub(&S.active, 1);
+    if (S.o.workers >= 0 && atomic_load(&S.queue_maybe))
+        claimer_wake();  /* room again: runs may be waiting in line */
     return body;
 }
 
@@ -575,6 +612,149 @@ static void stream_main(void *arg)
     json_decref(execute(j));
     live_unref(j->l);
     job_free(j);
+}
+
+/* ---- runs from the queue (a shared store) ---- */
+
+static void claimer_wake(void)
+{
+    if (!S.claiming)
+        return;
+    pthread_mutex_lock(&S.qmu);
+    S.qwake = true;
+    pthread_cond_signal(&S.qcv);
+    pthread_mutex_unlock(&S.qmu);
+}
+
+/* A claimed run that cannot run here (its app is gone or broken) ends
+ * failed, saying why. */
+static void claimed_fail(const char *run_id, const char *why)
+{
+    sl_err err = {0};
+    char *events = sl_xstrdup("[]");
+    if (sl_store_finish_run(S.store, run_id, "failed", NULL, why, 0, 0, 0, wall(), NULL, NULL,
+                            events, &err))
+        sl_log(SL_LOG_ERROR, "run %s: %s; and its end could not be recorded: %s", run_id, why,
+               err.msg);
+    sl_err_clear(&err);
+}
+
+/* Starts a run claimed from the queue, as start_run would have (its
+ * slot taken): row as sl_store_claim_runs gives it. */
+static void launch_claimed(const sl_value *row)
+{
+    const char *id = json_string_value(json_object_get(row, "id"));
+    const char *app_id = json_string_value(json_object_get(row, "app_id"));
+    const char *user = json_string_value(json_object_get(row, "user"));
+    const sl_value *request = json_object_get(row, "request");
+    const char *query = json_string_value(json_object_get(request, "query"));
+    sl_err err = {0};
+    app *a = app_id ? app_get(app_id, &err) : NULL;
+    if (!a || !id || strlen(id) >= 40) {
+        char *why = sl_xasprintf("the app cannot run: %s", err.msg ? err.msg : "it is gone");
+        if (id)
+            claimed_fail(id, why);
+        free(why);
+        sl_err_clear(&err);
+        atomic_fetch_sub(&S.active, 1);
+        return;
+    }
+    live *l = sl_xcalloc(1, sizeof *l);
+    snprintf(l->id, sizeof l->id, "%s", id);
+    snprintf(l->task_id, sizeof l->task_id, "%s",
+             json_string_value(json_object_get(row, "task_id")) ?: id);
+    snprintf(l->app_id, sizeof l->app_id, "%s", app_id);
+    l->chat = !strcmp(a->g.mode, "advanced-chat");
+    if (l->chat) {
+        snprintf(l->message_id, sizeof l->message_id, "%s",
+                 json_string_value(json_object_get(row, "message_id")) ?: "");
+        snprintf(l->conversation_id, sizeof l->conversation_id, "%s",
+                 json_string_value(json_object_get(row, "conversation_id")) ?: "");
+    }
+    pthread_mutex_init(&l->mu, NULL);
+    sl_buf_init(&l->sse, S.o.max_event_bytes + EVENT_CAP_ROOM);
+    sl_buf_init(&l->log, S.o.max_event_bytes + EVENT_CAP_ROOM);
+    sl_buf_addc(&l->log, '[');
+    l->user = user ? sl_xstrdup(user) : NULL;
+    l->created = json_integer_value(json_object_get(row, "created_at")) ?: wall();
+    l->refs = 1;
+    job *j = sl_xcalloc(1, sizeof *j);
+    j->a = a;
+    j->app_id = sl_xstrdup(app_id);
+    const sl_value *inputs = json_object_get(row, "inputs");
+    j->inputs = json_is_object(inputs) ? json_incref((sl_value *)inputs) : json_object();
+    j->user = user ? sl_xstrdup(user) : NULL;
+    j->query = query ? sl_xstrdup(query) : NULL;
+    j->l = l;
+    j->claimed = true;
+    if (l->chat)  /* the turns before this one (its own has no answer yet) */
+        j->history = sl_store_history(S.store, l->conversation_id, S.o.limits.history_messages);
+    atomic_fetch_add(&a->running, 1);
+    pthread_mutex_lock(&S.mu);
+    l->next = S.lives;
+    S.lives = l;
+    pthread_mutex_unlock(&S.mu);
+    sl_workers_submit(S.workers, stream_main, j);
+}
+
+/* Claims queued runs while this process has room: when the store says
+ * runs were queued, when a run here ends, and every second (a word may
+ * be lost). */
+#define CLAIM_MAX 32
+
+static void *claimer_main(void *arg)
+{
+    (void)arg;
+    double backoff = 0;
+    while (!S.stopping) {
+        pthread_mutex_lock(&S.qmu);
+        if (!S.qwake && !S.stopping) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            long ns = ts.tv_nsec + (backoff > 0 ? (long)(backoff * 1e9) : 1000000000L);
+            ts.tv_sec += ns / 1000000000L;
+            ts.tv_nsec = ns % 1000000000L;
+            pthread_cond_timedwait(&S.qcv, &S.qmu, &ts);
+        }
+        S.qwake = false;
+        pthread_mutex_unlock(&S.qmu);
+        while (!S.stopping) {
+            /* the slots are taken before the claim: a run that ends
+             * meanwhile cannot make room twice */
+            int have = atomic_load(&S.active), want;
+            do {
+                want = S.o.workers < 0 ? CLAIM_MAX : S.o.workers - have;
+                if (want > CLAIM_MAX)
+                    want = CLAIM_MAX;
+                if (want <= 0)
+                    break;
+            } while (!atomic_compare_exchange_weak(&S.active, &have, have + want));
+            if (want <= 0)
+                break;
+            sl_value *rows = NULL;
+            sl_err err = {0};
+            if (sl_store_claim_runs(S.store, want, &rows, &err)) {
+                atomic_fetch_sub(&S.active, want);
+                if (backoff == 0)
+                    sl_log(SL_LOG_WARN, "queued runs cannot be claimed: %s", err.msg);
+                sl_err_clear(&err);
+                backoff = backoff ? (backoff * 2 > 2 ? 2 : backoff * 2) : 0.1;
+                break;
+            }
+            backoff = 0;
+            int n = (int)json_array_size(rows);
+            atomic_fetch_sub(&S.active, want - n);
+            atomic_store(&S.queue_maybe, n == want);
+            size_t i;
+            sl_value *row;
+            json_array_foreach(rows, i, row)
+                launch_claimed(row);
+            json_decref(rows);
+            if (n < want)
+                break;
+        }
+    }
+    return NULL;
 }
 
 /* The SSE reader of one client: its own position in the run's events.
@@ -975,6 +1155,186 @@ static int resolve_files(const char *app_id, const char *user, sl_value *inputs,
  * /workflows/run (0), or the admin API's /runs, which takes the app's own
  * mode (-1).  detached: answer 202 with the run's ids at once and let it
  * go on; its events are then GET /admin/runs/ID/events. */
+/* Takes a slot for a run executed here: false when --workers are all
+ * busy (the run is queued then). */
+static bool slot_take(void)
+{
+    int n = atomic_load(&S.active);
+    do {
+        if (S.o.workers >= 0 && n >= S.o.workers)
+            return false;
+    } while (!atomic_compare_exchange_weak(&S.active, &n, n + 1));
+    return true;
+}
+
+/* The ids of a run started detached (POST /admin/apps/ID/runs). */
+static sl_value *run_ids(const live *l, const char *mode)
+{
+    sl_value *ids = json_pack("{s:s, s:s, s:s, s:s}", "id", l->id, "task_id", l->task_id,
+                              "app_id", l->app_id, "mode", mode);
+    if (l->chat) {
+        json_object_set_new(ids, "conversation_id", json_string(l->conversation_id));
+        json_object_set_new(ids, "message_id", json_string(l->message_id));
+    }
+    return ids;
+}
+
+static enum MHD_Result remote_v1(struct MHD_Connection *c, const live *l);
+
+/* ---- requests waiting on a run another process executes ---- */
+
+typedef struct waiter {
+    const char *run_id;
+    pthread_cond_t cv;
+    bool woken;
+    struct waiter *next;
+} waiter;
+
+static void waiter_add(waiter *w, const char *run_id)
+{
+    w->run_id = run_id;
+    w->woken = false;
+    pthread_cond_init(&w->cv, NULL);
+    pthread_mutex_lock(&S.wmu);
+    w->next = S.waiters;
+    S.waiters = w;
+    pthread_mutex_unlock(&S.wmu);
+}
+
+static void waiter_remove(waiter *w)
+{
+    pthread_mutex_lock(&S.wmu);
+    for (waiter **p = &S.waiters; *p; p = &(*p)->next)
+        if (*p == w) {
+            *p = w->next;
+            break;
+        }
+    pthread_mutex_unlock(&S.wmu);
+    pthread_cond_destroy(&w->cv);
+}
+
+/* Wakes the waiters of run_id (NULL: all). */
+static void waiters_wake(const char *run_id)
+{
+    pthread_mutex_lock(&S.wmu);
+    for (waiter *w = S.waiters; w; w = w->next)
+        if (!run_id || !strcmp(w->run_id, run_id)) {
+            w->woken = true;
+            pthread_cond_signal(&w->cv);
+        }
+    pthread_mutex_unlock(&S.wmu);
+}
+
+/* The blocking answer of a run that ended without leaving one (its
+ * process was lost): made from its row, as Dify shapes it. */
+static sl_value *reply_of_row(const live *l)
+{
+    sl_value *run = sl_store_run_get(S.store, NULL, l->id);
+    if (!run)
+        return NULL;
+    sl_value *body;
+    if (l->chat) {
+        body = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:{s:{s:O}}, s:I}", "event", "message",
+                         "task_id", l->task_id, "id", l->message_id, "message_id", l->message_id,
+                         "conversation_id", l->conversation_id, "answer", "", "metadata", "usage",
+                         "total_tokens", json_object_get(run, "total_tokens"), "created_at",
+                         (json_int_t)l->created);
+    } else {
+        body = json_pack("{s:s, s:s, s:O}", "workflow_run_id", l->id, "task_id", l->task_id,
+                         "data", run);
+        json_object_del(json_object_get(body, "data"), "user");
+        json_object_del(json_object_get(body, "data"), "app_version");
+        json_object_del(json_object_get(body, "data"), "inputs");
+    }
+    json_decref(run);
+    return body;
+}
+
+/* A blocking request for a queued run: waits for its end (the store says
+ * "done"; and every second, in case a word was lost) and answers what
+ * the process that ran it left. */
+static enum MHD_Result wait_reply(struct MHD_Connection *c, const live *l, waiter *w)
+{
+    char *status = NULL, *reply = NULL;
+    bool ended = false;
+    for (;;) {
+        pthread_mutex_lock(&S.wmu);
+        if (!w->woken && !S.stopping) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_sec += 1;
+            pthread_cond_timedwait(&w->cv, &S.wmu, &ts);
+        }
+        w->woken = false;
+        pthread_mutex_unlock(&S.wmu);
+        free(status);
+        free(reply);
+        status = reply = NULL;
+        sl_err err = {0};
+        if (sl_store_run_state(S.store, l->id, &status, &reply, &err)) {
+            bool gone = err.code == SL_ENOTFOUND;
+            sl_err_clear(&err);
+            if (gone)
+                break;  /* its app was deleted meanwhile */
+        } else if (strcmp(status, "queued") && strcmp(status, "running")) {
+            ended = true;
+            break;
+        }
+        if (S.stopping)
+            break;
+    }
+    waiter_remove(w);
+    sl_value *body = reply ? json_loads(reply, 0, NULL) : ended ? reply_of_row(l) : NULL;
+    free(status);
+    free(reply);
+    if (body)
+        return reply_json(c, 200, body);
+    if (S.stopping)
+        return reply_error(c, 503, "server_stopping",
+                           "this server is shutting down; the run goes on in another process: "
+                           "GET /v1/workflows/run/%s gives its result", l->id);
+    return reply_error(c, 404, "not_found", "run %s is gone (its app was deleted)", l->id);
+}
+
+/* Queues the run that start_run prepared, for any process with room, and
+ * answers as it would have: 202 with the ids, the event stream (read
+ * from the store as the run goes), or the blocking answer once it ends.
+ * Takes j and its live. */
+static enum MHD_Result run_queued(struct MHD_Connection *c, job *j, const sl_run_row *row,
+                                  bool detached, bool streaming)
+{
+    live *l = j->l;
+    sl_value *rq = json_pack("{s:s?, s:b}", "query", j->query, "retry",
+                             sl_config_retry_on_worker_loss(S.o.config, j->app_id));
+    char *request = json_dumps(rq, JSON_COMPACT);
+    json_decref(rq);
+    waiter w;
+    bool wait = !detached && !streaming;
+    if (wait)  /* before the run is in line: its end cannot come first */
+        waiter_add(&w, l->id);
+    sl_err err = {0};
+    int rc = sl_store_enqueue_run(S.store, row, request, &err);
+    free(request);
+    enum MHD_Result ret;
+    if (rc) {
+        if (wait)
+            waiter_remove(&w);
+        ret = reply_error(c, 503, "store_unavailable",
+                          "the run cannot be queued, so it was not started: %s; try again "
+                          "shortly", err.msg);
+        sl_err_clear(&err);
+    } else if (detached) {
+        ret = reply_json(c, 202, run_ids(l, j->a->g.mode));
+    } else if (streaming) {
+        ret = remote_v1(c, l);
+    } else {
+        ret = wait_reply(c, l, &w);
+    }
+    job_free(j);
+    live_unref(l);
+    return ret;
+}
+
 static enum MHD_Result start_run(struct MHD_Connection *c, const char *app_id, sl_value *body,
                                  int chat, bool detached)
 {
@@ -1074,6 +1434,9 @@ static enum MHD_Result start_run(struct MHD_Connection *c, const char *app_id, s
     }
     sl_run_row row = {l->id, app_id, l->task_id, user, chat ? l->conversation_id : NULL,
                       chat ? l->message_id : NULL, prepared, a->version};
+    /* no room here (--workers): the run waits in line for any process */
+    if (S.shared && !slot_take())
+        return run_queued(c, j, &row, detached, streaming);
     if (sl_store_start_run(S.store, &row, &err)) {
         /* a run that cannot be recorded does not run: its result would
          * be lost (a database store that is down; SQLite queues starts) */
@@ -1081,12 +1444,12 @@ static enum MHD_Result start_run(struct MHD_Connection *c, const char *app_id, s
                                         "the run cannot be recorded, so it was not started: %s; "
                                         "try again shortly", err.msg);
         sl_err_clear(&err);
+        atomic_fetch_sub(&S.active, 1);
         job_free(j);
         live_unref(l);
         return r;
     }
     atomic_fetch_add(&a->running, 1);
-    atomic_fetch_add(&S.active, 1);
     pthread_mutex_lock(&S.mu);
     l->next = S.lives;
     S.lives = l;
@@ -1094,12 +1457,7 @@ static enum MHD_Result start_run(struct MHD_Connection *c, const char *app_id, s
     if (detached) {
         /* the answer is made first: once submitted, the run may end and
          * free l before this thread looks at it again */
-        sl_value *ids = json_pack("{s:s, s:s, s:s, s:s}", "id", l->id, "task_id", l->task_id,
-                                  "app_id", app_id, "mode", a->g.mode);
-        if (chat) {
-            json_object_set_new(ids, "conversation_id", json_string(l->conversation_id));
-            json_object_set_new(ids, "message_id", json_string(l->message_id));
-        }
+        sl_value *ids = run_ids(l, a->g.mode);
         sl_workers_submit(S.workers, stream_main, j);
         return reply_json(c, 202, ids);
     }
@@ -1704,16 +2062,86 @@ typedef struct rreader {
     size_t out_pos;
     long long last;           /* the number of the last event taken */
     bool done, waiting, ping;
+    bool finished;            /* workflow_finished was taken */
     double since;             /* when it started waiting */
+    /* a /v1 stream (of a queued run, for the client that asked for it):
+     * events in Dify's envelope, unnumbered, and a chat's message_end */
+    bool v1, chat;
+    char task_id[40], message_id[40], conversation_id[40];
+    long long created;
     struct rreader *next;     /* on S.remote (S.rmu) */
 } rreader;
 
 static void rr_add(rreader *rr, long long seq, const char *text)
 {
-    sl_buf_addf(&rr->out, "id: %lld\ndata: %s\n\n", seq, text);
     rr->last = seq;
-    if (strstr(text, "\"event\":\"workflow_finished\""))
-        rr->done = true;
+    bool fin = strstr(text, "\"event\":\"workflow_finished\"") != NULL;
+    rr->finished = rr->finished || fin;
+    if (!rr->v1) {
+        sl_buf_addf(&rr->out, "id: %lld\ndata: %s\n\n", seq, text);
+        rr->done = rr->done || fin;
+        return;
+    }
+    /* the log's {"event":"NAME","data":DATA} (log_event_locked) */
+    const char *name = text + 10, *q = strchr(name, '"');
+    const char *data = q ? strstr(q, ",\"data\":") : NULL;
+    size_t tl = strlen(text);
+    if (strncmp(text, "{\"event\":\"", 10) || !data || tl < 2 || text[tl - 1] != '}')
+        return;
+    data += 8;
+    char event[64];
+    snprintf(event, sizeof event, "%.*s", (int)(q - name), name);
+    sl_buf_adds(&rr->out, "data: ");
+    if (rr->chat && !strcmp(event, "text_chunk")) {
+        sl_value *d = json_loadb(data, (size_t)(text + tl - 1 - data), 0, NULL);
+        sl_value *m = message_event(rr->task_id, rr->message_id, rr->conversation_id, d,
+                                    rr->created);
+        char *mt = json_dumps(m, JSON_COMPACT);
+        sl_buf_adds(&rr->out, mt ? mt : "{}");
+        free(mt);
+        json_decref(m);
+        json_decref(d);
+    } else {
+        envelope(&rr->out, event, data, (size_t)(text + tl - 1 - data), rr->task_id, rr->run_id,
+                 rr->chat ? rr->message_id : NULL, rr->conversation_id);
+    }
+    sl_buf_adds(&rr->out, "\n\n");
+}
+
+/* The end of a /v1 stream of a run that ended: a chat's message_end (its
+ * usage and citations, from the answer the run left), or an error event
+ * when the run ended without workflow_finished (its process was lost). */
+static void rr_v1_end(rreader *rr, const char *reply)
+{
+    sl_value *r = reply ? json_loads(reply, 0, NULL) : NULL;
+    sl_value *ev = NULL;
+    if (!rr->finished) {
+        sl_value *run = sl_store_run_get(S.store, NULL, rr->run_id);
+        ev = json_pack("{s:s, s:s, s:s, s:i, s:s, s:s}", "event", "error", "task_id",
+                       rr->task_id, "workflow_run_id", rr->run_id, "status", 500, "code",
+                       "run_failed", "message",
+                       json_string_value(json_object_get(run, "error")) ?: "the run ended early");
+        json_decref(run);
+    } else if (rr->chat) {
+        const sl_value *md = json_object_get(r, "metadata");
+        ev = json_pack("{s:s, s:s, s:s, s:s, s:O}", "event", "message_end", "task_id",
+                       rr->task_id, "message_id", rr->message_id, "conversation_id",
+                       rr->conversation_id, "metadata", md ? md : json_object());
+        if (!md)
+            json_decref(json_object_get(ev, "metadata"));
+    }
+    if (ev && rr->chat && !rr->finished) {
+        json_object_set_new(ev, "message_id", json_string(rr->message_id));
+        json_object_set_new(ev, "conversation_id", json_string(rr->conversation_id));
+    }
+    if (ev) {
+        char *t = json_dumps(ev, JSON_COMPACT);
+        sl_buf_addf(&rr->out, "data: %s\n\n", t ? t : "{}");
+        free(t);
+        json_decref(ev);
+    }
+    json_decref(r);
+    rr->done = true;
 }
 
 /* Takes what is new for rr from the store; rr->mu held.  check: also ask
@@ -1729,13 +2157,29 @@ static void rr_fetch(rreader *rr, bool check)
                    json_string_value(json_object_get(e, "text")) ?: "{}");
     bool got = json_array_size(ev) > 0;
     json_decref(ev);
-    if (rr->done || (got && !check))
+    if (rr->done || (got && !check && !(rr->v1 && rr->finished)))
         return;
-    sl_value *run = sl_store_run_get(S.store, NULL, rr->run_id);
-    bool running = run && !strcmp(json_string_value(json_object_get(run, "status")) ?: "", "running");
-    json_decref(run);
-    if (running || !run)
+    char *status = NULL, *reply = NULL;
+    sl_err err = {0};
+    int st = sl_store_run_state(S.store, rr->run_id, &status, &reply, &err);
+    sl_err_clear(&err);
+    bool queued = !st && !strcmp(status, "queued");
+    bool running = !st && (queued || !strcmp(status, "running"));
+    free(status);
+    if (queued && rr->last > 0) {
+        /* its process was lost and it waits to run again from the start
+         * (retry_on_worker_loss): this stream cannot go on */
+        sl_buf_addf(&rr->out, "%sdata: {\"event\":\"error\",\"task_id\":\"%s\","
+                    "\"workflow_run_id\":\"%s\",\"status\":500,\"code\":\"run_restarted\","
+                    "\"message\":\"the process running this run was lost; the run is queued to "
+                    "run again from the start: GET /v1/workflows/run/%s gives its result\"}\n\n",
+                    rr->v1 ? "" : "event: error\n", rr->task_id, rr->run_id, rr->run_id);
+        rr->done = true;
+    }
+    if (st || running) {
+        free(reply);
         return;
+    }
     /* it ended: the rest from its log (the carried copies are gone) */
     sl_value *all = sl_store_run_events(S.store, NULL, rr->run_id);
     json_array_foreach(all, i, e) {
@@ -1747,6 +2191,9 @@ static void rr_fetch(rreader *rr, bool check)
         free(text);
     }
     json_decref(all);
+    if (rr->v1)
+        rr_v1_end(rr, reply);
+    free(reply);
     rr->done = true;
 }
 
@@ -1783,13 +2230,17 @@ static void on_store(const char *what, const char *run_id, void *ud)
         pthread_mutex_unlock(&S.rmu);
         return;
     }
-    bool lost = !strcmp(what, "lost");
+    bool lost = !strcmp(what, "lost"), done = !strcmp(what, "done");
+    if (!strcmp(what, "queue") || lost)
+        claimer_wake();
+    if (done || lost)
+        waiters_wake(done ? run_id : NULL);
     for (rreader *rr = S.remote; rr; rr = rr->next) {
         if (!lost && strcmp(rr->run_id, run_id ? run_id : ""))
             continue;
         pthread_mutex_lock(&rr->mu);
         if (!rr->done)
-            rr_fetch(rr, lost);
+            rr_fetch(rr, lost || done);
         if (rr->waiting && (rr->out_pos < rr->out.len || rr->done)) {
             rr->waiting = false;
             MHD_resume_connection(rr->c);
@@ -1869,12 +2320,9 @@ static void ping_remote(void)
     pthread_mutex_unlock(&S.rmu);
 }
 
-static enum MHD_Result remote_events(struct MHD_Connection *c, const char *run_id, long long after)
+static enum MHD_Result remote_stream(struct MHD_Connection *c, rreader *rr)
 {
-    rreader *rr = sl_xcalloc(1, sizeof *rr);
-    snprintf(rr->run_id, sizeof rr->run_id, "%.39s", run_id);
     rr->c = c;
-    rr->last = after;
     pthread_mutex_init(&rr->mu, NULL);
     sl_buf_init(&rr->out, 0);
     pthread_mutex_lock(&S.rmu);  /* on the list before the first fetch: nothing falls between */
@@ -1885,6 +2333,30 @@ static enum MHD_Result remote_events(struct MHD_Connection *c, const char *run_i
     pthread_mutex_unlock(&rr->mu);
     pthread_mutex_unlock(&S.rmu);
     return stream_reply(c, rr_read, rr, rr_free);
+}
+
+static enum MHD_Result remote_events(struct MHD_Connection *c, const char *run_id, long long after)
+{
+    rreader *rr = sl_xcalloc(1, sizeof *rr);
+    snprintf(rr->run_id, sizeof rr->run_id, "%.39s", run_id);
+    rr->last = after;
+    return remote_stream(c, rr);
+}
+
+/* The /v1 stream of a run queued for its client: as a local run's. */
+static enum MHD_Result remote_v1(struct MHD_Connection *c, const live *l)
+{
+    rreader *rr = sl_xcalloc(1, sizeof *rr);
+    memcpy(rr->run_id, l->id, sizeof rr->run_id);
+    memcpy(rr->task_id, l->task_id, sizeof rr->task_id);
+    rr->v1 = true;
+    rr->chat = l->chat;
+    if (l->chat) {
+        memcpy(rr->message_id, l->message_id, sizeof rr->message_id);
+        memcpy(rr->conversation_id, l->conversation_id, sizeof rr->conversation_id);
+    }
+    rr->created = l->created;
+    return remote_stream(c, rr);
 }
 
 /* GET /admin/runs/ID/events: a running run's events as they come (the
@@ -1916,9 +2388,10 @@ static enum MHD_Result admin_run_events(struct MHD_Connection *c, const char *ru
     sl_value *run = sl_store_run_get(S.store, NULL, run_id);
     if (!run)
         return reply_error(c, 404, "not_found", "no run %s", run_id);
-    bool running = !strcmp(json_string_value(json_object_get(run, "status")) ?: "", "running");
+    const char *status = json_string_value(json_object_get(run, "status")) ?: "";
+    bool running = !strcmp(status, "running") || !strcmp(status, "queued");
     json_decref(run);
-    if (running && S.shared) /* another process runs it */
+    if (running && S.shared) /* another process runs it, or will */
         return remote_events(c, run_id, after);
     if (running) /* started a moment ago, or by another server on the store */
         return reply_error(c, 409, "run_running",
@@ -1990,9 +2463,11 @@ static enum MHD_Result admin_run_stop(struct MHD_Connection *c, const char *run_
         sl_value *run = sl_store_run_get(S.store, NULL, run_id);
         if (!run)
             return reply_error(c, 404, "not_found", "no run %s", run_id);
-        bool running = !strcmp(json_string_value(json_object_get(run, "status")) ?: "", "running");
+        const char *status = json_string_value(json_object_get(run, "status")) ?: "";
+        bool running = !strcmp(status, "running") || !strcmp(status, "queued");
         json_decref(run);
-        /* another process runs it: the store tells them all */
+        /* another process runs it (or it waits in line): the store tells
+         * them all */
         sl_err err = {0};
         if (running && S.shared) {
             if (sl_store_stop_request(S.store, run_id, &err)) {
@@ -2433,6 +2908,7 @@ void sl_server_opts_init(sl_server_opts *o)
     o->header_timeout_s = 10;
     o->idle_timeout_s = 60;
     o->max_event_bytes = (size_t)64 << 20;
+    o->workers = -1;
     sl_limits_default(&o->limits);
 }
 
@@ -2463,7 +2939,7 @@ int sl_server_run(sl_store *store, const sl_server_opts *o, sl_err *err)
 {
     if (sl_mhd_load(err))
         return -1;
-    sl_log_init("serve");
+    sl_log_init(o->worker_only ? "worker" : "serve");
     memset(&S, 0, sizeof S);
     /* Two malloc arenas, not eight per core: connection threads come and
      * go, and every arena one touched keeps its own free memory, which
@@ -2488,19 +2964,33 @@ int sl_server_run(sl_store *store, const sl_server_opts *o, sl_err *err)
     sl_map_init(&S.apps);
     sl_map_init(&S.keys);
     S.keys_version = sl_store_keys_version(store);
+    pthread_mutex_init(&S.qmu, NULL);
+    pthread_cond_init(&S.qcv, NULL);
+    pthread_mutex_init(&S.wmu, NULL);
+    const char *who = o->worker_only ? "sluice worker" : "sluice serve";
+    if ((o->workers >= 0 || o->worker_only) && !S.shared) {
+        atomic_store(&S.listening, false);
+        return sl_err_set(err, SL_EINVAL, "%s: runs are queued only on a store that processes "
+                          "share (PostgreSQL: --store postgres://…); with this one, one process "
+                          "runs every run itself (leave out --workers)",
+                          o->worker_only ? "sluice worker" : "--workers");
+    }
 
-    char host[128];
-    int port;
-    const char *colon = strrchr(o->listen, ':');
-    if (!colon || (port = atoi(colon + 1)) <= 0 || port > 65535 ||
-        (size_t)(colon - o->listen) >= sizeof host)
-        return sl_err_set(err, SL_EINVAL, "--listen '%s': use ADDR:PORT, e.g. 127.0.0.1:5001",
-                          o->listen);
-    snprintf(host, sizeof host, "%.*s", (int)(colon - o->listen), o->listen);
-    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    if (inet_pton(AF_INET, host, &addr.sin_addr) != 1)
-        return sl_err_set(err, SL_EINVAL, "--listen '%s': '%s' is not an IPv4 address", o->listen,
-                          host);
+    char host[128] = "";
+    int port = 0;
+    struct sockaddr_in addr = {.sin_family = AF_INET};
+    if (!o->worker_only) {
+        const char *colon = strrchr(o->listen, ':');
+        if (!colon || (port = atoi(colon + 1)) <= 0 || port > 65535 ||
+            (size_t)(colon - o->listen) >= sizeof host)
+            return sl_err_set(err, SL_EINVAL, "--listen '%s': use ADDR:PORT, e.g. 127.0.0.1:5001",
+                              o->listen);
+        snprintf(host, sizeof host, "%.*s", (int)(colon - o->listen), o->listen);
+        addr.sin_port = htons((uint16_t)port);
+        if (inet_pton(AF_INET, host, &addr.sin_addr) != 1)
+            return sl_err_set(err, SL_EINVAL, "--listen '%s': '%s' is not an IPv4 address",
+                              o->listen, host);
+    }
     /* thousands of streaming clients need thousands of descriptors */
     struct rlimit rl;
     if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
@@ -2539,7 +3029,7 @@ int sl_server_run(sl_store *store, const sl_server_opts *o, sl_err *err)
     /* An event loop per core (epoll) serves every connection; nothing on
      * it waits: requests are answered by workers (serve_request) and SSE
      * readers suspend until their run's next event. */
-    struct MHD_Daemon *d = MHD_start_daemon(
+    struct MHD_Daemon *d = o->worker_only ? NULL : MHD_start_daemon(
         MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG,
         (uint16_t)port, NULL, NULL, handle, NULL, MHD_OPTION_EXTERNAL_LOGGER, log_mhd, NULL,
         MHD_OPTION_SOCK_ADDR, &addr, MHD_OPTION_THREAD_POOL_SIZE, loops,
@@ -2547,7 +3037,7 @@ int sl_server_run(sl_store *store, const sl_server_opts *o, sl_err *err)
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, S.o.max_connections_per_ip,
         MHD_OPTION_CONNECTION_TIMEOUT, S.o.header_timeout_s, MHD_OPTION_LISTEN_BACKLOG_SIZE,
         1024u, MHD_OPTION_END);
-    if (!d) {
+    if (!d && !o->worker_only) {
         sl_workers_free(S.workers);
         if (S.kb)
             sl_kb_close(S.kb);
@@ -2558,10 +3048,21 @@ int sl_server_run(sl_store *store, const sl_server_opts *o, sl_err *err)
     struct sigaction sa = {.sa_handler = on_signal};
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
-    fprintf(stderr, "sluice serve: listening on http://%s (Service API at /v1)\n", o->listen);
-    if (!o->no_console)
+    if (d)
+        fprintf(stderr, "sluice serve: listening on http://%s (Service API at /v1)\n", o->listen);
+    if (d && !o->no_console)
         fprintf(stderr, "sluice serve: web console at http://%s/ (sign in with the admin token)\n",
                 o->listen);
+    /* a process with room claims queued runs */
+    if (S.shared && o->workers != 0) {
+        S.claiming = !pthread_create(&S.claimer, NULL, claimer_main, NULL);
+        if (!S.claiming)
+            sl_log(SL_LOG_ERROR, "queued runs cannot be claimed: no thread for it");
+        else if (o->worker_only && o->workers > 0)
+            fprintf(stderr, "sluice worker: running queued runs, %d at a time\n", o->workers);
+        else if (o->worker_only)
+            fprintf(stderr, "sluice worker: running queued runs\n");
+    }
     /* idle: give memory freed by finished requests back to the system,
      * after 0.5 s and again once the idle workers have exited (2 s after
      * their last task; a tick later, when their thread caches are back) */
@@ -2582,9 +3083,16 @@ int sl_server_run(sl_store *store, const sl_server_opts *o, sl_err *err)
             idle = 0;
         }
     }
-    /* drain: no new runs; running ones get drain_s, then they are stopped */
-    fprintf(stderr, "sluice serve: stopping; %d run(s) still going\n", atomic_load(&S.active));
-    MHD_quiesce_daemon(d);
+    /* drain: no new runs (none claimed); running ones get drain_s, then
+     * they are stopped; requests waiting on runs elsewhere are answered */
+    if (S.claiming) {
+        claimer_wake();
+        pthread_join(S.claimer, NULL);
+    }
+    waiters_wake(NULL);
+    fprintf(stderr, "%s: stopping; %d run(s) still going\n", who, atomic_load(&S.active));
+    if (d)
+        MHD_quiesce_daemon(d);
     double t0 = sl_clock_s();
     for (;;) {
         double el = sl_clock_s() - t0;
@@ -2611,7 +3119,8 @@ int sl_server_run(sl_store *store, const sl_server_opts *o, sl_err *err)
         ping_readers();
         usleep(10000);
     }
-    MHD_stop_daemon(d);
+    if (d)
+        MHD_stop_daemon(d);
     sl_workers_free(S.workers);
     for (size_t i = 0; i < S.apps.cap; i++)
         if (S.apps.slots && S.apps.slots[i].key) {
@@ -2637,6 +3146,9 @@ int sl_server_run(sl_store *store, const sl_server_opts *o, sl_err *err)
     pthread_mutex_lock(&S.rmu);  /* an on_store under way ends first */
     pthread_mutex_unlock(&S.rmu);
     pthread_mutex_destroy(&S.mu);
-    fprintf(stderr, "sluice serve: stopped\n");
+    pthread_mutex_destroy(&S.qmu);
+    pthread_cond_destroy(&S.qcv);
+    pthread_mutex_destroy(&S.wmu);
+    fprintf(stderr, "%s: stopped\n", who);
     return 0;
 }

@@ -45,6 +45,14 @@ typedef struct {
     bool no_console;         /* --no-console: `/` and the console's files are 404 */
     const char *console_dir; /* --console-dir: serve the console from this folder
                               * (read at each request), not the built-in files */
+    /* runs as jobs, on a store shared by processes (docs/deploy.md): how
+     * many runs this process executes at once.  -1 (the default): no cap,
+     * every request runs here.  N >= 1: at most N; a request beyond them is
+     * queued for any process with room.  0: none; every run is queued.  A
+     * process with room claims queued runs (SKIP LOCKED).  A SQLite store
+     * has one process: it takes -1 only. */
+    int workers;
+    bool worker_only;        /* sluice worker: no HTTP, it runs queued runs */
 } sl_server_opts;
 
 void sl_server_opts_init(sl_server_opts *o);

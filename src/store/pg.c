@@ -185,8 +185,43 @@ static const struct {
 typedef struct pub_item {
     struct pub_item *next;
     char *run_id, *text;
-    long long seq;
+    long long seq, epoch;
 } pub_item;
+
+/* ---- the epoch of each run this process runs ---- */
+
+static void epoch_set(sl_store_be *b, const char *run_id, long long epoch)
+{
+    pthread_mutex_lock(&b->mu);
+    size_t i = 0;
+    while (i < b->nepochs && strcmp(b->epochs[i].id, run_id))
+        i++;
+    if (i == b->nepochs) {
+        if (b->nepochs == b->epochs_cap) {
+            b->epochs_cap = b->epochs_cap ? 2 * b->epochs_cap : 64;
+            b->epochs = sl_xrealloc(b->epochs, b->epochs_cap * sizeof *b->epochs);
+        }
+        snprintf(b->epochs[b->nepochs++].id, sizeof b->epochs->id, "%s", run_id);
+    }
+    b->epochs[i].epoch = epoch;
+    pthread_mutex_unlock(&b->mu);
+}
+
+/* The run's epoch here (0: not this process's); drop: forget it. */
+static long long epoch_of(sl_store_be *b, const char *run_id, bool drop)
+{
+    long long e = 0;
+    pthread_mutex_lock(&b->mu);
+    for (size_t i = 0; i < b->nepochs; i++)
+        if (!strcmp(b->epochs[i].id, run_id)) {
+            e = b->epochs[i].epoch;
+            if (drop)
+                b->epochs[i] = b->epochs[--b->nepochs];
+            break;
+        }
+    pthread_mutex_unlock(&b->mu);
+    return e;
+}
 
 long long pg_now_s(void)
 {
@@ -667,6 +702,7 @@ static void be_free(sl_store_be *b)
     pthread_mutex_destroy(&b->mu);
     pthread_cond_destroy(&b->cv);
     free(b->conninfo);
+    free(b->epochs);
     free(b->down_why);
     free(b->shown);
     for (int i = 0; i < b->npw; i++)
@@ -700,18 +736,24 @@ static void pub_write(sl_store_be *b, pub_item *batch)
     for (pub_item *it = batch; it && !rc;) {
         sl_buf q;
         sl_buf_init(&q, 0);
-        sl_buf_adds(&q, "INSERT INTO run_events(run_id, seq, data) VALUES");
-        const char *v[3 * PUB_ROWS];
-        char seqs[PUB_ROWS][24];
+        /* only the attempt that holds the run writes: its owner and epoch */
+        sl_buf_adds(&q, "INSERT INTO run_events(run_id, seq, data) SELECT v.r, v.s, v.d FROM"
+                        " (VALUES");
+        const char *v[4 * PUB_ROWS + 1];
+        char seqs[PUB_ROWS][24], eps[PUB_ROWS][24];
         int k = 0;
         for (; it && k < PUB_ROWS; it = it->next, k++) {
-            sl_buf_addf(&q, "%s($%d, $%d, $%d)", k ? "," : "", 3 * k + 1, 3 * k + 2, 3 * k + 3);
-            v[3 * k] = it->run_id;
-            v[3 * k + 1] = pg_ll(seqs[k], it->seq);
-            v[3 * k + 2] = it->text;
+            sl_buf_addf(&q, "%s($%d, $%d::bigint, $%d, $%d::int)", k ? "," : "", 4 * k + 2,
+                        4 * k + 3, 4 * k + 4, 4 * k + 5);
+            v[4 * k + 1] = it->run_id;
+            v[4 * k + 2] = pg_ll(seqs[k], it->seq);
+            v[4 * k + 3] = it->text;
+            v[4 * k + 4] = pg_ll(eps[k], it->epoch);
         }
-        sl_buf_adds(&q, " ON CONFLICT DO NOTHING");
-        rc = pg_changed(pg_qx(&x, "carry runs' events", q.data, 3 * k, v, &err)) < 0;
+        v[0] = b->owner;
+        sl_buf_adds(&q, ") v(r, s, d, e) JOIN runs ON runs.id = v.r AND runs.owner = $1"
+                        " AND runs.epoch = v.e ON CONFLICT DO NOTHING");
+        rc = pg_changed(pg_qx(&x, "carry runs' events", q.data, 4 * k + 1, v, &err)) < 0;
         sl_buf_release(&q);
     }
     for (pub_item *it = batch; it && !rc; it = it->next) {
@@ -776,6 +818,7 @@ static void pg_event_publish(sl_store_be *b, const char *run_id, long long seq, 
     memcpy(it->text, text, len);
     it->text[len] = 0;
     it->seq = seq;
+    it->epoch = epoch_of(b, run_id, false);
     pthread_mutex_lock(&b->pub_mu);
     if (b->pub_n >= PUB_MAX) {  /* the oldest goes: readers get the rest at the run's end */
         pub_item *old = b->pub_head;
@@ -844,8 +887,32 @@ static long long pg_running(sl_store_be *b, const char *app_id)
     return n;
 }
 
+/* A run still in line is stopped here and now; one that runs, by its
+ * process, told on sluice_stop.  run_id may be "task\tAPP\tTASK\tUSER"
+ * (a /v1 stop, by task id and only for that user). */
 static int pg_stop_request(sl_store_be *b, const char *run_id, sl_err *err)
 {
+    char t[24];
+    char *f = sl_xstrdup(run_id), *save = NULL;
+    bool task = !strncmp(f, "task\t", 5);
+    const char *app = task ? strtok_r(f + 5, "\t", &save) : NULL;
+    const char *tid = task ? strtok_r(NULL, "\t", &save) : NULL;
+    const char *user = task ? strtok_r(NULL, "\t", &save) : NULL;
+    PGresult *r = pg_q1(b, "stop a queued run",
+                        "WITH s AS (UPDATE runs SET status='stopped', error='the run was stopped"
+                        " before it started', finished_at=$5, reply=NULL WHERE status='queued' AND"
+                        " CASE WHEN $2::text IS NULL THEN id=$1 ELSE app_id=$2 AND task_id=$3"
+                        " AND coalesce(nullif(\"user\", ''), '" SL_STORE_DEFAULT_USER "')"
+                        " = coalesce(nullif($4, ''), '" SL_STORE_DEFAULT_USER "') END"
+                        " RETURNING id) SELECT pg_notify('sluice_done', id) FROM s",
+                        ARGS(run_id, app, tid, user, pg_ll(t, pg_now_s())), err);
+    free(f);
+    if (!r)
+        return -1;
+    bool stopped = PQntuples(r) > 0;
+    PQclear(r);
+    if (stopped)
+        return 0;
     return pg_changed(pg_q1(b, "ask for a run to stop", "SELECT pg_notify('sluice_stop', $1)",
                       ARGS(run_id), err)) < 0 ? -1 : 0;
 }
@@ -863,7 +930,9 @@ static void *listener_main(void *arg)
         if (!c) {
             sl_err err = {0};
             c = connect_new(b, &err);
-            PGresult *r = c ? PQexec(c, "LISTEN sluice_events; LISTEN sluice_stop") : NULL;
+            PGresult *r = c ? PQexec(c, "LISTEN sluice_events; LISTEN sluice_stop;"
+                                        " LISTEN sluice_queue; LISTEN sluice_done")
+                            : NULL;
             bool ok = r && PQresultStatus(r) == PGRES_COMMAND_OK;
             PQclear(r);
             if (!ok) {
@@ -899,8 +968,9 @@ static void *listener_main(void *arg)
         }
         PGnotify *n;
         while ((n = PQnotifies(c))) {
-            b->listen_fn(strcmp(n->relname, "sluice_stop") ? "events" : "stop", n->extra,
-                         b->listen_ud);
+            /* sluice_NAME: "events", "stop", "queue" or "done" */
+            const char *what = !strncmp(n->relname, "sluice_", 7) ? n->relname + 7 : "events";
+            b->listen_fn(what, !strcmp(what, "queue") ? NULL : n->extra, b->listen_ud);
             PQfreemem(n);
         }
     }
@@ -938,12 +1008,25 @@ static int expire_leases(sl_store_be *b)
 {
     char t[24];
     /* and each is announced, so servers streaming it end their streams */
+    /* a run whose request says "retry" goes back in line (three attempts
+     * at most), its carried events gone: the next attempt starts over */
     PGresult *r = pg_q1_logged(b, "fail runs whose process stopped",
-                            "WITH gone AS (UPDATE runs SET status='failed', error='interrupted: "
-                            "the process running it stopped (its lease ran out) before the run "
-                            "ended', finished_at=$1, owner=NULL WHERE status='running'"
-                            " AND lease_until < $1 RETURNING id)"
-                            " SELECT pg_notify('sluice_events', id) FROM gone",
+                            "WITH gone AS (UPDATE runs SET"
+                            " status=CASE WHEN again THEN 'queued' ELSE 'failed' END,"
+                            " error=CASE WHEN again THEN NULL ELSE 'interrupted: the process "
+                            "running it stopped (its lease ran out) before the run ended' END,"
+                            " finished_at=CASE WHEN again THEN NULL ELSE $1 END,"
+                            " qseq=CASE WHEN again THEN nextval('run_queue') ELSE qseq END,"
+                            " owner=NULL, lease_until=NULL"
+                            " FROM (SELECT id AS gid, coalesce(request::jsonb->>'retry', '')"
+                            " = 'true' AND attempts < 3 AS again FROM runs WHERE"
+                            " status='running' AND lease_until < $1 FOR UPDATE SKIP LOCKED) g"
+                            " WHERE runs.id = g.gid RETURNING id, again),"
+                            " cleared AS (DELETE FROM run_events WHERE run_id IN"
+                            " (SELECT id FROM gone WHERE again))"
+                            " SELECT pg_notify(CASE WHEN again THEN 'sluice_queue' ELSE"
+                            " 'sluice_done' END, CASE WHEN again THEN '' ELSE id END),"
+                            " pg_notify('sluice_events', id) FROM gone",
                             ARGS(pg_ll(t, pg_now_s())));
     int n = r ? PQntuples(r) : 0;
     PQclear(r);
@@ -974,8 +1057,8 @@ static void *leaser_main(void *arg)
                           ARGS(b->owner, pg_ll(t, pg_now_s() + b->lease_s))));
         int n = expire_leases(b);
         if (n)
-            sl_log(SL_LOG_WARN, "store: %d pg_run(s) were running in a process that stopped; they "
-                   "are failed (interrupted)", n);
+            sl_log(SL_LOG_WARN, "store: %d run(s) were running in a process that stopped; they are "
+                   "failed (interrupted), or queued again where their app opts in", n);
         pthread_mutex_lock(&b->mu);
     }
     pthread_mutex_unlock(&b->mu);
@@ -1467,8 +1550,8 @@ static int pg_start_run(sl_store_be *b, const sl_run_row *r, sl_err *err)
     int rc = pg_changed(pg_q1(b, "record the start of a run",
                         "INSERT INTO runs(id, app_id, task_id, \"user\", conversation_id,"
                         " message_id, status, inputs, created_at, app_version, owner,"
-                        " lease_until)"
-                        " VALUES($1, $2, $3, $4, $5, $6, 'running', $7, $8, $9, $10, $11)",
+                        " lease_until, epoch, attempts)"
+                        " VALUES($1, $2, $3, $4, $5, $6, 'running', $7, $8, $9, $10, $11, 1, 1)",
                         ARGS(r->id, r->app_id, r->task_id, r->user, r->conversation_id,
                              r->message_id, inputs, pg_ll(t, pg_now_s()),
                              r->app_version > 0 ? pg_ll(v, r->app_version) : NULL, b->owner,
@@ -1477,32 +1560,121 @@ static int pg_start_run(sl_store_be *b, const sl_run_row *r, sl_err *err)
                  ? -1
                  : 0;
     free(inputs);
+    if (!rc)
+        epoch_set(b, r->id, 1);
+    return rc;
+}
+
+static int pg_enqueue_run(sl_store_be *b, const sl_run_row *r, const char *request, sl_err *err)
+{
+    char t[24], v[24];
+    char *inputs = pg_json_or_null(r->inputs);
+    /* announced in the same statement: idle processes claim it at once */
+    PGresult *res = pg_q1(b, "queue a run",
+                          "WITH q AS (INSERT INTO runs(id, app_id, task_id, \"user\","
+                          " conversation_id, message_id, status, inputs, created_at, app_version,"
+                          " request, qseq) VALUES($1, $2, $3, $4, $5, $6, 'queued', $7, $8, $9,"
+                          " $10, nextval('run_queue')) RETURNING id)"
+                          " SELECT pg_notify('sluice_queue', '') FROM q",
+                          ARGS(r->id, r->app_id, r->task_id, r->user, r->conversation_id,
+                               r->message_id, inputs, pg_ll(t, pg_now_s()),
+                               r->app_version > 0 ? pg_ll(v, r->app_version) : NULL, request),
+                          err);
+    free(inputs);
+    PQclear(res);
+    return res ? 0 : -1;
+}
+
+static int pg_claim_runs(sl_store_be *b, int max, sl_value **out, sl_err *err)
+{
+    char lu[24], m[24];
+    PGresult *r = pg_q1(b, "claim queued runs",
+                        "WITH c AS (SELECT id FROM runs WHERE status='queued' ORDER BY qseq"
+                        " LIMIT $3 FOR UPDATE SKIP LOCKED)"
+                        " UPDATE runs SET status='running', owner=$1, lease_until=$2,"
+                        " epoch=runs.epoch+1, attempts=runs.attempts+1 FROM c WHERE runs.id=c.id"
+                        " RETURNING runs.id, app_id, task_id, \"user\", conversation_id,"
+                        " message_id, inputs, request, app_version, created_at, attempts, epoch,"
+                        " qseq",
+                        ARGS(b->owner, pg_ll(lu, pg_now_s() + b->lease_s), pg_ll(m, max)), err);
+    if (!r)
+        return -1;
+    /* in line order (RETURNING keeps none) */
+    int n = PQntuples(r), *order = sl_xmalloc(((size_t)n + 1) * sizeof *order);
+    for (int i = 0; i < n; i++) {
+        int j = i;
+        for (; j > 0 && pg_col_ll(r, order[j - 1], 12) > pg_col_ll(r, i, 12); j--)
+            order[j] = order[j - 1];
+        order[j] = i;
+    }
+    *out = json_array();
+    for (int k = 0; k < n; k++) {
+        int i = order[k];
+        epoch_set(b, pg_val(r, i, 0), pg_col_ll(r, i, 11));
+        json_array_append_new(
+            *out, json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "id",
+                            pg_col_str(r, i, 0), "app_id", pg_col_str(r, i, 1), "task_id",
+                            pg_col_str(r, i, 2), "user", pg_col_str(r, i, 3), "conversation_id",
+                            pg_col_str(r, i, 4), "message_id", pg_col_str(r, i, 5), "inputs",
+                            pg_col_json(r, i, 6), "request", pg_col_json(r, i, 7), "app_version",
+                            pg_col_int(r, i, 8), "created_at", pg_col_int(r, i, 9), "attempts",
+                            pg_col_int(r, i, 10)));
+    }
+    free(order);
+    PQclear(r);
+    return 0;
+}
+
+static int pg_run_state(sl_store_be *b, const char *run_id, char **status, char **reply,
+                        sl_err *err)
+{
+    PGresult *r = pg_q1(b, "read a run's state", "SELECT status, reply FROM runs WHERE id=$1",
+                        ARGS(run_id), err);
+    if (!r)
+        return -1;
+    int rc = 0;
+    if (!PQntuples(r)) {
+        rc = sl_err_set(err, SL_ENOTFOUND, "store: no run %s", run_id);
+    } else {
+        *status = sl_xstrdup(pg_val(r, 0, 0));
+        *reply = pg_val(r, 0, 1) ? sl_xstrdup(pg_val(r, 0, 1)) : NULL;
+    }
+    PQclear(r);
     return rc;
 }
 
 static int pg_finish_run(sl_store_be *b, const char *run_id, const char *status,
                          const sl_value *outputs, const char *error, double elapsed,
                          long long tokens, int steps, long long finished_at, const char *answer,
-                         char *events, sl_err *err)
+                         const char *reply, char *events, sl_err *err)
 {
-    char el[40], tk[24], st[24], fin[24];
+    char el[40], tk[24], st[24], fin[24], ep[24];
+    long long epoch = epoch_of(b, run_id, true);
     snprintf(el, sizeof el, "%.17g", elapsed);
     char *out = pg_json_or_null(outputs);
     pub_flush(b);  /* its carried events are all written before they are cleared */
     pg_conn x;
     int rc = pg_take(b, &x, err);
     if (!rc) {
-        /* only while this process holds the run's lease: one whose lease
-         * ran out was failed meanwhile, and that stands */
+        /* only while this attempt holds the run's lease (this process,
+         * this epoch): one whose lease ran out was failed or queued again
+         * meanwhile, and that stands.  Waiters hear of the end on
+         * sluice_done once it is committed. */
         int n = 0;
+        PGresult *u = NULL;
         rc = pg_begin(&x, err) ||
-             (n = pg_changed(pg_qx(&x, "save the end of a run",
-                             "UPDATE runs SET status=$2, outputs=$3, error=$4, elapsed=$5,"
-                             " total_tokens=$6, total_steps=$7, finished_at=$8, owner=NULL"
-                             " WHERE id=$1 AND status='running' AND (owner=$9 OR owner IS NULL)",
-                             ARGS(run_id, status, out, error, el, pg_ll(tk, tokens), pg_ll(st, steps),
-                                  pg_ll(fin, finished_at), b->owner),
-                             err))) < 0;
+             !(u = pg_qx(&x, "save the end of a run",
+                         "WITH u AS (UPDATE runs SET status=$2, outputs=$3, error=$4, elapsed=$5,"
+                         " total_tokens=$6, total_steps=$7, finished_at=$8, owner=NULL,"
+                         " reply=$11 WHERE id=$1 AND status='running'"
+                         " AND ((owner=$9 AND epoch=$10) OR owner IS NULL) RETURNING id)"
+                         " SELECT pg_notify('sluice_done', id) FROM u",
+                         ARGS(run_id, status, out, error, el, pg_ll(tk, tokens),
+                              pg_ll(st, steps), pg_ll(fin, finished_at), b->owner,
+                              pg_ll(ep, epoch), reply),
+                         err));
+        n = u ? PQntuples(u) : 0;
+        PQclear(u);
         if (!rc && n == 0) {
             sl_log(SL_LOG_WARN, "store: run %s ended after its lease ran out (it was failed "
                    "meanwhile); its end is not saved", run_id);
@@ -2121,6 +2293,9 @@ const sl_store_ops sl_store_pg = {
     .event_publish = pg_event_publish,
     .events_since = pg_events_since,
     .stop_request = pg_stop_request,
+    .enqueue_run = pg_enqueue_run,
+    .claim_runs = pg_claim_runs,
+    .run_state = pg_run_state,
     .running = pg_running,
     .listen = pg_listen,
     .app_add = pg_app_add,

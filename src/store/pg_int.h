@@ -68,6 +68,9 @@ struct sl_store_be {
      * thread that renews its leases and fails runs whose lease ran out */
     char owner[40];
     int lease_s;               /* $SLUICE_RUN_LEASE_S, default LEASE_S */
+    /* the epoch of each run this store runs now (mu): its writes name it */
+    struct pg_epoch { char id[40]; long long epoch; } *epochs;
+    size_t nepochs, epochs_cap;
     pthread_t leaser;
     bool leasing, stop;        /* stop: mu */
     pthread_cond_t stop_cv;

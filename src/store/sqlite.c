@@ -753,6 +753,29 @@ static int sq_stop_request(sl_store_be *s, const char *run_id, sl_err *err)
                       "its runs itself");
 }
 
+#define SQ_ONE_PROCESS                                                                            \
+    "store: a SQLite store has one process, which runs every run itself: runs are queued only " \
+    "on a shared store (PostgreSQL: --store postgres://…)"
+
+static int sq_enqueue_run(sl_store_be *s, const sl_run_row *r, const char *request, sl_err *err)
+{
+    (void)s, (void)r, (void)request;
+    return sl_err_set(err, SL_EUNSUPPORTED, SQ_ONE_PROCESS);
+}
+
+static int sq_claim_runs(sl_store_be *s, int max, sl_value **out, sl_err *err)
+{
+    (void)s, (void)max, (void)out;
+    return sl_err_set(err, SL_EUNSUPPORTED, SQ_ONE_PROCESS);
+}
+
+static int sq_run_state(sl_store_be *s, const char *run_id, char **status, char **reply,
+                        sl_err *err)
+{
+    (void)s, (void)run_id, (void)status, (void)reply;
+    return sl_err_set(err, SL_EUNSUPPORTED, SQ_ONE_PROCESS);
+}
+
 static int sq_listen(sl_store_be *s, sl_store_listen_fn fn, void *ud, sl_err *err)
 {
     (void)s, (void)fn, (void)ud;
@@ -1241,8 +1264,9 @@ static int sq_start_run(sl_store_be *s, const sl_run_row *r, sl_err *err)
 static int sq_finish_run(sl_store_be *s, const char *run_id, const char *status,
                          const sl_value *outputs, const char *error, double elapsed,
                          long long tokens, int steps, long long finished_at, const char *answer,
-                         char *events, sl_err *err)
+                         const char *reply, char *events, sl_err *err)
 {
+    (void)reply;  /* no other process waits on a SQLite store's runs */
     op *o = sl_xcalloc(1, sizeof *o);
     o->json2 = events;
     o->kind = OP_FINISH;
@@ -2789,6 +2813,9 @@ const sl_store_ops sl_store_sqlite = {
     .event_publish = sq_event_publish,
     .events_since = sq_events_since,
     .stop_request = sq_stop_request,
+    .enqueue_run = sq_enqueue_run,
+    .claim_runs = sq_claim_runs,
+    .run_state = sq_run_state,
     .running = sq_running,
     .listen = sq_listen,
     .app_add = sq_app_add,

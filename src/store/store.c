@@ -240,10 +240,27 @@ int sl_store_start_run(sl_store *s, const sl_run_row *r, sl_err *err)
 int sl_store_finish_run(sl_store *s, const char *run_id, const char *status,
                         const sl_value *outputs, const char *error, double elapsed,
                         long long tokens, int steps, long long finished_at, const char *answer,
-                        char *events, sl_err *err)
+                        const char *reply, char *events, sl_err *err)
 {
     return s->ops->finish_run(s->b, run_id, status, outputs, error, elapsed, tokens, steps,
-                              finished_at, answer, events, err);
+                              finished_at, answer, reply, events, err);
+}
+
+int sl_store_enqueue_run(sl_store *s, const sl_run_row *r, const char *request, sl_err *err)
+{
+    return s->ops->enqueue_run(s->b, r, request, err);
+}
+
+int sl_store_claim_runs(sl_store *s, int max, sl_value **out, sl_err *err)
+{
+    *out = NULL;
+    return s->ops->claim_runs(s->b, max < 1 ? 1 : max, out, err);
+}
+
+int sl_store_run_state(sl_store *s, const char *run_id, char **status, char **reply, sl_err *err)
+{
+    *status = *reply = NULL;
+    return s->ops->run_state(s->b, run_id, status, reply, err);
 }
 
 sl_value *sl_store_run_get(sl_store *s, const char *app_id, const char *run_id)

@@ -111,12 +111,16 @@ typedef struct {
 
 int sl_store_start_run(sl_store *s, const sl_run_row *r, sl_err *err);
 /* Records the end of a run, its events (a JSON array text, heap; taken),
- * and the answer of the message it makes when it has one; returns when
- * that is on disk. */
+ * the answer of the message it makes when it has one, and reply (JSON
+ * text, or NULL): the answer a blocking request gets, for a process that
+ * waits on a run another executed (sl_store_run_state); returns when that
+ * is on disk.  On a shared store only the attempt that holds the run's
+ * lease writes (see sl_store_claim_runs); a later one logs and writes
+ * nothing. */
 int sl_store_finish_run(sl_store *s, const char *run_id, const char *status,
                         const sl_value *outputs, const char *error, double elapsed,
                         long long tokens, int steps, long long finished_at, const char *answer,
-                        char *events, sl_err *err);
+                        const char *reply, char *events, sl_err *err);
 /* The run as Dify's GET /workflows/run/:id shows it; NULL when it is not
  * this app's (app_id NULL: any app's, for the admin API, which also gets
  * `user`, `app_version`, and a chat turn's `conversation_id`, `message_id`
@@ -150,9 +154,34 @@ int sl_store_stop_request(sl_store *s, const char *run_id, sl_err *err);
 /* Calls fn(what, run_id, ud) from a thread of the store's: what is
  * "events" (run_id has new events), "stop" (stop run_id if it is yours)
  * or "lost" (the store was out of reach; run_id NULL: look again at
- * everything you follow).  Once per store. */
+ * everything you follow), or "queue" (runs were queued; run_id NULL).  Once per store. */
 typedef void (*sl_store_listen_fn)(const char *what, const char *run_id, void *ud);
 int sl_store_listen(sl_store *s, sl_store_listen_fn fn, void *ud, sl_err *err);
+
+/* ---- runs as jobs (a shared store) ----
+ * A run may be queued instead of started: its row waits, status "queued",
+ * until a process claims it and runs it as its own.  Each claim raises the
+ * run's epoch, and every later write of that attempt (events, its end)
+ * names it: an attempt whose lease ran out (its process stopped, or was
+ * cut off) writes nothing, so nothing is recorded twice.  A run whose
+ * lease ran out is failed, or queued again when its request says "retry"
+ * (three attempts at most).  Queued runs are announced: listen's fn gets
+ * "queue".  A SQLite store has one process: it queues nothing (its calls
+ * fail with SL_EUNSUPPORTED). */
+/* Queues the run (its row as sl_store_start_run writes it); request: JSON
+ * text of what a claimer needs beyond the row ({query, retry}). */
+int sl_store_enqueue_run(sl_store *s, const sl_run_row *r, const char *request, sl_err *err);
+/* Claims up to max queued runs, oldest first: each runs here from now,
+ * under a lease this store renews.  *out: [{id, app_id, task_id, user,
+ * conversation_id, message_id, inputs, request, app_version, created_at,
+ * attempts}], maybe empty. */
+int sl_store_claim_runs(sl_store *s, int max, sl_value **out, sl_err *err);
+/* A run's state, for a process that waits on a run another executes:
+ * *status (heap: "queued", "running" or its end) and, once it ended, its
+ * reply (heap, NULL when it has none: an attempt that was lost).  -1 with
+ * SL_ENOTFOUND when there is no such run. */
+int sl_store_run_state(sl_store *s, const char *run_id, char **status, char **reply,
+                       sl_err *err);
 
 /* Runs of every app, newest first, for the admin API: each filter applies
  * when set (NULL, 0), before_at/before_id continue a list (the cursor of
@@ -386,6 +415,10 @@ typedef struct sl_store_ops {
     int (*stop_request)(sl_store_be *b, const char *run_id, sl_err *err);
     long long (*running)(sl_store_be *b, const char *app_id);
     int (*listen)(sl_store_be *b, sl_store_listen_fn fn, void *ud, sl_err *err);
+    int (*enqueue_run)(sl_store_be *b, const sl_run_row *r, const char *request, sl_err *err);
+    int (*claim_runs)(sl_store_be *b, int max, sl_value **out, sl_err *err);
+    int (*run_state)(sl_store_be *b, const char *run_id, char **status, char **reply,
+                     sl_err *err);
 
     int (*app_add)(sl_store_be *b, const char *name, const char *mode, const char *dsl,
                    char **id, sl_err *err);
@@ -414,6 +447,7 @@ typedef struct sl_store_ops {
     int (*finish_run)(sl_store_be *b, const char *run_id, const char *status,
                       const sl_value *outputs, const char *error, double elapsed,
                       long long tokens, int steps, long long finished_at, const char *answer,
+                      const char *reply,
                       char *events, sl_err *err);
     sl_value *(*run_get)(sl_store_be *b, const char *app_id, const char *run_id);
     sl_value *(*run_events)(sl_store_be *b, const char *app_id, const char *run_id);

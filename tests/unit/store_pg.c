@@ -470,7 +470,7 @@ static void test_runs(sl_store *s, sl_store *s2)
                               "{\"event\":\"workflow_finished\",\"data\":{}}]");
     sl_value *outputs = J("{\"answer\": \"fine\"}");
     CHECK(sl_store_finish_run(s, "run-0", "succeeded", outputs, NULL, 1.25, 42, 3, 1700000000,
-                              "all fine", events, &err) == 0,
+                              "all fine", NULL, events, &err) == 0,
           "it finishes with its events and answer: %s", err.msg ? err.msg : "");
     json_decref(outputs);
     v = sl_store_run_get(s2, NULL, "run-0");
@@ -521,7 +521,7 @@ static void test_runs(sl_store *s, sl_store *s2)
                          .user = i <= 3 ? "erin" : "frank", .inputs = inputs};
         sl_store_start_run(s, &ri, &err);
         if (i % 3 == 0)
-            sl_store_finish_run(s, id, "failed", NULL, "broke", 0.1, 0, 1, 1700000001, NULL,
+            sl_store_finish_run(s, id, "failed", NULL, "broke", 0.1, 0, 1, 1700000001, NULL, NULL,
                                 NULL, &err);
     }
     sl_runs_filter f = {.limit = 3};
@@ -938,21 +938,21 @@ static void test_leases(sl_store *s)
     CHECK(run && !strcmp(json_string_value(json_object_get(run, "status")) ?: "", "running"),
           "… the run whose lease holds runs on");
     json_decref(run);
-    CHECK(sl_store_finish_run(s, "run-lease", "succeeded", NULL, NULL, 1, 0, 1, 5, NULL,
+    CHECK(sl_store_finish_run(s, "run-lease", "succeeded", NULL, NULL, 1, 0, 1, 5, NULL, NULL,
                               sl_xstrdup("[]"), &err) == 0,
           "its old owner's end comes: no error");
     run = sl_store_run_get(s, NULL, "run-lease");
     CHECK(run && !strcmp(json_string_value(json_object_get(run, "status")) ?: "", "failed"),
           "… and it is not saved: the run stays failed");
     json_decref(run);
-    CHECK(sl_store_finish_run(b, "run-kept", "succeeded", NULL, NULL, 1, 0, 1, 5, NULL,
+    CHECK(sl_store_finish_run(b, "run-kept", "succeeded", NULL, NULL, 1, 0, 1, 5, NULL, NULL,
                               sl_xstrdup("[]"), &err) == 0,
           "another store's end of a run it does not own: no error");
     run = sl_store_run_get(s, NULL, "run-kept");
     CHECK(run && !strcmp(json_string_value(json_object_get(run, "status")) ?: "", "running"),
           "… and not saved either");
     json_decref(run);
-    CHECK(sl_store_finish_run(s, "run-kept", "succeeded", NULL, NULL, 1, 0, 1, 5, NULL,
+    CHECK(sl_store_finish_run(s, "run-kept", "succeeded", NULL, NULL, 1, 0, 1, 5, NULL, NULL,
                               sl_xstrdup("[]"), &err) == 0,
           "its owner ends it");
     run = sl_store_run_get(s, NULL, "run-kept");
@@ -1032,7 +1032,7 @@ static void test_carry(sl_store *s, sl_store *s2)
                      "\"i\":46"),
           "… or those after the 45th, as a client resuming would");
     json_decref(ev);
-    CHECK(sl_store_finish_run(s, "run-carry", "succeeded", NULL, NULL, 1, 0, 1, 5, NULL,
+    CHECK(sl_store_finish_run(s, "run-carry", "succeeded", NULL, NULL, 1, 0, 1, 5, NULL, NULL,
                               sl_xstrdup("[{\"event\":\"workflow_finished\",\"data\":{}}]"),
                               &err) == 0,
           "the run ends");
@@ -1094,7 +1094,7 @@ static void *work_main(void *arg)
         sl_run_row r = {.id = id, .app_id = w->app, .task_id = id};
         char *dsl = NULL;
         if (!sl_store_start_run(w->s, &r, &err) &&
-            !sl_store_finish_run(w->s, id, "succeeded", NULL, NULL, 0, 0, 0, 1, NULL, NULL,
+            !sl_store_finish_run(w->s, id, "succeeded", NULL, NULL, 0, 0, 0, 1, NULL, NULL, NULL,
                                  &err) &&
             !sl_store_app_get(w->s, w->app, &dsl, NULL, &err))
             w->ok++;
