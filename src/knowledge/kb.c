@@ -98,21 +98,6 @@ sl_kb *sl_kb_open(const sl_kb_env *env, sl_err *err)
         sl_err_set(err, SL_EINVAL, "knowledge: no store");
         return NULL;
     }
-    /* A store that keeps no knowledge bases (PostgreSQL, for now) says so
-     * here, once, so the Knowledge API reports why it is unavailable
-     * instead of each call failing: the vectors of no knowledge base cost
-     * a backend that keeps them nothing to read. */
-    long long *ns = NULL, *docs = NULL;
-    size_t count = 0;
-    sl_err probe = {0};
-    if (sl_store_kb_vectors(env->store, "", 0, &ns, &docs, NULL, &count, &probe) &&
-        probe.code == SL_EUNSUPPORTED) {
-        sl_err_move(err, &probe);
-        return NULL;
-    }
-    sl_err_clear(&probe);
-    free(ns);
-    free(docs);
     sl_kb *k = sl_xcalloc(1, sizeof *k);
     k->env = *env;
     if (!k->env.limits.max_input && !k->env.limits.max_chunks)
