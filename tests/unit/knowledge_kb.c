@@ -4,7 +4,14 @@
  * knowledge base in a store of its own: documents added, replaced,
  * disabled, segments edited, metadata fields, and searches that see each
  * change.  tests/cli/kb.sh covers the embedding side through the CLI.
+ *
+ * SLUICE_TEST_STORE: a store to run against instead of folders of its
+ * own (tests/cli/kb_pg.sh: a PostgreSQL database); its knowledge bases
+ * get names of their own, and the checks of SQLite's file skip.  Two
+ * writers of one knowledge base at once, on two stores (two pools, as two
+ * processes), run on either.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,13 +96,36 @@ static const char *first_doc(const sl_value *recs)
         json_object_get(json_object_get(json_array_get(recs, 0), "segment"), "document"), "name"));
 }
 
+/* The store a check runs against: SLUICE_TEST_STORE, else a new folder
+ * made from tmpl (removed by done_store). */
+static const char *test_store(char *tmpl)
+{
+    const char *env = getenv("SLUICE_TEST_STORE");
+    if (env && *env)
+        return env;
+    if (!mkdtemp(tmpl)) {
+        CHECK(0, "mkdtemp");
+        return NULL;
+    }
+    return tmpl;
+}
+
+static void done_store(const char *where)
+{
+    const char *env = getenv("SLUICE_TEST_STORE");
+    if (env && *env)
+        return;
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", where);
+    CHECK(system(cmd) == 0, "clean up");
+}
+
 static void economy(void)
 {
-    char dir[] = "/tmp/sl-kb-XXXXXX";
-    if (!mkdtemp(dir)) {
-        CHECK(0, "mkdtemp");
+    char tmpl[] = "/tmp/sl-kb-XXXXXX";
+    const char *dir = test_store(tmpl);
+    if (!dir)
         return;
-    }
     sl_store *s;
     sl_err err = {0};
     int interrupted;
@@ -209,9 +239,7 @@ static void economy(void)
     sl_err_clear(&err);
     sl_kb_close(k);
     sl_store_close(s);
-    char cmd[64];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    CHECK(system(cmd) == 0, "clean up");
+    done_store(dir);
 }
 
 /* A knowledge base large enough for the graph (20,000 vectors of 8
@@ -257,11 +285,12 @@ static const char *top(sl_kb *k, const char *kb, const float *q, bool exact)
 
 static void graph(bool background)
 {
-    char dir[] = "/tmp/sl-kbg-XXXXXX";
-    if (!mkdtemp(dir)) {
-        CHECK(0, "mkdtemp");
+    /* document ids are the store's, across knowledge bases */
+    const char *pre = background ? "bg-" : "";
+    char tmpl[] = "/tmp/sl-kbg-XXXXXX";
+    const char *dir = test_store(tmpl);
+    if (!dir)
         return;
-    }
     sl_store *s;
     sl_err err = {0};
     int interrupted;
@@ -271,7 +300,8 @@ static void graph(bool background)
     sl_kb_env env = {.store = s, .config = cfg, .background_graphs = background};
     sl_kb_limits_default(&env.limits);
     sl_kb *k = sl_kb_open(&env, &err);
-    sl_value *spec = json_pack("{s:s, s:s, s:s, s:s}", "name", "big", "embedding_model", "m",
+    sl_value *spec = json_pack("{s:s, s:s, s:s, s:s}", "name", background ? "big-bg" : "big",
+                               "embedding_model", "m",
                                "embedding_model_provider", "p", "indexing_technique",
                                "high_quality"), *ds = NULL;
     CHECK(sl_kb_create(k, spec, &ds, &err) == 0, "create: %s", err.msg ? err.msg : "");
@@ -288,7 +318,7 @@ static void graph(bool background)
     }
     for (size_t d = 0; d < 20; d++) {
         char id[16];
-        snprintf(id, sizeof id, "d%zu", d);
+        snprintf(id, sizeof id, "%sd%zu", pre, d);
         put_doc(s, kb, id, d * 1000, 1000, v + d * 1000 * 8);
     }
     sl_value *row = sl_store_kb_get(s, kb), *ki = json_deep_copy(json_object_get(row, "info"));
@@ -314,19 +344,23 @@ static void graph(bool background)
     /* a new document exactly at the query: found at once, without a rebuild */
     float at[8];
     memcpy(at, q, sizeof at);
-    put_doc(s, kb, "new", 900000, 1, at);
+    char nid[16], nid2[16], d0[16];
+    snprintf(nid, sizeof nid, "%snew", pre);
+    snprintf(nid2, sizeof nid2, "%snew2", pre);
+    snprintf(d0, sizeof d0, "%sd0", pre);
+    put_doc(s, kb, nid, 900000, 1, at);
     CHECK(!strcmp(top(k, kb, q, false), "900000"), "a document added after the build is found");
     sl_kb_wait(k);
     /* deleting it: gone at once */
-    CHECK(sl_kb_doc_delete(k, kb, "new", &err) == 0, "delete it");
+    CHECK(sl_kb_doc_delete(k, kb, nid, &err) == 0, "delete it");
     CHECK(!strcmp(top(k, kb, q, false), first), "... and gone (the best is %s again)", first);
     /* a fresh process: the saved graph, then what changed since */
-    put_doc(s, kb, "new2", 900001, 1, at);
+    put_doc(s, kb, nid2, 900001, 1, at);
     sl_kb_close(k);
     k = sl_kb_open(&env, &err);
     CHECK(!strcmp(top(k, kb, q, false), "900001"),
           "a new process loads the saved graph and adds what came after it");
-    CHECK(sl_kb_doc_delete(k, kb, "d0", &err) == 0, "delete a document of the graph");
+    CHECK(sl_kb_doc_delete(k, kb, d0, &err) == 0, "delete a document of the graph");
     size_t wrong = 0;
     for (int t = 0; t < 20; t++) {
         float r[8];
@@ -346,9 +380,7 @@ static void graph(bool background)
     sl_kb_close(k);
     sl_store_close(s);
     sl_config_free(cfg);
-    char cmd[64];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    CHECK(system(cmd) == 0, "clean up");
+    done_store(dir);
 }
 
 /* Whether the store's file holds text (after its store is closed, which
@@ -385,6 +417,11 @@ static bool file_has(const char *dir, const char *text)
  * still zeroes what it deletes, its text and its own keyword segment. */
 static void scrubbed(void)
 {
+    if (getenv("SLUICE_TEST_STORE") && *getenv("SLUICE_TEST_STORE")) {
+        SKIP("a deleted document's text and terms leave the store's file",
+             "SQLite's file (SLUICE_TEST_STORE is another store)");
+        return;
+    }
     char dir[] = "/tmp/sl-kbs-XXXXXX";
     if (!mkdtemp(dir)) {
         CHECK(0, "mkdtemp");
@@ -442,11 +479,137 @@ static void scrubbed(void)
     }
 }
 
+/* Two writers of one knowledge base at once, each on a store of its own
+ * (as two processes would be): every document is kept once, with its
+ * keyword index; documents replaced meanwhile (some of them after their
+ * postings were merged) leave their old words out; the counts BM25 takes
+ * are those of what is left. */
+typedef struct {
+    sl_kb *k;
+    const char *kb;
+    char tag;
+    int failed;
+} pair_writer;
+
+#define PAIR_DOCS 24
+
+static void pair_text(char *out, size_t n, char tag, int i, int round)
+{
+    snprintf(out, n, "Shared words in every note. Token q%c%dr%d alone.", tag, i, round);
+}
+
+static void *pair_main(void *arg)
+{
+    pair_writer *w = arg;
+    sl_err err = {0};
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < PAIR_DOCS; i++) {
+            if (round && i % 3)
+                continue;   /* every third one changes */
+            char name[32], text[128];
+            snprintf(name, sizeof name, "%c%02d.txt", w->tag, i);
+            pair_text(text, sizeof text, w->tag, i, round);
+            sl_kb_doc_in in = {.name = name, .text = text, .source = name};
+            sl_value *doc = NULL;
+            bool same;
+            if (sl_kb_add(w->k, w->kb, &in, &doc, &same, &err)) {
+                printf("# %s: %s\n", name, err.msg ? err.msg : "");
+                w->failed++;
+            }
+            json_decref(doc);
+        }
+    }
+    sl_err_clear(&err);
+    return NULL;
+}
+
+static void count_df(size_t i, long long df, long long base, const void *data, size_t size,
+                     void *ud)
+{
+    (void)i, (void)base, (void)data, (void)size;
+    *(long long *)ud += df;
+}
+
+static void concurrent(void)
+{
+    char tmpl[] = "/tmp/sl-kbp-XXXXXX";
+    const char *where = test_store(tmpl);
+    if (!where)
+        return;
+    sl_store *s[2] = {NULL, NULL};
+    sl_kb *k[2] = {NULL, NULL};
+    sl_err err = {0};
+    int interrupted;
+    for (int i = 0; i < 2; i++) {
+        CHECK(sl_store_open(where, &s[i], &interrupted, &err) == 0, "pair: store %d opens: %s", i,
+              err.msg ? err.msg : "");
+        sl_kb_env env = {.store = s[i]};
+        sl_kb_limits_default(&env.limits);
+        k[i] = sl_kb_open(&env, &err);
+    }
+    sl_value *spec = json_pack("{s:s}", "name", "pair"), *ds = NULL;
+    CHECK(sl_kb_create(k[0], spec, &ds, &err) == 0, "pair: create: %s", err.msg ? err.msg : "");
+    char *kb = strdup(json_string_value(json_object_get(ds, "id")));
+    json_decref(ds);
+    json_decref(spec);
+    pair_writer w[2] = {{k[0], kb, 'a', 0}, {k[1], kb, 'b', 0}};
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++)
+        pthread_create(&th[i], NULL, pair_main, &w[i]);
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    CHECK(!w[0].failed && !w[1].failed, "pair: two writers at once, no write failed (%d, %d)",
+          w[0].failed, w[1].failed);
+    long long total = 0;
+    sl_value *docs = sl_kb_docs(k[1], kb, NULL, NULL, 1, 100, &total, &err);
+    CHECK(total == 2 * PAIR_DOCS, "pair: every document kept once (%lld)", total);
+    json_decref(docs);
+    int found = 0, gone = 0;
+    for (int t = 0; t < 2; t++) {
+        for (int i = 0; i < PAIR_DOCS; i++) {
+            char q[64], name[32];
+            snprintf(name, sizeof name, "%c%02d.txt", w[t].tag, i);
+            snprintf(q, sizeof q, "q%c%dr%d", w[t].tag, i, i % 3 ? 0 : 1);
+            sl_value *r = search(k[t], kb, q, NULL);
+            found += json_array_size(r) == 1 && !strcmp(first_doc(r), name);
+            json_decref(r);
+            if (i % 3)
+                continue;
+            snprintf(q, sizeof q, "q%c%dr0", w[t].tag, i);
+            r = search(k[1 - t], kb, q, NULL);
+            gone += json_array_size(r) == 0;
+            json_decref(r);
+        }
+    }
+    CHECK(found == 2 * PAIR_DOCS, "pair: each document's own word finds it (%d of %d)", found,
+          2 * PAIR_DOCS);
+    CHECK(gone == 2 * (PAIR_DOCS / 3), "pair: the replaced texts' words are gone (%d of %d)", gone,
+          2 * (PAIR_DOCS / 3));
+    long long rows = 0, tokens = 0, *skip = NULL, df = 0;
+    size_t nskip = 0;
+    const char *shared[] = {"shared"};
+    CHECK(sl_store_kb_postings(s[0], kb, shared, 1, count_df, &df, &rows, &tokens, &skip, &nskip,
+                               &err) == 0 &&
+              rows == 2 * PAIR_DOCS && df >= rows,
+          "pair: the index counts the chunks that are left (%lld rows, %lld postings of a word"
+          " in all, %zu ranges skipped)", rows, df, nskip);
+    free(skip);
+    CHECK(sl_kb_delete(k[0], kb, &err) == 0, "pair: delete the knowledge base");
+    free(kb);
+    sl_err_clear(&err);
+    for (int i = 0; i < 2; i++) {
+        sl_kb_close(k[i]);
+        sl_store_close(s[i]);
+    }
+    done_store(where);
+}
+
 int main(void)
 {
     operators();
     economy();
     scrubbed();
+    concurrent();
     graph(false);
     graph(true);
     return tap_done();
