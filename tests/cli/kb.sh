@@ -4,7 +4,8 @@
 # searched by vector, keyword and both, filtered by metadata, reranked,
 # recorded and replayed without the model server, and the errors on the
 # way.  The embedding model is llmd's `hash` (a bag of words), so which
-# chunk ranks first is known.
+# chunk ranks first is known.  SLUICE_TEST_STORE names another store to
+# run against (tests/cli/kb_pg.sh: PostgreSQL), else a folder.
 . "$(dirname "$0")/lib.bash"
 for tool in jq python3; do
     command -v "$tool" >/dev/null || { echo "1..0 # SKIP $tool is not installed"; exit 0; }
@@ -17,7 +18,7 @@ python3 tests/tools/llmd.py --port 0 --port-file "$T/llmd.port" >/dev/null 2>&1 
 LPID=$!
 for _ in $(seq 100); do [ -s "$T/llmd.port" ] && break; sleep 0.05; done
 export SLUICE_LLM_BASE_URL="http://127.0.0.1:$(cat "$T/llmd.port")/v1" SLUICE_LLM_API_KEY=test
-export SLUICE_DATA="$T/data"
+export SLUICE_DATA="${SLUICE_TEST_STORE:-$T/data}"
 cd "$T" || exit 2
 
 mkdir docs

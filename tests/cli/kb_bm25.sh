@@ -5,7 +5,9 @@
 # sluice does, s / (s + 1) of s = -bm25).  Then a knowledge base made before
 # sluice kept its own index (its rows emptied, an FTS5 table in its place,
 # as migration 11 finds them) is indexed again on first use and searches
-# the same.
+# the same.  SLUICE_TEST_STORE names another store to run against
+# (tests/cli/kb_pg.sh: PostgreSQL, through psql; an old knowledge base
+# there has no FTS5 table, only its rows to index again), else a folder.
 . "$(dirname "$0")/lib.bash"
 PY=/usr/bin/python3
 for tool in jq "$PY"; do
@@ -13,7 +15,12 @@ for tool in jq "$PY"; do
 done
 "$PY" -c 'import sqlite3; c = sqlite3.connect(":memory:"); c.execute("create virtual table f using fts5(t)")' 2>/dev/null ||
     { echo "1..0 # SKIP Python's sqlite3 has no FTS5"; exit 0; }
-export SLUICE_DATA="$T/data"
+export SLUICE_DATA="${SLUICE_TEST_STORE:-$T/data}"
+PG=${SLUICE_TEST_STORE:+yes}
+if [ -n "$PG" ] && ! command -v psql >/dev/null; then
+    echo "1..0 # SKIP psql is not installed"; exit 0
+fi
+psql_do() { psql -XAtq -v ON_ERROR_STOP=1 -F ' ' "$SLUICE_TEST_STORE" -c "$1"; }
 jqt() { jq -e "$@" >/dev/null 2>&1; }
 cd "$T" || exit 2
 
@@ -80,7 +87,11 @@ compare "sluice's index"
 
 # as migration 11 finds a knowledge base of before: no rows of its own,
 # kw 0, an FTS5 table
-"$PY" - <<'EOF'
+if [ -n "$PG" ]; then
+    psql_do "BEGIN; UPDATE kb SET kw=0, kw_rows=0, kw_tokens=0; DELETE FROM kb_pages;
+             DELETE FROM kb_segs; DELETE FROM kb_dead;
+             UPDATE kb_docs SET kw_seg=0, kw_rows=0, kw_tokens=0; COMMIT" >/dev/null
+else "$PY" - <<'EOF'
 import sqlite3
 db = sqlite3.connect('data/sluice.db')
 n = db.execute("select n from kb where name='bm'").fetchone()[0]
@@ -94,8 +105,12 @@ create virtual table kbf_%d using fts5(t, content='');
 ''' % n)
 db.commit()
 EOF
+fi
 compare "an old knowledge base, indexed again on first use"
-"$PY" - <<'EOF' >state
+if [ -n "$PG" ]; then
+    psql_do "SELECT kw, 0, (SELECT count(*) FROM kb_pages), (SELECT count(*) FROM kb_segs)
+             FROM kb WHERE name='bm'" >state
+else "$PY" - <<'EOF' >state
 import sqlite3
 db = sqlite3.connect('data/sluice.db')
 kw, n = db.execute("select kw, n from kb where name='bm'").fetchone()
@@ -104,6 +119,7 @@ rows = db.execute("select count(*) from kb_pages").fetchone()[0]
 segs = db.execute("select count(*) from kb_segs").fetchone()[0]
 print(kw, fts, rows, segs)
 EOF
+fi
 read -r kw fts rows segs <state
 check "… marked done, its FTS5 table dropped, its terms written ($kw $fts $rows)" \
     test "$kw" = 1 -a "$fts" = 0 -a "$rows" -gt 0

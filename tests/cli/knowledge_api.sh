@@ -15,6 +15,8 @@
 #     routes (child chunks, tags) naming themselves.
 # Embeddings come from the llmd stand-in (tests/tools/llmd.py, model
 # "hash:64": words hashed into 64 dimensions).  Needs curl and jq; prints TAP.
+# SLUICE_TEST_STORE names another store to run against (tests/cli/
+# kb_pg.sh: PostgreSQL), else a folder.
 . "$(dirname "$0")/lib.bash"
 # nok, req and is (serve_lib.bash); requests may take a minute here
 . "$(dirname "$0")/serve_lib.bash"
@@ -25,7 +27,7 @@ for tool in curl jq $PY; do
     command -v "$tool" >/dev/null || { echo "1..0 # SKIP $tool is not installed"; exit 0; }
 done
 
-D=$T/data
+D=${SLUICE_TEST_STORE:-$T/data}
 SPID=
 LPID=
 on_exit() {
@@ -71,7 +73,7 @@ start_server() {
     SPID=
     return 1
 }
-mkdir -p "$D"
+[ -n "${SLUICE_TEST_STORE:-}" ] || mkdir -p "$D"
 for _ in 1 2 3; do
     PORT=$(free_port)
     start_server && break
@@ -176,7 +178,7 @@ get "/v1/datasets/$DS"
 check "GET /v1/datasets/{id}" is 200 ".id == \"$DS\" and .name == \"Handbook\""
 get /v1/datasets/00000000-0000-0000-0000-000000000000
 check "an unknown dataset: 404 Dataset not found." err_is 404 not_found "Dataset not found."
-AT=$(cat "$D/admin-token")
+AT=$("$SLUICE" store admin-token --store "$D" 2>/dev/null)
 req "$AT" GET "/admin/datasets?page=1&limit=20"
 check "GET /admin/datasets: the same list with the admin token (the console's)" \
     is 200 '(.total == 2) and ([.data[].name] | sort == ["Handbook", "Scratch"])'

@@ -7,9 +7,11 @@
 # a failing service fails the run, naming it; a knowledge base made with
 # `sluice kb` and bound by a line is searched with `--data` beside the
 # external one, and by `sluice serve`'s runs.  Prints TAP.
+# SLUICE_TEST_STORE names another store to run against (tests/cli/
+# kb_pg.sh: PostgreSQL), else a folder.
 . "$(dirname "$0")/lib.bash"
 
-unset SLUICE_DATA SLUICE_CONFIG
+unset SLUICE_DATA SLUICE_CONFIG SLUICE_STORE
 ROOT=$PWD
 PIDS=()
 on_exit() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; }
@@ -20,6 +22,7 @@ standin() { # NAME PORTFILE: starts tests/tools/NAME.py, its port in $PORT
     for ((i = 0; i < 100; i++)); do [ -s "$2" ] && break; sleep 0.05; done
     PORT=$(head -1 "$2" 2>/dev/null)
 }
+DATA=${SLUICE_TEST_STORE:-$T/data}
 cd "$T" || exit 2
 standin kb_external_standin kb.port
 KB_PORT=$PORT
@@ -132,9 +135,9 @@ check "run --help lists --data" out_has "--data DIR"
 # a knowledge base of the store (sluice kb; keywords only, no model) bound
 # by a line, beside the external one
 echo "The alpha protocol handles retries. Alpha is fast." >alpha.txt
-sl kb create docs --data "$T/data"
+sl kb create docs --data "$DATA"
 check "kb create (rc $rc)" [ "$rc" = 0 ]
-sl kb add docs alpha.txt --data "$T/data"
+sl kb add docs alpha.txt --data "$DATA"
 check "kb add (rc $rc)" [ "$rc" = 0 ]
 cat >sluice.yml <<EOF
 llm:
@@ -146,11 +149,11 @@ knowledge:
       external: {endpoint: 'http://127.0.0.1:$KB_PORT/api', knowledge_id: open-good, allow_private: true}
     6c7f9d2a-0000-4000-8000-00000000bbbb: docs
 EOF
-SLUICE_DATA=$T/data sl validate app.yml
+SLUICE_DATA=$DATA sl validate app.yml
 check "validate with the store: every id is bound, no warning (rc $rc)" \
     bash -c "[ $rc = 0 ] && ! grep -q 'bound to no knowledge base\|does not exist' '$T/out' '$T/err'"
 sed -i 's/top_k: 2/top_k: 5/' app.yml
-sl run app.yml --data "$T/data" --input query=alpha --json
+sl run app.yml --data "$DATA" --input query=alpha --json
 check "run --data: the store's knowledge base and the external service, merged (rc $rc)" \
     /usr/bin/python3 -c '
 import json, sys
@@ -208,12 +211,12 @@ assert r and all(x["metadata"]["dataset_id"] == "ext-two" for x in r), r
 ' "$T/out"
 
 # ---- sluice serve: a run searches the server's knowledge bases ----
-sl app import app.yml --data "$T/data"
+sl app import app.yml --data "$DATA"
 APP=$(cat "$T/out")
-sl app key create "$APP" --data "$T/data"
+sl app key create "$APP" --data "$DATA"
 KEY=$(cat "$T/out")
 SPORT=$(free_port)
-"$SLUICE" serve --listen "127.0.0.1:$SPORT" --data "$T/data" --config sluice.yml \
+"$SLUICE" serve --listen "127.0.0.1:$SPORT" --data "$DATA" --config sluice.yml \
     >/dev/null 2>"$T/serve.err" &
 PIDS+=($!)
 for ((i = 0; i < 100; i++)); do
@@ -267,9 +270,9 @@ workflow:
     - {source: kr, target: llm}
     - {source: llm, target: answer}
 EOF
-sl app import chat.yml --data "$T/data"
+sl app import chat.yml --data "$DATA"
 CHAT=$(cat "$T/out")
-sl app key create "$CHAT" --data "$T/data"
+sl app key create "$CHAT" --data "$DATA"
 CKEY=$(cat "$T/out")
 curl -s --max-time 30 -o "$T/out" -H "Authorization: Bearer $CKEY" -H 'Content-Type: application/json' \
     -d '{"inputs": {}, "query": "alpha", "response_mode": "blocking", "user": "u"}' \
