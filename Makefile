@@ -33,7 +33,7 @@ LIB      := $(BUILD)/libsluice.a
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all test asan fuzz bench bench-console bench-multi bench-startup bench-sandbox bench-llm bench-serve bench-agent bench-jinja bench-tools bench-mcp bench-openapi bench-extract bench-knowledge bench-kb clean
+.PHONY: all test asan fuzz bench bench-console bench-multi bench-queue bench-startup bench-sandbox bench-llm bench-serve bench-agent bench-jinja bench-tools bench-mcp bench-openapi bench-extract bench-knowledge bench-kb clean
 all: $(BUILD)/sluice $(UNIT_BIN)
 
 $(BUILD)/%.o: %.c
@@ -211,6 +211,11 @@ bench-serve: $(BUILD)/sluice
 # Event latency across processes: two servers on one PostgreSQL (issue 20).
 bench-multi: $(BUILD)/sluice
 	@bench/multi_bench.sh $(BUILD)
+
+# Runs as jobs through PostgreSQL: runs/s and p99 through the queue beside
+# one process, and two CPU-bound workers against one (bench/queue_bench.sh)
+bench-queue: $(BUILD)/sluice
+	@bench/queue_bench.sh $(BUILD)
 
 # The web console in Debian's chromium: the runs page with 10,000 runs, live
 # trace latency over a 200-node run, the files' size (issue 19).

@@ -188,6 +188,92 @@ typedef struct pub_item {
     long long seq, epoch;
 } pub_item;
 
+/* ---- writes of runs, committed in groups ----
+ * A busy process starts, queues and ends runs by the hundred a second;
+ * each in a transaction of its own would wait for the disk once per run
+ * (fsync at every commit, PostgreSQL's default durability).  They go
+ * through one thread instead, which runs every statement waiting in one
+ * transaction and commits them together: a caller returns, as before,
+ * once its write is on disk.  When the group fails, each statement runs
+ * again alone, so each caller gets its own answer. */
+
+typedef struct gw_op {
+    struct gw_op *next;
+    const char *what, *sql;
+    int n;
+    const char *const *v;     /* the caller's: it waits until done */
+    PGresult *res;
+    sl_err err;
+    bool done;
+} gw_op;
+
+#define GW_MAX 256  /* statements one group holds at most */
+
+static void *grouper_main(void *arg)
+{
+    sl_store_be *b = arg;
+    pthread_mutex_lock(&b->gw_mu);
+    for (;;) {
+        while (!b->gw_head && !b->stop)
+            pthread_cond_wait(&b->gw_cv, &b->gw_mu);
+        if (!b->gw_head)
+            break;  /* stopping, all done */
+        gw_op *group = b->gw_head, *last = group;
+        for (int k = 1; k < GW_MAX && last->next; k++)
+            last = last->next;
+        b->gw_head = last->next;
+        if (!b->gw_head)
+            b->gw_tail = NULL;
+        last->next = NULL;
+        pthread_mutex_unlock(&b->gw_mu);
+        pg_conn x;
+        sl_err err = {0};
+        bool ok = !pg_take(b, &x, &err) && !pg_begin(&x, &err);
+        for (gw_op *op = group; op && ok; op = op->next)
+            ok = (op->res = pg_qp(&x, op->what, op->sql, op->n, op->v, &err)) != NULL;
+        if (x.b)
+            ok = !pg_end_tx(&x, ok ? 0 : -1, &err) && ok;
+        sl_err_clear(&err);
+        for (gw_op *op = group; op && !ok; op = op->next) {
+            PQclear(op->res);  /* rolled back: each alone now */
+            op->res = pg_q1p(b, op->what, op->sql, op->n, op->v, &op->err);
+        }
+        pthread_mutex_lock(&b->gw_mu);
+        for (gw_op *op = group, *next; op; op = next) {
+            next = op->next;
+            op->done = true;
+        }
+        pthread_cond_broadcast(&b->gw_cv);
+    }
+    pthread_mutex_unlock(&b->gw_mu);
+    return NULL;
+}
+
+/* pg_q1, committed with the other writes waiting meanwhile. */
+static PGresult *pg_grouped(sl_store_be *b, const char *what, const char *sql, int n,
+                            const char *const *v, sl_err *err)
+{
+    if (!b->grouping)
+        return pg_q1p(b, what, sql, n, v, err);
+    gw_op op = {.what = what, .sql = sql, .n = n, .v = v};
+    pthread_mutex_lock(&b->gw_mu);
+    if (b->gw_tail)
+        b->gw_tail->next = &op;
+    else
+        b->gw_head = &op;
+    b->gw_tail = &op;
+    pthread_cond_broadcast(&b->gw_cv);
+    while (!op.done)
+        pthread_cond_wait(&b->gw_cv, &b->gw_mu);
+    pthread_mutex_unlock(&b->gw_mu);
+    if (!op.res) {
+        sl_err_set(err, op.err.code ? op.err.code : SL_EIO, "%s",
+                   op.err.msg ? op.err.msg : "store: the write failed");
+        sl_err_clear(&op.err);
+    }
+    return op.res;
+}
+
 /* ---- the epoch of each run this process runs ---- */
 
 static void epoch_set(sl_store_be *b, const char *run_id, long long epoch)
@@ -204,17 +290,21 @@ static void epoch_set(sl_store_be *b, const char *run_id, long long epoch)
         snprintf(b->epochs[b->nepochs++].id, sizeof b->epochs->id, "%s", run_id);
     }
     b->epochs[i].epoch = epoch;
+    b->epochs[i].carried = 0;
     pthread_mutex_unlock(&b->mu);
 }
 
-/* The run's epoch here (0: not this process's); drop: forget it. */
-static long long epoch_of(sl_store_be *b, const char *run_id, bool drop)
+/* The run's epoch here (0: not this process's); drop: forget it;
+ * *carried (may be NULL): how many of its events the publisher took. */
+static long long epoch_of(sl_store_be *b, const char *run_id, bool drop, long long *carried)
 {
     long long e = 0;
     pthread_mutex_lock(&b->mu);
     for (size_t i = 0; i < b->nepochs; i++)
         if (!strcmp(b->epochs[i].id, run_id)) {
             e = b->epochs[i].epoch;
+            if (carried)
+                *carried = b->epochs[i].carried;
             if (drop)
                 b->epochs[i] = b->epochs[--b->nepochs];
             break;
@@ -427,11 +517,14 @@ int pg_take(sl_store_be *b, pg_conn *x, sl_err *err)
     return 0;
 }
 
+static void prep_forget(sl_store_be *b, PGconn *c);
+
 /* Takes it back: kept when it is sound and outside a transaction. */
 void pg_give(pg_conn *x)
 {
     sl_store_be *b = x->b;
     if (x->c && (PQstatus(x->c) != CONNECTION_OK || PQtransactionStatus(x->c) != PQTRANS_IDLE)) {
+        prep_forget(b, x->c);
         PQfinish(x->c);
         x->c = NULL;
     }
@@ -449,8 +542,61 @@ void pg_give(pg_conn *x)
 /* Runs a statement: its result (the caller PQclears it), or NULL with err
  * ("store: WHAT: PostgreSQL's message").  len/fmt: NULL for text
  * parameters; binary: results in binary (bytea as its bytes). */
-PGresult *pg_run(pg_conn *x, const char *what, const char *sql, int n, const char *const *v,
-                     const int *len, const int *fmt, int binary, sl_err *err)
+/* Forgets what was prepared on c (before it is finished: another
+ * connection may come at its address). */
+static void prep_forget(sl_store_be *b, PGconn *c)
+{
+    pthread_mutex_lock(&b->mu);
+    for (size_t i = 0; i < sizeof b->prep / sizeof *b->prep; i++)
+        if (b->prep[i].c == c)
+            b->prep[i].c = NULL;
+    pthread_mutex_unlock(&b->mu);
+}
+
+/* sql prepared on c (as "sN"), or NULL when there is no room to keep
+ * it: then it runs unprepared. */
+static PGresult *exec_prepared(sl_store_be *b, PGconn *c, const char *sql, int n,
+                               const char *const *v)
+{
+    char name[16];
+    int k = -1;
+    struct pg_prep *p = NULL;
+    pthread_mutex_lock(&b->mu);
+    for (size_t i = 0; i < sizeof b->prep / sizeof *b->prep && !p; i++)
+        if (b->prep[i].c == c)
+            p = &b->prep[i];
+    for (size_t i = 0; i < sizeof b->prep / sizeof *b->prep && !p; i++)
+        if (!b->prep[i].c) {
+            p = &b->prep[i];
+            p->c = c;
+            p->n = 0;
+        }
+    for (int i = 0; p && i < p->n && k < 0; i++)
+        if (p->sql[i] == sql)
+            k = i;
+    bool fresh = p && k < 0 && p->n < (int)(sizeof p->sql / sizeof *p->sql);
+    if (fresh)
+        k = p->n;
+    pthread_mutex_unlock(&b->mu);
+    if (k < 0)
+        return PQexecParams(c, sql, n, NULL, v, NULL, NULL, 0);
+    snprintf(name, sizeof name, "s%d", k);
+    if (fresh) {
+        PGresult *r = PQprepare(c, name, sql, n, NULL);
+        if (!r || PQresultStatus(r) != PGRES_COMMAND_OK)
+            return r;  /* its error is the statement's */
+        PQclear(r);
+        pthread_mutex_lock(&b->mu);
+        if (p->c == c && p->n == k)
+            p->sql[p->n++] = sql;
+        pthread_mutex_unlock(&b->mu);
+    }
+    return PQexecPrepared(c, name, n, v, NULL, NULL, 0);
+}
+
+static PGresult *run_any(pg_conn *x, const char *what, const char *sql, int n,
+                         const char *const *v, const int *len, const int *fmt, int binary,
+                         bool prep, sl_err *err)
 {
     x->state[0] = 0;
     if (!x->c) {
@@ -458,7 +604,8 @@ PGresult *pg_run(pg_conn *x, const char *what, const char *sql, int n, const cha
         return NULL;
     }
     for (;;) {
-        PGresult *r = PQexecParams(x->c, sql, n, NULL, v, len, fmt, binary);
+        PGresult *r = prep ? exec_prepared(x->b, x->c, sql, n, v)
+                           : PQexecParams(x->c, sql, n, NULL, v, len, fmt, binary);
         ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
         if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) {
             x->used = true;
@@ -470,6 +617,7 @@ PGresult *pg_run(pg_conn *x, const char *what, const char *sql, int n, const cha
         PQclear(r);
         if (PQstatus(x->c) == CONNECTION_BAD) {
             /* the server dropped it (a restart, an admin): never again */
+            prep_forget(x->b, x->c);
             PQfinish(x->c);
             x->c = NULL;
             if (x->reused && !x->used) {
@@ -490,10 +638,33 @@ PGresult *pg_run(pg_conn *x, const char *what, const char *sql, int n, const cha
     }
 }
 
+PGresult *pg_run(pg_conn *x, const char *what, const char *sql, int n, const char *const *v,
+                 const int *len, const int *fmt, int binary, sl_err *err)
+{
+    return run_any(x, what, sql, n, v, len, fmt, binary, false, err);
+}
+
 PGresult *pg_qx(pg_conn *x, const char *what, const char *sql, int n, const char *const *v,
                     sl_err *err)
 {
-    return pg_run(x, what, sql, n, v, NULL, NULL, 0, err);
+    return run_any(x, what, sql, n, v, NULL, NULL, 0, false, err);
+}
+
+PGresult *pg_qp(pg_conn *x, const char *what, const char *sql, int n, const char *const *v,
+                sl_err *err)
+{
+    return run_any(x, what, sql, n, v, NULL, NULL, 0, true, err);
+}
+
+PGresult *pg_q1p(sl_store_be *b, const char *what, const char *sql, int n, const char *const *v,
+                 sl_err *err)
+{
+    pg_conn x;
+    if (pg_take(b, &x, err))
+        return NULL;
+    PGresult *r = pg_qp(&x, what, sql, n, v, err);
+    pg_give(&x);
+    return r;
 }
 
 /* One statement on a connection of its own. */
@@ -510,6 +681,18 @@ PGresult *pg_q1(sl_store_be *b, const char *what, const char *sql, int n,
 
 /* q1 for operations that have no err: a failure is logged (the caller
  * only sees "none") */
+/* pg_q1p so: for SQL the program holds for good. */
+static PGresult *pg_q1p_logged(sl_store_be *b, const char *what, const char *sql, int n,
+                               const char *const *v)
+{
+    sl_err err = {0};
+    PGresult *r = pg_q1p(b, what, sql, n, v, &err);
+    if (!r)
+        sl_log_site(SL_LOG_WARN, what, "%s", err.msg ? err.msg : "store: failed");
+    sl_err_clear(&err);
+    return r;
+}
+
 PGresult *pg_q1_logged(sl_store_be *b, const char *what, const char *sql, int n,
                            const char *const *v)
 {
@@ -680,6 +863,12 @@ static void be_free(sl_store_be *b)
     pthread_mutex_unlock(&b->mu);
     if (b->leasing)
         pthread_join(b->leaser, NULL);
+    if (b->grouping) {
+        pthread_mutex_lock(&b->gw_mu);
+        pthread_cond_broadcast(&b->gw_cv);  /* it sees stop, does what is left, ends */
+        pthread_mutex_unlock(&b->gw_mu);
+        pthread_join(b->grouper, NULL);
+    }
     if (b->listening)
         pthread_join(b->listener, NULL);
     if (b->publishing) {
@@ -696,6 +885,8 @@ static void be_free(sl_store_be *b)
     }
     pthread_mutex_destroy(&b->pub_mu);
     pthread_cond_destroy(&b->pub_cv);
+    pthread_mutex_destroy(&b->gw_mu);
+    pthread_cond_destroy(&b->gw_cv);
     pthread_cond_destroy(&b->stop_cv);
     for (int i = 0; i < b->nidle; i++)
         PQfinish(b->idle[i]);
@@ -714,6 +905,7 @@ static void be_free(sl_store_be *b)
 
 #define PUB_MAX 200000  /* events queued at most (PostgreSQL down): older ones go */
 #define PUB_ROWS 500    /* events one INSERT writes */
+#define PUB_WAIT_US 1000 /* how long events wait to go with others */
 
 static bool stopping(sl_store_be *b)
 {
@@ -725,12 +917,37 @@ static bool stopping(sl_store_be *b)
 
 /* Writes a batch in one transaction and announces each run in it once:
  * a reader fetches whatever is new, so one NOTIFY per run per batch does. */
+/* Appends s to an array literal's text ({"a","b"}), quoted. */
+static void array_item(sl_buf *a, const char *s)
+{
+    sl_buf_adds(a, a->len > 1 ? ",\"" : "\"");
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            sl_buf_addc(a, '\\');
+        sl_buf_addc(a, *s);
+    }
+    sl_buf_addc(a, '"');
+}
+
+/* Writes a batch in one transaction: its events (items with seq >= 0),
+ * then every word it holds (seq < 0: run_id the channel, text the
+ * payload) and each run with new events once on sluice_events (a reader
+ * fetches whatever is new), in one statement. */
 static void pub_write(sl_store_be *b, pub_item *batch)
 {
     pg_conn x;
     sl_err err = {0};
     bool took = !pg_take(b, &x, &err);
     int rc = took ? pg_begin(&x, &err) : -1;
+    /* carried events are copies for the run's lifetime (its end keeps
+     * them all), and words are hints (those waiting look again every
+     * second): neither waits for the disk.  A NOTIFY holds a lock of the
+     * whole database from its commit until that commit is on disk, so
+     * durable writes leave theirs to this transaction (pg_note) rather
+     * than take turns at the disk. */
+    if (!rc)
+        PQclear(pg_qx(&x, "carry runs' events", "SET LOCAL synchronous_commit = off", 0, NULL,
+                      &err));
     /* one statement per PUB_ROWS events: a round trip each is what a
      * burst of events (quick nodes) would otherwise wait on */
     for (pub_item *it = batch; it && !rc;) {
@@ -742,28 +959,46 @@ static void pub_write(sl_store_be *b, pub_item *batch)
         const char *v[4 * PUB_ROWS + 1];
         char seqs[PUB_ROWS][24], eps[PUB_ROWS][24];
         int k = 0;
-        for (; it && k < PUB_ROWS; it = it->next, k++) {
+        for (; it && k < PUB_ROWS; it = it->next) {
+            if (it->seq < 0)
+                continue;
             sl_buf_addf(&q, "%s($%d, $%d::bigint, $%d, $%d::int)", k ? "," : "", 4 * k + 2,
                         4 * k + 3, 4 * k + 4, 4 * k + 5);
             v[4 * k + 1] = it->run_id;
             v[4 * k + 2] = pg_ll(seqs[k], it->seq);
             v[4 * k + 3] = it->text;
             v[4 * k + 4] = pg_ll(eps[k], it->epoch);
+            k++;
         }
         v[0] = b->owner;
         sl_buf_adds(&q, ") v(r, s, d, e) JOIN runs ON runs.id = v.r AND runs.owner = $1"
                         " AND runs.epoch = v.e ON CONFLICT DO NOTHING");
-        rc = pg_changed(pg_qx(&x, "carry runs' events", q.data, 4 * k + 1, v, &err)) < 0;
+        if (k)
+            rc = pg_changed(pg_qx(&x, "carry runs' events", q.data, 4 * k + 1, v, &err)) < 0;
         sl_buf_release(&q);
     }
+    sl_buf chans, pays;
+    sl_buf_init(&chans, 0);
+    sl_buf_init(&pays, 0);
+    sl_buf_addc(&chans, '{');
+    sl_buf_addc(&pays, '{');
     for (pub_item *it = batch; it && !rc; it = it->next) {
         bool seen = false;
-        for (pub_item *o = batch; o != it && !seen; o = o->next)
-            seen = !strcmp(o->run_id, it->run_id);
-        if (!seen)
-            rc = pg_changed(pg_qx(&x, "announce a run's events", "SELECT pg_notify('sluice_events', $1)",
-                            ARGS(it->run_id), &err)) < 0;
+        for (pub_item *o = batch; o != it && !seen && it->seq >= 0; o = o->next)
+            seen = o->seq >= 0 && !strcmp(o->run_id, it->run_id);
+        if (seen)
+            continue;
+        array_item(&chans, it->seq < 0 ? it->run_id : "sluice_events");
+        array_item(&pays, it->seq < 0 ? it->text : it->run_id);
     }
+    sl_buf_addc(&chans, '}');
+    sl_buf_addc(&pays, '}');
+    if (!rc && chans.len > 2)
+        rc = pg_changed(pg_qx(&x, "announce runs' events",
+                              "SELECT pg_notify(c, p) FROM unnest($1::text[], $2::text[]) t(c, p)",
+                              ARGS(chans.data, pays.data), &err)) < 0;
+    sl_buf_release(&chans);
+    sl_buf_release(&pays);
     if (took)
         rc = pg_end_tx(&x, rc, &err);
     if (rc)
@@ -779,14 +1014,30 @@ static void *publisher_main(void *arg)
     for (;;) {
         while (!b->pub_head && !stopping(b))
             pthread_cond_wait(&b->pub_cv, &b->pub_mu);
+        if (!b->pub_head)
+            break;  /* stopping, all written */
+        /* a millisecond's events go together; and a run that ends
+         * within it needs none carried (its log has them) */
+        pthread_mutex_unlock(&b->pub_mu);
+        if (!stopping(b))
+            usleep(PUB_WAIT_US);
+        pthread_mutex_lock(&b->pub_mu);
         pub_item *batch = b->pub_head;
         if (!batch)
-            break;  /* stopping, all written */
+            continue;
         long long n = 0;
-        for (pub_item *it = batch; it; it = it->next)
-            n++;
+        pthread_mutex_lock(&b->mu);
+        for (pub_item *it = batch, *prev = NULL; it; prev = it, it = it->next, n++)
+            if (!prev || strcmp(it->run_id, prev->run_id))  /* runs' events come in runs */
+                for (size_t i = 0; i < b->nepochs; i++)
+                    if (!strcmp(b->epochs[i].id, it->run_id)) {
+                        b->epochs[i].carried++;
+                        break;
+                    }
+        pthread_mutex_unlock(&b->mu);
         b->pub_head = b->pub_tail = NULL;
         b->pub_n = 0;
+        b->pub_busy = true;
         pthread_mutex_unlock(&b->pub_mu);
         pub_write(b, batch);
         for (pub_item *it = batch, *next; it; it = next) {
@@ -797,6 +1048,7 @@ static void *publisher_main(void *arg)
         }
         pthread_mutex_lock(&b->pub_mu);
         b->pub_written += n;
+        b->pub_busy = false;
         pthread_cond_broadcast(&b->pub_cv);
     }
     pthread_mutex_unlock(&b->pub_mu);
@@ -809,6 +1061,8 @@ static bool pg_shared(sl_store_be *b)
     return true;
 }
 
+static void pub_add(sl_store_be *b, pub_item *it);
+
 static void pg_event_publish(sl_store_be *b, const char *run_id, long long seq, const char *text,
                              size_t len)
 {
@@ -818,7 +1072,23 @@ static void pg_event_publish(sl_store_be *b, const char *run_id, long long seq, 
     memcpy(it->text, text, len);
     it->text[len] = 0;
     it->seq = seq;
-    it->epoch = epoch_of(b, run_id, false);
+    it->epoch = epoch_of(b, run_id, false, NULL);
+    pub_add(b, it);
+}
+
+/* Says payload on channel soon, once the caller's transaction is over:
+ * with the publisher's next batch (see pub_write). */
+static void pg_note(sl_store_be *b, const char *channel, const char *payload)
+{
+    pub_item *it = sl_xcalloc(1, sizeof *it);
+    it->run_id = sl_xstrdup(channel);
+    it->text = sl_xstrdup(payload);
+    it->seq = -1;
+    pub_add(b, it);
+}
+
+static void pub_add(sl_store_be *b, pub_item *it)
+{
     pthread_mutex_lock(&b->pub_mu);
     if (b->pub_n >= PUB_MAX) {  /* the oldest goes: readers get the rest at the run's end */
         pub_item *old = b->pub_head;
@@ -842,25 +1112,10 @@ static void pg_event_publish(sl_store_be *b, const char *run_id, long long seq, 
     pthread_mutex_unlock(&b->pub_mu);
 }
 
-/* Waits (5 s at most) until every event queued so far is written: a run's
- * end then clears its carried events after the last of them. */
-static void pub_flush(sl_store_be *b)
-{
-    pthread_mutex_lock(&b->pub_mu);
-    long long want = b->pub_queued;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += 5;
-    while (b->publishing && b->pub_written < want &&
-           pthread_cond_timedwait(&b->pub_cv, &b->pub_mu, &ts) == 0) {
-    }
-    pthread_mutex_unlock(&b->pub_mu);
-}
-
 static sl_value *pg_events_since(sl_store_be *b, const char *run_id, long long after)
 {
     char a[24];
-    PGresult *r = pg_q1_logged(b, "read a run's carried events",
+    PGresult *r = pg_q1p_logged(b, "read a run's carried events",
                             "SELECT seq, data FROM run_events WHERE run_id=$1 AND seq > $2"
                             " ORDER BY seq",
                             ARGS(run_id, pg_ll(a, after)));
@@ -878,7 +1133,7 @@ static sl_value *pg_events_since(sl_store_be *b, const char *run_id, long long a
 static long long pg_running(sl_store_be *b, const char *app_id)
 {
     char t[24];
-    PGresult *r = pg_q1_logged(b, "count an app's running runs",
+    PGresult *r = pg_q1p_logged(b, "count an app's running runs",
                             "SELECT count(*) FROM runs WHERE app_id=$1 AND status='running'"
                             " AND (lease_until IS NULL OR lease_until >= $2)",
                             ARGS(app_id, pg_ll(t, pg_now_s())));
@@ -898,7 +1153,7 @@ static int pg_stop_request(sl_store_be *b, const char *run_id, sl_err *err)
     const char *app = task ? strtok_r(f + 5, "\t", &save) : NULL;
     const char *tid = task ? strtok_r(NULL, "\t", &save) : NULL;
     const char *user = task ? strtok_r(NULL, "\t", &save) : NULL;
-    PGresult *r = pg_q1(b, "stop a queued run",
+    PGresult *r = pg_q1p(b, "stop a queued run",
                         "WITH s AS (UPDATE runs SET status='stopped', error='the run was stopped"
                         " before it started', finished_at=$5, reply=NULL WHERE status='queued' AND"
                         " CASE WHEN $2::text IS NULL THEN id=$1 ELSE app_id=$2 AND task_id=$3"
@@ -913,7 +1168,7 @@ static int pg_stop_request(sl_store_be *b, const char *run_id, sl_err *err)
     PQclear(r);
     if (stopped)
         return 0;
-    return pg_changed(pg_q1(b, "ask for a run to stop", "SELECT pg_notify('sluice_stop', $1)",
+    return pg_changed(pg_q1p(b, "ask for a run to stop", "SELECT pg_notify('sluice_stop', $1)",
                       ARGS(run_id), err)) < 0 ? -1 : 0;
 }
 
@@ -1010,7 +1265,7 @@ static int expire_leases(sl_store_be *b)
     /* and each is announced, so servers streaming it end their streams */
     /* a run whose request says "retry" goes back in line (three attempts
      * at most), its carried events gone: the next attempt starts over */
-    PGresult *r = pg_q1_logged(b, "fail runs whose process stopped",
+    PGresult *r = pg_q1p_logged(b, "fail runs whose process stopped",
                             "WITH gone AS (UPDATE runs SET"
                             " status=CASE WHEN again THEN 'queued' ELSE 'failed' END,"
                             " error=CASE WHEN again THEN NULL ELSE 'interrupted: the process "
@@ -1052,7 +1307,7 @@ static void *leaser_main(void *arg)
             break;
         pthread_mutex_unlock(&b->mu);
         char t[24];
-        PQclear(pg_q1_logged(b, "renew this process's run leases",
+        PQclear(pg_q1p_logged(b, "renew this process's run leases",
                           "UPDATE runs SET lease_until=$2 WHERE owner=$1 AND status='running'",
                           ARGS(b->owner, pg_ll(t, pg_now_s() + b->lease_s))));
         int n = expire_leases(b);
@@ -1083,6 +1338,8 @@ static int pg_open(const char *where, sl_store_be **out, int *interrupted, sl_er
     pthread_cond_init(&b->stop_cv, NULL);
     pthread_mutex_init(&b->pub_mu, NULL);
     pthread_cond_init(&b->pub_cv, NULL);
+    pthread_mutex_init(&b->gw_mu, NULL);
+    pthread_cond_init(&b->gw_cv, NULL);
     b->lease_s = lease_seconds();
     b->conninfo = sl_xasprintf("postgresql:%s", where);
     find_password(b, b->conninfo);
@@ -1120,6 +1377,7 @@ static int pg_open(const char *where, sl_store_be **out, int *interrupted, sl_er
     *interrupted = expire_leases(b);
     b->leasing = !pthread_create(&b->leaser, NULL, leaser_main, b);
     b->publishing = !pthread_create(&b->publisher, NULL, publisher_main, b);
+    b->grouping = !pthread_create(&b->grouper, NULL, grouper_main, b);
     *out = b;
     return 0;
 }
@@ -1132,7 +1390,7 @@ static void pg_close(sl_store_be *b)
 
 static int pg_ping(sl_store_be *b, sl_err *err)
 {
-    PGresult *r = pg_q1(b, "reach PostgreSQL", "SELECT 1", 0, NULL, err);
+    PGresult *r = pg_q1p(b, "reach PostgreSQL", "SELECT 1", 0, NULL, err);
     PQclear(r);
     return r ? 0 : -1;
 }
@@ -1228,7 +1486,7 @@ static int pg_app_update(sl_store_be *b, const char *id, const char *name, const
 
 static int pg_app_versions(sl_store_be *b, const char *id, sl_value **out, sl_err *err)
 {
-    PGresult *r = pg_q1(b, "list an app's versions",
+    PGresult *r = pg_q1p(b, "list an app's versions",
                      "SELECT version, created_at FROM app_versions WHERE app_id=$1"
                      " ORDER BY version DESC",
                      ARGS(id), err);
@@ -1251,7 +1509,7 @@ static int pg_app_get_version(sl_store_be *b, const char *id, int version, char 
                               sl_err *err)
 {
     char v[24];
-    PGresult *r = pg_q1(b, "read an app's version",
+    PGresult *r = pg_q1p(b, "read an app's version",
                      "SELECT dsl FROM app_versions WHERE app_id=$1 AND version=$2",
                      ARGS(id, pg_ll(v, version)), err);
     if (!r)
@@ -1269,7 +1527,7 @@ static int pg_app_get_version(sl_store_be *b, const char *id, int version, char 
 
 static int pg_app_list(sl_store_be *b, sl_value **out, sl_err *err)
 {
-    PGresult *r = pg_q1(b, "list apps",
+    PGresult *r = pg_q1p(b, "list apps",
                      "SELECT id, name, mode, created_at, version FROM apps"
                      " ORDER BY created_at DESC, id",
                      0, NULL, err);
@@ -1288,7 +1546,7 @@ static int pg_app_list(sl_store_be *b, sl_value **out, sl_err *err)
 
 static int pg_app_get(sl_store_be *b, const char *id, char **dsl, sl_value **info, sl_err *err)
 {
-    PGresult *r = pg_q1(b, "read an app",
+    PGresult *r = pg_q1p(b, "read an app",
                      "SELECT dsl, name, mode, created_at, version FROM apps WHERE id=$1",
                      ARGS(id), err);
     if (!r)
@@ -1355,7 +1613,7 @@ static int pg_key_create(sl_store_be *b, const char *app_id, char **key, sl_err 
     char *k = sl_xasprintf("%s-%s", prefix, secret);
     sl_sha256_hex(k, strlen(k), hash);
     snprintf(hint, sizeof hint, "%s-…%s", prefix, secret + 44);
-    if (pg_changed(pg_q1(b, "add a key",
+    if (pg_changed(pg_q1p(b, "add a key",
                    "INSERT INTO app_keys(id, app_id, hash, hint, created_at)"
                    " VALUES($1, $2, $3, $4, $5)",
                    ARGS(id, app_id, hash, hint, pg_ll(t, pg_now_s())), err)) < 0) {
@@ -1368,7 +1626,7 @@ static int pg_key_create(sl_store_be *b, const char *app_id, char **key, sl_err 
 
 static int pg_key_list(sl_store_be *b, const char *app_id, sl_value **out, sl_err *err)
 {
-    PGresult *r = pg_q1(b, "list keys",
+    PGresult *r = pg_q1p(b, "list keys",
                      "SELECT id, hint, created_at, revoked_at FROM app_keys WHERE app_id=$1"
                      " ORDER BY created_at, id",
                      ARGS(app_id), err);
@@ -1407,7 +1665,7 @@ static char *pg_key_app(sl_store_be *b, const char *key)
 {
     char hash[65];
     sl_sha256_hex(key, strlen(key), hash);
-    PGresult *r = pg_q1_logged(b, "look up a key",
+    PGresult *r = pg_q1p_logged(b, "look up a key",
                             "SELECT app_id FROM app_keys WHERE hash=$1 AND revoked_at IS NULL"
                             " AND app_id <> '" SL_STORE_DATASETS "'",
                             ARGS(hash));
@@ -1420,7 +1678,7 @@ static bool pg_key_scope_ok(sl_store_be *b, const char *scope, const char *key)
 {
     char hash[65];
     sl_sha256_hex(key, strlen(key), hash);
-    PGresult *r = pg_q1_logged(b, "look up a key",
+    PGresult *r = pg_q1p_logged(b, "look up a key",
                             "SELECT 1 FROM app_keys WHERE hash=$1 AND app_id=$2"
                             " AND revoked_at IS NULL",
                             ARGS(hash, scope));
@@ -1433,7 +1691,7 @@ static bool pg_key_scope_ok(sl_store_be *b, const char *scope, const char *key)
  * while the server cannot be reached, the last one read. */
 static long long pg_keys_version(sl_store_be *b)
 {
-    PGresult *r = pg_q1_logged(b, "read keys_version",
+    PGresult *r = pg_q1p_logged(b, "read keys_version",
                             "SELECT value FROM meta WHERE key='keys_version'", 0, NULL);
     pthread_mutex_lock(&b->mu);
     if (pg_has_row(r))
@@ -1447,7 +1705,7 @@ static long long pg_keys_version(sl_store_be *b)
 static int pg_tools_get(sl_store_be *b, const char *scope, char **spec, sl_err *err)
 {
     *spec = NULL;
-    PGresult *r = pg_q1(b, "read tool bindings", "SELECT spec FROM tool_bindings WHERE scope=$1",
+    PGresult *r = pg_q1p(b, "read tool bindings", "SELECT spec FROM tool_bindings WHERE scope=$1",
                      ARGS(scope), err);
     if (!r)
         return -1;
@@ -1482,7 +1740,7 @@ static int pg_admin_token(sl_store_be *b, char **token, bool *created, sl_err *e
 {
     *created = false;
     *token = NULL;
-    PGresult *r = pg_q1(b, "read the admin token", "SELECT value FROM meta WHERE key='admin_token'",
+    PGresult *r = pg_q1p(b, "read the admin token", "SELECT value FROM meta WHERE key='admin_token'",
                      0, NULL, err);
     if (!r)
         return -1;
@@ -1496,7 +1754,7 @@ static int pg_admin_token(sl_store_be *b, char **token, bool *created, sl_err *e
             return -1;
         char mine[80];
         snprintf(mine, sizeof mine, "adm-%s", secret);
-        r = pg_q1(b, "keep the admin token",
+        r = pg_q1p(b, "keep the admin token",
                "INSERT INTO meta(key, value) VALUES('admin_token', $1)"
                " ON CONFLICT(key) DO NOTHING RETURNING value",
                ARGS(mine), err);
@@ -1507,7 +1765,7 @@ static int pg_admin_token(sl_store_be *b, char **token, bool *created, sl_err *e
         if (*created) {
             snprintf(tok, sizeof tok, "%s", mine);
         } else { /* another server made it meanwhile */
-            r = pg_q1(b, "read the admin token", "SELECT value FROM meta WHERE key='admin_token'",
+            r = pg_q1p(b, "read the admin token", "SELECT value FROM meta WHERE key='admin_token'",
                    0, NULL, err);
             if (!r)
                 return -1;
@@ -1520,7 +1778,7 @@ static int pg_admin_token(sl_store_be *b, char **token, bool *created, sl_err *e
     }
     char hash[65];
     sl_sha256_hex(tok, strlen(tok), hash);
-    if (pg_changed(pg_q1(b, "keep the admin token's hash",
+    if (pg_changed(pg_q1p(b, "keep the admin token's hash",
                    "INSERT INTO meta(key, value) VALUES('admin_hash', $1)"
                    " ON CONFLICT(key) DO UPDATE SET value=excluded.value"
                    " WHERE meta.value <> excluded.value",
@@ -1534,7 +1792,7 @@ static bool pg_admin_ok(sl_store_be *b, const char *token)
 {
     char hash[65];
     sl_sha256_hex(token, strlen(token), hash);
-    PGresult *r = pg_q1_logged(b, "check the admin token",
+    PGresult *r = pg_q1p_logged(b, "check the admin token",
                             "SELECT 1 FROM meta WHERE key='admin_hash' AND value=$1", ARGS(hash));
     bool ok = pg_has_row(r);
     PQclear(r);
@@ -1547,7 +1805,7 @@ static int pg_start_run(sl_store_be *b, const sl_run_row *r, sl_err *err)
 {
     char t[24], v[24], lu[24];
     char *inputs = pg_json_or_null(r->inputs);
-    int rc = pg_changed(pg_q1(b, "record the start of a run",
+    int rc = pg_changed(pg_grouped(b, "record the start of a run",
                         "INSERT INTO runs(id, app_id, task_id, \"user\", conversation_id,"
                         " message_id, status, inputs, created_at, app_version, owner,"
                         " lease_until, epoch, attempts)"
@@ -1569,26 +1827,26 @@ static int pg_enqueue_run(sl_store_be *b, const sl_run_row *r, const char *reque
 {
     char t[24], v[24];
     char *inputs = pg_json_or_null(r->inputs);
-    /* announced in the same statement: idle processes claim it at once */
-    PGresult *res = pg_q1(b, "queue a run",
-                          "WITH q AS (INSERT INTO runs(id, app_id, task_id, \"user\","
+    PGresult *res = pg_grouped(b, "queue a run",
+                          "INSERT INTO runs(id, app_id, task_id, \"user\","
                           " conversation_id, message_id, status, inputs, created_at, app_version,"
                           " request, qseq) VALUES($1, $2, $3, $4, $5, $6, 'queued', $7, $8, $9,"
-                          " $10, nextval('run_queue')) RETURNING id)"
-                          " SELECT pg_notify('sluice_queue', '') FROM q",
+                          " $10, nextval('run_queue'))",
                           ARGS(r->id, r->app_id, r->task_id, r->user, r->conversation_id,
                                r->message_id, inputs, pg_ll(t, pg_now_s()),
                                r->app_version > 0 ? pg_ll(v, r->app_version) : NULL, request),
                           err);
     free(inputs);
     PQclear(res);
+    if (res)  /* idle processes claim it at once */
+        pg_note(b, "sluice_queue", "");
     return res ? 0 : -1;
 }
 
 static int pg_claim_runs(sl_store_be *b, int max, sl_value **out, sl_err *err)
 {
     char lu[24], m[24];
-    PGresult *r = pg_q1(b, "claim queued runs",
+    PGresult *r = pg_q1p(b, "claim queued runs",
                         "WITH c AS (SELECT id FROM runs WHERE status='queued' ORDER BY qseq"
                         " LIMIT $3 FOR UPDATE SKIP LOCKED)"
                         " UPDATE runs SET status='running', owner=$1, lease_until=$2,"
@@ -1628,7 +1886,7 @@ static int pg_claim_runs(sl_store_be *b, int max, sl_value **out, sl_err *err)
 static int pg_run_state(sl_store_be *b, const char *run_id, char **status, char **reply,
                         sl_err *err)
 {
-    PGresult *r = pg_q1(b, "read a run's state", "SELECT status, reply FROM runs WHERE id=$1",
+    PGresult *r = pg_q1p(b, "read a run's state", "SELECT status, reply FROM runs WHERE id=$1",
                         ARGS(run_id), err);
     if (!r)
         return -1;
@@ -1643,61 +1901,80 @@ static int pg_run_state(sl_store_be *b, const char *run_id, char **status, char 
     return rc;
 }
 
+/* Takes the run's events still waiting for the publisher out of its
+ * queue (its stored log holds them all: readers take them from there),
+ * and when some were carried already, waits for the batch being written
+ * (its rows are then there to be cleared); *epoch: the run's, forgotten.
+ * Whether any were carried. */
+static bool pub_forget(sl_store_be *b, const char *run_id, long long *epoch)
+{
+    pthread_mutex_lock(&b->pub_mu);
+    long long carried = 0;
+    *epoch = epoch_of(b, run_id, true, &carried);
+    for (pub_item **p = &b->pub_head, *prev = NULL; *p;) {
+        pub_item *it = *p;
+        if (it->seq < 0 || strcmp(it->run_id, run_id)) {
+            prev = it;
+            p = &it->next;
+            continue;
+        }
+        *p = it->next;
+        if (b->pub_tail == it)
+            b->pub_tail = prev;
+        b->pub_n--;
+        b->pub_written++;  /* handled: pub_flush's count stays true */
+        free(it->run_id);
+        free(it->text);
+        free(it);
+    }
+    while (carried && b->pub_busy)
+        pthread_cond_wait(&b->pub_cv, &b->pub_mu);
+    pthread_mutex_unlock(&b->pub_mu);
+    return carried > 0;
+}
+
 static int pg_finish_run(sl_store_be *b, const char *run_id, const char *status,
                          const sl_value *outputs, const char *error, double elapsed,
                          long long tokens, int steps, long long finished_at, const char *answer,
                          const char *reply, char *events, sl_err *err)
 {
     char el[40], tk[24], st[24], fin[24], ep[24];
-    long long epoch = epoch_of(b, run_id, true);
+    long long epoch;
+    bool carried = pub_forget(b, run_id, &epoch);
     snprintf(el, sizeof el, "%.17g", elapsed);
     char *out = pg_json_or_null(outputs);
-    pub_flush(b);  /* its carried events are all written before they are cleared */
-    pg_conn x;
-    int rc = pg_take(b, &x, err);
-    if (!rc) {
-        /* only while this attempt holds the run's lease (this process,
-         * this epoch): one whose lease ran out was failed or queued again
-         * meanwhile, and that stands.  Waiters hear of the end on
-         * sluice_done once it is committed. */
-        int n = 0;
-        PGresult *u = NULL;
-        rc = pg_begin(&x, err) ||
-             !(u = pg_qx(&x, "save the end of a run",
-                         "WITH u AS (UPDATE runs SET status=$2, outputs=$3, error=$4, elapsed=$5,"
-                         " total_tokens=$6, total_steps=$7, finished_at=$8, owner=NULL,"
-                         " reply=$11 WHERE id=$1 AND status='running'"
-                         " AND ((owner=$9 AND epoch=$10) OR owner IS NULL) RETURNING id)"
-                         " SELECT pg_notify('sluice_done', id) FROM u",
-                         ARGS(run_id, status, out, error, el, pg_ll(tk, tokens),
-                              pg_ll(st, steps), pg_ll(fin, finished_at), b->owner,
-                              pg_ll(ep, epoch), reply),
-                         err));
-        n = u ? PQntuples(u) : 0;
-        PQclear(u);
-        if (!rc && n == 0) {
-            sl_log(SL_LOG_WARN, "store: run %s ended after its lease ran out (it was failed "
-                   "meanwhile); its end is not saved", run_id);
-            pg_end_tx(&x, -1, NULL);
-            free(out);
-            free(events);
-            return 0;
-        }
-        rc = rc ||
-             pg_changed(pg_qx(&x, "clear a run's carried events",
-                        "DELETE FROM run_events WHERE run_id=$1", ARGS(run_id), err)) < 0 ||
-             (events && pg_changed(pg_qx(&x, "save a run's events",
-                                   "INSERT INTO run_log(run_id, events) VALUES($1, $2)"
-                                   " ON CONFLICT(run_id) DO UPDATE SET events=excluded.events",
-                                   ARGS(run_id, events), err)) < 0) ||
-             (answer && pg_changed(pg_qx(&x, "save a run's answer",
-                                   "UPDATE messages SET answer=$2 WHERE run_id=$1",
-                                   ARGS(run_id, answer), err)) < 0);
-        rc = pg_end_tx(&x, rc ? -1 : 0, err);
-    }
+    /* One statement, one round trip: only while this attempt holds the
+     * run's lease (this process, this epoch; one whose lease ran out was
+     * failed or queued again meanwhile, and that stands), its end, its
+     * log, a chat turn's answer, its carried events cleared, and the word
+     * on sluice_done for those waiting on it, sent at the commit. */
+    PGresult *r = pg_grouped(b, "save the end of a run",
+                        "WITH u AS (UPDATE runs SET status=$2, outputs=$3, error=$4, elapsed=$5,"
+                        " total_tokens=$6, total_steps=$7, finished_at=$8, owner=NULL, reply=$11"
+                        " WHERE id=$1 AND status='running'"
+                        " AND ((owner=$9 AND epoch=$10) OR owner IS NULL) RETURNING id),"
+                        " l AS (INSERT INTO run_log(run_id, events) SELECT id, $12 FROM u"
+                        " WHERE $12::text IS NOT NULL"
+                        " ON CONFLICT(run_id) DO UPDATE SET events=excluded.events),"
+                        " m AS (UPDATE messages SET answer=$13 WHERE $13::text IS NOT NULL"
+                        " AND run_id IN (SELECT id FROM u)),"
+                        " d AS (DELETE FROM run_events WHERE $14 AND run_id IN (SELECT id FROM u))"
+                        " SELECT id FROM u",
+                        ARGS(run_id, status, out, error, el, pg_ll(tk, tokens), pg_ll(st, steps),
+                             pg_ll(fin, finished_at), b->owner, pg_ll(ep, epoch), reply, events,
+                             answer, carried ? "true" : "false"),
+                        err);
     free(out);
     free(events);
-    return rc;
+    if (!r)
+        return -1;
+    if (!PQntuples(r))
+        sl_log(SL_LOG_WARN, "store: run %s ended after its lease ran out (it was failed or "
+               "queued again meanwhile); this end is not saved", run_id);
+    else
+        pg_note(b, "sluice_done", run_id);
+    PQclear(r);
+    return 0;
 }
 
 #define RUN_COLS                                                                                   \
@@ -1716,7 +1993,7 @@ static sl_value *run_row(PGresult *r, int i)
 
 static sl_value *pg_run_get(sl_store_be *b, const char *app_id, const char *run_id)
 {
-    PGresult *r = pg_q1_logged(b, "read a run",
+    PGresult *r = pg_q1p_logged(b, "read a run",
                             "SELECT " RUN_COLS ", \"user\", app_version, conversation_id,"
                             " message_id, (SELECT query FROM messages m WHERE m.id = runs.message_id)"
                             " FROM runs WHERE id=$1 AND ($2::text IS NULL OR app_id=$2)",
@@ -1735,7 +2012,7 @@ static sl_value *pg_run_get(sl_store_be *b, const char *app_id, const char *run_
 
 static sl_value *pg_run_events(sl_store_be *b, const char *app_id, const char *run_id)
 {
-    PGresult *r = pg_q1_logged(b, "read a run's events",
+    PGresult *r = pg_q1p_logged(b, "read a run's events",
                             "SELECT l.events FROM run_log l JOIN runs r ON r.id = l.run_id"
                             " WHERE l.run_id=$1 AND ($2::text IS NULL OR r.app_id=$2)",
                             ARGS(run_id, app_id));
@@ -1751,7 +2028,7 @@ static sl_value *pg_runs_list(sl_store_be *b, const sl_runs_filter *f)
 {
     int limit = f->limit >= 1 && f->limit <= 100 ? f->limit : 50;
     char since[24], until[24], bat[24], lim[24];
-    PGresult *r = pg_q1_logged(
+    PGresult *r = pg_q1p_logged(
         b, "list runs",
         "SELECT id, app_id, status, \"user\", error, created_at, finished_at, elapsed,"
         " total_tokens, total_steps FROM runs"
@@ -1795,7 +2072,7 @@ static sl_value *pg_run_logs(sl_store_be *b, const char *app_id, const char *sta
     if (page <= 0)
         page = 1;
     char lim[24], off[24];
-    PGresult *r = pg_q1_logged(b, "list an app's runs",
+    PGresult *r = pg_q1p_logged(b, "list an app's runs",
                             "SELECT " RUN_COLS ", \"user\", count(*) OVER () FROM runs"
                             " WHERE app_id=$1 AND ($2::text IS NULL OR status=$2)"
                             " ORDER BY created_at DESC, id LIMIT $3 OFFSET $4",
@@ -1817,7 +2094,7 @@ static sl_value *pg_run_logs(sl_store_be *b, const char *app_id, const char *sta
     }
     PQclear(r);
     if (!rows && page > 1) { /* past the last page: the total still counts */
-        r = pg_q1_logged(b, "count an app's runs",
+        r = pg_q1p_logged(b, "count an app's runs",
                       "SELECT count(*) FROM runs WHERE app_id=$1 AND ($2::text IS NULL OR status=$2)",
                       ARGS(app_id, status));
         total = pg_has_row(r) ? pg_col_ll(r, 0, 0) : 0;
@@ -1854,7 +2131,7 @@ static int pg_conversation(sl_store_be *b, const char *app_id, const char *user,
     user = owner_of(user);
     *out_id = NULL;
     if (id && *id) {
-        int n = pg_changed(pg_q1(b, "continue a conversation",
+        int n = pg_changed(pg_q1p(b, "continue a conversation",
                            "UPDATE conversations SET updated_at=$4"
                            " WHERE id=$1 AND app_id=$2 AND " OWNED_BY(3),
                            ARGS(id, app_id, user, t), err));
@@ -1876,7 +2153,7 @@ static int pg_conversation(sl_store_be *b, const char *app_id, const char *user,
         len--;
     char name[64];
     snprintf(name, sizeof name, "%.*s", (int)len, q);
-    if (pg_changed(pg_q1(b, "start a conversation",
+    if (pg_changed(pg_q1p(b, "start a conversation",
                    "INSERT INTO conversations(id, app_id, \"user\", name, created_at, updated_at)"
                    " VALUES($1, $2, $3, $4, $5, $5)",
                    ARGS(u, app_id, user, name, t), err)) < 0)
@@ -1888,7 +2165,7 @@ static int pg_conversation(sl_store_be *b, const char *app_id, const char *user,
 static sl_value *pg_history(sl_store_be *b, const char *conversation_id, int limit)
 {
     char lim[24];
-    PGresult *r = pg_q1_logged(b, "read a conversation's history",
+    PGresult *r = pg_q1p_logged(b, "read a conversation's history",
                             "SELECT query, answer FROM (SELECT query, answer, created_at, seq"
                             " FROM messages WHERE conversation_id=$1 AND answer IS NOT NULL"
                             " ORDER BY created_at DESC, seq DESC LIMIT $2) t"
@@ -1906,7 +2183,7 @@ static int pg_message_add(sl_store_be *b, const char *id, const char *conversati
                           const char *app_id, const char *query, const char *run_id, sl_err *err)
 {
     char t[24];
-    return pg_changed(pg_q1(b, "add a message",
+    return pg_changed(pg_q1p(b, "add a message",
                       "INSERT INTO messages(id, conversation_id, app_id, query, run_id, created_at)"
                       " VALUES($1, $2, $3, $4, $5, $6)",
                       ARGS(id, conversation_id, app_id, query, run_id, pg_ll(t, pg_now_s())), err)) < 0
@@ -1918,7 +2195,7 @@ static sl_value *pg_conversations(sl_store_be *b, const char *app_id, const char
 {
     int lim = limit > 0 && limit <= 100 ? limit : 20;
     char l[24];
-    PGresult *r = pg_q1_logged(b, "list conversations",
+    PGresult *r = pg_q1p_logged(b, "list conversations",
                             "SELECT id, name, created_at, updated_at FROM conversations"
                             " WHERE app_id=$1 AND " OWNED_BY(2)
                             " ORDER BY updated_at DESC, id LIMIT $3",
@@ -2003,7 +2280,7 @@ static int pg_conversation_delete(sl_store_be *b, const char *app_id, const char
 static sl_value *pg_conversation_rename(sl_store_be *b, const char *app_id, const char *id,
                                         const char *user, const char *name)
 {
-    PGresult *r = pg_q1_logged(b, "rename a conversation",
+    PGresult *r = pg_q1p_logged(b, "rename a conversation",
                             "UPDATE conversations SET name=$4 WHERE id=$1 AND app_id=$2 AND "
                             OWNED_BY(3) " RETURNING id, name, created_at, updated_at",
                             ARGS(id, app_id, owner_of(user), name));
@@ -2015,7 +2292,7 @@ static sl_value *pg_conversation_rename(sl_store_be *b, const char *app_id, cons
 static int pg_feedback(sl_store_be *b, const char *app_id, const char *message_id,
                        const char *user, const char *rating)
 {
-    return pg_changed(pg_q1_logged(b, "rate a message",
+    return pg_changed(pg_q1p_logged(b, "rate a message",
                              "UPDATE messages SET feedback=$3 WHERE id=$1 AND app_id=$2 AND"
                              " conversation_id IN (SELECT id FROM conversations WHERE app_id=$2"
                              " AND " OWNED_BY(4) ")",
@@ -2030,7 +2307,7 @@ static int pg_file_add(sl_store_be *b, const char *id, const char *app_id, const
                        long long size, const char *mime, const char *user, sl_err *err)
 {
     char sz[24], t[24];
-    return pg_changed(pg_q1(b, "add a file",
+    return pg_changed(pg_q1p(b, "add a file",
                       "INSERT INTO files(id, app_id, name, size, mime, \"user\", created_at)"
                       " VALUES($1, $2, $3, $4, $5, $6, $7)",
                       ARGS(id, app_id, name, pg_ll(sz, size), mime, user, pg_ll(t, pg_now_s())), err)) < 0
@@ -2040,7 +2317,7 @@ static int pg_file_add(sl_store_be *b, const char *id, const char *app_id, const
 
 static sl_value *pg_file_get(sl_store_be *b, const char *app_id, const char *id)
 {
-    PGresult *r = pg_q1_logged(b, "read a file's metadata",
+    PGresult *r = pg_q1p_logged(b, "read a file's metadata",
                             "SELECT id, name, size, mime, \"user\", created_at FROM files"
                             " WHERE id=$1 AND app_id=$2",
                             ARGS(id, app_id));
@@ -2072,7 +2349,7 @@ struct sl_store_bw {
 static int pg_blob_create(sl_store_be *b, const char *key, sl_store_bw **out, sl_err *err)
 {
     char t[24];
-    PGresult *r = pg_q1(b, "start a blob",
+    PGresult *r = pg_q1p(b, "start a blob",
                      "INSERT INTO blob_writes(key, started_at) SELECT $1, $2"
                      " WHERE NOT EXISTS (SELECT 1 FROM blobs WHERE key=$1) RETURNING id",
                      ARGS(key, pg_ll(t, pg_now_s())), err);

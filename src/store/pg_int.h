@@ -19,7 +19,7 @@
     X(PQerrorMessage) X(PQexec) X(PQexecParams) X(PQfinish) X(PQfreemem) X(PQgetisnull)           \
     X(PQgetlength) X(PQgetvalue) X(PQntuples) X(PQresultErrorField) X(PQresultErrorMessage)       \
     X(PQresultStatus) X(PQsetNoticeProcessor) X(PQstatus) X(PQtransactionStatus)             \
-    X(PQsocket) X(PQconsumeInput) X(PQnotifies)
+    X(PQsocket) X(PQconsumeInput) X(PQnotifies) X(PQprepare) X(PQexecPrepared)
 
 #define PQ_PTR(f) extern __typeof__(&f) pq_##f;
 PQ_FNS(PQ_PTR)
@@ -46,6 +46,8 @@ PQ_FNS(PQ_PTR)
 #define PQsocket pq_PQsocket
 #define PQconsumeInput pq_PQconsumeInput
 #define PQnotifies pq_PQnotifies
+#define PQprepare pq_PQprepare
+#define PQexecPrepared pq_PQexecPrepared
 #define PQtransactionStatus pq_PQtransactionStatus
 
 #define POOL_MAX 8             /* connections one store keeps at most */
@@ -69,7 +71,7 @@ struct sl_store_be {
     char owner[40];
     int lease_s;               /* $SLUICE_RUN_LEASE_S, default LEASE_S */
     /* the epoch of each run this store runs now (mu): its writes name it */
-    struct pg_epoch { char id[40]; long long epoch; } *epochs;
+    struct pg_epoch { char id[40]; long long epoch, carried; } *epochs;
     size_t nepochs, epochs_cap;
     pthread_t leaser;
     bool leasing, stop;        /* stop: mu */
@@ -81,6 +83,21 @@ struct sl_store_be {
     struct pub_item *pub_head, *pub_tail;
     long long pub_queued, pub_written;  /* items ever queued, ever handled */
     size_t pub_n;              /* in the queue now */
+    /* writes of runs (start, queue, end) go through one thread that
+     * commits them in groups (pg.c, batched) */
+    pthread_mutex_t gw_mu;
+    pthread_cond_t gw_cv;      /* ops queued, or ops done */
+    struct gw_op *gw_head, *gw_tail;
+    pthread_t grouper;
+    bool grouping;
+    /* statements prepared on the pool's connections (mu), each by the
+     * address of its SQL text, which the program holds for good */
+    struct pg_prep {
+        PGconn *c;
+        int n;
+        const char *sql[48];
+    } prep[2 * POOL_MAX];
+    bool pub_busy;             /* a batch is being written */
     pthread_t publisher, listener;
     bool publishing, listening;
     sl_store_listen_fn listen_fn;
@@ -113,6 +130,14 @@ PGresult *pg_run(pg_conn *x, const char *what, const char *sql, int n, const cha
                  const int *len, const int *fmt, int binary, sl_err *err);
 PGresult *pg_qx(pg_conn *x, const char *what, const char *sql, int n, const char *const *v,
                 sl_err *err);
+/* pg_qx for a statement the program runs often: sql is text it holds for
+ * good (a string literal); it is prepared once on each connection, so
+ * PostgreSQL does not parse and plan it again at every call. */
+PGresult *pg_qp(pg_conn *x, const char *what, const char *sql, int n, const char *const *v,
+                sl_err *err);
+/* pg_q1 so. */
+PGresult *pg_q1p(sl_store_be *b, const char *what, const char *sql, int n, const char *const *v,
+                 sl_err *err);
 /* One statement on a connection of its own. */
 PGresult *pg_q1(sl_store_be *b, const char *what, const char *sql, int n, const char *const *v,
                 sl_err *err);
