@@ -188,6 +188,11 @@ int sl_cli_set_store(const char *cmd, const char **slot, const char *value)
 
 const char *sl_cli_store_where(const char *given, const sl_config *cfg)
 {
+    /* the settings' files_dir, for the store that opens next (an
+     * environment variable given by the user comes first) */
+    const char *fd = sl_config_files_dir(cfg), *fe = getenv("SLUICE_FILES_DIR");
+    if (fd && !(fe && *fe))
+        setenv("SLUICE_FILES_DIR", fd, 1);
     if (given)
         return given;
     const char *e = getenv("SLUICE_STORE");

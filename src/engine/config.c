@@ -24,6 +24,7 @@ struct sl_config {
     sl_value *sandbox;   /* the file's `sandbox` mapping, or NULL */
     char *store;         /* the file's `store`: where sluice keeps its data, or NULL */
     sl_value *retry;     /* retry_on_worker_loss: true, or an array of app ids (NULL: off) */
+    char *files_dir;     /* files_dir: where apps' bundle files are, on a shared store */
     sl_bindings *tools;  /* the file's `tools` mapping (tools/binding.h) */
     sl_kb_binding *kbs;  /* the file's knowledge.datasets */
     size_t nkbs;
@@ -111,6 +112,7 @@ void sl_config_free(sl_config *c)
     json_decref(c->sandbox);
     free(c->store);
     json_decref(c->retry);
+    free(c->files_dir);
     sl_bindings_free(c->tools);
     for (size_t i = 0; i < c->nkbs; i++) {
         sl_kb_binding *b = &c->kbs[i];
@@ -357,6 +359,18 @@ static int from_file(sl_config *c, const char *path, sl_err *err)
         free(c->store);
         c->store = sl_xstrdup(json_string_value(store));
     }
+    const sl_value *fdir = json_object_get(d.root, "files_dir");
+    if (fdir && !json_is_null(fdir)) {
+        if (!json_is_string(fdir) || json_string_value(fdir)[0] != '/') {
+            sl_mark m = sl_yaml_key_mark(&d, d.root, "files_dir");
+            rc = sl_err_set(err, SL_EINVAL, "%s:%d:%d: `files_dir` is the absolute path of a "
+                            "folder every machine mounts, for apps' bundle files on a shared "
+                            "store (PostgreSQL)", path, m.line, m.col);
+            goto out;
+        }
+        free(c->files_dir);
+        c->files_dir = sl_xstrdup(json_string_value(fdir));
+    }
     const sl_value *retry = json_object_get(d.root, "retry_on_worker_loss");
     if (retry && !json_is_null(retry)) {
         bool ok = json_is_boolean(retry) || json_is_array(retry);
@@ -601,6 +615,11 @@ const sl_value *sl_config_sandbox(const sl_config *c)
 const char *sl_config_store(const sl_config *c)
 {
     return c ? c->store : NULL;
+}
+
+const char *sl_config_files_dir(const sl_config *c)
+{
+    return c ? c->files_dir : NULL;
 }
 
 bool sl_config_retry_on_worker_loss(const sl_config *c, const char *app_id)

@@ -99,6 +99,10 @@ const sl_value *sl_config_sandbox(const sl_config *c);
 /* The file's `store:` (a folder, sqlite:FOLDER or postgres://…), or NULL;
  * --data/--store and $SLUICE_STORE come first (cli). */
 const char *sl_config_store(const sl_config *c);
+/* The file's `files_dir`: the folder every machine mounts where apps'
+ * bundle files are kept on a shared store (PostgreSQL), or NULL
+ * ($SLUICE_FILES_DIR comes first). */
+const char *sl_config_files_dir(const sl_config *c);
 /* Whether app_id's runs are run again from the start when the process
  * running them is lost (its lease ran out): the file's
  * `retry_on_worker_loss`, true for every app or a list of app ids; off by

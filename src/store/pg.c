@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1588,14 +1589,34 @@ static int pg_app_delete(sl_store_be *b, const char *id, sl_err *err)
     return pg_end_tx(&x, rc ? -1 : 0, err);
 }
 
+/* Apps' bundle files live in a folder every machine mounts (files_dir in
+ * sluice.yml, or $SLUICE_FILES_DIR): FOLDER/apps/ID, as in a SQLite
+ * store's folder. */
 static char *pg_app_dir(sl_store_be *b, const char *id, sl_err *err)
 {
+    const char *root = getenv("SLUICE_FILES_DIR");
+    if (!root || !*root) {
+        sl_err_set(err, SL_EUNSUPPORTED,
+                   "store: apps with files (a .zip bundle's skills and scripts) on PostgreSQL "
+                   "keep them in a folder every machine mounts: set files_dir in sluice.yml "
+                   "(or $SLUICE_FILES_DIR) to it");
+        return NULL;
+    }
     (void)b;
-    (void)id;
-    sl_err_set(err, SL_EUNSUPPORTED,
-               "store: apps with files (a .zip bundle's skills and scripts) are not kept in "
-               "PostgreSQL yet; import them into a SQLite store (--data DIR)");
-    return NULL;
+    char *apps = sl_xasprintf("%s/apps", root);
+    if (mkdir(root, 0700) && errno != EEXIST) {
+        sl_err_set(err, SL_EIO, "store: cannot create %s (files_dir): %s", root, strerror(errno));
+        free(apps);
+        return NULL;
+    }
+    if (mkdir(apps, 0700) && errno != EEXIST) {
+        sl_err_set(err, SL_EIO, "store: cannot create %s: %s", apps, strerror(errno));
+        free(apps);
+        return NULL;
+    }
+    char *dir = sl_xasprintf("%s/%s", apps, id);
+    free(apps);
+    return dir;
 }
 
 /* ---- keys, tool bindings and the admin token ---- */
