@@ -49,27 +49,6 @@ typedef struct app {
     double tokens, last;
 } app;
 
-/* One request's worth of the app's rate; false when it is used up. */
-static bool rate_ok(app *a, double per_s)
-{
-    if (per_s <= 0)
-        return true;
-    pthread_mutex_lock(&a->rate_mu);
-    double now = sl_clock_s();
-    if (a->last == 0)
-        a->tokens = per_s;
-    else
-        a->tokens += (now - a->last) * per_s;
-    if (a->tokens > per_s)
-        a->tokens = per_s; /* bursts of up to one second's worth */
-    a->last = now;
-    bool ok = a->tokens >= 1;
-    if (ok)
-        a->tokens -= 1;
-    pthread_mutex_unlock(&a->rate_mu);
-    return ok;
-}
-
 /* ---- runs in flight (for stop and for streaming readers) ---- */
 
 struct reader;
@@ -130,6 +109,36 @@ typedef struct {
 } server;
 
 static server S;
+
+/* One request's worth of the app's rate; false when it is used up.  On a
+ * shared store the bucket is the store's: the rate holds across every
+ * server (when the store cannot say, this server's own bucket does). */
+static bool rate_ok(app *a, double per_s, const char *app_id)
+{
+    if (per_s <= 0)
+        return true;
+    if (S.shared) {
+        sl_err err = {0};
+        int r = sl_store_rate_take(S.store, app_id, per_s, &err);
+        sl_err_clear(&err);
+        if (r >= 0)
+            return r == 1;
+    }
+    pthread_mutex_lock(&a->rate_mu);
+    double now = sl_clock_s();
+    if (a->last == 0)
+        a->tokens = per_s;
+    else
+        a->tokens += (now - a->last) * per_s;
+    if (a->tokens > per_s)
+        a->tokens = per_s; /* bursts of up to one second's worth */
+    a->last = now;
+    bool ok = a->tokens >= 1;
+    if (ok)
+        a->tokens -= 1;
+    pthread_mutex_unlock(&a->rate_mu);
+    return ok;
+}
 
 /* Room kept past --max-event-bytes for the error event that ends a stream
  * or a log, and the log's closing bracket. */
@@ -1346,7 +1355,7 @@ static enum MHD_Result start_run(struct MHD_Connection *c, const char *app_id, s
         sl_err_clear(&err);
         return r;
     }
-    if (!rate_ok(a, S.o.rate_limit))
+    if (!rate_ok(a, S.o.rate_limit, app_id))
         return reply_error(c, 429, "too_many_requests",
                            "this app's request rate is limited to %g per second (--rate-limit)",
                            S.o.rate_limit);

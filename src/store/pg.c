@@ -174,7 +174,11 @@ static const struct {
      "ALTER TABLE runs ADD COLUMN reply TEXT;"
      "ALTER TABLE runs ADD COLUMN qseq BIGINT;"
      "CREATE SEQUENCE run_queue;"
-     "CREATE INDEX runs_queued ON runs(qseq) WHERE status = 'queued';"},
+     "CREATE INDEX runs_queued ON runs(qseq) WHERE status = 'queued';"
+     /* --rate-limit across processes: a token bucket per app, kept out
+      * of the WAL (lost at a crash, which only refills them) */
+     "CREATE UNLOGGED TABLE rate_buckets(key TEXT PRIMARY KEY,"
+     "  tokens DOUBLE PRECISION NOT NULL, at DOUBLE PRECISION NOT NULL);"},
     /* 16: knowledge bases (store/pg_kb.c) */
     {16, pg_kb_migration},
 };
@@ -1904,6 +1908,30 @@ static int pg_claim_runs(sl_store_be *b, int max, sl_value **out, sl_err *err)
     return 0;
 }
 
+/* One request's worth of the bucket: refilled at per_s a second, up to
+ * one second's worth, in one statement (the row's lock orders takers). */
+static int pg_rate_take(sl_store_be *b, const char *key, double per_s, sl_err *err)
+{
+    char rate[40];
+    snprintf(rate, sizeof rate, "%.17g", per_s);
+    PGresult *r = pg_q1p(b, "take from a rate limit",
+                         "INSERT INTO rate_buckets AS r(key, tokens, at)"
+                         " VALUES($1, $2::float8 - 1, extract(epoch from clock_timestamp()))"
+                         " ON CONFLICT(key) DO UPDATE SET"
+                         " tokens = least($2::float8, r.tokens + (extract(epoch from"
+                         " clock_timestamp()) - r.at) * $2::float8) - 1,"
+                         " at = extract(epoch from clock_timestamp())"
+                         " WHERE least($2::float8, r.tokens + (extract(epoch from"
+                         " clock_timestamp()) - r.at) * $2::float8) >= 1"
+                         " RETURNING tokens",
+                         ARGS(key, rate), err);
+    if (!r)
+        return -1;
+    int ok = PQntuples(r) > 0;
+    PQclear(r);
+    return ok;
+}
+
 static int pg_run_state(sl_store_be *b, const char *run_id, char **status, char **reply,
                         sl_err *err)
 {
@@ -2594,6 +2622,7 @@ const sl_store_ops sl_store_pg = {
     .enqueue_run = pg_enqueue_run,
     .claim_runs = pg_claim_runs,
     .run_state = pg_run_state,
+    .rate_take = pg_rate_take,
     .running = pg_running,
     .listen = pg_listen,
     .app_add = pg_app_add,

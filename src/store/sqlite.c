@@ -776,6 +776,13 @@ static int sq_run_state(sl_store_be *s, const char *run_id, char **status, char 
     return sl_err_set(err, SL_EUNSUPPORTED, SQ_ONE_PROCESS);
 }
 
+static int sq_rate_take(sl_store_be *s, const char *key, double per_s, sl_err *err)
+{
+    (void)s, (void)key, (void)per_s;
+    return sl_err_set(err, SL_EUNSUPPORTED, "store: a SQLite store has one process, which "
+                      "keeps its rate limits itself");
+}
+
 static int sq_listen(sl_store_be *s, sl_store_listen_fn fn, void *ud, sl_err *err)
 {
     (void)s, (void)fn, (void)ud;
@@ -2816,6 +2823,7 @@ const sl_store_ops sl_store_sqlite = {
     .enqueue_run = sq_enqueue_run,
     .claim_runs = sq_claim_runs,
     .run_state = sq_run_state,
+    .rate_take = sq_rate_take,
     .running = sq_running,
     .listen = sq_listen,
     .app_add = sq_app_add,

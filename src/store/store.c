@@ -257,6 +257,11 @@ int sl_store_claim_runs(sl_store *s, int max, sl_value **out, sl_err *err)
     return s->ops->claim_runs(s->b, max < 1 ? 1 : max, out, err);
 }
 
+int sl_store_rate_take(sl_store *s, const char *key, double per_s, sl_err *err)
+{
+    return s->ops->rate_take(s->b, key, per_s, err);
+}
+
 int sl_store_run_state(sl_store *s, const char *run_id, char **status, char **reply, sl_err *err)
 {
     *status = *reply = NULL;

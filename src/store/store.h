@@ -183,6 +183,13 @@ int sl_store_claim_runs(sl_store *s, int max, sl_value **out, sl_err *err);
 int sl_store_run_state(sl_store *s, const char *run_id, char **status, char **reply,
                        sl_err *err);
 
+/* A rate limit every process sharing the store keeps together: takes one
+ * request's worth from key's bucket, which refills at per_s a second up
+ * to one second's worth.  1: taken; 0: the bucket is empty (refuse);
+ * -1 with err: the store cannot say (SQLite: SL_EUNSUPPORTED; the caller
+ * keeps its own). */
+int sl_store_rate_take(sl_store *s, const char *key, double per_s, sl_err *err);
+
 /* Runs of every app, newest first, for the admin API: each filter applies
  * when set (NULL, 0), before_at/before_id continue a list (the cursor of
  * the page before), limit 1..100 (else 50).  {data: [{id, app_id, status,
@@ -419,6 +426,7 @@ typedef struct sl_store_ops {
     int (*claim_runs)(sl_store_be *b, int max, sl_value **out, sl_err *err);
     int (*run_state)(sl_store_be *b, const char *run_id, char **status, char **reply,
                      sl_err *err);
+    int (*rate_take)(sl_store_be *b, const char *key, double per_s, sl_err *err);
 
     int (*app_add)(sl_store_be *b, const char *name, const char *mode, const char *dsl,
                    char **id, sl_err *err);

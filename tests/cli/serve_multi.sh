@@ -15,9 +15,9 @@ if ! pg_have; then
     exit 0
 fi
 export SLUICE_RUN_LEASE_S=2   # a killed server's runs fail within seconds
-PA= PB= PC=
+PA= PB= PC= PE=
 on_exit() {
-    for p in $PA $PB $PC; do kill -KILL "$p" 2>/dev/null; done
+    for p in $PA $PB $PC $PE; do kill -KILL "$p" 2>/dev/null; done
     wait 2>/dev/null
     pg_stop
 }
@@ -223,5 +223,44 @@ BASE=$A req "$AT" POST "/admin/runs/$LRUN/stop"
 kill -TERM "$PA" 2>/dev/null
 wait "$PA" 2>/dev/null
 PA=
+
+# --rate-limit is one bucket for every server: two servers at 4/s take
+# about 4 (one second's worth) of a quick burst between them, not 8
+cat >"$T/quick.yml" <<'EOF2'
+app: {mode: workflow, name: multi-quick}
+kind: app
+version: 0.1.5
+workflow:
+  graph:
+    nodes:
+    - {id: start, data: {type: start, title: Start, variables: []}}
+    - {id: end, data: {type: end, title: End, outputs: []}}
+    edges:
+    - {source: start, target: end}
+EOF2
+QUICK=$("$SLUICE" app import "$T/quick.yml" --store "$D" 2>>"$T/err")
+QKEY=$("$SLUICE" app key create "$QUICK" --store "$D" 2>>"$T/err")
+if serve_start "$T/c.err" --rate-limit 4; then
+    C=$BASE PC=$SPID
+    serve_start "$T/d.err" --rate-limit 4 && E=$BASE PE=$SPID
+    SPID=
+    took=0 refused=0
+    for i in $(seq 8); do
+        for base in "$C" "$E"; do
+            c=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 -X POST "$base/v1/workflows/run" \
+                -H "Authorization: Bearer $QKEY" -H 'Content-Type: application/json' \
+                -d '{"inputs":{},"user":"rate","response_mode":"blocking"}')
+            [ "$c" = 200 ] && took=$((took + 1))
+            [ "$c" = 429 ] && refused=$((refused + 1))
+        done
+    done
+    check "--rate-limit 4 on two servers: $took of 16 quick requests taken, $refused refused (429)" \
+        bash -c '[ "$0" -ge 3 ] && [ "$0" -le 6 ] && [ $(($0 + $1)) = 16 ]' "$took" "$refused"
+    kill -TERM "$PC" "$PE" 2>/dev/null
+    wait "$PC" "$PE" 2>/dev/null
+    PC= PE=
+else
+    nok "servers with --rate-limit start"
+fi
 check "neither server's log has a sanitizer report" bash -c '! grep -q Sanitizer "$0" "$1"' "$T/a.err" "$T/b.err"
 echo "1..$n"
