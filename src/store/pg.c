@@ -18,9 +18,9 @@
  * once committed), the admin token is a row of meta, keys_version is a
  * counter in meta that every change of keys, apps and tool bindings bumps
  * in its own transaction, and messages carry an identity column (seq) for
- * the order SQLite's rowid gives.  Not kept here yet: knowledge bases
- * (kb_*) and apps' bundle files (app_dir), which are refused with
- * SL_EUNSUPPORTED and what to use instead.
+ * the order SQLite's rowid gives.  Knowledge bases are store/pg_kb.c's;
+ * apps' bundle files are in the folder $SLUICE_FILES_DIR names (app_dir).
+ * Runs may also be queued and claimed (runs as jobs, store.h).
  *
  * Errors say what failed and PostgreSQL's message, prefixed "store:", and
  * never show the location's password.  All functions are thread-safe.

@@ -16,11 +16,12 @@
  * applies the missing ones in order inside a transaction.  Opening also marks runs that were running when the
  * previous process died as failed, with the reason.
  *
- * The PostgreSQL backend (store/pg.c) keeps the same tables, under the
- * same migration numbers, in one database several servers share, and
- * blobs as rows; it does not yet keep knowledge bases or apps' bundle
- * files, and leaves running runs alone at open (they may be another
- * server's).
+ * The PostgreSQL backend (store/pg.c, knowledge in store/pg_kb.c) keeps
+ * the same tables, under the same migration numbers, in one database
+ * several servers and workers share, with blobs as rows and apps' bundle
+ * files in a folder every machine mounts ($SLUICE_FILES_DIR); it leaves
+ * running runs alone at open (they may be another process's), and also
+ * queues runs (see "runs as jobs").
  *
  * Writes of finished runs go through one writer thread that commits them
  * in groups (one transaction for every run that finished meanwhile), so a
