@@ -175,6 +175,8 @@ static const struct {
      "ALTER TABLE runs ADD COLUMN qseq BIGINT;"
      "CREATE SEQUENCE run_queue;"
      "CREATE INDEX runs_queued ON runs(qseq) WHERE status = 'queued';"
+     /* --max-runs counts an app's runs going, at every request */
+     "CREATE INDEX runs_app_going ON runs(app_id) WHERE status IN ('running', 'queued');"
      /* --rate-limit across processes: a token bucket per app, kept out
       * of the WAL (lost at a crash, which only refills them) */
      "CREATE UNLOGGED TABLE rate_buckets(key TEXT PRIMARY KEY,"
@@ -1138,8 +1140,10 @@ static sl_value *pg_events_since(sl_store_be *b, const char *run_id, long long a
 static long long pg_running(sl_store_be *b, const char *app_id)
 {
     char t[24];
+    /* those in line count too: --max-runs bounds what an app has going */
     PGresult *r = pg_q1p_logged(b, "count an app's running runs",
-                            "SELECT count(*) FROM runs WHERE app_id=$1 AND status='running'"
+                            "SELECT count(*) FROM runs WHERE app_id=$1"
+                            " AND status IN ('running', 'queued')"
                             " AND (lease_until IS NULL OR lease_until >= $2)",
                             ARGS(app_id, pg_ll(t, pg_now_s())));
     long long n = r && PQntuples(r) ? pg_col_ll(r, 0, 0) : -1;
@@ -1313,7 +1317,11 @@ static void *leaser_main(void *arg)
         pthread_mutex_unlock(&b->mu);
         char t[24];
         PQclear(pg_q1p_logged(b, "renew this process's run leases",
-                          "UPDATE runs SET lease_until=$2 WHERE owner=$1 AND status='running'",
+                          /* rows another transaction holds (a group of ends) are
+                           * skipped, not waited for: they are ending, and a
+                           * wait could close a cycle of locks */
+                          "UPDATE runs SET lease_until=$2 WHERE id IN (SELECT id FROM runs"
+                          " WHERE owner=$1 AND status='running' FOR UPDATE SKIP LOCKED)",
                           ARGS(b->owner, pg_ll(t, pg_now_s() + b->lease_s))));
         int n = expire_leases(b);
         if (n)
@@ -1405,6 +1413,9 @@ static void pg_release_memory(sl_store_be *b)
 {
     pthread_mutex_lock(&b->mu);
     while (b->nidle > 1) {
+        for (size_t i = 0; i < sizeof b->prep / sizeof *b->prep; i++)  /* prep_forget, mu held */
+            if (b->prep[i].c == b->idle[0])
+                b->prep[i].c = NULL;
         PQfinish(b->idle[0]);
         memmove(b->idle, b->idle + 1, (size_t)(b->nidle - 1) * sizeof *b->idle);
         b->nidle--;

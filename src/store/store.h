@@ -147,8 +147,9 @@ void sl_store_event_publish(sl_store *s, const char *run_id, long long seq, cons
 /* The carried events of run_id after `after`: [{seq, text}] (new ref;
  * NULL on error). */
 sl_value *sl_store_events_since(sl_store *s, const char *run_id, long long after);
-/* How many runs of app_id run now, in every process sharing the store;
- * -1 when the store is one process's (it counts its own). */
+/* How many runs of app_id run now or wait in line, in every process
+ * sharing the store; -1 when the store is one process's (it counts its
+ * own). */
 long long sl_store_running(sl_store *s, const char *app_id);
 /* Asks whichever process runs run_id to stop it (fn gets "stop"). */
 int sl_store_stop_request(sl_store *s, const char *run_id, sl_err *err);
