@@ -177,6 +177,10 @@ static const struct {
      "CREATE INDEX runs_queued ON runs(qseq) WHERE status = 'queued';"
      /* --max-runs counts an app's runs going, at every request */
      "CREATE INDEX runs_app_going ON runs(app_id) WHERE status IN ('running', 'queued');"
+     /* runs' logs compressed with lz4 where the server has it (pglz cost
+      * a run's end more than its insert) */
+     "DO $$ BEGIN ALTER TABLE run_log ALTER COLUMN events SET COMPRESSION lz4;"
+     " EXCEPTION WHEN feature_not_supported OR invalid_parameter_value THEN NULL; END $$;"
      /* --rate-limit across processes: a token bucket per app, kept out
       * of the WAL (lost at a crash, which only refills them) */
      "CREATE UNLOGGED TABLE rate_buckets(key TEXT PRIMARY KEY,"
@@ -525,6 +529,7 @@ int pg_take(sl_store_be *b, pg_conn *x, sl_err *err)
 }
 
 static void prep_forget(sl_store_be *b, PGconn *c);
+static void keys_changed(sl_store_be *b);
 
 /* Takes it back: kept when it is sound and outside a transaction. */
 void pg_give(pg_conn *x)
@@ -739,6 +744,8 @@ int pg_end_tx(pg_conn *x, int rc, sl_err *err)
             PQclear(PQexec(x->c, "ROLLBACK"));
         }
     }
+    if (x->bumped)  /* a read of keys_version that began before the commit is not kept */
+        keys_changed(x->b);
     pg_give(x);
     return rc;
 }
@@ -1195,7 +1202,8 @@ static void *listener_main(void *arg)
             sl_err err = {0};
             c = connect_new(b, &err);
             PGresult *r = c ? PQexec(c, "LISTEN sluice_events; LISTEN sluice_stop;"
-                                        " LISTEN sluice_queue; LISTEN sluice_done")
+                                        " LISTEN sluice_queue; LISTEN sluice_done;"
+                                        " LISTEN sluice_keys")
                             : NULL;
             bool ok = r && PQresultStatus(r) == PGRES_COMMAND_OK;
             PQclear(r);
@@ -1212,6 +1220,10 @@ static void *listener_main(void *arg)
                 backoff = backoff * 2 > 2 ? 2 : backoff * 2;
                 continue;
             }
+            keys_changed(b);  /* what was said meanwhile is not known */
+            pthread_mutex_lock(&b->mu);
+            b->keys_heard = true;
+            pthread_mutex_unlock(&b->mu);
             if (!was_up)
                 b->listen_fn("lost", NULL, b->listen_ud);  /* what came meanwhile */
             was_up = true;
@@ -1226,14 +1238,22 @@ static void *listener_main(void *arg)
         if (!PQconsumeInput(c) || PQstatus(c) == CONNECTION_BAD) {
             PQfinish(c);
             c = NULL;
+            pthread_mutex_lock(&b->mu);
+            b->keys_heard = false;
+            pthread_mutex_unlock(&b->mu);
             b->listen_fn("lost", NULL, b->listen_ud);
             was_up = false;
             continue;
         }
         PGnotify *n;
         while ((n = PQnotifies(c))) {
-            /* sluice_NAME: "events", "stop", "queue" or "done" */
+            /* sluice_NAME: "events", "stop", "queue", "done"; "keys" is the store's */
             const char *what = !strncmp(n->relname, "sluice_", 7) ? n->relname + 7 : "events";
+            if (!strcmp(what, "keys")) {
+                keys_changed(b);
+                PQfreemem(n);
+                continue;
+            }
             b->listen_fn(what, !strcmp(what, "queue") ? NULL : n->extra, b->listen_ud);
             PQfreemem(n);
         }
@@ -1428,10 +1448,24 @@ static void pg_release_memory(sl_store_be *b)
 /* ---- apps ---- */
 
 /* In a transaction: servers drop their caches of keys and apps (keys_version). */
+static void keys_changed(sl_store_be *b)
+{
+    pthread_mutex_lock(&b->mu);
+    b->keys_gen++;
+    b->keys_valid = false;
+    pthread_mutex_unlock(&b->mu);
+}
+
+/* In a transaction: said to every process at its commit (sluice_keys;
+ * rare, so it may wait for the disk), and here at once (pg_end_tx). */
 static int bump_keys(pg_conn *x, sl_err *err)
 {
+    x->bumped = true;
+    keys_changed(x->b);
     return pg_changed(pg_qx(x, "note the change of keys",
-                      "UPDATE meta SET value = (value::bigint + 1)::text WHERE key='keys_version'",
+                      "WITH u AS (UPDATE meta SET value = (value::bigint + 1)::text"
+                      " WHERE key='keys_version' RETURNING 1)"
+                      " SELECT pg_notify('sluice_keys', '') FROM u",
                       0, NULL, err)) < 0
                ? -1
                : 0;
@@ -1725,14 +1759,29 @@ static bool pg_key_scope_ok(sl_store_be *b, const char *scope, const char *key)
 
 /* One read of the counter per call (a round trip on a pooled connection);
  * while the server cannot be reached, the last one read. */
+/* Servers ask at every request: while the listener hears every change,
+ * the last value read stands (5 s at most). */
 static long long pg_keys_version(sl_store_be *b)
 {
+    pthread_mutex_lock(&b->mu);
+    double now = sl_clock_s();
+    bool fresh = b->keys_heard && b->keys_valid && now - b->keys_at < 5;
+    long long v = b->keys_seen;
+    unsigned long gen = b->keys_gen;
+    pthread_mutex_unlock(&b->mu);
+    if (fresh)
+        return v;
     PGresult *r = pg_q1p_logged(b, "read keys_version",
                             "SELECT value FROM meta WHERE key='keys_version'", 0, NULL);
     pthread_mutex_lock(&b->mu);
-    if (pg_has_row(r))
+    if (pg_has_row(r)) {
         b->keys_seen = pg_col_ll(r, 0, 0);
-    long long v = b->keys_seen;
+        if (gen == b->keys_gen) {  /* no change was heard meanwhile */
+            b->keys_valid = true;
+            b->keys_at = now;
+        }
+    }
+    v = b->keys_seen;
     pthread_mutex_unlock(&b->mu);
     PQclear(r);
     return v;

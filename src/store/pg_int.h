@@ -64,6 +64,12 @@ struct sl_store_be {
     PGconn *idle[POOL_MAX];
     int nidle, nopen;          /* nopen: made and not dropped, idle or lent */
     long long keys_seen;       /* the last keys_version read (mu) */
+    /* keys_seen holds while the listener hears sluice_keys (every bump
+     * says it), for 5 s at most: keys_gen counts the bumps heard or made
+     * here, and a read made across one is not kept (mu) */
+    bool keys_valid, keys_heard;
+    double keys_at;
+    unsigned long keys_gen;
     char *down_why;            /* the last failed connect's reason (mu) */
     double down_until;         /* until when new connects fail at once with it */
     /* run leases (migration 13): this store's id as runs' owner, and the
@@ -109,6 +115,7 @@ typedef struct {
     PGconn *c;        /* NULL: lost (its place in the pool is freed at give) */
     bool reused;      /* it came from the pool: the server may have dropped it */
     bool used;        /* a statement went through on it */
+    bool bumped;      /* keys_version was bumped in its transaction */
     char state[6];    /* the SQLSTATE of the last failure */
 } pg_conn;
 

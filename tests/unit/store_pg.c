@@ -377,11 +377,27 @@ static void test_apps(sl_store *s, sl_store *s2)
     free(t1);
     free(t2);
 
-    /* apps' bundle files are not kept here */
+    /* apps' bundle files are in the folder every machine mounts */
+    unsetenv("SLUICE_FILES_DIR");
     char *dir = sl_store_app_dir(s, app, &err);
-    CHECK(!dir && err.code == SL_EUNSUPPORTED && err.msg && strstr(err.msg, "--data"),
-          "an app's files folder is refused: %s", err.msg ? err.msg : "(none)");
+    CHECK(!dir && err.code == SL_EUNSUPPORTED && err.msg && strstr(err.msg, "files_dir"),
+          "without files_dir, an app's files folder is refused, naming it: %s",
+          err.msg ? err.msg : "(none)");
     sl_err_clear(&err);
+    char fdir[] = "/tmp/sluice-files-XXXXXX";
+    CHECK(mkdtemp(fdir) != NULL, "a folder for files_dir");
+    setenv("SLUICE_FILES_DIR", fdir, 1);
+    dir = sl_store_app_dir(s, app, &err);
+    char *want = sl_xasprintf("%s/apps/%s", fdir, app);
+    CHECK(dir && !strcmp(dir, want), "with files_dir, an app's files are FOLDER/apps/ID: %s",
+          dir ? dir : err.msg);
+    free(dir);
+    free(want);
+    char *apps = sl_xasprintf("%s/apps", fdir);
+    rmdir(apps);
+    rmdir(fdir);
+    free(apps);
+    unsetenv("SLUICE_FILES_DIR");
     dir = sl_store_app_dir(s, "..", &err);
     CHECK(!dir && err.code == SL_EINVAL, "… and '..' is still no app id");
     sl_err_clear(&err);
