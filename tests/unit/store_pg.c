@@ -1234,6 +1234,195 @@ static void test_restart(sl_store *s, const char *with_pw)
     free(app);
 }
 
+static const char *status_of(sl_store *s, const char *id, char **keep)
+{
+    char *st = NULL, *reply = NULL;
+    sl_err err = {0};
+    sl_store_run_state(s, id, &st, &reply, &err);
+    sl_err_clear(&err);
+    free(reply);
+    free(*keep);
+    *keep = st;
+    return st ? st : "(none)";
+}
+
+typedef struct {
+    sl_store *s;
+    sl_value *got;
+} claimer;
+
+static void *claim_main(void *arg)
+{
+    claimer *c = arg;
+    c->got = json_array();
+    sl_err err = {0};
+    for (int i = 0; i < 40; i++) {
+        sl_value *rows = NULL;
+        if (sl_store_claim_runs(c->s, 3, &rows, &err) == 0)
+            json_array_extend(c->got, rows);
+        json_decref(rows);
+        sl_err_clear(&err);
+    }
+    return NULL;
+}
+
+/* Runs as jobs: queued by one store, claimed by others with SKIP LOCKED,
+ * in line order, each once; only the attempt holding a run writes; a
+ * lost attempt fails the run, or queues it again when it may retry; a
+ * queued run is stopped in place; rate limits are shared. */
+static void test_queue(sl_store *s, sl_store *s2)
+{
+    sl_err err = {0};
+    char *app = NULL, *st = NULL;
+    sl_store_app_add(s, "queued", "workflow", "app: {}", &app, &err);
+    sl_value *in = json_pack("{s:s}", "q", "hello");
+    const char *ids[] = {"q-1", "q-2", "q-3"};
+    int ok = 0;
+    for (int i = 0; i < 3; i++) {
+        sl_run_row r = {.id = ids[i], .app_id = app, .task_id = ids[i], .user = "u",
+                        .inputs = in, .app_version = 1};
+        ok += sl_store_enqueue_run(s, &r, i == 2 ? "{\"retry\":true}" : "{\"query\":\"hi\"}",
+                                   &err) == 0;
+    }
+    CHECK(ok == 3, "three runs are queued: %s", err.msg ? err.msg : "");
+    CHECK(told_has("queue:-;", 3000), "… and the other store is told runs wait");
+    CHECK(!strcmp(status_of(s2, "q-1", &st), "queued"), "… each is queued (%s)", st);
+    CHECK(sl_store_running(s, app) == 3, "… and counts as going for --max-runs");
+    sl_value *rows = NULL;
+    CHECK(sl_store_claim_runs(s2, 2, &rows, &err) == 0 && json_array_size(rows) == 2 &&
+              !strcmp(json_string_value(json_object_get(json_array_get(rows, 0), "id")), "q-1") &&
+              !strcmp(json_string_value(json_object_get(json_array_get(rows, 1), "id")), "q-2"),
+          "the second store claims two, the oldest first (%zu)", json_array_size(rows));
+    sl_value *r0 = json_array_get(rows, 0);
+    CHECK(json_integer_value(json_object_get(r0, "attempts")) == 1 &&
+              !strcmp(json_string_value(json_object_get(json_object_get(r0, "request"), "query")) ?: "", "hi") &&
+              !strcmp(json_string_value(json_object_get(json_object_get(r0, "inputs"), "q")) ?: "", "hello") &&
+              !strcmp(json_string_value(json_object_get(r0, "user")) ?: "", "u") &&
+              json_integer_value(json_object_get(r0, "app_version")) == 1,
+          "… each with its request, inputs, user, version and first attempt");
+    json_decref(rows);
+    CHECK(!strcmp(status_of(s, "q-1", &st), "running"), "… now running (%s)", st);
+    CHECK(sl_store_claim_runs(s, 5, &rows, &err) == 0 && json_array_size(rows) == 1,
+          "the first store claims what is left: one (%zu)", json_array_size(rows));
+    json_decref(rows);
+    CHECK(sl_store_claim_runs(s, 5, &rows, &err) == 0 && json_array_size(rows) == 0,
+          "… then nothing");
+    json_decref(rows);
+
+    /* only the attempt that holds a run writes */
+    CHECK(sl_store_finish_run(s, "q-1", "succeeded", NULL, NULL, 1, 0, 1, 5, NULL,
+                              "{\"by\":\"not its owner\"}", sl_xstrdup("[]"), &err) == 0 &&
+              !strcmp(status_of(s, "q-1", &st), "running"),
+          "a store that did not claim a run cannot end it (%s)", st);
+    CHECK(sl_store_finish_run(s2, "q-1", "succeeded", NULL, NULL, 1, 0, 1, 5, NULL,
+                              "{\"answer\":42}", sl_xstrdup("[]"), &err) == 0,
+          "the store that claimed it ends it");
+    char *status = NULL, *reply = NULL;
+    CHECK(sl_store_run_state(s, "q-1", &status, &reply, &err) == 0 && status && reply &&
+              !strcmp(status, "succeeded") && strstr(reply, "42"),
+          "… and any store reads its end and the answer it left (%s %s)", status ?: "",
+          reply ?: "");
+    free(status);
+    free(reply);
+    CHECK(sl_store_run_state(s, "q-none", &status, &reply, &err) == -1 &&
+              err.code == SL_ENOTFOUND, "no such run: SL_ENOTFOUND");
+    sl_err_clear(&err);
+
+    /* q-2 (s2's) and q-3 (s's, retry) lose their leases */
+    sl_store_event_publish(s, "q-3", 1, "{\"event\":\"workflow_started\",\"data\":{}}", 42);
+    usleep(100000);
+    char *q = sl_xasprintf("UPDATE %s.runs SET lease_until = 1 WHERE id IN ('q-2', 'q-3')", schema);
+    sql_ok(base_url, q);
+    free(q);
+    sl_store *b = NULL;
+    int interrupted = -1;
+    CHECK(sl_store_open(url, &b, &interrupted, &err) == 0 && interrupted == 2,
+          "a store opening sees two runs whose lease ran out (%d)", interrupted);
+    CHECK(!strcmp(status_of(s, "q-2", &st), "failed"), "… the one that may not retry is failed (%s)", st);
+    CHECK(!strcmp(status_of(s, "q-3", &st), "queued"), "… the one that may is queued again (%s)", st);
+    sl_value *ev = sl_store_events_since(s2, "q-3", 0);
+    CHECK(ev && json_array_size(ev) == 0, "… its carried events gone (%zu)", json_array_size(ev));
+    json_decref(ev);
+    CHECK(sl_store_finish_run(s, "q-3", "succeeded", NULL, NULL, 1, 0, 1, 5, NULL, NULL,
+                              sl_xstrdup("[]"), &err) == 0 &&
+              !strcmp(status_of(s, "q-3", &st), "queued"),
+          "the lost attempt's end comes late: nothing is written (%s)", st);
+    CHECK(sl_store_claim_runs(b, 5, &rows, &err) == 0 && json_array_size(rows) == 1 &&
+              json_integer_value(json_object_get(json_array_get(rows, 0), "attempts")) == 2,
+          "another store claims it again: attempt 2");
+    json_decref(rows);
+    sl_store_event_publish(s, "q-3", 1, "{\"event\":\"stale\",\"data\":{}}", 30);
+    sl_store_event_publish(b, "q-3", 1, "{\"event\":\"workflow_started\",\"data\":{}}", 42);
+    usleep(200000);
+    ev = sl_store_events_since(s2, "q-3", 0);
+    CHECK(json_array_size(ev) == 1 &&
+              strstr(json_string_value(json_object_get(json_array_get(ev, 0), "text")) ?: "",
+                     "workflow_started"),
+          "… its events are carried; the lost attempt's are not (%zu)", json_array_size(ev));
+    json_decref(ev);
+    CHECK(sl_store_finish_run(b, "q-3", "succeeded", NULL, NULL, 1, 0, 1, 5, NULL, NULL,
+                              sl_xstrdup("[]"), &err) == 0 &&
+              !strcmp(status_of(s, "q-3", &st), "succeeded"),
+          "… and its end is saved (%s)", st);
+
+    /* a queued run is stopped in place, by id or by task and user */
+    sl_run_row r4 = {.id = "q-4", .app_id = app, .task_id = "t-4", .user = "u"};
+    sl_run_row r5 = {.id = "q-5", .app_id = app, .task_id = "t-5", .user = "u"};
+    sl_store_enqueue_run(s, &r4, "{}", &err);
+    sl_store_enqueue_run(s, &r5, "{}", &err);
+    CHECK(sl_store_stop_request(s2, "q-4", &err) == 0 && !strcmp(status_of(s, "q-4", &st), "stopped"),
+          "a queued run stopped by id is stopped at once (%s)", st);
+    char *other = sl_xasprintf("task\t%s\tt-5\tsomeone", app), *own = sl_xasprintf("task\t%s\tt-5\tu", app);
+    sl_store_stop_request(s2, other, &err);
+    CHECK(!strcmp(status_of(s, "q-5", &st), "queued"), "… by task, another user's stop changes nothing (%s)", st);
+    sl_store_stop_request(s2, own, &err);
+    CHECK(!strcmp(status_of(s, "q-5", &st), "stopped"), "… its user's stops it (%s)", st);
+    free(other);
+    free(own);
+    CHECK(sl_store_claim_runs(s, 5, &rows, &err) == 0 && json_array_size(rows) == 0,
+          "… and no one claims them");
+    json_decref(rows);
+
+    /* two stores claiming at once share the line: each run once */
+    for (int i = 0; i < 60; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "qq-%02d", i);
+        sl_run_row r = {.id = id, .app_id = app, .task_id = id};
+        sl_store_enqueue_run(s, &r, "{}", &err);
+    }
+    claimer c1 = {.s = s}, c2 = {.s = b};
+    pthread_t t1, t2;
+    pthread_create(&t1, NULL, claim_main, &c1);
+    pthread_create(&t2, NULL, claim_main, &c2);
+    pthread_join(t1, NULL);
+    pthread_join(t2, NULL);
+    char seen[60] = {0};
+    size_t i;
+    sl_value *row;
+    int twice = 0, n = 0;
+    for (int k = 0; k < 2; k++)
+        json_array_foreach(k ? c2.got : c1.got, i, row) {
+            int x = atoi(json_string_value(json_object_get(row, "id")) + 3);
+            twice += seen[x]++ > 0;
+            n++;
+        }
+    CHECK(n == 60 && twice == 0, "two stores claiming at once take all 60 runs, each once "
+          "(%d taken, %d twice; %zu and %zu)", n, twice, json_array_size(c1.got), json_array_size(c2.got));
+    json_decref(c1.got);
+    json_decref(c2.got);
+
+    /* --rate-limit: one bucket for every store */
+    int taken = 0;
+    for (int k = 0; k < 8; k++)
+        taken += sl_store_rate_take(k % 2 ? s : s2, app, 3, &err) == 1;
+    CHECK(taken == 3, "a rate of 3/s shared by two stores takes 3 of 8 quick requests (%d)", taken);
+    sl_store_close(b);
+    json_decref(in);
+    free(st);
+    free(app);
+    sl_err_clear(&err);
+}
+
 int main(void)
 {
     base_url = getenv("SLUICE_TEST_PG");
@@ -1269,6 +1458,7 @@ int main(void)
         test_kb_refused(s);
         test_leases(s);
         test_carry(s, s2);
+        test_queue(s, s2);
         test_connections(s);
         test_restart(s2, with_pw);
     }
