@@ -98,6 +98,13 @@ static char *info_text(const sl_value *info)
     return info ? json_dumps(info, JSON_COMPACT) : sl_xstrdup("{}");
 }
 
+/* A statement with binary results (bytea as its bytes). */
+static PGresult *q_bin(pg_conn *x, const char *what, const char *sql, int n, const char *const *v,
+                       sl_err *err)
+{
+    return pg_run(x, what, sql, n, v, NULL, NULL, 1, err);
+}
+
 /* A statement whose rows do not matter: 0, or -1 with err. */
 static int run(pg_conn *x, const char *what, const char *sql, int n, const char *const *v,
                sl_err *err)
@@ -461,10 +468,11 @@ static size_t dead_join(dead_range *v, size_t n)
 }
 
 /* A segment being written: entries in term order go into pages, pages
- * into batches. */
+ * into batches.  Its row in kb_segs is made with its first batch of
+ * pages, in one statement (seg is "" until then). */
 typedef struct {
     pg_conn *x;
-    char seg[24];
+    char seg[24], kb[24], level[24], doc[24];
     sl_buf page;
     unsigned char first[SL_KW_TOKEN_MAX + 8];
     size_t nfirst;
@@ -475,7 +483,7 @@ typedef struct {
 
 static void sw_write(seg_writer *w)
 {
-    if (w->rc || !w->firsts.n)
+    if (w->rc || (!w->firsts.n && *w->seg))
         return;
     int l1, l2;
     const char *a1 = arr_param(&w->firsts, &l1), *a2 = arr_param(&w->datas, &l2);
@@ -483,14 +491,29 @@ static void sw_write(seg_writer *w)
         w->rc = sl_err_set(w->err, SL_ELIMIT, "store: a keyword index's pages are too large");
         return;
     }
-    const char *v[] = {w->seg, a1, a2};
-    const int len[] = {0, l1, l2}, fmt[] = {0, 1, 1};
-    w->rc = pg_changed(pg_run(w->x, "write a keyword index",
-                              "INSERT INTO kb_pages(seg, first, data)"
-                              " SELECT $1::bigint, f, d FROM unnest($2::bytea[], $3::bytea[]) u(f, d)",
-                              3, v, len, fmt, 0, w->err)) < 0
-                ? -1
-                : 0;
+    PGresult *r;
+    if (*w->seg) {
+        const char *v[] = {w->seg, a1, a2};
+        const int len[] = {0, l1, l2}, fmt[] = {0, 1, 1};
+        r = pg_run(w->x, "write a keyword index",
+                   "INSERT INTO kb_pages(seg, first, data)"
+                   " SELECT $1::bigint, f, d FROM unnest($2::bytea[], $3::bytea[]) u(f, d)",
+                   3, v, len, fmt, 0, w->err);
+    } else {
+        const char *v[] = {w->kb, w->level, w->doc, a1, a2};
+        const int len[] = {0, 0, 0, l1, l2}, fmt[] = {0, 0, 0, 1, 1};
+        r = pg_run(w->x, "write a keyword index",
+                   "WITH s AS (INSERT INTO kb_segs(kb, level, doc)"
+                   "  VALUES($1::bigint, $2::integer, $3::bigint) RETURNING n),"
+                   " p AS (INSERT INTO kb_pages(seg, first, data) SELECT s.n, u.f, u.d"
+                   "  FROM s, unnest($4::bytea[], $5::bytea[]) u(f, d))"
+                   " SELECT n FROM s",
+                   5, v, len, fmt, 0, w->err);
+        if (pg_has_row(r))
+            pg_ll(w->seg, pg_col_ll(r, 0, 0));
+    }
+    w->rc = r && *w->seg ? 0 : -1;
+    PQclear(r);
     arr_reset(&w->firsts);
     arr_reset(&w->datas);
 }
@@ -522,17 +545,23 @@ static void sw_add(seg_writer *w, const sl_kw_entry *e)
         sw_flush(w);
 }
 
-static void sw_open(pg_conn *x, seg_writer *w, long long seg, sl_err *err)
+/* A new segment of knowledge base kbn at level, document doc's (0: a
+ * merged one). */
+static void sw_open(pg_conn *x, seg_writer *w, long long kbn, int level, long long doc,
+                    sl_err *err)
 {
     memset(w, 0, sizeof *w);
     w->x = x;
     w->err = err;
-    pg_ll(w->seg, seg);
+    pg_ll(w->kb, kbn);
+    pg_ll(w->level, level);
+    pg_ll(w->doc, doc);
     sl_buf_init(&w->page, ARR_CAP);
     arr_init(&w->firsts, OID_BYTEA);
     arr_init(&w->datas, OID_BYTEA);
 }
 
+/* Writes what is left (the segment's row at least); w->seg: its number. */
 static int sw_close(seg_writer *w)
 {
     sw_flush(w);
@@ -545,12 +574,15 @@ static int sw_close(seg_writer *w)
 
 /* A segment read in term order, READ_PAGES pages a statement (the next
  * ones after the last page's key), so a merge of large segments holds a
- * few pages of each, not all of them. */
+ * few pages of each, not all of them.  The first pages of every segment
+ * a merge joins come in one statement (rows [row, end) of a result the
+ * merge keeps); a reader that needs more reads its own. */
 typedef struct {
     pg_conn *x;
     char seg[24];
     PGresult *r;          /* the pages read */
-    int row;              /* the next of them */
+    bool own;             /* r is this reader's (else the merge's) */
+    int row, end;         /* the next of them, and past its last */
     bool more;            /* pages after them may follow */
     unsigned char after[SL_KW_TOKEN_MAX + 8];
     int nafter;
@@ -562,53 +594,61 @@ typedef struct {
     sl_err *err;
 } seg_reader;
 
-static int sr_fetch(seg_reader *r)
+/* Takes rows [row, end) of r (first, data) as the pages read; more: a
+ * full batch, pages may follow. */
+static void sr_take(seg_reader *rd, PGresult *r, bool own, int row, int end)
 {
-    PQclear(r->r);
-    r->page = NULL;
-    const char *v[] = {r->seg, (const char *)r->after};
-    const int len[] = {0, r->nafter}, fmt[] = {0, 1};
-    r->r = pg_run(r->x, "merge a keyword index",
-                  "SELECT first, data FROM kb_pages WHERE seg=$1::bigint AND first > $2::bytea"
-                  " ORDER BY first LIMIT " STR(READ_PAGES),
-                  2, v, len, fmt, 1, r->err);
-    r->row = 0;
-    if (!r->r)
-        return -1;
-    int n = PQntuples(r->r);
-    r->more = n == READ_PAGES;
-    if (n) {
-        int l = PQgetlength(r->r, n - 1, 0);
-        r->nafter = l < (int)sizeof r->after ? l : (int)sizeof r->after;
-        memcpy(r->after, PQgetvalue(r->r, n - 1, 0), (size_t)r->nafter);
+    if (rd->own)
+        PQclear(rd->r);
+    rd->r = r;
+    rd->own = own;
+    rd->row = row;
+    rd->end = end;
+    rd->more = end - row == READ_PAGES;
+    if (end > row) {
+        int l = PQgetlength(r, end - 1, 0);
+        rd->nafter = l < (int)sizeof rd->after ? l : (int)sizeof rd->after;
+        memcpy(rd->after, PQgetvalue(r, end - 1, 0), (size_t)rd->nafter);
     }
-    return 0;
 }
 
-static void sr_next(seg_reader *r)
+static int sr_fetch(seg_reader *rd)
+{
+    rd->page = NULL;
+    const char *v[] = {rd->seg, (const char *)rd->after};
+    const int len[] = {0, rd->nafter}, fmt[] = {0, 1};
+    PGresult *r = pg_run(rd->x, "merge a keyword index",
+                         "SELECT first, data FROM kb_pages WHERE seg=$1::bigint AND first > $2::bytea"
+                         " ORDER BY first LIMIT " STR(READ_PAGES),
+                         2, v, len, fmt, 1, rd->err);
+    sr_take(rd, r, true, 0, r ? PQntuples(r) : 0);
+    return r ? 0 : -1;
+}
+
+static void sr_next(seg_reader *rd)
 {
     for (;;) {
-        if (r->page) {
-            int k = sl_kw_page_next(r->page, r->size, &r->at, &r->e);
+        if (rd->page) {
+            int k = sl_kw_page_next(rd->page, rd->size, &rd->at, &rd->e);
             if (k == 1)
                 return;
             if (k < 0) {
-                r->rc = sl_err_set(r->err, SL_EPARSE, "store: a keyword index's page is damaged;"
-                                   " add the knowledge base's documents again");
-                r->live = false;
+                rd->rc = sl_err_set(rd->err, SL_EPARSE, "store: a keyword index's page is damaged;"
+                                    " add the knowledge base's documents again");
+                rd->live = false;
                 return;
             }
-            r->page = NULL;
+            rd->page = NULL;
         }
-        if (r->row >= PQntuples(r->r) && (!r->more || sr_fetch(r) || !PQntuples(r->r))) {
-            r->rc = r->r ? 0 : -1;
-            r->live = false;
+        if (rd->row >= rd->end && (!rd->more || sr_fetch(rd) || rd->row >= rd->end)) {
+            rd->rc = rd->r ? 0 : -1;
+            rd->live = false;
             return;
         }
-        r->page = (const unsigned char *)PQgetvalue(r->r, r->row, 1);
-        r->size = (size_t)PQgetlength(r->r, r->row, 1);
-        r->at = 0;
-        r->row++;
+        rd->page = (const unsigned char *)PQgetvalue(rd->r, rd->row, 1);
+        rd->size = (size_t)PQgetlength(rd->r, rd->row, 1);
+        rd->at = 0;
+        rd->row++;
     }
 }
 
@@ -617,6 +657,88 @@ static int cmp_term_bytes(const sl_kw_entry *a, const sl_kw_entry *b)
     size_t n = a->len < b->len ? a->len : b->len;
     int c = memcmp(a->term, b->term, n);
     return c ? c : a->len < b->len ? -1 : a->len > b->len;
+}
+
+/* Joins segs (ns of them, in their order) into a new segment of level. */
+static int merge_level(pg_conn *x, long long kbn, int level, const long long *segs, size_t ns,
+                       sl_err *err)
+{
+    seg_reader rd[MERGE_FANIN];
+    memset(rd, 0, sizeof rd);
+    char *arr = int_array(segs, ns);
+    /* the first pages of each, in one statement */
+    PGresult *first = q_bin(x, "merge a keyword index",
+                            "SELECT p.first, p.data, s.i FROM unnest($1::bigint[])"
+                            " WITH ORDINALITY AS s(seg, i) CROSS JOIN LATERAL"
+                            " (SELECT first, data FROM kb_pages WHERE seg=s.seg ORDER BY first"
+                            "  LIMIT " STR(READ_PAGES) ") p ORDER BY s.i, p.first",
+                            ARGS(arr), err);
+    int rc = first ? 0 : -1, at = 0, nr = first ? PQntuples(first) : 0;
+    for (size_t i = 0; i < ns && !rc; i++) {
+        int from = at;
+        while (at < nr && bin_ll(first, at, 2) == (long long)i + 1)
+            at++;
+        rd[i].x = x;
+        rd[i].err = err;
+        pg_ll(rd[i].seg, segs[i]);
+        sr_take(&rd[i], first, false, from, at);
+        rd[i].live = true;
+        sr_next(&rd[i]);
+        rc = rd[i].rc;
+    }
+    seg_writer w;
+    sw_open(x, &w, kbn, level + 1, 0, err);
+    sl_kw_entry parts[MERGE_FANIN];
+    sl_buf out;
+    sl_buf_init(&out, ARR_CAP);
+    while (!rc) {
+        /* one pass: the lowest term and the readers that have it */
+        size_t at_[MERGE_FANIN], np = 0;
+        const sl_kw_entry *low = NULL;
+        for (size_t i = 0; i < ns; i++) {
+            if (!rd[i].live)
+                continue;
+            int c = low ? cmp_term_bytes(&rd[i].e, low) : -1;
+            if (c < 0)
+                low = &rd[i].e, np = 0;
+            if (c <= 0)
+                at_[np++] = i;
+        }
+        if (!low)
+            break;
+        for (size_t j = 0; j < np; j++)
+            parts[j] = rd[at_[j]].e;
+        sl_kw_entry joined = *low;
+        if (sl_kw_join(parts, np, &out, &joined))
+            rc = sl_err_set(err, SL_EPARSE, "store: a keyword index's postings are damaged;"
+                            " add the knowledge base's documents again");
+        joined.data = (const unsigned char *)out.data;
+        joined.size = out.len;
+        if (!rc)
+            sw_add(&w, &joined);
+        /* the entries joined are copied: each reader moves on */
+        for (size_t j = 0; j < np && !rc; j++)
+            sr_next(&rd[at_[j]]), rc = rd[at_[j]].rc;
+        rc = rc || w.rc;
+    }
+    sl_buf_release(&out);
+    for (size_t i = 0; i < ns; i++)
+        if (rd[i].own)
+            PQclear(rd[i].r);
+    PQclear(first);
+    /* (a failed merge writes nothing more) */
+    if (rc)
+        w.rc = -1;
+    rc = sw_close(&w);
+    if (!rc)
+        rc = run(x, "merge a keyword index",
+                 "WITH d AS (UPDATE kb_docs SET kw_seg=0 FROM kb_segs g"
+                 "  WHERE g.n = ANY($1::bigint[]) AND kb_docs.n=g.doc AND kb_docs.kw_seg=g.n),"
+                 " p AS (DELETE FROM kb_pages WHERE seg = ANY($1::bigint[]))"
+                 " DELETE FROM kb_segs WHERE n = ANY($1::bigint[])",
+                 ARGS(arr), err);
+    free(arr);
+    return rc;
 }
 
 /* Merges the knowledge base's segments of a level into one of the next
@@ -640,77 +762,7 @@ static int merge_segments(pg_conn *x, long long kbn, sl_err *err)
         PQclear(r);
         if (ns < MERGE_FANIN)
             return 0;
-        r = pg_qx(x, "merge a keyword index",
-                  "INSERT INTO kb_segs(kb, level) VALUES($1, $2) RETURNING n",
-                  ARGS(ks, pg_ll(ls, level + 1)), err);
-        if (!pg_has_row(r)) {
-            PQclear(r);
-            return -1;
-        }
-        seg_writer w;
-        sw_open(x, &w, pg_col_ll(r, 0, 0), err);
-        PQclear(r);
-        seg_reader rd[MERGE_FANIN];
-        memset(rd, 0, sizeof rd);
-        int rc = 0;
-        for (size_t i = 0; i < ns && !rc; i++) {
-            rd[i].x = x;
-            rd[i].err = err;
-            pg_ll(rd[i].seg, segs[i]);
-            rc = sr_fetch(&rd[i]);
-            if (!rc) {
-                rd[i].live = true;
-                sr_next(&rd[i]);
-                rc = rd[i].rc;
-            }
-        }
-        sl_kw_entry parts[MERGE_FANIN];
-        sl_buf out;
-        sl_buf_init(&out, ARR_CAP);
-        while (!rc) {
-            /* one pass: the lowest term and the readers that have it */
-            size_t at[MERGE_FANIN], np = 0;
-            const sl_kw_entry *low = NULL;
-            for (size_t i = 0; i < ns; i++) {
-                if (!rd[i].live)
-                    continue;
-                int c = low ? cmp_term_bytes(&rd[i].e, low) : -1;
-                if (c < 0)
-                    low = &rd[i].e, np = 0;
-                if (c <= 0)
-                    at[np++] = i;
-            }
-            if (!low)
-                break;
-            for (size_t j = 0; j < np; j++)
-                parts[j] = rd[at[j]].e;
-            sl_kw_entry joined = *low;
-            if (sl_kw_join(parts, np, &out, &joined))
-                rc = sl_err_set(err, SL_EPARSE, "store: a keyword index's postings are damaged;"
-                                " add the knowledge base's documents again");
-            joined.data = (const unsigned char *)out.data;
-            joined.size = out.len;
-            if (!rc)
-                sw_add(&w, &joined);
-            /* the entries joined are copied: each reader moves on */
-            for (size_t j = 0; j < np && !rc; j++)
-                sr_next(&rd[at[j]]), rc = rd[at[j]].rc;
-            rc = rc || w.rc;
-        }
-        sl_buf_release(&out);
-        for (size_t i = 0; i < ns; i++)
-            PQclear(rd[i].r);
-        rc = sw_close(&w) || rc;
-        char *arr = int_array(segs, ns);
-        if (!rc)
-            rc = run(x, "merge a keyword index",
-                     "WITH d AS (UPDATE kb_docs SET kw_seg=0 FROM kb_segs g"
-                     "  WHERE g.n = ANY($1::bigint[]) AND kb_docs.n=g.doc AND kb_docs.kw_seg=g.n),"
-                     " p AS (DELETE FROM kb_pages WHERE seg = ANY($1::bigint[]))"
-                     " DELETE FROM kb_segs WHERE n = ANY($1::bigint[])",
-                     ARGS(arr), err);
-        free(arr);
-        if (rc)
+        if (merge_level(x, kbn, level, segs, ns, err))
             return -1;
     }
     return 0;
@@ -758,23 +810,18 @@ static int drop_terms(pg_conn *x, long long kbn, long long d, sl_err *err)
 
 /* Writes document d's keyword index as a segment of its own (the caller
  * dropped its old one: drop_terms), then merges what is due; base: the
- * row number of its first chunk. */
+ * row number of its first chunk.  With bump, the knowledge base's
+ * generations move in the same statement as its counts (*bumped: they
+ * did; there was an index to write). */
 static int put_terms(pg_conn *x, long long kbn, long long d, long long base,
-                     const sl_store_kw *kw, sl_err *err)
+                     const sl_store_kw *kw, bool bump, bool *bumped, sl_err *err)
 {
+    if (bumped)
+        *bumped = false;
     if (!kw || !kw->n)
         return 0;
-    char ks[24], ds[24], rs[24], ts[24];
-    PGresult *r = pg_qx(x, "write a keyword index",
-                        "INSERT INTO kb_segs(kb, level, doc) VALUES($1, 0, $2) RETURNING n",
-                        ARGS(pg_ll(ks, kbn), pg_ll(ds, d)), err);
-    if (!pg_has_row(r)) {
-        PQclear(r);
-        return -1;
-    }
     seg_writer w;
-    sw_open(x, &w, pg_col_ll(r, 0, 0), err);
-    PQclear(r);
+    sw_open(x, &w, kbn, 0, d, err);
     for (size_t i = 0; i < kw->n && !w.rc; i++) {
         const sl_store_term *t = &kw->terms[i];
         sl_kw_entry e = {t->term, strlen(t->term), t->df, base, t->last, t->data, t->size};
@@ -782,11 +829,30 @@ static int put_terms(pg_conn *x, long long kbn, long long d, long long base,
     }
     if (sw_close(&w))
         return -1;
-    return run(x, "write a keyword index",
-               "WITH k AS (UPDATE kb SET kw_rows=kw_rows+$2, kw_tokens=kw_tokens+$3 WHERE n=$5)"
-               " UPDATE kb_docs SET kw_seg=$1, kw_rows=$2, kw_tokens=$3 WHERE n=$4",
-               ARGS(w.seg, pg_ll(rs, kw->rows), pg_ll(ts, kw->tokens), ds, ks), err) ||
-           merge_segments(x, kbn, err);
+    char rs[24], ts[24];
+    /* the counts, and the level-0 segments there are now: a merge is due
+     * at MERGE_FANIN */
+    PGresult *r = pg_qx(x, "write a keyword index",
+                        bump ? "WITH k AS (UPDATE kb SET kw_rows=kw_rows+$2, kw_tokens=kw_tokens+$3,"
+                               "  generation=generation+1, chunks_generation=chunks_generation+1"
+                               "  WHERE n=$5),"
+                               " d AS (UPDATE kb_docs SET kw_seg=$1, kw_rows=$2, kw_tokens=$3"
+                               "  WHERE n=$4)"
+                               " SELECT count(*) FROM kb_segs WHERE kb=$5 AND level=0"
+                             : "WITH k AS (UPDATE kb SET kw_rows=kw_rows+$2, kw_tokens=kw_tokens+$3"
+                               "  WHERE n=$5),"
+                               " d AS (UPDATE kb_docs SET kw_seg=$1, kw_rows=$2, kw_tokens=$3"
+                               "  WHERE n=$4)"
+                               " SELECT count(*) FROM kb_segs WHERE kb=$5 AND level=0",
+                        ARGS(w.seg, pg_ll(rs, kw->rows), pg_ll(ts, kw->tokens), w.doc, w.kb),
+                        err);
+    long long level0 = pg_has_row(r) ? pg_col_ll(r, 0, 0) : 0;
+    PQclear(r);
+    if (!r)
+        return -1;
+    if (bumped)
+        *bumped = bump;
+    return level0 >= MERGE_FANIN ? merge_segments(x, kbn, err) : 0;
 }
 
 /* Removes document d's chunks and their keyword index. */
@@ -888,33 +954,29 @@ int pg_kb_doc_put(sl_store_be *b, const char *kb_id, const char *doc_id, const s
     char pos[24], ks[24], ds[24];
     doc_keys(info, &source, pos);
     long long next = 0, kbn = 0, d = 0;
+    bool had = false, bumped = false;
     int rc = chunks && n ? reserve(&x, n, &next, err) : 0;
     if (!rc)
         rc = pg_begin(&x, err);
+    /* the lock first, in a statement of its own: the next one's snapshot
+     * then holds what the writer before committed */
     if (!rc && (kbn = kb_lock(&x, kb_id, err)) <= 0)
         rc = -1;
-    PGresult *r = NULL;
-    if (!rc)
-        r = pg_qx(&x, "write a document", "SELECT n FROM kb_docs WHERE id=$1 AND kb=$2",
-                  ARGS(doc_id, pg_ll(ks, kbn)), err);
-    if (!rc && !r)
-        rc = -1;
-    bool had = pg_has_row(r);
-    if (had)
-        d = pg_col_ll(r, 0, 0);
-    PQclear(r);
-    r = NULL;
-    if (!rc && had) {
-        rc = run(&x, "write a document",
-                 "UPDATE kb_docs SET info=$1, source=$2, position=$3 WHERE n=$4",
-                 ARGS(it, source, *pos ? pos : NULL, pg_ll(ds, d)), err);
-    } else if (!rc) {
+    if (!rc) {
         char t[24];
-        r = pg_qx(&x, "write a document",
-                  "INSERT INTO kb_docs(id, info, kb, created_at, source, position)"
-                  " VALUES($1, $2, $3, $4, $5, $6) RETURNING n",
-                  ARGS(doc_id, it, ks, pg_ll(t, pg_now_s()), source, *pos ? pos : NULL), err);
+        PGresult *r = pg_qx(&x, "write a document",
+                            "WITH old AS (SELECT n FROM kb_docs WHERE id=$1 AND kb=$3::bigint),"
+                            " up AS (UPDATE kb_docs SET info=$2, source=$5, position=$6::bigint"
+                            "  WHERE n IN (SELECT n FROM old) RETURNING n),"
+                            " ins AS (INSERT INTO kb_docs(id, info, kb, created_at, source, position)"
+                            "  SELECT $1::text, $2::text, $3::bigint, $4::bigint, $5::text,"
+                            "  $6::bigint WHERE NOT EXISTS (SELECT 1 FROM old) RETURNING n)"
+                            " SELECT n, 1 FROM up UNION ALL SELECT n, 0 FROM ins",
+                            ARGS(doc_id, it, pg_ll(ks, kbn), pg_ll(t, pg_now_s()), source,
+                                 *pos ? pos : NULL),
+                            err);
         d = pg_has_row(r) ? pg_col_ll(r, 0, 0) : 0;
+        had = d && pg_col_ll(r, 0, 1);
         rc = d ? 0 : -1;
         PQclear(r);
         pg_ll(ds, d);
@@ -949,9 +1011,9 @@ int pg_kb_doc_put(sl_store_be *b, const char *kb_id, const char *doc_id, const s
         CB_COLS(CB_FREE)
 #undef CB_FREE
         if (!rc)
-            rc = put_terms(&x, kbn, d, next, kw, err);
+            rc = put_terms(&x, kbn, d, next, kw, true, &bumped, err);
     }
-    if (!rc)
+    if (!rc && !bumped)
         rc = run(&x, "write a document",
                  chunks ? "UPDATE kb SET generation=generation+1,"
                           " chunks_generation=chunks_generation+1 WHERE n=$1"
@@ -1331,7 +1393,8 @@ int pg_kb_kw_put(sl_store_be *b, const char *kb_id, const char *doc_id, const sl
         return -1;
     long long base = 0, kbn = pg_begin(&x, err) ? -1 : kb_lock(&x, kb_id, err);
     long long d = kbn > 0 ? doc_n(&x, kbn, doc_id, &base, err) : -1;
-    int rc = d <= 0 ? -1 : drop_terms(&x, kbn, d, err) || put_terms(&x, kbn, d, base, kw, err);
+    int rc = d <= 0 ? -1
+                   : drop_terms(&x, kbn, d, err) || put_terms(&x, kbn, d, base, kw, false, NULL, err);
     return pg_end_tx(&x, rc, err);
 }
 

@@ -35,6 +35,7 @@ if ! pg_start; then
     exit 1
 fi
 here=$(dirname "$0")
+export SLUICE
 unset SLUICE_STORE SLUICE_DATA
 
 # A test's TAP, renumbered into this test's plan under a label.
