@@ -160,4 +160,30 @@ jqt() { jq -e "$@" >/dev/null 2>&1; }
 check "compare: $(same .searches) searches ($(same .hits) results) find the same chunks in the same order with the same scores$(same '.differ | if length > 0 then " (differ: " + join(" ") + ")" else "" end')" \
     jqt '.searches > 0 and .hits > 0 and (.differ | length) == 0' "$T/same.json"
 check "compare: the same documents, word counts and statuses" jqt '.docs' "$T/same.json"
+
+# ---- two processes adding to one knowledge base at once ----
+mkdir -p "$T/two/a" "$T/two/b"
+for side in a b; do
+    for i in $(seq 1 24); do
+        printf 'Common words everywhere here. Token q%s%dz only.\n\nMore common words.\n' \
+            "$side" "$i" >"$T/two/$side/$side$i.txt"
+    done
+done
+url=$(pg_new_db two) && sl kb create two --store "$url"
+"$SLUICE" kb add two "$T/two/a" --store "$url" >/dev/null 2>"$T/two/a.err" &
+pa=$!
+"$SLUICE" kb add two "$T/two/b" --store "$url" >/dev/null 2>"$T/two/b.err" &
+pb=$!
+wait "$pa"; ra=$?
+wait "$pb"; rb=$?
+check "two processes at once: both add their documents (exit $ra, $rb)" \
+    eval '[ "$ra" = 0 ] && [ "$rb" = 0 ] && grep -q "24 added" "$T/two/a.err" && grep -q "24 added" "$T/two/b.err"'
+sl kb show two --json --store "$url"
+check "… every document kept once" jqt '.document_count == 48' "$T/out"
+sl kb search two "everywhere" --mode keyword --top-k 100 --json --store "$url"
+check "… a word of all of them finds all 48, with one score" \
+    jqt 'length == 48 and ([.[].score] | unique | length) == 1' "$T/out"
+sl kb search two "qa7z qb19z" --mode keyword --top-k 10 --json --store "$url"
+check "… each one's own word finds it" \
+    jqt '[.[].segment.document.name] | sort == ["a7.txt", "b19.txt"]' "$T/out"
 echo "1..$n"
