@@ -427,7 +427,7 @@ static void doc_keys(const sl_value *info, const char **source, char pos[24])
                   : NULL;
     if (json_is_integer(p))
         pg_ll(pos, (long long)json_integer_value(p));
-    else if (json_is_real(p))
+    else if (json_is_real(p) && json_real_value(p) > -9e18 && json_real_value(p) < 9e18)
         pg_ll(pos, (long long)json_real_value(p));
     else if (json_is_boolean(p))
         pg_ll(pos, json_is_true(p));
