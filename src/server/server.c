@@ -1443,8 +1443,9 @@ static enum MHD_Result start_run(struct MHD_Connection *c, const char *app_id, s
     }
     sl_run_row row = {l->id, app_id, l->task_id, user, chat ? l->conversation_id : NULL,
                       chat ? l->message_id : NULL, prepared, a->version};
-    /* no room here (--workers): the run waits in line for any process */
-    if (S.shared && !slot_take())
+    /* no room here (--workers, on a shared store only): the run waits in
+     * line for any process */
+    if (!slot_take())
         return run_queued(c, j, &row, detached, streaming);
     if (sl_store_start_run(S.store, &row, &err)) {
         /* a run that cannot be recorded does not run: its result would
