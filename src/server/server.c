@@ -3031,9 +3031,7 @@ int sl_server_run(sl_store *store, const sl_server_opts *o, sl_err *err)
     sl_err kerr = {0};
     if (!(S.kb = sl_kb_open(&kenv, &kerr))) {
         S.kb_error = sl_xstrdup(kerr.msg ? kerr.msg : "unknown error");
-        /* a store that keeps none (PostgreSQL, for now) is no fault */
-        sl_log(kerr.code == SL_EUNSUPPORTED ? SL_LOG_WARN : SL_LOG_ERROR,
-               "knowledge bases unavailable: %s", S.kb_error);
+        sl_log(SL_LOG_ERROR, "knowledge bases unavailable: %s", S.kb_error);
     }
     sl_err_clear(&kerr);
     /* An event loop per core (epoll) serves every connection; nothing on

@@ -528,8 +528,8 @@ typedef struct sl_store_ops {
 
 /* The backends sluice has: SQLite (store/sqlite.c) and PostgreSQL
  * (store/pg.c: "postgres://USER:PASSWORD@HOST:PORT/DB" or
- * "postgresql:///DB?host=SOCKETDIR", libpq's URIs; no knowledge bases and
- * no apps' bundle files yet, which it refuses with SL_EUNSUPPORTED). */
+ * "postgresql:///DB?host=SOCKETDIR", libpq's URIs; knowledge in
+ * store/pg_kb.c; apps' bundle files in $SLUICE_FILES_DIR). */
 extern const sl_store_ops sl_store_sqlite;
 extern const sl_store_ops sl_store_pg;
 

@@ -24,7 +24,6 @@
 #include <unistd.h>
 
 #include "core/dl.h"
-#include "knowledge/kb.h"
 #include "server/apps.h"
 #include "store/store.h"
 #include "tap.h"
@@ -1066,32 +1065,6 @@ static void test_carry(sl_store *s, sl_store *s2)
     sl_err_clear(&err);
 }
 
-static void test_kb_refused(sl_store *s)
-{
-    sl_err err = {0};
-    CHECK(sl_store_kb_add(s, "k1", "kb", NULL, &err) == -1 && err.code == SL_EUNSUPPORTED &&
-              err.msg && strstr(err.msg, "knowledge bases are not kept in PostgreSQL") &&
-              strstr(err.msg, "--data"),
-          "a knowledge base is refused, saying what to use: %s", err.msg ? err.msg : "(none)");
-    sl_err_clear(&err);
-    sl_value *v = sl_store_kb_list(s);
-    CHECK(!v, "… none is listed");
-    json_decref(v);
-    long long *ns = NULL, *docs = NULL;
-    size_t count = 9;
-    CHECK(sl_store_kb_vectors(s, "k1", 4, &ns, &docs, NULL, &count, &err) == -1 && !ns &&
-              count == 0 && err.code == SL_EUNSUPPORTED,
-          "… nor any vector");
-    sl_err_clear(&err);
-    sl_kb_env env = {.store = s};
-    sl_kb *k = sl_kb_open(&env, &err);
-    CHECK(!k && err.code == SL_EUNSUPPORTED && err.msg && strstr(err.msg, "PostgreSQL"),
-          "the knowledge module does not open on it, saying why: %s",
-          err.msg ? err.msg : "(none)");
-    sl_kb_close(k);
-    sl_err_clear(&err);
-}
-
 /* ---- many threads, lost connections, a restart ---- */
 
 typedef struct {
@@ -1455,7 +1428,6 @@ int main(void)
         test_runs(s, s2);
         test_conversations(s, s2);
         test_blobs(s, s2);
-        test_kb_refused(s);
         test_leases(s);
         test_carry(s, s2);
         test_queue(s, s2);
