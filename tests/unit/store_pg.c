@@ -1302,7 +1302,7 @@ static void test_queue(sl_store *s, sl_store *s2)
     sl_err_clear(&err);
 
     /* q-2 (s2's) and q-3 (s's, retry) lose their leases */
-    sl_store_event_publish(s, "q-3", 1, "{\"event\":\"workflow_started\",\"data\":{}}", 42);
+    sl_store_event_publish(s, "q-3", 1, "{\"event\":\"workflow_started\",\"data\":{}}", 38);
     usleep(100000);
     char *q = sl_xasprintf("UPDATE %s.runs SET lease_until = 1 WHERE id IN ('q-2', 'q-3')", schema);
     sql_ok(base_url, q);
@@ -1324,8 +1324,8 @@ static void test_queue(sl_store *s, sl_store *s2)
               json_integer_value(json_object_get(json_array_get(rows, 0), "attempts")) == 2,
           "another store claims it again: attempt 2");
     json_decref(rows);
-    sl_store_event_publish(s, "q-3", 1, "{\"event\":\"stale\",\"data\":{}}", 30);
-    sl_store_event_publish(b, "q-3", 1, "{\"event\":\"workflow_started\",\"data\":{}}", 42);
+    sl_store_event_publish(s, "q-3", 1, "{\"event\":\"stale\",\"data\":{}}", 27);
+    sl_store_event_publish(b, "q-3", 1, "{\"event\":\"workflow_started\",\"data\":{}}", 38);
     usleep(200000);
     ev = sl_store_events_since(s2, "q-3", 0);
     CHECK(json_array_size(ev) == 1 &&
