@@ -239,10 +239,12 @@ static void *grouper_main(void *arg)
         pthread_mutex_unlock(&b->gw_mu);
         pg_conn x;
         sl_err err = {0};
-        bool ok = !pg_take(b, &x, &err) && !pg_begin(&x, &err);
+        /* a connection not had is not given back (its place is free) */
+        bool took = !pg_take(b, &x, &err);
+        bool ok = took && !pg_begin(&x, &err);
         for (gw_op *op = group; op && ok; op = op->next)
             ok = (op->res = pg_qp(&x, op->what, op->sql, op->n, op->v, &err)) != NULL;
-        if (x.b)
+        if (took)
             ok = !pg_end_tx(&x, ok ? 0 : -1, &err) && ok;
         sl_err_clear(&err);
         for (gw_op *op = group; op && !ok; op = op->next) {
@@ -919,7 +921,7 @@ static void be_free(sl_store_be *b)
 
 #define PUB_MAX 200000  /* events queued at most (PostgreSQL down): older ones go */
 #define PUB_ROWS 500    /* events one INSERT writes */
-#define PUB_WAIT_US 1000 /* how long events wait to go with others */
+#define PUB_WAIT_US 500 /* how long events wait to go with others */
 
 static bool stopping(sl_store_be *b)
 {
@@ -1336,13 +1338,26 @@ static void *leaser_main(void *arg)
             break;
         pthread_mutex_unlock(&b->mu);
         char t[24];
+        /* the runs this process holds, not every row naming it (an end
+         * it could not write, a claim whose answer was lost) */
+        sl_buf ids;
+        sl_buf_init(&ids, 0);
+        sl_buf_addc(&ids, '{');
+        pthread_mutex_lock(&b->mu);
+        for (size_t i = 0; i < b->nepochs; i++)
+            sl_buf_addf(&ids, "%s\"%s\"", i ? "," : "", b->epochs[i].id);
+        pthread_mutex_unlock(&b->mu);
+        sl_buf_addc(&ids, '}');
+        if (ids.len > 2)
         PQclear(pg_q1p_logged(b, "renew this process's run leases",
                           /* rows another transaction holds (a group of ends) are
                            * skipped, not waited for: they are ending, and a
                            * wait could close a cycle of locks */
                           "UPDATE runs SET lease_until=$2 WHERE id IN (SELECT id FROM runs"
-                          " WHERE owner=$1 AND status='running' FOR UPDATE SKIP LOCKED)",
-                          ARGS(b->owner, pg_ll(t, pg_now_s() + b->lease_s))));
+                          " WHERE id = ANY($3::text[]) AND owner=$1 AND status='running'"
+                          " FOR UPDATE SKIP LOCKED)",
+                          ARGS(b->owner, pg_ll(t, pg_now_s() + b->lease_s), ids.data)));
+        sl_buf_release(&ids);
         int n = expire_leases(b);
         if (n)
             sl_log(SL_LOG_WARN, "store: %d run(s) were running in a process that stopped; they are "
@@ -2013,13 +2028,13 @@ static int pg_run_state(sl_store_be *b, const char *run_id, char **status, char 
 /* Takes the run's events still waiting for the publisher out of its
  * queue (its stored log holds them all: readers take them from there),
  * and when some were carried already, waits for the batch being written
- * (its rows are then there to be cleared); *epoch: the run's, forgotten.
- * Whether any were carried. */
+ * (its rows are then there to be cleared); *epoch: the run's.  Whether
+ * any were carried. */
 static bool pub_forget(sl_store_be *b, const char *run_id, long long *epoch)
 {
     pthread_mutex_lock(&b->pub_mu);
     long long carried = 0;
-    *epoch = epoch_of(b, run_id, true, &carried);
+    *epoch = epoch_of(b, run_id, false, &carried);
     for (pub_item **p = &b->pub_head, *prev = NULL; *p;) {
         pub_item *it = *p;
         if (it->seq < 0 || strcmp(it->run_id, run_id)) {
@@ -2057,22 +2072,40 @@ static int pg_finish_run(sl_store_be *b, const char *run_id, const char *status,
      * failed or queued again meanwhile, and that stands), its end, its
      * log, a chat turn's answer, its carried events cleared, and the word
      * on sluice_done for those waiting on it, sent at the commit. */
-    PGresult *r = pg_grouped(b, "save the end of a run",
-                        "WITH u AS (UPDATE runs SET status=$2, outputs=$3, error=$4, elapsed=$5,"
-                        " total_tokens=$6, total_steps=$7, finished_at=$8, owner=NULL, reply=$11"
-                        " WHERE id=$1 AND status='running'"
-                        " AND ((owner=$9 AND epoch=$10) OR owner IS NULL) RETURNING id),"
-                        " l AS (INSERT INTO run_log(run_id, events) SELECT id, $12 FROM u"
-                        " WHERE $12::text IS NOT NULL"
-                        " ON CONFLICT(run_id) DO UPDATE SET events=excluded.events),"
-                        " m AS (UPDATE messages SET answer=$13 WHERE $13::text IS NOT NULL"
-                        " AND run_id IN (SELECT id FROM u)),"
-                        " d AS (DELETE FROM run_events WHERE $14 AND run_id IN (SELECT id FROM u))"
-                        " SELECT id FROM u",
-                        ARGS(run_id, status, out, error, el, pg_ll(tk, tokens), pg_ll(st, steps),
-                             pg_ll(fin, finished_at), b->owner, pg_ll(ep, epoch), reply, events,
-                             answer, carried ? "true" : "false"),
-                        err);
+    /* PostgreSQL out of reach (a restart): the end is written again until
+     * it is back, while this process still holds the run's lease (the
+     * leaser renews it meanwhile), for twice the lease at most; then the
+     * run is let go, and its lease runs out as any lost run's does */
+    double give_up = sl_clock_s() + 2.0 * b->lease_s, wait = 0.1;
+    PGresult *r;
+    for (;;) {
+        r = pg_grouped(b, "save the end of a run",
+                            "WITH u AS (UPDATE runs SET status=$2, outputs=$3, error=$4, elapsed=$5,"
+                            " total_tokens=$6, total_steps=$7, finished_at=$8, owner=NULL, reply=$11"
+                            " WHERE id=$1 AND status='running'"
+                            " AND ((owner=$9 AND epoch=$10) OR owner IS NULL) RETURNING id),"
+                            " l AS (INSERT INTO run_log(run_id, events) SELECT id, $12 FROM u"
+                            " WHERE $12::text IS NOT NULL"
+                            " ON CONFLICT(run_id) DO UPDATE SET events=excluded.events),"
+                            " m AS (UPDATE messages SET answer=$13 WHERE $13::text IS NOT NULL"
+                            " AND run_id IN (SELECT id FROM u)),"
+                            " d AS (DELETE FROM run_events WHERE $14 AND run_id IN (SELECT id FROM u))"
+                            " SELECT id FROM u",
+                            ARGS(run_id, status, out, error, el, pg_ll(tk, tokens), pg_ll(st, steps),
+                                 pg_ll(fin, finished_at), b->owner, pg_ll(ep, epoch), reply, events,
+                                 answer, carried ? "true" : "false"),
+                            err);
+        if (r || sl_clock_s() + wait > give_up || stopping(b))
+            break;
+        if (wait == 0.1)
+            sl_log(SL_LOG_WARN, "store: run %s ended; its end is written again until PostgreSQL "
+                   "answers: %s", run_id, err && err->msg ? err->msg : "");
+        if (err)
+            sl_err_clear(err);
+        usleep((useconds_t)(wait * 1e6));
+        wait = wait * 2 > 2 ? 2 : wait * 2;
+    }
+    epoch_of(b, run_id, true, NULL);  /* this process holds it no more */
     free(out);
     free(events);
     if (!r)
