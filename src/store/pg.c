@@ -197,6 +197,7 @@ typedef struct pub_item {
     struct pub_item *next;
     char *run_id, *text;
     long long seq, epoch;
+    double ready;     /* when it may be written (its run is PUB_WAIT_US old); 0: now */
 } pub_item;
 
 /* ---- writes of runs, committed in groups ----
@@ -304,6 +305,7 @@ static void epoch_set(sl_store_be *b, const char *run_id, long long epoch)
     }
     b->epochs[i].epoch = epoch;
     b->epochs[i].carried = 0;
+    b->epochs[i].since = sl_clock_s();
     pthread_mutex_unlock(&b->mu);
 }
 
@@ -921,7 +923,7 @@ static void be_free(sl_store_be *b)
 
 #define PUB_MAX 200000  /* events queued at most (PostgreSQL down): older ones go */
 #define PUB_ROWS 500    /* events one INSERT writes */
-#define PUB_WAIT_US 500 /* how long events wait to go with others */
+#define PUB_WAIT_US 1000 /* how long a new run's events wait (it may end by then) */
 
 static bool stopping(sl_store_be *b)
 {
@@ -1032,15 +1034,38 @@ static void *publisher_main(void *arg)
             pthread_cond_wait(&b->pub_cv, &b->pub_mu);
         if (!b->pub_head)
             break;  /* stopping, all written */
-        /* a millisecond's events go together; and a run that ends
-         * within it needs none carried (its log has them) */
-        pthread_mutex_unlock(&b->pub_mu);
-        if (!stopping(b))
-            usleep(PUB_WAIT_US);
-        pthread_mutex_lock(&b->pub_mu);
-        pub_item *batch = b->pub_head;
-        if (!batch)
+        /* The events of a run younger than PUB_WAIT_US wait: a run that
+         * ends by then needs none carried (its log has them, pub_forget).
+         * The rest go now, in order (a run's events are all young or all
+         * not), with every word. */
+        bool all = stopping(b);
+        double now = sl_clock_s(), soonest = 0;
+        pub_item *batch = NULL, **bt = &batch;
+        for (pub_item **p = &b->pub_head, *prev = NULL; *p;) {
+            pub_item *it = *p;
+            if (!all && it->ready > now) {
+                soonest = soonest == 0 || it->ready < soonest ? it->ready : soonest;
+                prev = it;
+                p = &it->next;
+                continue;
+            }
+            *p = it->next;
+            if (b->pub_tail == it)
+                b->pub_tail = prev;
+            b->pub_n--;
+            it->next = NULL;
+            *bt = it;
+            bt = &it->next;
+        }
+        if (!batch) {  /* only young runs' events: until the first is ready */
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            long ns = ts.tv_nsec + (long)((soonest - now) * 1e9) + 1000;
+            ts.tv_sec += ns / 1000000000L;
+            ts.tv_nsec = ns % 1000000000L;
+            pthread_cond_timedwait(&b->pub_cv, &b->pub_mu, &ts);
             continue;
+        }
         long long n = 0;
         pthread_mutex_lock(&b->mu);
         for (pub_item *it = batch, *prev = NULL; it; prev = it, it = it->next, n++)
@@ -1051,9 +1076,6 @@ static void *publisher_main(void *arg)
                         break;
                     }
         pthread_mutex_unlock(&b->mu);
-        b->pub_head = b->pub_tail = NULL;
-        b->pub_n = 0;
-        b->pub_busy = true;
         pthread_mutex_unlock(&b->pub_mu);
         pub_write(b, batch);
         for (pub_item *it = batch, *next; it; it = next) {
@@ -1064,7 +1086,6 @@ static void *publisher_main(void *arg)
         }
         pthread_mutex_lock(&b->pub_mu);
         b->pub_written += n;
-        b->pub_busy = false;
         pthread_cond_broadcast(&b->pub_cv);
     }
     pthread_mutex_unlock(&b->pub_mu);
@@ -1088,7 +1109,14 @@ static void pg_event_publish(sl_store_be *b, const char *run_id, long long seq, 
     memcpy(it->text, text, len);
     it->text[len] = 0;
     it->seq = seq;
-    it->epoch = epoch_of(b, run_id, false, NULL);
+    pthread_mutex_lock(&b->mu);
+    for (size_t i = 0; i < b->nepochs; i++)
+        if (!strcmp(b->epochs[i].id, run_id)) {
+            it->epoch = b->epochs[i].epoch;
+            it->ready = b->epochs[i].since + PUB_WAIT_US / 1e6;
+            break;
+        }
+    pthread_mutex_unlock(&b->mu);
     pub_add(b, it);
 }
 
@@ -2025,16 +2053,30 @@ static int pg_run_state(sl_store_be *b, const char *run_id, char **status, char 
     return rc;
 }
 
-/* Takes the run's events still waiting for the publisher out of its
- * queue (its stored log holds them all: readers take them from there),
- * and when some were carried already, waits for the batch being written
- * (its rows are then there to be cleared); *epoch: the run's.  Whether
- * any were carried. */
+/* Before a run's end is written: when none of its events were carried
+ * yet (a run that ended within the publisher's wait, PUB_WAIT_US), those
+ * waiting are taken out of its queue: its stored log holds them all, and
+ * a reader takes them from there.  Once some were carried, a reader
+ * follows it live: the rest are written first (as they come: the batch
+ * being written and those queued before this call), so its readers get
+ * them as soon as they can.  *epoch: the run's.  Whether any were
+ * carried (their copies are then cleared with the end). */
 static bool pub_forget(sl_store_be *b, const char *run_id, long long *epoch)
 {
     pthread_mutex_lock(&b->pub_mu);
     long long carried = 0;
     *epoch = epoch_of(b, run_id, false, &carried);
+    if (carried) {
+        long long want = b->pub_queued;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += 5;
+        while (b->publishing && b->pub_written < want &&
+               pthread_cond_timedwait(&b->pub_cv, &b->pub_mu, &ts) == 0) {
+        }
+        pthread_mutex_unlock(&b->pub_mu);
+        return true;
+    }
     for (pub_item **p = &b->pub_head, *prev = NULL; *p;) {
         pub_item *it = *p;
         if (it->seq < 0 || strcmp(it->run_id, run_id)) {
@@ -2046,15 +2088,13 @@ static bool pub_forget(sl_store_be *b, const char *run_id, long long *epoch)
         if (b->pub_tail == it)
             b->pub_tail = prev;
         b->pub_n--;
-        b->pub_written++;  /* handled: pub_flush's count stays true */
+        b->pub_written++;  /* handled: the count others wait on stays true */
         free(it->run_id);
         free(it->text);
         free(it);
     }
-    while (carried && b->pub_busy)
-        pthread_cond_wait(&b->pub_cv, &b->pub_mu);
     pthread_mutex_unlock(&b->pub_mu);
-    return carried > 0;
+    return false;
 }
 
 static int pg_finish_run(sl_store_be *b, const char *run_id, const char *status,

@@ -77,7 +77,7 @@ struct sl_store_be {
     char owner[40];
     int lease_s;               /* $SLUICE_RUN_LEASE_S, default LEASE_S */
     /* the epoch of each run this store runs now (mu): its writes name it */
-    struct pg_epoch { char id[40]; long long epoch, carried; } *epochs;
+    struct pg_epoch { char id[40]; long long epoch, carried; double since; } *epochs;
     size_t nepochs, epochs_cap;
     pthread_t leaser;
     bool leasing, stop;        /* stop: mu */
@@ -103,7 +103,6 @@ struct sl_store_be {
         int n;
         const char *sql[48];
     } prep[2 * POOL_MAX];
-    bool pub_busy;             /* a batch is being written */
     pthread_t publisher, listener;
     bool publishing, listening;
     sl_store_listen_fn listen_fn;
