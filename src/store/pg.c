@@ -305,6 +305,7 @@ static void epoch_set(sl_store_be *b, const char *run_id, long long epoch)
     }
     b->epochs[i].epoch = epoch;
     b->epochs[i].carried = 0;
+    b->epochs[i].pending = 0;
     b->epochs[i].since = sl_clock_s();
     pthread_mutex_unlock(&b->mu);
 }
@@ -1078,15 +1079,24 @@ static void *publisher_main(void *arg)
         pthread_mutex_unlock(&b->mu);
         pthread_mutex_unlock(&b->pub_mu);
         pub_write(b, batch);
+        pthread_mutex_lock(&b->pub_mu);
+        b->pub_written += n;
+        pthread_mutex_lock(&b->mu);  /* each run's events written: pub_forget waits on it */
+        for (pub_item *it = batch; it; it = it->next)
+            if (it->seq >= 0)
+                for (size_t i = 0; i < b->nepochs; i++)
+                    if (!strcmp(b->epochs[i].id, it->run_id)) {
+                        b->epochs[i].pending--;
+                        break;
+                    }
+        pthread_mutex_unlock(&b->mu);
+        pthread_cond_broadcast(&b->pub_cv);
         for (pub_item *it = batch, *next; it; it = next) {
             next = it->next;
             free(it->run_id);
             free(it->text);
             free(it);
         }
-        pthread_mutex_lock(&b->pub_mu);
-        b->pub_written += n;
-        pthread_cond_broadcast(&b->pub_cv);
     }
     pthread_mutex_unlock(&b->pub_mu);
     return NULL;
@@ -1109,14 +1119,6 @@ static void pg_event_publish(sl_store_be *b, const char *run_id, long long seq, 
     memcpy(it->text, text, len);
     it->text[len] = 0;
     it->seq = seq;
-    pthread_mutex_lock(&b->mu);
-    for (size_t i = 0; i < b->nepochs; i++)
-        if (!strcmp(b->epochs[i].id, run_id)) {
-            it->epoch = b->epochs[i].epoch;
-            it->ready = b->epochs[i].since + PUB_WAIT_US / 1e6;
-            break;
-        }
-    pthread_mutex_unlock(&b->mu);
     pub_add(b, it);
 }
 
@@ -1134,6 +1136,17 @@ static void pg_note(sl_store_be *b, const char *channel, const char *payload)
 static void pub_add(sl_store_be *b, pub_item *it)
 {
     pthread_mutex_lock(&b->pub_mu);
+    if (it->seq >= 0) {  /* an event: its attempt, when it may go, one more pending */
+        pthread_mutex_lock(&b->mu);
+        for (size_t i = 0; i < b->nepochs; i++)
+            if (!strcmp(b->epochs[i].id, it->run_id)) {
+                it->epoch = b->epochs[i].epoch;
+                it->ready = b->epochs[i].since + PUB_WAIT_US / 1e6;
+                b->epochs[i].pending++;
+                break;
+            }
+        pthread_mutex_unlock(&b->mu);
+    }
     if (b->pub_n >= PUB_MAX) {  /* the oldest goes: readers get the rest at the run's end */
         pub_item *old = b->pub_head;
         b->pub_head = old->next;
@@ -1141,6 +1154,13 @@ static void pub_add(sl_store_be *b, pub_item *it)
             b->pub_tail = NULL;
         b->pub_n--;
         b->pub_written++;
+        pthread_mutex_lock(&b->mu);
+        for (size_t i = 0; i < b->nepochs && old->seq >= 0; i++)
+            if (!strcmp(b->epochs[i].id, old->run_id)) {
+                b->epochs[i].pending--;
+                break;
+            }
+        pthread_mutex_unlock(&b->mu);
         free(old->run_id);
         free(old->text);
         free(old);
@@ -1387,9 +1407,13 @@ static void *leaser_main(void *arg)
                           ARGS(b->owner, pg_ll(t, pg_now_s() + b->lease_s), ids.data)));
         sl_buf_release(&ids);
         int n = expire_leases(b);
+        /* not rate-limited as sl_log is (a second go within its window
+         * would be counted, not told): this says at most once a third of
+         * a lease, and an operator adds them up */
         if (n)
-            sl_log(SL_LOG_WARN, "store: %d run(s) were running in a process that stopped; they are "
-                   "failed (interrupted), or queued again where their app opts in", n);
+            fprintf(stderr, "sluice: store: %d run(s) were running in a process that stopped; "
+                    "they are failed (interrupted), or queued again where their app opts in\n",
+                    n);
         pthread_mutex_lock(&b->mu);
     }
     pthread_mutex_unlock(&b->mu);
@@ -2061,17 +2085,30 @@ static int pg_run_state(sl_store_be *b, const char *run_id, char **status, char 
  * being written and those queued before this call), so its readers get
  * them as soon as they can.  *epoch: the run's.  Whether any were
  * carried (their copies are then cleared with the end). */
+/* Events of run_id queued or being written (pub_mu held). */
+static long long run_pending(sl_store_be *b, const char *run_id)
+{
+    long long n = 0;
+    pthread_mutex_lock(&b->mu);
+    for (size_t i = 0; i < b->nepochs; i++)
+        if (!strcmp(b->epochs[i].id, run_id))
+            n = b->epochs[i].pending;
+    pthread_mutex_unlock(&b->mu);
+    return n;
+}
+
 static bool pub_forget(sl_store_be *b, const char *run_id, long long *epoch)
 {
     pthread_mutex_lock(&b->pub_mu);
     long long carried = 0;
     *epoch = epoch_of(b, run_id, false, &carried);
     if (carried) {
-        long long want = b->pub_queued;
+        /* until its own are written (a count of everyone's would also
+         * count events queued after this call, or dropped by others) */
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         ts.tv_sec += 5;
-        while (b->publishing && b->pub_written < want &&
+        while (b->publishing && run_pending(b, run_id) > 0 &&
                pthread_cond_timedwait(&b->pub_cv, &b->pub_mu, &ts) == 0) {
         }
         pthread_mutex_unlock(&b->pub_mu);
@@ -2088,11 +2125,16 @@ static bool pub_forget(sl_store_be *b, const char *run_id, long long *epoch)
         if (b->pub_tail == it)
             b->pub_tail = prev;
         b->pub_n--;
-        b->pub_written++;  /* handled: the count others wait on stays true */
+        b->pub_written++;
         free(it->run_id);
         free(it->text);
         free(it);
     }
+    pthread_mutex_lock(&b->mu);  /* none of its events waits now */
+    for (size_t i = 0; i < b->nepochs; i++)
+        if (!strcmp(b->epochs[i].id, run_id))
+            b->epochs[i].pending = 0;
+    pthread_mutex_unlock(&b->mu);
     pthread_mutex_unlock(&b->pub_mu);
     return false;
 }

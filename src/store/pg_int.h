@@ -77,7 +77,9 @@ struct sl_store_be {
     char owner[40];
     int lease_s;               /* $SLUICE_RUN_LEASE_S, default LEASE_S */
     /* the epoch of each run this store runs now (mu): its writes name it */
-    struct pg_epoch { char id[40]; long long epoch, carried; double since; } *epochs;
+    /* carried: events the publisher took; pending: queued or being
+     * written (pub_mu too); since: when this process took the run */
+    struct pg_epoch { char id[40]; long long epoch, carried, pending; double since; } *epochs;
     size_t nepochs, epochs_cap;
     pthread_t leaser;
     bool leasing, stop;        /* stop: mu */
