@@ -956,17 +956,13 @@ static void pub_write(sl_store_be *b, pub_item *batch)
 {
     pg_conn x;
     sl_err err = {0};
+    bool events = false;
+    for (pub_item *it = batch; it && !events; it = it->next)
+        events = it->seq >= 0;
     bool took = !pg_take(b, &x, &err);
-    int rc = took ? pg_begin(&x, &err) : -1;
-    /* carried events are copies for the run's lifetime (its end keeps
-     * them all), and words are hints (those waiting look again every
-     * second): neither waits for the disk.  A NOTIFY holds a lock of the
-     * whole database from its commit until that commit is on disk, so
-     * durable writes leave theirs to this transaction (pg_note) rather
-     * than take turns at the disk. */
-    if (!rc)
-        PQclear(pg_qx(&x, "carry runs' events", "SET LOCAL synchronous_commit = off", 0, NULL,
-                      &err));
+    /* words alone go in one statement of their own transaction; events
+     * and their words in one transaction */
+    int rc = took ? (events ? pg_begin(&x, &err) : 0) : -1;
     /* one statement per PUB_ROWS events: a round trip each is what a
      * burst of events (quick nodes) would otherwise wait on */
     for (pub_item *it = batch; it && !rc;) {
@@ -1012,9 +1008,17 @@ static void pub_write(sl_store_be *b, pub_item *batch)
     }
     sl_buf_addc(&chans, '}');
     sl_buf_addc(&pays, '}');
+    /* carried events are copies for the run's lifetime (its end keeps
+     * them all), and words are hints (those waiting look again every
+     * second): neither waits for the disk (synchronous_commit off for
+     * this transaction, set in its last statement, before its commit).
+     * A NOTIFY holds a lock of the whole database from its commit until
+     * that commit is on disk, so durable writes leave theirs to this
+     * transaction (pg_note) rather than take turns at the disk. */
     if (!rc && chans.len > 2)
-        rc = pg_changed(pg_qx(&x, "announce runs' events",
-                              "SELECT pg_notify(c, p) FROM unnest($1::text[], $2::text[]) t(c, p)",
+        rc = pg_changed(pg_qp(&x, "announce runs' events",
+                              "SELECT set_config('synchronous_commit', 'off', true),"
+                              " pg_notify(c, p) FROM unnest($1::text[], $2::text[]) t(c, p)",
                               ARGS(chans.data, pays.data), &err)) < 0;
     sl_buf_release(&chans);
     sl_buf_release(&pays);
