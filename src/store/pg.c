@@ -175,8 +175,11 @@ static const struct {
      "ALTER TABLE runs ADD COLUMN qseq BIGINT;"
      "CREATE SEQUENCE run_queue;"
      "CREATE INDEX runs_queued ON runs(qseq) WHERE status = 'queued';"
-     /* --max-runs counts an app's runs going, at every request */
+     /* --max-runs counts an app's runs going, at every request; runs_owner
+      * (the same rows) serves what runs_running did, and each change of a
+      * run's status writes one index entry less */
      "CREATE INDEX runs_app_going ON runs(app_id) WHERE status IN ('running', 'queued');"
+     "DROP INDEX runs_running;"
      /* runs' logs compressed with lz4 where the server has it (pglz cost
       * a run's end more than its insert) */
      "DO $$ BEGIN ALTER TABLE run_log ALTER COLUMN events SET COMPRESSION lz4;"
