@@ -12,13 +12,13 @@
 #    Targets: b >= 2,000 runs/s with p99 <= 50 ms.  Afterwards every run
 #    wrk was answered for is in the database, succeeded, once; none is
 #    left queued or running.
-# 2. A CPU-bound workflow (a code node that computes for ~0.4 s), each
+# 2. A CPU-bound workflow (a code node that computes for ~0.7 s), each
 #    worker running one run at a time (--workers 1): QUEUE_CPU_RUNS runs
 #    queued at once, drained by one worker, then by two.  Target: two
 #    give >= 1.7x one.
 #
 #   bench/queue_bench.sh [BUILD]          (make bench-queue)
-# Knobs: QUEUE_SECONDS (10), QUEUE_CONNS (wrk connections per server, 32),
+# Knobs: QUEUE_SECONDS (10), QUEUE_CONNS (wrk connections per server, 20),
 # QUEUE_CPU_RUNS (16).  Raw output: bench/out/queue/.
 set -u
 cd "$(dirname "$0")/.." || exit 2
@@ -28,7 +28,7 @@ SLUICE=$BUILD/sluice
 pg_have || { echo "bench-queue: needs Debian's postgresql"; exit 2; }
 command -v wrk >/dev/null || { echo "bench-queue: needs wrk (apt-get install wrk)"; exit 2; }
 secs=${QUEUE_SECONDS:-10}
-conns=${QUEUE_CONNS:-32}
+conns=${QUEUE_CONNS:-20}
 cpu_runs=${QUEUE_CPU_RUNS:-16}
 out=bench/out/queue
 mkdir -p "$out"
@@ -57,7 +57,7 @@ workflow:
   graph:
     nodes:
     - {id: start, data: {type: start, title: Start, variables: []}}
-    - {id: work, data: {type: code, title: Work, code_language: python3, code: "def main():\n    s = 0\n    for i in range(12000000):\n        s += i * i % 7\n    return {'v': s}\n", variables: [], outputs: {v: {type: number}}}}
+    - {id: work, data: {type: code, title: Work, code_language: python3, code: "def main():\n    s = 0\n    for i in range(20000000):\n        s += i * i % 7\n    return {'v': s}\n", variables: [], outputs: {v: {type: number}}}}
     - {id: end, data: {type: end, title: End, outputs: [{variable: v, value_selector: [work, v]}]}}
     edges:
     - {source: start, target: work}
