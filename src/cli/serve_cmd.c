@@ -358,6 +358,16 @@ static int serve_main(int argc, char **argv, bool worker)
     }
     o.config = cfg;
     const char *dir = sl_cli_store_where(sa.data, cfg);
+    /* runs are queued only on a store processes share: said before a
+     * folder store would be made for nothing */
+    if ((worker || o.workers >= 0) && strncmp(dir, "postgres://", 11) &&
+        strncmp(dir, "postgresql://", 13)) {
+        fprintf(stderr, "%s: %s%s is one process's store (SQLite): runs are queued only on a "
+                        "store processes share; give --store postgres://…%s\n", me,
+                worker ? "" : "--workers: ", dir, worker ? "" : ", or leave out --workers");
+        sl_config_free(cfg);
+        return 2;
+    }
     sl_store *s = open_store(dir);
     if (!s) {
         sl_config_free(cfg);
@@ -370,13 +380,6 @@ static int serve_main(int argc, char **argv, bool worker)
         sl_store_close(s);
         sl_config_free(cfg);
         return 1;
-    }
-    if (worker && !sl_store_shared(s)) {
-        fprintf(stderr, "sluice worker: the store %s is one process's (SQLite): runs are "
-                        "queued only on a shared store; give --store postgres://…\n", dir);
-        sl_store_close(s);
-        sl_config_free(cfg);
-        return 2;
     }
     if (created && strstr(dir, "://"))
         fprintf(stderr, "sluice serve: first start: a new admin token, kept in the database "

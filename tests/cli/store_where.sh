@@ -57,4 +57,17 @@ check "store frob: exit 2 naming it ($rc)" bash -c '[ "$0" = 2 ] && grep -q "fro
 rc=$?
 check "store check on a store that cannot be opened: exit 1, no password ($rc)" \
     bash -c '[ "$0" = 1 ] && ! grep -q secret "$1"' "$rc" "$T/err"
+# runs are queued only on a store processes share: said before anything is made
+"$S" worker --store "$T/w" >"$T/out" 2>"$T/err"
+rc=$?
+check "worker on a folder store: exit 2, saying to give postgres://, nothing made ($rc)" \
+    bash -c '[ "$0" = 2 ] && grep -q "postgres://" "$1" && [ ! -e "$2/w" ]' "$rc" "$T/err" "$T"
+"$S" serve --workers 0 --store "$T/w" >"$T/out" 2>"$T/err"
+rc=$?
+check "serve --workers 0 on a folder store: exit 2, naming --workers ($rc)" \
+    bash -c '[ "$0" = 2 ] && grep -q -- "--workers" "$1" && [ ! -e "$2/w" ]' "$rc" "$T/err" "$T"
+"$S" worker --workers 0 --store "postgres://nowhere/db" >"$T/out" 2>"$T/err"
+rc=$?
+check "worker --workers 0: exit 2, it would run nothing ($rc)" \
+    bash -c '[ "$0" = 2 ] && grep -q "run nothing" "$1"' "$rc" "$T/err"
 echo "1..$n"
