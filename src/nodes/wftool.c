@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "engine/graph.h"
 #include "engine/limits.h"
 #include "engine/run.h"
@@ -362,13 +363,7 @@ static void *watch_main(void *p)
     watch *w = p;
     pthread_mutex_lock(&w->mu);
     while (!w->done) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 50 * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
+        struct timespec ts = sl_clock_wall_in(0.05);
         pthread_cond_timedwait(&w->cv, &w->mu, &ts);
         if (!w->done && sl_tool_cancelled(w->ctx)) {
             sl_run_cancel(w->r);

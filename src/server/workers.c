@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "core/err.h"
 
 /* How long a thread waits for work before it exits. */
@@ -38,9 +39,7 @@ static void *worker_main(void *arg)
     pthread_mutex_lock(&w->mu);
     for (;;) {
         while (!w->head && !w->stopping) {
-            struct timespec until;
-            clock_gettime(CLOCK_REALTIME, &until);
-            until.tv_sec += IDLE_EXIT_S;
+            struct timespec until = sl_clock_wall_in(IDLE_EXIT_S);
             w->idle++;
             int rc = pthread_cond_timedwait(&w->work, &w->mu, &until);
             w->idle--;

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/dl.h"
 #include "core/rand.h"
 #include "core/sha256.h"
@@ -572,13 +573,9 @@ static void *checkpoint_main(void *arg)
     sl_store_be *s = arg;
     pthread_mutex_lock(&s->qmu);
     while (!s->stop) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
         /* every 250 ms: small checkpoints keep the WAL short and the
          * latency of runs even (1 s ones showed as a 50% higher p99) */
-        ts.tv_nsec += 250 * 1000000L;
-        ts.tv_sec += ts.tv_nsec / 1000000000L;
-        ts.tv_nsec %= 1000000000L;
+        struct timespec ts = sl_clock_wall_in(0.25);
         pthread_cond_timedwait(&s->ckcv, &s->qmu, &ts);
         if (s->stop)
             break;

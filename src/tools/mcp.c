@@ -910,13 +910,7 @@ static void *link_main(void *arg)
 /* Waits on m->cv (held) for a signal or SL_HTTP_POLL_MS. */
 static void timed_wait(mcp *m)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_nsec += SL_HTTP_POLL_MS * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
+    struct timespec ts = sl_clock_wall_in(SL_HTTP_POLL_MS / 1000.0);
     pthread_cond_timedwait(&m->cv, &m->mu, &ts);
 }
 
