@@ -111,7 +111,7 @@ typedef struct {
     bool qwake;           /* look at the queue now (qmu) */
     atomic_bool queue_maybe; /* the last claim took all it asked: more may wait */
     pthread_t claimer;
-    bool claiming;
+    atomic_bool claiming; /* read by the store's listener thread */
     pthread_mutex_t wmu;  /* waiters */
     struct waiter *waiters;
 } server;
@@ -158,6 +158,33 @@ static bool rate_ok(app *a, double per_s, const char *app_id)
 static void wake_readers(live *l);
 static bool app_exists(const char *id);
 static void claimer_wake(void);
+
+/* --max-runs on a shared store: the app's runs going in every process,
+ * from a count read at most every GOING_TTL_S (read at every request it
+ * cost a fifth of a queued run) and the runs this server started since;
+ * one more is counted when there is room for it.  -1 when the store
+ * cannot say (it is out of reach): the caller counts its own runs. */
+static long long runs_going(app *a, const char *app_id)
+{
+    double now = sl_clock_s();
+    pthread_mutex_lock(&a->rate_mu);
+    bool stale = now - a->going_at >= GOING_TTL_S;
+    pthread_mutex_unlock(&a->rate_mu);
+    long long n = stale ? sl_store_running(S.store, app_id) : -1;
+    if (stale && n < 0)
+        return -1;
+    pthread_mutex_lock(&a->rate_mu);
+    if (n >= 0) {
+        a->going = n;
+        a->going_at = now;
+        a->started_since = 0;
+    }
+    long long going = a->going + a->started_since;
+    if (going < S.o.max_runs_per_app)
+        a->started_since++;
+    pthread_mutex_unlock(&a->rate_mu);
+    return going;
+}
 struct reader;
 static enum MHD_Result sse_response(struct MHD_Connection *c, struct reader *rd);
 
@@ -726,11 +753,7 @@ static void *claimer_main(void *arg)
     while (!S.stopping) {
         pthread_mutex_lock(&S.qmu);
         if (!S.qwake && !S.stopping) {
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            long ns = ts.tv_nsec + (backoff > 0 ? (long)(backoff * 1e9) : 1000000000L);
-            ts.tv_sec += ns / 1000000000L;
-            ts.tv_nsec = ns % 1000000000L;
+            struct timespec ts = sl_clock_wall_in(backoff > 0 ? backoff : 1);
             pthread_cond_timedwait(&S.qcv, &S.qmu, &ts);
         }
         S.qwake = false;
@@ -1277,9 +1300,7 @@ static enum MHD_Result wait_reply(struct MHD_Connection *c, const live *l, waite
     for (;;) {
         pthread_mutex_lock(&S.wmu);
         if (!w->woken && !S.stopping) {
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            ts.tv_sec += 1;
+            struct timespec ts = sl_clock_wall_in(1);
             pthread_cond_timedwait(&w->cv, &S.wmu, &ts);
         }
         w->woken = false;
@@ -1386,32 +1407,7 @@ static enum MHD_Result start_run(struct MHD_Connection *c, const char *app_id, s
     }
     const char *user = json_string_value(json_object_get(body, "user"));
     const char *query = json_string_value(json_object_get(body, "query"));
-    /* --max-runs counts the app's runs in every server sharing the store:
-     * a count read at most every 50 ms (it cost a fifth of a queued run)
-     * and the runs this server started since */
-    long long everywhere = -1;
-    if (S.shared && S.o.max_runs_per_app > 0) {
-        double now = sl_clock_s();
-        pthread_mutex_lock(&a->rate_mu);
-        bool stale = now - a->going_at >= GOING_TTL_S;
-        everywhere = a->going + a->started_since;
-        pthread_mutex_unlock(&a->rate_mu);
-        if (stale) {
-            long long n = sl_store_running(S.store, app_id);
-            pthread_mutex_lock(&a->rate_mu);
-            if (n >= 0) {
-                a->going = n;
-                a->going_at = now;
-                a->started_since = 0;
-            }
-            everywhere = n >= 0 ? n : everywhere;
-            pthread_mutex_unlock(&a->rate_mu);
-        }
-        pthread_mutex_lock(&a->rate_mu);
-        if (everywhere < S.o.max_runs_per_app)
-            a->started_since++;
-        pthread_mutex_unlock(&a->rate_mu);
-    }
+    long long everywhere = S.shared && S.o.max_runs_per_app > 0 ? runs_going(a, app_id) : -1;
     if (S.o.max_runs_per_app > 0 &&
         (everywhere >= 0 ? everywhere : atomic_load(&a->running)) >= S.o.max_runs_per_app) {
         json_decref(prepared);

@@ -1066,17 +1066,12 @@ static void *publisher_main(void *arg)
             bt = &it->next;
         }
         if (!batch) {  /* only young runs' events: until the first is ready */
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            long ns = ts.tv_nsec + (long)((soonest - now) * 1e9) + 1000;
-            ts.tv_sec += ns / 1000000000L;
-            ts.tv_nsec = ns % 1000000000L;
+            struct timespec ts = sl_clock_wall_in(soonest - now + 1e-6);
             pthread_cond_timedwait(&b->pub_cv, &b->pub_mu, &ts);
             continue;
         }
-        long long n = 0;
         pthread_mutex_lock(&b->mu);
-        for (pub_item *it = batch, *prev = NULL; it; prev = it, it = it->next, n++)
+        for (pub_item *it = batch, *prev = NULL; it; prev = it, it = it->next)
             if (!prev || strcmp(it->run_id, prev->run_id))  /* runs' events come in runs */
                 for (size_t i = 0; i < b->nepochs; i++)
                     if (!strcmp(b->epochs[i].id, it->run_id)) {
@@ -1087,7 +1082,6 @@ static void *publisher_main(void *arg)
         pthread_mutex_unlock(&b->pub_mu);
         pub_write(b, batch);
         pthread_mutex_lock(&b->pub_mu);
-        b->pub_written += n;
         pthread_mutex_lock(&b->mu);  /* each run's events written: pub_forget waits on it */
         for (pub_item *it = batch; it; it = it->next)
             if (it->seq >= 0)
@@ -1160,7 +1154,6 @@ static void pub_add(sl_store_be *b, pub_item *it)
         if (!b->pub_head)
             b->pub_tail = NULL;
         b->pub_n--;
-        b->pub_written++;
         pthread_mutex_lock(&b->mu);
         for (size_t i = 0; i < b->nepochs && old->seq >= 0; i++)
             if (!strcmp(b->epochs[i].id, old->run_id)) {
@@ -1178,7 +1171,6 @@ static void pub_add(sl_store_be *b, pub_item *it)
         b->pub_head = it;
     b->pub_tail = it;
     b->pub_n++;
-    b->pub_queued++;
     pthread_cond_broadcast(&b->pub_cv);
     pthread_mutex_unlock(&b->pub_mu);
 }
@@ -1381,13 +1373,7 @@ static void *leaser_main(void *arg)
     sl_store_be *b = arg;
     pthread_mutex_lock(&b->mu);
     while (!b->stop) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        long long ms = b->lease_s * 1000LL / 3;
-        ts.tv_sec += ms / 1000;
-        ts.tv_nsec += (ms % 1000) * 1000000L;
-        ts.tv_sec += ts.tv_nsec / 1000000000L;
-        ts.tv_nsec %= 1000000000L;
+        struct timespec ts = sl_clock_wall_in(b->lease_s / 3.0);
         pthread_cond_timedwait(&b->stop_cv, &b->mu, &ts);
         if (b->stop)
             break;
@@ -2112,9 +2098,7 @@ static bool pub_forget(sl_store_be *b, const char *run_id, long long *epoch)
     if (carried) {
         /* until its own are written (a count of everyone's would also
          * count events queued after this call, or dropped by others) */
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += 5;
+        struct timespec ts = sl_clock_wall_in(5);
         while (b->publishing && run_pending(b, run_id) > 0 &&
                pthread_cond_timedwait(&b->pub_cv, &b->pub_mu, &ts) == 0) {
         }
@@ -2132,7 +2116,6 @@ static bool pub_forget(sl_store_be *b, const char *run_id, long long *epoch)
         if (b->pub_tail == it)
             b->pub_tail = prev;
         b->pub_n--;
-        b->pub_written++;
         free(it->run_id);
         free(it->text);
         free(it);

@@ -89,7 +89,6 @@ struct sl_store_be {
     pthread_mutex_t pub_mu;
     pthread_cond_t pub_cv;     /* items queued, or one batch written */
     struct pub_item *pub_head, *pub_tail;
-    long long pub_queued, pub_written;  /* items ever queued, ever handled */
     size_t pub_n;              /* in the queue now */
     /* writes of runs (start, queue, end) go through one thread that
      * commits them in groups (pg.c, batched) */
